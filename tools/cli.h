@@ -4,6 +4,8 @@
  * are added without editing a shared table. A command's name may be several words
  * ("rm status", "cluster up"); the longest registered prefix of argv wins.
  *
+ * The same registry serves paddock-sim (tools/sim/*.c).
+ *
  * A handler gets argc/argv starting at its first argument after the command words, returns
  * the process exit code (0 success, 1 failure, 2 usage error) and prints errors to stderr.
  */
@@ -23,8 +25,8 @@ void cli_register(const struct cli_command *cmd);
 #define CLI__CAT2(a, b) a##b
 #define CLI__CAT(a, b)  CLI__CAT2(a, b)
 #define CLI_COMMAND(NAME, SUMMARY, FN)                                                             \
-    static const struct cli_command CLI__CAT(cli__cmd_, __LINE__) = {NAME, SUMMARY, FN};          \
-    __attribute__((constructor)) static void CLI__CAT(cli__reg_, __LINE__)(void)                 \
+    static const struct cli_command CLI__CAT(cli__cmd_, __LINE__) = {NAME, SUMMARY, FN};           \
+    __attribute__((constructor)) static void CLI__CAT(cli__reg_, __LINE__)(void)                   \
     {                                                                                              \
         cli_register(&CLI__CAT(cli__cmd_, __LINE__));                                              \
     }

@@ -1,4 +1,5 @@
-/* paddock - the command-line tool: dispatches to the commands registered in tools/cli_*.c. */
+/* cmdreg.c - main() of the multi-command tools (paddock, paddock-sim): dispatches to the
+ * commands registered with CLI_COMMAND by the files linked beside it. */
 #include "tools/cli.h"
 
 #include <stdio.h>
@@ -40,9 +41,11 @@ static int cli__cmp(const void *a, const void *b)
     return strcmp(x->name, y->name);
 }
 
+static const char *cli__prog = "paddock";
+
 static void cli__usage(FILE *out)
 {
-    fprintf(out, "usage: paddock COMMAND [ARGS...]\n\ncommands:\n");
+    fprintf(out, "usage: %s COMMAND [ARGS...]\n\ncommands:\n", cli__prog);
     for (int i = 0; i < cli__ncommands; i++)
         fprintf(out, "  %-22s %s\n", cli__commands[i]->name, cli__commands[i]->summary);
     fprintf(out, "\nEvery query command takes --json. See README.md and docs/.\n");
@@ -50,6 +53,10 @@ static void cli__usage(FILE *out)
 
 int main(int argc, char **argv)
 {
+    if (argc > 0 && argv[0] != NULL) {
+        const char *slash = strrchr(argv[0], '/');
+        cli__prog = slash != NULL ? slash + 1 : argv[0];
+    }
     qsort(cli__commands, (size_t)cli__ncommands, sizeof cli__commands[0], cli__cmp);
     if (argc < 2 || strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0 ||
         strcmp(argv[1], "-h") == 0) {
@@ -66,7 +73,8 @@ int main(int argc, char **argv)
         }
     }
     if (best == NULL) {
-        fprintf(stderr, "paddock: unknown command '%s' (try 'paddock help')\n", argv[1]);
+        fprintf(stderr, "%s: unknown command '%s' (try '%s help')\n", cli__prog, argv[1],
+                cli__prog);
         return 2;
     }
     return best->run(argc - 1 - best_words, argv + 1 + best_words);
