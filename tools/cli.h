@@ -1,10 +1,10 @@
 /* cli.h - the `paddock` command-line tool's command registry.
  *
- * Each tools/cli_*.c file registers its commands with CLI_COMMAND at load time, so commands
+ * Each tools/cli_ file registers its commands with CLI_COMMAND at load time, so commands
  * are added without editing a shared table. A command's name may be several words
  * ("rm status", "cluster up"); the longest registered prefix of argv wins.
  *
- * The same registry serves paddock-sim (tools/sim/*.c).
+ * The same registry serves paddock-sim (tools/sim/).
  *
  * A handler gets argc/argv starting at its first argument after the command words, returns
  * the process exit code (0 success, 1 failure, 2 usage error) and prints errors to stderr.

@@ -18,8 +18,12 @@ done
 
 tools/install-deps.sh
 cmake -S . -B "$dir" -DPADDOCK_SANITIZE="$sanitize" >/dev/null
-cmake --build "$dir" -j"$(nproc)" 2>&1 | grep -vE '^\[ *[0-9]+%\]' || true
-test "${PIPESTATUS[0]}" -eq 0
+# Progress lines are noise; warnings and errors are not.
+if ! cmake --build "$dir" -j"$(nproc)" >"$dir/build.log" 2>&1; then
+    grep -vE '^\[ *[0-9]+%\]' "$dir/build.log" >&2
+    echo "paddock: build failed (full log in $dir/build.log)" >&2
+    exit 1
+fi
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 cd "$dir"
