@@ -1,0 +1,518 @@
+/* proto.h - Paddock's wire protocol: every message, one type table, encode and decode.
+ *
+ * proto/ is the only place that packs or unpacks (DESIGN.md 3.1). Every message is one msgpack
+ * value:
+ *
+ *     [version, type, req_id, body]
+ *
+ * version  unsigned int, PROTO_VERSION (a decoder accepts PROTO_VERSION_MIN..PROTO_VERSION)
+ * type     unsigned int, a proto_type_t value from PROTO_TYPES below
+ * req_id   unsigned int, chosen by the sender of a request and echoed in its reply (also in an
+ *          ERROR), so a DEALER can match replies to requests; 0 for unsolicited messages
+ * body     a map from field name (string) to value. Unknown fields are ignored, known fields
+ *          appear at most once, missing optional fields decode as 0 / NULL / empty.
+ *
+ * Sizes are bounded by proto/limits.h. Integers go on the wire in msgpack's smallest form, cpu
+ * quantities and weights as float64, strings as str (never containing NUL), time as
+ * milliseconds (timestamps: wall clock, ms since the Unix epoch; durations: ms).
+ *
+ * ## Conversations (C: the side that starts it, S: the side that answers)
+ *
+ * Any request may instead be answered by ERROR (code + text). ERROR with ERR_NOTLEADER carries
+ * the leader's API endpoint when the replica knows it (empty during an election): the client
+ * retries there, with the same idempotency key.
+ *
+ * PN -> RM (RM API ROUTER; registration is committed through Raft):
+ *     C:NODE_REGISTER S:NODE_REGISTER_ACK
+ * PN -> every RM replica (heartbeat socket; soft state, not through the log):
+ *     C:HEARTBEAT*            (no reply; an RM that has no registration for this name and
+ *                              boot id answers ERROR(ERR_NOTFOUND), and the PN registers again)
+ * RM -> JM (view PUB/SUB, one stream per replica):
+ *     S:(VIEW_SNAPSHOT+ VIEW_DELTA*)*
+ *                             (a snapshot is parts 0..parts-1 sharing one view_seq; a delta
+ *                              applies to the view at base_seq and yields view_seq; a JM that
+ *                              missed a delta waits for the next snapshot)
+ * JM (or the CLI submitting) -> RM (RM API ROUTER; each write carries an idempotency key,
+ * because RAFT_LEADERSHIPLOST does not mean "not committed": a retry with the same key returns
+ * the first outcome):
+ *     C:JOB_REGISTER   S:JOB_REGISTER_REPLY
+ *     C:TOKEN_REQUEST  S:TOKEN_GRANT        (tokens is the absolute target count)
+ *     C:TOKEN_RELEASE  S:TOKEN_GRANT        (the grant that remains)
+ *     C:LEASE_RENEW    S:LEASE_ACK          (carries job progress; the ack carries cancel
+ *                                            requests and deadline changes made by admins)
+ * JM -> PN (PN ROUTER; the PN answers to the sender, or to reply_endpoint when set):
+ *     C:TASK_CREATE  S:TASK_STATUS*         (queued, staging, running, ..., ending with one
+ *                                            terminal state: succeeded, failed, preempted,
+ *                                            cancelled or lost)
+ *     C:TASK_CANCEL  S:TASK_STATUS          (cancelled, or the terminal state it already had)
+ *     C:TASK_UPGRADE S:TASK_STATUS          (class regular, in place, no restart)
+ * CLI -> RM (RM API ROUTER):
+ *     C:ADMIN_QUERY  S:ADMIN_REPLY          (the reply carries one JSON document as a string:
+ *                                            the RM builds it, the CLI prints or reads it)
+ *
+ * ## Ownership
+ * A proto_msg_t owns every pointer in it once decoded (allocated through mem_*), and
+ * proto_msg_close() frees them. A caller that builds a message to encode may point its fields
+ * at anything: proto_encode() only borrows them for the call; such a message must not be
+ * passed to proto_msg_close() unless its pointers came from mem_*.
+ */
+#ifndef PADDOCK_PROTO_PROTO_H
+#define PADDOCK_PROTO_PROTO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proto/limits.h"
+
+#define PROTO_VERSION     1u
+#define PROTO_VERSION_MIN 1u
+
+/* ---------------------------------------------------------------------------------------- */
+/* Enumerations carried in messages (4 bytes each, range-checked by the decoder). */
+
+#define PROTO_TASK_STATES(X)                                                                       \
+    X(PROTO_TASK_QUEUED, 0, "queued")                                                              \
+    X(PROTO_TASK_STAGING, 1, "staging")                                                            \
+    X(PROTO_TASK_RUNNING, 2, "running")                                                            \
+    X(PROTO_TASK_SUCCEEDED, 3, "succeeded")                                                        \
+    X(PROTO_TASK_FAILED, 4, "failed")                                                              \
+    X(PROTO_TASK_PREEMPTED, 5, "preempted")                                                        \
+    X(PROTO_TASK_CANCELLED, 6, "cancelled")                                                        \
+    X(PROTO_TASK_LOST, 7, "lost")
+
+#define PROTO_TASK_CLASSES(X)                                                                      \
+    X(PROTO_CLASS_REGULAR, 0, "regular")                                                           \
+    X(PROTO_CLASS_OPPORTUNISTIC, 1, "opportunistic")
+
+/* Node state in the RM's view: up (heartbeats fresh), suspect (heartbeats late), down (past the
+ * timeout: its tasks are re-placed), draining (admin: no new tasks). */
+#define PROTO_NODE_STATES(X)                                                                       \
+    X(PROTO_NODE_UP, 0, "up")                                                                      \
+    X(PROTO_NODE_SUSPECT, 1, "suspect")                                                            \
+    X(PROTO_NODE_DOWN, 2, "down")                                                                  \
+    X(PROTO_NODE_DRAINING, 3, "draining")
+
+#define PROTO_JOB_STATES(X)                                                                        \
+    X(PROTO_JOB_PENDING, 0, "pending")                                                             \
+    X(PROTO_JOB_RUNNING, 1, "running")                                                             \
+    X(PROTO_JOB_SUCCEEDED, 2, "succeeded")                                                         \
+    X(PROTO_JOB_FAILED, 3, "failed")                                                               \
+    X(PROTO_JOB_CANCELLED, 4, "cancelled")
+
+#define PROTO_VERDICTS(X)                                                                          \
+    X(PROTO_VERDICT_ACCEPTED, 0, "accepted")                                                       \
+    X(PROTO_VERDICT_REJECTED, 1, "rejected")
+
+#define PROTO__ENUM(name, value, text) name = value,
+typedef enum { PROTO_TASK_STATES(PROTO__ENUM) PROTO_TASK_STATE_COUNT } proto_task_state_t;
+typedef enum { PROTO_TASK_CLASSES(PROTO__ENUM) PROTO_TASK_CLASS_COUNT } proto_task_class_t;
+typedef enum { PROTO_NODE_STATES(PROTO__ENUM) PROTO_NODE_STATE_COUNT } proto_node_state_t;
+typedef enum { PROTO_JOB_STATES(PROTO__ENUM) PROTO_JOB_STATE_COUNT } proto_job_state_t;
+typedef enum { PROTO_VERDICTS(PROTO__ENUM) PROTO_VERDICT_COUNT } proto_verdict_t;
+
+/* Lower-case names ("running"); "?" for a value outside the table. */
+const char *proto_task_state_name(proto_task_state_t s);
+const char *proto_task_class_name(proto_task_class_t c);
+const char *proto_node_state_name(proto_node_state_t s);
+const char *proto_job_state_name(proto_job_state_t s);
+const char *proto_verdict_name(proto_verdict_t v);
+/* True for succeeded, failed, preempted, cancelled and lost: no further status follows. */
+bool proto_task_state_terminal(proto_task_state_t s);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Building blocks. */
+
+/* Wait-time matrix (Apollo 3.2): rows are cpu bins, columns memory bins. Cell (r, m) is the
+ * expected wait in ms before a new task needing at most cpu_bounds[r] cores and
+ * mem_bounds_mb[m] MiB could start on the node. ncpu == nmem == 0 means "no matrix".
+ * Otherwise both are 1..PROTO_MAX_MATRIX_DIM and the bounds are positive and strictly
+ * increasing. PROTO_WAIT_NEVER marks a request the node can never hold. */
+#define PROTO_WAIT_NEVER UINT32_MAX
+typedef struct proto_matrix {
+    uint32_t ncpu;
+    uint32_t nmem;
+    double cpu_bounds[PROTO_MAX_MATRIX_DIM];      /* cores, upper bound of each row */
+    uint64_t mem_bounds_mb[PROTO_MAX_MATRIX_DIM]; /* MiB, upper bound of each column */
+    uint32_t cells_ms[PROTO_MAX_MATRIX_CELLS];    /* row-major: cells_ms[r * nmem + m] */
+    int64_t timestamp_ms;                         /* when the PN computed it */
+} proto_matrix_t;
+/* Wire: {"cpu": [f64...], "mem": [uint...], "cells": [uint... ncpu*nmem], "ts": int} */
+
+static inline uint32_t proto_matrix_cell(const proto_matrix_t *m, uint32_t r, uint32_t c)
+{
+    return m->cells_ms[r * m->nmem + c];
+}
+
+typedef struct proto_kv { /* one environment entry: key non-empty, without '=' */
+    char *key;
+    char *value;
+} proto_kv_t;
+
+typedef struct proto_file { /* a file to stage into the PN's cache before the task starts */
+    char *path;             /* absolute path, required */
+    uint64_t bytes;         /* size if known, else 0 */
+} proto_file_t;
+
+/* ---------------------------------------------------------------------------------------- */
+/* Message bodies. "req" marks a field the decoder requires; all others are optional. */
+
+typedef struct proto_node_register { /* PN -> RM */
+    char *key;                       /* idempotency key, req */
+    char *name;                      /* node name, req, non-empty */
+    char *rack;                      /* rack name, req (may be empty) */
+    char *endpoint;                  /* the PN's ROUTER endpoint for JMs, req */
+    uint64_t boot_id;                /* random per PN start, req */
+    double cpu;                      /* capacity in cores, req, > 0 */
+    uint64_t mem_mb;                 /* capacity in MiB, req, > 0 */
+    char *version;                   /* software version text */
+    int64_t timestamp_ms;
+} proto_node_register_t;
+
+typedef struct proto_node_register_ack { /* RM -> PN */
+    char *key;                           /* echoed, req */
+    char *name;                          /* req */
+    uint64_t boot_id;                    /* req */
+    uint32_t verdict;                    /* proto_verdict_t, req */
+    int32_t code;                        /* 0 when accepted, else an ERR_* code */
+    char *reason;                        /* why rejected */
+    uint32_t heartbeat_ms;               /* interval the RM wants, 0 = PN's default */
+    uint64_t rm_id;                      /* Raft id of the replica that answered */
+} proto_node_register_ack_t;
+
+typedef struct proto_heartbeat { /* PN -> every RM replica */
+    char *name;                  /* req */
+    char *rack;                  /* req */
+    char *endpoint;              /* req */
+    uint64_t boot_id;            /* req */
+    uint64_t seq;                /* req; increases by one per heartbeat within a boot */
+    double cpu;                  /* capacity, cores, req */
+    uint64_t mem_mb;             /* capacity, MiB, req */
+    double used_cpu;             /* cores in use */
+    uint64_t used_mem_mb;
+    uint32_t running_regular;
+    uint32_t running_opportunistic;
+    uint32_t queued_regular;
+    uint32_t queued_opportunistic;
+    proto_matrix_t matrix;
+    int64_t timestamp_ms; /* req */
+} proto_heartbeat_t;
+
+typedef struct proto_view_node { /* one node in the RM's cluster view */
+    char *name;                  /* req */
+    char *rack;                  /* req */
+    char *endpoint;              /* req */
+    uint32_t state;              /* proto_node_state_t, req */
+    double cpu;
+    uint64_t mem_mb;
+    double used_cpu;
+    uint64_t used_mem_mb;
+    uint32_t running_regular;
+    uint32_t running_opportunistic;
+    uint32_t queued_regular;
+    uint32_t queued_opportunistic;
+    proto_matrix_t matrix;
+    uint64_t boot_id;   /* req; with seq, the freshness order a JM keeps per node */
+    uint64_t seq;       /* req */
+    uint64_t age_ms;    /* time since the replica received this node's last heartbeat */
+    uint64_t failures;  /* task attempts failed on this node (for Psucc) */
+    uint64_t successes; /* task attempts succeeded on this node */
+} proto_view_node_t;
+
+typedef struct proto_view_snapshot { /* RM -> JM */
+    uint64_t rm_id;                  /* Raft id of the publishing replica, req */
+    uint64_t view_seq;               /* req */
+    uint32_t part;                   /* 0..parts-1, req */
+    uint32_t parts;                  /* 1..PROTO_MAX_VIEW_PARTS, req */
+    int64_t timestamp_ms;
+    proto_view_node_t *nodes; /* nnodes entries, 0..PROTO_MAX_VIEW_NODES */
+    uint32_t nnodes;
+} proto_view_snapshot_t;
+
+typedef struct proto_view_delta { /* RM -> JM */
+    uint64_t rm_id;               /* req */
+    uint64_t view_seq;            /* req */
+    uint64_t base_seq;            /* req: the view this delta applies to */
+    int64_t timestamp_ms;
+    proto_view_node_t *changed; /* nchanged entries, 0..PROTO_MAX_VIEW_NODES */
+    uint32_t nchanged;
+    char **removed; /* nremoved node names, 0..PROTO_MAX_VIEW_REMOVED */
+    uint32_t nremoved;
+} proto_view_delta_t;
+
+typedef struct proto_job_register { /* JM or CLI -> RM */
+    char *key;                      /* idempotency key, req */
+    char *name;                     /* job name (profiles are kept per name), req */
+    char *virtual_cluster;          /* req */
+    uint64_t deadline_ms;           /* relative to submission, 0 = none */
+    uint32_t tasks_total;
+    char *jm_endpoint; /* where the JM can be reached, if it already runs */
+    char *submitter;
+    int64_t submit_ms;
+} proto_job_register_t;
+
+typedef struct proto_job_register_reply { /* RM -> JM or CLI */
+    char *key;                            /* echoed, req */
+    char *job_id;                         /* the id the RM assigned, req (empty if refused) */
+    int32_t code;                         /* 0 accepted, else ERR_* (e.g. admission refused) */
+    char *reason;
+} proto_job_register_reply_t;
+
+typedef struct proto_token_request { /* JM -> RM */
+    char *key;                       /* idempotency key, req */
+    char *job_id;                    /* req */
+    uint32_t tokens;                 /* absolute number of guaranteed tokens wanted, req */
+} proto_token_request_t;
+
+typedef struct proto_token_grant { /* RM -> JM */
+    char *key;                     /* echoed, req */
+    char *job_id;                  /* req */
+    uint32_t granted;              /* tokens the job holds now, req */
+    uint32_t requested;            /* what the job asked for last */
+    uint32_t capacity;             /* token capacity of the job's virtual cluster */
+    uint32_t lease_ms;             /* the grant is reclaimed unless renewed within this */
+    uint64_t ledger_index;         /* Raft index of the entry that set it (orders grants) */
+} proto_token_grant_t;
+
+typedef struct proto_token_release { /* JM -> RM */
+    char *key;                       /* idempotency key, req */
+    char *job_id;                    /* req */
+    uint32_t tokens;                 /* how many to give back */
+    bool all;                        /* give back every token (job finished) */
+} proto_token_release_t;
+
+typedef struct proto_lease_renew { /* JM -> RM */
+    char *key;                     /* idempotency key, req */
+    char *job_id;                  /* req */
+    char *jm_endpoint;
+    uint32_t lease_ms; /* lease asked for, 0 = the RM's default */
+    uint32_t state;    /* proto_job_state_t */
+    uint32_t tasks_total;
+    uint32_t tasks_succeeded;
+    uint32_t tasks_failed;
+    uint32_t running_regular;
+    uint32_t running_opportunistic;
+    uint64_t deadline_ms; /* the deadline the JM works to, 0 = none */
+    int64_t timestamp_ms;
+} proto_lease_renew_t;
+
+typedef struct proto_lease_ack { /* RM -> JM */
+    char *key;                   /* echoed, req */
+    char *job_id;                /* req */
+    uint32_t lease_ms;           /* granted lease, req */
+    uint32_t granted;            /* tokens held */
+    bool cancel;                 /* an admin asked to cancel the job */
+    uint64_t deadline_ms;        /* current deadline in the registry (admins may change it) */
+} proto_lease_ack_t;
+
+typedef struct proto_task_create { /* JM -> PN */
+    char *job_id;                  /* req */
+    char *task_id;                 /* req */
+    uint32_t attempt;              /* req, 0..PROTO_MAX_ATTEMPT */
+    uint32_t task_class;           /* proto_task_class_t, req */
+    double weight;                 /* opportunistic pick weight, >= 0 */
+    char *stage;                   /* stage name (for reports) */
+    char **argv;                   /* req, 1..PROTO_MAX_ARGV entries, argv[0] non-empty */
+    uint32_t argc;
+    proto_kv_t *env; /* 0..PROTO_MAX_ENV; wire: a map name -> value */
+    uint32_t nenv;
+    char *cwd;
+    double cpu;          /* cores, req, > 0 */
+    uint64_t mem_mb;     /* req, > 0 */
+    uint64_t runtime_ms; /* runtime estimate */
+    proto_file_t *files; /* 0..PROTO_MAX_FILES */
+    uint32_t nfiles;
+    char *reply_endpoint; /* send TASK_STATUS there instead of to the sender, if set */
+} proto_task_create_t;
+
+typedef struct proto_task_cancel { /* JM -> PN */
+    char *job_id;                  /* req */
+    char *task_id;                 /* req */
+    uint32_t attempt;              /* req */
+    char *reason;
+} proto_task_cancel_t;
+
+typedef struct proto_task_upgrade { /* JM -> PN: opportunistic -> regular, in place */
+    char *job_id;                   /* req */
+    char *task_id;                  /* req */
+    uint32_t attempt;               /* req */
+} proto_task_upgrade_t;
+
+typedef struct proto_task_status { /* PN -> JM */
+    char *job_id;                  /* req */
+    char *task_id;                 /* req */
+    uint32_t attempt;              /* req */
+    char *node;                    /* the PN's name, req */
+    uint32_t state;                /* proto_task_state_t, req */
+    uint32_t task_class;           /* proto_task_class_t (after any upgrade) */
+    int32_t exit_code;             /* -1..255; -1 when it did not exit normally */
+    int32_t signal;                /* 0..127, the terminating signal or 0 */
+    char *reason;                  /* why failed / preempted / lost, human text */
+    uint64_t cpu_time_ms;          /* user + system */
+    uint64_t peak_rss_kb;
+    uint64_t wall_ms;
+    int64_t queued_at_ms; /* timestamps, 0 = not reached */
+    int64_t started_at_ms;
+    int64_t ended_at_ms;
+    uint32_t cache_hits; /* staged files found in the cache */
+    uint32_t cache_misses;
+    proto_matrix_t matrix; /* the PN's current matrix, so the JM corrects its view */
+} proto_task_status_t;
+
+/* Admin query kinds (the RM answers with a JSON document; the names below are the contract
+ * between the CLI and the RM, arguments in order). */
+#define PROTO_ADMIN_NODES        "nodes"        /* no args */
+#define PROTO_ADMIN_NODE         "node"         /* name */
+#define PROTO_ADMIN_TOKENS       "tokens"       /* no args */
+#define PROTO_ADMIN_JOBS         "jobs"         /* no args */
+#define PROTO_ADMIN_JOB          "job"          /* job id */
+#define PROTO_ADMIN_JOB_CANCEL   "job_cancel"   /* job id */
+#define PROTO_ADMIN_JOB_DEADLINE "job_deadline" /* job id, deadline in ms (decimal) */
+#define PROTO_ADMIN_RM_STATUS    "rm_status"    /* no args */
+
+typedef struct proto_admin_query { /* CLI -> RM */
+    char *kind;                    /* req, non-empty */
+    char **args;                   /* 0..PROTO_MAX_ADMIN_ARGS */
+    uint32_t nargs;
+} proto_admin_query_t;
+
+typedef struct proto_admin_reply { /* RM -> CLI */
+    int32_t code;                  /* 0 or ERR_* */
+    char *json;                    /* one JSON document (object), up to PROTO_MAX_JSON bytes */
+} proto_admin_reply_t;
+
+typedef struct proto_error { /* any direction, in reply to a request */
+    int32_t code;            /* an ERR_* code (negative), req */
+    char *text;              /* human-readable, req */
+    uint32_t in_reply_to;    /* proto_type_t of the request, 0 if unknown */
+    char *leader_endpoint;   /* with ERR_NOTLEADER: the leader's API endpoint, if known */
+    uint64_t leader_id;      /* with ERR_NOTLEADER: the leader's Raft id, 0 if unknown */
+} proto_error_t;
+
+/* ---------------------------------------------------------------------------------------- */
+/* The type table: X(enum, wire value, name, union member, body type). Wire values are
+ * fixed forever; new types take new values. */
+#define PROTO_TYPES(X)                                                                             \
+    X(PROTO_NODE_REGISTER, 1, "NODE_REGISTER", node_register, proto_node_register_t)               \
+    X(PROTO_NODE_REGISTER_ACK, 2, "NODE_REGISTER_ACK", node_register_ack,                          \
+      proto_node_register_ack_t)                                                                   \
+    X(PROTO_HEARTBEAT, 3, "HEARTBEAT", heartbeat, proto_heartbeat_t)                               \
+    X(PROTO_VIEW_SNAPSHOT, 4, "VIEW_SNAPSHOT", view_snapshot, proto_view_snapshot_t)               \
+    X(PROTO_VIEW_DELTA, 5, "VIEW_DELTA", view_delta, proto_view_delta_t)                           \
+    X(PROTO_JOB_REGISTER, 6, "JOB_REGISTER", job_register, proto_job_register_t)                   \
+    X(PROTO_JOB_REGISTER_REPLY, 7, "JOB_REGISTER_REPLY", job_register_reply,                       \
+      proto_job_register_reply_t)                                                                  \
+    X(PROTO_TOKEN_REQUEST, 8, "TOKEN_REQUEST", token_request, proto_token_request_t)               \
+    X(PROTO_TOKEN_GRANT, 9, "TOKEN_GRANT", token_grant, proto_token_grant_t)                       \
+    X(PROTO_TOKEN_RELEASE, 10, "TOKEN_RELEASE", token_release, proto_token_release_t)              \
+    X(PROTO_LEASE_RENEW, 11, "LEASE_RENEW", lease_renew, proto_lease_renew_t)                      \
+    X(PROTO_LEASE_ACK, 12, "LEASE_ACK", lease_ack, proto_lease_ack_t)                              \
+    X(PROTO_TASK_CREATE, 13, "TASK_CREATE", task_create, proto_task_create_t)                      \
+    X(PROTO_TASK_CANCEL, 14, "TASK_CANCEL", task_cancel, proto_task_cancel_t)                      \
+    X(PROTO_TASK_UPGRADE, 15, "TASK_UPGRADE", task_upgrade, proto_task_upgrade_t)                  \
+    X(PROTO_TASK_STATUS, 16, "TASK_STATUS", task_status, proto_task_status_t)                      \
+    X(PROTO_ADMIN_QUERY, 17, "ADMIN_QUERY", admin_query, proto_admin_query_t)                      \
+    X(PROTO_ADMIN_REPLY, 18, "ADMIN_REPLY", admin_reply, proto_admin_reply_t)                      \
+    X(PROTO_ERROR, 19, "ERROR", error, proto_error_t)
+
+#define PROTO__TYPE_ENUM(e, value, name, member, type) e = value,
+typedef enum {
+    PROTO_TYPE_NONE = 0,
+    PROTO_TYPES(PROTO__TYPE_ENUM) PROTO_TYPE_LIMIT /* one past the largest type value */
+} proto_type_t;
+#undef PROTO__TYPE_ENUM
+
+typedef struct proto_msg {
+    uint32_t version; /* set by the decoder; the encoder always writes PROTO_VERSION */
+    proto_type_t type;
+    uint64_t req_id;
+    union {
+#define PROTO__TYPE_MEMBER(e, value, name, member, type) type member;
+        PROTO_TYPES(PROTO__TYPE_MEMBER)
+#undef PROTO__TYPE_MEMBER
+    };
+} proto_msg_t;
+
+/* "HEARTBEAT"; NULL for a value outside the table. */
+const char *proto_type_name(proto_type_t type);
+/* True if `type` is in the table. */
+bool proto_type_valid(uint32_t type);
+
+/* Zeroes *msg and sets its type and version. */
+void proto_msg_init(proto_msg_t *msg, proto_type_t type);
+/* Frees every pointer in *msg through mem_free and zeroes it (type kept). Safe on a zeroed
+ * message and on a message proto_decode() rejected. */
+void proto_msg_close(proto_msg_t *msg);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Encoding. */
+
+typedef struct proto_buf { /* public, read-only: data[0..len) is the encoded message */
+    uint8_t *data;
+    size_t len;
+    size_t cap; /* private */
+} proto_buf_t;
+
+void proto_buf_init(proto_buf_t *buf);
+void proto_buf_close(proto_buf_t *buf); /* frees data; the buffer can be reused after init */
+
+/* Encodes *msg into buf (replacing its contents; the buffer's memory is reused). The message
+ * is borrowed for the call. The encoder checks every limit and range the decoder checks, so
+ * what it produces always decodes: ERR_TOOBIG (a count, a length or the total size past
+ * proto/limits.h), ERR_RANGE (a value out of range, a missing required string, bad matrix),
+ * ERR_UNKNOWN_TYPE, ERR_NOMEM; `err` (cap bytes, may be NULL) says which field and why. */
+int proto_encode(const proto_msg_t *msg, proto_buf_t *buf, char *err, size_t errcap);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Decoding and its counters. */
+
+#define PROTO_REJECT_REASONS(X)                                                                    \
+    X(PROTO_REJ_SIZE, "size")                 /* empty or over PROTO_MAX_MSG_BYTES */              \
+    X(PROTO_REJ_MALFORMED, "malformed")       /* not valid msgpack, or truncated */                \
+    X(PROTO_REJ_STRUCTURE, "structure")       /* depth, object count or container too big */       \
+    X(PROTO_REJ_TRAILING, "trailing")         /* bytes after the message */                        \
+    X(PROTO_REJ_ENVELOPE, "envelope")         /* not [version, type, req_id, body map] */          \
+    X(PROTO_REJ_VERSION, "version")           /* unsupported protocol version */                   \
+    X(PROTO_REJ_UNKNOWN_TYPE, "unknown_type") /* type not in PROTO_TYPES */                        \
+    X(PROTO_REJ_FIELD_TYPE, "field_type")     /* a field of the wrong msgpack type */              \
+    X(PROTO_REJ_RANGE, "range")               /* a value out of range, bad matrix, NUL in str */   \
+    X(PROTO_REJ_LIMIT, "limit")               /* a string or array longer than its limit */        \
+    X(PROTO_REJ_MISSING, "missing")           /* a required field absent */                        \
+    X(PROTO_REJ_DUPLICATE, "duplicate")       /* a field given twice */                            \
+    X(PROTO_REJ_NOMEM, "nomem")               /* allocation failed */
+
+#define PROTO__REJ_ENUM(e, name) e,
+typedef enum { PROTO_REJECT_REASONS(PROTO__REJ_ENUM) PROTO_REJ_COUNT } proto_reject_t;
+#undef PROTO__REJ_ENUM
+
+const char *proto_reject_name(proto_reject_t r); /* "malformed"; "?" outside the table */
+
+/* Counters a daemon keeps per socket or per process and may expose (public, read-only for
+ * everyone but proto_decode). Index 0 of the per-type arrays counts messages whose type was
+ * not known when they were rejected. Invariant: decoded_total + rejected_total == calls, and
+ * rejected_total == sum(rejected_by_reason) == sum(rejected_by_type). */
+typedef struct proto_stats {
+    uint64_t calls;
+    uint64_t bytes;
+    uint64_t decoded_total;
+    uint64_t rejected_total;
+    uint64_t decoded_by_type[PROTO_TYPE_LIMIT];
+    uint64_t rejected_by_type[PROTO_TYPE_LIMIT];
+    uint64_t rejected_by_reason[PROTO_REJ_COUNT];
+} proto_stats_t;
+
+void proto_stats_init(proto_stats_t *stats);
+
+/* Decodes buf[0..len) into *out (caller-owned struct; its previous contents are ignored, not
+ * freed). On success returns 0 and *out owns everything it points to: free it with
+ * proto_msg_close(). On failure returns ERR_TOOBIG, ERR_PARSE, ERR_VERSION,
+ * ERR_UNKNOWN_TYPE, ERR_RANGE or ERR_NOMEM, leaves *out zeroed (nothing to free), counts the
+ * rejection in *stats (may be NULL) and writes the reason into err (cap bytes, may be NULL).
+ * If `reason` is not NULL it receives the proto_reject_t counted.
+ * Never allocates more than a bounded multiple of PROTO_MAX_MSG_BYTES, whatever the bytes. */
+int proto_decode(const void *buf, size_t len, proto_msg_t *out, proto_stats_t *stats, char *err,
+                 size_t errcap);
+int proto_decode_ex(const void *buf, size_t len, proto_msg_t *out, proto_stats_t *stats,
+                    proto_reject_t *reason, char *err, size_t errcap);
+
+#endif
