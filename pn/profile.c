@@ -1,0 +1,137 @@
+#include "pn/profile.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "common/err.h"
+#include "common/mem.h"
+
+/* Fractions of a core and of a MiB are compared with this slack so that 10 × 0.1 cores
+ * fit in 1 core. */
+#define PROFILE__EPS 1e-9
+
+void profile_init(profile_t *p, double cpus, double mem_mb)
+{
+    memset(p, 0, sizeof *p);
+    p->cpus = cpus;
+    p->mem_mb = mem_mb;
+}
+
+void profile_close(profile_t *p)
+{
+    mem_free(p->steps);
+    p->steps = NULL;
+    p->n = p->cap = 0;
+}
+
+static int profile__reserve(profile_t *p, size_t n)
+{
+    if (n <= p->cap)
+        return 0;
+    size_t cap = p->cap ? p->cap * 2 : 16;
+    while (cap < n)
+        cap *= 2;
+    profile_step_t *s = mem_reallocarray(p->steps, cap, sizeof *s);
+    if (!s)
+        return ERR_NOMEM;
+    p->steps = s;
+    p->cap = cap;
+    return 0;
+}
+
+int profile_reset(profile_t *p, double now)
+{
+    int rc = profile__reserve(p, 1);
+    if (rc)
+        return rc;
+    p->steps[0] = (profile_step_t){.t = now, .cpu = 0, .mem = 0};
+    p->n = 1;
+    return 0;
+}
+
+/* Index of the segment containing t (t >= steps[0].t). */
+static size_t profile__find(const profile_t *p, double t)
+{
+    size_t lo = 0, hi = p->n; /* steps[lo].t <= t < steps[hi].t */
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (p->steps[mid].t <= t)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Makes sure a step starts exactly at t; returns its index. Capacity reserved by caller. */
+static size_t profile__split(profile_t *p, double t)
+{
+    size_t i = profile__find(p, t);
+    if (p->steps[i].t == t)
+        return i;
+    memmove(&p->steps[i + 2], &p->steps[i + 1], (p->n - i - 1) * sizeof *p->steps);
+    p->steps[i + 1] = p->steps[i];
+    p->steps[i + 1].t = t;
+    p->n++;
+    return i + 1;
+}
+
+int profile_add(profile_t *p, double start, double end, double cpu, double mem)
+{
+    if (p->n == 0 || isnan(start) || isnan(end) || end < start || cpu < 0 || mem < 0)
+        return ERR_INVAL;
+    if (start < p->steps[0].t)
+        start = p->steps[0].t;
+    if (end <= start)
+        return 0;
+    int rc = profile__reserve(p, p->n + 2);
+    if (rc)
+        return rc;
+    size_t i = profile__split(p, start);
+    size_t j = isinf(end) ? p->n : profile__split(p, end);
+    for (size_t k = i; k < j; k++) {
+        p->steps[k].cpu += cpu;
+        p->steps[k].mem += mem;
+    }
+    return 0;
+}
+
+double profile_fit(const profile_t *p, double cpu, double mem, double dur)
+{
+    if (p->n == 0 || cpu > p->cpus + PROFILE__EPS || mem > p->mem_mb + PROFILE__EPS)
+        return INFINITY;
+    double cmax = p->cpus - cpu + PROFILE__EPS, mmax = p->mem_mb - mem + PROFILE__EPS;
+    size_t i = 0;
+    while (i < p->n) {
+        double end = p->steps[i].t + dur;
+        size_t j = i;
+        int ok = 1;
+        /* A start at step i is blocked by any segment in [t_i, t_i + dur) over capacity; every
+         * start before that segment is blocked too, so the next candidate is just after it. */
+        while (j < p->n && (j == i || p->steps[j].t < end)) {
+            if (p->steps[j].cpu > cmax || p->steps[j].mem > mmax) {
+                ok = 0;
+                break;
+            }
+            j++;
+        }
+        if (ok)
+            return p->steps[i].t;
+        i = j + 1;
+    }
+    return INFINITY;
+}
+
+void profile_at(const profile_t *p, double t, double *cpu, double *mem)
+{
+    double c = 0, m = 0;
+    if (p->n && t >= p->steps[0].t) {
+        size_t i = profile__find(p, t);
+        c = p->steps[i].cpu;
+        m = p->steps[i].mem;
+    }
+    if (cpu)
+        *cpu = c;
+    if (mem)
+        *mem = m;
+}

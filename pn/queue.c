@@ -1,0 +1,400 @@
+#include "pn/queue.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "common/err.h"
+#include "common/mem.h"
+
+#define QUEUE__EPS 1e-9
+
+typedef struct queue__run {
+    queue_task_t t;
+    double start;
+    int preempting;
+} queue__run_t;
+
+typedef struct queue__vec {
+    queue_task_t *v;
+    size_t n, cap;
+} queue__vec_t;
+
+struct queue {
+    queue_config_t cfg;
+    queue__vec_t reg, opp;
+    queue__run_t *run;
+    size_t nrun, caprun;
+    double cpu_used, mem_used;
+    profile_t prof; /* scratch for backfill decisions */
+};
+
+queue_t *queue_new(const queue_config_t *cfg)
+{
+    if (!cfg || !(cfg->cpus > 0) || !(cfg->mem_mb > 0))
+        return NULL;
+    queue_t *q = mem_calloc(1, sizeof *q);
+    if (!q)
+        return NULL;
+    q->cfg = *cfg;
+    if (!q->cfg.max_regular)
+        q->cfg.max_regular = 1024;
+    if (!q->cfg.max_opportunistic)
+        q->cfg.max_opportunistic = 1024;
+    if (!q->cfg.max_running)
+        q->cfg.max_running = 4096;
+    if (!(q->cfg.default_est_s > 0))
+        q->cfg.default_est_s = 10;
+    if (!(q->cfg.overrun_s > 0))
+        q->cfg.overrun_s = 1;
+    if (!q->cfg.backfill_depth)
+        q->cfg.backfill_depth = 64;
+    profile_init(&q->prof, q->cfg.cpus, q->cfg.mem_mb);
+    return q;
+}
+
+void queue_destroy(queue_t **qp)
+{
+    if (!qp || !*qp)
+        return;
+    queue_t *q = *qp;
+    mem_free(q->reg.v);
+    mem_free(q->opp.v);
+    mem_free(q->run);
+    profile_close(&q->prof);
+    mem_free(q);
+    *qp = NULL;
+}
+
+const queue_config_t *queue_config(const queue_t *q)
+{
+    return &q->cfg;
+}
+
+static int queue__vec_push(queue__vec_t *v, const queue_task_t *t)
+{
+    if (v->n == v->cap) {
+        size_t cap = v->cap ? v->cap * 2 : 16;
+        queue_task_t *n = mem_reallocarray(v->v, cap, sizeof *n);
+        if (!n)
+            return ERR_NOMEM;
+        v->v = n;
+        v->cap = cap;
+    }
+    v->v[v->n++] = *t;
+    return 0;
+}
+
+static void queue__vec_remove(queue__vec_t *v, size_t i)
+{
+    memmove(&v->v[i], &v->v[i + 1], (v->n - i - 1) * sizeof *v->v);
+    v->n--;
+}
+
+static long queue__vec_find(const queue__vec_t *v, uint64_t id)
+{
+    for (size_t i = 0; i < v->n; i++)
+        if (v->v[i].id == id)
+            return (long)i;
+    return -1;
+}
+
+static long queue__run_find(const queue_t *q, uint64_t id)
+{
+    for (size_t i = 0; i < q->nrun; i++)
+        if (q->run[i].t.id == id)
+            return (long)i;
+    return -1;
+}
+
+static double queue__est(const queue_t *q, const queue_task_t *t)
+{
+    return t->est_s > 0 ? t->est_s : q->cfg.default_est_s;
+}
+
+int queue_push(queue_t *q, const queue_task_t *t)
+{
+    if (!(t->cpu > 0) || !(t->mem_mb > 0) || isinf(t->cpu) || isinf(t->mem_mb) || isnan(t->est_s) ||
+        isnan(t->weight) || (t->klass != QUEUE_REGULAR && t->klass != QUEUE_OPPORTUNISTIC))
+        return ERR_INVAL;
+    if (t->cpu > q->cfg.cpus + QUEUE__EPS || t->mem_mb > q->cfg.mem_mb + QUEUE__EPS)
+        return ERR_CAPACITY;
+    if (queue__vec_find(&q->reg, t->id) >= 0 || queue__vec_find(&q->opp, t->id) >= 0 ||
+        queue__run_find(q, t->id) >= 0)
+        return ERR_EXISTS;
+    if (t->klass == QUEUE_REGULAR) {
+        if (q->reg.n >= q->cfg.max_regular)
+            return ERR_FULL;
+        return queue__vec_push(&q->reg, t);
+    }
+    if (q->opp.n >= q->cfg.max_opportunistic)
+        return ERR_FULL;
+    queue_task_t c = *t;
+    if (!(c.weight > 0))
+        c.weight = 1;
+    return queue__vec_push(&q->opp, &c);
+}
+
+int queue_cancel(queue_t *q, uint64_t id)
+{
+    long i = queue__vec_find(&q->reg, id);
+    if (i >= 0) {
+        queue__vec_remove(&q->reg, (size_t)i);
+        return 0;
+    }
+    i = queue__vec_find(&q->opp, id);
+    if (i >= 0) {
+        queue__vec_remove(&q->opp, (size_t)i);
+        return 0;
+    }
+    return queue__run_find(q, id) >= 0 ? ERR_STATE : ERR_NOTFOUND;
+}
+
+int queue_upgrade(queue_t *q, uint64_t id)
+{
+    long i = queue__vec_find(&q->opp, id);
+    if (i >= 0) {
+        if (q->reg.n >= q->cfg.max_regular)
+            return ERR_FULL;
+        queue_task_t t = q->opp.v[i];
+        t.klass = QUEUE_REGULAR;
+        int rc = queue__vec_push(&q->reg, &t);
+        if (rc)
+            return rc;
+        queue__vec_remove(&q->opp, (size_t)i);
+        return 0;
+    }
+    i = queue__run_find(q, id);
+    if (i >= 0) {
+        if (q->run[i].t.klass == QUEUE_REGULAR)
+            return ERR_STATE;
+        q->run[i].t.klass = QUEUE_REGULAR;
+        q->run[i].preempting = 0;
+        return 0;
+    }
+    return queue__vec_find(&q->reg, id) >= 0 ? ERR_STATE : ERR_NOTFOUND;
+}
+
+static int queue__fits_free(const queue_t *q, const queue_task_t *t)
+{
+    return q->cpu_used + t->cpu <= q->cfg.cpus + QUEUE__EPS &&
+           q->mem_used + t->mem_mb <= q->cfg.mem_mb + QUEUE__EPS;
+}
+
+static int queue__start(queue_t *q, queue__vec_t *from, size_t i, double now, queue_task_t *out)
+{
+    if (q->nrun == q->caprun) {
+        size_t cap = q->caprun ? q->caprun * 2 : 16;
+        queue__run_t *n = mem_reallocarray(q->run, cap, sizeof *n);
+        if (!n)
+            return ERR_NOMEM;
+        q->run = n;
+        q->caprun = cap;
+    }
+    queue__run_t *r = &q->run[q->nrun++];
+    r->t = from->v[i];
+    r->start = now;
+    r->preempting = 0;
+    q->cpu_used += r->t.cpu;
+    q->mem_used += r->t.mem_mb;
+    queue__vec_remove(from, i);
+    if (out)
+        *out = r->t;
+    return 0;
+}
+
+/* The profile of running regular tasks until their expected ends. */
+static int queue__running_profile(const queue_t *q, double now, profile_t *p)
+{
+    int rc = profile_reset(p, now);
+    for (size_t i = 0; !rc && i < q->nrun; i++) {
+        const queue__run_t *r = &q->run[i];
+        if (r->t.klass != QUEUE_REGULAR)
+            continue;
+        double left = queue__est(q, &r->t) - (now - r->start);
+        if (left < q->cfg.overrun_s)
+            left = q->cfg.overrun_s;
+        rc = profile_add(p, now, now + left, r->t.cpu, r->t.mem_mb);
+    }
+    return rc;
+}
+
+/* Walks the regular queue (up to the backfill depth) in order, giving each task its earliest
+ * reservation in the profile of regular work. Returns the index of the first task whose
+ * reservation is `now`, -1 when none. With want_free, a task whose reservation is `now` but
+ * which is held back by running opportunistic work is passed over (its reservation kept), so
+ * what is returned can start at once. */
+static long queue__backfill(queue_t *q, double now, int want_free, int *rc)
+{
+    *rc = queue__running_profile(q, now, &q->prof);
+    if (*rc)
+        return -1;
+    size_t depth = q->cfg.backfill_depth + 1;
+    for (size_t i = 0; i < q->reg.n && i < depth; i++) {
+        const queue_task_t *t = &q->reg.v[i];
+        double est = queue__est(q, t);
+        double at = profile_fit(&q->prof, t->cpu, t->mem_mb, est);
+        if (isinf(at))
+            continue;
+        if (at <= now && (!want_free || queue__fits_free(q, t)))
+            return (long)i;
+        *rc = profile_add(&q->prof, at, at + est, t->cpu, t->mem_mb);
+        if (*rc)
+            return -1;
+    }
+    return -1;
+}
+
+int queue_pick(queue_t *q, double now, double draw, queue_task_t *out)
+{
+    if (q->reg.n == 0 && q->opp.n == 0)
+        return ERR_NOTFOUND;
+    if (q->nrun >= q->cfg.max_running)
+        return ERR_FULL;
+    if (q->reg.n) {
+        if (queue__fits_free(q, &q->reg.v[0]))
+            return queue__start(q, &q->reg, 0, now, out);
+        int rc;
+        long i = queue__backfill(q, now, 1, &rc);
+        if (rc)
+            return rc;
+        return i >= 0 ? queue__start(q, &q->reg, (size_t)i, now, out) : ERR_NOTFOUND;
+    }
+    /* Weighted random pick among the opportunistic tasks that fit: the paper's "the randomized
+     * selection process continues until there is no more task that can execute" with one draw. */
+    double sum = 0;
+    for (size_t i = 0; i < q->opp.n; i++)
+        if (queue__fits_free(q, &q->opp.v[i]))
+            sum += q->opp.v[i].weight;
+    if (sum <= 0)
+        return ERR_NOTFOUND;
+    if (!(draw >= 0) || draw >= 1)
+        draw = 0;
+    double target = draw * sum, acc = 0;
+    long last = -1;
+    for (size_t i = 0; i < q->opp.n; i++) {
+        if (!queue__fits_free(q, &q->opp.v[i]))
+            continue;
+        last = (long)i;
+        acc += q->opp.v[i].weight;
+        if (target < acc)
+            break;
+    }
+    return queue__start(q, &q->opp, (size_t)last, now, out);
+}
+
+size_t queue_preempt(queue_t *q, double now, uint64_t *ids, size_t cap)
+{
+    if (!q->reg.n || !cap)
+        return 0;
+    int rc;
+    long i = queue__backfill(q, now, 0, &rc);
+    if (rc || i < 0)
+        return 0;
+    const queue_task_t *t = &q->reg.v[i];
+    double dc = q->cpu_used + t->cpu - q->cfg.cpus;
+    double dm = q->mem_used + t->mem_mb - q->cfg.mem_mb;
+    for (size_t k = 0; k < q->nrun; k++) {
+        if (q->run[k].preempting) {
+            dc -= q->run[k].t.cpu;
+            dm -= q->run[k].t.mem_mb;
+        }
+    }
+    size_t n = 0;
+    while ((dc > QUEUE__EPS || dm > QUEUE__EPS) && n < cap) {
+        long best = -1;
+        for (size_t k = 0; k < q->nrun; k++) {
+            const queue__run_t *r = &q->run[k];
+            if (r->t.klass != QUEUE_OPPORTUNISTIC || r->preempting)
+                continue;
+            if (!((dc > QUEUE__EPS && r->t.cpu > 0) || (dm > QUEUE__EPS && r->t.mem_mb > 0)))
+                continue;
+            if (best < 0 || r->start > q->run[best].start)
+                best = (long)k;
+        }
+        if (best < 0)
+            break;
+        q->run[best].preempting = 1;
+        dc -= q->run[best].t.cpu;
+        dm -= q->run[best].t.mem_mb;
+        ids[n++] = q->run[best].t.id;
+    }
+    return n;
+}
+
+int queue_finish(queue_t *q, uint64_t id)
+{
+    long i = queue__run_find(q, id);
+    if (i < 0)
+        return ERR_NOTFOUND;
+    q->cpu_used -= q->run[i].t.cpu;
+    q->mem_used -= q->run[i].t.mem_mb;
+    q->run[i] = q->run[--q->nrun];
+    if (q->nrun == 0)
+        q->cpu_used = q->mem_used = 0; /* no drift from float sums */
+    return 0;
+}
+
+queue_state_t queue_state(const queue_t *q, uint64_t id, queue_class_t *klass)
+{
+    long i = queue__vec_find(&q->reg, id);
+    if (i >= 0) {
+        if (klass)
+            *klass = QUEUE_REGULAR;
+        return QUEUE_QUEUED;
+    }
+    i = queue__vec_find(&q->opp, id);
+    if (i >= 0) {
+        if (klass)
+            *klass = QUEUE_OPPORTUNISTIC;
+        return QUEUE_QUEUED;
+    }
+    i = queue__run_find(q, id);
+    if (i >= 0) {
+        if (klass)
+            *klass = q->run[i].t.klass;
+        return q->run[i].preempting ? QUEUE_PREEMPTING : QUEUE_RUNNING;
+    }
+    return QUEUE_ABSENT;
+}
+
+void queue_stats(const queue_t *q, queue_stats_t *st)
+{
+    memset(st, 0, sizeof *st);
+    st->regular_queued = q->reg.n;
+    st->opportunistic_queued = q->opp.n;
+    for (size_t i = 0; i < q->nrun; i++) {
+        if (q->run[i].t.klass == QUEUE_REGULAR)
+            st->regular_running++;
+        else
+            st->opportunistic_running++;
+    }
+    st->cpu_used = q->cpu_used;
+    st->mem_used = q->mem_used;
+}
+
+static int queue__simulate(const queue_t *q, double now, profile_t *p, uint64_t id, double *at)
+{
+    int rc = queue__running_profile(q, now, p);
+    for (size_t i = 0; !rc && i < q->reg.n; i++) {
+        const queue_task_t *t = &q->reg.v[i];
+        double est = queue__est(q, t);
+        double start = profile_fit(p, t->cpu, t->mem_mb, est);
+        if (at && t->id == id) {
+            *at = start;
+            return 0;
+        }
+        if (!isinf(start))
+            rc = profile_add(p, start, start + est, t->cpu, t->mem_mb);
+    }
+    return rc ? rc : (at ? ERR_NOTFOUND : 0);
+}
+
+int queue_simulate(const queue_t *q, double now, profile_t *p)
+{
+    return queue__simulate(q, now, p, 0, NULL);
+}
+
+int queue_expected_start(const queue_t *q, double now, uint64_t id, profile_t *p, double *at)
+{
+    return queue__simulate(q, now, p, id, at);
+}

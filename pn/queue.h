@@ -1,0 +1,120 @@
+/* queue.h - the PN's local task queues (Apollo §3.2, §3.5). Pure: no clock, no randomness, no
+ * processes; `now` (seconds, any monotonic origin) and random draws come from the caller.
+ *
+ * Two queues and a running set:
+ * - the regular queue is FIFO with conservative backfill: tasks are simulated forward in queue
+ *   order against the running regular tasks' remaining estimates (pn/profile.h), each getting
+ *   the earliest reservation that does not move any reservation ahead of it; a later, smaller
+ *   task starts early only when its reservation is "now", so it never delays the expected start
+ *   of any task ahead of it;
+ * - the opportunistic queue is served only when the regular queue is empty (Apollo §3.5: "When
+ *   a PN has spare capacity and the regular queue is empty, the PN picks a random task to
+ *   execute from the opportunistic-task queue, regardless of when it was dispatched"), by a
+ *   weighted random pick among the tasks that fit the free resources;
+ * - running opportunistic tasks are preemptible: they do not count against the reservations
+ *   of regular tasks, and queue_preempt names those to kill when a regular task could start
+ *   but for them.
+ *
+ * A task's life here: queue_push -> queued; queue_pick -> running; queue_finish -> gone.
+ * queue_cancel removes a queued task; a running task is killed by the caller, then finished.
+ */
+#ifndef PADDOCK_PN_QUEUE_H
+#define PADDOCK_PN_QUEUE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pn/profile.h"
+
+typedef struct queue queue_t;
+
+typedef struct queue_config {
+    double cpus;              /* node capacity in cores, > 0 */
+    double mem_mb;            /* node capacity in MiB, > 0 */
+    size_t max_regular;       /* bound on queued regular tasks (0: 1024) */
+    size_t max_opportunistic; /* bound on queued opportunistic tasks (0: 1024) */
+    size_t max_running;       /* bound on running tasks of both kinds (0: 4096) */
+    double default_est_s;     /* runtime estimate of a task that has none (<= 0: 10 s) */
+    double overrun_s;         /* remaining time assumed for a task past its estimate (<= 0: 1 s) */
+    size_t backfill_depth;    /* queued tasks past the head considered for backfill (0: 64) */
+} queue_config_t;
+
+typedef enum queue_class {
+    QUEUE_REGULAR = 0,
+    QUEUE_OPPORTUNISTIC = 1,
+} queue_class_t;
+
+/* A task as the queue sees it; copied in and out. */
+typedef struct queue_task {
+    uint64_t id;         /* caller's key, unique among tasks in the queue */
+    double cpu;          /* cores, > 0 */
+    double mem_mb;       /* MiB, > 0 */
+    double est_s;        /* runtime estimate in seconds (<= 0: the configured default) */
+    double weight;       /* opportunistic pick weight (<= 0: 1) */
+    queue_class_t klass; /* regular or opportunistic */
+} queue_task_t;
+
+typedef enum queue_state {
+    QUEUE_ABSENT = 0,
+    QUEUE_QUEUED = 1,
+    QUEUE_RUNNING = 2,
+    QUEUE_PREEMPTING = 3, /* running, named by queue_preempt, not yet finished */
+} queue_state_t;
+
+typedef struct queue_stats {
+    size_t regular_queued, opportunistic_queued;
+    size_t regular_running, opportunistic_running;
+    double cpu_used, mem_used; /* all running tasks */
+} queue_stats_t;
+
+/* New empty queue; the config is copied. NULL on ERR_INVAL (non-positive capacity) or
+ * ERR_NOMEM. Caller owns; queue_destroy nullifies the caller's reference. */
+queue_t *queue_new(const queue_config_t *cfg);
+void queue_destroy(queue_t **qp);
+
+/* Queues a task (copied) at the tail of its class's queue. Errors: ERR_INVAL (non-positive or
+ * NaN resources), ERR_CAPACITY (larger than the whole node: it could never start), ERR_EXISTS
+ * (id already present), ERR_FULL (that queue is at its bound), ERR_NOMEM. On error the queue
+ * is unchanged. */
+int queue_push(queue_t *q, const queue_task_t *t);
+
+/* Removes a queued task. ERR_NOTFOUND if absent, ERR_STATE if running (kill it, then
+ * queue_finish). */
+int queue_cancel(queue_t *q, uint64_t id);
+
+/* Upgrades an opportunistic task to regular in place (Apollo §3.5): a queued one moves to the
+ * tail of the regular queue keeping its resources and estimate; a running one keeps running
+ * and is no longer preemptible (a pending preemption is withdrawn). ERR_NOTFOUND, ERR_STATE if
+ * already regular. */
+int queue_upgrade(queue_t *q, uint64_t id);
+
+/* Chooses the next task to start at `now` and moves it to the running set (copied to *out).
+ * `draw` is a uniform random number in [0, 1), used only for an opportunistic pick.
+ * ERR_NOTFOUND when nothing can start now (the caller may then ask queue_preempt);
+ * ERR_FULL when max_running tasks run; ERR_NOMEM. */
+int queue_pick(queue_t *q, double now, double draw, queue_task_t *out);
+
+/* Names running opportunistic tasks to kill so that the first regular task whose reservation
+ * is "now" can start: latest started first (least work lost), only as many as the deficit
+ * needs, counting tasks already being preempted as freed. Writes at most `cap` ids and marks
+ * them QUEUE_PREEMPTING; returns how many (0 when no preemption helps). */
+size_t queue_preempt(queue_t *q, double now, uint64_t *ids, size_t cap);
+
+/* A running task ended (any reason). ERR_NOTFOUND if it is not running. */
+int queue_finish(queue_t *q, uint64_t id);
+
+queue_state_t queue_state(const queue_t *q, uint64_t id, queue_class_t *klass);
+void queue_stats(const queue_t *q, queue_stats_t *st);
+const queue_config_t *queue_config(const queue_t *q);
+
+/* Fills `p` (initialised by the caller at the node's capacity) with the simulated future of
+ * the regular work: running regular tasks until their expected end, then every queued regular
+ * task at its backfilled reservation, in queue order. Opportunistic work is left out: it yields
+ * to regular tasks. Returns 0 or ERR_NOMEM. Used by pn/matrix.h. */
+int queue_simulate(const queue_t *q, double now, profile_t *p);
+
+/* The expected start of a queued regular task in that same simulation (*at, seconds on the
+ * caller's clock). ERR_NOTFOUND when `id` is not in the regular queue; ERR_NOMEM. */
+int queue_expected_start(const queue_t *q, double now, uint64_t id, profile_t *p, double *at);
+
+#endif

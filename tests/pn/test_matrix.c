@@ -1,0 +1,209 @@
+/* Unit tests of pn/matrix (and pn/profile): hand-computed wait-time matrices. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <string.h>
+
+#include "common/err.h"
+#include "pn/matrix.h"
+
+struct fixture {
+    queue_t *q;
+    matrix_t m;
+    profile_t p;
+};
+
+/* Node: 4 cores, 8 GiB. Bins: 1,2,4,8 cores x 1,8,16 GiB. */
+static int setup(void **state)
+{
+    static struct fixture f;
+    memset(&f, 0, sizeof f);
+    queue_config_t c = {.cpus = 4, .mem_mb = 8192, .overrun_s = 1};
+    f.q = queue_new(&c);
+    const double cpu[] = {1, 2, 4, 8}, mem[] = {1024, 8192, 16384};
+    if (!f.q || matrix_init(&f.m, cpu, 4, mem, 3))
+        return -1;
+    profile_init(&f.p, 4, 8192);
+    *state = &f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fixture *f = *state;
+    queue_destroy(&f->q);
+    profile_close(&f->p);
+    return 0;
+}
+
+static void run(struct fixture *f, uint64_t id, double cpu, double mem, double est, double now)
+{
+    queue_task_t t = {.id = id, .cpu = cpu, .mem_mb = mem, .est_s = est, .klass = QUEUE_REGULAR};
+    assert_int_equal(queue_push(f->q, &t), 0);
+    queue_task_t out;
+    assert_int_equal(queue_pick(f->q, now, 0, &out), 0);
+    assert_int_equal(out.id, id);
+}
+
+static void enqueue(struct fixture *f, uint64_t id, double cpu, double mem, double est)
+{
+    queue_task_t t = {.id = id, .cpu = cpu, .mem_mb = mem, .est_s = est, .klass = QUEUE_REGULAR};
+    assert_int_equal(queue_push(f->q, &t), 0);
+}
+
+#define CELL(fx, ci, mi) ((fx)->m.wait_s[ci][mi])
+
+static void assert_never_past_node(struct fixture *f)
+{
+    for (size_t c = 0; c < 4; c++)
+        assert_true(CELL(f, c, 2) == MATRIX_NEVER); /* 16 GiB > 8 GiB */
+    for (size_t m = 0; m < 3; m++)
+        assert_true(CELL(f, 3, m) == MATRIX_NEVER); /* 8 cores > 4 */
+}
+
+static void test_empty_node(void **state)
+{
+    struct fixture *f = *state;
+    assert_int_equal(matrix_compute(&f->m, f->q, 100, &f->p), 0);
+    for (size_t c = 0; c < 3; c++)
+        for (size_t m = 0; m < 2; m++)
+            assert_true(CELL(f, c, m) == 0);
+    assert_never_past_node(f);
+    assert_true(f->m.computed_at == 100);
+}
+
+static void test_full_node(void **state)
+{
+    struct fixture *f = *state;
+    run(f, 1, 4, 8192, 10, 0);
+    assert_int_equal(matrix_compute(&f->m, f->q, 0, &f->p), 0);
+    for (size_t c = 0; c < 3; c++)
+        for (size_t m = 0; m < 2; m++)
+            assert_true(fabs(CELL(f, c, m) - 10) < 1e-9);
+    assert_never_past_node(f);
+    assert_int_equal(matrix_compute(&f->m, f->q, 4, &f->p), 0);
+    assert_true(fabs(CELL(f, 0, 0) - 6) < 1e-9);
+    /* past its estimate the task is expected to end within overrun_s */
+    assert_int_equal(matrix_compute(&f->m, f->q, 12, &f->p), 0);
+    assert_true(fabs(CELL(f, 0, 0) - 1) < 1e-9);
+}
+
+/* A (2 cores, 10 s) runs; B (1 core, 4 s) queued behind H (4 cores, 5 s).
+ * Simulation: H reserved at [10,15); B fits now until 4 without touching H: backfilled at
+ * [0,4). Usage: [0,4) 3 cores, [4,10) 2, [10,15) 4, then 0. A new task waits until it fits for
+ * good: 1, 2 or 4 cores -> 15 s. Without H: 1 core -> 0, 2 cores -> 4, 4 cores -> 10. */
+static void test_queued_work(void **state)
+{
+    struct fixture *f = *state;
+    run(f, 1, 2, 1024, 10, 0);
+    enqueue(f, 2, 4, 1024, 5);
+    enqueue(f, 3, 1, 1024, 4);
+    assert_int_equal(matrix_compute(&f->m, f->q, 0, &f->p), 0);
+    for (size_t c = 0; c < 3; c++)
+        assert_true(fabs(CELL(f, c, 0) - 15) < 1e-9);
+    /* memory matters too: 8 GiB must wait for everything holding memory */
+    assert_true(fabs(CELL(f, 0, 1) - 15) < 1e-9);
+    assert_int_equal(queue_cancel(f->q, 2), 0);
+    assert_int_equal(matrix_compute(&f->m, f->q, 0, &f->p), 0);
+    assert_true(fabs(CELL(f, 0, 0) - 0) < 1e-9);
+    assert_true(fabs(CELL(f, 1, 0) - 4) < 1e-9);
+    assert_true(fabs(CELL(f, 2, 0) - 10) < 1e-9);
+    assert_true(fabs(matrix_lookup(&f->m, 1.5, 512) - 4) < 1e-9); /* the 2-core, 1 GiB cell */
+    assert_true(matrix_lookup(&f->m, 9, 512) == MATRIX_NEVER);
+}
+
+/* The matrix rises as work queues and falls as it drains. */
+static void test_rises_and_falls(void **state)
+{
+    struct fixture *f = *state;
+    double prev = -1;
+    for (uint64_t id = 1; id <= 6; id++) {
+        enqueue(f, id, 4, 1024, 3);
+        assert_int_equal(matrix_compute(&f->m, f->q, 0, &f->p), 0);
+        assert_true(CELL(f, 0, 0) > prev);
+        prev = CELL(f, 0, 0);
+    }
+    assert_true(fabs(prev - 18) < 1e-9);
+    double now = 0;
+    for (uint64_t id = 1; id <= 6; id++) {
+        queue_task_t t;
+        assert_int_equal(queue_pick(f->q, now, 0, &t), 0);
+        assert_int_equal(t.id, id);
+        now += 3;
+        assert_int_equal(queue_finish(f->q, id), 0);
+        assert_int_equal(matrix_compute(&f->m, f->q, now, &f->p), 0);
+        assert_true(CELL(f, 0, 0) < prev);
+        prev = CELL(f, 0, 0);
+    }
+    assert_true(CELL(f, 0, 0) == 0);
+}
+
+/* Opportunistic work yields to regular tasks: it does not raise the matrix. */
+static void test_opportunistic_not_counted(void **state)
+{
+    struct fixture *f = *state;
+    queue_task_t t = {.id = 1, .cpu = 4, .mem_mb = 8192, .est_s = 50, .klass = QUEUE_OPPORTUNISTIC};
+    assert_int_equal(queue_push(f->q, &t), 0);
+    assert_int_equal(queue_pick(f->q, 0, 0, &t), 0);
+    assert_int_equal(matrix_compute(&f->m, f->q, 0, &f->p), 0);
+    assert_true(CELL(f, 2, 1) == 0);
+}
+
+static void test_bins(void **state)
+{
+    (void)state;
+    double v[MATRIX_MAX_BINS];
+    char msg[128];
+    assert_int_equal(matrix_parse_bins("0.5, 1,2,4", v, msg, sizeof msg), 4);
+    assert_true(v[0] == 0.5 && v[3] == 4);
+    assert_int_equal(matrix_parse_bins("1,1", v, msg, sizeof msg), ERR_RANGE);
+    assert_int_equal(matrix_parse_bins("1,x", v, msg, sizeof msg), ERR_PARSE);
+    assert_int_equal(matrix_parse_bins("", v, msg, sizeof msg), ERR_PARSE);
+    assert_int_equal(matrix_parse_bins("-1", v, msg, sizeof msg), ERR_PARSE);
+    assert_int_equal(
+        matrix_parse_bins("1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17", v, msg, sizeof msg),
+        ERR_RANGE);
+    matrix_t m;
+    assert_int_equal(matrix_init(&m, NULL, 0, NULL, 0), 0);
+    assert_int_equal(m.ncpu, 6);
+    assert_int_equal(m.nmem, 7);
+    const double bad[] = {2, 1};
+    assert_int_equal(matrix_init(&m, bad, 2, NULL, 0), ERR_INVAL);
+}
+
+static void test_profile_fit(void **state)
+{
+    (void)state;
+    profile_t p;
+    profile_init(&p, 2, 100);
+    assert_int_equal(profile_reset(&p, 0), 0);
+    assert_int_equal(profile_add(&p, 0, 5, 2, 10), 0);
+    assert_int_equal(profile_add(&p, 8, 10, 1, 10), 0);
+    assert_true(profile_fit(&p, 1, 10, 3) == 5);  /* [5,8) free of the 2-core block */
+    assert_true(profile_fit(&p, 2, 10, 3) == 5);  /* [5,8) fits exactly */
+    assert_true(profile_fit(&p, 2, 10, 4) == 10); /* would overlap [8,10) */
+    assert_true(profile_fit(&p, 1, 10, INFINITY) == 5);
+    assert_true(isinf(profile_fit(&p, 3, 10, 1)));
+    assert_int_equal(profile_add(&p, 3, 1, 1, 1), ERR_INVAL);
+    double c, m;
+    profile_at(&p, 9, &c, &m);
+    assert_true(c == 1 && m == 10);
+    profile_close(&p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_empty_node, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_full_node, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_queued_work, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_rises_and_falls, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_opportunistic_not_counted, setup, teardown),
+        cmocka_unit_test(test_bins),
+        cmocka_unit_test(test_profile_fit),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

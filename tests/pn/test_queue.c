@@ -1,0 +1,305 @@
+/* Unit tests of pn/queue: FIFO order, backfill never delays a task ahead, weighted random
+ * opportunistic pick, upgrade, preemption choice, bounds. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <string.h>
+
+#include "common/err.h"
+#include "common/mem.h"
+#include "pn/queue.h"
+
+static queue_t *mkq(double cpus, double mem, size_t max_reg, size_t max_opp)
+{
+    queue_config_t c = {
+        .cpus = cpus, .mem_mb = mem, .max_regular = max_reg, .max_opportunistic = max_opp};
+    queue_t *q = queue_new(&c);
+    assert_non_null(q);
+    return q;
+}
+
+static int push(queue_t *q, uint64_t id, double cpu, double mem, double est, queue_class_t k,
+                double w)
+{
+    queue_task_t t = {.id = id, .cpu = cpu, .mem_mb = mem, .est_s = est, .klass = k, .weight = w};
+    return queue_push(q, &t);
+}
+
+static uint64_t pick(queue_t *q, double now, double draw)
+{
+    queue_task_t t;
+    int rc = queue_pick(q, now, draw, &t);
+    if (rc == ERR_NOTFOUND)
+        return 0;
+    assert_int_equal(rc, 0);
+    return t.id;
+}
+
+static void test_fifo_order(void **state)
+{
+    (void)state;
+    queue_t *q = mkq(1, 1000, 0, 0);
+    for (uint64_t id = 1; id <= 5; id++)
+        assert_int_equal(push(q, id, 1, 100, 5, QUEUE_REGULAR, 0), 0);
+    for (uint64_t id = 1; id <= 5; id++) {
+        assert_int_equal(pick(q, (double)id, 0), id);
+        assert_int_equal(pick(q, (double)id, 0), 0); /* node full */
+        assert_int_equal(queue_state(q, id, NULL), QUEUE_RUNNING);
+        assert_int_equal(queue_finish(q, id), 0);
+    }
+    assert_int_equal(pick(q, 10, 0), 0);
+    queue_destroy(&q);
+    assert_null(q);
+}
+
+/* Node of 4 cores; A (3 cores, 10 s) runs; the head H needs 4 cores, so its reservation is at
+ * t=10. B (1 core, 5 s) ends before that: backfilled. C (1 core, 20 s) would hold a core at
+ * t=10 and delay H: not started. */
+static void test_backfill_hand_case(void **state)
+{
+    (void)state;
+    queue_t *q = mkq(4, 1000, 0, 0);
+    assert_int_equal(push(q, 1, 3, 100, 10, QUEUE_REGULAR, 0), 0);
+    assert_int_equal(pick(q, 0, 0), 1);
+    assert_int_equal(push(q, 2, 4, 100, 5, QUEUE_REGULAR, 0), 0);  /* H */
+    assert_int_equal(push(q, 3, 1, 100, 20, QUEUE_REGULAR, 0), 0); /* C */
+    assert_int_equal(push(q, 4, 1, 100, 5, QUEUE_REGULAR, 0), 0);  /* B */
+    profile_t p;
+    profile_init(&p, 4, 1000);
+    double h0;
+    assert_int_equal(queue_expected_start(q, 0, 2, &p, &h0), 0);
+    assert_true(fabs(h0 - 10) < 1e-9);
+    assert_int_equal(pick(q, 0, 0), 4); /* B backfills */
+    assert_int_equal(pick(q, 0, 0), 0); /* C must wait */
+    double h1;
+    assert_int_equal(queue_expected_start(q, 0, 2, &p, &h1), 0);
+    assert_true(h1 <= h0 + 1e-9);
+    /* At t=10 A and B are done: H first (FIFO), then C once H ends. */
+    assert_int_equal(queue_finish(q, 4), 0);
+    assert_int_equal(queue_finish(q, 1), 0);
+    assert_int_equal(pick(q, 10, 0), 2);
+    assert_int_equal(pick(q, 10, 0), 0);
+    assert_int_equal(queue_finish(q, 2), 0);
+    assert_int_equal(pick(q, 15, 0), 3);
+    profile_close(&p);
+    queue_destroy(&q);
+}
+
+static uint64_t lcg_state = 42;
+static double lcg(void)
+{
+    lcg_state = lcg_state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (double)(lcg_state >> 11) / 9007199254740992.0;
+}
+
+/* Random workloads: whenever a task starts out of order, no task ahead of it in the queue has
+ * its expected start moved later. Also every task eventually runs exactly once. */
+static void test_backfill_never_delays_ahead(void **state)
+{
+    (void)state;
+    profile_t p;
+    profile_init(&p, 8, 16000);
+    int backfilled = 0;
+    for (int round = 0; round < 40; round++) {
+        queue_t *q = mkq(8, 16000, 0, 0);
+        uint64_t next = 1;
+        int started = 0;
+        double now = 0;
+        uint64_t running[256];
+        size_t nrun = 0;
+        for (int i = 0; i < 60; i++)
+            assert_int_equal(push(q, next++, 0.5 + floor(lcg() * 8) * 0.5, 500 + lcg() * 8000,
+                                  1 + lcg() * 20, QUEUE_REGULAR, 0),
+                             0);
+        while (started < 60) {
+            /* expected starts of everything queued, before the pick */
+            double before[64];
+            uint64_t ids[64];
+            size_t nq = 0;
+            for (uint64_t id = 1; id < next; id++) {
+                if (queue_state(q, id, NULL) != QUEUE_QUEUED)
+                    continue;
+                ids[nq] = id;
+                assert_int_equal(queue_expected_start(q, now, id, &p, &before[nq]), 0);
+                nq++;
+            }
+            uint64_t got = pick(q, now, 0);
+            if (got) {
+                started++;
+                running[nrun++] = got;
+                if (got != ids[0])
+                    backfilled++;
+                for (size_t k = 0; k < nq && ids[k] != got; k++) {
+                    double after;
+                    assert_int_equal(queue_expected_start(q, now, ids[k], &p, &after), 0);
+                    assert_true(after <= before[k] + 1e-9);
+                }
+                continue;
+            }
+            /* nothing startable: the oldest running task ends, time moves on */
+            assert_true(nrun > 0);
+            size_t victim = (size_t)(lcg() * (double)nrun);
+            assert_int_equal(queue_finish(q, running[victim]), 0);
+            running[victim] = running[--nrun];
+            now += lcg() * 3;
+        }
+        queue_stats_t st;
+        queue_stats(q, &st);
+        assert_int_equal(st.regular_queued, 0);
+        queue_destroy(&q);
+    }
+    assert_true(backfilled > 0); /* the workloads did exercise backfill */
+    profile_close(&p);
+}
+
+/* Weights 1 and 3: over evenly spread draws the heavier task is picked three times as often;
+ * a task that does not fit is never picked. */
+static void test_weighted_random_pick(void **state)
+{
+    (void)state;
+    queue_t *q = mkq(2, 1000, 0, 0);
+    int count[4] = {0};
+    for (int i = 0; i < 4000; i++) {
+        if (queue_state(q, 1, NULL) == QUEUE_ABSENT)
+            assert_int_equal(push(q, 1, 1, 100, 1, QUEUE_OPPORTUNISTIC, 1), 0);
+        if (queue_state(q, 2, NULL) == QUEUE_ABSENT)
+            assert_int_equal(push(q, 2, 1, 100, 1, QUEUE_OPPORTUNISTIC, 3), 0);
+        if (queue_state(q, 3, NULL) == QUEUE_ABSENT)
+            assert_int_equal(push(q, 3, 4, 100, 1, QUEUE_OPPORTUNISTIC, 0), ERR_CAPACITY);
+        uint64_t got = pick(q, 0, lcg());
+        assert_true(got == 1 || got == 2);
+        count[got]++;
+        assert_int_equal(queue_finish(q, got), 0);
+    }
+    double share = count[2] / 4000.0;
+    assert_true(share > 0.72 && share < 0.78);
+    /* deterministic draws: below 1/4 picks the first, above picks the second */
+    assert_int_equal(queue_cancel(q, 1) + queue_cancel(q, 2), ERR_NOTFOUND); /* one queued */
+    assert_int_equal(push(q, 1, 1, 100, 1, QUEUE_OPPORTUNISTIC, 1), 0);
+    assert_int_equal(push(q, 2, 1, 100, 1, QUEUE_OPPORTUNISTIC, 3), 0);
+    assert_int_equal(pick(q, 0, 0.2), 1);
+    assert_int_equal(queue_finish(q, 1), 0);
+    assert_int_equal(push(q, 1, 1, 100, 1, QUEUE_OPPORTUNISTIC, 1), 0);
+    assert_int_equal(pick(q, 0, 0.3), 2);
+    queue_destroy(&q);
+}
+
+static void test_opportunistic_waits_for_regular_queue(void **state)
+{
+    (void)state;
+    queue_t *q = mkq(2, 1000, 0, 0);
+    assert_int_equal(push(q, 1, 2, 100, 10, QUEUE_REGULAR, 0), 0);
+    assert_int_equal(pick(q, 0, 0), 1);
+    assert_int_equal(push(q, 2, 2, 100, 10, QUEUE_REGULAR, 0), 0);
+    assert_int_equal(push(q, 3, 0.5, 100, 1, QUEUE_OPPORTUNISTIC, 1), 0);
+    assert_int_equal(pick(q, 0, 0.5), 0);
+    assert_int_equal(queue_finish(q, 1), 0);
+    assert_int_equal(pick(q, 1, 0.5), 2);
+    assert_int_equal(queue_finish(q, 2), 0);
+    assert_int_equal(pick(q, 2, 0.5), 3);
+    queue_destroy(&q);
+}
+
+static void test_upgrade_in_place(void **state)
+{
+    (void)state;
+    queue_t *q = mkq(2, 1000, 0, 0);
+    queue_class_t k;
+    assert_int_equal(push(q, 1, 1, 100, 10, QUEUE_OPPORTUNISTIC, 1), 0);
+    assert_int_equal(push(q, 2, 1, 100, 10, QUEUE_REGULAR, 0), 0);
+    assert_int_equal(push(q, 3, 1, 100, 10, QUEUE_OPPORTUNISTIC, 1), 0);
+    /* queued: moves to the regular queue's tail */
+    assert_int_equal(queue_upgrade(q, 3), 0);
+    assert_int_equal(queue_state(q, 3, &k), QUEUE_QUEUED);
+    assert_int_equal(k, QUEUE_REGULAR);
+    assert_int_equal(queue_upgrade(q, 3), ERR_STATE);
+    assert_int_equal(queue_upgrade(q, 99), ERR_NOTFOUND);
+    assert_int_equal(pick(q, 0, 0), 2);
+    assert_int_equal(pick(q, 0, 0), 3);
+    assert_int_equal(queue_finish(q, 2), 0);
+    assert_int_equal(pick(q, 1, 0), 1); /* regular queue empty now: the opportunistic one */
+    /* running opportunistic task upgraded: no longer preemptible */
+    assert_int_equal(queue_upgrade(q, 1), 0);
+    assert_int_equal(queue_state(q, 1, &k), QUEUE_RUNNING);
+    assert_int_equal(k, QUEUE_REGULAR);
+    assert_int_equal(push(q, 4, 1, 100, 10, QUEUE_REGULAR, 0), 0);
+    uint64_t ids[4];
+    assert_int_equal(queue_preempt(q, 2, ids, 4), 0);
+    queue_destroy(&q);
+}
+
+static void test_preemption_choice(void **state)
+{
+    (void)state;
+    queue_t *q = mkq(3, 1000, 0, 0);
+    assert_int_equal(push(q, 1, 1, 100, 10, QUEUE_OPPORTUNISTIC, 1), 0);
+    assert_int_equal(pick(q, 0, 0), 1);
+    assert_int_equal(push(q, 2, 1, 100, 10, QUEUE_OPPORTUNISTIC, 1), 0);
+    assert_int_equal(pick(q, 1, 0), 2);
+    assert_int_equal(push(q, 3, 1, 100, 10, QUEUE_REGULAR, 0), 0);
+    assert_int_equal(pick(q, 2, 0), 3); /* a free core: no preemption needed */
+    assert_int_equal(push(q, 4, 1, 100, 10, QUEUE_REGULAR, 0), 0);
+    assert_int_equal(pick(q, 2, 0), 0);
+    uint64_t ids[4];
+    assert_int_equal(queue_preempt(q, 2, ids, 4), 1);
+    assert_int_equal(ids[0], 2); /* the latest started */
+    assert_int_equal(queue_state(q, 2, NULL), QUEUE_PREEMPTING);
+    assert_int_equal(queue_preempt(q, 2, ids, 4), 0); /* already on its way out */
+    assert_int_equal(queue_finish(q, 2), 0);
+    assert_int_equal(pick(q, 3, 0), 4);
+    /* a regular task blocked by regular work only never preempts */
+    assert_int_equal(push(q, 5, 3, 100, 10, QUEUE_REGULAR, 0), 0);
+    assert_int_equal(queue_preempt(q, 3, ids, 4), 0);
+    queue_destroy(&q);
+}
+
+static void test_bounds_and_cancel(void **state)
+{
+    (void)state;
+    queue_t *q = mkq(1, 1000, 2, 1);
+    assert_int_equal(push(q, 1, 1, 100, 1, QUEUE_REGULAR, 0), 0);
+    assert_int_equal(push(q, 2, 1, 100, 1, QUEUE_REGULAR, 0), 0);
+    assert_int_equal(push(q, 3, 1, 100, 1, QUEUE_REGULAR, 0), ERR_FULL);
+    assert_int_equal(push(q, 2, 1, 100, 1, QUEUE_OPPORTUNISTIC, 0), ERR_EXISTS);
+    assert_int_equal(push(q, 4, 1, 100, 1, QUEUE_OPPORTUNISTIC, 0), 0);
+    assert_int_equal(push(q, 5, 1, 100, 1, QUEUE_OPPORTUNISTIC, 0), ERR_FULL);
+    assert_int_equal(push(q, 6, 2, 100, 1, QUEUE_REGULAR, 0), ERR_CAPACITY);
+    assert_int_equal(push(q, 7, 1, 2000, 1, QUEUE_REGULAR, 0), ERR_CAPACITY);
+    assert_int_equal(push(q, 8, 0, 100, 1, QUEUE_REGULAR, 0), ERR_INVAL);
+    assert_int_equal(push(q, 9, NAN, 100, 1, QUEUE_REGULAR, 0), ERR_INVAL);
+    assert_int_equal(pick(q, 0, 0), 1);
+    assert_int_equal(queue_cancel(q, 1), ERR_STATE);
+    assert_int_equal(queue_cancel(q, 2), 0);
+    assert_int_equal(queue_cancel(q, 2), ERR_NOTFOUND);
+    assert_int_equal(push(q, 3, 1, 100, 1, QUEUE_REGULAR, 0), 0); /* room again */
+    queue_destroy(&q);
+    /* a failed allocation leaves the queue as it was */
+    q = mkq(1, 1000, 0, 0);
+    mem_fail_after(0);
+    assert_int_equal(push(q, 1, 1, 100, 1, QUEUE_REGULAR, 0), ERR_NOMEM);
+    mem_fail_reset();
+    assert_int_equal(queue_state(q, 1, NULL), QUEUE_ABSENT);
+    queue_stats_t st;
+    queue_stats(q, &st);
+    assert_int_equal(st.regular_queued, 0);
+    assert_int_equal(push(q, 1, 1, 100, 1, QUEUE_REGULAR, 0), 0);
+    queue_destroy(&q);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fifo_order),
+        cmocka_unit_test(test_backfill_hand_case),
+        cmocka_unit_test(test_backfill_never_delays_ahead),
+        cmocka_unit_test(test_weighted_random_pick),
+        cmocka_unit_test(test_opportunistic_waits_for_regular_queue),
+        cmocka_unit_test(test_upgrade_in_place),
+        cmocka_unit_test(test_preemption_choice),
+        cmocka_unit_test(test_bounds_and_cancel),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
