@@ -1,0 +1,809 @@
+/* ledger.c - the RM's replicated state: nodes, virtual clusters, jobs, tokens, leases. */
+#include "rm/ledger.h"
+
+#include "common/err.h"
+#include "common/mem.h"
+
+#include <stdio.h>
+#include <string.h>
+
+struct ledger__idem {
+    uint64_t key;
+    struct ledger_result res;
+    int32_t next; /* next slot in the same bucket, -1 ends */
+};
+
+struct ledger {
+    int64_t now;
+    uint64_t applied;
+
+    struct ledger_node *nodes;
+    size_t nnodes, capnodes;
+    uint32_t *nidx; /* open addressing by name: node index + 1, 0 empty */
+    size_t nidx_cap;
+
+    struct ledger_vc *vcs;
+    size_t nvcs, capvcs;
+
+    struct ledger_job *jobs; /* ascending id */
+    size_t njobs, capjobs;
+    size_t nfinished;
+    uint64_t next_job_id;
+
+    struct ledger__idem *idem; /* ring of LEDGER_IDEM_CAP, oldest at idem_head when full */
+    size_t idem_n, idem_head;
+    int32_t *idem_bucket; /* 2 * LEDGER_IDEM_CAP heads */
+};
+
+#define LEDGER__BUCKETS (2 * LEDGER_IDEM_CAP)
+
+static uint64_t ledger__hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (; *s != '\0'; s++) {
+        h ^= (uint8_t)*s;
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+static size_t ledger__idem_bucket(uint64_t key)
+{
+    key ^= key >> 33;
+    key *= 0xff51afd7ed558ccdull;
+    key ^= key >> 33;
+    return (size_t)(key & (LEDGER__BUCKETS - 1));
+}
+
+ledger_t *ledger_new(void)
+{
+    ledger_t *l = mem_calloc(1, sizeof *l);
+    if (l == NULL)
+        return NULL;
+    l->idem = mem_calloc(LEDGER_IDEM_CAP, sizeof *l->idem);
+    l->idem_bucket = mem_alloc(LEDGER__BUCKETS * sizeof *l->idem_bucket);
+    if (l->idem == NULL || l->idem_bucket == NULL) {
+        ledger_destroy(&l);
+        return NULL;
+    }
+    for (size_t i = 0; i < LEDGER__BUCKETS; i++)
+        l->idem_bucket[i] = -1;
+    l->next_job_id = 1;
+    return l;
+}
+
+void ledger_destroy(ledger_t **lp)
+{
+    if (lp == NULL || *lp == NULL)
+        return;
+    ledger_t *l = *lp;
+    mem_free(l->nodes);
+    mem_free(l->nidx);
+    mem_free(l->vcs);
+    mem_free(l->jobs);
+    mem_free(l->idem);
+    mem_free(l->idem_bucket);
+    mem_free(l);
+    *lp = NULL;
+}
+
+void ledger_cmd_init(struct ledger_cmd *c, enum ledger_cmd_type type)
+{
+    memset(c, 0, sizeof *c);
+    c->type = (uint8_t)type;
+}
+
+/* ---- idempotency keys ---- */
+
+bool ledger_idem_lookup(const ledger_t *l, uint64_t key, struct ledger_result *res)
+{
+    if (key == 0)
+        return false;
+    for (int32_t i = l->idem_bucket[ledger__idem_bucket(key)]; i >= 0; i = l->idem[i].next) {
+        if (l->idem[i].key == key) {
+            if (res != NULL)
+                *res = l->idem[i].res;
+            return true;
+        }
+    }
+    return false;
+}
+
+static void ledger__idem_unlink(ledger_t *l, size_t slot)
+{
+    int32_t *pp = &l->idem_bucket[ledger__idem_bucket(l->idem[slot].key)];
+    while (*pp >= 0) {
+        if ((size_t)*pp == slot) {
+            *pp = l->idem[slot].next;
+            return;
+        }
+        pp = &l->idem[*pp].next;
+    }
+}
+
+static void ledger__idem_put(ledger_t *l, uint64_t key, const struct ledger_result *res)
+{
+    size_t slot;
+    if (l->idem_n < LEDGER_IDEM_CAP) {
+        slot = (l->idem_head + l->idem_n) % LEDGER_IDEM_CAP;
+        l->idem_n++;
+    } else {
+        slot = l->idem_head;
+        ledger__idem_unlink(l, slot);
+        l->idem_head = (l->idem_head + 1) % LEDGER_IDEM_CAP;
+    }
+    size_t b = ledger__idem_bucket(key);
+    l->idem[slot].key = key;
+    l->idem[slot].res = *res;
+    l->idem[slot].next = l->idem_bucket[b];
+    l->idem_bucket[b] = (int32_t)slot;
+}
+
+/* ---- nodes ---- */
+
+static struct ledger_node *ledger__node_find(const ledger_t *l, const char *name)
+{
+    if (l->nidx_cap == 0)
+        return NULL;
+    size_t mask = l->nidx_cap - 1;
+    for (size_t i = (size_t)ledger__hash(name) & mask;; i = (i + 1) & mask) {
+        uint32_t v = l->nidx[i];
+        if (v == 0)
+            return NULL;
+        if (strcmp(l->nodes[v - 1].name, name) == 0)
+            return &l->nodes[v - 1];
+    }
+}
+
+static void ledger__nidx_insert(uint32_t *tab, size_t cap, const char *name, uint32_t v)
+{
+    size_t mask = cap - 1;
+    size_t i = (size_t)ledger__hash(name) & mask;
+    while (tab[i] != 0)
+        i = (i + 1) & mask;
+    tab[i] = v;
+}
+
+/* Makes room for one more node (arrays and index) before anything changes. */
+static int ledger__node_reserve(ledger_t *l)
+{
+    if (l->nnodes >= LEDGER_MAX_NODES)
+        return ERR_FULL;
+    if (l->nnodes == l->capnodes) {
+        size_t cap = l->capnodes < 16 ? 16 : l->capnodes * 2;
+        void *p = mem_reallocarray(l->nodes, cap, sizeof *l->nodes);
+        if (p == NULL)
+            return ERR_NOMEM;
+        l->nodes = p;
+        l->capnodes = cap;
+    }
+    if ((l->nnodes + 1) * 2 > l->nidx_cap) {
+        size_t cap = l->nidx_cap < 32 ? 32 : l->nidx_cap * 2;
+        uint32_t *tab = mem_calloc(cap, sizeof *tab);
+        if (tab == NULL)
+            return ERR_NOMEM;
+        for (size_t i = 0; i < l->nnodes; i++)
+            ledger__nidx_insert(tab, cap, l->nodes[i].name, (uint32_t)i + 1);
+        mem_free(l->nidx);
+        l->nidx = tab;
+        l->nidx_cap = cap;
+    }
+    return 0;
+}
+
+static int ledger__node_register(ledger_t *l, const struct ledger_cmd *c)
+{
+    if (c->name[0] == '\0' || c->cpus_milli == 0 || c->mem_mb == 0)
+        return ERR_INVAL;
+    struct ledger_node *n = ledger__node_find(l, c->name);
+    if (n == NULL) {
+        int rc = ledger__node_reserve(l);
+        if (rc != 0)
+            return rc;
+        n = &l->nodes[l->nnodes];
+        memset(n, 0, sizeof *n);
+        memcpy(n->name, c->name, sizeof n->name);
+        n->registered_ms = l->now;
+        ledger__nidx_insert(l->nidx, l->nidx_cap, n->name, (uint32_t)++l->nnodes);
+    }
+    memcpy(n->rack, c->rack, sizeof n->rack);
+    memcpy(n->address, c->address, sizeof n->address);
+    n->cpus_milli = c->cpus_milli;
+    n->mem_mb = c->mem_mb;
+    n->boot_id = c->boot_id;
+    if (n->liveness != LEDGER_NODE_UP) {
+        n->liveness = LEDGER_NODE_UP;
+        n->since_ms = l->now;
+    }
+    return 0;
+}
+
+static int ledger__node_liveness(ledger_t *l, const struct ledger_cmd *c)
+{
+    struct ledger_node *n = ledger__node_find(l, c->name);
+    if (n == NULL)
+        return ERR_NOTFOUND;
+    if (c->state < LEDGER_NODE_UP || c->state > LEDGER_NODE_DOWN)
+        return ERR_INVAL;
+    if (n->liveness == c->state)
+        return 0;
+    if (c->state == LEDGER_NODE_DOWN)
+        n->down_count++;
+    n->liveness = c->state;
+    n->since_ms = l->now;
+    return 0;
+}
+
+/* ---- virtual clusters ---- */
+
+static struct ledger_vc *ledger__vc_find(const ledger_t *l, const char *name, size_t *idx)
+{
+    for (size_t i = 0; i < l->nvcs; i++) {
+        if (strcmp(l->vcs[i].name, name) == 0) {
+            if (idx != NULL)
+                *idx = i;
+            return &l->vcs[i];
+        }
+    }
+    return NULL;
+}
+
+static void ledger__job_set_tokens(ledger_t *l, struct ledger_job *j, uint32_t tokens)
+{
+    struct ledger_vc *vc = &l->vcs[j->vc];
+    vc->granted = vc->granted - j->tokens + tokens;
+    j->tokens = tokens;
+}
+
+static int ledger__vc_set(ledger_t *l, const struct ledger_cmd *c, uint64_t *value)
+{
+    if (c->vc[0] == '\0' || c->count > LEDGER_MAX_TOKENS)
+        return ERR_INVAL;
+    size_t idx = 0;
+    struct ledger_vc *vc = ledger__vc_find(l, c->vc, &idx);
+    if (vc == NULL) {
+        if (l->nvcs >= LEDGER_MAX_VCS)
+            return ERR_FULL;
+        if (l->nvcs == l->capvcs) {
+            size_t cap = l->capvcs < 4 ? 4 : l->capvcs * 2;
+            void *p = mem_reallocarray(l->vcs, cap, sizeof *l->vcs);
+            if (p == NULL)
+                return ERR_NOMEM;
+            l->vcs = p;
+            l->capvcs = cap;
+        }
+        idx = l->nvcs++;
+        vc = &l->vcs[idx];
+        memset(vc, 0, sizeof *vc);
+        memcpy(vc->name, c->vc, sizeof vc->name);
+    }
+    vc->capacity = c->count;
+    /* A shrinking capacity claws tokens back from the newest jobs first, so the invariant
+     * granted <= capacity holds at every index of the log; their JMs see it on renewal. */
+    for (size_t i = l->njobs; i-- > 0 && vc->granted > vc->capacity;) {
+        struct ledger_job *j = &l->jobs[i];
+        if (j->vc != idx || j->state != LEDGER_JOB_ACTIVE || j->tokens == 0)
+            continue;
+        uint32_t over = vc->granted - vc->capacity;
+        ledger__job_set_tokens(l, j, j->tokens > over ? j->tokens - over : 0);
+    }
+    *value = vc->capacity;
+    return 0;
+}
+
+/* ---- jobs ---- */
+
+static struct ledger_job *ledger__job_find(const ledger_t *l, uint64_t id, size_t *pos)
+{
+    size_t lo = 0, hi = l->njobs;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (l->jobs[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (pos != NULL)
+        *pos = lo;
+    return lo < l->njobs && l->jobs[lo].id == id ? &l->jobs[lo] : NULL;
+}
+
+static void ledger__job_finish(ledger_t *l, struct ledger_job *j, uint8_t state)
+{
+    ledger__job_set_tokens(l, j, 0);
+    j->wanted = 0;
+    j->state = state;
+    j->finished_ms = l->now;
+    l->nfinished++;
+}
+
+/* Forgets the oldest finished jobs beyond LEDGER_JOBS_KEEP. */
+static void ledger__job_gc(ledger_t *l)
+{
+    size_t w = 0, drop = l->nfinished > LEDGER_JOBS_KEEP ? l->nfinished - LEDGER_JOBS_KEEP : 0;
+    if (drop == 0)
+        return;
+    for (size_t r = 0; r < l->njobs; r++) {
+        if (drop > 0 && l->jobs[r].state != LEDGER_JOB_ACTIVE) {
+            drop--;
+            l->nfinished--;
+            continue;
+        }
+        l->jobs[w++] = l->jobs[r];
+    }
+    l->njobs = w;
+}
+
+static int ledger__job_register(ledger_t *l, const struct ledger_cmd *c, uint64_t *value)
+{
+    size_t vci = 0;
+    if (c->name[0] == '\0' || c->deadline_ms < 0)
+        return ERR_INVAL;
+    if (ledger__vc_find(l, c->vc, &vci) == NULL)
+        return ERR_NOTFOUND;
+    int64_t lease = c->lease_ms != 0 ? c->lease_ms : LEDGER_LEASE_DEFAULT;
+    if (lease < LEDGER_LEASE_MIN_MS || lease > LEDGER_LEASE_MAX_MS)
+        return ERR_RANGE;
+    ledger__job_gc(l);
+    if (l->njobs >= LEDGER_MAX_JOBS)
+        return ERR_FULL;
+    if (l->njobs == l->capjobs) {
+        size_t cap = l->capjobs < 16 ? 16 : l->capjobs * 2;
+        void *p = mem_reallocarray(l->jobs, cap, sizeof *l->jobs);
+        if (p == NULL)
+            return ERR_NOMEM;
+        l->jobs = p;
+        l->capjobs = cap;
+    }
+    struct ledger_job *j = &l->jobs[l->njobs++];
+    memset(j, 0, sizeof *j);
+    j->id = l->next_job_id++;
+    memcpy(j->name, c->name, sizeof j->name);
+    j->vc = (uint32_t)vci;
+    j->state = LEDGER_JOB_ACTIVE;
+    j->submitted_ms = l->now;
+    j->deadline_ms = c->deadline_ms;
+    j->lease_ms = lease;
+    j->lease_expiry_ms = l->now + lease;
+    *value = j->id;
+    return 0;
+}
+
+static struct ledger_job *ledger__active_job(ledger_t *l, uint64_t id, int *rc)
+{
+    struct ledger_job *j = ledger__job_find(l, id, NULL);
+    *rc = j == NULL ? ERR_NOTFOUND : j->state != LEDGER_JOB_ACTIVE ? ERR_STATE : 0;
+    return *rc == 0 ? j : NULL;
+}
+
+static int ledger__tick(ledger_t *l, uint64_t *value)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < l->njobs; i++) {
+        struct ledger_job *j = &l->jobs[i];
+        if (j->state == LEDGER_JOB_ACTIVE && j->lease_expiry_ms <= l->now) {
+            ledger__job_finish(l, j, LEDGER_JOB_EXPIRED);
+            n++;
+        }
+    }
+    ledger__job_gc(l);
+    *value = n;
+    return 0;
+}
+
+static int ledger__job_cmd(ledger_t *l, const struct ledger_cmd *c, uint64_t *value)
+{
+    int rc = 0;
+    struct ledger_job *j = ledger__active_job(l, c->job, &rc);
+    if (j == NULL)
+        return rc;
+    switch (c->type) {
+    case LEDGER_CMD_JOB_END:
+        if (c->state < LEDGER_JOB_DONE || c->state > LEDGER_JOB_CANCELLED)
+            return ERR_INVAL;
+        ledger__job_finish(l, j, c->state);
+        return 0;
+    case LEDGER_CMD_JOB_DEADLINE:
+        if (c->deadline_ms < 0)
+            return ERR_INVAL;
+        j->deadline_ms = c->deadline_ms;
+        return 0;
+    case LEDGER_CMD_TOKEN_REQUEST: {
+        if (c->count > LEDGER_MAX_TOKENS)
+            return ERR_RANGE;
+        struct ledger_vc *vc = &l->vcs[j->vc];
+        uint32_t free_tokens = vc->capacity > vc->granted ? vc->capacity - vc->granted : 0;
+        uint64_t reach = (uint64_t)j->tokens + free_tokens;
+        ledger__job_set_tokens(l, j, c->count < reach ? c->count : (uint32_t)reach);
+        j->wanted = c->count;
+        j->lease_expiry_ms = l->now + j->lease_ms;
+        *value = j->tokens;
+        return 0;
+    }
+    case LEDGER_CMD_TOKEN_RELEASE:
+        ledger__job_set_tokens(l, j, c->count < j->tokens ? j->tokens - c->count : 0);
+        if (j->wanted > j->tokens)
+            j->wanted = j->tokens;
+        *value = j->tokens;
+        return 0;
+    case LEDGER_CMD_LEASE_RENEW:
+        j->lease_expiry_ms = l->now + j->lease_ms;
+        *value = j->tokens;
+        return 0;
+    default:
+        return ERR_INVAL;
+    }
+}
+
+int ledger_apply(ledger_t *l, const struct ledger_cmd *c, int64_t now, struct ledger_result *res)
+{
+    struct ledger_result r = {0, 0};
+    if (c->key != 0 && ledger_idem_lookup(l, c->key, &r)) {
+        if (res != NULL)
+            *res = r;
+        return r.code;
+    }
+    if (now > l->now)
+        l->now = now;
+    switch (c->type) {
+    case LEDGER_CMD_NODE_REGISTER:
+        r.code = ledger__node_register(l, c);
+        break;
+    case LEDGER_CMD_NODE_LIVENESS:
+        r.code = ledger__node_liveness(l, c);
+        break;
+    case LEDGER_CMD_NODE_DRAIN: {
+        struct ledger_node *n = ledger__node_find(l, c->name);
+        if (n == NULL)
+            r.code = ERR_NOTFOUND;
+        else
+            n->draining = c->count != 0;
+        break;
+    }
+    case LEDGER_CMD_NODE_OUTCOME: {
+        struct ledger_node *n = ledger__node_find(l, c->name);
+        if (n == NULL) {
+            r.code = ERR_NOTFOUND;
+        } else if (c->ok > UINT32_MAX || c->failed > UINT32_MAX) {
+            r.code = ERR_RANGE;
+        } else {
+            n->tasks_ok += c->ok;
+            n->tasks_failed += c->failed;
+        }
+        break;
+    }
+    case LEDGER_CMD_VC_SET:
+        r.code = ledger__vc_set(l, c, &r.value);
+        break;
+    case LEDGER_CMD_JOB_REGISTER:
+        r.code = ledger__job_register(l, c, &r.value);
+        break;
+    case LEDGER_CMD_TICK:
+        r.code = ledger__tick(l, &r.value);
+        break;
+    default:
+        r.code = ledger__job_cmd(l, c, &r.value);
+        break;
+    }
+    if (r.code != 0)
+        r.value = 0;
+    if (c->key != 0 && r.code != ERR_NOMEM)
+        ledger__idem_put(l, c->key, &r);
+    if (res != NULL)
+        *res = r;
+    return r.code;
+}
+
+/* ---- queries ---- */
+
+int64_t ledger_now(const ledger_t *l)
+{
+    return l->now;
+}
+
+uint64_t ledger_applied_index(const ledger_t *l)
+{
+    return l->applied;
+}
+
+void ledger_set_applied_index(ledger_t *l, uint64_t index)
+{
+    l->applied = index;
+}
+
+size_t ledger_node_count(const ledger_t *l)
+{
+    return l->nnodes;
+}
+
+const struct ledger_node *ledger_node_at(const ledger_t *l, size_t i)
+{
+    return i < l->nnodes ? &l->nodes[i] : NULL;
+}
+
+const struct ledger_node *ledger_node_find(const ledger_t *l, const char *name)
+{
+    return ledger__node_find(l, name);
+}
+
+double ledger_node_psucc(const struct ledger_node *n)
+{
+    double ok = (double)n->tasks_ok;
+    return (ok + 1.0) / (ok + (double)n->tasks_failed + (double)n->down_count + 2.0);
+}
+
+const char *ledger_node_state_name(const struct ledger_node *n)
+{
+    if (n->liveness == LEDGER_NODE_DOWN)
+        return "down";
+    if (n->draining)
+        return "draining";
+    return n->liveness == LEDGER_NODE_SUSPECT ? "suspect" : "up";
+}
+
+size_t ledger_vc_count(const ledger_t *l)
+{
+    return l->nvcs;
+}
+
+const struct ledger_vc *ledger_vc_at(const ledger_t *l, size_t i)
+{
+    return i < l->nvcs ? &l->vcs[i] : NULL;
+}
+
+const struct ledger_vc *ledger_vc_find(const ledger_t *l, const char *name)
+{
+    return ledger__vc_find(l, name, NULL);
+}
+
+size_t ledger_job_count(const ledger_t *l)
+{
+    return l->njobs;
+}
+
+const struct ledger_job *ledger_job_at(const ledger_t *l, size_t i)
+{
+    return i < l->njobs ? &l->jobs[i] : NULL;
+}
+
+const struct ledger_job *ledger_job_find(const ledger_t *l, uint64_t id)
+{
+    return ledger__job_find(l, id, NULL);
+}
+
+const char *ledger_job_state_name(uint8_t state)
+{
+    static const char *const names[] = {"?", "active", "done", "failed", "cancelled", "expired"};
+    return state <= LEDGER_JOB_EXPIRED ? names[state] : "?";
+}
+
+int64_t ledger_next_expiry(const ledger_t *l)
+{
+    int64_t t = INT64_MAX;
+    for (size_t i = 0; i < l->njobs; i++) {
+        if (l->jobs[i].state == LEDGER_JOB_ACTIVE && l->jobs[i].lease_expiry_ms < t)
+            t = l->jobs[i].lease_expiry_ms;
+    }
+    return t;
+}
+
+int ledger_check(const ledger_t *l, char *msg, size_t cap)
+{
+    uint64_t sum[LEDGER_MAX_VCS] = {0};
+    size_t finished = 0;
+    for (size_t i = 0; i < l->njobs; i++) {
+        const struct ledger_job *j = &l->jobs[i];
+        if (j->vc >= l->nvcs)
+            return err_fmt(msg, cap, ERR_STATE, "job %llu: bad virtual cluster",
+                           (unsigned long long)j->id);
+        if (i > 0 && l->jobs[i - 1].id >= j->id)
+            return err_fmt(msg, cap, ERR_STATE, "jobs out of order at %zu", i);
+        if (j->state != LEDGER_JOB_ACTIVE) {
+            finished++;
+            if (j->tokens != 0)
+                return err_fmt(msg, cap, ERR_STATE, "job %llu: finished but holds %u tokens",
+                               (unsigned long long)j->id, j->tokens);
+        }
+        sum[j->vc] += j->tokens;
+    }
+    if (finished != l->nfinished)
+        return err_fmt(msg, cap, ERR_STATE, "finished count %zu != %zu", finished, l->nfinished);
+    for (size_t v = 0; v < l->nvcs; v++) {
+        if (sum[v] != l->vcs[v].granted)
+            return err_fmt(msg, cap, ERR_STATE, "vc %s: granted %u != sum of grants %llu",
+                           l->vcs[v].name, l->vcs[v].granted, (unsigned long long)sum[v]);
+        if (l->vcs[v].granted > l->vcs[v].capacity)
+            return err_fmt(msg, cap, ERR_STATE, "vc %s: granted %u > capacity %u", l->vcs[v].name,
+                           l->vcs[v].granted, l->vcs[v].capacity);
+    }
+    return 0;
+}
+
+/* ---- snapshots ---- */
+
+#define LEDGER__SNAP_MAGIC   0x50444c53u /* "PDLS" */
+#define LEDGER__SNAP_VERSION 1
+
+void ledger_snapshot(const ledger_t *l, struct enc_buf *b)
+{
+    enc_u32(b, LEDGER__SNAP_MAGIC);
+    enc_u8(b, LEDGER__SNAP_VERSION);
+    enc_i64(b, l->now);
+    enc_u64(b, l->applied);
+    enc_u64(b, l->next_job_id);
+    enc_u32(b, (uint32_t)l->nvcs);
+    for (size_t i = 0; i < l->nvcs; i++) {
+        enc_str(b, l->vcs[i].name);
+        enc_u32(b, l->vcs[i].capacity);
+        enc_u32(b, l->vcs[i].granted);
+    }
+    enc_u32(b, (uint32_t)l->nnodes);
+    for (size_t i = 0; i < l->nnodes; i++) {
+        const struct ledger_node *n = &l->nodes[i];
+        enc_str(b, n->name);
+        enc_str(b, n->rack);
+        enc_str(b, n->address);
+        enc_u32(b, n->cpus_milli);
+        enc_u32(b, n->mem_mb);
+        enc_u64(b, n->boot_id);
+        enc_u8(b, n->liveness);
+        enc_u8(b, n->draining ? 1 : 0);
+        enc_i64(b, n->registered_ms);
+        enc_i64(b, n->since_ms);
+        enc_u32(b, n->down_count);
+        enc_u64(b, n->tasks_ok);
+        enc_u64(b, n->tasks_failed);
+    }
+    enc_u32(b, (uint32_t)l->njobs);
+    for (size_t i = 0; i < l->njobs; i++) {
+        const struct ledger_job *j = &l->jobs[i];
+        enc_u64(b, j->id);
+        enc_str(b, j->name);
+        enc_u32(b, j->vc);
+        enc_u8(b, j->state);
+        enc_i64(b, j->submitted_ms);
+        enc_i64(b, j->deadline_ms);
+        enc_i64(b, j->lease_ms);
+        enc_i64(b, j->lease_expiry_ms);
+        enc_i64(b, j->finished_ms);
+        enc_u32(b, j->tokens);
+        enc_u32(b, j->wanted);
+    }
+    enc_u32(b, (uint32_t)l->idem_n);
+    for (size_t k = 0; k < l->idem_n; k++) {
+        const struct ledger__idem *e = &l->idem[(l->idem_head + k) % LEDGER_IDEM_CAP];
+        enc_u64(b, e->key);
+        enc_i64(b, e->res.code);
+        enc_u64(b, e->res.value);
+    }
+}
+
+/* Reads a count and checks it against a hard limit and against the bytes left (each record
+ * takes at least `min_size`), so a short input cannot make us allocate much. */
+static size_t ledger__get_count(struct enc_reader *r, size_t limit, size_t min_size)
+{
+    uint32_t n = enc_get_u32(r);
+    if (n > limit || (size_t)n * min_size > enc_reader_left(r)) {
+        enc_reader_fail(r);
+        return 0;
+    }
+    return n;
+}
+
+static int ledger__restore_body(ledger_t *l, struct enc_reader *r, char *msg, size_t cap)
+{
+    if (enc_get_u32(r) != LEDGER__SNAP_MAGIC || enc_get_u8(r) != LEDGER__SNAP_VERSION)
+        return err_fmt(msg, cap, ERR_PARSE, "snapshot: bad magic or version");
+    l->now = enc_get_i64(r);
+    l->applied = enc_get_u64(r);
+    l->next_job_id = enc_get_u64(r);
+    size_t nvcs = ledger__get_count(r, LEDGER_MAX_VCS, 10);
+    if (nvcs > 0) {
+        l->vcs = mem_calloc(nvcs, sizeof *l->vcs);
+        if (l->vcs == NULL)
+            return err_fmt(msg, cap, ERR_NOMEM, "snapshot: out of memory");
+        l->capvcs = nvcs;
+    }
+    for (size_t i = 0; i < nvcs && enc_reader_err(r) == 0; i++) {
+        struct ledger_vc *vc = &l->vcs[i];
+        enc_get_str(r, vc->name, sizeof vc->name);
+        vc->capacity = enc_get_u32(r);
+        vc->granted = enc_get_u32(r);
+        if (vc->name[0] == '\0' || ledger__vc_find(l, vc->name, NULL) != NULL)
+            return err_fmt(msg, cap, ERR_PARSE, "snapshot: bad or duplicate vc name");
+        l->nvcs++;
+    }
+    size_t nnodes = ledger__get_count(r, LEDGER_MAX_NODES, 60);
+    for (size_t i = 0; i < nnodes && enc_reader_err(r) == 0; i++) {
+        struct ledger_node n;
+        memset(&n, 0, sizeof n);
+        enc_get_str(r, n.name, sizeof n.name);
+        enc_get_str(r, n.rack, sizeof n.rack);
+        enc_get_str(r, n.address, sizeof n.address);
+        n.cpus_milli = enc_get_u32(r);
+        n.mem_mb = enc_get_u32(r);
+        n.boot_id = enc_get_u64(r);
+        n.liveness = enc_get_u8(r);
+        uint8_t draining = enc_get_u8(r);
+        n.draining = draining != 0;
+        n.registered_ms = enc_get_i64(r);
+        n.since_ms = enc_get_i64(r);
+        n.down_count = enc_get_u32(r);
+        n.tasks_ok = enc_get_u64(r);
+        n.tasks_failed = enc_get_u64(r);
+        if (enc_reader_err(r) != 0)
+            break;
+        if (n.name[0] == '\0' || n.liveness < LEDGER_NODE_UP || n.liveness > LEDGER_NODE_DOWN ||
+            draining > 1 || ledger__node_find(l, n.name) != NULL)
+            return err_fmt(msg, cap, ERR_PARSE, "snapshot: bad node %zu", i);
+        int rc = ledger__node_reserve(l);
+        if (rc != 0)
+            return err_fmt(msg, cap, rc, "snapshot: %s", err_text(rc));
+        l->nodes[l->nnodes] = n;
+        ledger__nidx_insert(l->nidx, l->nidx_cap, n.name, (uint32_t)++l->nnodes);
+    }
+    size_t njobs = ledger__get_count(r, LEDGER_MAX_JOBS, 60);
+    if (njobs > 0) {
+        l->jobs = mem_calloc(njobs, sizeof *l->jobs);
+        if (l->jobs == NULL)
+            return err_fmt(msg, cap, ERR_NOMEM, "snapshot: out of memory");
+        l->capjobs = njobs;
+    }
+    for (size_t i = 0; i < njobs && enc_reader_err(r) == 0; i++) {
+        struct ledger_job *j = &l->jobs[i];
+        j->id = enc_get_u64(r);
+        enc_get_str(r, j->name, sizeof j->name);
+        j->vc = enc_get_u32(r);
+        j->state = enc_get_u8(r);
+        j->submitted_ms = enc_get_i64(r);
+        j->deadline_ms = enc_get_i64(r);
+        j->lease_ms = enc_get_i64(r);
+        j->lease_expiry_ms = enc_get_i64(r);
+        j->finished_ms = enc_get_i64(r);
+        j->tokens = enc_get_u32(r);
+        j->wanted = enc_get_u32(r);
+        if (j->id == 0 || j->id >= l->next_job_id || j->vc >= l->nvcs ||
+            j->state < LEDGER_JOB_ACTIVE || j->state > LEDGER_JOB_EXPIRED ||
+            j->lease_ms < LEDGER_LEASE_MIN_MS || j->lease_ms > LEDGER_LEASE_MAX_MS)
+            return err_fmt(msg, cap, ERR_PARSE, "snapshot: bad job %zu", i);
+        if (j->state != LEDGER_JOB_ACTIVE)
+            l->nfinished++;
+        l->njobs++;
+    }
+    size_t nidem = ledger__get_count(r, LEDGER_IDEM_CAP, 24);
+    for (size_t k = 0; k < nidem && enc_reader_err(r) == 0; k++) {
+        struct ledger_result res;
+        uint64_t key = enc_get_u64(r);
+        int64_t code = enc_get_i64(r);
+        res.value = enc_get_u64(r);
+        if (key == 0 || code > 0 || code < -1000 || ledger_idem_lookup(l, key, NULL))
+            return err_fmt(msg, cap, ERR_PARSE, "snapshot: bad idempotency entry %zu", k);
+        res.code = (int)code;
+        ledger__idem_put(l, key, &res);
+    }
+    if (enc_reader_err(r) != 0)
+        return err_fmt(msg, cap, ERR_PARSE, "snapshot: truncated or malformed");
+    if (enc_reader_left(r) != 0)
+        return err_fmt(msg, cap, ERR_PARSE, "snapshot: %zu trailing bytes", enc_reader_left(r));
+    char why[160];
+    if (ledger_check(l, why, sizeof why) != 0)
+        return err_fmt(msg, cap, ERR_PARSE, "snapshot: inconsistent: %s", why);
+    return 0;
+}
+
+int ledger_restore(const void *data, size_t len, ledger_t **out, char *msg, size_t cap)
+{
+    *out = NULL;
+    ledger_t *l = ledger_new();
+    if (l == NULL)
+        return err_fmt(msg, cap, ERR_NOMEM, "snapshot: out of memory");
+    struct enc_reader r;
+    enc_reader_init(&r, data, len);
+    int rc = ledger__restore_body(l, &r, msg, cap);
+    if (rc != 0) {
+        ledger_destroy(&l);
+        return rc;
+    }
+    *out = l;
+    return 0;
+}

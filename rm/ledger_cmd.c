@@ -1,0 +1,195 @@
+/* ledger_cmd.c - encoding of ledger command batches into Raft log entries. */
+#include "rm/ledger_cmd.h"
+
+#include "common/err.h"
+
+#include <string.h>
+
+#define LEDGER_CMD__MAGIC   0x50444c45u /* "PDLE" */
+#define LEDGER_CMD__VERSION 1
+
+static void ledger_cmd__encode_one(struct enc_buf *b, const struct ledger_cmd *c)
+{
+    enc_u8(b, c->type);
+    enc_u64(b, c->key);
+    switch (c->type) {
+    case LEDGER_CMD_NODE_REGISTER:
+        enc_str(b, c->name);
+        enc_str(b, c->rack);
+        enc_str(b, c->address);
+        enc_u32(b, c->cpus_milli);
+        enc_u32(b, c->mem_mb);
+        enc_u64(b, c->boot_id);
+        break;
+    case LEDGER_CMD_NODE_LIVENESS:
+        enc_str(b, c->name);
+        enc_u8(b, c->state);
+        break;
+    case LEDGER_CMD_NODE_DRAIN:
+        enc_str(b, c->name);
+        enc_u32(b, c->count);
+        break;
+    case LEDGER_CMD_NODE_OUTCOME:
+        enc_str(b, c->name);
+        enc_u64(b, c->ok);
+        enc_u64(b, c->failed);
+        break;
+    case LEDGER_CMD_VC_SET:
+        enc_str(b, c->vc);
+        enc_u32(b, c->count);
+        break;
+    case LEDGER_CMD_JOB_REGISTER:
+        enc_str(b, c->name);
+        enc_str(b, c->vc);
+        enc_i64(b, c->deadline_ms);
+        enc_i64(b, c->lease_ms);
+        break;
+    case LEDGER_CMD_JOB_END:
+        enc_u64(b, c->job);
+        enc_u8(b, c->state);
+        break;
+    case LEDGER_CMD_JOB_DEADLINE:
+        enc_u64(b, c->job);
+        enc_i64(b, c->deadline_ms);
+        break;
+    case LEDGER_CMD_TOKEN_REQUEST:
+    case LEDGER_CMD_TOKEN_RELEASE:
+        enc_u64(b, c->job);
+        enc_u32(b, c->count);
+        break;
+    case LEDGER_CMD_LEASE_RENEW:
+        enc_u64(b, c->job);
+        break;
+    default: /* TICK and unknown types carry no fields */
+        break;
+    }
+}
+
+void ledger_cmd_encode(struct enc_buf *b, const struct ledger_cmd *cmds, size_t n, int64_t now)
+{
+    enc_u32(b, LEDGER_CMD__MAGIC);
+    enc_u8(b, LEDGER_CMD__VERSION);
+    enc_i64(b, now);
+    enc_u32(b, (uint32_t)n);
+    for (size_t i = 0; i < n; i++)
+        ledger_cmd__encode_one(b, &cmds[i]);
+}
+
+int ledger_cmd_iter_init(struct ledger_cmd_iter *it, const void *data, size_t len, char *msg,
+                         size_t cap)
+{
+    enc_reader_init(&it->r, data, len);
+    uint32_t magic = enc_get_u32(&it->r);
+    uint8_t version = enc_get_u8(&it->r);
+    it->now = enc_get_i64(&it->r);
+    it->count = enc_get_u32(&it->r);
+    it->left = it->count;
+    if (enc_reader_err(&it->r) != 0 || magic != LEDGER_CMD__MAGIC)
+        return err_fmt(msg, cap, ERR_PARSE, "log entry: bad header");
+    if (version != LEDGER_CMD__VERSION)
+        return err_fmt(msg, cap, ERR_PARSE, "log entry: version %u unsupported", version);
+    if (it->count > LEDGER_CMD_BATCH_MAX)
+        return err_fmt(msg, cap, ERR_PARSE, "log entry: %u commands (max %d)", it->count,
+                       LEDGER_CMD_BATCH_MAX);
+    return 0;
+}
+
+int ledger_cmd_next(struct ledger_cmd_iter *it, struct ledger_cmd *c, char *msg, size_t cap)
+{
+    struct enc_reader *r = &it->r;
+    if (it->left == 0) {
+        if (enc_reader_left(r) != 0)
+            return err_fmt(msg, cap, ERR_PARSE, "log entry: %zu trailing bytes",
+                           enc_reader_left(r));
+        return 0;
+    }
+    it->left--;
+    ledger_cmd_init(c, LEDGER_CMD_TICK);
+    c->type = enc_get_u8(r);
+    c->key = enc_get_u64(r);
+    switch (c->type) {
+    case LEDGER_CMD_NODE_REGISTER:
+        enc_get_str(r, c->name, sizeof c->name);
+        enc_get_str(r, c->rack, sizeof c->rack);
+        enc_get_str(r, c->address, sizeof c->address);
+        c->cpus_milli = enc_get_u32(r);
+        c->mem_mb = enc_get_u32(r);
+        c->boot_id = enc_get_u64(r);
+        break;
+    case LEDGER_CMD_NODE_LIVENESS:
+        enc_get_str(r, c->name, sizeof c->name);
+        c->state = enc_get_u8(r);
+        break;
+    case LEDGER_CMD_NODE_DRAIN:
+        enc_get_str(r, c->name, sizeof c->name);
+        c->count = enc_get_u32(r);
+        break;
+    case LEDGER_CMD_NODE_OUTCOME:
+        enc_get_str(r, c->name, sizeof c->name);
+        c->ok = enc_get_u64(r);
+        c->failed = enc_get_u64(r);
+        break;
+    case LEDGER_CMD_VC_SET:
+        enc_get_str(r, c->vc, sizeof c->vc);
+        c->count = enc_get_u32(r);
+        break;
+    case LEDGER_CMD_JOB_REGISTER:
+        enc_get_str(r, c->name, sizeof c->name);
+        enc_get_str(r, c->vc, sizeof c->vc);
+        c->deadline_ms = enc_get_i64(r);
+        c->lease_ms = enc_get_i64(r);
+        break;
+    case LEDGER_CMD_JOB_END:
+        c->job = enc_get_u64(r);
+        c->state = enc_get_u8(r);
+        break;
+    case LEDGER_CMD_JOB_DEADLINE:
+        c->job = enc_get_u64(r);
+        c->deadline_ms = enc_get_i64(r);
+        break;
+    case LEDGER_CMD_TOKEN_REQUEST:
+    case LEDGER_CMD_TOKEN_RELEASE:
+        c->job = enc_get_u64(r);
+        c->count = enc_get_u32(r);
+        break;
+    case LEDGER_CMD_LEASE_RENEW:
+        c->job = enc_get_u64(r);
+        break;
+    case LEDGER_CMD_TICK:
+        break;
+    default:
+        return err_fmt(msg, cap, ERR_PARSE, "log entry: unknown command type %u", c->type);
+    }
+    if (enc_reader_err(r) != 0)
+        return err_fmt(msg, cap, ERR_PARSE, "log entry: truncated %s command",
+                       ledger_cmd_name(c->type));
+    return 1;
+}
+
+int ledger_cmd_validate(const void *data, size_t len, char *msg, size_t cap)
+{
+    struct ledger_cmd_iter it;
+    struct ledger_cmd c;
+    int rc = ledger_cmd_iter_init(&it, data, len, msg, cap);
+    while (rc == 0 && (rc = ledger_cmd_next(&it, &c, msg, cap)) == 1)
+        rc = 0;
+    return rc;
+}
+
+const char *ledger_cmd_name(uint8_t type)
+{
+    static const char *const names[] = {"?",
+                                        "node_register",
+                                        "node_liveness",
+                                        "node_drain",
+                                        "node_outcome",
+                                        "vc_set",
+                                        "job_register",
+                                        "job_end",
+                                        "job_deadline",
+                                        "token_request",
+                                        "token_release",
+                                        "lease_renew",
+                                        "tick"};
+    return type <= LEDGER_CMD__MAX ? names[type] : "?";
+}

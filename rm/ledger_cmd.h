@@ -1,0 +1,46 @@
+/* ledger_cmd.h - ledger commands as Raft log entries.
+ *
+ * One log entry carries a batch of commands and the time the leader stamped on it (DESIGN.md
+ * §7: with several buffers in one raft_apply only the first entry's result is reported, so a
+ * batch is packed into one entry). Format (rm/enc.h primitives):
+ *
+ *   entry   = magic:u32 "PDLE" version:u8 now:i64 count:u32 command*count
+ *   command = type:u8 key:u64 fields(type)
+ *
+ * The fields of each type are those listed beside enum ledger_cmd_type in rm/ledger.h, in that
+ * order. Decoding is bounded: at most LEDGER_CMD_BATCH_MAX commands, every string bounded by
+ * its field, the entry consumed exactly.
+ */
+#ifndef PADDOCK_RM_LEDGER_CMD_H
+#define PADDOCK_RM_LEDGER_CMD_H
+
+#include "rm/enc.h"
+#include "rm/ledger.h"
+
+#define LEDGER_CMD_BATCH_MAX 4096
+
+/* Appends an entry holding cmds[0..n) stamped `now` to *b (check enc_buf_err). */
+void ledger_cmd_encode(struct enc_buf *b, const struct ledger_cmd *cmds, size_t n, int64_t now);
+
+/* A decoder over a borrowed entry. */
+struct ledger_cmd_iter {
+    struct enc_reader r; /* private */
+    uint32_t left;       /* private */
+    int64_t now;         /* read-only: the entry's time */
+    uint32_t count;      /* read-only: commands in the entry */
+};
+
+/* Reads the header. Returns 0 or ERR_PARSE (msg says why). */
+int ledger_cmd_iter_init(struct ledger_cmd_iter *it, const void *data, size_t len, char *msg,
+                         size_t cap);
+/* Decodes the next command into *c: 1 when one was read, 0 at the end of a well-formed entry
+ * (nothing trailing), ERR_PARSE on malformed input (msg says why). */
+int ledger_cmd_next(struct ledger_cmd_iter *it, struct ledger_cmd *c, char *msg, size_t cap);
+
+/* Decodes a whole entry without applying it: 0 when well formed, else ERR_PARSE. */
+int ledger_cmd_validate(const void *data, size_t len, char *msg, size_t cap);
+
+/* Name of a command type ("token_request"), "?" if unknown. */
+const char *ledger_cmd_name(uint8_t type);
+
+#endif

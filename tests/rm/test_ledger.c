@@ -1,0 +1,479 @@
+/* test_ledger.c - the RM ledger as a pure state machine: grants, leases, idempotency, node
+ * liveness, snapshots (restored state equals the original), bounded decoding, allocation
+ * failures. */
+#include "common/err.h"
+#include "common/mem.h"
+#include "rm/ledger.h"
+#include "rm/ledger_cmd.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+struct fixture {
+    ledger_t *l;
+};
+
+static int setup(void **state)
+{
+    static struct fixture f;
+    f.l = ledger_new();
+    assert_non_null(f.l);
+    *state = &f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fixture *f = *state;
+    ledger_destroy(&f->l);
+    assert_null(f->l);
+    return 0;
+}
+
+static void check(const ledger_t *l)
+{
+    char msg[160];
+    int rc = ledger_check(l, msg, sizeof msg);
+    if (rc != 0)
+        fail_msg("invariant broken: %s", msg);
+}
+
+static struct ledger_result apply(ledger_t *l, const struct ledger_cmd *c, int64_t now)
+{
+    struct ledger_result r;
+    ledger_apply(l, c, now, &r);
+    check(l);
+    return r;
+}
+
+static void vc_set(ledger_t *l, const char *vc, uint32_t cap, int64_t now)
+{
+    struct ledger_cmd c;
+    ledger_cmd_init(&c, LEDGER_CMD_VC_SET);
+    snprintf(c.vc, sizeof c.vc, "%s", vc);
+    c.count = cap;
+    assert_int_equal(apply(l, &c, now).code, 0);
+}
+
+static uint64_t job_register(ledger_t *l, const char *name, const char *vc, int64_t lease,
+                             int64_t now)
+{
+    struct ledger_cmd c;
+    ledger_cmd_init(&c, LEDGER_CMD_JOB_REGISTER);
+    snprintf(c.name, sizeof c.name, "%s", name);
+    snprintf(c.vc, sizeof c.vc, "%s", vc);
+    c.lease_ms = lease;
+    struct ledger_result r = apply(l, &c, now);
+    assert_int_equal(r.code, 0);
+    return r.value;
+}
+
+static struct ledger_result tokens(ledger_t *l, enum ledger_cmd_type t, uint64_t job,
+                                   uint32_t count, int64_t now)
+{
+    struct ledger_cmd c;
+    ledger_cmd_init(&c, t);
+    c.job = job;
+    c.count = count;
+    return apply(l, &c, now);
+}
+
+static void node_register(ledger_t *l, const char *name, const char *rack, int64_t now)
+{
+    struct ledger_cmd c;
+    ledger_cmd_init(&c, LEDGER_CMD_NODE_REGISTER);
+    snprintf(c.name, sizeof c.name, "%s", name);
+    snprintf(c.rack, sizeof c.rack, "%s", rack);
+    snprintf(c.address, sizeof c.address, "tcp://127.0.0.1:7000");
+    c.cpus_milli = 4000;
+    c.mem_mb = 8192;
+    c.boot_id = 42;
+    assert_int_equal(apply(l, &c, now).code, 0);
+}
+
+static void test_grants_capped_by_free_tokens(void **state)
+{
+    struct fixture *f = *state;
+    vc_set(f->l, "default", 10, 1);
+    uint64_t a = job_register(f->l, "a", "default", 0, 1);
+    uint64_t b = job_register(f->l, "b", "default", 0, 1);
+    assert_int_not_equal(a, b);
+    assert_int_equal(tokens(f->l, LEDGER_CMD_TOKEN_REQUEST, a, 7, 2).value, 7);
+    /* b asks for 6 but only 3 are free */
+    assert_int_equal(tokens(f->l, LEDGER_CMD_TOKEN_REQUEST, b, 6, 3).value, 3);
+    assert_int_equal(ledger_vc_find(f->l, "default")->granted, 10);
+    assert_int_equal(ledger_job_find(f->l, b)->wanted, 6);
+    /* a lowers its target: tokens go back, b's next request gets them */
+    assert_int_equal(tokens(f->l, LEDGER_CMD_TOKEN_REQUEST, a, 2, 4).value, 2);
+    assert_int_equal(tokens(f->l, LEDGER_CMD_TOKEN_REQUEST, b, 6, 5).value, 6);
+    assert_int_equal(tokens(f->l, LEDGER_CMD_TOKEN_RELEASE, b, 4, 6).value, 2);
+    assert_int_equal(ledger_vc_find(f->l, "default")->granted, 4);
+    /* unknown job, unknown vc */
+    assert_int_equal(tokens(f->l, LEDGER_CMD_TOKEN_REQUEST, 999, 1, 7).code, ERR_NOTFOUND);
+    struct ledger_cmd c;
+    ledger_cmd_init(&c, LEDGER_CMD_JOB_REGISTER);
+    snprintf(c.name, sizeof c.name, "x");
+    snprintf(c.vc, sizeof c.vc, "nope");
+    assert_int_equal(apply(f->l, &c, 8).code, ERR_NOTFOUND);
+    /* shrinking capacity claws back from the newest job first */
+    assert_int_equal(tokens(f->l, LEDGER_CMD_TOKEN_REQUEST, b, 8, 9).value, 8);
+    vc_set(f->l, "default", 5, 10);
+    assert_int_equal(ledger_job_find(f->l, b)->tokens, 3);
+    assert_int_equal(ledger_job_find(f->l, a)->tokens, 2);
+}
+
+static void test_job_end_releases_and_refuses_more(void **state)
+{
+    struct fixture *f = *state;
+    vc_set(f->l, "default", 4, 1);
+    uint64_t a = job_register(f->l, "a", "default", 0, 1);
+    assert_int_equal(tokens(f->l, LEDGER_CMD_TOKEN_REQUEST, a, 4, 2).value, 4);
+    struct ledger_cmd c;
+    ledger_cmd_init(&c, LEDGER_CMD_JOB_END);
+    c.job = a;
+    c.state = LEDGER_JOB_DONE;
+    assert_int_equal(apply(f->l, &c, 3).code, 0);
+    assert_int_equal(ledger_vc_find(f->l, "default")->granted, 0);
+    assert_int_equal(ledger_job_find(f->l, a)->state, LEDGER_JOB_DONE);
+    assert_int_equal(tokens(f->l, LEDGER_CMD_TOKEN_REQUEST, a, 1, 4).code, ERR_STATE);
+    c.state = 77;
+    uint64_t b = job_register(f->l, "b", "default", 0, 5);
+    c.job = b;
+    assert_int_equal(apply(f->l, &c, 5).code, ERR_INVAL);
+}
+
+static void test_leases_expire_and_reclaim(void **state)
+{
+    struct fixture *f = *state;
+    vc_set(f->l, "default", 10, 0);
+    uint64_t a = job_register(f->l, "a", "default", 1000, 0);
+    uint64_t b = job_register(f->l, "b", "default", 1000, 0);
+    tokens(f->l, LEDGER_CMD_TOKEN_REQUEST, a, 4, 100);
+    tokens(f->l, LEDGER_CMD_TOKEN_REQUEST, b, 4, 100);
+    assert_int_equal(ledger_next_expiry(f->l), 1100);
+    /* b renews at 900; at 1100 only a expires */
+    assert_int_equal(tokens(f->l, LEDGER_CMD_LEASE_RENEW, b, 0, 900).value, 4);
+    struct ledger_cmd tick;
+    ledger_cmd_init(&tick, LEDGER_CMD_TICK);
+    assert_int_equal(apply(f->l, &tick, 1099).value, 0);
+    assert_int_equal(apply(f->l, &tick, 1100).value, 1);
+    assert_int_equal(ledger_job_find(f->l, a)->state, LEDGER_JOB_EXPIRED);
+    assert_int_equal(ledger_job_find(f->l, a)->tokens, 0);
+    assert_int_equal(ledger_job_find(f->l, b)->tokens, 4);
+    assert_int_equal(ledger_vc_find(f->l, "default")->granted, 4);
+    assert_int_equal(tokens(f->l, LEDGER_CMD_LEASE_RENEW, a, 0, 1200).code, ERR_STATE);
+    /* time never goes back: an entry stamped earlier is applied at the ledger's time */
+    assert_int_equal(apply(f->l, &tick, 500).value, 0);
+    assert_int_equal(ledger_now(f->l), 1200);
+    assert_int_equal(apply(f->l, &tick, 1900).value, 1);
+}
+
+static void test_idempotency_keys(void **state)
+{
+    struct fixture *f = *state;
+    vc_set(f->l, "default", 10, 0);
+    struct ledger_cmd c;
+    ledger_cmd_init(&c, LEDGER_CMD_JOB_REGISTER);
+    snprintf(c.name, sizeof c.name, "a");
+    snprintf(c.vc, sizeof c.vc, "default");
+    c.key = 0xabc;
+    struct ledger_result r1 = apply(f->l, &c, 1), r2 = apply(f->l, &c, 2);
+    assert_int_equal(r1.code, 0);
+    assert_int_equal(r1.value, r2.value);
+    assert_int_equal(ledger_job_count(f->l), 1);
+    struct ledger_result got;
+    assert_true(ledger_idem_lookup(f->l, 0xabc, &got));
+    assert_int_equal(got.value, r1.value);
+    assert_false(ledger_idem_lookup(f->l, 0xabd, &got));
+    /* a refusal is remembered too */
+    struct ledger_cmd t;
+    ledger_cmd_init(&t, LEDGER_CMD_TOKEN_REQUEST);
+    t.job = 12345;
+    t.key = 7;
+    assert_int_equal(apply(f->l, &t, 3).code, ERR_NOTFOUND);
+    assert_true(ledger_idem_lookup(f->l, 7, &got));
+    assert_int_equal(got.code, ERR_NOTFOUND);
+    /* the oldest keys are forgotten after LEDGER_IDEM_CAP newer ones */
+    for (uint64_t k = 1000; k < 1000 + LEDGER_IDEM_CAP; k++) {
+        struct ledger_cmd r;
+        ledger_cmd_init(&r, LEDGER_CMD_LEASE_RENEW);
+        r.job = r1.value;
+        r.key = k;
+        assert_int_equal(apply(f->l, &r, 4).code, 0);
+    }
+    assert_false(ledger_idem_lookup(f->l, 0xabc, NULL));
+    assert_true(ledger_idem_lookup(f->l, 1000, NULL));
+    assert_true(ledger_idem_lookup(f->l, 1000 + LEDGER_IDEM_CAP - 1, NULL));
+}
+
+static void test_node_liveness_and_psucc(void **state)
+{
+    struct fixture *f = *state;
+    node_register(f->l, "pn-1", "r1", 10);
+    const struct ledger_node *n = ledger_node_find(f->l, "pn-1");
+    assert_non_null(n);
+    assert_string_equal(ledger_node_state_name(n), "up");
+    double p0 = ledger_node_psucc(n);
+    struct ledger_cmd c;
+    ledger_cmd_init(&c, LEDGER_CMD_NODE_LIVENESS);
+    snprintf(c.name, sizeof c.name, "pn-1");
+    c.state = LEDGER_NODE_SUSPECT;
+    assert_int_equal(apply(f->l, &c, 20).code, 0);
+    n = ledger_node_find(f->l, "pn-1");
+    assert_string_equal(ledger_node_state_name(n), "suspect");
+    c.state = LEDGER_NODE_DOWN;
+    apply(f->l, &c, 30);
+    apply(f->l, &c, 31); /* repeated: one transition */
+    n = ledger_node_find(f->l, "pn-1");
+    assert_int_equal(n->down_count, 1);
+    assert_int_equal(n->since_ms, 30);
+    assert_true(ledger_node_psucc(n) < p0);
+    c.state = 9;
+    assert_int_equal(apply(f->l, &c, 32).code, ERR_INVAL);
+    /* re-registration brings it back up */
+    node_register(f->l, "pn-1", "r1", 40);
+    n = ledger_node_find(f->l, "pn-1");
+    assert_int_equal(n->liveness, LEDGER_NODE_UP);
+    assert_int_equal(n->registered_ms, 10);
+    ledger_cmd_init(&c, LEDGER_CMD_NODE_DRAIN);
+    snprintf(c.name, sizeof c.name, "pn-1");
+    c.count = 1;
+    apply(f->l, &c, 50);
+    assert_string_equal(ledger_node_state_name(ledger_node_find(f->l, "pn-1")), "draining");
+    ledger_cmd_init(&c, LEDGER_CMD_NODE_OUTCOME);
+    snprintf(c.name, sizeof c.name, "pn-1");
+    c.ok = 98;
+    c.failed = 0;
+    apply(f->l, &c, 60);
+    /* (98 + 1) / (98 + 0 + 1 + 2) */
+    assert_true(ledger_node_psucc(ledger_node_find(f->l, "pn-1")) > 0.97);
+    /* many nodes: the name index grows and still finds every one */
+    char name[32];
+    for (int i = 0; i < 3000; i++) {
+        snprintf(name, sizeof name, "n%d", i);
+        node_register(f->l, name, "r2", 70);
+    }
+    assert_int_equal(ledger_node_count(f->l), 3001);
+    for (int i = 0; i < 3000; i += 7) {
+        snprintf(name, sizeof name, "n%d", i);
+        assert_non_null(ledger_node_find(f->l, name));
+    }
+    assert_null(ledger_node_find(f->l, "n3000"));
+}
+
+/* Builds a ledger touching every kind of state. */
+static void populate(ledger_t *l)
+{
+    vc_set(l, "default", 20, 1);
+    vc_set(l, "batch", 5, 1);
+    for (int i = 0; i < 50; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "pn-%d", i);
+        node_register(l, name, i % 2 ? "r1" : "r2", 2 + i);
+    }
+    struct ledger_cmd c;
+    ledger_cmd_init(&c, LEDGER_CMD_NODE_LIVENESS);
+    snprintf(c.name, sizeof c.name, "pn-3");
+    c.state = LEDGER_NODE_DOWN;
+    apply(l, &c, 100);
+    for (int i = 0; i < 30; i++) {
+        uint64_t j = job_register(l, i % 3 ? "etl" : "adhoc", i % 4 ? "default" : "batch", 1000 + i,
+                                  200 + i);
+        struct ledger_cmd t;
+        ledger_cmd_init(&t, LEDGER_CMD_TOKEN_REQUEST);
+        t.job = j;
+        t.count = (uint32_t)(i % 5);
+        t.key = 5000 + (uint64_t)i;
+        apply(l, &t, 300 + i);
+        if (i % 6 == 0) {
+            ledger_cmd_init(&t, LEDGER_CMD_JOB_END);
+            t.job = j;
+            t.state = LEDGER_JOB_DONE;
+            apply(l, &t, 400);
+        }
+    }
+}
+
+static void snapshot_bytes(const ledger_t *l, struct enc_buf *b)
+{
+    enc_buf_init(b);
+    ledger_snapshot(l, b);
+    assert_int_equal(enc_buf_err(b), 0);
+}
+
+static void test_snapshot_restore_equal(void **state)
+{
+    struct fixture *f = *state;
+    populate(f->l);
+    struct enc_buf a, b;
+    snapshot_bytes(f->l, &a);
+    char msg[160];
+    ledger_t *r = NULL;
+    assert_int_equal(ledger_restore(a.data, a.len, &r, msg, sizeof msg), 0);
+    check(r);
+    snapshot_bytes(r, &b);
+    assert_int_equal(a.len, b.len);
+    assert_memory_equal(a.data, b.data, a.len);
+    /* field by field, through the public views */
+    assert_int_equal(ledger_now(r), ledger_now(f->l));
+    assert_int_equal(ledger_node_count(r), ledger_node_count(f->l));
+    for (size_t i = 0; i < ledger_node_count(r); i++) {
+        const struct ledger_node *x = ledger_node_at(f->l, i);
+        const struct ledger_node *y = ledger_node_find(r, x->name);
+        assert_non_null(y);
+        assert_memory_equal(x, y, sizeof *x);
+    }
+    assert_int_equal(ledger_job_count(r), ledger_job_count(f->l));
+    for (size_t i = 0; i < ledger_job_count(r); i++)
+        assert_memory_equal(ledger_job_at(r, i), ledger_job_at(f->l, i), sizeof(struct ledger_job));
+    for (size_t i = 0; i < ledger_vc_count(r); i++)
+        assert_memory_equal(ledger_vc_at(r, i), ledger_vc_at(f->l, i), sizeof(struct ledger_vc));
+    struct ledger_result x, y;
+    assert_true(ledger_idem_lookup(r, 5003, &y));
+    assert_true(ledger_idem_lookup(f->l, 5003, &x));
+    assert_int_equal(x.value, y.value);
+    /* both continue identically */
+    uint64_t j1 = job_register(f->l, "after", "default", 0, 1000);
+    uint64_t j2 = job_register(r, "after", "default", 0, 1000);
+    assert_int_equal(j1, j2);
+    ledger_destroy(&r);
+    enc_buf_close(&a);
+    enc_buf_close(&b);
+}
+
+static void test_restore_rejects_bad_bytes(void **state)
+{
+    struct fixture *f = *state;
+    populate(f->l);
+    struct enc_buf a;
+    snapshot_bytes(f->l, &a);
+    char msg[160];
+    ledger_t *r = NULL;
+    /* every truncation is refused */
+    for (size_t n = 0; n < a.len; n += 1 + n / 16) {
+        assert_int_equal(ledger_restore(a.data, n, &r, msg, sizeof msg), ERR_PARSE);
+        assert_null(r);
+    }
+    /* flipping bytes never crashes; a state that decodes must pass the invariants */
+    for (size_t i = 0; i < a.len; i += 3) {
+        a.data[i] ^= 0x5a;
+        if (ledger_restore(a.data, a.len, &r, msg, sizeof msg) == 0) {
+            check(r);
+            ledger_destroy(&r);
+        }
+        a.data[i] ^= 0x5a;
+    }
+    /* a huge count in a short buffer does not allocate */
+    uint8_t evil[64] = {0x53, 0x4c, 0x44, 0x50, 1};
+    memset(evil + 29, 0xff, 4);
+    assert_int_equal(ledger_restore(evil, sizeof evil, &r, msg, sizeof msg), ERR_PARSE);
+    enc_buf_close(&a);
+}
+
+static void test_cmd_encoding_roundtrip_and_bounds(void **state)
+{
+    (void)state;
+    struct ledger_cmd cmds[LEDGER_CMD__MAX];
+    for (int t = 1; t <= LEDGER_CMD__MAX; t++) {
+        struct ledger_cmd *c = &cmds[t - 1];
+        ledger_cmd_init(c, (enum ledger_cmd_type)t);
+        c->key = (uint64_t)t * 1000003u;
+        snprintf(c->name, sizeof c->name, "name-%d", t);
+        snprintf(c->vc, sizeof c->vc, "vc-%d", t);
+        snprintf(c->rack, sizeof c->rack, "rack");
+        snprintf(c->address, sizeof c->address, "tcp://h:%d", t);
+        c->job = (uint64_t)t + 7;
+        c->boot_id = 99;
+        c->cpus_milli = 1500;
+        c->mem_mb = 2048;
+        c->count = (uint32_t)t;
+        c->state = 2;
+        c->deadline_ms = 123456;
+        c->lease_ms = 5000;
+        c->ok = 3;
+        c->failed = 4;
+    }
+    struct enc_buf b;
+    enc_buf_init(&b);
+    ledger_cmd_encode(&b, cmds, LEDGER_CMD__MAX, 777);
+    assert_int_equal(enc_buf_err(&b), 0);
+    char msg[128];
+    struct ledger_cmd_iter it;
+    assert_int_equal(ledger_cmd_iter_init(&it, b.data, b.len, msg, sizeof msg), 0);
+    assert_int_equal(it.now, 777);
+    assert_int_equal(it.count, LEDGER_CMD__MAX);
+    struct ledger_cmd c;
+    int n = 0;
+    while (ledger_cmd_next(&it, &c, msg, sizeof msg) == 1) {
+        const struct ledger_cmd *want = &cmds[n++];
+        assert_int_equal(c.type, want->type);
+        assert_int_equal(c.key, want->key);
+        if (c.type == LEDGER_CMD_NODE_REGISTER) {
+            assert_string_equal(c.address, want->address);
+            assert_int_equal(c.cpus_milli, 1500);
+        }
+        if (c.type == LEDGER_CMD_JOB_REGISTER) {
+            assert_string_equal(c.vc, want->vc);
+            assert_int_equal(c.lease_ms, 5000);
+        }
+        if (c.type == LEDGER_CMD_TOKEN_REQUEST)
+            assert_int_equal(c.count, LEDGER_CMD_TOKEN_REQUEST);
+    }
+    assert_int_equal(n, LEDGER_CMD__MAX);
+    assert_int_equal(ledger_cmd_validate(b.data, b.len, msg, sizeof msg), 0);
+    for (size_t len = 0; len < b.len; len++)
+        assert_int_equal(ledger_cmd_validate(b.data, len, msg, sizeof msg), ERR_PARSE);
+    /* an absurd count is refused before reading on */
+    uint8_t hdr[17];
+    memcpy(hdr, b.data, 13);
+    memset(hdr + 13, 0xff, 4);
+    assert_int_equal(ledger_cmd_validate(hdr, sizeof hdr, msg, sizeof msg), ERR_PARSE);
+    enc_buf_close(&b);
+}
+
+static void test_allocation_failure_leaves_state(void **state)
+{
+    struct fixture *f = *state;
+    vc_set(f->l, "default", 3, 0);
+    struct enc_buf before, after;
+    snapshot_bytes(f->l, &before);
+    struct ledger_cmd c;
+    ledger_cmd_init(&c, LEDGER_CMD_NODE_REGISTER);
+    snprintf(c.name, sizeof c.name, "pn-x");
+    c.cpus_milli = 1000;
+    c.mem_mb = 1000;
+    c.key = 1;
+    mem_fail_after(0);
+    struct ledger_result r;
+    assert_int_equal(ledger_apply(f->l, &c, 0, &r), ERR_NOMEM);
+    mem_fail_reset();
+    snapshot_bytes(f->l, &after);
+    assert_int_equal(before.len, after.len);
+    assert_memory_equal(before.data, after.data, before.len);
+    /* not remembered: the retry succeeds */
+    assert_int_equal(ledger_apply(f->l, &c, 0, &r), 0);
+    enc_buf_close(&before);
+    enc_buf_close(&after);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_grants_capped_by_free_tokens, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_job_end_releases_and_refuses_more, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_leases_expire_and_reclaim, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_idempotency_keys, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_node_liveness_and_psucc, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_snapshot_restore_equal, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_restore_rejects_bad_bytes, setup, teardown),
+        cmocka_unit_test(test_cmd_encoding_roundtrip_and_bounds),
+        cmocka_unit_test_setup_teardown(test_allocation_failure_leaves_state, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
