@@ -1,0 +1,94 @@
+#include "common/heap.h"
+
+#include <string.h>
+
+#include "common/err.h"
+#include "common/mem.h"
+
+void heap_init(struct heap *h)
+{
+    h->items = NULL;
+    h->len = 0;
+    h->cap = 0;
+    h->next_seq = 0;
+}
+
+void heap_close(struct heap *h)
+{
+    mem_free(h->items);
+    heap_init(h);
+}
+
+static bool heap__less(const struct heap_entry *a, const struct heap_entry *b)
+{
+    return a->key < b->key || (a->key == b->key && a->seq < b->seq);
+}
+
+int heap_push(struct heap *h, uint64_t key, void *value)
+{
+    if (h->len == h->cap) {
+        size_t ncap = h->cap < 16 ? 16 : h->cap * 2;
+        struct heap_entry *items = mem_reallocarray(h->items, ncap, sizeof *items);
+        if (items == NULL)
+            return ERR_NOMEM;
+        h->items = items;
+        h->cap = ncap;
+    }
+    struct heap_entry e = {.key = key, .seq = h->next_seq++, .value = value};
+    size_t i = h->len++;
+    while (i > 0) {
+        size_t parent = (i - 1) / 2;
+        if (!heap__less(&e, &h->items[parent]))
+            break;
+        h->items[i] = h->items[parent];
+        i = parent;
+    }
+    h->items[i] = e;
+    return 0;
+}
+
+bool heap_peek(const struct heap *h, struct heap_entry *out)
+{
+    if (h->len == 0)
+        return false;
+    if (out != NULL)
+        *out = h->items[0];
+    return true;
+}
+
+bool heap_pop(struct heap *h, struct heap_entry *out)
+{
+    if (h->len == 0)
+        return false;
+    if (out != NULL)
+        *out = h->items[0];
+    struct heap_entry last = h->items[--h->len];
+    size_t n = h->len;
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && heap__less(&h->items[c + 1], &h->items[c]))
+            c++;
+        if (!heap__less(&h->items[c], &last))
+            break;
+        h->items[i] = h->items[c];
+        i = c;
+    }
+    if (n > 0)
+        h->items[i] = last;
+    return true;
+}
+
+uint64_t heap_key_from_double(double d)
+{
+    if (d != d)
+        return UINT64_MAX;
+    if (d == 0)
+        d = 0; /* -0.0 and 0.0 get the same key */
+    uint64_t u;
+    memcpy(&u, &d, sizeof u);
+    /* IEEE 754: flip all bits of negatives, only the sign bit of positives. */
+    return (u & 0x8000000000000000u) ? ~u : (u | 0x8000000000000000u);
+}
