@@ -111,6 +111,21 @@ static double queue__est(const queue_t *q, const queue_task_t *t)
     return t->est_s > 0 ? t->est_s : q->cfg.default_est_s;
 }
 
+int queue_hold(queue_t *q, uint64_t id, int held)
+{
+    long i = queue__vec_find(&q->reg, id);
+    if (i >= 0) {
+        q->reg.v[i].held = !!held;
+        return 0;
+    }
+    i = queue__vec_find(&q->opp, id);
+    if (i >= 0) {
+        q->opp.v[i].held = !!held;
+        return 0;
+    }
+    return ERR_NOTFOUND;
+}
+
 int queue_push(queue_t *q, const queue_task_t *t)
 {
     if (!(t->cpu > 0) || !(t->mem_mb > 0) || isinf(t->cpu) || isinf(t->mem_mb) || isnan(t->est_s) ||
@@ -121,14 +136,15 @@ int queue_push(queue_t *q, const queue_task_t *t)
     if (queue__vec_find(&q->reg, t->id) >= 0 || queue__vec_find(&q->opp, t->id) >= 0 ||
         queue__run_find(q, t->id) >= 0)
         return ERR_EXISTS;
+    queue_task_t c = *t;
+    c.held = 0;
     if (t->klass == QUEUE_REGULAR) {
         if (q->reg.n >= q->cfg.max_regular)
             return ERR_FULL;
-        return queue__vec_push(&q->reg, t);
+        return queue__vec_push(&q->reg, &c);
     }
     if (q->opp.n >= q->cfg.max_opportunistic)
         return ERR_FULL;
-    queue_task_t c = *t;
     if (!(c.weight > 0))
         c.weight = 1;
     return queue__vec_push(&q->opp, &c);
@@ -176,7 +192,7 @@ int queue_upgrade(queue_t *q, uint64_t id)
 
 static int queue__fits_free(const queue_t *q, const queue_task_t *t)
 {
-    return q->cpu_used + t->cpu <= q->cfg.cpus + QUEUE__EPS &&
+    return !t->held && q->cpu_used + t->cpu <= q->cfg.cpus + QUEUE__EPS &&
            q->mem_used + t->mem_mb <= q->cfg.mem_mb + QUEUE__EPS;
 }
 
@@ -235,7 +251,7 @@ static long queue__backfill(queue_t *q, double now, int want_free, int *rc)
         double at = profile_fit(&q->prof, t->cpu, t->mem_mb, est);
         if (isinf(at))
             continue;
-        if (at <= now && (!want_free || queue__fits_free(q, t)))
+        if (at <= now && !t->held && (!want_free || queue__fits_free(q, t)))
             return (long)i;
         *rc = profile_add(&q->prof, at, at + est, t->cpu, t->mem_mb);
         if (*rc)

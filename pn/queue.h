@@ -52,6 +52,7 @@ typedef struct queue_task {
     double est_s;        /* runtime estimate in seconds (<= 0: the configured default) */
     double weight;       /* opportunistic pick weight (<= 0: 1) */
     queue_class_t klass; /* regular or opportunistic */
+    int held;            /* private to the queue: set through queue_hold */
 } queue_task_t;
 
 typedef enum queue_state {
@@ -87,6 +88,11 @@ int queue_cancel(queue_t *q, uint64_t id);
  * and is no longer preemptible (a pending preemption is withdrawn). ERR_NOTFOUND, ERR_STATE if
  * already regular. */
 int queue_upgrade(queue_t *q, uint64_t id);
+
+/* Holds (held != 0) or releases a queued task: a held task keeps its place and its reservation
+ * but does not start (its files are still being staged). A task pushed is not held.
+ * ERR_NOTFOUND when `id` is not queued. */
+int queue_hold(queue_t *q, uint64_t id, int held);
 
 /* Chooses the next task to start at `now` and moves it to the running set (copied to *out).
  * `draw` is a uniform random number in [0, 1), used only for an opportunistic pick.

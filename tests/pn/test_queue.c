@@ -289,6 +289,22 @@ static void test_bounds_and_cancel(void **state)
     queue_destroy(&q);
 }
 
+/* A held task (files still staging) keeps its place: it does not start, a smaller task may
+ * backfill only without delaying it, and once released it starts first. */
+static void test_hold_keeps_place(void **state)
+{
+    (void)state;
+    queue_t *q = mkq(2, 1000, 0, 0);
+    assert_int_equal(push(q, 1, 2, 100, 10, QUEUE_REGULAR, 0), 0);
+    assert_int_equal(push(q, 2, 2, 100, 10, QUEUE_REGULAR, 0), 0);
+    assert_int_equal(queue_hold(q, 1, 1), 0);
+    assert_int_equal(pick(q, 0, 0), 0); /* 2 would delay the held head */
+    assert_int_equal(queue_hold(q, 1, 0), 0);
+    assert_int_equal(pick(q, 0, 0), 1);
+    assert_int_equal(queue_hold(q, 1, 1), ERR_NOTFOUND); /* running, not queued */
+    queue_destroy(&q);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -300,6 +316,7 @@ int main(void)
         cmocka_unit_test(test_upgrade_in_place),
         cmocka_unit_test(test_preemption_choice),
         cmocka_unit_test(test_bounds_and_cancel),
+        cmocka_unit_test(test_hold_keeps_place),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,225 @@
+#include "pn/exec.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/err.h"
+#include "common/mem.h"
+
+#define EXEC__DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
+
+int exec_resolve(const char *name, char *const *envp, char *out, size_t cap)
+{
+    if (!name || !*name)
+        return ERR_NOTFOUND;
+    if (strchr(name, '/')) {
+        if (strlen(name) >= cap || access(name, X_OK) != 0)
+            return ERR_NOTFOUND;
+        memcpy(out, name, strlen(name) + 1);
+        return 0;
+    }
+    const char *path = EXEC__DEFAULT_PATH;
+    for (char *const *e = envp; e && *e; e++)
+        if (strncmp(*e, "PATH=", 5) == 0)
+            path = *e + 5;
+    size_t nlen = strlen(name);
+    while (*path) {
+        const char *colon = strchr(path, ':');
+        size_t dlen = colon ? (size_t)(colon - path) : strlen(path);
+        if (dlen > 0 && dlen + 1 + nlen < cap) {
+            memcpy(out, path, dlen);
+            out[dlen] = '/';
+            memcpy(out + dlen + 1, name, nlen + 1);
+            struct stat st;
+            if (access(out, X_OK) == 0 && stat(out, &st) == 0 && S_ISREG(st.st_mode))
+                return 0;
+        }
+        if (!colon)
+            break;
+        path = colon + 1;
+    }
+    return ERR_NOTFOUND;
+}
+
+int exec_spawn(const exec_spec_t *spec, pid_t *pid, char *msg, size_t cap)
+{
+    if (!spec->argv || !spec->argv[0] || !spec->cwd || !spec->stdout_path || !spec->stderr_path)
+        return err_fmt(msg, cap, ERR_INVAL, "incomplete spawn request");
+    char path[4096];
+    if (exec_resolve(spec->argv[0], spec->envp, path, sizeof path))
+        return err_fmt(msg, cap, ERR_NOTFOUND, "%s: command not found", spec->argv[0]);
+
+    int as_user = spec->uid != (uid_t)-1 && spec->gid != (gid_t)-1;
+    char **argv = (char **)spec->argv;
+    char **shim_argv = NULL;
+    char ubuf[24], gbuf[24];
+    if (as_user) {
+        if (!spec->shim)
+            return err_fmt(msg, cap, ERR_INVAL, "no exec shim to change user");
+        size_t argc = 0;
+        while (spec->argv[argc])
+            argc++;
+        shim_argv = mem_calloc(argc + 8, sizeof *shim_argv);
+        if (!shim_argv)
+            return err_fmt(msg, cap, ERR_NOMEM, "out of memory");
+        snprintf(ubuf, sizeof ubuf, "%u", (unsigned)spec->uid);
+        snprintf(gbuf, sizeof gbuf, "%u", (unsigned)spec->gid);
+        size_t k = 0;
+        shim_argv[k++] = (char *)spec->shim;
+        shim_argv[k++] = ubuf;
+        shim_argv[k++] = gbuf;
+        shim_argv[k++] = path;
+        for (size_t i = 0; i < argc; i++)
+            shim_argv[k++] = spec->argv[i];
+        shim_argv[k] = NULL;
+        argv = shim_argv;
+    }
+
+    posix_spawnattr_t attr;
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_init(&attr);
+    posix_spawn_file_actions_init(&fa);
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    posix_spawnattr_setsigmask(&attr, &none);
+    posix_spawnattr_setsigdefault(&attr, &all);
+    posix_spawnattr_setpgroup(&attr, 0);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
+                                        POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_USEVFORK);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, spec->stdout_path, O_WRONLY | O_CREAT | O_APPEND,
+                                     0644);
+    posix_spawn_file_actions_addopen(&fa, 2, spec->stderr_path, O_WRONLY | O_CREAT | O_APPEND,
+                                     0644);
+    posix_spawn_file_actions_addchdir_np(&fa, spec->cwd);
+    int rc = posix_spawn(pid, as_user ? spec->shim : path, &fa, &attr, argv, spec->envp);
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&attr);
+    mem_free(shim_argv);
+    if (rc != 0)
+        return err_fmt(msg, cap, ERR_SYS, "spawn %s: %s", spec->argv[0], strerror(rc));
+    if (spec->nice > 0)
+        (void)exec_renice_group(*pid, spec->nice);
+    return 0;
+}
+
+int exec_reap(exec_exit_t *out)
+{
+    int status;
+    struct rusage ru;
+    pid_t pid;
+    do {
+        pid = wait4(-1, &status, WNOHANG, &ru);
+    } while (pid < 0 && errno == EINTR);
+    if (pid <= 0)
+        return 0;
+    memset(out, 0, sizeof *out);
+    out->pid = pid;
+    if (WIFEXITED(status)) {
+        out->exit_code = WEXITSTATUS(status);
+    } else {
+        out->exit_code = -1;
+        out->signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    }
+    out->cpu_time_ms = (uint64_t)ru.ru_utime.tv_sec * 1000 + (uint64_t)ru.ru_utime.tv_usec / 1000 +
+                       (uint64_t)ru.ru_stime.tv_sec * 1000 + (uint64_t)ru.ru_stime.tv_usec / 1000;
+    out->maxrss_kb = ru.ru_maxrss > 0 ? (uint64_t)ru.ru_maxrss : 0;
+    return 1;
+}
+
+int exec_kill_group(pid_t pgid, int sig)
+{
+    if (pgid <= 1)
+        return ERR_INVAL;
+    return kill(-pgid, sig) == 0 ? 0 : ERR_NOTFOUND;
+}
+
+int exec_renice_group(pid_t pgid, int nice)
+{
+    if (pgid <= 1)
+        return ERR_INVAL;
+    return setpriority(PRIO_PGRP, (id_t)pgid, nice) == 0 ? 0 : ERR_SYS;
+}
+
+typedef struct exec__slot {
+    pid_t pgid;
+    size_t idx;
+} exec__slot_t;
+
+static int exec__cmp(const void *a, const void *b)
+{
+    pid_t x = ((const exec__slot_t *)a)->pgid, y = ((const exec__slot_t *)b)->pgid;
+    return (x > y) - (x < y);
+}
+
+int exec_rss_scan(const pid_t *pgids, uint64_t *rss_kb, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        rss_kb[i] = 0;
+    if (n == 0)
+        return 0;
+    exec__slot_t *slots = mem_calloc(n, sizeof *slots);
+    if (!slots)
+        return ERR_NOMEM;
+    for (size_t i = 0; i < n; i++)
+        slots[i] = (exec__slot_t){pgids[i], i};
+    qsort(slots, n, sizeof *slots, exec__cmp);
+    DIR *d = opendir("/proc");
+    if (!d) {
+        mem_free(slots);
+        return ERR_IO;
+    }
+    long page_kb = sysconf(_SC_PAGESIZE) / 1024;
+    struct dirent *de;
+    char path[300], buf[1024];
+    while ((de = readdir(d))) {
+        if (de->d_name[0] < '1' || de->d_name[0] > '9')
+            continue;
+        if (snprintf(path, sizeof path, "/proc/%s/stat", de->d_name) >= (int)sizeof path)
+            continue;
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        ssize_t len = read(fd, buf, sizeof buf - 1);
+        close(fd);
+        if (len <= 0)
+            continue;
+        buf[len] = 0;
+        /* fields after "(comm)": state ppid pgrp ... rss is the 24th field overall */
+        char *p = strrchr(buf, ')');
+        if (!p)
+            continue;
+        p++;
+        long fields[22];
+        int nf = 0;
+        char *save = NULL;
+        for (char *tok = strtok_r(p, " ", &save); tok && nf < 22; tok = strtok_r(NULL, " ", &save))
+            fields[nf++] = (tok[0] >= '0' && tok[0] <= '9') || tok[0] == '-' ? atol(tok) : 0;
+        if (nf < 22)
+            continue;
+        exec__slot_t key = {(pid_t)fields[2], 0};
+        exec__slot_t *hit = bsearch(&key, slots, n, sizeof *slots, exec__cmp);
+        if (hit && fields[21] > 0)
+            rss_kb[hit->idx] += (uint64_t)fields[21] * (uint64_t)page_kb;
+    }
+    closedir(d);
+    mem_free(slots);
+    return 0;
+}
+
+int exec_become_subreaper(void)
+{
+    return prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0 ? 0 : ERR_SYS;
+}

@@ -1,0 +1,72 @@
+/* exec.h - starting, watching and stopping task processes on the PN.
+ *
+ * A task runs as the leader of its own process group (so cancel and preemption reach the whole
+ * tree, grandchildren included), started with posix_spawn (vfork semantics: measured faster
+ * than libuv's fork-based uv_spawn, DESIGN.md 7), stdin from /dev/null and stdout/stderr
+ * appended to files. Opportunistic tasks run at a lower CPU priority (nice applied to the
+ * whole process group right after the spawn; the parent is suspended until the child execs,
+ * so nothing has forked yet). When a user to run as is given, the spawn goes through the exec
+ * shim (paddock-pn-exec), which drops privileges before exec.
+ *
+ * Reaping is the caller's: exec_reap collects every exited child (wait4 with rusage) without
+ * blocking, for a SIGCHLD handler. Memory is watched by polling the RSS of every process of
+ * a task's group through /proc (exec_rss_scan): cgroup v2 memory controllers are absent on
+ * these hosts (DESIGN.md 7).
+ */
+#ifndef PADDOCK_PN_EXEC_H
+#define PADDOCK_PN_EXEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* What to run; borrowed for the exec_spawn call. */
+typedef struct exec_spec {
+    char *const *argv; /* NULL-terminated, argv[0] a path or a name looked up in PATH of env */
+    char *const *envp; /* NULL-terminated "K=V" list: the task's whole environment */
+    const char *cwd;   /* working directory (must exist) */
+    const char *stdout_path, *stderr_path; /* created (0644) or appended */
+    int nice;                              /* 0..19 */
+    const char *shim;                      /* path of paddock-pn-exec, used when uid/gid set */
+    uid_t uid;                             /* with gid: run as this user (root only); */
+    gid_t gid;                             /*   (uid_t)-1 means "as the PN" */
+} exec_spec_t;
+
+/* Starts the process. On success *pid is the leader and the process group id. Errors:
+ * ERR_NOTFOUND (argv[0] not found or not executable in PATH), ERR_SYS (posix_spawn failed;
+ * reason in msg), ERR_INVAL. */
+int exec_spawn(const exec_spec_t *spec, pid_t *pid, char *msg, size_t cap);
+
+/* Resolves `name` in the PATH found in envp (or "/usr/local/bin:/usr/bin:/bin") into out
+ * (cap bytes). Names with a '/' are taken as they are. 0 or ERR_NOTFOUND. */
+int exec_resolve(const char *name, char *const *envp, char *out, size_t cap);
+
+/* One reaped child. */
+typedef struct exec_exit {
+    pid_t pid;
+    int exit_code;        /* 0..255, or -1 when killed by a signal */
+    int signal;           /* the terminating signal, or 0 */
+    uint64_t cpu_time_ms; /* user + system of the child and its waited-for descendants */
+    uint64_t maxrss_kb;   /* largest RSS among them */
+} exec_exit_t;
+
+/* Reaps one exited child without blocking. 1 with *out filled, 0 when none is waiting. */
+int exec_reap(exec_exit_t *out);
+
+/* Sends `sig` to every process of the group led by `pgid`. 0, or ERR_NOTFOUND (group gone). */
+int exec_kill_group(pid_t pgid, int sig);
+
+/* Sets the nice value of every process in the group. 0 or ERR_SYS (e.g. raising priority
+ * without privilege). */
+int exec_renice_group(pid_t pgid, int nice);
+
+/* Sums the resident set of every live process per process group. For each i, rss_kb[i]
+ * receives the total RSS in KiB of the processes whose pgid is pgids[i] (0 if none).
+ * One pass over /proc. Returns 0 or ERR_IO. */
+int exec_rss_scan(const pid_t *pgids, uint64_t *rss_kb, size_t n);
+
+/* Makes this process a child subreaper (orphaned grandchildren of tasks are reparented to it
+ * and reaped by exec_reap instead of lingering). 0 or ERR_SYS. */
+int exec_become_subreaper(void);
+
+#endif

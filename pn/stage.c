@@ -1,0 +1,258 @@
+#include "pn/stage.h"
+
+#include <czmq.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/err.h"
+#include "common/mem.h"
+
+#define STAGE__MEMO_MAX 4096
+
+typedef struct stage__memo {
+    char *path;
+    dev_t dev;
+    ino_t ino;
+    off_t size;
+    struct timespec mtime;
+    char digest[48];
+} stage__memo_t;
+
+struct stage {
+    char *dir;
+    char **allow;
+    size_t nallow;
+    uint64_t max_bytes;
+    pthread_mutex_t lock; /* guards memo and stats */
+    stage__memo_t *memo;
+    size_t nmemo, next_evict;
+    stage_stats_t stats;
+};
+
+stage_t *stage_new(const char *dir, const char *const *allow, size_t n, uint64_t max_bytes,
+                   char *msg, size_t cap)
+{
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+        err_fmt(msg, cap, ERR_IO, "%s: %s", dir, strerror(errno));
+        return NULL;
+    }
+    stage_t *s = mem_calloc(1, sizeof *s);
+    if (!s || !(s->dir = mem_strdup(dir)) ||
+        !(s->memo = mem_calloc(STAGE__MEMO_MAX, sizeof *s->memo)) ||
+        (n && !(s->allow = mem_calloc(n, sizeof *s->allow)))) {
+        stage_destroy(&s);
+        err_fmt(msg, cap, ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!(s->allow[i] = mem_strdup(allow[i]))) {
+            s->nallow = i;
+            stage_destroy(&s);
+            err_fmt(msg, cap, ERR_NOMEM, "out of memory");
+            return NULL;
+        }
+    }
+    s->nallow = n;
+    s->max_bytes = max_bytes ? max_bytes : (1ull << 30);
+    pthread_mutex_init(&s->lock, NULL);
+    return s;
+}
+
+void stage_destroy(stage_t **sp)
+{
+    if (!sp || !*sp)
+        return;
+    stage_t *s = *sp;
+    if (s->memo) {
+        for (size_t i = 0; i < s->nmemo; i++)
+            mem_free(s->memo[i].path);
+        pthread_mutex_destroy(&s->lock);
+    }
+    for (size_t i = 0; i < s->nallow; i++)
+        mem_free(s->allow[i]);
+    mem_free(s->allow);
+    mem_free(s->memo);
+    mem_free(s->dir);
+    mem_free(s);
+    *sp = NULL;
+}
+
+void stage_stats(stage_t *s, stage_stats_t *out)
+{
+    pthread_mutex_lock(&s->lock);
+    *out = s->stats;
+    pthread_mutex_unlock(&s->lock);
+}
+
+static int stage__allowed(const stage_t *s, const char *src)
+{
+    if (src[0] != '/' || strstr(src, "/../") || strstr(src, "/./") ||
+        (strlen(src) >= 3 && strcmp(src + strlen(src) - 3, "/..") == 0))
+        return 0;
+    if (!s->nallow)
+        return 1;
+    for (size_t i = 0; i < s->nallow; i++) {
+        size_t n = strlen(s->allow[i]);
+        while (n > 1 && s->allow[i][n - 1] == '/')
+            n--;
+        if (strncmp(src, s->allow[i], n) == 0 && (src[n] == '/' || n == 1))
+            return 1;
+    }
+    return 0;
+}
+
+static int stage__memo_find(stage_t *s, const char *src, const struct stat *st, char *digest)
+{
+    for (size_t i = 0; i < s->nmemo; i++) {
+        stage__memo_t *m = &s->memo[i];
+        if (m->dev == st->st_dev && m->ino == st->st_ino && m->size == st->st_size &&
+            m->mtime.tv_sec == st->st_mtim.tv_sec && m->mtime.tv_nsec == st->st_mtim.tv_nsec &&
+            strcmp(m->path, src) == 0) {
+            memcpy(digest, m->digest, sizeof m->digest);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static void stage__memo_put(stage_t *s, const char *src, const struct stat *st, const char *digest)
+{
+    char *path = mem_strdup(src);
+    if (!path)
+        return; /* the memo is an optimisation only */
+    size_t i;
+    if (s->nmemo < STAGE__MEMO_MAX) {
+        i = s->nmemo++;
+    } else {
+        i = s->next_evict++ % STAGE__MEMO_MAX;
+        mem_free(s->memo[i].path);
+    }
+    s->memo[i] = (stage__memo_t){.path = path,
+                                 .dev = st->st_dev,
+                                 .ino = st->st_ino,
+                                 .size = st->st_size,
+                                 .mtime = st->st_mtim};
+    snprintf(s->memo[i].digest, sizeof s->memo[i].digest, "%s", digest);
+}
+
+/* Copies src into the cache while hashing it; writes the hex digest. */
+static int stage__copy_in(stage_t *s, int in, char *digest, size_t dcap, uint64_t *copied,
+                          char *msg, size_t cap)
+{
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s/.tmp.XXXXXX", s->dir);
+    int out = mkstemp(tmp);
+    if (out < 0)
+        return err_fmt(msg, cap, ERR_IO, "%s: %s", s->dir, strerror(errno));
+    zdigest_t *dg = zdigest_new();
+    char buf[65536];
+    ssize_t n;
+    int rc = 0;
+    *copied = 0;
+    while (dg && (n = read(in, buf, sizeof buf)) != 0) {
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            rc = err_fmt(msg, cap, ERR_IO, "read: %s", strerror(errno));
+            break;
+        }
+        zdigest_update(dg, (const byte *)buf, (size_t)n);
+        for (ssize_t off = 0; off < n;) {
+            ssize_t w = write(out, buf + off, (size_t)(n - off));
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w <= 0) {
+                rc = err_fmt(msg, cap, ERR_IO, "write cache: %s", strerror(errno));
+                break;
+            }
+            off += w;
+        }
+        if (rc)
+            break;
+        *copied += (uint64_t)n;
+        if (*copied > s->max_bytes) {
+            rc = err_fmt(msg, cap, ERR_TOOBIG, "file larger than %llu bytes",
+                         (unsigned long long)s->max_bytes);
+            break;
+        }
+    }
+    if (!dg)
+        rc = err_fmt(msg, cap, ERR_NOMEM, "out of memory");
+    close(out);
+    if (!rc) {
+        snprintf(digest, dcap, "%s", zdigest_string(dg));
+        char final[4096];
+        snprintf(final, sizeof final, "%s/%s", s->dir, digest);
+        chmod(tmp, 0444);
+        if (rename(tmp, final) != 0)
+            rc = err_fmt(msg, cap, ERR_IO, "rename into cache: %s", strerror(errno));
+    }
+    if (rc)
+        unlink(tmp);
+    zdigest_destroy(&dg);
+    return rc;
+}
+
+int stage_file(stage_t *s, const char *src, const char *dst_dir, int *hit, char *msg, size_t cap)
+{
+    *hit = 0;
+    if (!stage__allowed(s, src))
+        return err_fmt(msg, cap, ERR_INVAL, "%s: not an allowed absolute path", src);
+    const char *base = strrchr(src, '/') + 1;
+    if (!*base)
+        return err_fmt(msg, cap, ERR_INVAL, "%s: no file name", src);
+    int in = open(src, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    struct stat st;
+    if (in < 0 || fstat(in, &st) != 0 || !S_ISREG(st.st_mode)) {
+        int e = errno;
+        if (in >= 0)
+            close(in);
+        return err_fmt(msg, cap, ERR_NOTFOUND, "%s: %s", src,
+                       in >= 0 && e == 0 ? "not a regular file" : strerror(e));
+    }
+    if ((uint64_t)st.st_size > s->max_bytes) {
+        close(in);
+        return err_fmt(msg, cap, ERR_TOOBIG, "%s: larger than %llu bytes", src,
+                       (unsigned long long)s->max_bytes);
+    }
+    char digest[48], cached[4096];
+    pthread_mutex_lock(&s->lock);
+    int known = stage__memo_find(s, src, &st, digest);
+    pthread_mutex_unlock(&s->lock);
+    if (known) {
+        snprintf(cached, sizeof cached, "%s/%s", s->dir, digest);
+        known = access(cached, R_OK) == 0;
+    }
+    int rc = 0;
+    uint64_t copied = 0;
+    if (!known) {
+        rc = stage__copy_in(s, in, digest, sizeof digest, &copied, msg, cap);
+        snprintf(cached, sizeof cached, "%s/%s", s->dir, digest);
+    }
+    close(in);
+    if (!rc) {
+        char dst[4096];
+        snprintf(dst, sizeof dst, "%s/%s", dst_dir, base);
+        unlink(dst);
+        if (link(cached, dst) != 0 && symlink(cached, dst) != 0)
+            rc = err_fmt(msg, cap, ERR_IO, "%s: %s", dst, strerror(errno));
+    }
+    pthread_mutex_lock(&s->lock);
+    if (rc) {
+        s->stats.errors++;
+    } else if (known) {
+        s->stats.hits++;
+        *hit = 1;
+    } else {
+        s->stats.misses++;
+        s->stats.bytes_copied += copied;
+        stage__memo_put(s, src, &st, digest);
+    }
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}

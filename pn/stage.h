@@ -1,0 +1,42 @@
+/* stage.h - the PN's content-addressed file cache (Apollo §3.3: "I denotes the initialization
+ * time for fetching the needed files for the task, which could be 0 if those files are cached
+ * locally").
+ *
+ * stage_file puts a task's file into the cache under the hash of its content (SHA-1, from
+ * czmq's zdigest) and links it into the task's directory under its base name. A file whose
+ * path, device, inode, size and modification time match an earlier staging is a hit: it is
+ * neither read nor copied again. Cached files are read-only (0444); a task that wants to
+ * modify one copies it first. Thread-safe: the PN stages on libuv's thread pool.
+ *
+ * The PN reads the files with its own rights: list the directories tasks may stage from in
+ * the `stage_allow` configuration key when the PN runs as root.
+ */
+#ifndef PADDOCK_PN_STAGE_H
+#define PADDOCK_PN_STAGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct stage stage_t;
+
+typedef struct stage_stats {
+    uint64_t hits, misses, bytes_copied, errors;
+} stage_stats_t;
+
+/* Opens (creating it, mode 0755) the cache directory `dir` (copied). `allow` (n prefixes,
+ * copied; n == 0 allows any path) bounds which source paths may be staged; `max_bytes` bounds
+ * one file (0: 1 GiB). NULL on failure with the reason in msg. Caller owns;
+ * stage_destroy nullifies the caller's reference. */
+stage_t *stage_new(const char *dir, const char *const *allow, size_t n, uint64_t max_bytes,
+                   char *msg, size_t cap);
+void stage_destroy(stage_t **sp);
+
+/* Stages `src` (absolute path) into the cache and links it as DST_DIR/basename(src).
+ * *hit = 1 when the content was already cached and the source unchanged. Errors (reason in
+ * msg): ERR_INVAL (not absolute, or "..", or outside the allowed prefixes), ERR_NOTFOUND
+ * (missing or not a regular file), ERR_TOOBIG, ERR_IO. */
+int stage_file(stage_t *s, const char *src, const char *dst_dir, int *hit, char *msg, size_t cap);
+
+void stage_stats(stage_t *s, stage_stats_t *out);
+
+#endif

@@ -1,0 +1,243 @@
+/* Tests of pn/exec (real processes) and pn/stage (a real cache directory). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/err.h"
+#include "pn/exec.h"
+#include "pn/stage.h"
+
+static char tmpdir[256];
+
+static int group_setup(void **state)
+{
+    (void)state;
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/paddock-test-exec-XXXXXX");
+    if (!mkdtemp(tmpdir))
+        return -1;
+    return exec_become_subreaper();
+}
+
+static int group_teardown(void **state)
+{
+    (void)state;
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static void pause_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* Reaps until `pid` exits (bounded: 10 s); other reaped pids (grandchildren) are skipped. */
+static exec_exit_t wait_for(pid_t pid)
+{
+    exec_exit_t e;
+    for (int i = 0; i < 10000; i++) {
+        while (exec_reap(&e))
+            if (e.pid == pid)
+                return e;
+        pause_ms(1);
+    }
+    fail_msg("pid %d did not exit", (int)pid);
+    return e;
+}
+
+static char *slurp(const char *path)
+{
+    static char buf[4096];
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return NULL;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = 0;
+    fclose(f);
+    return buf;
+}
+
+static pid_t spawn(const char *script, int nice)
+{
+    char out[512], err[512];
+    snprintf(out, sizeof out, "%s/stdout", tmpdir);
+    snprintf(err, sizeof err, "%s/stderr", tmpdir);
+    unlink(out);
+    unlink(err);
+    char *argv[] = {"sh", "-c", (char *)script, NULL};
+    char *envp[] = {"PATH=/usr/bin:/bin", "FOO=bar baz", NULL};
+    exec_spec_t sp = {.argv = argv,
+                      .envp = envp,
+                      .cwd = tmpdir,
+                      .stdout_path = out,
+                      .stderr_path = err,
+                      .nice = nice,
+                      .uid = (uid_t)-1,
+                      .gid = (gid_t)-1};
+    pid_t pid;
+    char msg[256];
+    assert_int_equal(exec_spawn(&sp, &pid, msg, sizeof msg), 0);
+    return pid;
+}
+
+static void test_exit_code_output_env_cwd(void **state)
+{
+    (void)state;
+    pid_t pid = spawn("echo \"$FOO\"; pwd; echo oops >&2; exit 3", 0);
+    assert_int_equal(getpgid(pid) == pid || getpgid(pid) < 0, 1);
+    exec_exit_t e = wait_for(pid);
+    assert_int_equal(e.exit_code, 3);
+    assert_int_equal(e.signal, 0);
+    char path[512], want[600];
+    snprintf(path, sizeof path, "%s/stdout", tmpdir);
+    snprintf(want, sizeof want, "bar baz\n%s\n", tmpdir);
+    assert_string_equal(slurp(path), want);
+    snprintf(path, sizeof path, "%s/stderr", tmpdir);
+    assert_string_equal(slurp(path), "oops\n");
+    assert_true(e.maxrss_kb > 0);
+}
+
+static void test_cpu_time_measured(void **state)
+{
+    (void)state;
+    pid_t pid = spawn("i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done", 0);
+    exec_exit_t e = wait_for(pid);
+    assert_int_equal(e.exit_code, 0);
+    assert_true(e.cpu_time_ms > 20);
+}
+
+static void test_not_found(void **state)
+{
+    (void)state;
+    char *argv[] = {"no-such-command-here", NULL};
+    char *envp[] = {NULL};
+    exec_spec_t sp = {.argv = argv,
+                      .envp = envp,
+                      .cwd = tmpdir,
+                      .stdout_path = "/dev/null",
+                      .stderr_path = "/dev/null",
+                      .uid = (uid_t)-1,
+                      .gid = (gid_t)-1};
+    pid_t pid;
+    char msg[256];
+    assert_int_equal(exec_spawn(&sp, &pid, msg, sizeof msg), ERR_NOTFOUND);
+    assert_non_null(strstr(msg, "not found"));
+}
+
+/* Killing the group kills grandchildren too; nice applies to the whole group; RSS is seen. */
+static void test_group_kill_nice_rss(void **state)
+{
+    (void)state;
+    char script[512];
+    snprintf(script, sizeof script, "sleep 100 & echo $! > %s/gc.pid; wait", tmpdir);
+    pid_t pid = spawn(script, 19);
+    char path[512];
+    snprintf(path, sizeof path, "%s/gc.pid", tmpdir);
+    pid_t gc = 0;
+    for (int i = 0; i < 5000 && gc <= 0; i++) {
+        char *s = slurp(path);
+        if (s && strchr(s, '\n'))
+            gc = (pid_t)atoi(s);
+        else
+            pause_ms(1);
+    }
+    assert_true(gc > 0);
+    assert_int_equal(getpgid(gc), pid);
+    errno = 0;
+    assert_int_equal(getpriority(PRIO_PROCESS, (id_t)pid), 19);
+    uint64_t rss = 0;
+    assert_int_equal(exec_rss_scan(&pid, &rss, 1), 0);
+    assert_true(rss > 100); /* sh and sleep: several hundred KiB */
+    assert_int_equal(exec_kill_group(pid, SIGKILL), 0);
+    exec_exit_t e = wait_for(pid);
+    assert_int_equal(e.signal, SIGKILL);
+    assert_int_equal(e.exit_code, -1);
+    /* the grandchild is gone (reaped by us, the subreaper) */
+    int gone = 0;
+    for (int i = 0; i < 5000 && !gone; i++) {
+        exec_exit_t x;
+        while (exec_reap(&x))
+            ;
+        gone = kill(gc, 0) != 0 && errno == ESRCH;
+        if (!gone)
+            pause_ms(1);
+    }
+    assert_true(gone);
+    assert_int_equal(exec_kill_group(pid, SIGKILL), ERR_NOTFOUND);
+}
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void test_stage_cache(void **state)
+{
+    (void)state;
+    char cache[512], src[512], dst[512], got[600];
+    snprintf(cache, sizeof cache, "%s/cache", tmpdir);
+    snprintf(src, sizeof src, "%s/input.txt", tmpdir);
+    snprintf(dst, sizeof dst, "%s/task1", tmpdir);
+    assert_int_equal(mkdir(dst, 0755), 0);
+    write_file(src, "hello cache\n");
+    char msg[256];
+    stage_t *s = stage_new(cache, NULL, 0, 0, msg, sizeof msg);
+    assert_non_null(s);
+    int hit = -1;
+    assert_int_equal(stage_file(s, src, dst, &hit, msg, sizeof msg), 0);
+    assert_int_equal(hit, 0);
+    snprintf(got, sizeof got, "%s/input.txt", dst);
+    assert_string_equal(slurp(got), "hello cache\n");
+    assert_int_equal(stage_file(s, src, dst, &hit, msg, sizeof msg), 0);
+    assert_int_equal(hit, 1);
+    assert_string_equal(slurp(got), "hello cache\n");
+    /* changed content: a miss, and the new content */
+    write_file(src, "changed content, longer\n");
+    assert_int_equal(stage_file(s, src, dst, &hit, msg, sizeof msg), 0);
+    assert_int_equal(hit, 0);
+    assert_string_equal(slurp(got), "changed content, longer\n");
+    stage_stats_t st;
+    stage_stats(s, &st);
+    assert_int_equal(st.hits, 1);
+    assert_int_equal(st.misses, 2);
+    assert_int_equal(stage_file(s, "relative/path", dst, &hit, msg, sizeof msg), ERR_INVAL);
+    assert_int_equal(stage_file(s, "/etc/../etc/passwd", dst, &hit, msg, sizeof msg), ERR_INVAL);
+    snprintf(got, sizeof got, "%s/missing", tmpdir);
+    assert_int_equal(stage_file(s, got, dst, &hit, msg, sizeof msg), ERR_NOTFOUND);
+    assert_int_equal(stage_file(s, tmpdir, dst, &hit, msg, sizeof msg), ERR_NOTFOUND);
+    stage_destroy(&s);
+    assert_null(s);
+    /* an allow-list keeps other paths out */
+    const char *allow[] = {"/nonexistent-root/"};
+    s = stage_new(cache, allow, 1, 0, msg, sizeof msg);
+    assert_non_null(s);
+    assert_int_equal(stage_file(s, src, dst, &hit, msg, sizeof msg), ERR_INVAL);
+    stage_destroy(&s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_exit_code_output_env_cwd),
+        cmocka_unit_test(test_cpu_time_measured),
+        cmocka_unit_test(test_not_found),
+        cmocka_unit_test(test_group_kill_nice_rss),
+        cmocka_unit_test(test_stage_cache),
+    };
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
