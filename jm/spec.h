@@ -133,7 +133,7 @@ struct spec {
     struct spec_task *tasks; /* in spec order */
     size_t ntasks;
     size_t *topo;       /* all task indices in a topological order (dependencies, including stage
-                           barriers, before dependents; ties in spec order) */
+                           barriers, before dependents) */
     size_t *stage_topo; /* all stage indices in a topological order of the stage barriers */
     size_t *by_id__;    /* private: task indices sorted by id */
     size_t *by_name__;  /* private: stage indices sorted by name */
@@ -142,6 +142,7 @@ struct spec {
 /* Parses and validates `len` bytes at `buf` (need not be NUL-terminated). `lim` may be NULL for
  * the defaults. On success stores a new spec in *out (caller owns; free with spec_destroy) and
  * returns 0. On failure returns ERR_PARSE (not JSON, truncated), ERR_TOOBIG (a size bound),
+ * ERR_CAPACITY (cpu or mem_mb above what a node could hold), ERR_RANGE (runtime_s over a year),
  * ERR_INVAL (any other validation failure) or ERR_NOMEM, leaves *out NULL and writes the reason
  * into msg (cap bytes, always NUL-terminated when cap > 0). */
 int spec_parse(const char *buf, size_t len, const struct spec_limits *lim, struct spec **out,

@@ -1,0 +1,344 @@
+/* test_spec.c - job spec v1: the malformed corpus (tests/specs/bad, each refused with its
+ * expected reason), the valid examples, limits, field values and allocation failure. */
+#include <dirent.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "common/err.h"
+#include "common/mem.h"
+#include "jm/spec.h"
+
+static const char *src_dir(void)
+{
+    const char *d = getenv("PADDOCK_SOURCE_DIR");
+    return d != NULL ? d : ".";
+}
+
+static struct spec *parse_ok(const char *json)
+{
+    char msg[512] = "";
+    struct spec *s = NULL;
+    int rc = spec_parse(json, strlen(json), NULL, &s, msg, sizeof msg);
+    if (rc != 0)
+        fail_msg("unexpected rejection: %s", msg);
+    assert_non_null(s);
+    return s;
+}
+
+static int parse_bad(const char *json, const struct spec_limits *lim, char *msg, size_t cap)
+{
+    struct spec *s = NULL;
+    int rc = spec_parse(json, strlen(json), lim, &s, msg, cap);
+    assert_int_not_equal(rc, 0);
+    assert_null(s);
+    return rc;
+}
+
+static void test_corpus_bad(void **state)
+{
+    (void)state;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/tests/specs/bad/EXPECTED.tsv", src_dir());
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char line[1024];
+    int checked = 0;
+    char listed[128][1024];
+    int nlisted = 0;
+    while (fgets(line, sizeof line, f) != NULL) {
+        if (line[0] == '#' || line[0] == '\n')
+            continue;
+        line[strcspn(line, "\n")] = '\0';
+        char *tab = strchr(line, '\t');
+        assert_non_null(tab);
+        *tab = '\0';
+        const char *file = line, *frag = tab + 1;
+        assert_true(nlisted < 128);
+        snprintf(listed[nlisted++], sizeof listed[0], "%s", file);
+        char fp[4096], msg[512] = "";
+        snprintf(fp, sizeof fp, "%s/tests/specs/bad/%s", src_dir(), file);
+        struct spec *s = NULL;
+        int rc = spec_load(fp, NULL, &s, msg, sizeof msg);
+        if (rc == 0)
+            fail_msg("%s: accepted, expected rejection with \"%s\"", file, frag);
+        assert_null(s);
+        if (strstr(msg, frag) == NULL)
+            fail_msg("%s: message \"%s\" lacks \"%s\"", file, msg, frag);
+        assert_true(rc == ERR_INVAL || rc == ERR_PARSE || rc == ERR_TOOBIG || rc == ERR_CAPACITY ||
+                    rc == ERR_RANGE);
+        checked++;
+    }
+    fclose(f);
+    assert_true(checked >= 40);
+    /* every corpus file is listed, so none is silently unchecked */
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/tests/specs/bad", src_dir());
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        size_t len = strlen(e->d_name);
+        if (len < 5 || strcmp(e->d_name + len - 5, ".json") != 0)
+            continue;
+        int found = 0;
+        for (int i = 0; i < nlisted; i++)
+            found |= strcmp(listed[i], e->d_name) == 0;
+        if (!found)
+            fail_msg("%s is in the corpus but not in EXPECTED.tsv", e->d_name);
+    }
+    closedir(d);
+}
+
+static void test_corpus_valid(void **state)
+{
+    (void)state;
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/tests/specs/valid", src_dir());
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    struct dirent *e;
+    int n = 0;
+    while ((e = readdir(d)) != NULL) {
+        size_t len = strlen(e->d_name);
+        if (len < 5 || strcmp(e->d_name + len - 5, ".json") != 0)
+            continue;
+        char fp[8192], msg[512] = "";
+        snprintf(fp, sizeof fp, "%s/%s", dir, e->d_name);
+        struct spec *s = NULL;
+        int rc = spec_load(fp, NULL, &s, msg, sizeof msg);
+        if (rc != 0)
+            fail_msg("%s rejected: %s", e->d_name, msg);
+        assert_true(s->ntasks >= 1);
+        spec_destroy(&s);
+        assert_null(s);
+        n++;
+    }
+    closedir(d);
+    assert_true(n >= 3);
+}
+
+static void test_fields(void **state)
+{
+    (void)state;
+    char fp[4096], msg[512] = "";
+    snprintf(fp, sizeof fp, "%s/tests/specs/valid/full_example.json", src_dir());
+    struct spec *s = NULL;
+    assert_int_equal(spec_load(fp, NULL, &s, msg, sizeof msg), 0);
+    assert_string_equal(s->name, "clicklog-hourly");
+    assert_string_equal(s->virtual_cluster, "default");
+    assert_true(s->has_deadline);
+    assert_true(s->deadline_s == 900);
+    assert_int_equal(s->nutility, 3);
+    assert_true(spec_utility_at(s, 0) == 1.0);
+    assert_true(spec_utility_at(s, 900) == 1.0);
+    assert_true(spec_utility_at(s, 1200) == 0.0);
+    assert_true(spec_utility_at(s, 5000) == -1.0);
+    assert_int_equal(s->ntasks, 4);
+    long e0 = spec_task_index(s, "extract-0");
+    assert_int_equal(e0, 0);
+    const struct spec_task *t = &s->tasks[e0];
+    assert_int_equal(t->ncmd, 4);
+    assert_string_equal(t->cmd[0], "/usr/bin/env");
+    assert_true(t->cpu == 1.0);
+    assert_int_equal(t->mem_mb, 512);
+    assert_true(t->runtime_s == 12.5);
+    assert_int_equal(t->ninputs, 1);
+    assert_int_equal(t->inputs[0].bytes, 104857600);
+    assert_int_equal(t->inputs[0].nnodes, 2);
+    assert_string_equal(t->inputs[0].nodes[1], "pn-7");
+    assert_int_equal(t->input_bytes, 104857600);
+    assert_int_equal(t->nfiles, 1);
+    assert_string_equal(t->files[0].path, "/opt/jobs/extract.sh");
+    assert_int_equal(t->nenv, 1);
+    assert_string_equal(t->env[0].key, "K");
+    assert_string_equal(t->env[0].value, "V");
+    /* stages: the declared one first, then by first use */
+    assert_int_equal(s->nstages, 3);
+    assert_string_equal(s->stages[0].name, "join");
+    assert_true(s->stages[0].declared);
+    assert_string_equal(s->stages[1].name, "extract");
+    assert_false(s->stages[1].declared);
+    assert_int_equal(s->stages[1].ntasks, 2);
+    assert_int_equal(spec_stage_index(s, "dim"), 2);
+    assert_int_equal(s->stages[0].nafter, 2);
+    assert_int_equal(spec_task_index(s, "missing"), -1);
+    /* topological order: join-0 last */
+    assert_int_equal(s->topo[3], (size_t)spec_task_index(s, "join-0"));
+    spec_destroy(&s);
+}
+
+static void test_defaults(void **state)
+{
+    (void)state;
+    struct spec *s = parse_ok("{\"version\":1,\"tasks\":[{\"id\":\"x\",\"cmd\":[\"true\"]}]}");
+    assert_string_equal(s->name, "job");
+    assert_string_equal(s->virtual_cluster, "default");
+    assert_false(s->has_deadline);
+    assert_true(s->tasks[0].cpu == 1.0);
+    assert_int_equal(s->tasks[0].mem_mb, 256);
+    assert_true(s->tasks[0].runtime_s == 1.0);
+    /* a task without a stage is a stage of its own, named after it */
+    assert_int_equal(s->nstages, 1);
+    assert_string_equal(s->stages[0].name, "x");
+    assert_true(spec_utility_at(s, 1e9) == 1.0);
+    spec_destroy(&s);
+}
+
+static void test_after_dedup_and_order(void **state)
+{
+    (void)state;
+    struct spec *s = parse_ok("{\"version\":1,\"tasks\":["
+                              "{\"id\":\"c\",\"cmd\":[\"t\"],\"after\":[\"b\",\"a\",\"b\"]},"
+                              "{\"id\":\"b\",\"cmd\":[\"t\"],\"after\":[\"a\"]},"
+                              "{\"id\":\"a\",\"cmd\":[\"t\"]}]}");
+    assert_int_equal(s->tasks[0].nafter, 2);
+    /* a before b before c */
+    size_t pos[3];
+    for (size_t i = 0; i < 3; i++)
+        pos[s->topo[i]] = i;
+    assert_true(pos[2] < pos[1]);
+    assert_true(pos[1] < pos[0]);
+    spec_destroy(&s);
+}
+
+static char *make_tasks(size_t n)
+{
+    size_t cap = 64 + n * 48;
+    char *buf = malloc(cap);
+    assert_non_null(buf);
+    size_t len = (size_t)snprintf(buf, cap, "{\"version\":1,\"tasks\":[");
+    for (size_t i = 0; i < n; i++)
+        len += (size_t)snprintf(buf + len, cap - len, "%s{\"id\":\"t%zu\",\"cmd\":[\"true\"]}",
+                                i ? "," : "", i);
+    snprintf(buf + len, cap - len, "]}");
+    return buf;
+}
+
+static void test_limits(void **state)
+{
+    (void)state;
+    struct spec_limits lim;
+    spec_limits_default(&lim);
+    char msg[512];
+    char *doc = make_tasks(50);
+    lim.max_tasks = 49;
+    assert_int_equal(parse_bad(doc, &lim, msg, sizeof msg), ERR_TOOBIG);
+    assert_non_null(strstr(msg, "too many tasks: 50"));
+    lim.max_tasks = 50;
+    struct spec *s = NULL;
+    assert_int_equal(spec_parse(doc, strlen(doc), &lim, &s, msg, sizeof msg), 0);
+    spec_destroy(&s);
+    lim.max_bytes = 100;
+    assert_int_equal(parse_bad(doc, &lim, msg, sizeof msg), ERR_TOOBIG);
+    assert_non_null(strstr(msg, "over the limit of 100"));
+    free(doc);
+    /* node capacity passed in */
+    spec_limits_default(&lim);
+    lim.max_cpu = 8;
+    lim.max_mem_mb = 4096;
+    const char *big = "{\"version\":1,\"tasks\":[{\"id\":\"a\",\"cmd\":[\"t\"],\"cpu\":8.5}]}";
+    assert_int_equal(parse_bad(big, &lim, msg, sizeof msg), ERR_CAPACITY);
+    assert_non_null(strstr(msg, "task \"a\": cpu 8.5 is larger than any node could hold (max 8)"));
+    const char *mem = "{\"version\":1,\"tasks\":[{\"id\":\"a\",\"cmd\":[\"t\"],\"mem_mb\":4097}]}";
+    assert_int_equal(parse_bad(mem, &lim, msg, sizeof msg), ERR_CAPACITY);
+    const char *fits = "{\"version\":1,\"tasks\":[{\"id\":\"a\",\"cmd\":[\"t\"],\"cpu\":8,"
+                       "\"mem_mb\":4096}]}";
+    assert_int_equal(spec_parse(fits, strlen(fits), &lim, &s, msg, sizeof msg), 0);
+    spec_destroy(&s);
+}
+
+static void test_file_size_bound(void **state)
+{
+    (void)state;
+    char fp[4096], msg[512];
+    snprintf(fp, sizeof fp, "%s/tests/specs/valid/full_example.json", src_dir());
+    struct spec_limits lim;
+    spec_limits_default(&lim);
+    lim.max_bytes = 64;
+    struct spec *s = NULL;
+    assert_int_equal(spec_load(fp, &lim, &s, msg, sizeof msg), ERR_TOOBIG);
+    assert_null(s);
+    assert_non_null(strstr(msg, "over the limit of 64"));
+    assert_int_equal(spec_load("/nonexistent/spec.json", NULL, &s, msg, sizeof msg), ERR_IO);
+}
+
+static void test_nul_and_control(void **state)
+{
+    (void)state;
+    char msg[512];
+    const char doc[] = "{\"version\":1,\"tasks\":[{\"id\":\"a\\u0000b\",\"cmd\":[\"t\"]}]}";
+    parse_bad(doc, NULL, msg, sizeof msg);
+    assert_non_null(strstr(msg, "NUL"));
+    const char doc2[] = "{\"version\":1,\"tasks\":[{\"id\":\"a\\nb\",\"cmd\":[\"t\"]}]}";
+    parse_bad(doc2, NULL, msg, sizeof msg);
+    assert_non_null(strstr(msg, "control character"));
+    /* a buffer that is not NUL-terminated and is cut short */
+    const char *full = "{\"version\":1,\"tasks\":[{\"id\":\"a\",\"cmd\":[\"t\"]}]}";
+    struct spec *s = NULL;
+    assert_int_equal(spec_parse(full, strlen(full) - 3, NULL, &s, msg, sizeof msg), ERR_PARSE);
+    assert_null(s);
+}
+
+static void test_cycle_message_names_tasks(void **state)
+{
+    (void)state;
+    char msg[512];
+    parse_bad("{\"version\":1,\"tasks\":[{\"id\":\"root\",\"cmd\":[\"t\"]},"
+              "{\"id\":\"p\",\"cmd\":[\"t\"],\"after\":[\"root\",\"q\"]},"
+              "{\"id\":\"q\",\"cmd\":[\"t\"],\"after\":[\"p\"]}]}",
+              NULL, msg, sizeof msg);
+    assert_non_null(strstr(msg, "dependency cycle"));
+    assert_non_null(strstr(msg, "task \"p\""));
+    assert_non_null(strstr(msg, "task \"q\""));
+    assert_null(strstr(msg, "root"));
+}
+
+static void test_alloc_failure(void **state)
+{
+    (void)state;
+    char fp[4096], msg[512];
+    snprintf(fp, sizeof fp, "%s/tests/specs/valid/full_example.json", src_dir());
+    int failures = 0;
+    for (long n = 0; n < 400; n++) {
+        struct spec *s = NULL;
+        mem_fail_after(n);
+        int rc = spec_load(fp, NULL, &s, msg, sizeof msg);
+        long refused = mem_fail_count();
+        mem_fail_reset();
+        if (rc == 0) {
+            assert_non_null(s);
+            spec_destroy(&s);
+            if (refused == 0)
+                break; /* every allocation succeeded: all failure points covered */
+        } else {
+            assert_int_equal(rc, ERR_NOMEM);
+            assert_null(s);
+            failures++;
+        }
+    }
+    assert_true(failures > 20);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_corpus_bad),
+        cmocka_unit_test(test_corpus_valid),
+        cmocka_unit_test(test_fields),
+        cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_after_dedup_and_order),
+        cmocka_unit_test(test_limits),
+        cmocka_unit_test(test_file_size_bound),
+        cmocka_unit_test(test_nul_and_control),
+        cmocka_unit_test(test_cycle_message_names_tasks),
+        cmocka_unit_test(test_alloc_failure),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
