@@ -71,14 +71,14 @@ int matrix_parse_bins(const char *s, double *out, char *msg, size_t cap)
     return (int)n;
 }
 
-int matrix_compute(matrix_t *m, const queue_t *q, double now, profile_t *scratch)
+int matrix_compute(matrix_t *m, const queue_t *q, double now, loadprof_t *scratch)
 {
     int rc = queue_simulate(q, now, scratch);
     if (rc)
         return rc;
     for (size_t c = 0; c < m->ncpu; c++) {
         for (size_t k = 0; k < m->nmem; k++) {
-            double at = profile_fit(scratch, m->cpu_bins[c], m->mem_bins[k], INFINITY);
+            double at = loadprof_fit(scratch, m->cpu_bins[c], m->mem_bins[k], INFINITY);
             m->wait_s[c][k] = isinf(at) ? MATRIX_NEVER : (at > now ? at - now : 0);
         }
     }

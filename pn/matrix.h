@@ -42,7 +42,7 @@ int matrix_parse_bins(const char *s, double *out, char *msg, size_t cap);
 
 /* Recomputes every cell from the queue at `now`, using `scratch` (a profile initialised at the
  * node's capacity; reused between calls). Returns 0 or ERR_NOMEM (cells unchanged). */
-int matrix_compute(matrix_t *m, const queue_t *q, double now, profile_t *scratch);
+int matrix_compute(matrix_t *m, const queue_t *q, double now, loadprof_t *scratch);
 
 /* The wait for a request (cpu, mem_mb): the cell of the smallest bins that cover it (Apollo's
  * lookup); MATRIX_NEVER past the largest bins. */

@@ -25,7 +25,7 @@ struct queue {
     queue__run_t *run;
     size_t nrun, caprun;
     double cpu_used, mem_used;
-    profile_t prof; /* scratch for backfill decisions */
+    loadprof_t prof; /* scratch for backfill decisions */
 };
 
 queue_t *queue_new(const queue_config_t *cfg)
@@ -48,7 +48,7 @@ queue_t *queue_new(const queue_config_t *cfg)
         q->cfg.overrun_s = 1;
     if (!q->cfg.backfill_depth)
         q->cfg.backfill_depth = 64;
-    profile_init(&q->prof, q->cfg.cpus, q->cfg.mem_mb);
+    loadprof_init(&q->prof, q->cfg.cpus, q->cfg.mem_mb);
     return q;
 }
 
@@ -60,7 +60,7 @@ void queue_destroy(queue_t **qp)
     mem_free(q->reg.v);
     mem_free(q->opp.v);
     mem_free(q->run);
-    profile_close(&q->prof);
+    loadprof_close(&q->prof);
     mem_free(q);
     *qp = NULL;
 }
@@ -219,9 +219,9 @@ static int queue__start(queue_t *q, queue__vec_t *from, size_t i, double now, qu
 }
 
 /* The profile of running regular tasks until their expected ends. */
-static int queue__running_profile(const queue_t *q, double now, profile_t *p)
+static int queue__running_profile(const queue_t *q, double now, loadprof_t *p)
 {
-    int rc = profile_reset(p, now);
+    int rc = loadprof_reset(p, now);
     for (size_t i = 0; !rc && i < q->nrun; i++) {
         const queue__run_t *r = &q->run[i];
         if (r->t.klass != QUEUE_REGULAR)
@@ -229,7 +229,7 @@ static int queue__running_profile(const queue_t *q, double now, profile_t *p)
         double left = queue__est(q, &r->t) - (now - r->start);
         if (left < q->cfg.overrun_s)
             left = q->cfg.overrun_s;
-        rc = profile_add(p, now, now + left, r->t.cpu, r->t.mem_mb);
+        rc = loadprof_add(p, now, now + left, r->t.cpu, r->t.mem_mb);
     }
     return rc;
 }
@@ -248,12 +248,12 @@ static long queue__backfill(queue_t *q, double now, int want_free, int *rc)
     for (size_t i = 0; i < q->reg.n && i < depth; i++) {
         const queue_task_t *t = &q->reg.v[i];
         double est = queue__est(q, t);
-        double at = profile_fit(&q->prof, t->cpu, t->mem_mb, est);
+        double at = loadprof_fit(&q->prof, t->cpu, t->mem_mb, est);
         if (isinf(at))
             continue;
         if (at <= now && !t->held && (!want_free || queue__fits_free(q, t)))
             return (long)i;
-        *rc = profile_add(&q->prof, at, at + est, t->cpu, t->mem_mb);
+        *rc = loadprof_add(&q->prof, at, at + est, t->cpu, t->mem_mb);
         if (*rc)
             return -1;
     }
@@ -388,29 +388,29 @@ void queue_stats(const queue_t *q, queue_stats_t *st)
     st->mem_used = q->mem_used;
 }
 
-static int queue__simulate(const queue_t *q, double now, profile_t *p, uint64_t id, double *at)
+static int queue__simulate(const queue_t *q, double now, loadprof_t *p, uint64_t id, double *at)
 {
     int rc = queue__running_profile(q, now, p);
     for (size_t i = 0; !rc && i < q->reg.n; i++) {
         const queue_task_t *t = &q->reg.v[i];
         double est = queue__est(q, t);
-        double start = profile_fit(p, t->cpu, t->mem_mb, est);
+        double start = loadprof_fit(p, t->cpu, t->mem_mb, est);
         if (at && t->id == id) {
             *at = start;
             return 0;
         }
         if (!isinf(start))
-            rc = profile_add(p, start, start + est, t->cpu, t->mem_mb);
+            rc = loadprof_add(p, start, start + est, t->cpu, t->mem_mb);
     }
     return rc ? rc : (at ? ERR_NOTFOUND : 0);
 }
 
-int queue_simulate(const queue_t *q, double now, profile_t *p)
+int queue_simulate(const queue_t *q, double now, loadprof_t *p)
 {
     return queue__simulate(q, now, p, 0, NULL);
 }
 
-int queue_expected_start(const queue_t *q, double now, uint64_t id, profile_t *p, double *at)
+int queue_expected_start(const queue_t *q, double now, uint64_t id, loadprof_t *p, double *at)
 {
     return queue__simulate(q, now, p, id, at);
 }

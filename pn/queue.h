@@ -3,7 +3,7 @@
  *
  * Two queues and a running set:
  * - the regular queue is FIFO with conservative backfill: tasks are simulated forward in queue
- *   order against the running regular tasks' remaining estimates (pn/profile.h), each getting
+ *   order against the running regular tasks' remaining estimates (pn/loadprof.h), each getting
  *   the earliest reservation that does not move any reservation ahead of it; a later, smaller
  *   task starts early only when its reservation is "now", so it never delays the expected start
  *   of any task ahead of it;
@@ -24,7 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "pn/profile.h"
+#include "pn/loadprof.h"
 
 typedef struct queue queue_t;
 
@@ -117,10 +117,10 @@ const queue_config_t *queue_config(const queue_t *q);
  * the regular work: running regular tasks until their expected end, then every queued regular
  * task at its backfilled reservation, in queue order. Opportunistic work is left out: it yields
  * to regular tasks. Returns 0 or ERR_NOMEM. Used by pn/matrix.h. */
-int queue_simulate(const queue_t *q, double now, profile_t *p);
+int queue_simulate(const queue_t *q, double now, loadprof_t *p);
 
 /* The expected start of a queued regular task in that same simulation (*at, seconds on the
  * caller's clock). ERR_NOTFOUND when `id` is not in the regular queue; ERR_NOMEM. */
-int queue_expected_start(const queue_t *q, double now, uint64_t id, profile_t *p, double *at);
+int queue_expected_start(const queue_t *q, double now, uint64_t id, loadprof_t *p, double *at);
 
 #endif

@@ -1,4 +1,4 @@
-/* Unit tests of pn/matrix (and pn/profile): hand-computed wait-time matrices. */
+/* Unit tests of pn/matrix (and pn/loadprof): hand-computed wait-time matrices. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,7 +13,7 @@
 struct fixture {
     queue_t *q;
     matrix_t m;
-    profile_t p;
+    loadprof_t p;
 };
 
 /* Node: 4 cores, 8 GiB. Bins: 1,2,4,8 cores x 1,8,16 GiB. */
@@ -26,7 +26,7 @@ static int setup(void **state)
     const double cpu[] = {1, 2, 4, 8}, mem[] = {1024, 8192, 16384};
     if (!f.q || matrix_init(&f.m, cpu, 4, mem, 3))
         return -1;
-    profile_init(&f.p, 4, 8192);
+    loadprof_init(&f.p, 4, 8192);
     *state = &f;
     return 0;
 }
@@ -35,7 +35,7 @@ static int teardown(void **state)
 {
     struct fixture *f = *state;
     queue_destroy(&f->q);
-    profile_close(&f->p);
+    loadprof_close(&f->p);
     return 0;
 }
 
@@ -174,24 +174,24 @@ static void test_bins(void **state)
     assert_int_equal(matrix_init(&m, bad, 2, NULL, 0), ERR_INVAL);
 }
 
-static void test_profile_fit(void **state)
+static void test_loadprof_fit(void **state)
 {
     (void)state;
-    profile_t p;
-    profile_init(&p, 2, 100);
-    assert_int_equal(profile_reset(&p, 0), 0);
-    assert_int_equal(profile_add(&p, 0, 5, 2, 10), 0);
-    assert_int_equal(profile_add(&p, 8, 10, 1, 10), 0);
-    assert_true(profile_fit(&p, 1, 10, 3) == 5);  /* [5,8) free of the 2-core block */
-    assert_true(profile_fit(&p, 2, 10, 3) == 5);  /* [5,8) fits exactly */
-    assert_true(profile_fit(&p, 2, 10, 4) == 10); /* would overlap [8,10) */
-    assert_true(profile_fit(&p, 1, 10, INFINITY) == 5);
-    assert_true(isinf(profile_fit(&p, 3, 10, 1)));
-    assert_int_equal(profile_add(&p, 3, 1, 1, 1), ERR_INVAL);
+    loadprof_t p;
+    loadprof_init(&p, 2, 100);
+    assert_int_equal(loadprof_reset(&p, 0), 0);
+    assert_int_equal(loadprof_add(&p, 0, 5, 2, 10), 0);
+    assert_int_equal(loadprof_add(&p, 8, 10, 1, 10), 0);
+    assert_true(loadprof_fit(&p, 1, 10, 3) == 5);  /* [5,8) free of the 2-core block */
+    assert_true(loadprof_fit(&p, 2, 10, 3) == 5);  /* [5,8) fits exactly */
+    assert_true(loadprof_fit(&p, 2, 10, 4) == 10); /* would overlap [8,10) */
+    assert_true(loadprof_fit(&p, 1, 10, INFINITY) == 5);
+    assert_true(isinf(loadprof_fit(&p, 3, 10, 1)));
+    assert_int_equal(loadprof_add(&p, 3, 1, 1, 1), ERR_INVAL);
     double c, m;
-    profile_at(&p, 9, &c, &m);
+    loadprof_at(&p, 9, &c, &m);
     assert_true(c == 1 && m == 10);
-    profile_close(&p);
+    loadprof_close(&p);
 }
 
 int main(void)
@@ -203,7 +203,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_rises_and_falls, setup, teardown),
         cmocka_unit_test_setup_teardown(test_opportunistic_not_counted, setup, teardown),
         cmocka_unit_test(test_bins),
-        cmocka_unit_test(test_profile_fit),
+        cmocka_unit_test(test_loadprof_fit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -67,8 +67,8 @@ static void test_backfill_hand_case(void **state)
     assert_int_equal(push(q, 2, 4, 100, 5, QUEUE_REGULAR, 0), 0);  /* H */
     assert_int_equal(push(q, 3, 1, 100, 20, QUEUE_REGULAR, 0), 0); /* C */
     assert_int_equal(push(q, 4, 1, 100, 5, QUEUE_REGULAR, 0), 0);  /* B */
-    profile_t p;
-    profile_init(&p, 4, 1000);
+    loadprof_t p;
+    loadprof_init(&p, 4, 1000);
     double h0;
     assert_int_equal(queue_expected_start(q, 0, 2, &p, &h0), 0);
     assert_true(fabs(h0 - 10) < 1e-9);
@@ -84,7 +84,7 @@ static void test_backfill_hand_case(void **state)
     assert_int_equal(pick(q, 10, 0), 0);
     assert_int_equal(queue_finish(q, 2), 0);
     assert_int_equal(pick(q, 15, 0), 3);
-    profile_close(&p);
+    loadprof_close(&p);
     queue_destroy(&q);
 }
 
@@ -100,8 +100,8 @@ static double lcg(void)
 static void test_backfill_never_delays_ahead(void **state)
 {
     (void)state;
-    profile_t p;
-    profile_init(&p, 8, 16000);
+    loadprof_t p;
+    loadprof_init(&p, 8, 16000);
     int backfilled = 0;
     for (int round = 0; round < 40; round++) {
         queue_t *q = mkq(8, 16000, 0, 0);
@@ -152,7 +152,7 @@ static void test_backfill_never_delays_ahead(void **state)
         queue_destroy(&q);
     }
     assert_true(backfilled > 0); /* the workloads did exercise backfill */
-    profile_close(&p);
+    loadprof_close(&p);
 }
 
 /* Weights 1 and 3: over evenly spread draws the heavier task is picked three times as often;

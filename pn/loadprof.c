@@ -1,4 +1,4 @@
-#include "pn/profile.h"
+#include "pn/loadprof.h"
 
 #include <math.h>
 #include <string.h>
@@ -8,30 +8,30 @@
 
 /* Fractions of a core and of a MiB are compared with this slack so that 10 × 0.1 cores
  * fit in 1 core. */
-#define PROFILE__EPS 1e-9
+#define LOADPROF__EPS 1e-9
 
-void profile_init(profile_t *p, double cpus, double mem_mb)
+void loadprof_init(loadprof_t *p, double cpus, double mem_mb)
 {
     memset(p, 0, sizeof *p);
     p->cpus = cpus;
     p->mem_mb = mem_mb;
 }
 
-void profile_close(profile_t *p)
+void loadprof_close(loadprof_t *p)
 {
     mem_free(p->steps);
     p->steps = NULL;
     p->n = p->cap = 0;
 }
 
-static int profile__reserve(profile_t *p, size_t n)
+static int loadprof__reserve(loadprof_t *p, size_t n)
 {
     if (n <= p->cap)
         return 0;
     size_t cap = p->cap ? p->cap * 2 : 16;
     while (cap < n)
         cap *= 2;
-    profile_step_t *s = mem_reallocarray(p->steps, cap, sizeof *s);
+    loadprof_step_t *s = mem_reallocarray(p->steps, cap, sizeof *s);
     if (!s)
         return ERR_NOMEM;
     p->steps = s;
@@ -39,18 +39,18 @@ static int profile__reserve(profile_t *p, size_t n)
     return 0;
 }
 
-int profile_reset(profile_t *p, double now)
+int loadprof_reset(loadprof_t *p, double now)
 {
-    int rc = profile__reserve(p, 1);
+    int rc = loadprof__reserve(p, 1);
     if (rc)
         return rc;
-    p->steps[0] = (profile_step_t){.t = now, .cpu = 0, .mem = 0};
+    p->steps[0] = (loadprof_step_t){.t = now, .cpu = 0, .mem = 0};
     p->n = 1;
     return 0;
 }
 
 /* Index of the segment containing t (t >= steps[0].t). */
-static size_t profile__find(const profile_t *p, double t)
+static size_t loadprof__find(const loadprof_t *p, double t)
 {
     size_t lo = 0, hi = p->n; /* steps[lo].t <= t < steps[hi].t */
     while (hi - lo > 1) {
@@ -64,9 +64,9 @@ static size_t profile__find(const profile_t *p, double t)
 }
 
 /* Makes sure a step starts exactly at t; returns its index. Capacity reserved by caller. */
-static size_t profile__split(profile_t *p, double t)
+static size_t loadprof__split(loadprof_t *p, double t)
 {
-    size_t i = profile__find(p, t);
+    size_t i = loadprof__find(p, t);
     if (p->steps[i].t == t)
         return i;
     memmove(&p->steps[i + 2], &p->steps[i + 1], (p->n - i - 1) * sizeof *p->steps);
@@ -76,7 +76,7 @@ static size_t profile__split(profile_t *p, double t)
     return i + 1;
 }
 
-int profile_add(profile_t *p, double start, double end, double cpu, double mem)
+int loadprof_add(loadprof_t *p, double start, double end, double cpu, double mem)
 {
     if (p->n == 0 || isnan(start) || isnan(end) || end < start || cpu < 0 || mem < 0)
         return ERR_INVAL;
@@ -84,11 +84,11 @@ int profile_add(profile_t *p, double start, double end, double cpu, double mem)
         start = p->steps[0].t;
     if (end <= start)
         return 0;
-    int rc = profile__reserve(p, p->n + 2);
+    int rc = loadprof__reserve(p, p->n + 2);
     if (rc)
         return rc;
-    size_t i = profile__split(p, start);
-    size_t j = isinf(end) ? p->n : profile__split(p, end);
+    size_t i = loadprof__split(p, start);
+    size_t j = isinf(end) ? p->n : loadprof__split(p, end);
     for (size_t k = i; k < j; k++) {
         p->steps[k].cpu += cpu;
         p->steps[k].mem += mem;
@@ -96,11 +96,11 @@ int profile_add(profile_t *p, double start, double end, double cpu, double mem)
     return 0;
 }
 
-double profile_fit(const profile_t *p, double cpu, double mem, double dur)
+double loadprof_fit(const loadprof_t *p, double cpu, double mem, double dur)
 {
-    if (p->n == 0 || cpu > p->cpus + PROFILE__EPS || mem > p->mem_mb + PROFILE__EPS)
+    if (p->n == 0 || cpu > p->cpus + LOADPROF__EPS || mem > p->mem_mb + LOADPROF__EPS)
         return INFINITY;
-    double cmax = p->cpus - cpu + PROFILE__EPS, mmax = p->mem_mb - mem + PROFILE__EPS;
+    double cmax = p->cpus - cpu + LOADPROF__EPS, mmax = p->mem_mb - mem + LOADPROF__EPS;
     size_t i = 0;
     while (i < p->n) {
         double end = p->steps[i].t + dur;
@@ -122,11 +122,11 @@ double profile_fit(const profile_t *p, double cpu, double mem, double dur)
     return INFINITY;
 }
 
-void profile_at(const profile_t *p, double t, double *cpu, double *mem)
+void loadprof_at(const loadprof_t *p, double t, double *cpu, double *mem)
 {
     double c = 0, m = 0;
     if (p->n && t >= p->steps[0].t) {
-        size_t i = profile__find(p, t);
+        size_t i = loadprof__find(p, t);
         c = p->steps[i].cpu;
         m = p->steps[i].mem;
     }
