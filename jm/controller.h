@@ -1,0 +1,111 @@
+/* controller.h - Jockey's resource-allocation control loop (Jockey §4.3).
+ *
+ * Every period the JM (or the simulator) feeds an observation: the time the job has been running
+ * t_r, its progress p (jm/progress.h) and finished tasks per stage, and the spare capacity the
+ * cluster reports. For candidate allocations a the controller asks a predictor for samples of the
+ * remaining time C(p, a) and computes the expected utility
+ *
+ *     U_a = mean over samples c of U(t_r + S * c)                (slack S)
+ *
+ * with U shifted left by the dead zone D. The raw allocation is the smallest a maximising U_a
+ * ("A^r = argmin_a {a : U_a = max_b U_b}"). The smoothed allocation follows with hysteresis,
+ * A_t = A_{t-1} + alpha * (A^r - A_{t-1}), and the guaranteed-token request is A_t rounded up.
+ *
+ * Dead zone ("shift the utility function leftwards by D and change allocations only if the job is
+ * at least D behind schedule"): the controller raises the allocation when, at the current
+ * allocation, the job is predicted to lose utility against the deadline moved D earlier; it
+ * lowers it only when even the deadline moved 2D earlier is met with fewer tokens (the job is at
+ * least D ahead of the shifted schedule), towards that smaller allocation. In between, nothing
+ * changes. The first decision jumps straight to A^r (the pessimistic start of §5.2).
+ *
+ * Defaults (§5.1): period 1 min, S = 1.2, alpha = 0.2, D = 3 min, for a 60-minute deadline; other
+ * deadlines scale period and D in proportion (controller_config_default). The deadline may change
+ * while the job runs (controller_set_deadline, controller_set_utility).
+ *
+ * The opportunistic allowance (Apollo §3.5) is min(spare, opp_factor * tokens): tokens are what
+ * the deadline needs, opportunistic capacity is what the cluster can spare.
+ *
+ * Pure: no clock (the caller passes t_r and calls controller_step once per period); an opaque
+ * object, caller owns (controller_new / controller_destroy).
+ */
+#ifndef PADDOCK_JM_CONTROLLER_H
+#define PADDOCK_JM_CONTROLLER_H
+
+#include <stddef.h>
+
+#include "jm/utility.h"
+
+#define CONTROLLER_MAX_SAMPLES 64
+
+struct controller_config {
+    double period_s;   /* how often the caller steps the controller (default 60 s at d = 1 h) */
+    double slack;      /* S (default 1.2) */
+    double alpha;      /* hysteresis (default 0.2); 1 = no smoothing */
+    double deadzone_s; /* D (default 180 s at d = 1 h); 0 disables */
+    int min_tokens;    /* smallest request (default 1) */
+    int max_tokens;    /* hard limit on the request (default 100) */
+    double opp_factor; /* opportunistic tasks per token at most (default 1.0) */
+};
+
+/* Paper defaults scaled to a deadline of deadline_s seconds (period = d / 60 but at least 1 s,
+ * D = d / 20); a non-positive or infinite deadline gives the unscaled defaults. */
+void controller_config_default(struct controller_config *c, double deadline_s);
+
+/* Remaining-time predictor: writes up to cap (>= CONTROLLER_MAX_SAMPLES) samples of C(p, a) for
+ * the observation into out, in ascending order, and returns how many (>= 1), or a negative ERR_*
+ * code. */
+struct controller_obs;
+typedef int controller_predict_fn(void *ctx, const struct controller_obs *obs, double a,
+                                  double *out, int cap);
+
+struct controller_obs {
+    double t_r;       /* seconds the job has been running */
+    double progress;  /* p in [0, 1] by the indicator the predictor was built with */
+    const int *done;  /* finished tasks per stage (for the Amdahl predictor); may be NULL */
+    int spare_tokens; /* what the cluster can spare now (for the opportunistic allowance) */
+};
+
+enum controller_action {
+    CONTROLLER_FIRST = 0, /* first decision: jumped to the raw allocation */
+    CONTROLLER_RAISE,     /* behind schedule */
+    CONTROLLER_LOWER,     /* ahead of schedule by more than the dead zone */
+    CONTROLLER_HOLD,      /* inside the dead zone */
+};
+
+struct controller_out {
+    int tokens;              /* guaranteed tokens to request from the RM */
+    int opportunistic;       /* opportunistic allowance */
+    int raw;                 /* A^r this period */
+    double smoothed;         /* A_t before rounding */
+    double predicted_finish; /* t_r + S * (median C(p, tokens)) */
+    enum controller_action action;
+};
+
+typedef struct controller controller_t;
+
+/* Copies cfg and ut; predict/ctx are borrowed for the controller's lifetime. NULL on a bad
+ * argument (max_tokens < min_tokens < 1, slack <= 0, alpha outside (0, 1], negative dead zone)
+ * or out of memory. */
+controller_t *controller_new(const struct controller_config *cfg, const struct utility *ut,
+                             controller_predict_fn *predict, void *ctx);
+void controller_destroy(controller_t **p);
+
+/* One control period. Returns 0 and fills *out, or the predictor's negative code (state then
+ * unchanged). */
+int controller_step(controller_t *c, const struct controller_obs *obs, struct controller_out *out);
+
+/* Replace the utility (copied) / set a Jockey §5.1 utility for a new deadline. Takes effect at
+ * the next step. controller_set_deadline returns ERR_INVAL for a non-positive deadline. */
+void controller_set_utility(controller_t *c, const struct utility *ut);
+int controller_set_deadline(controller_t *c, double deadline_s);
+
+/* The current smoothed allocation rounded up (0 before the first step). */
+int controller_tokens(const controller_t *c);
+const struct controller_config *controller_config(const controller_t *c);
+
+/* Expected utility of allocation a for obs under the controller's utility shifted by `shift_s`
+ * (exposed for tests and reports). Negative ERR_* from the predictor is returned in *rc. */
+double controller_expected_utility(const controller_t *c, const struct controller_obs *obs,
+                                   double a, double shift_s, int *rc);
+
+#endif

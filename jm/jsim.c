@@ -1,0 +1,701 @@
+/* jsim.c - Jockey's job simulator: the job's shape, the attempt model and one simulated run
+ * (Jockey §4.1). The C(p, a) table built from many runs is in jsim_table.c. */
+#include "jm/jsim.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "common/err.h"
+#include "common/mem.h"
+#include "jm/jsim_internal.h"
+
+/* ---- random numbers ---- */
+
+void jsim_rng_seed(struct jsim_rng *r, uint64_t seed)
+{
+    r->s = seed ^ 0x9e3779b97f4a7c15ull;
+}
+
+uint64_t jsim_rng_next(struct jsim_rng *r)
+{
+    uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+double jsim_rng_uniform(struct jsim_rng *r)
+{
+    return (double)(jsim_rng_next(r) >> 11) * 0x1.0p-53;
+}
+
+double jsim_rng_exp(struct jsim_rng *r, double mean)
+{
+    return -mean * log1p(-jsim_rng_uniform(r));
+}
+
+double jsim_rng_normal(struct jsim_rng *r)
+{
+    /* Box-Muller; one value per call keeps the stream simple to reason about. */
+    double u1 = jsim_rng_uniform(r), u2 = jsim_rng_uniform(r);
+    if (u1 < 1e-300)
+        u1 = 1e-300;
+    return sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
+}
+
+double jsim_rng_lognormal(struct jsim_rng *r, double sigma)
+{
+    return exp(sigma * jsim_rng_normal(r));
+}
+
+/* ---- a binary heap of (key, id), smallest key first, ties by smaller id ---- */
+
+int jsim__heap_init(struct jsim__heap *h, int cap)
+{
+    h->n = 0;
+    h->cap = cap > 0 ? cap : 1;
+    h->e = mem_calloc((size_t)h->cap, sizeof *h->e);
+    return h->e != NULL ? 0 : ERR_NOMEM;
+}
+
+void jsim__heap_close(struct jsim__heap *h)
+{
+    mem_free(h->e);
+    h->e = NULL;
+    h->n = h->cap = 0;
+}
+
+static int jsim__less(const struct jsim__hent *a, const struct jsim__hent *b)
+{
+    return a->key < b->key || (a->key == b->key && a->id < b->id);
+}
+
+int jsim__heap_push(struct jsim__heap *h, double key, int id)
+{
+    if (h->n == h->cap) {
+        struct jsim__hent *e = mem_reallocarray(h->e, (size_t)h->cap * 2, sizeof *e);
+        if (e == NULL)
+            return ERR_NOMEM;
+        h->e = e;
+        h->cap *= 2;
+    }
+    int i = h->n++;
+    struct jsim__hent x = {key, id};
+    while (i > 0) {
+        int p = (i - 1) / 2;
+        if (!jsim__less(&x, &h->e[p]))
+            break;
+        h->e[i] = h->e[p];
+        i = p;
+    }
+    h->e[i] = x;
+    return 0;
+}
+
+struct jsim__hent jsim__heap_pop(struct jsim__heap *h)
+{
+    struct jsim__hent top = h->e[0];
+    struct jsim__hent x = h->e[--h->n];
+    int i = 0;
+    for (;;) {
+        int c = 2 * i + 1;
+        if (c >= h->n)
+            break;
+        if (c + 1 < h->n && jsim__less(&h->e[c + 1], &h->e[c]))
+            c++;
+        if (!jsim__less(&h->e[c], &x))
+            break;
+        h->e[i] = h->e[c];
+        i = c;
+    }
+    if (h->n > 0)
+        h->e[i] = x;
+    return top;
+}
+
+/* ---- the job's shape ---- */
+
+jsim_job_t *jsim_job_new(int nstages, int ntasks)
+{
+    if (ntasks < 1 || ntasks > JSIM_MAX_TASKS || nstages < 1 || nstages > JSIM_MAX_TASKS)
+        return NULL;
+    jsim_job_t *j = mem_calloc(1, sizeof *j);
+    if (j == NULL)
+        return NULL;
+    j->nstages = nstages;
+    j->ntasks = ntasks;
+    j->task_stage = mem_calloc((size_t)ntasks, sizeof *j->task_stage);
+    j->est = mem_calloc((size_t)ntasks, sizeof *j->est);
+    if (j->task_stage == NULL || j->est == NULL) {
+        jsim_job_destroy(&j);
+        return NULL;
+    }
+    for (int t = 0; t < ntasks; t++)
+        j->est[t] = 1.0;
+    return j;
+}
+
+void jsim_job_destroy(jsim_job_t **p)
+{
+    if (p == NULL || *p == NULL)
+        return;
+    jsim_job_t *j = *p;
+    mem_free(j->task_stage);
+    mem_free(j->est);
+    mem_free(j->ef);
+    mem_free(j->et);
+    mem_free(j->bf);
+    mem_free(j->bt);
+    mem_free(j->succ_off);
+    mem_free(j->succ);
+    mem_free(j->npred);
+    mem_free(j->bsucc_off);
+    mem_free(j->bsucc);
+    mem_free(j->nbpred);
+    mem_free(j->stage_off);
+    mem_free(j->stage_tasks);
+    mem_free(j->prio);
+    mem_free(j->topo);
+    mem_free(j);
+    *p = NULL;
+}
+
+int jsim_job_set_task(jsim_job_t *j, int task, int stage, double est_s)
+{
+    if (j->finalized)
+        return ERR_STATE;
+    if (task < 0 || task >= j->ntasks || stage < 0 || stage >= j->nstages)
+        return ERR_RANGE;
+    if (!isfinite(est_s) || est_s < 0)
+        return ERR_INVAL;
+    j->task_stage[task] = stage;
+    j->est[task] = est_s;
+    return 0;
+}
+
+static int jsim__pair_push(int **a, int **b, size_t *n, size_t *cap, int x, int y)
+{
+    if (*n == *cap) {
+        size_t nc = *cap ? *cap * 2 : 64;
+        int *na = mem_reallocarray(*a, nc, sizeof **a);
+        if (na == NULL)
+            return ERR_NOMEM;
+        *a = na;
+        int *nb = mem_reallocarray(*b, nc, sizeof **b);
+        if (nb == NULL)
+            return ERR_NOMEM;
+        *b = nb;
+        *cap = nc;
+    }
+    (*a)[*n] = x;
+    (*b)[*n] = y;
+    (*n)++;
+    return 0;
+}
+
+int jsim_job_add_edge(jsim_job_t *j, int from, int to)
+{
+    if (j->finalized)
+        return ERR_STATE;
+    if (from < 0 || from >= j->ntasks || to < 0 || to >= j->ntasks || from == to)
+        return ERR_RANGE;
+    return jsim__pair_push(&j->ef, &j->et, &j->ne, &j->ecap, from, to);
+}
+
+int jsim_job_add_barrier(jsim_job_t *j, int from, int to)
+{
+    if (j->finalized)
+        return ERR_STATE;
+    if (from < 0 || from >= j->nstages || to < 0 || to >= j->nstages || from == to)
+        return ERR_RANGE;
+    return jsim__pair_push(&j->bf, &j->bt, &j->nb, &j->bcap, from, to);
+}
+
+/* CSR of n lists from pairs (key[i] -> val[i]). */
+static int jsim__csr(int n, const int *key, const int *val, size_t m, int **off, int **out)
+{
+    *off = mem_calloc((size_t)n + 1, sizeof **off);
+    *out = mem_calloc(m > 0 ? m : 1, sizeof **out);
+    if (*off == NULL || *out == NULL)
+        return ERR_NOMEM;
+    for (size_t i = 0; i < m; i++)
+        (*off)[key[i] + 1]++;
+    for (int i = 0; i < n; i++)
+        (*off)[i + 1] += (*off)[i];
+    int *fill = mem_calloc((size_t)n + 1, sizeof *fill);
+    if (fill == NULL)
+        return ERR_NOMEM;
+    for (size_t i = 0; i < m; i++)
+        (*out)[(*off)[key[i]] + fill[key[i]]++] = val[i];
+    mem_free(fill);
+    return 0;
+}
+
+int jsim__release_init(const jsim_job_t *j, struct jsim__release *r)
+{
+    memset(r, 0, sizeof *r);
+    r->pending = mem_calloc((size_t)j->ntasks, sizeof *r->pending);
+    r->stage_left = mem_calloc((size_t)j->nstages, sizeof *r->stage_left);
+    r->stack = mem_calloc((size_t)j->nstages, sizeof *r->stack);
+    if (r->pending == NULL || r->stage_left == NULL || r->stack == NULL) {
+        jsim__release_close(r);
+        return ERR_NOMEM;
+    }
+    return 0;
+}
+
+void jsim__release_close(struct jsim__release *r)
+{
+    mem_free(r->pending);
+    mem_free(r->stage_left);
+    mem_free(r->stack);
+    memset(r, 0, sizeof *r);
+}
+
+/* Stage s is complete: release what waits on it. Tasks that become ready go to ready(ctx, t). */
+static int jsim__stage_done(const jsim_job_t *j, struct jsim__release *r, int s,
+                            int (*ready)(void *, int), void *ctx)
+{
+    int sp = 0;
+    r->stack[sp++] = s;
+    while (sp > 0) {
+        int u = r->stack[--sp];
+        if (r->on_stage != NULL)
+            r->on_stage(ctx, u);
+        for (int k = j->bsucc_off[u]; k < j->bsucc_off[u + 1]; k++) {
+            int v = j->bsucc[k];
+            for (int q = j->stage_off[v]; q < j->stage_off[v + 1]; q++) {
+                int t = j->stage_tasks[q];
+                if (--r->pending[t] == 0) {
+                    int rc = ready(ctx, t);
+                    if (rc != 0)
+                        return rc;
+                }
+            }
+            if (--r->stage_left[v] == 0)
+                r->stack[sp++] = v; /* each stage completes once, so the stack never overflows */
+        }
+    }
+    return 0;
+}
+
+int jsim__release_start(const jsim_job_t *j, struct jsim__release *r, int (*ready)(void *, int),
+                        void *ctx)
+{
+    for (int t = 0; t < j->ntasks; t++)
+        r->pending[t] = j->npred[t] + j->nbpred[j->task_stage[t]];
+    for (int s = 0; s < j->nstages; s++)
+        r->stage_left[s] = (j->stage_off[s + 1] - j->stage_off[s]) + j->nbpred[s];
+    for (int t = 0; t < j->ntasks; t++) {
+        if (r->pending[t] == 0) {
+            int rc = ready(ctx, t);
+            if (rc != 0)
+                return rc;
+        }
+    }
+    for (int s = 0; s < j->nstages; s++) {
+        if (j->nbpred[s] == 0 && j->stage_off[s + 1] == j->stage_off[s]) {
+            r->stage_left[s] = -1; /* complete; never decremented again (no predecessors) */
+            int rc = jsim__stage_done(j, r, s, ready, ctx);
+            if (rc != 0)
+                return rc;
+        }
+    }
+    return 0;
+}
+
+int jsim__release_task(const jsim_job_t *j, struct jsim__release *r, int t,
+                       int (*ready)(void *, int), void *ctx)
+{
+    for (int k = j->succ_off[t]; k < j->succ_off[t + 1]; k++) {
+        int w = j->succ[k];
+        if (--r->pending[w] == 0) {
+            int rc = ready(ctx, w);
+            if (rc != 0)
+                return rc;
+        }
+    }
+    int s = j->task_stage[t];
+    if (--r->stage_left[s] == 0)
+        return jsim__stage_done(j, r, s, ready, ctx);
+    return 0;
+}
+
+/* Topological order over tasks and stage-completion nodes (id ntasks + s). */
+struct jsim__topo_ctx {
+    jsim_job_t *j;
+    int n;
+};
+
+static int jsim__topo_ready(void *ctx, int t)
+{
+    struct jsim__topo_ctx *c = ctx;
+    c->j->topo[c->n++] = t;
+    return 0;
+}
+
+static void jsim__topo_stage(void *ctx, int s)
+{
+    struct jsim__topo_ctx *c = ctx;
+    c->j->topo[c->n++] = c->j->ntasks + s;
+}
+
+/* tail[node] = longest path after node (excluding its own weight) where task t weighs w[t]. */
+static void jsim__tails(const jsim_job_t *j, const double *w, double *tail)
+{
+    int N = j->ntasks + j->nstages;
+    for (int i = 0; i < N; i++)
+        tail[i] = 0;
+    for (int i = N - 1; i >= 0; i--) {
+        int x = j->topo[i];
+        double best = 0;
+        if (x < j->ntasks) {
+            for (int k = j->succ_off[x]; k < j->succ_off[x + 1]; k++) {
+                int y = j->succ[k];
+                if (w[y] + tail[y] > best)
+                    best = w[y] + tail[y];
+            }
+            int sn = j->ntasks + j->task_stage[x];
+            if (tail[sn] > best)
+                best = tail[sn];
+        } else {
+            int s = x - j->ntasks;
+            for (int k = j->bsucc_off[s]; k < j->bsucc_off[s + 1]; k++) {
+                int v = j->bsucc[k];
+                int vn = j->ntasks + v;
+                if (tail[vn] > best)
+                    best = tail[vn];
+                for (int q = j->stage_off[v]; q < j->stage_off[v + 1]; q++) {
+                    int y = j->stage_tasks[q];
+                    if (w[y] + tail[y] > best)
+                        best = w[y] + tail[y];
+                }
+            }
+        }
+        tail[x] = best;
+    }
+}
+
+int jsim_job_finalize(jsim_job_t *j, char *msg, size_t cap)
+{
+    if (j->finalized)
+        return ERR_STATE;
+    int rc = jsim__csr(j->ntasks, j->ef, j->et, j->ne, &j->succ_off, &j->succ);
+    if (rc == 0)
+        rc = jsim__csr(j->nstages, j->bf, j->bt, j->nb, &j->bsucc_off, &j->bsucc);
+    if (rc != 0)
+        return err_fmt(msg, cap, ERR_NOMEM, "jsim: out of memory");
+    j->stage_off = mem_calloc((size_t)j->nstages + 1, sizeof *j->stage_off);
+    j->stage_tasks = mem_calloc((size_t)j->ntasks, sizeof *j->stage_tasks);
+    j->npred = mem_calloc((size_t)j->ntasks, sizeof *j->npred);
+    j->nbpred = mem_calloc((size_t)j->nstages, sizeof *j->nbpred);
+    j->topo = mem_calloc((size_t)j->ntasks + (size_t)j->nstages, sizeof *j->topo);
+    j->prio = mem_calloc((size_t)j->ntasks + (size_t)j->nstages, sizeof *j->prio);
+    if (j->stage_off == NULL || j->stage_tasks == NULL || j->npred == NULL || j->nbpred == NULL ||
+        j->topo == NULL || j->prio == NULL)
+        return err_fmt(msg, cap, ERR_NOMEM, "jsim: out of memory");
+    for (int t = 0; t < j->ntasks; t++)
+        j->stage_off[j->task_stage[t] + 1]++;
+    for (int s = 0; s < j->nstages; s++)
+        j->stage_off[s + 1] += j->stage_off[s];
+    {
+        int *fill = mem_calloc((size_t)j->nstages, sizeof *fill);
+        if (fill == NULL)
+            return err_fmt(msg, cap, ERR_NOMEM, "jsim: out of memory");
+        for (int t = 0; t < j->ntasks; t++)
+            j->stage_tasks[j->stage_off[j->task_stage[t]] + fill[j->task_stage[t]]++] = t;
+        mem_free(fill);
+    }
+    for (size_t i = 0; i < j->ne; i++)
+        j->npred[j->et[i]]++;
+    for (size_t i = 0; i < j->nb; i++)
+        j->nbpred[j->bt[i]]++;
+
+    /* Kahn's order through the same release logic the simulator uses. */
+    struct jsim__release r;
+    if (jsim__release_init(j, &r) != 0)
+        return err_fmt(msg, cap, ERR_NOMEM, "jsim: out of memory");
+    struct jsim__topo_ctx c = {j, 0};
+    r.on_stage = jsim__topo_stage;
+    rc = jsim__release_start(j, &r, jsim__topo_ready, &c);
+    for (int i = 0; rc == 0 && i < c.n; i++) {
+        int x = j->topo[i];
+        if (x < j->ntasks)
+            rc = jsim__release_task(j, &r, x, jsim__topo_ready, &c);
+    }
+    int bad = -1;
+    if (c.n != j->ntasks + j->nstages) {
+        for (int t = 0; t < j->ntasks && bad < 0; t++)
+            if (r.pending[t] > 0)
+                bad = t;
+    }
+    jsim__release_close(&r);
+    if (c.n != j->ntasks + j->nstages)
+        return err_fmt(msg, cap, ERR_INVAL,
+                       "jsim: dependency cycle: task %d (stage %d) can never become ready", bad,
+                       bad >= 0 ? j->task_stage[bad] : -1);
+    double *tail = mem_calloc((size_t)j->ntasks + (size_t)j->nstages, sizeof *tail);
+    if (tail == NULL)
+        return err_fmt(msg, cap, ERR_NOMEM, "jsim: out of memory");
+    jsim__tails(j, j->est, tail);
+    for (int t = 0; t < j->ntasks; t++)
+        j->prio[t] = j->est[t] + tail[t];
+    mem_free(tail);
+    j->finalized = 1;
+    return 0;
+}
+
+int jsim_job_ntasks(const jsim_job_t *j)
+{
+    return j->ntasks;
+}
+
+int jsim_job_nstages(const jsim_job_t *j)
+{
+    return j->nstages;
+}
+
+int jsim_job_stage_size(const jsim_job_t *j, int s)
+{
+    if (s < 0 || s >= j->nstages)
+        return 0;
+    if (j->finalized)
+        return j->stage_off[s + 1] - j->stage_off[s];
+    int n = 0;
+    for (int t = 0; t < j->ntasks; t++)
+        n += j->task_stage[t] == s;
+    return n;
+}
+
+void jsim_job_stage_sizes(const jsim_job_t *j, int *n)
+{
+    for (int s = 0; s < j->nstages; s++)
+        n[s] = jsim_job_stage_size(j, s);
+}
+
+int jsim_job_task_stage(const jsim_job_t *j, int t)
+{
+    return t >= 0 && t < j->ntasks ? j->task_stage[t] : -1;
+}
+
+double jsim_job_task_est(const jsim_job_t *j, int t)
+{
+    return t >= 0 && t < j->ntasks ? j->est[t] : 0;
+}
+
+double jsim_job_critical_path(const jsim_job_t *j)
+{
+    double cp = 0;
+    if (!j->finalized)
+        return 0;
+    for (int t = 0; t < j->ntasks; t++)
+        if (j->prio[t] > cp)
+            cp = j->prio[t];
+    return cp;
+}
+
+double jsim_job_total_work(const jsim_job_t *j)
+{
+    double w = 0;
+    for (int t = 0; t < j->ntasks; t++)
+        w += j->est[t];
+    return w;
+}
+
+int jsim_job_amdahl(const jsim_job_t *j, const struct jsim_model *m, struct amdahl *out)
+{
+    if (!j->finalized)
+        return ERR_STATE;
+    if (m != NULL && m->nstages != j->nstages)
+        return ERR_INVAL;
+    int S = j->nstages, N = j->ntasks;
+    int *n = mem_calloc((size_t)S, sizeof *n);
+    double *l = mem_calloc((size_t)S, sizeof *l);
+    double *L = mem_calloc((size_t)S, sizeof *L);
+    double *T = mem_calloc((size_t)S, sizeof *T);
+    double *w = mem_calloc((size_t)N, sizeof *w);
+    double *tail = mem_calloc((size_t)N + (size_t)S, sizeof *tail);
+    int rc = ERR_NOMEM;
+    if (n == NULL || l == NULL || L == NULL || T == NULL || w == NULL || tail == NULL)
+        goto out;
+    jsim_job_stage_sizes(j, n);
+    for (int t = 0; t < N; t++) {
+        int s = j->task_stage[t];
+        if (m == NULL || !m->stages[s].from_profile) {
+            if (j->est[t] > l[s])
+                l[s] = j->est[t];
+            T[s] += j->est[t];
+        }
+    }
+    for (int s = 0; m != NULL && s < S; s++) {
+        if (m->stages[s].from_profile) {
+            l[s] = m->stages[s].runtime_q[PROFILE_NQ - 1];
+            T[s] = m->stages[s].runtime_total;
+        }
+    }
+    for (int t = 0; t < N; t++)
+        w[t] = l[j->task_stage[t]];
+    jsim__tails(j, w, tail);
+    for (int t = 0; t < N; t++) {
+        int s = j->task_stage[t];
+        if (tail[t] > L[s])
+            L[s] = tail[t];
+    }
+    rc = amdahl_init(out, S, n, l, L, T);
+out:
+    mem_free(n);
+    mem_free(l);
+    mem_free(L);
+    mem_free(T);
+    mem_free(w);
+    mem_free(tail);
+    return rc;
+}
+
+/* ---- the attempt model ---- */
+
+int jsim_model_init(struct jsim_model *m, const jsim_job_t *j, const char *const *stage_names,
+                    const struct profile *prof)
+{
+    if (m == NULL || j == NULL || (prof != NULL && stage_names == NULL))
+        return ERR_INVAL;
+    struct jsim_model nm = {.nstages = j->nstages};
+    nm.stages = mem_calloc((size_t)j->nstages, sizeof *nm.stages);
+    if (nm.stages == NULL)
+        return ERR_NOMEM;
+    for (int t = 0; t < j->ntasks; t++)
+        nm.stages[j->task_stage[t]].runtime_total += j->est[t];
+    for (int s = 0; s < j->nstages; s++) {
+        struct jsim_stage_model *sm = &nm.stages[s];
+        int ps =
+            prof != NULL && stage_names[s] != NULL ? profile_find_stage(prof, stage_names[s]) : -1;
+        if (ps < 0 || prof->stages[ps].tasks <= 0)
+            continue;
+        const struct profile_stage *st = &prof->stages[ps];
+        sm->from_profile = 1;
+        memcpy(sm->runtime_q, st->runtime_q, sizeof sm->runtime_q);
+        memcpy(sm->init_q, st->init_q, sizeof sm->init_q);
+        double fp = profile_stage_fail_prob(st);
+        sm->fail_prob = fp < 0 ? 0 : fp > 0.9 ? 0.9 : fp;
+        /* Scale the profile's totals to this job's stage size (input sizes vary between runs). */
+        int n = jsim_job_stage_size(j, s);
+        double per_task = profile_stage_runtime_mean(st);
+        sm->runtime_total = per_task * n;
+        sm->queue_total = st->tasks > 0 ? st->queue_total / st->tasks * n : 0;
+    }
+    *m = nm;
+    return 0;
+}
+
+void jsim_model_close(struct jsim_model *m)
+{
+    if (m == NULL)
+        return;
+    mem_free(m->stages);
+    m->stages = NULL;
+    m->nstages = 0;
+}
+
+/* ---- one run ---- */
+
+struct jsim__run {
+    const jsim_job_t *j;
+    struct jsim__heap ready;
+    int *attempts;
+};
+
+static int jsim__run_ready(void *ctx, int t)
+{
+    struct jsim__run *r = ctx;
+    return jsim__heap_push(&r->ready, -r->j->prio[t], t);
+}
+
+int jsim_run(const jsim_job_t *j, const struct jsim_model *m, int tokens,
+             const struct progress_model *pm, struct jsim_rng *rng, struct jsim_trace *trace,
+             struct jsim_run_stats *out)
+{
+    if (j == NULL || m == NULL || pm == NULL || rng == NULL || out == NULL || tokens < 1 ||
+        m->nstages != j->nstages || pm->nstages != j->nstages ||
+        (trace != NULL && trace->cap < j->ntasks))
+        return ERR_INVAL;
+    if (!j->finalized)
+        return ERR_STATE;
+    memset(out, 0, sizeof *out);
+    struct jsim__run run = {.j = j};
+    struct jsim__release rel;
+    struct jsim__heap events = {0};
+    int *done = mem_calloc((size_t)j->nstages, sizeof *done);
+    run.attempts = mem_calloc((size_t)j->ntasks, sizeof *run.attempts);
+    int rc = jsim__release_init(j, &rel);
+    if (rc == 0)
+        rc = jsim__heap_init(&run.ready, 64);
+    if (rc == 0)
+        rc = jsim__heap_init(&events, tokens < j->ntasks ? tokens + 1 : j->ntasks + 1);
+    if (rc == 0 && (done == NULL || run.attempts == NULL))
+        rc = ERR_NOMEM;
+    if (rc == 0)
+        rc = jsim__release_start(j, &rel, jsim__run_ready, &run);
+    if (trace != NULL)
+        trace->n = 0;
+    double now = 0, p = 0;
+    int running = 0, finished = 0, linear = progress_is_linear(pm);
+    /* An event's id encodes the task and whether the attempt fails: 2 * task + failed. */
+    while (rc == 0 && finished < j->ntasks) {
+        while (running < tokens && run.ready.n > 0) {
+            int t = jsim__heap_pop(&run.ready).id;
+            const struct jsim_stage_model *sm = &m->stages[j->task_stage[t]];
+            double init = 0, dur;
+            if (sm->from_profile) {
+                init = profile_quantile(sm->init_q, jsim_rng_uniform(rng));
+                dur = profile_quantile(sm->runtime_q, jsim_rng_uniform(rng));
+            } else {
+                dur = j->est[t];
+            }
+            int fail = 0;
+            if (sm->fail_prob > 0 && ++run.attempts[t] < JSIM_MAX_ATTEMPTS &&
+                jsim_rng_uniform(rng) < sm->fail_prob) {
+                fail = 1;
+                dur *= jsim_rng_uniform(rng);
+                out->failures++;
+            }
+            out->attempts++;
+            out->work += init + dur;
+            if ((rc = jsim__heap_push(&events, now + init + dur, 2 * t + fail)) != 0)
+                break;
+            running++;
+            if (running > out->peak_running)
+                out->peak_running = running;
+        }
+        if (rc != 0)
+            break;
+        if (events.n == 0) {
+            rc = ERR_STATE; /* nothing runs and nothing is ready: cannot happen once finalized */
+            break;
+        }
+        struct jsim__hent ev = jsim__heap_pop(&events);
+        now = ev.key;
+        running--;
+        int t = ev.id / 2;
+        if (ev.id & 1) {
+            rc = jsim__run_ready(&run, t);
+            continue;
+        }
+        int s = j->task_stage[t];
+        done[s]++;
+        finished++;
+        p = linear ? p + progress_task_weight(pm, s) : progress_eval(pm, done);
+        if (trace != NULL) {
+            trace->t[trace->n] = now;
+            trace->p[trace->n] = p > 1 ? 1 : p;
+            trace->n++;
+        }
+        rc = jsim__release_task(j, &rel, t, jsim__run_ready, &run);
+    }
+    out->makespan = now;
+    jsim__release_close(&rel);
+    jsim__heap_close(&run.ready);
+    jsim__heap_close(&events);
+    mem_free(done);
+    mem_free(run.attempts);
+    return rc;
+}

@@ -1,0 +1,186 @@
+/* jsim.h - Jockey's job simulator and the remaining-time table C(p, a) (Jockey §4.1).
+ *
+ * "The job simulator takes as input these statistics, along with the job's algebra (list of
+ * stages, tasks and their dependencies), and simulates events in the execution of the job.
+ * Events include allocating tasks to machines, restarting failed tasks and scheduling tasks as
+ * their inputs become available." From many runs at each allocation a, every sampled instant t of
+ * a run that ends at T gives one sample T - t of C(p_t, a).
+ *
+ * Three pieces, all pure (time is virtual; randomness comes from a caller-seeded jsim_rng):
+ *  - jsim_job_t: the job's shape. Tasks belong to stages; a task waits for its explicit
+ *    predecessor tasks and for the completion of every stage its stage has a barrier on (a stage
+ *    is complete when its tasks are done and the stages it waits for are complete, as in
+ *    jm/dag.h). Barriers are never expanded into task edges. Built by hand (tests, simulator) or
+ *    from a parsed spec (jsim_job_from_spec, jm/jsim_spec.c).
+ *  - struct jsim_model: per stage, what a task's attempt costs: run time and initialization
+ *    latency distributions and the failure probability, from a profile (jm/profile.h) or, for
+ *    stages the profile does not know, from the tasks' own estimates.
+ *  - jsim_table_t: C(p, a) for a grid of allocations and progress buckets, as quantiles.
+ *
+ * Simulated execution: a tokens; a ready task takes a free token in priority order (longest
+ * estimated path to the end of the job first, then task index), holds it for init + run time;
+ * a failed attempt (probability fail_prob) holds it for init + a uniform fraction of the run time
+ * and the task goes back to the ready list (at most JSIM_MAX_ATTEMPTS attempts; the last always
+ * succeeds so a run terminates).
+ */
+#ifndef PADDOCK_JM_JSIM_H
+#define PADDOCK_JM_JSIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "jm/amdahl.h"
+#include "jm/profile.h"
+#include "jm/progress.h"
+
+#define JSIM_MAX_TASKS    10000000
+#define JSIM_MAX_ATTEMPTS 8
+#define JSIM_MAX_ALLOCS   64
+#define JSIM_MAX_BUCKETS  1000
+#define JSIM_NQ           20 /* quantiles of a C(p, a) cell, at (k + 0.5) / JSIM_NQ */
+
+/* ---- random numbers (splitmix64): a value struct the caller seeds and owns ---- */
+struct jsim_rng {
+    uint64_t s; /* private */
+};
+void jsim_rng_seed(struct jsim_rng *r, uint64_t seed);
+uint64_t jsim_rng_next(struct jsim_rng *r);
+double jsim_rng_uniform(struct jsim_rng *r);                 /* [0, 1) */
+double jsim_rng_exp(struct jsim_rng *r, double mean);        /* exponential */
+double jsim_rng_normal(struct jsim_rng *r);                  /* standard normal */
+double jsim_rng_lognormal(struct jsim_rng *r, double sigma); /* median 1 */
+
+/* ---- the job's shape ---- */
+typedef struct jsim_job jsim_job_t;
+
+/* A job of ntasks tasks (1..JSIM_MAX_TASKS) in nstages stages (1..ntasks... any >= 1). Tasks start
+ * in stage 0 with estimate 1 s. Returns NULL on a bad size or ERR_NOMEM. Caller owns. */
+jsim_job_t *jsim_job_new(int nstages, int ntasks);
+void jsim_job_destroy(jsim_job_t **p);
+
+/* Building (before jsim_job_finalize; ERR_STATE after it, ERR_RANGE for a bad index, ERR_INVAL for
+ * a non-positive or non-finite estimate, ERR_NOMEM). */
+int jsim_job_set_task(jsim_job_t *j, int task, int stage, double est_s);
+int jsim_job_add_edge(jsim_job_t *j, int from_task, int to_task);
+int jsim_job_add_barrier(jsim_job_t *j, int from_stage, int to_stage);
+
+/* Checks the graph (ERR_INVAL naming a task on a cycle when tasks cannot all complete) and
+ * computes priorities. After this the job is read-only and may be shared by simulations. After a
+ * failure (other than ERR_STATE) the job can only be destroyed. */
+int jsim_job_finalize(jsim_job_t *j, char *msg, size_t cap);
+
+int jsim_job_ntasks(const jsim_job_t *j);
+int jsim_job_nstages(const jsim_job_t *j);
+int jsim_job_stage_size(const jsim_job_t *j, int stage);
+int jsim_job_task_stage(const jsim_job_t *j, int task);
+double jsim_job_task_est(const jsim_job_t *j, int task);
+
+/* Tasks per stage into n[nstages] (for progress_init / amdahl_init). */
+void jsim_job_stage_sizes(const jsim_job_t *j, int *n);
+
+/* Longest path of estimated run times through the job (the critical path), seconds. */
+double jsim_job_critical_path(const jsim_job_t *j);
+/* Sum of estimated run times (total work), seconds. */
+double jsim_job_total_work(const jsim_job_t *j);
+
+/* Fills an Amdahl model (jm/amdahl.h) for a finalized job: with model == NULL from the tasks'
+ * estimates (l_s = longest estimate in the stage, T_s = sum of estimates), else from the model
+ * (l_s = the stage's largest run-time quantile, T_s = n_s * mean run time); L_s is the longest
+ * path after each stage's tasks with every task weighted by its stage's l. Returns 0,
+ * ERR_STATE (not finalized) or ERR_NOMEM. */
+struct jsim_model;
+int jsim_job_amdahl(const jsim_job_t *j, const struct jsim_model *model, struct amdahl *out);
+
+/* From a parsed and validated job spec (jm/spec.h; borrowed during the call): task i of the
+ * spec is task i here, stage s is stage s, estimates are runtime_s, tasks[].after become edges
+ * and stages[].after barriers. Returns 0 and a finalized job in *out (caller owns), ERR_TOOBIG
+ * over JSIM_MAX_TASKS, ERR_INVAL or ERR_NOMEM with the reason in msg. (jm/jsim_spec.c) */
+struct spec;
+int jsim_job_from_spec(const struct spec *spec, jsim_job_t **out, char *msg, size_t cap);
+
+/* ---- per-stage attempt model ---- */
+struct jsim_stage_model {
+    int from_profile;             /* 1: sampled from the quantiles; 0: each task's estimate */
+    double runtime_q[PROFILE_NQ]; /* run-time quantiles (s) */
+    double init_q[PROFILE_NQ];    /* initialization-latency quantiles (s) */
+    double fail_prob;             /* per attempt, clamped to [0, 0.9] */
+    double queue_total;           /* Q_s from the profile (0 without) */
+    double runtime_total;         /* T_s: profile total, else the sum of estimates */
+};
+
+struct jsim_model {
+    int nstages;                     /* read-only */
+    struct jsim_stage_model *stages; /* owned */
+};
+
+/* From a profile: stage s of the job uses the profile stage named stage_names[s] (borrowed);
+ * stages the profile lacks (or with no successful tasks) use their tasks' estimates. prof may be
+ * NULL (all estimates). Returns 0, ERR_INVAL or ERR_NOMEM; *m is then owned by the caller
+ * (jsim_model_close). */
+int jsim_model_init(struct jsim_model *m, const jsim_job_t *j, const char *const *stage_names,
+                    const struct profile *prof);
+void jsim_model_close(struct jsim_model *m);
+
+/* ---- one simulated run ---- */
+struct jsim_run_stats {
+    double makespan;  /* virtual seconds from start to the last task's end */
+    double work;      /* token-seconds used by all attempts */
+    long attempts;    /* attempts started */
+    long failures;    /* failed attempts */
+    int peak_running; /* most attempts holding tokens at once */
+};
+
+/* Progress trace of a run: after the k-th task completion at time t[k], progress p[k]. The
+ * caller provides arrays of capacity >= ntasks. */
+struct jsim_trace {
+    double *t, *p;
+    int n;   /* written */
+    int cap; /* provided */
+};
+
+/* Simulates the whole job with `tokens` (>= 1) tokens. pm (borrowed) computes progress for the
+ * trace; trace may be NULL. Returns 0, ERR_INVAL, ERR_STATE (job not finalized) or ERR_NOMEM. */
+int jsim_run(const jsim_job_t *j, const struct jsim_model *m, int tokens,
+             const struct progress_model *pm, struct jsim_rng *rng, struct jsim_trace *trace,
+             struct jsim_run_stats *out);
+
+/* ---- the table C(p, a) ---- */
+typedef struct jsim_table jsim_table_t;
+
+struct jsim_table_config {
+    int runs;            /* simulated runs per allocation (default 24) */
+    int buckets;         /* progress buckets (default 100) */
+    int samples_per_run; /* instants sampled per run (default 200) */
+    int max_tokens;      /* largest allocation considered (default: the job's peak parallelism) */
+    int nallocs;         /* most grid allocations (default and cap JSIM_MAX_ALLOCS) */
+};
+void jsim_table_config_default(struct jsim_table_config *c);
+
+/* What building the table cost (virtual work; the caller times the wall clock). */
+struct jsim_table_cost {
+    long runs;            /* simulated runs */
+    long task_attempts;   /* simulated attempts over all runs */
+    long samples;         /* (p, remaining) samples recorded */
+    int nallocs;          /* allocations in the grid */
+    int peak_parallelism; /* the job's peak parallelism with unlimited tokens (from one run) */
+};
+
+/* Builds C(p, a): allocations 1..max_tokens on a grid (every value up to 10, then geometric),
+ * `runs` runs each, progress by pm. Returns 0 and a new table in *out (caller owns), or
+ * ERR_INVAL / ERR_STATE / ERR_NOMEM with a reason in msg. cost may be NULL. */
+int jsim_table_build(const jsim_job_t *j, const struct jsim_model *m,
+                     const struct progress_model *pm, const struct jsim_table_config *cfg,
+                     struct jsim_rng *rng, jsim_table_t **out, struct jsim_table_cost *cost,
+                     char *msg, size_t cap);
+void jsim_table_destroy(jsim_table_t **p);
+
+/* The JSIM_NQ quantiles of C(p, a) into out[JSIM_NQ], ascending: interpolated between progress
+ * buckets and, for an allocation between grid points, between neighbours linearly in 1/a;
+ * allocations outside the grid are clamped to it. Returns JSIM_NQ. */
+int jsim_table_predict(const jsim_table_t *t, double p, double a, double *out);
+
+int jsim_table_nallocs(const jsim_table_t *t);
+int jsim_table_alloc(const jsim_table_t *t, int i); /* the i-th grid allocation */
+int jsim_table_max_tokens(const jsim_table_t *t);
+
+#endif

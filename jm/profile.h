@@ -1,0 +1,104 @@
+/* profile.h - a job profile: per-stage statistics of a previous run of the same job name
+ * (Jockey §4.1 "Job simulator and the offline estimation", §5.1).
+ *
+ * Written by the JM at the end of a run from its finished task attempts (profile_build), found by
+ * job name for the next run (profile_load), and read by the job simulator (jm/jsim.h), the
+ * progress indicator (jm/progress.h: Q_s, T_s) and the Amdahl model (l_s, T_s).
+ *
+ * Per stage: task count, attempt and failure counts (failure probability), the run-time
+ * distribution of successful attempts as PROFILE_NQ quantiles (min, 5%, ..., max), the
+ * initialization-latency distribution (dispatch to running: staging and node queue), the total
+ * and mean queueing time (ready to dispatch), how long failed attempts ran, and input sizes.
+ *
+ * File format: one JSON object, versioned:
+ *   {"format": "paddock-profile", "version": 1, "job": NAME,
+ *    "stages": [{"name", "tasks", "attempts", "failures", "runtime_q": [21 numbers],
+ *                "runtime_total_s", "queue_total_s", "init_q": [21 numbers],
+ *                "fail_run_mean_s", "input_bytes_mean", "input_bytes_max"}]}
+ * Unknown keys are ignored (a newer writer may add some); a different "version" is refused.
+ *
+ * Pure except profile_load/profile_save, which touch only the path they are given. A public value
+ * struct; the caller owns it (profile_init / profile_close).
+ */
+#ifndef PADDOCK_JM_PROFILE_H
+#define PADDOCK_JM_PROFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define PROFILE_VERSION    1
+#define PROFILE_NQ         21          /* quantiles at k / (PROFILE_NQ - 1) */
+#define PROFILE_MAX_STAGES 100000      /* bound on stages read from a file */
+#define PROFILE_MAX_BYTES  (64u << 20) /* bound on a profile file's size */
+#define PROFILE_MAX_NAME   256
+
+struct profile_stage {
+    char *name;                   /* owned */
+    int tasks;                    /* tasks that succeeded */
+    int attempts;                 /* all attempts (successful and failed) */
+    int failures;                 /* failed attempts */
+    double runtime_q[PROFILE_NQ]; /* run time of successful attempts (s), quantiles */
+    double runtime_total;         /* T_s: total run time of successful attempts (s) */
+    double queue_total;           /* Q_s: total time tasks waited ready before dispatch (s) */
+    double init_q[PROFILE_NQ];    /* dispatch-to-running latency (s), quantiles */
+    double fail_run_mean;         /* mean time a failed attempt ran before failing (s) */
+    double input_mean, input_max; /* input bytes per task */
+};
+
+struct profile {
+    int version; /* PROFILE_VERSION */
+    char *job;   /* owned: the job name the profile belongs to */
+    int nstages;
+    struct profile_stage *stages; /* owned */
+};
+
+/* One finished task attempt, as the JM records it. */
+struct profile_attempt {
+    int stage;          /* index into the stage-name list given to profile_build */
+    double queue_s;     /* ready -> dispatched */
+    double init_s;      /* dispatched -> running */
+    double run_s;       /* running -> exit */
+    double input_bytes; /* the task's input size */
+    bool ok;            /* succeeded */
+};
+
+void profile_init(struct profile *p);
+void profile_close(struct profile *p);
+
+/* Builds a profile from n attempts over nstages stages named stage_names[] (copied); replaces
+ * *p's contents on success (the old contents are freed), leaves it untouched on error.
+ * ERR_INVAL (bad argument, a stage index out of range, a negative or non-finite time) with the
+ * reason in msg, or ERR_NOMEM. Stages without attempts get zero statistics. */
+int profile_build(struct profile *p, const char *job, int nstages, const char *const *stage_names,
+                  const struct profile_attempt *att, size_t n, char *msg, size_t cap);
+
+/* Index of the stage named `name`, or -1. */
+int profile_find_stage(const struct profile *p, const char *name);
+
+/* Mean run time of a stage's successful attempts (runtime_total / tasks; 0 without tasks). */
+double profile_stage_runtime_mean(const struct profile_stage *st);
+/* Failure probability of one attempt: failures / attempts (0 without attempts). */
+double profile_stage_fail_prob(const struct profile_stage *st);
+
+/* Inverse CDF of a quantile vector (PROFILE_NQ values) at u in [0, 1], linear between
+ * quantiles. */
+double profile_quantile(const double *q, double u);
+
+/* JSON text of the profile (caller owns; mem_free) or NULL on ERR_NOMEM. */
+char *profile_to_json(const struct profile *p);
+
+/* Parses profile JSON text of len bytes into *p (replacing its contents on success, untouched on
+ * error). ERR_PARSE (not JSON, wrong types, missing keys, a bad number), ERR_VERSION (another
+ * format version), ERR_TOOBIG (a bound), ERR_NOMEM; the reason goes into msg. */
+int profile_from_json(struct profile *p, const char *buf, size_t len, char *msg, size_t cap);
+
+/* Writes the profile to `path` atomically: to "<path>.tmp", flushed and fsync'd, then renamed
+ * over path. ERR_IO with the reason (errno text) in msg; no partial file is left at path. */
+int profile_save(const struct profile *p, const char *path, char *msg, size_t cap);
+
+/* Reads `path` into *p. ERR_NOTFOUND when it does not exist, ERR_IO when it cannot be read,
+ * ERR_TOOBIG over PROFILE_MAX_BYTES, else as profile_from_json. The reason is in msg; the caller
+ * logs it and runs without a profile (Amdahl fallback). *p is untouched on error. */
+int profile_load(struct profile *p, const char *path, char *msg, size_t cap);
+
+#endif

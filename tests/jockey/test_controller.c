@@ -1,0 +1,240 @@
+/* Jockey's control loop with a predictor whose answers are known: remaining = work / a. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <string.h>
+
+#include "common/err.h"
+#include "jm/controller.h"
+#include "jm/jsim.h"
+
+struct fixture {
+    double work; /* token-seconds the predictor says remain */
+    int calls;
+    struct controller_config cfg;
+    struct utility ut;
+    controller_t *c;
+};
+
+static int predict(void *ctx, const struct controller_obs *obs, double a, double *out, int cap)
+{
+    struct fixture *f = ctx;
+    (void)obs;
+    (void)cap;
+    f->calls++;
+    out[0] = f->work / a;
+    return 1;
+}
+
+/* Deadline 1 h, D = 3 min, slack 1 (the arithmetic below is exact), alpha 0.2. */
+static int setup(void **state)
+{
+    struct fixture *f = test_calloc(1, sizeof *f);
+    controller_config_default(&f->cfg, 3600);
+    f->cfg.slack = 1.0;
+    f->cfg.max_tokens = 200;
+    utility_init_deadline(&f->ut, 3600);
+    f->c = controller_new(&f->cfg, &f->ut, predict, f);
+    if (f->c == NULL)
+        return -1;
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fixture *f = *state;
+    controller_destroy(&f->c);
+    test_free(f);
+    return 0;
+}
+
+static struct controller_out step(struct fixture *f, double t_r, double work)
+{
+    struct controller_obs obs = {.t_r = t_r, .progress = 0, .spare_tokens = 1000};
+    struct controller_out out;
+    f->work = work;
+    assert_int_equal(controller_step(f->c, &obs, &out), 0);
+    return out;
+}
+
+/* Starts at 10 tokens: 34200 token-s must fit before 3600 - 180 = 3420 s. */
+static void start(struct fixture *f)
+{
+    struct controller_out o = step(f, 0, 34200);
+    assert_int_equal(o.action, CONTROLLER_FIRST);
+    assert_int_equal(o.raw, 10);
+    assert_int_equal(o.tokens, 10);
+    assert_int_equal(controller_tokens(f->c), 10);
+}
+
+static void test_defaults_scale_with_deadline(void **state)
+{
+    (void)state;
+    struct controller_config c;
+    controller_config_default(&c, 3600);
+    assert_true(fabs(c.period_s - 60) < 1e-9 && fabs(c.deadzone_s - 180) < 1e-9);
+    assert_true(fabs(c.slack - 1.2) < 1e-9 && fabs(c.alpha - 0.2) < 1e-9);
+    controller_config_default(&c, 900);
+    assert_true(fabs(c.period_s - 15) < 1e-9 && fabs(c.deadzone_s - 45) < 1e-9);
+    controller_config_default(&c, 10);
+    assert_true(fabs(c.period_s - 1) < 1e-9);
+    struct utility ut;
+    utility_init_deadline(&ut, 100);
+    c.alpha = 0;
+    assert_null(controller_new(&c, &ut, predict, NULL));
+}
+
+static void test_behind_schedule_raises(void **state)
+{
+    struct fixture *f = *state;
+    start(f);
+    /* Half-way, 30000 token-s still remain: 19 tokens needed by 3420 s. */
+    struct controller_out o = step(f, 1800, 30000);
+    assert_int_equal(o.action, CONTROLLER_RAISE);
+    assert_int_equal(o.raw, 19);
+    assert_true(fabs(o.smoothed - 11.8) < 1e-9);
+    assert_int_equal(o.tokens, 12);
+}
+
+static void test_ahead_of_schedule_lowers(void **state)
+{
+    struct fixture *f = *state;
+    start(f);
+    /* Only 5000 token-s left: 4 tokens meet even 3600 - 2 * 180. */
+    struct controller_out o = step(f, 1800, 5000);
+    assert_int_equal(o.action, CONTROLLER_LOWER);
+    assert_int_equal(o.raw, 4);
+    assert_true(fabs(o.smoothed - 8.8) < 1e-9);
+    assert_int_equal(o.tokens, 9);
+    /* It keeps going down while the job stays ahead. */
+    int prev = o.tokens;
+    for (int i = 0; i < 30; i++) {
+        o = step(f, 1800 + i, 5000);
+        assert_true(o.tokens <= prev);
+        prev = o.tokens;
+    }
+    assert_int_equal(prev, 4);
+}
+
+static void test_dead_zone_holds(void **state)
+{
+    struct fixture *f = *state;
+    start(f);
+    /* 15300 token-s at 10 tokens: finishing at 3330 s, between d - 2D = 3240 and d - D = 3420. */
+    struct controller_out o = step(f, 1800, 15300);
+    assert_int_equal(o.action, CONTROLLER_HOLD);
+    assert_int_equal(o.tokens, 10);
+    assert_true(fabs(o.smoothed - 10) < 1e-9);
+    /* A little behind the shifted deadline (finishing at 3430 s) is enough to act. */
+    o = step(f, 1800, 16300);
+    assert_int_equal(o.action, CONTROLLER_RAISE);
+    assert_int_equal(o.tokens, 11);
+}
+
+static void test_hysteresis_smooths_a_step(void **state)
+{
+    struct fixture *f = *state;
+    start(f);
+    /* The raw allocation steps from 10 to 50 and stays there. */
+    double expect = 10;
+    int prev = 10;
+    for (int i = 1; i <= 12; i++) {
+        struct controller_out o = step(f, 0, 171000);
+        assert_int_equal(o.raw, 50);
+        expect += 0.2 * (50 - expect);
+        assert_true(fabs(o.smoothed - expect) < 1e-9);
+        assert_int_equal(o.tokens, (int)ceil(expect - 1e-9));
+        assert_true(o.tokens > prev || o.tokens == 50);
+        prev = o.tokens;
+    }
+    assert_true(prev >= 45 && prev <= 50);
+
+    /* Without hysteresis (alpha = 1) the same step is taken at once. */
+    controller_destroy(&f->c);
+    f->cfg.alpha = 1.0;
+    f->c = controller_new(&f->cfg, &f->ut, predict, f);
+    start(f);
+    assert_int_equal(step(f, 0, 171000).tokens, 50);
+}
+
+static void test_shorter_deadline_raises_longer_lowers(void **state)
+{
+    struct fixture *f = *state;
+    start(f);
+    assert_int_equal(controller_set_deadline(f->c, 1800), 0);
+    struct controller_out o = step(f, 0, 34200);
+    assert_int_equal(o.action, CONTROLLER_RAISE);
+    assert_int_equal(o.raw, 22); /* 34200 / (1800 - 180) = 21.1 */
+    assert_true(o.tokens > 10);
+    int raised = o.tokens;
+    assert_int_equal(controller_set_deadline(f->c, 7200), 0);
+    o = step(f, 0, 34200);
+    assert_int_equal(o.action, CONTROLLER_LOWER);
+    assert_true(o.tokens < raised);
+    assert_int_equal(controller_set_deadline(f->c, -1), ERR_INVAL);
+}
+
+static void test_opportunistic_allowance(void **state)
+{
+    struct fixture *f = *state;
+    start(f);
+    struct controller_obs obs = {.t_r = 1800, .spare_tokens = 3};
+    struct controller_out o;
+    f->work = 15300;
+    assert_int_equal(controller_step(f->c, &obs, &o), 0);
+    assert_int_equal(o.opportunistic, 3); /* what the cluster can spare */
+    obs.spare_tokens = 1000;
+    assert_int_equal(controller_step(f->c, &obs, &o), 0);
+    assert_int_equal(o.opportunistic, 10); /* at most opp_factor * tokens */
+    obs.spare_tokens = -5;
+    assert_int_equal(controller_step(f->c, &obs, &o), 0);
+    assert_int_equal(o.opportunistic, 0);
+}
+
+static void test_hopeless_deadline_takes_the_maximum(void **state)
+{
+    struct fixture *f = *state;
+    /* Past the deadline already: the utility keeps falling, so finishing sooner is better. */
+    struct controller_out o = step(f, 5000, 1e6);
+    assert_int_equal(o.tokens, f->cfg.max_tokens);
+}
+
+static int failing_predict(void *ctx, const struct controller_obs *obs, double a, double *out,
+                           int cap)
+{
+    (void)ctx, (void)obs, (void)a, (void)out, (void)cap;
+    return ERR_STATE;
+}
+
+static void test_predictor_error_keeps_state(void **state)
+{
+    struct fixture *f = *state;
+    start(f);
+    controller_t *c = controller_new(&f->cfg, &f->ut, failing_predict, NULL);
+    struct controller_obs obs = {0};
+    struct controller_out o;
+    assert_int_equal(controller_step(c, &obs, &o), ERR_STATE);
+    assert_int_equal(controller_tokens(c), 0);
+    controller_destroy(&c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_defaults_scale_with_deadline),
+        cmocka_unit_test_setup_teardown(test_behind_schedule_raises, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ahead_of_schedule_lowers, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_dead_zone_holds, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_hysteresis_smooths_a_step, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_shorter_deadline_raises_longer_lowers, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_opportunistic_allowance, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_hopeless_deadline_takes_the_maximum, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_predictor_error_keeps_state, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

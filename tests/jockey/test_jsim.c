@@ -1,0 +1,303 @@
+/* The job simulator against hand-computed DAGs, and the C(p, a) table built from it. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <string.h>
+
+#include "common/err.h"
+#include "jm/jsim.h"
+#include "jm/progress.h"
+
+struct fixture {
+    jsim_job_t *job;
+    struct jsim_model model;
+    struct progress_model pm;
+};
+
+static void fixture_progress(struct fixture *f)
+{
+    int S = jsim_job_nstages(f->job);
+    int n[8];
+    double Q[8], T[8];
+    jsim_job_stage_sizes(f->job, n);
+    for (int s = 0; s < S; s++) {
+        Q[s] = f->model.stages[s].queue_total;
+        T[s] = f->model.stages[s].runtime_total;
+    }
+    assert_int_equal(progress_init(&f->pm, PROGRESS_TOTALWORK_Q, S, n, Q, T, NULL), 0);
+}
+
+static void fixture_ready(struct fixture *f, const struct profile *prof, const char **names)
+{
+    assert_int_equal(jsim_model_init(&f->model, f->job, names, prof), 0);
+    fixture_progress(f);
+}
+
+static int setup_mapreduce(void **state)
+{
+    /* map: 4 x 10 s -> barrier -> reduce: 1 x 20 s. */
+    struct fixture *f = test_calloc(1, sizeof *f);
+    f->job = jsim_job_new(2, 5);
+    for (int t = 0; t < 4; t++)
+        jsim_job_set_task(f->job, t, 0, 10);
+    jsim_job_set_task(f->job, 4, 1, 20);
+    jsim_job_add_barrier(f->job, 0, 1);
+    if (jsim_job_finalize(f->job, NULL, 0) != 0)
+        return -1;
+    fixture_ready(f, NULL, NULL);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fixture *f = *state;
+    progress_close(&f->pm);
+    jsim_model_close(&f->model);
+    jsim_job_destroy(&f->job);
+    test_free(f);
+    return 0;
+}
+
+static double makespan(struct fixture *f, int tokens, struct jsim_run_stats *st)
+{
+    struct jsim_rng rng;
+    jsim_rng_seed(&rng, 1);
+    assert_int_equal(jsim_run(f->job, &f->model, tokens, &f->pm, &rng, NULL, st), 0);
+    return st->makespan;
+}
+
+static void test_mapreduce_by_hand(void **state)
+{
+    struct fixture *f = *state;
+    struct jsim_run_stats st;
+    assert_true(fabs(makespan(f, 1, &st) - 60) < 1e-9); /* 4 * 10 + 20 */
+    assert_true(fabs(makespan(f, 2, &st) - 40) < 1e-9); /* 2 waves of 10 + 20 */
+    assert_true(fabs(makespan(f, 3, &st) - 40) < 1e-9); /* still two waves */
+    assert_true(fabs(makespan(f, 4, &st) - 30) < 1e-9);
+    assert_true(fabs(makespan(f, 100, &st) - 30) < 1e-9);
+    assert_int_equal(st.peak_running, 4);
+    assert_true(fabs(st.work - 60) < 1e-9);
+    assert_int_equal(st.attempts, 5);
+    assert_true(fabs(jsim_job_critical_path(f->job) - 30) < 1e-9);
+    assert_true(fabs(jsim_job_total_work(f->job) - 60) < 1e-9);
+}
+
+static void test_task_level_dag_by_hand(void **state)
+{
+    (void)state;
+    /* a(5) -> b(3), a -> c(7), b, c -> d(2); every task its own stage. */
+    struct fixture f = {0};
+    f.job = jsim_job_new(4, 4);
+    const double est[4] = {5, 3, 7, 2};
+    for (int t = 0; t < 4; t++)
+        assert_int_equal(jsim_job_set_task(f.job, t, t, est[t]), 0);
+    assert_int_equal(jsim_job_add_edge(f.job, 0, 1), 0);
+    assert_int_equal(jsim_job_add_edge(f.job, 0, 2), 0);
+    assert_int_equal(jsim_job_add_edge(f.job, 1, 3), 0);
+    assert_int_equal(jsim_job_add_edge(f.job, 2, 3), 0);
+    assert_int_equal(jsim_job_add_edge(f.job, 0, 0), ERR_RANGE);
+    assert_int_equal(jsim_job_finalize(f.job, NULL, 0), 0);
+    assert_int_equal(jsim_job_add_edge(f.job, 0, 3), ERR_STATE);
+    fixture_ready(&f, NULL, NULL);
+    struct jsim_run_stats st;
+    assert_true(fabs(makespan(&f, 1, &st) - 17) < 1e-9);
+    assert_true(fabs(makespan(&f, 2, &st) - 14) < 1e-9); /* 5 + max(3, 7) + 2 */
+    assert_true(fabs(jsim_job_critical_path(f.job) - 14) < 1e-9);
+    /* Progress trace: vertexfrac-like weights (no profile, Q = 0): ends at 1. */
+    double tt[4], pp[4];
+    struct jsim_trace tr = {tt, pp, 0, 4};
+    struct jsim_rng rng;
+    jsim_rng_seed(&rng, 3);
+    assert_int_equal(jsim_run(f.job, &f.model, 2, &f.pm, &rng, &tr, &st), 0);
+    assert_int_equal(tr.n, 4);
+    assert_true(fabs(tt[0] - 5) < 1e-9 && fabs(pp[0] - 5.0 / 17) < 1e-9);
+    assert_true(fabs(tt[3] - 14) < 1e-9 && fabs(pp[3] - 1) < 1e-9);
+    progress_close(&f.pm);
+    jsim_model_close(&f.model);
+    jsim_job_destroy(&f.job);
+}
+
+static void test_pass_through_stage_and_cycle(void **state)
+{
+    (void)state;
+    /* A (2 x 4 s) -> B (no tasks) -> C (1 x 1 s). */
+    struct fixture f = {0};
+    f.job = jsim_job_new(3, 3);
+    jsim_job_set_task(f.job, 0, 0, 4);
+    jsim_job_set_task(f.job, 1, 0, 4);
+    jsim_job_set_task(f.job, 2, 2, 1);
+    jsim_job_add_barrier(f.job, 0, 1);
+    jsim_job_add_barrier(f.job, 1, 2);
+    assert_int_equal(jsim_job_finalize(f.job, NULL, 0), 0);
+    assert_true(fabs(jsim_job_critical_path(f.job) - 5) < 1e-9);
+    fixture_ready(&f, NULL, NULL);
+    struct jsim_run_stats st;
+    assert_true(fabs(makespan(&f, 2, &st) - 5) < 1e-9);
+    assert_true(fabs(makespan(&f, 1, &st) - 9) < 1e-9);
+    progress_close(&f.pm);
+    jsim_model_close(&f.model);
+    jsim_job_destroy(&f.job);
+
+    jsim_job_t *j = jsim_job_new(1, 3);
+    jsim_job_add_edge(j, 0, 1);
+    jsim_job_add_edge(j, 1, 2);
+    jsim_job_add_edge(j, 2, 1);
+    char msg[128];
+    assert_int_equal(jsim_job_finalize(j, msg, sizeof msg), ERR_INVAL);
+    assert_non_null(strstr(msg, "cycle"));
+    jsim_job_destroy(&j);
+
+    /* Two stages waiting on each other. */
+    j = jsim_job_new(2, 2);
+    jsim_job_set_task(j, 1, 1, 1);
+    jsim_job_add_barrier(j, 0, 1);
+    jsim_job_add_barrier(j, 1, 0);
+    assert_int_equal(jsim_job_finalize(j, msg, sizeof msg), ERR_INVAL);
+    jsim_job_destroy(&j);
+}
+
+/* A profile whose stage "map" always runs 10 s and fails with probability `fail`. */
+static void one_stage_profile(struct profile *p, int tasks, double fail)
+{
+    int nfail = (int)lround(fail / (1 - fail) * tasks);
+    struct profile_attempt *a = test_calloc((size_t)(tasks + nfail), sizeof *a);
+    for (int i = 0; i < tasks + nfail; i++)
+        a[i] = (struct profile_attempt){.stage = 0, .init_s = 0, .run_s = 10, .ok = i < tasks};
+    const char *names[1] = {"map"};
+    profile_init(p);
+    assert_int_equal(profile_build(p, "j", 1, names, a, (size_t)(tasks + nfail), NULL, 0), 0);
+    test_free(a);
+}
+
+static void test_failures_from_profile(void **state)
+{
+    (void)state;
+    struct profile prof;
+    one_stage_profile(&prof, 100, 0.5);
+    struct fixture f = {0};
+    f.job = jsim_job_new(1, 2000);
+    assert_int_equal(jsim_job_finalize(f.job, NULL, 0), 0);
+    const char *names[1] = {"map"};
+    fixture_ready(&f, &prof, names);
+    assert_true(f.model.stages[0].from_profile);
+    assert_true(fabs(f.model.stages[0].fail_prob - 0.5) < 1e-9);
+    struct jsim_run_stats st;
+    struct jsim_rng rng;
+    jsim_rng_seed(&rng, 42);
+    assert_int_equal(jsim_run(f.job, &f.model, 2000, &f.pm, &rng, NULL, &st), 0);
+    /* Geometric attempts with p = 0.5 (capped at JSIM_MAX_ATTEMPTS): mean just under 2. */
+    double per_task = (double)st.attempts / 2000;
+    assert_true(per_task > 1.85 && per_task < 2.1);
+    assert_int_equal(st.attempts - st.failures, 2000);
+    /* Some task needed several 10 s attempts; none more than the cap. */
+    assert_true(st.makespan > 20 && st.makespan <= 10.0 * JSIM_MAX_ATTEMPTS + 1e-9);
+    progress_close(&f.pm);
+    jsim_model_close(&f.model);
+    jsim_job_destroy(&f.job);
+    profile_close(&prof);
+}
+
+static void test_table_mapreduce(void **state)
+{
+    struct fixture *f = *state;
+    struct jsim_table_config cfg;
+    jsim_table_config_default(&cfg);
+    cfg.runs = 4;
+    cfg.buckets = 10;
+    struct jsim_rng rng;
+    jsim_rng_seed(&rng, 7);
+    jsim_table_t *t = NULL;
+    struct jsim_table_cost cost;
+    char msg[128];
+    assert_int_equal(
+        jsim_table_build(f->job, &f->model, &f->pm, &cfg, &rng, &t, &cost, msg, sizeof msg), 0);
+    assert_int_equal(cost.peak_parallelism, 4);
+    assert_int_equal(jsim_table_nallocs(t), 4); /* 1, 2, 3, 4 */
+    assert_int_equal(jsim_table_max_tokens(t), 4);
+    double q[JSIM_NQ];
+    /* At p = 0 with 4 tokens the job is somewhere in its first 10 s: 20 to 30 s remain. */
+    assert_int_equal(jsim_table_predict(t, 0, 4, q), JSIM_NQ);
+    for (int k = 0; k < JSIM_NQ; k++) {
+        assert_true(q[k] >= 20 - 1e-6 && q[k] <= 30 + 1e-6);
+        if (k > 0)
+            assert_true(q[k] >= q[k - 1]);
+    }
+    /* With one token, before the first map finishes: 50 to 60 s remain. */
+    jsim_table_predict(t, 0, 1, q);
+    for (int k = 0; k < JSIM_NQ; k++)
+        assert_true(q[k] >= 50 - 1e-6 && q[k] <= 60 + 1e-6);
+    /* Once all maps are done (p = 40/60) only the reduce remains: at most 20 s. */
+    jsim_table_predict(t, 0.7, 4, q);
+    assert_true(q[JSIM_NQ - 1] <= 20 + 1e-6);
+    /* More tokens never predict more remaining time; clamped beyond the grid. */
+    double q2[JSIM_NQ], q8[JSIM_NQ];
+    jsim_table_predict(t, 0.1, 2, q2);
+    jsim_table_predict(t, 0.1, 8, q8);
+    for (int k = 0; k < JSIM_NQ; k++)
+        assert_true(q8[k] <= q2[k] + 1e-9);
+    jsim_table_destroy(&t);
+    assert_null(t);
+}
+
+static void test_table_large_job(void **state)
+{
+    (void)state;
+    /* 10,000 tasks in three stages with barriers; runtimes from a noisy profile. */
+    struct profile prof;
+    struct profile_attempt a[200];
+    for (int i = 0; i < 200; i++)
+        a[i] = (struct profile_attempt){.stage = i % 3,
+                                        .queue_s = 1,
+                                        .init_s = 0.2,
+                                        .run_s = 1 + (i * 37 % 19),
+                                        .ok = i % 50 != 0};
+    const char *names[3] = {"extract", "transform", "load"};
+    profile_init(&prof);
+    assert_int_equal(profile_build(&prof, "big", 3, names, a, 200, NULL, 0), 0);
+    struct fixture f = {0};
+    f.job = jsim_job_new(3, 10000);
+    for (int t = 0; t < 10000; t++)
+        jsim_job_set_task(f.job, t, t < 6000 ? 0 : t < 9900 ? 1 : 2, 5);
+    jsim_job_add_barrier(f.job, 0, 1);
+    jsim_job_add_barrier(f.job, 1, 2);
+    assert_int_equal(jsim_job_finalize(f.job, NULL, 0), 0);
+    fixture_ready(&f, &prof, names);
+    struct jsim_table_config cfg;
+    jsim_table_config_default(&cfg);
+    cfg.runs = 2;
+    cfg.nallocs = 12;
+    cfg.max_tokens = 500;
+    struct jsim_rng rng;
+    jsim_rng_seed(&rng, 11);
+    jsim_table_t *t = NULL;
+    struct jsim_table_cost cost;
+    assert_int_equal(jsim_table_build(f.job, &f.model, &f.pm, &cfg, &rng, &t, &cost, NULL, 0), 0);
+    assert_int_equal(cost.nallocs, 12);
+    assert_true(cost.task_attempts >= 10000L * 12 * 2);
+    double lo[JSIM_NQ], hi[JSIM_NQ];
+    jsim_table_predict(t, 0.0, 10, lo);
+    jsim_table_predict(t, 0.0, 500, hi);
+    assert_true(hi[JSIM_NQ / 2] < lo[JSIM_NQ / 2] / 5);
+    jsim_table_destroy(&t);
+    progress_close(&f.pm);
+    jsim_model_close(&f.model);
+    jsim_job_destroy(&f.job);
+    profile_close(&prof);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_mapreduce_by_hand, setup_mapreduce, teardown),
+        cmocka_unit_test(test_task_level_dag_by_hand),
+        cmocka_unit_test(test_pass_through_stage_and_cycle),
+        cmocka_unit_test(test_failures_from_profile),
+        cmocka_unit_test_setup_teardown(test_table_mapreduce, setup_mapreduce, teardown),
+        cmocka_unit_test(test_table_large_job),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
