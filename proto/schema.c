@@ -78,8 +78,8 @@
 #define ATTEMPT(S, m)       U32(S, m, REQ, 0, PROTO_MAX_ATTEMPT)
 
 #define PROTO__N(a) ((uint32_t)(sizeof(a) / sizeof((a)[0])))
-#define SCHEMA(var, S, fields, chk)                                                                \
-    const proto__schema_t var = {#S, sizeof(S), fields, PROTO__N(fields), chk}
+#define SCHEMA(msg, S, fields, chk)                                                                \
+    const proto__schema_t msg##_s = {#msg, sizeof(S), fields, PROTO__N(fields), chk}
 
 /* A task needs at least a millicore; a node at least one MiB. */
 #define MIN_CPU 0.001
@@ -98,7 +98,7 @@ static const proto__field_t node_register_f[] = {
     STR(S, version, OPT, 0, PROTO_MAX_NAME),
     TIME(S, timestamp_ms, OPT),
 };
-static SCHEMA(node_register_s, S, node_register_f, NULL);
+static SCHEMA(node_register, S, node_register_f, NULL);
 #undef S
 
 #define S proto_node_register_ack_t
@@ -112,7 +112,7 @@ static const proto__field_t node_register_ack_f[] = {
     DUR32(S, heartbeat_ms, OPT),
     ID64(S, rm_id, OPT),
 };
-static SCHEMA(node_register_ack_s, S, node_register_ack_f, NULL);
+static SCHEMA(node_register_ack, S, node_register_ack_f, NULL);
 #undef S
 
 #define S proto_heartbeat_t
@@ -133,7 +133,7 @@ static const proto__field_t heartbeat_f[] = {
     MATRIX(S, matrix),
     TIME(S, timestamp_ms, REQ),
 };
-static SCHEMA(heartbeat_s, S, heartbeat_f, NULL);
+static SCHEMA(heartbeat, S, heartbeat_f, NULL);
 #undef S
 
 #define S proto_view_node_t
@@ -148,7 +148,7 @@ static const proto__field_t view_node_f[] = {
     ID64(S, seq, REQ),          DUR(S, age_ms),
     BIG(S, failures),           BIG(S, successes),
 };
-static SCHEMA(view_node_s, S, view_node_f, NULL);
+static SCHEMA(view_node, S, view_node_f, NULL);
 #undef S
 
 static int view_snapshot_check(const void *body, char *err, size_t errcap)
@@ -168,7 +168,7 @@ static const proto__field_t view_snapshot_f[] = {
     TIME(S, timestamp_ms, OPT),
     STRUCTS(S, nodes, nnodes, OPT, 0, PROTO_MAX_VIEW_NODES, view_node_s),
 };
-static SCHEMA(view_snapshot_s, S, view_snapshot_f, view_snapshot_check);
+static SCHEMA(view_snapshot, S, view_snapshot_f, view_snapshot_check);
 #undef S
 
 #define S proto_view_delta_t
@@ -180,7 +180,7 @@ static const proto__field_t view_delta_f[] = {
     STRUCTS(S, changed, nchanged, OPT, 0, PROTO_MAX_VIEW_NODES, view_node_s),
     STRS(S, removed, nremoved, OPT, 0, PROTO_MAX_VIEW_REMOVED, PROTO_MAX_NAME),
 };
-static SCHEMA(view_delta_s, S, view_delta_f, NULL);
+static SCHEMA(view_delta, S, view_delta_f, NULL);
 #undef S
 
 #define S proto_job_register_t
@@ -194,7 +194,7 @@ static const proto__field_t job_register_f[] = {
     ANYNAME(S, submitter, OPT),
     TIME(S, submit_ms, OPT),
 };
-static SCHEMA(job_register_s, S, job_register_f, NULL);
+static SCHEMA(job_register, S, job_register_f, NULL);
 #undef S
 
 #define S proto_job_register_reply_t
@@ -204,7 +204,7 @@ static const proto__field_t job_register_reply_f[] = {
     I32(S, code, OPT, INT32_MIN, 0),
     TEXT(S, reason),
 };
-static SCHEMA(job_register_reply_s, S, job_register_reply_f, NULL);
+static SCHEMA(job_register_reply, S, job_register_reply_f, NULL);
 #undef S
 
 #define S proto_token_request_t
@@ -213,7 +213,7 @@ static const proto__field_t token_request_f[] = {
     NAME(S, job_id, REQ),
     TOKENS(S, tokens, REQ),
 };
-static SCHEMA(token_request_s, S, token_request_f, NULL);
+static SCHEMA(token_request, S, token_request_f, NULL);
 #undef S
 
 #define S proto_token_grant_t
@@ -226,7 +226,7 @@ static const proto__field_t token_grant_f[] = {
     DUR32(S, lease_ms, OPT),
     ID64(S, ledger_index, OPT),
 };
-static SCHEMA(token_grant_s, S, token_grant_f, NULL);
+static SCHEMA(token_grant, S, token_grant_f, NULL);
 #undef S
 
 #define S proto_token_release_t
@@ -236,7 +236,7 @@ static const proto__field_t token_release_f[] = {
     TOKENS(S, tokens, OPT),
     BOOL(S, all, OPT),
 };
-static SCHEMA(token_release_s, S, token_release_f, NULL);
+static SCHEMA(token_release, S, token_release_f, NULL);
 #undef S
 
 #define S proto_lease_renew_t
@@ -254,7 +254,7 @@ static const proto__field_t lease_renew_f[] = {
     DUR(S, deadline_ms),
     TIME(S, timestamp_ms, OPT),
 };
-static SCHEMA(lease_renew_s, S, lease_renew_f, NULL);
+static SCHEMA(lease_renew, S, lease_renew_f, NULL);
 #undef S
 
 #define S proto_lease_ack_t
@@ -262,7 +262,7 @@ static const proto__field_t lease_ack_f[] = {
     KEY(S, key),          NAME(S, job_id, REQ), DUR32(S, lease_ms, REQ), TOKENS(S, granted, OPT),
     BOOL(S, cancel, OPT), DUR(S, deadline_ms),
 };
-static SCHEMA(lease_ack_s, S, lease_ack_f, NULL);
+static SCHEMA(lease_ack, S, lease_ack_f, NULL);
 #undef S
 
 #define S proto_file_t
@@ -270,7 +270,7 @@ static const proto__field_t file_f[] = {
     STR(S, path, REQ, 1, PROTO_MAX_ARG),
     BIG(S, bytes),
 };
-static SCHEMA(file_s, S, file_f, NULL);
+static SCHEMA(file, S, file_f, NULL);
 #undef S
 
 static int task_create_check(const void *body, char *err, size_t errcap)
@@ -298,7 +298,7 @@ static const proto__field_t task_create_f[] = {
     STRUCTS(S, files, nfiles, OPT, 0, PROTO_MAX_FILES, file_s),
     ENDPOINT(S, reply_endpoint, OPT),
 };
-static SCHEMA(task_create_s, S, task_create_f, task_create_check);
+static SCHEMA(task_create, S, task_create_f, task_create_check);
 #undef S
 
 #define S proto_task_cancel_t
@@ -308,7 +308,7 @@ static const proto__field_t task_cancel_f[] = {
     ATTEMPT(S, attempt),
     TEXT(S, reason),
 };
-static SCHEMA(task_cancel_s, S, task_cancel_f, NULL);
+static SCHEMA(task_cancel, S, task_cancel_f, NULL);
 #undef S
 
 #define S proto_task_upgrade_t
@@ -317,7 +317,7 @@ static const proto__field_t task_upgrade_f[] = {
     NAME(S, task_id, REQ),
     ATTEMPT(S, attempt),
 };
-static SCHEMA(task_upgrade_s, S, task_upgrade_f, NULL);
+static SCHEMA(task_upgrade, S, task_upgrade_f, NULL);
 #undef S
 
 #define S proto_task_status_t
@@ -341,7 +341,7 @@ static const proto__field_t task_status_f[] = {
     U32(S, cache_misses, OPT, 0, UINT32_MAX),
     MATRIX(S, matrix),
 };
-static SCHEMA(task_status_s, S, task_status_f, NULL);
+static SCHEMA(task_status, S, task_status_f, NULL);
 #undef S
 
 #define S proto_admin_query_t
@@ -349,7 +349,7 @@ static const proto__field_t admin_query_f[] = {
     NAME(S, kind, REQ),
     STRS(S, args, nargs, OPT, 0, PROTO_MAX_ADMIN_ARGS, PROTO_MAX_ADMIN_ARG),
 };
-static SCHEMA(admin_query_s, S, admin_query_f, NULL);
+static SCHEMA(admin_query, S, admin_query_f, NULL);
 #undef S
 
 #define S proto_admin_reply_t
@@ -357,7 +357,7 @@ static const proto__field_t admin_reply_f[] = {
     I32(S, code, OPT, INT32_MIN, 0),
     STR(S, json, OPT, 0, PROTO_MAX_JSON),
 };
-static SCHEMA(admin_reply_s, S, admin_reply_f, NULL);
+static SCHEMA(admin_reply, S, admin_reply_f, NULL);
 #undef S
 
 #define S proto_error_t
@@ -368,7 +368,7 @@ static const proto__field_t error_f[] = {
     ENDPOINT(S, leader_endpoint, OPT),
     ID64(S, leader_id, OPT),
 };
-static SCHEMA(error_s, S, error_f, NULL);
+static SCHEMA(error, S, error_f, NULL);
 #undef S
 
 /* ---------------------------------------------------------------------------------------- */
