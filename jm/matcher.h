@@ -1,0 +1,106 @@
+/* matcher.h - candidate sets and task-to-node matching for one scheduling batch (Apollo §3.3
+ * "Stable Matching", §5.5; DESIGN.md 4).
+ *
+ * A batch is a set of tasks (in descending priority), each with a candidate list of nodes and the
+ * estimated completion time C (jm/estimator.h) and wait W on each. At most one task is matched
+ * to a node per batch ("Apollo assigns only one task to each server in a single batch").
+ *
+ * Stable matcher (from §3.3): "For each task in a batch, Apollo finds the server with the
+ * earliest estimated completion time as a proposal for that task. A server accepts a proposal
+ * from a task if that is the only proposal assigned. A conflict arises when more than one task
+ * proposes to the same server. In this case, the server picks the task whose completion time
+ * saving is the greatest if it is assigned to the server. The tasks not picked withdraw their
+ * proposals and enter the next iteration that tries to match the remaining tasks and servers.
+ * The algorithm iterates until all tasks have been assigned, or until it reaches the maximum
+ * number of iterations." The saving is C at the task's next-best remaining node minus C here
+ * (infinite when it has no other). Ties go to the task earlier in the batch (higher priority).
+ *
+ * Greedy matcher: tasks in batch order, each takes its cheapest remaining candidate.
+ * Optimal matcher: the exact per-batch assignment minimising the sum of C (Hungarian algorithm,
+ * O(r^2 c) for r = min(tasks, nodes), c = max) among assignments that match as many tasks as
+ * possible; for reference and benchmarks.
+ *
+ * Every matcher returns the matches "sorted by quality": "a match is considered with a higher
+ * quality if its task has a lower server wait time" (ties: lower C, then batch order). Tasks left
+ * unmatched stay for the next batch.
+ *
+ * Pure and deterministic: random choices (candidate sets) take draws from the caller.
+ */
+#ifndef PADDOCK_JM_MATCHER_H
+#define PADDOCK_JM_MATCHER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "jm/estimator.h"
+#include "jm/view.h"
+
+/* One candidate of a task (public value). */
+struct matcher_cand {
+    uint32_t node;
+    double cost; /* C, seconds; >= ESTIMATOR_INF means "cannot" */
+    double wait; /* W, seconds (for the quality order) */
+};
+
+/* A batch: task i's candidates are cand[off[i] .. off[i+1]). Caller-owned, borrowed by the
+ * matchers for the call. Candidate nodes must be < nnodes of the matcher. */
+struct matcher_batch {
+    size_t ntasks;
+    const size_t *off; /* ntasks + 1 offsets */
+    const struct matcher_cand *cand;
+};
+
+struct matcher_match {
+    size_t task; /* index into the batch */
+    uint32_t node;
+    double cost;
+    double wait;
+};
+
+/* Candidate-set policy (public value; matcher_cand_config_default). */
+struct matcher_cand_config {
+    double significant_frac; /* an input is significant at >= this share of the task's bytes
+                                (default 0.1) */
+    size_t max_rack_nodes;   /* rack-mates taken per significant rack (default 16) */
+    size_t nrandom;          /* random picks from the lightly-loaded list (default 2) */
+};
+
+void matcher_cand_config_default(struct matcher_cand_config *cfg);
+
+typedef struct matcher matcher_t;
+
+/* New matcher for views of up to `nnodes` nodes (scratch per node; matcher_reserve grows it).
+ * Returns 0, ERR_NOMEM. Caller owns *out; matcher_destroy. */
+int matcher_new(size_t nnodes, matcher_t **out);
+void matcher_destroy(matcher_t **p);
+int matcher_reserve(matcher_t *m, size_t nnodes);
+
+/* Candidate set of one task (§3.3): "(i) a set of servers on which inputs of significant sizes
+ * are located (ii) a set of servers in the same rack as those from the first group (iii) two
+ * servers randomly picked from a set of lightly-loaded servers". Rack-mates are taken from a
+ * window starting at a random offset (draws[0]); the random picks use draws[1..] (each in
+ * [0,1)); ndraws should be at least 1 + cfg->nrandom. Writes up to `cap` distinct up nodes into
+ * out and returns how many. Uses the view's light list (view_refresh_light). */
+size_t matcher_candidates(matcher_t *m, const view_t *view, const struct estimator_task *t,
+                          const struct matcher_cand_config *cfg, const double *draws, size_t ndraws,
+                          uint32_t *out, size_t cap);
+
+/* Stable matching with at most max_iter iterations (>= 1; Apollo: "usually converges in less
+ * than 3 iterations"). Writes up to batch->ntasks matches into out (caller-provided, ntasks
+ * entries) and stores their number in *nout. Returns 0, ERR_INVAL (bad node index), ERR_NOMEM. */
+int matcher_stable(matcher_t *m, const struct matcher_batch *batch, int max_iter,
+                   struct matcher_match *out, size_t *nout);
+
+/* Greedy matching in batch order. Same contract as matcher_stable. */
+int matcher_greedy(matcher_t *m, const struct matcher_batch *batch, struct matcher_match *out,
+                   size_t *nout);
+
+/* Exact per-batch optimum (Hungarian). Same contract; allocates O(r*c) for the dense matrix, so
+ * ERR_TOOBIG when tasks x distinct nodes exceeds 1e7. */
+int matcher_optimal(matcher_t *m, const struct matcher_batch *batch, struct matcher_match *out,
+                    size_t *nout);
+
+/* Sorts matches by quality (lower wait first, then lower cost, then lower task index). */
+void matcher_sort(struct matcher_match *v, size_t n);
+
+#endif

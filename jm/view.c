@@ -1,0 +1,379 @@
+/* view.c - the JM's cluster view (see view.h). */
+#include "jm/view.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/err.h"
+#include "common/mem.h"
+
+struct view__rack {
+    char *name;
+    uint32_t *nodes;
+    size_t n, cap;
+};
+
+struct view {
+    struct view_node *nodes;
+    size_t n, cap;
+    uint32_t *table; /* open addressing: node index + 1, 0 = empty */
+    size_t tcap;     /* power of two, > 2n */
+    struct view__rack *racks;
+    size_t nracks, rcap;
+    uint32_t *light;
+    size_t nlight;
+};
+
+static uint64_t view__hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s != '\0'; s++) {
+        h ^= (unsigned char)*s;
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+int view_new(view_t **out)
+{
+    *out = NULL;
+    view_t *v = mem_calloc(1, sizeof *v);
+    if (v == NULL)
+        return ERR_NOMEM;
+    v->tcap = 64;
+    v->table = mem_calloc(v->tcap, sizeof *v->table);
+    if (v->table == NULL) {
+        mem_free(v);
+        return ERR_NOMEM;
+    }
+    *out = v;
+    return 0;
+}
+
+void view_destroy(view_t **p)
+{
+    if (p == NULL || *p == NULL)
+        return;
+    view_t *v = *p;
+    for (size_t i = 0; i < v->nracks; i++) {
+        mem_free(v->racks[i].name);
+        mem_free(v->racks[i].nodes);
+    }
+    mem_free(v->racks);
+    mem_free(v->nodes);
+    mem_free(v->table);
+    mem_free(v->light);
+    mem_free(v);
+    *p = NULL;
+}
+
+long view_find(const view_t *v, const char *name)
+{
+    size_t mask = v->tcap - 1;
+    for (size_t i = view__hash(name) & mask;; i = (i + 1) & mask) {
+        uint32_t e = v->table[i];
+        if (e == 0)
+            return -1;
+        if (strcmp(v->nodes[e - 1].name, name) == 0)
+            return (long)(e - 1);
+    }
+}
+
+static void view__insert(uint32_t *table, size_t tcap, const struct view_node *nodes, uint32_t idx)
+{
+    size_t mask = tcap - 1;
+    size_t i = view__hash(nodes[idx].name) & mask;
+    while (table[i] != 0)
+        i = (i + 1) & mask;
+    table[i] = idx + 1;
+}
+
+static long view__rack_find(const view_t *v, const char *name)
+{
+    for (size_t i = 0; i < v->nracks; i++)
+        if (strcmp(v->racks[i].name, name) == 0)
+            return (long)i;
+    return -1;
+}
+
+/* Reserves room for one more node, one more rack and the hash table (no state change). */
+static int view__reserve(view_t *v, int new_node, int new_rack, uint32_t rack)
+{
+    if (new_node && v->n == v->cap) {
+        size_t nc = v->cap == 0 ? 64 : v->cap * 2;
+        struct view_node *nn = mem_reallocarray(v->nodes, nc, sizeof *nn);
+        if (nn == NULL)
+            return ERR_NOMEM;
+        v->nodes = nn;
+        v->cap = nc;
+    }
+    if (new_node && 2 * (v->n + 1) >= v->tcap) {
+        size_t tc = v->tcap * 2;
+        uint32_t *t = mem_calloc(tc, sizeof *t);
+        if (t == NULL)
+            return ERR_NOMEM;
+        for (size_t i = 0; i < v->n; i++)
+            view__insert(t, tc, v->nodes, (uint32_t)i);
+        mem_free(v->table);
+        v->table = t;
+        v->tcap = tc;
+    }
+    if (new_rack && v->nracks == v->rcap) {
+        size_t rc = v->rcap == 0 ? 8 : v->rcap * 2;
+        struct view__rack *r = mem_reallocarray(v->racks, rc, sizeof *r);
+        if (r == NULL)
+            return ERR_NOMEM;
+        v->racks = r;
+        v->rcap = rc;
+    }
+    if (!new_rack && new_node) {
+        struct view__rack *r = &v->racks[rack];
+        if (r->n == r->cap) {
+            size_t c = r->cap == 0 ? 16 : r->cap * 2;
+            uint32_t *nn = mem_reallocarray(r->nodes, c, sizeof *nn);
+            if (nn == NULL)
+                return ERR_NOMEM;
+            r->nodes = nn;
+            r->cap = c;
+        }
+    }
+    return 0;
+}
+
+static int view__check(const struct view_entry *e)
+{
+    if (e->name == NULL || e->name[0] == '\0' || strlen(e->name) >= VIEW_NAME_MAX)
+        return ERR_INVAL;
+    if (e->rack != NULL && strlen(e->rack) >= VIEW_NAME_MAX)
+        return ERR_INVAL;
+    if (!(e->cpu > 0) || e->mem_mb == 0)
+        return ERR_INVAL;
+    if (e->ncpu > VIEW_MAX_BINS || e->nmem > VIEW_MAX_BINS || (e->ncpu == 0) != (e->nmem == 0))
+        return ERR_INVAL;
+    if (e->ncpu > 0 && (e->cpu_bins == NULL || e->mem_bins_mb == NULL || e->wait_s == NULL))
+        return ERR_INVAL;
+    for (uint32_t i = 0; i < e->ncpu; i++)
+        if (!(e->cpu_bins[i] > 0) || (i > 0 && !(e->cpu_bins[i] > e->cpu_bins[i - 1])))
+            return ERR_INVAL;
+    for (uint32_t i = 0; i < e->nmem; i++)
+        if (!(e->mem_bins_mb[i] > 0) || (i > 0 && !(e->mem_bins_mb[i] > e->mem_bins_mb[i - 1])))
+            return ERR_INVAL;
+    return 0;
+}
+
+static void view__fill(struct view_node *n, const struct view_entry *e, int64_t now_ms)
+{
+    n->cpu = e->cpu;
+    n->mem_mb = e->mem_mb;
+    n->up = e->up;
+    n->running = e->running;
+    n->queued = e->queued;
+    n->boot_id = e->boot_id;
+    n->seq = e->seq;
+    n->info_ms = now_ms - (int64_t)(e->age_ms > INT64_MAX / 2 ? INT64_MAX / 2 : e->age_ms);
+    double att = (double)e->failures + (double)e->successes;
+    n->psucc = ((double)e->successes + 1.0) / (att + 2.0);
+    n->ncpu = (uint8_t)e->ncpu;
+    n->nmem = (uint8_t)e->nmem;
+    for (uint32_t i = 0; i < e->ncpu; i++)
+        n->cpu_bins[i] = (float)e->cpu_bins[i];
+    for (uint32_t i = 0; i < e->nmem; i++)
+        n->mem_bins_mb[i] = (float)e->mem_bins_mb[i];
+    for (uint32_t i = 0; i < e->ncpu * e->nmem; i++) {
+        double w = e->wait_s[i];
+        n->wait_s[i] = w < 0 ? VIEW_WAIT_NEVER : (float)w;
+    }
+}
+
+int view_update(view_t *v, const struct view_entry *e, int64_t now_ms)
+{
+    int rc = view__check(e);
+    if (rc != 0)
+        return rc;
+    const char *rack = e->rack != NULL ? e->rack : "";
+    long idx = view_find(v, e->name);
+    if (idx >= 0) {
+        struct view_node *n = &v->nodes[idx];
+        int64_t info = now_ms - (int64_t)(e->age_ms > INT64_MAX / 2 ? INT64_MAX / 2 : e->age_ms);
+        if (e->boot_id == n->boot_id ? e->seq <= n->seq : info < n->info_ms)
+            return 0;
+        if (strcmp(v->racks[n->rack].name, rack) != 0) {
+            /* moved to another rack: rare; re-file it */
+            long r = view__rack_find(v, rack);
+            if ((rc = view__reserve(v, 0, r < 0, 0)) != 0)
+                return rc;
+            if (r < 0) {
+                char *nm = mem_strdup(rack);
+                if (nm == NULL)
+                    return ERR_NOMEM;
+                v->racks[v->nracks] = (struct view__rack){nm, NULL, 0, 0};
+                r = (long)v->nracks++;
+            }
+            struct view__rack *nr = &v->racks[r];
+            if (nr->n == nr->cap) {
+                size_t c = nr->cap == 0 ? 16 : nr->cap * 2;
+                uint32_t *nn = mem_reallocarray(nr->nodes, c, sizeof *nn);
+                if (nn == NULL)
+                    return ERR_NOMEM;
+                nr->nodes = nn;
+                nr->cap = c;
+            }
+            struct view__rack *old = &v->racks[n->rack];
+            for (size_t i = 0; i < old->n; i++)
+                if (old->nodes[i] == (uint32_t)idx) {
+                    old->nodes[i] = old->nodes[--old->n];
+                    break;
+                }
+            nr->nodes[nr->n++] = (uint32_t)idx;
+            n->rack = (uint32_t)r;
+        }
+        view__fill(n, e, now_ms);
+        return 1;
+    }
+    if (v->n >= VIEW_MAX_NODES)
+        return ERR_FULL;
+    long r = view__rack_find(v, rack);
+    if (r < 0) {
+        if ((rc = view__reserve(v, 1, 1, 0)) != 0)
+            return rc;
+        char *nm = mem_strdup(rack);
+        if (nm == NULL)
+            return ERR_NOMEM;
+        v->racks[v->nracks] = (struct view__rack){nm, NULL, 0, 0};
+        r = (long)v->nracks++;
+    }
+    if ((rc = view__reserve(v, 1, 0, (uint32_t)r)) != 0)
+        return rc;
+    struct view_node *n = &v->nodes[v->n];
+    memset(n, 0, sizeof *n);
+    strcpy(n->name, e->name);
+    n->rack = (uint32_t)r;
+    view__fill(n, e, now_ms);
+    view__insert(v->table, v->tcap, v->nodes, (uint32_t)v->n);
+    struct view__rack *rk = &v->racks[r];
+    rk->nodes[rk->n++] = (uint32_t)v->n;
+    v->n++;
+    return 1;
+}
+
+int view_set_up(view_t *v, uint32_t node, int up)
+{
+    if (node >= v->n)
+        return ERR_NOTFOUND;
+    v->nodes[node].up = up;
+    return 0;
+}
+
+size_t view_count(const view_t *v)
+{
+    return v->n;
+}
+
+const struct view_node *view_node(const view_t *v, uint32_t node)
+{
+    return node < v->n ? &v->nodes[node] : NULL;
+}
+
+size_t view_rack_count(const view_t *v)
+{
+    return v->nracks;
+}
+
+const char *view_rack_name(const view_t *v, uint32_t rack)
+{
+    return rack < v->nracks ? v->racks[rack].name : NULL;
+}
+
+const uint32_t *view_rack_nodes(const view_t *v, uint32_t rack, size_t *n)
+{
+    if (rack >= v->nracks) {
+        *n = 0;
+        return NULL;
+    }
+    *n = v->racks[rack].n;
+    return v->racks[rack].nodes;
+}
+
+double view_wait(const struct view_node *n, double cpu, double mem_mb, int steps)
+{
+    if (cpu > n->cpu + 1e-9 || mem_mb > (double)n->mem_mb)
+        return -1.0;
+    if (n->ncpu == 0)
+        return 0.0;
+    int c = 0, m = 0;
+    while (c < n->ncpu - 1 && (double)n->cpu_bins[c] < cpu - 1e-9)
+        c++;
+    while (m < n->nmem - 1 && (double)n->mem_bins_mb[m] < mem_mb)
+        m++;
+    if (steps < 0)
+        steps = 0;
+    /* A pessimistic (larger) cell may be one the node can never hold: step back towards the
+       plain lookup until a usable cell is found. */
+    for (int s = steps; s >= 0; s--) {
+        int cc = c + s < n->ncpu ? c + s : n->ncpu - 1;
+        int mm = m + s < n->nmem ? m + s : n->nmem - 1;
+        float w = n->wait_s[cc * n->nmem + mm];
+        if (w >= 0)
+            return (double)w;
+    }
+    return -1.0;
+}
+
+int64_t view_age_ms(const struct view_node *n, int64_t now_ms)
+{
+    return now_ms > n->info_ms ? now_ms - n->info_ms : 0;
+}
+
+struct view__score {
+    float wait;
+    uint32_t queued;
+    uint32_t idx;
+};
+
+static int view__score_cmp(const void *a, const void *b)
+{
+    const struct view__score *x = a, *y = b;
+    if (x->wait != y->wait)
+        return x->wait < y->wait ? -1 : 1;
+    if (x->queued != y->queued)
+        return x->queued < y->queued ? -1 : 1;
+    return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+int view_refresh_light(view_t *v, size_t max)
+{
+    struct view__score *sc = mem_calloc(v->n + 1, sizeof *sc);
+    if (sc == NULL)
+        return ERR_NOMEM;
+    size_t k = 0;
+    for (size_t i = 0; i < v->n; i++) {
+        const struct view_node *n = &v->nodes[i];
+        if (!n->up)
+            continue;
+        float w = n->ncpu == 0 ? 0.0f : n->wait_s[0];
+        if (w < 0)
+            continue;
+        sc[k++] = (struct view__score){w, n->queued, (uint32_t)i};
+    }
+    qsort(sc, k, sizeof *sc, view__score_cmp);
+    if (k > max)
+        k = max;
+    uint32_t *l = mem_calloc(k + 1, sizeof *l);
+    if (l == NULL) {
+        mem_free(sc);
+        return ERR_NOMEM;
+    }
+    for (size_t i = 0; i < k; i++)
+        l[i] = sc[i].idx;
+    mem_free(sc);
+    mem_free(v->light);
+    v->light = l;
+    v->nlight = k;
+    return 0;
+}
+
+const uint32_t *view_light(const view_t *v, size_t *n)
+{
+    *n = v->nlight;
+    return v->light;
+}

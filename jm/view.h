@@ -1,0 +1,109 @@
+/* view.h - the JM's model of the cluster: per node capacity, rack, wait-time matrix, its age and
+ * the node's success probability (Apollo §3.1, §3.3).
+ *
+ * Pure: no sockets, no clock. The daemon feeds it entries from every RM replica's view (and from
+ * PNs' own status messages) with the time they were received; the estimator reads it.
+ *
+ * Freshness (DESIGN.md 2.2): per node the freshest entry wins. Within one boot of a PN
+ * (same boot_id) the higher heartbeat sequence number is fresher; across boots (a PN restarted,
+ * boot ids are random) the entry whose information is more recent (receive time minus reported
+ * age) wins. An older entry is ignored.
+ *
+ * Nodes are numbered 0..view_count()-1 in order of first appearance and are never renumbered
+ * (a node that leaves is marked down, so indices held by a JM stay valid).
+ */
+#ifndef PADDOCK_JM_VIEW_H
+#define PADDOCK_JM_VIEW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define VIEW_MAX_BINS   16
+#define VIEW_NAME_MAX   128 /* node and rack names, bytes including the NUL */
+#define VIEW_MAX_NODES  1000000
+#define VIEW_WAIT_NEVER (-1.0f) /* a matrix cell for a request the node can never hold */
+
+/* One node's entry as received (public value; strings borrowed for the call). */
+struct view_entry {
+    const char *name; /* required, 1..VIEW_NAME_MAX-1 bytes */
+    const char *rack; /* may be "" (a rack of its own named "") */
+    double cpu;       /* capacity, cores */
+    uint64_t mem_mb;  /* capacity, MiB */
+    int up;           /* 0 when the RM considers the node down */
+    uint32_t running; /* regular + opportunistic tasks running */
+    uint32_t queued;  /* tasks queued */
+    uint64_t boot_id;
+    uint64_t seq;
+    uint64_t age_ms;    /* age of this information when received (0 for a PN's direct report) */
+    uint64_t failures;  /* failed task attempts (for Psucc) */
+    uint64_t successes; /* succeeded task attempts */
+    /* wait-time matrix: ncpu x nmem cells, row-major, seconds, VIEW_WAIT_NEVER allowed;
+       ncpu == 0 means "no matrix" (treated as an idle node whose every fitting cell is 0) */
+    uint32_t ncpu, nmem;
+    const double *cpu_bins;    /* ncpu ascending upper bounds, cores */
+    const double *mem_bins_mb; /* nmem ascending upper bounds, MiB */
+    const double *wait_s;      /* ncpu * nmem */
+};
+
+/* A node as the view holds it. Public, read-only for callers. */
+struct view_node {
+    char name[VIEW_NAME_MAX];
+    uint32_t rack; /* index into the rack table (view_rack_name) */
+    double cpu;
+    uint64_t mem_mb;
+    int up;
+    uint32_t running, queued;
+    uint64_t boot_id, seq;
+    int64_t info_ms; /* local time the information reflects: receive time - age */
+    double psucc;    /* (successes + 1) / (attempts + 2), in (0, 1) */
+    uint8_t ncpu, nmem;
+    float cpu_bins[VIEW_MAX_BINS];
+    float mem_bins_mb[VIEW_MAX_BINS];
+    float wait_s[VIEW_MAX_BINS * VIEW_MAX_BINS]; /* row-major [cpu][mem] */
+};
+
+typedef struct view view_t;
+
+/* New empty view. Returns 0 and stores it in *out (caller owns; view_destroy), or ERR_NOMEM. */
+int view_new(view_t **out);
+
+/* Frees the view and nullifies the caller's reference. NULL-safe. */
+void view_destroy(view_t **p);
+
+/* Merges one entry received at local time now_ms (copied). Returns 1 if it was applied, 0 if it
+ * was older than what the view holds, ERR_INVAL for a bad entry (no name, name or rack too long,
+ * capacity not positive, matrix dimensions over VIEW_MAX_BINS or bins not ascending), ERR_FULL
+ * past VIEW_MAX_NODES, ERR_NOMEM. On error the view is unchanged. */
+int view_update(view_t *v, const struct view_entry *e, int64_t now_ms);
+
+/* Marks a node down (e.g. it missed heartbeats and status past a timeout). ERR_NOTFOUND. */
+int view_set_up(view_t *v, uint32_t node, int up);
+
+size_t view_count(const view_t *v);
+const struct view_node *view_node(const view_t *v, uint32_t node); /* NULL when out of range */
+
+/* Index of a node by name, or -1. O(1) expected. */
+long view_find(const view_t *v, const char *name);
+
+size_t view_rack_count(const view_t *v);
+const char *view_rack_name(const view_t *v, uint32_t rack);
+/* Nodes in a rack (borrowed until the next view_update that adds a node). */
+const uint32_t *view_rack_nodes(const view_t *v, uint32_t rack, size_t *n);
+
+/* Wait in seconds for a (cpu, mem_mb) request on a node, looked up `steps` cells larger in both
+ * dimensions than the smallest cell that covers it (steps = 0 is Apollo's plain lookup; the
+ * estimator uses steps > 0 for stale matrices). Returns a negative value when the node can never
+ * hold the request (larger than its capacity or a VIEW_WAIT_NEVER cell). Past the last bin the
+ * last cell is used when the node's capacity still covers the request. */
+double view_wait(const struct view_node *n, double cpu, double mem_mb, int steps);
+
+/* Age of a node's information at now_ms (0 if it lies in the future). */
+int64_t view_age_ms(const struct view_node *n, int64_t now_ms);
+
+/* Rebuilds the list of lightly-loaded nodes: up to `max` up nodes with the lowest wait for the
+ * smallest cell (ties: fewer queued, then lower index). Called by the daemon in the background
+ * (e.g. once per view refresh), not per placement. ERR_NOMEM leaves the old list. */
+int view_refresh_light(view_t *v, size_t max);
+const uint32_t *view_light(const view_t *v, size_t *n);
+
+#endif

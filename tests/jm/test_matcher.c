@@ -1,0 +1,296 @@
+/* test_matcher.c - candidate sets, stable/greedy/optimal matching: Apollo's Figure 5 (stable
+ * beats greedy on locality), the optimum against brute force, invariants on random batches. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+
+#include <cmocka.h>
+
+#include "common/err.h"
+#include "jm/estimator.h"
+#include "jm/matcher.h"
+#include "jm/view.h"
+#include "jm_fixture.h"
+
+static uint64_t rs = 0x9e3779b97f4a7c15ull;
+static double rnd(void)
+{
+    rs ^= rs << 13;
+    rs ^= rs >> 7;
+    rs ^= rs << 17;
+    return (double)(rs >> 11) / 9007199254740992.0;
+}
+
+static double total_cost(const struct matcher_match *m, size_t n)
+{
+    double s = 0;
+    for (size_t i = 0; i < n; i++)
+        s += m[i].cost;
+    return s;
+}
+
+static const struct matcher_match *find_task(const struct matcher_match *m, size_t n, size_t t)
+{
+    for (size_t i = 0; i < n; i++)
+        if (m[i].task == t)
+            return &m[i];
+    return NULL;
+}
+
+/* Figure 5: Task1 and Task2 read from server A, Task3 from server B; each server starts one
+ * task. Greedy: T1->A, T2->B, T3->C. Stable: T1->A, T2->C, T3->B (better locality). Costs come
+ * from the estimator: A and B share a rack, C is in another. */
+static void test_figure5(void **state)
+{
+    (void)state;
+    view_t *v = NULL;
+    assert_int_equal(view_new(&v), 0);
+    uint32_t A = fx_node(v, "A", "r1", 0, 1, 0), B = fx_node(v, "B", "r1", 0, 1, 0);
+    uint32_t C = fx_node(v, "C", "r2", 0, 1, 0);
+    assert_int_equal(view_refresh_light(v, 8), 0);
+    estimator_t *est = NULL;
+    assert_int_equal(estimator_new(NULL, 1, &est), 0);
+    matcher_t *m = NULL;
+    assert_int_equal(matcher_new(view_count(v), &m), 0);
+    int32_t onA[1] = {(int32_t)A}, onB[1] = {(int32_t)B};
+    struct estimator_input inA = {1000000000ull, onA, 1}, inB = {1000000000ull, onB, 1};
+    struct estimator_task tasks[3] = {
+        {.stage = SIZE_MAX,
+         .cpu = 1,
+         .mem_mb = 1,
+         .runtime_s = 0,
+         .input_bytes = inA.bytes,
+         .inputs = &inA,
+         .ninputs = 1},
+        {.stage = SIZE_MAX,
+         .cpu = 1,
+         .mem_mb = 1,
+         .runtime_s = 0,
+         .input_bytes = inA.bytes,
+         .inputs = &inA,
+         .ninputs = 1},
+        {.stage = SIZE_MAX,
+         .cpu = 1,
+         .mem_mb = 1,
+         .runtime_s = 0,
+         .input_bytes = inB.bytes,
+         .inputs = &inB,
+         .ninputs = 1},
+    };
+    /* candidate sets: input holders, their rack-mates and random light nodes (here: all) */
+    struct matcher_cand_config cc;
+    matcher_cand_config_default(&cc);
+    size_t off[4] = {0};
+    struct matcher_cand cand[12];
+    size_t k = 0;
+    for (int t = 0; t < 3; t++) {
+        uint32_t nodes[8];
+        double draws[3] = {0.0, 0.1, 0.9};
+        size_t n = matcher_candidates(m, v, &tasks[t], &cc, draws, 3, nodes, 8);
+        assert_int_equal(n, 3); /* holder, its rack-mate, and C from the light list */
+        for (size_t i = 0; i < n; i++) {
+            struct estimate e;
+            double c = estimator_estimate(est, v, &tasks[t], nodes[i], 0, 0, &e);
+            cand[k++] = (struct matcher_cand){nodes[i], c, e.w_s};
+        }
+        off[t + 1] = k;
+    }
+    struct matcher_batch b = {3, off, cand};
+    struct matcher_match g[3], s[3], o[3];
+    size_t ng, ns, no;
+    assert_int_equal(matcher_greedy(m, &b, g, &ng), 0);
+    assert_int_equal(matcher_stable(m, &b, 4, s, &ns), 0);
+    assert_int_equal(matcher_optimal(m, &b, o, &no), 0);
+    assert_int_equal(ng, 3);
+    assert_int_equal(ns, 3);
+    assert_int_equal(no, 3);
+    assert_int_equal(find_task(g, 3, 0)->node, A);
+    assert_int_equal(find_task(g, 3, 1)->node, B);
+    assert_int_equal(find_task(g, 3, 2)->node, C);
+    assert_int_equal(find_task(s, 3, 0)->node, A);
+    assert_int_equal(find_task(s, 3, 1)->node, C);
+    assert_int_equal(find_task(s, 3, 2)->node, B);
+    /* 6.25 + 12.5 + 6.25 against 6.25 + 10 + 12.5 (times Kfail-weighted Psucc, equal here) */
+    assert_true(total_cost(s, 3) < total_cost(g, 3));
+    assert_true(fabs(total_cost(o, 3) - total_cost(s, 3)) < 1e-9);
+    matcher_destroy(&m);
+    estimator_destroy(&est);
+    view_destroy(&v);
+}
+
+static double brute(const double *c, size_t n, size_t col, unsigned used)
+{
+    if (col == n)
+        return 0;
+    double best = INFINITY;
+    for (size_t r = 0; r < n; r++)
+        if (!(used & (1u << r))) {
+            double x = c[r * n + col] + brute(c, n, col + 1, used | (1u << r));
+            if (x < best)
+                best = x;
+        }
+    return best;
+}
+
+static void test_optimal_is_exact(void **state)
+{
+    (void)state;
+    matcher_t *m = NULL;
+    assert_int_equal(matcher_new(16, &m), 0);
+    for (int round = 0; round < 200; round++) {
+        size_t n = 1 + (size_t)(rnd() * 6);
+        double c[49];
+        size_t off[8];
+        struct matcher_cand cand[49];
+        for (size_t t = 0; t < n; t++) {
+            off[t] = t * n;
+            for (size_t j = 0; j < n; j++) {
+                c[t * n + j] = floor(rnd() * 100);
+                cand[t * n + j] = (struct matcher_cand){(uint32_t)j, c[t * n + j], 0};
+            }
+        }
+        off[n] = n * n;
+        struct matcher_batch b = {n, off, cand};
+        struct matcher_match o[8], s[8], g[8];
+        size_t no, ns, ng;
+        assert_int_equal(matcher_optimal(m, &b, o, &no), 0);
+        assert_int_equal(no, n);
+        /* brute force over columns = nodes, rows = tasks: transpose index */
+        double ct[49];
+        for (size_t t = 0; t < n; t++)
+            for (size_t j = 0; j < n; j++)
+                ct[t * n + j] = c[t * n + j];
+        double want = brute(ct, n, 0, 0);
+        assert_true(fabs(total_cost(o, no) - want) < 1e-9);
+        assert_int_equal(matcher_stable(m, &b, 100, s, &ns), 0);
+        assert_int_equal(matcher_greedy(m, &b, g, &ng), 0);
+        assert_int_equal(ns, n);
+        assert_int_equal(ng, n);
+        assert_true(total_cost(o, no) <= total_cost(s, ns) + 1e-9);
+        assert_true(total_cost(o, no) <= total_cost(g, ng) + 1e-9);
+    }
+    matcher_destroy(&m);
+}
+
+/* Random sparse batches with more tasks than nodes: one task per node, every match is a real
+ * candidate, quality order holds, and the optimum matches at least as many tasks. */
+static void test_invariants(void **state)
+{
+    (void)state;
+    enum { NODES = 40, TASKS = 120, PER = 6 };
+    matcher_t *m = NULL;
+    assert_int_equal(matcher_new(NODES, &m), 0);
+    size_t off[TASKS + 1];
+    struct matcher_cand cand[TASKS * PER];
+    struct matcher_match out[TASKS];
+    for (int round = 0; round < 30; round++) {
+        size_t k = 0;
+        for (size_t t = 0; t < TASKS; t++) {
+            off[t] = k;
+            for (int i = 0; i < PER; i++)
+                cand[k++] =
+                    (struct matcher_cand){(uint32_t)(rnd() * NODES), 1 + rnd() * 50, rnd() * 10};
+        }
+        off[TASKS] = k;
+        struct matcher_batch b = {TASKS, off, cand};
+        size_t counts[3];
+        for (int alg = 0; alg < 3; alg++) {
+            size_t n;
+            int rc = alg == 0   ? matcher_stable(m, &b, 3, out, &n)
+                     : alg == 1 ? matcher_greedy(m, &b, out, &n)
+                                : matcher_optimal(m, &b, out, &n);
+            assert_int_equal(rc, 0);
+            counts[alg] = n;
+            assert_true(n <= NODES);
+            int used[NODES] = {0}, tused[TASKS] = {0};
+            for (size_t i = 0; i < n; i++) {
+                assert_int_equal(used[out[i].node]++, 0);
+                assert_int_equal(tused[out[i].task]++, 0);
+                int real = 0;
+                for (size_t c = off[out[i].task]; c < off[out[i].task + 1]; c++)
+                    real |= cand[c].node == out[i].node && cand[c].cost == out[i].cost;
+                assert_true(real);
+                if (i > 0)
+                    assert_true(out[i - 1].wait <= out[i].wait);
+            }
+        }
+        assert_true(counts[2] >= counts[0]);
+        assert_true(counts[2] >= counts[1]);
+    }
+    /* bad node index */
+    struct matcher_cand badc[1] = {{NODES + 100, 1, 1}};
+    size_t boff[2] = {0, 1}, n;
+    struct matcher_batch bad = {1, boff, badc};
+    assert_int_equal(matcher_stable(m, &bad, 3, out, &n), ERR_INVAL);
+    matcher_destroy(&m);
+}
+
+static void test_candidates(void **state)
+{
+    (void)state;
+    view_t *v = NULL;
+    assert_int_equal(view_new(&v), 0);
+    char name[32];
+    for (int i = 0; i < 100; i++) {
+        snprintf(name, sizeof name, "n%d", i);
+        char rack[16];
+        snprintf(rack, sizeof rack, "r%d", i / 20);
+        fx_node(v, name, rack, i < 50 ? 10.0 + i : (double)(i - 50) * 0.01, 1, 0);
+    }
+    assert_int_equal(view_refresh_light(v, 10), 0);
+    size_t nl;
+    const uint32_t *light = view_light(v, &nl);
+    assert_int_equal(nl, 10);
+    assert_int_equal(light[0], 50); /* wait 0 */
+    matcher_t *m = NULL;
+    assert_int_equal(matcher_new(100, &m), 0);
+    struct matcher_cand_config cc;
+    matcher_cand_config_default(&cc);
+    cc.max_rack_nodes = 5;
+    int32_t big[1] = {3}, small[1] = {77};
+    struct estimator_input in[2] = {{1000, big, 1}, {10, small, 1}}; /* second insignificant */
+    struct estimator_task t = {.stage = SIZE_MAX,
+                               .cpu = 1,
+                               .mem_mb = 1,
+                               .runtime_s = 1,
+                               .input_bytes = 1010,
+                               .inputs = in,
+                               .ninputs = 2};
+    uint32_t out[64];
+    double draws[3] = {0.5, 0.0, 0.95};
+    size_t n = matcher_candidates(m, v, &t, &cc, draws, 3, out, 64);
+    /* n3, 5 rack-mates of rack r0 from offset 10 (n10..n14), light[0] and light[9] */
+    assert_int_equal(n, 1 + 5 + 2);
+    assert_int_equal(out[0], 3);
+    for (int i = 1; i < 6; i++) {
+        assert_true(out[i] < 20);
+        assert_int_not_equal(out[i], 77);
+    }
+    assert_int_equal(out[6], light[0]);
+    assert_int_equal(out[7], light[9]);
+    /* a down node is never a candidate */
+    view_set_up(v, 3, 0);
+    n = matcher_candidates(m, v, &t, &cc, draws, 3, out, 64);
+    for (size_t i = 0; i < n; i++)
+        assert_int_not_equal(out[i], 3);
+    /* capped output */
+    assert_int_equal(matcher_candidates(m, v, &t, &cc, draws, 3, out, 2), 2);
+    matcher_destroy(&m);
+    view_destroy(&v);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_figure5),
+        cmocka_unit_test(test_optimal_is_exact),
+        cmocka_unit_test(test_invariants),
+        cmocka_unit_test(test_candidates),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

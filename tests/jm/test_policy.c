@@ -1,0 +1,257 @@
+/* test_policy.c - the cluster view (freshness, racks, light list), priorities (longest path,
+ * input size) and dispatch (tokens, opportunistic allowance, upgrades). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+
+#include <cmocka.h>
+
+#include "common/err.h"
+#include "jm/dag.h"
+#include "jm/dispatch.h"
+#include "jm/priority.h"
+#include "jm/spec.h"
+#include "jm/view.h"
+#include "jm_fixture.h"
+
+static void test_view_freshness(void **state)
+{
+    (void)state;
+    view_t *v = NULL;
+    assert_int_equal(view_new(&v), 0);
+    double cb[1] = {16}, mb[1] = {65536}, w5[1] = {5}, w9[1] = {9}, w1[1] = {1};
+    struct view_entry e = {.name = "pn-1",
+                           .rack = "r1",
+                           .cpu = 8,
+                           .mem_mb = 8192,
+                           .up = 1,
+                           .boot_id = 100,
+                           .seq = 10,
+                           .age_ms = 0,
+                           .ncpu = 1,
+                           .nmem = 1,
+                           .cpu_bins = cb,
+                           .mem_bins_mb = mb,
+                           .wait_s = w5};
+    assert_int_equal(view_update(v, &e, 1000), 1);
+    /* an older heartbeat of the same boot (from a lagging replica) is ignored */
+    e.seq = 9;
+    e.wait_s = w9;
+    assert_int_equal(view_update(v, &e, 2000), 0);
+    assert_true(view_node(v, 0)->wait_s[0] == 5.0f);
+    /* a newer one is applied */
+    e.seq = 11;
+    assert_int_equal(view_update(v, &e, 2000), 1);
+    assert_true(view_node(v, 0)->wait_s[0] == 9.0f);
+    /* a restarted PN (new boot id, low seq) wins when its information is more recent ... */
+    e.boot_id = 7;
+    e.seq = 1;
+    e.wait_s = w1;
+    e.age_ms = 100;
+    assert_int_equal(view_update(v, &e, 3000), 1);
+    assert_true(view_node(v, 0)->wait_s[0] == 1.0f);
+    assert_int_equal(view_node(v, 0)->info_ms, 2900);
+    assert_int_equal(view_age_ms(view_node(v, 0), 4000), 1100);
+    /* ... and an old boot's entry relayed late loses */
+    e.boot_id = 100;
+    e.seq = 50;
+    e.age_ms = 5000;
+    assert_int_equal(view_update(v, &e, 3100), 0);
+    /* bad entries */
+    struct view_entry bad = e;
+    bad.cpu = 0;
+    assert_int_equal(view_update(v, &bad, 0), ERR_INVAL);
+    bad = e;
+    bad.name = "";
+    assert_int_equal(view_update(v, &bad, 0), ERR_INVAL);
+    bad = e;
+    bad.ncpu = 17;
+    assert_int_equal(view_update(v, &bad, 0), ERR_INVAL);
+    double desc[2] = {4, 2}, cells[2] = {0, 0};
+    bad = e;
+    bad.ncpu = 2;
+    bad.cpu_bins = desc;
+    bad.wait_s = cells;
+    assert_int_equal(view_update(v, &bad, 0), ERR_INVAL);
+    assert_int_equal(view_count(v), 1);
+    view_destroy(&v);
+    assert_null(v);
+}
+
+static void test_view_racks_and_lookup(void **state)
+{
+    (void)state;
+    view_t *v = NULL;
+    assert_int_equal(view_new(&v), 0);
+    char name[32];
+    for (int i = 0; i < 1000; i++) {
+        snprintf(name, sizeof name, "node-%d", i);
+        fx_node(v, name, i % 2 ? "odd" : "even", (double)(1000 - i), 1, 0);
+    }
+    assert_int_equal(view_count(v), 1000);
+    assert_int_equal(view_find(v, "node-777"), 777);
+    assert_int_equal(view_find(v, "node-1000"), -1);
+    assert_int_equal(view_rack_count(v), 2);
+    size_t n;
+    const uint32_t *odd = view_rack_nodes(v, view_node(v, 1)->rack, &n);
+    assert_int_equal(n, 500);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(odd[i] % 2, 1);
+    assert_string_equal(view_rack_name(v, view_node(v, 1)->rack), "odd");
+    /* moving a node to another rack re-files it */
+    fx_node(v, "node-1", "even", 1, 2, 0);
+    view_rack_nodes(v, view_node(v, 1)->rack, &n);
+    assert_int_equal(n, 501);
+    /* light list: lowest wait first, down nodes excluded */
+    view_set_up(v, 999, 0);
+    assert_int_equal(view_refresh_light(v, 3), 0);
+    const uint32_t *l = view_light(v, &n);
+    assert_int_equal(n, 3);
+    assert_int_equal(l[0], 1); /* wait 1 after the refresh */
+    assert_int_equal(l[1], 998);
+    assert_int_equal(l[2], 997);
+    view_destroy(&v);
+}
+
+static void test_view_wait_lookup(void **state)
+{
+    (void)state;
+    struct view_node n;
+    memset(&n, 0, sizeof n);
+    n.cpu = 4;
+    n.mem_mb = 4096;
+    n.ncpu = 2;
+    n.nmem = 2;
+    n.cpu_bins[0] = 1;
+    n.cpu_bins[1] = 2;
+    n.mem_bins_mb[0] = 1024;
+    n.mem_bins_mb[1] = 2048;
+    float cells[4] = {1, 2, 3, 4};
+    memcpy(n.wait_s, cells, sizeof cells);
+    assert_true(view_wait(&n, 0.5, 100, 0) == 1.0);
+    assert_true(view_wait(&n, 1.5, 100, 0) == 3.0);
+    assert_true(view_wait(&n, 1, 1500, 0) == 2.0);
+    assert_true(view_wait(&n, 3, 3000, 0) == 4.0); /* past the bins but within capacity */
+    assert_true(view_wait(&n, 5, 100, 0) < 0);     /* over capacity */
+    assert_true(view_wait(&n, 0.5, 100, 1) == 4.0);
+    n.ncpu = 0;
+    assert_true(view_wait(&n, 1, 1, 0) == 0.0); /* no matrix: idle */
+}
+
+static struct spec *load(const char *name)
+{
+    const char *d = getenv("PADDOCK_SOURCE_DIR");
+    char fp[4096], msg[512] = "";
+    snprintf(fp, sizeof fp, "%s/tests/specs/valid/%s", d != NULL ? d : ".", name);
+    struct spec *s = NULL;
+    if (spec_load(fp, NULL, &s, msg, sizeof msg) != 0)
+        fail_msg("%s: %s", name, msg);
+    return s;
+}
+
+#define NEAR(a, b) assert_true(fabs((a) - (b)) < 1e-9)
+
+static void test_priority_longest_path(void **state)
+{
+    (void)state;
+    struct spec *s = load("diamond_barriers.json");
+    dag_t *d = NULL;
+    assert_int_equal(dag_new(s, &d), 0);
+    double *sp = calloc(s->nstages, sizeof *sp), *bl = calloc(s->ntasks, sizeof *bl);
+    assert_int_equal(priority_compute(d, NULL, bl, sp), 0);
+    /* split 0.05 -> left 0.1 (longer than right's chain 0.02+0.02) -> join 0.05 -> final 0.01 */
+    NEAR(sp[spec_stage_index(s, "split")], 0.21);
+    NEAR(sp[spec_stage_index(s, "left")], 0.16);
+    NEAR(sp[spec_stage_index(s, "right")], 0.10);
+    NEAR(sp[spec_stage_index(s, "join")], 0.06);
+    NEAR(sp[spec_stage_index(s, "final")], 0.01);
+    NEAR(bl[spec_task_index(s, "right-1")], 0.08);
+    NEAR(bl[spec_task_index(s, "right-0")], 0.10);
+    size_t ready[3] = {(size_t)spec_task_index(s, "right-0"), (size_t)spec_task_index(s, "left-0"),
+                       (size_t)spec_task_index(s, "left-1")};
+    priority_sort(d, sp, ready, 3);
+    /* the left stage first (longer path), larger input first within it */
+    assert_int_equal(ready[0], spec_task_index(s, "left-1"));
+    assert_int_equal(ready[1], spec_task_index(s, "left-0"));
+    assert_int_equal(ready[2], spec_task_index(s, "right-0"));
+    /* refined runtimes change the order: make the right stage slow */
+    double *rt = calloc(s->ntasks, sizeof *rt);
+    for (size_t i = 0; i < s->ntasks; i++)
+        rt[i] = s->tasks[i].runtime_s;
+    rt[spec_task_index(s, "right-0")] = 5;
+    assert_int_equal(priority_compute(d, rt, NULL, sp), 0);
+    priority_sort(d, sp, ready, 3);
+    assert_int_equal(ready[0], spec_task_index(s, "right-0"));
+    free(rt);
+    free(sp);
+    free(bl);
+    dag_destroy(&d);
+    spec_destroy(&s);
+}
+
+static void test_dispatch_tokens_and_allowance(void **state)
+{
+    (void)state;
+    struct dispatch_config cfg = {.opp_factor = 1.5};
+    dispatch_t *d = NULL;
+    assert_int_equal(dispatch_new(&cfg, 10, &d), 0);
+    assert_int_equal(dispatch_next(d), DISPATCH_NONE); /* no tokens, no allowance */
+    dispatch_set_tokens(d, 2);
+    assert_int_equal(dispatch_allowance(d), 3);
+    int want[6] = {DISPATCH_REGULAR,       DISPATCH_REGULAR,       DISPATCH_OPPORTUNISTIC,
+                   DISPATCH_OPPORTUNISTIC, DISPATCH_OPPORTUNISTIC, DISPATCH_NONE};
+    for (size_t t = 0; t < 6; t++)
+        assert_int_equal(dispatch_place(d, t), want[t]);
+    assert_int_equal(dispatch_class_of(d, 5), DISPATCH_NONE);
+    assert_int_equal(dispatch_place(d, 0), ERR_STATE);
+    assert_int_equal(dispatch_regular(d), 2);
+    assert_int_equal(dispatch_opportunistic(d), 3);
+    /* task 2 started running; 3 and 4 wait in PN queues. Task 4 has the higher priority. */
+    assert_int_equal(dispatch_started(d, 2), 0);
+    double prio[10] = {0, 0, 9, 1, 5, 0, 0, 0, 0, 0};
+    size_t up[4];
+    assert_int_equal(dispatch_upgrades(d, prio, up, 4), 0); /* no free token */
+    assert_int_equal(dispatch_finished(d, 0), 0);           /* a token frees up */
+    assert_int_equal(dispatch_upgrades(d, prio, up, 4), 1);
+    assert_int_equal(up[0], 4); /* highest-priority waiting one; running task 2 not upgraded */
+    assert_int_equal(dispatch_class_of(d, 4), DISPATCH_REGULAR);
+    assert_int_equal(dispatch_regular(d), 2);
+    assert_int_equal(dispatch_opportunistic(d), 2);
+    /* Jockey raises the grant: the remaining waiting one is upgraded (oldest first w/o prio) */
+    dispatch_set_tokens(d, 5);
+    assert_int_equal(dispatch_upgrades(d, NULL, up, 4), 1);
+    assert_int_equal(up[0], 3);
+    /* Jockey lowers the grant below what is in flight: nothing preempted, no new regular */
+    dispatch_set_tokens(d, 1);
+    assert_int_equal(dispatch_regular(d), 3);
+    assert_int_equal(dispatch_next(d), DISPATCH_NONE); /* opp 1 (task 2) >= allowance 1 */
+    dispatch_set_factor(d, 4);
+    assert_int_equal(dispatch_next(d), DISPATCH_OPPORTUNISTIC);
+    assert_int_equal(dispatch_finished(d, 9), ERR_STATE);
+    assert_int_equal(dispatch_finished(d, 99), ERR_RANGE);
+    /* a finished task can be dispatched again (retry) */
+    assert_int_equal(dispatch_finished(d, 2), 0);
+    assert_int_equal(dispatch_class_of(d, 2), DISPATCH_NONE);
+    assert_int_equal(dispatch_place(d, 2), DISPATCH_OPPORTUNISTIC);
+    dispatch_destroy(&d);
+    assert_null(d);
+    struct dispatch_config bad = {.opp_factor = -1};
+    assert_int_equal(dispatch_new(&bad, 1, &d), ERR_INVAL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_view_freshness),
+        cmocka_unit_test(test_view_racks_and_lookup),
+        cmocka_unit_test(test_view_wait_lookup),
+        cmocka_unit_test(test_priority_longest_path),
+        cmocka_unit_test(test_dispatch_tokens_and_allowance),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
