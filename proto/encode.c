@@ -24,6 +24,10 @@ static int proto__write(void *data, const char *src, size_t len)
 {
     proto__sink_t *sink = data;
     proto_buf_t *b = sink->buf;
+    if (sink->failed != 0)
+        return -1; /* packing goes on after a failure (errors are collected); stay failed */
+    if (len == 0)
+        return 0;
     if (len > sink->limit - b->len) {
         sink->failed = ERR_TOOBIG;
         return -1;
