@@ -2,6 +2,7 @@
 #include "common/zuv.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +48,7 @@ struct zuv_sock {
     bool in_drain;
     bool closing;
     bool idle_on, timer_on;
+    uint64_t full_drops; /* sends refused with ERR_FULL */
 };
 
 void zuv_opts_init(struct zuv_opts *o)
@@ -231,6 +233,8 @@ static void zuv__idle_set(zuv_sock_t *s, bool on)
 static bool zuv__flush(zuv_sock_t *s)
 {
     bool progress = false;
+    size_t failed = 0; /* messages ZeroMQ refused for good; reported after the pass, since the
+                          drop callback may send or close and so change the queues */
     if (!s->router) {
         zmsg_t *m;
         while ((m = zuv__q_peek(&s->q)) != NULL) {
@@ -244,10 +248,11 @@ static bool zuv__flush(zuv_sock_t *s)
                 s->st.sent++;
                 progress = true;
             } else {
-                zuv__report(s, NULL, 0, 1, ERR_SYS);
+                failed++;
             }
         }
         zuv__timer_update(s);
+        zuv__report(s, NULL, 0, failed, ERR_SYS);
         return progress;
     }
     uint64_t now = uv_now(s->loop);
@@ -280,7 +285,7 @@ static bool zuv__flush(zuv_sock_t *s)
                 s->st.sent++;
                 progress = true;
             } else {
-                zuv__report(s, p->id, p->id_len, 1, ERR_SYS);
+                failed++;
             }
         }
         if (expire || p->q.len == 0) {
@@ -294,6 +299,8 @@ static bool zuv__flush(zuv_sock_t *s)
             }
         }
     }
+    zuv__timer_update(s);
+    zuv__report(s, NULL, 0, failed, ERR_SYS);
     while (expired != NULL) {
         struct zuv__peer *p = expired;
         expired = p->next;
@@ -302,7 +309,6 @@ static bool zuv__flush(zuv_sock_t *s)
         zuv__report(s, p->id, p->id_len, n, ERR_UNAVAILABLE);
         mem_free(p);
     }
-    zuv__timer_update(s);
     return progress;
 }
 
@@ -472,6 +478,10 @@ static int zuv__enqueue(zuv_sock_t *s, struct zuv__q *q, zmsg_t *m)
 {
     if (q->len >= s->opts.queue_max) {
         zmsg_destroy(&m);
+        /* Logged on the first and then every 10,000th: an overloaded peer must not flood. */
+        if (s->full_drops++ % 10000 == 0)
+            log_warn("zuv: send queue full (%zu messages): message dropped (%" PRIu64 " so far)",
+                     q->len, s->full_drops);
         s->st.dropped++;
         return ERR_FULL;
     }

@@ -13,9 +13,10 @@
  *  - sends without blocking; a message the socket cannot take now is queued, never silently
  *    dropped: ROUTER sockets get ZMQ_ROUTER_MANDATORY and one queue per peer (a slow peer
  *    does not hold up the others), other socket types one queue. Queues are retried on every
- *    wake-up and on a short timer while anything is queued. A queue over its limit, a ROUTER
- *    peer unreachable for longer than `unreachable_ms`, and the queues left at close are
- *    reported to the drop callback with a count and the reason, and counted in the stats.
+ *    wake-up and on a short timer while anything is queued. A send over the queue limit
+ *    fails with ERR_FULL; a ROUTER peer unreachable for longer than `unreachable_ms` and the
+ *    queues left at close are reported to the drop callback with a count and the reason. All
+ *    of them are logged and counted in the stats.
  * PUB sockets drop at their high-water mark by ZeroMQ's design; zuv does not change that.
  *
  * Async contract (libuv's): the receive callback never runs from inside a zuv call; it runs
@@ -43,9 +44,11 @@ typedef struct zuv_sock zuv_sock_t;
 typedef void zuv_recv_fn(zuv_sock_t *s, zmsg_t **msg, void *arg);
 
 /* Messages discarded: `count` messages for `peer` (the routing id on a ROUTER socket, NULL
- * and 0 otherwise), `reason` ERR_FULL (queue limit), ERR_UNAVAILABLE (ROUTER peer unreachable
- * past unreachable_ms) or ERR_CANCELLED (still queued at close). Runs from the loop or from
- * zuv_sock_close, never from zuv_send. `peer` is borrowed for the call. */
+ * and 0 otherwise), `reason` ERR_UNAVAILABLE (ROUTER peer unreachable past unreachable_ms),
+ * ERR_CANCELLED (still queued at close) or ERR_SYS (ZeroMQ refused a queued message for good,
+ * peer NULL). Runs from the loop or from zuv_sock_close, never from zuv_send (which reports a
+ * full queue by returning ERR_FULL). The callback may send and close. `peer` is borrowed for
+ * the call. */
 typedef void zuv_drop_fn(zuv_sock_t *s, const void *peer, size_t peer_len, size_t count, int reason,
                          void *arg);
 
