@@ -1,0 +1,627 @@
+#include "pn/node.h"
+
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "common/clock.h"
+#include "common/err.h"
+#include "common/log.h"
+#include "common/mem.h"
+#include "pn/exec.h"
+#include "pn/node_internal.h"
+
+double node__now_s(void)
+{
+    return (double)clock_mono_ns() / 1e9;
+}
+
+static int node__mkdir(const char *path, char *msg, size_t cap)
+{
+    if (mkdir(path, 0755) != 0 && errno != EEXIST)
+        return err_fmt(msg, cap, ERR_IO, "%s: %s", path, strerror(errno));
+    return 0;
+}
+
+node_t *node_new(const pnconf_t *cfg, uv_loop_t *loop, uint64_t boot_id, uid_t uid, gid_t gid,
+                 node_send_fn *send, void *send_arg, char *msg, size_t cap)
+{
+    double cpu_bins[MATRIX_MAX_BINS], mem_bins[MATRIX_MAX_BINS];
+    int ncpu = matrix_parse_bins(cfg->cpu_bins, cpu_bins, msg, cap);
+    if (ncpu < 0)
+        return NULL;
+    int nmem = matrix_parse_bins(cfg->mem_bins_mb, mem_bins, msg, cap);
+    if (nmem < 0)
+        return NULL;
+    if (node__mkdir(cfg->work_dir, msg, cap))
+        return NULL;
+    node_t *n = mem_calloc(1, sizeof *n);
+    if (!n) {
+        err_fmt(msg, cap, ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    n->cfg = cfg;
+    n->loop = loop;
+    n->boot_id = boot_id;
+    n->rng = boot_id | 1;
+    n->uid = uid;
+    n->gid = gid;
+    n->send = send;
+    n->send_arg = send_arg;
+    map_init(&n->tasks);
+    map_init(&n->byid);
+    map_init(&n->bypid);
+    map_init(&n->jobs);
+    proto_buf_init(&n->buf);
+    proto_stats_init(&n->pstats);
+    double mem_mb = (double)(cfg->memory >> 20);
+    queue_config_t qc = {.cpus = cfg->cpus,
+                         .mem_mb = mem_mb,
+                         .max_regular = (size_t)cfg->max_regular,
+                         .max_opportunistic = (size_t)cfg->max_opportunistic,
+                         .max_running = (size_t)cfg->max_running,
+                         .default_est_s = (double)cfg->default_runtime_ms / 1000.0,
+                         .backfill_depth = (size_t)cfg->backfill_depth};
+    loadprof_init(&n->scratch, cfg->cpus, mem_mb);
+    matrix_init(&n->matrix, cpu_bins, (size_t)ncpu, mem_bins, (size_t)nmem);
+    n->matrix_dirty = 1;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/tasks", cfg->work_dir);
+    n->tasks_dir = mem_strdup(path);
+    snprintf(path, sizeof path, "%s/cache", cfg->work_dir);
+    n->queue = queue_new(&qc);
+    n->stage = stage_new(path, (const char *const *)cfg->stage_allow.items, cfg->stage_allow.len,
+                         cfg->stage_max_file, msg, cap);
+    if (!n->stage || !n->queue || !n->tasks_dir || node__mkdir(n->tasks_dir, msg, cap)) {
+        if (n->stage && !n->queue)
+            err_fmt(msg, cap, ERR_CONFIG, "bad queue configuration");
+        node_destroy(&n);
+        return NULL;
+    }
+    if (cfg->exec_shim[0]) {
+        n->shim = mem_strdup(cfg->exec_shim);
+    } else {
+        char self[4000];
+        ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+        if (len > 0) {
+            self[len] = 0;
+            char *slash = strrchr(self, '/');
+            if (slash)
+                *slash = 0;
+            snprintf(path, sizeof path, "%s/paddock-pn-exec", self);
+            n->shim = mem_strdup(path);
+        }
+    }
+    return n;
+}
+
+void node__task_free(node__task_t *t)
+{
+    if (!t)
+        return;
+    mem_free(t->key);
+    mem_free(t->task_id);
+    for (char **a = t->argv; a && *a; a++)
+        mem_free(*a);
+    mem_free(t->argv);
+    for (char **e = t->envp; e && *e; e++)
+        mem_free(*e);
+    mem_free(t->envp);
+    mem_free(t->cwd);
+    mem_free(t->dir);
+    for (uint32_t i = 0; i < t->nfiles; i++)
+        mem_free(t->files[i].path);
+    mem_free(t->files);
+    mem_free(t->reason);
+    mem_free(t);
+}
+
+void node_destroy(node_t **np)
+{
+    if (!np || !*np)
+        return;
+    node_t *n = *np;
+    size_t it = 0;
+    void *v;
+    while (map_next(&n->tasks, &it, NULL, NULL, &v)) {
+        node__task_t *t = v;
+        if (t->pid > 0 && !proto_task_state_terminal(t->state))
+            exec_kill_group(t->pid, SIGKILL);
+        if (!proto_task_state_terminal(t->state)) {
+            node__set_state(n, t, PROTO_TASK_LOST, "node shutting down");
+        }
+    }
+    it = 0;
+    while (map_next(&n->tasks, &it, NULL, NULL, &v))
+        node__task_free(v);
+    it = 0;
+    while (map_next(&n->jobs, &it, NULL, NULL, &v)) {
+        node__job_t *j = v;
+        mem_free(j->job_id);
+        mem_free(j);
+    }
+    map_close(&n->tasks);
+    map_close(&n->byid);
+    map_close(&n->bypid);
+    map_close(&n->jobs);
+    mem_free(n->done);
+    queue_destroy(&n->queue);
+    stage_destroy(&n->stage);
+    loadprof_close(&n->scratch);
+    proto_buf_close(&n->buf);
+    mem_free(n->tasks_dir);
+    mem_free(n->shim);
+    mem_free(n);
+    *np = NULL;
+}
+
+static void node__matrix_refresh(node_t *n)
+{
+    uint64_t now = clock_mono_ms();
+    if (!n->matrix_dirty || now - n->matrix_at_ms < (uint64_t)n->cfg->matrix_min_interval_ms)
+        return;
+    if (matrix_compute(&n->matrix, n->queue, node__now_s(), &n->scratch) == 0) {
+        n->matrix_dirty = 0;
+        n->matrix_at_ms = now;
+    }
+}
+
+static void node__matrix_wire(node_t *n, proto_matrix_t *m)
+{
+    node__matrix_refresh(n);
+    memset(m, 0, sizeof *m);
+    m->ncpu = (uint32_t)n->matrix.ncpu;
+    m->nmem = (uint32_t)n->matrix.nmem;
+    for (size_t c = 0; c < n->matrix.ncpu; c++)
+        m->cpu_bounds[c] = n->matrix.cpu_bins[c];
+    for (size_t k = 0; k < n->matrix.nmem; k++)
+        m->mem_bounds_mb[k] = (uint64_t)n->matrix.mem_bins[k];
+    for (size_t c = 0; c < n->matrix.ncpu; c++) {
+        for (size_t k = 0; k < n->matrix.nmem; k++) {
+            double w = n->matrix.wait_s[c][k];
+            uint32_t ms = w == MATRIX_NEVER     ? PROTO_WAIT_NEVER
+                          : w * 1000.0 >= 4.0e9 ? PROTO_WAIT_NEVER - 1
+                                                : (uint32_t)llround(w * 1000.0);
+            m->cells_ms[c * n->matrix.nmem + k] = ms;
+        }
+    }
+    m->timestamp_ms = clock_wall_ms() - (int64_t)(clock_mono_ms() - n->matrix_at_ms);
+}
+
+void node__send_status(node_t *n, node__task_t *t)
+{
+    if (!t->job || !t->job->plen)
+        return;
+    proto_msg_t m;
+    proto_msg_init(&m, PROTO_TASK_STATUS);
+    m.req_id = t->req_id;
+    proto_task_status_t *s = &m.task_status;
+    s->job_id = t->job->job_id;
+    s->task_id = t->task_id;
+    s->attempt = t->attempt;
+    s->node = n->cfg->name;
+    s->state = t->state;
+    s->task_class = t->klass;
+    s->exit_code = t->exit_code;
+    s->signal = t->signal;
+    s->reason = t->reason;
+    s->cpu_time_ms = t->cpu_time_ms;
+    s->peak_rss_kb = t->peak_rss_kb;
+    s->queued_at_ms = t->queued_at_ms;
+    s->started_at_ms = t->started_at_ms;
+    s->ended_at_ms = t->ended_at_ms;
+    if (t->ended_at_ms && t->started_at_ms)
+        s->wall_ms = (uint64_t)(t->ended_at_ms - t->started_at_ms);
+    s->cache_hits = t->cache_hits;
+    s->cache_misses = t->cache_misses;
+    node__matrix_wire(n, &s->matrix);
+    char err[256];
+    if (proto_encode(&m, &n->buf, err, sizeof err) != 0) {
+        log_error("status of %s/%s: %s", t->job->job_id, t->task_id, err);
+        return;
+    }
+    n->send(n->send_arg, t->job->peer, t->job->plen, n->buf.data, n->buf.len);
+    n->c.statuses_sent++;
+}
+
+/* The one place task states change. */
+void node__set_state(node_t *n, node__task_t *t, proto_task_state_t s, const char *reason)
+{
+    t->state = s;
+    if (reason && (!t->reason || strcmp(t->reason, reason) != 0)) {
+        mem_free(t->reason);
+        t->reason = mem_strdup(reason);
+    }
+    if (s == PROTO_TASK_RUNNING)
+        t->started_at_ms = clock_wall_ms();
+    if (proto_task_state_terminal(s)) {
+        t->ended_at_ms = clock_wall_ms();
+        switch (s) {
+        case PROTO_TASK_SUCCEEDED:
+            n->c.succeeded++;
+            break;
+        case PROTO_TASK_FAILED:
+            n->c.failed++;
+            break;
+        case PROTO_TASK_CANCELLED:
+            n->c.cancelled++;
+            break;
+        case PROTO_TASK_PREEMPTED:
+            n->c.preempted++;
+            break;
+        default:
+            n->c.lost++;
+            break;
+        }
+    }
+    n->matrix_dirty = 1;
+    node__send_status(n, t);
+}
+
+void node__finish(node_t *n, node__task_t *t)
+{
+    uint64_t id = t->id;
+    map_deln(&n->byid, &id, sizeof id, NULL);
+    if (t->pid > 0) {
+        int32_t pid = t->pid;
+        map_deln(&n->bypid, &pid, sizeof pid, NULL);
+    }
+    for (char **a = t->argv; a && *a; a++)
+        mem_free(*a);
+    mem_free(t->argv);
+    t->argv = NULL;
+    for (char **e = t->envp; e && *e; e++)
+        mem_free(*e);
+    mem_free(t->envp);
+    t->envp = NULL;
+    if (n->ndone == n->capdone) {
+        size_t cap = n->capdone ? n->capdone * 2 : 64;
+        node__task_t **d = mem_calloc(cap, sizeof *d);
+        if (!d)
+            return; /* stays in the tasks map until destroy */
+        for (size_t i = 0; i < n->ndone; i++)
+            d[i] = n->done[(n->donehead + i) % n->capdone];
+        mem_free(n->done);
+        n->done = d;
+        n->capdone = cap;
+        n->donehead = 0;
+    }
+    n->done[(n->donehead + n->ndone++) % n->capdone] = t;
+}
+
+void node_sweep(node_t *n)
+{
+    int64_t now = clock_wall_ms();
+    while (n->ndone) {
+        node__task_t *t = n->done[n->donehead];
+        if ((int64_t)n->ndone <= n->cfg->retain_max && now - t->ended_at_ms < n->cfg->retain_ms)
+            break;
+        n->done[n->donehead] = NULL;
+        n->donehead = (n->donehead + 1) % n->capdone;
+        n->ndone--;
+        map_deln(&n->tasks, t->key, t->keylen, NULL);
+        if (t->dir && !n->cfg->keep_task_dirs)
+            node__remove_dir(t->dir);
+        if (t->staging)
+            t->forgotten = 1; /* freed when the staging job returns */
+        else
+            node__task_free(t);
+    }
+}
+
+static void node__reply_error(node_t *n, const void *peer, size_t plen, uint64_t req_id,
+                              proto_type_t in_reply_to, int code, const char *text)
+{
+    proto_msg_t m;
+    proto_msg_init(&m, PROTO_ERROR);
+    m.req_id = req_id;
+    m.error.code = code;
+    m.error.text = (char *)text;
+    m.error.in_reply_to = in_reply_to;
+    if (proto_encode(&m, &n->buf, NULL, 0) == 0)
+        n->send(n->send_arg, peer, plen, n->buf.data, n->buf.len);
+}
+
+/* The job's reply address follows the latest peer speaking for it; a new peer gets the state
+ * of every remembered task of the job (a JM that reconnected). */
+static node__job_t *node__job(node_t *n, const char *job_id, const void *peer, size_t plen,
+                              uint64_t req_id)
+{
+    node__job_t *j = map_get(&n->jobs, job_id);
+    int changed = 0;
+    if (!j) {
+        j = mem_calloc(1, sizeof *j);
+        if (!j || !(j->job_id = mem_strdup(job_id)) || map_put(&n->jobs, job_id, j, NULL)) {
+            if (j)
+                mem_free(j->job_id);
+            mem_free(j);
+            return NULL;
+        }
+    } else if (j->plen != plen || memcmp(j->peer, peer, plen) != 0) {
+        changed = 1;
+    }
+    if (plen > NODE__PEER_MAX)
+        plen = NODE__PEER_MAX;
+    memcpy(j->peer, peer, plen);
+    j->plen = plen;
+    j->req_id = req_id;
+    if (changed) {
+        size_t it = 0;
+        void *v;
+        while (map_next(&n->tasks, &it, NULL, NULL, &v)) {
+            node__task_t *t = v;
+            if (t->job == j)
+                node__send_status(n, t);
+        }
+    }
+    return j;
+}
+
+static char *node__key(const char *job, const char *task, uint32_t attempt, size_t *len)
+{
+    char tail[16];
+    int tl = snprintf(tail, sizeof tail, "%u", attempt);
+    size_t jl = strlen(job), kl = strlen(task);
+    char *k = mem_alloc(jl + kl + (size_t)tl + 3);
+    if (!k)
+        return NULL;
+    memcpy(k, job, jl + 1);
+    memcpy(k + jl + 1, task, kl + 1);
+    memcpy(k + jl + kl + 2, tail, (size_t)tl + 1);
+    *len = jl + kl + (size_t)tl + 2;
+    return k;
+}
+
+static node__task_t *node__lookup(node_t *n, const char *job, const char *task, uint32_t attempt)
+{
+    size_t len;
+    char *k = node__key(job, task, attempt, &len);
+    node__task_t *t = k ? map_getn(&n->tasks, k, len) : NULL;
+    mem_free(k);
+    return t;
+}
+
+static void node__create(node_t *n, const void *peer, size_t plen, uint64_t req_id,
+                         const proto_task_create_t *tc)
+{
+    node__job_t *j = node__job(n, tc->job_id, peer, plen, req_id);
+    if (!j) {
+        node__reply_error(n, peer, plen, req_id, PROTO_TASK_CREATE, ERR_NOMEM, "out of memory");
+        return;
+    }
+    node__task_t *t = node__lookup(n, tc->job_id, tc->task_id, tc->attempt);
+    if (t) { /* a retry of the same attempt: idempotent, answer with where it stands */
+        t->req_id = req_id;
+        node__send_status(n, t);
+        return;
+    }
+    char msg[512];
+    if (tc->cpu > n->cfg->cpus || tc->mem_mb > (n->cfg->memory >> 20)) {
+        n->c.refused_other++;
+        snprintf(msg, sizeof msg, "task needs %.3g cores and %llu MiB; node has %.3g and %llu",
+                 tc->cpu, (unsigned long long)tc->mem_mb, n->cfg->cpus,
+                 (unsigned long long)(n->cfg->memory >> 20));
+        node__reply_error(n, peer, plen, req_id, PROTO_TASK_CREATE, ERR_CAPACITY, msg);
+        return;
+    }
+    t = mem_calloc(1, sizeof *t);
+    if (!t || !(t->key = node__key(tc->job_id, tc->task_id, tc->attempt, &t->keylen)) ||
+        !(t->task_id = mem_strdup(tc->task_id))) {
+        node__task_free(t);
+        node__reply_error(n, peer, plen, req_id, PROTO_TASK_CREATE, ERR_NOMEM, "out of memory");
+        return;
+    }
+    t->id = ++n->next_id;
+    t->job = j;
+    t->attempt = tc->attempt;
+    t->req_id = req_id;
+    t->klass = tc->task_class == PROTO_CLASS_OPPORTUNISTIC ? PROTO_CLASS_OPPORTUNISTIC
+                                                           : PROTO_CLASS_REGULAR;
+    t->cpu = tc->cpu;
+    t->mem_mb = tc->mem_mb;
+    t->exit_code = -1;
+    queue_task_t qt = {.id = t->id,
+                       .cpu = tc->cpu,
+                       .mem_mb = (double)tc->mem_mb,
+                       .est_s = (double)tc->runtime_ms / 1000.0,
+                       .weight = tc->weight,
+                       .klass = t->klass == PROTO_CLASS_OPPORTUNISTIC ? QUEUE_OPPORTUNISTIC
+                                                                      : QUEUE_REGULAR};
+    int rc = node__prepare(n, t, tc, msg, sizeof msg);
+    if (!rc) {
+        rc = queue_push(n->queue, &qt);
+        if (rc == ERR_FULL) {
+            n->c.refused_full++;
+            queue_stats_t st;
+            queue_stats(n->queue, &st);
+            snprintf(msg, sizeof msg, "%s queue full (%zu tasks)",
+                     qt.klass == QUEUE_REGULAR ? "regular" : "opportunistic",
+                     qt.klass == QUEUE_REGULAR ? st.regular_queued : st.opportunistic_queued);
+        } else if (rc) {
+            n->c.refused_other++;
+            snprintf(msg, sizeof msg, "not queued: %s", err_text(rc));
+        }
+    }
+    uint64_t id = t->id;
+    if (!rc && (map_putn(&n->tasks, t->key, t->keylen, t, NULL) ||
+                map_putn(&n->byid, &id, sizeof id, t, NULL))) {
+        map_deln(&n->tasks, t->key, t->keylen, NULL);
+        queue_cancel(n->queue, t->id);
+        rc = ERR_NOMEM;
+        snprintf(msg, sizeof msg, "out of memory");
+    }
+    if (rc) {
+        if (t->dir)
+            node__remove_dir(t->dir);
+        node__task_free(t);
+        node__reply_error(n, peer, plen, req_id, PROTO_TASK_CREATE, rc, msg);
+        return;
+    }
+    n->c.created++;
+    t->queued_at_ms = clock_wall_ms();
+    if (t->nfiles) {
+        queue_hold(n->queue, t->id, 1);
+        if (node__stage_start(n, t) != 0) {
+            queue_cancel(n->queue, t->id);
+            node__set_state(n, t, PROTO_TASK_FAILED, "staging could not start");
+            node__finish(n, t);
+            return;
+        }
+        node__set_state(n, t, PROTO_TASK_STAGING, NULL);
+    } else {
+        node__set_state(n, t, PROTO_TASK_QUEUED, NULL);
+    }
+    node__schedule(n);
+}
+
+static void node__cancel(node_t *n, const void *peer, size_t plen, uint64_t req_id,
+                         const proto_task_cancel_t *tc)
+{
+    node__task_t *t = node__lookup(n, tc->job_id, tc->task_id, tc->attempt);
+    if (!t) {
+        node__reply_error(n, peer, plen, req_id, PROTO_TASK_CANCEL, ERR_NOTFOUND, "no such task");
+        return;
+    }
+    node__job(n, tc->job_id, peer, plen, req_id);
+    t->req_id = req_id;
+    if (proto_task_state_terminal(t->state)) {
+        node__send_status(n, t);
+        return;
+    }
+    char reason[PROTO_MAX_TEXT];
+    snprintf(reason, sizeof reason, "cancelled%s%s", tc->reason ? ": " : "",
+             tc->reason ? tc->reason : "");
+    if (t->state == PROTO_TASK_RUNNING) {
+        if (t->kill == NODE__KILL_NONE || t->kill == NODE__KILL_PREEMPT)
+            t->kill = NODE__KILL_CANCEL;
+        exec_kill_group(t->pid, SIGKILL);
+        return; /* reported when reaped */
+    }
+    queue_cancel(n->queue, t->id);
+    node__set_state(n, t, PROTO_TASK_CANCELLED, reason);
+    node__finish(n, t);
+    node__schedule(n);
+}
+
+static void node__upgrade(node_t *n, const void *peer, size_t plen, uint64_t req_id,
+                          const proto_task_upgrade_t *tu)
+{
+    node__task_t *t = node__lookup(n, tu->job_id, tu->task_id, tu->attempt);
+    if (!t) {
+        node__reply_error(n, peer, plen, req_id, PROTO_TASK_UPGRADE, ERR_NOTFOUND, "no such task");
+        return;
+    }
+    node__job(n, tu->job_id, peer, plen, req_id);
+    t->req_id = req_id;
+    if (!proto_task_state_terminal(t->state) && t->klass == PROTO_CLASS_OPPORTUNISTIC) {
+        int rc = queue_upgrade(n->queue, t->id);
+        if (rc) {
+            node__reply_error(n, peer, plen, req_id, PROTO_TASK_UPGRADE, rc, err_text(rc));
+            return;
+        }
+        t->klass = PROTO_CLASS_REGULAR;
+        if (t->state == PROTO_TASK_RUNNING) {
+            if (t->kill == NODE__KILL_PREEMPT)
+                t->kill = NODE__KILL_NONE; /* too late if the signal went out; reaped as such */
+            if (exec_renice_group(t->pid, 0) != 0)
+                log_warn("task %s/%s upgraded but its nice value stays (no privilege)",
+                         t->job->job_id, t->task_id);
+        }
+        n->matrix_dirty = 1;
+    }
+    node__send_status(n, t);
+    node__schedule(n);
+}
+
+void node_count_rejected(node_t *n)
+{
+    n->c.requests++;
+    n->c.rejected++;
+}
+
+void node_handle(node_t *n, const void *peer, size_t plen, const void *data, size_t len)
+{
+    n->c.requests++;
+    proto_msg_t m;
+    char err[256];
+    if (plen == 0 || plen > NODE__PEER_MAX) {
+        n->c.rejected++;
+        return;
+    }
+    int rc = proto_decode(data, len, &m, &n->pstats, err, sizeof err);
+    if (rc) {
+        n->c.rejected++;
+        log_debug("rejected a request: %s", err);
+        node__reply_error(n, peer, plen, 0, PROTO_TYPE_NONE, rc, err);
+        return;
+    }
+    switch (m.type) {
+    case PROTO_TASK_CREATE:
+        node__create(n, peer, plen, m.req_id, &m.task_create);
+        break;
+    case PROTO_TASK_CANCEL:
+        node__cancel(n, peer, plen, m.req_id, &m.task_cancel);
+        break;
+    case PROTO_TASK_UPGRADE:
+        node__upgrade(n, peer, plen, m.req_id, &m.task_upgrade);
+        break;
+    default:
+        n->c.rejected++;
+        node__reply_error(n, peer, plen, m.req_id, m.type, ERR_UNKNOWN_TYPE,
+                          "a process node answers TASK_CREATE, TASK_CANCEL, TASK_UPGRADE");
+        break;
+    }
+    proto_msg_close(&m);
+}
+
+void node_heartbeat(node_t *n, proto_heartbeat_t *hb)
+{
+    queue_stats_t st;
+    queue_stats(n->queue, &st);
+    memset(hb, 0, sizeof *hb);
+    hb->name = n->cfg->name;
+    hb->rack = n->cfg->rack;
+    hb->endpoint = n->cfg->advertise;
+    hb->boot_id = n->boot_id;
+    hb->seq = ++n->hb_seq;
+    hb->cpu = n->cfg->cpus;
+    hb->mem_mb = n->cfg->memory >> 20;
+    hb->used_cpu = st.cpu_used;
+    hb->used_mem_mb = (uint64_t)st.mem_used;
+    hb->running_regular = (uint32_t)st.regular_running;
+    hb->running_opportunistic = (uint32_t)st.opportunistic_running;
+    hb->queued_regular = (uint32_t)st.regular_queued;
+    hb->queued_opportunistic = (uint32_t)st.opportunistic_queued;
+    node__matrix_wire(n, &hb->matrix);
+    hb->timestamp_ms = clock_wall_ms();
+}
+
+size_t node_busy(const node_t *n)
+{
+    return n->busy;
+}
+
+void node_counters(const node_t *n, node_counters_t *out)
+{
+    *out = n->c;
+    stage_stats_t ss;
+    stage_stats(n->stage, &ss);
+    out->cache_hits = ss.hits;
+    out->cache_misses = ss.misses;
+}
+
+const proto_stats_t *node_proto_stats(const node_t *n)
+{
+    return &n->pstats;
+}
+
+void node_load(const node_t *n, size_t *running, size_t *queued)
+{
+    queue_stats_t st;
+    queue_stats(n->queue, &st);
+    *running = st.regular_running + st.opportunistic_running;
+    *queued = st.regular_queued + st.opportunistic_queued;
+}

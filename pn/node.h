@@ -1,0 +1,66 @@
+/* node.h - the process node's core: tasks, their states, and what happens to them.
+ *
+ * The shell (pn/server.c) hands it decoded-or-not requests from job managers, SIGCHLD
+ * wake-ups and timer ticks; the node keeps every task's state in one place (node__set_state),
+ * feeds the pure queue and matrix (pn/queue.h, pn/matrix.h), starts and stops processes
+ * (pn/exec.h), stages files on libuv's thread pool (pn/stage.h), and sends TASK_STATUS
+ * through the shell's send callback. Conversation (proto/proto.h):
+ *     C:TASK_CREATE  S:TASK_STATUS*   (queued or staging, running, then one terminal state)
+ *     C:TASK_CANCEL  S:TASK_STATUS
+ *     C:TASK_UPGRADE S:TASK_STATUS
+ * Statuses go to the ROUTER peer that last spoke for the task's job; a JM that reconnects
+ * (new routing id) gets the current state of every task of that job it is remembered for.
+ * A request the node cannot decode is refused (ERROR when it has a usable envelope) and
+ * counted; it never touches running tasks.
+ */
+#ifndef PADDOCK_PN_NODE_H
+#define PADDOCK_PN_NODE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "pn/pnconf.h"
+#include "proto/proto.h"
+
+typedef struct node node_t;
+
+/* Sends `len` bytes to the ROUTER peer `peer` (routing id, plen bytes). Both borrowed. */
+typedef void node_send_fn(void *arg, const void *peer, size_t plen, const void *data, size_t len);
+
+typedef struct node_counters {
+    uint64_t requests, rejected, created, refused_full, refused_other;
+    uint64_t succeeded, failed, cancelled, preempted, lost, memory_kills;
+    uint64_t cache_hits, cache_misses, statuses_sent, spawn_failures;
+} node_counters_t;
+
+/* A node over `cfg` (borrowed for the node's life), running on `loop`. Creates the work
+ * directory layout (WORK/tasks, WORK/cache). uid/gid: the user tasks run as ((uid_t)-1: the
+ * PN's own). NULL with a reason in msg. Caller owns; node_destroy nullifies. */
+node_t *node_new(const pnconf_t *cfg, uv_loop_t *loop, uint64_t boot_id, uid_t uid, gid_t gid,
+                 node_send_fn *send, void *send_arg, char *msg, size_t cap);
+/* Kills every task's process group (reported lost: "node shutting down") and frees. Staging
+ * still in flight must have drained (node_busy() == 0) before the loop is closed. */
+void node_destroy(node_t **np);
+
+/* One message from a JM: routing id and payload. */
+void node_handle(node_t *n, const void *peer, size_t plen, const void *data, size_t len);
+/* A malformed frame sequence (not identity + one payload), counted. */
+void node_count_rejected(node_t *n);
+
+/* Reaps every exited child and reports its task. */
+void node_reap(node_t *n);
+/* Polls RSS of running tasks, kills those over their memory limit. */
+void node_poll_memory(node_t *n);
+/* Forgets finished tasks past retention. */
+void node_sweep(node_t *n);
+/* Fills a heartbeat (strings borrowed from the node/config; valid until the next call). */
+void node_heartbeat(node_t *n, proto_heartbeat_t *hb);
+/* Number of staging jobs in flight on the thread pool. */
+size_t node_busy(const node_t *n);
+void node_counters(const node_t *n, node_counters_t *out);
+const proto_stats_t *node_proto_stats(const node_t *n);
+/* Running and queued task counts (for the status file and tests). */
+void node_load(const node_t *n, size_t *running, size_t *queued);
+
+#endif

@@ -1,0 +1,101 @@
+/* node_internal.h - shared between pn/node.c (requests, states, statuses) and pn/node_run.c
+ * (processes, staging, memory). Not for use outside pn/node*.c. */
+#ifndef PADDOCK_PN_NODE_INTERNAL_H
+#define PADDOCK_PN_NODE_INTERNAL_H
+
+#include <sys/types.h>
+
+#include "common/map.h"
+#include "pn/matrix.h"
+#include "pn/node.h"
+#include "pn/queue.h"
+#include "pn/stage.h"
+
+#define NODE__PEER_MAX 256
+
+typedef enum {
+    NODE__KILL_NONE = 0,
+    NODE__KILL_CANCEL,
+    NODE__KILL_PREEMPT,
+    NODE__KILL_MEMORY,
+} node__kill_t;
+
+typedef struct node__job {
+    char *job_id;
+    unsigned char peer[NODE__PEER_MAX];
+    size_t plen;
+    uint64_t req_id; /* of the last request, echoed in unsolicited statuses */
+} node__job_t;
+
+typedef struct node__task {
+    uint64_t id; /* local, the queue's key */
+    char *key;   /* job \0 task \0 attempt: the tasks map's key */
+    size_t keylen;
+    node__job_t *job;
+    char *task_id;
+    uint32_t attempt;
+    uint64_t req_id;
+    proto_task_state_t state;
+    proto_task_class_t klass;
+    double cpu;
+    uint64_t mem_mb;
+    char **argv, **envp; /* NULL-terminated, owned */
+    char *cwd, *dir;
+    proto_file_t *files;
+    uint32_t nfiles;
+    pid_t pid;
+    node__kill_t kill;
+    uint64_t kill_rss_kb;
+    int staging;   /* a staging job is in flight */
+    int forgotten; /* the node dropped it while staging ran: free when staging returns */
+    uint32_t cache_hits, cache_misses;
+    char *reason;
+    int exit_code, signal;
+    uint64_t cpu_time_ms, peak_rss_kb;
+    int64_t queued_at_ms, started_at_ms, ended_at_ms;
+    uint64_t start_mono_ms;
+} node__task_t;
+
+struct node {
+    const pnconf_t *cfg;
+    uv_loop_t *loop;
+    uint64_t boot_id, hb_seq, next_id, rng;
+    uid_t uid;
+    gid_t gid;
+    node_send_fn *send;
+    void *send_arg;
+    queue_t *queue;
+    matrix_t matrix;
+    loadprof_t scratch;
+    int matrix_dirty;
+    uint64_t matrix_at_ms;
+    stage_t *stage;
+    struct map tasks;    /* key -> node__task_t */
+    struct map byid;     /* 8-byte local id -> task (queued and running) */
+    struct map bypid;    /* pid -> task (running) */
+    struct map jobs;     /* job id -> node__job_t */
+    node__task_t **done; /* finished tasks in the order they finished */
+    size_t ndone, capdone, donehead;
+    int scheduling;
+    size_t busy;
+    char *tasks_dir;
+    char *shim;
+    proto_buf_t buf;
+    proto_stats_t pstats;
+    node_counters_t c;
+};
+
+/* node.c */
+void node__set_state(node_t *n, node__task_t *t, proto_task_state_t s, const char *reason);
+void node__send_status(node_t *n, node__task_t *t);
+void node__finish(node_t *n, node__task_t *t); /* terminal: off the live maps, into done */
+void node__task_free(node__task_t *t);
+double node__now_s(void);
+
+/* node_run.c */
+void node__schedule(node_t *n);
+int node__stage_start(node_t *n, node__task_t *t);
+int node__prepare(node_t *n, node__task_t *t, const proto_task_create_t *tc, char *msg, size_t cap);
+void node__remove_dir(const char *dir);
+
+#endif

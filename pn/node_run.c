@@ -1,0 +1,388 @@
+/* node_run.c - the PN's processes: preparing a task's directory, argv and environment,
+ * starting what the queue picks, preempting, reaping, memory limits and file staging. */
+#include <errno.h>
+#include <ftw.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/clock.h"
+#include "common/err.h"
+#include "common/log.h"
+#include "common/mem.h"
+#include "pn/exec.h"
+#include "pn/node_internal.h"
+
+static int node__rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    remove(path);
+    return 0;
+}
+
+void node__remove_dir(const char *dir)
+{
+    nftw(dir, node__rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* File names from untrusted ids: keep [A-Za-z0-9._-], at most 48 bytes. */
+static void node__safe(char *out, size_t cap, const char *in)
+{
+    size_t k = 0;
+    for (; *in && k + 1 < cap && k < 48; in++) {
+        char c = *in;
+        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                 c == '-' || c == '_' || (c == '.' && k > 0);
+        out[k] = ok ? c : '_';
+        k++;
+    }
+    out[k] = 0;
+}
+
+static char *node__fmt_env(const char *k, const char *v)
+{
+    size_t kl = strlen(k), vl = strlen(v);
+    char *e = mem_alloc(kl + vl + 2);
+    if (e) {
+        memcpy(e, k, kl);
+        e[kl] = '=';
+        memcpy(e + kl + 1, v, vl + 1);
+    }
+    return e;
+}
+
+int node__prepare(node_t *n, node__task_t *t, const proto_task_create_t *tc, char *msg, size_t cap)
+{
+    char sj[64], st[64], path[4096];
+    node__safe(sj, sizeof sj, tc->job_id);
+    node__safe(st, sizeof st, tc->task_id);
+    snprintf(path, sizeof path, "%s/%llu-%s-%s-%u", n->tasks_dir, (unsigned long long)t->id, sj, st,
+             tc->attempt);
+    if (mkdir(path, 0755) != 0)
+        return err_fmt(msg, cap, ERR_IO, "task directory: %s", strerror(errno));
+    if (n->uid != (uid_t)-1 && chown(path, n->uid, n->gid) != 0)
+        log_warn("chown %s: %s", path, strerror(errno));
+    if (!(t->dir = mem_strdup(path)))
+        return err_fmt(msg, cap, ERR_NOMEM, "out of memory");
+    if (tc->cwd && tc->cwd[0]) {
+        if (tc->cwd[0] == '/')
+            snprintf(path, sizeof path, "%s", tc->cwd);
+        else
+            snprintf(path, sizeof path, "%s/%s", t->dir, tc->cwd);
+        if (!(t->cwd = mem_strdup(path)))
+            return err_fmt(msg, cap, ERR_NOMEM, "out of memory");
+    }
+    t->argv = mem_calloc((size_t)tc->argc + 1, sizeof *t->argv);
+    if (!t->argv)
+        return err_fmt(msg, cap, ERR_NOMEM, "out of memory");
+    for (uint32_t i = 0; i < tc->argc; i++)
+        if (!(t->argv[i] = mem_strdup(tc->argv[i])))
+            return err_fmt(msg, cap, ERR_NOMEM, "out of memory");
+    /* The environment: a small fixed base (not the PN's own), the task's identity, then the
+     * task's env, later entries replacing earlier ones of the same name. */
+    size_t ne = 0, cape = (size_t)tc->nenv + 10;
+    t->envp = mem_calloc(cape + 1, sizeof *t->envp);
+    if (!t->envp)
+        return err_fmt(msg, cap, ERR_NOMEM, "out of memory");
+    char att[16];
+    snprintf(att, sizeof att, "%u", tc->attempt);
+    const char *base[][2] = {
+        {"PATH", n->cfg->task_path},
+        {"HOME", t->dir},
+        {"TMPDIR", t->dir},
+        {"PADDOCK_TASK_DIR", t->dir},
+        {"PADDOCK_JOB_ID", tc->job_id},
+        {"PADDOCK_TASK_ID", tc->task_id},
+        {"PADDOCK_ATTEMPT", att},
+        {"PADDOCK_NODE", n->cfg->name},
+        {"LANG", "C.UTF-8"},
+    };
+    for (size_t i = 0; i < sizeof base / sizeof *base; i++)
+        if (!(t->envp[ne++] = node__fmt_env(base[i][0], base[i][1])))
+            return err_fmt(msg, cap, ERR_NOMEM, "out of memory");
+    for (uint32_t i = 0; i < tc->nenv; i++) {
+        size_t kl = strlen(tc->env[i].key);
+        size_t slot = ne;
+        for (size_t k = 0; k < ne; k++)
+            if (strncmp(t->envp[k], tc->env[i].key, kl) == 0 && t->envp[k][kl] == '=')
+                slot = k;
+        char *e = node__fmt_env(tc->env[i].key, tc->env[i].value ? tc->env[i].value : "");
+        if (!e)
+            return err_fmt(msg, cap, ERR_NOMEM, "out of memory");
+        if (slot < ne)
+            mem_free(t->envp[slot]);
+        else
+            ne++;
+        t->envp[slot] = e;
+    }
+    if (tc->nfiles) {
+        t->files = mem_calloc(tc->nfiles, sizeof *t->files);
+        if (!t->files)
+            return err_fmt(msg, cap, ERR_NOMEM, "out of memory");
+        for (uint32_t i = 0; i < tc->nfiles; i++, t->nfiles++)
+            if (!(t->files[i].path = mem_strdup(tc->files[i].path)))
+                return err_fmt(msg, cap, ERR_NOMEM, "out of memory");
+    }
+    return 0;
+}
+
+static void node__start(node_t *n, node__task_t *t)
+{
+    char out[4200], errp[4200], msg[512];
+    snprintf(out, sizeof out, "%s/stdout", t->dir);
+    snprintf(errp, sizeof errp, "%s/stderr", t->dir);
+    int opp = t->klass == PROTO_CLASS_OPPORTUNISTIC;
+    exec_spec_t sp = {.argv = t->argv,
+                      .envp = t->envp,
+                      .cwd = t->cwd ? t->cwd : t->dir,
+                      .stdout_path = out,
+                      .stderr_path = errp,
+                      .nice = opp ? (int)n->cfg->opportunistic_nice : 0,
+                      .shim = n->shim,
+                      .uid = n->uid,
+                      .gid = n->gid};
+    pid_t pid;
+    t->start_mono_ms = clock_mono_ms();
+    int rc = exec_spawn(&sp, &pid, msg, sizeof msg);
+    int32_t key = pid;
+    if (!rc && map_putn(&n->bypid, &key, sizeof key, t, NULL) != 0) {
+        exec_kill_group(pid, SIGKILL);
+        rc = err_fmt(msg, sizeof msg, ERR_NOMEM, "out of memory");
+    }
+    if (rc) {
+        n->c.spawn_failures++;
+        queue_finish(n->queue, t->id);
+        node__set_state(n, t, PROTO_TASK_FAILED, msg);
+        node__finish(n, t);
+        return;
+    }
+    t->pid = pid;
+    node__set_state(n, t, PROTO_TASK_RUNNING, NULL);
+}
+
+static double node__draw(node_t *n)
+{
+    /* xorshift64*: the shell's random source for the queue's opportunistic pick */
+    n->rng ^= n->rng >> 12;
+    n->rng ^= n->rng << 25;
+    n->rng ^= n->rng >> 27;
+    return (double)((n->rng * 2685821657736338717ULL) >> 11) / 9007199254740992.0;
+}
+
+void node__schedule(node_t *n)
+{
+    if (n->scheduling)
+        return;
+    n->scheduling = 1;
+    for (;;) {
+        queue_task_t qt;
+        int rc = queue_pick(n->queue, node__now_s(), node__draw(n), &qt);
+        if (rc == 0) {
+            node__task_t *t = map_getn(&n->byid, &qt.id, sizeof qt.id);
+            if (t)
+                node__start(n, t);
+            else
+                queue_finish(n->queue, qt.id);
+            continue;
+        }
+        if (rc == ERR_NOTFOUND) {
+            uint64_t ids[64];
+            size_t k = queue_preempt(n->queue, node__now_s(), ids, 64);
+            for (size_t i = 0; i < k; i++) {
+                node__task_t *t = map_getn(&n->byid, &ids[i], sizeof ids[i]);
+                if (t && t->pid > 0) {
+                    if (t->kill == NODE__KILL_NONE)
+                        t->kill = NODE__KILL_PREEMPT;
+                    exec_kill_group(t->pid, SIGKILL);
+                }
+            }
+        }
+        break;
+    }
+    n->scheduling = 0;
+}
+
+void node_reap(node_t *n)
+{
+    exec_exit_t e;
+    int any = 0;
+    while (exec_reap(&e)) {
+        int32_t key = e.pid;
+        node__task_t *t = map_getn(&n->bypid, &key, sizeof key);
+        if (!t)
+            continue; /* an orphaned grandchild (we are a subreaper) */
+        any = 1;
+        exec_kill_group(e.pid, SIGKILL); /* stragglers left in the task's group */
+        queue_finish(n->queue, t->id);
+        t->exit_code = e.exit_code;
+        t->signal = e.signal;
+        t->cpu_time_ms = e.cpu_time_ms;
+        if (e.maxrss_kb > t->peak_rss_kb)
+            t->peak_rss_kb = e.maxrss_kb;
+        char reason[256];
+        proto_task_state_t s;
+        const char *why = NULL;
+        switch (t->kill) {
+        case NODE__KILL_CANCEL:
+            s = PROTO_TASK_CANCELLED;
+            why = "cancelled";
+            break;
+        case NODE__KILL_PREEMPT:
+            s = PROTO_TASK_PREEMPTED;
+            why = "preempted by regular work";
+            break;
+        case NODE__KILL_MEMORY:
+            s = PROTO_TASK_FAILED;
+            snprintf(reason, sizeof reason,
+                     "memory limit: rss %llu KiB over the request of %llu MiB",
+                     (unsigned long long)t->kill_rss_kb, (unsigned long long)t->mem_mb);
+            why = reason;
+            n->c.memory_kills++;
+            break;
+        default:
+            if (e.exit_code == 0) {
+                s = PROTO_TASK_SUCCEEDED;
+            } else {
+                s = PROTO_TASK_FAILED;
+                if (e.signal)
+                    snprintf(reason, sizeof reason, "killed by signal %d (%s)", e.signal,
+                             strsignal(e.signal));
+                else
+                    snprintf(reason, sizeof reason, "exit code %d", e.exit_code);
+                why = reason;
+            }
+            break;
+        }
+        node__set_state(n, t, s, why);
+        node__finish(n, t);
+    }
+    if (any)
+        node__schedule(n);
+}
+
+void node_poll_memory(node_t *n)
+{
+    size_t cnt = n->bypid.len;
+    if (!cnt)
+        return;
+    pid_t *pg = mem_calloc(cnt, sizeof *pg);
+    uint64_t *rss = mem_calloc(cnt, sizeof *rss);
+    node__task_t **ts = mem_calloc(cnt, sizeof *ts);
+    if (pg && rss && ts) {
+        size_t it = 0, k = 0;
+        void *v;
+        while (k < cnt && map_next(&n->bypid, &it, NULL, NULL, &v)) {
+            ts[k] = v;
+            pg[k] = ts[k]->pid;
+            k++;
+        }
+        if (exec_rss_scan(pg, rss, k) == 0) {
+            for (size_t i = 0; i < k; i++) {
+                node__task_t *t = ts[i];
+                if (rss[i] > t->peak_rss_kb)
+                    t->peak_rss_kb = rss[i];
+                double limit_kb =
+                    (double)t->mem_mb * 1024.0 * (1.0 + n->cfg->memory_margin_pct / 100.0) +
+                    (double)n->cfg->memory_margin_mb * 1024.0;
+                if ((double)rss[i] > limit_kb && t->kill == NODE__KILL_NONE) {
+                    t->kill = NODE__KILL_MEMORY;
+                    t->kill_rss_kb = rss[i];
+                    log_info("task %s/%s over its memory: %llu KiB > %.0f KiB, killing",
+                             t->job->job_id, t->task_id, (unsigned long long)rss[i], limit_kb);
+                    exec_kill_group(t->pid, SIGKILL);
+                }
+            }
+        }
+    }
+    mem_free(pg);
+    mem_free(rss);
+    mem_free(ts);
+}
+
+/* Staging on the thread pool: the work function touches only the request it owns. */
+typedef struct node__stage_req {
+    uv_work_t work;
+    node_t *n;
+    node__task_t *t;
+    char **paths;
+    uint32_t npaths;
+    char *dir;
+    uint32_t hits, misses;
+    int rc;
+    char msg[512];
+} node__stage_req_t;
+
+static void node__stage_work(uv_work_t *w)
+{
+    node__stage_req_t *r = w->data;
+    for (uint32_t i = 0; i < r->npaths && !r->rc; i++) {
+        int hit = 0;
+        r->rc = stage_file(r->n->stage, r->paths[i], r->dir, &hit, r->msg, sizeof r->msg);
+        if (!r->rc) {
+            r->hits += hit ? 1 : 0;
+            r->misses += hit ? 0 : 1;
+        }
+    }
+}
+
+static void node__stage_done(uv_work_t *w, int status)
+{
+    node__stage_req_t *r = w->data;
+    node_t *n = r->n;
+    node__task_t *t = r->t;
+    n->busy--;
+    t->staging = 0;
+    if (t->forgotten) {
+        node__task_free(t);
+    } else if (t->state == PROTO_TASK_STAGING) {
+        t->cache_hits = r->hits;
+        t->cache_misses = r->misses;
+        if (status != 0 && !r->rc)
+            r->rc = err_fmt(r->msg, sizeof r->msg, ERR_CANCELLED, "staging cancelled");
+        if (r->rc) {
+            char reason[600];
+            snprintf(reason, sizeof reason, "staging: %s", r->msg);
+            queue_cancel(n->queue, t->id);
+            node__set_state(n, t, PROTO_TASK_FAILED, reason);
+            node__finish(n, t);
+        } else {
+            queue_hold(n->queue, t->id, 0);
+        }
+        node__schedule(n);
+    }
+    for (uint32_t i = 0; i < r->npaths; i++)
+        mem_free(r->paths[i]);
+    mem_free(r->paths);
+    mem_free(r->dir);
+    mem_free(r);
+}
+
+int node__stage_start(node_t *n, node__task_t *t)
+{
+    node__stage_req_t *r = mem_calloc(1, sizeof *r);
+    if (!r)
+        return ERR_NOMEM;
+    r->n = n;
+    r->t = t;
+    r->work.data = r;
+    r->dir = mem_strdup(t->dir);
+    r->paths = mem_calloc(t->nfiles, sizeof *r->paths);
+    int ok = r->dir && r->paths;
+    for (uint32_t i = 0; ok && i < t->nfiles; i++, r->npaths++)
+        ok = (r->paths[i] = mem_strdup(t->files[i].path)) != NULL;
+    if (!ok || uv_queue_work(n->loop, &r->work, node__stage_work, node__stage_done) != 0) {
+        for (uint32_t i = 0; i < r->npaths; i++)
+            mem_free(r->paths[i]);
+        mem_free(r->paths);
+        mem_free(r->dir);
+        mem_free(r);
+        return ERR_NOMEM;
+    }
+    t->staging = 1;
+    n->busy++;
+    return 0;
+}

@@ -1,0 +1,383 @@
+#include "pn/server.h"
+
+#include <errno.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "common/clock.h"
+#include "common/curve.h"
+#include "common/err.h"
+#include "common/id.h"
+#include "common/log.h"
+#include "common/mem.h"
+#include "common/zuv.h"
+#include "pn/exec.h"
+#include "pn/node.h"
+
+#define SERVER__MAX_RM 16
+
+typedef struct server {
+    pnconf_t *cfg;
+    uv_loop_t loop;
+    node_t *node;
+    curve_t *curve;
+    zuv_sock_t *router;
+    zuv_sock_t *rm_api[SERVER__MAX_RM];
+    zuv_sock_t *rm_hb[SERVER__MAX_RM];
+    size_t nrm, nhb;
+    int separate_hb;
+    uv_timer_t hb_timer, mem_timer;
+    uv_signal_t sigchld, sigterm, sigint;
+    int registered;
+    uint64_t boot_id, reg_seq;
+    uint64_t last_register_ms;
+    proto_buf_t buf;
+    proto_stats_t rm_stats;
+} server_t;
+
+static void server__send(void *arg, const void *peer, size_t plen, const void *data, size_t len)
+{
+    server_t *s = arg;
+    if (zuv_send_bytes(s->router, peer, plen, data, len) != 0)
+        log_warn("status to a job manager dropped (queue full)");
+}
+
+static void server__on_router(zuv_sock_t *zs, zmsg_t **msg, void *arg)
+{
+    server_t *s = arg;
+    (void)zs;
+    if (zmsg_size(*msg) != 2) {
+        node_count_rejected(s->node);
+        return;
+    }
+    zframe_t *peer = zmsg_first(*msg);
+    zframe_t *body = zmsg_next(*msg);
+    node_handle(s->node, zframe_data(peer), zframe_size(peer), zframe_data(body),
+                zframe_size(body));
+}
+
+static void server__on_rm(zuv_sock_t *zs, zmsg_t **msg, void *arg)
+{
+    server_t *s = arg;
+    (void)zs;
+    if (zmsg_size(*msg) != 1)
+        return;
+    zframe_t *f = zmsg_first(*msg);
+    proto_msg_t m;
+    if (proto_decode(zframe_data(f), zframe_size(f), &m, &s->rm_stats, NULL, 0) != 0)
+        return;
+    if (m.type == PROTO_NODE_REGISTER_ACK && m.node_register_ack.boot_id == s->boot_id) {
+        if (m.node_register_ack.verdict == PROTO_VERDICT_ACCEPTED) {
+            if (!s->registered)
+                log_info("registered with the RM (replica %llu)",
+                         (unsigned long long)m.node_register_ack.rm_id);
+            s->registered = 1;
+        } else {
+            log_warn("registration refused: %s",
+                     m.node_register_ack.reason ? m.node_register_ack.reason : "no reason");
+        }
+    } else if (m.type == PROTO_ERROR && m.error.in_reply_to == PROTO_HEARTBEAT &&
+               m.error.code == ERR_NOTFOUND) {
+        s->registered = 0; /* the RM does not know this boot: register again */
+    }
+    proto_msg_close(&m);
+}
+
+static void server__register(server_t *s)
+{
+    proto_msg_t m;
+    proto_msg_init(&m, PROTO_NODE_REGISTER);
+    char key[64];
+    snprintf(key, sizeof key, "pn-%016llx-%llu", (unsigned long long)s->boot_id,
+             (unsigned long long)++s->reg_seq);
+    m.req_id = s->reg_seq;
+    m.node_register.key = key;
+    m.node_register.name = s->cfg->name;
+    m.node_register.rack = s->cfg->rack;
+    m.node_register.endpoint = s->cfg->advertise;
+    m.node_register.boot_id = s->boot_id;
+    m.node_register.cpu = s->cfg->cpus;
+    m.node_register.mem_mb = s->cfg->memory >> 20;
+    m.node_register.version = "0.1.0";
+    m.node_register.timestamp_ms = clock_wall_ms();
+    char err[256];
+    if (proto_encode(&m, &s->buf, err, sizeof err) != 0) {
+        log_error("registration: %s", err);
+        return;
+    }
+    for (size_t i = 0; i < s->nrm; i++)
+        zuv_send_bytes(s->rm_api[i], NULL, 0, s->buf.data, s->buf.len);
+    s->last_register_ms = clock_mono_ms();
+}
+
+static uint64_t server__rss_kb(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    unsigned long long size = 0, res = 0;
+    if (f) {
+        if (fscanf(f, "%llu %llu", &size, &res) != 2)
+            res = 0;
+        fclose(f);
+    }
+    return res * (unsigned long long)(sysconf(_SC_PAGESIZE) / 1024);
+}
+
+static void server__write_status(server_t *s)
+{
+    char tmp[4200], path[4200];
+    snprintf(path, sizeof path, "%s/status.json", s->cfg->work_dir);
+    snprintf(tmp, sizeof tmp, "%s/.status.json.tmp", s->cfg->work_dir);
+    FILE *f = fopen(tmp, "w");
+    if (!f)
+        return;
+    node_counters_t c;
+    node_counters(s->node, &c);
+    size_t running, queued;
+    node_load(s->node, &running, &queued);
+    fprintf(f,
+            "{\"name\":\"%s\",\"boot_id\":\"%016llx\",\"registered\":%s,\"running\":%zu,"
+            "\"queued\":%zu,\"requests\":%llu,\"rejected\":%llu,\"created\":%llu,"
+            "\"refused_full\":%llu,\"succeeded\":%llu,\"failed\":%llu,\"cancelled\":%llu,"
+            "\"preempted\":%llu,\"memory_kills\":%llu,\"cache_hits\":%llu,"
+            "\"cache_misses\":%llu,\"statuses_sent\":%llu,\"rss_kb\":%llu}\n",
+            s->cfg->name, (unsigned long long)s->boot_id, s->registered ? "true" : "false", running,
+            queued, (unsigned long long)c.requests, (unsigned long long)c.rejected,
+            (unsigned long long)c.created, (unsigned long long)c.refused_full,
+            (unsigned long long)c.succeeded, (unsigned long long)c.failed,
+            (unsigned long long)c.cancelled, (unsigned long long)c.preempted,
+            (unsigned long long)c.memory_kills, (unsigned long long)c.cache_hits,
+            (unsigned long long)c.cache_misses, (unsigned long long)c.statuses_sent,
+            (unsigned long long)server__rss_kb());
+    if (fclose(f) == 0)
+        rename(tmp, path);
+}
+
+static void server__on_hb(uv_timer_t *t)
+{
+    server_t *s = t->data;
+    node_sweep(s->node);
+    if (s->nrm && !s->registered)
+        server__register(s);
+    if (s->nhb) {
+        proto_msg_t m;
+        proto_msg_init(&m, PROTO_HEARTBEAT);
+        node_heartbeat(s->node, &m.heartbeat);
+        char err[256];
+        if (proto_encode(&m, &s->buf, err, sizeof err) == 0) {
+            for (size_t i = 0; i < s->nhb; i++)
+                zuv_send_bytes(s->rm_hb[i], NULL, 0, s->buf.data, s->buf.len);
+        } else {
+            log_error("heartbeat: %s", err);
+        }
+    }
+    server__write_status(s);
+}
+
+static void server__on_mem(uv_timer_t *t)
+{
+    server_t *s = t->data;
+    node_poll_memory(s->node);
+}
+
+static void server__on_sigchld(uv_signal_t *h, int sig)
+{
+    server_t *s = h->data;
+    (void)sig;
+    node_reap(s->node);
+}
+
+static void server__on_stop(uv_signal_t *h, int sig)
+{
+    server_t *s = h->data;
+    log_info("signal %d: stopping", sig);
+    uv_stop(&s->loop);
+}
+
+static int server__dealer(server_t *s, const char *endpoint, zuv_sock_t **out, char *msg,
+                          size_t cap)
+{
+    zsock_t *z = zuv_socket(ZMQ_DEALER, PROTO_MAX_MSG_BYTES);
+    if (!z)
+        return err_fmt(msg, cap, ERR_SYS, "cannot create a socket");
+    int rc = curve_apply(z, s->curve, CURVE_CLIENT, NULL, msg, cap);
+    if (!rc && zsock_connect(z, "%s", endpoint) != 0)
+        rc = err_fmt(msg, cap, ERR_CONFIG, "cannot connect to %s", endpoint);
+    if (!rc)
+        rc = zuv_sock_new(out, &s->loop, &z, NULL, server__on_rm, s);
+    if (rc) {
+        zsock_destroy(&z);
+        return rc ? rc : ERR_SYS;
+    }
+    zuv_kick(*out);
+    return 0;
+}
+
+/* Binds the ROUTER; a "*" or 0 port takes a free one, written to WORK/pn.endpoint. */
+static int server__bind(server_t *s, char *msg, size_t cap)
+{
+    zsock_t *z = zuv_socket(ZMQ_ROUTER, PROTO_MAX_MSG_BYTES);
+    if (!z)
+        return err_fmt(msg, cap, ERR_SYS, "cannot create a socket");
+    int rc = curve_apply(z, s->curve, CURVE_SERVER, NULL, msg, cap);
+    if (rc) {
+        zsock_destroy(&z);
+        return rc;
+    }
+    char ep[512];
+    snprintf(ep, sizeof ep, "%s", s->cfg->listen);
+    size_t len = strlen(ep);
+    int ephemeral = len > 2 && strcmp(ep + len - 2, ":0") == 0;
+    if (ephemeral)
+        ep[len - 1] = '*';
+    int port = zsock_bind(z, "%s", ep);
+    if (port < 0) {
+        zsock_destroy(&z);
+        return err_fmt(msg, cap, ERR_CONFIG, "cannot bind %s: %s", s->cfg->listen,
+                       zmq_strerror(zmq_errno()));
+    }
+    if (port > 0 && strchr(ep, '*')) {
+        char *star = strrchr(ep, ':');
+        if (star)
+            snprintf(star, sizeof ep - (size_t)(star - ep), ":%d", port);
+    }
+    char *bound = mem_strdup(ep);
+    if (bound) {
+        if (strcmp(s->cfg->advertise, s->cfg->listen) == 0) {
+            mem_free(s->cfg->advertise);
+            s->cfg->advertise = mem_strdup(bound);
+        }
+        mem_free(s->cfg->listen);
+        s->cfg->listen = bound;
+    }
+    char path[4200];
+    snprintf(path, sizeof path, "%s/pn.endpoint", s->cfg->work_dir);
+    FILE *f = fopen(path, "w");
+    if (f) {
+        fprintf(f, "%s\n", s->cfg->listen);
+        fclose(f);
+    }
+    rc = zuv_sock_new(&s->router, &s->loop, &z, NULL, server__on_router, s);
+    if (rc)
+        zsock_destroy(&z);
+    return rc;
+}
+
+static void server__close_cb(uv_handle_t *h)
+{
+    (void)h;
+}
+
+int server_run(pnconf_t *cfg, bool insecure, char *msg, size_t cap)
+{
+    server_t *s = mem_calloc(1, sizeof *s);
+    if (!s)
+        return err_fmt(msg, cap, ERR_NOMEM, "out of memory");
+    s->cfg = cfg;
+    proto_buf_init(&s->buf);
+    proto_stats_init(&s->rm_stats);
+    int rc = uv_loop_init(&s->loop) == 0 ? 0 : err_fmt(msg, cap, ERR_SYS, "uv_loop_init");
+    int loop_ok = !rc;
+    if (!rc && zuv_global_init() != 0)
+        rc = err_fmt(msg, cap, ERR_SYS, "cannot initialise ZeroMQ");
+    if (!rc && cfg->rm_api.len > SERVER__MAX_RM)
+        rc = err_fmt(msg, cap, ERR_CONFIG, "more than %d RM endpoints", SERVER__MAX_RM);
+    if (!rc && cfg->keys_dir[0]) {
+        rc = curve_load(&s->curve, cfg->keys_dir, cfg->key_name, NULL, msg, cap);
+        if (!rc) {
+            char allow[4200];
+            snprintf(allow, sizeof allow, "%s/%s", cfg->keys_dir, CURVE_ALLOW_SUBDIR);
+            rc = curve_auth_start(allow, msg, cap);
+        }
+    }
+    if (!rc)
+        rc = curve_check_listen(cfg->listen, s->curve, insecure, msg, cap);
+    uid_t uid = (uid_t)-1;
+    gid_t gid = (gid_t)-1;
+    if (!rc && cfg->run_as[0]) {
+        if (geteuid() != 0) {
+            log_warn("pn.run_as = %s ignored: the PN is not root", cfg->run_as);
+        } else {
+            struct passwd *pw = getpwnam(cfg->run_as);
+            if (!pw)
+                rc = err_fmt(msg, cap, ERR_CONFIG, "pn.run_as: no user %s", cfg->run_as);
+            else {
+                uid = pw->pw_uid;
+                gid = pw->pw_gid;
+            }
+        }
+    } else if (!rc && geteuid() == 0) {
+        log_warn("running as root without pn.run_as: tasks run as root");
+    }
+    if (!rc && exec_become_subreaper() != 0)
+        log_warn("cannot become a child subreaper: orphaned task processes go to init");
+    if (!rc && id_random_u64(&s->boot_id) != 0)
+        rc = err_fmt(msg, cap, ERR_SYS, "no random boot id");
+    if (!rc) {
+        s->node = node_new(cfg, &s->loop, s->boot_id, uid, gid, server__send, s, msg, cap);
+        if (!s->node)
+            rc = ERR_CONFIG;
+    }
+    if (!rc)
+        rc = server__bind(s, msg, cap);
+    for (size_t i = 0; !rc && i < cfg->rm_api.len; i++, s->nrm++)
+        rc = server__dealer(s, cfg->rm_api.items[i], &s->rm_api[i], msg, cap);
+    if (!rc && cfg->rm_heartbeat.len) {
+        s->separate_hb = 1;
+        for (size_t i = 0; !rc && i < cfg->rm_heartbeat.len && i < SERVER__MAX_RM; i++, s->nhb++)
+            rc = server__dealer(s, cfg->rm_heartbeat.items[i], &s->rm_hb[i], msg, cap);
+    } else if (!rc) {
+        for (size_t i = 0; i < s->nrm; i++)
+            s->rm_hb[i] = s->rm_api[i];
+        s->nhb = s->nrm;
+    }
+    int handles = 0;
+    if (!rc) {
+        handles = 1;
+        uv_timer_init(&s->loop, &s->hb_timer);
+        uv_timer_init(&s->loop, &s->mem_timer);
+        uv_signal_init(&s->loop, &s->sigchld);
+        uv_signal_init(&s->loop, &s->sigterm);
+        uv_signal_init(&s->loop, &s->sigint);
+        s->hb_timer.data = s->mem_timer.data = s;
+        s->sigchld.data = s->sigterm.data = s->sigint.data = s;
+        uv_timer_start(&s->hb_timer, server__on_hb, 0, (uint64_t)cfg->heartbeat_ms);
+        uv_timer_start(&s->mem_timer, server__on_mem, (uint64_t)cfg->memory_poll_ms,
+                       (uint64_t)cfg->memory_poll_ms);
+        uv_signal_start(&s->sigchld, server__on_sigchld, SIGCHLD);
+        uv_signal_start(&s->sigterm, server__on_stop, SIGTERM);
+        uv_signal_start(&s->sigint, server__on_stop, SIGINT);
+        log_info("%s: listening on %s%s, %.3g cores, %llu MiB, %zu RM replicas", cfg->name,
+                 cfg->listen, s->curve ? " (CURVE)" : "", cfg->cpus,
+                 (unsigned long long)(cfg->memory >> 20), s->nrm);
+        uv_run(&s->loop, UV_RUN_DEFAULT);
+        /* staging jobs in flight must come back before the node goes */
+        while (s->node && node_busy(s->node) > 0)
+            uv_run(&s->loop, UV_RUN_ONCE);
+    }
+    node_destroy(&s->node);
+    if (handles) {
+        uv_close((uv_handle_t *)&s->hb_timer, server__close_cb);
+        uv_close((uv_handle_t *)&s->mem_timer, server__close_cb);
+        uv_close((uv_handle_t *)&s->sigchld, server__close_cb);
+        uv_close((uv_handle_t *)&s->sigterm, server__close_cb);
+        uv_close((uv_handle_t *)&s->sigint, server__close_cb);
+    }
+    zuv_sock_close(&s->router);
+    for (size_t i = 0; i < s->nrm; i++)
+        zuv_sock_close(&s->rm_api[i]);
+    for (size_t i = 0; s->separate_hb && i < s->nhb; i++)
+        zuv_sock_close(&s->rm_hb[i]);
+    if (loop_ok) {
+        uv_run(&s->loop, UV_RUN_DEFAULT);
+        uv_loop_close(&s->loop);
+    }
+    curve_auth_stop();
+    curve_destroy(&s->curve);
+    proto_buf_close(&s->buf);
+    mem_free(s);
+    return rc;
+}

@@ -1,0 +1,453 @@
+/* Integration test: a real paddock-pn on 127.0.0.1 and this test acting as a job manager
+ * (DEALER). No RM answers (its endpoint is a closed port): the PN must work regardless. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pn_client.h"
+
+#define MAXT 1200
+
+typedef struct seen {
+    char name[64];
+    int order[PROTO_TASK_STATE_COUNT]; /* 1-based arrival rank of each state, 0 = not seen */
+    int nstatus;
+    proto_task_state_t last;
+    proto_task_class_t klass;
+    int exit_code, signal;
+    uint64_t cpu_ms, rss_kb, wall_ms;
+    int64_t queued_at, started_at, ended_at;
+    uint32_t hits, misses;
+    char reason[256];
+} seen_t;
+
+static pnc_daemon_t d;
+static seen_t seen[MAXT];
+static int nseen;
+static int64_t cells[4 * MAXT]; /* matrix cell (0,0) of every status, in arrival order */
+static char cell_task[4 * MAXT][64];
+static int cell_state[4 * MAXT];
+static int ncells;
+
+static seen_t *find(const char *name)
+{
+    for (int i = 0; i < nseen; i++)
+        if (strcmp(seen[i].name, name) == 0)
+            return &seen[i];
+    if (nseen == MAXT)
+        return NULL;
+    seen_t *s = &seen[nseen++];
+    memset(s, 0, sizeof *s);
+    snprintf(s->name, sizeof s->name, "%s", name);
+    return s;
+}
+
+static void reset_seen(void)
+{
+    nseen = 0;
+    ncells = 0;
+}
+
+/* Receives one message; statuses are recorded. Returns its type, or 0 on timeout. */
+static int pump(zsock_t *s, int timeout_ms, proto_msg_t *keep)
+{
+    proto_msg_t m;
+    if (pnc_recv(s, &m, timeout_ms) != 0)
+        return 0;
+    int type = m.type;
+    if (m.type == PROTO_TASK_STATUS) {
+        const proto_task_status_t *st = &m.task_status;
+        seen_t *x = find(st->task_id);
+        if (x) {
+            x->nstatus++;
+            if (!x->order[st->state])
+                x->order[st->state] = x->nstatus;
+            x->last = st->state;
+            x->klass = st->task_class;
+            x->exit_code = st->exit_code;
+            x->signal = st->signal;
+            x->cpu_ms = st->cpu_time_ms;
+            x->rss_kb = st->peak_rss_kb;
+            x->wall_ms = st->wall_ms;
+            x->queued_at = st->queued_at_ms;
+            x->started_at = st->started_at_ms;
+            x->ended_at = st->ended_at_ms;
+            x->hits = st->cache_hits;
+            x->misses = st->cache_misses;
+            snprintf(x->reason, sizeof x->reason, "%s", st->reason ? st->reason : "");
+        }
+        if (ncells < 4 * MAXT && st->matrix.ncpu > 0) {
+            cells[ncells] = proto_matrix_cell(&st->matrix, 0, 0);
+            snprintf(cell_task[ncells], 64, "%s", st->task_id);
+            cell_state[ncells] = (int)st->state;
+            ncells++;
+        }
+    }
+    if (keep)
+        *keep = m;
+    else
+        proto_msg_close(&m);
+    return type;
+}
+
+static int terminal(const char *name)
+{
+    seen_t *x = find(name);
+    return x && proto_task_state_terminal(x->last) && x->nstatus > 0;
+}
+
+static int state_of(const char *name, proto_task_state_t st)
+{
+    seen_t *x = find(name);
+    return x && x->order[st];
+}
+
+/* Pumps until `name` has reached state `st` (bounded by timeout_ms in total). */
+static int await_state(zsock_t *s, const char *name, proto_task_state_t st, int timeout_ms)
+{
+    for (int waited = 0; waited < timeout_ms && !state_of(name, st); waited += 50)
+        pump(s, 50, NULL);
+    return state_of(name, st);
+}
+
+static int group_setup(void **state)
+{
+    (void)state;
+    /* an RM endpoint nobody listens on */
+    const char *extra = "[rm]\nendpoints = tcp://127.0.0.1:9\nheartbeat = 100ms\n"
+                        "[node]\ncpus = 2\nmemory = 4GiB\n"
+                        "[queue]\nmatrix_min_interval = 0ms\ncpu_bins = 0.5,1,2\n"
+                        "mem_bins_mb = 1024,4096\n"
+                        "[tasks]\nmemory_poll = 20ms\nmemory_margin_mb = 16\n";
+    return pnc_start(&d, extra);
+}
+
+static int group_teardown(void **state)
+{
+    (void)state;
+    pnc_stop(&d);
+    return 0;
+}
+
+static void test_thousand_tasks(void **state)
+{
+    (void)state;
+    reset_seen();
+    zsock_t *s = pnc_connect(&d);
+    assert_non_null(s);
+    const char *t_true[] = {"true", NULL};
+    const char *t_fail[] = {"sh", "-c", "exit 3", NULL};
+    const char *t_cpu[] = {"sh", "-c", "i=0; while [ $i -lt 60000 ]; do i=$((i+1)); done", NULL};
+    char name[64];
+    for (int i = 0; i < 1000; i++) {
+        snprintf(name, sizeof name, "t%d", i);
+        pnc_task_t t = {.job = "j-000000000001",
+                        .task = name,
+                        .cpu = 0.05,
+                        .mem_mb = 16,
+                        .runtime_ms = 100,
+                        .argv = i % 100 == 7  ? t_cpu
+                                : i % 10 == 3 ? t_fail
+                                              : t_true};
+        assert_int_equal(pnc_create(s, &t), 0);
+    }
+    int done = 0;
+    for (int waited = 0; waited < 90000 && done < 1000; waited++) {
+        pump(s, 100, NULL);
+        done = 0;
+        for (int i = 0; i < nseen; i++)
+            done += proto_task_state_terminal(seen[i].last) && seen[i].nstatus > 0;
+    }
+    assert_int_equal(done, 1000);
+    for (int i = 0; i < 1000; i++) {
+        snprintf(name, sizeof name, "t%d", i);
+        seen_t *x = find(name);
+        assert_true(x->order[PROTO_TASK_QUEUED] == 1);
+        assert_true(x->order[PROTO_TASK_RUNNING] == 2);
+        assert_int_equal(x->nstatus, 3);
+        assert_true(x->queued_at > 0 && x->started_at >= x->queued_at &&
+                    x->ended_at >= x->started_at);
+        assert_true(x->wall_ms < 30000);
+        assert_true(x->rss_kb > 0);
+        if (i % 10 == 3 && i % 100 != 7) {
+            assert_int_equal(x->last, PROTO_TASK_FAILED);
+            assert_int_equal(x->exit_code, 3);
+            assert_string_equal(x->reason, "exit code 3");
+        } else {
+            assert_int_equal(x->last, PROTO_TASK_SUCCEEDED);
+            assert_int_equal(x->exit_code, 0);
+            assert_int_equal(x->signal, 0);
+        }
+        if (i % 100 == 7)
+            assert_true(x->cpu_ms >= 5); /* a shell loop burns measurable CPU */
+    }
+    zsock_destroy(&s);
+}
+
+static int pid_gone(pid_t pid)
+{
+    return kill(pid, 0) != 0 && errno == ESRCH;
+}
+
+static void test_cancel_kills_grandchildren(void **state)
+{
+    (void)state;
+    reset_seen();
+    zsock_t *s = pnc_connect(&d);
+    char script[2048], path[300];
+    snprintf(path, sizeof path, "%s/gc.pid", d.dir);
+    snprintf(script, sizeof script, "sleep 300 & echo $! > %s.tmp; mv %s.tmp %s; wait", path, path,
+             path);
+    const char *argv[] = {"sh", "-c", script, NULL};
+    pnc_task_t t = {
+        .job = "j-000000000002", .task = "tree", .cpu = 0.5, .mem_mb = 64, .argv = argv};
+    assert_int_equal(pnc_create(s, &t), 0);
+    assert_true(await_state(s, "tree", PROTO_TASK_RUNNING, 10000));
+    pid_t gc = 0;
+    for (int i = 0; i < 200 && gc <= 0; i++) {
+        FILE *f = fopen(path, "r");
+        if (f) {
+            if (fscanf(f, "%d", &gc) != 1)
+                gc = 0;
+            fclose(f);
+        }
+        if (gc <= 0)
+            pump(s, 50, NULL);
+    }
+    assert_true(gc > 0);
+    assert_false(pid_gone(gc));
+    assert_int_equal(pnc_cancel(s, "j-000000000002", "tree", 0), 0);
+    assert_true(await_state(s, "tree", PROTO_TASK_CANCELLED, 10000));
+    int gone = 0;
+    for (int i = 0; i < 200 && !gone; i++) {
+        gone = pid_gone(gc);
+        if (!gone)
+            pump(s, 25, NULL);
+    }
+    assert_true(gone);
+    zsock_destroy(&s);
+}
+
+static void test_memory_limit(void **state)
+{
+    (void)state;
+    reset_seen();
+    zsock_t *s = pnc_connect(&d);
+    const char *argv[] = {"sh", "-c", "head -c 1000000000 /dev/zero | tail > /dev/null", NULL};
+    pnc_task_t t = {.job = "j-000000000003", .task = "hog", .cpu = 0.5, .mem_mb = 32, .argv = argv};
+    assert_int_equal(pnc_create(s, &t), 0);
+    assert_true(await_state(s, "hog", PROTO_TASK_FAILED, 20000));
+    seen_t *x = find("hog");
+    assert_non_null(strstr(x->reason, "memory limit"));
+    assert_true(x->rss_kb > 32 * 1024);
+    assert_int_equal(x->signal, SIGKILL);
+    zsock_destroy(&s);
+}
+
+static void test_preemption(void **state)
+{
+    (void)state;
+    reset_seen();
+    zsock_t *s = pnc_connect(&d);
+    const char *sleepy[] = {"sleep", "300", NULL};
+    const char *quick[] = {"true", NULL};
+    pnc_task_t o = {.job = "j-000000000004",
+                    .task = "opp",
+                    .klass = PROTO_CLASS_OPPORTUNISTIC,
+                    .weight = 1,
+                    .cpu = 2,
+                    .mem_mb = 64,
+                    .argv = sleepy};
+    assert_int_equal(pnc_create(s, &o), 0);
+    assert_true(await_state(s, "opp", PROTO_TASK_RUNNING, 10000));
+    pnc_task_t r = {.job = "j-000000000004", .task = "reg", .cpu = 1, .mem_mb = 64, .argv = quick};
+    assert_int_equal(pnc_create(s, &r), 0);
+    assert_true(await_state(s, "opp", PROTO_TASK_PREEMPTED, 10000));
+    assert_non_null(strstr(find("opp")->reason, "preempted"));
+    assert_true(await_state(s, "reg", PROTO_TASK_SUCCEEDED, 10000));
+    /* an upgraded opportunistic task is no longer preempted */
+    o.task = "opp2";
+    assert_int_equal(pnc_create(s, &o), 0);
+    assert_true(await_state(s, "opp2", PROTO_TASK_RUNNING, 10000));
+    assert_int_equal(pnc_upgrade(s, "j-000000000004", "opp2", 0), 0);
+    for (int i = 0; i < 100 && find("opp2")->klass != PROTO_CLASS_REGULAR; i++)
+        pump(s, 50, NULL);
+    assert_int_equal(find("opp2")->klass, PROTO_CLASS_REGULAR);
+    r.task = "reg2";
+    assert_int_equal(pnc_create(s, &r), 0);
+    assert_true(await_state(s, "reg2", PROTO_TASK_QUEUED, 10000));
+    for (int i = 0; i < 6; i++)
+        pump(s, 50, NULL);
+    assert_false(state_of("opp2", PROTO_TASK_PREEMPTED));
+    assert_false(state_of("reg2", PROTO_TASK_RUNNING));
+    assert_int_equal(pnc_cancel(s, "j-000000000004", "opp2", 0), 0);
+    assert_true(await_state(s, "reg2", PROTO_TASK_SUCCEEDED, 10000));
+    zsock_destroy(&s);
+}
+
+/* Five 2-core tasks estimated at 2 s each on a 2-core node: the wait for a new task rises by
+ * 2 s with every one queued, and falls as they finish. */
+static void test_matrix_rises_and_falls(void **state)
+{
+    (void)state;
+    reset_seen();
+    zsock_t *s = pnc_connect(&d);
+    const char *argv[] = {"sleep", "0.2", NULL};
+    char name[16];
+    for (int i = 0; i < 5; i++) {
+        snprintf(name, sizeof name, "m%d", i);
+        pnc_task_t t = {.job = "j-000000000005",
+                        .task = name,
+                        .cpu = 2,
+                        .mem_mb = 64,
+                        .runtime_ms = 2000,
+                        .argv = argv};
+        assert_int_equal(pnc_create(s, &t), 0);
+    }
+    for (int waited = 0; waited < 20000 && !terminal("m4"); waited += 50)
+        pump(s, 50, NULL);
+    assert_true(terminal("m4"));
+    int64_t prev = -1, peak = 0;
+    int rises = 0, falls = 0;
+    for (int i = 0; i < ncells; i++) {
+        if (cell_state[i] == PROTO_TASK_QUEUED) {
+            assert_true(cells[i] > prev);
+            prev = cells[i];
+            rises++;
+        }
+        if (cells[i] > peak)
+            peak = cells[i];
+    }
+    assert_int_equal(rises, 5);
+    assert_true(peak >= 8000);
+    prev = INT64_MAX;
+    for (int i = 0; i < ncells; i++) {
+        if (cell_state[i] == PROTO_TASK_SUCCEEDED) {
+            assert_true(cells[i] < prev);
+            prev = cells[i];
+            falls++;
+        }
+    }
+    assert_int_equal(falls, 5);
+    assert_int_equal(prev, 0);
+    zsock_destroy(&s);
+}
+
+static void test_staging_cache(void **state)
+{
+    (void)state;
+    reset_seen();
+    zsock_t *s = pnc_connect(&d);
+    char file[512];
+    snprintf(file, sizeof file, "%s/input.txt", d.dir);
+    FILE *f = fopen(file, "w");
+    assert_non_null(f);
+    fputs("hello staging\n", f);
+    fclose(f);
+    const char *argv[] = {"grep", "-q", "hello staging", "input.txt", NULL};
+    pnc_task_t t = {.job = "j-000000000006",
+                    .task = "s1",
+                    .cpu = 0.5,
+                    .mem_mb = 64,
+                    .argv = argv,
+                    .file = file};
+    assert_int_equal(pnc_create(s, &t), 0);
+    assert_true(await_state(s, "s1", PROTO_TASK_SUCCEEDED, 10000));
+    assert_int_equal(find("s1")->order[PROTO_TASK_STAGING], 1);
+    assert_int_equal(find("s1")->misses, 1);
+    assert_int_equal(find("s1")->hits, 0);
+    t.task = "s2";
+    assert_int_equal(pnc_create(s, &t), 0);
+    assert_true(await_state(s, "s2", PROTO_TASK_SUCCEEDED, 10000));
+    assert_int_equal(find("s2")->hits, 1);
+    assert_int_equal(find("s2")->misses, 0);
+    t.task = "s3";
+    t.file = "/nonexistent/file";
+    assert_int_equal(pnc_create(s, &t), 0);
+    assert_true(await_state(s, "s3", PROTO_TASK_FAILED, 10000));
+    assert_non_null(strstr(find("s3")->reason, "staging"));
+    zsock_destroy(&s);
+}
+
+/* A JM that reconnects (new routing id) gets the state of its job's tasks. */
+static void test_reconnect_gets_state(void **state)
+{
+    (void)state;
+    reset_seen();
+    zsock_t *a = pnc_connect(&d);
+    const char *sleepy[] = {"sleep", "300", NULL};
+    pnc_task_t t = {
+        .job = "j-000000000007", .task = "long", .cpu = 0.5, .mem_mb = 64, .argv = sleepy};
+    assert_int_equal(pnc_create(a, &t), 0);
+    assert_true(await_state(a, "long", PROTO_TASK_RUNNING, 10000));
+    zsock_destroy(&a);
+    reset_seen();
+    zsock_t *b = pnc_connect(&d);
+    t.task = "long";
+    assert_int_equal(pnc_create(b, &t), 0); /* the same attempt again: no second process */
+    assert_true(await_state(b, "long", PROTO_TASK_RUNNING, 10000));
+    assert_false(state_of("long", PROTO_TASK_QUEUED));
+    assert_int_equal(pnc_cancel(b, "j-000000000007", "long", 0), 0);
+    assert_true(await_state(b, "long", PROTO_TASK_CANCELLED, 10000));
+    zsock_destroy(&b);
+}
+
+static void test_malformed_refused_and_counted(void **state)
+{
+    (void)state;
+    reset_seen();
+    zsock_t *s = pnc_connect(&d);
+    long long before = pnc_status_field(&d, "rejected");
+    const unsigned char junk[] = {0x94, 0x01, 0x0d, 0x00, 0xdf, 0xff, 0xff, 0xff, 0xff};
+    assert_int_equal(pnc_send_raw(s, junk, sizeof junk), 0);
+    proto_msg_t m;
+    assert_int_equal(pump(s, 5000, &m), PROTO_ERROR);
+    assert_true(m.error.code < 0);
+    proto_msg_close(&m);
+    assert_int_equal(zsock_send(s, "ss", "two", "frames"), 0);
+    /* the PN still works */
+    const char *quick[] = {"true", NULL};
+    pnc_task_t t = {
+        .job = "j-000000000008", .task = "after", .cpu = 0.5, .mem_mb = 64, .argv = quick};
+    assert_int_equal(pnc_create(s, &t), 0);
+    assert_true(await_state(s, "after", PROTO_TASK_SUCCEEDED, 10000));
+    /* a task bigger than the node is refused with a reason */
+    t.task = "huge";
+    t.cpu = 64;
+    assert_int_equal(pnc_create(s, &t), 0);
+    assert_int_equal(pump(s, 5000, &m), PROTO_ERROR);
+    assert_int_equal(m.error.code, -16); /* ERR_CAPACITY */
+    proto_msg_close(&m);
+    long long after = before;
+    for (int i = 0; i < 100 && after < before + 2; i++) {
+        pump(s, 50, NULL);
+        after = pnc_status_field(&d, "rejected");
+    }
+    assert_true(after >= before + 2);
+    assert_int_equal(pnc_status_field(&d, "registered"), 0); /* no RM answered */
+    zsock_destroy(&s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_thousand_tasks),
+        cmocka_unit_test(test_cancel_kills_grandchildren),
+        cmocka_unit_test(test_memory_limit),
+        cmocka_unit_test(test_preemption),
+        cmocka_unit_test(test_matrix_rises_and_falls),
+        cmocka_unit_test(test_staging_cache),
+        cmocka_unit_test(test_reconnect_gets_state),
+        cmocka_unit_test(test_malformed_refused_and_counted),
+    };
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
