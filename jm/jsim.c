@@ -483,6 +483,11 @@ double jsim_job_task_est(const jsim_job_t *j, int t)
     return t >= 0 && t < j->ntasks ? j->est[t] : 0;
 }
 
+double jsim_job_task_priority(const jsim_job_t *j, int t)
+{
+    return j->finalized && t >= 0 && t < j->ntasks ? j->prio[t] : 0;
+}
+
 double jsim_job_critical_path(const jsim_job_t *j)
 {
     double cp = 0;

@@ -75,6 +75,10 @@ int jsim_job_stage_size(const jsim_job_t *j, int stage);
 int jsim_job_task_stage(const jsim_job_t *j, int task);
 double jsim_job_task_est(const jsim_job_t *j, int task);
 
+/* A finalized job's scheduling priority of a task: its estimate plus the longest estimated path
+ * after it (larger runs first, as the JM orders ready tasks). 0 before finalize. */
+double jsim_job_task_priority(const jsim_job_t *j, int task);
+
 /* Tasks per stage into n[nstages] (for progress_init / amdahl_init). */
 void jsim_job_stage_sizes(const jsim_job_t *j, int *n);
 

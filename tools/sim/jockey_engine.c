@@ -1,0 +1,526 @@
+/* jockey_engine.c - the discrete-event engine behind `paddock-sim jockey` (see the header). */
+#include "tools/sim/jockey_engine.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common/err.h"
+#include "common/mem.h"
+
+#define JOCKEY__MAX_EVENTS 100000000L
+
+enum { EV_FINISH = 0, EV_TICK, EV_SPARE, EV_PHASE };
+
+struct jockey__ev {
+    double t;
+    uint64_t seq;
+    int type, task, attempt;
+};
+
+struct jockey__heap {
+    struct jockey__ev *e;
+    size_t n, cap;
+};
+
+static int jockey__ev_less(const struct jockey__ev *a, const struct jockey__ev *b)
+{
+    return a->t < b->t || (a->t == b->t && a->seq < b->seq);
+}
+
+static int jockey__push(struct jockey__heap *h, struct jockey__ev x)
+{
+    if (h->n == h->cap) {
+        size_t nc = h->cap ? h->cap * 2 : 256;
+        struct jockey__ev *e = mem_reallocarray(h->e, nc, sizeof *e);
+        if (e == NULL)
+            return ERR_NOMEM;
+        h->e = e;
+        h->cap = nc;
+    }
+    size_t i = h->n++;
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (!jockey__ev_less(&x, &h->e[p]))
+            break;
+        h->e[i] = h->e[p];
+        i = p;
+    }
+    h->e[i] = x;
+    return 0;
+}
+
+static struct jockey__ev jockey__pop(struct jockey__heap *h)
+{
+    struct jockey__ev top = h->e[0], x = h->e[--h->n];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= h->n)
+            break;
+        if (c + 1 < h->n && jockey__ev_less(&h->e[c + 1], &h->e[c]))
+            c++;
+        if (!jockey__ev_less(&h->e[c], &x))
+            break;
+        h->e[i] = h->e[c];
+        i = c;
+    }
+    if (h->n > 0)
+        h->e[i] = x;
+    return top;
+}
+
+void jockey_cond_judged(struct jockey_cond *c, double deadline_s, double spare_max)
+{
+    c->noise_sigma = 0.25;
+    c->slow_sigma = 0.15;
+    c->phase_sigma = 0.15;
+    c->phase_mean_s = deadline_s / 6;
+    c->fail_prob = 0.03;
+    c->straggler_prob = 0.02;
+    c->straggler_min = 2;
+    c->straggler_max = 4;
+    c->init_s = 0.05;
+    c->spare_max = spare_max;
+    c->spare_zero_prob = 0.3;
+    c->spare_mean_s = deadline_s / 10;
+}
+
+void jockey_cond_training(struct jockey_cond *c)
+{
+    memset(c, 0, sizeof *c);
+    c->noise_sigma = 0.2;
+    c->fail_prob = 0.01;
+    c->straggler_prob = 0.01;
+    c->straggler_min = 2;
+    c->straggler_max = 3;
+    c->init_s = 0.05;
+}
+
+static const char *const jockey__names[] = {"jockey", "noadapt", "amdahl", "max", "fixed"};
+
+const char *jockey_policy_name(enum jockey_policy p)
+{
+    return (unsigned)p < JOCKEY_NPOLICIES ? jockey__names[p] : "?";
+}
+
+/* An independent stream for (seed, a, b): the same draws whatever the policy does. */
+static void jockey__stream(struct jsim_rng *r, uint64_t seed, uint64_t a, uint64_t b)
+{
+    jsim_rng_seed(r, seed ^ (a * 0x9e3779b97f4a7c15ull) ^ (b * 0xc2b2ae3d27d4eb4full));
+    jsim_rng_next(r);
+}
+
+struct jockey__run {
+    const struct jockey_world *w;
+    const struct jockey_cond *c;
+    enum jockey_policy policy;
+    uint64_t seed;
+    size_t n;
+    double *noise, *ready_at;
+    int *attempt;
+    unsigned char *kind; /* 0 idle, 1 regular, 2 opportunistic */
+    int *done;           /* finished tasks per stage */
+    struct jockey__heap ev;
+    uint64_t seq;
+    struct jockey__ready {
+        double *key;
+        int *id;
+        size_t n, cap;
+    } ready;
+    int *opp;
+    size_t nopp;
+    int reg, tokens, allow, spare;
+    double slow, phase, now, alloc_int, last_change;
+    controller_t *ctl;
+    struct jsim_rng spare_rng, phase_rng;
+    struct jockey_attempts *rec;
+    struct jockey_result *out;
+};
+
+/* Ready tasks: a max-heap on priority (ties: lower task index). */
+static int jockey__rless(const struct jockey__run *r, size_t i, size_t j)
+{
+    return r->ready.key[i] > r->ready.key[j] ||
+           (r->ready.key[i] == r->ready.key[j] && r->ready.id[i] < r->ready.id[j]);
+}
+
+static void jockey__rswap(struct jockey__run *r, size_t i, size_t j)
+{
+    double k = r->ready.key[i];
+    int d = r->ready.id[i];
+    r->ready.key[i] = r->ready.key[j];
+    r->ready.id[i] = r->ready.id[j];
+    r->ready.key[j] = k;
+    r->ready.id[j] = d;
+}
+
+static int jockey__ready_push(struct jockey__run *r, int task)
+{
+    if (r->ready.n == r->ready.cap)
+        return ERR_NOMEM; /* sized for every task at once: cannot happen */
+    size_t i = r->ready.n++;
+    r->ready.key[i] = jsim_job_task_priority(r->w->job, task);
+    r->ready.id[i] = task;
+    r->ready_at[task] = r->now;
+    while (i > 0 && jockey__rless(r, i, (i - 1) / 2)) {
+        jockey__rswap(r, i, (i - 1) / 2);
+        i = (i - 1) / 2;
+    }
+    return 0;
+}
+
+static int jockey__ready_pop(struct jockey__run *r)
+{
+    int top = r->ready.id[0];
+    jockey__rswap(r, 0, --r->ready.n);
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1, best = i;
+        if (c < r->ready.n && jockey__rless(r, c, best))
+            best = c;
+        if (c + 1 < r->ready.n && jockey__rless(r, c + 1, best))
+            best = c + 1;
+        if (best == i)
+            break;
+        jockey__rswap(r, i, best);
+        i = best;
+    }
+    return top;
+}
+
+static int jockey__event(struct jockey__run *r, double t, int type, int task, int attempt)
+{
+    struct jockey__ev e = {t, r->seq++, type, task, attempt};
+    return jockey__push(&r->ev, e);
+}
+
+static void jockey__set_tokens(struct jockey__run *r, int tokens)
+{
+    r->alloc_int += r->tokens * (r->now - r->last_change);
+    r->last_change = r->now;
+    r->tokens = tokens;
+    if (tokens > r->out->peak_tokens)
+        r->out->peak_tokens = tokens;
+}
+
+static void jockey__update_allow(struct jockey__run *r)
+{
+    int opp = (int)floor(r->w->ccfg.opp_factor * r->tokens);
+    r->allow = r->spare < opp ? r->spare : opp;
+    if (r->allow < 0)
+        r->allow = 0;
+}
+
+static int jockey__start(struct jockey__run *r, int task, int kind)
+{
+    int rc = dag_start(r->w->dag, (size_t)task);
+    if (rc != 0)
+        return rc;
+    int k = ++r->attempt[task];
+    struct jsim_rng a;
+    jockey__stream(&a, r->seed, 2 + (uint64_t)task, (uint64_t)k);
+    double u_fail = jsim_rng_uniform(&a), u_frac = jsim_rng_uniform(&a);
+    double u_strag = jsim_rng_uniform(&a), u_sf = jsim_rng_uniform(&a);
+    double init = r->c->init_s + jsim_rng_exp(&a, r->c->init_s);
+    double run = r->w->spec->tasks[task].runtime_s * r->noise[task] * r->slow * r->phase;
+    if (u_strag < r->c->straggler_prob)
+        run *= r->c->straggler_min + u_sf * (r->c->straggler_max - r->c->straggler_min);
+    int fail = u_fail < r->c->fail_prob && k < JSIM_MAX_ATTEMPTS;
+    if (fail)
+        run *= u_frac;
+    r->kind[task] = (unsigned char)kind;
+    if (kind == 1) {
+        r->reg++;
+    } else {
+        r->opp[r->nopp++] = task;
+        r->out->opportunistic_starts++;
+    }
+    r->out->attempts++;
+    if (r->rec != NULL) {
+        struct jockey_attempts *ra = r->rec;
+        if (ra->n == ra->cap) {
+            size_t nc = ra->cap ? ra->cap * 2 : 1024;
+            struct profile_attempt *v = mem_reallocarray(ra->v, nc, sizeof *v);
+            if (v == NULL)
+                return ERR_NOMEM;
+            ra->v = v;
+            ra->cap = nc;
+        }
+        ra->v[ra->n++] = (struct profile_attempt){
+            .stage = (int)r->w->spec->tasks[task].stage,
+            .queue_s = r->now - r->ready_at[task],
+            .init_s = init,
+            .run_s = run,
+            .input_bytes = (double)r->w->spec->tasks[task].input_bytes,
+            .ok = !fail,
+        };
+    }
+    return jockey__event(r, r->now + init + run, EV_FINISH, task, k * 2 + fail);
+}
+
+/* Opportunistic tasks beyond what the allowance and the spare capacity permit are killed (their
+ * work is lost) and go back to the ready list, newest first. */
+static int jockey__preempt(struct jockey__run *r)
+{
+    while (r->nopp > (size_t)r->allow) {
+        int t = r->opp[--r->nopp];
+        r->kind[t] = 0;
+        r->attempt[t]++; /* its finish event is now stale */
+        int rc = dag_requeue(r->w->dag, (size_t)t);
+        if (rc == 0)
+            rc = jockey__ready_push(r, t);
+        if (rc != 0)
+            return rc;
+        r->out->preemptions++;
+    }
+    return 0;
+}
+
+static int jockey__dispatch(struct jockey__run *r)
+{
+    while (r->reg < r->tokens && r->nopp > 0) {
+        int t = r->opp[0]; /* upgrade the oldest opportunistic task in place */
+        memmove(r->opp, r->opp + 1, (r->nopp - 1) * sizeof *r->opp);
+        r->nopp--;
+        r->kind[t] = 1;
+        r->reg++;
+        r->out->upgrades++;
+    }
+    int rc = jockey__preempt(r);
+    while (rc == 0 && r->ready.n > 0) {
+        if (r->reg < r->tokens)
+            rc = jockey__start(r, jockey__ready_pop(r), 1);
+        else if (r->nopp < (size_t)r->allow)
+            rc = jockey__start(r, jockey__ready_pop(r), 2);
+        else
+            break;
+    }
+    return rc;
+}
+
+static int jockey__finish(struct jockey__run *r, const struct jockey__ev *e)
+{
+    int t = e->task;
+    if (e->attempt / 2 != r->attempt[t] || r->kind[t] == 0)
+        return 0; /* preempted meanwhile */
+    if (r->kind[t] == 1) {
+        r->reg--;
+    } else {
+        for (size_t i = 0; i < r->nopp; i++)
+            if (r->opp[i] == t) {
+                memmove(r->opp + i, r->opp + i + 1, (r->nopp - i - 1) * sizeof *r->opp);
+                r->nopp--;
+                break;
+            }
+    }
+    r->kind[t] = 0;
+    if (e->attempt & 1) {
+        r->out->failures++;
+        int rc = dag_requeue(r->w->dag, (size_t)t);
+        return rc != 0 ? rc : jockey__ready_push(r, t);
+    }
+    size_t released = 0;
+    int rc = dag_succeed(r->w->dag, (size_t)t, &released);
+    if (rc != 0)
+        return rc;
+    r->done[r->w->spec->tasks[t].stage]++;
+    size_t nready;
+    const size_t *ready = dag_ready(r->w->dag, &nready);
+    for (size_t i = nready - released; rc == 0 && i < nready; i++)
+        rc = jockey__ready_push(r, (int)ready[i]);
+    return rc;
+}
+
+static int jockey__predict_table(void *ctx, const struct controller_obs *obs, double a, double *out,
+                                 int cap)
+{
+    (void)cap;
+    return jsim_table_predict(ctx, obs->progress, a, out);
+}
+
+static int jockey__predict_amdahl(void *ctx, const struct controller_obs *obs, double a,
+                                  double *out, int cap)
+{
+    (void)cap;
+    out[0] = amdahl_remaining(ctx, obs->done, a);
+    return 1;
+}
+
+static int jockey__tick(struct jockey__run *r)
+{
+    const struct jockey_world *w = r->w;
+    int tokens = r->tokens;
+    if (r->ctl != NULL && (r->policy != JOCKEY_POLICY_NOADAPT || r->now == 0)) {
+        struct controller_obs obs = {
+            .t_r = r->now,
+            .progress = w->pm != NULL ? progress_eval(w->pm, r->done) : 0,
+            .done = r->done,
+            .spare_tokens = r->spare,
+        };
+        struct controller_out o;
+        int rc = controller_step(r->ctl, &obs, &o);
+        if (rc != 0)
+            return rc;
+        tokens = o.tokens;
+        if (r->w->trace != NULL)
+            fprintf(r->w->trace, "t %.0f p %.3f raw %d tokens %d action %d pred %.0f\n", r->now,
+                    obs.progress, o.raw, o.tokens, (int)o.action, o.predicted_finish);
+        if (r->now == 0)
+            r->out->first_tokens = tokens;
+    }
+    if (tokens != r->tokens)
+        jockey__set_tokens(r, tokens);
+    jockey__update_allow(r);
+    return jockey__event(r, r->now + w->ccfg.period_s, EV_TICK, -1, 0);
+}
+
+static int jockey__spare(struct jockey__run *r)
+{
+    const struct jockey_cond *c = r->c;
+    if (c->spare_mean_s <= 0 || c->spare_max <= 0) {
+        r->spare = 0;
+        return 0;
+    }
+    double u = jsim_rng_uniform(&r->spare_rng), v = jsim_rng_uniform(&r->spare_rng);
+    r->spare = u < c->spare_zero_prob ? 0 : (int)floor(v * (c->spare_max + 1));
+    jockey__update_allow(r);
+    return jockey__event(r, r->now + jsim_rng_exp(&r->spare_rng, c->spare_mean_s), EV_SPARE, -1, 0);
+}
+
+static int jockey__phase(struct jockey__run *r)
+{
+    const struct jockey_cond *c = r->c;
+    if (c->phase_mean_s <= 0) {
+        r->phase = 1;
+        return 0;
+    }
+    r->phase = jsim_rng_lognormal(&r->phase_rng, c->phase_sigma);
+    return jockey__event(r, r->now + jsim_rng_exp(&r->phase_rng, c->phase_mean_s), EV_PHASE, -1, 0);
+}
+
+static void jockey__free(struct jockey__run *r)
+{
+    mem_free(r->noise);
+    mem_free(r->ready_at);
+    mem_free(r->attempt);
+    mem_free(r->kind);
+    mem_free(r->done);
+    mem_free(r->ev.e);
+    mem_free(r->ready.key);
+    mem_free(r->ready.id);
+    mem_free(r->opp);
+    controller_destroy(&r->ctl);
+}
+
+int jockey_engine_run(const struct jockey_world *w, enum jockey_policy p, int fixed_tokens,
+                      const struct jockey_cond *c, uint64_t seed, struct jockey_attempts *rec,
+                      struct jockey_result *out)
+{
+    memset(out, 0, sizeof *out);
+    struct jockey__run r = {.w = w, .c = c, .policy = p, .seed = seed, .rec = rec, .out = out};
+    size_t n = w->spec->ntasks;
+    r.n = n;
+    r.noise = mem_calloc(n, sizeof *r.noise);
+    r.ready_at = mem_calloc(n, sizeof *r.ready_at);
+    r.attempt = mem_calloc(n, sizeof *r.attempt);
+    r.kind = mem_calloc(n, sizeof *r.kind);
+    r.done = mem_calloc(w->spec->nstages, sizeof *r.done);
+    r.ready.key = mem_calloc(n, sizeof *r.ready.key);
+    r.ready.id = mem_calloc(n, sizeof *r.ready.id);
+    r.ready.cap = n;
+    r.opp = mem_calloc(n, sizeof *r.opp);
+    int rc = 0;
+    if (r.noise == NULL || r.ready_at == NULL || r.attempt == NULL || r.kind == NULL ||
+        r.done == NULL || r.ready.key == NULL || r.ready.id == NULL || r.opp == NULL) {
+        rc = ERR_NOMEM;
+        goto out;
+    }
+    if (p == JOCKEY_POLICY_JOCKEY || p == JOCKEY_POLICY_NOADAPT) {
+        r.ctl = controller_new(&w->ccfg, &w->utility, jockey__predict_table, (void *)w->table);
+    } else if (p == JOCKEY_POLICY_AMDAHL) {
+        r.ctl = controller_new(&w->ccfg, &w->utility, jockey__predict_amdahl, (void *)w->amdahl);
+    }
+    if ((p <= JOCKEY_POLICY_AMDAHL && r.ctl == NULL) || p >= JOCKEY_NPOLICIES) {
+        rc = ERR_INVAL;
+        goto out;
+    }
+    /* The run's conditions: whole-run slowdown, per-task noise and first-attempt stragglers. */
+    struct jsim_rng g;
+    jockey__stream(&g, seed, 1, 0);
+    r.slow = c->slow_sigma > 0 ? jsim_rng_lognormal(&g, c->slow_sigma) : 1;
+    for (size_t t = 0; t < n; t++) {
+        struct jsim_rng tr;
+        jockey__stream(&tr, seed, 1, 1 + t);
+        r.noise[t] = c->noise_sigma > 0 ? jsim_rng_lognormal(&tr, c->noise_sigma) : 1;
+        struct jsim_rng a;
+        jockey__stream(&a, seed, 2 + t, 1);
+        jsim_rng_uniform(&a);
+        jsim_rng_uniform(&a);
+        double u_strag = jsim_rng_uniform(&a), u_sf = jsim_rng_uniform(&a);
+        double f = u_strag < c->straggler_prob
+                       ? c->straggler_min + u_sf * (c->straggler_max - c->straggler_min)
+                       : 1;
+        out->work_s += w->spec->tasks[t].runtime_s * r.noise[t] * r.slow * f;
+    }
+    out->oracle = (int)ceil(out->work_s / w->deadline_s - 1e-9);
+    if (out->oracle < 1)
+        out->oracle = 1;
+    jockey__stream(&r.spare_rng, seed, 3, 0);
+    jockey__stream(&r.phase_rng, seed, 4, 0);
+    r.phase = 1;
+    dag_reset(w->dag);
+    r.tokens = p == JOCKEY_POLICY_MAX     ? w->max_tokens
+               : p == JOCKEY_POLICY_FIXED ? (fixed_tokens > 0 ? fixed_tokens : 1)
+                                          : 0;
+    out->first_tokens = r.tokens;
+    out->peak_tokens = r.tokens;
+    {
+        size_t nready;
+        const size_t *ready = dag_ready(w->dag, &nready);
+        for (size_t i = 0; rc == 0 && i < nready; i++)
+            rc = jockey__ready_push(&r, (int)ready[i]);
+    }
+    if (rc == 0)
+        rc = jockey__spare(&r);
+    if (rc == 0)
+        rc = jockey__phase(&r);
+    if (rc == 0)
+        rc = jockey__tick(&r);
+    if (rc == 0)
+        rc = jockey__dispatch(&r);
+    long events = 0;
+    while (rc == 0 && !dag_done(w->dag)) {
+        if (r.ev.n == 0 || ++events > JOCKEY__MAX_EVENTS) {
+            rc = ERR_STATE;
+            break;
+        }
+        struct jockey__ev e = jockey__pop(&r.ev);
+        r.now = e.t;
+        switch (e.type) {
+        case EV_FINISH:
+            rc = jockey__finish(&r, &e);
+            break;
+        case EV_TICK:
+            rc = jockey__tick(&r);
+            break;
+        case EV_SPARE:
+            rc = jockey__spare(&r);
+            break;
+        default:
+            rc = jockey__phase(&r);
+            break;
+        }
+        if (rc == 0)
+            rc = jockey__dispatch(&r);
+    }
+    if (rc == 0) {
+        jockey__set_tokens(&r, r.tokens);
+        out->completion_s = r.now;
+        out->alloc_mean = r.now > 0 ? r.alloc_int / r.now : r.tokens;
+        out->met = r.now <= w->deadline_s;
+    }
+out:
+    jockey__free(&r);
+    return rc;
+}

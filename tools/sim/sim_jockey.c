@@ -1,0 +1,385 @@
+/* sim_jockey.c - `paddock-sim jockey`: Jockey against its comparison policies (Jockey §5.2) on
+ * one workload, in virtual time (DESIGN.md 3.4, 5).
+ *
+ *   paddock-sim jockey --workload SPEC.json [--runs N] [--seed S] [--json]
+ *                      [--max-tokens M] [--deadline SECONDS] [--progress KIND]
+ *
+ * 1. A training run under other conditions (its own seed, milder noise, no spare capacity, a
+ *    fixed allocation of M/2 tokens) yields the job profile (jm/profile.h), as the JM would
+ *    write it after an earlier run.
+ * 2. From the profile: the job simulator's C(p, a) table, the progress indicator's weights and
+ *    the Amdahl model's statistics (Jockey §4.1, §4.2).
+ * 3. The deadline is the spec's deadline_s. Without one it is set as in Jockey §5.1, where the
+ *    max-allocation policy finished its jobs about 70% early: d = (median simulated makespan at
+ *    M tokens) / 0.3. The output says which.
+ * 4. N judged runs, each with its own seed: runtime noise, a whole-run slowdown, load phases,
+ *    failures, stragglers and fluctuating spare capacity; each policy (jockey, noadapt, amdahl,
+ *    max) faces exactly the same conditions in a run.
+ *
+ * Per policy: missed_fraction (runs finishing after the deadline), mean_alloc_above_oracle (the
+ * mean over runs of time-averaged guaranteed tokens / ceil(T / d) - 1, T the run's work) and
+ * median_latency_vs_deadline (median completion time / deadline; 1.0 = at the deadline).
+ */
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/err.h"
+#include "common/mem.h"
+#include "tools/cli.h"
+#include "tools/sim/jockey_engine.h"
+
+struct jockey__args {
+    const char *workload;
+    int runs;
+    uint64_t seed;
+    int json;
+    int verbose;
+    int max_tokens;
+    double deadline;
+    enum progress_kind progress;
+};
+
+static int jockey__usage(void)
+{
+    fprintf(stderr,
+            "usage: paddock-sim jockey --workload SPEC.json [--runs N] [--seed S] [--json]\n"
+            "                          [--max-tokens M] [--deadline SECONDS]\n"
+            "                          [--progress totalworkWithQ|totalwork|vertexfrac|cp]\n");
+    return 2;
+}
+
+static int jockey__parse(int argc, char **argv, struct jockey__args *a)
+{
+    *a = (struct jockey__args){.runs = 100, .seed = 1, .max_tokens = 100};
+    for (int i = 0; i < argc; i++) {
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        char *end = NULL;
+        if (strcmp(argv[i], "--json") == 0) {
+            a->json = 1;
+            continue;
+        }
+        if (strcmp(argv[i], "--verbose") == 0) {
+            a->verbose = 1;
+            continue;
+        }
+        if (strcmp(argv[i], "--trace-run") == 0 && i + 1 < argc) {
+            a->verbose = 2 + atoi(argv[++i]);
+            continue;
+        }
+        if (v == NULL)
+            return -1;
+        if (strcmp(argv[i], "--workload") == 0) {
+            a->workload = v;
+        } else if (strcmp(argv[i], "--runs") == 0) {
+            long n = strtol(v, &end, 10);
+            if (*end != '\0' || n < 1 || n > 100000)
+                return -1;
+            a->runs = (int)n;
+        } else if (strcmp(argv[i], "--seed") == 0) {
+            unsigned long long s = strtoull(v, &end, 10);
+            if (*end != '\0')
+                return -1;
+            a->seed = s;
+        } else if (strcmp(argv[i], "--max-tokens") == 0) {
+            long n = strtol(v, &end, 10);
+            if (*end != '\0' || n < 1 || n > 1000000)
+                return -1;
+            a->max_tokens = (int)n;
+        } else if (strcmp(argv[i], "--deadline") == 0) {
+            a->deadline = strtod(v, &end);
+            if (*end != '\0' || !(a->deadline > 0) || !isfinite(a->deadline))
+                return -1;
+        } else if (strcmp(argv[i], "--progress") == 0) {
+            if (progress_kind_parse(v, &a->progress) != 0)
+                return -1;
+        } else {
+            return -1;
+        }
+        i++;
+    }
+    return a->workload != NULL ? 0 : -1;
+}
+
+static int jockey__dcmp(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+static double jockey__median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, jockey__dcmp);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static uint64_t jockey__mix(uint64_t a, uint64_t b)
+{
+    struct jsim_rng r;
+    jsim_rng_seed(&r, a * 0x9e3779b97f4a7c15ull + b);
+    return jsim_rng_next(&r);
+}
+
+static double jockey__ms_since(const struct timespec *t0)
+{
+    struct timespec t1;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    return (t1.tv_sec - t0->tv_sec) * 1e3 + (t1.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+struct jockey__policy_stats {
+    int missed;
+    double above_sum, alloc_sum, first_sum;
+    double *latency;
+    long preemptions, failures;
+};
+
+static int jockey__cmd(int argc, char **argv)
+{
+    struct jockey__args a;
+    if (jockey__parse(argc, argv, &a) != 0)
+        return jockey__usage();
+    char msg[512];
+    struct spec *spec = NULL;
+    jsim_job_t *job = NULL;
+    dag_t *dag = NULL;
+    struct profile prof;
+    struct jsim_model model = {0};
+    struct progress_model pm = {0};
+    struct amdahl am = {0};
+    jsim_table_t *table = NULL;
+    struct jockey_attempts rec = {0};
+    const char **names = NULL;
+    struct jockey__policy_stats st[4] = {{0}};
+    int rc, exit_code = 1;
+    profile_init(&prof);
+
+    if ((rc = spec_load(a.workload, NULL, &spec, msg, sizeof msg)) != 0) {
+        fprintf(stderr, "paddock-sim jockey: %s: %s\n", a.workload, msg);
+        goto out;
+    }
+    if ((rc = jsim_job_from_spec(spec, &job, msg, sizeof msg)) != 0 ||
+        (rc = dag_new(spec, &dag)) != 0) {
+        fprintf(stderr, "paddock-sim jockey: %s: %s\n", a.workload,
+                rc != 0 && job == NULL ? msg : err_text(rc));
+        goto out;
+    }
+    names = mem_calloc(spec->nstages, sizeof *names);
+    if (names == NULL)
+        goto out;
+    for (size_t s = 0; s < spec->nstages; s++)
+        names[s] = spec->stages[s].name;
+
+    /* 1. The training run and its profile. */
+    struct jockey_world w = {.spec = spec, .job = job, .dag = dag, .max_tokens = a.max_tokens};
+    w.deadline_s = a.deadline > 0 ? a.deadline : spec->has_deadline ? spec->deadline_s : 1e9;
+    controller_config_default(&w.ccfg, w.deadline_s);
+    struct jockey_cond train;
+    jockey_cond_training(&train);
+    struct jockey_result res;
+    uint64_t train_seed = jockey__mix(a.seed, 0x747261696eull);
+    int train_tokens = a.max_tokens / 2 > 0 ? a.max_tokens / 2 : 1;
+    if ((rc = jockey_engine_run(&w, JOCKEY_POLICY_FIXED, train_tokens, &train, train_seed, &rec,
+                                &res)) != 0 ||
+        (rc = profile_build(&prof, spec->name, (int)spec->nstages, names, rec.v, rec.n, msg,
+                            sizeof msg)) != 0) {
+        fprintf(stderr, "paddock-sim jockey: training run: %s\n", err_text(rc));
+        goto out;
+    }
+
+    /* 2. Model, progress indicator, Amdahl statistics. */
+    if ((rc = jsim_model_init(&model, job, names, &prof)) != 0 ||
+        (rc = jsim_job_amdahl(job, &model, &am)) != 0)
+        goto out;
+    {
+        int S = (int)spec->nstages;
+        int *n = mem_calloc((size_t)S, sizeof *n);
+        double *Q = mem_calloc((size_t)S, sizeof *Q), *T = mem_calloc((size_t)S, sizeof *T);
+        if (n == NULL || Q == NULL || T == NULL) {
+            mem_free(n), mem_free(Q), mem_free(T);
+            goto out;
+        }
+        jsim_job_stage_sizes(job, n);
+        for (int s = 0; s < S; s++) {
+            Q[s] = model.stages[s].queue_total;
+            T[s] = model.stages[s].runtime_total;
+        }
+        rc = progress_init(&pm, a.progress, S, n, Q, T, &am);
+        mem_free(n), mem_free(Q), mem_free(T);
+        if (rc != 0)
+            goto out;
+    }
+
+    /* 3. The deadline. */
+    const char *deadline_source = "spec";
+    struct jsim_rng rng;
+    jsim_rng_seed(&rng, jockey__mix(a.seed, 0x7461626c65ull));
+    if (a.deadline > 0) {
+        deadline_source = "command line";
+    } else if (!spec->has_deadline) {
+        double mk[11];
+        struct jsim_run_stats rs;
+        for (int i = 0; i < 11; i++) {
+            if ((rc = jsim_run(job, &model, a.max_tokens, &pm, &rng, NULL, &rs)) != 0)
+                goto out;
+            mk[i] = rs.makespan;
+        }
+        w.deadline_s = ceil(jockey__median(mk, 11) / 0.3);
+        deadline_source = "derived (Jockey 5.1: max allocation finishes 70% early)";
+    }
+    controller_config_default(&w.ccfg, w.deadline_s);
+    w.ccfg.max_tokens = a.max_tokens;
+    if (spec->nutility > 0 && a.deadline <= 0) {
+        double t[UTILITY_MAX_POINTS], u[UTILITY_MAX_POINTS];
+        int np = (int)(spec->nutility < UTILITY_MAX_POINTS ? spec->nutility : UTILITY_MAX_POINTS);
+        for (int i = 0; i < np; i++) {
+            t[i] = spec->utility[i].t_s;
+            u[i] = spec->utility[i].u;
+        }
+        if ((rc = utility_init_points(&w.utility, t, u, np, msg, sizeof msg)) != 0) {
+            fprintf(stderr, "paddock-sim jockey: %s\n", msg);
+            goto out;
+        }
+    } else {
+        utility_init_deadline(&w.utility, w.deadline_s);
+    }
+
+    /* 4. C(p, a), timed: the JM computes it when it starts. */
+    struct jsim_table_config tcfg;
+    jsim_table_config_default(&tcfg);
+    tcfg.max_tokens = a.max_tokens;
+    struct jsim_table_cost cost;
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    if ((rc = jsim_table_build(job, &model, &pm, &tcfg, &rng, &table, &cost, msg, sizeof msg)) !=
+        0) {
+        fprintf(stderr, "paddock-sim jockey: %s\n", msg);
+        goto out;
+    }
+    double table_ms = jockey__ms_since(&t0);
+    w.pm = &pm;
+    w.table = table;
+    w.amdahl = &am;
+
+    /* 5. The judged runs. */
+    double work_est = 0;
+    for (int s = 0; s < model.nstages; s++)
+        work_est += model.stages[s].runtime_total;
+    double oracle_est = ceil(work_est / w.deadline_s);
+    struct jockey_cond cond;
+    jockey_cond_judged(&cond, w.deadline_s, oracle_est > 1 ? oracle_est : 1);
+    for (int p = 0; p < 4; p++) {
+        st[p].latency = mem_calloc((size_t)a.runs, sizeof *st[p].latency);
+        if (st[p].latency == NULL)
+            goto out;
+    }
+    double oracle_sum = 0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (int r = 0; r < a.runs; r++) {
+        uint64_t seed = jockey__mix(a.seed, 1000 + (uint64_t)r);
+        for (int p = 0; p < 4; p++) {
+            w.trace = a.verbose > 1 && p == 0 && r == a.verbose - 2 ? stderr : NULL;
+            if ((rc = jockey_engine_run(&w, (enum jockey_policy)p, 0, &cond, seed, NULL, &res)) !=
+                0) {
+                fprintf(stderr, "paddock-sim jockey: run %d (%s): %s\n", r,
+                        jockey_policy_name((enum jockey_policy)p), err_text(rc));
+                goto out;
+            }
+            if (a.verbose)
+                fprintf(stderr,
+                        "run %d %-7s completion/d %.3f alloc %.2f oracle %d first %d peak %d "
+                        "failures %ld preempted %ld upgraded %ld\n",
+                        r, jockey_policy_name((enum jockey_policy)p),
+                        res.completion_s / w.deadline_s, res.alloc_mean, res.oracle,
+                        res.first_tokens, res.peak_tokens, res.failures, res.preemptions,
+                        res.upgrades);
+            st[p].missed += !res.met;
+            st[p].above_sum += res.alloc_mean / res.oracle - 1.0;
+            st[p].alloc_sum += res.alloc_mean;
+            st[p].first_sum += res.first_tokens;
+            st[p].latency[r] = res.completion_s / w.deadline_s;
+            st[p].preemptions += res.preemptions;
+            st[p].failures += res.failures;
+            if (p == 0)
+                oracle_sum += res.oracle;
+        }
+    }
+    double runs_ms = jockey__ms_since(&t0);
+
+    json_t *root = json_object(), *pol = json_object();
+    json_object_set_new(root, "workload", json_string(spec->name));
+    json_object_set_new(root, "tasks", json_integer((json_int_t)spec->ntasks));
+    json_object_set_new(root, "stages", json_integer((json_int_t)spec->nstages));
+    json_object_set_new(root, "deadline_s", json_real(w.deadline_s));
+    json_object_set_new(root, "deadline_source", json_string(deadline_source));
+    json_object_set_new(root, "runs", json_integer(a.runs));
+    json_object_set_new(root, "seed", json_integer((json_int_t)a.seed));
+    json_object_set_new(root, "max_tokens", json_integer(a.max_tokens));
+    json_object_set_new(root, "progress", json_string(progress_kind_name(a.progress)));
+    json_object_set_new(root, "critical_path_s", json_real(jsim_job_critical_path(job)));
+    json_object_set_new(root, "oracle_mean", json_real(oracle_sum / a.runs));
+    json_object_set_new(root, "table",
+                        json_pack("{s:f, s:i, s:i, s:i, s:i, s:f}", "build_ms", table_ms,
+                                  "allocations", cost.nallocs, "simulated_runs", (int)cost.runs,
+                                  "peak_parallelism", cost.peak_parallelism, "task_attempts",
+                                  (int)cost.task_attempts, "judged_runs_ms", runs_ms));
+    for (int p = 0; p < 4; p++) {
+        json_object_set_new(pol, jockey_policy_name((enum jockey_policy)p),
+                            json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "missed_fraction",
+                                      (double)st[p].missed / a.runs, "mean_alloc_above_oracle",
+                                      st[p].above_sum / a.runs, "median_latency_vs_deadline",
+                                      jockey__median(st[p].latency, a.runs), "mean_alloc",
+                                      st[p].alloc_sum / a.runs, "mean_first_alloc",
+                                      st[p].first_sum / a.runs, "preemptions_per_run",
+                                      (double)st[p].preemptions / a.runs, "failures_per_run",
+                                      (double)st[p].failures / a.runs));
+    }
+    json_object_set_new(root, "policies", pol);
+    if (a.json) {
+        char *text = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
+        if (text != NULL)
+            printf("%s\n", text);
+        free(text);
+    } else {
+        printf("workload %s: %zu tasks, deadline %.0f s (%s), oracle ~%.1f tokens, "
+               "%d runs\n",
+               spec->name, spec->ntasks, w.deadline_s, deadline_source, oracle_sum / a.runs,
+               a.runs);
+        printf("C(p,a): %d allocations, %ld simulated runs, built in %.1f ms\n", cost.nallocs,
+               cost.runs, table_ms);
+        printf("%-8s %8s %10s %10s %10s\n", "policy", "missed", "above-orc", "latency/d",
+               "mean-alloc");
+        for (int p = 0; p < 4; p++) {
+            json_t *o = json_object_get(pol, jockey_policy_name((enum jockey_policy)p));
+            printf("%-8s %8.3f %10.3f %10.3f %10.2f\n", jockey_policy_name((enum jockey_policy)p),
+                   json_real_value(json_object_get(o, "missed_fraction")),
+                   json_real_value(json_object_get(o, "mean_alloc_above_oracle")),
+                   json_real_value(json_object_get(o, "median_latency_vs_deadline")),
+                   json_real_value(json_object_get(o, "mean_alloc")));
+        }
+    }
+    json_decref(root);
+    exit_code = 0;
+out:
+    if (exit_code != 0 && rc == ERR_NOMEM)
+        fprintf(stderr, "paddock-sim jockey: out of memory\n");
+    for (int p = 0; p < 4; p++)
+        mem_free(st[p].latency);
+    mem_free(rec.v);
+    mem_free(names);
+    jsim_table_destroy(&table);
+    amdahl_close(&am);
+    progress_close(&pm);
+    jsim_model_close(&model);
+    profile_close(&prof);
+    dag_destroy(&dag);
+    jsim_job_destroy(&job);
+    spec_destroy(&spec);
+    return exit_code;
+}
+
+CLI_COMMAND("jockey", "Jockey vs. no adaptation, Amdahl and max allocation on a workload",
+            jockey__cmd)
