@@ -107,7 +107,8 @@ void config_close(const struct config_key *schema, void *cfg);
 int config_print_schema(const struct config_key *schema, FILE *out);
 
 /* Prints the current values of `cfg` as a loadable file (what a daemon runs with, or what a
- * tool writes for a daemon to load). Returns 0 or ERR_IO. */
+ * tool writes for a daemon to load). Loading the output gives the same values back.
+ * Returns 0, ERR_NOMEM or ERR_IO. */
 int config_write(const struct config_key *schema, const void *cfg, FILE *out);
 
 /* The value parsers, for command-line options that take the same syntax ("--deadline 15m").

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/err.h"
+#include "common/mem.h"
 
 /* Whether a value needs double quotes to be read back unchanged. */
 static bool config__needs_quotes(const char *s)
@@ -77,7 +78,7 @@ static void config__put_double(FILE *out, double v)
     fputs(buf, out);
 }
 
-static void config__put_value(FILE *out, const struct config_key *k, const void *cfg)
+static int config__put_value(FILE *out, const struct config_key *k, const void *cfg)
 {
     const void *f = (const char *)cfg + k->offset;
     switch (k->type) {
@@ -104,12 +105,31 @@ static void config__put_value(FILE *out, const struct config_key *k, const void 
         config__put_size(out, *(const uint64_t *)f);
         break;
     case CONFIG_LIST: {
+        /* Joined first, then quoted as one value if an item needs it ('"' first, '#'). */
         const struct config_list *l = f;
+        size_t total = 1;
         for (size_t i = 0; i < l->len; i++)
-            fprintf(out, "%s%s", i > 0 ? ", " : "", l->items[i]);
+            total += strlen(l->items[i]) + 2;
+        char *joined = mem_alloc(total);
+        if (joined == NULL)
+            return ERR_NOMEM;
+        size_t at = 0;
+        for (size_t i = 0; i < l->len; i++) {
+            if (i > 0) {
+                memcpy(joined + at, ", ", 2);
+                at += 2;
+            }
+            size_t n = strlen(l->items[i]);
+            memcpy(joined + at, l->items[i], n);
+            at += n;
+        }
+        joined[at] = '\0';
+        config__put_string(out, joined);
+        mem_free(joined);
         break;
     }
     }
+    return 0;
 }
 
 static void config__put_bounds(FILE *out, const struct config_key *k)
@@ -174,9 +194,10 @@ static int config__print(const struct config_key *schema, const void *cfg, FILE 
                 }
                 config__put_bounds(out, k);
                 fprintf(out, "\n%s = ", k->name);
-                if (cfg != NULL)
-                    config__put_value(out, k, cfg);
-                else if (k->type == CONFIG_STRING || k->type == CONFIG_LIST)
+                if (cfg != NULL) {
+                    if (config__put_value(out, k, cfg) != 0)
+                        return ERR_NOMEM;
+                } else if (k->type == CONFIG_STRING || k->type == CONFIG_LIST)
                     config__put_string(out, k->def != NULL ? k->def : "");
                 else
                     fputs(k->def != NULL ? k->def : "", out);
