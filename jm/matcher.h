@@ -100,6 +100,14 @@ int matcher_greedy(matcher_t *m, const struct matcher_batch *batch, struct match
 int matcher_optimal(matcher_t *m, const struct matcher_batch *batch, struct matcher_match *out,
                     size_t *nout);
 
+/* Exact per-batch optimum for the batch's latest completion: among assignments matching the most
+ * tasks, the one minimising the largest C (bottleneck assignment, by binary search over the costs
+ * with augmenting-path matchings), ties broken by the smallest sum of C (Hungarian over the pairs
+ * within the bottleneck). The reference for completion-time comparisons (paddock-sim match).
+ * Same contract as matcher_optimal. */
+int matcher_optimal_bottleneck(matcher_t *m, const struct matcher_batch *batch,
+                               struct matcher_match *out, size_t *nout);
+
 /* Sorts matches by quality (lower wait first, then lower cost, then lower task index). */
 void matcher_sort(struct matcher_match *v, size_t n);
 

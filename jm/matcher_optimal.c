@@ -78,13 +78,13 @@ out:
     return rc;
 }
 
-int matcher_optimal(matcher_t *m, const struct matcher_batch *b, struct matcher_match *out,
-                    size_t *nout)
+/* The assignment minimising the sum of C among those matching the most tasks, using only pairs
+ * with C <= tau. */
+static int matcher__optimal(matcher_t *m, const struct matcher_batch *b, double tau,
+                            struct matcher_match *out, size_t *nout)
 {
     *nout = 0;
-    int rc = matcher__check(m, b);
-    if (rc != 0)
-        return rc;
+    int rc = 0;
     uint32_t ep = matcher__epoch(m);
     /* Columns: the distinct candidate nodes. */
     size_t ncol = 0;
@@ -95,7 +95,7 @@ int matcher_optimal(matcher_t *m, const struct matcher_batch *b, struct matcher_
             m->mark[node] = ep;
             m->col[node] = (uint32_t)ncol++;
         }
-        if (b->cand[k].cost < ESTIMATOR_INF && b->cand[k].cost > maxc)
+        if (b->cand[k].cost <= tau && b->cand[k].cost > maxc)
             maxc = b->cand[k].cost;
     }
     if (b->ntasks == 0 || ncol == 0)
@@ -123,7 +123,7 @@ int matcher_optimal(matcher_t *m, const struct matcher_batch *b, struct matcher_
     for (size_t t = 0; t < b->ntasks; t++)
         for (size_t k = b->off[t]; k < b->off[t + 1]; k++) {
             const struct matcher_cand *cd = &b->cand[k];
-            if (!(cd->cost < ESTIMATOR_INF))
+            if (!(cd->cost < ESTIMATOR_INF) || cd->cost > tau)
                 continue;
             size_t j = m->col[cd->node];
             double *cell = transpose ? &a[j * c + t] : &a[t * c + j];
@@ -143,7 +143,7 @@ int matcher_optimal(matcher_t *m, const struct matcher_batch *b, struct matcher_
         const struct matcher_cand *best = NULL;
         for (size_t k = b->off[t]; k < b->off[t + 1]; k++)
             if (b->cand[k].node == node && b->cand[k].cost < ESTIMATOR_INF &&
-                (best == NULL || b->cand[k].cost < best->cost))
+                b->cand[k].cost <= tau && (best == NULL || b->cand[k].cost < best->cost))
                 best = &b->cand[k];
         if (best == NULL)
             continue; /* a filler pair: the task stays unmatched */
@@ -155,5 +155,107 @@ out:
     mem_free(node_of_col);
     mem_free(a);
     mem_free(row_of_col);
+    return rc;
+}
+
+int matcher_optimal(matcher_t *m, const struct matcher_batch *b, struct matcher_match *out,
+                    size_t *nout)
+{
+    *nout = 0;
+    int rc = matcher__check(m, b);
+    if (rc != 0)
+        return rc;
+    return matcher__optimal(m, b, ESTIMATOR_INF * 0.5, out, nout);
+}
+
+/* Kuhn's augmenting paths: size of a maximum matching using pairs with C <= tau. */
+struct matcher__kuhn {
+    const struct matcher_batch *b;
+    double tau;
+    size_t *task_of_node; /* indexed by node; SIZE_MAX = free */
+    uint32_t *seen;       /* indexed by node: stamp */
+    uint32_t stamp;
+};
+
+static int matcher__augment(struct matcher__kuhn *k, size_t t, size_t depth)
+{
+    if (depth > k->b->ntasks + 1)
+        return 0;
+    for (size_t i = k->b->off[t]; i < k->b->off[t + 1]; i++) {
+        const struct matcher_cand *c = &k->b->cand[i];
+        if (!(c->cost < ESTIMATOR_INF) || c->cost > k->tau || k->seen[c->node] == k->stamp)
+            continue;
+        k->seen[c->node] = k->stamp;
+        if (k->task_of_node[c->node] == SIZE_MAX ||
+            matcher__augment(k, k->task_of_node[c->node], depth + 1)) {
+            k->task_of_node[c->node] = t;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static size_t matcher__max_matching(struct matcher__kuhn *k, size_t nnodes)
+{
+    for (size_t j = 0; j < nnodes; j++)
+        k->task_of_node[j] = SIZE_MAX;
+    size_t n = 0;
+    for (size_t t = 0; t < k->b->ntasks; t++) {
+        if (++k->stamp == 0) {
+            for (size_t j = 0; j < nnodes; j++)
+                k->seen[j] = 0;
+            k->stamp = 1;
+        }
+        n += (size_t)matcher__augment(k, t, 0);
+    }
+    return n;
+}
+
+static int matcher__dcmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+int matcher_optimal_bottleneck(matcher_t *m, const struct matcher_batch *b,
+                               struct matcher_match *out, size_t *nout)
+{
+    *nout = 0;
+    int rc = matcher__check(m, b);
+    if (rc != 0)
+        return rc;
+    size_t ne = b->ntasks > 0 ? b->off[b->ntasks] : 0;
+    if (ne == 0)
+        return 0;
+    double *costs = mem_calloc(ne, sizeof *costs);
+    size_t *task_of_node = mem_calloc(m->nnodes, sizeof *task_of_node);
+    uint32_t *seen = mem_calloc(m->nnodes, sizeof *seen);
+    if (costs == NULL || task_of_node == NULL || seen == NULL) {
+        rc = ERR_NOMEM;
+        goto out;
+    }
+    size_t nc = 0;
+    for (size_t i = 0; i < ne; i++)
+        if (b->cand[i].cost < ESTIMATOR_INF)
+            costs[nc++] = b->cand[i].cost;
+    if (nc == 0)
+        goto out;
+    qsort(costs, nc, sizeof *costs, matcher__dcmp);
+    struct matcher__kuhn k = {b, costs[nc - 1], task_of_node, seen, 0};
+    size_t want = matcher__max_matching(&k, m->nnodes);
+    size_t lo = 0, hi = nc - 1; /* smallest index whose cost still allows `want` matches */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        k.tau = costs[mid];
+        if (matcher__max_matching(&k, m->nnodes) >= want)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    rc = matcher__optimal(m, b, costs[lo], out, nout);
+out:
+    mem_free(costs);
+    mem_free(task_of_node);
+    mem_free(seen);
     return rc;
 }

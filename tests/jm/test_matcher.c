@@ -137,6 +137,28 @@ static double brute(const double *c, size_t n, size_t col, unsigned used)
     return best;
 }
 
+static double brute_max(const double *c, size_t n, size_t col, unsigned used)
+{
+    if (col == n)
+        return 0;
+    double best = INFINITY;
+    for (size_t r = 0; r < n; r++)
+        if (!(used & (1u << r))) {
+            double x = fmax(c[r * n + col], brute_max(c, n, col + 1, used | (1u << r)));
+            if (x < best)
+                best = x;
+        }
+    return best;
+}
+
+static double max_cost(const struct matcher_match *m, size_t n)
+{
+    double x = 0;
+    for (size_t i = 0; i < n; i++)
+        x = fmax(x, m[i].cost);
+    return x;
+}
+
 static void test_optimal_is_exact(void **state)
 {
     (void)state;
@@ -173,6 +195,16 @@ static void test_optimal_is_exact(void **state)
         assert_int_equal(ng, n);
         assert_true(total_cost(o, no) <= total_cost(s, ns) + 1e-9);
         assert_true(total_cost(o, no) <= total_cost(g, ng) + 1e-9);
+        /* bottleneck optimum: the smallest largest C (brute force), then the smallest sum */
+        struct matcher_match bo[8];
+        size_t nbo;
+        assert_int_equal(matcher_optimal_bottleneck(m, &b, bo, &nbo), 0);
+        assert_int_equal(nbo, n);
+        double want_max = brute_max(ct, n, 0, 0);
+        assert_true(fabs(max_cost(bo, nbo) - want_max) < 1e-9);
+        assert_true(max_cost(bo, nbo) <= max_cost(o, no) + 1e-9);
+        assert_true(max_cost(bo, nbo) <= max_cost(s, ns) + 1e-9);
+        assert_true(total_cost(bo, nbo) >= total_cost(o, no) - 1e-9);
     }
     matcher_destroy(&m);
 }
