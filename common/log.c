@@ -30,6 +30,9 @@ void log_init(const char *component)
     }
     const char *js = getenv("JOURNAL_STREAM");
     log__journal = js != NULL && js[0] != '\0';
+    enum log_level level;
+    if (component != NULL && log_level_parse(getenv("PADDOCK_LOG_LEVEL"), &level) == 0)
+        log__level = level;
 }
 
 void log_set_journal(bool journal)

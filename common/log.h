@@ -28,8 +28,9 @@ enum log_level {
 
 /* Sets the component name shown on every line ("paddock-rm"; copied, at most 63 bytes) and
  * decides the output form: journald form when the environment variable JOURNAL_STREAM is set,
- * terminal form otherwise. Without a call the name is "paddock" and the form is decided from
- * the environment on the first line logged. */
+ * terminal form otherwise. When PADDOCK_LOG_LEVEL is set to a level name it becomes the level
+ * (a later log_set_level, e.g. from a configuration file, still wins). Without a call the name
+ * is "paddock" and the form is decided from the environment on the first line logged. */
 void log_init(const char *component);
 
 /* Forces the journald form (true) or the terminal form (false), e.g. for tests. */

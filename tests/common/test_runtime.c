@@ -100,6 +100,14 @@ static void test_log_levels(void **state)
     assert_int_equal(l, LOG_LEVEL_DEBUG);
     assert_int_equal(log_level_parse("loud", &l), ERR_INVAL);
     assert_string_equal(log_level_name(LOG_LEVEL_ERROR), "error");
+    setenv("PADDOCK_LOG_LEVEL", "error", 1);
+    log_init("paddock-test");
+    assert_int_equal(log_get_level(), LOG_LEVEL_ERROR);
+    setenv("PADDOCK_LOG_LEVEL", "bogus", 1);
+    log_set_level(LOG_LEVEL_DEBUG);
+    log_init("paddock-test");
+    assert_int_equal(log_get_level(), LOG_LEVEL_DEBUG);
+    unsetenv("PADDOCK_LOG_LEVEL");
     log_set_level(LOG_LEVEL_WARN);
     assert_false(log_enabled(LOG_LEVEL_INFO));
     assert_true(log_enabled(LOG_LEVEL_ERROR));
