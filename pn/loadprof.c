@@ -135,3 +135,8 @@ void loadprof_at(const loadprof_t *p, double t, double *cpu, double *mem)
     if (mem)
         *mem = m;
 }
+
+double loadprof_end(const loadprof_t *p)
+{
+    return p->n ? p->steps[p->n - 1].t : 0;
+}

@@ -40,6 +40,8 @@ int loadprof_add(loadprof_t *p, double start, double end, double cpu, double mem
  * [t, t + dur); dur may be INFINITY ("from t on, for good"). INFINITY when the request exceeds
  * the capacity, or never fits. */
 double loadprof_fit(const loadprof_t *p, double cpu, double mem, double dur);
+/* The time of the last change: from then on usage is constant. */
+double loadprof_end(const loadprof_t *p);
 /* Usage at time t (cpu and mem written through the pointers, either may be NULL). */
 void loadprof_at(const loadprof_t *p, double t, double *cpu, double *mem);
 

@@ -64,7 +64,8 @@ node_t *node_new(const pnconf_t *cfg, uv_loop_t *loop, uint64_t boot_id, uid_t u
                          .max_opportunistic = (size_t)cfg->max_opportunistic,
                          .max_running = (size_t)cfg->max_running,
                          .default_est_s = (double)cfg->default_runtime_ms / 1000.0,
-                         .backfill_depth = (size_t)cfg->backfill_depth};
+                         .backfill_depth = (size_t)cfg->backfill_depth,
+                         .sim_depth = (size_t)cfg->matrix_depth};
     loadprof_init(&n->scratch, cfg->cpus, mem_mb);
     matrix_init(&n->matrix, cpu_bins, (size_t)ncpu, mem_bins, (size_t)nmem);
     n->matrix_dirty = 1;

@@ -49,6 +49,8 @@ const struct config_key pnconf_schema[] = {
      "wait-time matrix columns (MiB)", 1, 1024},
     {"queue", "matrix_min_interval", CONFIG_DURATION, F(matrix_min_interval_ms), "20ms",
      "least time between two matrix computations", 0, 60000},
+    {"queue", "matrix_depth", CONFIG_INT, F(matrix_depth), "256",
+     "queued tasks simulated exactly for the matrix (the rest as a fluid)", 1, 100000},
     {"tasks", "memory_margin_mb", CONFIG_INT, F(memory_margin_mb), "32",
      "RSS allowed above a task's request, absolute part", 0, 1 << 30},
     {"tasks", "memory_margin_pct", CONFIG_DOUBLE, F(memory_margin_pct), "10",

@@ -38,6 +38,7 @@ typedef struct pnconf {
     int64_t default_runtime_ms, backfill_depth;
     char *cpu_bins, *mem_bins_mb;
     int64_t matrix_min_interval_ms;
+    int64_t matrix_depth; /* queued tasks simulated exactly for the matrix */
     /* [tasks] */
     int64_t memory_margin_mb;
     double memory_margin_pct;

@@ -48,6 +48,8 @@ queue_t *queue_new(const queue_config_t *cfg)
         q->cfg.overrun_s = 1;
     if (!q->cfg.backfill_depth)
         q->cfg.backfill_depth = 64;
+    if (!q->cfg.sim_depth)
+        q->cfg.sim_depth = 256;
     loadprof_init(&q->prof, q->cfg.cpus, q->cfg.mem_mb);
     return q;
 }
@@ -391,9 +393,14 @@ void queue_stats(const queue_t *q, queue_stats_t *st)
 static int queue__simulate(const queue_t *q, double now, loadprof_t *p, uint64_t id, double *at)
 {
     int rc = queue__running_profile(q, now, p);
+    double area = 0; /* node-seconds of the tasks past the exact depth */
     for (size_t i = 0; !rc && i < q->reg.n; i++) {
         const queue_task_t *t = &q->reg.v[i];
         double est = queue__est(q, t);
+        if (!at && i >= q->cfg.sim_depth) {
+            area += fmax(t->cpu / q->cfg.cpus, t->mem_mb / q->cfg.mem_mb) * est;
+            continue;
+        }
         double start = loadprof_fit(p, t->cpu, t->mem_mb, est);
         if (at && t->id == id) {
             *at = start;
@@ -401,6 +408,10 @@ static int queue__simulate(const queue_t *q, double now, loadprof_t *p, uint64_t
         }
         if (!isinf(start))
             rc = loadprof_add(p, start, start + est, t->cpu, t->mem_mb);
+    }
+    if (!rc && area > 0) {
+        double end = loadprof_end(p);
+        rc = loadprof_add(p, end, end + area, q->cfg.cpus, q->cfg.mem_mb);
     }
     return rc ? rc : (at ? ERR_NOTFOUND : 0);
 }

@@ -37,6 +37,7 @@ typedef struct queue_config {
     double default_est_s;     /* runtime estimate of a task that has none (<= 0: 10 s) */
     double overrun_s;         /* remaining time assumed for a task past its estimate (<= 0: 1 s) */
     size_t backfill_depth;    /* queued tasks past the head considered for backfill (0: 64) */
+    size_t sim_depth;         /* queued tasks simulated exactly by queue_simulate (0: 256) */
 } queue_config_t;
 
 typedef enum queue_class {
@@ -116,7 +117,10 @@ const queue_config_t *queue_config(const queue_t *q);
 /* Fills `p` (initialised by the caller at the node's capacity) with the simulated future of
  * the regular work: running regular tasks until their expected end, then every queued regular
  * task at its backfilled reservation, in queue order. Opportunistic work is left out: it yields
- * to regular tasks. Returns 0 or ERR_NOMEM. Used by pn/matrix.h. */
+ * to regular tasks. Past the first sim_depth queued tasks the rest is counted as a fluid (its
+ * node-seconds, max of its CPU and memory shares times its estimate, occupy the whole node
+ * after everything simulated exactly): a pessimistic bound that keeps the cost
+ * O(sim_depth^2) however long the queue. Returns 0 or ERR_NOMEM. Used by pn/matrix.h. */
 int queue_simulate(const queue_t *q, double now, loadprof_t *p);
 
 /* The expected start of a queued regular task in that same simulation (*at, seconds on the

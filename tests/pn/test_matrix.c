@@ -152,6 +152,35 @@ static void test_opportunistic_not_counted(void **state)
     assert_true(CELL(f, 2, 1) == 0);
 }
 
+/* Past sim_depth queued tasks the rest counts as a fluid block after the exact part: four
+ * 1-core, 3 s tasks on 4 cores, two simulated exactly ([0,3) with 2 cores), the other two as
+ * 2 x 1/4 x 3 s = 1.5 s of the whole node from t=3. A 1-core task then waits 4.5 s, never less
+ * than the exact answer (3 s). */
+static void test_fluid_tail(void **state)
+{
+    (void)state;
+    queue_config_t c = {.cpus = 4, .mem_mb = 8192, .sim_depth = 2};
+    queue_t *q = queue_new(&c);
+    assert_non_null(q);
+    for (uint64_t id = 1; id <= 4; id++) {
+        queue_task_t t = {.id = id, .cpu = 1, .mem_mb = 100, .est_s = 3};
+        assert_int_equal(queue_push(q, &t), 0);
+    }
+    matrix_t m;
+    const double cpu[] = {1, 4}, mem[] = {1024};
+    assert_int_equal(matrix_init(&m, cpu, 2, mem, 1), 0);
+    loadprof_t p;
+    loadprof_init(&p, 4, 8192);
+    assert_int_equal(matrix_compute(&m, q, 0, &p), 0);
+    assert_true(fabs(m.wait_s[0][0] - 4.5) < 1e-9);
+    assert_true(fabs(m.wait_s[1][0] - 4.5) < 1e-9);
+    double exact;
+    assert_int_equal(queue_expected_start(q, 0, 4, &p, &exact), 0);
+    assert_true(exact == 0); /* all four fit at once in truth */
+    loadprof_close(&p);
+    queue_destroy(&q);
+}
+
 static void test_bins(void **state)
 {
     (void)state;
@@ -202,6 +231,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_queued_work, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rises_and_falls, setup, teardown),
         cmocka_unit_test_setup_teardown(test_opportunistic_not_counted, setup, teardown),
+        cmocka_unit_test(test_fluid_tail),
         cmocka_unit_test(test_bins),
         cmocka_unit_test(test_loadprof_fit),
     };

@@ -1,0 +1,218 @@
+/* bench_pn - the process node's throughput for trivial tasks and its idle memory.
+ *
+ * Prints, from one run on this machine:
+ *   - the rate of a plain fork + exec("true") + wait loop (the machine's floor for spawning);
+ *   - the rate at which a real paddock-pn, driven over 127.0.0.1 by this program acting as a
+ *     job manager, takes `true` tasks from TASK_CREATE to their terminal TASK_STATUS;
+ *   - the PN's resident set size when idle (before and after the load).
+ * DESIGN.md section 5 targets: PN throughput >= half the fork+exec rate; idle RSS < 10 MiB.
+ *
+ * usage: bench_pn [--tasks N] [--forks N] [--bin DIR] [--json]
+ */
+#include <czmq.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/clock.h"
+#include "proto/proto.h"
+
+static double now_s(void)
+{
+    return (double)clock_mono_ns() / 1e9;
+}
+
+static void pause_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static double fork_exec_rate(int n)
+{
+    double t0 = now_s();
+    for (int i = 0; i < n; i++) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            execl("/bin/true", "true", (char *)NULL);
+            _exit(127);
+        }
+        if (pid < 0)
+            return 0;
+        int st;
+        waitpid(pid, &st, 0);
+    }
+    return n / (now_s() - t0);
+}
+
+static long rss_kb(pid_t pid)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    FILE *f = fopen(path, "r");
+    long kb = -1;
+    if (!f)
+        return -1;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "VmRSS: %ld kB", &kb) == 1)
+            break;
+    fclose(f);
+    return kb;
+}
+
+int main(int argc, char **argv)
+{
+    int ntasks = 5000, nforks = 3000, json = 0;
+    const char *bin = getenv("PADDOCK_BIN_DIR");
+    char self[4096];
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--tasks") == 0 && i + 1 < argc)
+            ntasks = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--forks") == 0 && i + 1 < argc)
+            nforks = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--bin") == 0 && i + 1 < argc)
+            bin = argv[++i];
+        else if (strcmp(argv[i], "--json") == 0)
+            json = 1;
+        else {
+            fprintf(stderr, "usage: bench_pn [--tasks N] [--forks N] [--bin DIR] [--json]\n");
+            return 2;
+        }
+    }
+    if (ntasks < 1 || ntasks > 1000000 || nforks < 1) {
+        fprintf(stderr, "bench_pn: bad counts\n");
+        return 2;
+    }
+    if (!bin) { /* beside this program */
+        ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+        if (len <= 0)
+            return 1;
+        self[len] = 0;
+        *strrchr(self, '/') = 0;
+        bin = self;
+    }
+    zsys_handler_set(NULL);
+
+    double fork_rate = fork_exec_rate(nforks);
+
+    char dir[] = "/tmp/paddock-bench-pn-XXXXXX";
+    if (!mkdtemp(dir))
+        return 1;
+    char conf[256], epfile[256], exe[4200];
+    snprintf(conf, sizeof conf, "%s/pn.conf", dir);
+    snprintf(epfile, sizeof epfile, "%s/work/pn.endpoint", dir);
+    snprintf(exe, sizeof exe, "%s/paddock-pn", bin);
+    FILE *f = fopen(conf, "w");
+    if (!f)
+        return 1;
+    fprintf(f,
+            "[node]\nname = bench\n[pn]\nlisten = tcp://127.0.0.1:0\nwork_dir = %s/work\n"
+            "log_level = warn\n[queue]\nmax_regular = 1000000\n[tasks]\nretain = 0s\n",
+            dir);
+    fclose(f);
+    pid_t pn = fork();
+    if (pn == 0) {
+        execl(exe, "paddock-pn", "--config", conf, (char *)NULL);
+        _exit(127);
+    }
+    char ep[256] = "";
+    for (int i = 0; i < 5000 && !ep[0]; i++) {
+        FILE *e = fopen(epfile, "r");
+        if (e) {
+            if (!fgets(ep, sizeof ep, e) || !strchr(ep, '\n'))
+                ep[0] = 0;
+            fclose(e);
+        }
+        if (!ep[0])
+            pause_ms(2);
+    }
+    int rc = 1;
+    zsock_t *s = NULL;
+    if (!ep[0]) {
+        fprintf(stderr, "bench_pn: %s did not start\n", exe);
+        goto out;
+    }
+    *strchr(ep, '\n') = 0;
+    pause_ms(300); /* let it settle before measuring idle memory */
+    long idle_before = rss_kb(pn);
+    s = zsock_new(ZMQ_DEALER);
+    zsock_set_linger(s, 0);
+    zsock_set_sndhwm(s, 0);
+    zsock_set_rcvhwm(s, 0);
+    zsock_set_rcvtimeo(s, 10000);
+    if (zsock_connect(s, "%s", ep) != 0)
+        goto out;
+    proto_buf_t buf;
+    proto_buf_init(&buf);
+    char *targv[] = {"true", NULL};
+    char name[32];
+    double t0 = now_s();
+    for (int i = 0; i < ntasks; i++) {
+        proto_msg_t m;
+        proto_msg_init(&m, PROTO_TASK_CREATE);
+        snprintf(name, sizeof name, "t%d", i);
+        m.task_create.job_id = "j-00000000b0b0";
+        m.task_create.task_id = name;
+        m.task_create.argv = targv;
+        m.task_create.argc = 1;
+        m.task_create.cpu = 0.01;
+        m.task_create.mem_mb = 1;
+        m.task_create.runtime_ms = 5;
+        if (proto_encode(&m, &buf, NULL, 0) != 0 || zsock_send(s, "b", buf.data, buf.len) != 0)
+            goto out;
+    }
+    int done = 0, ok = 0;
+    while (done < ntasks) {
+        zframe_t *fr = zframe_recv(s);
+        if (!fr) {
+            fprintf(stderr, "bench_pn: no status for 10 s (%d of %d done)\n", done, ntasks);
+            goto out;
+        }
+        proto_msg_t m;
+        if (proto_decode(zframe_data(fr), zframe_size(fr), &m, NULL, NULL, 0) == 0) {
+            if (m.type == PROTO_TASK_STATUS && proto_task_state_terminal(m.task_status.state)) {
+                done++;
+                ok += m.task_status.state == PROTO_TASK_SUCCEEDED;
+            } else if (m.type == PROTO_ERROR) {
+                done++;
+            }
+            proto_msg_close(&m);
+        }
+        zframe_destroy(&fr);
+    }
+    double pn_rate = ntasks / (now_s() - t0);
+    pause_ms(1500); /* a heartbeat sweep forgets the finished tasks */
+    long idle_after = rss_kb(pn);
+    proto_buf_close(&buf);
+    if (json)
+        printf("{\"fork_exec_per_s\":%.0f,\"pn_tasks_per_s\":%.0f,\"ratio\":%.3f,"
+               "\"tasks\":%d,\"succeeded\":%d,\"pn_idle_rss_kb\":%ld,"
+               "\"pn_idle_rss_after_kb\":%ld}\n",
+               fork_rate, pn_rate, pn_rate / fork_rate, ntasks, ok, idle_before, idle_after);
+    else
+        printf("fork+exec+wait loop:   %8.0f processes/s (%d)\n"
+               "paddock-pn true tasks: %8.0f tasks/s (%d, %d succeeded) = %.2f x fork+exec "
+               "(target >= 0.5)\n"
+               "paddock-pn idle RSS:   %8.1f MiB before, %.1f MiB after the run "
+               "(target < 10)\n",
+               fork_rate, nforks, pn_rate, ntasks, ok, pn_rate / fork_rate, idle_before / 1024.0,
+               idle_after / 1024.0);
+    rc = ok == ntasks ? 0 : 1;
+out:
+    zsock_destroy(&s);
+    if (pn > 0) {
+        kill(pn, SIGTERM);
+        int st;
+        waitpid(pn, &st, 0);
+    }
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "bench_pn: could not remove %s\n", dir);
+    return rc;
+}
