@@ -4,7 +4,8 @@
  * map (any bytes, embedded NULs allowed through the *n variants, at most MAP_KEY_MAX bytes);
  * values are BORROWED pointers the map stores but never frees: free them before map_close,
  * e.g. while iterating. NULL is a valid value (use map_find to tell it from "absent").
- * Storage comes from mem_*; every failing call leaves the map unchanged.
+ * Storage comes from mem_*; every failing call leaves the map unchanged. Integer keys work
+ * as bytes: map_putn(&m, &boot_id, sizeof boot_id, node, NULL).
  *
  * Iteration visits every entry once in an unspecified order:
  *     size_t it = 0; const char *k; size_t klen; void *v;
