@@ -27,6 +27,7 @@ void controller_config_default(struct controller_config *c, double d)
     c->min_tokens = 1;
     c->max_tokens = 100;
     c->opp_factor = 1.0;
+    c->tolerance = 0.01;
 }
 
 controller_t *controller_new(const struct controller_config *cfg, const struct utility *ut,
@@ -100,23 +101,28 @@ double controller_expected_utility(const controller_t *c, const struct controlle
     return sum / n;
 }
 
-/* A^r: the smallest allocation whose expected utility is the maximum (within rounding). */
+/* A^r: the smallest allocation whose expected utility is within the tolerance of the maximum.
+ * The tolerance keeps sampling noise in C(p, a) from buying many tokens for a negligible gain. */
 static int controller__raw(const controller_t *c, const struct controller_obs *obs, double shift,
                            int *raw)
 {
     double best = -INFINITY;
-    int best_a = c->cfg.min_tokens;
     for (int a = c->cfg.min_tokens; a <= c->cfg.max_tokens; a++) {
         int rc;
         double u = controller_expected_utility(c, obs, a, shift, &rc);
         if (rc != 0)
             return rc;
-        if (a == c->cfg.min_tokens || u > best + 1e-9 * (fabs(best) > 1 ? fabs(best) : 1)) {
+        if (u > best)
             best = u;
-            best_a = a;
+    }
+    double tol = c->cfg.tolerance + 1e-9 * (fabs(best) > 1 ? fabs(best) : 1);
+    for (int a = c->cfg.min_tokens; a <= c->cfg.max_tokens; a++) {
+        if (controller_expected_utility(c, obs, a, shift, NULL) >= best - tol) {
+            *raw = a;
+            return 0;
         }
     }
-    *raw = best_a;
+    *raw = c->cfg.max_tokens;
     return 0;
 }
 

@@ -8,8 +8,10 @@
  *     U_a = mean over samples c of U(t_r + S * c)                (slack S)
  *
  * with U shifted left by the dead zone D. The raw allocation is the smallest a maximising U_a
- * ("A^r = argmin_a {a : U_a = max_b U_b}"). The smoothed allocation follows with hysteresis,
- * A_t = A_{t-1} + alpha * (A^r - A_{t-1}), and the guaranteed-token request is A_t rounded up.
+ * ("A^r = argmin_a {a : U_a = max_b U_b}"), where "maximising" allows a small tolerance (default
+ * 0.01 utility) so that sampling noise in the predictions cannot buy many tokens for nothing. The
+ * smoothed allocation follows with hysteresis, A_t = A_{t-1} + alpha * (A^r - A_{t-1}), and the
+ * guaranteed-token request is A_t rounded up.
  *
  * Dead zone ("shift the utility function leftwards by D and change allocations only if the job is
  * at least D behind schedule"): the controller raises the allocation when, at the current
@@ -45,6 +47,7 @@ struct controller_config {
     int min_tokens;    /* smallest request (default 1) */
     int max_tokens;    /* hard limit on the request (default 100) */
     double opp_factor; /* opportunistic tasks per token at most (default 1.0) */
+    double tolerance;  /* utility within this of the maximum counts as maximal (default 0.01) */
 };
 
 /* Paper defaults scaled to a deadline of deadline_s seconds (period = d / 60 but at least 1 s,

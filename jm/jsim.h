@@ -105,7 +105,9 @@ int jsim_job_from_spec(const struct spec *spec, jsim_job_t **out, char *msg, siz
 /* ---- per-stage attempt model ---- */
 struct jsim_stage_model {
     int from_profile;             /* 1: sampled from the quantiles; 0: each task's estimate */
+    int by_ratio;                 /* 1: run time = the task's estimate x a sample of ratio_q */
     double runtime_q[PROFILE_NQ]; /* run-time quantiles (s) */
+    double ratio_q[PROFILE_NQ];   /* actual / estimated run-time quantiles */
     double init_q[PROFILE_NQ];    /* initialization-latency quantiles (s) */
     double fail_prob;             /* per attempt, clamped to [0, 0.9] */
     double queue_total;           /* Q_s from the profile (0 without) */
@@ -119,8 +121,13 @@ struct jsim_model {
 
 /* From a profile: stage s of the job uses the profile stage named stage_names[s] (borrowed);
  * stages the profile lacks (or with no successful tasks) use their tasks' estimates. prof may be
- * NULL (all estimates). Returns 0, ERR_INVAL or ERR_NOMEM; *m is then owned by the caller
- * (jsim_model_close). */
+ * NULL (all estimates). When the profile has actual/estimate ratios for a stage, a task's run
+ * time is its own estimate times a sampled ratio (tasks keep their differences), else a sample
+ * of the stage's run times. A stage with few successful tasks (< 8) keeps its median but takes
+ * the job's pooled dispersion (quantiles relative to the median, from the well-sampled stages), and
+ * every stage's failure probability is shrunk towards the job-wide rate with a prior worth 20
+ * attempts: one run of a one-task stage says nothing about its stragglers or failures. Returns 0,
+ * ERR_INVAL or ERR_NOMEM; *m is then owned by the caller (jsim_model_close). */
 int jsim_model_init(struct jsim_model *m, const jsim_job_t *j, const char *const *stage_names,
                     const struct profile *prof);
 void jsim_model_close(struct jsim_model *m);
@@ -143,7 +150,10 @@ struct jsim_trace {
 };
 
 /* Simulates the whole job with `tokens` (>= 1) tokens. pm (borrowed) computes progress for the
- * trace; trace may be NULL. Returns 0, ERR_INVAL, ERR_STATE (job not finalized) or ERR_NOMEM. */
+ * trace; trace may be NULL. Takes one value from rng as the run's seed; every attempt's draws
+ * come from a stream of (that seed, task, attempt), so two runs from equal rng states at
+ * different allocations sample the same run times and failures. Returns 0, ERR_INVAL, ERR_STATE
+ * (job not finalized) or ERR_NOMEM. */
 int jsim_run(const jsim_job_t *j, const struct jsim_model *m, int tokens,
              const struct progress_model *pm, struct jsim_rng *rng, struct jsim_trace *trace,
              struct jsim_run_stats *out);
@@ -170,7 +180,9 @@ struct jsim_table_cost {
 };
 
 /* Builds C(p, a): allocations 1..max_tokens on a grid (every value up to 10, then geometric),
- * `runs` runs each, progress by pm. Returns 0 and a new table in *out (caller owns), or
+ * `runs` runs each with the same run seeds at every allocation, progress by pm. Sampling noise
+ * that would make more tokens look slower is removed (each cell is capped by the cell of the next
+ * smaller allocation). Returns 0 and a new table in *out (caller owns), or
  * ERR_INVAL / ERR_STATE / ERR_NOMEM with a reason in msg. cost may be NULL. */
 int jsim_table_build(const jsim_job_t *j, const struct jsim_model *m,
                      const struct progress_model *pm, const struct jsim_table_config *cfg,

@@ -132,10 +132,15 @@ int jsim_table_build(const jsim_job_t *j, const struct jsim_model *m,
         rc = err_fmt(msg, cap, ERR_NOMEM, "jsim: out of memory");
         goto fail;
     }
+    /* Run r uses the same seed at every allocation (common random numbers). */
+    struct jsim_rng base = *rng;
+    for (int r = 0; r < cfg.runs; r++)
+        jsim_rng_next(rng);
     for (int i = 0; i < t->nallocs; i++) {
         size_t ns = 0;
+        struct jsim_rng rr = base;
         for (int r = 0; r < cfg.runs; r++) {
-            rc = jsim_run(j, m, t->alloc[i], pm, rng, &tr, &st);
+            rc = jsim_run(j, m, t->alloc[i], pm, &rr, &tr, &st);
             if (rc != 0) {
                 err_fmt(msg, cap, rc, "jsim: run failed: %s", err_text(rc));
                 goto fail;

@@ -103,8 +103,8 @@ int profile_build(struct profile *p, const char *job, int nstages, const char *c
             return err_fmt(msg, cap, ERR_INVAL, "profile: attempt %zu: stage %d out of range", i,
                            a->stage);
         if (!isfinite(a->queue_s) || !isfinite(a->init_s) || !isfinite(a->run_s) ||
-            !isfinite(a->input_bytes) || a->queue_s < 0 || a->init_s < 0 || a->run_s < 0 ||
-            a->input_bytes < 0)
+            !isfinite(a->input_bytes) || !isfinite(a->est_s) || a->queue_s < 0 || a->init_s < 0 ||
+            a->run_s < 0 || a->input_bytes < 0 || a->est_s < 0)
             return err_fmt(msg, cap, ERR_INVAL, "profile: attempt %zu: negative or non-finite time",
                            i);
     }
@@ -118,11 +118,12 @@ int profile_build(struct profile *p, const char *job, int nstages, const char *c
     np.stages = mem_calloc((size_t)nstages, sizeof *np.stages);
     double *run = mem_calloc(n > 0 ? n : 1, sizeof *run);
     double *init = mem_calloc(n > 0 ? n : 1, sizeof *init);
+    double *ratio = mem_calloc(n > 0 ? n : 1, sizeof *ratio);
     size_t *order = mem_calloc(n > 0 ? n : 1, sizeof *order);
     size_t *start = mem_calloc((size_t)nstages + 1, sizeof *start);
     int rc = 0;
-    if (np.job == NULL || np.stages == NULL || run == NULL || init == NULL || order == NULL ||
-        start == NULL) {
+    if (np.job == NULL || np.stages == NULL || run == NULL || init == NULL || ratio == NULL ||
+        order == NULL || start == NULL) {
         rc = err_fmt(msg, cap, ERR_NOMEM, "profile: out of memory");
         goto out;
     }
@@ -151,7 +152,7 @@ int profile_build(struct profile *p, const char *job, int nstages, const char *c
     }
     for (int s = 0; s < nstages; s++) {
         struct profile_stage *st = &np.stages[s];
-        size_t nrun = 0, ninit = 0;
+        size_t nrun = 0, ninit = 0, nratio = 0;
         double fail_run = 0, in_sum = 0;
         for (size_t k = start[s]; k < start[s + 1]; k++) {
             const struct profile_attempt *a = &att[order[k]];
@@ -161,6 +162,8 @@ int profile_build(struct profile *p, const char *job, int nstages, const char *c
             if (a->ok) {
                 st->tasks++;
                 run[nrun++] = a->run_s;
+                if (a->est_s > 0)
+                    ratio[nratio++] = a->run_s / a->est_s;
                 st->runtime_total += a->run_s;
                 in_sum += a->input_bytes;
                 if (a->input_bytes > st->input_max)
@@ -174,6 +177,8 @@ int profile_build(struct profile *p, const char *job, int nstages, const char *c
         st->input_mean = st->tasks > 0 ? in_sum / st->tasks : 0;
         profile__quantiles(run, nrun, st->runtime_q);
         profile__quantiles(init, ninit, st->init_q);
+        profile__quantiles(ratio, nratio, st->ratio_q);
+        st->ratio_samples = (int)nratio;
     }
     profile_close(p);
     *p = np;
@@ -184,6 +189,7 @@ out:
     profile_close(&np);
     mem_free(run);
     mem_free(init);
+    mem_free(ratio);
     mem_free(order);
     mem_free(start);
     return rc;
@@ -215,11 +221,12 @@ char *profile_to_json(const struct profile *p)
     for (int s = 0; s < p->nstages; s++) {
         const struct profile_stage *st = &p->stages[s];
         json_t *o =
-            json_pack("{s:s, s:i, s:i, s:i, s:o, s:f, s:f, s:o, s:f, s:f, s:f}", "name", st->name,
-                      "tasks", st->tasks, "attempts", st->attempts, "failures", st->failures,
-                      "runtime_q", profile__qarray(st->runtime_q), "runtime_total_s",
-                      st->runtime_total, "queue_total_s", st->queue_total, "init_q",
-                      profile__qarray(st->init_q), "fail_run_mean_s", st->fail_run_mean,
+            json_pack("{s:s, s:i, s:i, s:i, s:o, s:o, s:i, s:f, s:f, s:o, s:f, s:f, s:f}", "name",
+                      st->name, "tasks", st->tasks, "attempts", st->attempts, "failures",
+                      st->failures, "runtime_q", profile__qarray(st->runtime_q), "ratio_q",
+                      profile__qarray(st->ratio_q), "ratio_samples", st->ratio_samples,
+                      "runtime_total_s", st->runtime_total, "queue_total_s", st->queue_total,
+                      "init_q", profile__qarray(st->init_q), "fail_run_mean_s", st->fail_run_mean,
                       "input_bytes_mean", st->input_mean, "input_bytes_max", st->input_max);
         if (o == NULL || json_array_append_new(stages, o) != 0)
             goto done;
@@ -347,6 +354,8 @@ int profile_from_json(struct profile *p, const char *buf, size_t len, char *msg,
             (rc = profile__int(o, "attempts", &st->attempts, s, msg, cap)) != 0 ||
             (rc = profile__int(o, "failures", &st->failures, s, msg, cap)) != 0 ||
             (rc = profile__qvec(o, "runtime_q", st->runtime_q, s, msg, cap)) != 0 ||
+            (rc = profile__qvec(o, "ratio_q", st->ratio_q, s, msg, cap)) != 0 ||
+            (rc = profile__int(o, "ratio_samples", &st->ratio_samples, s, msg, cap)) != 0 ||
             (rc = profile__num(o, "runtime_total_s", &st->runtime_total, s, msg, cap)) != 0 ||
             (rc = profile__num(o, "queue_total_s", &st->queue_total, s, msg, cap)) != 0 ||
             (rc = profile__qvec(o, "init_q", st->init_q, s, msg, cap)) != 0 ||
@@ -354,7 +363,8 @@ int profile_from_json(struct profile *p, const char *buf, size_t len, char *msg,
             (rc = profile__num(o, "input_bytes_mean", &st->input_mean, s, msg, cap)) != 0 ||
             (rc = profile__num(o, "input_bytes_max", &st->input_max, s, msg, cap)) != 0)
             goto out;
-        if (st->failures > st->attempts || st->tasks > st->attempts) {
+        if (st->failures > st->attempts || st->tasks > st->attempts ||
+            st->ratio_samples > st->tasks) {
             rc = err_fmt(msg, cap, ERR_PARSE, "profile: stage %d: counts inconsistent", s);
             goto out;
         }

@@ -9,10 +9,15 @@
  * distribution of successful attempts as PROFILE_NQ quantiles (min, 5%, ..., max), the
  * initialization-latency distribution (dispatch to running: staging and node queue), the total
  * and mean queueing time (ready to dispatch), how long failed attempts ran, and input sizes.
+ * Where the JM knew a task's estimate (the spec's runtime_s), also the distribution of the ratio
+ * actual / estimated run time: it separates run-time noise from the differences between tasks
+ * that the estimates already capture (input sizes), so the simulator can sample each task as
+ * its own estimate times a ratio.
  *
  * File format: one JSON object, versioned:
  *   {"format": "paddock-profile", "version": 1, "job": NAME,
  *    "stages": [{"name", "tasks", "attempts", "failures", "runtime_q": [21 numbers],
+ *                "ratio_q": [21 numbers], "ratio_samples",
  *                "runtime_total_s", "queue_total_s", "init_q": [21 numbers],
  *                "fail_run_mean_s", "input_bytes_mean", "input_bytes_max"}]}
  * Unknown keys are ignored (a newer writer may add some); a different "version" is refused.
@@ -38,6 +43,8 @@ struct profile_stage {
     int attempts;                 /* all attempts (successful and failed) */
     int failures;                 /* failed attempts */
     double runtime_q[PROFILE_NQ]; /* run time of successful attempts (s), quantiles */
+    double ratio_q[PROFILE_NQ];   /* run time / estimate of successful attempts, quantiles */
+    int ratio_samples;            /* successful attempts with an estimate (0: ratio_q unused) */
     double runtime_total;         /* T_s: total run time of successful attempts (s) */
     double queue_total;           /* Q_s: total time tasks waited ready before dispatch (s) */
     double init_q[PROFILE_NQ];    /* dispatch-to-running latency (s), quantiles */
@@ -59,6 +66,7 @@ struct profile_attempt {
     double init_s;      /* dispatched -> running */
     double run_s;       /* running -> exit */
     double input_bytes; /* the task's input size */
+    double est_s;       /* the task's run-time estimate from the spec (0: unknown) */
     bool ok;            /* succeeded */
 };
 

@@ -201,6 +201,54 @@ static void test_failures_from_profile(void **state)
     profile_close(&prof);
 }
 
+static void test_ratio_model_and_pooled_dispersion(void **state)
+{
+    (void)state;
+    /* Profile: "map" tasks ran 2x their estimates (ratios 1.5..2.5 over 20 attempts), the
+     * one-task "reduce" exactly 3x. */
+    struct profile_attempt a[21];
+    for (int i = 0; i < 20; i++)
+        a[i] = (struct profile_attempt){
+            .stage = 0, .run_s = 10 * (1.5 + i / 19.0), .est_s = 10, .ok = true};
+    a[20] = (struct profile_attempt){.stage = 1, .run_s = 60, .est_s = 20, .ok = true};
+    const char *names[2] = {"map", "reduce"};
+    struct profile prof;
+    profile_init(&prof);
+    assert_int_equal(profile_build(&prof, "mr", 2, names, a, 21, NULL, 0), 0);
+    struct fixture f = {0};
+    f.job = jsim_job_new(2, 5);
+    for (int t = 0; t < 4; t++)
+        jsim_job_set_task(f.job, t, 0, 10);
+    jsim_job_set_task(f.job, 4, 1, 20);
+    jsim_job_add_barrier(f.job, 0, 1);
+    assert_int_equal(jsim_job_finalize(f.job, NULL, 0), 0);
+    fixture_ready(&f, &prof, names);
+    const struct jsim_stage_model *map = &f.model.stages[0], *red = &f.model.stages[1];
+    assert_true(map->by_ratio && red->by_ratio);
+    assert_true(fabs(map->ratio_q[0] - 1.5) < 1e-9 &&
+                fabs(map->ratio_q[PROFILE_NQ - 1] - 2.5) < 1e-9);
+    /* The singleton keeps its median (3) but borrows map's spread: 3 * [1.5, 2.5] / 2. */
+    int mid = (PROFILE_NQ - 1) / 2;
+    assert_true(fabs(red->ratio_q[mid] - 3) < 1e-9);
+    assert_true(fabs(red->ratio_q[0] - 2.25) < 1e-9);
+    assert_true(fabs(red->ratio_q[PROFILE_NQ - 1] - 3.75) < 1e-9);
+    /* No failures anywhere: none are simulated. T_s follows estimates x mean ratio. */
+    assert_true(map->fail_prob == 0 && red->fail_prob == 0);
+    assert_true(fabs(map->runtime_total - 40 * 2) < 1e-6);
+    /* With 4 tokens a run takes one map wave (15..25 s) plus the reduce (45..75 s). */
+    struct jsim_run_stats st;
+    for (int seed = 0; seed < 20; seed++) {
+        struct jsim_rng rng;
+        jsim_rng_seed(&rng, (uint64_t)seed);
+        assert_int_equal(jsim_run(f.job, &f.model, 4, &f.pm, &rng, NULL, &st), 0);
+        assert_true(st.makespan >= 15 + 45 - 1e-9 && st.makespan <= 25 + 75 + 1e-9);
+    }
+    progress_close(&f.pm);
+    jsim_model_close(&f.model);
+    jsim_job_destroy(&f.job);
+    profile_close(&prof);
+}
+
 static void test_table_mapreduce(void **state)
 {
     struct fixture *f = *state;
@@ -296,6 +344,7 @@ int main(void)
         cmocka_unit_test(test_task_level_dag_by_hand),
         cmocka_unit_test(test_pass_through_stage_and_cycle),
         cmocka_unit_test(test_failures_from_profile),
+        cmocka_unit_test(test_ratio_model_and_pooled_dispersion),
         cmocka_unit_test_setup_teardown(test_table_mapreduce, setup_mapreduce, teardown),
         cmocka_unit_test(test_table_large_job),
     };

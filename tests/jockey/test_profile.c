@@ -54,6 +54,7 @@ static void build(struct profile *p)
                                         .init_s = 0.5,
                                         .run_s = i + 1,
                                         .input_bytes = 100.0 * (i + 1),
+                                        .est_s = 0.5 * (i + 1),
                                         .ok = true};
     a[10] =
         (struct profile_attempt){.stage = 0, .queue_s = 1, .init_s = 0.5, .run_s = 3, .ok = false};
@@ -82,6 +83,11 @@ static void test_build_statistics(void **state)
     assert_true(fabs(m->runtime_q[(PROFILE_NQ - 1) / 2] - 5.5) < 1e-12);
     assert_true(fabs(profile_quantile(m->runtime_q, 0.5) - 5.5) < 1e-12);
     assert_true(fabs(m->runtime_total - 55) < 1e-12);
+    /* Every task ran twice its estimate: the ratio distribution is a point at 2. */
+    assert_int_equal(m->ratio_samples, 10);
+    assert_true(fabs(m->ratio_q[0] - 2) < 1e-12 && fabs(m->ratio_q[PROFILE_NQ - 1] - 2) < 1e-12);
+    const struct profile_stage *rd = &p.stages[profile_find_stage(&p, "reduce")];
+    assert_int_equal(rd->ratio_samples, 0); /* no estimate given */
     assert_true(fabs(profile_stage_runtime_mean(m) - 5.5) < 1e-12);
     assert_true(fabs(m->queue_total - 21) < 1e-12);
     assert_true(fabs(m->fail_run_mean - 3) < 1e-12);
@@ -119,9 +125,11 @@ static void test_round_trip(void **state)
         assert_int_equal(q.stages[s].tasks, p.stages[s].tasks);
         assert_int_equal(q.stages[s].attempts, p.stages[s].attempts);
         assert_int_equal(q.stages[s].failures, p.stages[s].failures);
+        assert_int_equal(q.stages[s].ratio_samples, p.stages[s].ratio_samples);
         for (int k = 0; k < PROFILE_NQ; k++) {
             assert_true(q.stages[s].runtime_q[k] == p.stages[s].runtime_q[k]);
             assert_true(q.stages[s].init_q[k] == p.stages[s].init_q[k]);
+            assert_true(q.stages[s].ratio_q[k] == p.stages[s].ratio_q[k]);
         }
         assert_true(q.stages[s].queue_total == p.stages[s].queue_total);
         assert_true(q.stages[s].runtime_total == p.stages[s].runtime_total);

@@ -73,13 +73,13 @@ static struct jockey__ev jockey__pop(struct jockey__heap *h)
 void jockey_cond_judged(struct jockey_cond *c, double deadline_s, double spare_max)
 {
     c->noise_sigma = 0.25;
-    c->slow_sigma = 0.15;
-    c->phase_sigma = 0.15;
+    c->slow_sigma = 0.1;
+    c->phase_sigma = 0.1;
     c->phase_mean_s = deadline_s / 6;
-    c->fail_prob = 0.03;
+    c->fail_prob = 0.02;
     c->straggler_prob = 0.02;
-    c->straggler_min = 2;
-    c->straggler_max = 4;
+    c->straggler_min = 1.5;
+    c->straggler_max = 3;
     c->init_s = 0.05;
     c->spare_max = spare_max;
     c->spare_zero_prob = 0.3;
@@ -89,10 +89,10 @@ void jockey_cond_judged(struct jockey_cond *c, double deadline_s, double spare_m
 void jockey_cond_training(struct jockey_cond *c)
 {
     memset(c, 0, sizeof *c);
-    c->noise_sigma = 0.2;
-    c->fail_prob = 0.01;
-    c->straggler_prob = 0.01;
-    c->straggler_min = 2;
+    c->noise_sigma = 0.25;
+    c->fail_prob = 0.02;
+    c->straggler_prob = 0.02;
+    c->straggler_min = 1.5;
     c->straggler_max = 3;
     c->init_s = 0.05;
 }
@@ -253,6 +253,7 @@ static int jockey__start(struct jockey__run *r, int task, int kind)
             .init_s = init,
             .run_s = run,
             .input_bytes = (double)r->w->spec->tasks[task].input_bytes,
+            .est_s = r->w->spec->tasks[task].runtime_s,
             .ok = !fail,
         };
     }
