@@ -491,16 +491,21 @@ static int proto__get_body(proto__dctx_t *c, const proto__schema_t *s, const msg
     uint32_t n;
     if (proto__get_count(c, s->name, "(body)", o, MSGPACK_OBJECT_MAP, 0, PROTO_MAX_FIELDS, &n) != 0)
         return -1;
-    uint64_t seen = 0; /* schemas have at most 64 fields (checked in proto_decode_ex) */
+    uint64_t seen = 0; /* schemas have at most 64 fields (a test checks) */
+    uint32_t hint = 0;
     for (uint32_t i = 0; i < n; i++) {
         const msgpack_object *k = &o->via.map.ptr[i].key;
         if (k->type != MSGPACK_OBJECT_STR)
             return proto__reject(c, PROTO_REJ_FIELD_TYPE, "%s: a key is not a string", s->name);
-        uint32_t j = 0;
-        while (j < s->nfields && !proto__key_is(k, s->fields[j].key, s->fields[j].keylen))
-            j++;
+        /* Encoders write fields in table order: try the one after the last match first. */
+        uint32_t j = hint;
+        if (j >= s->nfields || !proto__key_is(k, s->fields[j].key, s->fields[j].keylen))
+            for (j = 0; j < s->nfields; j++)
+                if (proto__key_is(k, s->fields[j].key, s->fields[j].keylen))
+                    break;
         if (j == s->nfields)
             continue; /* unknown field: ignored, for newer peers */
+        hint = j + 1;
         if (seen & (1ull << j))
             return proto__reject(c, PROTO_REJ_DUPLICATE, "%s.%s: given twice", s->name,
                                  s->fields[j].key);

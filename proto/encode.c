@@ -24,27 +24,52 @@ static int proto__write(void *data, const char *src, size_t len)
 {
     proto__sink_t *sink = data;
     proto_buf_t *b = sink->buf;
+    /* Fast path: msgpack-c writes a few bytes at a time. */
+    if (len <= b->cap - b->len && len <= sink->limit - b->len && sink->failed == 0) {
+        uint8_t *dst = b->data + b->len;
+        switch (len) { /* constant sizes compile to plain moves, not a libc call */
+        case 0:
+            break;
+        case 1:
+            dst[0] = (uint8_t)src[0];
+            break;
+        case 2:
+            memcpy(dst, src, 2);
+            break;
+        case 3:
+            memcpy(dst, src, 3);
+            break;
+        case 5:
+            memcpy(dst, src, 5);
+            break;
+        case 9:
+            memcpy(dst, src, 9);
+            break;
+        default:
+            memcpy(dst, src, len);
+        }
+        b->len += len;
+        return 0;
+    }
     if (sink->failed != 0)
         return -1; /* packing goes on after a failure (errors are collected); stay failed */
-    if (len == 0)
-        return 0;
     if (len > sink->limit - b->len) {
         sink->failed = ERR_TOOBIG;
         return -1;
     }
     size_t need = b->len + len;
-    if (need > b->cap) {
-        size_t cap = b->cap < 256 ? 256 : b->cap;
-        while (cap < need)
-            cap = cap > SIZE_MAX / 2 ? need : cap * 2;
-        uint8_t *p = mem_realloc(b->data, cap);
-        if (p == NULL) {
-            sink->failed = ERR_NOMEM;
-            return -1;
-        }
-        b->data = p;
-        b->cap = cap;
+    size_t cap = b->cap < 512 ? 512 : b->cap;
+    while (cap < need)
+        cap = cap > SIZE_MAX / 2 ? need : cap * 2;
+    if (cap > sink->limit)
+        cap = sink->limit;
+    uint8_t *p = mem_realloc(b->data, cap);
+    if (p == NULL) {
+        sink->failed = ERR_NOMEM;
+        return -1;
     }
+    b->data = p;
+    b->cap = cap;
     memcpy(b->data + b->len, src, len);
     b->len += len;
     return 0;

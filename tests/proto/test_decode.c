@@ -516,6 +516,28 @@ static void test_decode_out_of_memory(void **state)
 
 static void test_names(void **state)
 {
+    /* The decoder tracks fields seen in a 64-bit mask. */
+    for (uint32_t t = 1; t < PROTO_TYPE_LIMIT; t++) {
+        const proto__schema_t *s = proto__schema_of(t);
+        assert_non_null(s);
+        assert_true(s->nfields <= 64);
+        for (uint32_t i = 0; i < s->nfields; i++)
+            if (s->fields[i].sub != NULL)
+                assert_true(s->fields[i].sub->nfields <= 64);
+    }
+    /* Fields out of table order decode too (the decoder tries the next field first). */
+    begin(PROTO_TASK_UPGRADE, 3);
+    str("attempt");
+    msgpack_pack_uint32(&pk, 4);
+    kv("task_id", "t-9");
+    kv("job_id", "j-9");
+    proto_msg_t m;
+    assert_int_equal(decode_sb(&m), PROTO_REJ_COUNT);
+    assert_string_equal(m.task_upgrade.job_id, "j-9");
+    assert_string_equal(m.task_upgrade.task_id, "t-9");
+    assert_int_equal(m.task_upgrade.attempt, 4);
+    proto_msg_close(&m);
+
     assert_string_equal(proto_type_name(PROTO_HEARTBEAT), "HEARTBEAT");
     assert_null(proto_type_name(PROTO_TYPE_LIMIT));
     assert_true(proto_type_valid(PROTO_ERROR));
