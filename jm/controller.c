@@ -6,6 +6,8 @@
 
 #include "common/err.h"
 #include "common/mem.h"
+#include "jm/amdahl.h"
+#include "jm/jsim.h"
 
 struct controller {
     struct controller_config cfg;
@@ -190,4 +192,21 @@ int controller_step(controller_t *c, const struct controller_obs *obs, struct co
         obs->spare_tokens < opp ? (obs->spare_tokens > 0 ? obs->spare_tokens : 0) : (int)opp;
     *out = o;
     return 0;
+}
+
+int controller_predict_table(void *ctx, const struct controller_obs *obs, double a, double *out,
+                             int cap)
+{
+    if (ctx == NULL || cap < JSIM_NQ)
+        return ERR_INVAL;
+    return jsim_table_predict(ctx, obs->progress, a, out);
+}
+
+int controller_predict_amdahl(void *ctx, const struct controller_obs *obs, double a, double *out,
+                              int cap)
+{
+    if (ctx == NULL || obs->done == NULL || cap < 1)
+        return ERR_INVAL;
+    out[0] = amdahl_remaining(ctx, obs->done, a);
+    return 1;
 }

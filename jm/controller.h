@@ -106,6 +106,16 @@ int controller_set_deadline(controller_t *c, double deadline_s);
 int controller_tokens(const controller_t *c);
 const struct controller_config *controller_config(const controller_t *c);
 
+/* Ready-made predictors (controller_predict_fn):
+ *  - controller_predict_table: ctx is a const jsim_table_t * (jm/jsim.h); the JSIM_NQ quantiles of
+ *    C(obs->progress, a) from the job simulator.
+ *  - controller_predict_amdahl: ctx is a const struct amdahl * (jm/amdahl.h); one sample,
+ *    S_t + P_t / a from obs->done (ERR_INVAL when obs->done is NULL). */
+int controller_predict_table(void *ctx, const struct controller_obs *obs, double a, double *out,
+                             int cap);
+int controller_predict_amdahl(void *ctx, const struct controller_obs *obs, double a, double *out,
+                              int cap);
+
 /* Expected utility of allocation a for obs under the controller's utility shifted by `shift_s`
  * (exposed for tests and reports). Negative ERR_* from the predictor is returned in *rc. */
 double controller_expected_utility(const controller_t *c, const struct controller_obs *obs,

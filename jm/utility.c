@@ -35,7 +35,8 @@ int utility_init_deadline(struct utility *ut, double d)
 {
     if (ut == NULL || !isfinite(d) || d <= 0)
         return ERR_INVAL;
-    const double t[4] = {0, d, d + 600.0, d + 60000.0};
+    double scale = d < 3600.0 ? d / 3600.0 : 1.0;
+    const double t[4] = {0, d, d + 600.0 * scale, d + 60000.0 * scale};
     const double u[4] = {1, 1, -1, -1000};
     return utility_init_points(ut, t, u, 4, NULL, 0);
 }

@@ -8,7 +8,11 @@
  * otherwise the value stays flat.
  *
  * From a deadline d alone, Jockey §5.1 uses the points (0, 1), (d, 1), (d + 10 min, -1),
- * (d + 1000 min, -1000): utility_init_deadline().
+ * (d + 1000 min, -1000): utility_init_deadline(). The paper's deadlines were about an hour; for a
+ * deadline under an hour both offsets shrink in proportion (d / 60 min), so that finishing, say,
+ * half a 30 s deadline late costs as much as half an hour's lateness costs a one-hour job
+ * (with absolute minutes a short job could be late by many times its deadline for almost no loss
+ * of utility, and the controller would not protect it).
  */
 #ifndef PADDOCK_JM_UTILITY_H
 #define PADDOCK_JM_UTILITY_H
@@ -29,8 +33,8 @@ struct utility {
 int utility_init_points(struct utility *ut, const double *t, const double *u, int n, char *msg,
                         size_t cap);
 
-/* Jockey §5.1's function for deadline d > 0 (seconds). ERR_INVAL for a non-positive or
- * non-finite d. */
+/* Jockey §5.1's function for deadline d > 0 (seconds), offsets scaled by min(1, d / 3600) as
+ * described above. ERR_INVAL for a non-positive or non-finite d. */
 int utility_init_deadline(struct utility *ut, double deadline_s);
 
 /* Utility of completing at time t_s (seconds since submission). */

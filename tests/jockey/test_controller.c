@@ -9,7 +9,9 @@
 
 #include "common/err.h"
 #include "jm/controller.h"
+#include "jm/amdahl.h"
 #include "jm/jsim.h"
+#include "jm/progress.h"
 
 struct fixture {
     double work; /* token-seconds the predictor says remain */
@@ -222,6 +224,79 @@ static void test_predictor_error_keeps_state(void **state)
     controller_destroy(&c);
 }
 
+/* The controller over the job simulator's table: map 4 x 10 s -> reduce 20 s, deterministic. At
+ * p = 0 the remaining time is 50..60 s with 1 token, 30..40 s with 2 and 20..30 s with 4. */
+static void test_over_simulator_table_and_amdahl(void **state)
+{
+    (void)state;
+    jsim_job_t *j = jsim_job_new(2, 5);
+    for (int t = 0; t < 4; t++)
+        jsim_job_set_task(j, t, 0, 10);
+    jsim_job_set_task(j, 4, 1, 20);
+    jsim_job_add_barrier(j, 0, 1);
+    assert_int_equal(jsim_job_finalize(j, NULL, 0), 0);
+    struct jsim_model m;
+    assert_int_equal(jsim_model_init(&m, j, NULL, NULL), 0);
+    int n[2];
+    jsim_job_stage_sizes(j, n);
+    const double Q[2] = {0, 0}, T[2] = {40, 20};
+    struct progress_model pm;
+    assert_int_equal(progress_init(&pm, PROGRESS_TOTALWORK_Q, 2, n, Q, T, NULL), 0);
+    struct jsim_table_config cfg;
+    jsim_table_config_default(&cfg);
+    cfg.runs = 2;
+    cfg.buckets = 10;
+    struct jsim_rng rng;
+    jsim_rng_seed(&rng, 5);
+    jsim_table_t *table = NULL;
+    assert_int_equal(jsim_table_build(j, &m, &pm, &cfg, &rng, &table, NULL, NULL, 0), 0);
+
+    struct controller_config cc;
+    controller_config_default(&cc, 45);
+    cc.slack = 1.0;
+    cc.deadzone_s = 0;
+    cc.max_tokens = 8;
+    struct utility ut;
+    utility_init_deadline(&ut, 45);
+    controller_t *c = controller_new(&cc, &ut, controller_predict_table, table);
+    struct controller_obs obs = {.t_r = 0, .progress = 0};
+    struct controller_out o;
+    assert_int_equal(controller_step(c, &obs, &o), 0);
+    assert_int_equal(o.tokens, 2); /* 2 tokens finish by 40 s; 1 token needs 60 s */
+    controller_destroy(&c);
+    /* A 35 s deadline needs every map at once. */
+    utility_init_deadline(&ut, 35);
+    c = controller_new(&cc, &ut, controller_predict_table, table);
+    assert_int_equal(controller_step(c, &obs, &o), 0);
+    assert_int_equal(o.tokens, 4);
+    controller_destroy(&c);
+
+    /* The Amdahl model: S_0 = 30, P_0 = 60: 30 + 60 / a <= 45 needs a = 4. */
+    struct amdahl am;
+    assert_int_equal(jsim_job_amdahl(j, NULL, &am), 0);
+    utility_init_deadline(&ut, 45);
+    c = controller_new(&cc, &ut, controller_predict_amdahl, &am);
+    int done[2] = {0, 0};
+    obs.done = done;
+    assert_int_equal(controller_step(c, &obs, &o), 0);
+    assert_int_equal(o.tokens, 4);
+    /* Three maps done at t = 20: S = 22.5, P = 30: 20 + 22.5 + 30 / a <= 45 needs a = 12 > 8:
+     * the most the controller may ask for. */
+    done[0] = 3;
+    obs.t_r = 20;
+    controller_config_default(&cc, 45);
+    assert_int_equal(controller_step(c, &obs, &o), 0);
+    assert_int_equal(o.raw, 8);
+    obs.done = NULL;
+    assert_int_equal(controller_step(c, &obs, &o), ERR_INVAL);
+    controller_destroy(&c);
+    amdahl_close(&am);
+    jsim_table_destroy(&table);
+    progress_close(&pm);
+    jsim_model_close(&m);
+    jsim_job_destroy(&j);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -235,6 +310,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_opportunistic_allowance, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hopeless_deadline_takes_the_maximum, setup, teardown),
         cmocka_unit_test_setup_teardown(test_predictor_error_keeps_state, setup, teardown),
+        cmocka_unit_test(test_over_simulator_table_and_amdahl),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

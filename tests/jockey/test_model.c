@@ -29,6 +29,11 @@ static void test_utility_from_deadline(void **state)
     utility_shift(&u, 180);
     assert_true(fabs(utility_deadline(&u) - 3420) < 1e-12);
     assert_true(utility_eval(&u, 3500) < 1);
+    /* A one-minute deadline: the ramps shrink sixty-fold. */
+    assert_int_equal(utility_init_deadline(&u, 60), 0);
+    assert_true(fabs(utility_eval(&u, 60) - 1) < 1e-12);
+    assert_true(fabs(utility_eval(&u, 70) - (-1)) < 1e-12);
+    assert_true(fabs(utility_eval(&u, 60 + 1000) - (-1000)) < 1e-9);
     assert_int_equal(utility_init_deadline(&u, 0), ERR_INVAL);
     assert_int_equal(utility_init_deadline(&u, NAN), ERR_INVAL);
 }

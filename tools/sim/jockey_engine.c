@@ -333,21 +333,6 @@ static int jockey__finish(struct jockey__run *r, const struct jockey__ev *e)
     return rc;
 }
 
-static int jockey__predict_table(void *ctx, const struct controller_obs *obs, double a, double *out,
-                                 int cap)
-{
-    (void)cap;
-    return jsim_table_predict(ctx, obs->progress, a, out);
-}
-
-static int jockey__predict_amdahl(void *ctx, const struct controller_obs *obs, double a,
-                                  double *out, int cap)
-{
-    (void)cap;
-    out[0] = amdahl_remaining(ctx, obs->done, a);
-    return 1;
-}
-
 static int jockey__tick(struct jockey__run *r)
 {
     const struct jockey_world *w = r->w;
@@ -438,9 +423,9 @@ int jockey_engine_run(const struct jockey_world *w, enum jockey_policy p, int fi
         goto out;
     }
     if (p == JOCKEY_POLICY_JOCKEY || p == JOCKEY_POLICY_NOADAPT) {
-        r.ctl = controller_new(&w->ccfg, &w->utility, jockey__predict_table, (void *)w->table);
+        r.ctl = controller_new(&w->ccfg, &w->utility, controller_predict_table, (void *)w->table);
     } else if (p == JOCKEY_POLICY_AMDAHL) {
-        r.ctl = controller_new(&w->ccfg, &w->utility, jockey__predict_amdahl, (void *)w->amdahl);
+        r.ctl = controller_new(&w->ccfg, &w->utility, controller_predict_amdahl, (void *)w->amdahl);
     }
     if ((p <= JOCKEY_POLICY_AMDAHL && r.ctl == NULL) || p >= JOCKEY_NPOLICIES) {
         rc = ERR_INVAL;
