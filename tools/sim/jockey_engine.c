@@ -132,6 +132,8 @@ struct jockey__run {
     size_t nopp;
     int reg, tokens, allow, spare;
     double slow, phase, now, alloc_int, last_change;
+    double alloc_at_change; /* alloc_int when the deadline changed (< 0: not yet) */
+    double deadline;
     controller_t *ctl;
     struct jsim_rng spare_rng, phase_rng;
     struct jockey_attempts *rec;
@@ -337,6 +339,16 @@ static int jockey__tick(struct jockey__run *r)
 {
     const struct jockey_world *w = r->w;
     int tokens = r->tokens;
+    if (w->change_at_s > 0 && r->alloc_at_change < 0 && r->now >= w->change_at_s) {
+        jockey__set_tokens(r, r->tokens); /* close the integral at the change */
+        r->alloc_at_change = r->alloc_int;
+        r->deadline = w->change_to_s;
+        if (r->ctl != NULL) {
+            int rc = controller_set_deadline(r->ctl, w->change_to_s);
+            if (rc != 0)
+                return rc;
+        }
+    }
     if (r->ctl != NULL && (r->policy != JOCKEY_POLICY_NOADAPT || r->now == 0)) {
         struct controller_obs obs = {
             .t_r = r->now,
@@ -449,7 +461,10 @@ int jockey_engine_run(const struct jockey_world *w, enum jockey_policy p, int fi
                        : 1;
         out->work_s += w->spec->tasks[t].runtime_s * r.noise[t] * r.slow * f;
     }
-    out->oracle = (int)ceil(out->work_s / w->deadline_s - 1e-9);
+    r.alloc_at_change = -1;
+    r.deadline = w->deadline_s;
+    double final_deadline = w->change_at_s > 0 ? w->change_to_s : w->deadline_s;
+    out->oracle = (int)ceil(out->work_s / final_deadline - 1e-9);
     if (out->oracle < 1)
         out->oracle = 1;
     jockey__stream(&r.spare_rng, seed, 3, 0);
@@ -504,7 +519,12 @@ int jockey_engine_run(const struct jockey_world *w, enum jockey_policy p, int fi
         jockey__set_tokens(&r, r.tokens);
         out->completion_s = r.now;
         out->alloc_mean = r.now > 0 ? r.alloc_int / r.now : r.tokens;
-        out->met = r.now <= w->deadline_s;
+        out->deadline_s = r.deadline;
+        out->met = r.now <= r.deadline;
+        if (r.alloc_at_change >= 0 && w->change_at_s < r.now) {
+            out->alloc_before = r.alloc_at_change / w->change_at_s;
+            out->alloc_after = (r.alloc_int - r.alloc_at_change) / (r.now - w->change_at_s);
+        }
     }
 out:
     jockey__free(&r);

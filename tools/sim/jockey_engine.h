@@ -66,7 +66,9 @@ struct jockey_world {
     const struct amdahl *amdahl;   /* AMDAHL */
     struct controller_config ccfg; /* period, slack, hysteresis, dead zone */
     struct utility utility;
-    FILE *trace; /* when non-NULL, every controller decision is printed */
+    FILE *trace;        /* when non-NULL, every controller decision is printed */
+    double change_at_s; /* > 0: at this time the deadline becomes change_to_s */
+    double change_to_s;
 };
 
 struct jockey_result {
@@ -74,7 +76,10 @@ struct jockey_result {
     double alloc_mean;   /* time-averaged guaranteed tokens over the run */
     double work_s;       /* the run's work: sum of first-attempt run times (no failures) */
     int oracle;          /* ceil(work / deadline) */
-    int met;             /* completion <= deadline */
+    int met;             /* completion <= deadline (the changed one, if it changed) */
+    double deadline_s;   /* the deadline the run was judged against */
+    double alloc_before; /* time-averaged tokens before the deadline change (0 without) */
+    double alloc_after;  /* ... and after it */
     int first_tokens;    /* the first allocation */
     int peak_tokens;     /* largest allocation */
     long attempts, failures, preemptions, upgrades, opportunistic_starts;

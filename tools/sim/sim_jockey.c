@@ -40,6 +40,7 @@ struct jockey__args {
     int verbose;
     int max_tokens;
     double deadline;
+    double change_at, change_to;
     enum progress_kind progress;
 };
 
@@ -48,6 +49,8 @@ static int jockey__usage(void)
     fprintf(stderr,
             "usage: paddock-sim jockey --workload SPEC.json [--runs N] [--seed S] [--json]\n"
             "                          [--max-tokens M] [--deadline SECONDS]\n"
+            "                          [--change-deadline-at SECONDS --change-deadline-to "
+            "SECONDS]\n"
             "                          [--progress totalworkWithQ|totalwork|vertexfrac|cp]\n");
     return 2;
 }
@@ -93,6 +96,14 @@ static int jockey__parse(int argc, char **argv, struct jockey__args *a)
             a->deadline = strtod(v, &end);
             if (*end != '\0' || !(a->deadline > 0) || !isfinite(a->deadline))
                 return -1;
+        } else if (strcmp(argv[i], "--change-deadline-at") == 0) {
+            a->change_at = strtod(v, &end);
+            if (*end != '\0' || !(a->change_at > 0) || !isfinite(a->change_at))
+                return -1;
+        } else if (strcmp(argv[i], "--change-deadline-to") == 0) {
+            a->change_to = strtod(v, &end);
+            if (*end != '\0' || !(a->change_to > 0) || !isfinite(a->change_to))
+                return -1;
         } else if (strcmp(argv[i], "--progress") == 0) {
             if (progress_kind_parse(v, &a->progress) != 0)
                 return -1;
@@ -101,6 +112,8 @@ static int jockey__parse(int argc, char **argv, struct jockey__args *a)
         }
         i++;
     }
+    if ((a->change_at > 0) != (a->change_to > 0))
+        return -1;
     return a->workload != NULL ? 0 : -1;
 }
 
@@ -132,7 +145,8 @@ static double jockey__ms_since(const struct timespec *t0)
 
 struct jockey__policy_stats {
     int missed;
-    double above_sum, alloc_sum, first_sum;
+    double above_sum, alloc_sum, first_sum, before_sum, after_sum;
+    int changed; /* runs still going when the deadline changed */
     double *latency;
     long preemptions, failures;
 };
@@ -261,6 +275,8 @@ static int jockey__cmd(int argc, char **argv)
     }
     double table_ms = jockey__ms_since(&t0);
     w.pm = &pm;
+    w.change_at_s = a.change_at;
+    w.change_to_s = a.change_to;
     w.table = table;
     w.amdahl = &am;
 
@@ -293,14 +309,19 @@ static int jockey__cmd(int argc, char **argv)
                         "run %d %-7s completion/d %.3f alloc %.2f oracle %d first %d peak %d "
                         "failures %ld preempted %ld upgraded %ld\n",
                         r, jockey_policy_name((enum jockey_policy)p),
-                        res.completion_s / w.deadline_s, res.alloc_mean, res.oracle,
+                        res.completion_s / res.deadline_s, res.alloc_mean, res.oracle,
                         res.first_tokens, res.peak_tokens, res.failures, res.preemptions,
                         res.upgrades);
             st[p].missed += !res.met;
             st[p].above_sum += res.alloc_mean / res.oracle - 1.0;
             st[p].alloc_sum += res.alloc_mean;
             st[p].first_sum += res.first_tokens;
-            st[p].latency[r] = res.completion_s / w.deadline_s;
+            st[p].latency[r] = res.completion_s / res.deadline_s;
+            if (res.alloc_after > 0) {
+                st[p].before_sum += res.alloc_before;
+                st[p].after_sum += res.alloc_after;
+                st[p].changed++;
+            }
             st[p].preemptions += res.preemptions;
             st[p].failures += res.failures;
             if (p == 0)
@@ -336,6 +357,17 @@ static int jockey__cmd(int argc, char **argv)
                                       st[p].first_sum / a.runs, "preemptions_per_run",
                                       (double)st[p].preemptions / a.runs, "failures_per_run",
                                       (double)st[p].failures / a.runs));
+    }
+    if (a.change_at > 0) {
+        json_object_set_new(root, "deadline_changed_at_s", json_real(a.change_at));
+        json_object_set_new(root, "deadline_changed_to_s", json_real(a.change_to));
+        for (int p = 0; p < 4; p++) {
+            json_t *o = json_object_get(pol, jockey_policy_name((enum jockey_policy)p));
+            int c = st[p].changed > 0 ? st[p].changed : 1;
+            json_object_set_new(o, "runs_changed", json_integer(st[p].changed));
+            json_object_set_new(o, "mean_alloc_before_change", json_real(st[p].before_sum / c));
+            json_object_set_new(o, "mean_alloc_after_change", json_real(st[p].after_sum / c));
+        }
     }
     json_object_set_new(root, "policies", pol);
     if (a.json) {
