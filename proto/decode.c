@@ -566,14 +566,14 @@ static int proto__get_msg(proto__dctx_t *c, const msgpack_object *o, proto_msg_t
     if (s == NULL)
         return proto__reject(c, PROTO_REJ_UNKNOWN_TYPE, "envelope: unknown message type %llu",
                              (unsigned long long)e[1].via.u64);
-    *type = (uint32_t)e[1].via.u64;
     if (e[2].type != MSGPACK_OBJECT_POSITIVE_INTEGER)
         return proto__reject(c, PROTO_REJ_ENVELOPE, "envelope: req_id not an unsigned integer");
-    if (e[3].type != MSGPACK_OBJECT_MAP)
-        return proto__reject(c, PROTO_REJ_ENVELOPE, "envelope: body not a map");
+    *type = (uint32_t)e[1].via.u64;
     out->version = (uint32_t)e[0].via.u64;
     out->type = (proto_type_t)*type;
     out->req_id = e[2].via.u64;
+    if (e[3].type != MSGPACK_OBJECT_MAP)
+        return proto__reject(c, PROTO_REJ_ENVELOPE, "envelope: body not a map");
     if (proto__get_body(c, s, &e[3], (unsigned char *)out + PROTO__BODY_OFF) != 0) {
         proto__body_free(s, (unsigned char *)out + PROTO__BODY_OFF);
         return -1;
@@ -633,7 +633,13 @@ done:
         }
         return 0;
     }
+    proto_msg_t head = *out; /* the envelope, when it was read (proto__get_msg) */
     memset(out, 0, sizeof *out);
+    if (type != 0) {
+        out->type = head.type;
+        out->version = head.version;
+        out->req_id = head.req_id;
+    }
     if (stats != NULL) {
         stats->rejected_total++;
         stats->rejected_by_type[type < PROTO_TYPE_LIMIT ? type : 0]++;

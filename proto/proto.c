@@ -161,6 +161,20 @@ void proto_msg_close(proto_msg_t *msg)
     msg->type = type;
 }
 
+void proto_msg_error(proto_msg_t *msg, const proto_msg_t *request, int code, const char *text,
+                     const char *leader_endpoint)
+{
+    proto_msg_init(msg, PROTO_ERROR);
+    if (request != NULL) {
+        msg->req_id = request->req_id;
+        msg->error.in_reply_to = proto_type_valid(request->type) ? (uint32_t)request->type : 0;
+    }
+    msg->error.code = code;
+    /* The struct holds char * for decoded messages; this one is only read by the encoder. */
+    msg->error.text = (char *)text;
+    msg->error.leader_endpoint = (char *)leader_endpoint;
+}
+
 void proto_buf_init(proto_buf_t *buf)
 {
     memset(buf, 0, sizeof *buf);

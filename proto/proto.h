@@ -444,6 +444,12 @@ void proto_msg_init(proto_msg_t *msg, proto_type_t type);
  * message and on a message proto_decode() rejected. */
 void proto_msg_close(proto_msg_t *msg);
 
+/* Makes *msg an ERROR answering `request` (its req_id and type; request may be NULL):
+ * code (a negative ERR_* code) and text are borrowed, leader_endpoint may be NULL. The result
+ * is for proto_encode(); do not proto_msg_close() it. */
+void proto_msg_error(proto_msg_t *msg, const proto_msg_t *request, int code, const char *text,
+                     const char *leader_endpoint);
+
 /* ---------------------------------------------------------------------------------------- */
 /* Encoding. */
 
@@ -506,10 +512,14 @@ void proto_stats_init(proto_stats_t *stats);
 /* Decodes buf[0..len) into *out (caller-owned struct; its previous contents are ignored, not
  * freed). On success returns 0 and *out owns everything it points to: free it with
  * proto_msg_close(). On failure returns ERR_TOOBIG, ERR_PARSE, ERR_VERSION,
- * ERR_UNKNOWN_TYPE, ERR_RANGE or ERR_NOMEM, leaves *out zeroed (nothing to free), counts the
- * rejection in *stats (may be NULL) and writes the reason into err (cap bytes, may be NULL).
- * If `reason` is not NULL it receives the proto_reject_t counted.
- * Never allocates more than a bounded multiple of PROTO_MAX_MSG_BYTES, whatever the bytes. */
+ * ERR_UNKNOWN_TYPE, ERR_RANGE or ERR_NOMEM, counts the rejection in *stats (may be NULL),
+ * writes the reason into err (cap bytes, may be NULL) and leaves *out zeroed (nothing to
+ * free) except for what the envelope said when it was valid: out->type, out->version and
+ * out->req_id are set (type PROTO_TYPE_NONE otherwise), so a server can answer a bad request
+ * with an ERROR carrying its req_id (see proto_msg_error). If `reason` is not NULL it receives
+ * the proto_reject_t counted.
+ * Never allocates more than a bounded multiple of PROTO_MAX_MSG_BYTES, whatever the bytes.
+ * Reentrant; a proto_stats_t shared between threads needs the caller's lock. */
 int proto_decode(const void *buf, size_t len, proto_msg_t *out, proto_stats_t *stats, char *err,
                  size_t errcap);
 int proto_decode_ex(const void *buf, size_t len, proto_msg_t *out, proto_stats_t *stats,

@@ -501,9 +501,12 @@ static void test_decode_out_of_memory(void **state)
                 break;
             assert_int_equal(rc, ERR_NOMEM);
             assert_int_equal(why, PROTO_REJ_NOMEM);
-            /* a rejected message is zeroed: nothing to free, nothing half-filled */
+            /* a rejected message is zeroed but for its envelope: nothing to free */
             proto_msg_t zero;
             memset(&zero, 0, sizeof zero);
+            zero.type = types[t];
+            zero.version = PROTO_VERSION;
+            zero.req_id = 0xfeedfacecafebeefull;
             assert_memory_equal(&m, &zero, sizeof m);
         }
         assert_true(k > 3);
@@ -512,6 +515,43 @@ static void test_decode_out_of_memory(void **state)
     }
     proto_buf_close(&b);
     assert_int_equal(stats.rejected_total, stats.rejected_by_reason[PROTO_REJ_NOMEM]);
+}
+
+/* A server answers a request it cannot decode with an ERROR carrying its req_id. */
+static void test_error_reply_to_a_bad_request(void **state)
+{
+    begin(PROTO_TASK_UPGRADE, 3);
+    kv("job_id", "j-1");
+    kv("task_id", "t-1");
+    str("attempt");
+    msgpack_pack_uint32(&pk, PROTO_MAX_ATTEMPT + 1);
+    proto_msg_t req;
+    memset(&req, 0x5a, sizeof req);
+    int rc = proto_decode(sb.data, sb.size, &req, &stats, err, sizeof err);
+    assert_int_equal(rc, ERR_RANGE);
+    assert_int_equal(req.type, PROTO_TASK_UPGRADE);
+    assert_int_equal(req.req_id, 7);
+    assert_null(req.task_upgrade.job_id);
+    assert_non_null(strstr(err, "attempt"));
+    proto_msg_t e, d;
+    proto_msg_error(&e, &req, rc, err, NULL);
+    proto_msg_close(&req); /* harmless on a rejected message */
+    proto_buf_t b;
+    proto_buf_init(&b);
+    assert_int_equal(proto_encode(&e, &b, NULL, 0), 0);
+    assert_int_equal(proto_decode(b.data, b.len, &d, NULL, NULL, 0), 0);
+    assert_int_equal(d.type, PROTO_ERROR);
+    assert_int_equal(d.req_id, 7);
+    assert_int_equal(d.error.in_reply_to, PROTO_TASK_UPGRADE);
+    assert_int_equal(d.error.code, ERR_RANGE);
+    assert_string_equal(d.error.text, err);
+    proto_msg_close(&d);
+    proto_buf_close(&b);
+    /* Before the type is known, nothing of the envelope is kept. */
+    static const uint8_t junk[] = {0x94, 0x01, 0x63, 0x07, 0x80};
+    assert_int_equal(proto_decode(junk, sizeof junk, &req, NULL, NULL, 0), ERR_UNKNOWN_TYPE);
+    assert_int_equal(req.type, PROTO_TYPE_NONE);
+    assert_int_equal(req.req_id, 0);
 }
 
 static void test_names(void **state)
@@ -566,6 +606,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_numbers, setup, teardown),
         cmocka_unit_test_setup_teardown(test_matrix_wire, setup, teardown),
         cmocka_unit_test_setup_teardown(test_decode_out_of_memory, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_error_reply_to_a_bad_request, setup, teardown),
         cmocka_unit_test_setup_teardown(test_names, setup, teardown),
     };
     return cmocka_run_group_tests_name("proto_decode", tests, NULL, NULL);
