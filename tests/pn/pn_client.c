@@ -113,6 +113,22 @@ long long pnc_status_field(const pnc_daemon_t *d, const char *key)
     return atoll(p);
 }
 
+static zsock_t *pnc__socks[64];
+static int pnc__nsocks;
+
+zsock_t *pnc_track(zsock_t *s)
+{
+    if (s && pnc__nsocks < 64)
+        pnc__socks[pnc__nsocks++] = s;
+    return s;
+}
+
+void pnc_close_all(void)
+{
+    while (pnc__nsocks > 0)
+        zsock_destroy(&pnc__socks[--pnc__nsocks]);
+}
+
 zsock_t *pnc_connect(const pnc_daemon_t *d)
 {
     zsock_t *s = zsock_new(ZMQ_DEALER);
@@ -123,7 +139,7 @@ zsock_t *pnc_connect(const pnc_daemon_t *d)
         zsock_destroy(&s);
         return NULL;
     }
-    return s;
+    return pnc_track(s);
 }
 
 static int pnc__send(zsock_t *s, const proto_msg_t *m)

@@ -25,8 +25,13 @@ void pnc_stop(pnc_daemon_t *d);
 /* Reads DIR/work/status.json's integer or boolean (1/0) field `key` (-1 if absent). */
 long long pnc_status_field(const pnc_daemon_t *d, const char *key);
 
-/* A DEALER connected to the daemon. */
+/* A DEALER connected to the daemon, tracked for pnc_close_all. */
 zsock_t *pnc_connect(const pnc_daemon_t *d);
+/* Tracks a socket made elsewhere; pnc_close_all destroys every tracked socket (call it from
+ * teardown: a socket left open makes czmq's exit handler wait forever). Tests must not
+ * destroy tracked sockets themselves. */
+zsock_t *pnc_track(zsock_t *s);
+void pnc_close_all(void);
 
 typedef struct pnc_task {
     const char *job, *task;

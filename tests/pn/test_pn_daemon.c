@@ -131,9 +131,17 @@ static int group_setup(void **state)
     return pnc_start(&d, extra);
 }
 
+static int teardown(void **state)
+{
+    (void)state;
+    pnc_close_all();
+    return 0;
+}
+
 static int group_teardown(void **state)
 {
     (void)state;
+    pnc_close_all();
     pnc_stop(&d);
     return 0;
 }
@@ -190,7 +198,6 @@ static void test_thousand_tasks(void **state)
         if (i % 100 == 7)
             assert_true(x->cpu_ms >= 5); /* a shell loop burns measurable CPU */
     }
-    zsock_destroy(&s);
 }
 
 static int pid_gone(pid_t pid)
@@ -234,7 +241,6 @@ static void test_cancel_kills_grandchildren(void **state)
             pump(s, 25, NULL);
     }
     assert_true(gone);
-    zsock_destroy(&s);
 }
 
 static void test_memory_limit(void **state)
@@ -250,7 +256,6 @@ static void test_memory_limit(void **state)
     assert_non_null(strstr(x->reason, "memory limit"));
     assert_true(x->rss_kb > 32 * 1024);
     assert_int_equal(x->signal, SIGKILL);
-    zsock_destroy(&s);
 }
 
 static void test_preemption(void **state)
@@ -291,7 +296,6 @@ static void test_preemption(void **state)
     assert_false(state_of("reg2", PROTO_TASK_RUNNING));
     assert_int_equal(pnc_cancel(s, "j-000000000004", "opp2", 0), 0);
     assert_true(await_state(s, "reg2", PROTO_TASK_SUCCEEDED, 10000));
-    zsock_destroy(&s);
 }
 
 /* Five 2-core tasks estimated at 2 s each on a 2-core node: the wait for a new task rises by
@@ -339,7 +343,6 @@ static void test_matrix_rises_and_falls(void **state)
     }
     assert_int_equal(falls, 5);
     assert_int_equal(prev, 0);
-    zsock_destroy(&s);
 }
 
 static void test_staging_cache(void **state)
@@ -375,7 +378,6 @@ static void test_staging_cache(void **state)
     assert_int_equal(pnc_create(s, &t), 0);
     assert_true(await_state(s, "s3", PROTO_TASK_FAILED, 10000));
     assert_non_null(strstr(find("s3")->reason, "staging"));
-    zsock_destroy(&s);
 }
 
 /* A JM that reconnects (new routing id) gets the state of its job's tasks. */
@@ -389,7 +391,6 @@ static void test_reconnect_gets_state(void **state)
         .job = "j-000000000007", .task = "long", .cpu = 0.5, .mem_mb = 64, .argv = sleepy};
     assert_int_equal(pnc_create(a, &t), 0);
     assert_true(await_state(a, "long", PROTO_TASK_RUNNING, 10000));
-    zsock_destroy(&a);
     reset_seen();
     zsock_t *b = pnc_connect(&d);
     t.task = "long";
@@ -398,7 +399,6 @@ static void test_reconnect_gets_state(void **state)
     assert_false(state_of("long", PROTO_TASK_QUEUED));
     assert_int_equal(pnc_cancel(b, "j-000000000007", "long", 0), 0);
     assert_true(await_state(b, "long", PROTO_TASK_CANCELLED, 10000));
-    zsock_destroy(&b);
 }
 
 static void test_malformed_refused_and_counted(void **state)
@@ -434,20 +434,19 @@ static void test_malformed_refused_and_counted(void **state)
     }
     assert_true(after >= before + 2);
     assert_int_equal(pnc_status_field(&d, "registered"), 0); /* no RM answered */
-    zsock_destroy(&s);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_thousand_tasks),
-        cmocka_unit_test(test_cancel_kills_grandchildren),
-        cmocka_unit_test(test_memory_limit),
-        cmocka_unit_test(test_preemption),
-        cmocka_unit_test(test_matrix_rises_and_falls),
-        cmocka_unit_test(test_staging_cache),
-        cmocka_unit_test(test_reconnect_gets_state),
-        cmocka_unit_test(test_malformed_refused_and_counted),
+        cmocka_unit_test_teardown(test_thousand_tasks, teardown),
+        cmocka_unit_test_teardown(test_cancel_kills_grandchildren, teardown),
+        cmocka_unit_test_teardown(test_memory_limit, teardown),
+        cmocka_unit_test_teardown(test_preemption, teardown),
+        cmocka_unit_test_teardown(test_matrix_rises_and_falls, teardown),
+        cmocka_unit_test_teardown(test_staging_cache, teardown),
+        cmocka_unit_test_teardown(test_reconnect_gets_state, teardown),
+        cmocka_unit_test_teardown(test_malformed_refused_and_counted, teardown),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -1,0 +1,286 @@
+/* Integration tests of paddock-pn's edges: heartbeats and registration to every RM replica
+ * (two fake replicas in this test), tasks run as pn.run_as, CURVE authentication, and the
+ * refusal to listen beyond loopback without keys. Only 127.0.0.1 is used. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/curve.h"
+#include "pn_client.h"
+
+static struct fixture {
+    pnc_daemon_t d;
+    curve_t *c1, *c2;
+    char keys[64];
+} fx;
+
+static int teardown(void **state)
+{
+    (void)state;
+    pnc_close_all();
+    pnc_stop(&fx.d);
+    curve_destroy(&fx.c1);
+    curve_destroy(&fx.c2);
+    if (fx.keys[0]) {
+        char cmd[128];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", fx.keys);
+        if (system(cmd) != 0)
+            return -1;
+        fx.keys[0] = 0;
+    }
+    return 0;
+}
+
+static int recv_type(zsock_t *s, proto_msg_t *m, int timeout_ms)
+{
+    return pnc_recv(s, m, timeout_ms) == 0 ? (int)m->type : 0;
+}
+
+/* Receives from a fake RM replica (ROUTER): the routing id into peer. */
+static int rm_recv(zsock_t *r, zframe_t **peer, proto_msg_t *m, int timeout_ms)
+{
+    zsock_set_rcvtimeo(r, timeout_ms);
+    zmsg_t *msg = zmsg_recv(r);
+    if (!msg)
+        return 0;
+    int type = 0;
+    if (zmsg_size(msg) == 2) {
+        zframe_t *id = zmsg_pop(msg);
+        zframe_t *body = zmsg_pop(msg);
+        if (proto_decode(zframe_data(body), zframe_size(body), m, NULL, NULL, 0) == 0)
+            type = (int)m->type;
+        zframe_destroy(&body);
+        if (peer) {
+            zframe_destroy(peer);
+            *peer = id;
+        } else {
+            zframe_destroy(&id);
+        }
+    }
+    zmsg_destroy(&msg);
+    return type;
+}
+
+static void rm_send(zsock_t *r, zframe_t *peer, const proto_msg_t *m)
+{
+    proto_buf_t b;
+    proto_buf_init(&b);
+    assert_int_equal(proto_encode(m, &b, NULL, 0), 0);
+    zmsg_t *msg = zmsg_new();
+    zmsg_append(msg, &(zframe_t *){zframe_dup(peer)});
+    zmsg_addmem(msg, b.data, b.len);
+    assert_int_equal(zmsg_send(&msg, r), 0);
+    proto_buf_close(&b);
+}
+
+static void test_heartbeats_registration_run_as(void **state)
+{
+    (void)state;
+    zsock_t *rm[2];
+    char eps[2][64];
+    for (int i = 0; i < 2; i++) {
+        rm[i] = pnc_track(zsock_new(ZMQ_ROUTER));
+        zsock_set_linger(rm[i], 0);
+        int port = zsock_bind(rm[i], "tcp://127.0.0.1:*");
+        assert_true(port > 0);
+        snprintf(eps[i], sizeof eps[i], "tcp://127.0.0.1:%d", port);
+    }
+    char extra[512];
+    snprintf(extra, sizeof extra,
+             "[rm]\nendpoints = %s, %s\nheartbeat = 50ms\n[node]\ncpus = 2\nmemory = 1GiB\n"
+             "%s",
+             eps[0], eps[1], geteuid() == 0 ? "[pn]\nrun_as = nobody\n" : "");
+    /* pnc_start writes [pn] first; a second [pn] header is a new section occurrence */
+    assert_int_equal(pnc_start(&fx.d, extra), 0);
+
+    /* both replicas get a registration and heartbeats with one boot id and rising seq */
+    uint64_t boot = 0;
+    for (int i = 0; i < 2; i++) {
+        int regs = 0, hbs = 0;
+        uint64_t last_seq = 0;
+        zframe_t *peer = NULL;
+        for (int k = 0; k < 200 && (regs < 1 || hbs < 3); k++) {
+            proto_msg_t m;
+            int type = rm_recv(rm[i], &peer, &m, 100);
+            if (type == PROTO_NODE_REGISTER) {
+                regs++;
+                assert_string_equal(m.node_register.name, "test-pn");
+                assert_string_equal(m.node_register.rack, "r1");
+                assert_true(m.node_register.cpu == 2);
+                assert_int_equal(m.node_register.mem_mb, 1024);
+                assert_string_equal(m.node_register.endpoint, fx.d.endpoint);
+            } else if (type == PROTO_HEARTBEAT) {
+                hbs++;
+                assert_true(m.heartbeat.seq > last_seq);
+                last_seq = m.heartbeat.seq;
+                if (!boot)
+                    boot = m.heartbeat.boot_id;
+                assert_int_equal(m.heartbeat.boot_id, boot);
+                assert_true(m.heartbeat.matrix.ncpu > 0);
+                assert_true(m.heartbeat.cpu == 2);
+            }
+            if (type)
+                proto_msg_close(&m);
+        }
+        assert_true(regs >= 1);
+        assert_true(hbs >= 3);
+        if (i == 0) { /* replica 0 accepts the registration */
+            proto_msg_t ack;
+            proto_msg_init(&ack, PROTO_NODE_REGISTER_ACK);
+            ack.node_register_ack.key = "k";
+            ack.node_register_ack.name = "test-pn";
+            ack.node_register_ack.boot_id = boot;
+            ack.node_register_ack.verdict = PROTO_VERDICT_ACCEPTED;
+            ack.node_register_ack.rm_id = 1;
+            rm_send(rm[0], peer, &ack);
+        }
+        zframe_destroy(&peer);
+    }
+    int registered = 0;
+    for (int k = 0; k < 100 && !registered; k++) {
+        proto_msg_t m;
+        if (rm_recv(rm[0], NULL, &m, 20))
+            proto_msg_close(&m);
+        registered = pnc_status_field(&fx.d, "registered") == 1;
+    }
+    assert_true(registered);
+
+    if (geteuid() == 0) { /* tasks run as nobody */
+        zsock_t *s = pnc_connect(&fx.d);
+        const char *argv[] = {"sh", "-c", "test \"$(id -u)\" = 65534 && touch mine", NULL};
+        pnc_task_t t = {
+            .job = "j-0000000000aa", .task = "who", .cpu = 0.5, .mem_mb = 64, .argv = argv};
+        assert_int_equal(pnc_create(s, &t), 0);
+        int tstate = -1;
+        for (int k = 0; k < 100 && !proto_task_state_terminal((proto_task_state_t)tstate); k++) {
+            proto_msg_t m;
+            if (recv_type(s, &m, 100) == PROTO_TASK_STATUS) {
+                tstate = (int)m.task_status.state;
+                proto_msg_close(&m);
+            }
+        }
+        assert_int_equal(tstate, PROTO_TASK_SUCCEEDED);
+    }
+}
+
+static void test_curve_only_allowed_clients(void **state)
+{
+    (void)state;
+    snprintf(fx.keys, sizeof fx.keys, "/tmp/paddock-pn-keys-XXXXXX");
+    assert_non_null(mkdtemp(fx.keys));
+    const char *keys = fx.keys;
+    char msg[256], kdir[300], sdir[300];
+    snprintf(kdir, sizeof kdir, "%s/cluster", keys);
+    snprintf(sdir, sizeof sdir, "%s/stranger", keys);
+    assert_int_equal(curve_keygen(kdir, "paddock", false, msg, sizeof msg), 0);
+    assert_int_equal(curve_keygen(sdir, "paddock", false, msg, sizeof msg), 0);
+    char extra[600];
+    snprintf(extra, sizeof extra, "[security]\nkeys_dir = %s\n", kdir);
+    assert_int_equal(pnc_start(&fx.d, extra), 0);
+    char marker[400];
+    snprintf(marker, sizeof marker, "%s/pwned", keys);
+    const char *evil[] = {"touch", marker, NULL};
+    const char *fine[] = {"true", NULL};
+
+    /* a client with a key that is not allowed, and a plaintext client: nothing reaches exec */
+    assert_int_equal(curve_load(&fx.c1, sdir, "paddock", NULL, msg, sizeof msg), 0);
+    assert_int_equal(curve_load(&fx.c2, kdir, "paddock", NULL, msg, sizeof msg), 0);
+    zsock_t *bad = pnc_track(zsock_new(ZMQ_DEALER));
+    zsock_set_linger(bad, 0);
+    assert_int_equal(
+        curve_apply(bad, fx.c1, CURVE_CLIENT, curve_server_key(fx.c2), msg, sizeof msg), 0);
+    assert_int_equal(zsock_connect(bad, "%s", fx.d.endpoint), 0);
+    zsock_t *plain = pnc_connect(&fx.d);
+    pnc_task_t t = {
+        .job = "j-0000000000bb", .task = "evil", .cpu = 0.5, .mem_mb = 64, .argv = evil};
+    assert_int_equal(pnc_create(bad, &t), 0);
+    t.task = "evil2";
+    assert_int_equal(pnc_create(plain, &t), 0);
+
+    /* an allowed client is served */
+    zsock_t *good = pnc_track(zsock_new(ZMQ_DEALER));
+    zsock_set_linger(good, 0);
+    assert_int_equal(curve_apply(good, fx.c2, CURVE_CLIENT, NULL, msg, sizeof msg), 0);
+    assert_int_equal(zsock_connect(good, "%s", fx.d.endpoint), 0);
+    t.task = "ok";
+    t.argv = fine;
+    assert_int_equal(pnc_create(good, &t), 0);
+    int tstate = -1;
+    for (int k = 0; k < 100 && tstate != PROTO_TASK_SUCCEEDED; k++) {
+        proto_msg_t m;
+        if (recv_type(good, &m, 100) == PROTO_TASK_STATUS) {
+            tstate = (int)m.task_status.state;
+            proto_msg_close(&m);
+        }
+    }
+    assert_int_equal(tstate, PROTO_TASK_SUCCEEDED);
+    proto_msg_t m;
+    assert_int_equal(recv_type(bad, &m, 300), 0);
+    assert_int_equal(recv_type(plain, &m, 300), 0);
+    struct stat st;
+    assert_int_equal(stat(marker, &st), -1);
+    long long created = 0;
+    for (int k = 0; k < 150 && created < 1; k++) { /* status.json: every heartbeat (1 s) */
+        if (recv_type(good, &m, 20))
+            proto_msg_close(&m);
+        created = pnc_status_field(&fx.d, "created");
+    }
+    assert_int_equal(created, 1);
+}
+
+/* Without keys, a non-loopback listen address is refused (nothing is bound). */
+static void test_refuses_open_listen_without_keys(void **state)
+{
+    (void)state;
+    const char *bin = getenv("PADDOCK_BIN_DIR");
+    char exe[512];
+    snprintf(exe, sizeof exe, "%s/paddock-pn", bin ? bin : ".");
+    char dir[] = "/tmp/paddock-pn-open-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char wd[128];
+    snprintf(wd, sizeof wd, "pn.work_dir=%s", dir);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int null = open("/dev/null", 1);
+        if (null >= 0)
+            dup2(null, 2);
+        execl(exe, "paddock-pn", "--set", "pn.listen=tcp://0.0.0.0:0", "--set", wd, (char *)NULL);
+        _exit(127);
+    }
+    int wst = 0, done = 0;
+    for (int i = 0; i < 5000 && !done; i++) {
+        done = waitpid(pid, &wst, WNOHANG) == pid;
+        if (!done)
+            usleep(1000);
+    }
+    if (!done) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &wst, 0);
+    }
+    assert_true(done);
+    assert_true(WIFEXITED(wst) && WEXITSTATUS(wst) == 1);
+    rmdir(dir);
+}
+
+int main(void)
+{
+    zsys_handler_set(NULL);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(test_heartbeats_registration_run_as, teardown),
+        cmocka_unit_test_teardown(test_curve_only_allowed_clients, teardown),
+        cmocka_unit_test_teardown(test_refuses_open_listen_without_keys, teardown),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    curve_auth_stop();
+    return rc;
+}
