@@ -26,6 +26,8 @@ typedef struct server {
     node_t *node;
     curve_t *curve;
     zuv_sock_t *router;
+    zuv_sock_t *monitor; /* ROUTER handshake events: failed authentication is counted */
+    uint64_t auth_failures;
     zuv_sock_t *rm_api[SERVER__MAX_RM];
     zuv_sock_t *rm_hb[SERVER__MAX_RM];
     size_t nrm, nhb;
@@ -87,6 +89,43 @@ static void server__on_rm(zuv_sock_t *zs, zmsg_t **msg, void *arg)
     proto_msg_close(&m);
 }
 
+/* zmq_socket_monitor events: frame 1 is a 16-bit event id and a 32-bit value. */
+static void server__on_monitor(zuv_sock_t *zs, zmsg_t **msg, void *arg)
+{
+    server_t *s = arg;
+    (void)zs;
+    zframe_t *f = zmsg_first(*msg);
+    if (!f || zframe_size(f) < 2)
+        return;
+    uint16_t ev;
+    memcpy(&ev, zframe_data(f), sizeof ev);
+    if (ev & (ZMQ_EVENT_HANDSHAKE_FAILED_AUTH | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
+              ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL)) {
+        s->auth_failures++;
+        log_info("refused a connection: handshake failed (%s)",
+                 ev & ZMQ_EVENT_HANDSHAKE_FAILED_AUTH ? "key not allowed" : "protocol");
+    }
+}
+
+static void server__watch_handshakes(server_t *s, zsock_t *router)
+{
+    char ep[64];
+    snprintf(ep, sizeof ep, "inproc://pn-monitor-%016llx", (unsigned long long)s->boot_id);
+    if (zmq_socket_monitor(zsock_resolve(router), ep,
+                           ZMQ_EVENT_HANDSHAKE_FAILED_AUTH | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
+                               ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL) != 0)
+        return;
+    zsock_t *pair = zuv_socket(ZMQ_PAIR, 0);
+    if (!pair)
+        return;
+    if (zsock_connect(pair, "%s", ep) != 0 ||
+        zuv_sock_new(&s->monitor, &s->loop, &pair, NULL, server__on_monitor, s) != 0) {
+        zsock_destroy(&pair);
+        return;
+    }
+    zuv_kick(s->monitor);
+}
+
 static void server__register(server_t *s)
 {
     proto_msg_t m;
@@ -143,7 +182,8 @@ static void server__write_status(server_t *s)
             "\"queued\":%zu,\"requests\":%llu,\"rejected\":%llu,\"created\":%llu,"
             "\"refused_full\":%llu,\"succeeded\":%llu,\"failed\":%llu,\"cancelled\":%llu,"
             "\"preempted\":%llu,\"memory_kills\":%llu,\"cache_hits\":%llu,"
-            "\"cache_misses\":%llu,\"statuses_sent\":%llu,\"rss_kb\":%llu}\n",
+            "\"cache_misses\":%llu,\"statuses_sent\":%llu,\"auth_failures\":%llu,"
+            "\"rss_kb\":%llu}\n",
             s->cfg->name, (unsigned long long)s->boot_id, s->registered ? "true" : "false", running,
             queued, (unsigned long long)c.requests, (unsigned long long)c.rejected,
             (unsigned long long)c.created, (unsigned long long)c.refused_full,
@@ -151,7 +191,7 @@ static void server__write_status(server_t *s)
             (unsigned long long)c.cancelled, (unsigned long long)c.preempted,
             (unsigned long long)c.memory_kills, (unsigned long long)c.cache_hits,
             (unsigned long long)c.cache_misses, (unsigned long long)c.statuses_sent,
-            (unsigned long long)server__rss_kb());
+            (unsigned long long)s->auth_failures, (unsigned long long)server__rss_kb());
     if (fclose(f) == 0)
         rename(tmp, path);
 }
@@ -260,6 +300,8 @@ static int server__bind(server_t *s, char *msg, size_t cap)
         fprintf(f, "%s\n", s->cfg->listen);
         fclose(f);
     }
+    if (s->curve)
+        server__watch_handshakes(s, z);
     rc = zuv_sock_new(&s->router, &s->loop, &z, NULL, server__on_router, s);
     if (rc)
         zsock_destroy(&z);
@@ -367,6 +409,7 @@ int server_run(pnconf_t *cfg, bool insecure, char *msg, size_t cap)
         uv_close((uv_handle_t *)&s->sigint, server__close_cb);
     }
     zuv_sock_close(&s->router);
+    zuv_sock_close(&s->monitor);
     for (size_t i = 0; i < s->nrm; i++)
         zuv_sock_close(&s->rm_api[i]);
     for (size_t i = 0; s->separate_hb && i < s->nhb; i++)

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -39,6 +40,8 @@ int pnc_start(pnc_daemon_t *d, const char *extra)
     if (pid < 0)
         return -1;
     if (pid == 0) {
+        /* if the test is killed (ctest timeout), the daemon goes with it */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
         execl(exe, "paddock-pn", "--config", path, (char *)NULL);
         _exit(127);
     }

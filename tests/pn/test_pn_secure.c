@@ -236,6 +236,13 @@ static void test_curve_only_allowed_clients(void **state)
         created = pnc_status_field(&fx.d, "created");
     }
     assert_int_equal(created, 1);
+    long long refused = 0;
+    for (int k = 0; k < 150 && refused < 2; k++) {
+        if (recv_type(good, &m, 20))
+            proto_msg_close(&m);
+        refused = pnc_status_field(&fx.d, "auth_failures");
+    }
+    assert_true(refused >= 2); /* the stranger's key and the plaintext client, counted */
 }
 
 /* Without keys, a non-loopback listen address is refused (nothing is bound). */
