@@ -8,16 +8,21 @@
  * server."
  *
  * Model (the paper leaves these open; our choices): task t has runtime r_t ~ Exp(1) on any server
- * and r_t / speedup on its preferred server (uniform; --speedup, default 2). Scheduling proceeds in
- * batches: every unassigned task is in the batch, the cost of task t on server s is
+ * and r_t / speedup on its preferred server (uniform; --speedup, default 2). Scheduling proceeds
+ * in batches as in the JM: a batch holds the ready tasks (all unassigned tasks, which share one
+ * priority; --batch B takes only the first B), the cost of task t on server s is
  * C = avail_s + runtime(t, s) (avail_s starts at the server's Exp(1) initial wait and grows by
- * the runtime of each task appended to its queue), each matcher assigns at most one task per
- * server per batch (as Apollo does), and batches repeat until every task is assigned. All three
- * matchers are jm/matcher.c's (the code the JM runs): stable (--iterations, default 3), greedy in
- * task order, optimal = exact per-batch assignment (Hungarian). The workload completion time is
- * the finish of the last task. The lower bound is the larger of the best single-task finish and
- * the water level at which the servers' capacity after their initial waits holds all the work at
- * each task's fastest runtime.
+ * the runtime of each task appended to its queue) with W = avail_s, each matcher assigns at most
+ * one task per server per batch (as Apollo does), and batches repeat until every task is
+ * assigned. All matchers are jm/matcher.c's, the code the JM runs: stable (--iterations,
+ * default 3, Apollo's "usually converges in less than 3 iterations"; tasks it leaves unmatched
+ * wait for the next batch, as Apollo postpones low-quality matches), greedy in task order, and
+ * the exact per-batch optima: "optimal" minimises the batch's latest completion (bottleneck
+ * assignment, then least sum), "optimal_sum" the sum of C (plain Hungarian). Both optima, like
+ * greedy, match as many tasks as a batch allows. The workload completion time is the finish of
+ * the last task. The lower bound is the larger of the best single-task finish and the water level
+ * at which the servers' time after their initial waits holds all the work at each task's fastest
+ * runtime.
  */
 #include <math.h>
 #include <stdint.h>
@@ -176,7 +181,7 @@ static double sim__lower_bound(const struct sim_workload *w)
 static int sim__usage(void)
 {
     fprintf(stderr, "usage: paddock-sim match --tasks N --servers S [--seed S] [--speedup X]\n"
-                    "                         [--iterations K] [--json]\n");
+                    "                         [--iterations K] [--batch B] [--json]\n");
     return 2;
 }
 
@@ -244,7 +249,7 @@ static int sim_match_main(int argc, char **argv)
         w.runtime[t] = sim__exp(&rng);
         w.pref[t] = (uint32_t)(sim__next(&rng) % w.s);
     }
-    size_t nb = batch > 0 ? (size_t)batch : w.s;
+    size_t nb = batch > 0 ? (size_t)batch : w.n;
     double st = sim__run(&w, SIM_STABLE, (int)iterations, nb);
     double gr = sim__run(&w, SIM_GREEDY, 0, nb);
     double op = sim__run(&w, SIM_OPTIMAL, 0, nb);
