@@ -83,6 +83,13 @@ const struct controller_config *controller_config(const controller_t *c)
     return &c->cfg;
 }
 
+/* Slack times the observed slowdown (when the caller measured one above 1). */
+static double controller__stretch(const controller_t *c, const struct controller_obs *obs)
+{
+    double speed = isfinite(obs->speed) && obs->speed > 1 ? obs->speed : 1;
+    return c->cfg.slack * speed;
+}
+
 double controller_expected_utility(const controller_t *c, const struct controller_obs *obs,
                                    double a, double shift_s, int *rc)
 {
@@ -95,9 +102,10 @@ double controller_expected_utility(const controller_t *c, const struct controlle
     }
     struct utility u = c->ut;
     utility_shift(&u, shift_s);
+    double stretch = controller__stretch(c, obs);
     double sum = 0;
     for (int i = 0; i < n; i++)
-        sum += utility_eval(&u, obs->t_r + c->cfg.slack * smp[i]);
+        sum += utility_eval(&u, obs->t_r + stretch * smp[i]);
     if (rc != NULL)
         *rc = 0;
     return sum / n;
@@ -181,7 +189,7 @@ int controller_step(controller_t *c, const struct controller_obs *obs, struct co
     int n = c->predict(c->ctx, obs, tokens, smp, CONTROLLER_MAX_SAMPLES);
     if (n < 1 || n > CONTROLLER_MAX_SAMPLES)
         return n < 0 ? n : ERR_STATE;
-    o.predicted_finish = obs->t_r + c->cfg.slack * smp[n / 2];
+    o.predicted_finish = obs->t_r + controller__stretch(c, obs) * smp[n / 2];
     c->A = A;
     c->tokens = tokens;
     c->started = 1;

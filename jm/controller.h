@@ -20,6 +20,11 @@
  * least D ahead of the shifted schedule), towards that smaller allocation. In between, nothing
  * changes. The first decision jumps straight to A^r (the pessimistic start of §5.2).
  *
+ * Beyond the paper (its §4.4 lists "additional input signals" as future work): when the caller
+ * passes obs.speed > 1 (the job's tasks have been running slower than the profile said), every
+ * predicted remaining time is multiplied by it, so a uniformly slow run is noticed before its
+ * progress falls behind. A fast run is left to the progress indicator.
+ *
  * Defaults (§5.1): period 1 min, S = 1.2, alpha = 0.2, D = 3 min, for a 60-minute deadline; other
  * deadlines scale period and D in proportion (controller_config_default). The deadline may change
  * while the job runs (controller_set_deadline, controller_set_utility).
@@ -66,6 +71,8 @@ struct controller_obs {
     double progress;  /* p in [0, 1] by the indicator the predictor was built with */
     const int *done;  /* finished tasks per stage (for the Amdahl predictor); may be NULL */
     int spare_tokens; /* what the cluster can spare now (for the opportunistic allowance) */
+    double speed;     /* optional: observed / profiled run time of the tasks finished so far;
+                         above 1 the predictions are stretched by it (0 or <= 1: unused) */
 };
 
 enum controller_action {

@@ -180,6 +180,26 @@ static void test_shorter_deadline_raises_longer_lowers(void **state)
     assert_int_equal(controller_set_deadline(f->c, -1), ERR_INVAL);
 }
 
+static void test_observed_slowdown_stretches_predictions(void **state)
+{
+    struct fixture *f = *state;
+    start(f);
+    /* Tasks have run twice as long as profiled: the same remaining work now needs 20 tokens. */
+    struct controller_obs obs = {.t_r = 0, .spare_tokens = 0, .speed = 2.0};
+    struct controller_out o;
+    f->work = 34200;
+    assert_int_equal(controller_step(f->c, &obs, &o), 0);
+    assert_int_equal(o.action, CONTROLLER_RAISE);
+    assert_int_equal(o.raw, 20);
+    /* Running faster than the profile is left to the progress indicator: no change. */
+    obs.speed = 0.5;
+    controller_destroy(&f->c);
+    f->c = controller_new(&f->cfg, &f->ut, predict, f);
+    start(f);
+    assert_int_equal(controller_step(f->c, &obs, &o), 0);
+    assert_int_equal(o.raw, 10);
+}
+
 static void test_opportunistic_allowance(void **state)
 {
     struct fixture *f = *state;
@@ -306,6 +326,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_dead_zone_holds, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hysteresis_smooths_a_step, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shorter_deadline_raises_longer_lowers, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_observed_slowdown_stretches_predictions, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_opportunistic_allowance, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hopeless_deadline_takes_the_maximum, setup, teardown),

@@ -133,6 +133,8 @@ struct jockey__run {
     int reg, tokens, allow, spare;
     double slow, phase, now, alloc_int, last_change;
     double alloc_at_change; /* alloc_int when the deadline changed (< 0: not yet) */
+    double *run_of;         /* run time of each task's current attempt */
+    double sum_actual, sum_expected, speed_prior;
     double deadline;
     controller_t *ctl;
     struct jsim_rng spare_rng, phase_rng;
@@ -232,6 +234,7 @@ static int jockey__start(struct jockey__run *r, int task, int kind)
     if (fail)
         run *= u_frac;
     r->kind[task] = (unsigned char)kind;
+    r->run_of[task] = run;
     if (kind == 1) {
         r->reg++;
     } else {
@@ -323,6 +326,11 @@ static int jockey__finish(struct jockey__run *r, const struct jockey__ev *e)
         int rc = dag_requeue(r->w->dag, (size_t)t);
         return rc != 0 ? rc : jockey__ready_push(r, t);
     }
+    if (r->w->stage_ratio != NULL) {
+        r->sum_actual += r->run_of[t];
+        r->sum_expected +=
+            r->w->spec->tasks[t].runtime_s * r->w->stage_ratio[r->w->spec->tasks[t].stage];
+    }
     size_t released = 0;
     int rc = dag_succeed(r->w->dag, (size_t)t, &released);
     if (rc != 0)
@@ -356,6 +364,10 @@ static int jockey__tick(struct jockey__run *r)
             .done = r->done,
             .spare_tokens = r->spare,
         };
+        /* The observed speed, shrunk towards 1 by a prior worth 5% of the job's work so the
+         * first few tasks do not swing it. */
+        if (w->stage_ratio != NULL && r->policy == JOCKEY_POLICY_JOCKEY)
+            obs.speed = (r->sum_actual + r->speed_prior) / (r->sum_expected + r->speed_prior);
         struct controller_out o;
         int rc = controller_step(r->ctl, &obs, &o);
         if (rc != 0)
@@ -408,6 +420,7 @@ static void jockey__free(struct jockey__run *r)
     mem_free(r->ready.key);
     mem_free(r->ready.id);
     mem_free(r->opp);
+    mem_free(r->run_of);
     controller_destroy(&r->ctl);
 }
 
@@ -428,9 +441,11 @@ int jockey_engine_run(const struct jockey_world *w, enum jockey_policy p, int fi
     r.ready.id = mem_calloc(n, sizeof *r.ready.id);
     r.ready.cap = n;
     r.opp = mem_calloc(n, sizeof *r.opp);
+    r.run_of = mem_calloc(n, sizeof *r.run_of);
     int rc = 0;
     if (r.noise == NULL || r.ready_at == NULL || r.attempt == NULL || r.kind == NULL ||
-        r.done == NULL || r.ready.key == NULL || r.ready.id == NULL || r.opp == NULL) {
+        r.done == NULL || r.ready.key == NULL || r.ready.id == NULL || r.opp == NULL ||
+        r.run_of == NULL) {
         rc = ERR_NOMEM;
         goto out;
     }
@@ -462,6 +477,9 @@ int jockey_engine_run(const struct jockey_world *w, enum jockey_policy p, int fi
         out->work_s += w->spec->tasks[t].runtime_s * r.noise[t] * r.slow * f;
     }
     r.alloc_at_change = -1;
+    for (size_t t = 0; w->stage_ratio != NULL && t < n; t++)
+        r.speed_prior +=
+            0.05 * w->spec->tasks[t].runtime_s * w->stage_ratio[w->spec->tasks[t].stage];
     r.deadline = w->deadline_s;
     double final_deadline = w->change_at_s > 0 ? w->change_to_s : w->deadline_s;
     out->oracle = (int)ceil(out->work_s / final_deadline - 1e-9);

@@ -66,8 +66,10 @@ struct jockey_world {
     const struct amdahl *amdahl;   /* AMDAHL */
     struct controller_config ccfg; /* period, slack, hysteresis, dead zone */
     struct utility utility;
-    FILE *trace;        /* when non-NULL, every controller decision is printed */
-    double change_at_s; /* > 0: at this time the deadline becomes change_to_s */
+    FILE *trace;               /* when non-NULL, every controller decision is printed */
+    const double *stage_ratio; /* per stage: profiled run time per second of estimate; when set,
+                                  the jockey policy passes the observed speed (controller.h) */
+    double change_at_s;        /* > 0: at this time the deadline becomes change_to_s */
     double change_to_s;
 };
 

@@ -41,6 +41,8 @@ struct jockey__args {
     int max_tokens;
     double deadline;
     double change_at, change_to;
+    double slowdown, noise, failures; /* < 0: the engine's defaults */
+    int no_speed;
     enum progress_kind progress;
 };
 
@@ -51,18 +53,25 @@ static int jockey__usage(void)
             "                          [--max-tokens M] [--deadline SECONDS]\n"
             "                          [--change-deadline-at SECONDS --change-deadline-to "
             "SECONDS]\n"
+            "                          [--slowdown SIGMA] [--noise SIGMA] [--failures P]\n"
+            "                          [--no-speed] [--verbose] [--trace-run R]\n"
             "                          [--progress totalworkWithQ|totalwork|vertexfrac|cp]\n");
     return 2;
 }
 
 static int jockey__parse(int argc, char **argv, struct jockey__args *a)
 {
-    *a = (struct jockey__args){.runs = 100, .seed = 1, .max_tokens = 100};
+    *a = (struct jockey__args){
+        .runs = 100, .seed = 1, .max_tokens = 100, .slowdown = -1, .noise = -1, .failures = -1};
     for (int i = 0; i < argc; i++) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         char *end = NULL;
         if (strcmp(argv[i], "--json") == 0) {
             a->json = 1;
+            continue;
+        }
+        if (strcmp(argv[i], "--no-speed") == 0) {
+            a->no_speed = 1;
             continue;
         }
         if (strcmp(argv[i], "--verbose") == 0) {
@@ -104,6 +113,19 @@ static int jockey__parse(int argc, char **argv, struct jockey__args *a)
             a->change_to = strtod(v, &end);
             if (*end != '\0' || !(a->change_to > 0) || !isfinite(a->change_to))
                 return -1;
+        } else if (strcmp(argv[i], "--slowdown") == 0 || strcmp(argv[i], "--noise") == 0 ||
+                   strcmp(argv[i], "--failures") == 0) {
+            double x = strtod(v, &end);
+            if (*end != '\0' || !(x >= 0) || x > 5)
+                return -1;
+            if (strcmp(argv[i], "--slowdown") == 0)
+                a->slowdown = x;
+            else if (strcmp(argv[i], "--noise") == 0)
+                a->noise = x;
+            else if (x > 0.9)
+                return -1;
+            else
+                a->failures = x;
         } else if (strcmp(argv[i], "--progress") == 0) {
             if (progress_kind_parse(v, &a->progress) != 0)
                 return -1;
@@ -167,6 +189,7 @@ static int jockey__cmd(int argc, char **argv)
     jsim_table_t *table = NULL;
     struct jockey_attempts rec = {0};
     const char **names = NULL;
+    double *ratio = NULL;
     struct jockey__policy_stats st[4] = {{0}};
     int rc, exit_code = 1;
     profile_init(&prof);
@@ -275,6 +298,20 @@ static int jockey__cmd(int argc, char **argv)
     }
     double table_ms = jockey__ms_since(&t0);
     w.pm = &pm;
+    if (!a.no_speed) {
+        ratio = mem_calloc(spec->nstages, sizeof *ratio);
+        if (ratio == NULL)
+            goto out;
+        double *est = mem_calloc(spec->nstages, sizeof *est);
+        if (est == NULL)
+            goto out;
+        for (size_t t = 0; t < spec->ntasks; t++)
+            est[spec->tasks[t].stage] += spec->tasks[t].runtime_s;
+        for (size_t s = 0; s < spec->nstages; s++)
+            ratio[s] = est[s] > 0 ? model.stages[s].runtime_total / est[s] : 1;
+        mem_free(est);
+        w.stage_ratio = ratio;
+    }
     w.change_at_s = a.change_at;
     w.change_to_s = a.change_to;
     w.table = table;
@@ -287,6 +324,12 @@ static int jockey__cmd(int argc, char **argv)
     double oracle_est = ceil(work_est / w.deadline_s);
     struct jockey_cond cond;
     jockey_cond_judged(&cond, w.deadline_s, oracle_est > 1 ? oracle_est : 1);
+    if (a.slowdown >= 0)
+        cond.slow_sigma = a.slowdown;
+    if (a.noise >= 0)
+        cond.noise_sigma = a.noise;
+    if (a.failures >= 0)
+        cond.fail_prob = a.failures;
     for (int p = 0; p < 4; p++) {
         st[p].latency = mem_calloc((size_t)a.runs, sizeof *st[p].latency);
         if (st[p].latency == NULL)
@@ -340,6 +383,7 @@ static int jockey__cmd(int argc, char **argv)
     json_object_set_new(root, "seed", json_integer((json_int_t)a.seed));
     json_object_set_new(root, "max_tokens", json_integer(a.max_tokens));
     json_object_set_new(root, "progress", json_string(progress_kind_name(a.progress)));
+    json_object_set_new(root, "speed_signal", json_boolean(!a.no_speed));
     json_object_set_new(root, "critical_path_s", json_real(jsim_job_critical_path(job)));
     json_object_set_new(root, "oracle_mean", json_real(oracle_sum / a.runs));
     json_object_set_new(root, "table",
@@ -402,6 +446,7 @@ out:
         mem_free(st[p].latency);
     mem_free(rec.v);
     mem_free(names);
+    mem_free(ratio);
     jsim_table_destroy(&table);
     amdahl_close(&am);
     progress_close(&pm);
