@@ -10,6 +10,7 @@
 #include "common/err.h"
 #include "jm/jsim.h"
 #include "jm/progress.h"
+#include "jm/spec.h"
 
 struct fixture {
     jsim_job_t *job;
@@ -337,6 +338,44 @@ static void test_table_large_job(void **state)
     profile_close(&prof);
 }
 
+static void test_from_spec(void **state)
+{
+    (void)state;
+    /* extract (2 x 4 s) -> barrier -> join (1 x 3 s); "side" (5 s) feeds join by a task edge;
+     * "orphan" has no stage (a stage of its own). */
+    const char *text =
+        "{\"version\":1,\"name\":\"j\",\"stages\":[{\"name\":\"join\",\"after\":[\"extract\"]}],"
+        "\"tasks\":["
+        "{\"id\":\"e0\",\"stage\":\"extract\",\"cmd\":[\"true\"],\"runtime_s\":4},"
+        "{\"id\":\"e1\",\"stage\":\"extract\",\"cmd\":[\"true\"],\"runtime_s\":4},"
+        "{\"id\":\"side\",\"stage\":\"side\",\"cmd\":[\"true\"],\"runtime_s\":5},"
+        "{\"id\":\"j0\",\"stage\":\"join\",\"cmd\":[\"true\"],\"runtime_s\":3,"
+        "\"after\":[\"side\"]},"
+        "{\"id\":\"orphan\",\"cmd\":[\"true\"],\"runtime_s\":9}]}";
+    struct spec *sp = NULL;
+    char msg[256];
+    assert_int_equal(spec_parse(text, strlen(text), NULL, &sp, msg, sizeof msg), 0);
+    struct fixture f = {0};
+    assert_int_equal(jsim_job_from_spec(sp, &f.job, msg, sizeof msg), 0);
+    assert_int_equal(jsim_job_ntasks(f.job), 5);
+    assert_int_equal(jsim_job_nstages(f.job), (int)sp->nstages);
+    long e = spec_stage_index(sp, "extract"), jn = spec_stage_index(sp, "join");
+    assert_int_equal(jsim_job_stage_size(f.job, (int)e), 2);
+    assert_int_equal(jsim_job_task_stage(f.job, (int)spec_task_index(sp, "j0")), (int)jn);
+    /* Critical path: max(extract 4, side 5) + join 3 = 8, against the orphan's 9. */
+    assert_true(fabs(jsim_job_critical_path(f.job) - 9) < 1e-9);
+    fixture_ready(&f, NULL, NULL);
+    struct jsim_run_stats st;
+    /* 3 tokens: e0, e1, side start at 0 (the orphan's 9 s path has the highest priority, so it
+     * takes a token first and e1 or side waits). Unlimited: 9 s. */
+    assert_true(fabs(makespan(&f, 10, &st) - 9) < 1e-9);
+    assert_true(fabs(makespan(&f, 1, &st) - 25) < 1e-9);
+    progress_close(&f.pm);
+    jsim_model_close(&f.model);
+    jsim_job_destroy(&f.job);
+    spec_destroy(&sp);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -347,6 +386,7 @@ int main(void)
         cmocka_unit_test(test_ratio_model_and_pooled_dispersion),
         cmocka_unit_test_setup_teardown(test_table_mapreduce, setup_mapreduce, teardown),
         cmocka_unit_test(test_table_large_job),
+        cmocka_unit_test(test_from_spec),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
