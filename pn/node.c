@@ -1,6 +1,7 @@
 #include "pn/node.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -296,6 +297,7 @@ void node__finish(node_t *n, node__task_t *t)
 void node_sweep(node_t *n)
 {
     int64_t now = clock_wall_ms();
+    size_t freed = 0;
     while (n->ndone) {
         node__task_t *t = n->done[n->donehead];
         if ((int64_t)n->ndone <= n->cfg->retain_max && now - t->ended_at_ms < n->cfg->retain_ms)
@@ -310,7 +312,10 @@ void node_sweep(node_t *n)
             t->forgotten = 1; /* freed when the staging job returns */
         else
             node__task_free(t);
+        freed++;
     }
+    if (freed && (freed >= 1000 || n->tasks.len < 16))
+        malloc_trim(0); /* give a burst's memory back: the PN should idle small */
 }
 
 static void node__reply_error(node_t *n, const void *peer, size_t plen, uint64_t req_id,

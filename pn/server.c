@@ -78,6 +78,11 @@ static void server__on_rm(zuv_sock_t *zs, zmsg_t **msg, void *arg)
                 log_info("registered with the RM (replica %llu)",
                          (unsigned long long)m.node_register_ack.rm_id);
             s->registered = 1;
+            uint32_t want = m.node_register_ack.heartbeat_ms;
+            if (want >= 10 && want <= 600000 && want != uv_timer_get_repeat(&s->hb_timer)) {
+                log_info("heartbeat interval %u ms, as the RM asks", want);
+                uv_timer_set_repeat(&s->hb_timer, want);
+            }
         } else {
             log_warn("registration refused: %s",
                      m.node_register_ack.reason ? m.node_register_ack.reason : "no reason");
