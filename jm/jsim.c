@@ -535,7 +535,7 @@ int jsim_job_amdahl(const jsim_job_t *j, const struct jsim_model *m, struct amda
     }
     for (int s = 0; m != NULL && s < S; s++) {
         if (m->stages[s].from_profile) {
-            l[s] = m->stages[s].runtime_q[PROFILE_NQ - 1];
+            l[s] = m->stages[s].runtime_max;
             T[s] = m->stages[s].runtime_total;
         }
     }

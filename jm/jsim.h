@@ -89,8 +89,8 @@ double jsim_job_total_work(const jsim_job_t *j);
 
 /* Fills an Amdahl model (jm/amdahl.h) for a finalized job: with model == NULL from the tasks'
  * estimates (l_s = longest estimate in the stage, T_s = sum of estimates), else from the model
- * (l_s = the stage's largest run-time quantile, T_s = n_s * mean run time); L_s is the longest
- * path after each stage's tasks with every task weighted by its stage's l. Returns 0,
+ * (l_s = the longest run the profile saw in the stage, T_s = the model's total run time); L_s is
+ * the longest path after each stage's tasks with every task weighted by its stage's l. Returns 0,
  * ERR_STATE (not finalized) or ERR_NOMEM. */
 struct jsim_model;
 int jsim_job_amdahl(const jsim_job_t *j, const struct jsim_model *model, struct amdahl *out);
@@ -107,6 +107,7 @@ struct jsim_stage_model {
     int from_profile;             /* 1: sampled from the quantiles; 0: each task's estimate */
     int by_ratio;                 /* 1: run time = the task's estimate x a sample of ratio_q */
     double runtime_q[PROFILE_NQ]; /* run-time quantiles (s) */
+    double runtime_max;           /* the longest run the profile saw (Amdahl's l_s) */
     double ratio_q[PROFILE_NQ];   /* actual / estimated run-time quantiles */
     double init_q[PROFILE_NQ];    /* initialization-latency quantiles (s) */
     double fail_prob;             /* per attempt, clamped to [0, 0.9] */

@@ -95,6 +95,7 @@ int jsim_model_init(struct jsim_model *m, const jsim_job_t *j, const char *const
         const struct profile_stage *st = &prof->stages[ps[s]];
         sm->from_profile = 1;
         memcpy(sm->runtime_q, st->runtime_q, sizeof sm->runtime_q);
+        sm->runtime_max = st->runtime_q[PROFILE_NQ - 1];
         memcpy(sm->init_q, st->init_q, sizeof sm->init_q);
         if (st->tasks < JSIM__FEW_TASKS && pooled_w > 0) {
             double med = st->runtime_q[(PROFILE_NQ - 1) / 2];

@@ -374,8 +374,9 @@ static int jockey__tick(struct jockey__run *r)
             return rc;
         tokens = o.tokens;
         if (r->w->trace != NULL)
-            fprintf(r->w->trace, "t %.0f p %.3f raw %d tokens %d action %d pred %.0f\n", r->now,
-                    obs.progress, o.raw, o.tokens, (int)o.action, o.predicted_finish);
+            fprintf(r->w->trace, "%s t %.0f p %.3f raw %d tokens %d action %d pred %.0f\n",
+                    jockey_policy_name(r->policy), r->now, obs.progress, o.raw, o.tokens,
+                    (int)o.action, o.predicted_finish);
         if (r->now == 0)
             r->out->first_tokens = tokens;
     }

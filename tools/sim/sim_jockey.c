@@ -340,7 +340,7 @@ static int jockey__cmd(int argc, char **argv)
     for (int r = 0; r < a.runs; r++) {
         uint64_t seed = jockey__mix(a.seed, 1000 + (uint64_t)r);
         for (int p = 0; p < 4; p++) {
-            w.trace = a.verbose > 1 && p == 0 && r == a.verbose - 2 ? stderr : NULL;
+            w.trace = a.verbose > 1 && r == a.verbose - 2 ? stderr : NULL;
             if ((rc = jockey_engine_run(&w, (enum jockey_policy)p, 0, &cond, seed, NULL, &res)) !=
                 0) {
                 fprintf(stderr, "paddock-sim jockey: run %d (%s): %s\n", r,
