@@ -77,6 +77,11 @@ node_t *node_new(const pnconf_t *cfg, uv_loop_t *loop, uint64_t boot_id, uid_t u
     n->queue = queue_new(&qc);
     n->stage = stage_new(path, (const char *const *)cfg->stage_allow.items, cfg->stage_allow.len,
                          cfg->stage_max_file, msg, cap);
+    if (n->tasks_dir && n->queue) { /* a previous run's directories: set aside, removed later */
+        snprintf(path, sizeof path, "%s.stale-%016llx", n->tasks_dir, (unsigned long long)boot_id);
+        if (rename(n->tasks_dir, path) == 0)
+            node__trash(n, path);
+    }
     if (!n->stage || !n->queue || !n->tasks_dir || node__mkdir(n->tasks_dir, msg, cap)) {
         if (n->stage && !n->queue)
             err_fmt(msg, cap, ERR_CONFIG, "bad queue configuration");
@@ -137,8 +142,12 @@ void node_destroy(node_t **np)
         }
     }
     it = 0;
-    while (map_next(&n->tasks, &it, NULL, NULL, &v))
+    while (map_next(&n->tasks, &it, NULL, NULL, &v)) { /* and the directories they keep */
+        node__trash(n, ((node__task_t *)v)->dir);
         node__task_free(v);
+    }
+    node__trash_flush(n, 1);
+    mem_free(n->trash);
     it = 0;
     while (map_next(&n->jobs, &it, NULL, NULL, &v)) {
         node__job_t *j = v;
@@ -306,14 +315,15 @@ void node_sweep(node_t *n)
         n->donehead = (n->donehead + 1) % n->capdone;
         n->ndone--;
         map_deln(&n->tasks, t->key, t->keylen, NULL);
-        if (t->dir && !n->cfg->keep_task_dirs)
-            node__remove_dir(t->dir);
-        if (t->staging)
-            t->forgotten = 1; /* freed when the staging job returns */
-        else
+        if (t->staging) {
+            t->forgotten = 1; /* trashed and freed when its set-up returns */
+        } else {
+            node__trash(n, t->dir);
             node__task_free(t);
+        }
         freed++;
     }
+    node__trash_flush(n, 0);
     if (freed && (freed >= 1000 || n->tasks.len < 16))
         malloc_trim(0); /* give a burst's memory back: the PN should idle small */
 }
@@ -460,26 +470,20 @@ static void node__create(node_t *n, const void *peer, size_t plen, uint64_t req_
         snprintf(msg, sizeof msg, "out of memory");
     }
     if (rc) {
-        if (t->dir)
-            node__remove_dir(t->dir);
         node__task_free(t);
         node__reply_error(n, peer, plen, req_id, PROTO_TASK_CREATE, rc, msg);
         return;
     }
     n->c.created++;
     t->queued_at_ms = clock_wall_ms();
-    if (t->nfiles) {
-        queue_hold(n->queue, t->id, 1);
-        if (node__stage_start(n, t) != 0) {
-            queue_cancel(n->queue, t->id);
-            node__set_state(n, t, PROTO_TASK_FAILED, "staging could not start");
-            node__finish(n, t);
-            return;
-        }
-        node__set_state(n, t, PROTO_TASK_STAGING, NULL);
-    } else {
-        node__set_state(n, t, PROTO_TASK_QUEUED, NULL);
+    queue_hold(n->queue, t->id, 1); /* until its directory and files are ready */
+    if (node__setup_start(n, t) != 0) {
+        queue_cancel(n->queue, t->id);
+        node__set_state(n, t, PROTO_TASK_FAILED, "set-up could not start: out of memory");
+        node__finish(n, t);
+        return;
     }
+    node__set_state(n, t, t->nfiles ? PROTO_TASK_STAGING : PROTO_TASK_QUEUED, NULL);
     node__schedule(n);
 }
 

@@ -46,7 +46,7 @@ typedef struct node__task {
     pid_t pid;
     node__kill_t kill;
     uint64_t kill_rss_kb;
-    int staging;   /* a staging job is in flight */
+    int staging;   /* its set-up (directory, files) is in flight on the thread pool */
     int forgotten; /* the node dropped it while staging ran: free when staging returns */
     uint32_t cache_hits, cache_misses;
     char *reason;
@@ -78,6 +78,8 @@ struct node {
     size_t ndone, capdone, donehead;
     int scheduling;
     size_t busy;
+    char **trash; /* directories of forgotten tasks, removed on the thread pool */
+    size_t ntrash, captrash;
     char *tasks_dir;
     char *shim;
     proto_buf_t buf;
@@ -94,7 +96,9 @@ double node__now_s(void);
 
 /* node_run.c */
 void node__schedule(node_t *n);
-int node__stage_start(node_t *n, node__task_t *t);
+int node__setup_start(node_t *n, node__task_t *t);
+void node__trash(node_t *n, const char *dir); /* remove later, off the loop */
+void node__trash_flush(node_t *n, int sync);  /* sync: now, on this thread */
 int node__prepare(node_t *n, node__task_t *t, const proto_task_create_t *tc, char *msg, size_t cap);
 void node__remove_dir(const char *dir);
 

@@ -1,6 +1,7 @@
 /* node_run.c - the PN's processes: preparing a task's directory, argv and environment,
  * starting what the queue picks, preempting, reaping, memory limits and file staging. */
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <signal.h>
 #include <stdio.h>
@@ -62,10 +63,6 @@ int node__prepare(node_t *n, node__task_t *t, const proto_task_create_t *tc, cha
     node__safe(st, sizeof st, tc->task_id);
     snprintf(path, sizeof path, "%s/%llu-%s-%s-%u", n->tasks_dir, (unsigned long long)t->id, sj, st,
              tc->attempt);
-    if (mkdir(path, 0755) != 0)
-        return err_fmt(msg, cap, ERR_IO, "task directory: %s", strerror(errno));
-    if (n->uid != (uid_t)-1 && chown(path, n->uid, n->gid) != 0)
-        log_warn("chown %s: %s", path, strerror(errno));
     if (!(t->dir = mem_strdup(path)))
         return err_fmt(msg, cap, ERR_NOMEM, "out of memory");
     if (tc->cwd && tc->cwd[0]) {
@@ -303,22 +300,48 @@ void node_poll_memory(node_t *n)
     mem_free(ts);
 }
 
-/* Staging on the thread pool: the work function touches only the request it owns. */
-typedef struct node__stage_req {
+/* Setting a task up on the thread pool, off the loop: its directory, its output files and
+ * its staged files (creating inodes is what costs most per small task on ext4). The work
+ * function touches only the request it owns. */
+typedef struct node__setup_req {
     uv_work_t work;
     node_t *n;
     node__task_t *t;
     char **paths;
     uint32_t npaths;
     char *dir;
+    uid_t uid;
+    gid_t gid;
     uint32_t hits, misses;
     int rc;
     char msg[512];
-} node__stage_req_t;
+} node__setup_req_t;
 
-static void node__stage_work(uv_work_t *w)
+static int node__touch(const char *dir, const char *name, uid_t uid, gid_t gid)
 {
-    node__stage_req_t *r = w->data;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return -1;
+    if (uid != (uid_t)-1 && fchown(fd, uid, gid) != 0) {
+        close(fd);
+        return -1;
+    }
+    close(fd);
+    return 0;
+}
+
+static void node__setup_work(uv_work_t *w)
+{
+    node__setup_req_t *r = w->data;
+    if (mkdir(r->dir, 0755) != 0 || (r->uid != (uid_t)-1 && chown(r->dir, r->uid, r->gid) != 0) ||
+        node__touch(r->dir, "stdout", r->uid, r->gid) != 0 ||
+        node__touch(r->dir, "stderr", r->uid, r->gid) != 0) {
+        r->rc = err_fmt(r->msg, sizeof r->msg, ERR_IO, "task directory %s: %s", r->dir,
+                        strerror(errno));
+        return;
+    }
     for (uint32_t i = 0; i < r->npaths && !r->rc; i++) {
         int hit = 0;
         r->rc = stage_file(r->n->stage, r->paths[i], r->dir, &hit, r->msg, sizeof r->msg);
@@ -329,23 +352,33 @@ static void node__stage_work(uv_work_t *w)
     }
 }
 
-static void node__stage_done(uv_work_t *w, int status)
+static void node__setup_free(node__setup_req_t *r)
 {
-    node__stage_req_t *r = w->data;
+    for (uint32_t i = 0; i < r->npaths; i++)
+        mem_free(r->paths[i]);
+    mem_free(r->paths);
+    mem_free(r->dir);
+    mem_free(r);
+}
+
+static void node__setup_done(uv_work_t *w, int status)
+{
+    node__setup_req_t *r = w->data;
     node_t *n = r->n;
     node__task_t *t = r->t;
     n->busy--;
     t->staging = 0;
     if (t->forgotten) {
+        node__trash(n, t->dir);
         node__task_free(t);
-    } else if (t->state == PROTO_TASK_STAGING) {
+    } else if (t->state == PROTO_TASK_STAGING || t->state == PROTO_TASK_QUEUED) {
         t->cache_hits = r->hits;
         t->cache_misses = r->misses;
         if (status != 0 && !r->rc)
-            r->rc = err_fmt(r->msg, sizeof r->msg, ERR_CANCELLED, "staging cancelled");
+            r->rc = err_fmt(r->msg, sizeof r->msg, ERR_CANCELLED, "set-up cancelled");
         if (r->rc) {
             char reason[600];
-            snprintf(reason, sizeof reason, "staging: %s", r->msg);
+            snprintf(reason, sizeof reason, "%s%s", t->nfiles ? "staging: " : "", r->msg);
             queue_cancel(n->queue, t->id);
             node__set_state(n, t, PROTO_TASK_FAILED, reason);
             node__finish(n, t);
@@ -354,35 +387,102 @@ static void node__stage_done(uv_work_t *w, int status)
         }
         node__schedule(n);
     }
-    for (uint32_t i = 0; i < r->npaths; i++)
-        mem_free(r->paths[i]);
-    mem_free(r->paths);
-    mem_free(r->dir);
-    mem_free(r);
+    node__setup_free(r);
 }
 
-int node__stage_start(node_t *n, node__task_t *t)
+int node__setup_start(node_t *n, node__task_t *t)
 {
-    node__stage_req_t *r = mem_calloc(1, sizeof *r);
+    node__setup_req_t *r = mem_calloc(1, sizeof *r);
     if (!r)
         return ERR_NOMEM;
     r->n = n;
     r->t = t;
+    r->uid = n->uid;
+    r->gid = n->gid;
     r->work.data = r;
     r->dir = mem_strdup(t->dir);
-    r->paths = mem_calloc(t->nfiles, sizeof *r->paths);
-    int ok = r->dir && r->paths;
+    r->paths = t->nfiles ? mem_calloc(t->nfiles, sizeof *r->paths) : NULL;
+    int ok = r->dir && (r->paths || !t->nfiles);
     for (uint32_t i = 0; ok && i < t->nfiles; i++, r->npaths++)
         ok = (r->paths[i] = mem_strdup(t->files[i].path)) != NULL;
-    if (!ok || uv_queue_work(n->loop, &r->work, node__stage_work, node__stage_done) != 0) {
-        for (uint32_t i = 0; i < r->npaths; i++)
-            mem_free(r->paths[i]);
-        mem_free(r->paths);
-        mem_free(r->dir);
-        mem_free(r);
+    if (!ok || uv_queue_work(n->loop, &r->work, node__setup_work, node__setup_done) != 0) {
+        node__setup_free(r);
         return ERR_NOMEM;
     }
     t->staging = 1;
     n->busy++;
     return 0;
+}
+
+/* Removing finished tasks' directories, also on the thread pool. */
+typedef struct node__trash_req {
+    uv_work_t work;
+    node_t *n;
+    char **dirs;
+    size_t ndirs;
+} node__trash_req_t;
+
+static void node__trash_work(uv_work_t *w)
+{
+    node__trash_req_t *r = w->data;
+    for (size_t i = 0; i < r->ndirs; i++)
+        node__remove_dir(r->dirs[i]);
+}
+
+static void node__trash_done(uv_work_t *w, int status)
+{
+    node__trash_req_t *r = w->data;
+    (void)status;
+    r->n->busy--;
+    for (size_t i = 0; i < r->ndirs; i++)
+        mem_free(r->dirs[i]);
+    mem_free(r->dirs);
+    mem_free(r);
+}
+
+void node__trash(node_t *n, const char *dir)
+{
+    if (!dir || n->cfg->keep_task_dirs)
+        return;
+    if (n->ntrash == n->captrash) {
+        size_t cap = n->captrash ? n->captrash * 2 : 64;
+        char **v = mem_reallocarray(n->trash, cap, sizeof *v);
+        if (!v) {
+            node__remove_dir(dir); /* no memory to defer it: do it now */
+            return;
+        }
+        n->trash = v;
+        n->captrash = cap;
+    }
+    char *d = mem_strdup(dir);
+    if (!d) {
+        node__remove_dir(dir);
+        return;
+    }
+    n->trash[n->ntrash++] = d;
+}
+
+void node__trash_flush(node_t *n, int sync)
+{
+    if (!n->ntrash)
+        return;
+    node__trash_req_t *r = sync ? NULL : mem_calloc(1, sizeof *r);
+    if (r) {
+        r->n = n;
+        r->work.data = r;
+        r->dirs = n->trash;
+        r->ndirs = n->ntrash;
+        if (uv_queue_work(n->loop, &r->work, node__trash_work, node__trash_done) == 0) {
+            n->busy++;
+            n->trash = NULL;
+            n->ntrash = n->captrash = 0;
+            return;
+        }
+        mem_free(r);
+    }
+    for (size_t i = 0; i < n->ntrash; i++) {
+        node__remove_dir(n->trash[i]);
+        mem_free(n->trash[i]);
+    }
+    n->ntrash = 0;
 }
