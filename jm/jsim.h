@@ -30,6 +30,7 @@
 #include <stdint.h>
 
 #include "jm/amdahl.h"
+#include "jm/controller.h"
 #include "jm/profile.h"
 #include "jm/progress.h"
 
@@ -199,5 +200,39 @@ int jsim_table_predict(const jsim_table_t *t, double p, double a, double *out);
 int jsim_table_nallocs(const jsim_table_t *t);
 int jsim_table_alloc(const jsim_table_t *t, int i); /* the i-th grid allocation */
 int jsim_table_max_tokens(const jsim_table_t *t);
+
+/* ---- the offline phase in one place (Jockey Fig. 2), for the JM and the simulator ---- */
+
+/* Everything the control loop needs for one job, built from its spec and, when there is one, the
+ * profile of an earlier run: the job's shape, the attempt model, the Amdahl statistics, the
+ * progress indicator and (jsim_plan_build_table) the C(p, a) table. Without a profile the model
+ * and the Amdahl statistics come from the spec's estimates and the predictor is Amdahl's (the
+ * fallback of Jockey §4.1). A public value struct; every member is owned by it. */
+struct jsim_plan {
+    jsim_job_t *job;                /* read-only */
+    const char **stage_names;       /* read-only: spec stage names (BORROWED from the spec) */
+    int from_profile;               /* read-only: 1 when a profile was given */
+    struct jsim_model model;        /* read-only */
+    struct amdahl amdahl;           /* read-only */
+    struct progress_model progress; /* read-only */
+    jsim_table_t *table;            /* read-only: NULL until jsim_plan_build_table */
+    struct jsim_table_cost cost;    /* read-only: what the table cost */
+};
+
+/* Builds everything but the table. spec is borrowed for the plan's lifetime (stage names); prof
+ * (may be NULL) only during the call. Returns 0, or ERR_INVAL / ERR_TOOBIG / ERR_NOMEM with the
+ * reason in msg; on error *pl is left closed (jsim_plan_close is a no-op on it). */
+int jsim_plan_init(struct jsim_plan *pl, const struct spec *spec, const struct profile *prof,
+                   enum progress_kind kind, char *msg, size_t cap);
+
+/* Simulates the job to build C(p, a) (cfg may be NULL for the defaults). A few seconds for a
+ * 10,000-task job: the JM calls it when it starts. Returns as jsim_table_build. */
+int jsim_plan_build_table(struct jsim_plan *pl, const struct jsim_table_config *cfg,
+                          struct jsim_rng *rng, char *msg, size_t cap);
+
+/* The predictor for controller_new: the table when built, else the Amdahl model. */
+void jsim_plan_predictor(const struct jsim_plan *pl, controller_predict_fn **fn, void **ctx);
+
+void jsim_plan_close(struct jsim_plan *pl);
 
 #endif

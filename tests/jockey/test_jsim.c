@@ -373,6 +373,47 @@ static void test_from_spec(void **state)
     progress_close(&f.pm);
     jsim_model_close(&f.model);
     jsim_job_destroy(&f.job);
+
+    /* The plan: without a profile, Amdahl from the estimates; with one, the table. */
+    struct jsim_plan pl;
+    controller_predict_fn *fn;
+    void *ctx;
+    assert_int_equal(jsim_plan_init(&pl, sp, NULL, PROGRESS_TOTALWORK_Q, msg, sizeof msg), 0);
+    assert_false(pl.from_profile);
+    jsim_plan_predictor(&pl, &fn, &ctx);
+    assert_ptr_equal(fn, controller_predict_amdahl);
+    assert_true(fabs(pl.amdahl.S0 - 9) < 1e-9); /* the orphan's 9 s */
+    jsim_plan_close(&pl);
+
+    struct profile_attempt att[5];
+    for (int i = 0; i < 5; i++)
+        att[i] = (struct profile_attempt){.stage = (int)sp->tasks[i].stage,
+                                          .run_s = 2 * sp->tasks[i].runtime_s,
+                                          .est_s = sp->tasks[i].runtime_s,
+                                          .ok = true};
+    const char *names[8];
+    for (size_t k = 0; k < sp->nstages; k++)
+        names[k] = sp->stages[k].name;
+    struct profile prof;
+    profile_init(&prof);
+    assert_int_equal(profile_build(&prof, "j", (int)sp->nstages, names, att, 5, NULL, 0), 0);
+    assert_int_equal(jsim_plan_init(&pl, sp, &prof, PROGRESS_TOTALWORK_Q, msg, sizeof msg), 0);
+    assert_true(pl.from_profile);
+    struct jsim_rng rng;
+    jsim_rng_seed(&rng, 9);
+    struct jsim_table_config cfg;
+    jsim_table_config_default(&cfg);
+    cfg.runs = 2;
+    assert_int_equal(jsim_plan_build_table(&pl, &cfg, &rng, msg, sizeof msg), 0);
+    jsim_plan_predictor(&pl, &fn, &ctx);
+    assert_ptr_equal(fn, controller_predict_table);
+    /* Every task runs twice its estimate: unlimited tokens finish in 18 s. */
+    double q[JSIM_NQ];
+    jsim_table_predict(pl.table, 0, 10, q);
+    assert_true(fabs(q[JSIM_NQ - 1] - 18) < 0.5);
+    jsim_plan_close(&pl);
+    jsim_plan_close(&pl); /* closing twice is harmless */
+    profile_close(&prof);
     spec_destroy(&sp);
 }
 

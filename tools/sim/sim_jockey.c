@@ -180,38 +180,25 @@ static int jockey__cmd(int argc, char **argv)
         return jockey__usage();
     char msg[512];
     struct spec *spec = NULL;
-    jsim_job_t *job = NULL;
     dag_t *dag = NULL;
     struct profile prof;
-    struct jsim_model model = {0};
-    struct progress_model pm = {0};
-    struct amdahl am = {0};
-    jsim_table_t *table = NULL;
+    struct jsim_plan est = {0}, plan = {0};
     struct jockey_attempts rec = {0};
-    const char **names = NULL;
     double *ratio = NULL;
     struct jockey__policy_stats st[4] = {{0}};
     int rc, exit_code = 1;
     profile_init(&prof);
 
-    if ((rc = spec_load(a.workload, NULL, &spec, msg, sizeof msg)) != 0) {
+    if ((rc = spec_load(a.workload, NULL, &spec, msg, sizeof msg)) != 0 ||
+        (rc = jsim_plan_init(&est, spec, NULL, a.progress, msg, sizeof msg)) != 0) {
         fprintf(stderr, "paddock-sim jockey: %s: %s\n", a.workload, msg);
         goto out;
     }
-    if ((rc = jsim_job_from_spec(spec, &job, msg, sizeof msg)) != 0 ||
-        (rc = dag_new(spec, &dag)) != 0) {
-        fprintf(stderr, "paddock-sim jockey: %s: %s\n", a.workload,
-                rc != 0 && job == NULL ? msg : err_text(rc));
+    if ((rc = dag_new(spec, &dag)) != 0)
         goto out;
-    }
-    names = mem_calloc(spec->nstages, sizeof *names);
-    if (names == NULL)
-        goto out;
-    for (size_t s = 0; s < spec->nstages; s++)
-        names[s] = spec->stages[s].name;
 
-    /* 1. The training run and its profile. */
-    struct jockey_world w = {.spec = spec, .job = job, .dag = dag, .max_tokens = a.max_tokens};
+    /* 1. The training run (priorities from the spec's estimates) and its profile. */
+    struct jockey_world w = {.spec = spec, .job = est.job, .dag = dag, .max_tokens = a.max_tokens};
     w.deadline_s = a.deadline > 0 ? a.deadline : spec->has_deadline ? spec->deadline_s : 1e9;
     controller_config_default(&w.ccfg, w.deadline_s);
     struct jockey_cond train;
@@ -221,34 +208,18 @@ static int jockey__cmd(int argc, char **argv)
     int train_tokens = a.max_tokens / 2 > 0 ? a.max_tokens / 2 : 1;
     if ((rc = jockey_engine_run(&w, JOCKEY_POLICY_FIXED, train_tokens, &train, train_seed, &rec,
                                 &res)) != 0 ||
-        (rc = profile_build(&prof, spec->name, (int)spec->nstages, names, rec.v, rec.n, msg,
-                            sizeof msg)) != 0) {
+        (rc = profile_build(&prof, spec->name, (int)spec->nstages, est.stage_names, rec.v, rec.n,
+                            msg, sizeof msg)) != 0) {
         fprintf(stderr, "paddock-sim jockey: training run: %s\n", err_text(rc));
         goto out;
     }
 
-    /* 2. Model, progress indicator, Amdahl statistics. */
-    if ((rc = jsim_model_init(&model, job, names, &prof)) != 0 ||
-        (rc = jsim_job_amdahl(job, &model, &am)) != 0)
+    /* 2. The offline phase from the profile, as the JM does it (jsim_plan). */
+    if ((rc = jsim_plan_init(&plan, spec, &prof, a.progress, msg, sizeof msg)) != 0) {
+        fprintf(stderr, "paddock-sim jockey: %s\n", msg);
         goto out;
-    {
-        int S = (int)spec->nstages;
-        int *n = mem_calloc((size_t)S, sizeof *n);
-        double *Q = mem_calloc((size_t)S, sizeof *Q), *T = mem_calloc((size_t)S, sizeof *T);
-        if (n == NULL || Q == NULL || T == NULL) {
-            mem_free(n), mem_free(Q), mem_free(T);
-            goto out;
-        }
-        jsim_job_stage_sizes(job, n);
-        for (int s = 0; s < S; s++) {
-            Q[s] = model.stages[s].queue_total;
-            T[s] = model.stages[s].runtime_total;
-        }
-        rc = progress_init(&pm, a.progress, S, n, Q, T, &am);
-        mem_free(n), mem_free(Q), mem_free(T);
-        if (rc != 0)
-            goto out;
     }
+    w.job = plan.job;
 
     /* 3. The deadline. */
     const char *deadline_source = "spec";
@@ -260,7 +231,8 @@ static int jockey__cmd(int argc, char **argv)
         double mk[11];
         struct jsim_run_stats rs;
         for (int i = 0; i < 11; i++) {
-            if ((rc = jsim_run(job, &model, a.max_tokens, &pm, &rng, NULL, &rs)) != 0)
+            if ((rc = jsim_run(plan.job, &plan.model, a.max_tokens, &plan.progress, &rng, NULL,
+                               &rs)) != 0)
                 goto out;
             mk[i] = rs.makespan;
         }
@@ -288,39 +260,39 @@ static int jockey__cmd(int argc, char **argv)
     struct jsim_table_config tcfg;
     jsim_table_config_default(&tcfg);
     tcfg.max_tokens = a.max_tokens;
-    struct jsim_table_cost cost;
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    if ((rc = jsim_table_build(job, &model, &pm, &tcfg, &rng, &table, &cost, msg, sizeof msg)) !=
-        0) {
+    if ((rc = jsim_plan_build_table(&plan, &tcfg, &rng, msg, sizeof msg)) != 0) {
         fprintf(stderr, "paddock-sim jockey: %s\n", msg);
         goto out;
     }
     double table_ms = jockey__ms_since(&t0);
-    w.pm = &pm;
+    struct jsim_table_cost cost = plan.cost;
+    w.pm = &plan.progress;
     if (!a.no_speed) {
         ratio = mem_calloc(spec->nstages, sizeof *ratio);
-        if (ratio == NULL)
+        double *sum = mem_calloc(spec->nstages, sizeof *sum);
+        if (ratio == NULL || sum == NULL) {
+            mem_free(sum);
+            rc = ERR_NOMEM;
             goto out;
-        double *est = mem_calloc(spec->nstages, sizeof *est);
-        if (est == NULL)
-            goto out;
+        }
         for (size_t t = 0; t < spec->ntasks; t++)
-            est[spec->tasks[t].stage] += spec->tasks[t].runtime_s;
+            sum[spec->tasks[t].stage] += spec->tasks[t].runtime_s;
         for (size_t s = 0; s < spec->nstages; s++)
-            ratio[s] = est[s] > 0 ? model.stages[s].runtime_total / est[s] : 1;
-        mem_free(est);
+            ratio[s] = sum[s] > 0 ? plan.model.stages[s].runtime_total / sum[s] : 1;
+        mem_free(sum);
         w.stage_ratio = ratio;
     }
     w.change_at_s = a.change_at;
     w.change_to_s = a.change_to;
-    w.table = table;
-    w.amdahl = &am;
+    w.table = plan.table;
+    w.amdahl = &plan.amdahl;
 
     /* 5. The judged runs. */
     double work_est = 0;
-    for (int s = 0; s < model.nstages; s++)
-        work_est += model.stages[s].runtime_total;
+    for (int s = 0; s < plan.model.nstages; s++)
+        work_est += plan.model.stages[s].runtime_total;
     double oracle_est = ceil(work_est / w.deadline_s);
     struct jockey_cond cond;
     jockey_cond_judged(&cond, w.deadline_s, oracle_est > 1 ? oracle_est : 1);
@@ -384,7 +356,7 @@ static int jockey__cmd(int argc, char **argv)
     json_object_set_new(root, "max_tokens", json_integer(a.max_tokens));
     json_object_set_new(root, "progress", json_string(progress_kind_name(a.progress)));
     json_object_set_new(root, "speed_signal", json_boolean(!a.no_speed));
-    json_object_set_new(root, "critical_path_s", json_real(jsim_job_critical_path(job)));
+    json_object_set_new(root, "critical_path_s", json_real(jsim_job_critical_path(plan.job)));
     json_object_set_new(root, "oracle_mean", json_real(oracle_sum / a.runs));
     json_object_set_new(root, "table",
                         json_pack("{s:f, s:i, s:i, s:i, s:i, s:f}", "build_ms", table_ms,
@@ -445,15 +417,11 @@ out:
     for (int p = 0; p < 4; p++)
         mem_free(st[p].latency);
     mem_free(rec.v);
-    mem_free(names);
     mem_free(ratio);
-    jsim_table_destroy(&table);
-    amdahl_close(&am);
-    progress_close(&pm);
-    jsim_model_close(&model);
+    jsim_plan_close(&plan);
+    jsim_plan_close(&est);
     profile_close(&prof);
     dag_destroy(&dag);
-    jsim_job_destroy(&job);
     spec_destroy(&spec);
     return exit_code;
 }
