@@ -4,6 +4,7 @@
  *   - the rate of a plain fork + exec("true") + wait loop (the machine's floor for spawning);
  *   - the rate at which a real paddock-pn, driven over 127.0.0.1 by this program acting as a
  *     job manager, takes `true` tasks from TASK_CREATE to their terminal TASK_STATUS;
+ *   - the latency from TASK_CREATE to the RUNNING status on an idle PN (p50, p99);
  *   - the PN's resident set size when idle: at start, and after the load (when it still
  *     remembers the finished tasks for JMs that reconnect, pn [tasks] retain).
  * DESIGN.md section 5 targets: PN throughput >= half the fork+exec rate; idle RSS < 10 MiB.
@@ -49,6 +50,12 @@ static double fork_exec_rate(int n)
         waitpid(pid, &st, 0);
     }
     return n / (now_s() - t0);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
 }
 
 static long rss_kb(pid_t pid)
@@ -187,14 +194,52 @@ int main(int argc, char **argv)
         zframe_destroy(&fr);
     }
     double pn_rate = ntasks / (now_s() - t0);
+
+    /* start latency on an idle PN: one task at a time, TASK_CREATE sent -> RUNNING received */
+    enum { NLAT = 300 };
+    static double lat[NLAT];
+    for (int i = 0; i < NLAT; i++) {
+        proto_msg_t m;
+        proto_msg_init(&m, PROTO_TASK_CREATE);
+        snprintf(name, sizeof name, "lat%d", i);
+        m.task_create.job_id = "j-00000000b0b0";
+        m.task_create.task_id = name;
+        m.task_create.argv = targv;
+        m.task_create.argc = 1;
+        m.task_create.cpu = 0.01;
+        m.task_create.mem_mb = 1;
+        double ts = now_s();
+        if (proto_encode(&m, &buf, NULL, 0) != 0 || zsock_send(s, "b", buf.data, buf.len) != 0)
+            goto out;
+        int phase = 0; /* 1 once running seen, 2 once terminal seen */
+        while (phase < 2) {
+            zframe_t *fr = zframe_recv(s);
+            if (!fr)
+                goto out;
+            if (proto_decode(zframe_data(fr), zframe_size(fr), &m, NULL, NULL, 0) == 0) {
+                if (m.type == PROTO_TASK_STATUS && m.task_status.state == PROTO_TASK_RUNNING) {
+                    lat[i] = now_s() - ts;
+                    phase = 1;
+                }
+                if (m.type != PROTO_TASK_STATUS || proto_task_state_terminal(m.task_status.state))
+                    phase = 2;
+                proto_msg_close(&m);
+            }
+            zframe_destroy(&fr);
+        }
+    }
+    qsort(lat, NLAT, sizeof *lat, cmp_double);
+    double p50 = lat[NLAT / 2] * 1e3, p99 = lat[NLAT * 99 / 100] * 1e3;
     pause_ms(1500);
     long idle_after = rss_kb(pn);
     proto_buf_close(&buf);
     if (json)
         printf("{\"fork_exec_per_s\":%.0f,\"pn_tasks_per_s\":%.0f,\"ratio\":%.3f,"
                "\"tasks\":%d,\"succeeded\":%d,\"pn_idle_rss_kb\":%ld,"
-               "\"pn_idle_rss_after_kb\":%ld}\n",
-               fork_rate, pn_rate, pn_rate / fork_rate, ntasks, ok, idle_before, idle_after);
+               "\"pn_idle_rss_after_kb\":%ld,\"start_latency_p50_ms\":%.3f,"
+               "\"start_latency_p99_ms\":%.3f}\n",
+               fork_rate, pn_rate, pn_rate / fork_rate, ntasks, ok, idle_before, idle_after, p50,
+               p99);
     else
         printf("fork+exec+wait loop:   %8.0f processes/s (%d)\n"
                "paddock-pn true tasks: %8.0f tasks/s (%d, %d succeeded) = %.2f x fork+exec "
@@ -204,6 +249,10 @@ int main(int argc, char **argv)
                "the run, its %d finished tasks still remembered for reconnecting JMs\n",
                fork_rate, nforks, pn_rate, ntasks, ok, pn_rate / fork_rate, idle_before / 1024.0,
                idle_after / 1024.0, ntasks);
+    if (!json)
+        printf("idle PN start latency: %8.3f ms p50, %.3f ms p99 (create sent -> running "
+               "received, %d tasks)\n",
+               p50, p99, NLAT);
     rc = ok == ntasks ? 0 : 1;
 out:
     zsock_destroy(&s);
