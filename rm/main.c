@@ -1,0 +1,77 @@
+/* paddock-rm: one replica of the resource monitor (a thin shell: options, configuration,
+ * rm/server.c). */
+#include "common/config.h"
+#include "common/err.h"
+#include "common/log.h"
+#include "rm/rmconf.h"
+#include "rm/server.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: paddock-rm [--config FILE] [--set SECTION.KEY=VALUE]... [--bootstrap]\n"
+            "                  [--insecure]\n"
+            "       paddock-rm --print-schema | --print-config [--config FILE]\n"
+            "Runs one replica of the Paddock resource monitor (Raft-replicated cluster state,\n"
+            "the cluster view, the admin API). --bootstrap creates the cluster in an empty\n"
+            "data directory (first start only). --insecure allows listening on a non-loopback\n"
+            "address without CURVE keys.\n");
+}
+
+int main(int argc, char **argv)
+{
+    const char *config = NULL;
+    char *sets[256];
+    size_t nsets = 0;
+    bool insecure = false, bootstrap = false, print_schema = false, print_config = false;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--config") == 0 && i + 1 < argc) {
+            config = argv[++i];
+        } else if (strcmp(argv[i], "--set") == 0 && i + 1 < argc && nsets < 256) {
+            sets[nsets++] = argv[++i];
+        } else if (strcmp(argv[i], "--insecure") == 0) {
+            insecure = true;
+        } else if (strcmp(argv[i], "--bootstrap") == 0) {
+            bootstrap = true;
+        } else if (strcmp(argv[i], "--print-schema") == 0) {
+            print_schema = true;
+        } else if (strcmp(argv[i], "--print-config") == 0) {
+            print_config = true;
+        } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            usage(stdout);
+            return 0;
+        } else {
+            fprintf(stderr, "paddock-rm: unknown option %s\n", argv[i]);
+            usage(stderr);
+            return 2;
+        }
+    }
+    log_init("paddock-rm");
+    if (print_schema)
+        return config_print_schema(rmconf_schema, stdout) == 0 ? 0 : 1;
+    rmconf_t cfg;
+    memset(&cfg, 0, sizeof cfg);
+    char msg[1024];
+    int rc = rmconf_load(&cfg, config, sets, nsets, msg, sizeof msg);
+    if (rc != 0) {
+        fprintf(stderr, "paddock-rm: %s\n", msg);
+        rmconf_close(&cfg);
+        return 1;
+    }
+    if (print_config) {
+        rc = config_write(rmconf_schema, &cfg, stdout);
+        rmconf_close(&cfg);
+        return rc != 0 ? 1 : 0;
+    }
+    enum log_level lvl;
+    if (log_level_parse(cfg.log_level, &lvl) == 0)
+        log_set_level(lvl);
+    rc = server_run(&cfg, insecure, bootstrap, msg, sizeof msg);
+    if (rc != 0)
+        fprintf(stderr, "paddock-rm: %s\n", msg);
+    rmconf_close(&cfg);
+    return rc != 0 ? 1 : 0;
+}

@@ -1,0 +1,356 @@
+/* rmclient.c - blocking RM API client with leader redirects. */
+#include "rm/rmclient.h"
+
+#include "common/clock.h"
+#include "common/config.h"
+#include "common/curve.h"
+#include "common/err.h"
+#include "common/id.h"
+#include "common/mem.h"
+
+#include <czmq.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct rmclient {
+    size_t n;
+    zsock_t *sock[RMCLIENT_MAX_REPLICAS];
+    char *endpoint[RMCLIENT_MAX_REPLICAS];
+    int leader;
+    uint64_t next_req;
+    uint64_t cur_req; /* req_id of the request in c->buf */
+    proto_buf_t buf;
+};
+
+/* ---- cluster.conf ---- */
+
+struct rmclient__file {
+    struct config_list ids, api, pub;
+    char *keys_dir, *key_name;
+};
+
+#define F(x) offsetof(struct rmclient__file, x)
+static const struct config_key rmclient__schema[] = {
+    {"cluster", "ids", CONFIG_LIST, F(ids), "", "Raft ids of the RM replicas", 0,
+     RMCLIENT_MAX_REPLICAS},
+    {"cluster", "api", CONFIG_LIST, F(api), "", "API endpoints of the RM replicas", 1,
+     RMCLIENT_MAX_REPLICAS},
+    {"cluster", "pub", CONFIG_LIST, F(pub), "", "view PUB endpoints of the RM replicas", 0,
+     RMCLIENT_MAX_REPLICAS},
+    {"security", "keys_dir", CONFIG_STRING, F(keys_dir), "", "CURVE keys (relative to the dir)", 0,
+     4096},
+    {"security", "key_name", CONFIG_STRING, F(key_name), "paddock", "certificate name", 1, 255},
+    CONFIG_END,
+};
+#undef F
+
+int rmclient_cluster_load(const char *dir, struct rmclient_cluster *out, char *msg, size_t cap)
+{
+    memset(out, 0, sizeof *out);
+    struct rmclient__file f;
+    memset(&f, 0, sizeof f);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", dir, RMCLIENT_CLUSTER_FILE);
+    int rc = config_defaults(rmclient__schema, &f, msg, cap);
+    if (rc == 0)
+        rc = config_load_file(rmclient__schema, &f, path, msg, cap);
+    if (rc == 0 && f.api.len == 0)
+        rc = err_fmt(msg, cap, ERR_CONFIG, "%s: cluster.api lists no endpoint", path);
+    if (rc == 0) {
+        out->n = f.api.len;
+        for (size_t i = 0; i < f.api.len; i++) {
+            out->api[i] = mem_strdup(f.api.items[i]);
+            out->pub[i] = mem_strdup(i < f.pub.len ? f.pub.items[i] : "");
+            out->ids[i] = i < f.ids.len ? strtoull(f.ids.items[i], NULL, 10) : 0;
+        }
+        if (f.keys_dir[0] != '\0') {
+            char kd[4200];
+            if (f.keys_dir[0] == '/')
+                snprintf(kd, sizeof kd, "%s", f.keys_dir);
+            else
+                snprintf(kd, sizeof kd, "%s/%s", dir, f.keys_dir);
+            out->keys_dir = mem_strdup(kd);
+        }
+        out->key_name = mem_strdup(f.key_name);
+    }
+    config_close(rmclient__schema, &f);
+    return rc;
+}
+
+void rmclient_cluster_close(struct rmclient_cluster *c)
+{
+    for (size_t i = 0; i < RMCLIENT_MAX_REPLICAS; i++) {
+        mem_free(c->api[i]);
+        mem_free(c->pub[i]);
+    }
+    mem_free(c->keys_dir);
+    mem_free(c->key_name);
+    memset(c, 0, sizeof *c);
+}
+
+/* ---- sockets ---- */
+
+int rmclient_new(rmclient_t **out, const char *const *endpoints, size_t n, const char *keys_dir,
+                 const char *key_name, char *msg, size_t cap)
+{
+    *out = NULL;
+    if (n == 0 || n > RMCLIENT_MAX_REPLICAS)
+        return err_fmt(msg, cap, ERR_INVAL, "between 1 and %d RM endpoints needed",
+                       RMCLIENT_MAX_REPLICAS);
+    zsys_handler_set(NULL);
+    curve_t *curve = NULL;
+    if (keys_dir != NULL && keys_dir[0] != '\0') {
+        int rc = curve_load(&curve, keys_dir, key_name != NULL ? key_name : CURVE_DEFAULT_NAME,
+                            NULL, msg, cap);
+        if (rc != 0)
+            return rc;
+    }
+    rmclient_t *c = mem_calloc(1, sizeof *c);
+    if (c == NULL) {
+        curve_destroy(&curve);
+        return err_fmt(msg, cap, ERR_NOMEM, "out of memory");
+    }
+    c->leader = -1;
+    proto_buf_init(&c->buf);
+    uint64_t r = 0;
+    id_random_u64(&r);
+    c->next_req = (r & 0xffffffffull) + 1;
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        zsock_t *z = zsock_new(ZMQ_DEALER);
+        if (z == NULL) {
+            rc = err_fmt(msg, cap, ERR_SYS, "cannot create a socket");
+            break;
+        }
+        zsock_set_linger(z, 0);
+        zsock_set_maxmsgsize(z, PROTO_MAX_MSG_BYTES);
+        c->sock[i] = z;
+        c->endpoint[i] = mem_strdup(endpoints[i]);
+        c->n++;
+        rc = curve_apply(z, curve, CURVE_CLIENT, NULL, msg, cap);
+        if (rc == 0 && zsock_connect(z, "%s", endpoints[i]) != 0)
+            rc = err_fmt(msg, cap, ERR_INVAL, "cannot connect to %s", endpoints[i]);
+    }
+    curve_destroy(&curve);
+    if (rc != 0) {
+        rmclient_destroy(&c);
+        return rc;
+    }
+    *out = c;
+    return 0;
+}
+
+int rmclient_open(rmclient_t **out, const char *cluster_dir, const char *rm_endpoints,
+                  const char *keys_dir, char *msg, size_t cap)
+{
+    *out = NULL;
+    if (cluster_dir == NULL && rm_endpoints == NULL)
+        cluster_dir = getenv("PADDOCK_CLUSTER");
+    if (cluster_dir != NULL && cluster_dir[0] != '\0') {
+        struct rmclient_cluster cl;
+        int rc = rmclient_cluster_load(cluster_dir, &cl, msg, cap);
+        if (rc == 0)
+            rc = rmclient_new(out, (const char *const *)cl.api, cl.n,
+                              keys_dir != NULL ? keys_dir : cl.keys_dir, cl.key_name, msg, cap);
+        rmclient_cluster_close(&cl);
+        return rc;
+    }
+    if (rm_endpoints == NULL)
+        return err_fmt(msg, cap, ERR_INVAL,
+                       "no cluster given: use --cluster DIR, --rm ENDPOINTS or PADDOCK_CLUSTER");
+    char *copy = mem_strdup(rm_endpoints);
+    if (copy == NULL)
+        return err_fmt(msg, cap, ERR_NOMEM, "out of memory");
+    const char *eps[RMCLIENT_MAX_REPLICAS];
+    size_t n = 0;
+    char *save = NULL;
+    for (char *t = strtok_r(copy, ",", &save); t != NULL; t = strtok_r(NULL, ",", &save)) {
+        if (n == RMCLIENT_MAX_REPLICAS) {
+            mem_free(copy);
+            return err_fmt(msg, cap, ERR_INVAL, "at most %d RM endpoints", RMCLIENT_MAX_REPLICAS);
+        }
+        eps[n++] = t;
+    }
+    int rc = rmclient_new(out, eps, n, keys_dir, NULL, msg, cap);
+    mem_free(copy);
+    return rc;
+}
+
+void rmclient_destroy(rmclient_t **cp)
+{
+    if (cp == NULL || *cp == NULL)
+        return;
+    rmclient_t *c = *cp;
+    for (size_t i = 0; i < c->n; i++) {
+        zsock_destroy(&c->sock[i]);
+        mem_free(c->endpoint[i]);
+    }
+    proto_buf_close(&c->buf);
+    mem_free(c);
+    *cp = NULL;
+}
+
+size_t rmclient_count(const rmclient_t *c)
+{
+    return c->n;
+}
+
+const char *rmclient_endpoint(const rmclient_t *c, size_t i)
+{
+    return i < c->n ? c->endpoint[i] : NULL;
+}
+
+int rmclient_leader(const rmclient_t *c)
+{
+    return c->leader;
+}
+
+int rmclient_new_key(char *out, size_t cap)
+{
+    uint8_t b[16];
+    if (cap < 35 || id_random_bytes(b, sizeof b) != 0)
+        return ERR_SYS;
+    char hex[33];
+    snprintf(out, cap, "k-%s", id_hex(hex, b, sizeof b));
+    return 0;
+}
+
+/* One try on replica i: 0 with *reply, or ERR_TIMEOUT. Late replies to earlier tries (another
+ * req_id) are dropped. */
+static int rmclient__try(rmclient_t *c, size_t i, int timeout_ms, proto_msg_t *reply)
+{
+    zsock_t *z = c->sock[i];
+    if (zsock_send(z, "b", c->buf.data, c->buf.len) != 0)
+        return ERR_SYS;
+    uint64_t req_id = c->cur_req;
+    int64_t end = (int64_t)clock_mono_ms() + timeout_ms;
+    zpoller_t *p = zpoller_new(z, NULL);
+    if (p == NULL)
+        return ERR_NOMEM;
+    int rc = ERR_TIMEOUT;
+    for (;;) {
+        int64_t left = end - (int64_t)clock_mono_ms();
+        if (left <= 0)
+            break;
+        if (zpoller_wait(p, (int)left) == NULL)
+            break;
+        zframe_t *f = zframe_recv(z);
+        if (f == NULL)
+            break;
+        int d = proto_decode(zframe_data(f), zframe_size(f), reply, NULL, NULL, 0);
+        zframe_destroy(&f);
+        if (d != 0)
+            continue;
+        if (reply->req_id == req_id) {
+            rc = 0;
+            break;
+        }
+        proto_msg_close(reply);
+    }
+    zpoller_destroy(&p);
+    return rc;
+}
+
+static int rmclient__encode(rmclient_t *c, proto_msg_t *req, char *msg, size_t cap)
+{
+    req->req_id = c->next_req++;
+    c->cur_req = req->req_id;
+    char err[256];
+    int rc = proto_encode(req, &c->buf, err, sizeof err);
+    if (rc != 0)
+        return err_fmt(msg, cap, rc, "cannot encode %s: %s", proto_type_name(req->type), err);
+    return 0;
+}
+
+int rmclient_call_at(rmclient_t *c, size_t i, proto_msg_t *req, proto_msg_t *reply, int timeout_ms,
+                     char *msg, size_t cap)
+{
+    memset(reply, 0, sizeof *reply);
+    if (i >= c->n)
+        return err_fmt(msg, cap, ERR_INVAL, "no replica %zu", i);
+    int rc = rmclient__encode(c, req, msg, cap);
+    if (rc != 0)
+        return rc;
+    rc = rmclient__try(c, i, timeout_ms, reply);
+    if (rc != 0)
+        return err_fmt(msg, cap, rc, "%s: no answer within %d ms", c->endpoint[i], timeout_ms);
+    return 0;
+}
+
+static int rmclient__index(const rmclient_t *c, const char *endpoint)
+{
+    for (size_t i = 0; endpoint != NULL && i < c->n; i++) {
+        if (strcmp(c->endpoint[i], endpoint) == 0)
+            return (int)i;
+    }
+    return -1;
+}
+
+int rmclient_call(rmclient_t *c, proto_msg_t *req, proto_msg_t *reply, int try_ms, int deadline_ms,
+                  char *msg, size_t cap)
+{
+    memset(reply, 0, sizeof *reply);
+    int rc = rmclient__encode(c, req, msg, cap);
+    if (rc != 0)
+        return rc;
+    int64_t end = (int64_t)clock_mono_ms() + deadline_ms;
+    size_t target = c->leader >= 0 ? (size_t)c->leader : 0;
+    while ((int64_t)clock_mono_ms() < end) {
+        int64_t left = end - (int64_t)clock_mono_ms();
+        rc = rmclient__try(c, target, (int)(left < try_ms ? left : try_ms), reply);
+        if (rc == ERR_TIMEOUT) {
+            c->leader = -1;
+            target = (target + 1) % c->n;
+            continue;
+        }
+        if (rc != 0)
+            return err_fmt(msg, cap, rc, "%s: %s", c->endpoint[target], err_text(rc));
+        if (reply->type == PROTO_ERROR &&
+            (reply->error.code == ERR_NOTLEADER || reply->error.code == ERR_UNAVAILABLE)) {
+            int hint = rmclient__index(c, reply->error.leader_endpoint);
+            proto_msg_close(reply);
+            c->leader = -1;
+            if (hint >= 0 && (size_t)hint != target) {
+                target = (size_t)hint;
+                continue;
+            }
+            /* an election is running: give it a moment, then ask the next replica */
+            zclock_sleep(20);
+            target = (target + 1) % c->n;
+            continue;
+        }
+        c->leader = (int)target;
+        return 0;
+    }
+    return err_fmt(msg, cap, ERR_TIMEOUT, "no RM leader answered within %d ms", deadline_ms);
+}
+
+int rmclient_admin(rmclient_t *c, int replica, const char *kind, const char *const *args,
+                   size_t nargs, int timeout_ms, char **json, char *msg, size_t cap)
+{
+    *json = NULL;
+    proto_msg_t q, r;
+    proto_msg_init(&q, PROTO_ADMIN_QUERY);
+    q.admin_query.kind = (char *)kind;
+    q.admin_query.args = (char **)args;
+    q.admin_query.nargs = (uint32_t)nargs;
+    int rc = replica >= 0 ? rmclient_call_at(c, (size_t)replica, &q, &r, timeout_ms, msg, cap)
+                          : rmclient_call(c, &q, &r, timeout_ms < 1000 ? timeout_ms : 1000,
+                                          timeout_ms, msg, cap);
+    if (rc != 0)
+        return rc;
+    if (r.type == PROTO_ERROR) {
+        rc = err_fmt(msg, cap, r.error.code < 0 ? r.error.code : ERR_INVAL, "%s",
+                     r.error.text != NULL ? r.error.text : "refused");
+    } else if (r.type != PROTO_ADMIN_REPLY || r.admin_reply.json == NULL) {
+        rc = err_fmt(msg, cap, ERR_PARSE, "unexpected reply %s", proto_type_name(r.type));
+    } else if (r.admin_reply.code != 0) {
+        rc = err_fmt(msg, cap, r.admin_reply.code, "%s", err_text(r.admin_reply.code));
+    } else {
+        *json = r.admin_reply.json;
+        r.admin_reply.json = NULL; /* transferred */
+    }
+    proto_msg_close(&r);
+    return rc;
+}

@@ -1,0 +1,592 @@
+/* server.c - paddock-rm lifecycle: data directory, Raft, sockets, timers, leadership,
+ * batching of commands into log entries. */
+#include "rm/server_internal.h"
+
+#include "common/clock.h"
+#include "common/err.h"
+#include "common/log.h"
+#include "common/mem.h"
+#include "rm/ledger_cmd.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define SERVER__POLL_MS 10
+#define SERVER__TICK_MS 100
+
+const char *server_role_name(int role)
+{
+    switch (role) {
+    case RAFT_LEADER:
+        return "leader";
+    case RAFT_FOLLOWER:
+        return "follower";
+    case RAFT_CANDIDATE:
+        return "candidate";
+    default:
+        return "unavailable";
+    }
+}
+
+const char *server_leader_api(struct server *s, uint64_t *id)
+{
+    raft_id lid = 0;
+    const char *addr = NULL;
+    raft_leader(&s->raft, &lid, &addr);
+    *id = lid;
+    int i = lid != 0 ? rmconf_replica_index(s->cfg, lid) : -1;
+    struct rmconf_replica r;
+    if (i < 0 || !rmconf_replica(s->cfg, (size_t)i, &r))
+        return NULL;
+    return r.api;
+}
+
+/* ---- batching commands into log entries ---- */
+
+int server_submit(struct server *s, const struct ledger_cmd *cmd, const struct server_waiter *w)
+{
+    if (s->pending.len >= SERVER_PENDING_MAX)
+        return ERR_FULL;
+    struct server_cmd c;
+    c.cmd = *cmd;
+    if (w != NULL)
+        c.w = *w;
+    else
+        memset(&c.w, 0, sizeof c.w);
+    return vec_push(&s->pending, c);
+}
+
+static void server__batch_done(struct server *s, struct server_batch *b, int status)
+{
+    ledger_t *l = fsm_ledger(s->fsm);
+    for (size_t i = 0; i < b->n; i++) {
+        struct server_cmd *c = &b->cmds[i];
+        if (c->cmd.type == LEDGER_CMD_NODE_LIVENESS)
+            s->liveness_busy = false;
+        if (c->w.sock == NULL)
+            continue;
+        struct ledger_result res = {0, 0};
+        int code = 0;
+        if (status != 0)
+            code = ERR_NOTLEADER; /* maybe committed: the retry's key tells */
+        else if (!ledger_idem_lookup(l, c->cmd.key, &res))
+            code = ERR_UNAVAILABLE;
+        else
+            s->writes_committed++;
+        server_reply(s, c, code, &res);
+    }
+    mem_free(b->cmds);
+    mem_free(b);
+    s->inflight--;
+}
+
+static void server__apply_cb(struct raft_apply *req, int status, void *result)
+{
+    (void)result;
+    struct server_batch *b = req->data;
+    if (status != 0)
+        log_warn("log entry of %zu commands not committed here: %s", b->n, raft_strerror(status));
+    server__batch_done(b->s, b, status);
+}
+
+static void server__fail_pending(struct server *s, int code)
+{
+    for (size_t i = 0; i < s->pending.len; i++) {
+        struct server_cmd *c = &s->pending.items[i];
+        if (c->cmd.type == LEDGER_CMD_NODE_LIVENESS)
+            s->liveness_busy = false;
+        if (c->w.sock != NULL)
+            server_reply(s, c, code, NULL);
+    }
+    vec_truncate(&s->pending, 0);
+}
+
+static void server__flush(struct server *s)
+{
+    while (s->ready && s->pending.len > 0 && s->inflight < SERVER_INFLIGHT_MAX) {
+        size_t n =
+            s->pending.len < (size_t)s->cfg->batch_max ? s->pending.len : (size_t)s->cfg->batch_max;
+        struct server_batch *b = mem_calloc(1, sizeof *b);
+        struct server_cmd *cmds = mem_calloc(n, sizeof *cmds);
+        struct ledger_cmd *lc = mem_calloc(n, sizeof *lc);
+        if (b == NULL || cmds == NULL || lc == NULL) {
+            mem_free(b);
+            mem_free(cmds);
+            mem_free(lc);
+            return; /* retried on the next loop turn */
+        }
+        memcpy(cmds, s->pending.items, n * sizeof *cmds);
+        for (size_t i = 0; i < n; i++)
+            lc[i] = cmds[i].cmd;
+        struct enc_buf eb;
+        enc_buf_init(&eb);
+        eb.realloc_fn = raft_realloc; /* raft frees the entry */
+        ledger_cmd_encode(&eb, lc, n, clock_wall_ms());
+        mem_free(lc);
+        size_t len = 0;
+        struct raft_buffer buf;
+        buf.base = enc_buf_take(&eb, &len);
+        buf.len = len;
+        if (buf.base == NULL) {
+            mem_free(b);
+            mem_free(cmds);
+            return;
+        }
+        b->s = s;
+        b->n = n;
+        b->cmds = cmds;
+        b->req.data = b;
+        memmove(s->pending.items, s->pending.items + n, (s->pending.len - n) * sizeof *cmds);
+        vec_truncate(&s->pending, s->pending.len - n);
+        s->inflight++;
+        int rc = raft_apply(&s->raft, &b->req, &buf, 1, server__apply_cb);
+        if (rc != 0) {
+            raft_free(buf.base);
+            log_warn("raft_apply: %s", raft_strerror(rc));
+            server__batch_done(s, b, rc);
+        } else {
+            s->entries_appended++;
+        }
+    }
+}
+
+static void server__on_check(uv_check_t *h)
+{
+    server__flush(h->data);
+}
+
+/* ---- leadership ---- */
+
+static void server__reconcile_vcs(struct server *s)
+{
+    struct rmconf_vc vcs[RMCONF_MAX_VCS];
+    size_t n = 0;
+    char why[128];
+    if (rmconf_vcs(s->cfg, vcs, &n, why, sizeof why) != 0)
+        return;
+    ledger_t *l = fsm_ledger(s->fsm);
+    for (size_t i = 0; i < n; i++) {
+        const struct ledger_vc *vc = ledger_vc_find(l, vcs[i].name);
+        if (vc != NULL && vc->capacity == vcs[i].capacity)
+            continue;
+        struct ledger_cmd c;
+        ledger_cmd_init(&c, LEDGER_CMD_VC_SET);
+        memcpy(c.vc, vcs[i].name, sizeof c.vc);
+        c.count = vcs[i].capacity;
+        log_info("virtual cluster %s: capacity %u tokens", vcs[i].name, vcs[i].capacity);
+        server_submit(s, &c, NULL);
+    }
+}
+
+static void server__barrier_cb(struct raft_barrier *req, int status)
+{
+    struct server *s = req->data;
+    s->barrier_busy = false;
+    if (status != 0 || raft_state(&s->raft) != RAFT_LEADER) {
+        log_warn("barrier after election failed: %s", raft_strerror(status));
+        return;
+    }
+    s->ready = true;
+    s->ready_mono_ms = (int64_t)clock_mono_ms();
+    log_info("leader for term %llu, ledger at index %llu: serving writes",
+             (unsigned long long)s->raft.current_term,
+             (unsigned long long)raft_last_applied(&s->raft));
+    server__reconcile_vcs(s);
+    server__flush(s);
+}
+
+static void server__on_poll(uv_timer_t *t)
+{
+    struct server *s = t->data;
+    int st = raft_state(&s->raft);
+    if (st != s->role) {
+        log_info("raft: %s -> %s (term %llu)", server_role_name(s->role), server_role_name(st),
+                 (unsigned long long)s->raft.current_term);
+        if (s->role == RAFT_LEADER) {
+            s->ready = false;
+            server__fail_pending(s, ERR_NOTLEADER);
+        }
+        s->role = st;
+    }
+    if (st == RAFT_LEADER && !s->ready && !s->barrier_busy) {
+        /* raft 0.15: a new leader commits earlier terms' entries only through an entry of
+         * its own term; the barrier is that entry (DESIGN.md §7) */
+        s->barrier.data = s;
+        int rc = raft_barrier(&s->raft, &s->barrier, server__barrier_cb);
+        if (rc == 0)
+            s->barrier_busy = true;
+        else
+            log_warn("raft_barrier: %s", raft_strerror(rc));
+    }
+}
+
+/* ---- leases and liveness (leader) ---- */
+
+static void server__liveness(struct server *s)
+{
+    ledger_t *l = fsm_ledger(s->fsm);
+    int64_t now = (int64_t)clock_mono_ms();
+    for (size_t i = 0; i < ledger_node_count(l); i++) {
+        const struct ledger_node *n = ledger_node_at(l, i);
+        const struct view_node *vn = view_find(s->view, n->name);
+        int64_t heard = vn != NULL && vn->rx_ms > s->ready_mono_ms ? vn->rx_ms : s->ready_mono_ms;
+        /* a heartbeat from the node's current boot counts; from an older one it does not */
+        if (vn != NULL && vn->boot_id != n->boot_id && vn->rx_ms != 0)
+            heard = s->ready_mono_ms;
+        enum ledger_liveness want =
+            view_liveness(heard, now, s->cfg->suspect_after_ms, s->cfg->down_after_ms);
+        if (want == n->liveness)
+            continue;
+        struct ledger_cmd c;
+        ledger_cmd_init(&c, LEDGER_CMD_NODE_LIVENESS);
+        memcpy(c.name, n->name, sizeof c.name);
+        c.state = (uint8_t)want;
+        if (server_submit(s, &c, NULL) == 0) {
+            s->liveness_busy = true;
+            log_info("node %s: %s -> %s", n->name, ledger_node_state_name(n),
+                     want == LEDGER_NODE_UP        ? "up"
+                     : want == LEDGER_NODE_SUSPECT ? "suspect"
+                                                   : "down");
+        }
+    }
+}
+
+static void server__on_tick(uv_timer_t *t)
+{
+    struct server *s = t->data;
+    if (!s->ready)
+        return;
+    ledger_t *l = fsm_ledger(s->fsm);
+    if (ledger_next_expiry(l) <= clock_wall_ms()) {
+        bool queued = false;
+        for (size_t i = 0; i < s->pending.len && !queued; i++)
+            queued = s->pending.items[i].cmd.type == LEDGER_CMD_TICK;
+        if (!queued) {
+            struct ledger_cmd c;
+            ledger_cmd_init(&c, LEDGER_CMD_TICK);
+            server_submit(s, &c, NULL);
+        }
+    }
+    if (!s->liveness_busy)
+        server__liveness(s);
+}
+
+/* ---- the view ---- */
+
+static void server__on_applied(void *arg, const struct ledger_cmd *cmd,
+                               const struct ledger_result *res)
+{
+    struct server *s = arg;
+    if (res->code != 0 || cmd->type > LEDGER_CMD_NODE_OUTCOME)
+        return;
+    const struct ledger_node *n = ledger_node_find(fsm_ledger(s->fsm), cmd->name);
+    if (n != NULL)
+        view_note(s->view, n);
+}
+
+static int server__emit(void *arg, const proto_msg_t *m)
+{
+    struct server *s = arg;
+    char err[128];
+    int rc = proto_encode(m, &s->buf, err, sizeof err);
+    if (rc != 0) {
+        log_error("view: %s", err);
+        return rc;
+    }
+    zuv_send_bytes(s->pub, NULL, 0, s->buf.data, s->buf.len);
+    return 0;
+}
+
+static void server__on_delta(uv_timer_t *t)
+{
+    struct server *s = t->data;
+    view_publish_delta(s->view, (int64_t)clock_mono_ms(), s->id, server__emit, s);
+}
+
+static void server__on_snapshot(uv_timer_t *t)
+{
+    struct server *s = t->data;
+    /* the ledger may have been replaced by a Raft snapshot: resync durable facts */
+    ledger_t *l = fsm_ledger(s->fsm);
+    for (size_t i = 0; i < ledger_node_count(l); i++)
+        view_note(s->view, ledger_node_at(l, i));
+    view_publish_snapshot(s->view, (int64_t)clock_mono_ms(), s->id, server__emit, s);
+}
+
+/* ---- start and stop ---- */
+
+static void server__handle_closed(uv_handle_t *h)
+{
+    struct server *s = h->data;
+    s->handles_open--;
+}
+
+static void server__raft_closed(struct raft *r)
+{
+    struct server *s = r->data;
+    raft_uv_close(&s->io);
+    raft_uv_tcp_close(&s->transport);
+    s->raft_closed = true;
+}
+
+static void server__stop(struct server *s)
+{
+    if (s->stopping)
+        return;
+    s->stopping = true;
+    log_info("stopping");
+    server__fail_pending(s, ERR_UNAVAILABLE);
+    uv_handle_t *hs[] = {(uv_handle_t *)&s->poll_timer,  (uv_handle_t *)&s->tick_timer,
+                         (uv_handle_t *)&s->delta_timer, (uv_handle_t *)&s->snap_timer,
+                         (uv_handle_t *)&s->flush_check, (uv_handle_t *)&s->sigterm,
+                         (uv_handle_t *)&s->sigint};
+    for (size_t i = 0; i < sizeof hs / sizeof hs[0]; i++) {
+        if (hs[i]->data == s && !uv_is_closing(hs[i]))
+            uv_close(hs[i], server__handle_closed);
+    }
+    if (s->hb != s->api)
+        zuv_sock_close(&s->hb);
+    s->hb = NULL;
+    zuv_sock_close(&s->api);
+    zuv_sock_close(&s->pub);
+    if (s->raft_started)
+        raft_close(&s->raft, server__raft_closed);
+}
+
+static void server__on_signal(uv_signal_t *h, int sig)
+{
+    struct server *s = h->data;
+    log_info("signal %d", sig);
+    server__stop(s);
+}
+
+/* A PUB socket receives nothing; zuv wants a callback all the same. */
+static void server__on_pub(zuv_sock_t *zs, zmsg_t **msg, void *arg)
+{
+    (void)zs;
+    (void)msg;
+    (void)arg;
+}
+
+static int server__lock_dir(struct server *s, char *msg, size_t cap)
+{
+    const char *dir = s->cfg->data_dir;
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+        return err_fmt(msg, cap, ERR_IO, "data_dir %s: %s", dir, strerror(errno));
+    char path[4200];
+    snprintf(path, sizeof path, "%s/lock", dir);
+    s->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (s->lock_fd < 0)
+        return err_fmt(msg, cap, ERR_IO, "%s: %s", path, strerror(errno));
+    if (flock(s->lock_fd, LOCK_EX | LOCK_NB) != 0)
+        return err_fmt(msg, cap, ERR_IO, "data_dir %s is in use by another paddock-rm (%s)", dir,
+                       strerror(errno));
+    char pid[32];
+    int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+    if (ftruncate(s->lock_fd, 0) != 0 || write(s->lock_fd, pid, (size_t)n) != n)
+        log_warn("%s: cannot record the pid", path);
+    return 0;
+}
+
+static int server__socket(struct server *s, int type, const char *endpoint, bool insecure,
+                          zuv_recv_fn *fn, zuv_sock_t **out, char *msg, size_t cap)
+{
+    int rc = curve_check_listen(endpoint, s->curve, insecure, msg, cap);
+    if (rc != 0)
+        return rc;
+    zsock_t *z = zuv_socket(type, PROTO_MAX_MSG_BYTES);
+    if (z == NULL)
+        return err_fmt(msg, cap, ERR_SYS, "cannot create a socket for %s", endpoint);
+    if (type == ZMQ_PUB)
+        zsock_set_sndhwm(z, 200000); /* a 20,000-node snapshot is 40 parts per subscriber */
+    else
+        zsock_set_rcvhwm(z, 200000);
+    rc = curve_apply(z, s->curve, CURVE_SERVER, NULL, msg, cap);
+    if (rc == 0 && zsock_bind(z, "%s", endpoint) < 0)
+        rc = err_fmt(msg, cap, ERR_IO, "cannot bind %s: %s", endpoint, zmq_strerror(zmq_errno()));
+    if (rc == 0)
+        rc = zuv_sock_new(out, &s->loop, &z, NULL, fn, s);
+    if (rc != 0) {
+        zsock_destroy(&z);
+        if (msg[0] == '\0')
+            err_fmt(msg, cap, rc, "%s: %s", endpoint, err_text(rc));
+    }
+    return rc;
+}
+
+static bool server__initialised(const char *dir)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/metadata1", dir);
+    if (access(path, F_OK) == 0)
+        return true;
+    snprintf(path, sizeof path, "%s/metadata2", dir);
+    return access(path, F_OK) == 0;
+}
+
+static int server__raft_start(struct server *s, bool bootstrap, char *msg, size_t cap)
+{
+    const rmconf_t *cfg = s->cfg;
+    struct rmconf_replica self;
+    rmconf_replica(cfg, (size_t)s->self, &self);
+    int rc = raft_uv_tcp_init(&s->transport, &s->loop);
+    if (rc != 0)
+        return err_fmt(msg, cap, ERR_SYS, "raft transport: %s", raft_strerror(rc));
+    rc = raft_uv_init(&s->io, &s->loop, cfg->data_dir, &s->transport);
+    if (rc != 0) {
+        raft_uv_tcp_close(&s->transport);
+        return err_fmt(msg, cap, ERR_IO, "raft storage %s: %s", cfg->data_dir, raft_strerror(rc));
+    }
+    raft_uv_set_segment_size(&s->io, (size_t)cfg->segment_size);
+    rc = raft_init(&s->raft, &s->io, fsm_raft(s->fsm), s->id, self.raft);
+    if (rc != 0) {
+        raft_uv_close(&s->io);
+        raft_uv_tcp_close(&s->transport);
+        return err_fmt(msg, cap, ERR_SYS, "raft_init: %s", raft_strerror(rc));
+    }
+    s->raft.data = s;
+    s->raft_started = true; /* from here raft_close releases io and transport */
+    bool initialised = server__initialised(cfg->data_dir);
+    if (!initialised && !bootstrap)
+        return err_fmt(msg, cap, ERR_STATE,
+                       "data_dir %s holds no Raft state: start with --bootstrap to create the "
+                       "cluster (a lost replica must rejoin under a new id)",
+                       cfg->data_dir);
+    if (!initialised) {
+        struct raft_configuration conf;
+        raft_configuration_init(&conf);
+        for (size_t i = 0; i < rmconf_replica_count(cfg); i++) {
+            struct rmconf_replica r;
+            rmconf_replica(cfg, i, &r);
+            rc = raft_configuration_add(&conf, r.id, r.raft, RAFT_VOTER);
+            if (rc != 0)
+                break;
+        }
+        if (rc == 0)
+            rc = raft_bootstrap(&s->raft, &conf);
+        raft_configuration_close(&conf);
+        if (rc != 0 && rc != RAFT_CANTBOOTSTRAP)
+            return err_fmt(msg, cap, ERR_IO, "raft_bootstrap: %s", raft_strerror(rc));
+        log_info("bootstrapped a cluster of %zu replicas", rmconf_replica_count(cfg));
+    }
+    raft_set_election_timeout(&s->raft, (unsigned)cfg->election_timeout_ms);
+    raft_set_heartbeat_timeout(&s->raft, (unsigned)cfg->raft_heartbeat_ms);
+    raft_set_pre_vote(&s->raft, cfg->pre_vote);
+    raft_set_snapshot_threshold(&s->raft, (unsigned)cfg->snapshot_threshold);
+    raft_set_snapshot_trailing(&s->raft, (unsigned)cfg->snapshot_trailing);
+    rc = raft_start(&s->raft);
+    if (rc != 0)
+        return err_fmt(msg, cap, ERR_IO, "raft_start: %s (%s)", raft_strerror(rc),
+                       raft_errmsg(&s->raft));
+    return 0;
+}
+
+static void server__timer(struct server *s, uv_timer_t *t, uv_timer_cb cb, uint64_t period)
+{
+    uv_timer_init(&s->loop, t);
+    t->data = s;
+    s->handles_open++;
+    uv_timer_start(t, cb, period, period);
+}
+
+static int server__start(struct server *s, bool insecure, bool bootstrap, char *msg, size_t cap)
+{
+    const rmconf_t *cfg = s->cfg;
+    int rc = server__lock_dir(s, msg, cap);
+    if (rc != 0)
+        return rc;
+    if (cfg->keys_dir != NULL && cfg->keys_dir[0] != '\0') {
+        rc = curve_load(&s->curve, cfg->keys_dir, cfg->key_name, NULL, msg, cap);
+        char allow[4200];
+        snprintf(allow, sizeof allow, "%s/%s", cfg->keys_dir, CURVE_ALLOW_SUBDIR);
+        if (rc == 0)
+            rc = curve_auth_start(allow, msg, cap);
+        if (rc != 0)
+            return rc;
+    }
+    struct rmconf_replica self;
+    rmconf_replica(cfg, (size_t)s->self, &self);
+    rc = server__socket(s, ZMQ_ROUTER, self.api, insecure, server_on_api, &s->api, msg, cap);
+    if (rc == 0 && strcmp(self.heartbeat, self.api) != 0)
+        rc =
+            server__socket(s, ZMQ_ROUTER, self.heartbeat, insecure, server_on_hb, &s->hb, msg, cap);
+    else
+        s->hb = s->api;
+    if (rc == 0)
+        rc = server__socket(s, ZMQ_PUB, self.pub, insecure, server__on_pub, &s->pub, msg, cap);
+    if (rc != 0)
+        return rc;
+    rc = server__raft_start(s, bootstrap, msg, cap);
+    if (rc != 0)
+        return rc;
+    server__timer(s, &s->poll_timer, server__on_poll, SERVER__POLL_MS);
+    server__timer(s, &s->tick_timer, server__on_tick, SERVER__TICK_MS);
+    server__timer(s, &s->delta_timer, server__on_delta, (uint64_t)cfg->view_delta_ms);
+    server__timer(s, &s->snap_timer, server__on_snapshot, (uint64_t)cfg->view_snapshot_ms);
+    uv_check_init(&s->loop, &s->flush_check);
+    s->flush_check.data = s;
+    s->handles_open++;
+    uv_check_start(&s->flush_check, server__on_check);
+    uv_signal_init(&s->loop, &s->sigterm);
+    uv_signal_init(&s->loop, &s->sigint);
+    s->sigterm.data = s->sigint.data = s;
+    s->handles_open += 2;
+    uv_signal_start(&s->sigterm, server__on_signal, SIGTERM);
+    uv_signal_start(&s->sigint, server__on_signal, SIGINT);
+    log_info("replica %llu: raft %s, api %s, heartbeats %s, view %s%s", (unsigned long long)s->id,
+             self.raft, self.api, self.heartbeat, self.pub, s->curve != NULL ? ", CURVE on" : "");
+    return 0;
+}
+
+int server_run(const rmconf_t *cfg, bool insecure, bool bootstrap, char *msg, size_t cap)
+{
+    struct server *s = mem_calloc(1, sizeof *s);
+    if (s == NULL)
+        return err_fmt(msg, cap, ERR_NOMEM, "out of memory");
+    msg[0] = '\0';
+    s->cfg = cfg;
+    s->id = (uint64_t)cfg->id;
+    s->self = rmconf_replica_index(cfg, s->id);
+    s->lock_fd = -1;
+    s->role = RAFT_UNAVAILABLE;
+    vec_init(&s->pending);
+    proto_buf_init(&s->buf);
+    proto_stats_init(&s->api_stats);
+    proto_stats_init(&s->hb_stats);
+    int rc = zuv_global_init();
+    if (rc == 0 && uv_loop_init(&s->loop) != 0)
+        rc = ERR_SYS;
+    if (rc != 0) {
+        mem_free(s);
+        return err_fmt(msg, cap, ERR_SYS, "event loop initialisation failed");
+    }
+    s->fsm = fsm_new();
+    s->view = view_new();
+    if (s->fsm == NULL || s->view == NULL)
+        rc = err_fmt(msg, cap, ERR_NOMEM, "out of memory");
+    else
+        fsm_set_hook(s->fsm, server__on_applied, s);
+    if (rc == 0)
+        rc = server__start(s, insecure, bootstrap, msg, cap);
+    if (rc == 0)
+        uv_run(&s->loop, UV_RUN_DEFAULT);
+    server__stop(s);
+    uv_run(&s->loop, UV_RUN_DEFAULT); /* until every handle has closed */
+    if (uv_loop_close(&s->loop) != 0)
+        log_warn("event loop closed with handles still open");
+    curve_auth_stop();
+    curve_destroy(&s->curve);
+    fsm_destroy(&s->fsm);
+    view_destroy(&s->view);
+    vec_close(&s->pending);
+    proto_buf_close(&s->buf);
+    if (s->lock_fd >= 0)
+        close(s->lock_fd);
+    mem_free(s);
+    return rc;
+}

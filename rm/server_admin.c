@@ -1,0 +1,274 @@
+/* server_admin.c - admin queries answered from this replica's ledger and view as JSON
+ * (the document shapes the CLI prints; docs/rm.md lists them). */
+#include "rm/server_internal.h"
+
+#include "common/clock.h"
+#include "common/err.h"
+#include "common/id.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *const server__reject_names[SERVER_REJ_COUNT] = {"decode",  "frames",     "type",
+                                                                   "invalid", "not_leader", "busy"};
+
+static void server__job_id(uint64_t id, char out[ID_JOB_SIZE])
+{
+    snprintf(out, ID_JOB_SIZE, ID_JOB_PREFIX "%012llx",
+             (unsigned long long)(id & 0xffffffffffffull));
+}
+
+static json_t *server__node_json(struct server *s, const struct ledger_node *n, bool full)
+{
+    const struct view_node *v = view_find(s->view, n->name);
+    int64_t now = (int64_t)clock_mono_ms();
+    json_t *o = json_object();
+    json_object_set_new(o, "name", json_string(n->name));
+    json_object_set_new(o, "rack", json_string(n->rack));
+    json_object_set_new(o, "address", json_string(n->address));
+    json_object_set_new(o, "state", json_string(ledger_node_state_name(n)));
+    json_object_set_new(o, "cpus", json_real(n->cpus_milli / 1000.0));
+    json_object_set_new(o, "mem_mb", json_integer(n->mem_mb));
+    bool heard = v != NULL && v->rx_ms != 0;
+    json_object_set_new(o, "running",
+                        json_integer(heard ? v->running_regular + v->running_opportunistic : 0));
+    json_object_set_new(o, "queued",
+                        json_integer(heard ? v->queued_regular + v->queued_opportunistic : 0));
+    json_object_set_new(o, "age_ms", heard ? json_integer(now - v->rx_ms) : json_null());
+    json_object_set_new(o, "used_cpus", json_real(heard ? v->used_cpu : 0.0));
+    json_object_set_new(o, "used_mem_mb", json_integer(heard ? (json_int_t)v->used_mem_mb : 0));
+    json_object_set_new(o, "psucc", json_real(ledger_node_psucc(n)));
+    json_object_set_new(o, "down_count", json_integer(n->down_count));
+    if (!full)
+        return o;
+    char boot[ID_U64_SIZE];
+    json_object_set_new(o, "boot_id", json_string(id_format_u64(n->boot_id, boot)));
+    json_object_set_new(o, "registered_ms", json_integer(n->registered_ms));
+    json_object_set_new(o, "state_since_ms", json_integer(n->since_ms));
+    json_object_set_new(o, "tasks_ok", json_integer((json_int_t)n->tasks_ok));
+    json_object_set_new(o, "tasks_failed", json_integer((json_int_t)n->tasks_failed));
+    if (heard) {
+        json_object_set_new(o, "running_regular", json_integer(v->running_regular));
+        json_object_set_new(o, "running_opportunistic", json_integer(v->running_opportunistic));
+        json_object_set_new(o, "queued_regular", json_integer(v->queued_regular));
+        json_object_set_new(o, "queued_opportunistic", json_integer(v->queued_opportunistic));
+        json_object_set_new(o, "heartbeat_seq", json_integer((json_int_t)v->seq));
+    }
+    json_t *mx = json_object(), *cpu = json_array(), *mem = json_array(), *cells = json_array();
+    const proto_matrix_t *pm = heard ? &v->matrix : NULL;
+    for (uint32_t r = 0; pm != NULL && r < pm->ncpu; r++) {
+        json_array_append_new(cpu, json_real(pm->cpu_bounds[r]));
+        json_t *row = json_array();
+        for (uint32_t c = 0; c < pm->nmem; c++) {
+            uint32_t w = proto_matrix_cell(pm, r, c);
+            json_array_append_new(row, w == PROTO_WAIT_NEVER ? json_null() : json_integer(w));
+        }
+        json_array_append_new(cells, row);
+    }
+    for (uint32_t c = 0; pm != NULL && c < pm->nmem; c++)
+        json_array_append_new(mem, json_integer((json_int_t)pm->mem_bounds_mb[c]));
+    json_object_set_new(mx, "cpu", cpu);
+    json_object_set_new(mx, "mem_mb", mem);
+    json_object_set_new(mx, "cells_ms", cells);
+    json_object_set_new(mx, "timestamp_ms", json_integer(pm != NULL ? pm->timestamp_ms : 0));
+    json_object_set_new(o, "matrix", mx);
+    return o;
+}
+
+static json_t *server__job_json(const ledger_t *l, const struct ledger_job *j)
+{
+    char jid[ID_JOB_SIZE];
+    server__job_id(j->id, jid);
+    const struct ledger_vc *vc = ledger_vc_at(l, j->vc);
+    json_t *o = json_object();
+    json_object_set_new(o, "job_id", json_string(jid));
+    json_object_set_new(o, "name", json_string(j->name));
+    json_object_set_new(o, "virtual_cluster", json_string(vc != NULL ? vc->name : "?"));
+    json_object_set_new(o, "state", json_string(ledger_job_state_name(j->state)));
+    json_object_set_new(o, "tokens", json_integer(j->tokens));
+    json_object_set_new(o, "wanted", json_integer(j->wanted));
+    json_object_set_new(o, "submitted_ms", json_integer(j->submitted_ms));
+    json_object_set_new(o, "deadline_ms",
+                        j->deadline_ms ? json_integer(j->deadline_ms) : json_null());
+    json_object_set_new(o, "lease_ms", json_integer(j->lease_ms));
+    json_object_set_new(o, "lease_expiry_ms", json_integer(j->lease_expiry_ms));
+    json_object_set_new(o, "finished_ms",
+                        j->finished_ms ? json_integer(j->finished_ms) : json_null());
+    return o;
+}
+
+static json_t *server__status(struct server *s)
+{
+    struct rmconf_replica self;
+    rmconf_replica(s->cfg, (size_t)s->self, &self);
+    json_t *o = json_object();
+    json_object_set_new(o, "id", json_integer((json_int_t)s->id));
+    json_object_set_new(o, "address", json_string(self.raft));
+    json_object_set_new(o, "api", json_string(self.api));
+    json_object_set_new(o, "pub", json_string(self.pub));
+    json_object_set_new(o, "role", json_string(server_role_name(raft_state(&s->raft))));
+    json_object_set_new(o, "ready", json_boolean(s->ready));
+    json_object_set_new(o, "term", json_integer((json_int_t)s->raft.current_term));
+    json_object_set_new(o, "commit_index", json_integer((json_int_t)s->raft.commit_index));
+    json_object_set_new(o, "last_applied", json_integer((json_int_t)raft_last_applied(&s->raft)));
+    json_object_set_new(o, "last_index", json_integer((json_int_t)raft_last_index(&s->raft)));
+    uint64_t lid = 0;
+    const char *lapi = server_leader_api(s, &lid);
+    json_t *leader = json_object();
+    json_object_set_new(leader, "id", lid ? json_integer((json_int_t)lid) : json_null());
+    json_object_set_new(leader, "api", lapi ? json_string(lapi) : json_null());
+    json_object_set_new(o, "leader", leader);
+    ledger_t *l = fsm_ledger(s->fsm);
+    json_object_set_new(o, "nodes", json_integer((json_int_t)ledger_node_count(l)));
+    json_object_set_new(o, "jobs", json_integer((json_int_t)ledger_job_count(l)));
+    json_object_set_new(o, "view_nodes", json_integer((json_int_t)view_count(s->view)));
+    json_object_set_new(o, "view_seq", json_integer((json_int_t)view_seq(s->view)));
+    json_object_set_new(o, "requests", json_integer((json_int_t)s->requests));
+    json_object_set_new(o, "heartbeats", json_integer((json_int_t)s->heartbeats));
+    json_object_set_new(o, "heartbeats_stale", json_integer((json_int_t)s->heartbeats_stale));
+    json_object_set_new(o, "writes_committed", json_integer((json_int_t)s->writes_committed));
+    json_object_set_new(o, "entries_appended", json_integer((json_int_t)s->entries_appended));
+    json_object_set_new(o, "pending", json_integer((json_int_t)s->pending.len));
+    json_object_set_new(o, "inflight", json_integer((json_int_t)s->inflight));
+    json_t *rej = json_object();
+    uint64_t total = 0;
+    for (int i = 0; i < SERVER_REJ_COUNT; i++) {
+        json_object_set_new(rej, server__reject_names[i], json_integer((json_int_t)s->rejected[i]));
+        total += s->rejected[i];
+    }
+    json_object_set_new(rej, "total", json_integer((json_int_t)total));
+    json_t *why = json_object();
+    for (int r = 0; r < PROTO_REJ_COUNT; r++) {
+        uint64_t n = s->api_stats.rejected_by_reason[r] + s->hb_stats.rejected_by_reason[r];
+        if (n != 0)
+            json_object_set_new(why, proto_reject_name((proto_reject_t)r),
+                                json_integer((json_int_t)n));
+    }
+    json_object_set_new(rej, "decode_reasons", why);
+    json_object_set_new(o, "rejected", rej);
+    struct fsm_stats fs;
+    fsm_stats(s->fsm, &fs);
+    json_t *f = json_object();
+    json_object_set_new(f, "entries", json_integer((json_int_t)fs.entries));
+    json_object_set_new(f, "commands", json_integer((json_int_t)fs.commands));
+    json_object_set_new(f, "refused", json_integer((json_int_t)fs.refused));
+    json_object_set_new(f, "malformed", json_integer((json_int_t)fs.malformed));
+    json_object_set_new(f, "snapshots", json_integer((json_int_t)fs.snapshots));
+    json_object_set_new(f, "restores", json_integer((json_int_t)fs.restores));
+    json_object_set_new(o, "fsm", f);
+    long rss = 0;
+    FILE *fp = fopen("/proc/self/statm", "r");
+    if (fp != NULL) {
+        long size = 0;
+        if (fscanf(fp, "%ld %ld", &size, &rss) != 2)
+            rss = 0;
+        fclose(fp);
+    }
+    json_object_set_new(o, "rss_kb", json_integer(rss * (sysconf(_SC_PAGESIZE) / 1024)));
+    return o;
+}
+
+char *server_admin_json(struct server *s, const proto_admin_query_t *q, int *code, char *why,
+                        size_t cap)
+{
+    ledger_t *l = fsm_ledger(s->fsm);
+    json_t *doc = NULL;
+    if (strcmp(q->kind, PROTO_ADMIN_RM_STATUS) == 0) {
+        doc = server__status(s);
+    } else if (strcmp(q->kind, PROTO_ADMIN_NODES) == 0) {
+        json_t *arr = json_array();
+        for (size_t i = 0; i < ledger_node_count(l); i++)
+            json_array_append_new(arr, server__node_json(s, ledger_node_at(l, i), false));
+        doc = json_object();
+        json_object_set_new(doc, "nodes", arr);
+    } else if (strcmp(q->kind, PROTO_ADMIN_NODE) == 0) {
+        const struct ledger_node *n = q->nargs == 1 ? ledger_node_find(l, q->args[0]) : NULL;
+        if (n == NULL) {
+            *code = q->nargs == 1 ? ERR_NOTFOUND : ERR_INVAL;
+            err_fmt(why, cap, *code, q->nargs == 1 ? "no node named %s" : "usage: node NAME",
+                    q->nargs == 1 ? q->args[0] : "");
+            return NULL;
+        }
+        doc = server__node_json(s, n, true);
+    } else if (strcmp(q->kind, PROTO_ADMIN_TOKENS) == 0) {
+        json_t *vcs = json_array();
+        for (size_t v = 0; v < ledger_vc_count(l); v++) {
+            const struct ledger_vc *vc = ledger_vc_at(l, v);
+            json_t *o = json_object(), *jobs = json_array();
+            json_object_set_new(o, "name", json_string(vc->name));
+            json_object_set_new(o, "capacity", json_integer(vc->capacity));
+            json_object_set_new(o, "granted", json_integer(vc->granted));
+            json_object_set_new(o, "free", json_integer(vc->capacity - vc->granted));
+            for (size_t i = 0; i < ledger_job_count(l); i++) {
+                const struct ledger_job *j = ledger_job_at(l, i);
+                if (j->vc != v || j->state != LEDGER_JOB_ACTIVE)
+                    continue;
+                char jid[ID_JOB_SIZE];
+                server__job_id(j->id, jid);
+                json_t *g = json_object();
+                json_object_set_new(g, "job_id", json_string(jid));
+                json_object_set_new(g, "name", json_string(j->name));
+                json_object_set_new(g, "tokens", json_integer(j->tokens));
+                json_object_set_new(g, "wanted", json_integer(j->wanted));
+                json_array_append_new(jobs, g);
+            }
+            json_object_set_new(o, "jobs", jobs);
+            json_array_append_new(vcs, o);
+        }
+        doc = json_object();
+        json_object_set_new(doc, "virtual_clusters", vcs);
+    } else if (strcmp(q->kind, PROTO_ADMIN_JOBS) == 0) {
+        json_t *arr = json_array();
+        for (size_t i = 0; i < ledger_job_count(l); i++)
+            json_array_append_new(arr, server__job_json(l, ledger_job_at(l, i)));
+        doc = json_object();
+        json_object_set_new(doc, "jobs", arr);
+    } else if (strcmp(q->kind, PROTO_ADMIN_JOB) == 0) {
+        uint64_t id = 0;
+        const struct ledger_job *j = NULL;
+        if (q->nargs == 1 && id_job_valid(q->args[0], strlen(q->args[0])) &&
+            id_parse_u64(q->args[0] + 2, ID_JOB_HEX, &id) == 0)
+            j = ledger_job_find(l, id);
+        if (j == NULL) {
+            *code = ERR_NOTFOUND;
+            err_fmt(why, cap, *code, "no job %s", q->nargs == 1 ? q->args[0] : "(none given)");
+            return NULL;
+        }
+        doc = server__job_json(l, j);
+    } else {
+        *code = ERR_INVAL;
+        err_fmt(why, cap, *code, "unknown admin query \"%s\"", q->kind);
+        return NULL;
+    }
+    char *text = doc != NULL ? json_dumps(doc, JSON_COMPACT) : NULL;
+    json_decref(doc);
+    if (text == NULL) {
+        *code = ERR_NOMEM;
+        err_fmt(why, cap, *code, "out of memory");
+        return NULL;
+    }
+    if (strlen(text) > PROTO_MAX_JSON) {
+        free(text);
+        *code = ERR_TOOBIG;
+        err_fmt(why, cap, *code, "reply too large");
+        return NULL;
+    }
+    return text;
+}
+
+char *server_admin_write_json(struct server *s, const struct server_cmd *c,
+                              const struct ledger_result *res)
+{
+    (void)res;
+    ledger_t *l = fsm_ledger(s->fsm);
+    const struct ledger_job *j = ledger_job_find(l, c->cmd.job);
+    json_t *doc = j != NULL ? server__job_json(l, j) : json_object();
+    json_object_set_new(doc, "ok", json_true());
+    json_object_set_new(doc, "kind", json_string(c->w.admin_kind));
+    char *text = json_dumps(doc, JSON_COMPACT);
+    json_decref(doc);
+    return text;
+}

@@ -1,0 +1,453 @@
+/* server_api.c - paddock-rm requests: decoding, dispatch to the ledger (through the log on the
+ * leader) or the view, and replies. Bad requests are refused with a reason and counted. */
+#include "rm/server_internal.h"
+
+#include "common/clock.h"
+#include "common/err.h"
+#include "common/id.h"
+#include "common/log.h"
+#include "common/map.h"
+#include "rm/ledger_cmd.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+uint64_t server_key_hash(const char *key)
+{
+    uint64_t h = map_hash(key, strlen(key));
+    return h != 0 ? h : 1; /* 0 means "no key" to the ledger */
+}
+
+void server_send(struct server *s, zuv_sock_t *sock, const void *peer, size_t peer_len,
+                 const proto_msg_t *m)
+{
+    char err[160];
+    if (proto_encode(m, &s->buf, err, sizeof err) != 0) {
+        log_error("reply %s: %s", proto_type_name(m->type), err);
+        return;
+    }
+    zuv_send_bytes(sock, peer, peer_len, s->buf.data, s->buf.len);
+}
+
+void server_send_error(struct server *s, zuv_sock_t *sock, const void *peer, size_t peer_len,
+                       uint64_t req_id, proto_type_t in_reply_to, int code, const char *text)
+{
+    proto_msg_t m;
+    proto_msg_init(&m, PROTO_ERROR);
+    m.req_id = req_id;
+    m.error.code = code < 0 ? code : ERR_INVAL;
+    m.error.text = (char *)(text != NULL && text[0] != '\0' ? text : err_text(code));
+    m.error.in_reply_to = (uint32_t)in_reply_to;
+    if (code == ERR_NOTLEADER) {
+        uint64_t lid = 0;
+        const char *api = server_leader_api(s, &lid);
+        m.error.leader_endpoint = (char *)(api != NULL ? api : "");
+        m.error.leader_id = lid;
+    }
+    server_send(s, sock, peer, peer_len, &m);
+}
+
+static void server__format_job(uint64_t id, char out[ID_JOB_SIZE])
+{
+    snprintf(out, ID_JOB_SIZE, ID_JOB_PREFIX "%012llx",
+             (unsigned long long)(id & 0xffffffffffffull));
+}
+
+/* Job ids on the wire are "j-" + 12 hex digits of the ledger's id. */
+static int server__parse_job(const char *s, uint64_t *id)
+{
+    if (s == NULL || !id_job_valid(s, strlen(s)))
+        return ERR_INVAL;
+    return id_parse_u64(s + 2, ID_JOB_HEX, id) == 0 && *id != 0 ? 0 : ERR_INVAL;
+}
+
+static void server__reject(struct server *s, zuv_sock_t *sock, const void *peer, size_t peer_len,
+                           const proto_msg_t *m, enum server_reject why, int code, const char *text)
+{
+    s->rejected[why]++;
+    log_debug("refused %s: %s", proto_type_name(m->type) ? proto_type_name(m->type) : "?", text);
+    server_send_error(s, sock, peer, peer_len, m->req_id, m->type, code, text);
+}
+
+/* ---- replies once a command is applied ---- */
+
+static void server__grant(struct server *s, const struct server_cmd *c, uint64_t granted)
+{
+    ledger_t *l = fsm_ledger(s->fsm);
+    const struct ledger_job *j = ledger_job_find(l, c->cmd.job);
+    char jid[ID_JOB_SIZE];
+    server__format_job(c->cmd.job, jid);
+    proto_msg_t m;
+    if (c->w.type == PROTO_LEASE_RENEW) {
+        proto_msg_init(&m, PROTO_LEASE_ACK);
+        m.lease_ack.key = (char *)c->w.key;
+        m.lease_ack.job_id = jid;
+        m.lease_ack.lease_ms = j != NULL ? (uint32_t)j->lease_ms : 0;
+        m.lease_ack.granted = (uint32_t)granted;
+        m.lease_ack.cancel = j != NULL && j->state == LEDGER_JOB_CANCELLED;
+        if (j != NULL && j->deadline_ms > j->submitted_ms)
+            m.lease_ack.deadline_ms = (uint64_t)(j->deadline_ms - j->submitted_ms);
+    } else {
+        proto_msg_init(&m, PROTO_TOKEN_GRANT);
+        m.token_grant.key = (char *)c->w.key;
+        m.token_grant.job_id = jid;
+        m.token_grant.granted = (uint32_t)granted;
+        if (j != NULL) {
+            const struct ledger_vc *vc = ledger_vc_at(l, j->vc);
+            m.token_grant.requested = j->wanted;
+            m.token_grant.capacity = vc != NULL ? vc->capacity : 0;
+            m.token_grant.lease_ms = (uint32_t)j->lease_ms;
+        }
+        m.token_grant.ledger_index = raft_last_applied(&s->raft);
+    }
+    m.req_id = c->w.req_id;
+    server_send(s, c->w.sock, c->w.peer, c->w.peer_len, &m);
+}
+
+void server_reply(struct server *s, const struct server_cmd *c, int code,
+                  const struct ledger_result *res)
+{
+    const struct server_waiter *w = &c->w;
+    if (code != 0) {
+        server_send_error(s, w->sock, w->peer, w->peer_len, w->req_id, w->type, code, NULL);
+        return;
+    }
+    proto_msg_t m;
+    char jid[ID_JOB_SIZE];
+    switch (w->type) {
+    case PROTO_NODE_REGISTER:
+        proto_msg_init(&m, PROTO_NODE_REGISTER_ACK);
+        m.req_id = w->req_id;
+        m.node_register_ack.key = (char *)w->key;
+        m.node_register_ack.name = (char *)c->cmd.name;
+        m.node_register_ack.boot_id = c->cmd.boot_id;
+        m.node_register_ack.verdict =
+            res->code == 0 ? PROTO_VERDICT_ACCEPTED : PROTO_VERDICT_REJECTED;
+        m.node_register_ack.code = res->code;
+        m.node_register_ack.reason = res->code != 0 ? (char *)err_text(res->code) : NULL;
+        m.node_register_ack.heartbeat_ms = (uint32_t)s->cfg->pn_heartbeat_ms;
+        m.node_register_ack.rm_id = s->id;
+        server_send(s, w->sock, w->peer, w->peer_len, &m);
+        return;
+    case PROTO_JOB_REGISTER:
+        proto_msg_init(&m, PROTO_JOB_REGISTER_REPLY);
+        m.req_id = w->req_id;
+        jid[0] = '\0';
+        if (res->code == 0)
+            server__format_job(res->value, jid);
+        m.job_register_reply.key = (char *)w->key;
+        m.job_register_reply.job_id = jid;
+        m.job_register_reply.code = res->code;
+        m.job_register_reply.reason = res->code != 0 ? (char *)err_text(res->code) : NULL;
+        server_send(s, w->sock, w->peer, w->peer_len, &m);
+        return;
+    case PROTO_TOKEN_REQUEST:
+    case PROTO_TOKEN_RELEASE:
+    case PROTO_LEASE_RENEW: {
+        const struct ledger_job *j = ledger_job_find(fsm_ledger(s->fsm), c->cmd.job);
+        bool cancelled = j != NULL && j->state == LEDGER_JOB_CANCELLED;
+        if (res->code == 0 || (w->type == PROTO_LEASE_RENEW && cancelled)) {
+            server__grant(s, c, res->value);
+            return;
+        }
+        char why[128];
+        snprintf(why, sizeof why, "job %s: %s%s%s", c->w.key[0] ? "" : "", err_text(res->code),
+                 j != NULL ? ", job is " : "", j != NULL ? ledger_job_state_name(j->state) : "");
+        server_send_error(s, w->sock, w->peer, w->peer_len, w->req_id, w->type, res->code, why);
+        return;
+    }
+    case PROTO_ADMIN_QUERY: {
+        if (res->code != 0) {
+            server_send_error(s, w->sock, w->peer, w->peer_len, w->req_id, w->type, res->code,
+                              NULL);
+            return;
+        }
+        char *json = server_admin_write_json(s, c, res);
+        proto_msg_init(&m, PROTO_ADMIN_REPLY);
+        m.req_id = w->req_id;
+        m.admin_reply.json = json != NULL ? json : (char *)"{}";
+        server_send(s, w->sock, w->peer, w->peer_len, &m);
+        free(json);
+        return;
+    }
+    default:
+        return;
+    }
+}
+
+/* ---- requests ---- */
+
+static void server__waiter(struct server_waiter *w, zuv_sock_t *sock, const void *peer,
+                           size_t peer_len, const proto_msg_t *m, const char *key)
+{
+    memset(w, 0, sizeof *w);
+    w->sock = sock;
+    w->peer_len = peer_len < SERVER_PEER_MAX ? peer_len : SERVER_PEER_MAX;
+    memcpy(w->peer, peer, w->peer_len);
+    w->req_id = m->req_id;
+    w->type = m->type;
+    snprintf(w->key, sizeof w->key, "%s", key != NULL ? key : "");
+}
+
+/* A write: answered now when its key was already applied, else queued for the log. */
+static void server__write(struct server *s, zuv_sock_t *sock, const void *peer, size_t peer_len,
+                          const proto_msg_t *m, struct ledger_cmd *cmd, const char *key,
+                          const char *admin_kind)
+{
+    if (s->role != RAFT_LEADER) {
+        server__reject(s, sock, peer, peer_len, m, SERVER_REJ_NOTLEADER, ERR_NOTLEADER,
+                       "not the leader");
+        return;
+    }
+    struct server_cmd c;
+    c.cmd = *cmd;
+    server__waiter(&c.w, sock, peer, peer_len, m, key);
+    if (admin_kind != NULL)
+        snprintf(c.w.admin_kind, sizeof c.w.admin_kind, "%s", admin_kind);
+    struct ledger_result res;
+    if (cmd->key != 0 && ledger_idem_lookup(fsm_ledger(s->fsm), cmd->key, &res)) {
+        server_reply(s, &c, 0, &res); /* a retry of something already applied */
+        return;
+    }
+    int rc = server_submit(s, &c.cmd, &c.w);
+    if (rc != 0)
+        server__reject(s, sock, peer, peer_len, m, SERVER_REJ_BUSY, ERR_FULL,
+                       "too many requests pending, retry later");
+}
+
+static bool server__fits(const char *v, size_t cap)
+{
+    return v != NULL && strlen(v) < cap;
+}
+
+static void server__node_register(struct server *s, zuv_sock_t *sock, const void *peer,
+                                  size_t peer_len, const proto_msg_t *m)
+{
+    const proto_node_register_t *r = &m->node_register;
+    if (!server__fits(r->name, LEDGER_NAME_MAX) || r->name[0] == '\0' ||
+        !server__fits(r->rack, LEDGER_RACK_MAX) || !server__fits(r->endpoint, LEDGER_ADDR_MAX) ||
+        r->cpu * 1000.0 < 1.0 || r->cpu > 4000000.0 || r->mem_mb == 0 || r->mem_mb > UINT32_MAX) {
+        server__reject(s, sock, peer, peer_len, m, SERVER_REJ_INVALID, ERR_RANGE,
+                       "node name (< 64 bytes), rack (< 32), endpoint (< 128), cpu or mem_mb out "
+                       "of range");
+        return;
+    }
+    struct ledger_cmd c;
+    ledger_cmd_init(&c, LEDGER_CMD_NODE_REGISTER);
+    c.key = server_key_hash(r->key);
+    snprintf(c.name, sizeof c.name, "%s", r->name);
+    snprintf(c.rack, sizeof c.rack, "%s", r->rack);
+    snprintf(c.address, sizeof c.address, "%s", r->endpoint);
+    c.cpus_milli = (uint32_t)(r->cpu * 1000.0 + 0.5);
+    c.mem_mb = (uint32_t)r->mem_mb;
+    c.boot_id = r->boot_id;
+    server__write(s, sock, peer, peer_len, m, &c, r->key, NULL);
+}
+
+static void server__job_register(struct server *s, zuv_sock_t *sock, const void *peer,
+                                 size_t peer_len, const proto_msg_t *m)
+{
+    const proto_job_register_t *r = &m->job_register;
+    if (!server__fits(r->name, LEDGER_NAME_MAX) || r->name[0] == '\0' ||
+        !server__fits(r->virtual_cluster, LEDGER_NAME_MAX) ||
+        r->deadline_ms > (uint64_t)LEDGER_LEASE_MAX_MS * 3650) {
+        server__reject(s, sock, peer, peer_len, m, SERVER_REJ_INVALID, ERR_RANGE,
+                       "job name or virtual cluster (< 64 bytes) or deadline out of range");
+        return;
+    }
+    struct ledger_cmd c;
+    ledger_cmd_init(&c, LEDGER_CMD_JOB_REGISTER);
+    c.key = server_key_hash(r->key);
+    snprintf(c.name, sizeof c.name, "%s", r->name);
+    snprintf(c.vc, sizeof c.vc, "%s", r->virtual_cluster);
+    int64_t base = r->submit_ms > 0 ? r->submit_ms : clock_wall_ms();
+    c.deadline_ms = r->deadline_ms != 0 ? base + (int64_t)r->deadline_ms : 0;
+    c.lease_ms = s->cfg->lease_ms;
+    server__write(s, sock, peer, peer_len, m, &c, r->key, NULL);
+}
+
+static void server__job_write(struct server *s, zuv_sock_t *sock, const void *peer, size_t peer_len,
+                              const proto_msg_t *m)
+{
+    struct ledger_cmd c;
+    const char *key = NULL, *job = NULL;
+    switch (m->type) {
+    case PROTO_TOKEN_REQUEST:
+        ledger_cmd_init(&c, LEDGER_CMD_TOKEN_REQUEST);
+        key = m->token_request.key;
+        job = m->token_request.job_id;
+        c.count = m->token_request.tokens;
+        break;
+    case PROTO_TOKEN_RELEASE:
+        ledger_cmd_init(&c, LEDGER_CMD_TOKEN_RELEASE);
+        key = m->token_release.key;
+        job = m->token_release.job_id;
+        c.count = m->token_release.all ? UINT32_MAX : m->token_release.tokens;
+        break;
+    default: {
+        const proto_lease_renew_t *r = &m->lease_renew;
+        key = r->key;
+        job = r->job_id;
+        if (r->state == PROTO_JOB_SUCCEEDED || r->state == PROTO_JOB_FAILED ||
+            r->state == PROTO_JOB_CANCELLED) {
+            /* the JM's last word: the job ended, its tokens go back */
+            ledger_cmd_init(&c, LEDGER_CMD_JOB_END);
+            c.state = r->state == PROTO_JOB_SUCCEEDED ? LEDGER_JOB_DONE
+                      : r->state == PROTO_JOB_FAILED  ? LEDGER_JOB_FAILED
+                                                      : LEDGER_JOB_CANCELLED;
+        } else {
+            ledger_cmd_init(&c, LEDGER_CMD_LEASE_RENEW);
+        }
+        break;
+    }
+    }
+    if (server__parse_job(job, &c.job) != 0) {
+        server__reject(s, sock, peer, peer_len, m, SERVER_REJ_INVALID, ERR_INVAL,
+                       "job_id is not a job id (j- and 12 hex digits)");
+        return;
+    }
+    c.key = server_key_hash(key);
+    server__write(s, sock, peer, peer_len, m, &c, key, NULL);
+}
+
+static void server__admin(struct server *s, zuv_sock_t *sock, const void *peer, size_t peer_len,
+                          const proto_msg_t *m)
+{
+    const proto_admin_query_t *q = &m->admin_query;
+    bool cancel = strcmp(q->kind, PROTO_ADMIN_JOB_CANCEL) == 0;
+    if (cancel || strcmp(q->kind, PROTO_ADMIN_JOB_DEADLINE) == 0) {
+        struct ledger_cmd c;
+        ledger_cmd_init(&c, cancel ? LEDGER_CMD_JOB_END : LEDGER_CMD_JOB_DEADLINE);
+        c.state = LEDGER_JOB_CANCELLED;
+        char *end = NULL;
+        long long ms = !cancel && q->nargs >= 2 ? strtoll(q->args[1], &end, 10) : 0;
+        if (q->nargs < (cancel ? 1u : 2u) || server__parse_job(q->args[0], &c.job) != 0 ||
+            (!cancel && (end == q->args[1] || *end != '\0' || ms < 0 ||
+                         ms > (long long)LEDGER_LEASE_MAX_MS * 3650))) {
+            server__reject(s, sock, peer, peer_len, m, SERVER_REJ_INVALID, ERR_INVAL,
+                           cancel ? "usage: job_cancel JOB_ID"
+                                  : "usage: job_deadline JOB_ID MS (from submission)");
+            return;
+        }
+        if (!cancel) {
+            const struct ledger_job *j = ledger_job_find(fsm_ledger(s->fsm), c.job);
+            c.deadline_ms = ms == 0 ? 0 : (j != NULL ? j->submitted_ms : clock_wall_ms()) + ms;
+        }
+        uint64_t nonce = 0;
+        id_random_u64(&nonce); /* admin writes carry no key: one of our own */
+        c.key = nonce;
+        server__write(s, sock, peer, peer_len, m, &c, "", q->kind);
+        return;
+    }
+    int code = 0;
+    char why[256] = "";
+    char *json = server_admin_json(s, q, &code, why, sizeof why);
+    if (json == NULL) {
+        server__reject(s, sock, peer, peer_len, m, SERVER_REJ_INVALID, code, why);
+        return;
+    }
+    proto_msg_t r;
+    proto_msg_init(&r, PROTO_ADMIN_REPLY);
+    r.req_id = m->req_id;
+    r.admin_reply.json = json;
+    server_send(s, sock, peer, peer_len, &r);
+    free(json);
+}
+
+static void server__heartbeat(struct server *s, zuv_sock_t *sock, const void *peer, size_t peer_len,
+                              const proto_msg_t *m)
+{
+    const proto_heartbeat_t *hb = &m->heartbeat;
+    s->heartbeats++;
+    const struct ledger_node *n = ledger_node_find(fsm_ledger(s->fsm), hb->name);
+    if (n == NULL || n->boot_id != hb->boot_id) {
+        /* not registered (or registered by an earlier boot): the PN registers again */
+        server_send_error(s, sock, peer, peer_len, m->req_id, PROTO_HEARTBEAT, ERR_NOTFOUND,
+                          "node not registered with this boot id");
+        return;
+    }
+    int rc = view_ingest(s->view, hb, (int64_t)clock_mono_ms());
+    if (rc == VIEW_STALE)
+        s->heartbeats_stale++;
+    else if (rc < 0)
+        server__reject(s, sock, peer, peer_len, m, SERVER_REJ_INVALID, rc,
+                       "heartbeat fields too long");
+}
+
+/* Decodes [peer, body]; returns false (after refusing and counting) when unusable. */
+static bool server__decode(struct server *s, zuv_sock_t *zs, zmsg_t *msg, proto_stats_t *stats,
+                           proto_msg_t *m, zframe_t **peer)
+{
+    s->requests++;
+    if (zmsg_size(msg) != 2) {
+        s->rejected[SERVER_REJ_FRAMES]++;
+        *peer = zmsg_first(msg);
+        if (*peer != NULL && zmsg_size(msg) > 1)
+            server_send_error(s, zs, zframe_data(*peer), zframe_size(*peer), 0, PROTO_TYPE_NONE,
+                              ERR_PARSE, "expected one frame per message");
+        return false;
+    }
+    *peer = zmsg_first(msg);
+    zframe_t *body = zmsg_next(msg);
+    char err[256];
+    int rc = proto_decode(zframe_data(body), zframe_size(body), m, stats, err, sizeof err);
+    if (rc != 0) {
+        s->rejected[SERVER_REJ_DECODE]++;
+        log_debug("undecodable request: %s", err);
+        server_send_error(s, zs, zframe_data(*peer), zframe_size(*peer), 0, PROTO_TYPE_NONE, rc,
+                          err);
+        return false;
+    }
+    return true;
+}
+
+void server_on_api(zuv_sock_t *zs, zmsg_t **msg, void *arg)
+{
+    struct server *s = arg;
+    proto_msg_t m;
+    zframe_t *peer = NULL;
+    if (!server__decode(s, zs, *msg, &s->api_stats, &m, &peer))
+        return;
+    const void *p = zframe_data(peer);
+    size_t plen = zframe_size(peer);
+    switch (m.type) {
+    case PROTO_HEARTBEAT:
+        server__heartbeat(s, zs, p, plen, &m);
+        break;
+    case PROTO_NODE_REGISTER:
+        server__node_register(s, zs, p, plen, &m);
+        break;
+    case PROTO_JOB_REGISTER:
+        server__job_register(s, zs, p, plen, &m);
+        break;
+    case PROTO_TOKEN_REQUEST:
+    case PROTO_TOKEN_RELEASE:
+    case PROTO_LEASE_RENEW:
+        server__job_write(s, zs, p, plen, &m);
+        break;
+    case PROTO_ADMIN_QUERY:
+        server__admin(s, zs, p, plen, &m);
+        break;
+    default:
+        server__reject(s, zs, p, plen, &m, SERVER_REJ_TYPE, ERR_UNKNOWN_TYPE,
+                       "the RM does not serve this message type");
+        break;
+    }
+    proto_msg_close(&m);
+}
+
+void server_on_hb(zuv_sock_t *zs, zmsg_t **msg, void *arg)
+{
+    struct server *s = arg;
+    proto_msg_t m;
+    zframe_t *peer = NULL;
+    if (!server__decode(s, zs, *msg, &s->hb_stats, &m, &peer))
+        return;
+    if (m.type == PROTO_HEARTBEAT)
+        server__heartbeat(s, zs, zframe_data(peer), zframe_size(peer), &m);
+    else
+        server__reject(s, zs, zframe_data(peer), zframe_size(peer), &m, SERVER_REJ_TYPE,
+                       ERR_UNKNOWN_TYPE, "the heartbeat socket takes heartbeats only");
+    proto_msg_close(&m);
+}

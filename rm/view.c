@@ -1,0 +1,269 @@
+/* view.c - heartbeat aggregation and view publication. */
+#include "rm/view.h"
+
+#include "common/err.h"
+#include "common/map.h"
+#include "common/mem.h"
+
+#include <stdio.h>
+#include <string.h>
+
+struct view {
+    struct view_node *nodes;
+    size_t n, cap;
+    struct map index; /* name -> node index + 1 (as a pointer-sized integer) */
+    uint64_t seq;
+    proto_view_node_t *scratch; /* PROTO_MAX_VIEW_NODES wire entries */
+};
+
+view_t *view_new(void)
+{
+    view_t *v = mem_calloc(1, sizeof *v);
+    if (v == NULL)
+        return NULL;
+    map_init(&v->index);
+    v->scratch = mem_calloc(PROTO_MAX_VIEW_NODES, sizeof *v->scratch);
+    if (v->scratch == NULL) {
+        mem_free(v);
+        return NULL;
+    }
+    return v;
+}
+
+void view_destroy(view_t **vp)
+{
+    if (vp == NULL || *vp == NULL)
+        return;
+    view_t *v = *vp;
+    map_close(&v->index);
+    mem_free(v->nodes);
+    mem_free(v->scratch);
+    mem_free(v);
+    *vp = NULL;
+}
+
+static struct view_node *view__find(const view_t *v, const char *name)
+{
+    void *val = NULL;
+    if (!map_find(&v->index, name, strlen(name), &val))
+        return NULL;
+    return &v->nodes[(uintptr_t)val - 1];
+}
+
+static int view__copy(char *dst, size_t cap, const char *src)
+{
+    size_t n = src != NULL ? strlen(src) : 0;
+    if (n >= cap)
+        return ERR_INVAL;
+    memcpy(dst, src != NULL ? src : "", n + 1);
+    return 0;
+}
+
+static struct view_node *view__add(view_t *v, const char *name, int *rc)
+{
+    if (strlen(name) >= LEDGER_NAME_MAX || name[0] == '\0') {
+        *rc = ERR_INVAL;
+        return NULL;
+    }
+    if (v->n == v->cap) {
+        size_t cap = v->cap < 64 ? 64 : v->cap * 2;
+        void *p = mem_reallocarray(v->nodes, cap, sizeof *v->nodes);
+        if (p == NULL) {
+            *rc = ERR_NOMEM;
+            return NULL;
+        }
+        v->nodes = p;
+        v->cap = cap;
+    }
+    if (map_put(&v->index, name, (void *)(uintptr_t)(v->n + 1), NULL) != 0) {
+        *rc = ERR_NOMEM;
+        return NULL;
+    }
+    struct view_node *n = &v->nodes[v->n++];
+    memset(n, 0, sizeof *n);
+    memcpy(n->name, name, strlen(name) + 1);
+    n->state = PROTO_NODE_UP;
+    n->dirty = true;
+    *rc = 0;
+    return n;
+}
+
+int view_ingest(view_t *v, const proto_heartbeat_t *hb, int64_t now)
+{
+    if (hb->name == NULL || strlen(hb->name) >= LEDGER_NAME_MAX ||
+        (hb->rack != NULL && strlen(hb->rack) >= LEDGER_RACK_MAX) ||
+        (hb->endpoint != NULL && strlen(hb->endpoint) >= LEDGER_ADDR_MAX))
+        return ERR_INVAL;
+    struct view_node *n = view__find(v, hb->name);
+    if (n == NULL) {
+        int rc;
+        n = view__add(v, hb->name, &rc);
+        if (n == NULL)
+            return rc;
+    } else if (n->rx_ms != 0 && n->boot_id == hb->boot_id && hb->seq <= n->seq) {
+        return VIEW_STALE;
+    }
+    view__copy(n->rack, sizeof n->rack, hb->rack);
+    view__copy(n->endpoint, sizeof n->endpoint, hb->endpoint);
+    n->cpu = hb->cpu;
+    n->mem_mb = hb->mem_mb;
+    n->used_cpu = hb->used_cpu;
+    n->used_mem_mb = hb->used_mem_mb;
+    n->running_regular = hb->running_regular;
+    n->running_opportunistic = hb->running_opportunistic;
+    n->queued_regular = hb->queued_regular;
+    n->queued_opportunistic = hb->queued_opportunistic;
+    n->matrix = hb->matrix;
+    n->boot_id = hb->boot_id;
+    n->seq = hb->seq;
+    n->rx_ms = now;
+    n->dirty = true;
+    return VIEW_FRESH;
+}
+
+static uint32_t view__state(const struct ledger_node *n)
+{
+    if (n->liveness == LEDGER_NODE_DOWN)
+        return PROTO_NODE_DOWN;
+    if (n->draining)
+        return PROTO_NODE_DRAINING;
+    return n->liveness == LEDGER_NODE_SUSPECT ? PROTO_NODE_SUSPECT : PROTO_NODE_UP;
+}
+
+int view_note(view_t *v, const struct ledger_node *ln)
+{
+    struct view_node *n = view__find(v, ln->name);
+    if (n == NULL) {
+        int rc;
+        n = view__add(v, ln->name, &rc);
+        if (n == NULL)
+            return rc;
+    }
+    if (n->rx_ms == 0) { /* no heartbeat yet: the registration is all we know */
+        memcpy(n->rack, ln->rack, sizeof n->rack);
+        memcpy(n->endpoint, ln->address, sizeof n->endpoint);
+        n->cpu = ln->cpus_milli / 1000.0;
+        n->mem_mb = ln->mem_mb;
+        n->boot_id = ln->boot_id;
+    }
+    uint32_t state = view__state(ln);
+    uint64_t failures = ln->tasks_failed + ln->down_count;
+    if (n->state != state || n->failures != failures || n->successes != ln->tasks_ok) {
+        n->state = state;
+        n->failures = failures;
+        n->successes = ln->tasks_ok;
+        n->dirty = true;
+    }
+    return 0;
+}
+
+size_t view_count(const view_t *v)
+{
+    return v->n;
+}
+
+const struct view_node *view_at(const view_t *v, size_t i)
+{
+    return i < v->n ? &v->nodes[i] : NULL;
+}
+
+const struct view_node *view_find(const view_t *v, const char *name)
+{
+    return view__find(v, name);
+}
+
+enum ledger_liveness view_liveness(int64_t heard_ms, int64_t now, int64_t suspect_ms,
+                                   int64_t down_ms)
+{
+    int64_t age = now - heard_ms;
+    if (age >= down_ms)
+        return LEDGER_NODE_DOWN;
+    return age >= suspect_ms ? LEDGER_NODE_SUSPECT : LEDGER_NODE_UP;
+}
+
+static void view__wire(proto_view_node_t *w, const struct view_node *n, int64_t now)
+{
+    memset(w, 0, sizeof *w);
+    w->name = (char *)n->name;
+    w->rack = (char *)n->rack;
+    w->endpoint = (char *)n->endpoint;
+    w->state = n->state;
+    w->cpu = n->cpu;
+    w->mem_mb = n->mem_mb;
+    w->used_cpu = n->used_cpu;
+    w->used_mem_mb = n->used_mem_mb;
+    w->running_regular = n->running_regular;
+    w->running_opportunistic = n->running_opportunistic;
+    w->queued_regular = n->queued_regular;
+    w->queued_opportunistic = n->queued_opportunistic;
+    w->matrix = n->matrix;
+    w->boot_id = n->boot_id;
+    w->seq = n->seq;
+    int64_t age = n->rx_ms != 0 && now > n->rx_ms ? now - n->rx_ms : 0;
+    /* never heard from by this replica: as stale as the protocol can say */
+    w->age_ms = n->rx_ms != 0 ? (uint64_t)age : PROTO_MAX_DURATION_MS;
+    w->failures = n->failures;
+    w->successes = n->successes;
+}
+
+int view_publish_snapshot(view_t *v, int64_t now, uint64_t rm_id, view_emit_fn *emit, void *arg)
+{
+    uint32_t parts = (uint32_t)((v->n + PROTO_MAX_VIEW_NODES - 1) / PROTO_MAX_VIEW_NODES);
+    if (parts == 0)
+        parts = 1;
+    if (parts > PROTO_MAX_VIEW_PARTS)
+        return ERR_TOOBIG;
+    uint64_t seq = ++v->seq;
+    for (uint32_t p = 0; p < parts; p++) {
+        size_t first = (size_t)p * PROTO_MAX_VIEW_NODES, k = 0;
+        for (; k < PROTO_MAX_VIEW_NODES && first + k < v->n; k++) {
+            view__wire(&v->scratch[k], &v->nodes[first + k], now);
+            v->nodes[first + k].dirty = false;
+        }
+        proto_msg_t m;
+        proto_msg_init(&m, PROTO_VIEW_SNAPSHOT);
+        m.view_snapshot.rm_id = rm_id;
+        m.view_snapshot.view_seq = seq;
+        m.view_snapshot.part = p;
+        m.view_snapshot.parts = parts;
+        m.view_snapshot.timestamp_ms = now;
+        m.view_snapshot.nodes = k > 0 ? v->scratch : NULL;
+        m.view_snapshot.nnodes = (uint32_t)k;
+        int rc = emit(arg, &m);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
+int view_publish_delta(view_t *v, int64_t now, uint64_t rm_id, view_emit_fn *emit, void *arg)
+{
+    size_t i = 0;
+    for (;;) {
+        size_t k = 0;
+        for (; i < v->n && k < PROTO_MAX_VIEW_NODES; i++) {
+            if (v->nodes[i].dirty) {
+                view__wire(&v->scratch[k++], &v->nodes[i], now);
+                v->nodes[i].dirty = false;
+            }
+        }
+        if (k == 0)
+            return 0;
+        proto_msg_t m;
+        proto_msg_init(&m, PROTO_VIEW_DELTA);
+        m.view_delta.rm_id = rm_id;
+        m.view_delta.base_seq = v->seq;
+        m.view_delta.view_seq = ++v->seq;
+        m.view_delta.timestamp_ms = now;
+        m.view_delta.changed = v->scratch;
+        m.view_delta.nchanged = (uint32_t)k;
+        int rc = emit(arg, &m);
+        if (rc != 0)
+            return rc;
+    }
+}
+
+uint64_t view_seq(const view_t *v)
+{
+    return v->seq;
+}

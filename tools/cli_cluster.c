@@ -1,0 +1,489 @@
+/* cli_cluster.c - `paddock cluster up --dir DIR [--rm 3] [--pn 4] [--pn-cpus N] [--pn-mem-mb M]
+ * [--racks R] [--tokens T]` and `paddock cluster down --dir DIR` (DESIGN.md §3.4).
+ *
+ * `up` makes a local cluster on 127.0.0.1: CURVE keys (DIR/keys), one configuration file per
+ * daemon (DIR/rm-ID.conf, DIR/pn-N.conf) on free ports, DIR/cluster.conf with the endpoints
+ * `--cluster DIR` reads, then starts the daemons detached (setsid, logs in DIR/NAME.log, pid files
+ * DIR/NAME.pid) and returns once an RM leader serves writes and every PN is registered. Run on a
+ * directory that already holds a cluster, it keeps the files and starts only the daemons that
+ * are not running (a replica restarts from its data directory, without --bootstrap).
+ * `down` stops exactly the pids in DIR/NAME.pid files (after checking each is still a paddock
+ * daemon): SIGTERM, then SIGKILL after 5 s. */
+#include "common/clock.h"
+#include "common/curve.h"
+#include "common/err.h"
+#include "common/mem.h"
+#include "rm/rmclient.h"
+#include "tools/cli.h"
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define CLUSTER_MAX_PN      256
+#define CLUSTER_PATH        (PATH_MAX + 128)
+#define CLUSTER_UP_LEADER_S 20
+#define CLUSTER_UP_PN_S     30
+
+struct cluster_opts {
+    const char *dir;
+    int rm, pn, racks;
+    double pn_cpus;
+    long pn_mem_mb;
+    long tokens;
+    bool json;
+};
+
+static int cluster_bin_dir(char *out, size_t cap)
+{
+    const char *env = getenv("PADDOCK_BIN_DIR");
+    if (env != NULL && env[0] != '\0') {
+        snprintf(out, cap, "%s", env);
+        return 0;
+    }
+    ssize_t n = readlink("/proc/self/exe", out, cap - 1);
+    if (n <= 0)
+        return ERR_SYS;
+    out[n] = '\0';
+    char *slash = strrchr(out, '/');
+    if (slash != NULL)
+        *slash = '\0';
+    return 0;
+}
+
+static int cluster_free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    int port = -1;
+    if (bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
+        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
+        port = ntohs(a.sin_port);
+    close(fd);
+    return port;
+}
+
+/* The pid in PATH when that process is alive and is a paddock daemon, else 0. */
+static pid_t cluster_live_pid(const char *pidfile)
+{
+    FILE *f = fopen(pidfile, "r");
+    if (f == NULL)
+        return 0;
+    long pid = 0;
+    if (fscanf(f, "%ld", &pid) != 1)
+        pid = 0;
+    fclose(f);
+    if (pid <= 0 || kill((pid_t)pid, 0) != 0)
+        return 0;
+    char path[64], cmd[256] = "";
+    snprintf(path, sizeof path, "/proc/%ld/cmdline", pid);
+    f = fopen(path, "r");
+    if (f == NULL)
+        return 0;
+    size_t n = fread(cmd, 1, sizeof cmd - 1, f);
+    fclose(f);
+    cmd[n] = '\0';
+    /* guard against a recycled pid: it must still be one of ours */
+    return strstr(cmd, "paddock-") != NULL ? (pid_t)pid : 0;
+}
+
+/* Starts argv detached (own session, output to logfile), records its pid. */
+static int cluster_spawn(char *const argv[], const char *logfile, const char *pidfile)
+{
+    pid_t pid = fork();
+    if (pid < 0)
+        return ERR_SYS;
+    if (pid == 0) {
+        setsid();
+        int in = open("/dev/null", O_RDONLY);
+        int out = open(logfile, O_WRONLY | O_CREAT | O_APPEND, 0600);
+        if (in >= 0)
+            dup2(in, 0);
+        if (out >= 0) {
+            dup2(out, 1);
+            dup2(out, 2);
+        }
+        signal(SIGPIPE, SIG_DFL);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    FILE *f = fopen(pidfile, "w");
+    if (f == NULL)
+        return ERR_IO;
+    fprintf(f, "%ld\n", (long)pid);
+    fclose(f);
+    return 0;
+}
+
+static int cluster_write(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    if (f == NULL)
+        return ERR_IO;
+    fputs(text, f);
+    return fclose(f) == 0 ? 0 : ERR_IO;
+}
+
+/* Appends printf output to a growing string. */
+static void cluster_cat(char **s, size_t *len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void cluster_cat(char **s, size_t *len, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *piece = NULL;
+    int n = vasprintf(&piece, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    char *grown = realloc(*s, *len + (size_t)n + 1);
+    if (grown != NULL) {
+        memcpy(grown + *len, piece, (size_t)n + 1);
+        *s = grown;
+        *len += (size_t)n;
+    }
+    free(piece);
+}
+
+static int cluster_make_files(const struct cluster_opts *o)
+{
+    char path[CLUSTER_PATH], msg[512];
+    snprintf(path, sizeof path, "%s/keys", o->dir);
+    struct stat st;
+    if (stat(path, &st) != 0 &&
+        curve_keygen(path, CURVE_DEFAULT_NAME, false, msg, sizeof msg) != 0) {
+        fprintf(stderr, "paddock: keys: %s\n", msg);
+        return 1;
+    }
+    char *ids = NULL, *raft = NULL, *api = NULL, *pub = NULL;
+    size_t li = 0, lr = 0, la = 0, lp = 0;
+    for (int i = 0; i < o->rm; i++) {
+        int pr = cluster_free_port(), pa = cluster_free_port(), pp = cluster_free_port();
+        if (pr < 0 || pa < 0 || pp < 0) {
+            fprintf(stderr, "paddock: no free port on 127.0.0.1\n");
+            return 1;
+        }
+        const char *sep = i > 0 ? ", " : "";
+        cluster_cat(&ids, &li, "%s%d", sep, i + 1);
+        cluster_cat(&raft, &lr, "%s127.0.0.1:%d", sep, pr);
+        cluster_cat(&api, &la, "%stcp://127.0.0.1:%d", sep, pa);
+        cluster_cat(&pub, &lp, "%stcp://127.0.0.1:%d", sep, pp);
+    }
+    char *text = NULL;
+    size_t tl = 0;
+    cluster_cat(&text, &tl,
+                "# written by paddock cluster up: where the RM replicas listen\n[cluster]\n"
+                "ids = %s\napi = %s\npub = %s\n\n[security]\nkeys_dir = keys\nkey_name = %s\n",
+                ids, api, pub, CURVE_DEFAULT_NAME);
+    snprintf(path, sizeof path, "%s/%s", o->dir, RMCLIENT_CLUSTER_FILE);
+    int rc = cluster_write(path, text);
+    free(text);
+    for (int i = 0; rc == 0 && i < o->rm; i++) {
+        text = NULL;
+        tl = 0;
+        cluster_cat(&text, &tl,
+                    "[rm]\nid = %d\ndata_dir = %s/rm-%d\n\n[cluster]\nids = %s\nraft = %s\n"
+                    "api = %s\npub = %s\n\n[ledger]\nvirtual_clusters = default=%ld\n\n"
+                    "[security]\nkeys_dir = %s/keys\n",
+                    i + 1, o->dir, i + 1, ids, raft, api, pub, o->tokens, o->dir);
+        snprintf(path, sizeof path, "%s/rm-%d.conf", o->dir, i + 1);
+        rc = cluster_write(path, text);
+        free(text);
+    }
+    for (int j = 0; rc == 0 && j < o->pn; j++) {
+        int port = cluster_free_port();
+        text = NULL;
+        tl = 0;
+        cluster_cat(&text, &tl,
+                    "[node]\nname = pn-%d\nrack = rack-%d\ncpus = %g\nmemory = %ldMiB\n\n"
+                    "[pn]\nlisten = tcp://127.0.0.1:%d\nwork_dir = %s/pn-%d\n\n"
+                    "[rm]\nendpoints = %s\n\n[security]\nkeys_dir = %s/keys\n",
+                    j + 1, o->racks > 0 ? j % o->racks + 1 : 1, o->pn_cpus, o->pn_mem_mb, port,
+                    o->dir, j + 1, api, o->dir);
+        snprintf(path, sizeof path, "%s/pn-%d.conf", o->dir, j + 1);
+        rc = cluster_write(path, text);
+        free(text);
+        snprintf(path, sizeof path, "%s/pn-%d", o->dir, j + 1);
+        mkdir(path, 0700);
+    }
+    free(ids);
+    free(raft);
+    free(api);
+    free(pub);
+    if (rc != 0)
+        fprintf(stderr, "paddock: cannot write the configuration in %s\n", o->dir);
+    return rc != 0 ? 1 : 0;
+}
+
+/* Starts daemon `kind` number i unless it runs. */
+static int cluster_start(const struct cluster_opts *o, const char bin[PATH_MAX], const char *kind,
+                         int i)
+{
+    char conf[CLUSTER_PATH], log[CLUSTER_PATH], pidf[CLUSTER_PATH], exe[CLUSTER_PATH + 16],
+        data[CLUSTER_PATH];
+    snprintf(pidf, sizeof pidf, "%s/%s-%d.pid", o->dir, kind, i);
+    if (cluster_live_pid(pidf) != 0)
+        return 0;
+    snprintf(conf, sizeof conf, "%s/%s-%d.conf", o->dir, kind, i);
+    snprintf(log, sizeof log, "%s/%s-%d.log", o->dir, kind, i);
+    snprintf(exe, sizeof exe, "%s/paddock-%s", bin, kind);
+    snprintf(data, sizeof data, "%s/rm-%d", o->dir, i);
+    struct stat st;
+    bool fresh = strcmp(kind, "rm") == 0 && stat(data, &st) != 0;
+    char *argv[] = {exe, "--config", conf, fresh ? "--bootstrap" : NULL, NULL};
+    if (cluster_spawn(argv, log, pidf) != 0) {
+        fprintf(stderr, "paddock: cannot start %s\n", exe);
+        return 1;
+    }
+    return 0;
+}
+
+static int cluster_count_files(const char *dir, const char *prefix)
+{
+    int n = 0;
+    char path[CLUSTER_PATH];
+    for (int i = 1; i <= CLUSTER_MAX_PN; i++) {
+        snprintf(path, sizeof path, "%s/%s-%d.conf", dir, prefix, i);
+        if (access(path, F_OK) != 0)
+            break;
+        n = i;
+    }
+    return n;
+}
+
+/* Polls until a ready leader and `pn` registered nodes that are up; bounded. */
+static int cluster_wait(const struct cluster_opts *o, json_t **status)
+{
+    char msg[512];
+    rmclient_t *c = NULL;
+    if (rmclient_open(&c, o->dir, NULL, NULL, msg, sizeof msg) != 0) {
+        fprintf(stderr, "paddock: %s\n", msg);
+        return 1;
+    }
+    int64_t end = (int64_t)clock_mono_ms() + 1000 * CLUSTER_UP_LEADER_S;
+    int leader = -1;
+    while (leader < 0 && (int64_t)clock_mono_ms() < end) {
+        for (size_t i = 0; i < rmclient_count(c) && leader < 0; i++) {
+            char *text = NULL;
+            if (rmclient_admin(c, (int)i, "rm_status", NULL, 0, 300, &text, msg, sizeof msg) != 0)
+                continue;
+            json_t *st = json_loads(text, 0, NULL);
+            mem_free(text);
+            if (json_is_true(json_object_get(st, "ready")))
+                leader = (int)i;
+            json_decref(st);
+        }
+        if (leader < 0)
+            usleep(50 * 1000);
+    }
+    if (leader < 0) {
+        fprintf(stderr, "paddock: no RM leader within %d s (see %s/rm-*.log)\n",
+                CLUSTER_UP_LEADER_S, o->dir);
+        rmclient_destroy(&c);
+        return 1;
+    }
+    end = (int64_t)clock_mono_ms() + 1000 * CLUSTER_UP_PN_S;
+    int up = -1;
+    json_t *nodes = NULL;
+    while ((int64_t)clock_mono_ms() < end) {
+        char *text = NULL;
+        json_decref(nodes);
+        nodes = NULL;
+        if (rmclient_admin(c, -1, "nodes", NULL, 0, 1000, &text, msg, sizeof msg) == 0) {
+            nodes = json_loads(text, 0, NULL);
+            mem_free(text);
+            up = 0;
+            size_t i;
+            json_t *n;
+            json_array_foreach(json_object_get(nodes, "nodes"), i, n)
+            {
+                const char *state = json_string_value(json_object_get(n, "state"));
+                up += state != NULL && strcmp(state, "up") == 0;
+            }
+            if (up >= o->pn)
+                break;
+        }
+        usleep(50 * 1000);
+    }
+    if (up < o->pn) {
+        fprintf(stderr, "paddock: %d of %d PNs registered within %d s (see %s/pn-*.log)\n",
+                up < 0 ? 0 : up, o->pn, CLUSTER_UP_PN_S, o->dir);
+        json_decref(nodes);
+        rmclient_destroy(&c);
+        return 1;
+    }
+    *status = json_object();
+    json_object_set_new(*status, "dir", json_string(o->dir));
+    json_object_set_new(*status, "leader_api", json_string(rmclient_endpoint(c, (size_t)leader)));
+    json_object_set_new(*status, "rm", json_integer(o->rm));
+    json_object_set_new(*status, "pn", json_integer(o->pn));
+    json_object_set_new(*status, "nodes", json_incref(json_object_get(nodes, "nodes")));
+    json_decref(nodes);
+    rmclient_destroy(&c);
+    return 0;
+}
+
+static int cluster_up_main(int argc, char **argv)
+{
+    struct cluster_opts o = {NULL, 3, 4, 2, 2.0, 2048, 100, false};
+    bool pn_given = false;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--dir") == 0 && v != NULL)
+            o.dir = argv[++i];
+        else if (strcmp(a, "--rm") == 0 && v != NULL)
+            o.rm = atoi(argv[++i]);
+        else if (strcmp(a, "--pn") == 0 && v != NULL) {
+            o.pn = atoi(argv[++i]);
+            pn_given = true;
+        } else if (strcmp(a, "--pn-cpus") == 0 && v != NULL)
+            o.pn_cpus = atof(argv[++i]);
+        else if (strcmp(a, "--pn-mem-mb") == 0 && v != NULL)
+            o.pn_mem_mb = atol(argv[++i]);
+        else if (strcmp(a, "--racks") == 0 && v != NULL)
+            o.racks = atoi(argv[++i]);
+        else if (strcmp(a, "--tokens") == 0 && v != NULL)
+            o.tokens = atol(argv[++i]);
+        else if (strcmp(a, "--json") == 0)
+            o.json = true;
+        else {
+            fprintf(stderr, "usage: paddock cluster up --dir DIR [--rm 3] [--pn 4] [--pn-cpus N] "
+                            "[--pn-mem-mb M] [--racks R] [--tokens T] [--json]\n");
+            return 2;
+        }
+    }
+    if (o.dir == NULL || o.rm < 1 || o.rm > RMCLIENT_MAX_REPLICAS || o.pn < 0 ||
+        o.pn > CLUSTER_MAX_PN || o.pn_cpus <= 0 || o.pn_mem_mb <= 0 || o.racks < 1 ||
+        o.tokens < 0 || o.tokens > 1000000) {
+        fprintf(stderr,
+                "paddock: cluster up needs --dir, 1..%d RM replicas, 0..%d PNs and "
+                "positive sizes\n",
+                RMCLIENT_MAX_REPLICAS, CLUSTER_MAX_PN);
+        return 2;
+    }
+    char bin[PATH_MAX], path[CLUSTER_PATH], absdir[PATH_MAX];
+    if (mkdir(o.dir, 0700) != 0 && errno != EEXIST) {
+        fprintf(stderr, "paddock: %s: %s\n", o.dir, strerror(errno));
+        return 1;
+    }
+    if (realpath(o.dir, absdir) == NULL || cluster_bin_dir(bin, sizeof bin) != 0) {
+        fprintf(stderr, "paddock: %s: %s\n", o.dir, strerror(errno));
+        return 1;
+    }
+    o.dir = absdir;
+    snprintf(path, sizeof path, "%s/paddock-pn", bin);
+    bool have_pn = access(path, X_OK) == 0;
+    if (!have_pn && o.pn > 0) {
+        if (pn_given)
+            fprintf(stderr, "paddock: %s not found: starting no PN\n", path);
+        o.pn = 0;
+    }
+    snprintf(path, sizeof path, "%s/%s", o.dir, RMCLIENT_CLUSTER_FILE);
+    if (access(path, F_OK) == 0) {
+        /* an existing cluster: keep its files, start what is not running */
+        o.rm = cluster_count_files(o.dir, "rm");
+        o.pn = have_pn ? cluster_count_files(o.dir, "pn") : 0;
+    } else if (cluster_make_files(&o) != 0) {
+        return 1;
+    }
+    for (int i = 1; i <= o.rm; i++) {
+        if (cluster_start(&o, bin, "rm", i) != 0)
+            return 1;
+    }
+    for (int j = 1; j <= o.pn; j++) {
+        if (cluster_start(&o, bin, "pn", j) != 0)
+            return 1;
+    }
+    json_t *st = NULL;
+    if (cluster_wait(&o, &st) != 0)
+        return 1;
+    if (o.json) {
+        char *t = json_dumps(st, JSON_INDENT(2));
+        printf("%s\n", t != NULL ? t : "{}");
+        free(t);
+    } else {
+        printf("cluster up in %s: %d RM replicas (leader at %s), %d PNs registered\n"
+               "use it with: export PADDOCK_CLUSTER=%s\n",
+               o.dir, o.rm, json_string_value(json_object_get(st, "leader_api")), o.pn, o.dir);
+    }
+    json_decref(st);
+    return 0;
+}
+
+static int cluster_down_main(int argc, char **argv)
+{
+    const char *dir = NULL;
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc)
+            dir = argv[++i];
+        else {
+            fprintf(stderr, "usage: paddock cluster down --dir DIR\n");
+            return 2;
+        }
+    }
+    if (dir == NULL) {
+        fprintf(stderr, "usage: paddock cluster down --dir DIR\n");
+        return 2;
+    }
+    DIR *d = opendir(dir);
+    if (d == NULL) {
+        fprintf(stderr, "paddock: %s: %s\n", dir, strerror(errno));
+        return 1;
+    }
+    pid_t pids[2 * CLUSTER_MAX_PN];
+    char files[2 * CLUSTER_MAX_PN][CLUSTER_PATH];
+    int n = 0;
+    /* PNs first, then the RM replicas */
+    for (int pass = 0; pass < 2; pass++) {
+        rewinddir(d);
+        struct dirent *e;
+        while ((e = readdir(d)) != NULL && n < 2 * CLUSTER_MAX_PN) {
+            size_t len = strlen(e->d_name);
+            if (len < 5 || strcmp(e->d_name + len - 4, ".pid") != 0 ||
+                strncmp(e->d_name, pass == 0 ? "pn-" : "rm-", 3) != 0)
+                continue;
+            snprintf(files[n], CLUSTER_PATH, "%s/%s", dir, e->d_name);
+            pids[n] = cluster_live_pid(files[n]);
+            if (pids[n] != 0)
+                kill(pids[n], SIGTERM);
+            n++;
+        }
+    }
+    closedir(d);
+    int64_t end = (int64_t)clock_mono_ms() + 5000;
+    int stopped = 0;
+    for (int i = 0; i < n; i++) {
+        while (pids[i] != 0 && kill(pids[i], 0) == 0 && (int64_t)clock_mono_ms() < end)
+            usleep(10 * 1000);
+        if (pids[i] != 0 && kill(pids[i], 0) == 0) {
+            fprintf(stderr, "paddock: pid %ld ignored SIGTERM: killing it\n", (long)pids[i]);
+            kill(pids[i], SIGKILL);
+        }
+        stopped += pids[i] != 0;
+        unlink(files[i]);
+    }
+    printf("cluster down in %s: %d daemons stopped\n", dir, stopped);
+    return 0;
+}
+
+CLI_COMMAND("cluster up", "start a local cluster on 127.0.0.1 (RM replicas and PNs)",
+            cluster_up_main)
+CLI_COMMAND("cluster down", "stop the daemons of a local cluster", cluster_down_main)
