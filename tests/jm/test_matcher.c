@@ -123,6 +123,40 @@ static void test_figure5(void **state)
     view_destroy(&v);
 }
 
+/* A node wanted by two tasks goes to the one that would lose most elsewhere (the saving), not
+ * to the earlier one; the loser proposes again in the next iteration. */
+static void test_saving_decides_conflicts(void **state)
+{
+    (void)state;
+    matcher_t *m = NULL;
+    assert_int_equal(matcher_new(4, &m), 0);
+    /* task 0: A=1, B=2 (saving 1); task 1: A=1, B=10 (saving 9) */
+    struct matcher_cand cand[4] = {{0, 1, 0}, {1, 2, 0}, {0, 1, 0}, {1, 10, 0}};
+    size_t off[3] = {0, 2, 4};
+    struct matcher_batch b = {2, off, cand};
+    struct matcher_match out[2];
+    size_t n;
+    assert_int_equal(matcher_stable(m, &b, 1, out, &n), 0);
+    assert_int_equal(n, 1); /* one iteration: only the conflict's winner is matched */
+    assert_int_equal(out[0].task, 1);
+    assert_int_equal(out[0].node, 0);
+    assert_int_equal(matcher_stable(m, &b, 2, out, &n), 0);
+    assert_int_equal(n, 2);
+    assert_true(fabs(total_cost(out, n) - 3.0) < 1e-12);
+    assert_int_equal(find_task(out, n, 0)->node, 1);
+    assert_int_equal(matcher_greedy(m, &b, out, &n), 0);
+    assert_true(fabs(total_cost(out, n) - 11.0) < 1e-12);
+    /* a task with a single candidate has an infinite saving and wins */
+    struct matcher_cand c2[3] = {{0, 5, 0}, {0, 1, 0}, {1, 1.5, 0}};
+    size_t off2[3] = {0, 1, 3};
+    struct matcher_batch b2 = {2, off2, c2};
+    assert_int_equal(matcher_stable(m, &b2, 3, out, &n), 0);
+    assert_int_equal(n, 2);
+    assert_int_equal(find_task(out, n, 0)->node, 0);
+    assert_int_equal(find_task(out, n, 1)->node, 1);
+    matcher_destroy(&m);
+}
+
 static double brute(const double *c, size_t n, size_t col, unsigned used)
 {
     if (col == n)
@@ -319,9 +353,8 @@ static void test_candidates(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_figure5),
-        cmocka_unit_test(test_optimal_is_exact),
-        cmocka_unit_test(test_invariants),
+        cmocka_unit_test(test_figure5),          cmocka_unit_test(test_saving_decides_conflicts),
+        cmocka_unit_test(test_optimal_is_exact), cmocka_unit_test(test_invariants),
         cmocka_unit_test(test_candidates),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
