@@ -4,6 +4,7 @@
 #include <math.h>
 
 #include "common/err.h"
+#include "jm/spec.h"
 
 int utility_init_points(struct utility *ut, const double *t, const double *u, int n, char *msg,
                         size_t cap)
@@ -85,4 +86,24 @@ void utility_shift(struct utility *ut, double dt)
 {
     for (int i = 0; i < ut->n; i++)
         ut->t[i] -= dt;
+}
+
+int utility_init_spec(struct utility *ut, const struct spec *spec, char *msg, size_t cap)
+{
+    if (spec->nutility > 0) {
+        double t[UTILITY_MAX_POINTS], u[UTILITY_MAX_POINTS];
+        if (spec->nutility > UTILITY_MAX_POINTS)
+            return err_fmt(msg, cap, ERR_INVAL, "utility: %zu points (limit %d)", spec->nutility,
+                           UTILITY_MAX_POINTS);
+        for (size_t i = 0; i < spec->nutility; i++) {
+            t[i] = spec->utility[i].t_s;
+            u[i] = spec->utility[i].u;
+        }
+        return utility_init_points(ut, t, u, (int)spec->nutility, msg, cap);
+    }
+    if (spec->has_deadline)
+        return utility_init_deadline(ut, spec->deadline_s) == 0
+                   ? 0
+                   : err_fmt(msg, cap, ERR_INVAL, "utility: bad deadline %g", spec->deadline_s);
+    return err_fmt(msg, cap, ERR_NOTFOUND, "utility: the job has no deadline and no utility");
 }

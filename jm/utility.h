@@ -37,6 +37,12 @@ int utility_init_points(struct utility *ut, const double *t, const double *u, in
  * described above. ERR_INVAL for a non-positive or non-finite d. */
 int utility_init_deadline(struct utility *ut, double deadline_s);
 
+/* From a job spec (jm/spec.h; borrowed during the call): its "utility" points when it has them,
+ * else utility_init_deadline(deadline_s). ERR_NOTFOUND when it has neither (a job without a
+ * deadline: no controller needed), ERR_INVAL as utility_init_points. */
+struct spec;
+int utility_init_spec(struct utility *ut, const struct spec *spec, char *msg, size_t cap);
+
 /* Utility of completing at time t_s (seconds since submission). */
 double utility_eval(const struct utility *ut, double t_s);
 

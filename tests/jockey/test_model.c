@@ -11,6 +11,7 @@
 #include "jm/amdahl.h"
 #include "jm/jsim.h"
 #include "jm/progress.h"
+#include "jm/spec.h"
 #include "jm/utility.h"
 
 static void test_utility_from_deadline(void **state)
@@ -56,6 +57,34 @@ static void test_utility_points(void **state)
     assert_int_equal(utility_init_points(&u, flat_t, flat_v, 2, msg, sizeof msg), 0);
     assert_true(isinf(utility_deadline(&u)));
     assert_int_equal(utility_init_points(&u, t, v, 0, msg, sizeof msg), ERR_INVAL);
+}
+
+static void test_utility_from_spec(void **state)
+{
+    (void)state;
+    const char *with_points = "{\"version\":1,\"deadline_s\":900,"
+                              "\"utility\":[[0,1],[900,1],[1500,-1]],"
+                              "\"tasks\":[{\"id\":\"a\",\"cmd\":[\"true\"]}]}";
+    const char *deadline_only = "{\"version\":1,\"deadline_s\":900,"
+                                "\"tasks\":[{\"id\":\"a\",\"cmd\":[\"true\"]}]}";
+    const char *neither = "{\"version\":1,\"tasks\":[{\"id\":\"a\",\"cmd\":[\"true\"]}]}";
+    struct spec *sp = NULL;
+    struct utility u;
+    char msg[128];
+    assert_int_equal(spec_parse(with_points, strlen(with_points), NULL, &sp, msg, sizeof msg), 0);
+    assert_int_equal(utility_init_spec(&u, sp, msg, sizeof msg), 0);
+    assert_int_equal(u.n, 3);
+    assert_true(fabs(utility_eval(&u, 1200)) < 1e-12);
+    spec_destroy(&sp);
+    assert_int_equal(spec_parse(deadline_only, strlen(deadline_only), NULL, &sp, msg, sizeof msg),
+                     0);
+    assert_int_equal(utility_init_spec(&u, sp, msg, sizeof msg), 0);
+    assert_int_equal(u.n, 4);
+    assert_true(fabs(utility_deadline(&u) - 900) < 1e-12);
+    spec_destroy(&sp);
+    assert_int_equal(spec_parse(neither, strlen(neither), NULL, &sp, msg, sizeof msg), 0);
+    assert_int_equal(utility_init_spec(&u, sp, msg, sizeof msg), ERR_NOTFOUND);
+    spec_destroy(&sp);
 }
 
 /* map: 4 tasks x 10 s; reduce: 1 task x 20 s, barrier map -> reduce. */
@@ -147,9 +176,8 @@ static void test_progress_indicators(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_utility_from_deadline),
-        cmocka_unit_test(test_utility_points),
-        cmocka_unit_test(test_amdahl_hand_computed),
+        cmocka_unit_test(test_utility_from_deadline), cmocka_unit_test(test_utility_points),
+        cmocka_unit_test(test_utility_from_spec),     cmocka_unit_test(test_amdahl_hand_computed),
         cmocka_unit_test(test_progress_indicators),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -241,14 +241,8 @@ static int jockey__cmd(int argc, char **argv)
     }
     controller_config_default(&w.ccfg, w.deadline_s);
     w.ccfg.max_tokens = a.max_tokens;
-    if (spec->nutility > 0 && a.deadline <= 0) {
-        double t[UTILITY_MAX_POINTS], u[UTILITY_MAX_POINTS];
-        int np = (int)(spec->nutility < UTILITY_MAX_POINTS ? spec->nutility : UTILITY_MAX_POINTS);
-        for (int i = 0; i < np; i++) {
-            t[i] = spec->utility[i].t_s;
-            u[i] = spec->utility[i].u;
-        }
-        if ((rc = utility_init_points(&w.utility, t, u, np, msg, sizeof msg)) != 0) {
+    if (a.deadline <= 0 && (spec->nutility > 0 || spec->has_deadline)) {
+        if ((rc = utility_init_spec(&w.utility, spec, msg, sizeof msg)) != 0) {
             fprintf(stderr, "paddock-sim jockey: %s\n", msg);
             goto out;
         }
