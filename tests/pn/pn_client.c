@@ -68,11 +68,12 @@ int pnc_start(pnc_daemon_t *d, const char *extra)
     return -1;
 }
 
-void pnc_stop(pnc_daemon_t *d)
+int pnc_stop(pnc_daemon_t *d)
 {
+    int rc = 0;
     if (d->pid > 0) {
         kill(d->pid, SIGTERM);
-        int st, gone = 0;
+        int st = 0, gone = 0;
         for (int i = 0; i < 5000 && !gone; i++) {
             if (waitpid(d->pid, &st, WNOHANG) == d->pid)
                 gone = 1;
@@ -83,6 +84,10 @@ void pnc_stop(pnc_daemon_t *d)
             kill(d->pid, SIGKILL);
             waitpid(d->pid, &st, 0);
         }
+        if (!gone || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+            fprintf(stderr, "paddock-pn did not exit cleanly (status 0x%x)\n", st);
+            rc = -1;
+        }
         d->pid = 0;
     }
     if (d->dir[0]) {
@@ -92,6 +97,7 @@ void pnc_stop(pnc_daemon_t *d)
             fprintf(stderr, "could not remove %s\n", d->dir);
         d->dir[0] = 0;
     }
+    return rc;
 }
 
 long long pnc_status_field(const pnc_daemon_t *d, const char *key)

@@ -20,8 +20,10 @@ typedef struct pnc_daemon {
  * 127.0.0.1 on a free port, the work dir in the temp dir, no RM), starts paddock-pn from
  * PADDOCK_BIN_DIR and waits (bounded) until it has bound. 0 or -1. */
 int pnc_start(pnc_daemon_t *d, const char *extra_config);
-/* SIGTERM, then SIGKILL after a bounded wait; removes the temporary directory. */
-void pnc_stop(pnc_daemon_t *d);
+/* SIGTERM, then SIGKILL after a bounded wait; removes the temporary directory. Returns 0 when
+ * the daemon stopped by itself with exit status 0 (a sanitizer's report makes it non-zero),
+ * -1 otherwise; 0 when nothing was running. */
+int pnc_stop(pnc_daemon_t *d);
 /* Reads DIR/work/status.json's integer or boolean (1/0) field `key` (-1 if absent). */
 long long pnc_status_field(const pnc_daemon_t *d, const char *key);
 

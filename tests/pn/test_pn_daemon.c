@@ -142,8 +142,7 @@ static int group_teardown(void **state)
 {
     (void)state;
     pnc_close_all();
-    pnc_stop(&d);
-    return 0;
+    return pnc_stop(&d);
 }
 
 static void test_thousand_tasks(void **state)

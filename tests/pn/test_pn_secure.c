@@ -28,7 +28,7 @@ static int teardown(void **state)
 {
     (void)state;
     pnc_close_all();
-    pnc_stop(&fx.d);
+    int rc = pnc_stop(&fx.d);
     curve_destroy(&fx.c1);
     curve_destroy(&fx.c2);
     if (fx.keys[0]) {
@@ -38,7 +38,7 @@ static int teardown(void **state)
             return -1;
         fx.keys[0] = 0;
     }
-    return 0;
+    return rc;
 }
 
 static int recv_type(zsock_t *s, proto_msg_t *m, int timeout_ms)
