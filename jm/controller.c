@@ -15,8 +15,9 @@ struct controller {
     controller_predict_fn *predict;
     void *ctx;
     int started;
-    double A;   /* smoothed allocation A_t */
-    int tokens; /* the request last output */
+    int retarget; /* the goal changed: the next decision jumps to A^r */
+    double A;     /* smoothed allocation A_t */
+    int tokens;   /* the request last output */
 };
 
 void controller_config_default(struct controller_config *c, double d)
@@ -59,8 +60,10 @@ void controller_destroy(controller_t **p)
 
 void controller_set_utility(controller_t *c, const struct utility *ut)
 {
-    if (ut != NULL && ut->n >= 1)
+    if (ut != NULL && ut->n >= 1) {
         c->ut = *ut;
+        c->retarget = c->started;
+    }
 }
 
 int controller_set_deadline(controller_t *c, double d)
@@ -70,6 +73,7 @@ int controller_set_deadline(controller_t *c, double d)
     if (rc != 0)
         return rc;
     c->ut = ut;
+    c->retarget = c->started;
     return 0;
 }
 
@@ -154,10 +158,10 @@ int controller_step(controller_t *c, const struct controller_obs *obs, struct co
     struct controller_out o = {.raw = raw};
     double A = c->A;
     int tokens = c->tokens;
-    if (!c->started) {
+    if (!c->started || c->retarget) {
         A = raw;
         tokens = (int)ceil(A);
-        o.action = CONTROLLER_FIRST;
+        o.action = c->started ? CONTROLLER_RETARGET : CONTROLLER_FIRST;
     } else if (raw > tokens) {
         /* Behind: the deadline moved D earlier is at risk with what the job holds. */
         A = controller__clamp(c, A + c->cfg.alpha * (raw - A));
@@ -193,6 +197,7 @@ int controller_step(controller_t *c, const struct controller_obs *obs, struct co
     c->A = A;
     c->tokens = tokens;
     c->started = 1;
+    c->retarget = 0;
     o.tokens = tokens;
     o.smoothed = A;
     double opp = floor(c->cfg.opp_factor * tokens);

@@ -18,7 +18,10 @@
  * allocation, the job is predicted to lose utility against the deadline moved D earlier; it
  * lowers it only when even the deadline moved 2D earlier is met with fewer tokens (the job is at
  * least D ahead of the shifted schedule), towards that smaller allocation. In between, nothing
- * changes. The first decision jumps straight to A^r (the pessimistic start of §5.2).
+ * changes. The first decision jumps straight to A^r (the pessimistic start of §5.2), and so does
+ * the first decision after the deadline or utility changes: hysteresis is there to damp noise in
+ * the progress indicator, not to delay the answer to a new goal (with alpha = 0.2 a halved
+ * deadline was otherwise met too late in simulation).
  *
  * Beyond the paper (its §4.4 lists "additional input signals" as future work): when the caller
  * passes obs.speed > 1 (the job's tasks have been running slower than the profile said), every
@@ -80,6 +83,7 @@ enum controller_action {
     CONTROLLER_RAISE,     /* behind schedule */
     CONTROLLER_LOWER,     /* ahead of schedule by more than the dead zone */
     CONTROLLER_HOLD,      /* inside the dead zone */
+    CONTROLLER_RETARGET,  /* first decision after a new deadline or utility: jumped to A^r */
 };
 
 struct controller_out {

@@ -169,13 +169,19 @@ static void test_shorter_deadline_raises_longer_lowers(void **state)
     start(f);
     assert_int_equal(controller_set_deadline(f->c, 1800), 0);
     struct controller_out o = step(f, 0, 34200);
-    assert_int_equal(o.action, CONTROLLER_RAISE);
+    /* A new goal is answered at once, without hysteresis. */
+    assert_int_equal(o.action, CONTROLLER_RETARGET);
     assert_int_equal(o.raw, 22); /* 34200 / (1800 - 180) = 21.1 */
-    assert_true(o.tokens > 10);
+    assert_int_equal(o.tokens, 22);
+    /* Then the loop is smooth again: a small further slip raises by a fraction of the gap. */
+    o = step(f, 0, 40000);
+    assert_int_equal(o.action, CONTROLLER_RAISE);
+    assert_true(o.tokens > 22 && o.tokens < 25);
     int raised = o.tokens;
     assert_int_equal(controller_set_deadline(f->c, 7200), 0);
     o = step(f, 0, 34200);
-    assert_int_equal(o.action, CONTROLLER_LOWER);
+    assert_int_equal(o.action, CONTROLLER_RETARGET);
+    assert_int_equal(o.tokens, 5); /* 34200 / (7200 - 180) = 4.9 */
     assert_true(o.tokens < raised);
     assert_int_equal(controller_set_deadline(f->c, -1), ERR_INVAL);
 }
