@@ -163,6 +163,15 @@ size_t matcher_candidates(matcher_t *m, const view_t *view, const struct estimat
         for (size_t i = 0; i < take; i++)
             MATCHER__ADD(rv[(start + i) % rn]);
     }
+    /* Nodes holding the task's files (§2.3: "locality should be based on where those files are
+       cached rather than input location" when the files outweigh the input). */
+    if (t->ncached > 0 && t->cached_nodes != NULL) {
+        size_t start = (size_t)(d0 * (double)t->ncached) % t->ncached;
+        size_t take = cfg->max_rack_nodes < t->ncached ? cfg->max_rack_nodes : t->ncached;
+        for (size_t i = 0; i < take; i++)
+            if (t->cached_nodes[(start + i) % t->ncached] < nn)
+                MATCHER__ADD(t->cached_nodes[(start + i) % t->ncached]);
+    }
     size_t nl;
     const uint32_t *light = view_light(view, &nl);
     for (size_t i = 0; i < cfg->nrandom && 1 + i < ndraws; i++) {

@@ -1,0 +1,254 @@
+/* place.c - a JM scheduling round: candidates, estimates, stable matching (see place.h). */
+#include "jm/place.h"
+
+#include <string.h>
+
+#include "common/err.h"
+#include "common/mem.h"
+
+struct place__stage {
+    uint32_t *nodes; /* sorted */
+    size_t n, cap;
+};
+
+struct place {
+    const struct spec *spec;
+    struct place_config cfg;
+    struct estimator_task *tasks;
+    struct estimator_input *inputs;
+    int32_t *nodes;
+    struct place__stage *stages;
+    uint32_t *failed; /* per task: node of the last failed attempt, UINT32_MAX for none */
+    matcher_t *m;
+    /* scratch, grown on demand */
+    size_t cap;
+    size_t *off;
+    struct matcher_cand *cand;
+    struct estimate *est;
+    struct matcher_match *match;
+    uint32_t *cnodes;
+};
+
+void place_config_default(struct place_config *cfg)
+{
+    matcher_cand_config_default(&cfg->cand);
+    cfg->max_iter = 3;
+    cfg->max_cands = 64;
+}
+
+int place_new(const struct spec *spec, const struct place_config *cfg, place_t **out)
+{
+    *out = NULL;
+    struct place_config def;
+    if (cfg == NULL) {
+        place_config_default(&def);
+        cfg = &def;
+    }
+    if (spec == NULL || cfg->max_iter < 1 || cfg->max_cands < 1)
+        return ERR_INVAL;
+    place_t *p = mem_calloc(1, sizeof *p);
+    if (p == NULL)
+        return ERR_NOMEM;
+    p->spec = spec;
+    p->cfg = *cfg;
+    size_t nin = 0, nnodes = 0;
+    for (size_t i = 0; i < spec->ntasks; i++) {
+        nin += spec->tasks[i].ninputs;
+        for (size_t k = 0; k < spec->tasks[i].ninputs; k++)
+            nnodes += spec->tasks[i].inputs[k].nnodes;
+    }
+    p->tasks = mem_calloc(spec->ntasks, sizeof *p->tasks);
+    p->inputs = mem_calloc(nin + 1, sizeof *p->inputs);
+    p->nodes = mem_calloc(nnodes + 1, sizeof *p->nodes);
+    p->stages = mem_calloc(spec->nstages + 1, sizeof *p->stages);
+    p->failed = mem_calloc(spec->ntasks, sizeof *p->failed);
+    if (p->tasks == NULL || p->inputs == NULL || p->nodes == NULL || p->stages == NULL ||
+        p->failed == NULL || matcher_new(16, &p->m) != 0) {
+        place_destroy(&p);
+        return ERR_NOMEM;
+    }
+    size_t ii = 0, ni = 0;
+    for (size_t i = 0; i < spec->ntasks; i++) {
+        const struct spec_task *st = &spec->tasks[i];
+        p->failed[i] = UINT32_MAX;
+        p->tasks[i] = (struct estimator_task){.stage = st->stage,
+                                              .cpu = st->cpu,
+                                              .mem_mb = (double)st->mem_mb,
+                                              .runtime_s = st->runtime_s,
+                                              .input_bytes = st->input_bytes,
+                                              .inputs = &p->inputs[ii],
+                                              .ninputs = st->ninputs,
+                                              .file_bytes = st->file_bytes};
+        for (size_t k = 0; k < st->ninputs; k++) {
+            p->inputs[ii++] =
+                (struct estimator_input){st->inputs[k].bytes, &p->nodes[ni], st->inputs[k].nnodes};
+            for (size_t r = 0; r < st->inputs[k].nnodes; r++)
+                p->nodes[ni++] = -1;
+        }
+    }
+    *out = p;
+    return 0;
+}
+
+void place_destroy(place_t **pp)
+{
+    if (pp == NULL || *pp == NULL)
+        return;
+    place_t *p = *pp;
+    if (p->stages != NULL)
+        for (size_t j = 0; j < p->spec->nstages; j++)
+            mem_free(p->stages[j].nodes);
+    mem_free(p->stages);
+    mem_free(p->tasks);
+    mem_free(p->inputs);
+    mem_free(p->nodes);
+    mem_free(p->failed);
+    matcher_destroy(&p->m);
+    mem_free(p->off);
+    mem_free(p->cand);
+    mem_free(p->est);
+    mem_free(p->match);
+    mem_free(p->cnodes);
+    mem_free(p);
+    *pp = NULL;
+}
+
+int place_resolve(place_t *p, const view_t *view)
+{
+    const struct spec *s = p->spec;
+    size_t ni = 0;
+    for (size_t i = 0; i < s->ntasks; i++)
+        for (size_t k = 0; k < s->tasks[i].ninputs; k++)
+            for (size_t r = 0; r < s->tasks[i].inputs[k].nnodes; r++) {
+                long idx = view_find(view, s->tasks[i].inputs[k].nodes[r]);
+                p->nodes[ni++] = idx >= 0 && idx <= INT32_MAX ? (int32_t)idx : -1;
+            }
+    return matcher_reserve(p->m, view_count(view));
+}
+
+const struct estimator_task *place_task(const place_t *p, size_t task)
+{
+    return task < p->spec->ntasks ? &p->tasks[task] : NULL;
+}
+
+int place_note_cached(place_t *p, size_t stage, uint32_t node)
+{
+    if (stage >= p->spec->nstages)
+        return ERR_RANGE;
+    struct place__stage *st = &p->stages[stage];
+    size_t lo = 0, hi = st->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (st->nodes[mid] == node)
+            return 0;
+        if (st->nodes[mid] < node)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (st->n == st->cap) {
+        size_t nc = st->cap == 0 ? 8 : st->cap * 2;
+        uint32_t *nn = mem_reallocarray(st->nodes, nc, sizeof *nn);
+        if (nn == NULL)
+            return ERR_NOMEM;
+        st->nodes = nn;
+        st->cap = nc;
+    }
+    memmove(st->nodes + lo + 1, st->nodes + lo, (st->n - lo) * sizeof *st->nodes);
+    st->nodes[lo] = node;
+    st->n++;
+    return 0;
+}
+
+void place_note_failed(place_t *p, size_t task, uint32_t node)
+{
+    if (task < p->spec->ntasks)
+        p->failed[task] = node;
+}
+
+static int place__grow(place_t *p, size_t n)
+{
+    size_t nc = n * p->cfg.max_cands;
+    if (n <= p->cap)
+        return 0;
+    size_t *off = mem_reallocarray(p->off, n + 1, sizeof *off);
+    if (off == NULL)
+        return ERR_NOMEM;
+    p->off = off;
+    struct matcher_cand *c = mem_reallocarray(p->cand, nc, sizeof *c);
+    if (c == NULL)
+        return ERR_NOMEM;
+    p->cand = c;
+    struct estimate *e = mem_reallocarray(p->est, nc, sizeof *e);
+    if (e == NULL)
+        return ERR_NOMEM;
+    p->est = e;
+    struct matcher_match *m = mem_reallocarray(p->match, n, sizeof *m);
+    if (m == NULL)
+        return ERR_NOMEM;
+    p->match = m;
+    uint32_t *cn = mem_reallocarray(p->cnodes, p->cfg.max_cands, sizeof *cn);
+    if (cn == NULL)
+        return ERR_NOMEM;
+    p->cnodes = cn;
+    p->cap = n;
+    return 0;
+}
+
+int place_round(place_t *p, const view_t *view, const estimator_t *est, const size_t *tasks,
+                size_t n, int64_t now_ms, place_draw_fn *draw, void *ctx, struct place_match *out,
+                size_t *nout)
+{
+    *nout = 0;
+    for (size_t i = 0; i < n; i++)
+        if (tasks[i] >= p->spec->ntasks)
+            return ERR_RANGE;
+    if (n == 0)
+        return 0;
+    int rc = place__grow(p, n);
+    if (rc == 0)
+        rc = matcher_reserve(p->m, view_count(view));
+    if (rc != 0)
+        return rc;
+    double draws[1 + 16];
+    size_t ndraws = 1 + (p->cfg.cand.nrandom < 16 ? p->cfg.cand.nrandom : 16);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t t = tasks[i];
+        struct estimator_task et = p->tasks[t];
+        const struct place__stage *st = &p->stages[et.stage];
+        et.cached_nodes = st->nodes;
+        et.ncached = st->n;
+        for (size_t d = 0; d < ndraws; d++)
+            draws[d] = draw(ctx);
+        size_t nc = matcher_candidates(p->m, view, &et, &p->cfg.cand, draws, ndraws, p->cnodes,
+                                       p->cfg.max_cands);
+        p->off[i] = k;
+        for (size_t c = 0; c < nc; c++) {
+            double cost =
+                estimator_estimate(est, view, &et, p->cnodes[c], now_ms, draw(ctx), &p->est[k]);
+            if (p->cnodes[c] == p->failed[t] && cost < ESTIMATOR_INF)
+                cost *= 2; /* a retry prefers another node */
+            p->cand[k] = (struct matcher_cand){p->cnodes[c], cost, p->est[k].w_s};
+            k++;
+        }
+    }
+    p->off[n] = k;
+    struct matcher_batch b = {n, p->off, p->cand};
+    size_t nm = 0;
+    if ((rc = matcher_stable(p->m, &b, p->cfg.max_iter, p->match, &nm)) != 0)
+        return rc;
+    for (size_t i = 0; i < nm; i++) {
+        size_t bi = p->match[i].task;
+        struct place_match *o = &out[i];
+        o->task = tasks[bi];
+        o->node = p->match[i].node;
+        for (size_t c = p->off[bi]; c < p->off[bi + 1]; c++)
+            if (p->cand[c].node == o->node) {
+                o->est = p->est[c];
+                break;
+            }
+    }
+    *nout = nm;
+    return 0;
+}

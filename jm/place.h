@@ -1,0 +1,72 @@
+/* place.h - one scheduling round of the JM: from ready tasks (in priority order) to matches
+ * (in quality order), gluing spec, view, estimator and matcher (Apollo §3.3; DESIGN.md 2 step 4).
+ *
+ * For each task of the batch: its candidate set (matcher_candidates), an estimate C for every
+ * candidate (estimator_estimate, with one random draw per estimate), then the stable matcher.
+ * The JM dispatches the returned matches in order (jm/dispatch.h) until it runs out of tokens
+ * and allowance; unmatched or undispatched tasks stay ready for the next round.
+ *
+ * Also kept here, per job: the spec's input node names resolved to view indices (re-resolved
+ * with place_resolve when the view learns nodes), the nodes known to hold each stage's files
+ * (I = 0 there), and per task the node of its last failed attempt (a retry prefers another
+ * node: that node's C is doubled).
+ *
+ * Pure: time and random draws come from the caller. A place_t borrows the spec for its lifetime.
+ */
+#ifndef PADDOCK_JM_PLACE_H
+#define PADDOCK_JM_PLACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "jm/estimator.h"
+#include "jm/matcher.h"
+#include "jm/spec.h"
+#include "jm/view.h"
+
+struct place_config {
+    struct matcher_cand_config cand;
+    int max_iter;     /* stable matcher iterations (default 3) */
+    size_t max_cands; /* candidates per task (default 64) */
+};
+
+void place_config_default(struct place_config *cfg);
+
+/* One placement decision (public value). */
+struct place_match {
+    size_t task;         /* spec task index */
+    uint32_t node;       /* view node index */
+    struct estimate est; /* the estimate it was chosen on (est.io_s feeds estimator_observe) */
+};
+
+typedef struct place place_t;
+
+/* A source of uniform draws in [0, 1) (the daemon's RNG, the simulator's seeded one). */
+typedef double place_draw_fn(void *ctx);
+
+/* New placer for `spec` (borrowed). cfg copied (NULL: defaults). ERR_INVAL, ERR_NOMEM. Caller
+ * owns *out; place_destroy. */
+int place_new(const struct spec *spec, const struct place_config *cfg, place_t **out);
+void place_destroy(place_t **p);
+
+/* Resolves every input's node names against the view (names it does not know count as "another
+ * rack"). Call once the view is populated and again when it gains nodes. ERR_NOMEM. */
+int place_resolve(place_t *p, const view_t *view);
+
+/* The estimator's view of a task (borrowed; valid until place_destroy). */
+const struct estimator_task *place_task(const place_t *p, size_t task);
+
+/* Records that `node` holds the files of `stage` (a task of the stage ran there). ERR_NOMEM. */
+int place_note_cached(place_t *p, size_t stage, uint32_t node);
+
+/* Records the node of a task's failed attempt, so the next placement prefers another node. */
+void place_note_failed(place_t *p, size_t task, uint32_t node);
+
+/* Places tasks[0..n) (spec indices, highest priority first) on the view at now_ms. Writes up to
+ * n matches into out in quality order (lower wait first) and their number into *nout. 0,
+ * ERR_RANGE (a bad task index), ERR_NOMEM. */
+int place_round(place_t *p, const view_t *view, const estimator_t *est, const size_t *tasks,
+                size_t n, int64_t now_ms, place_draw_fn *draw, void *ctx, struct place_match *out,
+                size_t *nout);
+
+#endif
