@@ -450,6 +450,13 @@ void proto_msg_close(proto_msg_t *msg);
 void proto_msg_error(proto_msg_t *msg, const proto_msg_t *request, int code, const char *text,
                      const char *leader_endpoint);
 
+/* Writes a one-line summary of *msg into out (cap bytes, truncated, NUL-terminated when
+ * cap > 0) for logs: type, req_id, scalar fields that are set, strings quoted (first 48
+ * bytes, control characters escaped), array counts and matrix shapes:
+ *   TASK_STATUS req=7 job_id="j-1" task_id="t-1" attempt=0 node="pn-3" state=2 ...
+ * Returns the length the full text has (like snprintf). */
+size_t proto_describe(const proto_msg_t *msg, char *out, size_t cap);
+
 /* ---------------------------------------------------------------------------------------- */
 /* Encoding. */
 

@@ -554,6 +554,35 @@ static void test_error_reply_to_a_bad_request(void **state)
     assert_int_equal(req.req_id, 0);
 }
 
+static void test_describe(void **state)
+{
+    proto_msg_t m;
+    sample_msg(&m, PROTO_TASK_STATUS, SAMPLE_TYPICAL);
+    char line[512];
+    size_t n = proto_describe(&m, line, sizeof line);
+    assert_int_equal(n, strlen(line));
+    assert_non_null(strstr(line, "TASK_STATUS req=18369614221190020847 job_id=\"j-000042\""));
+    assert_non_null(strstr(line, " exit_code=-1 signal=9 "));
+    assert_non_null(strstr(line, " matrix=6x7"));
+    assert_non_null(strstr(line, "\"killed by signal 9 (preempted for a regular task...\""));
+    /* truncation keeps the would-be length and a terminated prefix */
+    char small[16];
+    assert_int_equal(proto_describe(&m, small, sizeof small), n);
+    assert_int_equal(strlen(small), sizeof small - 1);
+    assert_memory_equal(small, line, sizeof small - 1);
+    proto_msg_close(&m);
+    /* control characters from a peer stay escaped on one line */
+    sample_msg(&m, PROTO_TASK_CANCEL, SAMPLE_MINIMAL);
+    m.task_cancel.reason = mem_strdup("a\nb\"");
+    proto_describe(&m, line, sizeof line);
+    assert_non_null(strstr(line, "reason=\"a\\x0ab\\x22\""));
+    assert_null(strchr(line, '\n'));
+    proto_msg_close(&m);
+    proto_msg_init(&m, PROTO_TYPE_LIMIT);
+    proto_describe(&m, line, sizeof line);
+    assert_string_equal(line, "type 20?");
+}
+
 static void test_names(void **state)
 {
     /* The decoder tracks fields seen in a 64-bit mask. */
@@ -607,6 +636,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_matrix_wire, setup, teardown),
         cmocka_unit_test_setup_teardown(test_decode_out_of_memory, setup, teardown),
         cmocka_unit_test_setup_teardown(test_error_reply_to_a_bad_request, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_describe, setup, teardown),
         cmocka_unit_test_setup_teardown(test_names, setup, teardown),
     };
     return cmocka_run_group_tests_name("proto_decode", tests, NULL, NULL);
