@@ -42,6 +42,7 @@ struct jockey__args {
     double deadline;
     double change_at, change_to;
     double slowdown, noise, failures; /* < 0: the engine's defaults */
+    double spare;                     /* spare capacity at most spare x the oracle estimate */
     int no_speed;
     enum progress_kind progress;
 };
@@ -54,6 +55,7 @@ static int jockey__usage(void)
             "                          [--change-deadline-at SECONDS --change-deadline-to "
             "SECONDS]\n"
             "                          [--slowdown SIGMA] [--noise SIGMA] [--failures P]\n"
+            "                          [--spare FRACTION_OF_ORACLE]\n"
             "                          [--no-speed] [--verbose] [--trace-run R]\n"
             "                          [--progress totalworkWithQ|totalwork|vertexfrac|cp]\n");
     return 2;
@@ -61,8 +63,13 @@ static int jockey__usage(void)
 
 static int jockey__parse(int argc, char **argv, struct jockey__args *a)
 {
-    *a = (struct jockey__args){
-        .runs = 100, .seed = 1, .max_tokens = 100, .slowdown = -1, .noise = -1, .failures = -1};
+    *a = (struct jockey__args){.runs = 100,
+                               .seed = 1,
+                               .max_tokens = 100,
+                               .slowdown = -1,
+                               .noise = -1,
+                               .failures = -1,
+                               .spare = 1.0};
     for (int i = 0; i < argc; i++) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         char *end = NULL;
@@ -112,6 +119,10 @@ static int jockey__parse(int argc, char **argv, struct jockey__args *a)
         } else if (strcmp(argv[i], "--change-deadline-to") == 0) {
             a->change_to = strtod(v, &end);
             if (*end != '\0' || !(a->change_to > 0) || !isfinite(a->change_to))
+                return -1;
+        } else if (strcmp(argv[i], "--spare") == 0) {
+            a->spare = strtod(v, &end);
+            if (*end != '\0' || !(a->spare >= 0) || a->spare > 100)
                 return -1;
         } else if (strcmp(argv[i], "--slowdown") == 0 || strcmp(argv[i], "--noise") == 0 ||
                    strcmp(argv[i], "--failures") == 0) {
@@ -289,7 +300,7 @@ static int jockey__cmd(int argc, char **argv)
         work_est += plan.model.stages[s].runtime_total;
     double oracle_est = ceil(work_est / w.deadline_s);
     struct jockey_cond cond;
-    jockey_cond_judged(&cond, w.deadline_s, oracle_est > 1 ? oracle_est : 1);
+    jockey_cond_judged(&cond, w.deadline_s, a.spare * (oracle_est > 1 ? oracle_est : 1));
     if (a.slowdown >= 0)
         cond.slow_sigma = a.slowdown;
     if (a.noise >= 0)
@@ -350,6 +361,7 @@ static int jockey__cmd(int argc, char **argv)
     json_object_set_new(root, "max_tokens", json_integer(a.max_tokens));
     json_object_set_new(root, "progress", json_string(progress_kind_name(a.progress)));
     json_object_set_new(root, "speed_signal", json_boolean(!a.no_speed));
+    json_object_set_new(root, "spare_max_tokens", json_real(cond.spare_max));
     json_object_set_new(root, "critical_path_s", json_real(jsim_job_critical_path(plan.job)));
     json_object_set_new(root, "oracle_mean", json_real(oracle_sum / a.runs));
     json_object_set_new(root, "table",
