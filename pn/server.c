@@ -405,7 +405,9 @@ int server_run(pnconf_t *cfg, bool insecure, char *msg, size_t cap)
         while (s->node && node_busy(s->node) > 0)
             uv_run(&s->loop, UV_RUN_ONCE);
     }
-    node_destroy(&s->node);
+    node_destroy(&s->node); /* reports running tasks lost */
+    if (s->router) /* give those last statuses a moment to leave */
+        zsock_set_linger(zuv_sock_zsock(s->router), 200);
     if (handles) {
         uv_close((uv_handle_t *)&s->hb_timer, server__close_cb);
         uv_close((uv_handle_t *)&s->mem_timer, server__close_cb);
