@@ -573,6 +573,55 @@ static void test_message_over_total_size(void **state)
     proto_msg_close(&m);
 }
 
+/* The limits fit together: the largest view part and delta the limits allow (every node
+ * with 255-byte strings and a 16x16 matrix) stay within PROTO_MAX_MSG_BYTES and
+ * PROTO_MAX_OBJECTS, as limits.h promises. */
+static proto_view_node_t *largest_nodes(void)
+{
+    proto_view_node_t *v = mem_calloc(PROTO_MAX_VIEW_NODES, sizeof *v);
+    for (uint32_t i = 0; i < PROTO_MAX_VIEW_NODES; i++) {
+        sample_view_node(&v[i], i, 1);
+        mem_free(v[i].name);
+        mem_free(v[i].rack);
+        mem_free(v[i].endpoint);
+        v[i].name = sample_str(PROTO_MAX_NAME, 'n');
+        v[i].rack = sample_str(PROTO_MAX_NAME, 'r');
+        v[i].endpoint = sample_str(PROTO_MAX_ENDPOINT, 'e');
+        v[i].cpu = v[i].used_cpu = 1.0 / 3; /* not representable as float32: 9 bytes */
+        v[i].boot_id = v[i].seq = v[i].failures = v[i].successes = UINT64_MAX;
+        sample_matrix(&v[i].matrix, PROTO_MAX_MATRIX_DIM, PROTO_MAX_MATRIX_DIM, 1);
+        for (uint32_t c = 0; c < PROTO_MAX_MATRIX_CELLS; c++)
+            v[i].matrix.cells_ms[c] = UINT32_MAX - c; /* 5 bytes each */
+    }
+    return v;
+}
+
+static void test_largest_view_messages_fit(void **state)
+{
+    proto_msg_t m;
+    sample_msg(&m, PROTO_VIEW_SNAPSHOT, SAMPLE_MINIMAL);
+    m.view_snapshot.nodes = largest_nodes();
+    m.view_snapshot.nnodes = PROTO_MAX_VIEW_NODES;
+    where = "largest snapshot part";
+    expect_roundtrip(&m);
+    size_t snapshot_bytes = buf.len;
+    proto_msg_close(&m);
+
+    sample_msg(&m, PROTO_VIEW_DELTA, SAMPLE_MINIMAL);
+    m.view_delta.changed = largest_nodes();
+    m.view_delta.nchanged = PROTO_MAX_VIEW_NODES;
+    m.view_delta.removed = mem_calloc(PROTO_MAX_VIEW_REMOVED, sizeof(char *));
+    m.view_delta.nremoved = PROTO_MAX_VIEW_REMOVED;
+    for (uint32_t i = 0; i < PROTO_MAX_VIEW_REMOVED; i++)
+        m.view_delta.removed[i] = sample_str(PROTO_MAX_NAME, 'g');
+    where = "largest delta";
+    expect_roundtrip(&m);
+    print_message("largest snapshot part %zu bytes, largest delta %zu bytes (limit %u)\n",
+                  snapshot_bytes, buf.len, PROTO_MAX_MSG_BYTES);
+    assert_true(buf.len <= PROTO_MAX_MSG_BYTES);
+    proto_msg_close(&m);
+}
+
 static void test_encode_refuses_unknown_type(void **state)
 {
     proto_msg_t m;
@@ -606,6 +655,7 @@ int main(void)
         cmocka_unit_test(test_every_field_at_its_bounds),
         cmocka_unit_test(test_contract_limits),
         cmocka_unit_test(test_message_over_total_size),
+        cmocka_unit_test(test_largest_view_messages_fit),
         cmocka_unit_test(test_encode_refuses_unknown_type),
         cmocka_unit_test(test_encode_out_of_memory),
     };
