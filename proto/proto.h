@@ -19,7 +19,7 @@
  * ## Conversations (C: the side that starts it, S: the side that answers)
  *
  * Any request may instead be answered by ERROR (code + text). ERROR with ERR_NOTLEADER carries
- * the leader's API endpoint when the replica knows it (empty during an election): the client
+ * the leader's API endpoint when the replica knows it (absent during an election): the client
  * retries there, with the same idempotency key.
  *
  * PN -> RM (RM API ROUTER; registration is committed through Raft):
