@@ -24,7 +24,7 @@ int matcher_new(size_t nnodes, matcher_t **out)
     if (m == NULL)
         return ERR_NOMEM;
     if (matcher_reserve(m, nnodes) != 0) {
-        mem_free(m);
+        matcher_destroy(&m); /* frees whichever scratch arrays were allocated */
         return ERR_NOMEM;
     }
     *out = m;

@@ -13,7 +13,11 @@
 
 #include "common/err.h"
 #include "jm/dag.h"
+#include "common/mem.h"
 #include "jm/dispatch.h"
+#include "jm/estimator.h"
+#include "jm/matcher.h"
+#include "jm/place.h"
 #include "jm/priority.h"
 #include "jm/spec.h"
 #include "jm/view.h"
@@ -244,6 +248,80 @@ static void test_dispatch_tokens_and_allowance(void **state)
     assert_int_equal(dispatch_new(&bad, 1, &d), ERR_INVAL);
 }
 
+/* Every allocation point fails once: the call reports ERR_NOMEM, leaves no object, leaks nothing
+ * (ASan) and leaves an existing view unchanged. */
+static void test_alloc_failures(void **state)
+{
+    (void)state;
+    struct spec *s = load("diamond_barriers.json");
+    int failures = 0;
+    for (long n = 0; n < 200; n++) {
+        mem_fail_after(n);
+        dag_t *d = NULL;
+        estimator_t *e = NULL;
+        dispatch_t *di = NULL;
+        matcher_t *m = NULL;
+        place_t *p = NULL;
+        int r1 = dag_new(s, &d), r2 = estimator_new(NULL, 4, &e), r3 = dispatch_new(NULL, 9, &di);
+        int r4 = matcher_new(100, &m), r5 = place_new(s, NULL, &p);
+        double sp[8];
+        int r6 = d != NULL ? priority_compute(d, NULL, NULL, sp) : 0;
+        long refused = mem_fail_count();
+        mem_fail_reset();
+        int rs[6] = {r1, r2, r3, r4, r5, r6};
+        for (int i = 0; i < 6; i++)
+            assert_true(rs[i] == 0 || rs[i] == ERR_NOMEM);
+        assert_true((r1 == 0) == (d != NULL));
+        assert_true((r2 == 0) == (e != NULL));
+        assert_true((r3 == 0) == (di != NULL));
+        assert_true((r4 == 0) == (m != NULL));
+        assert_true((r5 == 0) == (p != NULL));
+        failures += refused > 0;
+        dag_destroy(&d);
+        estimator_destroy(&e);
+        dispatch_destroy(&di);
+        matcher_destroy(&m);
+        place_destroy(&p);
+        if (refused == 0)
+            break;
+    }
+    assert_true(failures > 10);
+    /* a view keeps its state when an update cannot allocate */
+    view_t *v = NULL;
+    assert_int_equal(view_new(&v), 0);
+    char name[32];
+    int refused_updates = 0;
+    for (int i = 0; i < 300; i++) {
+        snprintf(name, sizeof name, "n%d", i);
+        size_t before = view_count(v);
+        mem_fail_after(0);
+        double cb[1] = {1}, mb[1] = {1}, w[1] = {0};
+        struct view_entry e = {.name = name,
+                               .rack = i % 7 ? "r" : name,
+                               .cpu = 1,
+                               .mem_mb = 1,
+                               .up = 1,
+                               .ncpu = 1,
+                               .nmem = 1,
+                               .cpu_bins = cb,
+                               .mem_bins_mb = mb,
+                               .wait_s = w};
+        int rc = view_update(v, &e, 0);
+        mem_fail_reset();
+        if (rc == ERR_NOMEM) {
+            refused_updates++;
+            assert_int_equal(view_count(v), before);
+            assert_int_equal(view_find(v, name), -1);
+            rc = view_update(v, &e, 0);
+        }
+        assert_int_equal(rc, 1);
+        assert_int_equal(view_find(v, name), (long)before);
+    }
+    assert_true(refused_updates > 0);
+    view_destroy(&v);
+    spec_destroy(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -252,6 +330,7 @@ int main(void)
         cmocka_unit_test(test_view_wait_lookup),
         cmocka_unit_test(test_priority_longest_path),
         cmocka_unit_test(test_dispatch_tokens_and_allowance),
+        cmocka_unit_test(test_alloc_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
