@@ -152,6 +152,7 @@ void node_destroy(node_t **np)
     while (map_next(&n->jobs, &it, NULL, NULL, &v)) {
         node__job_t *j = v;
         mem_free(j->job_id);
+        mem_free(j->reply);
         mem_free(j);
     }
     map_close(&n->tasks);
@@ -234,7 +235,7 @@ void node__send_status(node_t *n, node__task_t *t)
         log_error("status of %s/%s: %s", t->job->job_id, t->task_id, err);
         return;
     }
-    n->send(n->send_arg, t->job->peer, t->job->plen, n->buf.data, n->buf.len);
+    n->send(n->send_arg, t->job->peer, t->job->plen, t->job->reply, n->buf.data, n->buf.len);
     n->c.statuses_sent++;
 }
 
@@ -338,7 +339,7 @@ static void node__reply_error(node_t *n, const void *peer, size_t plen, uint64_t
     m.error.text = (char *)text;
     m.error.in_reply_to = in_reply_to;
     if (proto_encode(&m, &n->buf, NULL, 0) == 0)
-        n->send(n->send_arg, peer, plen, n->buf.data, n->buf.len);
+        n->send(n->send_arg, peer, plen, NULL, n->buf.data, n->buf.len);
 }
 
 /* The job's reply address follows the latest peer speaking for it; a new peer gets the state
@@ -407,6 +408,14 @@ static void node__create(node_t *n, const void *peer, size_t plen, uint64_t req_
     if (!j) {
         node__reply_error(n, peer, plen, req_id, PROTO_TASK_CREATE, ERR_NOMEM, "out of memory");
         return;
+    }
+    const char *reply = tc->reply_endpoint && tc->reply_endpoint[0] ? tc->reply_endpoint : NULL;
+    if ((reply == NULL) != (j->reply == NULL) || (reply && strcmp(reply, j->reply) != 0)) {
+        char *r = reply ? mem_strdup(reply) : NULL;
+        if (!reply || r) {
+            mem_free(j->reply);
+            j->reply = r;
+        }
     }
     node__task_t *t = node__lookup(n, tc->job_id, tc->task_id, tc->attempt);
     if (t) { /* a retry of the same attempt: idempotent, answer with where it stands */

@@ -8,8 +8,9 @@
  *     C:TASK_CREATE  S:TASK_STATUS*   (queued or staging, running, then one terminal state)
  *     C:TASK_CANCEL  S:TASK_STATUS
  *     C:TASK_UPGRADE S:TASK_STATUS
- * Statuses go to the ROUTER peer that last spoke for the task's job; a JM that reconnects
- * (new routing id) gets the current state of every task of that job it is remembered for.
+ * Statuses go to the ROUTER peer that last spoke for the task's job (or to the reply_endpoint
+ * its last TASK_CREATE named); a JM that reconnects (new routing id) gets the current state
+ * of every task of that job it is remembered for.
  * A request the node cannot decode is refused (ERROR when it has a usable envelope) and
  * counted; it never touches running tasks.
  */
@@ -25,8 +26,11 @@
 
 typedef struct node node_t;
 
-/* Sends `len` bytes to the ROUTER peer `peer` (routing id, plen bytes). Both borrowed. */
-typedef void node_send_fn(void *arg, const void *peer, size_t plen, const void *data, size_t len);
+/* Sends `len` bytes to the ROUTER peer `peer` (routing id, plen bytes), or, when `endpoint` is
+ * not NULL, to that endpoint (a JM's reply_endpoint) over a socket the shell connects to it.
+ * All borrowed. */
+typedef void node_send_fn(void *arg, const void *peer, size_t plen, const char *endpoint,
+                          const void *data, size_t len);
 
 typedef struct node_counters {
     uint64_t requests, rejected, created, refused_full, refused_other;

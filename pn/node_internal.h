@@ -25,6 +25,7 @@ typedef struct node__job {
     unsigned char peer[NODE__PEER_MAX];
     size_t plen;
     uint64_t req_id; /* of the last request, echoed in unsolicited statuses */
+    char *reply;     /* reply_endpoint of the job's last TASK_CREATE, or NULL */
 } node__job_t;
 
 typedef struct node__task {

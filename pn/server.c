@@ -13,12 +13,19 @@
 #include "common/err.h"
 #include "common/id.h"
 #include "common/log.h"
+#include "common/map.h"
 #include "common/mem.h"
 #include "common/zuv.h"
 #include "pn/exec.h"
 #include "pn/node.h"
 
-#define SERVER__MAX_RM 16
+#define SERVER__MAX_RM      16
+#define SERVER__MAX_REPLIES 256 /* reply_endpoint sockets kept open at once */
+
+typedef struct server__reply {
+    zuv_sock_t *sock;
+    uint64_t used_ms;
+} server__reply_t;
 
 typedef struct server {
     pnconf_t *cfg;
@@ -39,12 +46,72 @@ typedef struct server {
     uint64_t last_register_ms;
     proto_buf_t buf;
     proto_stats_t rm_stats;
+    struct map replies; /* reply endpoint -> server__reply_t */
 } server_t;
 
-static void server__send(void *arg, const void *peer, size_t plen, const void *data, size_t len)
+static int server__dealer(server_t *s, const char *endpoint, zuv_sock_t **out, zuv_recv_fn *on_recv,
+                          char *msg, size_t cap);
+
+/* A reply socket carries statuses out; what comes back on it is not a request. */
+static void server__on_reply(zuv_sock_t *zs, zmsg_t **msg, void *arg);
+
+static void server__reply_close(server_t *s, const char *endpoint)
+{
+    void *v;
+    if (map_del(&s->replies, endpoint, &v)) {
+        server__reply_t *r = v;
+        zuv_sock_close(&r->sock);
+        mem_free(r);
+    }
+}
+
+/* The socket to a JM's reply_endpoint, connected on first use; the least recently used one
+ * is closed when SERVER__MAX_REPLIES are open. */
+static zuv_sock_t *server__reply_sock(server_t *s, const char *endpoint)
+{
+    server__reply_t *r = map_get(&s->replies, endpoint);
+    if (!r) {
+        if (s->replies.len >= SERVER__MAX_REPLIES) {
+            size_t it = 0, klen;
+            const char *k, *oldest = NULL;
+            void *v;
+            uint64_t at = UINT64_MAX;
+            while (map_next(&s->replies, &it, &k, &klen, &v)) {
+                if (((server__reply_t *)v)->used_ms < at) {
+                    at = ((server__reply_t *)v)->used_ms;
+                    oldest = k;
+                }
+            }
+            if (oldest) {
+                char *victim = mem_strdup(oldest);
+                if (victim)
+                    server__reply_close(s, victim);
+                mem_free(victim);
+            }
+        }
+        char msg[256];
+        r = mem_calloc(1, sizeof *r);
+        if (!r || server__dealer(s, endpoint, &r->sock, server__on_reply, msg, sizeof msg) != 0 ||
+            map_put(&s->replies, endpoint, r, NULL) != 0) {
+            if (r && r->sock)
+                zuv_sock_close(&r->sock);
+            mem_free(r);
+            log_warn("reply endpoint %s: cannot connect", endpoint);
+            return NULL;
+        }
+    }
+    r->used_ms = clock_mono_ms();
+    return r->sock;
+}
+
+static void server__send(void *arg, const void *peer, size_t plen, const char *endpoint,
+                         const void *data, size_t len)
 {
     server_t *s = arg;
-    if (zuv_send_bytes(s->router, peer, plen, data, len) != 0)
+    zuv_sock_t *via = endpoint ? server__reply_sock(s, endpoint) : NULL;
+    int rc = via ? zuv_send_bytes(via, NULL, 0, data, len)
+                 : zuv_send_bytes(s->router, peer, plen, data, len);
+    if (rc != 0)
         log_warn("status to a job manager dropped (queue full)");
 }
 
@@ -242,8 +309,16 @@ static void server__on_stop(uv_signal_t *h, int sig)
     uv_stop(&s->loop);
 }
 
-static int server__dealer(server_t *s, const char *endpoint, zuv_sock_t **out, char *msg,
-                          size_t cap)
+static void server__on_reply(zuv_sock_t *zs, zmsg_t **msg, void *arg)
+{
+    server_t *s = arg;
+    (void)zs;
+    (void)msg;
+    node_count_rejected(s->node);
+}
+
+static int server__dealer(server_t *s, const char *endpoint, zuv_sock_t **out, zuv_recv_fn *on_recv,
+                          char *msg, size_t cap)
 {
     zsock_t *z = zuv_socket(ZMQ_DEALER, PROTO_MAX_MSG_BYTES);
     if (!z)
@@ -252,7 +327,7 @@ static int server__dealer(server_t *s, const char *endpoint, zuv_sock_t **out, c
     if (!rc && zsock_connect(z, "%s", endpoint) != 0)
         rc = err_fmt(msg, cap, ERR_CONFIG, "cannot connect to %s", endpoint);
     if (!rc)
-        rc = zuv_sock_new(out, &s->loop, &z, NULL, server__on_rm, s);
+        rc = zuv_sock_new(out, &s->loop, &z, NULL, on_recv, s);
     if (rc) {
         zsock_destroy(&z);
         return rc ? rc : ERR_SYS;
@@ -326,6 +401,7 @@ int server_run(pnconf_t *cfg, bool insecure, char *msg, size_t cap)
     s->cfg = cfg;
     proto_buf_init(&s->buf);
     proto_stats_init(&s->rm_stats);
+    map_init(&s->replies);
     int rc = uv_loop_init(&s->loop) == 0 ? 0 : err_fmt(msg, cap, ERR_SYS, "uv_loop_init");
     int loop_ok = !rc;
     if (!rc && zuv_global_init() != 0)
@@ -371,11 +447,12 @@ int server_run(pnconf_t *cfg, bool insecure, char *msg, size_t cap)
     if (!rc)
         rc = server__bind(s, msg, cap);
     for (size_t i = 0; !rc && i < cfg->rm_api.len; i++, s->nrm++)
-        rc = server__dealer(s, cfg->rm_api.items[i], &s->rm_api[i], msg, cap);
+        rc = server__dealer(s, cfg->rm_api.items[i], &s->rm_api[i], server__on_rm, msg, cap);
     if (!rc && cfg->rm_heartbeat.len) {
         s->separate_hb = 1;
         for (size_t i = 0; !rc && i < cfg->rm_heartbeat.len && i < SERVER__MAX_RM; i++, s->nhb++)
-            rc = server__dealer(s, cfg->rm_heartbeat.items[i], &s->rm_hb[i], msg, cap);
+            rc = server__dealer(s, cfg->rm_heartbeat.items[i], &s->rm_hb[i], server__on_rm, msg,
+                                cap);
     } else if (!rc) {
         for (size_t i = 0; i < s->nrm; i++)
             s->rm_hb[i] = s->rm_api[i];
@@ -406,7 +483,7 @@ int server_run(pnconf_t *cfg, bool insecure, char *msg, size_t cap)
             uv_run(&s->loop, UV_RUN_ONCE);
     }
     node_destroy(&s->node); /* reports running tasks lost */
-    if (s->router) /* give those last statuses a moment to leave */
+    if (s->router)          /* give those last statuses a moment to leave */
         zsock_set_linger(zuv_sock_zsock(s->router), 200);
     if (handles) {
         uv_close((uv_handle_t *)&s->hb_timer, server__close_cb);
@@ -417,6 +494,14 @@ int server_run(pnconf_t *cfg, bool insecure, char *msg, size_t cap)
     }
     zuv_sock_close(&s->router);
     zuv_sock_close(&s->monitor);
+    size_t rit = 0;
+    void *rv;
+    while (map_next(&s->replies, &rit, NULL, NULL, &rv)) {
+        server__reply_t *r = rv;
+        zuv_sock_close(&r->sock);
+        mem_free(r);
+    }
+    map_close(&s->replies);
     for (size_t i = 0; i < s->nrm; i++)
         zuv_sock_close(&s->rm_api[i]);
     for (size_t i = 0; s->separate_hb && i < s->nhb; i++)

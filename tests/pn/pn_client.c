@@ -185,6 +185,7 @@ int pnc_create(zsock_t *s, const pnc_task_t *t)
     c->cpu = t->cpu;
     c->mem_mb = t->mem_mb;
     c->runtime_ms = t->runtime_ms;
+    c->reply_endpoint = (char *)t->reply;
     proto_file_t f = {.path = (char *)t->file};
     if (t->file) {
         c->files = &f;

@@ -43,6 +43,7 @@ typedef struct pnc_task {
     uint64_t mem_mb, runtime_ms;
     const char *const *argv; /* NULL-terminated */
     const char *file;        /* one file to stage, or NULL */
+    const char *reply;       /* reply_endpoint, or NULL */
 } pnc_task_t;
 
 int pnc_create(zsock_t *s, const pnc_task_t *t);

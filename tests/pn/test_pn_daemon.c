@@ -400,6 +400,48 @@ static void test_reconnect_gets_state(void **state)
     assert_true(await_state(b, "long", PROTO_TASK_CANCELLED, 10000));
 }
 
+/* Statuses go to the reply_endpoint a TASK_CREATE names (a ROUTER of the JM's own). */
+static void test_reply_endpoint(void **state)
+{
+    (void)state;
+    reset_seen();
+    zsock_t *s = pnc_connect(&d);
+    zsock_t *inbox = pnc_track(zsock_new(ZMQ_ROUTER));
+    int port = zsock_bind(inbox, "tcp://127.0.0.1:*");
+    assert_true(port > 0);
+    char ep[64];
+    snprintf(ep, sizeof ep, "tcp://127.0.0.1:%d", port);
+    const char *quick[] = {"true", NULL};
+    pnc_task_t t = {.job = "j-000000000009",
+                    .task = "r1",
+                    .cpu = 0.5,
+                    .mem_mb = 64,
+                    .argv = quick,
+                    .reply = ep};
+    assert_int_equal(pnc_create(s, &t), 0);
+    int terminal_seen = 0;
+    zsock_set_rcvtimeo(inbox, 100);
+    for (int k = 0; k < 100 && !terminal_seen; k++) {
+        zmsg_t *msg = zmsg_recv(inbox);
+        if (!msg)
+            continue;
+        assert_int_equal(zmsg_size(msg), 2); /* the PN's routing id, the status */
+        zframe_t *id = zmsg_pop(msg), *body = zmsg_pop(msg);
+        proto_msg_t m;
+        assert_int_equal(proto_decode(zframe_data(body), zframe_size(body), &m, NULL, NULL, 0), 0);
+        assert_int_equal(m.type, PROTO_TASK_STATUS);
+        assert_string_equal(m.task_status.task_id, "r1");
+        terminal_seen = m.task_status.state == PROTO_TASK_SUCCEEDED;
+        proto_msg_close(&m);
+        zframe_destroy(&id);
+        zframe_destroy(&body);
+        zmsg_destroy(&msg);
+    }
+    assert_true(terminal_seen);
+    proto_msg_t m;
+    assert_int_equal(pump(s, 200, &m), 0); /* nothing came back the other way */
+}
+
 static void test_malformed_refused_and_counted(void **state)
 {
     (void)state;
@@ -445,6 +487,7 @@ int main(void)
         cmocka_unit_test_teardown(test_matrix_rises_and_falls, teardown),
         cmocka_unit_test_teardown(test_staging_cache, teardown),
         cmocka_unit_test_teardown(test_reconnect_gets_state, teardown),
+        cmocka_unit_test_teardown(test_reply_endpoint, teardown),
         cmocka_unit_test_teardown(test_malformed_refused_and_counted, teardown),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
