@@ -245,6 +245,36 @@ static void test_curve_only_allowed_clients(void **state)
     assert_true(refused >= 2); /* the stranger's key and the plaintext client, counted */
 }
 
+/* A full queue refuses with ERR_FULL and says which queue. */
+static void test_queue_full_refused(void **state)
+{
+    (void)state;
+    assert_int_equal(
+        pnc_start(&fx.d, "[node]\ncpus = 1\nmemory = 1GiB\n[queue]\nmax_regular = 1\n"), 0);
+    zsock_t *s = pnc_connect(&fx.d);
+    const char *sleepy[] = {"sleep", "300", NULL};
+    pnc_task_t t = {.job = "j-0000000000cc", .task = "a", .cpu = 1, .mem_mb = 64, .argv = sleepy};
+    assert_int_equal(pnc_create(s, &t), 0); /* runs */
+    t.task = "b";
+    assert_int_equal(pnc_create(s, &t), 0); /* waits: the queue is now full */
+    t.task = "c";
+    assert_int_equal(pnc_create(s, &t), 0); /* refused */
+    int refused = 0;
+    for (int k = 0; k < 100 && !refused; k++) {
+        proto_msg_t m;
+        int type = recv_type(s, &m, 50);
+        if (type == PROTO_ERROR) {
+            assert_int_equal(m.error.code, -11); /* ERR_FULL */
+            assert_int_equal(m.error.in_reply_to, PROTO_TASK_CREATE);
+            assert_non_null(strstr(m.error.text, "regular queue full"));
+            refused = 1;
+        }
+        if (type)
+            proto_msg_close(&m);
+    }
+    assert_true(refused);
+}
+
 /* Without keys, a non-loopback listen address is refused (nothing is bound). */
 static void test_refuses_open_listen_without_keys(void **state)
 {
@@ -285,6 +315,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_heartbeats_registration_run_as, teardown),
         cmocka_unit_test_teardown(test_curve_only_allowed_clients, teardown),
+        cmocka_unit_test_teardown(test_queue_full_refused, teardown),
         cmocka_unit_test_teardown(test_refuses_open_listen_without_keys, teardown),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
