@@ -676,6 +676,8 @@ void ledger_snapshot(const ledger_t *l, struct enc_buf *b)
         enc_i64(b, e->res.code);
         enc_u64(b, e->res.value);
     }
+    while (b->len % 8 != 0 && enc_buf_err(b) == 0) /* 8-byte multiples, as raft_uv likes */
+        enc_u8(b, 0);
 }
 
 /* Reads a count and checks it against a hard limit and against the bytes left (each record
@@ -783,8 +785,12 @@ static int ledger__restore_body(ledger_t *l, struct enc_reader *r, char *msg, si
     }
     if (enc_reader_err(r) != 0)
         return err_fmt(msg, cap, ERR_PARSE, "snapshot: truncated or malformed");
-    if (enc_reader_left(r) != 0)
-        return err_fmt(msg, cap, ERR_PARSE, "snapshot: %zu trailing bytes", enc_reader_left(r));
+    size_t left = enc_reader_left(r);
+    bool padding = left < 8; /* ledger_snapshot pads to 8 bytes */
+    for (size_t i = 0; padding && i < left; i++)
+        padding = enc_get_u8(r) == 0;
+    if (!padding)
+        return err_fmt(msg, cap, ERR_PARSE, "snapshot: %zu trailing bytes", left);
     char why[160];
     if (ledger_check(l, why, sizeof why) != 0)
         return err_fmt(msg, cap, ERR_PARSE, "snapshot: inconsistent: %s", why);

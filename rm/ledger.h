@@ -188,7 +188,8 @@ int64_t ledger_next_expiry(const ledger_t *l);
 /* Checks the invariants; returns 0, or ERR_STATE with the broken one in msg. */
 int ledger_check(const ledger_t *l, char *msg, size_t cap);
 
-/* Appends a canonical encoding of the whole state (same state, same bytes) to *b. */
+/* Appends a canonical encoding of the whole state (same state, same bytes) to *b, zero-padded
+ * to a multiple of 8 bytes. */
 void ledger_snapshot(const ledger_t *l, struct enc_buf *b);
 /* Decodes a snapshot into a new ledger (caller owns *out). On error returns ERR_PARSE (bad or
  * truncated bytes, or a decoded state that fails ledger_check) or ERR_NOMEM with a reason in

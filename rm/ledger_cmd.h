@@ -9,7 +9,8 @@
  *
  * The fields of each type are those listed beside enum ledger_cmd_type in rm/ledger.h, in that
  * order. Decoding is bounded: at most LEDGER_CMD_BATCH_MAX commands, every string bounded by
- * its field, the entry consumed exactly.
+ * its field, the entry consumed exactly but for up to 7 zero bytes of padding (the encoder pads
+ * to 8 bytes, see ledger_cmd_encode).
  */
 #ifndef PADDOCK_RM_LEDGER_CMD_H
 #define PADDOCK_RM_LEDGER_CMD_H
@@ -19,7 +20,9 @@
 
 #define LEDGER_CMD_BATCH_MAX 4096
 
-/* Appends an entry holding cmds[0..n) stamped `now` to *b (check enc_buf_err). */
+/* Appends an entry holding cmds[0..n) stamped `now` to *b (check enc_buf_err), zero-padded
+ * to a multiple of 8 bytes (b must be empty or 8-aligned): raft_uv's segment format assumes
+ * 8-byte multiples and reads other lengths back shifted after a restart. */
 void ledger_cmd_encode(struct enc_buf *b, const struct ledger_cmd *cmds, size_t n, int64_t now);
 
 /* A decoder over a borrowed entry. */
