@@ -215,6 +215,8 @@ struct jsim_plan {
     struct jsim_model model;        /* read-only */
     struct amdahl amdahl;           /* read-only */
     struct progress_model progress; /* read-only */
+    double *stage_ratio;            /* read-only: per stage, profiled run time per second of the
+                                       spec's estimate (1 without a profile) */
     jsim_table_t *table;            /* read-only: NULL until jsim_plan_build_table */
     struct jsim_table_cost cost;    /* read-only: what the table cost */
 };
@@ -229,6 +231,10 @@ int jsim_plan_init(struct jsim_plan *pl, const struct spec *spec, const struct p
  * 10,000-task job: the JM calls it when it starts. Returns as jsim_table_build. */
 int jsim_plan_build_table(struct jsim_plan *pl, const struct jsim_table_config *cfg,
                           struct jsim_rng *rng, char *msg, size_t cap);
+
+/* What the profile expects task `task` to run (its estimate x its stage's ratio): the JM sums
+ * this and the actual run times of finished tasks for controller_obs.speed. */
+double jsim_plan_task_expected(const struct jsim_plan *pl, const struct spec *spec, size_t task);
 
 /* The predictor for controller_new: the table when built, else the Amdahl model. */
 void jsim_plan_predictor(const struct jsim_plan *pl, controller_predict_fn **fn, void **ctx);

@@ -17,6 +17,7 @@ void jsim_plan_close(struct jsim_plan *pl)
     jsim_model_close(&pl->model);
     jsim_job_destroy(&pl->job);
     mem_free(pl->stage_names);
+    mem_free(pl->stage_ratio);
     memset(pl, 0, sizeof *pl);
 }
 
@@ -29,9 +30,10 @@ int jsim_plan_init(struct jsim_plan *pl, const struct spec *spec, const struct p
         return rc;
     int S = jsim_job_nstages(pl->job);
     pl->stage_names = mem_calloc((size_t)S, sizeof *pl->stage_names);
+    pl->stage_ratio = mem_calloc((size_t)S, sizeof *pl->stage_ratio);
     int *n = mem_calloc((size_t)S, sizeof *n);
     double *Q = mem_calloc((size_t)S, sizeof *Q), *T = mem_calloc((size_t)S, sizeof *T);
-    if (pl->stage_names == NULL || n == NULL || Q == NULL || T == NULL) {
+    if (pl->stage_names == NULL || pl->stage_ratio == NULL || n == NULL || Q == NULL || T == NULL) {
         rc = err_fmt(msg, cap, ERR_NOMEM, "jockey plan: out of memory");
         goto out;
     }
@@ -47,6 +49,15 @@ int jsim_plan_init(struct jsim_plan *pl, const struct spec *spec, const struct p
     for (int s = 0; s < S; s++) {
         Q[s] = pl->model.stages[s].queue_total;
         T[s] = pl->model.stages[s].runtime_total;
+    }
+    /* Q is free again: use it for the sum of estimates per stage. */
+    memset(Q, 0, (size_t)S * sizeof *Q);
+    for (size_t t = 0; t < spec->ntasks; t++)
+        Q[spec->tasks[t].stage] += spec->tasks[t].runtime_s;
+    for (int s = 0; s < S; s++)
+        pl->stage_ratio[s] = Q[s] > 0 ? pl->model.stages[s].runtime_total / Q[s] : 1;
+    for (int s = 0; s < S; s++) {
+        Q[s] = pl->model.stages[s].queue_total;
     }
     if ((rc = progress_init(&pl->progress, kind, S, n, Q, T, &pl->amdahl)) != 0)
         err_fmt(msg, cap, rc, "jockey plan: progress indicator: %s", err_text(rc));
@@ -82,4 +93,11 @@ void jsim_plan_predictor(const struct jsim_plan *pl, controller_predict_fn **fn,
         *fn = controller_predict_amdahl;
         *ctx = (void *)&pl->amdahl;
     }
+}
+
+double jsim_plan_task_expected(const struct jsim_plan *pl, const struct spec *spec, size_t task)
+{
+    if (task >= spec->ntasks || pl->stage_ratio == NULL)
+        return 0;
+    return spec->tasks[task].runtime_s * pl->stage_ratio[spec->tasks[task].stage];
 }

@@ -399,6 +399,10 @@ static void test_from_spec(void **state)
     assert_int_equal(profile_build(&prof, "j", (int)sp->nstages, names, att, 5, NULL, 0), 0);
     assert_int_equal(jsim_plan_init(&pl, sp, &prof, PROGRESS_TOTALWORK_Q, msg, sizeof msg), 0);
     assert_true(pl.from_profile);
+    /* Every task ran twice its estimate: that is what the plan now expects of each. */
+    for (size_t t = 0; t < sp->ntasks; t++)
+        assert_true(fabs(jsim_plan_task_expected(&pl, sp, t) - 2 * sp->tasks[t].runtime_s) < 1e-9);
+    assert_true(jsim_plan_task_expected(&pl, sp, sp->ntasks) == 0);
     struct jsim_rng rng;
     jsim_rng_seed(&rng, 9);
     struct jsim_table_config cfg;

@@ -195,7 +195,6 @@ static int jockey__cmd(int argc, char **argv)
     struct profile prof;
     struct jsim_plan est = {0}, plan = {0};
     struct jockey_attempts rec = {0};
-    double *ratio = NULL;
     struct jockey__policy_stats st[4] = {{0}};
     int rc, exit_code = 1;
     profile_init(&prof);
@@ -274,21 +273,8 @@ static int jockey__cmd(int argc, char **argv)
     double table_ms = jockey__ms_since(&t0);
     struct jsim_table_cost cost = plan.cost;
     w.pm = &plan.progress;
-    if (!a.no_speed) {
-        ratio = mem_calloc(spec->nstages, sizeof *ratio);
-        double *sum = mem_calloc(spec->nstages, sizeof *sum);
-        if (ratio == NULL || sum == NULL) {
-            mem_free(sum);
-            rc = ERR_NOMEM;
-            goto out;
-        }
-        for (size_t t = 0; t < spec->ntasks; t++)
-            sum[spec->tasks[t].stage] += spec->tasks[t].runtime_s;
-        for (size_t s = 0; s < spec->nstages; s++)
-            ratio[s] = sum[s] > 0 ? plan.model.stages[s].runtime_total / sum[s] : 1;
-        mem_free(sum);
-        w.stage_ratio = ratio;
-    }
+    if (!a.no_speed)
+        w.stage_ratio = plan.stage_ratio;
     w.change_at_s = a.change_at;
     w.change_to_s = a.change_to;
     w.table = plan.table;
@@ -423,7 +409,6 @@ out:
     for (int p = 0; p < 4; p++)
         mem_free(st[p].latency);
     mem_free(rec.v);
-    mem_free(ratio);
     jsim_plan_close(&plan);
     jsim_plan_close(&est);
     profile_close(&prof);
