@@ -168,7 +168,7 @@ struct jsim_table_config {
     int buckets;         /* progress buckets (default 100) */
     int samples_per_run; /* instants sampled per run (default 200) */
     int max_tokens;      /* largest allocation considered (default: the job's peak parallelism) */
-    int nallocs;         /* most grid allocations (default and cap JSIM_MAX_ALLOCS) */
+    int nallocs;         /* most grid allocations (default 40, at most JSIM_MAX_ALLOCS) */
 };
 void jsim_table_config_default(struct jsim_table_config *c);
 

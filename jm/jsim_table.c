@@ -24,7 +24,7 @@ void jsim_table_config_default(struct jsim_table_config *c)
     c->buckets = 100;
     c->samples_per_run = 200;
     c->max_tokens = 0;
-    c->nallocs = JSIM_MAX_ALLOCS;
+    c->nallocs = 40;
 }
 
 void jsim_table_destroy(jsim_table_t **p)
