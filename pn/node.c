@@ -316,6 +316,7 @@ void node_sweep(node_t *n)
         n->donehead = (n->donehead + 1) % n->capdone;
         n->ndone--;
         map_deln(&n->tasks, t->key, t->keylen, NULL);
+        t->job->ntasks--;
         if (t->staging) {
             t->forgotten = 1; /* trashed and freed when its set-up returns */
         } else {
@@ -325,6 +326,17 @@ void node_sweep(node_t *n)
         freed++;
     }
     node__trash_flush(n, 0);
+    size_t it = 0;
+    void *v;
+    while (map_next(&n->jobs, &it, NULL, NULL, &v)) { /* deleting while iterating is allowed */
+        node__job_t *j = v;
+        if (j->ntasks == 0) {
+            map_del(&n->jobs, j->job_id, NULL);
+            mem_free(j->job_id);
+            mem_free(j->reply);
+            mem_free(j);
+        }
+    }
     if (freed && (freed >= 1000 || n->tasks.len < 16))
         malloc_trim(0); /* give a burst's memory back: the PN should idle small */
 }
@@ -484,6 +496,7 @@ static void node__create(node_t *n, const void *peer, size_t plen, uint64_t req_
         return;
     }
     n->c.created++;
+    j->ntasks++;
     t->queued_at_ms = clock_wall_ms();
     queue_hold(n->queue, t->id, 1); /* until its directory and files are ready */
     if (node__setup_start(n, t) != 0) {
@@ -643,4 +656,10 @@ void node_load(const node_t *n, size_t *running, size_t *queued)
     queue_stats(n->queue, &st);
     *running = st.regular_running + st.opportunistic_running;
     *queued = st.regular_queued + st.opportunistic_queued;
+}
+
+void node_remembered(const node_t *n, size_t *tasks, size_t *jobs)
+{
+    *tasks = n->tasks.len;
+    *jobs = n->jobs.len;
 }

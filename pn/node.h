@@ -66,5 +66,7 @@ void node_counters(const node_t *n, node_counters_t *out);
 const proto_stats_t *node_proto_stats(const node_t *n);
 /* Running and queued task counts (for the status file and tests). */
 void node_load(const node_t *n, size_t *running, size_t *queued);
+/* Tasks remembered (live and finished within retention) and the jobs they belong to. */
+void node_remembered(const node_t *n, size_t *tasks, size_t *jobs);
 
 #endif

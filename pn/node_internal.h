@@ -26,6 +26,7 @@ typedef struct node__job {
     size_t plen;
     uint64_t req_id; /* of the last request, echoed in unsolicited statuses */
     char *reply;     /* reply_endpoint of the job's last TASK_CREATE, or NULL */
+    size_t ntasks;   /* tasks of the job the node remembers; 0: forgotten at the next sweep */
 } node__job_t;
 
 typedef struct node__task {

@@ -247,23 +247,26 @@ static void server__write_status(server_t *s)
         return;
     node_counters_t c;
     node_counters(s->node, &c);
-    size_t running, queued;
+    size_t running, queued, remembered, jobs;
     node_load(s->node, &running, &queued);
+    node_remembered(s->node, &remembered, &jobs);
     fprintf(f,
             "{\"name\":\"%s\",\"boot_id\":\"%016llx\",\"registered\":%s,\"running\":%zu,"
-            "\"queued\":%zu,\"requests\":%llu,\"rejected\":%llu,\"created\":%llu,"
+            "\"queued\":%zu,\"remembered\":%zu,\"jobs\":%zu,\"requests\":%llu,\"rejected\":%llu,"
+            "\"created\":%llu,"
             "\"refused_full\":%llu,\"succeeded\":%llu,\"failed\":%llu,\"cancelled\":%llu,"
             "\"preempted\":%llu,\"memory_kills\":%llu,\"cache_hits\":%llu,"
             "\"cache_misses\":%llu,\"statuses_sent\":%llu,\"auth_failures\":%llu,"
             "\"rss_kb\":%llu}\n",
             s->cfg->name, (unsigned long long)s->boot_id, s->registered ? "true" : "false", running,
-            queued, (unsigned long long)c.requests, (unsigned long long)c.rejected,
-            (unsigned long long)c.created, (unsigned long long)c.refused_full,
-            (unsigned long long)c.succeeded, (unsigned long long)c.failed,
-            (unsigned long long)c.cancelled, (unsigned long long)c.preempted,
-            (unsigned long long)c.memory_kills, (unsigned long long)c.cache_hits,
-            (unsigned long long)c.cache_misses, (unsigned long long)c.statuses_sent,
-            (unsigned long long)s->auth_failures, (unsigned long long)server__rss_kb());
+            queued, remembered, jobs, (unsigned long long)c.requests,
+            (unsigned long long)c.rejected, (unsigned long long)c.created,
+            (unsigned long long)c.refused_full, (unsigned long long)c.succeeded,
+            (unsigned long long)c.failed, (unsigned long long)c.cancelled,
+            (unsigned long long)c.preempted, (unsigned long long)c.memory_kills,
+            (unsigned long long)c.cache_hits, (unsigned long long)c.cache_misses,
+            (unsigned long long)c.statuses_sent, (unsigned long long)s->auth_failures,
+            (unsigned long long)server__rss_kb());
     if (fclose(f) == 0)
         rename(tmp, path);
 }
@@ -474,6 +477,9 @@ int server_run(pnconf_t *cfg, bool insecure, char *msg, size_t cap)
         uv_signal_start(&s->sigchld, server__on_sigchld, SIGCHLD);
         uv_signal_start(&s->sigterm, server__on_stop, SIGTERM);
         uv_signal_start(&s->sigint, server__on_stop, SIGINT);
+        if (strchr(cfg->advertise, '*') || strstr(cfg->advertise, "0.0.0.0"))
+            log_warn("pn.advertise = %s: job managers cannot connect there; set pn.advertise",
+                     cfg->advertise);
         log_info("%s: listening on %s%s, %.3g cores, %llu MiB, %zu RM replicas", cfg->name,
                  cfg->listen, s->curve ? " (CURVE)" : "", cfg->cpus,
                  (unsigned long long)(cfg->memory >> 20), s->nrm);

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -275,6 +276,50 @@ static void test_queue_full_refused(void **state)
     assert_true(refused);
 }
 
+/* With no retention a finished task is forgotten at the next sweep: its directory removed,
+ * its job dropped, and a late cancel answered "not found". */
+static void test_forgetting(void **state)
+{
+    (void)state;
+    assert_int_equal(pnc_start(&fx.d, "[rm]\nheartbeat = 50ms\n[tasks]\nretain = 0s\n"), 0);
+    zsock_t *s = pnc_connect(&fx.d);
+    const char *argv[] = {"sh", "-c", "echo out; echo err >&2", NULL};
+    pnc_task_t t = {
+        .job = "j-0000000000dd", .task = "gone", .cpu = 0.5, .mem_mb = 64, .argv = argv};
+    assert_int_equal(pnc_create(s, &t), 0);
+    int done = 0;
+    for (int k = 0; k < 100 && !done; k++) {
+        proto_msg_t m;
+        if (recv_type(s, &m, 50) == PROTO_TASK_STATUS) {
+            done = m.task_status.state == PROTO_TASK_SUCCEEDED;
+            proto_msg_close(&m);
+        }
+    }
+    assert_true(done);
+    char tasks_dir[400];
+    snprintf(tasks_dir, sizeof tasks_dir, "%s/work/tasks", fx.d.dir);
+    int forgotten = 0;
+    for (int k = 0; k < 200 && !forgotten; k++) {
+        int entries = 0;
+        DIR *dh = opendir(tasks_dir);
+        struct dirent *e;
+        while (dh && (e = readdir(dh)))
+            entries += e->d_name[0] != '.';
+        if (dh)
+            closedir(dh);
+        forgotten = entries == 0 && pnc_status_field(&fx.d, "remembered") == 0 &&
+                    pnc_status_field(&fx.d, "jobs") == 0;
+        if (!forgotten)
+            usleep(10000);
+    }
+    assert_true(forgotten);
+    assert_int_equal(pnc_cancel(s, "j-0000000000dd", "gone", 0), 0);
+    proto_msg_t m;
+    assert_int_equal(recv_type(s, &m, 2000), PROTO_ERROR);
+    assert_int_equal(m.error.code, -9); /* ERR_NOTFOUND */
+    proto_msg_close(&m);
+}
+
 /* Without keys, a non-loopback listen address is refused (nothing is bound). */
 static void test_refuses_open_listen_without_keys(void **state)
 {
@@ -316,6 +361,7 @@ int main(void)
         cmocka_unit_test_teardown(test_heartbeats_registration_run_as, teardown),
         cmocka_unit_test_teardown(test_curve_only_allowed_clients, teardown),
         cmocka_unit_test_teardown(test_queue_full_refused, teardown),
+        cmocka_unit_test_teardown(test_forgetting, teardown),
         cmocka_unit_test_teardown(test_refuses_open_listen_without_keys, teardown),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
