@@ -1,0 +1,463 @@
+/* bench_rm - figures for the resource monitor (DESIGN.md §5).
+ *
+ *   bench_rm [--nodes N] [--seconds S] [--requests R] [--subscribers K] [--json]
+ *
+ * 1. view: the pure view with N nodes (6x7 wait-time matrices): the cost of building and
+ *    encoding one full snapshot, and of delivering it over a PUB socket to K subscribers on
+ *    127.0.0.1 (target: a 20,000-node view to 100 subscribers each second).
+ * 2. ingest: one paddock-rm replica (`paddock cluster up --rm 1`, CURVE on) with N simulated
+ *    PNs registered; heartbeats from several DEALER sockets for S seconds; the rate the replica
+ *    counted, and its RSS holding the N-node view (targets: 50,000 heartbeats/s on one core,
+ *    under 200 MiB).
+ * 3. grant: three replicas; R sequential token requests from one client, each committed
+ *    through Raft before the grant comes back: p50 and p99 latency.
+ * Daemons are started in a temporary directory and stopped with `paddock cluster down`.
+ */
+#include "common/clock.h"
+#include "common/curve.h"
+#include "common/err.h"
+#include "common/mem.h"
+#include "proto/proto.h"
+#include "rm/rmclient.h"
+#include "rm/view.h"
+
+#include <czmq.h>
+#include <ftw.h>
+#include <jansson.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char g_bin[PATH_MAX];
+static json_t *g_out;
+
+/* Runs `paddock cluster VERB --dir DIR EXTRA` quietly. */
+static int bench_run(const char *verb, const char *dir, const char *extra)
+{
+    char cmd[2 * PATH_MAX];
+    snprintf(cmd, sizeof cmd, "%s/paddock cluster %s --dir %s %s >/dev/null", g_bin, verb, dir,
+             extra);
+    return system(cmd);
+}
+
+static int bench_rm_tree(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+static void bench_fill_hb(proto_heartbeat_t *hb, const char *name, uint64_t boot, uint64_t seq)
+{
+    memset(hb, 0, sizeof *hb);
+    hb->name = (char *)name;
+    hb->rack = "rack-1";
+    hb->endpoint = "tcp://127.0.0.1:9";
+    hb->boot_id = boot;
+    hb->seq = seq;
+    hb->cpu = 16;
+    hb->mem_mb = 65536;
+    hb->used_cpu = 3.5;
+    hb->used_mem_mb = 1024;
+    hb->running_regular = 3;
+    hb->queued_regular = (uint32_t)(seq % 7);
+    proto_matrix_t *m = &hb->matrix;
+    m->ncpu = 6;
+    m->nmem = 7;
+    for (uint32_t r = 0; r < 6; r++)
+        m->cpu_bounds[r] = 0.5 * (1u << r);
+    for (uint32_t c = 0; c < 7; c++)
+        m->mem_bounds_mb[c] = 1024ull << c;
+    for (uint32_t i = 0; i < 42; i++)
+        m->cells_ms[i] = (uint32_t)((seq * 13 + i * 101) % 5000);
+    m->timestamp_ms = clock_wall_ms();
+}
+
+/* ---- 1. view publication ---- */
+
+struct bench_pub {
+    zsock_t *pub;
+    proto_buf_t buf;
+    size_t bytes, parts;
+};
+
+static int bench_emit(void *arg, const proto_msg_t *m)
+{
+    struct bench_pub *p = arg;
+    if (proto_encode(m, &p->buf, NULL, 0) != 0)
+        return ERR_RANGE;
+    p->bytes += p->buf.len;
+    p->parts++;
+    if (p->pub != NULL)
+        zsock_send(p->pub, "b", p->buf.data, p->buf.len);
+    return 0;
+}
+
+struct bench_subs {
+    zsock_t **subs;
+    int n;
+    size_t want_parts; /* per subscriber */
+    size_t got;
+    volatile int done;
+};
+
+static void *bench_sub_main(void *arg)
+{
+    struct bench_subs *s = arg;
+    zpoller_t *p = zpoller_new(NULL);
+    for (int i = 0; i < s->n; i++)
+        zpoller_add(p, s->subs[i]);
+    size_t want = s->want_parts * (size_t)s->n;
+    while (s->got < want) {
+        zsock_t *z = zpoller_wait(p, 5000);
+        if (z == NULL)
+            break;
+        zframe_t *f = zframe_recv(z);
+        zframe_destroy(&f);
+        s->got++;
+    }
+    zpoller_destroy(&p);
+    s->done = 1;
+    return NULL;
+}
+
+static void bench_view(int nodes, int subscribers)
+{
+    view_t *v = view_new();
+    char name[32];
+    for (int i = 0; i < nodes; i++) {
+        proto_heartbeat_t hb;
+        snprintf(name, sizeof name, "pn-%05d", i);
+        bench_fill_hb(&hb, name, 7, 1);
+        view_ingest(v, &hb, 1000);
+    }
+    struct bench_pub p = {NULL, {0}, 0, 0};
+    proto_buf_init(&p.buf);
+    const int rounds = 5;
+    uint64_t t0 = clock_mono_ns();
+    for (int r = 0; r < rounds; r++)
+        view_publish_snapshot(v, 2000, 1, bench_emit, &p);
+    double encode_ms = (double)(clock_mono_ns() - t0) / 1e6 / rounds;
+    size_t bytes = p.bytes / rounds, parts = p.parts / rounds;
+    /* delivery to subscribers over TCP on 127.0.0.1 */
+    p.pub = zsock_new(ZMQ_PUB);
+    zsock_set_sndhwm(p.pub, 1000000);
+    int port = zsock_bind(p.pub, "tcp://127.0.0.1:*");
+    struct bench_subs s = {NULL, subscribers, parts, 0, 0};
+    s.subs = calloc((size_t)subscribers, sizeof *s.subs);
+    for (int i = 0; i < subscribers; i++) {
+        s.subs[i] = zsock_new(ZMQ_SUB);
+        zsock_set_rcvhwm(s.subs[i], 1000000);
+        zsock_set_subscribe(s.subs[i], "");
+        zsock_connect(s.subs[i], "tcp://127.0.0.1:%d", port);
+    }
+    zclock_sleep(500); /* PUB drops until subscriptions arrive: let them */
+    pthread_t th;
+    pthread_create(&th, NULL, bench_sub_main, &s);
+    p.bytes = p.parts = 0;
+    t0 = clock_mono_ns();
+    view_publish_snapshot(v, 3000, 1, bench_emit, &p);
+    pthread_join(th, NULL);
+    double deliver_ms = (double)(clock_mono_ns() - t0) / 1e6;
+    printf("view: %d nodes, snapshot of %zu parts, %.1f MiB: build+encode %.1f ms; delivered to "
+           "%d subscribers (%zu of %zu parts) in %.1f ms\n",
+           nodes, parts, (double)bytes / 1048576.0, encode_ms, subscribers, s.got,
+           parts * (size_t)subscribers, deliver_ms);
+    json_t *o = json_object();
+    json_object_set_new(o, "nodes", json_integer(nodes));
+    json_object_set_new(o, "parts", json_integer((json_int_t)parts));
+    json_object_set_new(o, "snapshot_bytes", json_integer((json_int_t)bytes));
+    json_object_set_new(o, "encode_ms", json_real(encode_ms));
+    json_object_set_new(o, "subscribers", json_integer(subscribers));
+    json_object_set_new(o, "delivered_parts", json_integer((json_int_t)s.got));
+    json_object_set_new(o, "deliver_ms", json_real(deliver_ms));
+    json_object_set_new(g_out, "view", o);
+    for (int i = 0; i < subscribers; i++)
+        zsock_destroy(&s.subs[i]);
+    free(s.subs);
+    zsock_destroy(&p.pub);
+    proto_buf_close(&p.buf);
+    view_destroy(&v);
+}
+
+/* ---- 2. heartbeat ingest ---- */
+
+static json_t *bench_status(rmclient_t *c, int replica)
+{
+    char *text = NULL, msg[256];
+    if (rmclient_admin(c, replica, "rm_status", NULL, 0, 2000, &text, msg, sizeof msg) != 0)
+        return NULL;
+    json_t *st = json_loads(text, 0, NULL);
+    mem_free(text);
+    return st;
+}
+
+struct bench_hb {
+    const char *endpoint;
+    const char *keys;
+    int first, count; /* nodes [first, first + count) */
+    double seconds;
+    uint64_t sent;
+};
+
+static zsock_t *bench_dealer(const char *endpoint, const char *keys)
+{
+    zsock_t *z = zsock_new(ZMQ_DEALER);
+    zsock_set_sndhwm(z, 10000);
+    curve_t *cv = NULL;
+    char msg[256];
+    if (curve_load(&cv, keys, CURVE_DEFAULT_NAME, NULL, msg, sizeof msg) == 0)
+        curve_apply(z, cv, CURVE_CLIENT, NULL, msg, sizeof msg);
+    curve_destroy(&cv);
+    zsock_connect(z, "%s", endpoint);
+    return z;
+}
+
+static void *bench_hb_main(void *arg)
+{
+    struct bench_hb *b = arg;
+    zsock_t *z = bench_dealer(b->endpoint, b->keys);
+    proto_buf_t buf;
+    proto_buf_init(&buf);
+    char name[32];
+    uint64_t end = clock_mono_ms() + (uint64_t)(b->seconds * 1000);
+    for (uint64_t seq = 2; clock_mono_ms() < end; seq++) {
+        for (int i = 0; i < b->count && clock_mono_ms() < end; i++) {
+            proto_msg_t m;
+            proto_msg_init(&m, PROTO_HEARTBEAT);
+            snprintf(name, sizeof name, "pn-%05d", b->first + i);
+            bench_fill_hb(&m.heartbeat, name, 1000 + (uint64_t)(b->first + i), seq);
+            if (proto_encode(&m, &buf, NULL, 0) == 0 && zsock_send(z, "b", buf.data, buf.len) == 0)
+                b->sent++;
+        }
+    }
+    proto_buf_close(&buf);
+    zsock_destroy(&z);
+    return NULL;
+}
+
+/* Registers nodes [0, n) through one pipelined DEALER; returns how many were acknowledged. */
+static int bench_register(const char *endpoint, const char *keys, int n)
+{
+    zsock_t *z = bench_dealer(endpoint, keys);
+    zsock_set_sndhwm(z, 0);
+    zsock_set_rcvhwm(z, 0);
+    proto_buf_t buf;
+    proto_buf_init(&buf);
+    char name[32], key[48];
+    for (int i = 0; i < n; i++) {
+        proto_msg_t m;
+        proto_msg_init(&m, PROTO_NODE_REGISTER);
+        snprintf(name, sizeof name, "pn-%05d", i);
+        snprintf(key, sizeof key, "bench-%d-%ld", i, (long)getpid());
+        m.req_id = (uint64_t)i + 1;
+        m.node_register.key = key;
+        m.node_register.name = name;
+        m.node_register.rack = "rack-1";
+        m.node_register.endpoint = "tcp://127.0.0.1:9";
+        m.node_register.boot_id = 1000 + (uint64_t)i;
+        m.node_register.cpu = 16;
+        m.node_register.mem_mb = 65536;
+        if (proto_encode(&m, &buf, NULL, 0) == 0)
+            zsock_send(z, "b", buf.data, buf.len);
+    }
+    int acked = 0;
+    zpoller_t *p = zpoller_new(z, NULL);
+    while (acked < n && zpoller_wait(p, 10000) != NULL) {
+        zframe_t *f = zframe_recv(z);
+        proto_msg_t r;
+        if (f != NULL && proto_decode(zframe_data(f), zframe_size(f), &r, NULL, NULL, 0) == 0) {
+            acked += r.type == PROTO_NODE_REGISTER_ACK &&
+                     r.node_register_ack.verdict == PROTO_VERDICT_ACCEPTED;
+            proto_msg_close(&r);
+        }
+        zframe_destroy(&f);
+    }
+    zpoller_destroy(&p);
+    proto_buf_close(&buf);
+    zsock_destroy(&z);
+    return acked;
+}
+
+static void bench_ingest(int nodes, double seconds)
+{
+    char dir[] = "/tmp/paddock-benchrm-XXXXXX";
+    if (mkdtemp(dir) == NULL)
+        return;
+    if (bench_run("up", dir, "--rm 1 --pn 0") != 0) {
+        fprintf(stderr, "bench_rm: cluster up failed (see %s)\n", dir);
+        return;
+    }
+    char msg[256], keys[PATH_MAX + 8];
+    snprintf(keys, sizeof keys, "%s/keys", dir);
+    rmclient_t *c = NULL;
+    rmclient_open(&c, dir, NULL, NULL, msg, sizeof msg);
+    const char *api = rmclient_endpoint(c, 0);
+    uint64_t t0 = clock_mono_ms();
+    int acked = bench_register(api, keys, nodes);
+    double reg_s = (double)(clock_mono_ms() - t0) / 1000.0;
+    json_t *before = bench_status(c, 0);
+    enum { SENDERS = 4 };
+    struct bench_hb hb[SENDERS];
+    pthread_t th[SENDERS];
+    t0 = clock_mono_ms();
+    for (int i = 0; i < SENDERS; i++) {
+        hb[i] = (struct bench_hb){api, keys, i * nodes / SENDERS, nodes / SENDERS, seconds, 0};
+        pthread_create(&th[i], NULL, bench_hb_main, &hb[i]);
+    }
+    uint64_t sent = 0;
+    for (int i = 0; i < SENDERS; i++) {
+        pthread_join(th[i], NULL);
+        sent += hb[i].sent;
+    }
+    /* let the replica drain what is queued, then read its counter */
+    json_t *after = NULL;
+    uint64_t got = 0, prev = UINT64_MAX;
+    for (int k = 0; k < 100; k++) {
+        json_decref(after);
+        after = bench_status(c, 0);
+        got = (uint64_t)json_integer_value(json_object_get(after, "heartbeats")) -
+              (uint64_t)json_integer_value(json_object_get(before, "heartbeats"));
+        if (got == prev || got >= sent)
+            break;
+        prev = got;
+        zclock_sleep(100);
+    }
+    double el = (double)(clock_mono_ms() - t0) / 1000.0;
+    long rss = (long)json_integer_value(json_object_get(after, "rss_kb"));
+    long view_nodes = (long)json_integer_value(json_object_get(after, "view_nodes"));
+    printf("ingest: %d of %d simulated PNs registered in %.2f s; %llu heartbeats sent, %llu "
+           "ingested in %.2f s: %.0f heartbeats/s (CURVE on); RM RSS %.1f MiB with a %ld-node "
+           "view\n",
+           acked, nodes, reg_s, (unsigned long long)sent, (unsigned long long)got, el,
+           (double)got / el, rss / 1024.0, view_nodes);
+    json_t *o = json_object();
+    json_object_set_new(o, "nodes_registered", json_integer(acked));
+    json_object_set_new(o, "register_s", json_real(reg_s));
+    json_object_set_new(o, "heartbeats_sent", json_integer((json_int_t)sent));
+    json_object_set_new(o, "heartbeats_ingested", json_integer((json_int_t)got));
+    json_object_set_new(o, "heartbeats_per_s", json_real((double)got / el));
+    json_object_set_new(o, "rss_mib", json_real(rss / 1024.0));
+    json_object_set_new(o, "view_nodes", json_integer(view_nodes));
+    json_object_set_new(g_out, "ingest", o);
+    json_decref(before);
+    json_decref(after);
+    rmclient_destroy(&c);
+    bench_run("down", dir, "");
+    nftw(dir, bench_rm_tree, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* ---- 3. token-grant commit latency ---- */
+
+static int bench_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void bench_grant(int requests)
+{
+    char dir[] = "/tmp/paddock-benchrm-XXXXXX";
+    if (mkdtemp(dir) == NULL)
+        return;
+    if (bench_run("up", dir, "--rm 3 --pn 0 --tokens 1000") != 0) {
+        fprintf(stderr, "bench_rm: cluster up failed (see %s)\n", dir);
+        return;
+    }
+    char msg[256], key[64], jid[32] = "";
+    rmclient_t *c = NULL;
+    rmclient_open(&c, dir, NULL, NULL, msg, sizeof msg);
+    proto_msg_t req, rep;
+    proto_msg_init(&req, PROTO_JOB_REGISTER);
+    rmclient_new_key(key, sizeof key);
+    req.job_register.key = key;
+    req.job_register.name = "bench";
+    req.job_register.virtual_cluster = "default";
+    if (rmclient_call(c, &req, &rep, 1000, 10000, msg, sizeof msg) == 0 &&
+        rep.type == PROTO_JOB_REGISTER_REPLY)
+        snprintf(jid, sizeof jid, "%s", rep.job_register_reply.job_id);
+    proto_msg_close(&rep);
+    double *lat = calloc((size_t)requests, sizeof *lat);
+    int ok = 0;
+    for (int i = 0; i < requests && jid[0] != '\0'; i++) {
+        proto_msg_init(&req, PROTO_TOKEN_REQUEST);
+        rmclient_new_key(key, sizeof key);
+        req.token_request.key = key;
+        req.token_request.job_id = jid;
+        req.token_request.tokens = (uint32_t)(i % 100);
+        uint64_t t0 = clock_mono_ns();
+        if (rmclient_call(c, &req, &rep, 1000, 10000, msg, sizeof msg) == 0 &&
+            rep.type == PROTO_TOKEN_GRANT)
+            lat[ok++] = (double)(clock_mono_ns() - t0) / 1e6;
+        proto_msg_close(&rep);
+    }
+    qsort(lat, (size_t)ok, sizeof *lat, bench_cmp);
+    double p50 = ok > 0 ? lat[ok / 2] : 0, p99 = ok > 0 ? lat[(size_t)ok * 99 / 100] : 0;
+    printf("grant: %d token requests committed on 3 replicas (CURVE on): p50 %.3f ms, p99 %.3f "
+           "ms, max %.3f ms\n",
+           ok, p50, p99, ok > 0 ? lat[ok - 1] : 0);
+    json_t *o = json_object();
+    json_object_set_new(o, "requests", json_integer(ok));
+    json_object_set_new(o, "p50_ms", json_real(p50));
+    json_object_set_new(o, "p99_ms", json_real(p99));
+    json_object_set_new(o, "max_ms", json_real(ok > 0 ? lat[ok - 1] : 0));
+    json_object_set_new(g_out, "grant", o);
+    free(lat);
+    rmclient_destroy(&c);
+    bench_run("down", dir, "");
+    nftw(dir, bench_rm_tree, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+int main(int argc, char **argv)
+{
+    int nodes = 20000, requests = 2000, subscribers = 100;
+    double seconds = 3;
+    bool json = false;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--nodes") == 0 && i + 1 < argc)
+            nodes = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--seconds") == 0 && i + 1 < argc)
+            seconds = atof(argv[++i]);
+        else if (strcmp(argv[i], "--requests") == 0 && i + 1 < argc)
+            requests = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--subscribers") == 0 && i + 1 < argc)
+            subscribers = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--json") == 0)
+            json = true;
+        else {
+            fprintf(stderr, "usage: bench_rm [--nodes N] [--seconds S] [--requests R] "
+                            "[--subscribers K] [--json]\n");
+            return 2;
+        }
+    }
+    if (nodes < 4 || nodes > 99999 || requests < 1 || subscribers < 1 || seconds <= 0) {
+        fprintf(stderr, "bench_rm: out-of-range option\n");
+        return 2;
+    }
+    zsys_handler_set(NULL);
+    const char *env = getenv("PADDOCK_BIN_DIR");
+    if (env != NULL) {
+        snprintf(g_bin, sizeof g_bin, "%s", env);
+    } else {
+        ssize_t n = readlink("/proc/self/exe", g_bin, sizeof g_bin - 1);
+        g_bin[n > 0 ? n : 0] = '\0';
+        char *slash = strrchr(g_bin, '/');
+        if (slash != NULL)
+            *slash = '\0';
+    }
+    g_out = json_object();
+    bench_view(nodes, subscribers);
+    bench_ingest(nodes, seconds);
+    bench_grant(requests);
+    if (json) {
+        char *t = json_dumps(g_out, JSON_INDENT(2));
+        printf("%s\n", t);
+        free(t);
+    }
+    json_decref(g_out);
+    return 0;
+}
