@@ -256,6 +256,37 @@ int view_update(view_t *v, const struct view_entry *e, int64_t now_ms)
     return 1;
 }
 
+int view_set_matrix(view_t *v, uint32_t node, uint32_t ncpu, uint32_t nmem, const double *cpu_bins,
+                    const double *mem_bins_mb, const double *wait_s, int64_t now_ms)
+{
+    if (node >= v->n)
+        return ERR_NOTFOUND;
+    struct view_node *n = &v->nodes[node];
+    struct view_entry e = {.name = n->name,
+                           .rack = "",
+                           .cpu = n->cpu,
+                           .mem_mb = n->mem_mb,
+                           .ncpu = ncpu,
+                           .nmem = nmem,
+                           .cpu_bins = cpu_bins,
+                           .mem_bins_mb = mem_bins_mb,
+                           .wait_s = wait_s};
+    int rc = view__check(&e);
+    if (rc != 0)
+        return rc;
+    n->ncpu = (uint8_t)ncpu;
+    n->nmem = (uint8_t)nmem;
+    for (uint32_t i = 0; i < ncpu; i++)
+        n->cpu_bins[i] = (float)cpu_bins[i];
+    for (uint32_t i = 0; i < nmem; i++)
+        n->mem_bins_mb[i] = (float)mem_bins_mb[i];
+    for (uint32_t i = 0; i < ncpu * nmem; i++)
+        n->wait_s[i] = wait_s[i] < 0 ? VIEW_WAIT_NEVER : (float)wait_s[i];
+    if (now_ms > n->info_ms)
+        n->info_ms = now_ms;
+    return 0;
+}
+
 int view_set_up(view_t *v, uint32_t node, int up)
 {
     if (node >= v->n)

@@ -76,6 +76,11 @@ void view_destroy(view_t **p);
  * past VIEW_MAX_NODES, ERR_NOMEM. On error the view is unchanged. */
 int view_update(view_t *v, const struct view_entry *e, int64_t now_ms);
 
+/* Replaces a node's matrix (ncpu x nmem cells as in struct view_entry) with information from
+ * now_ms, e.g. a matrix the PN itself sent with a task status. ERR_NOTFOUND, ERR_INVAL. */
+int view_set_matrix(view_t *v, uint32_t node, uint32_t ncpu, uint32_t nmem, const double *cpu_bins,
+                    const double *mem_bins_mb, const double *wait_s, int64_t now_ms);
+
 /* Marks a node down (e.g. it missed heartbeats and status past a timeout). ERR_NOTFOUND. */
 int view_set_up(view_t *v, uint32_t node, int up);
 

@@ -21,6 +21,7 @@
 #include "jm/priority.h"
 #include "jm/spec.h"
 #include "jm/view.h"
+#include "jm/view_proto.h"
 #include "jm_fixture.h"
 
 static void test_view_freshness(void **state)
@@ -145,6 +146,64 @@ static void test_view_wait_lookup(void **state)
     assert_true(view_wait(&n, 0.5, 100, 1) == 4.0);
     n.ncpu = 0;
     assert_true(view_wait(&n, 1, 1, 0) == 0.0); /* no matrix: idle */
+}
+
+static void test_view_from_proto(void **state)
+{
+    (void)state;
+    view_t *v = NULL;
+    assert_int_equal(view_new(&v), 0);
+    proto_view_node_t n;
+    memset(&n, 0, sizeof n);
+    n.name = "pn-9";
+    n.rack = "r2";
+    n.endpoint = "tcp://127.0.0.1:1";
+    n.state = PROTO_NODE_UP;
+    n.cpu = 4;
+    n.mem_mb = 8192;
+    n.running_regular = 2;
+    n.queued_opportunistic = 3;
+    n.boot_id = 5;
+    n.seq = 7;
+    n.age_ms = 250;
+    n.successes = 3;
+    n.failures = 1;
+    n.matrix.ncpu = 2;
+    n.matrix.nmem = 1;
+    n.matrix.cpu_bounds[0] = 1;
+    n.matrix.cpu_bounds[1] = 4;
+    n.matrix.mem_bounds_mb[0] = 8192;
+    n.matrix.cells_ms[0] = 1500;
+    n.matrix.cells_ms[1] = PROTO_WAIT_NEVER;
+    assert_int_equal(view_update_from_proto(v, &n, 10000), 1);
+    const struct view_node *vn = view_node(v, 0);
+    assert_true(vn->up);
+    assert_int_equal(vn->running, 2);
+    assert_int_equal(vn->queued, 3);
+    assert_int_equal(vn->info_ms, 9750);
+    assert_true(fabs(vn->psucc - 4.0 / 6.0) < 1e-12);
+    assert_true(view_wait(vn, 1, 100, 0) == 1.5);
+    assert_true(view_wait(vn, 2, 100, 0) < 0); /* NEVER */
+    /* draining: known but not up for placement */
+    n.state = PROTO_NODE_DRAINING;
+    n.seq = 8;
+    assert_int_equal(view_update_from_proto(v, &n, 11000), 1);
+    assert_false(view_node(v, 0)->up);
+    /* a PN's own matrix with a task status replaces the cells and is fresh */
+    proto_matrix_t m;
+    memset(&m, 0, sizeof m);
+    m.ncpu = 1;
+    m.nmem = 1;
+    m.cpu_bounds[0] = 4;
+    m.mem_bounds_mb[0] = 8192;
+    m.cells_ms[0] = 20;
+    assert_int_equal(view_update_matrix_from_proto(v, "pn-9", &m, 20000), 0);
+    assert_true(fabs(view_wait(view_node(v, 0), 2, 100, 0) - 0.02) < 1e-6);
+    assert_int_equal(view_age_ms(view_node(v, 0), 20000), 0);
+    assert_int_equal(view_update_matrix_from_proto(v, "nope", &m, 0), ERR_NOTFOUND);
+    m.ncpu = 17;
+    assert_int_equal(view_update_matrix_from_proto(v, "pn-9", &m, 0), ERR_INVAL);
+    view_destroy(&v);
 }
 
 static struct spec *load(const char *name)
@@ -328,6 +387,7 @@ int main(void)
         cmocka_unit_test(test_view_freshness),
         cmocka_unit_test(test_view_racks_and_lookup),
         cmocka_unit_test(test_view_wait_lookup),
+        cmocka_unit_test(test_view_from_proto),
         cmocka_unit_test(test_priority_longest_path),
         cmocka_unit_test(test_dispatch_tokens_and_allowance),
         cmocka_unit_test(test_alloc_failures),

@@ -1,0 +1,70 @@
+/* view_proto.c - wire messages into the JM's cluster view (see view_proto.h). */
+#include "jm/view_proto.h"
+
+#include "common/err.h"
+
+/* Converts a wire matrix; returns 0 with *ncpu = *nmem = 0 for "no matrix". */
+static int view__matrix(const proto_matrix_t *m, uint32_t *ncpu, uint32_t *nmem, double *cpu,
+                        double *mem, double *cells)
+{
+    *ncpu = *nmem = 0;
+    if (m->ncpu == 0 && m->nmem == 0)
+        return 0;
+    if (m->ncpu == 0 || m->nmem == 0 || m->ncpu > VIEW_MAX_BINS || m->nmem > VIEW_MAX_BINS)
+        return ERR_INVAL;
+    for (uint32_t i = 0; i < m->ncpu; i++)
+        cpu[i] = m->cpu_bounds[i];
+    for (uint32_t i = 0; i < m->nmem; i++)
+        mem[i] = (double)m->mem_bounds_mb[i];
+    for (uint32_t r = 0; r < m->ncpu; r++)
+        for (uint32_t c = 0; c < m->nmem; c++) {
+            uint32_t ms = proto_matrix_cell(m, r, c);
+            cells[r * m->nmem + c] = ms == PROTO_WAIT_NEVER ? -1.0 : (double)ms / 1000.0;
+        }
+    *ncpu = m->ncpu;
+    *nmem = m->nmem;
+    return 0;
+}
+
+int view_update_from_proto(view_t *v, const proto_view_node_t *n, int64_t now_ms)
+{
+    double cpu[VIEW_MAX_BINS], mem[VIEW_MAX_BINS], cells[VIEW_MAX_BINS * VIEW_MAX_BINS];
+    uint32_t nc, nm;
+    int rc = view__matrix(&n->matrix, &nc, &nm, cpu, mem, cells);
+    if (rc != 0)
+        return rc;
+    struct view_entry e = {
+        .name = n->name,
+        .rack = n->rack,
+        .cpu = n->cpu,
+        .mem_mb = n->mem_mb,
+        .up = n->state == PROTO_NODE_UP || n->state == PROTO_NODE_SUSPECT,
+        .running = n->running_regular + n->running_opportunistic,
+        .queued = n->queued_regular + n->queued_opportunistic,
+        .boot_id = n->boot_id,
+        .seq = n->seq,
+        .age_ms = n->age_ms,
+        .failures = n->failures,
+        .successes = n->successes,
+        .ncpu = nc,
+        .nmem = nm,
+        .cpu_bins = cpu,
+        .mem_bins_mb = mem,
+        .wait_s = cells,
+    };
+    return view_update(v, &e, now_ms);
+}
+
+int view_update_matrix_from_proto(view_t *v, const char *node, const proto_matrix_t *m,
+                                  int64_t now_ms)
+{
+    long idx = node != NULL ? view_find(v, node) : -1;
+    if (idx < 0)
+        return ERR_NOTFOUND;
+    double cpu[VIEW_MAX_BINS], mem[VIEW_MAX_BINS], cells[VIEW_MAX_BINS * VIEW_MAX_BINS];
+    uint32_t nc, nm;
+    int rc = view__matrix(m, &nc, &nm, cpu, mem, cells);
+    if (rc != 0 || nc == 0)
+        return rc;
+    return view_set_matrix(v, (uint32_t)idx, nc, nm, cpu, mem, cells, now_ms);
+}
