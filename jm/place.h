@@ -12,6 +12,20 @@
  * node: that node's C is doubled).
  *
  * Pure: time and random draws come from the caller. A place_t borrows the spec for its lifetime.
+ *
+ * How a JM drives the policy modules (the daemon and the simulator alike):
+ *   spec_load -> dag_new, estimator_new(nstages), dispatch_new(ntasks), place_new
+ *   view: view_update_from_proto per RM view node (jm/view_proto.h), view_refresh_light and
+ *         place_resolve when the view changes
+ *   each round: priority_compute (after refinements) and priority_sort of a copy of dag_ready;
+ *         place_round on a prefix of it; for each match in order, dispatch_place: REGULAR or
+ *         OPPORTUNISTIC -> dag_start + TASK_CREATE to the node; NONE -> stop the round
+ *   tokens granted or freed: dispatch_set_tokens, dispatch_upgrades -> TASK_UPGRADE
+ *   TASK_STATUS running: dispatch_started; the status matrix: view_update_matrix_from_proto
+ *   success: dispatch_finished, dag_succeed, estimator_observe(stage, input, exec, est.io_s),
+ *            place_note_cached(stage, node)
+ *   failure with attempts left: dispatch_finished, place_note_failed, dag_requeue; otherwise
+ *            dag_fail (the job fails naming the task)
  */
 #ifndef PADDOCK_JM_PLACE_H
 #define PADDOCK_JM_PLACE_H
