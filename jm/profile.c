@@ -466,3 +466,23 @@ int profile_load(struct profile *p, const char *path, char *msg, size_t cap)
     mem_free(buf);
     return rc;
 }
+
+int profile_path(char *buf, size_t cap, const char *dir, const char *job)
+{
+    if (buf == NULL || dir == NULL || job == NULL || job[0] == '\0')
+        return ERR_INVAL;
+    size_t dl = strlen(dir), jl = strlen(job);
+    static const char suffix[] = ".profile.json";
+    if (jl > PROFILE_MAX_NAME || dl + 1 + jl + sizeof suffix > cap)
+        return ERR_TOOBIG;
+    memcpy(buf, dir, dl);
+    buf[dl] = '/';
+    for (size_t i = 0; i < jl; i++) {
+        char c = job[i];
+        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                 c == '-' || c == '_' || (c == '.' && i > 0);
+        buf[dl + 1 + i] = ok ? c : '_';
+    }
+    memcpy(buf + dl + 1 + jl, suffix, sizeof suffix);
+    return 0;
+}

@@ -104,6 +104,11 @@ int profile_from_json(struct profile *p, const char *buf, size_t len, char *msg,
  * over path. ERR_IO with the reason (errno text) in msg; no partial file is left at path. */
 int profile_save(const struct profile *p, const char *path, char *msg, size_t cap);
 
+/* The file a job's profile lives in: "<dir>/<job>.profile.json", with every byte of the job name
+ * outside [A-Za-z0-9._-] replaced by '_' and a leading '.' too (a name can neither leave dir nor
+ * hide). ERR_INVAL for an empty name, ERR_TOOBIG when it does not fit in cap bytes. */
+int profile_path(char *buf, size_t cap, const char *dir, const char *job);
+
 /* Reads `path` into *p. ERR_NOTFOUND when it does not exist, ERR_IO when it cannot be read,
  * ERR_TOOBIG over PROFILE_MAX_BYTES, else as profile_from_json. The reason is in msg; the caller
  * logs it and runs without a profile (Amdahl fallback). *p is untouched on error. */

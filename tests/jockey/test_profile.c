@@ -227,6 +227,18 @@ static void test_load_under_allocation_failure(void **state)
     profile_close(&good);
 }
 
+static void test_path_by_job_name(void **state)
+{
+    (void)state;
+    char buf[64];
+    assert_int_equal(profile_path(buf, sizeof buf, "/var/lib/paddock", "clicklog-hourly"), 0);
+    assert_string_equal(buf, "/var/lib/paddock/clicklog-hourly.profile.json");
+    assert_int_equal(profile_path(buf, sizeof buf, "d", "../etc/pass wd"), 0);
+    assert_string_equal(buf, "d/_._etc_pass_wd.profile.json");
+    assert_int_equal(profile_path(buf, sizeof buf, "d", ""), ERR_INVAL);
+    assert_int_equal(profile_path(buf, 20, "d", "a-rather-long-job-name"), ERR_TOOBIG);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -234,6 +246,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_missing_and_corrupt, setup, teardown),
         cmocka_unit_test(test_load_under_allocation_failure),
+        cmocka_unit_test(test_path_by_job_name),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
