@@ -1,0 +1,228 @@
+/* test_view.c - the cluster view (pure): heartbeat freshness by (boot id, seq), durable facts
+ * from the ledger, snapshots in parts and chained deltas that decode, per-node staleness, and
+ * the liveness rule; rmconf's cross-field checks. */
+#include "common/err.h"
+#include "proto/proto.h"
+#include "rm/rmconf.h"
+#include "rm/view.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+static void heartbeat(proto_heartbeat_t *hb, const char *name, uint64_t boot, uint64_t seq)
+{
+    memset(hb, 0, sizeof *hb);
+    hb->name = (char *)name;
+    hb->rack = "r1";
+    hb->endpoint = "tcp://127.0.0.1:7000";
+    hb->boot_id = boot;
+    hb->seq = seq;
+    hb->cpu = 8;
+    hb->mem_mb = 16384;
+    hb->running_regular = (uint32_t)seq;
+    hb->matrix.ncpu = 2;
+    hb->matrix.nmem = 2;
+    hb->matrix.cpu_bounds[0] = 1;
+    hb->matrix.cpu_bounds[1] = 2;
+    hb->matrix.mem_bounds_mb[0] = 1024;
+    hb->matrix.mem_bounds_mb[1] = 2048;
+    hb->matrix.cells_ms[3] = (uint32_t)seq * 10;
+}
+
+static void test_freshness(void **state)
+{
+    (void)state;
+    view_t *v = view_new();
+    assert_non_null(v);
+    proto_heartbeat_t hb;
+    heartbeat(&hb, "pn-1", 1, 5);
+    assert_int_equal(view_ingest(v, &hb, 100), VIEW_FRESH);
+    heartbeat(&hb, "pn-1", 1, 5); /* repeated */
+    assert_int_equal(view_ingest(v, &hb, 110), VIEW_STALE);
+    heartbeat(&hb, "pn-1", 1, 4); /* older */
+    assert_int_equal(view_ingest(v, &hb, 120), VIEW_STALE);
+    assert_int_equal(view_find(v, "pn-1")->running_regular, 5);
+    assert_int_equal(view_find(v, "pn-1")->rx_ms, 100);
+    heartbeat(&hb, "pn-1", 2, 1); /* the PN restarted: a new boot replaces the entry */
+    assert_int_equal(view_ingest(v, &hb, 130), VIEW_FRESH);
+    assert_int_equal(view_find(v, "pn-1")->boot_id, 2);
+    assert_int_equal(view_find(v, "pn-1")->matrix.cells_ms[3], 10);
+    char longname[100];
+    memset(longname, 'x', sizeof longname - 1);
+    longname[sizeof longname - 1] = '\0';
+    heartbeat(&hb, longname, 1, 1);
+    assert_int_equal(view_ingest(v, &hb, 140), ERR_INVAL);
+    assert_int_equal(view_count(v), 1);
+    view_destroy(&v);
+    assert_null(v);
+}
+
+static void test_liveness_rule(void **state)
+{
+    (void)state;
+    assert_int_equal(view_liveness(1000, 1500, 3000, 10000), LEDGER_NODE_UP);
+    assert_int_equal(view_liveness(1000, 4000, 3000, 10000), LEDGER_NODE_SUSPECT);
+    assert_int_equal(view_liveness(1000, 10999, 3000, 10000), LEDGER_NODE_SUSPECT);
+    assert_int_equal(view_liveness(1000, 11000, 3000, 10000), LEDGER_NODE_DOWN);
+}
+
+struct collected {
+    int snapshots, deltas;
+    uint64_t last_seq;
+    uint32_t nodes;
+    uint64_t oldest_age;
+    bool chained;
+};
+
+/* Encodes and decodes every message, as a subscriber would see it. */
+static int collect(void *arg, const proto_msg_t *m)
+{
+    struct collected *c = arg;
+    proto_buf_t buf;
+    proto_buf_init(&buf);
+    char err[128];
+    assert_int_equal(proto_encode(m, &buf, err, sizeof err), 0);
+    proto_msg_t d;
+    assert_int_equal(proto_decode(buf.data, buf.len, &d, NULL, err, sizeof err), 0);
+    proto_buf_close(&buf);
+    if (d.type == PROTO_VIEW_SNAPSHOT) {
+        c->snapshots++;
+        c->last_seq = d.view_snapshot.view_seq;
+        c->nodes += d.view_snapshot.nnodes;
+        for (uint32_t i = 0; i < d.view_snapshot.nnodes; i++) {
+            if (d.view_snapshot.nodes[i].age_ms > c->oldest_age)
+                c->oldest_age = d.view_snapshot.nodes[i].age_ms;
+        }
+    } else {
+        assert_int_equal(d.type, PROTO_VIEW_DELTA);
+        c->chained = c->chained && d.view_delta.base_seq == c->last_seq;
+        c->last_seq = d.view_delta.view_seq;
+        c->deltas++;
+        c->nodes += d.view_delta.nchanged;
+    }
+    proto_msg_close(&d);
+    return 0;
+}
+
+static void test_publish_snapshot_and_deltas(void **state)
+{
+    (void)state;
+    view_t *v = view_new();
+    char name[32];
+    const int n = 1200; /* three snapshot parts */
+    for (int i = 0; i < n; i++) {
+        proto_heartbeat_t hb;
+        snprintf(name, sizeof name, "pn-%d", i);
+        heartbeat(&hb, name, 1, 1);
+        assert_int_equal(view_ingest(v, &hb, 1000 + i), VIEW_FRESH);
+    }
+    struct collected c = {0, 0, 0, 0, 0, true};
+    assert_int_equal(view_publish_snapshot(v, 5000, 7, collect, &c), 0);
+    assert_int_equal(c.snapshots, 3);
+    assert_int_equal(c.nodes, n);
+    assert_int_equal(c.oldest_age, 4000); /* pn-0 was heard at 1000 */
+    /* nothing changed: no delta */
+    c.nodes = 0;
+    assert_int_equal(view_publish_delta(v, 5100, 7, collect, &c), 0);
+    assert_int_equal(c.deltas, 0);
+    /* 600 nodes heartbeat: two chained deltas (512 + 88) */
+    for (int i = 0; i < 600; i++) {
+        proto_heartbeat_t hb;
+        snprintf(name, sizeof name, "pn-%d", i * 2);
+        heartbeat(&hb, name, 1, 2);
+        view_ingest(v, &hb, 6000);
+    }
+    assert_int_equal(view_publish_delta(v, 6100, 7, collect, &c), 0);
+    assert_int_equal(c.deltas, 2);
+    assert_int_equal(c.nodes, 600);
+    assert_true(c.chained);
+    assert_int_equal(view_seq(v), c.last_seq);
+    /* a ledger fact (down) marks the node changed */
+    struct ledger_node ln;
+    memset(&ln, 0, sizeof ln);
+    snprintf(ln.name, sizeof ln.name, "pn-1");
+    ln.liveness = LEDGER_NODE_DOWN;
+    ln.down_count = 1;
+    assert_int_equal(view_note(v, &ln), 0);
+    assert_int_equal(view_find(v, "pn-1")->state, PROTO_NODE_DOWN);
+    c.nodes = 0;
+    assert_int_equal(view_publish_delta(v, 6200, 7, collect, &c), 0);
+    assert_int_equal(c.nodes, 1);
+    /* a registered node never heard from is published as maximally stale */
+    snprintf(ln.name, sizeof ln.name, "pn-silent");
+    ln.liveness = LEDGER_NODE_UP;
+    snprintf(ln.address, sizeof ln.address, "tcp://127.0.0.1:9");
+    ln.cpus_milli = 2500;
+    ln.mem_mb = 100;
+    assert_int_equal(view_note(v, &ln), 0);
+    assert_true(view_find(v, "pn-silent")->cpu == 2.5);
+    c.oldest_age = 0;
+    c.nodes = 0;
+    assert_int_equal(view_publish_snapshot(v, 7000, 7, collect, &c), 0);
+    assert_int_equal(c.nodes, n + 1);
+    assert_int_equal(c.oldest_age, PROTO_MAX_DURATION_MS);
+    view_destroy(&v);
+}
+
+static void test_rmconf_checks(void **state)
+{
+    (void)state;
+    rmconf_t c;
+    char msg[256];
+    char *ok[] = {"rm.id=2",
+                  "cluster.ids=1,2,3",
+                  "cluster.raft=a:1,b:2,c:3",
+                  "cluster.api=tcp://a:1,tcp://b:2,tcp://c:3",
+                  "cluster.pub=tcp://a:4,tcp://b:5,tcp://c:6",
+                  "ledger.virtual_clusters=x=5,y=0"};
+    memset(&c, 0, sizeof c);
+    assert_int_equal(rmconf_load(&c, NULL, ok, 6, msg, sizeof msg), 0);
+    assert_int_equal(rmconf_replica_count(&c), 3);
+    struct rmconf_replica r;
+    assert_true(rmconf_replica(&c, 1, &r));
+    assert_int_equal(r.id, 2);
+    assert_string_equal(r.heartbeat, "tcp://b:2"); /* defaults to the API socket */
+    assert_int_equal(rmconf_replica_index(&c, 3), 2);
+    struct rmconf_vc vcs[RMCONF_MAX_VCS];
+    size_t n = 0;
+    assert_int_equal(rmconf_vcs(&c, vcs, &n, msg, sizeof msg), 0);
+    assert_int_equal(n, 2);
+    assert_int_equal(vcs[0].capacity, 5);
+    rmconf_close(&c);
+    const char *bad[][2] = {
+        {"rm.id=4", "rm.id 4 is not in"},
+        {"cluster.api=tcp://a:1", "one item per replica"},
+        {"ledger.virtual_clusters=x", "not name=tokens"},
+        {"liveness.down_after=1s", "longer than"},
+        {"cluster.ids=1,1,3", "twice"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char *sets[7];
+        for (int k = 0; k < 6; k++)
+            sets[k] = ok[k];
+        sets[6] = (char *)bad[i][0];
+        memset(&c, 0, sizeof c);
+        assert_int_equal(rmconf_load(&c, NULL, sets, 7, msg, sizeof msg), ERR_CONFIG);
+        if (strstr(msg, bad[i][1]) == NULL)
+            fail_msg("%s: message \"%s\" lacks \"%s\"", bad[i][0], msg, bad[i][1]);
+        rmconf_close(&c);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_freshness),
+        cmocka_unit_test(test_liveness_rule),
+        cmocka_unit_test(test_publish_snapshot_and_deltas),
+        cmocka_unit_test(test_rmconf_checks),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
