@@ -227,6 +227,17 @@ int matcher_optimal_bottleneck(matcher_t *m, const struct matcher_batch *b,
     size_t ne = b->ntasks > 0 ? b->off[b->ntasks] : 0;
     if (ne == 0)
         return 0;
+    /* The same size bound as the dense step; it also bounds the augmenting paths' recursion
+       depth by min(tasks, nodes) <= sqrt(bound). */
+    uint32_t ep = matcher__epoch(m);
+    size_t ncol = 0;
+    for (size_t i = 0; i < ne; i++)
+        if (m->mark[b->cand[i].node] != ep) {
+            m->mark[b->cand[i].node] = ep;
+            ncol++;
+        }
+    if ((double)b->ntasks * (double)ncol > MATCHER__MAX_CELLS)
+        return ERR_TOOBIG;
     double *costs = mem_calloc(ne, sizeof *costs);
     size_t *task_of_node = mem_calloc(m->nnodes, sizeof *task_of_node);
     uint32_t *seen = mem_calloc(m->nnodes, sizeof *seen);
