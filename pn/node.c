@@ -88,6 +88,10 @@ node_t *node_new(const pnconf_t *cfg, uv_loop_t *loop, uint64_t boot_id, uid_t u
         node_destroy(&n);
         return NULL;
     }
+    if (cfg->cgroup_base[0] && !(n->cg = taskcg_new(cfg->cgroup_base, msg, cap))) {
+        node_destroy(&n);
+        return NULL;
+    }
     if (cfg->exec_shim[0]) {
         n->shim = mem_strdup(cfg->exec_shim);
     } else {
@@ -119,6 +123,7 @@ void node__task_free(node__task_t *t)
     mem_free(t->envp);
     mem_free(t->cwd);
     mem_free(t->dir);
+    mem_free(t->cg);
     for (uint32_t i = 0; i < t->nfiles; i++)
         mem_free(t->files[i].path);
     mem_free(t->files);
@@ -136,7 +141,12 @@ void node_destroy(node_t **np)
     while (map_next(&n->tasks, &it, NULL, NULL, &v)) {
         node__task_t *t = v;
         if (t->pid > 0 && !proto_task_state_terminal(t->state))
-            exec_kill_group(t->pid, SIGKILL);
+            node__kill(n, t);
+        if (t->cg) {
+            node__trash_cg(n, t->cg);
+            mem_free(t->cg);
+            t->cg = NULL;
+        }
         if (!proto_task_state_terminal(t->state)) {
             node__set_state(n, t, PROTO_TASK_LOST, "node shutting down");
         }
@@ -148,6 +158,7 @@ void node_destroy(node_t **np)
     }
     node__trash_flush(n, 1);
     mem_free(n->trash);
+    taskcg_destroy(&n->cg);
     it = 0;
     while (map_next(&n->jobs, &it, NULL, NULL, &v)) {
         node__job_t *j = v;
@@ -529,7 +540,7 @@ static void node__cancel(node_t *n, const void *peer, size_t plen, uint64_t req_
     if (t->state == PROTO_TASK_RUNNING) {
         if (t->kill == NODE__KILL_NONE || t->kill == NODE__KILL_PREEMPT)
             t->kill = NODE__KILL_CANCEL;
-        exec_kill_group(t->pid, SIGKILL);
+        node__kill(n, t);
         return; /* reported when reaped */
     }
     queue_cancel(n->queue, t->id);
@@ -558,6 +569,8 @@ static void node__upgrade(node_t *n, const void *peer, size_t plen, uint64_t req
         if (t->state == PROTO_TASK_RUNNING) {
             if (t->kill == NODE__KILL_PREEMPT)
                 t->kill = NODE__KILL_NONE; /* too late if the signal went out; reaped as such */
+            if (t->cg)
+                taskcg_set_weight(n->cg, t->cg, 100);
             if (exec_renice_group(t->pid, 0) != 0)
                 log_warn("task %s/%s upgraded but its nice value stays (no privilege)",
                          t->job->job_id, t->task_id);

@@ -10,6 +10,7 @@
 #include "pn/node.h"
 #include "pn/queue.h"
 #include "pn/stage.h"
+#include "pn/taskcg.h"
 
 #define NODE__PEER_MAX 256
 
@@ -43,6 +44,7 @@ typedef struct node__task {
     uint64_t mem_mb;
     char **argv, **envp; /* NULL-terminated, owned */
     char *cwd, *dir;
+    char *cg; /* its cgroup directory while it runs, when cgroups are on */
     proto_file_t *files;
     uint32_t nfiles;
     pid_t pid;
@@ -72,6 +74,7 @@ struct node {
     int matrix_dirty;
     uint64_t matrix_at_ms;
     stage_t *stage;
+    taskcg_t *cg;        /* NULL unless [tasks] cgroup_base is set */
     struct map tasks;    /* key -> node__task_t */
     struct map byid;     /* 8-byte local id -> task (queued and running) */
     struct map bypid;    /* pid -> task (running) */
@@ -99,8 +102,10 @@ double node__now_s(void);
 /* node_run.c */
 void node__schedule(node_t *n);
 int node__setup_start(node_t *n, node__task_t *t);
-void node__trash(node_t *n, const char *dir); /* remove later, off the loop */
-void node__trash_flush(node_t *n, int sync);  /* sync: now, on this thread */
+void node__trash(node_t *n, const char *dir);     /* remove later, off the loop */
+void node__trash_cg(node_t *n, const char *path); /* remove a task's cgroup, off the loop */
+void node__kill(node_t *n, node__task_t *t);      /* SIGKILL its process group and cgroup */
+void node__trash_flush(node_t *n, int sync);      /* sync: now, on this thread */
 int node__prepare(node_t *n, node__task_t *t, const proto_task_create_t *tc, char *msg, size_t cap);
 void node__remove_dir(const char *dir);
 

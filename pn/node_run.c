@@ -158,6 +158,19 @@ static void node__start(node_t *n, node__task_t *t)
         return;
     }
     t->pid = pid;
+    if (n->cg) {
+        char cg[512] = "";
+        if (taskcg_create(n->cg, t->id, cg, sizeof cg) == 0 && taskcg_attach(cg, pid) == 0) {
+            t->cg = mem_strdup(cg);
+            if (opp)
+                taskcg_set_weight(n->cg, cg, 1);
+        } else {
+            log_warn("task %s/%s: cannot put it in a cgroup under %s", t->job->job_id, t->task_id,
+                     n->cfg->cgroup_base);
+        }
+        if (!t->cg && cg[0])
+            rmdir(cg);
+    }
     node__set_state(n, t, PROTO_TASK_RUNNING, NULL);
 }
 
@@ -194,7 +207,7 @@ void node__schedule(node_t *n)
                 if (t && t->pid > 0) {
                     if (t->kill == NODE__KILL_NONE)
                         t->kill = NODE__KILL_PREEMPT;
-                    exec_kill_group(t->pid, SIGKILL);
+                    node__kill(n, t);
                 }
             }
         }
@@ -214,6 +227,12 @@ void node_reap(node_t *n)
             continue; /* an orphaned grandchild (we are a subreaper) */
         any = 1;
         exec_kill_group(e.pid, SIGKILL); /* stragglers left in the task's group */
+        if (t->cg) {                     /* and in its cgroup, setsid or not */
+            taskcg_kill(t->cg);
+            node__trash_cg(n, t->cg);
+            mem_free(t->cg);
+            t->cg = NULL;
+        }
         queue_finish(n->queue, t->id);
         t->exit_code = e.exit_code;
         t->signal = e.signal;
@@ -290,7 +309,7 @@ void node_poll_memory(node_t *n)
                     t->kill_rss_kb = rss[i];
                     log_info("task %s/%s over its memory: %llu KiB > %.0f KiB, killing",
                              t->job->job_id, t->task_id, (unsigned long long)rss[i], limit_kb);
-                    exec_kill_group(t->pid, SIGKILL);
+                    node__kill(n, t);
                 }
             }
         }
@@ -422,11 +441,13 @@ typedef struct node__trash_req {
     size_t ndirs;
 } node__trash_req_t;
 
+static void node__trash_one(const char *entry);
+
 static void node__trash_work(uv_work_t *w)
 {
     node__trash_req_t *r = w->data;
     for (size_t i = 0; i < r->ndirs; i++)
-        node__remove_dir(r->dirs[i]);
+        node__trash_one(r->dirs[i]);
 }
 
 static void node__trash_done(uv_work_t *w, int status)
@@ -440,26 +461,58 @@ static void node__trash_done(uv_work_t *w, int status)
     mem_free(r);
 }
 
-void node__trash(node_t *n, const char *dir)
+void node__kill(node_t *n, node__task_t *t)
 {
-    if (!dir || n->cfg->keep_task_dirs)
-        return;
+    (void)n;
+    if (t->pid > 0)
+        exec_kill_group(t->pid, SIGKILL);
+    if (t->cg)
+        taskcg_kill(t->cg);
+}
+
+/* Trash entries are "d<path>" (a task directory) or "c<path>" (a task's cgroup). */
+static void node__trash_one(const char *entry)
+{
+    if (entry[0] == 'c')
+        taskcg_remove(entry + 1);
+    else
+        node__remove_dir(entry + 1);
+}
+
+static void node__trash_add(node_t *n, char kind, const char *path)
+{
     if (n->ntrash == n->captrash) {
         size_t cap = n->captrash ? n->captrash * 2 : 64;
         char **v = mem_reallocarray(n->trash, cap, sizeof *v);
-        if (!v) {
-            node__remove_dir(dir); /* no memory to defer it: do it now */
-            return;
+        if (v) {
+            n->trash = v;
+            n->captrash = cap;
         }
-        n->trash = v;
-        n->captrash = cap;
     }
-    char *d = mem_strdup(dir);
-    if (!d) {
-        node__remove_dir(dir);
+    size_t len = strlen(path);
+    char *e = n->ntrash < n->captrash ? mem_alloc(len + 2) : NULL;
+    if (!e) { /* no memory to defer it: do it now */
+        if (kind == 'c')
+            taskcg_remove(path);
+        else
+            node__remove_dir(path);
         return;
     }
-    n->trash[n->ntrash++] = d;
+    e[0] = kind;
+    memcpy(e + 1, path, len + 1);
+    n->trash[n->ntrash++] = e;
+}
+
+void node__trash(node_t *n, const char *dir)
+{
+    if (dir && !n->cfg->keep_task_dirs)
+        node__trash_add(n, 'd', dir);
+}
+
+void node__trash_cg(node_t *n, const char *path)
+{
+    if (path)
+        node__trash_add(n, 'c', path);
 }
 
 void node__trash_flush(node_t *n, int sync)
@@ -481,7 +534,7 @@ void node__trash_flush(node_t *n, int sync)
         mem_free(r);
     }
     for (size_t i = 0; i < n->ntrash; i++) {
-        node__remove_dir(n->trash[i]);
+        node__trash_one(n->trash[i]);
         mem_free(n->trash[i]);
     }
     n->ntrash = 0;

@@ -71,6 +71,8 @@ const struct config_key pnconf_schema[] = {
      "at most this many finished tasks remembered", 0, 10000000},
     {"tasks", "keep_dirs", CONFIG_BOOL, F(keep_task_dirs), "false",
      "keep task directories when finished tasks are forgotten", 0, 0},
+    {"tasks", "cgroup_base", CONFIG_STRING, F(cgroup_base), "",
+     "cgroup v2 directory for one cgroup per task (cgroup.kill, cpu.weight); empty: off", 0, 4096},
     CONFIG_END,
 };
 

@@ -50,6 +50,7 @@ typedef struct pnconf {
     int64_t retain_ms;   /* finished tasks kept for JMs that reconnect */
     int64_t retain_max;  /* at most this many finished tasks kept */
     bool keep_task_dirs; /* keep a finished task's directory when it is forgotten */
+    char *cgroup_base;   /* cgroup v2 directory for per-task cgroups; empty = off */
 } pnconf_t;
 
 extern const struct config_key pnconf_schema[];

@@ -9,7 +9,8 @@
  *     remembers the finished tasks for JMs that reconnect, pn [tasks] retain).
  * DESIGN.md section 5 targets: PN throughput >= half the fork+exec rate; idle RSS < 10 MiB.
  *
- * usage: bench_pn [--tasks N] [--forks N] [--bin DIR] [--json]
+ * usage: bench_pn [--tasks N] [--forks N] [--bin DIR] [--json] [--set SECTION.KEY=VALUE]...
+ * (--set lines are added to the PN's configuration, e.g. --set tasks.cgroup_base=DIR)
  */
 #include <czmq.h>
 #include <errno.h>
@@ -76,6 +77,8 @@ static long rss_kb(pid_t pid)
 int main(int argc, char **argv)
 {
     int ntasks = 5000, nforks = 3000, json = 0;
+    const char *sets[16];
+    int nsets = 0;
     const char *bin = getenv("PADDOCK_BIN_DIR");
     char self[4096];
     for (int i = 1; i < argc; i++) {
@@ -87,8 +90,12 @@ int main(int argc, char **argv)
             bin = argv[++i];
         else if (strcmp(argv[i], "--json") == 0)
             json = 1;
+        else if (strcmp(argv[i], "--set") == 0 && i + 1 < argc && nsets < 16 &&
+                 strchr(argv[i + 1], '.') && strchr(argv[i + 1], '='))
+            sets[nsets++] = argv[++i];
         else {
-            fprintf(stderr, "usage: bench_pn [--tasks N] [--forks N] [--bin DIR] [--json]\n");
+            fprintf(stderr, "usage: bench_pn [--tasks N] [--forks N] [--bin DIR] [--json] "
+                            "[--set SECTION.KEY=VALUE]...\n");
             return 2;
         }
     }
@@ -122,6 +129,10 @@ int main(int argc, char **argv)
             "[node]\nname = bench\n[pn]\nlisten = tcp://127.0.0.1:0\nwork_dir = %s/work\n"
             "log_level = warn\n[queue]\nmax_regular = 1000000\n",
             dir);
+    for (int i = 0; i < nsets; i++) { /* section.key=value -> [section] key = value */
+        const char *dot = strchr(sets[i], '.');
+        fprintf(f, "[%.*s]\n%s\n", (int)(dot - sets[i]), sets[i], dot + 1);
+    }
     fclose(f);
     pid_t pn = fork();
     if (pn == 0) {

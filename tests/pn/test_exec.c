@@ -17,6 +17,8 @@
 #include "common/err.h"
 #include "pn/exec.h"
 #include "pn/stage.h"
+#include "pn/taskcg.h"
+#include <sys/vfs.h>
 
 static char tmpdir[256];
 
@@ -178,6 +180,61 @@ static void test_group_kill_nice_rss(void **state)
     assert_int_equal(exec_kill_group(pid, SIGKILL), ERR_NOTFOUND);
 }
 
+/* A process that calls setsid leaves the process group but not the task's cgroup. */
+static void test_cgroup_kill_catches_setsid(void **state)
+{
+    (void)state;
+    struct statfs fs;
+    if (geteuid() != 0 || statfs("/sys/fs/cgroup/unified", &fs) != 0 || fs.f_type != 0x63677270) {
+        skip(); /* needs root and a cgroup v2 mount there */
+        return;
+    }
+    char base[128], msg[256], cgpath[512];
+    snprintf(base, sizeof base, "/sys/fs/cgroup/unified/paddock-test-exec-%d", (int)getpid());
+    taskcg_t *cg = taskcg_new(base, msg, sizeof msg);
+    assert_non_null(cg);
+    assert_int_equal(taskcg_create(cg, 1, cgpath, sizeof cgpath), 0);
+    char script[2048], path[300];
+    snprintf(path, sizeof path, "%s/esc.pid", tmpdir);
+    unlink(path);
+    snprintf(script, sizeof script,
+             "sleep 0.05; setsid sleep 300 & echo $! > %s.t; mv %s.t %s; wait", path, path, path);
+    pid_t pid = spawn(script, 0);
+    assert_int_equal(taskcg_attach(cgpath, pid), 0);
+    pid_t esc = 0;
+    for (int i = 0; i < 5000 && esc <= 0; i++) {
+        char *s = slurp(path);
+        if (s && strchr(s, '\n'))
+            esc = (pid_t)atoi(s);
+        else
+            pause_ms(1);
+    }
+    assert_true(esc > 0);
+    /* wait until setsid has run: the escapee leads its own session */
+    for (int i = 0; i < 5000 && getsid(esc) != esc; i++)
+        pause_ms(1);
+    assert_int_equal(getsid(esc), esc);
+    assert_int_equal(exec_kill_group(pid, SIGKILL), 0);
+    exec_exit_t e = wait_for(pid);
+    assert_int_equal(e.signal, SIGKILL);
+    assert_int_equal(kill(esc, 0), 0); /* escaped the process group kill */
+    assert_int_equal(taskcg_kill(cgpath), 0);
+    int gone = 0;
+    for (int i = 0; i < 5000 && !gone; i++) {
+        exec_exit_t x;
+        while (exec_reap(&x))
+            ;
+        gone = kill(esc, 0) != 0 && errno == ESRCH;
+        if (!gone)
+            pause_ms(1);
+    }
+    assert_true(gone);
+    assert_int_equal(taskcg_remove(cgpath), 0);
+    taskcg_destroy(&cg);
+    struct stat st;
+    assert_int_equal(stat(base, &st), -1);
+}
+
 static void write_file(const char *path, const char *text)
 {
     FILE *f = fopen(path, "w");
@@ -238,6 +295,7 @@ int main(void)
         cmocka_unit_test(test_not_found),
         cmocka_unit_test(test_group_kill_nice_rss),
         cmocka_unit_test(test_stage_cache),
+        cmocka_unit_test(test_cgroup_kill_catches_setsid),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -320,6 +321,59 @@ static void test_forgetting(void **state)
     proto_msg_close(&m);
 }
 
+/* With per-task cgroups, cancel also kills what left the process group with setsid. */
+static void test_cgroup_cancel_catches_setsid(void **state)
+{
+    (void)state;
+    struct statfs fs;
+    if (geteuid() != 0 || statfs("/sys/fs/cgroup/unified", &fs) != 0 || fs.f_type != 0x63677270) {
+        skip(); /* needs root and a cgroup v2 mount there */
+        return;
+    }
+    char base[128], extra[256];
+    snprintf(base, sizeof base, "/sys/fs/cgroup/unified/paddock-pn-test-%d", (int)getpid());
+    snprintf(extra, sizeof extra, "[tasks]\ncgroup_base = %s\n", base);
+    assert_int_equal(pnc_start(&fx.d, extra), 0);
+    zsock_t *s = pnc_connect(&fx.d);
+    char script[1024], path[300];
+    snprintf(path, sizeof path, "%s/esc.pid", fx.d.dir);
+    snprintf(script, sizeof script,
+             "sleep 0.05; setsid sleep 300 & echo $! > %s.t; mv %s.t %s; wait", path, path, path);
+    const char *argv[] = {"sh", "-c", script, NULL};
+    pnc_task_t t = {.job = "j-0000000000ee", .task = "esc", .cpu = 0.5, .mem_mb = 64, .argv = argv};
+    assert_int_equal(pnc_create(s, &t), 0);
+    pid_t esc = 0;
+    for (int k = 0; k < 500 && (esc <= 0 || getsid(esc) != esc); k++) {
+        FILE *f = fopen(path, "r");
+        if (f) {
+            if (fscanf(f, "%d", &esc) != 1)
+                esc = 0;
+            fclose(f);
+        }
+        proto_msg_t m;
+        if (recv_type(s, &m, 10))
+            proto_msg_close(&m);
+    }
+    assert_true(esc > 0);
+    assert_int_equal(getsid(esc), esc); /* it left the task's process group */
+    assert_int_equal(pnc_cancel(s, "j-0000000000ee", "esc", 0), 0);
+    int cancelled = 0, gone = 0;
+    for (int k = 0; k < 200 && !(cancelled && gone); k++) {
+        proto_msg_t m;
+        if (recv_type(s, &m, 20) == PROTO_TASK_STATUS) {
+            cancelled |= m.task_status.state == PROTO_TASK_CANCELLED;
+            proto_msg_close(&m);
+        }
+        gone = kill(esc, 0) != 0 && errno == ESRCH;
+    }
+    assert_true(cancelled);
+    assert_true(gone);
+    pnc_close_all();
+    assert_int_equal(pnc_stop(&fx.d), 0);
+    struct stat st;
+    assert_int_equal(stat(base, &st), -1); /* the PN removed its cgroups and the base */
+}
+
 /* Without keys, a non-loopback listen address is refused (nothing is bound). */
 static void test_refuses_open_listen_without_keys(void **state)
 {
@@ -362,6 +416,7 @@ int main(void)
         cmocka_unit_test_teardown(test_curve_only_allowed_clients, teardown),
         cmocka_unit_test_teardown(test_queue_full_refused, teardown),
         cmocka_unit_test_teardown(test_forgetting, teardown),
+        cmocka_unit_test_teardown(test_cgroup_cancel_catches_setsid, teardown),
         cmocka_unit_test_teardown(test_refuses_open_listen_without_keys, teardown),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
