@@ -151,6 +151,9 @@ static double controller__clamp(const controller_t *c, double a)
 
 int controller_step(controller_t *c, const struct controller_obs *obs, struct controller_out *out)
 {
+    if (obs == NULL || out == NULL || !isfinite(obs->t_r) || obs->t_r < 0 ||
+        !isfinite(obs->progress))
+        return ERR_INVAL;
     double D = c->cfg.deadzone_s;
     int raw, rc = controller__raw(c, obs, D, &raw);
     if (rc != 0)

@@ -104,8 +104,8 @@ controller_t *controller_new(const struct controller_config *cfg, const struct u
                              controller_predict_fn *predict, void *ctx);
 void controller_destroy(controller_t **p);
 
-/* One control period. Returns 0 and fills *out, or the predictor's negative code (state then
- * unchanged). */
+/* One control period. Returns 0 and fills *out, ERR_INVAL for a negative or non-finite t_r or a
+ * non-finite progress, or the predictor's negative code (state unchanged on any error). */
 int controller_step(controller_t *c, const struct controller_obs *obs, struct controller_out *out);
 
 /* Replace the utility (copied) / set a Jockey §5.1 utility for a new deadline. Takes effect at

@@ -247,6 +247,11 @@ static void test_predictor_error_keeps_state(void **state)
     struct controller_out o;
     assert_int_equal(controller_step(c, &obs, &o), ERR_STATE);
     assert_int_equal(controller_tokens(c), 0);
+    struct controller_obs bad = {.t_r = NAN};
+    assert_int_equal(controller_step(f->c, &bad, &o), ERR_INVAL);
+    bad.t_r = -1;
+    assert_int_equal(controller_step(f->c, &bad, &o), ERR_INVAL);
+    assert_int_equal(controller_tokens(f->c), 10);
     controller_destroy(&c);
 }
 
