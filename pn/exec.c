@@ -104,6 +104,8 @@ int exec_spawn(const exec_spec_t *spec, pid_t *pid, char *msg, size_t cap)
     posix_spawn_file_actions_addopen(&fa, 2, spec->stderr_path, O_WRONLY | O_CREAT | O_APPEND,
                                      0644);
     posix_spawn_file_actions_addchdir_np(&fa, spec->cwd);
+    /* nothing of the PN beyond 0-2 reaches a task, whatever the PN itself inherited */
+    posix_spawn_file_actions_addclosefrom_np(&fa, 3);
     int rc = posix_spawn(pid, as_user ? spec->shim : path, &fa, &attr, argv, spec->envp);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&attr);

@@ -5,8 +5,9 @@
  * than libuv's fork-based uv_spawn, DESIGN.md 7), stdin from /dev/null and stdout/stderr
  * appended to files. Opportunistic tasks run at a lower CPU priority (nice applied to the
  * whole process group right after the spawn; the parent is suspended until the child execs,
- * so nothing has forked yet). When a user to run as is given, the spawn goes through the exec
- * shim (paddock-pn-exec), which drops privileges before exec.
+ * so nothing has forked yet). Every descriptor above 2 is closed in the child, including any
+ * the PN inherited from whoever started it. When a user to run as is given, the spawn goes through
+ * the exec shim (paddock-pn-exec), which drops privileges before exec.
  *
  * Reaping is the caller's: exec_reap collects every exited child (wait4 with rusage) without
  * blocking, for a SIGCHLD handler. Memory is watched by polling the RSS of every process of

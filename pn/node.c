@@ -567,8 +567,7 @@ static void node__upgrade(node_t *n, const void *peer, size_t plen, uint64_t req
         }
         t->klass = PROTO_CLASS_REGULAR;
         if (t->state == PROTO_TASK_RUNNING) {
-            if (t->kill == NODE__KILL_PREEMPT)
-                t->kill = NODE__KILL_NONE; /* too late if the signal went out; reaped as such */
+            /* a preemption already signalled stands: the task is reported preempted */
             if (t->cg)
                 taskcg_set_weight(n->cg, t->cg, 100);
             if (exec_renice_group(t->pid, 0) != 0)

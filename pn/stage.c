@@ -146,7 +146,7 @@ static int stage__copy_in(stage_t *s, int in, char *digest, size_t dcap, uint64_
 {
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s/.tmp.XXXXXX", s->dir);
-    int out = mkstemp(tmp);
+    int out = mkostemp(tmp, O_CLOEXEC);
     if (out < 0)
         return err_fmt(msg, cap, ERR_IO, "%s: %s", s->dir, strerror(errno));
     zdigest_t *dg = zdigest_new();

@@ -400,6 +400,21 @@ static void test_reconnect_gets_state(void **state)
     assert_true(await_state(b, "long", PROTO_TASK_CANCELLED, 10000));
 }
 
+/* A task inherits stdin, stdout and stderr and nothing else of the PN (no sockets, no
+ * cache files): ls sees 0, 1, 2 and the directory it reads. */
+static void test_no_descriptor_leaks(void **state)
+{
+    (void)state;
+    reset_seen();
+    zsock_t *s = pnc_connect(&d);
+    const char *argv[] = {"sh", "-c", "n=$(ls /proc/self/fd | wc -l); test \"$n\" -le 4", NULL};
+    pnc_task_t t = {.job = "j-00000000000a", .task = "fds", .cpu = 0.5, .mem_mb = 64, .argv = argv};
+    assert_int_equal(pnc_create(s, &t), 0);
+    for (int waited = 0; waited < 10000 && !terminal("fds"); waited += 50)
+        pump(s, 50, NULL);
+    assert_int_equal(find("fds")->last, PROTO_TASK_SUCCEEDED);
+}
+
 /* Statuses go to the reply_endpoint a TASK_CREATE names (a ROUTER of the JM's own). */
 static void test_reply_endpoint(void **state)
 {
@@ -487,6 +502,7 @@ int main(void)
         cmocka_unit_test_teardown(test_matrix_rises_and_falls, teardown),
         cmocka_unit_test_teardown(test_staging_cache, teardown),
         cmocka_unit_test_teardown(test_reconnect_gets_state, teardown),
+        cmocka_unit_test_teardown(test_no_descriptor_leaks, teardown),
         cmocka_unit_test_teardown(test_reply_endpoint, teardown),
         cmocka_unit_test_teardown(test_malformed_refused_and_counted, teardown),
     };
