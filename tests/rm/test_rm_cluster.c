@@ -132,6 +132,33 @@ static void test_leader_elected(void **state)
         assert_non_null(json_string_value(json_object_get(r, "address")));
     }
     assert_int_equal(leaders, 1);
+    /* a write sent to a follower is answered with the leader's API endpoint */
+    json_int_t lid = json_integer_value(json_object_get(st, "leader"));
+    const char *leader_api = NULL;
+    size_t follower = 0;
+    json_array_foreach(reps, i, r)
+    {
+        if (json_integer_value(json_object_get(r, "id")) == lid)
+            leader_api = json_string_value(json_object_get(r, "api"));
+        else
+            follower = i;
+    }
+    assert_non_null(leader_api);
+    char msg[256];
+    rmclient_t *c = NULL;
+    assert_int_equal(rmclient_open(&c, g_dir, NULL, NULL, msg, sizeof msg), 0);
+    proto_msg_t req, rep;
+    proto_msg_init(&req, PROTO_JOB_REGISTER);
+    req.job_register.key = "to-a-follower";
+    req.job_register.name = "x";
+    req.job_register.virtual_cluster = "default";
+    assert_int_equal(rmclient_call_at(c, follower, &req, &rep, 2000, msg, sizeof msg), 0);
+    assert_int_equal(rep.type, PROTO_ERROR);
+    assert_int_equal(rep.error.code, ERR_NOTLEADER);
+    assert_string_equal(rep.error.leader_endpoint, leader_api);
+    assert_int_equal(rep.error.leader_id, lid);
+    proto_msg_close(&rep);
+    rmclient_destroy(&c);
     json_decref(st);
 }
 

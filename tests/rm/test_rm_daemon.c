@@ -1,0 +1,518 @@
+/* test_rm_daemon.c - one real paddock-rm replica on 127.0.0.1 with CURVE and short timeouts:
+ * an empty data directory needs --bootstrap and a locked one is refused; a node that stops
+ * heartbeating becomes suspect, then down, through the log, and up again when it returns; the
+ * view is published as snapshots and deltas with per-node age; bad requests are refused with a
+ * reason and counted; clients with unknown keys or no keys get nothing; an unrenewed lease
+ * gives its tokens back; a restart keeps everything committed. The test kills exactly the
+ * pid it started. */
+#include "common/clock.h"
+#include "common/curve.h"
+#include "common/err.h"
+#include "common/mem.h"
+#include "rm/rmclient.h"
+
+#include <arpa/inet.h>
+#include <czmq.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <jansson.h>
+#include <netinet/in.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+static char g_dir[256], g_conf[512], g_keys[512], g_exe[1024];
+static char g_api[64], g_pub[64];
+static pid_t g_pid;
+
+static int free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    int port = -1;
+    if (bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
+        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
+        port = ntohs(a.sin_port);
+    close(fd);
+    return port;
+}
+
+static pid_t spawn(char *const extra[], const char *log)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        char *argv[16] = {g_exe, "--config", g_conf};
+        int n = 3;
+        for (int i = 0; extra != NULL && extra[i] != NULL && n < 15; i++)
+            argv[n++] = extra[i];
+        argv[n] = NULL;
+        int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0600);
+        if (fd >= 0) {
+            dup2(fd, 1);
+            dup2(fd, 2);
+        }
+        execv(g_exe, argv);
+        _exit(127);
+    }
+    return pid;
+}
+
+/* Waits (bounded) for a child to exit; returns its exit status or -1 if it still runs. */
+static int wait_exit(pid_t pid, int ms)
+{
+    uint64_t end = clock_mono_ms() + (uint64_t)ms;
+    while (clock_mono_ms() < end) {
+        int st;
+        if (waitpid(pid, &st, WNOHANG) == pid)
+            return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+        usleep(10 * 1000);
+    }
+    return -1;
+}
+
+static json_t *status(rmclient_t *c, const char *kind, const char *arg)
+{
+    char *text = NULL, msg[256];
+    const char *args[1] = {arg};
+    if (rmclient_admin(c, 0, kind, arg != NULL ? args : NULL, arg != NULL ? 1 : 0, 500, &text, msg,
+                       sizeof msg) != 0)
+        return NULL;
+    json_t *doc = json_loads(text, 0, NULL);
+    mem_free(text);
+    return doc;
+}
+
+static bool wait_ready(rmclient_t *c)
+{
+    uint64_t end = clock_mono_ms() + 10000;
+    while (clock_mono_ms() < end) {
+        json_t *st = status(c, "rm_status", NULL);
+        bool ready = json_is_true(json_object_get(st, "ready"));
+        json_decref(st);
+        if (ready)
+            return true;
+        usleep(20 * 1000);
+    }
+    return false;
+}
+
+static int rm_tree(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+static int group_setup(void **state)
+{
+    (void)state;
+    const char *bin = getenv("PADDOCK_BIN_DIR");
+    snprintf(g_exe, sizeof g_exe, "%s/paddock-rm", bin != NULL ? bin : "./bin");
+    snprintf(g_dir, sizeof g_dir, "/tmp/paddock-rmd-XXXXXX");
+    if (mkdtemp(g_dir) == NULL)
+        return -1;
+    zsys_handler_set(NULL);
+    char msg[256];
+    snprintf(g_keys, sizeof g_keys, "%s/keys", g_dir);
+    if (curve_keygen(g_keys, CURVE_DEFAULT_NAME, false, msg, sizeof msg) != 0)
+        return -1;
+    snprintf(g_api, sizeof g_api, "tcp://127.0.0.1:%d", free_port());
+    snprintf(g_pub, sizeof g_pub, "tcp://127.0.0.1:%d", free_port());
+    snprintf(g_conf, sizeof g_conf, "%s/rm.conf", g_dir);
+    FILE *f = fopen(g_conf, "w");
+    if (f == NULL)
+        return -1;
+    fprintf(f,
+            "[rm]\nid = 1\ndata_dir = %s/data\n[cluster]\nids = 1\nraft = 127.0.0.1:%d\n"
+            "api = %s\npub = %s\n[ledger]\nvirtual_clusters = default=10\nlease = 600ms\n"
+            "[liveness]\nsuspect_after = 300ms\ndown_after = 900ms\n"
+            "[view]\ndelta_interval = 50ms\nsnapshot_interval = 200ms\n"
+            "[security]\nkeys_dir = %s\n",
+            g_dir, free_port(), g_api, g_pub, g_keys);
+    fclose(f);
+    return 0;
+}
+
+static int group_teardown(void **state)
+{
+    (void)state;
+    if (g_pid > 0) {
+        kill(g_pid, SIGTERM);
+        if (wait_exit(g_pid, 5000) < 0) {
+            kill(g_pid, SIGKILL);
+            waitpid(g_pid, NULL, 0);
+        }
+        g_pid = 0;
+    }
+    if (getenv("PADDOCK_TEST_KEEP") == NULL)
+        nftw(g_dir, rm_tree, 16, FTW_DEPTH | FTW_PHYS);
+    return 0;
+}
+
+static void test_bootstrap_and_lock(void **state)
+{
+    (void)state;
+    char log[512];
+    snprintf(log, sizeof log, "%s/rm.log", g_dir);
+    /* an empty data directory without --bootstrap: refused */
+    pid_t p = spawn(NULL, log);
+    assert_int_equal(wait_exit(p, 10000), 1);
+    char *boot[] = {"--bootstrap", NULL};
+    g_pid = spawn(boot, log);
+    assert_true(g_pid > 0);
+    rmclient_t *c = NULL;
+    char msg[256];
+    assert_int_equal(rmclient_open(&c, NULL, g_api, g_keys, msg, sizeof msg), 0);
+    assert_true(wait_ready(c));
+    rmclient_destroy(&c);
+    /* a second replica on the same data directory: refused (flock) */
+    p = spawn(NULL, log);
+    assert_int_equal(wait_exit(p, 10000), 1);
+    assert_int_equal(kill(g_pid, 0), 0);
+}
+
+static zsock_t *dealer(const char *keys, const char *server_key)
+{
+    zsock_t *z = zsock_new(ZMQ_DEALER);
+    zsock_set_linger(z, 0);
+    if (keys != NULL) {
+        curve_t *cv = NULL;
+        char msg[256];
+        assert_int_equal(curve_load(&cv, keys, CURVE_DEFAULT_NAME, NULL, msg, sizeof msg), 0);
+        assert_int_equal(curve_apply(z, cv, CURVE_CLIENT, server_key, msg, sizeof msg), 0);
+        curve_destroy(&cv);
+    }
+    zsock_connect(z, "%s", g_api);
+    return z;
+}
+
+static void send_msg(zsock_t *z, proto_msg_t *m)
+{
+    proto_buf_t b;
+    proto_buf_init(&b);
+    assert_int_equal(proto_encode(m, &b, NULL, 0), 0);
+    assert_int_equal(zsock_send(z, "b", b.data, b.len), 0);
+    proto_buf_close(&b);
+}
+
+static bool recv_msg(zsock_t *z, proto_msg_t *m, int ms)
+{
+    zpoller_t *p = zpoller_new(z, NULL);
+    bool got = zpoller_wait(p, ms) != NULL;
+    zpoller_destroy(&p);
+    if (!got)
+        return false;
+    zframe_t *f = zframe_recv(z);
+    int rc = proto_decode(zframe_data(f), zframe_size(f), m, NULL, NULL, 0);
+    zframe_destroy(&f);
+    return rc == 0;
+}
+
+static void heartbeat(zsock_t *z, uint64_t seq)
+{
+    proto_msg_t m;
+    proto_msg_init(&m, PROTO_HEARTBEAT);
+    m.heartbeat.name = "pn-x";
+    m.heartbeat.rack = "r1";
+    m.heartbeat.endpoint = "tcp://127.0.0.1:9";
+    m.heartbeat.boot_id = 77;
+    m.heartbeat.seq = seq;
+    m.heartbeat.cpu = 4;
+    m.heartbeat.mem_mb = 4096;
+    m.heartbeat.running_regular = 2;
+    m.heartbeat.timestamp_ms = clock_wall_ms();
+    send_msg(z, &m);
+}
+
+static const char *node_state(rmclient_t *c, char *buf, size_t cap)
+{
+    json_t *n = status(c, "node", "pn-x");
+    snprintf(buf, cap, "%s", n != NULL ? json_string_value(json_object_get(n, "state")) : "?");
+    json_decref(n);
+    return buf;
+}
+
+/* Heartbeats every 50 ms until `state` is reached or `ms` pass (0 beats: silence). */
+static bool until_state(rmclient_t *c, zsock_t *z, bool beat, uint64_t *seq, const char *want,
+                        int ms)
+{
+    char buf[32];
+    uint64_t end = clock_mono_ms() + (uint64_t)ms;
+    while (clock_mono_ms() < end) {
+        if (beat)
+            heartbeat(z, ++*seq);
+        if (strcmp(node_state(c, buf, sizeof buf), want) == 0)
+            return true;
+        usleep(50 * 1000);
+    }
+    return false;
+}
+
+static void test_liveness_and_view(void **state)
+{
+    (void)state;
+    char msg[256];
+    rmclient_t *c = NULL;
+    assert_int_equal(rmclient_open(&c, NULL, g_api, g_keys, msg, sizeof msg), 0);
+    proto_msg_t req, rep;
+    proto_msg_init(&req, PROTO_NODE_REGISTER);
+    req.node_register.key = "reg-1";
+    req.node_register.name = "pn-x";
+    req.node_register.rack = "r1";
+    req.node_register.endpoint = "tcp://127.0.0.1:9";
+    req.node_register.boot_id = 77;
+    req.node_register.cpu = 4;
+    req.node_register.mem_mb = 4096;
+    assert_int_equal(rmclient_call(c, &req, &rep, 1000, 5000, msg, sizeof msg), 0);
+    assert_int_equal(rep.type, PROTO_NODE_REGISTER_ACK);
+    assert_int_equal(rep.node_register_ack.verdict, PROTO_VERDICT_ACCEPTED);
+    proto_msg_close(&rep);
+    /* the view: subscribe before the heartbeats */
+    zsock_t *sub = zsock_new(ZMQ_SUB);
+    curve_t *cv = NULL;
+    assert_int_equal(curve_load(&cv, g_keys, CURVE_DEFAULT_NAME, NULL, msg, sizeof msg), 0);
+    assert_int_equal(curve_apply(sub, cv, CURVE_CLIENT, NULL, msg, sizeof msg), 0);
+    curve_destroy(&cv);
+    zsock_set_subscribe(sub, "");
+    zsock_connect(sub, "%s", g_pub);
+    zsock_t *hb = dealer(g_keys, NULL);
+    uint64_t seq = 0;
+    assert_true(until_state(c, hb, true, &seq, "up", 3000));
+    /* until this replica has heard a heartbeat (bounded) */
+    json_t *n = NULL;
+    for (uint64_t end = clock_mono_ms() + 3000; clock_mono_ms() < end;) {
+        json_decref(n);
+        heartbeat(hb, ++seq);
+        n = status(c, "node", "pn-x");
+        if (json_is_integer(json_object_get(n, "age_ms")))
+            break;
+        usleep(20 * 1000);
+    }
+    assert_true(json_is_integer(json_object_get(n, "age_ms")));
+    assert_true(json_integer_value(json_object_get(n, "age_ms")) < 300);
+    assert_int_equal(json_integer_value(json_object_get(n, "running")), 2);
+    json_decref(n);
+    bool snap = false, delta = false;
+    uint64_t end = clock_mono_ms() + 3000;
+    while ((!snap || !delta) && clock_mono_ms() < end) {
+        heartbeat(hb, ++seq);
+        proto_msg_t m;
+        if (!recv_msg(sub, &m, 100))
+            continue;
+        if (m.type == PROTO_VIEW_SNAPSHOT && m.view_snapshot.nnodes == 1) {
+            assert_int_equal(m.view_snapshot.rm_id, 1);
+            assert_string_equal(m.view_snapshot.nodes[0].name, "pn-x");
+            assert_true(m.view_snapshot.nodes[0].age_ms < 1000);
+            snap = true;
+        } else if (m.type == PROTO_VIEW_DELTA && m.view_delta.nchanged == 1) {
+            assert_int_equal(m.view_delta.changed[0].seq > 0, 1);
+            delta = true;
+        }
+        proto_msg_close(&m);
+    }
+    assert_true(snap);
+    assert_true(delta);
+    zsock_destroy(&sub);
+    /* silence: suspect, then down, both through the log */
+    assert_true(until_state(c, hb, false, &seq, "suspect", 3000));
+    assert_true(until_state(c, hb, false, &seq, "down", 3000));
+    assert_true(until_state(c, hb, true, &seq, "up", 3000));
+    n = status(c, "node", "pn-x");
+    assert_int_equal(json_integer_value(json_object_get(n, "down_count")), 1);
+    assert_true(json_real_value(json_object_get(n, "psucc")) < 0.5);
+    json_decref(n);
+    /* a heartbeat from another boot is answered: register again */
+    proto_msg_t m;
+    proto_msg_init(&m, PROTO_HEARTBEAT);
+    m.heartbeat.name = "pn-x";
+    m.heartbeat.rack = "r1";
+    m.heartbeat.endpoint = "tcp://127.0.0.1:9";
+    m.heartbeat.boot_id = 78;
+    m.heartbeat.seq = 1;
+    m.heartbeat.cpu = 4;
+    m.heartbeat.mem_mb = 4096;
+    m.heartbeat.timestamp_ms = clock_wall_ms();
+    send_msg(hb, &m);
+    proto_msg_t r;
+    assert_true(recv_msg(hb, &r, 2000));
+    assert_int_equal(r.type, PROTO_ERROR);
+    assert_int_equal(r.error.code, ERR_NOTFOUND);
+    assert_int_equal(r.error.in_reply_to, PROTO_HEARTBEAT);
+    proto_msg_close(&r);
+    zsock_destroy(&hb);
+    rmclient_destroy(&c);
+}
+
+static void test_bad_requests_refused_and_counted(void **state)
+{
+    (void)state;
+    char msg[256];
+    rmclient_t *c = NULL;
+    assert_int_equal(rmclient_open(&c, NULL, g_api, g_keys, msg, sizeof msg), 0);
+    json_t *st = status(c, "rm_status", NULL);
+    json_int_t before =
+        json_integer_value(json_object_get(json_object_get(st, "rejected"), "total"));
+    json_decref(st);
+    zsock_t *z = dealer(g_keys, NULL);
+    /* garbage bytes */
+    assert_int_equal(zsock_send(z, "s", "\xc1 not msgpack"), 0);
+    proto_msg_t r;
+    assert_true(recv_msg(z, &r, 2000));
+    assert_int_equal(r.type, PROTO_ERROR);
+    assert_int_equal(r.error.code, ERR_PARSE);
+    assert_true(strlen(r.error.text) > 0);
+    proto_msg_close(&r);
+    /* a token request for something that is not a job id */
+    proto_msg_t m;
+    proto_msg_init(&m, PROTO_TOKEN_REQUEST);
+    m.req_id = 9;
+    m.token_request.key = "k1";
+    m.token_request.job_id = "nope";
+    m.token_request.tokens = 1;
+    send_msg(z, &m);
+    assert_true(recv_msg(z, &r, 2000));
+    assert_int_equal(r.type, PROTO_ERROR);
+    assert_int_equal(r.req_id, 9);
+    assert_int_equal(r.error.code, ERR_INVAL);
+    assert_non_null(strstr(r.error.text, "job"));
+    proto_msg_close(&r);
+    /* a type the RM does not serve */
+    proto_msg_init(&m, PROTO_TASK_CANCEL);
+    m.task_cancel.job_id = "j-000000000001";
+    m.task_cancel.task_id = "t";
+    send_msg(z, &m);
+    assert_true(recv_msg(z, &r, 2000));
+    assert_int_equal(r.error.code, ERR_UNKNOWN_TYPE);
+    proto_msg_close(&r);
+    /* an unknown admin query */
+    char *json = NULL;
+    assert_int_equal(rmclient_admin(c, 0, "frobnicate", NULL, 0, 1000, &json, msg, sizeof msg),
+                     ERR_INVAL);
+    assert_non_null(strstr(msg, "frobnicate"));
+    st = status(c, "rm_status", NULL);
+    json_t *rej = json_object_get(st, "rejected");
+    assert_true(json_integer_value(json_object_get(rej, "total")) >= before + 4);
+    assert_true(json_integer_value(json_object_get(rej, "decode")) >= 1);
+    assert_true(json_integer_value(json_object_get(rej, "type")) >= 1);
+    json_decref(st);
+    zsock_destroy(&z);
+    rmclient_destroy(&c);
+}
+
+static void test_unknown_clients_get_nothing(void **state)
+{
+    (void)state;
+    char msg[256], other[600], server_key[64];
+    snprintf(other, sizeof other, "%s/other-keys", g_dir);
+    assert_int_equal(curve_keygen(other, CURVE_DEFAULT_NAME, false, msg, sizeof msg), 0);
+    curve_t *cv = NULL;
+    assert_int_equal(curve_load(&cv, g_keys, CURVE_DEFAULT_NAME, NULL, msg, sizeof msg), 0);
+    snprintf(server_key, sizeof server_key, "%s", curve_public_key(cv));
+    curve_destroy(&cv);
+    zsock_t *stranger = dealer(other, server_key); /* valid CURVE, key not allow-listed */
+    zsock_t *plain = dealer(NULL, NULL);           /* no CURVE at all */
+    proto_msg_t q, r;
+    proto_msg_init(&q, PROTO_ADMIN_QUERY);
+    q.admin_query.kind = "rm_status";
+    send_msg(stranger, &q);
+    send_msg(plain, &q);
+    assert_false(recv_msg(stranger, &r, 700));
+    assert_false(recv_msg(plain, &r, 300));
+    zsock_destroy(&stranger);
+    zsock_destroy(&plain);
+}
+
+static void test_lease_expiry_and_restart(void **state)
+{
+    (void)state;
+    char msg[256], key[64];
+    rmclient_t *c = NULL;
+    assert_int_equal(rmclient_open(&c, NULL, g_api, g_keys, msg, sizeof msg), 0);
+    proto_msg_t req, rep;
+    proto_msg_init(&req, PROTO_JOB_REGISTER);
+    rmclient_new_key(key, sizeof key);
+    req.job_register.key = key;
+    req.job_register.name = "silent";
+    req.job_register.virtual_cluster = "default";
+    assert_int_equal(rmclient_call(c, &req, &rep, 1000, 5000, msg, sizeof msg), 0);
+    char jid[32];
+    snprintf(jid, sizeof jid, "%s", rep.job_register_reply.job_id);
+    proto_msg_close(&rep);
+    proto_msg_init(&req, PROTO_TOKEN_REQUEST);
+    rmclient_new_key(key, sizeof key);
+    req.token_request.key = key;
+    req.token_request.job_id = jid;
+    req.token_request.tokens = 4;
+    assert_int_equal(rmclient_call(c, &req, &rep, 1000, 5000, msg, sizeof msg), 0);
+    assert_int_equal(rep.type, PROTO_TOKEN_GRANT);
+    assert_int_equal(rep.token_grant.granted, 4);
+    assert_int_equal(rep.token_grant.lease_ms, 600);
+    proto_msg_close(&rep);
+    /* the same key again: the first outcome, not a second grant */
+    assert_int_equal(rmclient_call(c, &req, &rep, 1000, 5000, msg, sizeof msg), 0);
+    assert_int_equal(rep.token_grant.granted, 4);
+    proto_msg_close(&rep);
+    /* no renewal: expired, tokens back (bounded poll) */
+    bool expired = false;
+    uint64_t end = clock_mono_ms() + 5000;
+    while (!expired && clock_mono_ms() < end) {
+        json_t *j = status(c, "job", jid);
+        expired =
+            j != NULL && strcmp(json_string_value(json_object_get(j, "state")), "expired") == 0;
+        json_decref(j);
+        if (!expired)
+            usleep(50 * 1000);
+    }
+    assert_true(expired);
+    json_t *tok = status(c, "tokens", NULL);
+    json_t *vc = json_array_get(json_object_get(tok, "virtual_clusters"), 0);
+    assert_int_equal(json_integer_value(json_object_get(vc, "granted")), 0);
+    json_decref(tok);
+    json_t *before = status(c, "jobs", NULL);
+    assert_non_null(before);
+    rmclient_destroy(&c);
+    /* restart: everything committed is still there */
+    kill(g_pid, SIGTERM);
+    assert_int_equal(wait_exit(g_pid, 10000), 0);
+    char log[512];
+    snprintf(log, sizeof log, "%s/rm.log", g_dir);
+    g_pid = spawn(NULL, log);
+    assert_int_equal(rmclient_open(&c, NULL, g_api, g_keys, msg, sizeof msg), 0);
+    assert_true(wait_ready(c));
+    json_t *after = status(c, "jobs", NULL);
+    assert_true(json_equal(before, after));
+    json_t *n = status(c, "node", "pn-x");
+    assert_non_null(n);
+    assert_int_equal(json_integer_value(json_object_get(n, "down_count")) >= 1, 1);
+    json_decref(n);
+    json_decref(before);
+    json_decref(after);
+    rmclient_destroy(&c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_bootstrap_and_lock),
+        cmocka_unit_test(test_liveness_and_view),
+        cmocka_unit_test(test_bad_requests_refused_and_counted),
+        cmocka_unit_test(test_unknown_clients_get_nothing),
+        cmocka_unit_test(test_lease_expiry_and_restart),
+    };
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
