@@ -1,4 +1,5 @@
-/* describe.c - one-line text of a message for logs and debugging. */
+/* describe.c - text for humans: a one-line summary of a message for logs, the decode
+ * counters as JSON for status output. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -107,5 +108,40 @@ size_t proto_describe(const proto_msg_t *msg, char *out, size_t cap)
     }
     proto__put(&t, "%s req=%llu", proto_type_name(msg->type), (unsigned long long)msg->req_id);
     proto__describe_body(&t, s, (const unsigned char *)msg + PROTO__BODY_OFF);
+    return t.len;
+}
+
+size_t proto_stats_json(const proto_stats_t *st, char *out, size_t cap)
+{
+    proto__text_t t = {out, cap, 0};
+    if (cap > 0)
+        out[0] = '\0';
+    proto__put(&t, "{\"calls\":%llu,\"bytes\":%llu,\"decoded\":%llu,\"rejected\":%llu",
+               (unsigned long long)st->calls, (unsigned long long)st->bytes,
+               (unsigned long long)st->decoded_total, (unsigned long long)st->rejected_total);
+    proto__put(&t, ",\"rejected_by_reason\":{");
+    const char *sep = "";
+    for (int r = 0; r < PROTO_REJ_COUNT; r++)
+        if (st->rejected_by_reason[r] != 0) {
+            proto__put(&t, "%s\"%s\":%llu", sep, proto_reject_name((proto_reject_t)r),
+                       (unsigned long long)st->rejected_by_reason[r]);
+            sep = ",";
+        }
+    proto__put(&t, "},\"by_type\":{");
+    sep = "";
+    if (st->rejected_by_type[0] != 0) {
+        proto__put(&t, "\"unknown\":{\"rejected\":%llu}",
+                   (unsigned long long)st->rejected_by_type[0]);
+        sep = ",";
+    }
+    for (int ty = 1; ty < PROTO_TYPE_LIMIT; ty++)
+        if (st->decoded_by_type[ty] != 0 || st->rejected_by_type[ty] != 0) {
+            proto__put(&t, "%s\"%s\":{\"decoded\":%llu,\"rejected\":%llu}", sep,
+                       proto_type_name((proto_type_t)ty),
+                       (unsigned long long)st->decoded_by_type[ty],
+                       (unsigned long long)st->rejected_by_type[ty]);
+            sep = ",";
+        }
+    proto__put(&t, "}}");
     return t.len;
 }

@@ -516,6 +516,13 @@ typedef struct proto_stats {
 
 void proto_stats_init(proto_stats_t *stats);
 
+/* Writes the counters as one JSON object into out (cap bytes, truncated, NUL-terminated when
+ * cap > 0), for a daemon's status output; only non-zero per-reason and per-type entries:
+ *   {"calls":9,"bytes":4410,"decoded":7,"rejected":2,"rejected_by_reason":{"malformed":2},
+ *    "by_type":{"HEARTBEAT":{"decoded":7,"rejected":0},"unknown":{"rejected":2}}}
+ * Returns the length the full text has (like snprintf). */
+size_t proto_stats_json(const proto_stats_t *stats, char *out, size_t cap);
+
 /* Decodes buf[0..len) into *out (caller-owned struct; its previous contents are ignored, not
  * freed). On success returns 0 and *out owns everything it points to: free it with
  * proto_msg_close(). On failure returns ERR_TOOBIG, ERR_PARSE, ERR_VERSION,

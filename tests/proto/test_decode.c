@@ -583,6 +583,38 @@ static void test_describe(void **state)
     assert_string_equal(line, "type 20?");
 }
 
+static void test_stats_json(void **state)
+{
+    proto_stats_t st;
+    proto_stats_init(&st);
+    char out[1024];
+    proto_stats_json(&st, out, sizeof out);
+    assert_string_equal(out, "{\"calls\":0,\"bytes\":0,\"decoded\":0,\"rejected\":0,"
+                             "\"rejected_by_reason\":{},\"by_type\":{}}");
+    proto_msg_t m;
+    begin(PROTO_TASK_UPGRADE, 3);
+    upgrade_fields();
+    assert_int_equal(proto_decode(sb.data, sb.size, &m, &st, NULL, 0), 0);
+    proto_msg_close(&m);
+    size_t good = sb.size;
+    begin(PROTO_TASK_UPGRADE, 2); /* attempt missing */
+    kv("job_id", "j-1");
+    kv("task_id", "t-1");
+    assert_int_equal(proto_decode(sb.data, sb.size, &m, &st, NULL, 0), ERR_PARSE);
+    size_t bad = sb.size;
+    assert_int_equal(proto_decode("\xc1", 1, &m, &st, NULL, 0), ERR_PARSE);
+    size_t n = proto_stats_json(&st, out, sizeof out);
+    assert_int_equal(n, strlen(out));
+    char want[512];
+    snprintf(want, sizeof want,
+             "{\"calls\":3,\"bytes\":%zu,\"decoded\":1,\"rejected\":2,"
+             "\"rejected_by_reason\":{\"malformed\":1,\"missing\":1},"
+             "\"by_type\":{\"unknown\":{\"rejected\":1},"
+             "\"TASK_UPGRADE\":{\"decoded\":1,\"rejected\":1}}}",
+             good + bad + 1);
+    assert_string_equal(out, want);
+}
+
 static void test_names(void **state)
 {
     /* The decoder tracks fields seen in a 64-bit mask. */
@@ -637,6 +669,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_decode_out_of_memory, setup, teardown),
         cmocka_unit_test_setup_teardown(test_error_reply_to_a_bad_request, setup, teardown),
         cmocka_unit_test_setup_teardown(test_describe, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stats_json, setup, teardown),
         cmocka_unit_test_setup_teardown(test_names, setup, teardown),
     };
     return cmocka_run_group_tests_name("proto_decode", tests, NULL, NULL);
