@@ -24,7 +24,9 @@ int exec_resolve(const char *name, char *const *envp, char *out, size_t cap)
     if (!name || !*name)
         return ERR_NOTFOUND;
     if (strchr(name, '/')) {
-        if (strlen(name) >= cap || access(name, X_OK) != 0)
+        /* a relative path ("./run.sh") is the task's, resolved in its working directory by
+         * exec itself; only an absolute one can be checked here */
+        if (strlen(name) >= cap || (name[0] == '/' && access(name, X_OK) != 0))
             return ERR_NOTFOUND;
         memcpy(out, name, strlen(name) + 1);
         return 0;

@@ -39,7 +39,8 @@ typedef struct exec_spec {
 int exec_spawn(const exec_spec_t *spec, pid_t *pid, char *msg, size_t cap);
 
 /* Resolves `name` in the PATH found in envp (or "/usr/local/bin:/usr/bin:/bin") into out
- * (cap bytes). Names with a '/' are taken as they are. 0 or ERR_NOTFOUND. */
+ * (cap bytes). Names with a '/' are taken as they are (absolute ones must be executable;
+ * relative ones are resolved by exec in the task's working directory). 0 or ERR_NOTFOUND. */
 int exec_resolve(const char *name, char *const *envp, char *out, size_t cap);
 
 /* One reaped child. */

@@ -20,6 +20,7 @@ typedef struct stage__memo {
     ino_t ino;
     off_t size;
     struct timespec mtime;
+    mode_t mode;
     char digest[48];
 } stage__memo_t;
 
@@ -111,8 +112,8 @@ static int stage__memo_find(stage_t *s, const char *src, const struct stat *st, 
     for (size_t i = 0; i < s->nmemo; i++) {
         stage__memo_t *m = &s->memo[i];
         if (m->dev == st->st_dev && m->ino == st->st_ino && m->size == st->st_size &&
-            m->mtime.tv_sec == st->st_mtim.tv_sec && m->mtime.tv_nsec == st->st_mtim.tv_nsec &&
-            strcmp(m->path, src) == 0) {
+            m->mode == st->st_mode && m->mtime.tv_sec == st->st_mtim.tv_sec &&
+            m->mtime.tv_nsec == st->st_mtim.tv_nsec && strcmp(m->path, src) == 0) {
             memcpy(digest, m->digest, sizeof m->digest);
             return 1;
         }
@@ -136,12 +137,14 @@ static void stage__memo_put(stage_t *s, const char *src, const struct stat *st, 
                                  .dev = st->st_dev,
                                  .ino = st->st_ino,
                                  .size = st->st_size,
-                                 .mtime = st->st_mtim};
+                                 .mtime = st->st_mtim,
+                                 .mode = st->st_mode};
     snprintf(s->memo[i].digest, sizeof s->memo[i].digest, "%s", digest);
 }
 
-/* Copies src into the cache while hashing it; writes the hex digest. */
-static int stage__copy_in(stage_t *s, int in, char *digest, size_t dcap, uint64_t *copied,
+/* Copies src into the cache while hashing it; writes the cache name: the hex digest, with
+ * "-x" for an executable source (kept 0555, others 0444), so "./run.sh" works when staged. */
+static int stage__copy_in(stage_t *s, int in, int exec, char *digest, size_t dcap, uint64_t *copied,
                           char *msg, size_t cap)
 {
     char tmp[4096];
@@ -185,10 +188,10 @@ static int stage__copy_in(stage_t *s, int in, char *digest, size_t dcap, uint64_
         rc = err_fmt(msg, cap, ERR_NOMEM, "out of memory");
     close(out);
     if (!rc) {
-        snprintf(digest, dcap, "%s", zdigest_string(dg));
+        snprintf(digest, dcap, "%s%s", zdigest_string(dg), exec ? "-x" : "");
         char final[4096];
         snprintf(final, sizeof final, "%s/%s", s->dir, digest);
-        chmod(tmp, 0444);
+        chmod(tmp, exec ? 0555 : 0444);
         if (rename(tmp, final) != 0)
             rc = err_fmt(msg, cap, ERR_IO, "rename into cache: %s", strerror(errno));
     }
@@ -231,7 +234,8 @@ int stage_file(stage_t *s, const char *src, const char *dst_dir, int *hit, char 
     int rc = 0;
     uint64_t copied = 0;
     if (!known) {
-        rc = stage__copy_in(s, in, digest, sizeof digest, &copied, msg, cap);
+        rc = stage__copy_in(s, in, (st.st_mode & S_IXUSR) != 0, digest, sizeof digest, &copied, msg,
+                            cap);
         snprintf(cached, sizeof cached, "%s/%s", s->dir, digest);
     }
     close(in);

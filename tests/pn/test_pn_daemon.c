@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -372,6 +373,23 @@ static void test_staging_cache(void **state)
     assert_true(await_state(s, "s2", PROTO_TASK_SUCCEEDED, 10000));
     assert_int_equal(find("s2")->hits, 1);
     assert_int_equal(find("s2")->misses, 0);
+    /* an executable file stays executable and runs from the task's directory */
+    char script[512];
+    snprintf(script, sizeof script, "%s/run.sh", d.dir);
+    f = fopen(script, "w");
+    assert_non_null(f);
+    fputs("#!/bin/sh\nexit 0\n", f);
+    fclose(f);
+    assert_int_equal(chmod(script, 0755), 0);
+    const char *run[] = {"./run.sh", NULL};
+    pnc_task_t x = {.job = "j-000000000006",
+                    .task = "sx",
+                    .cpu = 0.5,
+                    .mem_mb = 64,
+                    .argv = run,
+                    .file = script};
+    assert_int_equal(pnc_create(s, &x), 0);
+    assert_true(await_state(s, "sx", PROTO_TASK_SUCCEEDED, 10000));
     t.task = "s3";
     t.file = "/nonexistent/file";
     assert_int_equal(pnc_create(s, &t), 0);
