@@ -28,6 +28,7 @@ struct amdahl {
  * ERR_INVAL (bad argument; *am untouched) or ERR_NOMEM. */
 int amdahl_init(struct amdahl *am, int nstages, const int *n, const double *l, const double *L,
                 const double *T);
+/* Frees the arrays; the struct is then zeroed. NULL-safe. */
 void amdahl_close(struct amdahl *am);
 
 /* S_t and P_t for `done[s]` finished tasks per stage (clamped to 0..n_s). */

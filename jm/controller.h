@@ -102,6 +102,7 @@ typedef struct controller controller_t;
  * or out of memory. */
 controller_t *controller_new(const struct controller_config *cfg, const struct utility *ut,
                              controller_predict_fn *predict, void *ctx);
+/* Frees the controller and nullifies the caller's reference. NULL-safe. */
 void controller_destroy(controller_t **p);
 
 /* One control period. Returns 0 and fills *out, ERR_INVAL for a negative or non-finite t_r or a

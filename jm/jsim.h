@@ -57,6 +57,7 @@ typedef struct jsim_job jsim_job_t;
 /* A job of ntasks tasks (1..JSIM_MAX_TASKS) in nstages stages (1..ntasks... any >= 1). Tasks start
  * in stage 0 with estimate 1 s. Returns NULL on a bad size or ERR_NOMEM. Caller owns. */
 jsim_job_t *jsim_job_new(int nstages, int ntasks);
+/* Frees the job and nullifies the caller's reference. NULL and *p == NULL are no-ops. */
 void jsim_job_destroy(jsim_job_t **p);
 
 /* Building (before jsim_job_finalize; ERR_STATE after it, ERR_RANGE for a bad index, ERR_INVAL for
@@ -132,6 +133,7 @@ struct jsim_model {
  * ERR_INVAL or ERR_NOMEM; *m is then owned by the caller (jsim_model_close). */
 int jsim_model_init(struct jsim_model *m, const jsim_job_t *j, const char *const *stage_names,
                     const struct profile *prof);
+/* Frees the model's arrays; the struct is then empty. NULL-safe. */
 void jsim_model_close(struct jsim_model *m);
 
 /* ---- one simulated run ---- */
@@ -190,6 +192,7 @@ int jsim_table_build(const jsim_job_t *j, const struct jsim_model *m,
                      const struct progress_model *pm, const struct jsim_table_config *cfg,
                      struct jsim_rng *rng, jsim_table_t **out, struct jsim_table_cost *cost,
                      char *msg, size_t cap);
+/* Frees the table and nullifies the caller's reference. NULL-safe. */
 void jsim_table_destroy(jsim_table_t **p);
 
 /* The JSIM_NQ quantiles of C(p, a) into out[JSIM_NQ], ascending: interpolated between progress
@@ -239,6 +242,7 @@ double jsim_plan_task_expected(const struct jsim_plan *pl, const struct spec *sp
 /* The predictor for controller_new: the table when built, else the Amdahl model. */
 void jsim_plan_predictor(const struct jsim_plan *pl, controller_predict_fn **fn, void **ctx);
 
+/* Frees everything the plan owns; the struct is then zeroed (closing twice is harmless). */
 void jsim_plan_close(struct jsim_plan *pl);
 
 #endif

@@ -70,7 +70,9 @@ struct profile_attempt {
     bool ok;            /* succeeded */
 };
 
+/* An empty profile (version PROFILE_VERSION, no job, no stages). */
 void profile_init(struct profile *p);
+/* Frees what the profile owns and leaves it empty (as profile_init). NULL-safe. */
 void profile_close(struct profile *p);
 
 /* Builds a profile from n attempts over nstages stages named stage_names[] (copied); replaces

@@ -41,6 +41,7 @@ struct progress_model {
  * Returns 0, ERR_INVAL or ERR_NOMEM. */
 int progress_init(struct progress_model *pm, enum progress_kind kind, int nstages, const int *n,
                   const double *Q, const double *T, const struct amdahl *am);
+/* Frees the arrays; the struct is then zeroed. NULL-safe. */
 void progress_close(struct progress_model *pm);
 
 /* Progress in [0, 1] for done[s] finished tasks per stage. */
