@@ -1,0 +1,204 @@
+/* ledger_snap.c - the ledger's canonical snapshot encoding and its bounded, checked restore. */
+#include "rm/ledger.h"
+#include "rm/ledger_internal.h"
+
+#include "common/err.h"
+#include "common/mem.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* ---- snapshots ---- */
+
+#define LEDGER__SNAP_MAGIC   0x50444c53u /* "PDLS" */
+#define LEDGER__SNAP_VERSION 1
+
+void ledger_snapshot(const ledger_t *l, struct enc_buf *b)
+{
+    enc_u32(b, LEDGER__SNAP_MAGIC);
+    enc_u8(b, LEDGER__SNAP_VERSION);
+    enc_i64(b, l->now);
+    enc_u64(b, l->applied);
+    enc_u64(b, l->next_job_id);
+    enc_u32(b, (uint32_t)l->nvcs);
+    for (size_t i = 0; i < l->nvcs; i++) {
+        enc_str(b, l->vcs[i].name);
+        enc_u32(b, l->vcs[i].capacity);
+        enc_u32(b, l->vcs[i].granted);
+    }
+    enc_u32(b, (uint32_t)l->nnodes);
+    for (size_t i = 0; i < l->nnodes; i++) {
+        const struct ledger_node *n = &l->nodes[i];
+        enc_str(b, n->name);
+        enc_str(b, n->rack);
+        enc_str(b, n->address);
+        enc_u32(b, n->cpus_milli);
+        enc_u32(b, n->mem_mb);
+        enc_u64(b, n->boot_id);
+        enc_u8(b, n->liveness);
+        enc_u8(b, n->draining ? 1 : 0);
+        enc_i64(b, n->registered_ms);
+        enc_i64(b, n->since_ms);
+        enc_u32(b, n->down_count);
+        enc_u64(b, n->tasks_ok);
+        enc_u64(b, n->tasks_failed);
+    }
+    enc_u32(b, (uint32_t)l->njobs);
+    for (size_t i = 0; i < l->njobs; i++) {
+        const struct ledger_job *j = &l->jobs[i];
+        enc_u64(b, j->id);
+        enc_str(b, j->name);
+        enc_u32(b, j->vc);
+        enc_u8(b, j->state);
+        enc_i64(b, j->submitted_ms);
+        enc_i64(b, j->deadline_ms);
+        enc_i64(b, j->lease_ms);
+        enc_i64(b, j->lease_expiry_ms);
+        enc_i64(b, j->finished_ms);
+        enc_u32(b, j->tokens);
+        enc_u32(b, j->wanted);
+    }
+    enc_u32(b, (uint32_t)l->idem_n);
+    for (size_t k = 0; k < l->idem_n; k++) {
+        const struct ledger__idem *e = &l->idem[(l->idem_head + k) % LEDGER_IDEM_CAP];
+        enc_u64(b, e->key);
+        enc_i64(b, e->res.code);
+        enc_u64(b, e->res.value);
+    }
+    while (b->len % 8 != 0 && enc_buf_err(b) == 0) /* 8-byte multiples, as raft_uv likes */
+        enc_u8(b, 0);
+}
+
+/* Reads a count and checks it against a hard limit and against the bytes left (each record
+ * takes at least `min_size`), so a short input cannot make us allocate much. */
+static size_t ledger__get_count(struct enc_reader *r, size_t limit, size_t min_size)
+{
+    uint32_t n = enc_get_u32(r);
+    if (n > limit || (size_t)n * min_size > enc_reader_left(r)) {
+        enc_reader_fail(r);
+        return 0;
+    }
+    return n;
+}
+
+static int ledger__restore_body(ledger_t *l, struct enc_reader *r, char *msg, size_t cap)
+{
+    if (enc_get_u32(r) != LEDGER__SNAP_MAGIC || enc_get_u8(r) != LEDGER__SNAP_VERSION)
+        return err_fmt(msg, cap, ERR_PARSE, "snapshot: bad magic or version");
+    l->now = enc_get_i64(r);
+    l->applied = enc_get_u64(r);
+    l->next_job_id = enc_get_u64(r);
+    size_t nvcs = ledger__get_count(r, LEDGER_MAX_VCS, 10);
+    if (nvcs > 0) {
+        l->vcs = mem_calloc(nvcs, sizeof *l->vcs);
+        if (l->vcs == NULL)
+            return err_fmt(msg, cap, ERR_NOMEM, "snapshot: out of memory");
+        l->capvcs = nvcs;
+    }
+    for (size_t i = 0; i < nvcs && enc_reader_err(r) == 0; i++) {
+        struct ledger_vc *vc = &l->vcs[i];
+        enc_get_str(r, vc->name, sizeof vc->name);
+        vc->capacity = enc_get_u32(r);
+        vc->granted = enc_get_u32(r);
+        if (vc->name[0] == '\0' || ledger__vc_find(l, vc->name, NULL) != NULL)
+            return err_fmt(msg, cap, ERR_PARSE, "snapshot: bad or duplicate vc name");
+        l->nvcs++;
+    }
+    size_t nnodes = ledger__get_count(r, LEDGER_MAX_NODES, 60);
+    for (size_t i = 0; i < nnodes && enc_reader_err(r) == 0; i++) {
+        struct ledger_node n;
+        memset(&n, 0, sizeof n);
+        enc_get_str(r, n.name, sizeof n.name);
+        enc_get_str(r, n.rack, sizeof n.rack);
+        enc_get_str(r, n.address, sizeof n.address);
+        n.cpus_milli = enc_get_u32(r);
+        n.mem_mb = enc_get_u32(r);
+        n.boot_id = enc_get_u64(r);
+        n.liveness = enc_get_u8(r);
+        uint8_t draining = enc_get_u8(r);
+        n.draining = draining != 0;
+        n.registered_ms = enc_get_i64(r);
+        n.since_ms = enc_get_i64(r);
+        n.down_count = enc_get_u32(r);
+        n.tasks_ok = enc_get_u64(r);
+        n.tasks_failed = enc_get_u64(r);
+        if (enc_reader_err(r) != 0)
+            break;
+        if (n.name[0] == '\0' || n.liveness < LEDGER_NODE_UP || n.liveness > LEDGER_NODE_DOWN ||
+            draining > 1 || ledger__node_find(l, n.name) != NULL)
+            return err_fmt(msg, cap, ERR_PARSE, "snapshot: bad node %zu", i);
+        int rc = ledger__node_reserve(l);
+        if (rc != 0)
+            return err_fmt(msg, cap, rc, "snapshot: %s", err_text(rc));
+        l->nodes[l->nnodes] = n;
+        ledger__nidx_insert(l->nidx, l->nidx_cap, n.name, (uint32_t)++l->nnodes);
+    }
+    size_t njobs = ledger__get_count(r, LEDGER_MAX_JOBS, 60);
+    if (njobs > 0) {
+        l->jobs = mem_calloc(njobs, sizeof *l->jobs);
+        if (l->jobs == NULL)
+            return err_fmt(msg, cap, ERR_NOMEM, "snapshot: out of memory");
+        l->capjobs = njobs;
+    }
+    for (size_t i = 0; i < njobs && enc_reader_err(r) == 0; i++) {
+        struct ledger_job *j = &l->jobs[i];
+        j->id = enc_get_u64(r);
+        enc_get_str(r, j->name, sizeof j->name);
+        j->vc = enc_get_u32(r);
+        j->state = enc_get_u8(r);
+        j->submitted_ms = enc_get_i64(r);
+        j->deadline_ms = enc_get_i64(r);
+        j->lease_ms = enc_get_i64(r);
+        j->lease_expiry_ms = enc_get_i64(r);
+        j->finished_ms = enc_get_i64(r);
+        j->tokens = enc_get_u32(r);
+        j->wanted = enc_get_u32(r);
+        if (j->id == 0 || j->id >= l->next_job_id || j->vc >= l->nvcs ||
+            j->state < LEDGER_JOB_ACTIVE || j->state > LEDGER_JOB_EXPIRED ||
+            j->lease_ms < LEDGER_LEASE_MIN_MS || j->lease_ms > LEDGER_LEASE_MAX_MS)
+            return err_fmt(msg, cap, ERR_PARSE, "snapshot: bad job %zu", i);
+        if (j->state != LEDGER_JOB_ACTIVE)
+            l->nfinished++;
+        l->njobs++;
+    }
+    size_t nidem = ledger__get_count(r, LEDGER_IDEM_CAP, 24);
+    for (size_t k = 0; k < nidem && enc_reader_err(r) == 0; k++) {
+        struct ledger_result res;
+        uint64_t key = enc_get_u64(r);
+        int64_t code = enc_get_i64(r);
+        res.value = enc_get_u64(r);
+        if (key == 0 || code > 0 || code < -1000 || ledger_idem_lookup(l, key, NULL))
+            return err_fmt(msg, cap, ERR_PARSE, "snapshot: bad idempotency entry %zu", k);
+        res.code = (int)code;
+        ledger__idem_put(l, key, &res);
+    }
+    if (enc_reader_err(r) != 0)
+        return err_fmt(msg, cap, ERR_PARSE, "snapshot: truncated or malformed");
+    size_t left = enc_reader_left(r);
+    bool padding = left < 8; /* ledger_snapshot pads to 8 bytes */
+    for (size_t i = 0; padding && i < left; i++)
+        padding = enc_get_u8(r) == 0;
+    if (!padding)
+        return err_fmt(msg, cap, ERR_PARSE, "snapshot: %zu trailing bytes", left);
+    char why[160];
+    if (ledger_check(l, why, sizeof why) != 0)
+        return err_fmt(msg, cap, ERR_PARSE, "snapshot: inconsistent: %s", why);
+    return 0;
+}
+
+int ledger_restore(const void *data, size_t len, ledger_t **out, char *msg, size_t cap)
+{
+    *out = NULL;
+    ledger_t *l = ledger_new();
+    if (l == NULL)
+        return err_fmt(msg, cap, ERR_NOMEM, "snapshot: out of memory");
+    struct enc_reader r;
+    enc_reader_init(&r, data, len);
+    int rc = ledger__restore_body(l, &r, msg, cap);
+    if (rc != 0) {
+        ledger_destroy(&l);
+        return rc;
+    }
+    *out = l;
+    return 0;
+}
