@@ -292,6 +292,8 @@ void node__finish(node_t *n, node__task_t *t)
         int32_t pid = t->pid;
         map_deln(&n->bypid, &pid, sizeof pid, NULL);
     }
+    n->spec_bytes -= t->spec_bytes;
+    t->spec_bytes = 0;
     for (char **a = t->argv; a && *a; a++)
         mem_free(*a);
     mem_free(t->argv);
@@ -455,6 +457,21 @@ static void node__create(node_t *n, const void *peer, size_t plen, uint64_t req_
         node__reply_error(n, peer, plen, req_id, PROTO_TASK_CREATE, ERR_CAPACITY, msg);
         return;
     }
+    uint64_t spec = 0; /* what the task will hold, bounded before anything is allocated */
+    for (uint32_t i = 0; i < tc->argc; i++)
+        spec += strlen(tc->argv[i]) + 1;
+    for (uint32_t i = 0; i < tc->nenv; i++)
+        spec += strlen(tc->env[i].key) + (tc->env[i].value ? strlen(tc->env[i].value) : 0) + 2;
+    for (uint32_t i = 0; i < tc->nfiles; i++)
+        spec += strlen(tc->files[i].path) + 1;
+    spec += tc->cwd ? strlen(tc->cwd) : 0;
+    if (n->spec_bytes + spec > n->cfg->max_spec_bytes) {
+        n->c.refused_full++;
+        snprintf(msg, sizeof msg, "queued task specs over %llu bytes",
+                 (unsigned long long)n->cfg->max_spec_bytes);
+        node__reply_error(n, peer, plen, req_id, PROTO_TASK_CREATE, ERR_FULL, msg);
+        return;
+    }
     t = mem_calloc(1, sizeof *t);
     if (!t || !(t->key = node__key(tc->job_id, tc->task_id, tc->attempt, &t->keylen)) ||
         !(t->task_id = mem_strdup(tc->task_id))) {
@@ -508,6 +525,8 @@ static void node__create(node_t *n, const void *peer, size_t plen, uint64_t req_
     }
     n->c.created++;
     j->ntasks++;
+    t->spec_bytes = spec;
+    n->spec_bytes += spec;
     t->queued_at_ms = clock_wall_ms();
     queue_hold(n->queue, t->id, 1); /* until its directory and files are ready */
     if (node__setup_start(n, t) != 0) {

@@ -44,7 +44,8 @@ typedef struct node__task {
     uint64_t mem_mb;
     char **argv, **envp; /* NULL-terminated, owned */
     char *cwd, *dir;
-    char *cg; /* its cgroup directory while it runs, when cgroups are on */
+    char *cg;            /* its cgroup directory while it runs, when cgroups are on */
+    uint64_t spec_bytes; /* argv, env, cwd and file names held until it ends */
     proto_file_t *files;
     uint32_t nfiles;
     pid_t pid;
@@ -82,6 +83,7 @@ struct node {
     node__task_t **done; /* finished tasks in the order they finished */
     size_t ndone, capdone, donehead;
     int scheduling;
+    uint64_t spec_bytes; /* sum over live tasks: bounded by [queue] max_spec_bytes */
     size_t busy;
     char **trash; /* directories of forgotten tasks, removed on the thread pool */
     size_t ntrash, captrash;

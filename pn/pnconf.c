@@ -51,6 +51,8 @@ const struct config_key pnconf_schema[] = {
      "least time between two matrix computations", 0, 60000},
     {"queue", "matrix_depth", CONFIG_INT, F(matrix_depth), "256",
      "queued tasks simulated exactly for the matrix (the rest as a fluid)", 1, 100000},
+    {"queue", "max_spec_bytes", CONFIG_SIZE, F(max_spec_bytes), "256MiB",
+     "argv, env and paths held by live tasks, in total (over it: refused, ERR_FULL)", 4096, 1e12},
     {"tasks", "memory_margin_mb", CONFIG_INT, F(memory_margin_mb), "32",
      "RSS allowed above a task's request, absolute part", 0, 1 << 30},
     {"tasks", "memory_margin_pct", CONFIG_DOUBLE, F(memory_margin_pct), "10",

@@ -38,7 +38,8 @@ typedef struct pnconf {
     int64_t default_runtime_ms, backfill_depth;
     char *cpu_bins, *mem_bins_mb;
     int64_t matrix_min_interval_ms;
-    int64_t matrix_depth; /* queued tasks simulated exactly for the matrix */
+    int64_t matrix_depth;    /* queued tasks simulated exactly for the matrix */
+    uint64_t max_spec_bytes; /* argv/env/paths held by live tasks, in total */
     /* [tasks] */
     int64_t memory_margin_mb;
     double memory_margin_pct;

@@ -247,12 +247,13 @@ static void test_curve_only_allowed_clients(void **state)
     assert_true(refused >= 2); /* the stranger's key and the plaintext client, counted */
 }
 
-/* A full queue refuses with ERR_FULL and says which queue. */
+/* A full queue, or too many bytes of task specs held, refuses with ERR_FULL and says why. */
 static void test_queue_full_refused(void **state)
 {
     (void)state;
-    assert_int_equal(
-        pnc_start(&fx.d, "[node]\ncpus = 1\nmemory = 1GiB\n[queue]\nmax_regular = 1\n"), 0);
+    assert_int_equal(pnc_start(&fx.d, "[node]\ncpus = 1\nmemory = 1GiB\n[queue]\n"
+                                      "max_regular = 1\nmax_spec_bytes = 8KiB\n"),
+                     0);
     zsock_t *s = pnc_connect(&fx.d);
     const char *sleepy[] = {"sleep", "300", NULL};
     pnc_task_t t = {.job = "j-0000000000cc", .task = "a", .cpu = 1, .mem_mb = 64, .argv = sleepy};
@@ -260,21 +261,28 @@ static void test_queue_full_refused(void **state)
     t.task = "b";
     assert_int_equal(pnc_create(s, &t), 0); /* waits: the queue is now full */
     t.task = "c";
-    assert_int_equal(pnc_create(s, &t), 0); /* refused */
-    int refused = 0;
-    for (int k = 0; k < 100 && !refused; k++) {
+    assert_int_equal(pnc_create(s, &t), 0); /* refused: queue */
+    static char big[4000]; /* three of them: over 8 KiB, each under the protocol's limit */
+    memset(big, 'x', sizeof big - 1);
+    const char *huge[] = {"echo", big, big, big, NULL};
+    t.task = "d";
+    t.argv = huge;
+    assert_int_equal(pnc_create(s, &t), 0); /* refused: too many bytes held */
+    int queue_full = 0, specs_full = 0;
+    for (int k = 0; k < 100 && !(queue_full && specs_full); k++) {
         proto_msg_t m;
         int type = recv_type(s, &m, 50);
         if (type == PROTO_ERROR) {
             assert_int_equal(m.error.code, -11); /* ERR_FULL */
             assert_int_equal(m.error.in_reply_to, PROTO_TASK_CREATE);
-            assert_non_null(strstr(m.error.text, "regular queue full"));
-            refused = 1;
+            queue_full |= strstr(m.error.text, "regular queue full") != NULL;
+            specs_full |= strstr(m.error.text, "task specs") != NULL;
         }
         if (type)
             proto_msg_close(&m);
     }
-    assert_true(refused);
+    assert_true(queue_full);
+    assert_true(specs_full);
 }
 
 /* With no retention a finished task is forgotten at the next sweep: its directory removed,
