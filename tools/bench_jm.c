@@ -15,6 +15,8 @@
 
 #include "jm/estimator.h"
 #include "jm/matcher.h"
+#include "jm/place.h"
+#include "jm/spec.h"
 #include "jm/view.h"
 
 static uint64_t bench__s = 1;
@@ -28,6 +30,41 @@ static uint64_t bench__next(void)
 static double bench__unif(void)
 {
     return (double)(bench__next() >> 11) / 9007199254740992.0;
+}
+
+static double bench__draw(void *ctx)
+{
+    (void)ctx;
+    return bench__unif();
+}
+
+/* A spec of `batch` tasks, each with one input of up to 2 GB on three named nodes. */
+static struct spec *bench__spec(long batch, long nodes)
+{
+    size_t cap = (size_t)batch * 200 + 64, len = 0;
+    char *buf = malloc(cap);
+    if (buf == NULL)
+        return NULL;
+    len += (size_t)snprintf(buf + len, cap - len, "{\"version\":1,\"tasks\":[");
+    for (long i = 0; i < batch; i++)
+        len += (size_t)snprintf(
+            buf + len, cap - len,
+            "%s{\"id\":\"t%ld\",\"stage\":\"s%ld\",\"cmd\":[\"true\"],\"cpu\":%ld,"
+            "\"mem_mb\":2048,\"runtime_s\":%.1f,\"inputs\":[{\"bytes\":%llu,\"nodes\":"
+            "[\"pn-%llu\",\"pn-%llu\",\"pn-%llu\"]}]}",
+            i ? "," : "", i, i % 4, 1 + i % 3, 10 + bench__unif() * 50,
+            (unsigned long long)(bench__unif() * 2e9),
+            (unsigned long long)(bench__next() % (uint64_t)nodes),
+            (unsigned long long)(bench__next() % (uint64_t)nodes),
+            (unsigned long long)(bench__next() % (uint64_t)nodes));
+    snprintf(buf + len, cap - len, "]}");
+    char msg[256];
+    struct spec *s = NULL;
+    int rc = spec_parse(buf, strlen(buf), NULL, &s, msg, sizeof msg);
+    free(buf);
+    if (rc != 0)
+        fprintf(stderr, "bench_jm: spec: %s\n", msg);
+    return s;
 }
 
 static double bench__now(void)
@@ -180,6 +217,33 @@ int main(int argc, char **argv)
             }
         }
     }
+    /* The same work through jm/place (the glue the daemon and simulator use), from a spec. */
+    struct spec *sp = bench__spec(batch, nodes);
+    place_t *pl = NULL;
+    struct place_match *pm = calloc((size_t)batch, sizeof *pm);
+    size_t *order = calloc((size_t)batch, sizeof *order);
+    double t_place = 0;
+    size_t placed2 = 0;
+    if (sp == NULL || pm == NULL || order == NULL || place_new(sp, NULL, &pl) != 0 ||
+        place_resolve(pl, view) != 0)
+        return 1;
+    for (long i = 0; i < batch; i++)
+        order[i] = (size_t)i;
+    for (long b = 0; b < batches; b++) {
+        size_t nm = 0;
+        double t0 = bench__now();
+        if (place_round(pl, view, est, order, (size_t)batch, 12000, bench__draw, NULL, pm, &nm) !=
+            0)
+            return 1;
+        t_place += bench__now() - t0;
+        placed2 += nm;
+    }
+    double rate_place = (double)placed2 / t_place;
+    place_destroy(&pl);
+    spec_destroy(&sp);
+    free(pm);
+    free(order);
+
     double total = t_cand + t_match;
     double rate = (double)placed / total;
     double per_batch_ms = t_match / (double)batches * 1e3;
@@ -189,11 +253,12 @@ int main(int argc, char **argv)
                "\"placed\": %zu, \"candidates_per_task\": %.1f, "
                "\"placements_per_s\": %.0f, \"stable_match_ms\": %.3f, "
                "\"stable_match_worst_ms\": %.3f, \"batch_with_estimates_ms\": %.3f, "
-               "\"greedy_match_ms\": %.3f, \"optimal_match_ms\": %.1f}\n",
+               "\"greedy_match_ms\": %.3f, \"optimal_match_ms\": %.1f, "
+               "\"place_round_placements_per_s\": %.0f}\n",
                nodes, racks, batch, batches, placed, (double)ncands / (double)(batch * batches),
                rate, per_batch_ms, worst_match * 1e3, full_batch_ms,
                t_greedy / (double)batches * 1e3,
-               opt_batches ? t_opt / (double)opt_batches * 1e3 : -1.0);
+               opt_batches ? t_opt / (double)opt_batches * 1e3 : -1.0, rate_place);
     } else {
         printf("JM placement on a %ld-node view (%ld racks), %ld batches of %ld tasks:\n", nodes,
                racks, batches, batch);
@@ -206,6 +271,7 @@ int main(int argc, char **argv)
         printf("  stable match of one batch    %.3f ms mean, %.3f ms worst  (target < 10 ms)\n",
                per_batch_ms, worst_match * 1e3);
         printf("  batch incl. candidate sets and estimates  %.3f ms\n", full_batch_ms);
+        printf("  placements per second via jm/place (the daemon's path)  %.0f\n", rate_place);
         printf("  greedy match of one batch    %.3f ms\n", t_greedy / (double)batches * 1e3);
         if (opt_batches)
             printf("  optimal (Hungarian) match    %.1f ms  (reference, %zu batches)\n",
