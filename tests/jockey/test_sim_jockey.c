@@ -11,14 +11,14 @@
 #include <string.h>
 #include <sys/wait.h>
 
-static char *run(const char *args, int *status)
+/* paddock-sim jockey FLAG <source dir>/TARGET ARGS: stdout, exit status in *status. */
+static char *run_cmd(const char *flag, const char *target, const char *args, int *status)
 {
     const char *bin = getenv("PADDOCK_BIN_DIR"), *src = getenv("PADDOCK_SOURCE_DIR");
     assert_non_null(bin);
     assert_non_null(src);
     char cmd[2048];
-    snprintf(cmd, sizeof cmd, "%s/paddock-sim jockey --workload %s/tests/jockey/etl.json %s", bin,
-             src, args);
+    snprintf(cmd, sizeof cmd, "%s/paddock-sim jockey %s %s/%s %s", bin, flag, src, target, args);
     FILE *p = popen(cmd, "r");
     assert_non_null(p);
     size_t cap = 1 << 16, n = 0;
@@ -29,6 +29,11 @@ static char *run(const char *args, int *status)
     buf[n] = '\0';
     *status = pclose(p);
     return buf;
+}
+
+static char *run(const char *args, int *status)
+{
+    return run_cmd("--workload", "tests/jockey/etl.json", args, status);
 }
 
 static void test_contract_and_behaviour(void **state)
@@ -71,6 +76,26 @@ static void test_contract_and_behaviour(void **state)
     free(out);
 }
 
+static void test_every_workload_in_a_directory(void **state)
+{
+    (void)state;
+    int status;
+    /* tests/jockey holds one spec (etl.json): one workload, and the totals over its runs. */
+    char *out = run_cmd("--workloads", "tests/jockey", "--runs 6 --seed 2 --json", &status);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    json_error_t err;
+    json_t *root = json_loads(out, 0, &err);
+    assert_non_null(root);
+    json_t *list = json_object_get(root, "workloads");
+    assert_int_equal(json_array_size(list), 1);
+    json_t *one = json_object_get(json_object_get(json_array_get(list, 0), "policies"), "jockey");
+    json_t *all = json_object_get(json_object_get(root, "policies"), "jockey");
+    assert_true(json_number_value(json_object_get(one, "mean_alloc_above_oracle")) ==
+                json_number_value(json_object_get(all, "mean_alloc_above_oracle")));
+    json_decref(root);
+    free(out);
+}
+
 static void test_bad_arguments(void **state)
 {
     (void)state;
@@ -87,6 +112,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_contract_and_behaviour),
+        cmocka_unit_test(test_every_workload_in_a_directory),
         cmocka_unit_test(test_bad_arguments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -20,6 +20,8 @@
  * mean over runs of time-averaged guaranteed tokens / ceil(T / d) - 1, T the run's work) and
  * median_latency_vs_deadline (median completion time / deadline; 1.0 = at the deadline).
  */
+#include <dirent.h>
+#include <errno.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -34,6 +36,7 @@
 
 struct jockey__args {
     const char *workload;
+    const char *workloads; /* a directory: every *.json in it */
     int runs;
     uint64_t seed;
     int json;
@@ -50,7 +53,8 @@ struct jockey__args {
 static int jockey__usage(void)
 {
     fprintf(stderr,
-            "usage: paddock-sim jockey --workload SPEC.json [--runs N] [--seed S] [--json]\n"
+            "usage: paddock-sim jockey --workload SPEC.json | --workloads DIR\n"
+            "                          [--runs N] [--seed S] [--json]\n"
             "                          [--max-tokens M] [--deadline SECONDS]\n"
             "                          [--change-deadline-at SECONDS --change-deadline-to "
             "SECONDS]\n"
@@ -93,6 +97,8 @@ static int jockey__parse(int argc, char **argv, struct jockey__args *a)
             return -1;
         if (strcmp(argv[i], "--workload") == 0) {
             a->workload = v;
+        } else if (strcmp(argv[i], "--workloads") == 0) {
+            a->workloads = v;
         } else if (strcmp(argv[i], "--runs") == 0) {
             long n = strtol(v, &end, 10);
             if (*end != '\0' || n < 1 || n > 100000)
@@ -147,7 +153,7 @@ static int jockey__parse(int argc, char **argv, struct jockey__args *a)
     }
     if ((a->change_at > 0) != (a->change_to > 0))
         return -1;
-    return a->workload != NULL ? 0 : -1;
+    return (a->workload != NULL) != (a->workloads != NULL) ? 0 : -1;
 }
 
 static int jockey__dcmp(const void *x, const void *y)
@@ -176,6 +182,15 @@ static double jockey__ms_since(const struct timespec *t0)
     return (t1.tv_sec - t0->tv_sec) * 1e3 + (t1.tv_nsec - t0->tv_nsec) / 1e6;
 }
 
+/* Over every run of every workload (--workloads). */
+struct jockey__agg {
+    long runs[4], missed[4];
+    double above_sum[4];
+    double *latency[4];
+    size_t nlat, caplat;
+    int workloads;
+};
+
 struct jockey__policy_stats {
     int missed;
     double above_sum, alloc_sum, first_sum, before_sum, after_sum;
@@ -184,11 +199,12 @@ struct jockey__policy_stats {
     long preemptions, failures;
 };
 
-static int jockey__cmd(int argc, char **argv)
+/* Everything for one workload: its result object in *out (caller owns), the runs added to agg
+ * (may be NULL). Returns 0, or 1 after printing the reason. */
+static int jockey__workload(const struct jockey__args *ap, const char *path, json_t **out,
+                            struct jockey__agg *agg)
 {
-    struct jockey__args a;
-    if (jockey__parse(argc, argv, &a) != 0)
-        return jockey__usage();
+    const struct jockey__args a = *ap;
     char msg[512];
     struct spec *spec = NULL;
     dag_t *dag = NULL;
@@ -199,9 +215,9 @@ static int jockey__cmd(int argc, char **argv)
     int rc, exit_code = 1;
     profile_init(&prof);
 
-    if ((rc = spec_load(a.workload, NULL, &spec, msg, sizeof msg)) != 0 ||
+    if ((rc = spec_load(path, NULL, &spec, msg, sizeof msg)) != 0 ||
         (rc = jsim_plan_init(&est, spec, NULL, a.progress, msg, sizeof msg)) != 0) {
-        fprintf(stderr, "paddock-sim jockey: %s: %s\n", a.workload, msg);
+        fprintf(stderr, "paddock-sim jockey: %s: %s\n", path, msg);
         goto out;
     }
     if ((rc = dag_new(spec, &dag)) != 0)
@@ -334,6 +350,28 @@ static int jockey__cmd(int argc, char **argv)
                 oracle_sum += res.oracle;
         }
     }
+    if (agg != NULL) {
+        if (agg->nlat + (size_t)a.runs > agg->caplat) {
+            size_t nc = (agg->nlat + (size_t)a.runs) * 2;
+            for (int p = 0; p < 4; p++) {
+                double *v = mem_reallocarray(agg->latency[p], nc, sizeof *v);
+                if (v == NULL) {
+                    rc = ERR_NOMEM;
+                    goto out;
+                }
+                agg->latency[p] = v;
+            }
+            agg->caplat = nc;
+        }
+        for (int p = 0; p < 4; p++) {
+            agg->runs[p] += a.runs;
+            agg->missed[p] += st[p].missed;
+            agg->above_sum[p] += st[p].above_sum;
+            memcpy(agg->latency[p] + agg->nlat, st[p].latency, (size_t)a.runs * sizeof(double));
+        }
+        agg->nlat += (size_t)a.runs;
+        agg->workloads++;
+    }
     double runs_ms = jockey__ms_since(&t0);
 
     json_t *root = json_object(), *pol = json_object();
@@ -378,30 +416,7 @@ static int jockey__cmd(int argc, char **argv)
         }
     }
     json_object_set_new(root, "policies", pol);
-    if (a.json) {
-        char *text = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
-        if (text != NULL)
-            printf("%s\n", text);
-        free(text);
-    } else {
-        printf("workload %s: %zu tasks, deadline %.0f s (%s), oracle ~%.1f tokens, "
-               "%d runs\n",
-               spec->name, spec->ntasks, w.deadline_s, deadline_source, oracle_sum / a.runs,
-               a.runs);
-        printf("C(p,a): %d allocations, %ld simulated runs, built in %.1f ms\n", cost.nallocs,
-               cost.runs, table_ms);
-        printf("%-8s %8s %10s %10s %10s\n", "policy", "missed", "above-orc", "latency/d",
-               "mean-alloc");
-        for (int p = 0; p < 4; p++) {
-            json_t *o = json_object_get(pol, jockey_policy_name((enum jockey_policy)p));
-            printf("%-8s %8.3f %10.3f %10.3f %10.2f\n", jockey_policy_name((enum jockey_policy)p),
-                   json_real_value(json_object_get(o, "missed_fraction")),
-                   json_real_value(json_object_get(o, "mean_alloc_above_oracle")),
-                   json_real_value(json_object_get(o, "median_latency_vs_deadline")),
-                   json_real_value(json_object_get(o, "mean_alloc")));
-        }
-    }
-    json_decref(root);
+    *out = root;
     exit_code = 0;
 out:
     if (exit_code != 0 && rc == ERR_NOMEM)
@@ -415,6 +430,130 @@ out:
     dag_destroy(&dag);
     spec_destroy(&spec);
     return exit_code;
+}
+
+static void jockey__print_one(json_t *root)
+{
+    json_t *pol = json_object_get(root, "policies"), *tbl = json_object_get(root, "table");
+    printf("workload %s: %lld tasks, deadline %.0f s (%s), oracle ~%.1f tokens, %lld runs\n",
+           json_string_value(json_object_get(root, "workload")),
+           (long long)json_integer_value(json_object_get(root, "tasks")),
+           json_real_value(json_object_get(root, "deadline_s")),
+           json_string_value(json_object_get(root, "deadline_source")),
+           json_real_value(json_object_get(root, "oracle_mean")),
+           (long long)json_integer_value(json_object_get(root, "runs")));
+    printf("C(p,a): %lld allocations, %lld simulated runs, built in %.1f ms\n",
+           (long long)json_integer_value(json_object_get(tbl, "allocations")),
+           (long long)json_integer_value(json_object_get(tbl, "simulated_runs")),
+           json_real_value(json_object_get(tbl, "build_ms")));
+    printf("%-8s %8s %10s %10s %10s\n", "policy", "missed", "above-orc", "latency/d", "mean-alloc");
+    for (int p = 0; p < 4; p++) {
+        json_t *o = json_object_get(pol, jockey_policy_name((enum jockey_policy)p));
+        printf("%-8s %8.3f %10.3f %10.3f %10.2f\n", jockey_policy_name((enum jockey_policy)p),
+               json_real_value(json_object_get(o, "missed_fraction")),
+               json_real_value(json_object_get(o, "mean_alloc_above_oracle")),
+               json_real_value(json_object_get(o, "median_latency_vs_deadline")),
+               json_real_value(json_object_get(o, "mean_alloc")));
+    }
+}
+
+static int jockey__json_name_cmp(const struct dirent **x, const struct dirent **y)
+{
+    return strcmp((*x)->d_name, (*y)->d_name);
+}
+
+static int jockey__is_json(const struct dirent *d)
+{
+    size_t n = strlen(d->d_name);
+    return d->d_name[0] != '.' && n > 5 && strcmp(d->d_name + n - 5, ".json") == 0;
+}
+
+static int jockey__cmd(int argc, char **argv)
+{
+    struct jockey__args a;
+    if (jockey__parse(argc, argv, &a) != 0)
+        return jockey__usage();
+    if (a.workload != NULL) {
+        json_t *root = NULL;
+        if (jockey__workload(&a, a.workload, &root, NULL) != 0)
+            return 1;
+        if (a.json) {
+            char *text = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
+            if (text != NULL)
+                printf("%s\n", text);
+            free(text);
+        } else {
+            jockey__print_one(root);
+        }
+        json_decref(root);
+        return 0;
+    }
+    /* Every workload in a directory, in name order, then the policies over all their runs. */
+    struct dirent **ents = NULL;
+    int n = scandir(a.workloads, &ents, jockey__is_json, jockey__json_name_cmp);
+    if (n < 0) {
+        fprintf(stderr, "paddock-sim jockey: %s: %s\n", a.workloads, strerror(errno));
+        return 1;
+    }
+    struct jockey__agg agg = {0};
+    json_t *all = json_object(), *list = json_array();
+    int code = n > 0 ? 0 : 1;
+    if (n == 0)
+        fprintf(stderr, "paddock-sim jockey: %s: no *.json workloads\n", a.workloads);
+    for (int i = 0; i < n && code == 0; i++) {
+        char path[4096];
+        json_t *root = NULL;
+        if (snprintf(path, sizeof path, "%s/%s", a.workloads, ents[i]->d_name) >=
+                (int)sizeof path ||
+            jockey__workload(&a, path, &root, &agg) != 0) {
+            code = 1;
+            break;
+        }
+        if (!a.json) {
+            jockey__print_one(root);
+            printf("\n");
+        }
+        json_array_append_new(list, root);
+    }
+    for (int i = 0; i < n; i++)
+        free(ents[i]);
+    free(ents);
+    if (code == 0) {
+        json_t *pol = json_object();
+        for (int p = 0; p < 4; p++) {
+            json_object_set_new(
+                pol, jockey_policy_name((enum jockey_policy)p),
+                json_pack("{s:f, s:f, s:f}", "missed_fraction",
+                          (double)agg.missed[p] / (double)agg.runs[p], "mean_alloc_above_oracle",
+                          agg.above_sum[p] / (double)agg.runs[p], "median_latency_vs_deadline",
+                          jockey__median(agg.latency[p], (int)agg.nlat)));
+        }
+        json_object_set_new(all, "workloads", list);
+        list = NULL;
+        json_object_set_new(all, "runs_per_workload", json_integer(a.runs));
+        json_object_set_new(all, "policies", pol);
+        if (a.json) {
+            char *text = json_dumps(all, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
+            if (text != NULL)
+                printf("%s\n", text);
+            free(text);
+        } else {
+            printf("all %d workloads, %ld runs each policy:\n", agg.workloads, agg.runs[0]);
+            printf("%-8s %8s %10s %10s\n", "policy", "missed", "above-orc", "latency/d");
+            for (int p = 0; p < 4; p++) {
+                json_t *o = json_object_get(pol, jockey_policy_name((enum jockey_policy)p));
+                printf("%-8s %8.4f %10.3f %10.3f\n", jockey_policy_name((enum jockey_policy)p),
+                       json_real_value(json_object_get(o, "missed_fraction")),
+                       json_real_value(json_object_get(o, "mean_alloc_above_oracle")),
+                       json_real_value(json_object_get(o, "median_latency_vs_deadline")));
+            }
+        }
+    }
+    json_decref(list);
+    json_decref(all);
+    for (int p = 0; p < 4; p++)
+        mem_free(agg.latency[p]);
+    return code;
 }
 
 CLI_COMMAND("jockey", "Jockey vs. no adaptation, Amdahl and max allocation on a workload",
