@@ -475,6 +475,64 @@ static void test_reply_endpoint(void **state)
     assert_int_equal(pump(s, 200, &m), 0); /* nothing came back the other way */
 }
 
+/* Garbage and every truncation of a valid request: each answered by ERROR, none run, the PN
+ * keeps working. */
+static void test_garbage_storm(void **state)
+{
+    (void)state;
+    reset_seen();
+    zsock_t *s = pnc_connect(&d);
+    /* a valid TASK_CREATE, to truncate */
+    proto_msg_t m;
+    proto_msg_init(&m, PROTO_TASK_CREATE);
+    char *argv[] = {"true", NULL};
+    m.task_create.job_id = "j-00000000000b";
+    m.task_create.task_id = "never";
+    m.task_create.argv = argv;
+    m.task_create.argc = 1;
+    m.task_create.cpu = 0.5;
+    m.task_create.mem_mb = 64;
+    proto_buf_t b;
+    proto_buf_init(&b);
+    assert_int_equal(proto_encode(&m, &b, NULL, 0), 0);
+    uint64_t x = 88172645463325252ULL;
+    int sent = 0;
+    for (size_t cut = 0; cut < b.len; cut++, sent++)
+        assert_int_equal(pnc_send_raw(s, b.data, cut ? cut : 1), 0);
+    unsigned char junk[256];
+    for (int i = 0; i < 1000; i++, sent++) {
+        size_t len = 1 + (size_t)(x % sizeof junk);
+        for (size_t k = 0; k < len; k++) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            junk[k] = (unsigned char)x;
+        }
+        junk[0] = (unsigned char)(0x90 | (x & 0x0f)); /* often a plausible fixarray header */
+        assert_int_equal(pnc_send_raw(s, junk, len), 0);
+    }
+    proto_buf_close(&b);
+    int errors = 0, statuses = 0;
+    for (int idle = 0; idle < 40 && errors < sent;) { /* bounded: 2 s without a message */
+        proto_msg_t r;
+        int type = pump(s, 50, &r);
+        idle = type ? 0 : idle + 1;
+        if (type == PROTO_ERROR)
+            errors++;
+        else if (type == PROTO_TASK_STATUS)
+            statuses++;
+        if (type)
+            proto_msg_close(&r);
+    }
+    assert_int_equal(errors, sent);
+    assert_int_equal(statuses, 0);
+    const char *quick[] = {"true", NULL};
+    pnc_task_t t = {
+        .job = "j-00000000000b", .task = "alive", .cpu = 0.5, .mem_mb = 64, .argv = quick};
+    assert_int_equal(pnc_create(s, &t), 0);
+    assert_true(await_state(s, "alive", PROTO_TASK_SUCCEEDED, 10000));
+}
+
 static void test_malformed_refused_and_counted(void **state)
 {
     (void)state;
@@ -522,6 +580,7 @@ int main(void)
         cmocka_unit_test_teardown(test_reconnect_gets_state, teardown),
         cmocka_unit_test_teardown(test_no_descriptor_leaks, teardown),
         cmocka_unit_test_teardown(test_reply_endpoint, teardown),
+        cmocka_unit_test_teardown(test_garbage_storm, teardown),
         cmocka_unit_test_teardown(test_malformed_refused_and_counted, teardown),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
