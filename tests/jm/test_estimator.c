@@ -90,6 +90,38 @@ static void test_remote_idle_beats_busy_local(void **state)
     view_destroy(&v);
 }
 
+/* Each input is read from its best replica: local beats same rack beats another rack, unknown
+ * replica nodes count as another rack, and inputs add up. */
+static void test_best_replica_per_input(void **state)
+{
+    (void)state;
+    view_t *v = NULL;
+    assert_int_equal(view_new(&v), 0);
+    uint32_t a = fx_node(v, "a", "r1", 0, 1, 0), b = fx_node(v, "b", "r1", 0, 1, 0);
+    uint32_t c = fx_node(v, "c", "r2", 0, 1, 0);
+    estimator_t *est = NULL;
+    assert_int_equal(estimator_new(NULL, 1, &est), 0);
+    int32_t reps[3] = {(int32_t)c, -1, (int32_t)b}; /* other rack, unknown, same rack as a */
+    int32_t onc[1] = {(int32_t)c};
+    struct estimator_input in[2] = {{400000000ull, reps, 3}, {160000000ull, onc, 1}};
+    struct estimator_task t = {.stage = SIZE_MAX,
+                               .cpu = 1,
+                               .mem_mb = 1,
+                               .runtime_s = 0,
+                               .input_bytes = 560000000ull,
+                               .inputs = in,
+                               .ninputs = 2};
+    struct estimate e;
+    estimator_estimate(est, v, &t, a, 0, 0, &e);
+    NEAR(e.io_s, 4.0 + 2.0); /* 400 MB at 100 MB/s from b, 160 MB at 80 MB/s from c */
+    estimator_estimate(est, v, &t, c, 0, 0, &e);
+    NEAR(e.io_s, 2.5 + 1.0); /* both local */
+    estimator_estimate(est, v, &t, b, 0, 0, &e);
+    NEAR(e.io_s, 2.5 + 2.0); /* first local, second from another rack */
+    estimator_destroy(&est);
+    view_destroy(&v);
+}
+
 static void test_stale_matrix_is_pessimistic(void **state)
 {
     (void)state;
@@ -221,6 +253,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_figure4),
         cmocka_unit_test(test_remote_idle_beats_busy_local),
+        cmocka_unit_test(test_best_replica_per_input),
         cmocka_unit_test(test_stale_matrix_is_pessimistic),
         cmocka_unit_test(test_refinement_scaled_by_input),
         cmocka_unit_test(test_psucc_kfail_and_random),

@@ -257,6 +257,39 @@ static void test_priority_longest_path(void **state)
     spec_destroy(&s);
 }
 
+/* An explicit edge across stages lengthens the path: a short stage feeding a long chain ranks
+ * above a long stage that ends the job. */
+static void test_priority_explicit_edges(void **state)
+{
+    (void)state;
+    const char *doc = "{\"version\":1,\"tasks\":["
+                      "{\"id\":\"a\",\"stage\":\"A\",\"cmd\":[\"t\"],\"runtime_s\":1},"
+                      "{\"id\":\"b\",\"stage\":\"B\",\"cmd\":[\"t\"],\"runtime_s\":5},"
+                      "{\"id\":\"c\",\"stage\":\"C\",\"cmd\":[\"t\"],\"runtime_s\":3,"
+                      "\"after\":[\"a\"]},"
+                      "{\"id\":\"d\",\"stage\":\"C\",\"cmd\":[\"t\"],\"runtime_s\":3,"
+                      "\"after\":[\"c\"]}]}";
+    char msg[256];
+    struct spec *s = NULL;
+    assert_int_equal(spec_parse(doc, strlen(doc), NULL, &s, msg, sizeof msg), 0);
+    dag_t *d = NULL;
+    assert_int_equal(dag_new(s, &d), 0);
+    double sp[3], bl[4];
+    assert_int_equal(priority_compute(d, NULL, bl, sp), 0);
+    NEAR(bl[0], 7); /* a -> c -> d */
+    NEAR(bl[1], 5);
+    NEAR(bl[2], 6);
+    NEAR(bl[3], 3);
+    NEAR(sp[spec_stage_index(s, "A")], 7);
+    NEAR(sp[spec_stage_index(s, "B")], 5);
+    NEAR(sp[spec_stage_index(s, "C")], 6);
+    size_t ready[2] = {1, 0};
+    priority_sort(d, sp, ready, 2);
+    assert_int_equal(ready[0], 0);
+    dag_destroy(&d);
+    spec_destroy(&s);
+}
+
 static void test_dispatch_tokens_and_allowance(void **state)
 {
     (void)state;
@@ -389,6 +422,7 @@ int main(void)
         cmocka_unit_test(test_view_wait_lookup),
         cmocka_unit_test(test_view_from_proto),
         cmocka_unit_test(test_priority_longest_path),
+        cmocka_unit_test(test_priority_explicit_edges),
         cmocka_unit_test(test_dispatch_tokens_and_allowance),
         cmocka_unit_test(test_alloc_failures),
     };
