@@ -88,6 +88,33 @@ static void test_backfill_hand_case(void **state)
     queue_destroy(&q);
 }
 
+/* Two resources: A (1 core, 900 of 1000 MiB, 10 s) runs, so the head H (2 cores, 500 MiB)
+ * is reserved at t=10. B (1 core, 50 MiB, 20 s) starts now and runs past 10: H and B fit
+ * together then. Y (2 cores, 10 MiB) also fits now, but at 10 it would leave H one core
+ * short: it waits. Z (100 MiB) does not fit the memory now at all. */
+static void test_backfill_two_resources(void **state)
+{
+    (void)state;
+    queue_t *q = mkq(4, 1000, 0, 0);
+    assert_int_equal(push(q, 1, 1, 900, 10, QUEUE_REGULAR, 0), 0);
+    assert_int_equal(pick(q, 0, 0), 1);
+    assert_int_equal(push(q, 2, 2, 500, 5, QUEUE_REGULAR, 0), 0); /* H */
+    assert_int_equal(push(q, 3, 1, 50, 20, QUEUE_REGULAR, 0), 0); /* B */
+    assert_int_equal(push(q, 4, 2, 10, 20, QUEUE_REGULAR, 0), 0); /* Y */
+    assert_int_equal(push(q, 5, 1, 100, 1, QUEUE_REGULAR, 0), 0); /* Z */
+    assert_int_equal(pick(q, 0, 0), 3);
+    assert_int_equal(pick(q, 0, 0), 0);
+    loadprof_t p;
+    loadprof_init(&p, 4, 1000);
+    double at;
+    assert_int_equal(queue_expected_start(q, 0, 2, &p, &at), 0);
+    assert_true(fabs(at - 10) < 1e-9);
+    assert_int_equal(queue_expected_start(q, 0, 4, &p, &at), 0);
+    assert_true(fabs(at - 15) < 1e-9); /* after H */
+    loadprof_close(&p);
+    queue_destroy(&q);
+}
+
 static uint64_t lcg_state = 42;
 static double lcg(void)
 {
@@ -310,6 +337,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fifo_order),
         cmocka_unit_test(test_backfill_hand_case),
+        cmocka_unit_test(test_backfill_two_resources),
         cmocka_unit_test(test_backfill_never_delays_ahead),
         cmocka_unit_test(test_weighted_random_pick),
         cmocka_unit_test(test_opportunistic_waits_for_regular_queue),
