@@ -88,6 +88,8 @@ static int ledger__restore_body(ledger_t *l, struct enc_reader *r, char *msg, si
     l->now = enc_get_i64(r);
     l->applied = enc_get_u64(r);
     l->next_job_id = enc_get_u64(r);
+    if (l->next_job_id == 0 || l->next_job_id > (1ull << 48))
+        return err_fmt(msg, cap, ERR_PARSE, "snapshot: next job id out of range");
     size_t nvcs = ledger__get_count(r, LEDGER_MAX_VCS, 10);
     if (nvcs > 0) {
         l->vcs = mem_calloc(nvcs, sizeof *l->vcs);
