@@ -302,6 +302,15 @@ void node__finish(node_t *n, node__task_t *t)
         mem_free(*e);
     mem_free(t->envp);
     t->envp = NULL;
+    if (!t->staging) { /* the set-up job reads neither; still, leave them until it returns */
+        for (uint32_t i = 0; i < t->nfiles; i++)
+            mem_free(t->files[i].path);
+        mem_free(t->files);
+        t->files = NULL;
+        t->nfiles = 0;
+    }
+    mem_free(t->cwd);
+    t->cwd = NULL;
     if (n->ndone == n->capdone) {
         size_t cap = n->capdone ? n->capdone * 2 : 64;
         node__task_t **d = mem_calloc(cap, sizeof *d);
