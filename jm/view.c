@@ -146,6 +146,8 @@ static int view__check(const struct view_entry *e)
         return ERR_INVAL;
     if (e->rack != NULL && strlen(e->rack) >= VIEW_NAME_MAX)
         return ERR_INVAL;
+    if (e->endpoint != NULL && strlen(e->endpoint) >= VIEW_ENDPOINT_MAX)
+        return ERR_INVAL;
     if (!(e->cpu > 0) || e->mem_mb == 0)
         return ERR_INVAL;
     if (e->ncpu > VIEW_MAX_BINS || e->nmem > VIEW_MAX_BINS || (e->ncpu == 0) != (e->nmem == 0))
@@ -163,6 +165,8 @@ static int view__check(const struct view_entry *e)
 
 static void view__fill(struct view_node *n, const struct view_entry *e, int64_t now_ms)
 {
+    if (e->endpoint != NULL)
+        strcpy(n->endpoint, e->endpoint); /* length checked in view__check */
     n->cpu = e->cpu;
     n->mem_mb = e->mem_mb;
     n->up = e->up;

@@ -18,20 +18,22 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define VIEW_MAX_BINS   16
-#define VIEW_NAME_MAX   128 /* node and rack names, bytes including the NUL */
-#define VIEW_MAX_NODES  1000000
-#define VIEW_WAIT_NEVER (-1.0f) /* a matrix cell for a request the node can never hold */
+#define VIEW_MAX_BINS     16
+#define VIEW_NAME_MAX     128 /* node and rack names, bytes including the NUL */
+#define VIEW_ENDPOINT_MAX 256 /* a PN's endpoint for JMs, bytes including the NUL */
+#define VIEW_MAX_NODES    1000000
+#define VIEW_WAIT_NEVER   (-1.0f) /* a matrix cell for a request the node can never hold */
 
 /* One node's entry as received (public value; strings borrowed for the call). */
 struct view_entry {
-    const char *name; /* required, 1..VIEW_NAME_MAX-1 bytes */
-    const char *rack; /* may be "" (a rack of its own named "") */
-    double cpu;       /* capacity, cores */
-    uint64_t mem_mb;  /* capacity, MiB */
-    int up;           /* 0 when the RM considers the node down */
-    uint32_t running; /* regular + opportunistic tasks running */
-    uint32_t queued;  /* tasks queued */
+    const char *name;     /* required, 1..VIEW_NAME_MAX-1 bytes */
+    const char *rack;     /* may be "" (a rack of its own named "") */
+    const char *endpoint; /* the PN's endpoint for JMs ("tcp://..."); NULL keeps the known one */
+    double cpu;           /* capacity, cores */
+    uint64_t mem_mb;      /* capacity, MiB */
+    int up;               /* 0 when the RM considers the node down */
+    uint32_t running;     /* regular + opportunistic tasks running */
+    uint32_t queued;      /* tasks queued */
     uint64_t boot_id;
     uint64_t seq;
     uint64_t age_ms;    /* age of this information when received (0 for a PN's direct report) */
@@ -48,7 +50,8 @@ struct view_entry {
 /* A node as the view holds it. Public, read-only for callers. */
 struct view_node {
     char name[VIEW_NAME_MAX];
-    uint32_t rack; /* index into the rack table (view_rack_name) */
+    char endpoint[VIEW_ENDPOINT_MAX]; /* "" when never told */
+    uint32_t rack;                    /* index into the rack table (view_rack_name) */
     double cpu;
     uint64_t mem_mb;
     int up;
@@ -71,7 +74,8 @@ int view_new(view_t **out);
 void view_destroy(view_t **p);
 
 /* Merges one entry received at local time now_ms (copied). Returns 1 if it was applied, 0 if it
- * was older than what the view holds, ERR_INVAL for a bad entry (no name, name or rack too long,
+ * was older than what the view holds, ERR_INVAL for a bad entry (no name, name, rack or endpoint
+ * too long,
  * capacity not positive, matrix dimensions over VIEW_MAX_BINS or bins not ascending), ERR_FULL
  * past VIEW_MAX_NODES, ERR_NOMEM. On error the view is unchanged. */
 int view_update(view_t *v, const struct view_entry *e, int64_t now_ms);

@@ -36,6 +36,7 @@ int view_update_from_proto(view_t *v, const proto_view_node_t *n, int64_t now_ms
     struct view_entry e = {
         .name = n->name,
         .rack = n->rack,
+        .endpoint = n->endpoint,
         .cpu = n->cpu,
         .mem_mb = n->mem_mb,
         .up = n->state == PROTO_NODE_UP || n->state == PROTO_NODE_SUSPECT,

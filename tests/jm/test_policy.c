@@ -180,6 +180,7 @@ static void test_view_from_proto(void **state)
     assert_true(vn->up);
     assert_int_equal(vn->running, 2);
     assert_int_equal(vn->queued, 3);
+    assert_string_equal(vn->endpoint, "tcp://127.0.0.1:1");
     assert_int_equal(vn->info_ms, 9750);
     assert_true(fabs(vn->psucc - 4.0 / 6.0) < 1e-12);
     assert_true(view_wait(vn, 1, 100, 0) == 1.5);
