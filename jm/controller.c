@@ -77,6 +77,12 @@ int controller_set_deadline(controller_t *c, double d)
     return 0;
 }
 
+int controller_hold(const controller_t *c, int tokens, int runnable)
+{
+    int held = runnable < tokens ? runnable : tokens;
+    return held < c->cfg.min_tokens ? c->cfg.min_tokens : held;
+}
+
 int controller_tokens(const controller_t *c)
 {
     return c->started ? c->tokens : 0;

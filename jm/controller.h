@@ -109,6 +109,13 @@ void controller_destroy(controller_t **p);
  * non-finite progress, or the predictor's negative code (state unchanged on any error). */
 int controller_step(controller_t *c, const struct controller_obs *obs, struct controller_out *out);
 
+/* The tokens to hold now for a target of `tokens` when the job has `runnable` tasks it could run
+ * at once (running + ready): min(tokens, runnable), at least min_tokens. Guaranteed tokens the
+ * job cannot use (a serial phase, the valley before a barrier) only keep others from them; the
+ * JM asks for the rest the moment more tasks become ready, and the smoothed state is unchanged.
+ * Beyond the paper, which holds the target throughout. */
+int controller_hold(const controller_t *c, int tokens, int runnable);
+
 /* Replace the utility (copied) / set a Jockey §5.1 utility for a new deadline. Takes effect at
  * the next step. controller_set_deadline returns ERR_INVAL for a non-positive deadline. */
 void controller_set_utility(controller_t *c, const struct utility *ut);

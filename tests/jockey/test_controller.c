@@ -223,6 +223,16 @@ static void test_opportunistic_allowance(void **state)
     assert_int_equal(o.opportunistic, 0);
 }
 
+static void test_hold_only_what_can_run(void **state)
+{
+    struct fixture *f = *state;
+    start(f);
+    assert_int_equal(controller_hold(f->c, 10, 3), 3);    /* a serial phase: 3 runnable */
+    assert_int_equal(controller_hold(f->c, 10, 500), 10); /* a wide stage: the target */
+    assert_int_equal(controller_hold(f->c, 10, 0), 1);    /* never below min_tokens */
+    assert_int_equal(controller_tokens(f->c), 10);        /* the target itself is unchanged */
+}
+
 static void test_hopeless_deadline_takes_the_maximum(void **state)
 {
     struct fixture *f = *state;
@@ -341,6 +351,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_observed_slowdown_stretches_predictions, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_opportunistic_allowance, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_hold_only_what_can_run, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hopeless_deadline_takes_the_maximum, setup, teardown),
         cmocka_unit_test_setup_teardown(test_predictor_error_keeps_state, setup, teardown),
         cmocka_unit_test(test_over_simulator_table_and_amdahl),

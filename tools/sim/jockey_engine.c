@@ -131,6 +131,7 @@ struct jockey__run {
     int *opp;
     size_t nopp;
     int reg, tokens, allow, spare;
+    int target; /* what the policy wants; tokens is what the job holds (see jockey__hold) */
     double slow, phase, now, alloc_int, last_change;
     double alloc_at_change; /* alloc_int when the deadline changed (< 0: not yet) */
     double *run_of;         /* run time of each task's current attempt */
@@ -210,7 +211,7 @@ static void jockey__set_tokens(struct jockey__run *r, int tokens)
 
 static void jockey__update_allow(struct jockey__run *r)
 {
-    int opp = (int)floor(r->w->ccfg.opp_factor * r->tokens);
+    int opp = (int)floor(r->w->ccfg.opp_factor * r->target);
     r->allow = r->spare < opp ? r->spare : opp;
     if (r->allow < 0)
         r->allow = 0;
@@ -283,8 +284,20 @@ static int jockey__preempt(struct jockey__run *r)
     return 0;
 }
 
+/* The tokens the job holds: the policy's target, or with hold_runnable no more than it has tasks
+ * to run now (controller_hold). */
+static void jockey__hold(struct jockey__run *r)
+{
+    int held = r->target;
+    if (r->w->hold_runnable && r->ctl != NULL)
+        held = controller_hold(r->ctl, r->target, r->reg + (int)r->nopp + (int)r->ready.n);
+    if (held != r->tokens)
+        jockey__set_tokens(r, held);
+}
+
 static int jockey__dispatch(struct jockey__run *r)
 {
+    jockey__hold(r);
     while (r->reg < r->tokens && r->nopp > 0) {
         int t = r->opp[0]; /* upgrade the oldest opportunistic task in place */
         memmove(r->opp, r->opp + 1, (r->nopp - 1) * sizeof *r->opp);
@@ -346,7 +359,7 @@ static int jockey__finish(struct jockey__run *r, const struct jockey__ev *e)
 static int jockey__tick(struct jockey__run *r)
 {
     const struct jockey_world *w = r->w;
-    int tokens = r->tokens;
+    int tokens = r->target;
     if (w->change_at_s > 0 && r->alloc_at_change < 0 && r->now >= w->change_at_s) {
         jockey__set_tokens(r, r->tokens); /* close the integral at the change */
         r->alloc_at_change = r->alloc_int;
@@ -380,8 +393,8 @@ static int jockey__tick(struct jockey__run *r)
         if (r->now == 0)
             r->out->first_tokens = tokens;
     }
-    if (tokens != r->tokens)
-        jockey__set_tokens(r, tokens);
+    r->target = tokens;
+    jockey__hold(r);
     jockey__update_allow(r);
     return jockey__event(r, r->now + w->ccfg.period_s, EV_TICK, -1, 0);
 }
@@ -493,6 +506,7 @@ int jockey_engine_run(const struct jockey_world *w, enum jockey_policy p, int fi
     r.tokens = p == JOCKEY_POLICY_MAX     ? w->max_tokens
                : p == JOCKEY_POLICY_FIXED ? (fixed_tokens > 0 ? fixed_tokens : 1)
                                           : 0;
+    r.target = r.tokens;
     out->first_tokens = r.tokens;
     out->peak_tokens = r.tokens;
     {

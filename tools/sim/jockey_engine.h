@@ -69,6 +69,7 @@ struct jockey_world {
     FILE *trace;               /* when non-NULL, every controller decision is printed */
     const double *stage_ratio; /* per stage: profiled run time per second of estimate; when set,
                                   the jockey policy passes the observed speed (controller.h) */
+    int hold_runnable;         /* controller policies hold at most what they can run now */
     double change_at_s;        /* > 0: at this time the deadline becomes change_to_s */
     double change_to_s;
 };

@@ -47,6 +47,7 @@ struct jockey__args {
     double slowdown, noise, failures; /* < 0: the engine's defaults */
     double spare;                     /* spare capacity at most spare x the oracle estimate */
     int no_speed;
+    int hold_runnable;
     enum progress_kind progress;
 };
 
@@ -60,7 +61,7 @@ static int jockey__usage(void)
             "SECONDS]\n"
             "                          [--slowdown SIGMA] [--noise SIGMA] [--failures P]\n"
             "                          [--spare FRACTION_OF_ORACLE]\n"
-            "                          [--no-speed] [--verbose] [--trace-run R]\n"
+            "                          [--no-speed] [--hold-runnable] [--verbose] [--trace-run R]\n"
             "                          [--progress totalworkWithQ|totalwork|vertexfrac|cp]\n");
     return 2;
 }
@@ -83,6 +84,10 @@ static int jockey__parse(int argc, char **argv, struct jockey__args *a)
         }
         if (strcmp(argv[i], "--no-speed") == 0) {
             a->no_speed = 1;
+            continue;
+        }
+        if (strcmp(argv[i], "--hold-runnable") == 0) {
+            a->hold_runnable = 1;
             continue;
         }
         if (strcmp(argv[i], "--verbose") == 0) {
@@ -291,6 +296,7 @@ static int jockey__workload(const struct jockey__args *ap, const char *path, jso
     w.pm = &plan.progress;
     if (!a.no_speed)
         w.stage_ratio = plan.stage_ratio;
+    w.hold_runnable = a.hold_runnable;
     w.change_at_s = a.change_at;
     w.change_to_s = a.change_to;
     w.table = plan.table;
@@ -385,6 +391,7 @@ static int jockey__workload(const struct jockey__args *ap, const char *path, jso
     json_object_set_new(root, "max_tokens", json_integer(a.max_tokens));
     json_object_set_new(root, "progress", json_string(progress_kind_name(a.progress)));
     json_object_set_new(root, "speed_signal", json_boolean(!a.no_speed));
+    json_object_set_new(root, "hold_runnable", json_boolean(a.hold_runnable));
     json_object_set_new(root, "spare_max_tokens", json_real(cond.spare_max));
     json_object_set_new(root, "critical_path_s", json_real(jsim_job_critical_path(plan.job)));
     json_object_set_new(root, "oracle_mean", json_real(oracle_sum / a.runs));
