@@ -671,6 +671,20 @@ void node_heartbeat(node_t *n, proto_heartbeat_t *hb)
     hb->timestamp_ms = clock_wall_ms();
 }
 
+void node_refresh(node_t *n)
+{
+    uint64_t round = ++n->refresh_round;
+    size_t it = 0;
+    void *v;
+    while (map_next(&n->byid, &it, NULL, NULL, &v)) { /* live tasks only */
+        node__task_t *t = v;
+        if (t->job->refreshed == round || proto_task_state_terminal(t->state))
+            continue;
+        t->job->refreshed = round;
+        node__send_status(n, t);
+    }
+}
+
 size_t node_busy(const node_t *n)
 {
     return n->busy;

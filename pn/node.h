@@ -56,6 +56,11 @@ void node_count_rejected(node_t *n);
 void node_reap(node_t *n);
 /* Polls RSS of running tasks, kills those over their memory limit. */
 void node_poll_memory(node_t *n);
+/* Apollo §3.2: "the PN sends this matrix, along with a timestamp, to every JM that has
+ * running or queued tasks in this PN". Sends every job with a live task the current status
+ * of one of them (state unchanged, fresh matrix and usage): JMs treat a repeated state as a
+ * refresh. */
+void node_refresh(node_t *n);
 /* Forgets finished tasks past retention. */
 void node_sweep(node_t *n);
 /* Fills a heartbeat (strings borrowed from the node/config; valid until the next call). */

@@ -25,9 +25,10 @@ typedef struct node__job {
     char *job_id;
     unsigned char peer[NODE__PEER_MAX];
     size_t plen;
-    uint64_t req_id; /* of the last request, echoed in unsolicited statuses */
-    char *reply;     /* reply_endpoint of the job's last TASK_CREATE, or NULL */
-    size_t ntasks;   /* tasks of the job the node remembers; 0: forgotten at the next sweep */
+    uint64_t req_id;    /* of the last request, echoed in unsolicited statuses */
+    char *reply;        /* reply_endpoint of the job's last TASK_CREATE, or NULL */
+    size_t ntasks;      /* tasks of the job the node remembers; 0: forgotten at the next sweep */
+    uint64_t refreshed; /* the node's refresh round that last sent this job a status */
 } node__job_t;
 
 typedef struct node__task {
@@ -84,6 +85,7 @@ struct node {
     size_t ndone, capdone, donehead;
     int scheduling;
     uint64_t spec_bytes; /* sum over live tasks: bounded by [queue] max_spec_bytes */
+    uint64_t refresh_round;
     size_t busy;
     char **trash; /* directories of forgotten tasks, removed on the thread pool */
     size_t ntrash, captrash;

@@ -48,10 +48,11 @@ typedef struct pnconf {
     char *task_path;
     struct config_list stage_allow;
     uint64_t stage_max_file;
-    int64_t retain_ms;   /* finished tasks kept for JMs that reconnect */
-    int64_t retain_max;  /* at most this many finished tasks kept */
-    bool keep_task_dirs; /* keep a finished task's directory when it is forgotten */
-    char *cgroup_base;   /* cgroup v2 directory for per-task cgroups; empty = off */
+    int64_t retain_ms;         /* finished tasks kept for JMs that reconnect */
+    int64_t retain_max;        /* at most this many finished tasks kept */
+    bool keep_task_dirs;       /* keep a finished task's directory when it is forgotten */
+    char *cgroup_base;         /* cgroup v2 directory for per-task cgroups; empty = off */
+    int64_t status_refresh_ms; /* a status (fresh matrix) per job with live tasks; 0 = off */
 } pnconf_t;
 
 extern const struct config_key pnconf_schema[];

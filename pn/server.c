@@ -39,7 +39,7 @@ typedef struct server {
     zuv_sock_t *rm_hb[SERVER__MAX_RM];
     size_t nrm, nhb;
     int separate_hb;
-    uv_timer_t hb_timer, mem_timer;
+    uv_timer_t hb_timer, mem_timer, refresh_timer;
     uv_signal_t sigchld, sigterm, sigint;
     int registered;
     uint64_t boot_id, reg_seq;
@@ -292,6 +292,12 @@ static void server__on_hb(uv_timer_t *t)
     server__write_status(s);
 }
 
+static void server__on_refresh(uv_timer_t *t)
+{
+    server_t *s = t->data;
+    node_refresh(s->node);
+}
+
 static void server__on_mem(uv_timer_t *t)
 {
     server_t *s = t->data;
@@ -466,14 +472,18 @@ int server_run(pnconf_t *cfg, bool insecure, char *msg, size_t cap)
         handles = 1;
         uv_timer_init(&s->loop, &s->hb_timer);
         uv_timer_init(&s->loop, &s->mem_timer);
+        uv_timer_init(&s->loop, &s->refresh_timer);
         uv_signal_init(&s->loop, &s->sigchld);
         uv_signal_init(&s->loop, &s->sigterm);
         uv_signal_init(&s->loop, &s->sigint);
-        s->hb_timer.data = s->mem_timer.data = s;
+        s->hb_timer.data = s->mem_timer.data = s->refresh_timer.data = s;
         s->sigchld.data = s->sigterm.data = s->sigint.data = s;
         uv_timer_start(&s->hb_timer, server__on_hb, 0, (uint64_t)cfg->heartbeat_ms);
         uv_timer_start(&s->mem_timer, server__on_mem, (uint64_t)cfg->memory_poll_ms,
                        (uint64_t)cfg->memory_poll_ms);
+        if (cfg->status_refresh_ms > 0)
+            uv_timer_start(&s->refresh_timer, server__on_refresh, (uint64_t)cfg->status_refresh_ms,
+                           (uint64_t)cfg->status_refresh_ms);
         uv_signal_start(&s->sigchld, server__on_sigchld, SIGCHLD);
         uv_signal_start(&s->sigterm, server__on_stop, SIGTERM);
         uv_signal_start(&s->sigint, server__on_stop, SIGINT);
@@ -494,6 +504,7 @@ int server_run(pnconf_t *cfg, bool insecure, char *msg, size_t cap)
     if (handles) {
         uv_close((uv_handle_t *)&s->hb_timer, server__close_cb);
         uv_close((uv_handle_t *)&s->mem_timer, server__close_cb);
+        uv_close((uv_handle_t *)&s->refresh_timer, server__close_cb);
         uv_close((uv_handle_t *)&s->sigchld, server__close_cb);
         uv_close((uv_handle_t *)&s->sigterm, server__close_cb);
         uv_close((uv_handle_t *)&s->sigint, server__close_cb);

@@ -128,7 +128,8 @@ static int group_setup(void **state)
                         "[node]\ncpus = 2\nmemory = 4GiB\n"
                         "[queue]\nmatrix_min_interval = 0ms\ncpu_bins = 0.5,1,2\n"
                         "mem_bins_mb = 1024,4096\n"
-                        "[tasks]\nmemory_poll = 20ms\nmemory_margin_mb = 16\n";
+                        "[tasks]\nmemory_poll = 20ms\nmemory_margin_mb = 16\n"
+                        "status_refresh = 0s\n"; /* exact status sequences below */
     return pnc_start(&d, extra);
 }
 

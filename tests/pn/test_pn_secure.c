@@ -285,6 +285,40 @@ static void test_queue_full_refused(void **state)
     assert_true(specs_full);
 }
 
+/* Jobs with live tasks hear from the PN regularly (Apollo 3.2: the matrix goes to every JM
+ * with running or queued tasks), as repeated statuses of an unchanged state. */
+static void test_status_refresh(void **state)
+{
+    (void)state;
+    assert_int_equal(pnc_start(&fx.d, "[tasks]\nstatus_refresh = 50ms\n"), 0);
+    zsock_t *s = pnc_connect(&fx.d);
+    const char *sleepy[] = {"sleep", "300", NULL};
+    pnc_task_t t = {.job = "j-0000000000ff", .task = "r", .cpu = 0.5, .mem_mb = 64, .argv = sleepy};
+    assert_int_equal(pnc_create(s, &t), 0);
+    int running = 0;
+    for (int k = 0; k < 200 && running < 4; k++) {
+        proto_msg_t m;
+        if (recv_type(s, &m, 50) == PROTO_TASK_STATUS) {
+            running += m.task_status.state == PROTO_TASK_RUNNING;
+            assert_true(m.task_status.matrix.ncpu > 0);
+            proto_msg_close(&m);
+        }
+    }
+    assert_true(running >= 4); /* the first one and at least three refreshes */
+    assert_int_equal(pnc_cancel(s, "j-0000000000ff", "r", 0), 0);
+    int cancelled = 0;
+    for (int k = 0; k < 100 && !cancelled; k++) {
+        proto_msg_t m;
+        if (recv_type(s, &m, 50) == PROTO_TASK_STATUS) {
+            cancelled = m.task_status.state == PROTO_TASK_CANCELLED;
+            proto_msg_close(&m);
+        }
+    }
+    assert_true(cancelled);
+    proto_msg_t m; /* a finished task is not refreshed */
+    assert_int_equal(recv_type(s, &m, 300), 0);
+}
+
 /* With no retention a finished task is forgotten at the next sweep: its directory removed,
  * its job dropped, and a late cancel answered "not found". */
 static void test_forgetting(void **state)
@@ -424,6 +458,7 @@ int main(void)
         cmocka_unit_test_teardown(test_curve_only_allowed_clients, teardown),
         cmocka_unit_test_teardown(test_queue_full_refused, teardown),
         cmocka_unit_test_teardown(test_forgetting, teardown),
+        cmocka_unit_test_teardown(test_status_refresh, teardown),
         cmocka_unit_test_teardown(test_cgroup_cancel_catches_setsid, teardown),
         cmocka_unit_test_teardown(test_refuses_open_listen_without_keys, teardown),
     };
