@@ -415,7 +415,7 @@ int server_run(pnconf_t *cfg, bool insecure, char *msg, size_t cap)
     int loop_ok = !rc;
     if (!rc && zuv_global_init() != 0)
         rc = err_fmt(msg, cap, ERR_SYS, "cannot initialise ZeroMQ");
-    if (!rc && cfg->rm_api.len > SERVER__MAX_RM)
+    if (!rc && (cfg->rm_api.len > SERVER__MAX_RM || cfg->rm_heartbeat.len > SERVER__MAX_RM))
         rc = err_fmt(msg, cap, ERR_CONFIG, "more than %d RM endpoints", SERVER__MAX_RM);
     if (!rc && cfg->keys_dir[0]) {
         rc = curve_load(&s->curve, cfg->keys_dir, cfg->key_name, NULL, msg, cap);
