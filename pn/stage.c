@@ -209,7 +209,8 @@ int stage_file(stage_t *s, const char *src, const char *dst_dir, int *hit, char 
     const char *base = strrchr(src, '/') + 1;
     if (!*base)
         return err_fmt(msg, cap, ERR_INVAL, "%s: no file name", src);
-    int in = open(src, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    /* O_NONBLOCK: a FIFO named as a task's file must not hang a staging thread in open() */
+    int in = open(src, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     struct stat st;
     if (in < 0 || fstat(in, &st) != 0 || !S_ISREG(st.st_mode)) {
         int e = errno;
@@ -218,6 +219,7 @@ int stage_file(stage_t *s, const char *src, const char *dst_dir, int *hit, char 
         return err_fmt(msg, cap, ERR_NOTFOUND, "%s: %s", src,
                        in >= 0 && e == 0 ? "not a regular file" : strerror(e));
     }
+    fcntl(in, F_SETFL, fcntl(in, F_GETFL) & ~O_NONBLOCK);
     if ((uint64_t)st.st_size > s->max_bytes) {
         close(in);
         return err_fmt(msg, cap, ERR_TOOBIG, "%s: larger than %llu bytes", src,

@@ -277,6 +277,11 @@ static void test_stage_cache(void **state)
     snprintf(got, sizeof got, "%s/missing", tmpdir);
     assert_int_equal(stage_file(s, got, dst, &hit, msg, sizeof msg), ERR_NOTFOUND);
     assert_int_equal(stage_file(s, tmpdir, dst, &hit, msg, sizeof msg), ERR_NOTFOUND);
+    /* a FIFO is refused at once instead of blocking in open() */
+    char fifo[600];
+    snprintf(fifo, sizeof fifo, "%s/fifo", tmpdir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    assert_int_equal(stage_file(s, fifo, dst, &hit, msg, sizeof msg), ERR_NOTFOUND);
     stage_destroy(&s);
     assert_null(s);
     /* an allow-list keeps other paths out */
