@@ -11,7 +11,9 @@
  * cluster's directory (--cluster DIR, or PADDOCK_CLUSTER), whose cluster.conf names the
  * endpoints and the keys, or a comma-separated endpoint list with a keys directory.
  *
- * Not thread-safe; a blocking client (use zuv sockets inside daemons).
+ * Not thread-safe; a blocking client (use zuv sockets inside daemons). Several clients may
+ * live in several threads once czmq is initialised: call zsys_init() (or create any client)
+ * from one thread first, as czmq's global set-up must not race.
  */
 #ifndef PADDOCK_RM_RMCLIENT_H
 #define PADDOCK_RM_RMCLIENT_H

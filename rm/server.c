@@ -338,9 +338,9 @@ static void server__stop(struct server *s)
 {
     if (s->stopping)
         return;
-    s->stopping = true;
     log_info("stopping");
-    server__fail_pending(s, ERR_UNAVAILABLE);
+    server__fail_pending(s, ERR_UNAVAILABLE); /* clients retry on another replica */
+    s->stopping = true;
     uv_handle_t *hs[] = {(uv_handle_t *)&s->poll_timer,  (uv_handle_t *)&s->tick_timer,
                          (uv_handle_t *)&s->delta_timer, (uv_handle_t *)&s->snap_timer,
                          (uv_handle_t *)&s->flush_check, (uv_handle_t *)&s->sigterm,

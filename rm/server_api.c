@@ -23,6 +23,10 @@ void server_send(struct server *s, zuv_sock_t *sock, const void *peer, size_t pe
                  const proto_msg_t *m)
 {
     char err[160];
+    /* while stopping, the sockets are closed and raft fails what is in flight: nobody to
+     * answer (the waiter's socket pointer is stale by then) */
+    if (s->stopping || sock == NULL)
+        return;
     if (proto_encode(m, &s->buf, err, sizeof err) != 0) {
         log_error("reply %s: %s", proto_type_name(m->type), err);
         return;

@@ -57,7 +57,7 @@ static int cli_rm_statuses(rmclient_t *c, json_t **st, int *leader)
         char *text = NULL;
         char msg[256];
         st[i] = NULL;
-        if (rmclient_admin(c, (int)i, "rm_status", NULL, 0, CLI_RM_TIMEOUT_MS / 3, &text, msg,
+        if (rmclient_admin(c, (int)i, "rm_status", NULL, 0, CLI_RM_TIMEOUT_MS / 2, &text, msg,
                            sizeof msg) != 0)
             continue;
         st[i] = json_loads(text, 0, NULL);

@@ -9,12 +9,15 @@
 #include "common/mem.h"
 #include "rm/rmclient.h"
 
+#include <czmq.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <jansson.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -75,6 +78,44 @@ static int rm_tree(const char *path, const struct stat *st, int flag, struct FTW
     return remove(path);
 }
 
+/* If the test process dies of a signal (an assertion inside a library aborts, say), the
+ * teardown never runs: kill the cluster's daemons from their pid files, with async-signal-safe
+ * calls only. */
+static void kill_daemons_on_crash(int sig)
+{
+    static const char *const names[] = {"rm-1", "rm-2", "rm-3", "pn-1", "pn-2", "pn-3"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char path[320];
+        size_t n = 0;
+        for (const char *p = g_dir; *p != '\0' && n < 250; p++)
+            path[n++] = *p;
+        path[n++] = '/';
+        for (const char *p = names[i]; *p != '\0'; p++)
+            path[n++] = *p;
+        memcpy(path + n, ".pid", 5);
+        int fd = open(path, O_RDONLY);
+        if (fd < 0)
+            continue;
+        char buf[24];
+        ssize_t len = read(fd, buf, sizeof buf - 1);
+        close(fd);
+        long pid = 0;
+        for (ssize_t k = 0; k < len && buf[k] >= '0' && buf[k] <= '9'; k++)
+            pid = pid * 10 + (buf[k] - '0');
+        if (pid > 0)
+            kill((pid_t)pid, SIGKILL);
+    }
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void install_crash_cleanup(void)
+{
+    signal(SIGABRT, kill_daemons_on_crash);
+    signal(SIGSEGV, kill_daemons_on_crash);
+    signal(SIGBUS, kill_daemons_on_crash);
+}
+
 static int group_setup(void **state)
 {
     (void)state;
@@ -83,6 +124,9 @@ static int group_setup(void **state)
     snprintf(g_dir, sizeof g_dir, "/tmp/paddock-rmtest-XXXXXX");
     if (mkdtemp(g_dir) == NULL)
         return -1;
+    install_crash_cleanup();
+    /* czmq's global set-up is not safe to race: do it here, before the client threads */
+    zsys_init();
     char args[512];
     snprintf(args, sizeof args, "cluster up --dir %s --rm 3 --pn 0 --tokens %d", g_dir, CAPACITY);
     if (paddock_run(args) != 0) {
@@ -111,10 +155,31 @@ static json_t *rm_status(void)
     return paddock_json(args);
 }
 
+/* `paddock rm status --json` once every replica answers (bounded: replicas that just started
+ * may be slow to answer on a loaded machine). */
+static json_t *rm_status_all(void)
+{
+    uint64_t end = clock_mono_ms() + 10000;
+    json_t *st = NULL;
+    while (clock_mono_ms() < end) {
+        json_decref(st);
+        st = rm_status();
+        bool all = st != NULL && json_is_integer(json_object_get(st, "leader"));
+        size_t i;
+        json_t *r;
+        json_array_foreach(json_object_get(st, "replicas"), i, r) all =
+            all && json_is_integer(json_object_get(r, "term"));
+        if (all)
+            break;
+        usleep(50 * 1000);
+    }
+    return st;
+}
+
 static void test_leader_elected(void **state)
 {
     (void)state;
-    json_t *st = rm_status();
+    json_t *st = rm_status_all();
     assert_non_null(st);
     assert_true(json_is_integer(json_object_get(st, "leader")));
     json_t *reps = json_object_get(st, "replicas");

@@ -118,6 +118,15 @@ static int rm_tree(const char *path, const struct stat *st, int flag, struct FTW
     return remove(path);
 }
 
+/* If the test process dies of a signal, the teardown never runs: kill our replica. */
+static void kill_daemon_on_crash(int sig)
+{
+    if (g_pid > 0)
+        kill(g_pid, SIGKILL);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
 static int group_setup(void **state)
 {
     (void)state;
@@ -127,6 +136,8 @@ static int group_setup(void **state)
     if (mkdtemp(g_dir) == NULL)
         return -1;
     zsys_handler_set(NULL);
+    signal(SIGABRT, kill_daemon_on_crash);
+    signal(SIGSEGV, kill_daemon_on_crash);
     char msg[256];
     snprintf(g_keys, sizeof g_keys, "%s/keys", g_dir);
     if (curve_keygen(g_keys, CURVE_DEFAULT_NAME, false, msg, sizeof msg) != 0)

@@ -5,6 +5,7 @@
  * paddock-pn is not built. Kills only pids from the cluster's own pid files. */
 #include "common/clock.h"
 
+#include <fcntl.h>
 #include <ftw.h>
 #include <jansson.h>
 #include <setjmp.h>
@@ -91,13 +92,54 @@ static int rm_tree(const char *path, const struct stat *st, int flag, struct FTW
     return remove(path);
 }
 
+/* If the test process dies of a signal (an assertion inside a library aborts, say), the
+ * teardown never runs: kill the cluster's daemons from their pid files, with async-signal-safe
+ * calls only. */
+static void kill_daemons_on_crash(int sig)
+{
+    static const char *const names[] = {"rm-1", "rm-2", "rm-3", "pn-1", "pn-2", "pn-3"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char path[320];
+        size_t n = 0;
+        for (const char *p = g_dir; *p != '\0' && n < 250; p++)
+            path[n++] = *p;
+        path[n++] = '/';
+        for (const char *p = names[i]; *p != '\0'; p++)
+            path[n++] = *p;
+        memcpy(path + n, ".pid", 5);
+        int fd = open(path, O_RDONLY);
+        if (fd < 0)
+            continue;
+        char buf[24];
+        ssize_t len = read(fd, buf, sizeof buf - 1);
+        close(fd);
+        long pid = 0;
+        for (ssize_t k = 0; k < len && buf[k] >= '0' && buf[k] <= '9'; k++)
+            pid = pid * 10 + (buf[k] - '0');
+        if (pid > 0)
+            kill((pid_t)pid, SIGKILL);
+    }
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void install_crash_cleanup(void)
+{
+    signal(SIGABRT, kill_daemons_on_crash);
+    signal(SIGSEGV, kill_daemons_on_crash);
+    signal(SIGBUS, kill_daemons_on_crash);
+}
+
 static int group_setup(void **state)
 {
     (void)state;
     const char *bin = getenv("PADDOCK_BIN_DIR");
     snprintf(g_bin, sizeof g_bin, "%s", bin != NULL ? bin : "./bin");
     snprintf(g_dir, sizeof g_dir, "/tmp/paddock-rmlocal-XXXXXX");
-    return mkdtemp(g_dir) != NULL ? 0 : -1;
+    if (mkdtemp(g_dir) == NULL)
+        return -1;
+    install_crash_cleanup();
+    return 0;
 }
 
 static int group_teardown(void **state)
