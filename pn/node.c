@@ -88,6 +88,8 @@ node_t *node_new(const pnconf_t *cfg, uv_loop_t *loop, uint64_t boot_id, uid_t u
         node_destroy(&n);
         return NULL;
     }
+    if (stage_set_limit(n->stage, cfg->cache_max) != 0)
+        log_warn("%s/cache: cannot count its size", cfg->work_dir);
     if (cfg->cgroup_base[0] && !(n->cg = taskcg_new(cfg->cgroup_base, msg, cap))) {
         node_destroy(&n);
         return NULL;

@@ -67,6 +67,10 @@ const struct config_key pnconf_schema[] = {
      "directories task files may be staged from (empty: any)", 0, 1024},
     {"tasks", "stage_max_file", CONFIG_SIZE, F(stage_max_file), "1GiB", "largest file staged", 1,
      1e15},
+    {"tasks", "cache_max", CONFIG_SIZE, F(cache_max), "10GiB",
+     "staging cache size; entries no task uses are evicted, least recently used first (0: "
+     "unbounded)",
+     0, 1e18},
     {"tasks", "retain", CONFIG_DURATION, F(retain_ms), "10m",
      "how long finished tasks are remembered for reconnecting JMs", 0, 86400000},
     {"tasks", "retain_max", CONFIG_INT, F(retain_max), "20000",

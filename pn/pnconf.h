@@ -48,6 +48,7 @@ typedef struct pnconf {
     char *task_path;
     struct config_list stage_allow;
     uint64_t stage_max_file;
+    uint64_t cache_max;        /* bound on the staging cache (unused entries evicted) */
     int64_t retain_ms;         /* finished tasks kept for JMs that reconnect */
     int64_t retain_max;        /* at most this many finished tasks kept */
     bool keep_task_dirs;       /* keep a finished task's directory when it is forgotten */

@@ -1,6 +1,7 @@
 #include "pn/stage.h"
 
 #include <czmq.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -29,7 +30,9 @@ struct stage {
     char **allow;
     size_t nallow;
     uint64_t max_bytes;
-    pthread_mutex_t lock; /* guards memo and stats */
+    pthread_mutex_t lock; /* guards memo, stats and cache_bytes */
+    pthread_mutex_t trim; /* one trimming pass at a time */
+    uint64_t cache_max, cache_bytes;
     stage__memo_t *memo;
     size_t nmemo, next_evict;
     stage_stats_t stats;
@@ -61,6 +64,7 @@ stage_t *stage_new(const char *dir, const char *const *allow, size_t n, uint64_t
     s->nallow = n;
     s->max_bytes = max_bytes ? max_bytes : (1ull << 30);
     pthread_mutex_init(&s->lock, NULL);
+    pthread_mutex_init(&s->trim, NULL);
     return s;
 }
 
@@ -73,6 +77,7 @@ void stage_destroy(stage_t **sp)
         for (size_t i = 0; i < s->nmemo; i++)
             mem_free(s->memo[i].path);
         pthread_mutex_destroy(&s->lock);
+        pthread_mutex_destroy(&s->trim);
     }
     for (size_t i = 0; i < s->nallow; i++)
         mem_free(s->allow[i]);
@@ -201,6 +206,85 @@ static int stage__copy_in(stage_t *s, int in, int exec, char *digest, size_t dca
     return rc;
 }
 
+typedef struct stage__entry {
+    struct timespec mtime;
+    off_t size;
+    char name[64];
+} stage__entry_t;
+
+static int stage__older(const void *a, const void *b)
+{
+    const stage__entry_t *x = a, *y = b;
+    if (x->mtime.tv_sec != y->mtime.tv_sec)
+        return x->mtime.tv_sec < y->mtime.tv_sec ? -1 : 1;
+    return (x->mtime.tv_nsec > y->mtime.tv_nsec) - (x->mtime.tv_nsec < y->mtime.tv_nsec);
+}
+
+/* Counts the cache and, when `trim`, deletes unlinked entries, oldest first, down to 90% of
+ * the bound. */
+static int stage__scan(stage_t *s, int trim)
+{
+    DIR *d = opendir(s->dir);
+    if (!d)
+        return ERR_IO;
+    stage__entry_t *v = NULL;
+    size_t n = 0, capv = 0;
+    uint64_t total = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        struct stat st;
+        if (de->d_name[0] == '.' || strlen(de->d_name) >= 64 ||
+            fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
+            continue;
+        total += (uint64_t)st.st_size;
+        if (!trim || st.st_nlink != 1)
+            continue;
+        if (n == capv) {
+            size_t c = capv ? capv * 2 : 64;
+            stage__entry_t *nv = mem_reallocarray(v, c, sizeof *nv);
+            if (!nv)
+                break;
+            v = nv;
+            capv = c;
+        }
+        v[n].mtime = st.st_mtim;
+        v[n].size = st.st_size;
+        snprintf(v[n].name, sizeof v[n].name, "%s", de->d_name);
+        n++;
+    }
+    if (trim && n) {
+        qsort(v, n, sizeof *v, stage__older);
+        uint64_t goal = s->cache_max / 10 * 9;
+        for (size_t i = 0; i < n && total > goal; i++) {
+            struct stat st; /* still unlinked? a task may have linked it meanwhile */
+            if (fstatat(dirfd(d), v[i].name, &st, AT_SYMLINK_NOFOLLOW) != 0 || st.st_nlink != 1 ||
+                unlinkat(dirfd(d), v[i].name, 0) != 0)
+                continue;
+            total -= (uint64_t)v[i].size;
+        }
+    }
+    closedir(d);
+    mem_free(v);
+    pthread_mutex_lock(&s->lock);
+    s->cache_bytes = total;
+    pthread_mutex_unlock(&s->lock);
+    return 0;
+}
+
+int stage_set_limit(stage_t *s, uint64_t bytes)
+{
+    s->cache_max = bytes;
+    return stage__scan(s, 0);
+}
+
+uint64_t stage_cache_bytes(stage_t *s)
+{
+    pthread_mutex_lock(&s->lock);
+    uint64_t b = s->cache_bytes;
+    pthread_mutex_unlock(&s->lock);
+    return b;
+}
+
 int stage_file(stage_t *s, const char *src, const char *dst_dir, int *hit, char *msg, size_t cap)
 {
     *hit = 0;
@@ -235,19 +319,34 @@ int stage_file(stage_t *s, const char *src, const char *dst_dir, int *hit, char 
     }
     int rc = 0;
     uint64_t copied = 0;
-    if (!known) {
-        rc = stage__copy_in(s, in, (st.st_mode & S_IXUSR) != 0, digest, sizeof digest, &copied, msg,
-                            cap);
-        snprintf(cached, sizeof cached, "%s/%s", s->dir, digest);
-    }
-    close(in);
-    if (!rc) {
-        char dst[4096];
-        snprintf(dst, sizeof dst, "%s/%s", dst_dir, base);
+    char dst[4096];
+    snprintf(dst, sizeof dst, "%s/%s", dst_dir, base);
+    for (int tries = 0;; tries++) {
+        if (!known) {
+            if (tries && lseek(in, 0, SEEK_SET) != 0) {
+                rc = err_fmt(msg, cap, ERR_IO, "%s: %s", src, strerror(errno));
+                break;
+            }
+            rc = stage__copy_in(s, in, (st.st_mode & S_IXUSR) != 0, digest, sizeof digest, &copied,
+                                msg, cap);
+            if (rc)
+                break;
+            snprintf(cached, sizeof cached, "%s/%s", s->dir, digest);
+        }
         unlink(dst);
-        if (link(cached, dst) != 0 && symlink(cached, dst) != 0)
+        if (link(cached, dst) == 0)
+            break;
+        if (errno == ENOENT && tries < 2) { /* trimmed before we linked it: copy it in again */
+            known = 0;
+            continue;
+        }
+        if (symlink(cached, dst) != 0)
             rc = err_fmt(msg, cap, ERR_IO, "%s: %s", dst, strerror(errno));
+        break;
     }
+    if (!rc && known)
+        utimensat(AT_FDCWD, cached, NULL, 0); /* recently used */
+    close(in);
     pthread_mutex_lock(&s->lock);
     if (rc) {
         s->stats.errors++;
@@ -257,8 +356,14 @@ int stage_file(stage_t *s, const char *src, const char *dst_dir, int *hit, char 
     } else {
         s->stats.misses++;
         s->stats.bytes_copied += copied;
+        s->cache_bytes += copied;
         stage__memo_put(s, src, &st, digest);
     }
+    int over = !rc && !known && s->cache_max && s->cache_bytes > s->cache_max;
     pthread_mutex_unlock(&s->lock);
+    if (over && pthread_mutex_trylock(&s->trim) == 0) {
+        stage__scan(s, 1);
+        pthread_mutex_unlock(&s->trim);
+    }
     return rc;
 }

@@ -6,7 +6,8 @@
  * czmq's zdigest) and links it into the task's directory under its base name. A file whose
  * path, device, inode, size and modification time match an earlier staging is a hit: it is
  * neither read nor copied again. Cached files are read-only (0444); a task that wants to
- * modify one copies it first. Thread-safe: the PN stages on libuv's thread pool.
+ * modify one copies it first. A hit refreshes the entry's modification time (the cache's
+ * recency order). Thread-safe: the PN stages on libuv's thread pool.
  *
  * The PN reads the files with its own rights: list the directories tasks may stage from in
  * the `stage_allow` configuration key when the PN runs as root.
@@ -38,5 +39,15 @@ void stage_destroy(stage_t **sp);
 int stage_file(stage_t *s, const char *src, const char *dst_dir, int *hit, char *msg, size_t cap);
 
 void stage_stats(stage_t *s, stage_stats_t *out);
+
+/* Bounds the cache at about `bytes` (0: unbounded, the default). When a miss takes it over,
+ * the least recently used entries that no task directory links any more (link count 1) are
+ * deleted until it is under 90% of the bound; entries in use are never deleted, so the cache
+ * can stay above the bound while they are. The size is counted from the directory at this
+ * call. Returns 0 or ERR_IO. */
+int stage_set_limit(stage_t *s, uint64_t bytes);
+
+/* Bytes in the cache as last counted. */
+uint64_t stage_cache_bytes(stage_t *s);
 
 #endif

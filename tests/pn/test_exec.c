@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -292,6 +293,57 @@ static void test_stage_cache(void **state)
     stage_destroy(&s);
 }
 
+static int count_entries(const char *dir)
+{
+    int n = 0;
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while (d && (e = readdir(d)))
+        n += e->d_name[0] != '.';
+    if (d)
+        closedir(d);
+    return n;
+}
+
+/* Over its bound the cache drops entries no task links any more, oldest first; entries in
+ * use stay. */
+static void test_stage_cache_bound(void **state)
+{
+    (void)state;
+    char cache[512], dst[512], src[3][600], msg[256];
+    snprintf(cache, sizeof cache, "%s/bounded", tmpdir);
+    snprintf(dst, sizeof dst, "%s/task-b", tmpdir);
+    assert_int_equal(mkdir(dst, 0755), 0);
+    stage_t *s = stage_new(cache, NULL, 0, 0, msg, sizeof msg);
+    assert_non_null(s);
+    assert_int_equal(stage_set_limit(s, 100), 0);
+    assert_int_equal(stage_cache_bytes(s), 0);
+    char text[61];
+    for (int i = 0; i < 3; i++) {
+        snprintf(src[i], sizeof src[i], "%s/blob%d", tmpdir, i);
+        memset(text, 'a' + i, 60);
+        text[60] = 0;
+        write_file(src[i], text);
+    }
+    int hit;
+    char link0[700];
+    snprintf(link0, sizeof link0, "%s/blob0", dst);
+    assert_int_equal(stage_file(s, src[0], dst, &hit, msg, sizeof msg), 0);
+    assert_int_equal(unlink(link0), 0); /* the task that used blob0 is gone */
+    assert_int_equal(stage_file(s, src[1], dst, &hit, msg, sizeof msg), 0);
+    /* 120 bytes > 100: blob0 (unlinked) went, blob1 (linked) stayed */
+    assert_int_equal(count_entries(cache), 1);
+    assert_int_equal(stage_cache_bytes(s), 60);
+    assert_int_equal(stage_file(s, src[2], dst, &hit, msg, sizeof msg), 0);
+    assert_int_equal(count_entries(cache), 2); /* both in use: over the bound, kept */
+    /* blob0 again: its memo entry points at a deleted file, so it is copied in again */
+    assert_int_equal(stage_file(s, src[0], dst, &hit, msg, sizeof msg), 0);
+    assert_int_equal(hit, 0);
+    assert_string_equal(slurp(link0),
+                        "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");
+    stage_destroy(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -300,6 +352,7 @@ int main(void)
         cmocka_unit_test(test_not_found),
         cmocka_unit_test(test_group_kill_nice_rss),
         cmocka_unit_test(test_stage_cache),
+        cmocka_unit_test(test_stage_cache_bound),
         cmocka_unit_test(test_cgroup_kill_catches_setsid),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
