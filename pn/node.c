@@ -401,7 +401,9 @@ static node__job_t *node__job(node_t *n, const char *job_id, const void *peer, s
     memcpy(j->peer, peer, plen);
     j->plen = plen;
     j->req_id = req_id;
-    if (changed) {
+    uint64_t now = clock_mono_ms();
+    if (changed && now - j->resync_ms >= 1000) { /* a JM alternating sockets cannot storm */
+        j->resync_ms = now;
         size_t it = 0;
         void *v;
         while (map_next(&n->tasks, &it, NULL, NULL, &v)) {

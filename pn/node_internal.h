@@ -29,6 +29,7 @@ typedef struct node__job {
     char *reply;        /* reply_endpoint of the job's last TASK_CREATE, or NULL */
     size_t ntasks;      /* tasks of the job the node remembers; 0: forgotten at the next sweep */
     uint64_t refreshed; /* the node's refresh round that last sent this job a status */
+    uint64_t resync_ms; /* last time a new peer got every task's state (at most once a second) */
 } node__job_t;
 
 typedef struct node__task {
