@@ -342,7 +342,7 @@ static void test_forgetting(void **state)
     char tasks_dir[400];
     snprintf(tasks_dir, sizeof tasks_dir, "%s/work/tasks", fx.d.dir);
     int forgotten = 0;
-    for (int k = 0; k < 200 && !forgotten; k++) {
+    for (int k = 0; k < 500 && !forgotten; k++) {
         int entries = 0;
         DIR *dh = opendir(tasks_dir);
         struct dirent *e;
