@@ -398,6 +398,11 @@ static int ledger__job_cmd(ledger_t *l, const struct ledger_cmd *c, uint64_t *va
         *value = j->tokens;
         return 0;
     case LEDGER_CMD_LEASE_RENEW:
+        if (c->lease_ms != 0 &&
+            (c->lease_ms < LEDGER_LEASE_MIN_MS || c->lease_ms > LEDGER_LEASE_MAX_MS))
+            return ERR_RANGE;
+        if (c->lease_ms != 0)
+            j->lease_ms = c->lease_ms; /* the JM asked for another lease length */
         j->lease_expiry_ms = l->now + j->lease_ms;
         *value = j->tokens;
         return 0;

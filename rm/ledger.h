@@ -105,7 +105,7 @@ enum ledger_cmd_type {
     LEDGER_CMD_JOB_DEADLINE = 8,   /* job deadline_ms -> 0 */
     LEDGER_CMD_TOKEN_REQUEST = 9,  /* job count(target) -> tokens now held; renews the lease */
     LEDGER_CMD_TOKEN_RELEASE = 10, /* job count(to give back) -> tokens now held */
-    LEDGER_CMD_LEASE_RENEW = 11,   /* job -> tokens now held */
+    LEDGER_CMD_LEASE_RENEW = 11,   /* job lease_ms (0: keep the job's) -> tokens now held */
     LEDGER_CMD_TICK = 12,          /* -> number of jobs whose lease expired */
     LEDGER_CMD__MAX = 12,
 };

@@ -60,6 +60,7 @@ static void ledger_cmd__encode_one(struct enc_buf *b, const struct ledger_cmd *c
         break;
     case LEDGER_CMD_LEASE_RENEW:
         enc_u64(b, c->job);
+        enc_i64(b, c->lease_ms);
         break;
     default: /* TICK and unknown types carry no fields */
         break;
@@ -164,6 +165,7 @@ int ledger_cmd_next(struct ledger_cmd_iter *it, struct ledger_cmd *c, char *msg,
         break;
     case LEDGER_CMD_LEASE_RENEW:
         c->job = enc_get_u64(r);
+        c->lease_ms = enc_get_i64(r);
         break;
     case LEDGER_CMD_TICK:
         break;

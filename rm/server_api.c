@@ -302,6 +302,7 @@ static void server__job_write(struct server *s, zuv_sock_t *sock, const void *pe
                                                       : LEDGER_JOB_CANCELLED;
         } else {
             ledger_cmd_init(&c, LEDGER_CMD_LEASE_RENEW);
+            c.lease_ms = r->lease_ms; /* 0: keep the job's lease */
         }
         break;
     }

@@ -169,10 +169,21 @@ static void test_leases_expire_and_reclaim(void **state)
     assert_int_equal(ledger_job_find(f->l, b)->tokens, 4);
     assert_int_equal(ledger_vc_find(f->l, "default")->granted, 4);
     assert_int_equal(tokens(f->l, LEDGER_CMD_LEASE_RENEW, a, 0, 1200).code, ERR_STATE);
+    /* a renewal may ask for another lease length, within bounds */
+    struct ledger_cmd r;
+    ledger_cmd_init(&r, LEDGER_CMD_LEASE_RENEW);
+    r.job = b;
+    r.lease_ms = 5000;
+    assert_int_equal(apply(f->l, &r, 1200).code, 0);
+    assert_int_equal(ledger_job_find(f->l, b)->lease_expiry_ms, 6200);
+    r.lease_ms = 1;
+    assert_int_equal(apply(f->l, &r, 1200).code, ERR_RANGE);
+    assert_int_equal(ledger_job_find(f->l, b)->lease_ms, 5000);
     /* time never goes back: an entry stamped earlier is applied at the ledger's time */
     assert_int_equal(apply(f->l, &tick, 500).value, 0);
     assert_int_equal(ledger_now(f->l), 1200);
-    assert_int_equal(apply(f->l, &tick, 1900).value, 1);
+    assert_int_equal(apply(f->l, &tick, 6199).value, 0);
+    assert_int_equal(apply(f->l, &tick, 6200).value, 1);
 }
 
 static void test_idempotency_keys(void **state)
