@@ -23,7 +23,7 @@
 static struct fixture {
     pnc_daemon_t d;
     curve_t *c1, *c2;
-    char keys[64];
+    char scratch[64]; /* a temporary directory of the test, removed by teardown */
 } fx;
 
 static int teardown(void **state)
@@ -33,12 +33,12 @@ static int teardown(void **state)
     int rc = pnc_stop(&fx.d);
     curve_destroy(&fx.c1);
     curve_destroy(&fx.c2);
-    if (fx.keys[0]) {
+    if (fx.scratch[0]) {
         char cmd[128];
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", fx.keys);
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", fx.scratch);
         if (system(cmd) != 0)
             return -1;
-        fx.keys[0] = 0;
+        fx.scratch[0] = 0;
     }
     return rc;
 }
@@ -178,9 +178,9 @@ static void test_heartbeats_registration_run_as(void **state)
 static void test_curve_only_allowed_clients(void **state)
 {
     (void)state;
-    snprintf(fx.keys, sizeof fx.keys, "/tmp/paddock-pn-keys-XXXXXX");
-    assert_non_null(mkdtemp(fx.keys));
-    const char *keys = fx.keys;
+    snprintf(fx.scratch, sizeof fx.scratch, "/tmp/paddock-pn-keys-XXXXXX");
+    assert_non_null(mkdtemp(fx.scratch));
+    const char *keys = fx.scratch;
     char msg[256], kdir[300], sdir[300];
     snprintf(kdir, sizeof kdir, "%s/cluster", keys);
     snprintf(sdir, sizeof sdir, "%s/stranger", keys);
@@ -423,8 +423,9 @@ static void test_refuses_open_listen_without_keys(void **state)
     const char *bin = getenv("PADDOCK_BIN_DIR");
     char exe[512];
     snprintf(exe, sizeof exe, "%s/paddock-pn", bin ? bin : ".");
-    char dir[] = "/tmp/paddock-pn-open-XXXXXX";
-    assert_non_null(mkdtemp(dir));
+    snprintf(fx.scratch, sizeof fx.scratch, "/tmp/paddock-pn-open-XXXXXX");
+    assert_non_null(mkdtemp(fx.scratch));
+    const char *dir = fx.scratch;
     char wd[128];
     snprintf(wd, sizeof wd, "pn.work_dir=%s", dir);
     pid_t pid = fork();
@@ -447,7 +448,6 @@ static void test_refuses_open_listen_without_keys(void **state)
     }
     assert_true(done);
     assert_true(WIFEXITED(wst) && WEXITSTATUS(wst) == 1);
-    rmdir(dir);
 }
 
 int main(void)
