@@ -61,10 +61,12 @@ int pnc_start(pnc_daemon_t *d, const char *extra)
         int st;
         if (waitpid(pid, &st, WNOHANG) == pid) {
             d->pid = 0;
-            return -1;
+            break;
         }
         pnc__pause_ms(2);
     }
+    fprintf(stderr, "paddock-pn (%s) did not start\n", exe);
+    pnc_stop(d); /* kills it if it hangs, removes the directory */
     return -1;
 }
 
