@@ -37,6 +37,30 @@
 #define CLUSTER_UP_LEADER_S 20
 #define CLUSTER_UP_PN_S     30
 
+/* Daemons this invocation started: watched while waiting, so one that dies at start (a port
+ * taken, a bad configuration) is reported at once instead of after the timeout. */
+static struct {
+    pid_t pid;
+    char name[16];
+} cluster_started[RMCLIENT_MAX_REPLICAS + 256];
+static int cluster_nstarted;
+
+/* 0 while every started daemon runs; else 1 after saying which one exited. */
+static int cluster_check_started(const char *dir)
+{
+    for (int i = 0; i < cluster_nstarted; i++) {
+        int st = 0;
+        if (cluster_started[i].pid > 0 && waitpid(cluster_started[i].pid, &st, WNOHANG) > 0) {
+            fprintf(stderr, "paddock: %s exited at start (status %d): see %s/%s.log\n",
+                    cluster_started[i].name, WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st),
+                    dir, cluster_started[i].name);
+            cluster_started[i].pid = 0;
+            return 1;
+        }
+    }
+    return 0;
+}
+
 struct cluster_opts {
     const char *dir;
     int rm, pn, racks;
@@ -106,7 +130,8 @@ static pid_t cluster_live_pid(const char *pidfile)
 }
 
 /* Starts argv detached (own session, output to logfile), records its pid. */
-static int cluster_spawn(char *const argv[], const char *logfile, const char *pidfile)
+static int cluster_spawn(char *const argv[], const char *logfile, const char *pidfile,
+                         pid_t *pid_out)
 {
     pid_t pid = fork();
     if (pid < 0)
@@ -125,6 +150,7 @@ static int cluster_spawn(char *const argv[], const char *logfile, const char *pi
         execv(argv[0], argv);
         _exit(127);
     }
+    *pid_out = pid;
     FILE *f = fopen(pidfile, "w");
     if (f == NULL)
         return ERR_IO;
@@ -249,9 +275,16 @@ static int cluster_start(const struct cluster_opts *o, const char bin[PATH_MAX],
     struct stat st;
     bool fresh = strcmp(kind, "rm") == 0 && stat(data, &st) != 0;
     char *argv[] = {exe, "--config", conf, fresh ? "--bootstrap" : NULL, NULL};
-    if (cluster_spawn(argv, log, pidf) != 0) {
+    pid_t pid = 0;
+    if (cluster_spawn(argv, log, pidf, &pid) != 0) {
         fprintf(stderr, "paddock: cannot start %s\n", exe);
         return 1;
+    }
+    if (cluster_nstarted < (int)(sizeof cluster_started / sizeof cluster_started[0])) {
+        cluster_started[cluster_nstarted].pid = pid;
+        snprintf(cluster_started[cluster_nstarted].name, sizeof cluster_started[0].name, "%s-%d",
+                 kind, i);
+        cluster_nstarted++;
     }
     return 0;
 }
@@ -281,6 +314,10 @@ static int cluster_wait(const struct cluster_opts *o, json_t **status)
     int64_t end = (int64_t)clock_mono_ms() + 1000 * CLUSTER_UP_LEADER_S;
     int leader = -1;
     while (leader < 0 && (int64_t)clock_mono_ms() < end) {
+        if (cluster_check_started(o->dir) != 0) {
+            rmclient_destroy(&c);
+            return 1;
+        }
         for (size_t i = 0; i < rmclient_count(c) && leader < 0; i++) {
             char *text = NULL;
             if (rmclient_admin(c, (int)i, "rm_status", NULL, 0, 300, &text, msg, sizeof msg) != 0)
@@ -305,6 +342,8 @@ static int cluster_wait(const struct cluster_opts *o, json_t **status)
     json_t *nodes = NULL;
     while ((int64_t)clock_mono_ms() < end) {
         char *text = NULL;
+        if (cluster_check_started(o->dir) != 0)
+            break;
         json_decref(nodes);
         nodes = NULL;
         if (rmclient_admin(c, -1, "nodes", NULL, 0, 1000, &text, msg, sizeof msg) == 0) {
