@@ -153,6 +153,7 @@ static int group_setup(void **state)
             "api = %s\npub = %s\n[ledger]\nvirtual_clusters = default=10\nlease = 600ms\n"
             "[liveness]\nsuspect_after = 300ms\ndown_after = 900ms\n"
             "[view]\ndelta_interval = 50ms\nsnapshot_interval = 200ms\n"
+            "[raft]\nsnapshot_threshold = 16\nsnapshot_trailing = 8\n"
             "[security]\nkeys_dir = %s\n",
             g_dir, free_port(), g_api, g_pub, g_keys);
     fclose(f);
@@ -494,6 +495,19 @@ static void test_lease_expiry_and_restart(void **state)
     json_t *vc = json_array_get(json_object_get(tok, "virtual_clusters"), 0);
     assert_int_equal(json_integer_value(json_object_get(vc, "granted")), 0);
     json_decref(tok);
+    /* enough entries for Raft snapshots (threshold 16), so the restart restores one from disk */
+    for (int i = 0; i < 40; i++) {
+        proto_msg_init(&req, PROTO_JOB_REGISTER);
+        rmclient_new_key(key, sizeof key);
+        req.job_register.key = key;
+        req.job_register.name = "filler";
+        req.job_register.virtual_cluster = "default";
+        assert_int_equal(rmclient_call(c, &req, &rep, 1000, 5000, msg, sizeof msg), 0);
+        proto_msg_close(&rep);
+    }
+    json_t *st = status(c, "rm_status", NULL);
+    assert_true(json_integer_value(json_object_get(json_object_get(st, "fsm"), "snapshots")) > 0);
+    json_decref(st);
     json_t *before = status(c, "jobs", NULL);
     assert_non_null(before);
     rmclient_destroy(&c);
@@ -507,6 +521,9 @@ static void test_lease_expiry_and_restart(void **state)
     assert_true(wait_ready(c));
     json_t *after = status(c, "jobs", NULL);
     assert_true(json_equal(before, after));
+    st = status(c, "rm_status", NULL);
+    assert_true(json_integer_value(json_object_get(json_object_get(st, "fsm"), "restores")) > 0);
+    json_decref(st);
     json_t *n = status(c, "node", "pn-x");
     assert_non_null(n);
     assert_int_equal(json_integer_value(json_object_get(n, "down_count")) >= 1, 1);
