@@ -26,7 +26,7 @@ struct rmclient {
 /* ---- cluster.conf ---- */
 
 struct rmclient__file {
-    struct config_list ids, api, pub;
+    struct config_list ids, api, heartbeat, pub;
     char *keys_dir, *key_name;
 };
 
@@ -36,6 +36,8 @@ static const struct config_key rmclient__schema[] = {
      RMCLIENT_MAX_REPLICAS},
     {"cluster", "api", CONFIG_LIST, F(api), "", "API endpoints of the RM replicas", 1,
      RMCLIENT_MAX_REPLICAS},
+    {"cluster", "heartbeat", CONFIG_LIST, F(heartbeat), "",
+     "heartbeat endpoints of the RM replicas (empty: the API endpoints)", 0, RMCLIENT_MAX_REPLICAS},
     {"cluster", "pub", CONFIG_LIST, F(pub), "", "view PUB endpoints of the RM replicas", 0,
      RMCLIENT_MAX_REPLICAS},
     {"security", "keys_dir", CONFIG_STRING, F(keys_dir), "", "CURVE keys (relative to the dir)", 0,
@@ -62,6 +64,8 @@ int rmclient_cluster_load(const char *dir, struct rmclient_cluster *out, char *m
         for (size_t i = 0; i < f.api.len; i++) {
             out->api[i] = mem_strdup(f.api.items[i]);
             out->pub[i] = mem_strdup(i < f.pub.len ? f.pub.items[i] : "");
+            out->heartbeat[i] =
+                mem_strdup(i < f.heartbeat.len ? f.heartbeat.items[i] : f.api.items[i]);
             out->ids[i] = i < f.ids.len ? strtoull(f.ids.items[i], NULL, 10) : 0;
         }
         if (f.keys_dir[0] != '\0') {
@@ -83,6 +87,7 @@ void rmclient_cluster_close(struct rmclient_cluster *c)
     for (size_t i = 0; i < RMCLIENT_MAX_REPLICAS; i++) {
         mem_free(c->api[i]);
         mem_free(c->pub[i]);
+        mem_free(c->heartbeat[i]);
     }
     mem_free(c->keys_dir);
     mem_free(c->key_name);

@@ -36,12 +36,14 @@ struct rmclient_cluster {
     uint64_t ids[RMCLIENT_MAX_REPLICAS]; /* Raft ids, 0 when the file does not say */
     char *api[RMCLIENT_MAX_REPLICAS];
     char *pub[RMCLIENT_MAX_REPLICAS];
-    char *keys_dir; /* absolute, or NULL: no CURVE */
+    char *heartbeat[RMCLIENT_MAX_REPLICAS]; /* the API endpoint when the file names none */
+    char *keys_dir;                         /* absolute, or NULL: no CURVE */
     char *key_name;
 };
 
 /* Reads DIR/cluster.conf:
- *     [cluster]  ids = 1, 2, 3   api = tcp://..., ...     pub = tcp://..., ...
+ *     [cluster]  ids = 1, 2, 3   api = tcp://..., ...   heartbeat = ... (optional)
+ *                pub = tcp://..., ...
  *     [security] keys_dir = keys (relative to DIR, or absolute)   key_name = paddock
  * Returns 0, ERR_IO or ERR_CONFIG (reason in msg). */
 int rmclient_cluster_load(const char *dir, struct rmclient_cluster *out, char *msg, size_t cap);

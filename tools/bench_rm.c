@@ -297,6 +297,11 @@ static void bench_ingest(int nodes, double seconds)
     rmclient_t *c = NULL;
     rmclient_open(&c, dir, NULL, NULL, msg, sizeof msg);
     const char *api = rmclient_endpoint(c, 0);
+    struct rmclient_cluster cl;
+    char hbep[256] = "";
+    if (rmclient_cluster_load(dir, &cl, msg, sizeof msg) == 0)
+        snprintf(hbep, sizeof hbep, "%s", cl.heartbeat[0]);
+    rmclient_cluster_close(&cl);
     uint64_t t0 = clock_mono_ms();
     int acked = bench_register(api, keys, nodes);
     double reg_s = (double)(clock_mono_ms() - t0) / 1000.0;
@@ -306,7 +311,8 @@ static void bench_ingest(int nodes, double seconds)
     pthread_t th[SENDERS];
     t0 = clock_mono_ms();
     for (int i = 0; i < SENDERS; i++) {
-        hb[i] = (struct bench_hb){api, keys, i * nodes / SENDERS, nodes / SENDERS, seconds, 0};
+        hb[i] = (struct bench_hb){hbep[0] ? hbep : api, keys,    i * nodes / SENDERS,
+                                  nodes / SENDERS,      seconds, 0};
         pthread_create(&th[i], NULL, bench_hb_main, &hb[i]);
     }
     uint64_t sent = 0;

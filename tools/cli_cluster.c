@@ -199,11 +199,12 @@ static int cluster_make_files(const struct cluster_opts *o)
         fprintf(stderr, "paddock: keys: %s\n", msg);
         return 1;
     }
-    char *ids = NULL, *raft = NULL, *api = NULL, *pub = NULL;
-    size_t li = 0, lr = 0, la = 0, lp = 0;
+    char *ids = NULL, *raft = NULL, *api = NULL, *pub = NULL, *hb = NULL;
+    size_t li = 0, lr = 0, la = 0, lp = 0, lh = 0;
     for (int i = 0; i < o->rm; i++) {
-        int pr = cluster_free_port(), pa = cluster_free_port(), pp = cluster_free_port();
-        if (pr < 0 || pa < 0 || pp < 0) {
+        int pr = cluster_free_port(), pa = cluster_free_port(), pp = cluster_free_port(),
+            ph = cluster_free_port();
+        if (pr < 0 || pa < 0 || pp < 0 || ph < 0) {
             fprintf(stderr, "paddock: no free port on 127.0.0.1\n");
             return 1;
         }
@@ -212,13 +213,15 @@ static int cluster_make_files(const struct cluster_opts *o)
         cluster_cat(&raft, &lr, "%s127.0.0.1:%d", sep, pr);
         cluster_cat(&api, &la, "%stcp://127.0.0.1:%d", sep, pa);
         cluster_cat(&pub, &lp, "%stcp://127.0.0.1:%d", sep, pp);
+        cluster_cat(&hb, &lh, "%stcp://127.0.0.1:%d", sep, ph);
     }
     char *text = NULL;
     size_t tl = 0;
     cluster_cat(&text, &tl,
                 "# written by paddock cluster up: where the RM replicas listen\n[cluster]\n"
-                "ids = %s\napi = %s\npub = %s\n\n[security]\nkeys_dir = keys\nkey_name = %s\n",
-                ids, api, pub, CURVE_DEFAULT_NAME);
+                "ids = %s\napi = %s\nheartbeat = %s\npub = %s\n\n[security]\nkeys_dir = keys\n"
+                "key_name = %s\n",
+                ids, api, hb, pub, CURVE_DEFAULT_NAME);
     snprintf(path, sizeof path, "%s/%s", o->dir, RMCLIENT_CLUSTER_FILE);
     int rc = cluster_write(path, text);
     free(text);
@@ -227,9 +230,9 @@ static int cluster_make_files(const struct cluster_opts *o)
         tl = 0;
         cluster_cat(&text, &tl,
                     "[rm]\nid = %d\ndata_dir = %s/rm-%d\n\n[cluster]\nids = %s\nraft = %s\n"
-                    "api = %s\npub = %s\n\n[ledger]\nvirtual_clusters = default=%ld\n\n"
-                    "[security]\nkeys_dir = %s/keys\n",
-                    i + 1, o->dir, i + 1, ids, raft, api, pub, o->tokens, o->dir);
+                    "api = %s\nheartbeat = %s\npub = %s\n\n[ledger]\n"
+                    "virtual_clusters = default=%ld\n\n[security]\nkeys_dir = %s/keys\n",
+                    i + 1, o->dir, i + 1, ids, raft, api, hb, pub, o->tokens, o->dir);
         snprintf(path, sizeof path, "%s/rm-%d.conf", o->dir, i + 1);
         rc = cluster_write(path, text);
         free(text);
@@ -241,9 +244,10 @@ static int cluster_make_files(const struct cluster_opts *o)
         cluster_cat(&text, &tl,
                     "[node]\nname = pn-%d\nrack = rack-%d\ncpus = %g\nmemory = %ldMiB\n\n"
                     "[pn]\nlisten = tcp://127.0.0.1:%d\nwork_dir = %s/pn-%d\n\n"
-                    "[rm]\nendpoints = %s\n\n[security]\nkeys_dir = %s/keys\n",
+                    "[rm]\nendpoints = %s\nheartbeat_endpoints = %s\n\n"
+                    "[security]\nkeys_dir = %s/keys\n",
                     j + 1, o->racks > 0 ? j % o->racks + 1 : 1, o->pn_cpus, o->pn_mem_mb, port,
-                    o->dir, j + 1, api, o->dir);
+                    o->dir, j + 1, api, hb, o->dir);
         snprintf(path, sizeof path, "%s/pn-%d.conf", o->dir, j + 1);
         rc = cluster_write(path, text);
         free(text);
@@ -254,6 +258,7 @@ static int cluster_make_files(const struct cluster_opts *o)
     free(raft);
     free(api);
     free(pub);
+    free(hb);
     if (rc != 0)
         fprintf(stderr, "paddock: cannot write the configuration in %s\n", o->dir);
     return rc != 0 ? 1 : 0;
