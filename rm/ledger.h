@@ -3,7 +3,7 @@
  * Apollo §3.1: the RM holds what must survive a replica failure: the node registry, virtual
  * clusters and their token capacity, the token ledger (which job holds how many guaranteed
  * tokens), the job registry with leases, and the node failure history behind Psucc (§3.3).
- * Heartbeat load data is soft state and lives in rm/view.h, not here.
+ * Heartbeat load data is soft state and lives in rm/rmview.h, not here.
  *
  * The ledger is a step function: ledger_apply(cmd, now) changes state and yields a result. It
  * has no clock, no I/O and no randomness: the Raft leader stamps `now` into every log entry

@@ -1,10 +1,10 @@
 /* paddock-rm: one replica of the resource monitor (a thin shell: options, configuration,
- * rm/server.c). */
+ * rm/rmserver.c). */
 #include "common/config.h"
 #include "common/err.h"
 #include "common/log.h"
 #include "rm/rmconf.h"
-#include "rm/server.h"
+#include "rm/rmserver.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -69,7 +69,7 @@ int main(int argc, char **argv)
     enum log_level lvl;
     if (log_level_parse(cfg.log_level, &lvl) == 0)
         log_set_level(lvl);
-    rc = server_run(&cfg, insecure, bootstrap, msg, sizeof msg);
+    rc = rmserver_run(&cfg, insecure, bootstrap, msg, sizeof msg);
     if (rc != 0)
         fprintf(stderr, "paddock-rm: %s\n", msg);
     rmconf_close(&cfg);

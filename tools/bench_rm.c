@@ -19,7 +19,7 @@
 #include "common/mem.h"
 #include "proto/proto.h"
 #include "rm/rmclient.h"
-#include "rm/view.h"
+#include "rm/rmview.h"
 
 #include <czmq.h>
 #include <ftw.h>
@@ -127,20 +127,20 @@ static void *bench_sub_main(void *arg)
 
 static void bench_view(int nodes, int subscribers)
 {
-    view_t *v = view_new();
+    rmview_t *v = rmview_new();
     char name[32];
     for (int i = 0; i < nodes; i++) {
         proto_heartbeat_t hb;
         snprintf(name, sizeof name, "pn-%05d", i);
         bench_fill_hb(&hb, name, 7, 1);
-        view_ingest(v, &hb, 1000);
+        rmview_ingest(v, &hb, 1000);
     }
     struct bench_pub p = {NULL, {0}, 0, 0};
     proto_buf_init(&p.buf);
     const int rounds = 5;
     uint64_t t0 = clock_mono_ns();
     for (int r = 0; r < rounds; r++)
-        view_publish_snapshot(v, 2000, 1, bench_emit, &p);
+        rmview_publish_snapshot(v, 2000, 1, bench_emit, &p);
     double encode_ms = (double)(clock_mono_ns() - t0) / 1e6 / rounds;
     size_t bytes = p.bytes / rounds, parts = p.parts / rounds;
     /* delivery to subscribers over TCP on 127.0.0.1 */
@@ -160,7 +160,7 @@ static void bench_view(int nodes, int subscribers)
     pthread_create(&th, NULL, bench_sub_main, &s);
     p.bytes = p.parts = 0;
     t0 = clock_mono_ns();
-    view_publish_snapshot(v, 3000, 1, bench_emit, &p);
+    rmview_publish_snapshot(v, 3000, 1, bench_emit, &p);
     pthread_join(th, NULL);
     double deliver_ms = (double)(clock_mono_ns() - t0) / 1e6;
     printf("view: %d nodes, snapshot of %zu parts, %.1f MiB: build+encode %.1f ms; delivered to "
@@ -181,7 +181,7 @@ static void bench_view(int nodes, int subscribers)
     free(s.subs);
     zsock_destroy(&p.pub);
     proto_buf_close(&p.buf);
-    view_destroy(&v);
+    rmview_destroy(&v);
 }
 
 /* ---- 2. heartbeat ingest ---- */

@@ -1,6 +1,6 @@
-/* server_admin.c - admin queries answered from this replica's ledger and view as JSON
+/* rmserver_admin.c - admin queries answered from this replica's ledger and view as JSON
  * (the document shapes the CLI prints; docs/rm.md lists them). */
-#include "rm/server_internal.h"
+#include "rm/rmserver_internal.h"
 
 #include "common/clock.h"
 #include "common/err.h"
@@ -12,18 +12,18 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char *const server__reject_names[SERVER_REJ_COUNT] = {"decode",  "frames",     "type",
-                                                                   "invalid", "not_leader", "busy"};
+static const char *const rmserver__reject_names[RMSERVER_REJ_COUNT] = {
+    "decode", "frames", "type", "invalid", "not_leader", "busy"};
 
-static void server__job_id(uint64_t id, char out[ID_JOB_SIZE])
+static void rmserver__job_id(uint64_t id, char out[ID_JOB_SIZE])
 {
     snprintf(out, ID_JOB_SIZE, ID_JOB_PREFIX "%012llx",
              (unsigned long long)(id & 0xffffffffffffull));
 }
 
-static json_t *server__node_json(struct server *s, const struct ledger_node *n, bool full)
+static json_t *rmserver__node_json(struct rmserver *s, const struct ledger_node *n, bool full)
 {
-    const struct view_node *v = view_find(s->view, n->name);
+    const struct rmview_node *v = rmview_find(s->view, n->name);
     int64_t now = (int64_t)clock_mono_ms();
     json_t *o = json_object();
     json_object_set_new(o, "name", json_string(n->name));
@@ -78,10 +78,10 @@ static json_t *server__node_json(struct server *s, const struct ledger_node *n, 
     return o;
 }
 
-static json_t *server__job_json(const ledger_t *l, const struct ledger_job *j)
+static json_t *rmserver__job_json(const ledger_t *l, const struct ledger_job *j)
 {
     char jid[ID_JOB_SIZE];
-    server__job_id(j->id, jid);
+    rmserver__job_id(j->id, jid);
     const struct ledger_vc *vc = ledger_vc_at(l, j->vc);
     json_t *o = json_object();
     json_object_set_new(o, "job_id", json_string(jid));
@@ -100,7 +100,7 @@ static json_t *server__job_json(const ledger_t *l, const struct ledger_job *j)
     return o;
 }
 
-static json_t *server__status(struct server *s)
+static json_t *rmserver__status(struct rmserver *s)
 {
     struct rmconf_replica self;
     rmconf_replica(s->cfg, (size_t)s->self, &self);
@@ -109,14 +109,14 @@ static json_t *server__status(struct server *s)
     json_object_set_new(o, "address", json_string(self.raft));
     json_object_set_new(o, "api", json_string(self.api));
     json_object_set_new(o, "pub", json_string(self.pub));
-    json_object_set_new(o, "role", json_string(server_role_name(raft_state(&s->raft))));
+    json_object_set_new(o, "role", json_string(rmserver_role_name(raft_state(&s->raft))));
     json_object_set_new(o, "ready", json_boolean(s->ready));
     json_object_set_new(o, "term", json_integer((json_int_t)s->raft.current_term));
     json_object_set_new(o, "commit_index", json_integer((json_int_t)s->raft.commit_index));
     json_object_set_new(o, "last_applied", json_integer((json_int_t)raft_last_applied(&s->raft)));
     json_object_set_new(o, "last_index", json_integer((json_int_t)raft_last_index(&s->raft)));
     uint64_t lid = 0;
-    const char *lapi = server_leader_api(s, &lid);
+    const char *lapi = rmserver_leader_api(s, &lid);
     json_t *leader = json_object();
     json_object_set_new(leader, "id", lid ? json_integer((json_int_t)lid) : json_null());
     json_object_set_new(leader, "api", lapi ? json_string(lapi) : json_null());
@@ -124,8 +124,8 @@ static json_t *server__status(struct server *s)
     ledger_t *l = fsm_ledger(s->fsm);
     json_object_set_new(o, "nodes", json_integer((json_int_t)ledger_node_count(l)));
     json_object_set_new(o, "jobs", json_integer((json_int_t)ledger_job_count(l)));
-    json_object_set_new(o, "view_nodes", json_integer((json_int_t)view_count(s->view)));
-    json_object_set_new(o, "view_seq", json_integer((json_int_t)view_seq(s->view)));
+    json_object_set_new(o, "view_nodes", json_integer((json_int_t)rmview_count(s->view)));
+    json_object_set_new(o, "view_seq", json_integer((json_int_t)rmview_seq(s->view)));
     json_object_set_new(o, "requests", json_integer((json_int_t)s->requests));
     json_object_set_new(o, "heartbeats", json_integer((json_int_t)s->heartbeats));
     json_object_set_new(o, "heartbeats_stale", json_integer((json_int_t)s->heartbeats_stale));
@@ -135,8 +135,9 @@ static json_t *server__status(struct server *s)
     json_object_set_new(o, "inflight", json_integer((json_int_t)s->inflight));
     json_t *rej = json_object();
     uint64_t total = 0;
-    for (int i = 0; i < SERVER_REJ_COUNT; i++) {
-        json_object_set_new(rej, server__reject_names[i], json_integer((json_int_t)s->rejected[i]));
+    for (int i = 0; i < RMSERVER_REJ_COUNT; i++) {
+        json_object_set_new(rej, rmserver__reject_names[i],
+                            json_integer((json_int_t)s->rejected[i]));
         total += s->rejected[i];
     }
     json_object_set_new(rej, "total", json_integer((json_int_t)total));
@@ -171,17 +172,17 @@ static json_t *server__status(struct server *s)
     return o;
 }
 
-char *server_admin_json(struct server *s, const proto_admin_query_t *q, int *code, char *why,
-                        size_t cap)
+char *rmserver_admin_json(struct rmserver *s, const proto_admin_query_t *q, int *code, char *why,
+                          size_t cap)
 {
     ledger_t *l = fsm_ledger(s->fsm);
     json_t *doc = NULL;
     if (strcmp(q->kind, PROTO_ADMIN_RM_STATUS) == 0) {
-        doc = server__status(s);
+        doc = rmserver__status(s);
     } else if (strcmp(q->kind, PROTO_ADMIN_NODES) == 0) {
         json_t *arr = json_array();
         for (size_t i = 0; i < ledger_node_count(l); i++)
-            json_array_append_new(arr, server__node_json(s, ledger_node_at(l, i), false));
+            json_array_append_new(arr, rmserver__node_json(s, ledger_node_at(l, i), false));
         doc = json_object();
         json_object_set_new(doc, "nodes", arr);
     } else if (strcmp(q->kind, PROTO_ADMIN_NODE) == 0) {
@@ -192,7 +193,7 @@ char *server_admin_json(struct server *s, const proto_admin_query_t *q, int *cod
                     q->nargs == 1 ? q->args[0] : "");
             return NULL;
         }
-        doc = server__node_json(s, n, true);
+        doc = rmserver__node_json(s, n, true);
     } else if (strcmp(q->kind, PROTO_ADMIN_TOKENS) == 0) {
         json_t *vcs = json_array();
         for (size_t v = 0; v < ledger_vc_count(l); v++) {
@@ -207,7 +208,7 @@ char *server_admin_json(struct server *s, const proto_admin_query_t *q, int *cod
                 if (j->vc != v || j->state != LEDGER_JOB_ACTIVE)
                     continue;
                 char jid[ID_JOB_SIZE];
-                server__job_id(j->id, jid);
+                rmserver__job_id(j->id, jid);
                 json_t *g = json_object();
                 json_object_set_new(g, "job_id", json_string(jid));
                 json_object_set_new(g, "name", json_string(j->name));
@@ -223,7 +224,7 @@ char *server_admin_json(struct server *s, const proto_admin_query_t *q, int *cod
     } else if (strcmp(q->kind, PROTO_ADMIN_JOBS) == 0) {
         json_t *arr = json_array();
         for (size_t i = 0; i < ledger_job_count(l); i++)
-            json_array_append_new(arr, server__job_json(l, ledger_job_at(l, i)));
+            json_array_append_new(arr, rmserver__job_json(l, ledger_job_at(l, i)));
         doc = json_object();
         json_object_set_new(doc, "jobs", arr);
     } else if (strcmp(q->kind, PROTO_ADMIN_JOB) == 0) {
@@ -237,7 +238,7 @@ char *server_admin_json(struct server *s, const proto_admin_query_t *q, int *cod
             err_fmt(why, cap, *code, "no job %s", q->nargs == 1 ? q->args[0] : "(none given)");
             return NULL;
         }
-        doc = server__job_json(l, j);
+        doc = rmserver__job_json(l, j);
     } else {
         *code = ERR_INVAL;
         err_fmt(why, cap, *code, "unknown admin query \"%s\"", q->kind);
@@ -259,13 +260,13 @@ char *server_admin_json(struct server *s, const proto_admin_query_t *q, int *cod
     return text;
 }
 
-char *server_admin_write_json(struct server *s, const struct server_cmd *c,
-                              const struct ledger_result *res)
+char *rmserver_admin_write_json(struct rmserver *s, const struct rmserver_cmd *c,
+                                const struct ledger_result *res)
 {
     (void)res;
     ledger_t *l = fsm_ledger(s->fsm);
     const struct ledger_job *j = ledger_job_find(l, c->cmd.job);
-    json_t *doc = j != NULL ? server__job_json(l, j) : json_object();
+    json_t *doc = j != NULL ? rmserver__job_json(l, j) : json_object();
     json_object_set_new(doc, "ok", json_true());
     json_object_set_new(doc, "kind", json_string(c->w.admin_kind));
     char *text = json_dumps(doc, JSON_COMPACT);

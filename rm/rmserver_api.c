@@ -1,6 +1,6 @@
-/* server_api.c - paddock-rm requests: decoding, dispatch to the ledger (through the log on the
+/* rmserver_api.c - paddock-rm requests: decoding, dispatch to the ledger (through the log on the
  * leader) or the view, and replies. Bad requests are refused with a reason and counted. */
-#include "rm/server_internal.h"
+#include "rm/rmserver_internal.h"
 
 #include "common/clock.h"
 #include "common/err.h"
@@ -13,14 +13,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-uint64_t server_key_hash(const char *key)
+uint64_t rmserver_key_hash(const char *key)
 {
     uint64_t h = map_hash(key, strlen(key));
     return h != 0 ? h : 1; /* 0 means "no key" to the ledger */
 }
 
-void server_send(struct server *s, zuv_sock_t *sock, const void *peer, size_t peer_len,
-                 const proto_msg_t *m)
+void rmserver_send(struct rmserver *s, zuv_sock_t *sock, const void *peer, size_t peer_len,
+                   const proto_msg_t *m)
 {
     char err[160];
     /* while stopping, the sockets are closed and raft fails what is in flight: nobody to
@@ -34,8 +34,8 @@ void server_send(struct server *s, zuv_sock_t *sock, const void *peer, size_t pe
     zuv_send_bytes(sock, peer, peer_len, s->buf.data, s->buf.len);
 }
 
-void server_send_error(struct server *s, zuv_sock_t *sock, const void *peer, size_t peer_len,
-                       uint64_t req_id, proto_type_t in_reply_to, int code, const char *text)
+void rmserver_send_error(struct rmserver *s, zuv_sock_t *sock, const void *peer, size_t peer_len,
+                         uint64_t req_id, proto_type_t in_reply_to, int code, const char *text)
 {
     proto_msg_t m;
     proto_msg_init(&m, PROTO_ERROR);
@@ -45,43 +45,44 @@ void server_send_error(struct server *s, zuv_sock_t *sock, const void *peer, siz
     m.error.in_reply_to = (uint32_t)in_reply_to;
     if (code == ERR_NOTLEADER) {
         uint64_t lid = 0;
-        const char *api = server_leader_api(s, &lid);
+        const char *api = rmserver_leader_api(s, &lid);
         m.error.leader_endpoint = (char *)(api != NULL ? api : "");
         m.error.leader_id = lid;
     }
-    server_send(s, sock, peer, peer_len, &m);
+    rmserver_send(s, sock, peer, peer_len, &m);
 }
 
-static void server__format_job(uint64_t id, char out[ID_JOB_SIZE])
+static void rmserver__format_job(uint64_t id, char out[ID_JOB_SIZE])
 {
     snprintf(out, ID_JOB_SIZE, ID_JOB_PREFIX "%012llx",
              (unsigned long long)(id & 0xffffffffffffull));
 }
 
 /* Job ids on the wire are "j-" + 12 hex digits of the ledger's id. */
-static int server__parse_job(const char *s, uint64_t *id)
+static int rmserver__parse_job(const char *s, uint64_t *id)
 {
     if (s == NULL || !id_job_valid(s, strlen(s)))
         return ERR_INVAL;
     return id_parse_u64(s + 2, ID_JOB_HEX, id) == 0 && *id != 0 ? 0 : ERR_INVAL;
 }
 
-static void server__reject(struct server *s, zuv_sock_t *sock, const void *peer, size_t peer_len,
-                           const proto_msg_t *m, enum server_reject why, int code, const char *text)
+static void rmserver__reject(struct rmserver *s, zuv_sock_t *sock, const void *peer,
+                             size_t peer_len, const proto_msg_t *m, enum rmserver_reject why,
+                             int code, const char *text)
 {
     s->rejected[why]++;
     log_debug("refused %s: %s", proto_type_name(m->type) ? proto_type_name(m->type) : "?", text);
-    server_send_error(s, sock, peer, peer_len, m->req_id, m->type, code, text);
+    rmserver_send_error(s, sock, peer, peer_len, m->req_id, m->type, code, text);
 }
 
 /* ---- replies once a command is applied ---- */
 
-static void server__grant(struct server *s, const struct server_cmd *c, uint64_t granted)
+static void rmserver__grant(struct rmserver *s, const struct rmserver_cmd *c, uint64_t granted)
 {
     ledger_t *l = fsm_ledger(s->fsm);
     const struct ledger_job *j = ledger_job_find(l, c->cmd.job);
     char jid[ID_JOB_SIZE];
-    server__format_job(c->cmd.job, jid);
+    rmserver__format_job(c->cmd.job, jid);
     proto_msg_t m;
     if (c->w.type == PROTO_LEASE_RENEW) {
         proto_msg_init(&m, PROTO_LEASE_ACK);
@@ -106,15 +107,15 @@ static void server__grant(struct server *s, const struct server_cmd *c, uint64_t
         m.token_grant.ledger_index = raft_last_applied(&s->raft);
     }
     m.req_id = c->w.req_id;
-    server_send(s, c->w.sock, c->w.peer, c->w.peer_len, &m);
+    rmserver_send(s, c->w.sock, c->w.peer, c->w.peer_len, &m);
 }
 
-void server_reply(struct server *s, const struct server_cmd *c, int code,
-                  const struct ledger_result *res)
+void rmserver_reply(struct rmserver *s, const struct rmserver_cmd *c, int code,
+                    const struct ledger_result *res)
 {
-    const struct server_waiter *w = &c->w;
+    const struct rmserver_waiter *w = &c->w;
     if (code != 0) {
-        server_send_error(s, w->sock, w->peer, w->peer_len, w->req_id, w->type, code, NULL);
+        rmserver_send_error(s, w->sock, w->peer, w->peer_len, w->req_id, w->type, code, NULL);
         return;
     }
     proto_msg_t m;
@@ -132,19 +133,19 @@ void server_reply(struct server *s, const struct server_cmd *c, int code,
         m.node_register_ack.reason = res->code != 0 ? (char *)err_text(res->code) : NULL;
         m.node_register_ack.heartbeat_ms = (uint32_t)s->cfg->pn_heartbeat_ms;
         m.node_register_ack.rm_id = s->id;
-        server_send(s, w->sock, w->peer, w->peer_len, &m);
+        rmserver_send(s, w->sock, w->peer, w->peer_len, &m);
         return;
     case PROTO_JOB_REGISTER:
         proto_msg_init(&m, PROTO_JOB_REGISTER_REPLY);
         m.req_id = w->req_id;
         jid[0] = '\0';
         if (res->code == 0)
-            server__format_job(res->value, jid);
+            rmserver__format_job(res->value, jid);
         m.job_register_reply.key = (char *)w->key;
         m.job_register_reply.job_id = jid;
         m.job_register_reply.code = res->code;
         m.job_register_reply.reason = res->code != 0 ? (char *)err_text(res->code) : NULL;
-        server_send(s, w->sock, w->peer, w->peer_len, &m);
+        rmserver_send(s, w->sock, w->peer, w->peer_len, &m);
         return;
     case PROTO_TOKEN_REQUEST:
     case PROTO_TOKEN_RELEASE:
@@ -152,26 +153,26 @@ void server_reply(struct server *s, const struct server_cmd *c, int code,
         const struct ledger_job *j = ledger_job_find(fsm_ledger(s->fsm), c->cmd.job);
         bool cancelled = j != NULL && j->state == LEDGER_JOB_CANCELLED;
         if (res->code == 0 || (w->type == PROTO_LEASE_RENEW && cancelled)) {
-            server__grant(s, c, res->value);
+            rmserver__grant(s, c, res->value);
             return;
         }
         char why[128];
         snprintf(why, sizeof why, "job %s: %s%s%s", c->w.key[0] ? "" : "", err_text(res->code),
                  j != NULL ? ", job is " : "", j != NULL ? ledger_job_state_name(j->state) : "");
-        server_send_error(s, w->sock, w->peer, w->peer_len, w->req_id, w->type, res->code, why);
+        rmserver_send_error(s, w->sock, w->peer, w->peer_len, w->req_id, w->type, res->code, why);
         return;
     }
     case PROTO_ADMIN_QUERY: {
         if (res->code != 0) {
-            server_send_error(s, w->sock, w->peer, w->peer_len, w->req_id, w->type, res->code,
-                              NULL);
+            rmserver_send_error(s, w->sock, w->peer, w->peer_len, w->req_id, w->type, res->code,
+                                NULL);
             return;
         }
-        char *json = server_admin_write_json(s, c, res);
+        char *json = rmserver_admin_write_json(s, c, res);
         proto_msg_init(&m, PROTO_ADMIN_REPLY);
         m.req_id = w->req_id;
         m.admin_reply.json = json != NULL ? json : (char *)"{}";
-        server_send(s, w->sock, w->peer, w->peer_len, &m);
+        rmserver_send(s, w->sock, w->peer, w->peer_len, &m);
         free(json);
         return;
     }
@@ -182,12 +183,12 @@ void server_reply(struct server *s, const struct server_cmd *c, int code,
 
 /* ---- requests ---- */
 
-static void server__waiter(struct server_waiter *w, zuv_sock_t *sock, const void *peer,
-                           size_t peer_len, const proto_msg_t *m, const char *key)
+static void rmserver__waiter(struct rmserver_waiter *w, zuv_sock_t *sock, const void *peer,
+                             size_t peer_len, const proto_msg_t *m, const char *key)
 {
     memset(w, 0, sizeof *w);
     w->sock = sock;
-    w->peer_len = peer_len < SERVER_PEER_MAX ? peer_len : SERVER_PEER_MAX;
+    w->peer_len = peer_len < RMSERVER_PEER_MAX ? peer_len : RMSERVER_PEER_MAX;
     memcpy(w->peer, peer, w->peer_len);
     w->req_id = m->req_id;
     w->type = m->type;
@@ -195,84 +196,85 @@ static void server__waiter(struct server_waiter *w, zuv_sock_t *sock, const void
 }
 
 /* A write: answered now when its key was already applied, else queued for the log. */
-static void server__write(struct server *s, zuv_sock_t *sock, const void *peer, size_t peer_len,
-                          const proto_msg_t *m, struct ledger_cmd *cmd, const char *key,
-                          const char *admin_kind)
+static void rmserver__write(struct rmserver *s, zuv_sock_t *sock, const void *peer, size_t peer_len,
+                            const proto_msg_t *m, struct ledger_cmd *cmd, const char *key,
+                            const char *admin_kind)
 {
     if (s->role != RAFT_LEADER) {
-        server__reject(s, sock, peer, peer_len, m, SERVER_REJ_NOTLEADER, ERR_NOTLEADER,
-                       "not the leader");
+        rmserver__reject(s, sock, peer, peer_len, m, RMSERVER_REJ_NOTLEADER, ERR_NOTLEADER,
+                         "not the leader");
         return;
     }
-    struct server_cmd c;
+    struct rmserver_cmd c;
     c.cmd = *cmd;
-    server__waiter(&c.w, sock, peer, peer_len, m, key);
+    rmserver__waiter(&c.w, sock, peer, peer_len, m, key);
     if (admin_kind != NULL)
         snprintf(c.w.admin_kind, sizeof c.w.admin_kind, "%s", admin_kind);
     struct ledger_result res;
     if (cmd->key != 0 && ledger_idem_lookup(fsm_ledger(s->fsm), cmd->key, &res)) {
-        server_reply(s, &c, 0, &res); /* a retry of something already applied */
+        rmserver_reply(s, &c, 0, &res); /* a retry of something already applied */
         return;
     }
-    int rc = server_submit(s, &c.cmd, &c.w);
+    int rc = rmserver_submit(s, &c.cmd, &c.w);
     if (rc != 0)
-        server__reject(s, sock, peer, peer_len, m, SERVER_REJ_BUSY, ERR_FULL,
-                       "too many requests pending, retry later");
+        rmserver__reject(s, sock, peer, peer_len, m, RMSERVER_REJ_BUSY, ERR_FULL,
+                         "too many requests pending, retry later");
 }
 
-static bool server__fits(const char *v, size_t cap)
+static bool rmserver__fits(const char *v, size_t cap)
 {
     return v != NULL && strlen(v) < cap;
 }
 
-static void server__node_register(struct server *s, zuv_sock_t *sock, const void *peer,
-                                  size_t peer_len, const proto_msg_t *m)
+static void rmserver__node_register(struct rmserver *s, zuv_sock_t *sock, const void *peer,
+                                    size_t peer_len, const proto_msg_t *m)
 {
     const proto_node_register_t *r = &m->node_register;
-    if (!server__fits(r->name, LEDGER_NAME_MAX) || r->name[0] == '\0' ||
-        !server__fits(r->rack, LEDGER_RACK_MAX) || !server__fits(r->endpoint, LEDGER_ADDR_MAX) ||
-        r->cpu * 1000.0 < 1.0 || r->cpu > 4000000.0 || r->mem_mb == 0 || r->mem_mb > UINT32_MAX) {
-        server__reject(s, sock, peer, peer_len, m, SERVER_REJ_INVALID, ERR_RANGE,
-                       "node name (< 64 bytes), rack (< 32), endpoint (< 128), cpu or mem_mb out "
-                       "of range");
+    if (!rmserver__fits(r->name, LEDGER_NAME_MAX) || r->name[0] == '\0' ||
+        !rmserver__fits(r->rack, LEDGER_RACK_MAX) ||
+        !rmserver__fits(r->endpoint, LEDGER_ADDR_MAX) || r->cpu * 1000.0 < 1.0 ||
+        r->cpu > 4000000.0 || r->mem_mb == 0 || r->mem_mb > UINT32_MAX) {
+        rmserver__reject(s, sock, peer, peer_len, m, RMSERVER_REJ_INVALID, ERR_RANGE,
+                         "node name (< 64 bytes), rack (< 32), endpoint (< 128), cpu or mem_mb out "
+                         "of range");
         return;
     }
     struct ledger_cmd c;
     ledger_cmd_init(&c, LEDGER_CMD_NODE_REGISTER);
-    c.key = server_key_hash(r->key);
+    c.key = rmserver_key_hash(r->key);
     snprintf(c.name, sizeof c.name, "%s", r->name);
     snprintf(c.rack, sizeof c.rack, "%s", r->rack);
     snprintf(c.address, sizeof c.address, "%s", r->endpoint);
     c.cpus_milli = (uint32_t)(r->cpu * 1000.0 + 0.5);
     c.mem_mb = (uint32_t)r->mem_mb;
     c.boot_id = r->boot_id;
-    server__write(s, sock, peer, peer_len, m, &c, r->key, NULL);
+    rmserver__write(s, sock, peer, peer_len, m, &c, r->key, NULL);
 }
 
-static void server__job_register(struct server *s, zuv_sock_t *sock, const void *peer,
-                                 size_t peer_len, const proto_msg_t *m)
+static void rmserver__job_register(struct rmserver *s, zuv_sock_t *sock, const void *peer,
+                                   size_t peer_len, const proto_msg_t *m)
 {
     const proto_job_register_t *r = &m->job_register;
-    if (!server__fits(r->name, LEDGER_NAME_MAX) || r->name[0] == '\0' ||
-        !server__fits(r->virtual_cluster, LEDGER_NAME_MAX) ||
+    if (!rmserver__fits(r->name, LEDGER_NAME_MAX) || r->name[0] == '\0' ||
+        !rmserver__fits(r->virtual_cluster, LEDGER_NAME_MAX) ||
         r->deadline_ms > (uint64_t)LEDGER_LEASE_MAX_MS * 3650) {
-        server__reject(s, sock, peer, peer_len, m, SERVER_REJ_INVALID, ERR_RANGE,
-                       "job name or virtual cluster (< 64 bytes) or deadline out of range");
+        rmserver__reject(s, sock, peer, peer_len, m, RMSERVER_REJ_INVALID, ERR_RANGE,
+                         "job name or virtual cluster (< 64 bytes) or deadline out of range");
         return;
     }
     struct ledger_cmd c;
     ledger_cmd_init(&c, LEDGER_CMD_JOB_REGISTER);
-    c.key = server_key_hash(r->key);
+    c.key = rmserver_key_hash(r->key);
     snprintf(c.name, sizeof c.name, "%s", r->name);
     snprintf(c.vc, sizeof c.vc, "%s", r->virtual_cluster);
     int64_t base = r->submit_ms > 0 ? r->submit_ms : clock_wall_ms();
     c.deadline_ms = r->deadline_ms != 0 ? base + (int64_t)r->deadline_ms : 0;
     c.lease_ms = s->cfg->lease_ms;
-    server__write(s, sock, peer, peer_len, m, &c, r->key, NULL);
+    rmserver__write(s, sock, peer, peer_len, m, &c, r->key, NULL);
 }
 
-static void server__job_write(struct server *s, zuv_sock_t *sock, const void *peer, size_t peer_len,
-                              const proto_msg_t *m)
+static void rmserver__job_write(struct rmserver *s, zuv_sock_t *sock, const void *peer,
+                                size_t peer_len, const proto_msg_t *m)
 {
     struct ledger_cmd c;
     const char *key = NULL, *job = NULL;
@@ -307,17 +309,17 @@ static void server__job_write(struct server *s, zuv_sock_t *sock, const void *pe
         break;
     }
     }
-    if (server__parse_job(job, &c.job) != 0) {
-        server__reject(s, sock, peer, peer_len, m, SERVER_REJ_INVALID, ERR_INVAL,
-                       "job_id is not a job id (j- and 12 hex digits)");
+    if (rmserver__parse_job(job, &c.job) != 0) {
+        rmserver__reject(s, sock, peer, peer_len, m, RMSERVER_REJ_INVALID, ERR_INVAL,
+                         "job_id is not a job id (j- and 12 hex digits)");
         return;
     }
-    c.key = server_key_hash(key);
-    server__write(s, sock, peer, peer_len, m, &c, key, NULL);
+    c.key = rmserver_key_hash(key);
+    rmserver__write(s, sock, peer, peer_len, m, &c, key, NULL);
 }
 
-static void server__admin(struct server *s, zuv_sock_t *sock, const void *peer, size_t peer_len,
-                          const proto_msg_t *m)
+static void rmserver__admin(struct rmserver *s, zuv_sock_t *sock, const void *peer, size_t peer_len,
+                            const proto_msg_t *m)
 {
     const proto_admin_query_t *q = &m->admin_query;
     bool cancel = strcmp(q->kind, PROTO_ADMIN_JOB_CANCEL) == 0;
@@ -327,12 +329,12 @@ static void server__admin(struct server *s, zuv_sock_t *sock, const void *peer, 
         c.state = LEDGER_JOB_CANCELLED;
         char *end = NULL;
         long long ms = !cancel && q->nargs >= 2 ? strtoll(q->args[1], &end, 10) : 0;
-        if (q->nargs < (cancel ? 1u : 2u) || server__parse_job(q->args[0], &c.job) != 0 ||
+        if (q->nargs < (cancel ? 1u : 2u) || rmserver__parse_job(q->args[0], &c.job) != 0 ||
             (!cancel && (end == q->args[1] || *end != '\0' || ms < 0 ||
                          ms > (long long)LEDGER_LEASE_MAX_MS * 3650))) {
-            server__reject(s, sock, peer, peer_len, m, SERVER_REJ_INVALID, ERR_INVAL,
-                           cancel ? "usage: job_cancel JOB_ID"
-                                  : "usage: job_deadline JOB_ID MS (from submission)");
+            rmserver__reject(s, sock, peer, peer_len, m, RMSERVER_REJ_INVALID, ERR_INVAL,
+                             cancel ? "usage: job_cancel JOB_ID"
+                                    : "usage: job_deadline JOB_ID MS (from submission)");
             return;
         }
         if (!cancel) {
@@ -342,55 +344,55 @@ static void server__admin(struct server *s, zuv_sock_t *sock, const void *peer, 
         uint64_t nonce = 0;
         id_random_u64(&nonce); /* admin writes carry no key: one of our own */
         c.key = nonce;
-        server__write(s, sock, peer, peer_len, m, &c, "", q->kind);
+        rmserver__write(s, sock, peer, peer_len, m, &c, "", q->kind);
         return;
     }
     int code = 0;
     char why[256] = "";
-    char *json = server_admin_json(s, q, &code, why, sizeof why);
+    char *json = rmserver_admin_json(s, q, &code, why, sizeof why);
     if (json == NULL) {
-        server__reject(s, sock, peer, peer_len, m, SERVER_REJ_INVALID, code, why);
+        rmserver__reject(s, sock, peer, peer_len, m, RMSERVER_REJ_INVALID, code, why);
         return;
     }
     proto_msg_t r;
     proto_msg_init(&r, PROTO_ADMIN_REPLY);
     r.req_id = m->req_id;
     r.admin_reply.json = json;
-    server_send(s, sock, peer, peer_len, &r);
+    rmserver_send(s, sock, peer, peer_len, &r);
     free(json);
 }
 
-static void server__heartbeat(struct server *s, zuv_sock_t *sock, const void *peer, size_t peer_len,
-                              const proto_msg_t *m)
+static void rmserver__heartbeat(struct rmserver *s, zuv_sock_t *sock, const void *peer,
+                                size_t peer_len, const proto_msg_t *m)
 {
     const proto_heartbeat_t *hb = &m->heartbeat;
     s->heartbeats++;
     const struct ledger_node *n = ledger_node_find(fsm_ledger(s->fsm), hb->name);
     if (n == NULL || n->boot_id != hb->boot_id) {
         /* not registered (or registered by an earlier boot): the PN registers again */
-        server_send_error(s, sock, peer, peer_len, m->req_id, PROTO_HEARTBEAT, ERR_NOTFOUND,
-                          "node not registered with this boot id");
+        rmserver_send_error(s, sock, peer, peer_len, m->req_id, PROTO_HEARTBEAT, ERR_NOTFOUND,
+                            "node not registered with this boot id");
         return;
     }
-    int rc = view_ingest(s->view, hb, (int64_t)clock_mono_ms());
-    if (rc == VIEW_STALE)
+    int rc = rmview_ingest(s->view, hb, (int64_t)clock_mono_ms());
+    if (rc == RMVIEW_STALE)
         s->heartbeats_stale++;
     else if (rc < 0)
-        server__reject(s, sock, peer, peer_len, m, SERVER_REJ_INVALID, rc,
-                       "heartbeat fields too long");
+        rmserver__reject(s, sock, peer, peer_len, m, RMSERVER_REJ_INVALID, rc,
+                         "heartbeat fields too long");
 }
 
 /* Decodes [peer, body]; returns false (after refusing and counting) when unusable. */
-static bool server__decode(struct server *s, zuv_sock_t *zs, zmsg_t *msg, proto_stats_t *stats,
-                           proto_msg_t *m, zframe_t **peer)
+static bool rmserver__decode(struct rmserver *s, zuv_sock_t *zs, zmsg_t *msg, proto_stats_t *stats,
+                             proto_msg_t *m, zframe_t **peer)
 {
     s->requests++;
     if (zmsg_size(msg) != 2) {
-        s->rejected[SERVER_REJ_FRAMES]++;
+        s->rejected[RMSERVER_REJ_FRAMES]++;
         *peer = zmsg_first(msg);
         if (*peer != NULL && zmsg_size(msg) > 1)
-            server_send_error(s, zs, zframe_data(*peer), zframe_size(*peer), 0, PROTO_TYPE_NONE,
-                              ERR_PARSE, "expected one frame per message");
+            rmserver_send_error(s, zs, zframe_data(*peer), zframe_size(*peer), 0, PROTO_TYPE_NONE,
+                                ERR_PARSE, "expected one frame per message");
         return false;
     }
     *peer = zmsg_first(msg);
@@ -398,61 +400,61 @@ static bool server__decode(struct server *s, zuv_sock_t *zs, zmsg_t *msg, proto_
     char err[256];
     int rc = proto_decode(zframe_data(body), zframe_size(body), m, stats, err, sizeof err);
     if (rc != 0) {
-        s->rejected[SERVER_REJ_DECODE]++;
+        s->rejected[RMSERVER_REJ_DECODE]++;
         log_debug("undecodable request: %s", err);
-        server_send_error(s, zs, zframe_data(*peer), zframe_size(*peer), 0, PROTO_TYPE_NONE, rc,
-                          err);
+        rmserver_send_error(s, zs, zframe_data(*peer), zframe_size(*peer), 0, PROTO_TYPE_NONE, rc,
+                            err);
         return false;
     }
     return true;
 }
 
-void server_on_api(zuv_sock_t *zs, zmsg_t **msg, void *arg)
+void rmserver_on_api(zuv_sock_t *zs, zmsg_t **msg, void *arg)
 {
-    struct server *s = arg;
+    struct rmserver *s = arg;
     proto_msg_t m;
     zframe_t *peer = NULL;
-    if (!server__decode(s, zs, *msg, &s->api_stats, &m, &peer))
+    if (!rmserver__decode(s, zs, *msg, &s->api_stats, &m, &peer))
         return;
     const void *p = zframe_data(peer);
     size_t plen = zframe_size(peer);
     switch (m.type) {
     case PROTO_HEARTBEAT:
-        server__heartbeat(s, zs, p, plen, &m);
+        rmserver__heartbeat(s, zs, p, plen, &m);
         break;
     case PROTO_NODE_REGISTER:
-        server__node_register(s, zs, p, plen, &m);
+        rmserver__node_register(s, zs, p, plen, &m);
         break;
     case PROTO_JOB_REGISTER:
-        server__job_register(s, zs, p, plen, &m);
+        rmserver__job_register(s, zs, p, plen, &m);
         break;
     case PROTO_TOKEN_REQUEST:
     case PROTO_TOKEN_RELEASE:
     case PROTO_LEASE_RENEW:
-        server__job_write(s, zs, p, plen, &m);
+        rmserver__job_write(s, zs, p, plen, &m);
         break;
     case PROTO_ADMIN_QUERY:
-        server__admin(s, zs, p, plen, &m);
+        rmserver__admin(s, zs, p, plen, &m);
         break;
     default:
-        server__reject(s, zs, p, plen, &m, SERVER_REJ_TYPE, ERR_UNKNOWN_TYPE,
-                       "the RM does not serve this message type");
+        rmserver__reject(s, zs, p, plen, &m, RMSERVER_REJ_TYPE, ERR_UNKNOWN_TYPE,
+                         "the RM does not serve this message type");
         break;
     }
     proto_msg_close(&m);
 }
 
-void server_on_hb(zuv_sock_t *zs, zmsg_t **msg, void *arg)
+void rmserver_on_hb(zuv_sock_t *zs, zmsg_t **msg, void *arg)
 {
-    struct server *s = arg;
+    struct rmserver *s = arg;
     proto_msg_t m;
     zframe_t *peer = NULL;
-    if (!server__decode(s, zs, *msg, &s->hb_stats, &m, &peer))
+    if (!rmserver__decode(s, zs, *msg, &s->hb_stats, &m, &peer))
         return;
     if (m.type == PROTO_HEARTBEAT)
-        server__heartbeat(s, zs, zframe_data(peer), zframe_size(peer), &m);
+        rmserver__heartbeat(s, zs, zframe_data(peer), zframe_size(peer), &m);
     else
-        server__reject(s, zs, zframe_data(peer), zframe_size(peer), &m, SERVER_REJ_TYPE,
-                       ERR_UNKNOWN_TYPE, "the heartbeat socket takes heartbeats only");
+        rmserver__reject(s, zs, zframe_data(peer), zframe_size(peer), &m, RMSERVER_REJ_TYPE,
+                         ERR_UNKNOWN_TYPE, "the heartbeat socket takes heartbeats only");
     proto_msg_close(&m);
 }

@@ -1,5 +1,5 @@
 /* view.c - heartbeat aggregation and view publication. */
-#include "rm/view.h"
+#include "rm/rmview.h"
 
 #include "common/err.h"
 #include "common/map.h"
@@ -8,17 +8,17 @@
 #include <stdio.h>
 #include <string.h>
 
-struct view {
-    struct view_node *nodes;
+struct rmview {
+    struct rmview_node *nodes;
     size_t n, cap;
     struct map index; /* name -> node index + 1 (as a pointer-sized integer) */
     uint64_t seq;
     proto_view_node_t *scratch; /* PROTO_MAX_VIEW_NODES wire entries */
 };
 
-view_t *view_new(void)
+rmview_t *rmview_new(void)
 {
-    view_t *v = mem_calloc(1, sizeof *v);
+    rmview_t *v = mem_calloc(1, sizeof *v);
     if (v == NULL)
         return NULL;
     map_init(&v->index);
@@ -30,11 +30,11 @@ view_t *view_new(void)
     return v;
 }
 
-void view_destroy(view_t **vp)
+void rmview_destroy(rmview_t **vp)
 {
     if (vp == NULL || *vp == NULL)
         return;
-    view_t *v = *vp;
+    rmview_t *v = *vp;
     map_close(&v->index);
     mem_free(v->nodes);
     mem_free(v->scratch);
@@ -42,7 +42,7 @@ void view_destroy(view_t **vp)
     *vp = NULL;
 }
 
-static struct view_node *view__find(const view_t *v, const char *name)
+static struct rmview_node *rmview__find(const rmview_t *v, const char *name)
 {
     void *val = NULL;
     if (!map_find(&v->index, name, strlen(name), &val))
@@ -50,7 +50,7 @@ static struct view_node *view__find(const view_t *v, const char *name)
     return &v->nodes[(uintptr_t)val - 1];
 }
 
-static int view__copy(char *dst, size_t cap, const char *src)
+static int rmview__copy(char *dst, size_t cap, const char *src)
 {
     size_t n = src != NULL ? strlen(src) : 0;
     if (n >= cap)
@@ -59,7 +59,7 @@ static int view__copy(char *dst, size_t cap, const char *src)
     return 0;
 }
 
-static struct view_node *view__add(view_t *v, const char *name, int *rc)
+static struct rmview_node *rmview__add(rmview_t *v, const char *name, int *rc)
 {
     if (strlen(name) >= LEDGER_NAME_MAX || name[0] == '\0') {
         *rc = ERR_INVAL;
@@ -79,7 +79,7 @@ static struct view_node *view__add(view_t *v, const char *name, int *rc)
         *rc = ERR_NOMEM;
         return NULL;
     }
-    struct view_node *n = &v->nodes[v->n++];
+    struct rmview_node *n = &v->nodes[v->n++];
     memset(n, 0, sizeof *n);
     memcpy(n->name, name, strlen(name) + 1);
     n->state = PROTO_NODE_UP;
@@ -88,23 +88,23 @@ static struct view_node *view__add(view_t *v, const char *name, int *rc)
     return n;
 }
 
-int view_ingest(view_t *v, const proto_heartbeat_t *hb, int64_t now)
+int rmview_ingest(rmview_t *v, const proto_heartbeat_t *hb, int64_t now)
 {
     if (hb->name == NULL || strlen(hb->name) >= LEDGER_NAME_MAX ||
         (hb->rack != NULL && strlen(hb->rack) >= LEDGER_RACK_MAX) ||
         (hb->endpoint != NULL && strlen(hb->endpoint) >= LEDGER_ADDR_MAX))
         return ERR_INVAL;
-    struct view_node *n = view__find(v, hb->name);
+    struct rmview_node *n = rmview__find(v, hb->name);
     if (n == NULL) {
         int rc;
-        n = view__add(v, hb->name, &rc);
+        n = rmview__add(v, hb->name, &rc);
         if (n == NULL)
             return rc;
     } else if (n->rx_ms != 0 && n->boot_id == hb->boot_id && hb->seq <= n->seq) {
-        return VIEW_STALE;
+        return RMVIEW_STALE;
     }
-    view__copy(n->rack, sizeof n->rack, hb->rack);
-    view__copy(n->endpoint, sizeof n->endpoint, hb->endpoint);
+    rmview__copy(n->rack, sizeof n->rack, hb->rack);
+    rmview__copy(n->endpoint, sizeof n->endpoint, hb->endpoint);
     n->cpu = hb->cpu;
     n->mem_mb = hb->mem_mb;
     n->used_cpu = hb->used_cpu;
@@ -118,10 +118,10 @@ int view_ingest(view_t *v, const proto_heartbeat_t *hb, int64_t now)
     n->seq = hb->seq;
     n->rx_ms = now;
     n->dirty = true;
-    return VIEW_FRESH;
+    return RMVIEW_FRESH;
 }
 
-static uint32_t view__state(const struct ledger_node *n)
+static uint32_t rmview__state(const struct ledger_node *n)
 {
     if (n->liveness == LEDGER_NODE_DOWN)
         return PROTO_NODE_DOWN;
@@ -130,12 +130,12 @@ static uint32_t view__state(const struct ledger_node *n)
     return n->liveness == LEDGER_NODE_SUSPECT ? PROTO_NODE_SUSPECT : PROTO_NODE_UP;
 }
 
-int view_note(view_t *v, const struct ledger_node *ln)
+int rmview_note(rmview_t *v, const struct ledger_node *ln)
 {
-    struct view_node *n = view__find(v, ln->name);
+    struct rmview_node *n = rmview__find(v, ln->name);
     if (n == NULL) {
         int rc;
-        n = view__add(v, ln->name, &rc);
+        n = rmview__add(v, ln->name, &rc);
         if (n == NULL)
             return rc;
     }
@@ -146,7 +146,7 @@ int view_note(view_t *v, const struct ledger_node *ln)
         n->mem_mb = ln->mem_mb;
         n->boot_id = ln->boot_id;
     }
-    uint32_t state = view__state(ln);
+    uint32_t state = rmview__state(ln);
     uint64_t failures = ln->tasks_failed + ln->down_count;
     if (n->state != state || n->failures != failures || n->successes != ln->tasks_ok) {
         n->state = state;
@@ -157,23 +157,23 @@ int view_note(view_t *v, const struct ledger_node *ln)
     return 0;
 }
 
-size_t view_count(const view_t *v)
+size_t rmview_count(const rmview_t *v)
 {
     return v->n;
 }
 
-const struct view_node *view_at(const view_t *v, size_t i)
+const struct rmview_node *rmview_at(const rmview_t *v, size_t i)
 {
     return i < v->n ? &v->nodes[i] : NULL;
 }
 
-const struct view_node *view_find(const view_t *v, const char *name)
+const struct rmview_node *rmview_find(const rmview_t *v, const char *name)
 {
-    return view__find(v, name);
+    return rmview__find(v, name);
 }
 
-enum ledger_liveness view_liveness(int64_t heard_ms, int64_t now, int64_t suspect_ms,
-                                   int64_t down_ms)
+enum ledger_liveness rmview_liveness(int64_t heard_ms, int64_t now, int64_t suspect_ms,
+                                     int64_t down_ms)
 {
     int64_t age = now - heard_ms;
     if (age >= down_ms)
@@ -181,7 +181,7 @@ enum ledger_liveness view_liveness(int64_t heard_ms, int64_t now, int64_t suspec
     return age >= suspect_ms ? LEDGER_NODE_SUSPECT : LEDGER_NODE_UP;
 }
 
-static void view__wire(proto_view_node_t *w, const struct view_node *n, int64_t now)
+static void rmview__wire(proto_view_node_t *w, const struct rmview_node *n, int64_t now)
 {
     memset(w, 0, sizeof *w);
     w->name = (char *)n->name;
@@ -206,7 +206,8 @@ static void view__wire(proto_view_node_t *w, const struct view_node *n, int64_t 
     w->successes = n->successes;
 }
 
-int view_publish_snapshot(view_t *v, int64_t now, uint64_t rm_id, view_emit_fn *emit, void *arg)
+int rmview_publish_snapshot(rmview_t *v, int64_t now, uint64_t rm_id, rmview_emit_fn *emit,
+                            void *arg)
 {
     uint32_t parts = (uint32_t)((v->n + PROTO_MAX_VIEW_NODES - 1) / PROTO_MAX_VIEW_NODES);
     if (parts == 0)
@@ -217,7 +218,7 @@ int view_publish_snapshot(view_t *v, int64_t now, uint64_t rm_id, view_emit_fn *
     for (uint32_t p = 0; p < parts; p++) {
         size_t first = (size_t)p * PROTO_MAX_VIEW_NODES, k = 0;
         for (; k < PROTO_MAX_VIEW_NODES && first + k < v->n; k++) {
-            view__wire(&v->scratch[k], &v->nodes[first + k], now);
+            rmview__wire(&v->scratch[k], &v->nodes[first + k], now);
             v->nodes[first + k].dirty = false;
         }
         proto_msg_t m;
@@ -236,14 +237,14 @@ int view_publish_snapshot(view_t *v, int64_t now, uint64_t rm_id, view_emit_fn *
     return 0;
 }
 
-int view_publish_delta(view_t *v, int64_t now, uint64_t rm_id, view_emit_fn *emit, void *arg)
+int rmview_publish_delta(rmview_t *v, int64_t now, uint64_t rm_id, rmview_emit_fn *emit, void *arg)
 {
     size_t i = 0;
     for (;;) {
         size_t k = 0;
         for (; i < v->n && k < PROTO_MAX_VIEW_NODES; i++) {
             if (v->nodes[i].dirty) {
-                view__wire(&v->scratch[k++], &v->nodes[i], now);
+                rmview__wire(&v->scratch[k++], &v->nodes[i], now);
                 v->nodes[i].dirty = false;
             }
         }
@@ -263,7 +264,7 @@ int view_publish_delta(view_t *v, int64_t now, uint64_t rm_id, view_emit_fn *emi
     }
 }
 
-uint64_t view_seq(const view_t *v)
+uint64_t rmview_seq(const rmview_t *v)
 {
     return v->seq;
 }

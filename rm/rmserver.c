@@ -1,6 +1,6 @@
 /* server.c - paddock-rm lifecycle: data directory, Raft, sockets, timers, leadership,
  * batching of commands into log entries. */
-#include "rm/server_internal.h"
+#include "rm/rmserver_internal.h"
 
 #include "common/clock.h"
 #include "common/err.h"
@@ -16,10 +16,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define SERVER__POLL_MS 10
-#define SERVER__TICK_MS 100
+#define RMSERVER__POLL_MS 10
+#define RMSERVER__TICK_MS 100
 
-const char *server_role_name(int role)
+const char *rmserver_role_name(int role)
 {
     switch (role) {
     case RAFT_LEADER:
@@ -33,7 +33,7 @@ const char *server_role_name(int role)
     }
 }
 
-const char *server_leader_api(struct server *s, uint64_t *id)
+const char *rmserver_leader_api(struct rmserver *s, uint64_t *id)
 {
     raft_id lid = 0;
     const char *addr = NULL;
@@ -48,11 +48,12 @@ const char *server_leader_api(struct server *s, uint64_t *id)
 
 /* ---- batching commands into log entries ---- */
 
-int server_submit(struct server *s, const struct ledger_cmd *cmd, const struct server_waiter *w)
+int rmserver_submit(struct rmserver *s, const struct ledger_cmd *cmd,
+                    const struct rmserver_waiter *w)
 {
-    if (s->pending.len >= SERVER_PENDING_MAX)
+    if (s->pending.len >= RMSERVER_PENDING_MAX)
         return ERR_FULL;
-    struct server_cmd c;
+    struct rmserver_cmd c;
     c.cmd = *cmd;
     if (w != NULL)
         c.w = *w;
@@ -61,11 +62,11 @@ int server_submit(struct server *s, const struct ledger_cmd *cmd, const struct s
     return vec_push(&s->pending, c);
 }
 
-static void server__batch_done(struct server *s, struct server_batch *b, int status)
+static void rmserver__batch_done(struct rmserver *s, struct rmserver_batch *b, int status)
 {
     ledger_t *l = fsm_ledger(s->fsm);
     for (size_t i = 0; i < b->n; i++) {
-        struct server_cmd *c = &b->cmds[i];
+        struct rmserver_cmd *c = &b->cmds[i];
         if (c->cmd.type == LEDGER_CMD_NODE_LIVENESS)
             s->liveness_busy = false;
         if (c->w.sock == NULL)
@@ -78,41 +79,41 @@ static void server__batch_done(struct server *s, struct server_batch *b, int sta
             code = ERR_UNAVAILABLE;
         else
             s->writes_committed++;
-        server_reply(s, c, code, &res);
+        rmserver_reply(s, c, code, &res);
     }
     mem_free(b->cmds);
     mem_free(b);
     s->inflight--;
 }
 
-static void server__apply_cb(struct raft_apply *req, int status, void *result)
+static void rmserver__apply_cb(struct raft_apply *req, int status, void *result)
 {
     (void)result;
-    struct server_batch *b = req->data;
+    struct rmserver_batch *b = req->data;
     if (status != 0)
         log_warn("log entry of %zu commands not committed here: %s", b->n, raft_strerror(status));
-    server__batch_done(b->s, b, status);
+    rmserver__batch_done(b->s, b, status);
 }
 
-static void server__fail_pending(struct server *s, int code)
+static void rmserver__fail_pending(struct rmserver *s, int code)
 {
     for (size_t i = 0; i < s->pending.len; i++) {
-        struct server_cmd *c = &s->pending.items[i];
+        struct rmserver_cmd *c = &s->pending.items[i];
         if (c->cmd.type == LEDGER_CMD_NODE_LIVENESS)
             s->liveness_busy = false;
         if (c->w.sock != NULL)
-            server_reply(s, c, code, NULL);
+            rmserver_reply(s, c, code, NULL);
     }
     vec_truncate(&s->pending, 0);
 }
 
-static void server__flush(struct server *s)
+static void rmserver__flush(struct rmserver *s)
 {
-    while (s->ready && s->pending.len > 0 && s->inflight < SERVER_INFLIGHT_MAX) {
+    while (s->ready && s->pending.len > 0 && s->inflight < RMSERVER_INFLIGHT_MAX) {
         size_t n =
             s->pending.len < (size_t)s->cfg->batch_max ? s->pending.len : (size_t)s->cfg->batch_max;
-        struct server_batch *b = mem_calloc(1, sizeof *b);
-        struct server_cmd *cmds = mem_calloc(n, sizeof *cmds);
+        struct rmserver_batch *b = mem_calloc(1, sizeof *b);
+        struct rmserver_cmd *cmds = mem_calloc(n, sizeof *cmds);
         struct ledger_cmd *lc = mem_calloc(n, sizeof *lc);
         if (b == NULL || cmds == NULL || lc == NULL) {
             mem_free(b);
@@ -144,25 +145,25 @@ static void server__flush(struct server *s)
         memmove(s->pending.items, s->pending.items + n, (s->pending.len - n) * sizeof *cmds);
         vec_truncate(&s->pending, s->pending.len - n);
         s->inflight++;
-        int rc = raft_apply(&s->raft, &b->req, &buf, 1, server__apply_cb);
+        int rc = raft_apply(&s->raft, &b->req, &buf, 1, rmserver__apply_cb);
         if (rc != 0) {
             raft_free(buf.base);
             log_warn("raft_apply: %s", raft_strerror(rc));
-            server__batch_done(s, b, rc);
+            rmserver__batch_done(s, b, rc);
         } else {
             s->entries_appended++;
         }
     }
 }
 
-static void server__on_check(uv_check_t *h)
+static void rmserver__on_check(uv_check_t *h)
 {
-    server__flush(h->data);
+    rmserver__flush(h->data);
 }
 
 /* ---- leadership ---- */
 
-static void server__reconcile_vcs(struct server *s)
+static void rmserver__reconcile_vcs(struct rmserver *s)
 {
     struct rmconf_vc vcs[RMCONF_MAX_VCS];
     size_t n = 0;
@@ -179,13 +180,13 @@ static void server__reconcile_vcs(struct server *s)
         memcpy(c.vc, vcs[i].name, sizeof c.vc);
         c.count = vcs[i].capacity;
         log_info("virtual cluster %s: capacity %u tokens", vcs[i].name, vcs[i].capacity);
-        server_submit(s, &c, NULL);
+        rmserver_submit(s, &c, NULL);
     }
 }
 
-static void server__barrier_cb(struct raft_barrier *req, int status)
+static void rmserver__barrier_cb(struct raft_barrier *req, int status)
 {
-    struct server *s = req->data;
+    struct rmserver *s = req->data;
     s->barrier_busy = false;
     if (status != 0 || raft_state(&s->raft) != RAFT_LEADER) {
         log_warn("barrier after election failed: %s", raft_strerror(status));
@@ -196,20 +197,20 @@ static void server__barrier_cb(struct raft_barrier *req, int status)
     log_info("leader for term %llu, ledger at index %llu: serving writes",
              (unsigned long long)s->raft.current_term,
              (unsigned long long)raft_last_applied(&s->raft));
-    server__reconcile_vcs(s);
-    server__flush(s);
+    rmserver__reconcile_vcs(s);
+    rmserver__flush(s);
 }
 
-static void server__on_poll(uv_timer_t *t)
+static void rmserver__on_poll(uv_timer_t *t)
 {
-    struct server *s = t->data;
+    struct rmserver *s = t->data;
     int st = raft_state(&s->raft);
     if (st != s->role) {
-        log_info("raft: %s -> %s (term %llu)", server_role_name(s->role), server_role_name(st),
+        log_info("raft: %s -> %s (term %llu)", rmserver_role_name(s->role), rmserver_role_name(st),
                  (unsigned long long)s->raft.current_term);
         if (s->role == RAFT_LEADER) {
             s->ready = false;
-            server__fail_pending(s, ERR_NOTLEADER);
+            rmserver__fail_pending(s, ERR_NOTLEADER);
         }
         s->role = st;
     }
@@ -217,7 +218,7 @@ static void server__on_poll(uv_timer_t *t)
         /* raft 0.15: a new leader commits earlier terms' entries only through an entry of
          * its own term; the barrier is that entry (DESIGN.md §7) */
         s->barrier.data = s;
-        int rc = raft_barrier(&s->raft, &s->barrier, server__barrier_cb);
+        int rc = raft_barrier(&s->raft, &s->barrier, rmserver__barrier_cb);
         if (rc == 0)
             s->barrier_busy = true;
         else
@@ -227,26 +228,26 @@ static void server__on_poll(uv_timer_t *t)
 
 /* ---- leases and liveness (leader) ---- */
 
-static void server__liveness(struct server *s)
+static void rmserver__liveness(struct rmserver *s)
 {
     ledger_t *l = fsm_ledger(s->fsm);
     int64_t now = (int64_t)clock_mono_ms();
     for (size_t i = 0; i < ledger_node_count(l); i++) {
         const struct ledger_node *n = ledger_node_at(l, i);
-        const struct view_node *vn = view_find(s->view, n->name);
+        const struct rmview_node *vn = rmview_find(s->view, n->name);
         int64_t heard = vn != NULL && vn->rx_ms > s->ready_mono_ms ? vn->rx_ms : s->ready_mono_ms;
         /* a heartbeat from the node's current boot counts; from an older one it does not */
         if (vn != NULL && vn->boot_id != n->boot_id && vn->rx_ms != 0)
             heard = s->ready_mono_ms;
         enum ledger_liveness want =
-            view_liveness(heard, now, s->cfg->suspect_after_ms, s->cfg->down_after_ms);
+            rmview_liveness(heard, now, s->cfg->suspect_after_ms, s->cfg->down_after_ms);
         if (want == n->liveness)
             continue;
         struct ledger_cmd c;
         ledger_cmd_init(&c, LEDGER_CMD_NODE_LIVENESS);
         memcpy(c.name, n->name, sizeof c.name);
         c.state = (uint8_t)want;
-        if (server_submit(s, &c, NULL) == 0) {
+        if (rmserver_submit(s, &c, NULL) == 0) {
             s->liveness_busy = true;
             log_info("node %s: %s -> %s", n->name, ledger_node_state_name(n),
                      want == LEDGER_NODE_UP        ? "up"
@@ -256,9 +257,9 @@ static void server__liveness(struct server *s)
     }
 }
 
-static void server__on_tick(uv_timer_t *t)
+static void rmserver__on_tick(uv_timer_t *t)
 {
-    struct server *s = t->data;
+    struct rmserver *s = t->data;
     if (!s->ready)
         return;
     ledger_t *l = fsm_ledger(s->fsm);
@@ -269,29 +270,29 @@ static void server__on_tick(uv_timer_t *t)
         if (!queued) {
             struct ledger_cmd c;
             ledger_cmd_init(&c, LEDGER_CMD_TICK);
-            server_submit(s, &c, NULL);
+            rmserver_submit(s, &c, NULL);
         }
     }
     if (!s->liveness_busy)
-        server__liveness(s);
+        rmserver__liveness(s);
 }
 
 /* ---- the view ---- */
 
-static void server__on_applied(void *arg, const struct ledger_cmd *cmd,
-                               const struct ledger_result *res)
+static void rmserver__on_applied(void *arg, const struct ledger_cmd *cmd,
+                                 const struct ledger_result *res)
 {
-    struct server *s = arg;
+    struct rmserver *s = arg;
     if (res->code != 0 || cmd->type > LEDGER_CMD_NODE_OUTCOME)
         return;
     const struct ledger_node *n = ledger_node_find(fsm_ledger(s->fsm), cmd->name);
     if (n != NULL)
-        view_note(s->view, n);
+        rmview_note(s->view, n);
 }
 
-static int server__emit(void *arg, const proto_msg_t *m)
+static int rmserver__emit(void *arg, const proto_msg_t *m)
 {
-    struct server *s = arg;
+    struct rmserver *s = arg;
     char err[128];
     int rc = proto_encode(m, &s->buf, err, sizeof err);
     if (rc != 0) {
@@ -302,44 +303,44 @@ static int server__emit(void *arg, const proto_msg_t *m)
     return 0;
 }
 
-static void server__on_delta(uv_timer_t *t)
+static void rmserver__on_delta(uv_timer_t *t)
 {
-    struct server *s = t->data;
-    view_publish_delta(s->view, (int64_t)clock_mono_ms(), s->id, server__emit, s);
+    struct rmserver *s = t->data;
+    rmview_publish_delta(s->view, (int64_t)clock_mono_ms(), s->id, rmserver__emit, s);
 }
 
-static void server__on_snapshot(uv_timer_t *t)
+static void rmserver__on_snapshot(uv_timer_t *t)
 {
-    struct server *s = t->data;
+    struct rmserver *s = t->data;
     /* the ledger may have been replaced by a Raft snapshot: resync durable facts */
     ledger_t *l = fsm_ledger(s->fsm);
     for (size_t i = 0; i < ledger_node_count(l); i++)
-        view_note(s->view, ledger_node_at(l, i));
-    view_publish_snapshot(s->view, (int64_t)clock_mono_ms(), s->id, server__emit, s);
+        rmview_note(s->view, ledger_node_at(l, i));
+    rmview_publish_snapshot(s->view, (int64_t)clock_mono_ms(), s->id, rmserver__emit, s);
 }
 
 /* ---- start and stop ---- */
 
-static void server__handle_closed(uv_handle_t *h)
+static void rmserver__handle_closed(uv_handle_t *h)
 {
-    struct server *s = h->data;
+    struct rmserver *s = h->data;
     s->handles_open--;
 }
 
-static void server__raft_closed(struct raft *r)
+static void rmserver__raft_closed(struct raft *r)
 {
-    struct server *s = r->data;
+    struct rmserver *s = r->data;
     raft_uv_close(&s->io);
     raft_uv_tcp_close(&s->transport);
     s->raft_closed = true;
 }
 
-static void server__stop(struct server *s)
+static void rmserver__stop(struct rmserver *s)
 {
     if (s->stopping)
         return;
     log_info("stopping");
-    server__fail_pending(s, ERR_UNAVAILABLE); /* clients retry on another replica */
+    rmserver__fail_pending(s, ERR_UNAVAILABLE); /* clients retry on another replica */
     s->stopping = true;
     uv_handle_t *hs[] = {(uv_handle_t *)&s->poll_timer,  (uv_handle_t *)&s->tick_timer,
                          (uv_handle_t *)&s->delta_timer, (uv_handle_t *)&s->snap_timer,
@@ -347,7 +348,7 @@ static void server__stop(struct server *s)
                          (uv_handle_t *)&s->sigint};
     for (size_t i = 0; i < sizeof hs / sizeof hs[0]; i++) {
         if (hs[i]->data == s && !uv_is_closing(hs[i]))
-            uv_close(hs[i], server__handle_closed);
+            uv_close(hs[i], rmserver__handle_closed);
     }
     if (s->hb != s->api)
         zuv_sock_close(&s->hb);
@@ -355,25 +356,25 @@ static void server__stop(struct server *s)
     zuv_sock_close(&s->api);
     zuv_sock_close(&s->pub);
     if (s->raft_started)
-        raft_close(&s->raft, server__raft_closed);
+        raft_close(&s->raft, rmserver__raft_closed);
 }
 
-static void server__on_signal(uv_signal_t *h, int sig)
+static void rmserver__on_signal(uv_signal_t *h, int sig)
 {
-    struct server *s = h->data;
+    struct rmserver *s = h->data;
     log_info("signal %d", sig);
-    server__stop(s);
+    rmserver__stop(s);
 }
 
 /* A PUB socket receives nothing; zuv wants a callback all the same. */
-static void server__on_pub(zuv_sock_t *zs, zmsg_t **msg, void *arg)
+static void rmserver__on_pub(zuv_sock_t *zs, zmsg_t **msg, void *arg)
 {
     (void)zs;
     (void)msg;
     (void)arg;
 }
 
-static int server__lock_dir(struct server *s, char *msg, size_t cap)
+static int rmserver__lock_dir(struct rmserver *s, char *msg, size_t cap)
 {
     const char *dir = s->cfg->data_dir;
     if (mkdir(dir, 0700) != 0 && errno != EEXIST)
@@ -393,8 +394,8 @@ static int server__lock_dir(struct server *s, char *msg, size_t cap)
     return 0;
 }
 
-static int server__socket(struct server *s, int type, const char *endpoint, bool insecure,
-                          zuv_recv_fn *fn, zuv_sock_t **out, char *msg, size_t cap)
+static int rmserver__socket(struct rmserver *s, int type, const char *endpoint, bool insecure,
+                            zuv_recv_fn *fn, zuv_sock_t **out, char *msg, size_t cap)
 {
     int rc = curve_check_listen(endpoint, s->curve, insecure, msg, cap);
     if (rc != 0)
@@ -419,7 +420,7 @@ static int server__socket(struct server *s, int type, const char *endpoint, bool
     return rc;
 }
 
-static bool server__initialised(const char *dir)
+static bool rmserver__initialised(const char *dir)
 {
     char path[4200];
     snprintf(path, sizeof path, "%s/metadata1", dir);
@@ -429,7 +430,7 @@ static bool server__initialised(const char *dir)
     return access(path, F_OK) == 0;
 }
 
-static int server__raft_start(struct server *s, bool bootstrap, char *msg, size_t cap)
+static int rmserver__raft_start(struct rmserver *s, bool bootstrap, char *msg, size_t cap)
 {
     const rmconf_t *cfg = s->cfg;
     struct rmconf_replica self;
@@ -451,7 +452,7 @@ static int server__raft_start(struct server *s, bool bootstrap, char *msg, size_
     }
     s->raft.data = s;
     s->raft_started = true; /* from here raft_close releases io and transport */
-    bool initialised = server__initialised(cfg->data_dir);
+    bool initialised = rmserver__initialised(cfg->data_dir);
     if (!initialised && !bootstrap)
         return err_fmt(msg, cap, ERR_STATE,
                        "data_dir %s holds no Raft state: start with --bootstrap to create the "
@@ -486,7 +487,7 @@ static int server__raft_start(struct server *s, bool bootstrap, char *msg, size_
     return 0;
 }
 
-static void server__timer(struct server *s, uv_timer_t *t, uv_timer_cb cb, uint64_t period)
+static void rmserver__timer(struct rmserver *s, uv_timer_t *t, uv_timer_cb cb, uint64_t period)
 {
     uv_timer_init(&s->loop, t);
     t->data = s;
@@ -494,10 +495,10 @@ static void server__timer(struct server *s, uv_timer_t *t, uv_timer_cb cb, uint6
     uv_timer_start(t, cb, period, period);
 }
 
-static int server__start(struct server *s, bool insecure, bool bootstrap, char *msg, size_t cap)
+static int rmserver__start(struct rmserver *s, bool insecure, bool bootstrap, char *msg, size_t cap)
 {
     const rmconf_t *cfg = s->cfg;
-    int rc = server__lock_dir(s, msg, cap);
+    int rc = rmserver__lock_dir(s, msg, cap);
     if (rc != 0)
         return rc;
     if (cfg->keys_dir != NULL && cfg->keys_dir[0] != '\0') {
@@ -511,41 +512,41 @@ static int server__start(struct server *s, bool insecure, bool bootstrap, char *
     }
     struct rmconf_replica self;
     rmconf_replica(cfg, (size_t)s->self, &self);
-    rc = server__socket(s, ZMQ_ROUTER, self.api, insecure, server_on_api, &s->api, msg, cap);
+    rc = rmserver__socket(s, ZMQ_ROUTER, self.api, insecure, rmserver_on_api, &s->api, msg, cap);
     if (rc == 0 && strcmp(self.heartbeat, self.api) != 0)
-        rc =
-            server__socket(s, ZMQ_ROUTER, self.heartbeat, insecure, server_on_hb, &s->hb, msg, cap);
+        rc = rmserver__socket(s, ZMQ_ROUTER, self.heartbeat, insecure, rmserver_on_hb, &s->hb, msg,
+                              cap);
     else
         s->hb = s->api;
     if (rc == 0)
-        rc = server__socket(s, ZMQ_PUB, self.pub, insecure, server__on_pub, &s->pub, msg, cap);
+        rc = rmserver__socket(s, ZMQ_PUB, self.pub, insecure, rmserver__on_pub, &s->pub, msg, cap);
     if (rc != 0)
         return rc;
-    rc = server__raft_start(s, bootstrap, msg, cap);
+    rc = rmserver__raft_start(s, bootstrap, msg, cap);
     if (rc != 0)
         return rc;
-    server__timer(s, &s->poll_timer, server__on_poll, SERVER__POLL_MS);
-    server__timer(s, &s->tick_timer, server__on_tick, SERVER__TICK_MS);
-    server__timer(s, &s->delta_timer, server__on_delta, (uint64_t)cfg->view_delta_ms);
-    server__timer(s, &s->snap_timer, server__on_snapshot, (uint64_t)cfg->view_snapshot_ms);
+    rmserver__timer(s, &s->poll_timer, rmserver__on_poll, RMSERVER__POLL_MS);
+    rmserver__timer(s, &s->tick_timer, rmserver__on_tick, RMSERVER__TICK_MS);
+    rmserver__timer(s, &s->delta_timer, rmserver__on_delta, (uint64_t)cfg->view_delta_ms);
+    rmserver__timer(s, &s->snap_timer, rmserver__on_snapshot, (uint64_t)cfg->view_snapshot_ms);
     uv_check_init(&s->loop, &s->flush_check);
     s->flush_check.data = s;
     s->handles_open++;
-    uv_check_start(&s->flush_check, server__on_check);
+    uv_check_start(&s->flush_check, rmserver__on_check);
     uv_signal_init(&s->loop, &s->sigterm);
     uv_signal_init(&s->loop, &s->sigint);
     s->sigterm.data = s->sigint.data = s;
     s->handles_open += 2;
-    uv_signal_start(&s->sigterm, server__on_signal, SIGTERM);
-    uv_signal_start(&s->sigint, server__on_signal, SIGINT);
+    uv_signal_start(&s->sigterm, rmserver__on_signal, SIGTERM);
+    uv_signal_start(&s->sigint, rmserver__on_signal, SIGINT);
     log_info("replica %llu: raft %s, api %s, heartbeats %s, view %s%s", (unsigned long long)s->id,
              self.raft, self.api, self.heartbeat, self.pub, s->curve != NULL ? ", CURVE on" : "");
     return 0;
 }
 
-int server_run(const rmconf_t *cfg, bool insecure, bool bootstrap, char *msg, size_t cap)
+int rmserver_run(const rmconf_t *cfg, bool insecure, bool bootstrap, char *msg, size_t cap)
 {
-    struct server *s = mem_calloc(1, sizeof *s);
+    struct rmserver *s = mem_calloc(1, sizeof *s);
     if (s == NULL)
         return err_fmt(msg, cap, ERR_NOMEM, "out of memory");
     msg[0] = '\0';
@@ -566,23 +567,23 @@ int server_run(const rmconf_t *cfg, bool insecure, bool bootstrap, char *msg, si
         return err_fmt(msg, cap, ERR_SYS, "event loop initialisation failed");
     }
     s->fsm = fsm_new();
-    s->view = view_new();
+    s->view = rmview_new();
     if (s->fsm == NULL || s->view == NULL)
         rc = err_fmt(msg, cap, ERR_NOMEM, "out of memory");
     else
-        fsm_set_hook(s->fsm, server__on_applied, s);
+        fsm_set_hook(s->fsm, rmserver__on_applied, s);
     if (rc == 0)
-        rc = server__start(s, insecure, bootstrap, msg, cap);
+        rc = rmserver__start(s, insecure, bootstrap, msg, cap);
     if (rc == 0)
         uv_run(&s->loop, UV_RUN_DEFAULT);
-    server__stop(s);
+    rmserver__stop(s);
     uv_run(&s->loop, UV_RUN_DEFAULT); /* until every handle has closed */
     if (uv_loop_close(&s->loop) != 0)
         log_warn("event loop closed with handles still open");
     curve_auth_stop();
     curve_destroy(&s->curve);
     fsm_destroy(&s->fsm);
-    view_destroy(&s->view);
+    rmview_destroy(&s->view);
     vec_close(&s->pending);
     proto_buf_close(&s->buf);
     if (s->lock_fd >= 0)

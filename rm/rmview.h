@@ -8,17 +8,17 @@
  * Freshness: per node, the pair (boot_id, seq). A heartbeat with the same boot id and a seq not
  * above the one held is stale and ignored; another boot id replaces the entry (the PN
  * restarted). Durable facts (state up/suspect/down/draining, failure history) come from the
- * ledger through view_note.
+ * ledger through rmview_note.
  *
- * Publication (proto.h grammar S:(VIEW_SNAPSHOT+ VIEW_DELTA*)*): view_publish_snapshot emits
- * every node in parts of at most PROTO_MAX_VIEW_NODES sharing one view_seq; view_publish_delta
+ * Publication (proto.h grammar S:(VIEW_SNAPSHOT+ VIEW_DELTA*)*): rmview_publish_snapshot emits
+ * every node in parts of at most PROTO_MAX_VIEW_NODES sharing one view_seq; rmview_publish_delta
  * emits the nodes changed since the previous publication, each delta applying to the view at
  * base_seq and yielding view_seq (several deltas chain when more nodes changed than one holds).
  * Each published node carries age_ms, the time since this replica heard from it, so
  * subscribers see staleness per node.
  */
-#ifndef PADDOCK_RM_VIEW_H
-#define PADDOCK_RM_VIEW_H
+#ifndef PADDOCK_RM_RMVIEW_H
+#define PADDOCK_RM_RMVIEW_H
 
 #include "proto/proto.h"
 #include "rm/ledger.h"
@@ -27,11 +27,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef struct view view_t;
+typedef struct rmview rmview_t;
 
-/* One node of the view. Read-only for callers; valid until the next view_* call that adds
- * nodes (view_ingest, view_note) or view_destroy. */
-struct view_node {
+/* One node of the view. Read-only for callers; valid until the next rmview_* call that adds
+ * nodes (rmview_ingest, rmview_note) or rmview_destroy. */
+struct rmview_node {
     char name[LEDGER_NAME_MAX];
     char rack[LEDGER_RACK_MAX];
     char endpoint[LEDGER_ADDR_MAX];
@@ -51,44 +51,45 @@ struct view_node {
 };
 
 /* A new empty view. Caller owns; NULL on ERR_NOMEM. */
-view_t *view_new(void);
-void view_destroy(view_t **vp);
+rmview_t *rmview_new(void);
+void rmview_destroy(rmview_t **vp);
 
-enum view_ingest_result {
-    VIEW_FRESH = 0, /* accepted */
-    VIEW_STALE = 1, /* older or repeated (boot_id, seq): ignored */
+enum rmview_ingest_result {
+    RMVIEW_FRESH = 0, /* accepted */
+    RMVIEW_STALE = 1, /* older or repeated (boot_id, seq): ignored */
 };
 
-/* Merges one decoded heartbeat received at `now`. Returns VIEW_FRESH, VIEW_STALE, ERR_INVAL
+/* Merges one decoded heartbeat received at `now`. Returns RMVIEW_FRESH, RMVIEW_STALE, ERR_INVAL
  * (a name, rack or endpoint too long for the ledger's fields) or ERR_NOMEM. The message is
  * borrowed. */
-int view_ingest(view_t *v, const proto_heartbeat_t *hb, int64_t now);
+int rmview_ingest(rmview_t *v, const proto_heartbeat_t *hb, int64_t now);
 
 /* Records the ledger's facts about a node (adds it when unknown, e.g. registered but silent):
  * state, failure history, and the registered identity if the view has none yet. */
-int view_note(view_t *v, const struct ledger_node *n);
+int rmview_note(rmview_t *v, const struct ledger_node *n);
 
-size_t view_count(const view_t *v);
-const struct view_node *view_at(const view_t *v, size_t i);
-const struct view_node *view_find(const view_t *v, const char *name);
+size_t rmview_count(const rmview_t *v);
+const struct rmview_node *rmview_at(const rmview_t *v, size_t i);
+const struct rmview_node *rmview_find(const rmview_t *v, const char *name);
 
 /* The liveness a node should have given the time since it was last heard from (or, never
  * heard, since `heard_ms` the caller's grace start): up below suspect_ms, suspect below
  * down_ms, down beyond. */
-enum ledger_liveness view_liveness(int64_t heard_ms, int64_t now, int64_t suspect_ms,
-                                   int64_t down_ms);
+enum ledger_liveness rmview_liveness(int64_t heard_ms, int64_t now, int64_t suspect_ms,
+                                     int64_t down_ms);
 
 /* Receives each message to publish; the message and everything it points to are borrowed for
  * the call (encode it there). Return 0 to go on, non-zero to stop (that code is returned). */
-typedef int view_emit_fn(void *arg, const proto_msg_t *msg);
+typedef int rmview_emit_fn(void *arg, const proto_msg_t *msg);
 
 /* Publishes the whole view as parts sharing view_seq = ++seq; clears the changed marks.
  * Returns 0 or the emitter's code. */
-int view_publish_snapshot(view_t *v, int64_t now, uint64_t rm_id, view_emit_fn *emit, void *arg);
+int rmview_publish_snapshot(rmview_t *v, int64_t now, uint64_t rm_id, rmview_emit_fn *emit,
+                            void *arg);
 /* Publishes the nodes changed since the last publication as deltas (none when nothing
  * changed). Returns 0 or the emitter's code. */
-int view_publish_delta(view_t *v, int64_t now, uint64_t rm_id, view_emit_fn *emit, void *arg);
+int rmview_publish_delta(rmview_t *v, int64_t now, uint64_t rm_id, rmview_emit_fn *emit, void *arg);
 /* The seq of the latest publication (0 before the first). */
-uint64_t view_seq(const view_t *v);
+uint64_t rmview_seq(const rmview_t *v);
 
 #endif

@@ -14,8 +14,8 @@
  * ERROR(ERR_NOTLEADER) carrying the leader's API endpoint, and clients retry there with the
  * same idempotency key.
  */
-#ifndef PADDOCK_RM_SERVER_H
-#define PADDOCK_RM_SERVER_H
+#ifndef PADDOCK_RM_RMSERVER_H
+#define PADDOCK_RM_RMSERVER_H
 
 #include "rm/rmconf.h"
 
@@ -28,6 +28,6 @@
  * replica whose disk was wiped cannot silently rejoin under its old id. Returns 0 after a clean
  * stop, or an ERR_* code with the reason in msg when start-up fails (data directory locked or
  * unusable, bind failure, keys unreadable, ...). */
-int server_run(const rmconf_t *cfg, bool insecure, bool bootstrap, char *msg, size_t cap);
+int rmserver_run(const rmconf_t *cfg, bool insecure, bool bootstrap, char *msg, size_t cap);
 
 #endif

@@ -1,10 +1,10 @@
-/* test_view.c - the cluster view (pure): heartbeat freshness by (boot id, seq), durable facts
+/* test_rmview.c - the cluster view (pure): heartbeat freshness by (boot id, seq), durable facts
  * from the ledger, snapshots in parts and chained deltas that decode, per-node staleness, and
  * the liveness rule; rmconf's cross-field checks. */
 #include "common/err.h"
 #include "proto/proto.h"
 #include "rm/rmconf.h"
-#include "rm/view.h"
+#include "rm/rmview.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -39,38 +39,38 @@ static void heartbeat(proto_heartbeat_t *hb, const char *name, uint64_t boot, ui
 static void test_freshness(void **state)
 {
     (void)state;
-    view_t *v = view_new();
+    rmview_t *v = rmview_new();
     assert_non_null(v);
     proto_heartbeat_t hb;
     heartbeat(&hb, "pn-1", 1, 5);
-    assert_int_equal(view_ingest(v, &hb, 100), VIEW_FRESH);
+    assert_int_equal(rmview_ingest(v, &hb, 100), RMVIEW_FRESH);
     heartbeat(&hb, "pn-1", 1, 5); /* repeated */
-    assert_int_equal(view_ingest(v, &hb, 110), VIEW_STALE);
+    assert_int_equal(rmview_ingest(v, &hb, 110), RMVIEW_STALE);
     heartbeat(&hb, "pn-1", 1, 4); /* older */
-    assert_int_equal(view_ingest(v, &hb, 120), VIEW_STALE);
-    assert_int_equal(view_find(v, "pn-1")->running_regular, 5);
-    assert_int_equal(view_find(v, "pn-1")->rx_ms, 100);
+    assert_int_equal(rmview_ingest(v, &hb, 120), RMVIEW_STALE);
+    assert_int_equal(rmview_find(v, "pn-1")->running_regular, 5);
+    assert_int_equal(rmview_find(v, "pn-1")->rx_ms, 100);
     heartbeat(&hb, "pn-1", 2, 1); /* the PN restarted: a new boot replaces the entry */
-    assert_int_equal(view_ingest(v, &hb, 130), VIEW_FRESH);
-    assert_int_equal(view_find(v, "pn-1")->boot_id, 2);
-    assert_int_equal(view_find(v, "pn-1")->matrix.cells_ms[3], 10);
+    assert_int_equal(rmview_ingest(v, &hb, 130), RMVIEW_FRESH);
+    assert_int_equal(rmview_find(v, "pn-1")->boot_id, 2);
+    assert_int_equal(rmview_find(v, "pn-1")->matrix.cells_ms[3], 10);
     char longname[100];
     memset(longname, 'x', sizeof longname - 1);
     longname[sizeof longname - 1] = '\0';
     heartbeat(&hb, longname, 1, 1);
-    assert_int_equal(view_ingest(v, &hb, 140), ERR_INVAL);
-    assert_int_equal(view_count(v), 1);
-    view_destroy(&v);
+    assert_int_equal(rmview_ingest(v, &hb, 140), ERR_INVAL);
+    assert_int_equal(rmview_count(v), 1);
+    rmview_destroy(&v);
     assert_null(v);
 }
 
 static void test_liveness_rule(void **state)
 {
     (void)state;
-    assert_int_equal(view_liveness(1000, 1500, 3000, 10000), LEDGER_NODE_UP);
-    assert_int_equal(view_liveness(1000, 4000, 3000, 10000), LEDGER_NODE_SUSPECT);
-    assert_int_equal(view_liveness(1000, 10999, 3000, 10000), LEDGER_NODE_SUSPECT);
-    assert_int_equal(view_liveness(1000, 11000, 3000, 10000), LEDGER_NODE_DOWN);
+    assert_int_equal(rmview_liveness(1000, 1500, 3000, 10000), LEDGER_NODE_UP);
+    assert_int_equal(rmview_liveness(1000, 4000, 3000, 10000), LEDGER_NODE_SUSPECT);
+    assert_int_equal(rmview_liveness(1000, 10999, 3000, 10000), LEDGER_NODE_SUSPECT);
+    assert_int_equal(rmview_liveness(1000, 11000, 3000, 10000), LEDGER_NODE_DOWN);
 }
 
 struct collected {
@@ -114,46 +114,46 @@ static int collect(void *arg, const proto_msg_t *m)
 static void test_publish_snapshot_and_deltas(void **state)
 {
     (void)state;
-    view_t *v = view_new();
+    rmview_t *v = rmview_new();
     char name[32];
     const int n = 1200; /* three snapshot parts */
     for (int i = 0; i < n; i++) {
         proto_heartbeat_t hb;
         snprintf(name, sizeof name, "pn-%d", i);
         heartbeat(&hb, name, 1, 1);
-        assert_int_equal(view_ingest(v, &hb, 1000 + i), VIEW_FRESH);
+        assert_int_equal(rmview_ingest(v, &hb, 1000 + i), RMVIEW_FRESH);
     }
     struct collected c = {0, 0, 0, 0, 0, true};
-    assert_int_equal(view_publish_snapshot(v, 5000, 7, collect, &c), 0);
+    assert_int_equal(rmview_publish_snapshot(v, 5000, 7, collect, &c), 0);
     assert_int_equal(c.snapshots, 3);
     assert_int_equal(c.nodes, n);
     assert_int_equal(c.oldest_age, 4000); /* pn-0 was heard at 1000 */
     /* nothing changed: no delta */
     c.nodes = 0;
-    assert_int_equal(view_publish_delta(v, 5100, 7, collect, &c), 0);
+    assert_int_equal(rmview_publish_delta(v, 5100, 7, collect, &c), 0);
     assert_int_equal(c.deltas, 0);
     /* 600 nodes heartbeat: two chained deltas (512 + 88) */
     for (int i = 0; i < 600; i++) {
         proto_heartbeat_t hb;
         snprintf(name, sizeof name, "pn-%d", i * 2);
         heartbeat(&hb, name, 1, 2);
-        view_ingest(v, &hb, 6000);
+        rmview_ingest(v, &hb, 6000);
     }
-    assert_int_equal(view_publish_delta(v, 6100, 7, collect, &c), 0);
+    assert_int_equal(rmview_publish_delta(v, 6100, 7, collect, &c), 0);
     assert_int_equal(c.deltas, 2);
     assert_int_equal(c.nodes, 600);
     assert_true(c.chained);
-    assert_int_equal(view_seq(v), c.last_seq);
+    assert_int_equal(rmview_seq(v), c.last_seq);
     /* a ledger fact (down) marks the node changed */
     struct ledger_node ln;
     memset(&ln, 0, sizeof ln);
     snprintf(ln.name, sizeof ln.name, "pn-1");
     ln.liveness = LEDGER_NODE_DOWN;
     ln.down_count = 1;
-    assert_int_equal(view_note(v, &ln), 0);
-    assert_int_equal(view_find(v, "pn-1")->state, PROTO_NODE_DOWN);
+    assert_int_equal(rmview_note(v, &ln), 0);
+    assert_int_equal(rmview_find(v, "pn-1")->state, PROTO_NODE_DOWN);
     c.nodes = 0;
-    assert_int_equal(view_publish_delta(v, 6200, 7, collect, &c), 0);
+    assert_int_equal(rmview_publish_delta(v, 6200, 7, collect, &c), 0);
     assert_int_equal(c.nodes, 1);
     /* a registered node never heard from is published as maximally stale */
     snprintf(ln.name, sizeof ln.name, "pn-silent");
@@ -161,14 +161,14 @@ static void test_publish_snapshot_and_deltas(void **state)
     snprintf(ln.address, sizeof ln.address, "tcp://127.0.0.1:9");
     ln.cpus_milli = 2500;
     ln.mem_mb = 100;
-    assert_int_equal(view_note(v, &ln), 0);
-    assert_true(view_find(v, "pn-silent")->cpu == 2.5);
+    assert_int_equal(rmview_note(v, &ln), 0);
+    assert_true(rmview_find(v, "pn-silent")->cpu == 2.5);
     c.oldest_age = 0;
     c.nodes = 0;
-    assert_int_equal(view_publish_snapshot(v, 7000, 7, collect, &c), 0);
+    assert_int_equal(rmview_publish_snapshot(v, 7000, 7, collect, &c), 0);
     assert_int_equal(c.nodes, n + 1);
     assert_int_equal(c.oldest_age, PROTO_MAX_DURATION_MS);
-    view_destroy(&v);
+    rmview_destroy(&v);
 }
 
 static void test_rmconf_checks(void **state)

@@ -1,0 +1,129 @@
+/* rmserver_internal.h - state shared by rm/rmserver.c (lifecycle, Raft, batching),
+ * rm/rmserver_api.c (requests and replies) and rm/rmserver_admin.c (admin queries as JSON). Private
+ * to rm/. */
+#ifndef PADDOCK_RM_RMSERVER_INTERNAL_H
+#define PADDOCK_RM_RMSERVER_INTERNAL_H
+
+#include "common/curve.h"
+#include "common/vec.h"
+#include "common/zuv.h"
+#include "proto/proto.h"
+#include "rm/fsm.h"
+#include "rm/rmconf.h"
+#include "rm/rmserver.h"
+#include "rm/rmview.h"
+
+#include <raft.h>
+#include <raft/uv.h>
+#include <uv.h>
+
+#define RMSERVER_PEER_MAX     256
+#define RMSERVER_PENDING_MAX  100000 /* commands waiting for a log entry */
+#define RMSERVER_INFLIGHT_MAX 64     /* log entries appended and not yet applied */
+
+/* Who waits for a command's result, and how to answer. */
+struct rmserver_waiter {
+    zuv_sock_t *sock; /* NULL: an internal command, nobody to answer */
+    uint8_t peer[RMSERVER_PEER_MAX];
+    size_t peer_len;
+    uint64_t req_id;
+    proto_type_t type; /* the request's type */
+    char key[PROTO_MAX_KEY + 1];
+    char admin_kind[32]; /* for admin writes */
+};
+
+struct rmserver_cmd {
+    struct ledger_cmd cmd;
+    struct rmserver_waiter w;
+};
+
+/* One raft_apply in flight. */
+struct rmserver_batch {
+    struct raft_apply req;
+    struct rmserver *s;
+    size_t n;
+    struct rmserver_cmd *cmds; /* n entries, owned */
+};
+
+enum rmserver_reject {
+    RMSERVER_REJ_DECODE,    /* proto_decode refused it (see proto stats for why) */
+    RMSERVER_REJ_FRAMES,    /* not [peer, body] */
+    RMSERVER_REJ_TYPE,      /* a type this socket does not serve */
+    RMSERVER_REJ_INVALID,   /* fields out of range for the ledger */
+    RMSERVER_REJ_NOTLEADER, /* a write sent to a follower (answered with a hint) */
+    RMSERVER_REJ_BUSY,      /* too many commands pending */
+    RMSERVER_REJ_COUNT
+};
+
+struct rmserver {
+    const rmconf_t *cfg;
+    uint64_t id;
+    int self; /* index in the configured replicas */
+    uv_loop_t loop;
+    int lock_fd;
+
+    fsm_t *fsm;
+    struct raft raft;
+    struct raft_io io;
+    struct raft_uv_transport transport;
+    bool raft_started, raft_closed;
+
+    rmview_t *view;
+    curve_t *curve;
+    zuv_sock_t *api, *hb, *pub; /* hb may equal api */
+
+    uv_timer_t poll_timer, tick_timer, delta_timer, snap_timer;
+    uv_check_t flush_check;
+    uv_signal_t sigterm, sigint;
+    int handles_open;
+    bool stopping;
+
+    /* leadership */
+    int role;   /* RAFT_FOLLOWER, RAFT_CANDIDATE, RAFT_LEADER, RAFT_UNAVAILABLE */
+    bool ready; /* leader and its barrier applied: writes are served */
+    bool barrier_busy;
+    struct raft_barrier barrier;
+    int64_t ready_mono_ms; /* when this replica became a ready leader */
+    bool liveness_busy;    /* a liveness batch is in flight */
+
+    VEC(struct rmserver_cmd) pending;
+    size_t inflight;
+
+    proto_buf_t buf;
+    proto_stats_t api_stats, hb_stats;
+    uint64_t rejected[RMSERVER_REJ_COUNT];
+    uint64_t requests, heartbeats, heartbeats_stale, writes_committed, entries_appended;
+    char msg[512];
+};
+
+/* server.c */
+/* Queues a command for the next log entry (leader only; the caller checked s->ready or
+ * accepts that it waits for the barrier). Returns 0 or ERR_FULL / ERR_NOMEM. */
+int rmserver_submit(struct rmserver *s, const struct ledger_cmd *cmd,
+                    const struct rmserver_waiter *w);
+/* The leader's API endpoint and id as this replica knows them (NULL/0 when unknown). */
+const char *rmserver_leader_api(struct rmserver *s, uint64_t *id);
+const char *rmserver_role_name(int role);
+
+/* rmserver_api.c */
+void rmserver_on_api(zuv_sock_t *zs, zmsg_t **msg, void *arg);
+void rmserver_on_hb(zuv_sock_t *zs, zmsg_t **msg, void *arg);
+/* Answers a waiter once its command was applied (res) or failed to commit (code != 0). */
+void rmserver_reply(struct rmserver *s, const struct rmserver_cmd *c, int code,
+                    const struct ledger_result *res);
+void rmserver_send_error(struct rmserver *s, zuv_sock_t *sock, const void *peer, size_t peer_len,
+                         uint64_t req_id, proto_type_t in_reply_to, int code, const char *text);
+/* Sends an encoded message to a peer; logs encoding failures. */
+void rmserver_send(struct rmserver *s, zuv_sock_t *sock, const void *peer, size_t peer_len,
+                   const proto_msg_t *m);
+uint64_t rmserver_key_hash(const char *key);
+
+/* rmserver_admin.c: the JSON document for a read-only admin query, or NULL with *code and
+ * `why` set (ERR_NOTFOUND, ERR_INVAL). Caller frees with free(). */
+char *rmserver_admin_json(struct rmserver *s, const proto_admin_query_t *q, int *code, char *why,
+                          size_t cap);
+/* The JSON reply of an admin write, once applied. Caller frees with free(). */
+char *rmserver_admin_write_json(struct rmserver *s, const struct rmserver_cmd *c,
+                                const struct ledger_result *res);
+
+#endif
