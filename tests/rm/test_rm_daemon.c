@@ -198,7 +198,7 @@ static void test_bootstrap_and_lock(void **state)
     assert_int_equal(kill(g_pid, 0), 0);
 }
 
-static zsock_t *dealer(const char *keys, const char *rmserver_key)
+static zsock_t *dealer(const char *keys, const char *server_key)
 {
     zsock_t *z = zsock_new(ZMQ_DEALER);
     zsock_set_linger(z, 0);
@@ -206,7 +206,7 @@ static zsock_t *dealer(const char *keys, const char *rmserver_key)
         curve_t *cv = NULL;
         char msg[256];
         assert_int_equal(curve_load(&cv, keys, CURVE_DEFAULT_NAME, NULL, msg, sizeof msg), 0);
-        assert_int_equal(curve_apply(z, cv, CURVE_CLIENT, rmserver_key, msg, sizeof msg), 0);
+        assert_int_equal(curve_apply(z, cv, CURVE_CLIENT, server_key, msg, sizeof msg), 0);
         curve_destroy(&cv);
     }
     zsock_connect(z, "%s", g_api);
@@ -429,15 +429,15 @@ static void test_bad_requests_refused_and_counted(void **state)
 static void test_unknown_clients_get_nothing(void **state)
 {
     (void)state;
-    char msg[256], other[600], rmserver_key[64];
+    char msg[256], other[600], server_key[64];
     snprintf(other, sizeof other, "%s/other-keys", g_dir);
     assert_int_equal(curve_keygen(other, CURVE_DEFAULT_NAME, false, msg, sizeof msg), 0);
     curve_t *cv = NULL;
     assert_int_equal(curve_load(&cv, g_keys, CURVE_DEFAULT_NAME, NULL, msg, sizeof msg), 0);
-    snprintf(rmserver_key, sizeof rmserver_key, "%s", curve_public_key(cv));
+    snprintf(server_key, sizeof server_key, "%s", curve_public_key(cv));
     curve_destroy(&cv);
-    zsock_t *stranger = dealer(other, rmserver_key); /* valid CURVE, key not allow-listed */
-    zsock_t *plain = dealer(NULL, NULL);             /* no CURVE at all */
+    zsock_t *stranger = dealer(other, server_key); /* valid CURVE, key not allow-listed */
+    zsock_t *plain = dealer(NULL, NULL);           /* no CURVE at all */
     proto_msg_t q, r;
     proto_msg_init(&q, PROTO_ADMIN_QUERY);
     q.admin_query.kind = "rm_status";
