@@ -27,6 +27,12 @@ const struct config_key pnconf_schema[] = {
     {"pn", "exec_shim", CONFIG_STRING, F(exec_shim), "",
      "path of paddock-pn-exec (default: beside paddock-pn)", 0, 4096},
     {"pn", "log_level", CONFIG_STRING, F(log_level), "info", "debug, info, warn or error", 1, 16},
+    {"pn", "stop_mode", CONFIG_STRING, F(stop_mode), "handback",
+     "on SIGTERM: handback (kill tasks, report them lost so JMs re-place them) or finish (take "
+     "no new tasks, let queued and running ones end, then exit)",
+     1, 16},
+    {"pn", "stop_timeout", CONFIG_DURATION, F(stop_timeout_ms), "10m",
+     "stop_mode finish: longest wait before the rest is handed back", 0, 86400000},
     {"rm", "endpoints", CONFIG_LIST, F(rm_api), "", "API endpoints of the RM replicas", 0, 16},
     {"rm", "heartbeat_endpoints", CONFIG_LIST, F(rm_heartbeat), "",
      "heartbeat endpoints of the RM replicas (default: endpoints)", 0, 16},

@@ -26,6 +26,8 @@ typedef struct pnconf {
     char *run_as;    /* user to run tasks as when started as root */
     char *exec_shim; /* path of paddock-pn-exec; default: beside the daemon */
     char *log_level;
+    char *stop_mode;         /* SIGTERM: "handback" (tasks reported lost) or "finish" */
+    int64_t stop_timeout_ms; /* "finish": longest wait for running tasks */
     /* [rm] */
     struct config_list rm_api;       /* RM replicas' API endpoints (registration) */
     struct config_list rm_heartbeat; /* RM replicas' heartbeat endpoints (default: rm_api) */

@@ -15,6 +15,7 @@
 #include "common/log.h"
 #include "common/map.h"
 #include "common/mem.h"
+#include "common/notify.h"
 #include "common/zuv.h"
 #include "pn/exec.h"
 #include "pn/node.h"
@@ -39,9 +40,11 @@ typedef struct server {
     zuv_sock_t *rm_hb[SERVER__MAX_RM];
     size_t nrm, nhb;
     int separate_hb;
-    uv_timer_t hb_timer, mem_timer, refresh_timer;
-    uv_signal_t sigchld, sigterm, sigint;
+    uv_timer_t hb_timer, mem_timer, refresh_timer, drain_timer;
+    uv_signal_t sigchld, sigterm, sigint, sigusr1;
     int registered;
+    int draining;               /* no new tasks; exit once queued and running ones are done */
+    uint64_t drain_deadline_ms; /* then the rest is handed back (node_destroy) */
     uint64_t boot_id, reg_seq;
     uint64_t last_register_ms;
     proto_buf_t buf;
@@ -115,6 +118,26 @@ static void server__send(void *arg, const void *peer, size_t plen, const char *e
         log_warn("status to a job manager dropped (queue full)");
 }
 
+/* While draining, a TASK_CREATE is answered ERROR(ERR_UNAVAILABLE) so its JM places the task
+ * elsewhere; cancels, upgrades and anything else still reach the node. True when refused. */
+static int server__refuse_draining(server_t *s, zframe_t *peer, zframe_t *body)
+{
+    proto_msg_t m;
+    if (proto_decode(zframe_data(body), zframe_size(body), &m, &s->rm_stats, NULL, 0) != 0)
+        return 0; /* the node counts and answers what it cannot decode */
+    int refuse = m.type == PROTO_TASK_CREATE;
+    if (refuse) {
+        proto_msg_t e;
+        char err[256];
+        proto_msg_error(&e, &m, ERR_UNAVAILABLE, "node draining: no new tasks", NULL);
+        if (proto_encode(&e, &s->buf, err, sizeof err) == 0)
+            zuv_send_bytes(s->router, zframe_data(peer), zframe_size(peer), s->buf.data,
+                           s->buf.len);
+    }
+    proto_msg_close(&m);
+    return refuse;
+}
+
 static void server__on_router(zuv_sock_t *zs, zmsg_t **msg, void *arg)
 {
     server_t *s = arg;
@@ -125,6 +148,8 @@ static void server__on_router(zuv_sock_t *zs, zmsg_t **msg, void *arg)
     }
     zframe_t *peer = zmsg_first(*msg);
     zframe_t *body = zmsg_next(*msg);
+    if (s->draining && server__refuse_draining(s, peer, body))
+        return;
     node_handle(s->node, zframe_data(peer), zframe_size(peer), zframe_data(body),
                 zframe_size(body));
 }
@@ -257,7 +282,7 @@ static void server__write_status(server_t *s)
             "\"refused_full\":%llu,\"succeeded\":%llu,\"failed\":%llu,\"cancelled\":%llu,"
             "\"preempted\":%llu,\"memory_kills\":%llu,\"cache_hits\":%llu,"
             "\"cache_misses\":%llu,\"statuses_sent\":%llu,\"auth_failures\":%llu,"
-            "\"rss_kb\":%llu}\n",
+            "\"rss_kb\":%llu,\"draining\":%s}\n",
             s->cfg->name, (unsigned long long)s->boot_id, s->registered ? "true" : "false", running,
             queued, remembered, jobs, (unsigned long long)c.requests,
             (unsigned long long)c.rejected, (unsigned long long)c.created,
@@ -266,7 +291,7 @@ static void server__write_status(server_t *s)
             (unsigned long long)c.preempted, (unsigned long long)c.memory_kills,
             (unsigned long long)c.cache_hits, (unsigned long long)c.cache_misses,
             (unsigned long long)c.statuses_sent, (unsigned long long)s->auth_failures,
-            (unsigned long long)server__rss_kb());
+            (unsigned long long)server__rss_kb(), s->draining ? "true" : "false");
     if (fclose(f) == 0)
         rename(tmp, path);
 }
@@ -290,6 +315,12 @@ static void server__on_hb(uv_timer_t *t)
         }
     }
     server__write_status(s);
+    if (notify_enabled()) {
+        size_t running, queued;
+        node_load(s->node, &running, &queued);
+        notify_status("%s%s, %zu running, %zu queued", s->draining ? "draining, " : "",
+                      s->registered ? "registered" : "not registered", running, queued);
+    }
 }
 
 static void server__on_refresh(uv_timer_t *t)
@@ -311,11 +342,59 @@ static void server__on_sigchld(uv_signal_t *h, int sig)
     node_reap(s->node);
 }
 
+/* Draining ends when nothing is queued or running, or at the deadline. */
+static void server__on_drain(uv_timer_t *t)
+{
+    server_t *s = t->data;
+    size_t running, queued;
+    node_load(s->node, &running, &queued);
+    if (running + queued == 0) {
+        log_info("drained: no task left, stopping");
+        uv_stop(&s->loop);
+    } else if (clock_mono_ms() >= s->drain_deadline_ms) {
+        log_warn("stop timeout: handing %zu running and %zu queued tasks back", running, queued);
+        uv_stop(&s->loop);
+    }
+}
+
+static void server__drain(server_t *s)
+{
+    size_t running, queued;
+    node_load(s->node, &running, &queued);
+    s->draining = 1;
+    s->drain_deadline_ms = clock_mono_ms() + (uint64_t)s->cfg->stop_timeout_ms;
+    log_info("draining: no new tasks; waiting up to %lld ms for %zu running and %zu queued",
+             (long long)s->cfg->stop_timeout_ms, running, queued);
+    notify_status("draining, %zu running, %zu queued", running, queued);
+    uv_timer_start(&s->drain_timer, server__on_drain, 0, 50);
+}
+
+/* SIGTERM/SIGINT: pn.stop_mode "handback" stops at once (node_destroy kills the tasks and
+ * reports them lost to their JMs, which place them again); "finish" drains first. A second
+ * signal while draining hands back at once. */
 static void server__on_stop(uv_signal_t *h, int sig)
 {
     server_t *s = h->data;
-    log_info("signal %d: stopping", sig);
+    notify_stopping();
+    if (!s->draining && strcmp(s->cfg->stop_mode, "finish") == 0) {
+        log_info("signal %d: stopping after the tasks finish", sig);
+        server__drain(s);
+        return;
+    }
+    log_info("signal %d: stopping%s", sig, s->draining ? " now" : "");
     uv_stop(&s->loop);
+}
+
+/* SIGUSR1: drain whatever pn.stop_mode says, then exit 0 (an operator's "drain this node"). */
+static void server__on_drain_signal(uv_signal_t *h, int sig)
+{
+    server_t *s = h->data;
+    (void)sig;
+    if (s->draining)
+        return;
+    notify_stopping();
+    log_info("SIGUSR1: draining");
+    server__drain(s);
 }
 
 static void server__on_reply(zuv_sock_t *zs, zmsg_t **msg, void *arg)
@@ -427,6 +506,9 @@ int server_run(pnconf_t *cfg, bool insecure, char *msg, size_t cap)
     }
     if (!rc)
         rc = curve_check_listen(cfg->listen, s->curve, insecure, msg, cap);
+    if (!rc && strcmp(cfg->stop_mode, "finish") != 0 && strcmp(cfg->stop_mode, "handback") != 0)
+        rc = err_fmt(msg, cap, ERR_CONFIG, "pn.stop_mode: %s is neither finish nor handback",
+                     cfg->stop_mode);
     uid_t uid = (uid_t)-1;
     gid_t gid = (gid_t)-1;
     if (!rc && cfg->run_as[0]) {
@@ -473,11 +555,13 @@ int server_run(pnconf_t *cfg, bool insecure, char *msg, size_t cap)
         uv_timer_init(&s->loop, &s->hb_timer);
         uv_timer_init(&s->loop, &s->mem_timer);
         uv_timer_init(&s->loop, &s->refresh_timer);
+        uv_timer_init(&s->loop, &s->drain_timer);
         uv_signal_init(&s->loop, &s->sigchld);
         uv_signal_init(&s->loop, &s->sigterm);
         uv_signal_init(&s->loop, &s->sigint);
-        s->hb_timer.data = s->mem_timer.data = s->refresh_timer.data = s;
-        s->sigchld.data = s->sigterm.data = s->sigint.data = s;
+        uv_signal_init(&s->loop, &s->sigusr1);
+        s->hb_timer.data = s->mem_timer.data = s->refresh_timer.data = s->drain_timer.data = s;
+        s->sigchld.data = s->sigterm.data = s->sigint.data = s->sigusr1.data = s;
         uv_timer_start(&s->hb_timer, server__on_hb, 0, (uint64_t)cfg->heartbeat_ms);
         uv_timer_start(&s->mem_timer, server__on_mem, (uint64_t)cfg->memory_poll_ms,
                        (uint64_t)cfg->memory_poll_ms);
@@ -487,12 +571,15 @@ int server_run(pnconf_t *cfg, bool insecure, char *msg, size_t cap)
         uv_signal_start(&s->sigchld, server__on_sigchld, SIGCHLD);
         uv_signal_start(&s->sigterm, server__on_stop, SIGTERM);
         uv_signal_start(&s->sigint, server__on_stop, SIGINT);
+        uv_signal_start(&s->sigusr1, server__on_drain_signal, SIGUSR1);
         if (strchr(cfg->advertise, '*') || strstr(cfg->advertise, "0.0.0.0"))
             log_warn("pn.advertise = %s: job managers cannot connect there; set pn.advertise",
                      cfg->advertise);
         log_info("%s: listening on %s%s, %.3g cores, %llu MiB, %zu RM replicas", cfg->name,
                  cfg->listen, s->curve ? " (CURVE)" : "", cfg->cpus,
                  (unsigned long long)(cfg->memory >> 20), s->nrm);
+        notify_ready();
+        notify_status("listening on %s, not registered", cfg->listen);
         uv_run(&s->loop, UV_RUN_DEFAULT);
         /* staging jobs in flight must come back before the node goes */
         while (s->node && node_busy(s->node) > 0)
@@ -505,6 +592,8 @@ int server_run(pnconf_t *cfg, bool insecure, char *msg, size_t cap)
         uv_close((uv_handle_t *)&s->hb_timer, server__close_cb);
         uv_close((uv_handle_t *)&s->mem_timer, server__close_cb);
         uv_close((uv_handle_t *)&s->refresh_timer, server__close_cb);
+        uv_close((uv_handle_t *)&s->drain_timer, server__close_cb);
+        uv_close((uv_handle_t *)&s->sigusr1, server__close_cb);
         uv_close((uv_handle_t *)&s->sigchld, server__close_cb);
         uv_close((uv_handle_t *)&s->sigterm, server__close_cb);
         uv_close((uv_handle_t *)&s->sigint, server__close_cb);
