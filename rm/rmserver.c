@@ -6,6 +6,7 @@
 #include "common/err.h"
 #include "common/log.h"
 #include "common/mem.h"
+#include "common/notify.h"
 #include "rm/ledger_cmd.h"
 
 #include <errno.h>
@@ -213,6 +214,8 @@ static void rmserver__on_poll(uv_timer_t *t)
             rmserver__fail_pending(s, ERR_NOTLEADER);
         }
         s->role = st;
+        notify_status("raft %s, term %llu", rmserver_role_name(st),
+                      (unsigned long long)s->raft.current_term);
     }
     if (st == RAFT_LEADER && !s->ready && !s->barrier_busy) {
         /* raft 0.15: a new leader commits earlier terms' entries only through an entry of
@@ -340,6 +343,7 @@ static void rmserver__stop(struct rmserver *s)
     if (s->stopping)
         return;
     log_info("stopping");
+    notify_stopping();
     rmserver__fail_pending(s, ERR_UNAVAILABLE); /* clients retry on another replica */
     s->stopping = true;
     uv_handle_t *hs[] = {(uv_handle_t *)&s->poll_timer,  (uv_handle_t *)&s->tick_timer,
@@ -541,6 +545,7 @@ static int rmserver__start(struct rmserver *s, bool insecure, bool bootstrap, ch
     uv_signal_start(&s->sigint, rmserver__on_signal, SIGINT);
     log_info("replica %llu: raft %s, api %s, heartbeats %s, view %s%s", (unsigned long long)s->id,
              self.raft, self.api, self.heartbeat, self.pub, s->curve != NULL ? ", CURVE on" : "");
+    notify_ready(); /* sockets bound and raft started: it serves (as a follower at first) */
     return 0;
 }
 
