@@ -1,0 +1,255 @@
+/* cli_job.c - `paddock job show ID [--json]`, `paddock job cancel ID`, `paddock job deadline ID
+ * DURATION` (DESIGN.md §3.4, docs/job-directory.md). Each takes --cluster DIR (default
+ * PADDOCK_CLUSTER) or --rm ENDPOINTS --keys DIR, and --jobs-dir DIR.
+ *
+ * `show` joins the job's own view (state.json in its job directory, whether its paddock-jm still
+ * runs) with the RM's (admin query "job"): either may be missing (a job submitted from another
+ * machine has no local directory; an RM that is down answers nothing) and the command still
+ * prints what it has; it fails only when it has neither. `cancel` and `deadline` are admin writes
+ * committed through the RM's log; the JM learns of them at its next lease renewal. */
+#include "common/config.h"
+#include "common/err.h"
+#include "common/mem.h"
+#include "rm/rmclient.h"
+#include "tools/cli.h"
+#include "tools/jobdir.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define JOB_RM_TIMEOUT_MS 3000
+
+struct job_opts {
+    struct jobdir_opts d;
+    bool json;
+    const char *args[2];
+    int nargs;
+};
+
+static int job__parse(int argc, char **argv, struct job_opts *o, int want, const char *usage)
+{
+    memset(o, 0, sizeof *o);
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        bool has = i + 1 < argc;
+        if (strcmp(a, "--cluster") == 0 && has)
+            o->d.cluster = argv[++i];
+        else if (strcmp(a, "--rm") == 0 && has)
+            o->d.rm = argv[++i];
+        else if (strcmp(a, "--keys") == 0 && has)
+            o->d.keys = argv[++i];
+        else if (strcmp(a, "--jobs-dir") == 0 && has)
+            o->d.jobs_dir = argv[++i];
+        else if (strcmp(a, "--json") == 0)
+            o->json = true;
+        else if (a[0] != '-' && o->nargs < 2)
+            o->args[o->nargs++] = a;
+        else
+            o->nargs = 99;
+    }
+    if (o->nargs != want) {
+        fprintf(stderr,
+                "usage: paddock job %s [--cluster DIR | --rm ENDPOINTS --keys DIR] "
+                "[--jobs-dir DIR] [--json]\n",
+                usage);
+        return 2;
+    }
+    if (strchr(o->args[0], '/') != NULL || o->args[0][0] == '.' || o->args[0][0] == '\0') {
+        fprintf(stderr, "paddock job: '%s' is not a job id\n", o->args[0]);
+        return 2;
+    }
+    jobdir_opts_defaults(&o->d);
+    return 0;
+}
+
+/* An admin query on the leader; the reply document or NULL with the reason in msg. */
+static json_t *job__admin(const struct job_opts *o, const char *kind, const char *const *args,
+                          size_t nargs, int *code, char *msg, size_t cap)
+{
+    rmclient_t *c = NULL;
+    *code = rmclient_open(&c, o->d.cluster, o->d.rm, o->d.keys, msg, cap);
+    if (*code != 0)
+        return NULL;
+    char *text = NULL;
+    int target = -1; /* reads: ask the leader itself, a follower may lag behind a write */
+    for (size_t i = 0;
+         i < rmclient_count(c) && target < 0 && nargs == 1 && strcmp(kind, PROTO_ADMIN_JOB) == 0;
+         i++) {
+        if (rmclient_admin(c, (int)i, PROTO_ADMIN_RM_STATUS, NULL, 0, JOB_RM_TIMEOUT_MS / 4, &text,
+                           msg, cap) != 0)
+            continue;
+        json_t *st = json_loads(text, 0, NULL);
+        mem_free(text);
+        text = NULL;
+        const char *role = json_string_value(json_object_get(st, "role"));
+        if (role != NULL && strcmp(role, "leader") == 0)
+            target = (int)i;
+        json_decref(st);
+    }
+    *code = rmclient_admin(c, target, kind, args, nargs, JOB_RM_TIMEOUT_MS, &text, msg, cap);
+    rmclient_destroy(&c);
+    if (*code != 0)
+        return NULL;
+    json_error_t jerr;
+    json_t *doc = json_loads(text, 0, &jerr);
+    mem_free(text);
+    if (doc == NULL) {
+        *code = err_fmt(msg, cap, ERR_PARSE, "bad reply from the RM: %s", jerr.text);
+        return NULL;
+    }
+    return doc;
+}
+
+static void job__kv(const char *k, json_t *v)
+{
+    if (v == NULL || json_is_null(v))
+        return;
+    char *t = json_dumps(v, JSON_ENCODE_ANY);
+    if (json_is_string(v))
+        printf("  %-22s %s\n", k, json_string_value(v));
+    else
+        printf("  %-22s %s\n", k, t != NULL ? t : "?");
+    free(t);
+}
+
+static int job_show_main(int argc, char **argv)
+{
+    struct job_opts o;
+    int rc = job__parse(argc, argv, &o, 1, "show ID");
+    if (rc != 0)
+        return rc;
+    const char *id = o.args[0];
+    char msg[512], root[JOBDIR_PATH], dir[JOBDIR_PATH + 256] = "";
+    json_t *st = NULL;
+    long pid = 0;
+    bool have_dir = jobdir_root(&o.d, false, root, sizeof root, msg, sizeof msg) == 0;
+    if (have_dir) {
+        snprintf(dir, sizeof dir, "%s/%s", root, id);
+        st = jobdir_load(dir, "state.json");
+        pid = jobdir_jm_pid(dir, st);
+    }
+    int code = 0;
+    char rmmsg[512] = "";
+    const char *args[1] = {id};
+    json_t *rm = job__admin(&o, PROTO_ADMIN_JOB, args, 1, &code, rmmsg, sizeof rmmsg);
+    if (st == NULL && rm == NULL) {
+        fprintf(stderr, "paddock job show: %s: no job directory%s%s and the RM says: %s\n", id,
+                dir[0] != '\0' ? " at " : "", dir, rmmsg);
+        return 1;
+    }
+    bool alive = jobdir_jm_alive(pid);
+    const char *state = json_string_value(json_object_get(st, "state"));
+    if (o.json) {
+        json_t *doc = json_object();
+        json_object_set_new(doc, "job_id", json_string(id));
+        json_object_set_new(doc, "job_dir", st != NULL ? json_string(dir) : json_null());
+        json_object_set_new(doc, "state",
+                            state != NULL ? json_string(state)
+                                          : json_incref(json_object_get(rm, "state")));
+        json_object_set_new(doc, "jm_pid", pid > 0 ? json_integer(pid) : json_null());
+        json_object_set_new(doc, "jm_running", json_boolean(alive));
+        json_object_set_new(doc, "jm", st != NULL ? json_incref(st) : json_null());
+        json_object_set_new(doc, "rm", rm != NULL ? json_incref(rm) : json_null());
+        if (rm == NULL)
+            json_object_set_new(doc, "rm_error", json_string(rmmsg));
+        char *t = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        printf("%s\n", t != NULL ? t : "{}");
+        free(t);
+        json_decref(doc);
+    } else {
+        printf("job %s\n", id);
+        if (st != NULL) {
+            char line[512];
+            printf("  %-22s %s\n", "job dir", dir);
+            printf("  %-22s %s\n", "progress", jobdir_progress_line(st, line, sizeof line));
+            printf("  %-22s %ld (%s)\n", "jm pid", pid, alive ? "running" : "not running");
+            static const char *const keys[] = {
+                "name",       "state",        "reason",      "deadline_s",
+                "makespan_s", "deadline_met", "tasks_ready", "opportunistic_allowance"};
+            for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+                job__kv(keys[i], json_object_get(st, keys[i]));
+            if (!alive && !jobdir_state_final(state))
+                printf("  warning: its paddock-jm is gone but the job never ended (see "
+                       "%s/jm.log)\n",
+                       dir);
+        } else {
+            printf("  no job directory here (%s)\n", dir[0] != '\0' ? dir : msg);
+        }
+        if (rm != NULL) {
+            printf("resource monitor:\n");
+            const char *k;
+            json_t *v;
+            json_object_foreach(rm, k, v)
+            {
+                if (strcmp(k, "job_id") != 0)
+                    job__kv(k, v);
+            }
+        } else {
+            printf("resource monitor: %s\n", rmmsg);
+        }
+    }
+    json_decref(st);
+    json_decref(rm);
+    return 0;
+}
+
+static int job_write(const struct job_opts *o, const char *kind, const char *const *args,
+                     size_t nargs, const char *done)
+{
+    int code = 0;
+    char msg[512];
+    json_t *doc = job__admin(o, kind, args, nargs, &code, msg, sizeof msg);
+    if (doc == NULL) {
+        fprintf(stderr, "paddock job: %s: %s\n", args[0], msg);
+        return 1;
+    }
+    if (o->json) {
+        char *t = json_dumps(doc, JSON_INDENT(2));
+        printf("%s\n", t != NULL ? t : "{}");
+        free(t);
+    } else {
+        printf("%s %s (RM state: %s)\n", args[0], done,
+               json_string_value(json_object_get(doc, "state")) != NULL
+                   ? json_string_value(json_object_get(doc, "state"))
+                   : "?");
+    }
+    json_decref(doc);
+    return 0;
+}
+
+static int job_cancel_main(int argc, char **argv)
+{
+    struct job_opts o;
+    int rc = job__parse(argc, argv, &o, 1, "cancel ID");
+    if (rc != 0)
+        return rc;
+    return job_write(&o, PROTO_ADMIN_JOB_CANCEL, o.args, 1,
+                     "cancelled: its job manager stops it at its next lease renewal");
+}
+
+static int job_deadline_main(int argc, char **argv)
+{
+    struct job_opts o;
+    int rc = job__parse(argc, argv, &o, 2, "deadline ID DURATION");
+    if (rc != 0)
+        return rc;
+    int64_t ms = 0;
+    char msg[256] = "", num[32];
+    if (config_parse_duration(o.args[1], &ms, msg, sizeof msg) != 0 || ms <= 0) {
+        fprintf(stderr, "paddock job deadline: '%s': %s\n", o.args[1],
+                msg[0] != '\0' ? msg : "must be positive");
+        return 2;
+    }
+    snprintf(num, sizeof num, "%lld", (long long)ms);
+    const char *args[2] = {o.args[0], num};
+    char done[96], dur[CONFIG_DURATION_SIZE];
+    snprintf(done, sizeof done, "deadline set to %s after submission",
+             config_format_duration(ms, dur));
+    return job_write(&o, PROTO_ADMIN_JOB_DEADLINE, args, 2, done);
+}
+
+CLI_COMMAND("job show", "one job: its progress (state.json) and the RM's record", job_show_main)
+CLI_COMMAND("job cancel", "cancel a job (through the RM; its JM stops it)", job_cancel_main)
+CLI_COMMAND("job deadline", "change a job's deadline (DURATION from submission)", job_deadline_main)

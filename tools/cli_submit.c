@@ -1,0 +1,567 @@
+/* cli_submit.c - `paddock submit SPEC.json [--deadline DURATION] [--name NAME] [--wait] [--json]
+ * [--cluster DIR | --rm ENDPOINTS --keys DIR] [--jobs-dir DIR] [--log-level LEVEL]`
+ * (DESIGN.md §3.4, docs/job-directory.md).
+ *
+ * Validates the spec with the JM's parser (refusals print the reason and exit 1; nothing reaches
+ * the cluster), applies --deadline/--name, checks every task fits the largest node the RM knows,
+ * registers the job (JOB_REGISTER, which gives the id), creates the job directory, writes
+ * spec.json, starts paddock-jm detached and prints the job id once the JM is up. With --wait it
+ * follows state.json: a live progress line on a terminal, a plain line every few seconds
+ * otherwise, and exits 0 only when the job succeeded; --wait --json ends with one JSON object
+ * (progress then goes to stderr). */
+#include "common/clock.h"
+#include "common/config.h"
+#include "common/err.h"
+#include "common/mem.h"
+#include "jm/spec.h"
+#include "rm/rmclient.h"
+#include "tools/cli.h"
+#include "tools/jobdir.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define SUBMIT_RM_TIMEOUT_MS 5000
+#define SUBMIT_JM_START_S    10
+#define SUBMIT_POLL_MS       100
+#define SUBMIT_TTY_MS        250  /* progress line refresh on a terminal */
+#define SUBMIT_PLAIN_MS      5000 /* plain progress lines when not a terminal */
+#define SUBMIT_NAME_MAX      63   /* the RM's limit on job names (bytes) */
+#define SUBMIT_ID_SIZE       64   /* room for a job id the RM gives */
+
+struct submit_opts {
+    struct jobdir_opts d;
+    const char *spec, *deadline, *name, *log_level;
+    bool wait, json;
+};
+
+static volatile sig_atomic_t submit_interrupted;
+
+static void submit__on_signal(int sig)
+{
+    (void)sig;
+    submit_interrupted = 1;
+}
+
+static int submit__usage(void)
+{
+    fprintf(stderr,
+            "usage: paddock submit SPEC.json [--deadline DURATION] [--name NAME] [--wait] "
+            "[--json]\n"
+            "                      [--cluster DIR | --rm ENDPOINTS --keys DIR] [--jobs-dir DIR]\n"
+            "                      [--log-level LEVEL]\n");
+    return 2;
+}
+
+static int submit__parse(int argc, char **argv, struct submit_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        bool has = i + 1 < argc;
+        if (strcmp(a, "--wait") == 0)
+            o->wait = true;
+        else if (strcmp(a, "--json") == 0)
+            o->json = true;
+        else if (strcmp(a, "--deadline") == 0 && has)
+            o->deadline = argv[++i];
+        else if (strcmp(a, "--name") == 0 && has)
+            o->name = argv[++i];
+        else if (strcmp(a, "--cluster") == 0 && has)
+            o->d.cluster = argv[++i];
+        else if (strcmp(a, "--rm") == 0 && has)
+            o->d.rm = argv[++i];
+        else if (strcmp(a, "--keys") == 0 && has)
+            o->d.keys = argv[++i];
+        else if (strcmp(a, "--jobs-dir") == 0 && has)
+            o->d.jobs_dir = argv[++i];
+        else if (strcmp(a, "--log-level") == 0 && has)
+            o->log_level = argv[++i];
+        else if (a[0] != '-' && o->spec == NULL)
+            o->spec = a;
+        else
+            return submit__usage();
+    }
+    if (o->spec == NULL)
+        return submit__usage();
+    jobdir_opts_defaults(&o->d);
+    return 0;
+}
+
+/* The spec's text with --deadline and --name applied, validated with `lim`; *spec_out holds
+ * the parsed result. Returns the text (caller frees with free()) or NULL after printing why. */
+static char *submit__prepare(const struct submit_opts *o, const struct spec_limits *lim,
+                             struct spec **spec_out)
+{
+    char msg[1024];
+    struct spec *spec = NULL;
+    /* First as written: the reason names the file's own content. */
+    if (spec_load(o->spec, lim, &spec, msg, sizeof msg) != 0) {
+        fprintf(stderr, "paddock submit: %s: %s\n", o->spec, msg);
+        return NULL;
+    }
+    spec_destroy(&spec);
+    json_error_t jerr;
+    json_t *doc = json_load_file(o->spec, JSON_REJECT_DUPLICATES, &jerr);
+    if (doc == NULL) {
+        fprintf(stderr, "paddock submit: %s: %s\n", o->spec, jerr.text);
+        return NULL;
+    }
+    if (o->deadline != NULL) {
+        int64_t ms = 0;
+        if (config_parse_duration(o->deadline, &ms, msg, sizeof msg) != 0 || ms <= 0) {
+            fprintf(stderr, "paddock submit: --deadline '%s': %s\n", o->deadline,
+                    ms <= 0 && msg[0] == '\0' ? "must be positive" : msg);
+            json_decref(doc);
+            return NULL;
+        }
+        json_object_set_new(doc, "deadline_s", json_real((double)ms / 1000.0));
+    }
+    if (o->name != NULL)
+        json_object_set_new(doc, "name", json_string(o->name));
+    char *text = json_dumps(doc, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
+    json_decref(doc);
+    if (text == NULL) {
+        fprintf(stderr, "paddock submit: out of memory\n");
+        return NULL;
+    }
+    if (spec_parse(text, strlen(text), lim, &spec, msg, sizeof msg) != 0) {
+        fprintf(stderr, "paddock submit: %s: %s\n", o->spec, msg);
+        free(text);
+        return NULL;
+    }
+    if (strlen(spec->name) > SUBMIT_NAME_MAX) {
+        fprintf(stderr, "paddock submit: %s: job name longer than %d bytes (use --name)\n", o->spec,
+                SUBMIT_NAME_MAX);
+        spec_destroy(&spec);
+        free(text);
+        return NULL;
+    }
+    *spec_out = spec;
+    return text;
+}
+
+/* The largest node the RM knows bounds what a task may ask for. Leaves the defaults when the
+ * RM knows no node (the JM will wait for one). */
+static void submit__cluster_limits(rmclient_t *c, struct spec_limits *lim)
+{
+    char msg[256], *text = NULL;
+    if (rmclient_admin(c, -1, PROTO_ADMIN_NODES, NULL, 0, SUBMIT_RM_TIMEOUT_MS, &text, msg,
+                       sizeof msg) != 0)
+        return;
+    json_t *doc = json_loads(text, 0, NULL);
+    mem_free(text);
+    double cpu = 0, mem = 0;
+    size_t i;
+    json_t *n;
+    json_array_foreach(json_object_get(doc, "nodes"), i, n)
+    {
+        double c1 = jobdir_num(n, "cpus", 0), m1 = jobdir_num(n, "mem_mb", 0);
+        cpu = c1 > cpu ? c1 : cpu;
+        mem = m1 > mem ? m1 : mem;
+    }
+    json_decref(doc);
+    if (cpu > 0 && mem > 0) {
+        lim->max_cpu = cpu;
+        lim->max_mem_mb = (uint64_t)mem;
+    }
+}
+
+static int submit__register(rmclient_t *c, const struct spec *spec, int64_t submit_ms,
+                            char job_id[SUBMIT_ID_SIZE])
+{
+    char key[64], host[128] = "", who[256], msg[512];
+    if (rmclient_new_key(key, sizeof key) != 0) {
+        fprintf(stderr, "paddock submit: no randomness for an idempotency key\n");
+        return 1;
+    }
+    gethostname(host, sizeof host - 1);
+    const char *user = getenv("USER");
+    snprintf(who, sizeof who, "%s@%s", user != NULL ? user : "?", host);
+    proto_msg_t req, rep;
+    proto_msg_init(&req, PROTO_JOB_REGISTER);
+    memset(&rep, 0, sizeof rep);
+    req.job_register.key = key;
+    req.job_register.name = spec->name;
+    req.job_register.virtual_cluster = spec->virtual_cluster;
+    req.job_register.deadline_ms =
+        spec->has_deadline ? (uint64_t)(spec->deadline_s * 1000.0 + 0.5) : 0;
+    req.job_register.tasks_total = (uint32_t)spec->ntasks;
+    req.job_register.submitter = who;
+    req.job_register.submit_ms = submit_ms;
+    int rc = rmclient_call(c, &req, &rep, 1000, SUBMIT_RM_TIMEOUT_MS * 2, msg, sizeof msg);
+    if (rc != 0) {
+        fprintf(stderr, "paddock submit: cannot register the job with the RM: %s\n", msg);
+        return 1;
+    }
+    rc = 1;
+    if (rep.type == PROTO_ERROR) {
+        fprintf(stderr, "paddock submit: the RM refused the job: %s\n",
+                rep.error.text != NULL ? rep.error.text : err_text(rep.error.code));
+    } else if (rep.type != PROTO_JOB_REGISTER_REPLY) {
+        fprintf(stderr, "paddock submit: unexpected reply %s from the RM\n",
+                proto_type_name(rep.type) != NULL ? proto_type_name(rep.type) : "?");
+    } else if (rep.job_register_reply.code != 0 || rep.job_register_reply.job_id == NULL ||
+               rep.job_register_reply.job_id[0] == '\0') {
+        fprintf(stderr, "paddock submit: the RM refused the job: %s\n",
+                rep.job_register_reply.reason != NULL ? rep.job_register_reply.reason
+                                                      : err_text(rep.job_register_reply.code));
+    } else if (strlen(rep.job_register_reply.job_id) >= SUBMIT_ID_SIZE ||
+               strchr(rep.job_register_reply.job_id, '/') != NULL ||
+               rep.job_register_reply.job_id[0] == '.') {
+        fprintf(stderr, "paddock submit: the RM gave an unusable job id\n");
+    } else {
+        snprintf(job_id, SUBMIT_ID_SIZE, "%s", rep.job_register_reply.job_id);
+        rc = 0;
+    }
+    proto_msg_close(&rep);
+    return rc;
+}
+
+/* paddock-jm: PADDOCK_BIN_DIR, then beside this binary, then PATH (returned as a bare name). */
+static void submit__jm_path(char *out, size_t cap)
+{
+    const char *env = getenv("PADDOCK_BIN_DIR");
+    if (env != NULL && env[0] != '\0') {
+        snprintf(out, cap, "%s/paddock-jm", env);
+        if (access(out, X_OK) == 0)
+            return;
+    }
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n > 0) {
+        self[n] = '\0';
+        char *slash = strrchr(self, '/');
+        if (slash != NULL) {
+            *slash = '\0';
+            snprintf(out, cap, "%s/paddock-jm", self);
+            if (access(out, X_OK) == 0)
+                return;
+        }
+    }
+    snprintf(out, cap, "paddock-jm");
+}
+
+static int submit__write_file(const char *dir, const char *name, const char *text)
+{
+    char path[JOBDIR_PATH + 256], tmp[JOBDIR_PATH + 300];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (f == NULL)
+        return -1;
+    bool ok = fputs(text, f) >= 0 && fputc('\n', f) != EOF;
+    ok = fflush(f) == 0 && fsync(fileno(f)) == 0 && ok;
+    ok = fclose(f) == 0 && ok;
+    if (!ok || rename(tmp, path) != 0) {
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+/* Starts paddock-jm in its own session, output to DIR/jm.log. Returns its pid or -1. */
+static pid_t submit__spawn(const char *jm, const struct submit_opts *o, const char *job_dir,
+                           const char *job_id, const char *jobs_root)
+{
+    char cluster[PATH_MAX] = "", keys[PATH_MAX] = "", profiles[JOBDIR_PATH + 256] = "";
+    const char *argv[20];
+    int n = 0;
+    argv[n++] = jm;
+    argv[n++] = "--job-dir";
+    argv[n++] = job_dir;
+    argv[n++] = "--job-id";
+    argv[n++] = job_id;
+    if (o->d.cluster != NULL && o->d.rm == NULL) {
+        if (realpath(o->d.cluster, cluster) == NULL)
+            return -1;
+        argv[n++] = "--cluster";
+        argv[n++] = cluster;
+    } else {
+        argv[n++] = "--rm";
+        argv[n++] = o->d.rm;
+        if (o->d.keys != NULL) {
+            if (realpath(o->d.keys, keys) == NULL)
+                return -1;
+            argv[n++] = "--keys";
+            argv[n++] = keys;
+        }
+    }
+    if (cluster[0] == '\0' || o->d.jobs_dir != NULL) {
+        snprintf(profiles, sizeof profiles, "%s", jobs_root);
+        char *slash = strrchr(profiles, '/');
+        if (slash != NULL && slash != profiles)
+            *slash = '\0';
+        snprintf(profiles + strlen(profiles), sizeof profiles - strlen(profiles), "/profiles");
+        mkdir(profiles, 0700);
+        argv[n++] = "--profile-dir";
+        argv[n++] = profiles;
+    }
+    if (o->log_level != NULL) {
+        argv[n++] = "--log-level";
+        argv[n++] = o->log_level;
+    }
+    argv[n] = NULL;
+    char log[JOBDIR_PATH + 256];
+    snprintf(log, sizeof log, "%s/jm.log", job_dir);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid != 0)
+        return pid;
+    setsid();
+    int in = open("/dev/null", O_RDONLY);
+    int out = open(log, O_WRONLY | O_CREAT | O_APPEND, 0600);
+    if (in >= 0)
+        dup2(in, 0);
+    if (out >= 0) {
+        dup2(out, 1);
+        dup2(out, 2);
+    }
+    signal(SIGPIPE, SIG_DFL);
+    signal(SIGINT, SIG_DFL);
+    execvp(argv[0], (char *const *)argv);
+    fprintf(stderr, "paddock submit: cannot run %s: %s\n", argv[0], strerror(errno));
+    _exit(127);
+}
+
+/* Waits until the JM shows it runs (jm.pid or state.json) or exits. 0 when it runs. */
+static int submit__await_start(pid_t pid, const char *job_dir, int *status)
+{
+    char a[JOBDIR_PATH + 256], b[JOBDIR_PATH + 256];
+    snprintf(a, sizeof a, "%s/jm.pid", job_dir);
+    snprintf(b, sizeof b, "%s/state.json", job_dir);
+    int64_t end = (int64_t)clock_mono_ms() + 1000 * SUBMIT_JM_START_S;
+    while ((int64_t)clock_mono_ms() < end) {
+        if (access(a, F_OK) == 0 || access(b, F_OK) == 0)
+            return 0;
+        if (waitpid(pid, status, WNOHANG) == pid)
+            return -1;
+        usleep(20 * 1000);
+    }
+    return 0; /* slow to start but alive: --wait keeps watching it */
+}
+
+/* The result document of --wait --json: state.json's final values, the report's where missing. */
+static json_t *submit__result(const char *job_id, const char *job_dir, json_t *st,
+                              const struct spec *spec)
+{
+    json_t *rep = jobdir_load(job_dir, "report.json");
+    json_t *r = json_object();
+    json_object_set_new(r, "job_id", json_string(job_id));
+    json_object_set_new(r, "name", json_string(spec->name));
+    static const char *const keys[] = {"state",           "reason",          "tasks_total",
+                                       "tasks_succeeded", "attempts_failed", "makespan_s",
+                                       "deadline_s",      "deadline_met",    "started_ms"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        json_t *v = json_object_get(st, keys[i]);
+        if (v == NULL || json_is_null(v))
+            v = json_object_get(rep, keys[i]);
+        json_object_set(r, keys[i], v != NULL ? v : json_null());
+    }
+    if (!json_is_integer(json_object_get(r, "tasks_total")))
+        json_object_set_new(r, "tasks_total", json_integer((json_int_t)spec->ntasks));
+    if (!json_is_integer(json_object_get(r, "tasks_succeeded")))
+        json_object_set_new(r, "tasks_succeeded", json_integer(0));
+    if (json_is_null(json_object_get(r, "deadline_s")) && spec->has_deadline)
+        json_object_set_new(r, "deadline_s", json_real(spec->deadline_s));
+    if (json_is_null(json_object_get(r, "deadline_met")) &&
+        json_is_number(json_object_get(r, "makespan_s")) && spec->has_deadline)
+        json_object_set_new(r, "deadline_met",
+                            json_boolean(jobdir_num(r, "makespan_s", 0) <= spec->deadline_s));
+    json_object_set_new(r, "job_dir", json_string(job_dir));
+    char path[JOBDIR_PATH + 256];
+    snprintf(path, sizeof path, "%s/report.json", job_dir);
+    json_object_set_new(r, "report", rep != NULL ? json_string(path) : json_null());
+    json_decref(rep);
+    return r;
+}
+
+/* Follows state.json until the job ends or its JM exits. Returns the exit code. */
+static int submit__wait(const struct submit_opts *o, const char *job_id, const char *job_dir,
+                        pid_t pid, const struct spec *spec)
+{
+    FILE *pf = o->json ? stderr : stdout; /* progress; stdout keeps the one JSON document */
+    bool tty = isatty(fileno(pf)) != 0;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = submit__on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    json_t *st = NULL;
+    bool jm_gone = false;
+    int status = 0;
+    uint64_t last_print = 0;
+    char line[512];
+    for (;;) {
+        json_t *now = jobdir_load(job_dir, "state.json");
+        if (now != NULL) {
+            json_decref(st);
+            st = now;
+        }
+        const char *state = json_string_value(json_object_get(st, "state"));
+        bool final = jobdir_state_final(state);
+        if (!final && !jm_gone && waitpid(pid, &status, WNOHANG) == pid) {
+            jm_gone = true; /* one more read: its last state.json may have just landed */
+            continue;
+        }
+        uint64_t t = clock_mono_ms();
+        if (st != NULL && (final || t - last_print >= (tty ? SUBMIT_TTY_MS : SUBMIT_PLAIN_MS))) {
+            jobdir_progress_line(st, line, sizeof line);
+            if (tty)
+                fprintf(pf, "\r\033[K%s %s", job_id, line);
+            else if (!final)
+                fprintf(pf, "%s %s\n", job_id, line);
+            fflush(pf);
+            last_print = t;
+        }
+        if (final || jm_gone || submit_interrupted)
+            break;
+        usleep(SUBMIT_POLL_MS * 1000);
+    }
+    if (tty && st != NULL)
+        fputc('\n', pf);
+    if (submit_interrupted) {
+        fprintf(stderr,
+                "paddock submit: stopped waiting; %s keeps running (paddock job show %s, "
+                "paddock job cancel %s)\n",
+                job_id, job_id, job_id);
+        json_decref(st);
+        return 130;
+    }
+    const char *state = json_string_value(json_object_get(st, "state"));
+    if (!jobdir_state_final(state)) {
+        /* the JM died without a final word: the job did not succeed */
+        char why[JOBDIR_PATH + 384];
+        snprintf(why, sizeof why, "paddock-jm exited (%s %d) before the job ended; see %s/jm.log",
+                 WIFSIGNALED(status) ? "signal" : "status",
+                 WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status), job_dir);
+        if (st == NULL)
+            st = json_object();
+        json_object_set_new(st, "state", json_string("failed"));
+        json_object_set_new(st, "reason", json_string(why));
+        state = "failed";
+    }
+    json_t *res = submit__result(job_id, job_dir, st, spec);
+    json_decref(st);
+    bool ok = strcmp(state, "succeeded") == 0;
+    if (o->json) {
+        char *out = json_dumps(res, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        printf("%s\n", out != NULL ? out : "{}");
+        free(out);
+    } else {
+        double dl = jobdir_num(res, "deadline_s", -1);
+        json_t *met = json_object_get(res, "deadline_met");
+        char dtext[96] = "";
+        if (dl > 0)
+            snprintf(dtext, sizeof dtext, ", deadline %.0fs %s", dl,
+                     json_is_true(met) ? "met" : (json_is_false(met) ? "missed" : "unknown"));
+        printf("job %s %s: %lld/%lld tasks in %.1fs%s\n", job_id, state,
+               (long long)jobdir_num(res, "tasks_succeeded", 0),
+               (long long)jobdir_num(res, "tasks_total", 0), jobdir_num(res, "makespan_s", 0),
+               dtext);
+        const char *reason = json_string_value(json_object_get(res, "reason"));
+        if (reason != NULL && reason[0] != '\0')
+            printf("reason: %s\n", reason);
+        const char *rep = json_string_value(json_object_get(res, "report"));
+        if (rep != NULL)
+            printf("report: %s (render: paddock report %s -o report.html)\n", rep, job_dir);
+    }
+    json_decref(res);
+    return ok ? 0 : 1;
+}
+
+static int submit_main(int argc, char **argv)
+{
+    struct submit_opts o;
+    int rc = submit__parse(argc, argv, &o);
+    if (rc != 0)
+        return rc;
+    struct spec_limits lim;
+    spec_limits_default(&lim);
+    struct spec *spec = NULL;
+    char *text = submit__prepare(&o, &lim, &spec);
+    if (text == NULL)
+        return 1;
+    spec_destroy(&spec);
+    char msg[1024], root[JOBDIR_PATH], jm[PATH_MAX + 16];
+    if (jobdir_root(&o.d, true, root, sizeof root, msg, sizeof msg) != 0) {
+        fprintf(stderr, "paddock submit: %s\n", msg);
+        free(text);
+        return 1;
+    }
+    submit__jm_path(jm, sizeof jm);
+    if (strchr(jm, '/') == NULL && system("command -v paddock-jm >/dev/null 2>&1") != 0) {
+        fprintf(stderr, "paddock submit: paddock-jm not found beside paddock nor on PATH\n");
+        free(text);
+        return 1;
+    }
+    rmclient_t *c = NULL;
+    if (rmclient_open(&c, o.d.cluster, o.d.rm, o.d.keys, msg, sizeof msg) != 0) {
+        fprintf(stderr, "paddock submit: %s\n", msg);
+        free(text);
+        return 1;
+    }
+    submit__cluster_limits(c, &lim);
+    free(text);
+    text = submit__prepare(&o, &lim, &spec); /* again, against the cluster's largest node */
+    char job_id[SUBMIT_ID_SIZE];
+    int64_t submit_ms = clock_wall_ms();
+    if (text == NULL || submit__register(c, spec, submit_ms, job_id) != 0) {
+        rmclient_destroy(&c);
+        spec_destroy(&spec);
+        free(text);
+        return 1;
+    }
+    rmclient_destroy(&c);
+    char job_dir[JOBDIR_PATH + SUBMIT_ID_SIZE + 2];
+    snprintf(job_dir, sizeof job_dir, "%s/%s", root, job_id);
+    if (mkdir(job_dir, 0700) != 0 && errno != EEXIST) {
+        fprintf(stderr, "paddock submit: %s: %s\n", job_dir, strerror(errno));
+        spec_destroy(&spec);
+        free(text);
+        return 1;
+    }
+    if (submit__write_file(job_dir, "spec.json", text) != 0) {
+        fprintf(stderr, "paddock submit: cannot write %s/spec.json: %s\n", job_dir,
+                strerror(errno));
+        spec_destroy(&spec);
+        free(text);
+        return 1;
+    }
+    free(text);
+    pid_t pid = submit__spawn(jm, &o, job_dir, job_id, root);
+    int status = 0;
+    if (pid < 0 || submit__await_start(pid, job_dir, &status) != 0) {
+        fprintf(stderr, "paddock submit: paddock-jm for %s did not start (see %s/jm.log)\n", job_id,
+                job_dir);
+        spec_destroy(&spec);
+        return 1;
+    }
+    if (!o.wait) {
+        if (o.json)
+            printf("{\"job_id\": \"%s\", \"job_dir\": \"%s\", \"jm_pid\": %ld}\n", job_id, job_dir,
+                   (long)pid);
+        else
+            printf("%s\n", job_id);
+        spec_destroy(&spec);
+        return 0;
+    }
+    if (!o.json)
+        printf("submitted %s (%s, %zu tasks%s) -> %s\n", job_id, spec->name, spec->ntasks,
+               spec->has_deadline ? ", with a deadline" : "", job_dir);
+    fflush(stdout);
+    rc = submit__wait(&o, job_id, job_dir, pid, spec);
+    spec_destroy(&spec);
+    return rc;
+}
+
+CLI_COMMAND("submit", "submit a job spec: validate, register, start its job manager", submit_main)
