@@ -1,0 +1,125 @@
+/* deploy_probe - one authenticated request to one Paddock server, for tests/deploy.
+ *
+ * usage: deploy_probe --rm|--pn ENDPOINT --keys DIR --name NAME --server-pub FILE
+ *                     [--marker PATH] [--timeout-ms N]
+ * Connects a DEALER with the certificate DIR/NAME.secret to ENDPOINT, trusting the server key
+ * in FILE (a certificate's public file), and sends one request: to an RM an ADMIN_QUERY
+ * rm_status; to a PN a TASK_CREATE of `/bin/sh -c 'touch PATH'` (PATH from --marker, so a test
+ * can tell whether the command ever ran). Prints the type of the reply.
+ * Exit 0: a reply came; 1: none within the timeout (default 2000 ms) - the server did not let
+ * this client in; 2: usage or local error. */
+#include "common/clock.h"
+#include "common/curve.h"
+#include "common/zuv.h"
+#include "proto/proto.h"
+
+#include <czmq.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int probe_usage(void)
+{
+    fprintf(stderr, "usage: deploy_probe --rm|--pn ENDPOINT --keys DIR --name NAME "
+                    "--server-pub FILE [--marker PATH] [--timeout-ms N]\n");
+    return 2;
+}
+
+int main(int argc, char **argv)
+{
+    const char *ep = NULL, *keys = NULL, *name = NULL, *server_pub = NULL;
+    const char *marker = "/nonexistent/deploy-probe-marker";
+    int pn = -1;
+    long timeout_ms = 2000;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (strcmp(argv[i], "--rm") == 0 || strcmp(argv[i], "--pn") == 0) {
+            pn = strcmp(argv[i], "--pn") == 0;
+            ep = argv[i + 1];
+        } else if (strcmp(argv[i], "--keys") == 0) {
+            keys = argv[i + 1];
+        } else if (strcmp(argv[i], "--name") == 0) {
+            name = argv[i + 1];
+        } else if (strcmp(argv[i], "--server-pub") == 0) {
+            server_pub = argv[i + 1];
+        } else if (strcmp(argv[i], "--marker") == 0) {
+            marker = argv[i + 1];
+        } else if (strcmp(argv[i], "--timeout-ms") == 0) {
+            timeout_ms = strtol(argv[i + 1], NULL, 10);
+        } else {
+            return probe_usage();
+        }
+    }
+    if (pn < 0 || !keys || !name || !server_pub || timeout_ms <= 0 || argc % 2 == 0)
+        return probe_usage();
+    zsys_handler_set(NULL);
+    char msg[512];
+    zcert_t *server = zcert_load(server_pub);
+    curve_t *c = NULL;
+    if (!server || curve_load(&c, keys, name, NULL, msg, sizeof msg) != 0) {
+        fprintf(stderr, "deploy_probe: cannot load keys (%s)\n", server ? msg : server_pub);
+        zcert_destroy(&server);
+        return 2;
+    }
+    zsock_t *z = zuv_socket(ZMQ_DEALER, PROTO_MAX_MSG_BYTES);
+    int rc = z ? curve_apply(z, c, CURVE_CLIENT, zcert_public_txt(server), msg, sizeof msg) : -1;
+    zcert_destroy(&server);
+    curve_destroy(&c);
+    if (rc != 0 || zsock_connect(z, "%s", ep) != 0) {
+        fprintf(stderr, "deploy_probe: cannot connect to %s\n", ep);
+        zsock_destroy(&z);
+        return 2;
+    }
+    proto_msg_t m;
+    char *args[] = {"/bin/sh", "-c", NULL};
+    char script[600];
+    if (pn) {
+        snprintf(script, sizeof script, "touch '%s'", marker);
+        args[2] = script;
+        proto_msg_init(&m, PROTO_TASK_CREATE);
+        m.task_create.job_id = "j-deploy-probe";
+        m.task_create.task_id = "probe";
+        m.task_create.task_class = PROTO_CLASS_REGULAR;
+        m.task_create.argv = args;
+        m.task_create.argc = 3;
+        m.task_create.cpu = 0.1;
+        m.task_create.mem_mb = 16;
+        m.task_create.runtime_ms = 100;
+    } else {
+        proto_msg_init(&m, PROTO_ADMIN_QUERY);
+        m.admin_query.kind = PROTO_ADMIN_RM_STATUS;
+    }
+    m.req_id = 1;
+    proto_buf_t buf;
+    proto_buf_init(&buf);
+    rc = proto_encode(&m, &buf, msg, sizeof msg);
+    if (rc == 0)
+        rc = zsock_send(z, "b", buf.data, buf.len);
+    proto_buf_close(&buf);
+    if (rc != 0) {
+        fprintf(stderr, "deploy_probe: cannot send\n");
+        zsock_destroy(&z);
+        return 2;
+    }
+    int got = 0;
+    uint64_t end = clock_mono_ms() + (uint64_t)timeout_ms;
+    zpoller_t *poller = zpoller_new(z, NULL);
+    while (!got && clock_mono_ms() < end) {
+        if (zpoller_wait(poller, 50) != z)
+            continue;
+        zframe_t *f = zframe_recv(z);
+        proto_msg_t r;
+        proto_stats_t st;
+        proto_stats_init(&st);
+        if (f && proto_decode(zframe_data(f), zframe_size(f), &r, &st, NULL, 0) == 0) {
+            printf("%s\n", proto_type_name(r.type));
+            proto_msg_close(&r);
+            got = 1;
+        }
+        zframe_destroy(&f);
+    }
+    zpoller_destroy(&poller);
+    zsock_destroy(&z);
+    if (!got)
+        printf("no reply within %ld ms\n", timeout_ms);
+    return got ? 0 : 1;
+}
