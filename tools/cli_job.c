@@ -104,7 +104,7 @@ static json_t *job__admin(const struct job_opts *o, const char *kind, const char
 
 static void job__kv(const char *k, json_t *v)
 {
-    if (v == NULL || json_is_null(v))
+    if (v == NULL || json_is_null(v) || (json_is_string(v) && json_string_value(v)[0] == '\0'))
         return;
     char *t = json_dumps(v, JSON_ENCODE_ANY);
     if (json_is_string(v))
