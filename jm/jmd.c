@@ -1,0 +1,240 @@
+/* jmd.c - paddock-jm's set-up, timers, signals and tear-down (the shell around jm/jmd_*.c). */
+#include <jansson.h>
+#include <math.h>
+#include <signal.h>
+#include <string.h>
+
+#include "common/clock.h"
+#include "common/err.h"
+#include "common/log.h"
+#include "common/mem.h"
+#include "jm/jmd.h"
+
+#define JMD__TICK_MS   250  /* state.json, silent nodes, RM retries */
+#define JMD__LEASE_MS  1000 /* lease renewal */
+#define JMD__END_WAIT  3000 /* how long the end waits for the RM to take the final renewal */
+#define JMD__REPORT_MS 2000 /* report.json refresh while running */
+
+void jmd_opts_default(struct jmd_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->max_attempts = 3;
+    o->node_timeout_ms = 15000;
+    o->opp_factor = 1.0;
+    o->max_tokens = 100;
+}
+
+const char *jmd_outcome_name(enum jmd_outcome o)
+{
+    switch (o) {
+    case JMD_RUNNING:
+        return "running";
+    case JMD_SUCCEEDED:
+        return "succeeded";
+    case JMD_FAILED:
+        return "failed";
+    case JMD_CANCELLED:
+        return "cancelled";
+    }
+    return "?";
+}
+
+int64_t jmd_now(const jmd_t *j)
+{
+    (void)j;
+    return (int64_t)clock_mono_ms();
+}
+
+double jmd_elapsed_s(const jmd_t *j)
+{
+    return (double)(clock_wall_ms() - j->t0_wall) / 1000.0;
+}
+
+double jmd_wall_rel_s(const jmd_t *j, int64_t wall_ms)
+{
+    return (double)(wall_ms - j->t0_wall) / 1000.0;
+}
+
+static void jmd__stop(jmd_t *j)
+{
+    if (j->stopping)
+        return;
+    j->stopping = 1;
+    uv_stop(&j->loop);
+}
+
+static void jmd__on_tick(uv_timer_t *h)
+{
+    jmd_t *j = h->data;
+    jmd_rm_tick(j);
+    if (j->outcome == JMD_RUNNING) {
+        jmd_sched_tick(j);
+        if (j->sched_pending)
+            jmd_sched_round(j);
+        jmd_out_state(j);
+        jmd_out_flush(j);
+        int64_t now = jmd_now(j);
+        if (now - j->last_report_mono >= JMD__REPORT_MS) {
+            j->last_report_mono = now;
+            jmd_out_report(j);
+        }
+    } else if (j->end_acked == 3 || jmd_now(j) - j->rm_heard_mono > JMD__END_WAIT) {
+        jmd__stop(j);
+    }
+}
+
+static void jmd__on_end_timer(uv_timer_t *h)
+{
+    jmd__stop(h->data); /* the RM did not answer the final renewal in time: stop anyway */
+}
+
+static void jmd__on_lease(uv_timer_t *h)
+{
+    jmd_t *j = h->data;
+    if (j->outcome == JMD_RUNNING)
+        jmd_rm_renew(j);
+}
+
+static void jmd__on_control(uv_timer_t *h)
+{
+    jmd_t *j = h->data;
+    jmd_jockey_step(j);
+    if (j->outcome == JMD_RUNNING)
+        jmd_out_progress(j);
+}
+
+static void jmd__on_signal(uv_signal_t *h, int sig)
+{
+    jmd_t *j = h->data;
+    log_info("signal %d: ending the job", sig);
+    if (j->outcome == JMD_RUNNING)
+        jmd_end(j, JMD_CANCELLED, "the job manager was stopped");
+    else
+        jmd__stop(j);
+}
+
+/* A scheduling round runs at most once per loop turn, after the I/O that asked for it. */
+static void jmd__on_check(uv_check_t *h)
+{
+    jmd_t *j = h->data;
+    if (j->sched_pending && j->outcome == JMD_RUNNING)
+        jmd_sched_round(j);
+    if (j->outcome != JMD_RUNNING && !uv_is_active((uv_handle_t *)&j->stop_timer))
+        uv_timer_start(&j->stop_timer, jmd__on_end_timer, JMD__END_WAIT, 0);
+}
+
+static void jmd__close_cb(uv_handle_t *h, void *arg)
+{
+    (void)arg;
+    if (!uv_is_closing(h))
+        uv_close(h, NULL);
+}
+
+int jmd_run(const struct jmd_opts *opts, char *msg, size_t cap)
+{
+    jmd_t *j = mem_calloc(1, sizeof *j);
+    if (!j)
+        return err_fmt(msg, cap, ERR_NOMEM, "out of memory");
+    j->o = *opts;
+    j->t0_wall = opts->started_wall_ms ? opts->started_wall_ms : clock_wall_ms();
+    j->t0_mono = jmd_now(j);
+    j->rm_heard_mono = j->t0_mono;
+    int rc = 0, loop_ok = 0;
+    uv_check_t check;
+
+    char path[4096];
+    snprintf(path, sizeof path, "%s/spec.json", opts->job_dir);
+    char why[1024];
+    rc = spec_load(path, NULL, &j->spec, why, sizeof why);
+    if (rc) {
+        err_fmt(msg, cap, rc, "spec %s rejected: %s", path, why);
+        goto out;
+    }
+    log_info("job %s \"%s\": %zu tasks in %zu stages%s", opts->job_id, j->spec->name,
+             j->spec->ntasks, j->spec->nstages, j->spec->has_deadline ? "" : ", no deadline");
+    if ((rc = jmd_sched_init(j, msg, cap)) != 0 || (rc = jmd_out_open(j, msg, cap)) != 0)
+        goto out;
+    if (opts->keys_dir) {
+        rc = curve_load(&j->curve, opts->keys_dir, opts->key_name ? opts->key_name : "paddock",
+                        NULL, msg, cap);
+        if (rc)
+            goto out;
+    }
+    if ((rc = jmd_jockey_init(j)) != 0) {
+        err_fmt(msg, cap, rc, "cannot set up Jockey: %s", err_text(rc));
+        goto out;
+    }
+    if (uv_loop_init(&j->loop) != 0) {
+        rc = err_fmt(msg, cap, ERR_SYS, "cannot make an event loop");
+        goto out;
+    }
+    loop_ok = 1;
+    if ((rc = jmd_rm_open(j, msg, cap)) != 0)
+        goto out;
+    uv_timer_init(&j->loop, &j->tick);
+    uv_timer_init(&j->loop, &j->lease);
+    uv_timer_init(&j->loop, &j->control);
+    uv_timer_init(&j->loop, &j->stop_timer);
+    uv_signal_init(&j->loop, &j->sigterm);
+    uv_signal_init(&j->loop, &j->sigint);
+    uv_check_init(&j->loop, &check);
+    j->tick.data = j->lease.data = j->control.data = j->stop_timer.data = j;
+    j->sigterm.data = j->sigint.data = check.data = j;
+    uv_timer_start(&j->tick, jmd__on_tick, JMD__TICK_MS, JMD__TICK_MS);
+    uv_timer_start(&j->lease, jmd__on_lease, 0, JMD__LEASE_MS);
+    if (j->ctrl) {
+        uint64_t period = (uint64_t)llround(controller_config(j->ctrl)->period_s * 1000.0);
+        uv_timer_start(&j->control, jmd__on_control, period, period);
+    } else {
+        uv_timer_start(&j->control, jmd__on_control, 1000, 1000);
+    }
+    uv_signal_start(&j->sigterm, jmd__on_signal, SIGTERM);
+    uv_signal_start(&j->sigint, jmd__on_signal, SIGINT);
+    uv_check_start(&check, jmd__on_check);
+    jmd_out_tokens(j);
+    jmd_out_progress(j);
+    jmd_out_state(j);
+    jmd_rm_tick(j); /* the first token request */
+    log_info("running: %zu RM replicas, profile dir %s", opts->nrm,
+             opts->profile_dir ? opts->profile_dir : "(none)");
+    uv_run(&j->loop, UV_RUN_DEFAULT);
+    rc = j->outcome == JMD_SUCCEEDED ? 0 : 1;
+
+out:
+    if (rc < 0 && j->spec && j->dag) {
+        /* A daemon that cannot run still leaves a state.json saying why. */
+        j->outcome = JMD_FAILED;
+        j->end_wall = clock_wall_ms();
+        snprintf(j->reason, sizeof j->reason, "%s", msg);
+        jmd_out_state(j);
+    }
+    if (rc < 0 && !j->spec) {
+        /* The spec itself was refused: state failed with the reason. */
+        char sp[4096];
+        snprintf(sp, sizeof sp, "%s/state.json", opts->job_dir);
+        FILE *f = fopen(sp, "w");
+        if (f) {
+            json_t *o = json_pack("{s:i, s:s, s:s, s:s, s:I, s:i, s:i}", "version", 1, "job_id",
+                                  opts->job_id, "state", "failed", "reason", msg, "started_ms",
+                                  (json_int_t)j->t0_wall, "tasks_total", 0, "tasks_succeeded", 0);
+            if (o)
+                json_dumpf(o, f, JSON_COMPACT);
+            json_decref(o);
+            fclose(f);
+        }
+    }
+    jmd_pn_close(j);
+    jmd_rm_close(j);
+    if (loop_ok) {
+        uv_walk(&j->loop, jmd__close_cb, NULL);
+        uv_run(&j->loop, UV_RUN_DEFAULT);
+        uv_loop_close(&j->loop);
+    }
+    jmd_jockey_close(j);
+    jmd_out_close(j);
+    jmd_sched_close(j);
+    curve_destroy(&j->curve);
+    spec_destroy(&j->spec);
+    mem_free(j);
+    return rc;
+}

@@ -1,0 +1,256 @@
+/* jmd.h - the paddock-jm daemon's internals: one job, one uv loop (DESIGN.md 2,
+ * docs/jm-placement.md, docs/jockey.md, docs/job-directory.md).
+ *
+ * The daemon is a thin shell over the pure modules (jm/place.h says how it drives them). Its
+ * parts, by concern:
+ *   jmd_rm.c     the RM link: SUB to every replica's view, DEALERs to the API (TOKEN_REQUEST,
+ *                LEASE_RENEW, TOKEN_RELEASE), leader redirects, retries with the same key
+ *   jmd_pn.c     the PN links: one DEALER per PN used, TASK_CREATE/CANCEL/UPGRADE out,
+ *                TASK_STATUS and ERROR in
+ *   jmd_sched.c  scheduling rounds, attempt outcomes, retries, silent nodes, cancel, the end
+ *   jmd_jockey.c the Jockey control loop: profile, table, controller, token target
+ *   jmd_out.c    the job directory: journal, state.json, report.json, the profile
+ *   jmd.c        set-up, timers, signals, tear-down
+ *
+ * Attempt states (per task, changed only in jmd_sched.c): idle (not in flight) -> in flight
+ * (TASK_CREATE sent to a node; waiting or running there) -> an outcome (succeeded, failed,
+ * preempted, cancelled, lost) -> idle again or done. Every dispatch gets a new wire attempt
+ * number, so a status of an earlier attempt is recognised and ignored. Only "failed" counts
+ * against the attempt limit; preemption and lost nodes re-place the task without charging it
+ * (bounded separately so a task can never bounce forever).
+ *
+ * Internal header: not a public API; everything here is owned by struct jmd.
+ */
+#ifndef PADDOCK_JM_JMD_H
+#define PADDOCK_JM_JMD_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <uv.h>
+
+#include "common/curve.h"
+#include "common/zuv.h"
+#include "jm/controller.h"
+#include "jm/dag.h"
+#include "jm/dispatch.h"
+#include "jm/estimator.h"
+#include "jm/jsim.h"
+#include "jm/place.h"
+#include "jm/profile.h"
+#include "jm/spec.h"
+#include "jm/view.h"
+#include "proto/proto.h"
+
+#define JMD_MAX_RM 7
+
+/* Options (public value; jmd_opts_default then adjust). Strings borrowed for jmd_run. */
+struct jmd_opts {
+    const char *job_dir;
+    const char *job_id;
+    const char *rm_api[JMD_MAX_RM]; /* API endpoints */
+    const char *rm_pub[JMD_MAX_RM]; /* view PUB endpoints */
+    size_t nrm;
+    const char *keys_dir; /* NULL: no CURVE */
+    const char *key_name;
+    const char *profile_dir; /* NULL: no profile */
+    int max_attempts;        /* failed attempts a task may have (default 3) */
+    int64_t node_timeout_ms; /* silence from a node with tasks before re-placing (15 s) */
+    double control_period_s; /* 0: deadline / 30 clamped to [1, 60] */
+    double opp_factor;       /* opportunistic tasks per token (default 1) */
+    int max_tokens;          /* most tokens ever asked for (default 100) */
+    int64_t started_wall_ms; /* job start (wall); 0: now */
+};
+void jmd_opts_default(struct jmd_opts *o);
+
+/* The final outcome of jmd_run. */
+enum jmd_outcome {
+    JMD_RUNNING = 0,
+    JMD_SUCCEEDED,
+    JMD_FAILED,
+    JMD_CANCELLED,
+};
+const char *jmd_outcome_name(enum jmd_outcome o);
+
+/* Runs the job to its end. Returns 0 when it succeeded, 1 when it failed or was cancelled, and
+ * a negative ERR_* code (reason in msg) when the daemon could not start at all. */
+int jmd_run(const struct jmd_opts *opts, char *msg, size_t cap);
+
+/* ---- internals shared by the jmd_*.c files ---- */
+
+struct jmd_task {
+    uint32_t attempt;   /* last wire attempt number (0: never dispatched) */
+    uint32_t failures;  /* failed attempts */
+    uint32_t replaced;  /* attempts lost/preempted (not charged) */
+    int inflight;       /* a create is out */
+    int running;        /* the PN said running */
+    int node;           /* view node of the attempt in flight, -1 */
+    int cls;            /* dispatch class of the attempt */
+    int64_t ready_mono; /* when it (last) became ready */
+    int64_t disp_mono;  /* when the attempt was dispatched */
+    int64_t run_mono;   /* when the PN said running */
+    int64_t disp_wall, queued_wall, start_wall;
+    double queue_s;      /* ready -> dispatch of the current attempt */
+    struct estimate est; /* what it was placed on */
+};
+
+/* One finished attempt (for report.json and the profile). */
+struct jmd_rec {
+    size_t task;
+    uint32_t attempt;
+    char node[VIEW_NAME_MAX];
+    int cls;
+    double queued_s, start_s, end_s;
+    int state; /* proto_task_state_t */
+    int exit_code, signal;
+    double cpu_s;
+    uint64_t rss_kb;
+    char reason[160];
+};
+
+struct jmd_tok_sample {
+    double t_s;
+    int granted, target, oracle, opp;
+};
+struct jmd_prog_sample {
+    double t_s;
+    size_t done;
+    double fraction;
+};
+
+/* An RM request kept until answered: resent with the same key to the next replica on timeout. */
+struct jmd_call {
+    int active;
+    int type; /* proto_type_t */
+    char key[64];
+    uint64_t req_id;
+    int64_t sent_mono;
+    uint32_t tokens;
+    int all;
+};
+
+struct jmd_node_link {
+    zuv_sock_t *sock;
+    char endpoint[VIEW_ENDPOINT_MAX];
+    int64_t heard_mono; /* last status from it (or first dispatch) */
+    size_t inflight;
+};
+
+typedef struct jmd {
+    struct jmd_opts o;
+    uv_loop_t loop;
+    uv_timer_t tick, lease, control, stop_timer;
+    uv_signal_t sigterm, sigint;
+    int stopping; /* the loop is winding down */
+    curve_t *curve;
+    int64_t t0_mono, t0_wall;
+
+    /* job */
+    struct spec *spec;
+    dag_t *dag;
+    estimator_t *est;
+    dispatch_t *disp;
+    place_t *place;
+    view_t *view;
+    size_t view_nodes_resolved;
+    int view_dirty;
+    struct jmd_task *tasks;
+    double *task_bl, *stage_prio;
+    size_t *ready_buf;
+    struct place_match *matches;
+    uint64_t rng;
+    int sched_pending;
+    enum jmd_outcome outcome;
+    char reason[512];
+    size_t attempts_failed;
+    int64_t end_wall;
+
+    /* RM */
+    zuv_sock_t *sub[JMD_MAX_RM];
+    zuv_sock_t *api[JMD_MAX_RM];
+    int leader;
+    uint64_t next_req;
+    struct jmd_call call_tok, call_lease, call_rel;
+    uint32_t granted, capacity, requested;
+    int want; /* tokens to ask for now */
+    int64_t rm_heard_mono;
+    int end_acked;
+
+    /* PNs (indexed like the view) */
+    struct jmd_node_link *links;
+    size_t nlinks;
+
+    /* Jockey */
+    struct jsim_plan plan;
+    int have_plan;
+    controller_t *ctrl;
+    int has_deadline;
+    double deadline_s;
+    int target; /* tokens the controller (or the fixed rule) wants */
+    int opp_allowance;
+    int oracle;
+    int *done_buf;
+    double run_actual_s, run_expected_s;
+
+    /* output */
+    FILE *journal;
+    int journal_dirty;
+    struct jmd_rec *recs;
+    size_t nrecs, caprecs;
+    struct jmd_tok_sample *toks;
+    size_t ntoks, captoks;
+    struct jmd_prog_sample *progs;
+    size_t nprogs, capprogs;
+    int64_t last_report_mono;
+} jmd_t;
+
+int64_t jmd_now(const jmd_t *j);      /* monotonic ms */
+double jmd_elapsed_s(const jmd_t *j); /* since the job started */
+double jmd_wall_rel_s(const jmd_t *j, int64_t wall_ms);
+
+/* jmd_rm.c */
+int jmd_rm_open(jmd_t *j, char *msg, size_t cap);
+void jmd_rm_close(jmd_t *j);
+void jmd_rm_tick(jmd_t *j);   /* retries, token target changes */
+void jmd_rm_renew(jmd_t *j);  /* one LEASE_RENEW */
+void jmd_rm_finish(jmd_t *j); /* terminal renewal + release all */
+
+/* jmd_pn.c */
+int jmd_pn_create(jmd_t *j, size_t task, uint32_t node);
+void jmd_pn_cancel(jmd_t *j, size_t task, uint32_t node, const char *why);
+void jmd_pn_upgrade(jmd_t *j, size_t task, uint32_t node);
+void jmd_pn_close(jmd_t *j);
+/* Splits a create's req_id (set by jmd_pn_create) back into task and attempt. */
+void jmd_pn_req_split(uint64_t req_id, size_t *task, uint32_t *attempt);
+
+/* jmd_sched.c */
+int jmd_sched_init(jmd_t *j, char *msg, size_t cap);
+void jmd_sched_close(jmd_t *j);
+void jmd_sched_request(jmd_t *j); /* a round soon (coalesced) */
+void jmd_sched_round(jmd_t *j);
+void jmd_sched_status(jmd_t *j, const proto_task_status_t *st);
+void jmd_sched_create_refused(jmd_t *j, uint64_t req_id, const char *why);
+void jmd_sched_tick(jmd_t *j); /* silent nodes */
+void jmd_sched_tokens(jmd_t *j, uint32_t granted);
+void jmd_sched_cancel(jmd_t *j, const char *why);
+void jmd_sched_view_changed(jmd_t *j);
+void jmd_end(jmd_t *j, enum jmd_outcome o, const char *reason);
+
+/* jmd_jockey.c */
+int jmd_jockey_init(jmd_t *j);
+void jmd_jockey_close(jmd_t *j);
+void jmd_jockey_step(jmd_t *j);
+void jmd_jockey_deadline(jmd_t *j, double deadline_s);
+int jmd_jockey_request(const jmd_t *j); /* tokens to hold now */
+
+/* jmd_out.c */
+int jmd_out_open(jmd_t *j, char *msg, size_t cap);
+void jmd_out_close(jmd_t *j);
+void jmd_out_attempt(jmd_t *j, const struct jmd_rec *r);
+void jmd_out_tokens(jmd_t *j);
+void jmd_out_progress(jmd_t *j);
+void jmd_out_state(jmd_t *j);
+void jmd_out_report(jmd_t *j);
+void jmd_out_flush(jmd_t *j);
+void jmd_out_profile(jmd_t *j);
+
+#endif

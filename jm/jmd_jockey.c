@@ -1,0 +1,184 @@
+/* jmd_jockey.c - the Jockey control loop inside the JM (Jockey §4; docs/jockey.md): the profile
+ * of an earlier run (or the Amdahl fallback), the C(p, a) table, the controller stepped every
+ * period, the guaranteed-token target and the opportunistic allowance. */
+#include <math.h>
+#include <string.h>
+
+#include "common/clock.h"
+#include "common/err.h"
+#include "common/log.h"
+#include "common/mem.h"
+#include "jm/jmd.h"
+
+/* A job without a deadline asks for its widest stage, within what it may ask for at all. */
+static int jmd_jockey__fixed(const jmd_t *j)
+{
+    size_t widest = 1;
+    for (size_t s = 0; s < j->spec->nstages; s++)
+        if (j->spec->stages[s].ntasks > widest)
+            widest = j->spec->stages[s].ntasks;
+    return widest > (size_t)j->o.max_tokens ? j->o.max_tokens : (int)widest;
+}
+
+int jmd_jockey_init(jmd_t *j)
+{
+    char msg[512];
+    struct profile prof;
+    profile_init(&prof);
+    int have_prof = 0;
+    if (j->o.profile_dir) {
+        char path[4096];
+        int rc = profile_path(path, sizeof path, j->o.profile_dir, j->spec->name);
+        if (!rc)
+            rc = profile_load(&prof, path, msg, sizeof msg);
+        if (rc == 0) {
+            have_prof = 1;
+            log_info("profile %s: %d stages from an earlier run", path, prof.nstages);
+        } else if (rc == ERR_NOTFOUND) {
+            log_info("no profile for job \"%s\" yet (%s): Amdahl model from the spec's estimates",
+                     j->spec->name, path);
+        } else {
+            log_warn("profile %s unusable (%s): Amdahl model from the spec's estimates", path, msg);
+        }
+    }
+    int rc = jsim_plan_init(&j->plan, j->spec, have_prof ? &prof : NULL, PROGRESS_TOTALWORK_Q, msg,
+                            sizeof msg);
+    profile_close(&prof);
+    if (rc) {
+        log_warn("no job model (%s): fixed allocation", msg);
+    } else {
+        j->have_plan = 1;
+        if (have_prof) {
+            struct jsim_table_config tc;
+            jsim_table_config_default(&tc);
+            if (tc.max_tokens <= 0 || tc.max_tokens > j->o.max_tokens)
+                tc.max_tokens = j->o.max_tokens;
+            struct jsim_rng rng;
+            jsim_rng_seed(&rng, j->rng ? j->rng : 1);
+            uint64_t t0 = clock_mono_ns();
+            rc = jsim_plan_build_table(&j->plan, &tc, &rng, msg, sizeof msg);
+            double ms = (double)(clock_mono_ns() - t0) / 1e6;
+            if (rc)
+                log_warn("no C(p, a) table (%s): Amdahl model", msg);
+            else
+                log_info("C(p, a) table built in %.1f ms: %ld simulated runs, %ld attempts, "
+                         "%d allocations, peak parallelism %d",
+                         ms, j->plan.cost.runs, j->plan.cost.task_attempts, j->plan.cost.nallocs,
+                         j->plan.cost.peak_parallelism);
+        }
+    }
+    j->done_buf = mem_calloc(j->spec->nstages ? j->spec->nstages : 1, sizeof *j->done_buf);
+    if (!j->done_buf)
+        return ERR_NOMEM;
+    j->has_deadline = j->spec->has_deadline;
+    j->deadline_s = j->spec->deadline_s;
+    struct utility ut;
+    if (j->have_plan && utility_init_spec(&ut, j->spec, msg, sizeof msg) == 0) {
+        if (!j->has_deadline) {
+            j->has_deadline = 1;
+            j->deadline_s = utility_deadline(&ut);
+        }
+        struct controller_config cc;
+        controller_config_default(&cc, j->deadline_s);
+        double period = j->o.control_period_s;
+        if (period <= 0) {
+            period = j->deadline_s / 30.0;
+            period = period < 1.0 ? 1.0 : period > 60.0 ? 60.0 : period;
+        }
+        cc.period_s = period;
+        cc.max_tokens = j->o.max_tokens;
+        cc.opp_factor = j->o.opp_factor;
+        controller_predict_fn *fn;
+        void *ctx;
+        jsim_plan_predictor(&j->plan, &fn, &ctx);
+        j->ctrl = controller_new(&cc, &ut, fn, ctx);
+        if (!j->ctrl)
+            log_warn("cannot make the controller: fixed allocation");
+        else
+            log_info("Jockey: deadline %.3f s, control period %.3f s, dead zone %.3f s, %s",
+                     j->deadline_s, cc.period_s, cc.deadzone_s,
+                     j->plan.table ? "simulated C(p, a)" : "Amdahl predictor");
+    }
+    if (j->has_deadline && j->have_plan && j->deadline_s > 0) {
+        double work = j->plan.amdahl.P0;
+        j->oracle = (int)ceil(work / j->deadline_s);
+        if (j->oracle < 1)
+            j->oracle = 1;
+    }
+    j->target = jmd_jockey__fixed(j);
+    j->opp_allowance = (int)floor(j->o.opp_factor * j->target);
+    if (j->ctrl)
+        jmd_jockey_step(j);
+    else
+        log_info("fixed allocation: %d tokens (the widest stage)", j->target);
+    return 0;
+}
+
+void jmd_jockey_close(jmd_t *j)
+{
+    controller_destroy(&j->ctrl);
+    if (j->have_plan)
+        jsim_plan_close(&j->plan);
+    j->have_plan = 0;
+    mem_free(j->done_buf);
+    j->done_buf = NULL;
+}
+
+void jmd_jockey_step(jmd_t *j)
+{
+    if (!j->ctrl || j->outcome != JMD_RUNNING)
+        return;
+    for (size_t s = 0; s < j->spec->nstages; s++)
+        j->done_buf[s] = (int)dag_stage_count(j->dag, s, DAG_SUCCEEDED);
+    struct controller_obs obs;
+    memset(&obs, 0, sizeof obs);
+    obs.t_r = jmd_elapsed_s(j);
+    obs.progress = progress_eval(&j->plan.progress, j->done_buf);
+    obs.done = j->done_buf;
+    int spare = (int)j->capacity - (int)j->granted;
+    obs.spare_tokens = spare > 0 ? spare : 0;
+    if (j->run_expected_s > 0) {
+        double prior = 0.05 * j->plan.amdahl.P0;
+        obs.speed = (j->run_actual_s + prior) / (j->run_expected_s + prior);
+    }
+    struct controller_out out;
+    int rc = controller_step(j->ctrl, &obs, &out);
+    if (rc) {
+        log_warn("controller step failed: %s", err_text(rc));
+        return;
+    }
+    static const char *act[] = {"first", "raise", "lower", "hold", "retarget"};
+    if (out.tokens != j->target || out.action != CONTROLLER_HOLD)
+        log_info("Jockey t=%.2f p=%.3f: %s -> %d tokens (raw %d, smoothed %.2f, finish ~%.2f s), "
+                 "opportunistic %d",
+                 obs.t_r, obs.progress, act[out.action % 5], out.tokens, out.raw, out.smoothed,
+                 out.predicted_finish, out.opportunistic);
+    j->target = out.tokens;
+    /* The allowance the controller gives, as a factor of the tokens the dispatcher holds; with no
+       spare capacity reported yet, the configured factor. */
+    j->opp_allowance = out.opportunistic;
+    if (out.tokens > 0)
+        dispatch_set_factor(j->disp, (double)out.opportunistic / (double)out.tokens);
+    jmd_out_tokens(j);
+}
+
+void jmd_jockey_deadline(jmd_t *j, double deadline_s)
+{
+    if (deadline_s <= 0)
+        return;
+    log_info("deadline changed: %.3f s -> %.3f s", j->deadline_s, deadline_s);
+    j->has_deadline = 1;
+    j->deadline_s = deadline_s;
+    if (j->have_plan) {
+        j->oracle = (int)ceil(j->plan.amdahl.P0 / deadline_s);
+        if (j->oracle < 1)
+            j->oracle = 1;
+    }
+    if (j->ctrl && controller_set_deadline(j->ctrl, deadline_s) == 0)
+        jmd_jockey_step(j);
+}
+
+int jmd_jockey_request(const jmd_t *j)
+{
+    return j->target;
+}

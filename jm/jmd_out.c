@@ -1,0 +1,293 @@
+/* jmd_out.c - the job directory (docs/job-directory.md): the journal (one JSON line per attempt
+ * outcome), state.json (atomically, at least every 250 ms), report.json (version 1) and, at the
+ * end, the Jockey profile for the next run of the same job name. */
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/clock.h"
+#include "common/err.h"
+#include "common/log.h"
+#include "common/mem.h"
+#include "jm/jmd.h"
+
+#define JMD_OUT__MAX_SAMPLES 100000 /* token and progress samples kept at most */
+
+static const char *jmd_out__class(int cls)
+{
+    return cls == DISPATCH_OPPORTUNISTIC ? "opportunistic" : "regular";
+}
+
+int jmd_out_open(jmd_t *j, char *msg, size_t cap)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/journal", j->o.job_dir);
+    j->journal = fopen(path, "a");
+    if (!j->journal)
+        return err_fmt(msg, cap, ERR_IO, "cannot open %s: %s", path, strerror(errno));
+    return 0;
+}
+
+void jmd_out_close(jmd_t *j)
+{
+    if (j->journal) {
+        fflush(j->journal);
+        fdatasync(fileno(j->journal));
+        fclose(j->journal);
+    }
+    j->journal = NULL;
+    mem_free(j->recs);
+    mem_free(j->toks);
+    mem_free(j->progs);
+    j->recs = NULL;
+    j->toks = NULL;
+    j->progs = NULL;
+}
+
+static json_t *jmd_out__rec(const jmd_t *j, const struct jmd_rec *r)
+{
+    const struct spec_task *t = &j->spec->tasks[r->task];
+    return json_pack("{s:s, s:s, s:I, s:s, s:s, s:f, s:f, s:f, s:s, s:i, s:i, s:f, s:I, s:s}",
+                     "task", t->id, "stage", j->spec->stages[t->stage].name, "attempt",
+                     (json_int_t)r->attempt, "node", r->node, "class", jmd_out__class(r->cls),
+                     "queued_s", r->queued_s, "start_s", r->start_s, "end_s", r->end_s, "state",
+                     proto_task_state_name((proto_task_state_t)r->state), "exit", r->exit_code,
+                     "signal", r->signal, "cpu_s", r->cpu_s, "max_rss_kb", (json_int_t)r->rss_kb,
+                     "reason", r->reason);
+}
+
+void jmd_out_attempt(jmd_t *j, const struct jmd_rec *r)
+{
+    if (j->nrecs == j->caprecs) {
+        size_t n = j->caprecs ? j->caprecs * 2 : 64;
+        struct jmd_rec *p = mem_reallocarray(j->recs, n, sizeof *p);
+        if (p) {
+            j->recs = p;
+            j->caprecs = n;
+        }
+    }
+    if (j->nrecs < j->caprecs)
+        j->recs[j->nrecs++] = *r;
+    if (j->journal) {
+        json_t *o = jmd_out__rec(j, r);
+        char *s = o ? json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(9)) : NULL;
+        if (s) {
+            fprintf(j->journal, "%s\n", s);
+            j->journal_dirty = 1;
+            free(s);
+        }
+        json_decref(o);
+    }
+}
+
+void jmd_out_flush(jmd_t *j)
+{
+    if (j->journal && j->journal_dirty) {
+        fflush(j->journal);
+        fdatasync(fileno(j->journal));
+        j->journal_dirty = 0;
+    }
+}
+
+void jmd_out_tokens(jmd_t *j)
+{
+    if (j->ntoks >= JMD_OUT__MAX_SAMPLES)
+        return;
+    struct jmd_tok_sample s = {jmd_elapsed_s(j), (int)j->granted, j->target, j->oracle,
+                               (int)dispatch_allowance(j->disp)};
+    if (j->ntoks > 0) {
+        struct jmd_tok_sample *l = &j->toks[j->ntoks - 1];
+        if (l->granted == s.granted && l->target == s.target && l->oracle == s.oracle &&
+            l->opp == s.opp && s.t_s - l->t_s < 1.0)
+            return; /* nothing new */
+    }
+    if (j->ntoks == j->captoks) {
+        size_t n = j->captoks ? j->captoks * 2 : 64;
+        struct jmd_tok_sample *p = mem_reallocarray(j->toks, n, sizeof *p);
+        if (!p)
+            return;
+        j->toks = p;
+        j->captoks = n;
+    }
+    j->toks[j->ntoks++] = s;
+}
+
+void jmd_out_progress(jmd_t *j)
+{
+    if (j->nprogs >= JMD_OUT__MAX_SAMPLES)
+        return;
+    size_t done = dag_count(j->dag, DAG_SUCCEEDED);
+    struct jmd_prog_sample s = {jmd_elapsed_s(j), done,
+                                j->spec->ntasks ? (double)done / (double)j->spec->ntasks : 1.0};
+    if (j->nprogs == j->capprogs) {
+        size_t n = j->capprogs ? j->capprogs * 2 : 64;
+        struct jmd_prog_sample *p = mem_reallocarray(j->progs, n, sizeof *p);
+        if (!p)
+            return;
+        j->progs = p;
+        j->capprogs = n;
+    }
+    j->progs[j->nprogs++] = s;
+}
+
+/* Writes `o` (stolen) to DIR/name atomically: a temporary file, fsync'd when `sync`, renamed. */
+static void jmd_out__write(jmd_t *j, const char *name, json_t *o, int sync)
+{
+    if (!o)
+        return;
+    char path[4096], tmp[4200];
+    snprintf(path, sizeof path, "%s/%s", j->o.job_dir, name);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    char *s = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(9));
+    json_decref(o);
+    if (!s)
+        return;
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int ok = fd >= 0;
+    size_t len = strlen(s), off = 0;
+    while (ok && off < len) {
+        ssize_t w = write(fd, s + off, len - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            ok = 0;
+        else
+            off += (size_t)w;
+    }
+    if (ok && write(fd, "\n", 1) != 1)
+        ok = 0;
+    if (ok && sync && fsync(fd) != 0)
+        ok = 0;
+    if (fd >= 0)
+        close(fd);
+    if (ok && rename(tmp, path) != 0)
+        ok = 0;
+    if (!ok) {
+        log_warn("cannot write %s: %s", path, strerror(errno));
+        unlink(tmp);
+    }
+    free(s);
+}
+
+static const char *jmd_out__state(const jmd_t *j)
+{
+    return j->outcome == JMD_RUNNING ? "running" : jmd_outcome_name(j->outcome);
+}
+
+static double jmd_out__makespan(const jmd_t *j)
+{
+    return j->outcome == JMD_RUNNING ? jmd_elapsed_s(j) : jmd_wall_rel_s(j, j->end_wall);
+}
+
+static json_t *jmd_out__deadline_met(const jmd_t *j)
+{
+    if (j->outcome == JMD_RUNNING || !j->has_deadline)
+        return json_null();
+    return json_boolean(j->outcome == JMD_SUCCEEDED && jmd_out__makespan(j) <= j->deadline_s);
+}
+
+void jmd_out_state(jmd_t *j)
+{
+    size_t n;
+    dag_ready(j->dag, &n);
+    json_t *o = json_pack(
+        "{s:i, s:s, s:s, s:I, s:s, s:s, s:I, s:f, s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:i, s:I, "
+        "s:o, s:o}",
+        "version", 1, "job_id", j->o.job_id, "name", j->spec->name, "pid", (json_int_t)getpid(),
+        "state", jmd_out__state(j), "reason", j->reason, "started_ms", (json_int_t)j->t0_wall,
+        "elapsed_s", jmd_out__makespan(j), "deadline_s",
+        j->has_deadline ? json_real(j->deadline_s) : json_null(), "tasks_total",
+        (json_int_t)j->spec->ntasks, "tasks_succeeded",
+        (json_int_t)dag_count(j->dag, DAG_SUCCEEDED), "tasks_running",
+        (json_int_t)(dispatch_regular(j->disp) + dispatch_opportunistic(j->disp)), "tasks_ready",
+        (json_int_t)n, "attempts_failed", (json_int_t)j->attempts_failed, "tokens_granted",
+        (json_int_t)j->granted, "tokens_target", j->target, "opportunistic_allowance",
+        (json_int_t)dispatch_allowance(j->disp), "makespan_s",
+        j->outcome == JMD_RUNNING ? json_null() : json_real(jmd_out__makespan(j)), "deadline_met",
+        jmd_out__deadline_met(j));
+    jmd_out__write(j, "state.json", o, j->outcome != JMD_RUNNING);
+}
+
+void jmd_out_report(jmd_t *j)
+{
+    json_t *att = json_array(), *tok = json_array(), *prog = json_array();
+    for (size_t i = 0; att && i < j->nrecs; i++)
+        json_array_append_new(att, jmd_out__rec(j, &j->recs[i]));
+    for (size_t i = 0; tok && i < j->ntoks; i++) {
+        const struct jmd_tok_sample *s = &j->toks[i];
+        json_array_append_new(tok, json_pack("{s:f, s:i, s:i, s:o, s:i}", "t_s", s->t_s, "granted",
+                                             s->granted, "target", s->target, "oracle",
+                                             s->oracle > 0 ? json_integer(s->oracle) : json_null(),
+                                             "opportunistic", s->opp));
+    }
+    for (size_t i = 0; prog && i < j->nprogs; i++)
+        json_array_append_new(prog, json_pack("{s:f, s:I, s:f}", "t_s", j->progs[i].t_s, "done",
+                                              (json_int_t)j->progs[i].done, "fraction",
+                                              j->progs[i].fraction));
+    json_t *o = json_pack(
+        "{s:i, s:s, s:s, s:s, s:s, s:I, s:f, s:o, s:o, s:I, s:I, s:o, s:o, s:o}", "version", 1,
+        "job_id", j->o.job_id, "name", j->spec->name, "state", jmd_out__state(j), "reason",
+        j->reason, "started_ms", (json_int_t)j->t0_wall, "makespan_s", jmd_out__makespan(j),
+        "deadline_s", j->has_deadline ? json_real(j->deadline_s) : json_null(), "deadline_met",
+        jmd_out__deadline_met(j), "tasks_total", (json_int_t)j->spec->ntasks, "tasks_succeeded",
+        (json_int_t)dag_count(j->dag, DAG_SUCCEEDED), "attempts", att ? att : json_array(),
+        "tokens", tok ? tok : json_array(), "progress", prog ? prog : json_array());
+    jmd_out__write(j, "report.json", o, j->outcome != JMD_RUNNING);
+}
+
+void jmd_out_profile(jmd_t *j)
+{
+    if (!j->o.profile_dir || j->nrecs == 0)
+        return;
+    size_t n = 0;
+    struct profile_attempt *pa = mem_calloc(j->nrecs, sizeof *pa);
+    const char **names = mem_calloc(j->spec->nstages, sizeof *names);
+    if (!pa || !names) {
+        mem_free(pa);
+        mem_free(names);
+        return;
+    }
+    for (size_t s = 0; s < j->spec->nstages; s++)
+        names[s] = j->spec->stages[s].name;
+    for (size_t i = 0; i < j->nrecs; i++) {
+        const struct jmd_rec *r = &j->recs[i];
+        if (r->state != PROTO_TASK_SUCCEEDED && r->state != PROTO_TASK_FAILED)
+            continue; /* lost, preempted and cancelled attempts say nothing about the job */
+        const struct spec_task *t = &j->spec->tasks[r->task];
+        struct profile_attempt *a = &pa[n++];
+        a->stage = (int)t->stage;
+        a->queue_s = 0;
+        a->init_s = r->start_s > r->queued_s ? r->start_s - r->queued_s : 0;
+        a->run_s = r->end_s > r->start_s ? r->end_s - r->start_s : 0;
+        a->input_bytes = (double)t->input_bytes;
+        a->est_s = t->runtime_s;
+        a->ok = r->state == PROTO_TASK_SUCCEEDED;
+    }
+    /* Q_s: the time each attempt's task waited ready before it was dispatched is not kept per
+       record; the dispatch-to-start latency stands in for it (both are "not yet running"). */
+    for (size_t i = 0; i < n; i++)
+        pa[i].queue_s = pa[i].init_s;
+    struct profile prof;
+    profile_init(&prof);
+    char msg[512], path[4096];
+    int rc =
+        profile_build(&prof, j->spec->name, (int)j->spec->nstages, names, pa, n, msg, sizeof msg);
+    if (!rc) {
+        mkdir(j->o.profile_dir, 0755);
+        rc = profile_path(path, sizeof path, j->o.profile_dir, j->spec->name);
+        if (!rc)
+            rc = profile_save(&prof, path, msg, sizeof msg);
+        else
+            snprintf(msg, sizeof msg, "no path for the profile");
+    }
+    if (rc)
+        log_warn("profile not written: %s", msg);
+    else
+        log_info("profile written to %s (%zu attempts)", path, n);
+    profile_close(&prof);
+    mem_free(pa);
+    mem_free(names);
+}

@@ -1,0 +1,163 @@
+/* jmd_pn.c - the JM's links to process nodes: one DEALER per PN it uses (endpoint from the view),
+ * TASK_CREATE / TASK_CANCEL / TASK_UPGRADE out, TASK_STATUS (and ERROR for a refused create) in.
+ * The PN answers over its ROUTER to the DEALER that spoke for the job (docs/pn.md). */
+#include <string.h>
+
+#include "common/err.h"
+#include "common/log.h"
+#include "common/mem.h"
+#include "jm/jmd.h"
+
+/* req_id of a create: the task and its attempt, so an ERROR names what it refuses. */
+static uint64_t jmd_pn__req(size_t task, uint32_t attempt)
+{
+    return ((uint64_t)attempt << 40) | (uint64_t)task;
+}
+
+static void jmd_pn__on_msg(zuv_sock_t *zs, zmsg_t **msg, void *arg)
+{
+    jmd_t *j = arg;
+    (void)zs;
+    zframe_t *f = zmsg_last(*msg);
+    if (!f)
+        return;
+    proto_msg_t m;
+    if (proto_decode(zframe_data(f), zframe_size(f), &m, NULL, NULL, 0) != 0)
+        return;
+    if (m.type == PROTO_TASK_STATUS && m.task_status.job_id &&
+        strcmp(m.task_status.job_id, j->o.job_id) == 0) {
+        jmd_sched_status(j, &m.task_status);
+    } else if (m.type == PROTO_ERROR && m.error.in_reply_to == PROTO_TASK_CREATE) {
+        jmd_sched_create_refused(j, m.req_id, m.error.text ? m.error.text : "refused");
+    }
+    proto_msg_close(&m);
+}
+
+/* The link to view node `node`, (re)connected when the view's endpoint changed. */
+static struct jmd_node_link *jmd_pn__link(jmd_t *j, uint32_t node)
+{
+    const struct view_node *vn = view_node(j->view, node);
+    if (!vn || !vn->endpoint[0])
+        return NULL;
+    if (node >= j->nlinks) {
+        size_t n = view_count(j->view);
+        struct jmd_node_link *l = mem_reallocarray(j->links, n, sizeof *l);
+        if (!l)
+            return NULL;
+        memset(l + j->nlinks, 0, (n - j->nlinks) * sizeof *l);
+        j->links = l;
+        j->nlinks = n;
+    }
+    struct jmd_node_link *l = &j->links[node];
+    if (l->sock && strcmp(l->endpoint, vn->endpoint) == 0)
+        return l;
+    zuv_sock_close(&l->sock);
+    char msg[256];
+    zsock_t *z = zuv_socket(ZMQ_DEALER, PROTO_MAX_MSG_BYTES);
+    if (!z)
+        return NULL;
+    int rc = curve_apply(z, j->curve, CURVE_CLIENT, NULL, msg, sizeof msg);
+    if (!rc && zsock_connect(z, "%s", vn->endpoint) != 0)
+        rc = err_fmt(msg, sizeof msg, ERR_CONFIG, "cannot connect to %s", vn->endpoint);
+    if (!rc)
+        rc = zuv_sock_new(&l->sock, &j->loop, &z, NULL, jmd_pn__on_msg, j);
+    if (rc) {
+        zsock_destroy(&z);
+        log_warn("node %s: %s", vn->name, msg);
+        return NULL;
+    }
+    zuv_kick(l->sock);
+    snprintf(l->endpoint, sizeof l->endpoint, "%s", vn->endpoint);
+    log_info("connected to %s at %s", vn->name, vn->endpoint);
+    return l;
+}
+
+static int jmd_pn__send(jmd_t *j, uint32_t node, const proto_msg_t *m)
+{
+    struct jmd_node_link *l = jmd_pn__link(j, node);
+    if (!l)
+        return ERR_UNAVAILABLE;
+    proto_buf_t b;
+    proto_buf_init(&b);
+    char err[256];
+    int rc = proto_encode(m, &b, err, sizeof err);
+    if (rc == 0)
+        rc = zuv_send_bytes(l->sock, NULL, 0, b.data, b.len);
+    else
+        log_error("cannot encode %s: %s", proto_type_name(m->type), err);
+    proto_buf_close(&b);
+    return rc;
+}
+
+int jmd_pn_create(jmd_t *j, size_t task, uint32_t node)
+{
+    const struct spec_task *t = &j->spec->tasks[task];
+    struct jmd_task *jt = &j->tasks[task];
+    proto_kv_t env[SPEC_MAX_ENV];
+    proto_file_t files[SPEC_MAX_FILES];
+    proto_msg_t m;
+    proto_msg_init(&m, PROTO_TASK_CREATE);
+    m.req_id = jmd_pn__req(task, jt->attempt);
+    proto_task_create_t *c = &m.task_create;
+    c->job_id = (char *)j->o.job_id;
+    c->task_id = t->id;
+    c->attempt = jt->attempt;
+    c->task_class =
+        jt->cls == DISPATCH_OPPORTUNISTIC ? PROTO_CLASS_OPPORTUNISTIC : PROTO_CLASS_REGULAR;
+    c->weight = 1.0;
+    c->stage = j->spec->stages[t->stage].name;
+    c->argv = t->cmd;
+    c->argc = (uint32_t)t->ncmd;
+    for (size_t i = 0; i < t->nenv && i < SPEC_MAX_ENV; i++) {
+        env[i].key = t->env[i].key;
+        env[i].value = t->env[i].value;
+    }
+    c->env = env;
+    c->nenv = (uint32_t)t->nenv;
+    for (size_t i = 0; i < t->nfiles && i < SPEC_MAX_FILES; i++) {
+        files[i].path = t->files[i].path;
+        files[i].bytes = t->files[i].bytes;
+    }
+    c->files = files;
+    c->nfiles = (uint32_t)t->nfiles;
+    c->cpu = t->cpu;
+    c->mem_mb = t->mem_mb;
+    c->runtime_ms = (uint64_t)(t->runtime_s * 1000.0 + 0.5);
+    return jmd_pn__send(j, node, &m);
+}
+
+void jmd_pn_cancel(jmd_t *j, size_t task, uint32_t node, const char *why)
+{
+    proto_msg_t m;
+    proto_msg_init(&m, PROTO_TASK_CANCEL);
+    m.task_cancel.job_id = (char *)j->o.job_id;
+    m.task_cancel.task_id = j->spec->tasks[task].id;
+    m.task_cancel.attempt = j->tasks[task].attempt;
+    m.task_cancel.reason = (char *)why;
+    (void)jmd_pn__send(j, node, &m);
+}
+
+void jmd_pn_upgrade(jmd_t *j, size_t task, uint32_t node)
+{
+    proto_msg_t m;
+    proto_msg_init(&m, PROTO_TASK_UPGRADE);
+    m.task_upgrade.job_id = (char *)j->o.job_id;
+    m.task_upgrade.task_id = j->spec->tasks[task].id;
+    m.task_upgrade.attempt = j->tasks[task].attempt;
+    (void)jmd_pn__send(j, node, &m);
+}
+
+void jmd_pn_close(jmd_t *j)
+{
+    for (size_t i = 0; i < j->nlinks; i++)
+        zuv_sock_close(&j->links[i].sock);
+    mem_free(j->links);
+    j->links = NULL;
+    j->nlinks = 0;
+}
+
+void jmd_pn_req_split(uint64_t req_id, size_t *task, uint32_t *attempt)
+{
+    *task = (size_t)(req_id & ((1ull << 40) - 1));
+    *attempt = (uint32_t)(req_id >> 40);
+}

@@ -1,0 +1,302 @@
+/* jmd_rm.c - the JM's link to the resource monitor: the view from every replica's PUB, token
+ * requests, lease renewals and the final release over one DEALER per replica. */
+#include <math.h>
+#include <string.h>
+
+#include "common/clock.h"
+#include "common/err.h"
+#include "common/id.h"
+#include "common/log.h"
+#include "common/mem.h"
+#include "jm/jmd.h"
+#include "jm/view_proto.h"
+#include "rm/rmclient.h"
+
+#define JMD_RM__TRY_MS 1000 /* an unanswered request moves to the next replica after this */
+
+static void jmd_rm__send(jmd_t *j, struct jmd_call *c);
+
+static int jmd_rm__new_key(char *out, size_t cap)
+{
+    uint8_t b[16];
+    if (id_random_bytes(b, sizeof b) != 0)
+        return ERR_SYS;
+    char hex[33];
+    id_hex(hex, b, sizeof b);
+    snprintf(out, cap, "k-%s", hex);
+    return 0;
+}
+
+static void jmd_rm__on_view(zuv_sock_t *zs, zmsg_t **msg, void *arg)
+{
+    jmd_t *j = arg;
+    (void)zs;
+    zframe_t *f = zmsg_first(*msg);
+    if (!f)
+        return;
+    proto_msg_t m;
+    if (proto_decode(zframe_data(f), zframe_size(f), &m, NULL, NULL, 0) != 0)
+        return;
+    int64_t now = jmd_now(j);
+    size_t before = view_count(j->view);
+    if (m.type == PROTO_VIEW_SNAPSHOT) {
+        for (uint32_t i = 0; i < m.view_snapshot.nnodes; i++)
+            if (view_update_from_proto(j->view, &m.view_snapshot.nodes[i], now) > 0)
+                j->view_dirty = 1;
+    } else if (m.type == PROTO_VIEW_DELTA) {
+        for (uint32_t i = 0; i < m.view_delta.nchanged; i++)
+            if (view_update_from_proto(j->view, &m.view_delta.changed[i], now) > 0)
+                j->view_dirty = 1;
+        for (uint32_t i = 0; i < m.view_delta.nremoved; i++) {
+            long n = view_find(j->view, m.view_delta.removed[i]);
+            if (n >= 0) {
+                view_set_up(j->view, (uint32_t)n, 0);
+                j->view_dirty = 1;
+            }
+        }
+    }
+    proto_msg_close(&m);
+    if (view_count(j->view) != before)
+        j->view_dirty = 1;
+    if (j->view_dirty)
+        jmd_sched_view_changed(j);
+}
+
+static int jmd_rm__replica_of(const jmd_t *j, const char *endpoint)
+{
+    for (size_t i = 0; endpoint && i < j->o.nrm; i++)
+        if (strcmp(j->o.rm_api[i], endpoint) == 0)
+            return (int)i;
+    return -1;
+}
+
+static struct jmd_call *jmd_rm__call_of(jmd_t *j, uint64_t req_id)
+{
+    struct jmd_call *calls[] = {&j->call_tok, &j->call_lease, &j->call_rel};
+    for (size_t i = 0; i < 3; i++)
+        if (calls[i]->active && calls[i]->req_id == req_id)
+            return calls[i];
+    return NULL;
+}
+
+static void jmd_rm__on_api(zuv_sock_t *zs, zmsg_t **msg, void *arg)
+{
+    jmd_t *j = arg;
+    zframe_t *f = zmsg_last(*msg);
+    if (!f)
+        return;
+    proto_msg_t m;
+    if (proto_decode(zframe_data(f), zframe_size(f), &m, NULL, NULL, 0) != 0)
+        return;
+    j->rm_heard_mono = jmd_now(j);
+    struct jmd_call *c = jmd_rm__call_of(j, m.req_id);
+    if (!c) {
+        proto_msg_close(&m);
+        return;
+    }
+    for (size_t i = 0; i < j->o.nrm; i++)
+        if (j->api[i] == zs)
+            j->leader = (int)i;
+    switch (m.type) {
+    case PROTO_ERROR:
+        if (m.error.code == ERR_NOTLEADER) {
+            int l = jmd_rm__replica_of(j, m.error.leader_endpoint);
+            j->leader = l >= 0 ? l : (j->leader + 1) % (int)j->o.nrm;
+            if (l >= 0)
+                jmd_rm__send(j, c); /* straight to the leader; else retried on the tick */
+        } else if (m.error.code == ERR_UNAVAILABLE) {
+            j->leader = (j->leader + 1) % (int)j->o.nrm;
+        } else {
+            if (c != &j->call_rel) /* a release after the job ended is refused: nothing held */
+                log_warn("RM refused %s: %s", proto_type_name((proto_type_t)c->type),
+                         m.error.text ? m.error.text : "");
+            c->active = 0;
+            if (c == &j->call_rel)
+                j->end_acked |= 2;
+            else if (c == &j->call_lease && j->outcome != JMD_RUNNING)
+                j->end_acked |= 1;
+            if (c == &j->call_lease && m.error.code == ERR_NOTFOUND)
+                jmd_sched_cancel(j, "the RM does not know the job");
+        }
+        break;
+    case PROTO_TOKEN_GRANT:
+        c->active = 0;
+        j->capacity = m.token_grant.capacity;
+        if (c == &j->call_rel) {
+            j->end_acked |= 2;
+        } else if (m.token_grant.granted != j->granted) {
+            log_info("tokens granted %u (asked %u, capacity %u)", m.token_grant.granted,
+                     m.token_grant.requested, m.token_grant.capacity);
+            jmd_sched_tokens(j, m.token_grant.granted);
+        }
+        break;
+    case PROTO_LEASE_ACK:
+        c->active = 0;
+        if (j->outcome != JMD_RUNNING) {
+            j->end_acked |= 1;
+            break;
+        }
+        if (m.lease_ack.granted != j->granted)
+            jmd_sched_tokens(j, m.lease_ack.granted);
+        if (m.lease_ack.deadline_ms > 0) {
+            /* The registry's deadline counts from submission, a few ms before this JM started:
+               only a real change (an admin's) moves the controller. */
+            double d = (double)m.lease_ack.deadline_ms / 1000.0;
+            if (!j->has_deadline || fabs(d - j->deadline_s) > 0.1 + 0.001 * j->deadline_s)
+                jmd_jockey_deadline(j, d);
+        }
+        if (m.lease_ack.cancel)
+            jmd_sched_cancel(j, "cancelled by an administrator");
+        break;
+    default:
+        break;
+    }
+    proto_msg_close(&m);
+}
+
+static void jmd_rm__send(jmd_t *j, struct jmd_call *c)
+{
+    proto_msg_t m;
+    proto_msg_init(&m, (proto_type_t)c->type);
+    c->req_id = ++j->next_req;
+    m.req_id = c->req_id;
+    switch (c->type) {
+    case PROTO_TOKEN_REQUEST:
+        m.token_request.key = c->key;
+        m.token_request.job_id = (char *)j->o.job_id;
+        m.token_request.tokens = c->tokens;
+        break;
+    case PROTO_TOKEN_RELEASE:
+        m.token_release.key = c->key;
+        m.token_release.job_id = (char *)j->o.job_id;
+        m.token_release.tokens = c->tokens;
+        m.token_release.all = c->all != 0;
+        break;
+    case PROTO_LEASE_RENEW: {
+        proto_lease_renew_t *r = &m.lease_renew;
+        r->key = c->key;
+        r->job_id = (char *)j->o.job_id;
+        r->state = j->outcome == JMD_SUCCEEDED   ? PROTO_JOB_SUCCEEDED
+                   : j->outcome == JMD_FAILED    ? PROTO_JOB_FAILED
+                   : j->outcome == JMD_CANCELLED ? PROTO_JOB_CANCELLED
+                                                 : PROTO_JOB_RUNNING;
+        r->tasks_total = (uint32_t)j->spec->ntasks;
+        r->tasks_succeeded = (uint32_t)dag_count(j->dag, DAG_SUCCEEDED);
+        r->tasks_failed = (uint32_t)dag_count(j->dag, DAG_FAILED);
+        r->running_regular = (uint32_t)dispatch_regular(j->disp);
+        r->running_opportunistic = (uint32_t)dispatch_opportunistic(j->disp);
+        r->deadline_ms = j->has_deadline ? (uint64_t)(j->deadline_s * 1000.0 + 0.5) : 0;
+        r->timestamp_ms = clock_wall_ms();
+        break;
+    }
+    default:
+        return;
+    }
+    proto_buf_t b;
+    proto_buf_init(&b);
+    char err[256];
+    if (proto_encode(&m, &b, err, sizeof err) == 0) {
+        int l = j->leader >= 0 && (size_t)j->leader < j->o.nrm ? j->leader : 0;
+        zuv_send_bytes(j->api[l], NULL, 0, b.data, b.len);
+        c->sent_mono = jmd_now(j);
+    } else {
+        log_error("cannot encode %s: %s", proto_type_name((proto_type_t)c->type), err);
+        c->active = 0;
+    }
+    proto_buf_close(&b);
+}
+
+static void jmd_rm__start(jmd_t *j, struct jmd_call *c, int type, uint32_t tokens, int all)
+{
+    memset(c, 0, sizeof *c);
+    c->active = 1;
+    c->type = type;
+    c->tokens = tokens;
+    c->all = all;
+    if (jmd_rm__new_key(c->key, sizeof c->key) != 0)
+        snprintf(c->key, sizeof c->key, "k-%s-%llu", j->o.job_id,
+                 (unsigned long long)++j->next_req);
+    jmd_rm__send(j, c);
+}
+
+void jmd_rm_tick(jmd_t *j)
+{
+    int64_t now = jmd_now(j);
+    struct jmd_call *calls[] = {&j->call_tok, &j->call_lease, &j->call_rel};
+    for (size_t i = 0; i < 3; i++) {
+        struct jmd_call *c = calls[i];
+        if (c->active && now - c->sent_mono >= JMD_RM__TRY_MS) {
+            j->leader = (j->leader + 1) % (int)j->o.nrm; /* silent: try the next replica */
+            jmd_rm__send(j, c);
+        }
+    }
+    if (j->outcome != JMD_RUNNING)
+        return;
+    int want = jmd_jockey_request(j);
+    if (want < 0)
+        want = 0;
+    if (!j->call_tok.active && (uint32_t)want != j->requested) {
+        j->requested = (uint32_t)want;
+        jmd_rm__start(j, &j->call_tok, PROTO_TOKEN_REQUEST, (uint32_t)want, 0);
+    }
+}
+
+void jmd_rm_renew(jmd_t *j)
+{
+    if (j->call_lease.active)
+        return; /* the tick retries it */
+    jmd_rm__start(j, &j->call_lease, PROTO_LEASE_RENEW, 0, 0);
+}
+
+void jmd_rm_finish(jmd_t *j)
+{
+    j->call_tok.active = 0;
+    /* Release first: the terminal renewal that follows ends the job in the registry. */
+    jmd_rm__start(j, &j->call_rel, PROTO_TOKEN_RELEASE, 0, 1);
+    jmd_rm__start(j, &j->call_lease, PROTO_LEASE_RENEW, 0, 0);
+}
+
+static int jmd_rm__socket(jmd_t *j, int type, const char *endpoint, zuv_sock_t **out,
+                          zuv_recv_fn *fn, char *msg, size_t cap)
+{
+    zsock_t *z = zuv_socket(type, PROTO_MAX_MSG_BYTES);
+    if (!z)
+        return err_fmt(msg, cap, ERR_SYS, "cannot create a socket");
+    int rc = curve_apply(z, j->curve, CURVE_CLIENT, NULL, msg, cap);
+    if (!rc && type == ZMQ_SUB)
+        zsock_set_subscribe(z, "");
+    if (!rc && zsock_connect(z, "%s", endpoint) != 0)
+        rc = err_fmt(msg, cap, ERR_CONFIG, "cannot connect to %s", endpoint);
+    if (!rc)
+        rc = zuv_sock_new(out, &j->loop, &z, NULL, fn, j);
+    if (rc) {
+        zsock_destroy(&z);
+        return rc;
+    }
+    zuv_kick(*out);
+    return 0;
+}
+
+int jmd_rm_open(jmd_t *j, char *msg, size_t cap)
+{
+    if (j->o.nrm == 0 || j->o.nrm > JMD_MAX_RM)
+        return err_fmt(msg, cap, ERR_CONFIG, "need 1..%d RM replicas", JMD_MAX_RM);
+    for (size_t i = 0; i < j->o.nrm; i++) {
+        int rc =
+            jmd_rm__socket(j, ZMQ_DEALER, j->o.rm_api[i], &j->api[i], jmd_rm__on_api, msg, cap);
+        if (!rc && j->o.rm_pub[i])
+            rc = jmd_rm__socket(j, ZMQ_SUB, j->o.rm_pub[i], &j->sub[i], jmd_rm__on_view, msg, cap);
+        if (rc)
+            return rc;
+    }
+    j->leader = 0;
+    return 0;
+}
+
+void jmd_rm_close(jmd_t *j)
+{
+    for (size_t i = 0; i < JMD_MAX_RM; i++) {
+        zuv_sock_close(&j->api[i]);
+        zuv_sock_close(&j->sub[i]);
+    }
+}

@@ -1,0 +1,399 @@
+/* jmd_sched.c - scheduling rounds and attempt outcomes: the daemon's drive of jm/place.h,
+ * jm/dispatch.h and jm/dag.h (Apollo §2.2, §3.3-3.5), retries, silent nodes, cancel, the end. */
+#include <math.h>
+#include <string.h>
+
+#include "common/clock.h"
+#include "common/err.h"
+#include "common/id.h"
+#include "common/log.h"
+#include "common/mem.h"
+#include "jm/jmd.h"
+#include "jm/priority.h"
+#include "jm/view_proto.h"
+
+#define JMD_SCHED__ROUNDS  16  /* place_round calls per scheduling pass at most */
+#define JMD_SCHED__BATCH   512 /* tasks offered to one place_round */
+#define JMD_SCHED__LIGHT   64  /* lightly-loaded list length */
+#define JMD_SCHED__REPLACE 10  /* uncharged re-placements per allowed attempt */
+
+static double jmd_sched__draw(void *ctx)
+{
+    uint64_t *s = ctx; /* xorshift64* */
+    *s ^= *s >> 12;
+    *s ^= *s << 25;
+    *s ^= *s >> 27;
+    return (double)((*s * 2685821657736338717ull) >> 11) / 9007199254740992.0;
+}
+
+int jmd_sched_init(jmd_t *j, char *msg, size_t cap)
+{
+    size_t n = j->spec->ntasks;
+    int rc = dag_new(j->spec, &j->dag);
+    if (!rc)
+        rc = estimator_new(NULL, j->spec->nstages, &j->est);
+    struct dispatch_config dc;
+    dispatch_config_default(&dc);
+    dc.opp_factor = j->o.opp_factor;
+    if (!rc)
+        rc = dispatch_new(&dc, n, &j->disp);
+    if (!rc)
+        rc = place_new(j->spec, NULL, &j->place);
+    if (!rc)
+        rc = view_new(&j->view);
+    if (rc)
+        return err_fmt(msg, cap, rc, "cannot set up the job's state: %s", err_text(rc));
+    j->tasks = mem_calloc(n, sizeof *j->tasks);
+    j->task_bl = mem_calloc(n, sizeof *j->task_bl);
+    j->stage_prio = mem_calloc(j->spec->nstages, sizeof *j->stage_prio);
+    j->ready_buf = mem_calloc(n, sizeof *j->ready_buf);
+    j->matches = mem_calloc(JMD_SCHED__BATCH, sizeof *j->matches);
+    if (!j->tasks || !j->task_bl || !j->stage_prio || !j->ready_buf || !j->matches)
+        return err_fmt(msg, cap, ERR_NOMEM, "out of memory for %zu tasks", n);
+    if (priority_compute(j->dag, NULL, j->task_bl, j->stage_prio) != 0)
+        return err_fmt(msg, cap, ERR_NOMEM, "out of memory computing priorities");
+    int64_t now = jmd_now(j);
+    for (size_t i = 0; i < n; i++) {
+        j->tasks[i].node = -1;
+        j->tasks[i].ready_mono = now;
+    }
+    if (id_random_u64(&j->rng) != 0 || j->rng == 0)
+        j->rng = 0x9e3779b97f4a7c15ull ^ (uint64_t)clock_mono_ns();
+    return 0;
+}
+
+void jmd_sched_close(jmd_t *j)
+{
+    place_destroy(&j->place);
+    dispatch_destroy(&j->disp);
+    estimator_destroy(&j->est);
+    dag_destroy(&j->dag);
+    view_destroy(&j->view);
+    mem_free(j->tasks);
+    mem_free(j->task_bl);
+    mem_free(j->stage_prio);
+    mem_free(j->ready_buf);
+    mem_free(j->matches);
+    j->tasks = NULL;
+    j->task_bl = j->stage_prio = NULL;
+    j->ready_buf = NULL;
+    j->matches = NULL;
+}
+
+void jmd_sched_request(jmd_t *j)
+{
+    j->sched_pending = 1;
+}
+
+void jmd_sched_view_changed(jmd_t *j)
+{
+    if (view_count(j->view) != j->view_nodes_resolved) {
+        if (place_resolve(j->place, j->view) == 0)
+            j->view_nodes_resolved = view_count(j->view);
+    }
+    view_refresh_light(j->view, JMD_SCHED__LIGHT);
+    j->view_dirty = 0;
+    jmd_sched_request(j);
+}
+
+static void jmd_sched__upgrades(jmd_t *j)
+{
+    size_t out[64];
+    size_t k;
+    while ((k = dispatch_upgrades(j->disp, j->task_bl, out, 64)) > 0) {
+        for (size_t i = 0; i < k; i++) {
+            struct jmd_task *t = &j->tasks[out[i]];
+            t->cls = DISPATCH_REGULAR;
+            if (t->node >= 0)
+                jmd_pn_upgrade(j, out[i], (uint32_t)t->node);
+            log_debug("upgraded %s to regular", j->spec->tasks[out[i]].id);
+        }
+        if (k < 64)
+            break;
+    }
+}
+
+void jmd_sched_tokens(jmd_t *j, uint32_t granted)
+{
+    j->granted = granted;
+    dispatch_set_tokens(j->disp, granted);
+    jmd_sched__upgrades(j);
+    jmd_out_tokens(j);
+    jmd_sched_request(j);
+}
+
+void jmd_sched_round(jmd_t *j)
+{
+    j->sched_pending = 0;
+    if (j->outcome != JMD_RUNNING || view_count(j->view) == 0)
+        return;
+    int64_t now = jmd_now(j);
+    for (int round = 0; round < JMD_SCHED__ROUNDS; round++) {
+        if (dispatch_next(j->disp) == DISPATCH_NONE)
+            return;
+        size_t n;
+        const size_t *ready = dag_ready(j->dag, &n);
+        if (n == 0)
+            return;
+        memcpy(j->ready_buf, ready, n * sizeof *ready);
+        priority_sort(j->dag, j->stage_prio, j->ready_buf, n);
+        size_t batch = n < JMD_SCHED__BATCH ? n : JMD_SCHED__BATCH;
+        size_t nm = 0;
+        int rc = place_round(j->place, j->view, j->est, j->ready_buf, batch, now, jmd_sched__draw,
+                             &j->rng, j->matches, &nm);
+        if (rc) {
+            log_error("placement failed: %s", err_text(rc));
+            return;
+        }
+        size_t placed = 0;
+        for (size_t i = 0; i < nm; i++) {
+            struct place_match *pm = &j->matches[i];
+            int cls = dispatch_place(j->disp, pm->task);
+            if (cls == DISPATCH_NONE)
+                return;
+            if (cls < 0)
+                continue;
+            struct jmd_task *t = &j->tasks[pm->task];
+            t->attempt++;
+            t->inflight = 1;
+            t->running = 0;
+            t->node = (int)pm->node;
+            t->cls = cls;
+            t->est = pm->est;
+            t->disp_mono = now;
+            t->disp_wall = clock_wall_ms();
+            t->queued_wall = t->start_wall = 0;
+            t->queue_s = (double)(now - t->ready_mono) / 1000.0;
+            dag_start(j->dag, pm->task);
+            if (jmd_pn_create(j, pm->task, pm->node) != 0)
+                log_warn("cannot send %s to node %u yet", j->spec->tasks[pm->task].id, pm->node);
+            if (pm->node < j->nlinks) {
+                struct jmd_node_link *l = &j->links[pm->node];
+                if (l->inflight++ == 0)
+                    l->heard_mono = now;
+            }
+            log_debug("%s attempt %u -> %s (%s, C=%.3f s)", j->spec->tasks[pm->task].id, t->attempt,
+                      view_node(j->view, pm->node)->name,
+                      cls == DISPATCH_REGULAR ? "regular" : "opportunistic", pm->est.c_s);
+            placed++;
+        }
+        if (placed == 0)
+            return;
+    }
+    jmd_sched_request(j); /* more may fit: go on in the next loop turn */
+}
+
+/* Ends the attempt in flight of `task` with `state`; the caller decides nothing else. */
+static void jmd_sched__outcome(jmd_t *j, size_t task, int state, const proto_task_status_t *st,
+                               const char *reason)
+{
+    struct jmd_task *t = &j->tasks[task];
+    const struct spec_task *sp = &j->spec->tasks[task];
+    int64_t now = jmd_now(j), wall = clock_wall_ms();
+    struct jmd_rec r;
+    memset(&r, 0, sizeof r);
+    r.task = task;
+    r.attempt = t->attempt;
+    const struct view_node *vn = t->node >= 0 ? view_node(j->view, (uint32_t)t->node) : NULL;
+    snprintf(r.node, sizeof r.node, "%s", vn ? vn->name : "?");
+    r.cls = st && st->task_class == PROTO_CLASS_OPPORTUNISTIC ? DISPATCH_OPPORTUNISTIC : t->cls;
+    int64_t q = st && st->queued_at_ms ? st->queued_at_ms
+                : t->queued_wall       ? t->queued_wall
+                                       : t->disp_wall;
+    int64_t s = st && st->started_at_ms ? st->started_at_ms : t->start_wall;
+    int64_t e = st && st->ended_at_ms ? st->ended_at_ms : wall;
+    r.queued_s = jmd_wall_rel_s(j, q);
+    r.start_s = s ? jmd_wall_rel_s(j, s) : r.queued_s;
+    r.end_s = jmd_wall_rel_s(j, e);
+    if (r.end_s < r.start_s)
+        r.end_s = r.start_s;
+    r.state = state;
+    r.exit_code = st ? st->exit_code : -1;
+    r.signal = st ? st->signal : 0;
+    r.cpu_s = st ? (double)st->cpu_time_ms / 1000.0 : 0;
+    r.rss_kb = st ? st->peak_rss_kb : 0;
+    snprintf(r.reason, sizeof r.reason, "%s",
+             reason ? reason : (st && st->reason ? st->reason : ""));
+    jmd_out_attempt(j, &r);
+
+    if (t->node >= 0 && (size_t)t->node < j->nlinks && j->links[t->node].inflight > 0)
+        j->links[t->node].inflight--;
+    dispatch_finished(j->disp, task);
+    t->inflight = 0;
+    t->running = 0;
+    double exec_s = r.end_s - r.start_s;
+    if (state == PROTO_TASK_SUCCEEDED) {
+        size_t released = 0;
+        dag_succeed(j->dag, task, &released);
+        estimator_observe(j->est, sp->stage, sp->input_bytes, exec_s, t->est.io_s);
+        if (t->node >= 0)
+            place_note_cached(j->place, sp->stage, (uint32_t)t->node);
+        j->run_actual_s += exec_s;
+        if (j->have_plan)
+            j->run_expected_s += jsim_plan_task_expected(&j->plan, j->spec, task);
+        size_t nr; /* the newly released tasks are at the end of the ready list */
+        const size_t *ready = dag_ready(j->dag, &nr);
+        for (size_t i = nr - released; i < nr; i++)
+            j->tasks[ready[i]].ready_mono = now;
+        if (dag_done(j->dag))
+            jmd_end(j, JMD_SUCCEEDED, "");
+    } else if (state == PROTO_TASK_FAILED) {
+        t->failures++;
+        j->attempts_failed++;
+        if ((int)t->failures >= j->o.max_attempts) {
+            dag_fail(j->dag, task);
+            char why[512];
+            snprintf(why, sizeof why, "task \"%s\" failed %u times; last on %s: %s", sp->id,
+                     t->failures, r.node, r.reason[0] ? r.reason : "failed");
+            jmd_end(j, JMD_FAILED, why);
+        } else {
+            if (t->node >= 0)
+                place_note_failed(j->place, task, (uint32_t)t->node);
+            dag_requeue(j->dag, task);
+            t->ready_mono = now;
+            log_info("%s attempt %u failed on %s (%s); retrying", sp->id, t->attempt, r.node,
+                     r.reason);
+        }
+    } else if (j->outcome == JMD_RUNNING) { /* preempted, lost, cancelled under us */
+        t->replaced++;
+        if ((int)t->replaced > JMD_SCHED__REPLACE * j->o.max_attempts) {
+            dag_fail(j->dag, task);
+            char why[512];
+            snprintf(why, sizeof why, "task \"%s\" was lost or preempted %u times; last on %s: %s",
+                     sp->id, t->replaced, r.node, r.reason);
+            jmd_end(j, JMD_FAILED, why);
+        } else {
+            if (state == PROTO_TASK_LOST && t->node >= 0)
+                place_note_failed(j->place, task, (uint32_t)t->node);
+            dag_requeue(j->dag, task);
+            t->ready_mono = now;
+            log_info("%s attempt %u %s on %s (%s); re-placing", sp->id, t->attempt,
+                     proto_task_state_name((proto_task_state_t)state), r.node, r.reason);
+        }
+    }
+    t->node = -1;
+    jmd_sched__upgrades(j);
+    jmd_sched_request(j);
+}
+
+void jmd_sched_status(jmd_t *j, const proto_task_status_t *st)
+{
+    int64_t now = jmd_now(j);
+    if (st->node) {
+        long n = view_find(j->view, st->node);
+        if (n >= 0) {
+            view_update_matrix_from_proto(j->view, st->node, &st->matrix, now);
+            if ((size_t)n < j->nlinks)
+                j->links[n].heard_mono = now;
+        }
+    }
+    long ti = st->task_id ? spec_task_index(j->spec, st->task_id) : -1;
+    if (ti < 0)
+        return;
+    struct jmd_task *t = &j->tasks[ti];
+    if (!t->inflight || st->attempt != t->attempt)
+        return; /* an earlier attempt, or a repeat after the outcome */
+    if (st->queued_at_ms && !t->queued_wall)
+        t->queued_wall = st->queued_at_ms;
+    switch ((proto_task_state_t)st->state) {
+    case PROTO_TASK_QUEUED:
+    case PROTO_TASK_STAGING:
+        break;
+    case PROTO_TASK_RUNNING:
+        if (!t->running) {
+            t->running = 1;
+            t->run_mono = now;
+            t->start_wall = st->started_at_ms ? st->started_at_ms : clock_wall_ms();
+            dispatch_started(j->disp, (size_t)ti);
+        }
+        break;
+    default:
+        jmd_sched__outcome(j, (size_t)ti, (int)st->state, st, NULL);
+        break;
+    }
+}
+
+void jmd_sched_create_refused(jmd_t *j, uint64_t req_id, const char *why)
+{
+    size_t task;
+    uint32_t attempt;
+    jmd_pn_req_split(req_id, &task, &attempt);
+    if (task >= j->spec->ntasks || !j->tasks[task].inflight || j->tasks[task].attempt != attempt)
+        return;
+    char reason[256];
+    snprintf(reason, sizeof reason, "refused by the node: %s", why);
+    jmd_sched__outcome(j, task, PROTO_TASK_FAILED, NULL, reason);
+}
+
+void jmd_sched_tick(jmd_t *j)
+{
+    if (j->outcome != JMD_RUNNING)
+        return;
+    int64_t now = jmd_now(j);
+    for (size_t i = 0; i < j->spec->ntasks; i++) {
+        struct jmd_task *t = &j->tasks[i];
+        if (!t->inflight || t->node < 0)
+            continue;
+        uint32_t n = (uint32_t)t->node;
+        const struct view_node *vn = view_node(j->view, n);
+        const char *why = NULL;
+        char buf[320];
+        if (vn && !vn->up) {
+            snprintf(buf, sizeof buf, "node %s is down", vn->name);
+            why = buf;
+        } else if (n < j->nlinks && now - j->links[n].heard_mono > j->o.node_timeout_ms &&
+                   now - t->disp_mono > j->o.node_timeout_ms) {
+            snprintf(buf, sizeof buf, "node %s silent for %lld ms", vn ? vn->name : "?",
+                     (long long)(now - j->links[n].heard_mono));
+            why = buf;
+            view_set_up(j->view, n, 0); /* until a fresher view entry says otherwise */
+            j->view_dirty = 1;
+        }
+        if (why) {
+            jmd_pn_cancel(j, i, n, why);
+            jmd_sched__outcome(j, i, PROTO_TASK_LOST, NULL, why);
+            if (j->outcome != JMD_RUNNING)
+                return;
+        }
+    }
+    if (j->view_dirty)
+        jmd_sched_view_changed(j);
+}
+
+void jmd_sched_cancel(jmd_t *j, const char *why)
+{
+    if (j->outcome != JMD_RUNNING)
+        return;
+    log_info("cancelling the job: %s", why);
+    jmd_end(j, JMD_CANCELLED, why);
+}
+
+void jmd_end(jmd_t *j, enum jmd_outcome o, const char *reason)
+{
+    if (j->outcome != JMD_RUNNING)
+        return;
+    j->outcome = o;
+    j->end_wall = clock_wall_ms();
+    snprintf(j->reason, sizeof j->reason, "%s", reason ? reason : "");
+    /* Cancel whatever is still in flight (a failed or cancelled job). */
+    for (size_t i = 0; i < j->spec->ntasks; i++) {
+        struct jmd_task *t = &j->tasks[i];
+        if (!t->inflight || t->node < 0)
+            continue;
+        jmd_pn_cancel(j, i, (uint32_t)t->node, o == JMD_CANCELLED ? "job cancelled" : "job failed");
+        jmd_sched__outcome(j, i, PROTO_TASK_CANCELLED, NULL,
+                           o == JMD_CANCELLED ? "job cancelled" : "job failed");
+    }
+    if (o == JMD_SUCCEEDED)
+        log_info("job succeeded: %zu tasks in %.3f s", j->spec->ntasks,
+                 jmd_wall_rel_s(j, j->end_wall));
+    else
+        log_warn("job %s: %s", jmd_outcome_name(o), j->reason);
+    jmd_out_tokens(j);
+    jmd_out_progress(j);
+    jmd_out_state(j);
+    jmd_out_report(j);
+    jmd_out_flush(j);
+    jmd_out_profile(j);
+    jmd_rm_finish(j);
+}

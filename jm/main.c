@@ -1,0 +1,233 @@
+/* paddock-jm: the job manager of one job (a thin shell: options, the job directory, jm/jmd.c).
+ *
+ *   paddock-jm --job-dir DIR --job-id ID (--cluster CLUSTER_DIR | --rm ENDPOINTS --keys KEYS_DIR)
+ *              [--profile-dir DIR] [--log-level LEVEL]
+ *
+ * docs/job-directory.md is the contract. Without --job-id the JM registers the job itself
+ * (JOB_REGISTER through the blocking client, before its loop starts) and prints the id. */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/clock.h"
+#include "common/err.h"
+#include "common/log.h"
+#include "common/mem.h"
+#include "common/zuv.h"
+#include "jm/jmd.h"
+#include "jm/spec.h"
+#include "rm/rmclient.h"
+
+static void usage(FILE *out)
+{
+    fprintf(
+        out,
+        "usage: paddock-jm --job-dir DIR [--job-id ID]\n"
+        "                  (--cluster CLUSTER_DIR | --rm ENDPOINTS [--pub ENDPOINTS] --keys DIR)\n"
+        "                  [--profile-dir DIR] [--log-level LEVEL] [--max-attempts N]\n"
+        "                  [--node-timeout MS] [--control-period S] [--max-tokens N]\n"
+        "                  [--opp-factor C]\n"
+        "Runs one job: DIR/spec.json, writes DIR/jm.log, journal, state.json, report.json\n"
+        "and the job's profile. Exits 0 when the job succeeded, 1 otherwise.\n");
+}
+
+/* Splits "a,b,c" in place into at most max parts. */
+static size_t split(char *s, const char **out, size_t max)
+{
+    size_t n = 0;
+    for (char *p = strtok(s, ","); p && n < max; p = strtok(NULL, ","))
+        out[n++] = p;
+    return n;
+}
+
+/* Registers the job (no --job-id): the RM gives the id. */
+static int register_job(const char *cluster, const char *rm, const char *keys, const char *job_dir,
+                        char *id, size_t idcap, char *msg, size_t cap)
+{
+    char path[4096], why[1024];
+    snprintf(path, sizeof path, "%s/spec.json", job_dir);
+    struct spec *spec = NULL;
+    int rc = spec_load(path, NULL, &spec, why, sizeof why);
+    if (rc)
+        return err_fmt(msg, cap, rc, "spec %s rejected: %s", path, why);
+    rmclient_t *c = NULL;
+    rc = rmclient_open(&c, cluster, rm, keys, msg, cap);
+    if (!rc) {
+        char key[64];
+        rmclient_new_key(key, sizeof key);
+        proto_msg_t req, rep;
+        proto_msg_init(&req, PROTO_JOB_REGISTER);
+        req.job_register.key = key;
+        req.job_register.name = spec->name;
+        req.job_register.virtual_cluster = spec->virtual_cluster;
+        req.job_register.deadline_ms =
+            spec->has_deadline ? (uint64_t)(spec->deadline_s * 1000.0 + 0.5) : 0;
+        req.job_register.tasks_total = (uint32_t)spec->ntasks;
+        req.job_register.submit_ms = clock_wall_ms();
+        rc = rmclient_call(c, &req, &rep, 1000, 10000, msg, cap);
+        if (!rc) {
+            if (rep.type == PROTO_JOB_REGISTER_REPLY && rep.job_register_reply.code == 0 &&
+                rep.job_register_reply.job_id)
+                snprintf(id, idcap, "%s", rep.job_register_reply.job_id);
+            else
+                rc = err_fmt(msg, cap, ERR_STATE, "the RM refused the job: %s",
+                             rep.type == PROTO_ERROR && rep.error.text ? rep.error.text
+                             : rep.job_register_reply.reason ? rep.job_register_reply.reason
+                                                             : "no reason");
+            proto_msg_close(&rep);
+        }
+        rmclient_destroy(&c);
+    }
+    spec_destroy(&spec);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    const char *job_dir = NULL, *job_id = NULL, *cluster = NULL, *rm = NULL, *pub = NULL,
+               *keys = NULL, *profile_dir = NULL, *level = NULL;
+    struct jmd_opts o;
+    jmd_opts_default(&o);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            usage(stdout);
+            return 0;
+        }
+        if (!v) {
+            fprintf(stderr, "paddock-jm: %s needs a value\n", a);
+            usage(stderr);
+            return 2;
+        }
+        i++;
+        if (strcmp(a, "--job-dir") == 0)
+            job_dir = v;
+        else if (strcmp(a, "--job-id") == 0)
+            job_id = v;
+        else if (strcmp(a, "--cluster") == 0)
+            cluster = v;
+        else if (strcmp(a, "--rm") == 0)
+            rm = v;
+        else if (strcmp(a, "--pub") == 0)
+            pub = v;
+        else if (strcmp(a, "--keys") == 0)
+            keys = v;
+        else if (strcmp(a, "--profile-dir") == 0)
+            profile_dir = v;
+        else if (strcmp(a, "--log-level") == 0)
+            level = v;
+        else if (strcmp(a, "--max-attempts") == 0)
+            o.max_attempts = atoi(v);
+        else if (strcmp(a, "--node-timeout") == 0)
+            o.node_timeout_ms = atoll(v);
+        else if (strcmp(a, "--control-period") == 0)
+            o.control_period_s = atof(v);
+        else if (strcmp(a, "--max-tokens") == 0)
+            o.max_tokens = atoi(v);
+        else if (strcmp(a, "--opp-factor") == 0)
+            o.opp_factor = atof(v);
+        else {
+            fprintf(stderr, "paddock-jm: unknown option %s\n", a);
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (!job_dir || (!cluster && !rm) || o.max_attempts < 1 || o.max_tokens < 1 ||
+        o.node_timeout_ms < 100 || o.opp_factor < 0) {
+        usage(stderr);
+        return 2;
+    }
+    log_init("paddock-jm");
+    enum log_level lvl;
+    if (level) {
+        if (log_level_parse(level, &lvl) != 0) {
+            fprintf(stderr, "paddock-jm: bad log level %s\n", level);
+            return 2;
+        }
+        log_set_level(lvl);
+    }
+    /* The log goes to DIR/jm.log (stderr may already be that file when submit started us). */
+    char path[4096];
+    snprintf(path, sizeof path, "%s/jm.log", job_dir);
+    int logfd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (logfd < 0) {
+        fprintf(stderr, "paddock-jm: cannot open %s\n", path);
+        return 1;
+    }
+    log_set_fd(logfd);
+    snprintf(path, sizeof path, "%s/jm.pid", job_dir);
+    FILE *pf = fopen(path, "w");
+    if (pf) {
+        fprintf(pf, "%ld\n", (long)getpid());
+        fclose(pf);
+    }
+
+    char msg[1024], idbuf[64];
+    int rc = zuv_global_init();
+    if (rc) {
+        log_error("cannot initialise the socket layer");
+        return 1;
+    }
+    if (!job_id) {
+        rc = register_job(cluster, rm, keys, job_dir, idbuf, sizeof idbuf, msg, sizeof msg);
+        if (rc) {
+            log_error("%s", msg);
+            fprintf(stderr, "paddock-jm: %s\n", msg);
+            return 1;
+        }
+        job_id = idbuf;
+        printf("%s\n", job_id);
+        fflush(stdout);
+    }
+    o.job_dir = job_dir;
+    o.job_id = job_id;
+
+    struct rmclient_cluster cl;
+    memset(&cl, 0, sizeof cl);
+    char *rm_copy = NULL, *pub_copy = NULL;
+    char profiles[4096];
+    if (cluster) {
+        rc = rmclient_cluster_load(cluster, &cl, msg, sizeof msg);
+        if (rc) {
+            log_error("%s", msg);
+            fprintf(stderr, "paddock-jm: %s\n", msg);
+            return 1;
+        }
+        o.nrm = cl.n < JMD_MAX_RM ? cl.n : JMD_MAX_RM;
+        for (size_t i = 0; i < o.nrm; i++) {
+            o.rm_api[i] = cl.api[i];
+            o.rm_pub[i] = cl.pub[i];
+        }
+        o.keys_dir = cl.keys_dir;
+        o.key_name = cl.key_name;
+        if (!profile_dir) {
+            snprintf(profiles, sizeof profiles, "%s/profiles", cluster);
+            mkdir(profiles, 0755);
+            profile_dir = profiles;
+        }
+    } else {
+        rm_copy = mem_strdup(rm);
+        pub_copy = pub ? mem_strdup(pub) : NULL;
+        if (!rm_copy || (pub && !pub_copy))
+            return 1;
+        o.nrm = split(rm_copy, o.rm_api, JMD_MAX_RM);
+        if (pub_copy)
+            split(pub_copy, o.rm_pub, JMD_MAX_RM);
+        o.keys_dir = keys;
+        o.key_name = CURVE_DEFAULT_NAME;
+    }
+    o.profile_dir = profile_dir;
+    rc = jmd_run(&o, msg, sizeof msg);
+    if (rc < 0) {
+        log_error("%s", msg);
+        fprintf(stderr, "paddock-jm: %s\n", msg);
+    }
+    rmclient_cluster_close(&cl);
+    mem_free(rm_copy);
+    mem_free(pub_copy);
+    return rc == 0 ? 0 : 1;
+}
