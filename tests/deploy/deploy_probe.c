@@ -7,13 +7,20 @@
  * rm_status; to a PN a TASK_CREATE of `/bin/sh -c 'touch PATH'` (PATH from --marker, so a test
  * can tell whether the command ever ran). Prints the type of the reply.
  * Exit 0: a reply came; 1: none within the timeout (default 2000 ms) - the server did not let
- * this client in; 2: usage or local error. */
+ * this client in; 2: usage or local error.
+ *
+ * usage: deploy_probe --json PATH < DOCUMENT
+ * Prints one value of a JSON document read from stdin (the shell tests have no jq): PATH is
+ * dot-separated object keys, array indexes, or KEY=VALUE to pick the array element whose
+ * string member KEY equals VALUE ("nodes.name=pn-1.state"). Strings print raw, other values as
+ * compact JSON. Exit 1 when the path leads nowhere. */
 #include "common/clock.h"
 #include "common/curve.h"
 #include "common/zuv.h"
 #include "proto/proto.h"
 
 #include <czmq.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,8 +32,56 @@ static int probe_usage(void)
     return 2;
 }
 
+static int probe_json(const char *path)
+{
+    json_error_t jerr;
+    json_t *root = json_loadf(stdin, JSON_DISABLE_EOF_CHECK, &jerr);
+    if (!root) {
+        fprintf(stderr, "deploy_probe: not JSON: %s\n", jerr.text);
+        return 2;
+    }
+    char *copy = strdup(path);
+    json_t *v = root;
+    for (char *seg = strtok(copy, "."); v && seg; seg = strtok(NULL, ".")) {
+        char *eq = strchr(seg, '=');
+        if (json_is_object(v)) {
+            v = json_object_get(v, seg);
+        } else if (json_is_array(v) && eq) {
+            *eq = '\0';
+            json_t *hit = NULL, *el;
+            size_t i;
+            json_array_foreach(v, i, el)
+            {
+                const char *s = json_string_value(json_object_get(el, seg));
+                if (!hit && s && strcmp(s, eq + 1) == 0)
+                    hit = el;
+            }
+            v = hit;
+        } else if (json_is_array(v)) {
+            v = json_array_get(v, strtoul(seg, NULL, 10));
+        } else {
+            v = NULL;
+        }
+    }
+    int rc = 1;
+    if (v && json_is_string(v)) {
+        printf("%s\n", json_string_value(v));
+        rc = 0;
+    } else if (v) {
+        char *text = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+        printf("%s\n", text ? text : "");
+        free(text);
+        rc = 0;
+    }
+    free(copy);
+    json_decref(root);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 3 && strcmp(argv[1], "--json") == 0)
+        return probe_json(argv[2]);
     const char *ep = NULL, *keys = NULL, *name = NULL, *server_pub = NULL;
     const char *marker = "/nonexistent/deploy-probe-marker";
     int pn = -1;
