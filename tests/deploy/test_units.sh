@@ -50,7 +50,7 @@ for u in paddock-rm.service paddock-pn.service; do
 done
 need paddock-pn.service "Delegate=yes"
 need paddock-pn.service "KillMode=mixed"
-need paddock-jm@.service "Restart=on-abnormal"
+need paddock-jm@.service "Restart=no"
 # a PN that spawns tasks must not carry a system call filter or W^X
 for bad in SystemCallFilter MemoryDenyWriteExecute RestrictAddressFamilies ProtectControlGroups; do
     if grep -q "^$bad=" "$tmp/paddock-pn.service"; then
