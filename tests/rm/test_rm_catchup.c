@@ -91,6 +91,7 @@ static int group_setup(void **state)
         return -1;
     signal(SIGABRT, kill_daemons_on_crash);
     signal(SIGSEGV, kill_daemons_on_crash);
+    signal(SIGTERM, kill_daemons_on_crash); /* ctest's timeout */
     zsys_init();
     return 0;
 }

@@ -138,6 +138,7 @@ static int group_setup(void **state)
     zsys_handler_set(NULL);
     signal(SIGABRT, kill_daemon_on_crash);
     signal(SIGSEGV, kill_daemon_on_crash);
+    signal(SIGTERM, kill_daemon_on_crash); /* ctest's timeout */
     char msg[256];
     snprintf(g_keys, sizeof g_keys, "%s/keys", g_dir);
     if (curve_keygen(g_keys, CURVE_DEFAULT_NAME, false, msg, sizeof msg) != 0)

@@ -127,6 +127,7 @@ static void install_crash_cleanup(void)
 {
     signal(SIGABRT, kill_daemons_on_crash);
     signal(SIGSEGV, kill_daemons_on_crash);
+    signal(SIGTERM, kill_daemons_on_crash); /* ctest's timeout */
     signal(SIGBUS, kill_daemons_on_crash);
 }
 

@@ -1,0 +1,288 @@
+/* test_rmlink.c - the asynchronous RM client on a libuv loop against three real replicas: a
+ * chain of 100 token requests keeps succeeding while the leader is SIGKILLed halfway (redirects
+ * and silent replicas handled, each callback exactly once, never from inside rmlink_call);
+ * a link to nowhere times out; destroying a link cancels what is pending. Kills only the
+ * daemons it started (pid files), also after a crash. */
+#include "common/clock.h"
+#include "common/curve.h"
+#include "common/err.h"
+#include "common/mem.h"
+#include "common/zuv.h"
+#include "rm/rmclient.h"
+#include "rm/rmlink.h"
+
+#include <czmq.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <jansson.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+static char g_dir[256], g_bin[1024];
+
+static void kill_daemons_on_crash(int sig)
+{
+    for (int id = 1; id <= 3; id++) {
+        char path[320];
+        size_t n = 0;
+        for (const char *p = g_dir; *p != '\0' && n < 250; p++)
+            path[n++] = *p;
+        memcpy(path + n, "/rm-", 4);
+        path[n + 4] = (char)('0' + id);
+        memcpy(path + n + 5, ".pid", 5);
+        int fd = open(path, O_RDONLY);
+        if (fd < 0)
+            continue;
+        char buf[24];
+        ssize_t len = read(fd, buf, sizeof buf - 1);
+        close(fd);
+        long pid = 0;
+        for (ssize_t k = 0; k < len && buf[k] >= '0' && buf[k] <= '9'; k++)
+            pid = pid * 10 + (buf[k] - '0');
+        if (pid > 0)
+            kill((pid_t)pid, SIGKILL);
+    }
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static int paddock_run(const char *verb)
+{
+    char cmd[2200];
+    snprintf(cmd, sizeof cmd, "%s/paddock cluster %s --dir %s >/dev/null", g_bin, verb, g_dir);
+    return system(cmd);
+}
+
+static int rm_tree(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+static int group_setup(void **state)
+{
+    (void)state;
+    const char *bin = getenv("PADDOCK_BIN_DIR");
+    snprintf(g_bin, sizeof g_bin, "%s", bin != NULL ? bin : "./bin");
+    snprintf(g_dir, sizeof g_dir, "/tmp/paddock-rmlink-XXXXXX");
+    if (mkdtemp(g_dir) == NULL)
+        return -1;
+    signal(SIGABRT, kill_daemons_on_crash);
+    signal(SIGSEGV, kill_daemons_on_crash);
+    signal(SIGTERM, kill_daemons_on_crash); /* ctest's timeout */
+    if (zuv_global_init() != 0)
+        return -1;
+    return paddock_run("up --rm 3 --pn 0 --tokens 100") == 0 ? 0 : -1;
+}
+
+static int group_teardown(void **state)
+{
+    (void)state;
+    paddock_run("down");
+    if (getenv("PADDOCK_TEST_KEEP") == NULL)
+        nftw(g_dir, rm_tree, 16, FTW_DEPTH | FTW_PHYS);
+    return 0;
+}
+
+struct chain {
+    rmlink_t *link;
+    uv_loop_t *loop;
+    char job[32];
+    char key[64];
+    int done, failed, calls;
+    bool in_call;
+    bool killed;
+    int callbacks_inside_call;
+    char why[160];
+};
+
+static void chain_next(struct chain *c);
+
+static void on_grant(void *arg, int status, const proto_msg_t *rep)
+{
+    struct chain *c = arg;
+    c->callbacks_inside_call += c->in_call;
+    if (status != 0 || rep->type != PROTO_TOKEN_GRANT) {
+        c->failed++;
+        snprintf(c->why, sizeof c->why, "status %d type %d (%s)", status,
+                 rep != NULL ? (int)rep->type : -1,
+                 rep != NULL && rep->type == PROTO_ERROR ? rep->error.text : "");
+        uv_stop(c->loop);
+        return;
+    }
+    c->done++;
+    if (c->done == 30 && !c->killed) {
+        /* SIGKILL the leader halfway through */
+        c->killed = true;
+        char msg[256];
+        rmclient_t *rc = NULL;
+        if (rmclient_open(&rc, g_dir, NULL, NULL, msg, sizeof msg) == 0) {
+            for (int i = 0; i < 3; i++) {
+                char *text = NULL;
+                if (rmclient_admin(rc, i, "rm_status", NULL, 0, 500, &text, msg, sizeof msg) != 0)
+                    continue;
+                json_t *st = json_loads(text, 0, NULL);
+                mem_free(text);
+                const char *role = json_string_value(json_object_get(st, "role"));
+                if (role != NULL && strcmp(role, "leader") == 0) {
+                    char path[512];
+                    snprintf(path, sizeof path, "%s/rm-%d.pid", g_dir, i + 1);
+                    FILE *f = fopen(path, "r");
+                    long pid = 0;
+                    if (f != NULL && fscanf(f, "%ld", &pid) == 1 && pid > 0)
+                        kill((pid_t)pid, SIGKILL);
+                    if (f != NULL)
+                        fclose(f);
+                }
+                json_decref(st);
+            }
+            rmclient_destroy(&rc);
+        }
+    }
+    if (c->done == 100) {
+        uv_stop(c->loop);
+        return;
+    }
+    chain_next(c);
+}
+
+static void chain_next(struct chain *c)
+{
+    proto_msg_t req;
+    proto_msg_init(&req, PROTO_TOKEN_REQUEST);
+    rmclient_new_key(c->key, sizeof c->key);
+    req.token_request.key = c->key;
+    req.token_request.job_id = c->job;
+    req.token_request.tokens = (uint32_t)(c->done % 10);
+    c->in_call = true;
+    int rc = rmlink_call(c->link, &req, 300, 10000, on_grant, c);
+    c->in_call = false;
+    c->calls++;
+    if (rc != 0) {
+        c->failed++;
+        uv_stop(c->loop);
+    }
+}
+
+static void on_registered(void *arg, int status, const proto_msg_t *rep)
+{
+    struct chain *c = arg;
+    c->callbacks_inside_call += c->in_call;
+    if (status != 0 || rep->type != PROTO_JOB_REGISTER_REPLY || rep->job_register_reply.code != 0) {
+        c->failed++;
+        uv_stop(c->loop);
+        return;
+    }
+    snprintf(c->job, sizeof c->job, "%s", rep->job_register_reply.job_id);
+    chain_next(c);
+}
+
+static rmlink_t *open_link(uv_loop_t *loop)
+{
+    struct rmclient_cluster cl;
+    char msg[256];
+    assert_int_equal(rmclient_cluster_load(g_dir, &cl, msg, sizeof msg), 0);
+    curve_t *cv = NULL;
+    assert_int_equal(curve_load(&cv, cl.keys_dir, cl.key_name, NULL, msg, sizeof msg), 0);
+    rmlink_t *l = NULL;
+    assert_int_equal(rmlink_new(&l, loop, (const char *const *)cl.api, cl.n, cv, msg, sizeof msg),
+                     0);
+    curve_destroy(&cv);
+    rmclient_cluster_close(&cl);
+    return l;
+}
+
+static void test_chain_survives_leader_kill(void **state)
+{
+    (void)state;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    struct chain c;
+    memset(&c, 0, sizeof c);
+    c.loop = &loop;
+    c.link = open_link(&loop);
+    proto_msg_t req;
+    proto_msg_init(&req, PROTO_JOB_REGISTER);
+    rmclient_new_key(c.key, sizeof c.key);
+    req.job_register.key = c.key;
+    req.job_register.name = "linked";
+    req.job_register.virtual_cluster = "default";
+    c.in_call = true;
+    assert_int_equal(rmlink_call(c.link, &req, 300, 10000, on_registered, &c), 0);
+    c.in_call = false;
+    uint64_t t0 = clock_mono_ms();
+    uv_run(&loop, UV_RUN_DEFAULT);
+    if (c.failed != 0)
+        fail_msg("chain failed after %d grants: %s", c.done, c.why);
+    assert_int_equal(c.done, 100);
+    assert_true(c.killed);
+    assert_int_equal(c.callbacks_inside_call, 0);
+    assert_int_equal(rmlink_pending(c.link), 0);
+    print_message("100 grants through a leader kill in %llu ms\n",
+                  (unsigned long long)(clock_mono_ms() - t0));
+    rmlink_destroy(&c.link);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    assert_int_equal(uv_loop_close(&loop), 0);
+}
+
+struct one {
+    int calls;
+    int status;
+};
+
+static void on_one(void *arg, int status, const proto_msg_t *rep)
+{
+    (void)rep;
+    struct one *o = arg;
+    o->calls++;
+    o->status = status;
+}
+
+static void test_timeout_and_cancel(void **state)
+{
+    (void)state;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    const char *nowhere[] = {"tcp://127.0.0.1:1"};
+    char msg[256];
+    rmlink_t *l = NULL;
+    assert_int_equal(rmlink_new(&l, &loop, nowhere, 1, NULL, msg, sizeof msg), 0);
+    proto_msg_t q;
+    proto_msg_init(&q, PROTO_ADMIN_QUERY);
+    q.admin_query.kind = "rm_status";
+    struct one a = {0, 1}, b = {0, 1};
+    assert_int_equal(rmlink_call(l, &q, 50, 200, on_one, &a), 0);
+    assert_int_equal(a.calls, 0);
+    /* the sockets keep the loop alive: turn it until the callback ran (bounded) */
+    for (uint64_t end = clock_mono_ms() + 5000; a.calls == 0 && clock_mono_ms() < end;)
+        uv_run(&loop, UV_RUN_ONCE);
+    assert_int_equal(a.calls, 1);
+    assert_int_equal(a.status, ERR_TIMEOUT);
+    assert_int_equal(rmlink_call(l, &q, 50, 10000, on_one, &b), 0);
+    rmlink_destroy(&l);
+    assert_int_equal(b.calls, 1);
+    assert_int_equal(b.status, ERR_CANCELLED);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    assert_int_equal(uv_loop_close(&loop), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_chain_survives_leader_kill),
+        cmocka_unit_test(test_timeout_and_cancel),
+    };
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
