@@ -5,7 +5,7 @@
 #   - every daemon listens on its host's address and nowhere else (no 127.0.0.1, no wildcard);
 #   - a PN told to listen on a non-loopback address without keys refuses to start;
 #   - a client whose key is not on the allow-list gets nothing from any RM API or PN (its task
-#     never runs), while an allowed client gets answers from each;
+#     never runs), while a user with her own allow-listed key gets answers from each;
 #   - an RM leader is elected and the three PNs register across hosts;
 #   - a JM on one host runs a real imported workflow (WfCommons) to success while the host of the
 #     RM leader is cut off the bridge mid-job: a new leader is elected among the other two, the
@@ -123,8 +123,11 @@ say "namespaces $tag-h1..3 on a bridge in $sw: $NET.1-3"
 # ---- keys: the cluster's server identity on every host; an intruder nobody allowed -------
 "$bin/paddock" keygen --dir "$T/cluster-keys" --name paddock >/dev/null || fail "keygen"
 "$bin/paddock" keygen --dir "$T/intruder" --name intruder >/dev/null || fail "keygen intruder"
+# the user alice, as docs/deploy.md says: her own certificate, the servers' key as alice.pub,
+# her public key installed in every server's allow/ below
 mkdir -p "$T/client"
-cp -r "$T/cluster-keys" "$T/client/keys"
+"$bin/paddock" keygen --dir "$T/client/keys" --name alice >/dev/null || fail "keygen alice"
+cp "$T/cluster-keys/paddock.pub" "$T/client/keys/alice.pub"
 
 ids="1, 2, 3"
 raft="$NET.1:7301, $NET.2:7301, $NET.3:7301"
@@ -140,13 +143,14 @@ pub = $pub
 
 [security]
 keys_dir = keys
-key_name = paddock
+key_name = alice
 EOF
 
 for h in 1 2 3; do
     d="$T/h$h"
     mkdir -p "$d"
     cp -r "$T/cluster-keys" "$d/keys"
+    cp "$T/client/keys/allow/alice.pub" "$d/keys/allow/alice.pub"
     cat >"$d/rm.conf" <<EOF
 [rm]
 id = $h
@@ -253,7 +257,7 @@ say "every RM and PN listens on its own host address only"
 
 # ---- allow-list: an intruder gets nothing from any server, an allowed client gets answers --
 for h in 1 2 3; do
-    o=$(on 2 "$probe" --rm "tcp://$NET.$h:7201" --keys "$T/client/keys" --name paddock \
+    o=$(on 2 "$probe" --rm "tcp://$NET.$h:7201" --keys "$T/client/keys" --name alice \
         --server-pub "$T/cluster-keys/paddock.pub" --timeout-ms 3000) ||
         fail "allowed client: no answer from the RM API on host $h ($o)"
     o=$(on 2 "$probe" --rm "tcp://$NET.$h:7201" --keys "$T/intruder" --name intruder \
@@ -263,7 +267,7 @@ for h in 1 2 3; do
         --server-pub "$T/cluster-keys/paddock.pub" --marker "$T/intruder-ran-$h" \
         --timeout-ms 1500)
     [ $? = 1 ] || fail "intruder: the PN on host $h answered ($o)"
-    o=$(on 2 "$probe" --pn "tcp://$NET.$h:7400" --keys "$T/client/keys" --name paddock \
+    o=$(on 2 "$probe" --pn "tcp://$NET.$h:7400" --keys "$T/client/keys" --name alice \
         --server-pub "$T/cluster-keys/paddock.pub" --marker "$T/allowed-ran-$h" \
         --timeout-ms 3000) || fail "allowed client: no answer from the PN on host $h ($o)"
 done
@@ -338,7 +342,7 @@ wait_for 5 "a leader still" new_leader
 # ---- heal: the cut replica comes back as a follower, its PN is up again --------------------
 ip -n "$sw" link set "p$cut" up
 role_of_cut() {
-    r=$(on $jmh "$bin/paddock" rm status --rm "tcp://$NET.$cut:7201" --keys "$T/client/keys" \
+    r=$(on $jmh "$bin/paddock" rm status --rm "tcp://$NET.$cut:7201" --keys "$T/cluster-keys" \
         --json 2>/dev/null | "$probe" --json replicas.0.role) || return 1
     [ "$r" = follower ] || [ "$r" = leader ]
 }
