@@ -136,6 +136,16 @@ static long long cli_rm_int(json_t *o, const char *k)
     return (long long)json_integer_value(json_object_get(o, k));
 }
 
+/* An integer field as text, "-" when absent or null (an unreachable replica). */
+static const char *cli_rm_num(json_t *o, const char *k, char *buf, size_t cap)
+{
+    json_t *v = json_object_get(o, k);
+    if (!json_is_integer(v))
+        return "-";
+    snprintf(buf, cap, "%lld", (long long)json_integer_value(v));
+    return buf;
+}
+
 /* ---- rm status ---- */
 
 static int rm_status_main(int argc, char **argv)
@@ -194,10 +204,12 @@ static int rm_status_main(int argc, char **argv)
         json_array_foreach(reps, i, r)
         {
             const char *addr = json_string_value(json_object_get(r, "address"));
-            printf("%-4lld %-22s %-12s %6lld %10lld %10lld %6lld %6lld\n", cli_rm_int(r, "id"),
+            char b[6][24];
+            printf("%-4s %-22s %-12s %6s %10s %10s %6s %6s\n", cli_rm_num(r, "id", b[0], 24),
                    addr != NULL ? addr : cli_rm_str(r, "api"), cli_rm_str(r, "role"),
-                   cli_rm_int(r, "term"), cli_rm_int(r, "commit_index"),
-                   cli_rm_int(r, "last_applied"), cli_rm_int(r, "nodes"), cli_rm_int(r, "jobs"));
+                   cli_rm_num(r, "term", b[1], 24), cli_rm_num(r, "commit_index", b[2], 24),
+                   cli_rm_num(r, "last_applied", b[3], 24), cli_rm_num(r, "nodes", b[4], 24),
+                   cli_rm_num(r, "jobs", b[5], 24));
         }
     }
     json_decref(doc);
