@@ -2,6 +2,7 @@
  * from the ledger, snapshots in parts and chained deltas that decode, per-node staleness, and
  * the liveness rule; rmconf's cross-field checks. */
 #include "common/err.h"
+#include "common/mem.h"
 #include "proto/proto.h"
 #include "rm/rmconf.h"
 #include "rm/rmview.h"
@@ -171,6 +172,36 @@ static void test_publish_snapshot_and_deltas(void **state)
     rmview_destroy(&v);
 }
 
+/* A failed allocation refuses the heartbeat and leaves the view as it was. */
+static void test_allocation_failure(void **state)
+{
+    (void)state;
+    rmview_t *v = rmview_new();
+    proto_heartbeat_t hb;
+    char name[32];
+    for (int i = 0; i < 64; i++) { /* fills the first node array exactly */
+        snprintf(name, sizeof name, "pn-%d", i);
+        heartbeat(&hb, name, 1, 1);
+        assert_int_equal(rmview_ingest(v, &hb, 10), RMVIEW_FRESH);
+    }
+    heartbeat(&hb, "pn-new", 1, 1);
+    mem_fail_after(0);
+    assert_int_equal(rmview_ingest(v, &hb, 20), ERR_NOMEM);
+    mem_fail_reset();
+    assert_int_equal(rmview_count(v), 64);
+    assert_null(rmview_find(v, "pn-new"));
+    /* an update of a known node needs no allocation */
+    heartbeat(&hb, "pn-3", 1, 2);
+    mem_fail_after(0);
+    assert_int_equal(rmview_ingest(v, &hb, 30), RMVIEW_FRESH);
+    mem_fail_reset();
+    heartbeat(&hb, "pn-new", 1, 1);
+    assert_int_equal(rmview_ingest(v, &hb, 40), RMVIEW_FRESH);
+    assert_int_equal(rmview_count(v), 65);
+    assert_non_null(rmview_find(v, "pn-new"));
+    rmview_destroy(&v);
+}
+
 static void test_rmconf_checks(void **state)
 {
     (void)state;
@@ -222,6 +253,7 @@ int main(void)
         cmocka_unit_test(test_freshness),
         cmocka_unit_test(test_liveness_rule),
         cmocka_unit_test(test_publish_snapshot_and_deltas),
+        cmocka_unit_test(test_allocation_failure),
         cmocka_unit_test(test_rmconf_checks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
