@@ -157,7 +157,6 @@ void rmserver_reply(struct rmserver *s, const struct rmserver_cmd *c, int code,
             return;
         }
         char why[128];
-        char jid[ID_JOB_SIZE];
         rmserver__format_job(c->cmd.job, jid);
         snprintf(why, sizeof why, "job %s: %s%s%s", jid, err_text(res->code),
                  j != NULL ? ", job is " : "", j != NULL ? ledger_job_state_name(j->state) : "");
