@@ -1,0 +1,279 @@
+/* test_jmd.c - paddock-jm on a real local cluster (`paddock cluster up`, 3 RM replicas, 3 PNs),
+ * each test with its own cluster in a temporary directory:
+ *  - a DAG with diamonds, stage barriers and explicit edges where every task records when it
+ *    started and ended, and no task starts before all its parents ended;
+ *  - a task that fails twice and then succeeds (the job succeeds, the second attempt runs on
+ *    another node), and a task that always fails (the job fails naming the task and why);
+ *  - a PN killed with SIGKILL while it runs tasks of the job, which still succeeds.
+ * The JM is started by the test per docs/job-directory.md and checked through its job
+ * directory (state.json, report.json, journal). */
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "jmd_fixture.h"
+
+static struct jmf g_f;
+
+static int setup(void **state)
+{
+    (void)state;
+    if (jmf_up(&g_f, "--rm 3 --pn 3 --pn-cpus 2") != 0) {
+        jmf_down(&g_f);
+        return -1;
+    }
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    jmf_down(&g_f);
+    return 0;
+}
+
+/* A task that records "NODE START_NS" in WORK/ID.start, sleeps, then WORK/ID.end (atomically). */
+static json_t *marked_task(const char *id, const char *stage, double sleep_s)
+{
+    char sh[4096];
+    snprintf(sh, sizeof sh,
+             "echo \"$PADDOCK_NODE $(date +%%s%%N)\" > %s/%s.start.tmp && mv %s/%s.start.tmp "
+             "%s/%s.start; sleep %.3f; date +%%s%%N > %s/%s.end.tmp && mv %s/%s.end.tmp %s/%s.end",
+             g_f.work, id, g_f.work, id, g_f.work, id, sleep_s, g_f.work, id, g_f.work, id,
+             g_f.work, id);
+    json_t *t = json_pack("{s:s, s:[s, s, s], s:f, s:f}", "id", id, "cmd", "sh", "-c", sh,
+                          "runtime_s", sleep_s + 0.05, "cpu", 0.5);
+    if (stage)
+        json_object_set_new(t, "stage", json_string(stage));
+    return t;
+}
+
+static long long mark_ns(const char *id, const char *kind)
+{
+    char name[256], buf[256];
+    snprintf(name, sizeof name, "%s.%s", id, kind);
+    if (!jmf_mark(&g_f, name, buf, sizeof buf))
+        return -1;
+    const char *p = strrchr(buf, ' ');
+    return atoll(p ? p + 1 : buf);
+}
+
+static void assert_final(const char *want_state, int want_rc, int rc)
+{
+    json_t *st = jmf_job_file(&g_f, "state.json");
+    const char *s = st ? json_string_value(json_object_get(st, "state")) : NULL;
+    if (rc != want_rc || !s || strcmp(s, want_state) != 0) {
+        fprintf(stderr, "JM exit %d (want %d), state %s (want %s)\n", rc, want_rc, s ? s : "(none)",
+                want_state);
+        jmf_dump(&g_f);
+    }
+    assert_int_equal(rc, want_rc);
+    assert_non_null(s);
+    assert_string_equal(s, want_state);
+    json_decref(st);
+}
+
+/* ---- DAG with diamonds and barriers ---- */
+
+struct edge {
+    const char *child, *parent;
+};
+
+static void test_dag_order(void **state)
+{
+    (void)state;
+    json_t *tasks = json_array();
+    const char *src[] = {"src-0", "src-1", "src-2"};
+    for (int i = 0; i < 3; i++)
+        json_array_append_new(tasks, marked_task(src[i], "src", 0.2));
+    json_array_append_new(tasks, marked_task("left-0", "left", 0.3));
+    json_array_append_new(tasks, marked_task("left-1", "left", 0.1));
+    json_array_append_new(tasks, marked_task("right-0", "right", 0.1));
+    json_t *r1 = marked_task("right-1", "right", 0.1);
+    json_object_set_new(r1, "after", json_pack("[s]", "right-0"));
+    json_array_append_new(tasks, r1);
+    json_array_append_new(tasks, marked_task("join-0", "join", 0.1));
+    json_t *fin = marked_task("final", NULL, 0.05);
+    json_object_set_new(fin, "after", json_pack("[s, s]", "join-0", "left-1"));
+    json_array_append_new(tasks, fin);
+    json_t *spec = json_pack(
+        "{s:i, s:s, s:[{s:s}, {s:s, s:[s]}, {s:s, s:[s]}, {s:s, s:[s, s]}], s:o}", "version", 1,
+        "name", "jmd-dag-order", "stages", "name", "src", "name", "left", "after", "src", "name",
+        "right", "after", "src", "name", "join", "after", "left", "right", "tasks", tasks);
+    assert_non_null(spec);
+    assert_int_equal(jmf_start_jm(&g_f, spec, ""), 0);
+    int rc = jmf_wait_jm(&g_f, 60);
+    assert_final("succeeded", 0, rc);
+
+    /* Every parent (explicit edges and every task of a barrier stage) ended before the child
+       started. */
+    static const struct edge edges[] = {
+        {"left-0", "src-0"},  {"left-0", "src-1"},   {"left-0", "src-2"},    {"left-1", "src-0"},
+        {"left-1", "src-1"},  {"left-1", "src-2"},   {"right-0", "src-0"},   {"right-0", "src-1"},
+        {"right-0", "src-2"}, {"right-1", "src-2"},  {"right-1", "right-0"}, {"join-0", "left-0"},
+        {"join-0", "left-1"}, {"join-0", "right-0"}, {"join-0", "right-1"},  {"final", "join-0"},
+        {"final", "left-1"},
+    };
+    for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++) {
+        long long ps = mark_ns(edges[i].parent, "end"), cs = mark_ns(edges[i].child, "start");
+        if (ps < 0 || cs < 0 || cs < ps)
+            fprintf(stderr, "%s started at %lld, parent %s ended at %lld\n", edges[i].child, cs,
+                    edges[i].parent, ps);
+        assert_true(ps > 0 && cs > 0);
+        assert_true(cs >= ps);
+    }
+    /* The sources ran in parallel (without a deadline the job asks for its widest stage). */
+    long long s0 = mark_ns("src-0", "start"), e1 = mark_ns("src-1", "end");
+    long long s1 = mark_ns("src-1", "start"), e0 = mark_ns("src-0", "end");
+    assert_true(s0 < e1 && s1 < e0);
+
+    json_t *rep = jmf_job_file(&g_f, "report.json");
+    assert_non_null(rep);
+    assert_int_equal(json_integer_value(json_object_get(rep, "tasks_succeeded")), 9);
+    assert_int_equal(json_array_size(json_object_get(rep, "attempts")), 9);
+    assert_true(json_is_null(json_object_get(rep, "deadline_met"))); /* no deadline */
+    assert_true(json_array_size(json_object_get(rep, "tokens")) >= 1);
+    assert_true(json_array_size(json_object_get(rep, "progress")) >= 1);
+    json_decref(rep);
+}
+
+/* ---- retries ---- */
+
+static void test_retries(void **state)
+{
+    (void)state;
+    /* "flaky" fails on its first two runs (a counter in the work directory), then succeeds. */
+    char sh[1024];
+    snprintf(sh, sizeof sh,
+             "n=$(cat %s/flaky.count 2>/dev/null || echo 0); n=$((n+1)); echo $n > "
+             "%s/flaky.count; [ $n -ge 3 ] || exit 7",
+             g_f.work, g_f.work);
+    json_t *spec = json_pack("{s:i, s:s, s:[{s:s, s:[s, s, s]}, {s:s, s:[s], s:[s]}]}", "version",
+                             1, "name", "jmd-flaky", "tasks", "id", "flaky", "cmd", "sh", "-c", sh,
+                             "id", "after-flaky", "cmd", "true", "after", "flaky");
+    assert_int_equal(jmf_start_jm(&g_f, spec, ""), 0);
+    int rc = jmf_wait_jm(&g_f, 60);
+    assert_final("succeeded", 0, rc);
+    json_t *rep = jmf_job_file(&g_f, "report.json");
+    assert_non_null(rep);
+    json_t *att = json_object_get(rep, "attempts");
+    const char *nodes[3] = {NULL, NULL, NULL};
+    int failed = 0, ok = 0;
+    for (size_t i = 0; i < json_array_size(att); i++) {
+        json_t *a = json_array_get(att, i);
+        if (strcmp(json_string_value(json_object_get(a, "task")), "flaky") != 0)
+            continue;
+        const char *st = json_string_value(json_object_get(a, "state"));
+        json_int_t n = json_integer_value(json_object_get(a, "attempt"));
+        if (n >= 1 && n <= 3)
+            nodes[n - 1] = json_string_value(json_object_get(a, "node"));
+        if (strcmp(st, "failed") == 0) {
+            failed++;
+            assert_int_equal(json_integer_value(json_object_get(a, "exit")), 7);
+        } else if (strcmp(st, "succeeded") == 0) {
+            ok++;
+        }
+    }
+    assert_int_equal(failed, 2);
+    assert_int_equal(ok, 1);
+    assert_non_null(nodes[0]);
+    assert_non_null(nodes[1]);
+    assert_string_not_equal(nodes[0], nodes[1]); /* a retry prefers another node */
+    json_decref(rep);
+
+    /* A task that always fails: the job fails after 3 attempts and says which task and why. */
+    assert_int_equal(jmf_new_job(&g_f, "job2"), 0);
+    spec = json_pack("{s:i, s:s, s:[{s:s, s:[s, s, s]}, {s:s, s:[s]}]}", "version", 1, "name",
+                     "jmd-doomed", "tasks", "id", "doomed", "cmd", "sh", "-c", "exit 3", "id",
+                     "fine", "cmd", "true");
+    assert_int_equal(jmf_start_jm(&g_f, spec, ""), 0);
+    rc = jmf_wait_jm(&g_f, 60);
+    assert_final("failed", 1, rc);
+    json_t *st = jmf_job_file(&g_f, "state.json");
+    const char *reason = json_string_value(json_object_get(st, "reason"));
+    assert_non_null(reason);
+    assert_non_null(strstr(reason, "\"doomed\""));
+    assert_non_null(strstr(reason, "3 times"));
+    assert_int_equal(json_integer_value(json_object_get(st, "attempts_failed")), 3);
+    json_decref(st);
+}
+
+/* ---- a PN killed mid-job ---- */
+
+static void test_pn_killed(void **state)
+{
+    (void)state;
+    json_t *tasks = json_array();
+    char id[32];
+    for (int i = 0; i < 6; i++) {
+        snprintf(id, sizeof id, "work-%d", i);
+        json_array_append_new(tasks, marked_task(id, "work", 2.0));
+    }
+    for (int i = 0; i < 3; i++) {
+        snprintf(id, sizeof id, "tail-%d", i);
+        json_array_append_new(tasks, marked_task(id, "tail", 0.2));
+    }
+    json_t *spec =
+        json_pack("{s:i, s:s, s:[{s:s}, {s:s, s:[s]}], s:o}", "version", 1, "name", "jmd-pn-killed",
+                  "stages", "name", "work", "name", "tail", "after", "work", "tasks", tasks);
+    assert_int_equal(jmf_start_jm(&g_f, spec, "--node-timeout 6000"), 0);
+
+    /* Wait until some task runs, then SIGKILL the PN it runs on. */
+    char victim[256] = "";
+    for (int i = 0; i < 400 && !victim[0]; i++) {
+        for (int t = 0; t < 6 && !victim[0]; t++) {
+            char name[64], buf[256];
+            snprintf(name, sizeof name, "work-%d.start", t);
+            if (jmf_mark(&g_f, name, buf, sizeof buf)) {
+                char *sp = strchr(buf, ' ');
+                if (sp)
+                    *sp = '\0';
+                snprintf(victim, sizeof victim, "%s", buf);
+            }
+        }
+        if (!victim[0])
+            jmf_pause(50);
+    }
+    assert_true(victim[0] != '\0');
+    long pid = jmf_daemon_pid(&g_f, victim);
+    assert_true(pid > 0);
+    assert_int_equal(kill((pid_t)pid, SIGKILL), 0);
+
+    int rc = jmf_wait_jm(&g_f, 90);
+    assert_final("succeeded", 0, rc);
+    json_t *rep = jmf_job_file(&g_f, "report.json");
+    assert_non_null(rep);
+    assert_int_equal(json_integer_value(json_object_get(rep, "tasks_succeeded")), 9);
+    json_t *att = json_object_get(rep, "attempts");
+    int lost = 0;
+    for (size_t i = 0; i < json_array_size(att); i++) {
+        json_t *a = json_array_get(att, i);
+        const char *st = json_string_value(json_object_get(a, "state"));
+        const char *node = json_string_value(json_object_get(a, "node"));
+        if (strcmp(st, "lost") == 0) {
+            assert_string_equal(node, victim);
+            lost++;
+        }
+        if (strcmp(st, "succeeded") == 0) /* the dead node finished nothing */
+            assert_string_not_equal(node, victim);
+    }
+    assert_true(lost >= 1);
+    json_decref(rep);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_dag_order, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_retries, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pn_killed, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
