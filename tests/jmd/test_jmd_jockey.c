@@ -1,0 +1,187 @@
+/* test_jmd_jockey.c - Jockey inside paddock-jm on a real local cluster (issue 6, item 2):
+ *  - a first run of a job writes its profile; the next run of the same name loads it, builds
+ *    the C(p, a) table, and meets its deadline;
+ *  - `paddock job deadline` halving the deadline mid-run raises the job's token target and the
+ *    job still finishes within the new deadline; doubling it afterwards lowers the target.
+ * Checked through report.json's token samples (target over time) and state.json. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+
+#include <cmocka.h>
+
+#include "jmd_fixture.h"
+
+static struct jmf g_f;
+
+static int setup(void **state)
+{
+    (void)state;
+    if (jmf_up(&g_f, "--rm 3 --pn 3 --pn-cpus 2") != 0) {
+        jmf_down(&g_f);
+        return -1;
+    }
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    jmf_down(&g_f);
+    return 0;
+}
+
+static int64_t wall_ms(void)
+{
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    return (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000;
+}
+
+/* n tasks of one stage, each sleeping s seconds on one core, with deadline d. */
+static json_t *job_spec(const char *name, int n, double s, double d)
+{
+    json_t *tasks = json_array();
+    char id[32], sl[32];
+    snprintf(sl, sizeof sl, "%.3f", s);
+    for (int i = 0; i < n; i++) {
+        snprintf(id, sizeof id, "t-%d", i);
+        json_array_append_new(tasks,
+                              json_pack("{s:s, s:s, s:[s, s], s:f, s:f}", "id", id, "stage", "work",
+                                        "cmd", "sleep", sl, "runtime_s", s, "cpu", 1.0));
+    }
+    return json_pack("{s:i, s:s, s:f, s:o}", "version", 1, "name", name, "deadline_s", d, "tasks",
+                     tasks);
+}
+
+static const char *state_of(json_t *st)
+{
+    const char *s = st ? json_string_value(json_object_get(st, "state")) : NULL;
+    return s ? s : "";
+}
+
+/* Highest token target in report.json samples with from_s <= t_s < to_s. */
+static int max_target(json_t *rep, double from_s, double to_s)
+{
+    int m = 0;
+    json_t *toks = json_object_get(rep, "tokens");
+    for (size_t i = 0; i < json_array_size(toks); i++) {
+        json_t *s = json_array_get(toks, i);
+        double t = json_number_value(json_object_get(s, "t_s"));
+        int v = (int)json_integer_value(json_object_get(s, "target"));
+        if (t >= from_s && t < to_s && v > m)
+            m = v;
+    }
+    return m;
+}
+
+/* The last token target in samples before t_s. */
+static int target_before(json_t *rep, double t_s)
+{
+    int v = 0;
+    json_t *toks = json_object_get(rep, "tokens");
+    for (size_t i = 0; i < json_array_size(toks); i++) {
+        json_t *s = json_array_get(toks, i);
+        if (json_number_value(json_object_get(s, "t_s")) < t_s)
+            v = (int)json_integer_value(json_object_get(s, "target"));
+    }
+    return v;
+}
+
+/* Runs `paddock job deadline ID D` on the fixture's cluster. */
+static int set_deadline(const char *job_id, const char *dur)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s/paddock job deadline %s %s --cluster %s >/dev/null 2>&1", g_f.bin,
+             job_id, dur, g_f.cluster);
+    return system(cmd);
+}
+
+/* Polls state.json until `done` tasks succeeded (or the job ended). Returns the document. */
+static json_t *wait_done(size_t done, int timeout_s)
+{
+    for (int i = 0; i < timeout_s * 20; i++) {
+        json_t *st = jmf_job_file(&g_f, "state.json");
+        if (st) {
+            if ((size_t)json_integer_value(json_object_get(st, "tasks_succeeded")) >= done ||
+                (strcmp(state_of(st), "running") != 0 && strcmp(state_of(st), "starting") != 0))
+                return st;
+            json_decref(st);
+        }
+        jmf_pause(50);
+    }
+    return NULL;
+}
+
+static void test_profile_then_deadline_changes(void **state)
+{
+    (void)state;
+    /* Run 1: writes the profile of "jmd-jockey". */
+    assert_int_equal(jmf_start_jm(&g_f, job_spec("jmd-jockey", 12, 0.3, 20.0), ""), 0);
+    int rc = jmf_wait_jm(&g_f, 60);
+    if (rc != 0)
+        jmf_dump(&g_f);
+    assert_int_equal(rc, 0);
+    char prof[512];
+    snprintf(prof, sizeof prof, "%s/profiles/jmd-jockey.profile.json", g_f.cluster);
+    json_t *p = json_load_file(prof, 0, NULL);
+    assert_non_null(p);
+    json_decref(p);
+
+    /* Run 2: 40 tasks of 0.5 s (20 task-seconds) against 30 s: a token or two will do. */
+    assert_int_equal(jmf_new_job(&g_f, "job2"), 0);
+    assert_int_equal(jmf_start_jm(&g_f, job_spec("jmd-jockey", 40, 0.5, 30.0), ""), 0);
+    json_t *st = wait_done(6, 60);
+    assert_non_null(st);
+    assert_string_equal(state_of(st), "running");
+    char job_id[64];
+    snprintf(job_id, sizeof job_id, "%s", json_string_value(json_object_get(st, "job_id")));
+    int64_t started = json_integer_value(json_object_get(st, "started_ms"));
+    json_decref(st);
+
+    /* Halve the deadline. */
+    double halved_at = (double)(wall_ms() - started) / 1000.0;
+    assert_int_equal(set_deadline(job_id, "15s"), 0);
+    st = wait_done(26, 60);
+    assert_non_null(st);
+    json_decref(st);
+    /* Double it (from 15 s to 30 s). */
+    double doubled_at = (double)(wall_ms() - started) / 1000.0;
+    assert_int_equal(set_deadline(job_id, "30s"), 0);
+
+    rc = jmf_wait_jm(&g_f, 60);
+    st = jmf_job_file(&g_f, "state.json");
+    json_t *rep = jmf_job_file(&g_f, "report.json");
+    if (rc != 0 || !rep)
+        jmf_dump(&g_f);
+    assert_int_equal(rc, 0);
+    assert_non_null(rep);
+    assert_string_equal(state_of(st), "succeeded");
+    double makespan = json_number_value(json_object_get(st, "makespan_s"));
+    int before = target_before(rep, halved_at);
+    int after_halving = max_target(rep, halved_at, doubled_at);
+    int last = target_before(rep, 1e9);
+    fprintf(stderr,
+            "makespan %.2f s; target %d before halving (t=%.2f), up to %d after, %d at the end "
+            "(doubled at t=%.2f)\n",
+            makespan, before, halved_at, after_halving, last, doubled_at);
+    assert_true(before >= 1);
+    assert_true(after_halving > before); /* a shorter deadline raises the allocation */
+    assert_true(makespan <= 15.0);       /* and the job finishes within it */
+    assert_true(last < after_halving);   /* a longer one lowers it again */
+    json_decref(st);
+    json_decref(rep);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_profile_then_deadline_changes, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
