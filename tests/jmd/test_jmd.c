@@ -4,7 +4,8 @@
  *    started and ended, and no task starts before all its parents ended;
  *  - a task that fails twice and then succeeds (the job succeeds, the second attempt runs on
  *    another node), and a task that always fails (the job fails naming the task and why);
- *  - a PN killed with SIGKILL while it runs tasks of the job, which still succeeds.
+ *  - a PN killed with SIGKILL while it runs tasks of the job, which still succeeds;
+ *  - every RM replica killed mid-job: the JM goes on with the view and tokens it has.
  * The JM is started by the test per docs/job-directory.md and checked through its job
  * directory (state.json, report.json, journal). */
 #include <setjmp.h>
@@ -268,12 +269,55 @@ static void test_pn_killed(void **state)
     json_decref(rep);
 }
 
+/* ---- every RM replica killed mid-job ---- */
+
+static void test_rm_gone(void **state)
+{
+    (void)state;
+    json_t *tasks = json_array();
+    char id[32];
+    for (int i = 0; i < 4; i++) {
+        snprintf(id, sizeof id, "a-%d", i);
+        json_array_append_new(tasks, marked_task(id, "a", 1.0));
+    }
+    for (int i = 0; i < 4; i++) {
+        snprintf(id, sizeof id, "b-%d", i);
+        json_array_append_new(tasks, marked_task(id, "b", 0.2));
+    }
+    json_t *spec =
+        json_pack("{s:i, s:s, s:[{s:s}, {s:s, s:[s]}], s:o}", "version", 1, "name", "jmd-rm-gone",
+                  "stages", "name", "a", "name", "b", "after", "a", "tasks", tasks);
+    assert_int_equal(jmf_start_jm(&g_f, spec, ""), 0);
+    char buf[256];
+    int started = 0;
+    for (int i = 0; i < 400 && !started; i++) {
+        started = jmf_mark(&g_f, "a-0.start", buf, sizeof buf);
+        if (!started)
+            jmf_pause(50);
+    }
+    assert_true(started);
+    /* The JM keeps scheduling on the view and tokens it has (Apollo §3.1). */
+    const char *rms[] = {"rm-1", "rm-2", "rm-3"};
+    for (int i = 0; i < 3; i++) {
+        long pid = jmf_daemon_pid(&g_f, rms[i]);
+        assert_true(pid > 0);
+        assert_int_equal(kill((pid_t)pid, SIGKILL), 0);
+    }
+    int rc = jmf_wait_jm(&g_f, 60);
+    assert_final("succeeded", 0, rc);
+    for (int i = 0; i < 4; i++) {
+        snprintf(id, sizeof id, "b-%d.end", i);
+        assert_true(jmf_mark(&g_f, id, buf, sizeof buf));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_dag_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_retries, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pn_killed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_rm_gone, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
