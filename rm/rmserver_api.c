@@ -206,6 +206,12 @@ static void rmserver__write(struct rmserver *s, zuv_sock_t *sock, const void *pe
                          "not the leader");
         return;
     }
+    if (admin_kind == NULL && (key == NULL || key[0] == '\0')) {
+        /* every client write must be retry-safe: an empty key would alias all the others */
+        rmserver__reject(s, sock, peer, peer_len, m, RMSERVER_REJ_INVALID, ERR_INVAL,
+                         "an idempotency key is required");
+        return;
+    }
     struct rmserver_cmd c;
     c.cmd = *cmd;
     rmserver__waiter(&c.w, sock, peer, peer_len, m, key);
