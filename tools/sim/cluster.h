@@ -1,0 +1,121 @@
+/* cluster.h - `paddock-sim cluster`: a whole Apollo cluster in virtual time (Apollo §3, §5.2-5.4;
+ * DESIGN.md 1 "Simulator", 5).
+ *
+ * Many simulated PNs, each with a real pn/queue and pn/matrix; an RM whose view of them arrives
+ * late (each PN's matrix leaves it on its heartbeat, every heartbeat_s, in one of `hb_groups`
+ * phase groups, and reaches the JMs rm_delay_s later); many JMs, each with its own tokens, its
+ * own jm/dag, jm/estimator, jm/place (candidate sets + stable matcher) and jm/dispatch, ordering
+ * ready tasks with jm/priority. Other tenants' regular work arrives at every PN as background
+ * load whose rate swings in phases (fluctuating spare capacity), and tools/sim/engine_noise.h
+ * supplies run-time variance, heavy tails, stragglers, task failures and node loss.
+ *
+ * Simplifications (written down in docs/benchmarks.md): all JMs read one copy of the RM's
+ * published view (they would hold identical copies: they subscribe to the same publication), so
+ * the matrices PNs return with task status are not modelled; JM<->PN messages take net_delay_s;
+ * file staging is folded into the task's I/O time; inputs get three replicas on random nodes
+ * (two racks) when a job is loaded; lost tasks are noticed node_timeout_s after the loss.
+ *
+ * "Without estimation" (Apollo Figure 11) is the same JMs with a view that carries no wait-time
+ * matrices and no queue lengths: placement by locality and the random term only, random picks
+ * spread over the whole cluster.
+ */
+#ifndef PADDOCK_TOOLS_SIM_CLUSTER_H
+#define PADDOCK_TOOLS_SIM_CLUSTER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "jm/spec.h"
+#include "tools/sim/engine_noise.h"
+
+#define CLUSTER_MAX_NODES 100000
+#define CLUSTER_MAX_JOBS  100000
+
+/* Public value struct: cluster_config_default() then adjust. */
+struct cluster_config {
+    size_t nodes;          /* PNs (default 1000) */
+    size_t rack_size;      /* nodes per rack (default 40) */
+    double node_cpus;      /* cores per node (default 8) */
+    double node_mem_mb;    /* MiB per node (default 32768) */
+    uint64_t seed;         /* default 1 */
+    int estimation;        /* 1: JMs see wait-time matrices (default); 0: Figure 11 baseline */
+    uint32_t tokens;       /* guaranteed tokens per job (default 40) */
+    double opp_factor;     /* opportunistic allowance per token (default 1.0) */
+    double arrival_mean_s; /* mean gap between job arrivals (default 0.5) */
+    double heartbeat_s;    /* PN heartbeat interval (default 1.0) */
+    size_t hb_groups;      /* heartbeat phases (default 10) */
+    double rm_delay_s;     /* heartbeat -> JM view (default 0.5; < heartbeat_s) */
+    double net_delay_s;    /* one JM<->PN message (default 0.001) */
+    double round_s;        /* a JM's scheduling round after something changed (default 0.02) */
+    size_t max_batch;      /* tasks placed per round at most (default 256) */
+    int max_attempts;      /* per task (default 4) */
+    double node_timeout_s; /* lost node's tasks re-placed after this (default 3 heartbeats) */
+    double bg_util;        /* mean background CPU load per node, share of cores (default 0.5) */
+    double bg_runtime_s;   /* mean background task run time (default 20) */
+    double bg_cpu;         /* cores per background task (default 1) */
+    double window_s;       /* window of the per-machine queueing-time stdev (default 60) */
+    double max_time_s;     /* virtual-time cap (default 36000) */
+    struct engine_noise noise;
+};
+
+void cluster_config_default(struct cluster_config *cfg);
+
+/* One job to run: a parsed spec (borrowed for the run) and its arrival time. */
+struct cluster_job {
+    const struct spec *spec;
+    double arrival_s;
+};
+
+struct cluster_result {
+    size_t nodes, jobs, jobs_done, jobs_failed;
+    uint64_t tasks, attempts, failures, preemptions, lost, node_losses;
+    uint64_t decisions;  /* tasks dispatched by JMs (placement decisions carried out) */
+    uint64_t events;     /* engine events run */
+    double wall_s;       /* simulator wall time of the run */
+    double place_wall_s; /* wall time inside place_round (the JMs' placement code) */
+    double sim_time_s;   /* virtual time of the last job completion */
+    double q_mean, q_p50, q_p90, q_p99, q_max; /* job tasks' queueing time at the PN, seconds */
+    double q_stdev_machines; /* Figure 8c: mean over windows of the stdev across machines of
+                                each machine's mean queueing time in the window */
+    double q_stdev_run;      /* the same over the whole run as one window */
+    double util;             /* CPU used / capacity over the jobs' span (all work) */
+    double util_jobs;        /* the jobs' share of it */
+    double makespan_mean_s;  /* mean job completion - arrival */
+    double view_age_mean_s;  /* mean age of the chosen node's matrix at placement */
+    long peak_rss_kb;        /* filled by the caller (getrusage) */
+    double *qtimes;          /* every job task attempt's queueing time, sorted (caller owns:
+                                mem_free); for the CDF */
+    size_t nqtimes;
+};
+
+/* Runs jobs[0..njobs) on the cluster. Fills *out (caller owns out->qtimes). Returns 0,
+ * ERR_INVAL (bad configuration, with a reason in msg), ERR_NOMEM, or a module's error. */
+int cluster_run(const struct cluster_config *cfg, const struct cluster_job *jobs, size_t njobs,
+                struct cluster_result *out, char *msg, size_t cap);
+
+/* Workloads (cluster_workload.c). A loaded workload is a spec document (jansson) whose inputs
+ * get replica nodes per job when a job is made from it. */
+struct cluster_workloads;
+
+/* Loads every *.json in dir (sorted by name): WfCommons instances are imported in-process
+ * (tools/wfcommons.h, time_scale applied, cpu and memory capped at the node's), Paddock specs
+ * are taken as they are. ERR_IO, ERR_NOTFOUND (no workload), ERR_PARSE / ERR_INVAL with msg. */
+int cluster_workloads_load(const char *dir, double time_scale, double max_cpu, uint64_t max_mem_mb,
+                           struct cluster_workloads **out, char *msg, size_t cap);
+/* Synthetic map-reduce jobs (a map stage, a reduce stage after it) drawn from `seed`. */
+int cluster_workloads_synthetic(size_t count, uint64_t seed, struct cluster_workloads **out);
+size_t cluster_workloads_count(const struct cluster_workloads *w);
+const char *cluster_workloads_name(const struct cluster_workloads *w, size_t i);
+void cluster_workloads_destroy(struct cluster_workloads **p);
+
+/* Makes job i's spec from workload i mod count: every input of at least 10% of its task's
+ * bytes gets three replicas ("pn-<n>": a random node, and two nodes of one other rack), drawn
+ * from (seed, i). Caller owns *out (spec_destroy). */
+int cluster_workloads_make(const struct cluster_workloads *w, size_t i, uint64_t seed, size_t nodes,
+                           size_t rack_size, struct spec **out, char *msg, size_t cap);
+
+/* Writes an SVG plot of the queueing-time CDFs (sorted samples) of up to 4 runs. ERR_IO. */
+int cluster_svg_cdf(const char *path, const char *title, const double *const *samples,
+                    const size_t *n, const char *const *labels, size_t nseries);
+
+#endif

@@ -1,0 +1,126 @@
+/* cluster_internal.h - the simulated cluster's state, shared by cluster_node.c (the PNs and the
+ * RM's view), cluster_job.c (the JMs) and cluster_run.c (setup, metrics). Not a public API. */
+#ifndef PADDOCK_TOOLS_SIM_CLUSTER_INTERNAL_H
+#define PADDOCK_TOOLS_SIM_CLUSTER_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "jm/dag.h"
+#include "jm/dispatch.h"
+#include "jm/estimator.h"
+#include "jm/place.h"
+#include "jm/view.h"
+#include "pn/matrix.h"
+#include "pn/queue.h"
+#include "tools/sim/cluster.h"
+#include "tools/sim/engine.h"
+
+#define CL_BG_BIT (1ull << 63) /* queue ids of background tasks */
+
+struct cl_node {
+    queue_t *q;
+    matrix_t m;
+    int dirty; /* queue changed since the matrix was computed */
+    int up;
+    uint32_t boot;
+    uint64_t seq;
+    uint32_t rack;
+    struct engine_rng rng; /* picks, background arrivals */
+    double bg_mult, phase_end;
+    uint32_t next_bg;
+    double cpu_used, cpu_jobs; /* running now: all work, job tasks only */
+    /* what the last heartbeat carried (the RM's copy, on its way to the JMs) */
+    double hb_at;
+    uint32_t hb_running, hb_queued;
+    int hb_up;
+    double *hb_wait; /* ncpu * nmem cells */
+};
+
+struct cl_task {
+    uint32_t node;
+    uint32_t attempt; /* attempts started so far; events carry it to detect stale ones */
+    uint32_t tries;   /* failed attempts (counted against max_attempts) */
+    int klass;        /* queue class of the attempt in flight; | 0x100: the attempt will fail */
+    int running;
+    double pushed_at; /* arrival at the PN */
+    double started_at;
+    double io_s;       /* estimator's I/O part for the placement */
+    double est_s;      /* the runtime estimate the PN queue gets */
+    double planned_io; /* true I/O time at the chosen node */
+};
+
+struct cl_job {
+    size_t idx;
+    const struct spec *spec;
+    dag_t *dag;
+    estimator_t *est;
+    dispatch_t *disp;
+    place_t *place;
+    struct cl_task *tasks;
+    double *stage_prio;
+    size_t *ready; /* scratch: sorted ready list */
+    struct place_match *matches;
+    struct engine_rng rng;
+    int arrived, done, failed, round_pending;
+    double arrival, finish;
+};
+
+struct cl_sample {
+    double t; /* start time */
+    double q; /* queueing time */
+    uint32_t node;
+};
+
+struct cl_world {
+    struct cluster_config cfg;
+    engine_t *eng;
+    view_t *view;
+    struct cl_node *nodes;
+    size_t nnodes;
+    struct cl_job *jobs;
+    size_t njobs;
+    size_t jobs_active, jobs_finished;
+    loadprof_t scratch;
+    double bg_rate; /* background arrivals per second per node at multiplier 1 */
+    /* metrics */
+    struct cl_sample *samples;
+    size_t nsamples, csamples;
+    double used_cpu, used_jobs, last_t, cpu_int, jobs_int;
+    double first_arrival, last_finish;
+    double age_sum;
+    uint64_t age_n;
+    struct cluster_result *res;
+    int err; /* first module error inside an event (stops the run) */
+};
+
+/* cluster_node.c */
+int cl_nodes_init(struct cl_world *w);
+void cl_nodes_close(struct cl_world *w);
+void cl_node_try_start(struct cl_world *w, uint32_t n);
+void cl_heartbeat_ev(engine_t *e, void *ctx, uint64_t group);
+void cl_bg_arrival_ev(engine_t *e, void *ctx, uint64_t node);
+void cl_node_loss_ev(engine_t *e, void *ctx, uint64_t node);
+void cl_account(struct cl_world *w, double dcpu, double djobs);
+/* A job task's creation reaches its PN. */
+void cl_task_create_ev(engine_t *e, void *ctx, uint64_t key);
+/* A lost or refused attempt reported to its JM. */
+void cl_lost_ev(engine_t *e, void *ctx, uint64_t key);
+/* Registers every node in the view and starts the heartbeat groups. */
+int cl_view_init(struct cl_world *w);
+/* key packing for job task events: job (24 bits), task (24 bits), attempt (16 bits) */
+uint64_t cl_key(size_t job, size_t task, uint32_t attempt);
+void cl_key_split(uint64_t key, size_t *job, size_t *task, uint32_t *attempt);
+uint64_t cl_qid(size_t job, size_t task);
+
+/* cluster_job.c */
+int cl_job_init(struct cl_world *w, struct cl_job *j, const struct cluster_job *src, size_t idx);
+void cl_job_close(struct cl_job *j);
+void cl_job_arrive_ev(engine_t *e, void *ctx, uint64_t job);
+void cl_job_kick(struct cl_world *w, struct cl_job *j);
+/* Outcomes reported to a JM: 1 success, 0 failure, -1 lost or preempted (no attempt counted). */
+void cl_job_report(struct cl_world *w, size_t job, size_t task, uint32_t attempt, int outcome,
+                   double exec_s);
+void cl_job_started(struct cl_world *w, size_t job, size_t task);
+
+#endif

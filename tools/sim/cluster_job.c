@@ -1,0 +1,267 @@
+/* cluster_job.c - the simulated JMs: each drives its own jm/dag, jm/estimator, jm/place and
+ * jm/dispatch exactly as jm/place.h describes the daemon doing it (ready list in priority order,
+ * place_round on a prefix, dispatch_place in quality order until NONE, feedback on completion). */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/err.h"
+#include "common/mem.h"
+#include "jm/priority.h"
+#include "tools/sim/cluster_internal.h"
+
+static double cl__wall(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static double cl__draw(void *ctx)
+{
+    return engine_rng_unif(ctx);
+}
+
+int cl_job_init(struct cl_world *w, struct cl_job *j, const struct cluster_job *src, size_t idx)
+{
+    memset(j, 0, sizeof *j);
+    j->idx = idx;
+    j->spec = src->spec;
+    j->arrival = src->arrival_s;
+    size_t nt = j->spec->ntasks;
+    struct estimator_config ec;
+    estimator_config_default(&ec);
+    ec.heartbeat_s = w->cfg.heartbeat_s;
+    ec.stale_after_ms = (int64_t)(3000.0 * w->cfg.heartbeat_s);
+    struct dispatch_config dc;
+    dispatch_config_default(&dc);
+    dc.opp_factor = w->cfg.opp_factor;
+    int rc;
+    if ((rc = dag_new(j->spec, &j->dag)) != 0 ||
+        (rc = estimator_new(&ec, j->spec->nstages, &j->est)) != 0 ||
+        (rc = dispatch_new(&dc, nt, &j->disp)) != 0 ||
+        (rc = place_new(j->spec, NULL, &j->place)) != 0)
+        return rc;
+    dispatch_set_tokens(j->disp, w->cfg.tokens);
+    j->tasks = mem_calloc(nt, sizeof *j->tasks);
+    j->stage_prio = mem_calloc(j->spec->nstages, sizeof *j->stage_prio);
+    j->ready = mem_calloc(nt, sizeof *j->ready);
+    j->matches = mem_calloc(w->cfg.max_batch, sizeof *j->matches);
+    if (j->tasks == NULL || j->stage_prio == NULL || j->ready == NULL || j->matches == NULL)
+        return ERR_NOMEM;
+    engine_rng_seed(&j->rng, w->cfg.seed, 0x200000000ull + idx);
+    return priority_compute(j->dag, NULL, NULL, j->stage_prio);
+}
+
+void cl_job_close(struct cl_job *j)
+{
+    place_destroy(&j->place);
+    dispatch_destroy(&j->disp);
+    estimator_destroy(&j->est);
+    dag_destroy(&j->dag);
+    mem_free(j->tasks);
+    mem_free(j->stage_prio);
+    mem_free(j->ready);
+    mem_free(j->matches);
+    memset(j, 0, sizeof *j);
+}
+
+static void cl__stop(struct cl_world *w, int rc)
+{
+    if (w->err == 0)
+        w->err = rc;
+    engine_stop(w->eng);
+}
+
+static void cl_job_round_ev(engine_t *e, void *ctx, uint64_t job);
+
+void cl_job_kick(struct cl_world *w, struct cl_job *j)
+{
+    if (j->round_pending || j->done || !j->arrived)
+        return;
+    size_t n;
+    dag_ready(j->dag, &n);
+    if (n == 0 || dispatch_next(j->disp) == DISPATCH_NONE)
+        return;
+    j->round_pending = 1;
+    int rc = engine_after(w->eng, w->cfg.round_s, cl_job_round_ev, w, j->idx);
+    if (rc != 0)
+        cl__stop(w, rc);
+}
+
+void cl_job_arrive_ev(engine_t *e, void *ctx, uint64_t job)
+{
+    struct cl_world *w = ctx;
+    struct cl_job *j = &w->jobs[job];
+    int rc = place_resolve(j->place, w->view);
+    if (rc != 0) {
+        cl__stop(w, rc);
+        return;
+    }
+    if (w->jobs_active == 0 && w->jobs_finished == 0) {
+        cl_account(w, 0, 0);
+        w->first_arrival = engine_now(e);
+        w->cpu_int = w->jobs_int = 0;
+    }
+    j->arrived = 1;
+    j->arrival = engine_now(e);
+    w->jobs_active++;
+    cl_job_kick(w, j);
+}
+
+static size_t cl__free_capacity(const dispatch_t *d)
+{
+    size_t tok = dispatch_tokens(d), reg = dispatch_regular(d);
+    size_t allow = dispatch_allowance(d), opp = dispatch_opportunistic(d);
+    return (tok > reg ? tok - reg : 0) + (allow > opp ? allow - opp : 0);
+}
+
+static void cl_job_round_ev(engine_t *e, void *ctx, uint64_t job)
+{
+    struct cl_world *w = ctx;
+    struct cl_job *j = &w->jobs[job];
+    j->round_pending = 0;
+    if (j->done)
+        return;
+    size_t nready;
+    const size_t *ready = dag_ready(j->dag, &nready);
+    size_t cap = cl__free_capacity(j->disp);
+    if (nready == 0 || cap == 0)
+        return;
+    memcpy(j->ready, ready, nready * sizeof *ready);
+    priority_sort(j->dag, j->stage_prio, j->ready, nready);
+    size_t n = nready < cap ? nready : cap;
+    if (n > w->cfg.max_batch)
+        n = w->cfg.max_batch;
+    double now = engine_now(e);
+    int64_t now_ms = (int64_t)(now * 1000.0 + 0.5);
+    size_t nm = 0;
+    double t0 = cl__wall();
+    int rc = place_round(j->place, w->view, j->est, j->ready, n, now_ms, cl__draw, &j->rng,
+                         j->matches, &nm);
+    w->res->place_wall_s += cl__wall() - t0;
+    if (rc != 0) {
+        cl__stop(w, rc);
+        return;
+    }
+    size_t placed = 0;
+    for (size_t i = 0; i < nm; i++) {
+        const struct place_match *m = &j->matches[i];
+        int cls = dispatch_place(j->disp, m->task);
+        if (cls < 0) {
+            cl__stop(w, cls);
+            return;
+        }
+        if (cls == DISPATCH_NONE)
+            break;
+        if ((rc = dag_start(j->dag, m->task)) != 0) {
+            cl__stop(w, rc);
+            return;
+        }
+        struct cl_task *tk = &j->tasks[m->task];
+        tk->node = m->node;
+        tk->attempt++;
+        tk->klass = cls == DISPATCH_REGULAR ? QUEUE_REGULAR : QUEUE_OPPORTUNISTIC;
+        tk->running = 0;
+        tk->io_s = m->est.io_s;
+        /* The I/O time a task really spends follows its placement's locality: the estimator's
+           I/O part is exactly bytes / bandwidth by locality, with replica locations known. */
+        tk->planned_io = m->est.io_s;
+        tk->est_s = m->est.r_s;
+        const struct view_node *vn = view_node(w->view, m->node);
+        w->age_sum += (double)view_age_ms(vn, now_ms) / 1000.0;
+        w->age_n++;
+        w->res->decisions++;
+        w->res->attempts++;
+        placed++;
+        rc = engine_after(e, w->cfg.net_delay_s, cl_task_create_ev, w,
+                          cl_key(job, m->task, tk->attempt));
+        if (rc != 0) {
+            cl__stop(w, rc);
+            return;
+        }
+    }
+    /* More ready work and capacity left after a productive round: go again. Otherwise wait for
+       a completion or the next view. */
+    if (placed > 0)
+        cl_job_kick(w, j);
+}
+
+void cl_job_started(struct cl_world *w, size_t job, size_t task)
+{
+    (void)dispatch_started(w->jobs[job].disp, task);
+}
+
+static void cl__job_end(struct cl_world *w, struct cl_job *j, int failed)
+{
+    double now = engine_now(w->eng);
+    j->done = 1;
+    j->failed = failed;
+    j->finish = now;
+    w->jobs_active--;
+    w->jobs_finished++;
+    if (failed)
+        w->res->jobs_failed++;
+    else
+        w->res->jobs_done++;
+    if (w->jobs_finished == w->njobs) {
+        cl_account(w, 0, 0);
+        w->last_finish = now;
+        engine_stop(w->eng);
+    }
+}
+
+void cl_job_report(struct cl_world *w, size_t job, size_t task, uint32_t attempt, int outcome,
+                   double exec_s)
+{
+    struct cl_job *j = &w->jobs[job];
+    struct cl_task *tk = &j->tasks[task];
+    if (j->done || (tk->attempt & 0xffffu) != attempt)
+        return;
+    if (dispatch_class_of(j->disp, task) == DISPATCH_NONE)
+        return;
+    int rc = dispatch_finished(j->disp, task);
+    if (rc != 0) {
+        cl__stop(w, rc);
+        return;
+    }
+    const struct spec_task *st = &j->spec->tasks[task];
+    if (outcome > 0) {
+        w->res->tasks++;
+        if ((rc = dag_succeed(j->dag, task, NULL)) != 0) {
+            cl__stop(w, rc);
+            return;
+        }
+        estimator_observe(j->est, st->stage, st->input_bytes, exec_s, tk->io_s);
+        if ((rc = place_note_cached(j->place, st->stage, tk->node)) != 0) {
+            cl__stop(w, rc);
+            return;
+        }
+        if (dag_done(j->dag)) {
+            cl__job_end(w, j, 0);
+            return;
+        }
+    } else if (outcome == 0) {
+        w->res->failures++;
+        if (++tk->tries >= (uint32_t)w->cfg.max_attempts) {
+            (void)dag_fail(j->dag, task);
+            cl__job_end(w, j, 1);
+            return;
+        }
+        place_note_failed(j->place, task, tk->node);
+        (void)dag_requeue(j->dag, task);
+    } else {
+        (void)dag_requeue(j->dag, task);
+    }
+    /* A freed token upgrades waiting opportunistic tasks in place (Apollo §3.5). */
+    size_t up[32];
+    size_t k = dispatch_upgrades(j->disp, NULL, up, 32);
+    for (size_t i = 0; i < k; i++) {
+        struct cl_task *ut = &j->tasks[up[i]];
+        ut->klass = (ut->klass & 0x100) | QUEUE_REGULAR;
+        struct cl_node *nd = &w->nodes[ut->node];
+        if (nd->up && queue_upgrade(nd->q, cl_qid(job, up[i])) == 0)
+            nd->dirty = 1;
+    }
+    cl_job_kick(w, j);
+}

@@ -1,0 +1,472 @@
+/* cluster_node.c - the simulated PNs (a real pn/queue and pn/matrix each), their background load,
+ * node loss, and the heartbeats that carry each PN's matrix to the RM and, late, to the JMs. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common/err.h"
+#include "common/mem.h"
+#include "tools/sim/cluster_internal.h"
+#include "tools/sim/engine_noise.h"
+
+#define CL_BG_MEM_MB 2048.0
+
+uint64_t cl_key(size_t job, size_t task, uint32_t attempt)
+{
+    return ((uint64_t)job << 40) | ((uint64_t)task << 16) | (attempt & 0xffffu);
+}
+
+void cl_key_split(uint64_t key, size_t *job, size_t *task, uint32_t *attempt)
+{
+    *job = (size_t)(key >> 40);
+    *task = (size_t)((key >> 16) & 0xffffffu);
+    *attempt = (uint32_t)(key & 0xffffu);
+}
+
+uint64_t cl_qid(size_t job, size_t task)
+{
+    return ((uint64_t)job << 32) | (uint64_t)task;
+}
+
+static uint64_t cl__bg_id(uint32_t node, uint32_t boot, uint32_t n)
+{
+    return CL_BG_BIT | ((uint64_t)node << 40) | ((uint64_t)(boot & 0xffu) << 32) | n;
+}
+
+void cl_account(struct cl_world *w, double dcpu, double djobs)
+{
+    double now = engine_now(w->eng);
+    w->cpu_int += w->used_cpu * (now - w->last_t);
+    w->jobs_int += w->used_jobs * (now - w->last_t);
+    w->last_t = now;
+    w->used_cpu += dcpu;
+    w->used_jobs += djobs;
+}
+
+static int cl__new_queue(struct cl_world *w, struct cl_node *nd)
+{
+    queue_config_t qc = {0};
+    qc.cpus = w->cfg.node_cpus;
+    qc.mem_mb = w->cfg.node_mem_mb;
+    qc.default_est_s = w->cfg.bg_runtime_s;
+    qc.sim_depth = 64;
+    nd->q = queue_new(&qc);
+    nd->dirty = 1;
+    nd->cpu_used = nd->cpu_jobs = 0;
+    return nd->q != NULL ? 0 : ERR_NOMEM;
+}
+
+int cl_nodes_init(struct cl_world *w)
+{
+    size_t n = w->cfg.nodes;
+    w->nodes = mem_calloc(n, sizeof *w->nodes);
+    if (w->nodes == NULL)
+        return ERR_NOMEM;
+    w->nnodes = n;
+    loadprof_init(&w->scratch, w->cfg.node_cpus, w->cfg.node_mem_mb);
+    for (size_t i = 0; i < n; i++) {
+        struct cl_node *nd = &w->nodes[i];
+        int rc = matrix_init(&nd->m, NULL, 0, NULL, 0);
+        if (rc != 0)
+            return rc;
+        if ((rc = cl__new_queue(w, nd)) != 0)
+            return rc;
+        nd->hb_wait = mem_calloc(nd->m.ncpu * nd->m.nmem, sizeof *nd->hb_wait);
+        if (nd->hb_wait == NULL)
+            return ERR_NOMEM;
+        nd->up = nd->hb_up = 1;
+        nd->boot = 1;
+        nd->rack = (uint32_t)(i / w->cfg.rack_size);
+        engine_rng_seed(&nd->rng, w->cfg.seed, 0x100000000ull + i);
+        nd->bg_mult = engine_noise_phase_mult(&w->cfg.noise, &nd->rng);
+        nd->phase_end = engine_noise_phase_len(&w->cfg.noise, &nd->rng);
+        if (w->bg_rate > 0 && (rc = engine_at(w->eng, engine_rng_exp(&nd->rng, 1.0 / w->bg_rate),
+                                              cl_bg_arrival_ev, w, i)) != 0)
+            return rc;
+        double up = engine_noise_uptime(&w->cfg.noise, &nd->rng);
+        if (isfinite(up) && (rc = engine_at(w->eng, up, cl_node_loss_ev, w, i)) != 0)
+            return rc;
+    }
+    return 0;
+}
+
+void cl_nodes_close(struct cl_world *w)
+{
+    for (size_t i = 0; w->nodes != NULL && i < w->nnodes; i++) {
+        queue_destroy(&w->nodes[i].q);
+        mem_free(w->nodes[i].hb_wait);
+    }
+    mem_free(w->nodes);
+    w->nodes = NULL;
+    loadprof_close(&w->scratch);
+}
+
+static void cl__fail(struct cl_world *w, int rc)
+{
+    if (w->err == 0)
+        w->err = rc;
+    engine_stop(w->eng);
+}
+
+static void cl_bg_end_ev(engine_t *e, void *ctx, uint64_t id)
+{
+    struct cl_world *w = ctx;
+    uint32_t n = (uint32_t)((id >> 40) & 0x7fffffu);
+    struct cl_node *nd = &w->nodes[n];
+    if (!nd->up || ((id >> 32) & 0xffu) != (nd->boot & 0xffu))
+        return; /* the node was lost meanwhile */
+    if (queue_finish(nd->q, id) != 0)
+        return;
+    nd->cpu_used -= w->cfg.bg_cpu;
+    cl_account(w, -w->cfg.bg_cpu, 0);
+    nd->dirty = 1;
+    cl_node_try_start(w, n);
+    (void)e;
+}
+
+static void cl_task_end_ev(engine_t *e, void *ctx, uint64_t key)
+{
+    struct cl_world *w = ctx;
+    size_t job, task;
+    uint32_t attempt;
+    cl_key_split(key, &job, &task, &attempt);
+    struct cl_job *j = &w->jobs[job];
+    struct cl_task *tk = &j->tasks[task];
+    if ((tk->attempt & 0xffffu) != attempt || !tk->running)
+        return; /* fenced: the node was lost */
+    struct cl_node *nd = &w->nodes[tk->node];
+    if (queue_finish(nd->q, cl_qid(job, task)) != 0)
+        return;
+    double cpu = j->spec->tasks[task].cpu;
+    nd->cpu_used -= cpu;
+    nd->cpu_jobs -= cpu;
+    cl_account(w, -cpu, -cpu);
+    nd->dirty = 1;
+    tk->running = 0;
+    int outcome = tk->klass >= 0x100 ? 0 : 1; /* failure flag set at start */
+    tk->klass &= 0xff;
+    cl_node_try_start(w, tk->node);
+    cl_job_report(w, job, task, attempt, outcome, engine_now(e) - tk->started_at);
+}
+
+/* A job task starts at its PN: sample its queueing time, draw its run (per task and attempt, so
+ * the same task meets the same noise whichever node and mode), schedule its end. */
+static void cl__start_job_task(struct cl_world *w, uint32_t n, const queue_task_t *t)
+{
+    size_t job = (size_t)(t->id >> 32), task = (size_t)(t->id & 0xffffffffu);
+    struct cl_job *j = &w->jobs[job];
+    struct cl_task *tk = &j->tasks[task];
+    double now = engine_now(w->eng);
+    struct cl_node *nd = &w->nodes[n];
+    nd->cpu_used += t->cpu;
+    nd->cpu_jobs += t->cpu;
+    cl_account(w, t->cpu, t->cpu);
+    tk->running = 1;
+    tk->started_at = now;
+    if (w->nsamples == w->csamples) {
+        size_t nc = w->csamples ? w->csamples * 2 : 4096;
+        struct cl_sample *s = mem_reallocarray(w->samples, nc, sizeof *s);
+        if (s == NULL) {
+            cl__fail(w, ERR_NOMEM);
+            return;
+        }
+        w->samples = s;
+        w->csamples = nc;
+    }
+    w->samples[w->nsamples++] = (struct cl_sample){now, now - tk->pushed_at, n};
+    struct engine_rng r;
+    engine_rng_seed(&r, w->cfg.seed ^ 0x7a5c0000ull, cl_key(job, task, tk->attempt));
+    double run = engine_noise_runtime(&w->cfg.noise, &r, j->spec->tasks[task].runtime_s, NULL) +
+                 tk->planned_io;
+    double fail_at = engine_noise_failure(&w->cfg.noise, &r, run);
+    if (fail_at >= 0) {
+        run = fail_at;
+        tk->klass |= 0x100;
+    }
+    cl_job_started(w, job, task);
+    int rc = engine_after(w->eng, run, cl_task_end_ev, w, cl_key(job, task, tk->attempt));
+    if (rc != 0)
+        cl__fail(w, rc);
+}
+
+static void cl__kill(struct cl_world *w, uint32_t n, uint64_t id)
+{
+    struct cl_node *nd = &w->nodes[n];
+    if (queue_finish(nd->q, id) != 0)
+        return;
+    nd->dirty = 1;
+    w->res->preemptions++;
+    if (id & CL_BG_BIT) {
+        nd->cpu_used -= w->cfg.bg_cpu;
+        cl_account(w, -w->cfg.bg_cpu, 0);
+        return;
+    }
+    size_t job = (size_t)(id >> 32), task = (size_t)(id & 0xffffffffu);
+    struct cl_task *tk = &w->jobs[job].tasks[task];
+    double cpu = w->jobs[job].spec->tasks[task].cpu;
+    nd->cpu_used -= cpu;
+    nd->cpu_jobs -= cpu;
+    cl_account(w, -cpu, -cpu);
+    tk->running = 0;
+    tk->klass &= 0xff;
+    uint32_t a = ++tk->attempt; /* fences the scheduled end */
+    cl_job_report(w, job, task, a, -1, 0);
+}
+
+void cl_node_try_start(struct cl_world *w, uint32_t n)
+{
+    struct cl_node *nd = &w->nodes[n];
+    double now = engine_now(w->eng);
+    for (int guard = 0; guard < 100000 && nd->up; guard++) {
+        queue_task_t t;
+        int rc = queue_pick(nd->q, now, engine_rng_unif(&nd->rng), &t);
+        if (rc == ERR_NOTFOUND) {
+            uint64_t ids[16];
+            size_t k = queue_preempt(nd->q, now, ids, 16);
+            if (k == 0)
+                return;
+            for (size_t i = 0; i < k; i++)
+                cl__kill(w, n, ids[i]);
+            continue;
+        }
+        if (rc != 0)
+            return;
+        nd->dirty = 1;
+        if (t.id & CL_BG_BIT) {
+            nd->cpu_used += t.cpu;
+            cl_account(w, t.cpu, 0);
+            rc = engine_after(w->eng, engine_rng_exp(&nd->rng, w->cfg.bg_runtime_s), cl_bg_end_ev,
+                              w, t.id);
+            if (rc != 0)
+                cl__fail(w, rc);
+        } else {
+            cl__start_job_task(w, n, &t);
+        }
+    }
+}
+
+void cl_bg_arrival_ev(engine_t *e, void *ctx, uint64_t node)
+{
+    struct cl_world *w = ctx;
+    struct cl_node *nd = &w->nodes[node];
+    double now = engine_now(e);
+    while (now >= nd->phase_end) {
+        nd->bg_mult = engine_noise_phase_mult(&w->cfg.noise, &nd->rng);
+        nd->phase_end += engine_noise_phase_len(&w->cfg.noise, &nd->rng);
+    }
+    if (nd->up) {
+        queue_task_t t = {0};
+        t.id = cl__bg_id((uint32_t)node, nd->boot, nd->next_bg++);
+        t.cpu = w->cfg.bg_cpu;
+        t.mem_mb = CL_BG_MEM_MB;
+        t.est_s = w->cfg.bg_runtime_s;
+        t.klass = QUEUE_REGULAR;
+        if (queue_push(nd->q, &t) == 0) {
+            nd->dirty = 1;
+            cl_node_try_start(w, (uint32_t)node);
+        }
+    }
+    double rate = w->bg_rate * nd->bg_mult;
+    if (rate > 0) {
+        int rc = engine_after(e, engine_rng_exp(&nd->rng, 1.0 / rate), cl_bg_arrival_ev, w, node);
+        if (rc != 0)
+            cl__fail(w, rc);
+    }
+}
+
+/* Fires twice per loss: arg without the top bit = the node goes down, with it = it comes back. */
+void cl_node_loss_ev(engine_t *e, void *ctx, uint64_t arg)
+{
+    struct cl_world *w = ctx;
+    uint32_t n = (uint32_t)(arg & 0xffffffffu);
+    struct cl_node *nd = &w->nodes[n];
+    int rc;
+    if (arg >> 63) {
+        nd->boot++;
+        if ((rc = cl__new_queue(w, nd)) != 0) {
+            cl__fail(w, rc);
+            return;
+        }
+        nd->up = 1;
+        double up = engine_noise_uptime(&w->cfg.noise, &nd->rng);
+        if (isfinite(up) && (rc = engine_after(e, up, cl_node_loss_ev, w, n)) != 0)
+            cl__fail(w, rc);
+        return;
+    }
+    nd->up = 0;
+    w->res->node_losses++;
+    cl_account(w, -nd->cpu_used, -nd->cpu_jobs);
+    queue_destroy(&nd->q);
+    /* The JMs notice node_timeout_s later (missed heartbeats and status) and re-place. */
+    for (size_t j = 0; j < w->njobs; j++) {
+        struct cl_job *jb = &w->jobs[j];
+        if (!jb->arrived || jb->done)
+            continue;
+        for (size_t t = 0; t < jb->spec->ntasks; t++) {
+            struct cl_task *tk = &jb->tasks[t];
+            if (tk->node != n || dispatch_class_of(jb->disp, t) == DISPATCH_NONE)
+                continue;
+            tk->running = 0;
+            tk->klass &= 0xff;
+            uint32_t a = ++tk->attempt;
+            w->res->lost++;
+            rc = engine_after(e, w->cfg.node_timeout_s, cl_lost_ev, w, cl_key(j, t, a));
+            if (rc != 0)
+                cl__fail(w, rc);
+        }
+    }
+    rc = engine_after(e, engine_noise_downtime(&w->cfg.noise, &nd->rng), cl_node_loss_ev, w,
+                      (1ull << 63) | n);
+    if (rc != 0)
+        cl__fail(w, rc);
+}
+
+void cl_lost_ev(engine_t *e, void *ctx, uint64_t key)
+{
+    struct cl_world *w = ctx;
+    size_t job, task;
+    uint32_t attempt;
+    cl_key_split(key, &job, &task, &attempt);
+    cl_job_report(w, job, task, attempt, -1, 0);
+    (void)e;
+}
+
+void cl_task_create_ev(engine_t *e, void *ctx, uint64_t key)
+{
+    struct cl_world *w = ctx;
+    size_t job, task;
+    uint32_t attempt;
+    cl_key_split(key, &job, &task, &attempt);
+    struct cl_job *j = &w->jobs[job];
+    struct cl_task *tk = &j->tasks[task];
+    if ((tk->attempt & 0xffffu) != attempt)
+        return;
+    struct cl_node *nd = &w->nodes[tk->node];
+    const struct spec_task *st = &j->spec->tasks[task];
+    queue_task_t t = {0};
+    t.id = cl_qid(job, task);
+    t.cpu = st->cpu;
+    t.mem_mb = (double)st->mem_mb;
+    t.est_s = tk->est_s;
+    t.klass = (queue_class_t)(tk->klass & 0xff);
+    if (!nd->up || queue_push(nd->q, &t) != 0) {
+        /* Refused or the node is gone: the JM hears it one message later and re-places. */
+        uint32_t a = ++tk->attempt;
+        w->res->lost++;
+        int rc = engine_after(e, w->cfg.net_delay_s, cl_lost_ev, w, cl_key(job, task, a));
+        if (rc != 0)
+            cl__fail(w, rc);
+        return;
+    }
+    tk->pushed_at = engine_now(e);
+    nd->dirty = 1;
+    cl_node_try_start(w, tk->node);
+}
+
+static void cl_view_ev(engine_t *e, void *ctx, uint64_t group);
+
+void cl_heartbeat_ev(engine_t *e, void *ctx, uint64_t group)
+{
+    struct cl_world *w = ctx;
+    double now = engine_now(e);
+    size_t g = w->cfg.hb_groups;
+    for (size_t i = (size_t)group; i < w->nnodes; i += g) {
+        struct cl_node *nd = &w->nodes[i];
+        if (!nd->up) {
+            /* No heartbeat; the RM declares it down after the timeout. */
+            if (nd->hb_up && now - nd->hb_at >= w->cfg.node_timeout_s) {
+                nd->hb_up = 0;
+                nd->seq++;
+            }
+            continue;
+        }
+        if (nd->dirty) {
+            int rc = matrix_compute(&nd->m, nd->q, now, &w->scratch);
+            if (rc != 0) {
+                cl__fail(w, rc);
+                return;
+            }
+            nd->dirty = 0;
+        }
+        for (size_t c = 0; c < nd->m.ncpu; c++)
+            for (size_t m = 0; m < nd->m.nmem; m++)
+                nd->hb_wait[c * nd->m.nmem + m] = nd->m.wait_s[c][m];
+        queue_stats_t st;
+        queue_stats(nd->q, &st);
+        nd->hb_running = (uint32_t)(st.regular_running + st.opportunistic_running);
+        nd->hb_queued = (uint32_t)(st.regular_queued + st.opportunistic_queued);
+        nd->hb_up = 1;
+        nd->hb_at = now;
+        nd->seq++;
+    }
+    int rc = engine_after(e, w->cfg.rm_delay_s, cl_view_ev, w, group);
+    if (rc == 0)
+        rc = engine_after(e, w->cfg.heartbeat_s, cl_heartbeat_ev, w, group);
+    if (rc != 0)
+        cl__fail(w, rc);
+}
+
+/* The RM's publication of a heartbeat group reaches the JMs. */
+static void cl_view_ev(engine_t *e, void *ctx, uint64_t group)
+{
+    struct cl_world *w = ctx;
+    double now = engine_now(e);
+    int64_t now_ms = (int64_t)llround(now * 1000.0);
+    char name[32], rack[32];
+    for (size_t i = (size_t)group; i < w->nnodes; i += w->cfg.hb_groups) {
+        struct cl_node *nd = &w->nodes[i];
+        snprintf(name, sizeof name, "pn-%zu", i);
+        snprintf(rack, sizeof rack, "r-%u", nd->rack);
+        struct view_entry ve = {0};
+        ve.name = name;
+        ve.rack = rack;
+        ve.cpu = w->cfg.node_cpus;
+        ve.mem_mb = (uint64_t)w->cfg.node_mem_mb;
+        ve.up = nd->hb_up;
+        ve.boot_id = nd->boot;
+        ve.seq = nd->seq;
+        ve.age_ms = (uint64_t)llround((now - nd->hb_at) * 1000.0);
+        if (w->cfg.estimation) {
+            ve.running = nd->hb_running;
+            ve.queued = nd->hb_queued;
+            ve.ncpu = (uint32_t)nd->m.ncpu;
+            ve.nmem = (uint32_t)nd->m.nmem;
+            ve.cpu_bins = nd->m.cpu_bins;
+            ve.mem_bins_mb = nd->m.mem_bins;
+            ve.wait_s = nd->hb_wait;
+        }
+        int rc = view_update(w->view, &ve, now_ms);
+        if (rc < 0) {
+            cl__fail(w, rc);
+            return;
+        }
+    }
+    if (group + 1 == w->cfg.hb_groups) {
+        size_t light = w->cfg.estimation ? (w->nnodes / 10 > 16 ? w->nnodes / 10 : 16) : w->nnodes;
+        int rc = view_refresh_light(w->view, light);
+        if (rc != 0) {
+            cl__fail(w, rc);
+            return;
+        }
+        for (size_t j = 0; j < w->njobs; j++)
+            if (w->jobs[j].arrived && !w->jobs[j].done)
+                cl_job_kick(w, &w->jobs[j]);
+    }
+}
+
+int cl_view_init(struct cl_world *w)
+{
+    /* Every node registers before the first job arrives (an idle entry, age 0). */
+    for (size_t i = 0; i < w->nnodes; i++)
+        w->nodes[i].hb_at = 0;
+    for (size_t g = 0; g < w->cfg.hb_groups; g++) {
+        cl_view_ev(w->eng, w, g);
+        if (w->err != 0)
+            return w->err;
+        double at = w->cfg.heartbeat_s * (double)g / (double)w->cfg.hb_groups;
+        int rc = engine_at(w->eng, at, cl_heartbeat_ev, w, g);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
