@@ -1,0 +1,240 @@
+/* test_e2e_submit.c - `paddock submit` and `paddock job` against a real local cluster (3 RM
+ * replicas, 3 PNs, real paddock-jm):
+ *   - every malformed spec of tests/specs/bad/ is refused by `paddock submit` with the reason
+ *     EXPECTED.tsv names (exit 1, nothing on stdout, nothing registered with the RM), while a
+ *     valid job submitted first on the same cluster runs unharmed to success;
+ *   - `submit --wait --json` prints exactly one JSON object with the documented fields, and the
+ *     job directory holds the spec with --name/--deadline applied;
+ *   - `job deadline` moves the RM's deadline, `job cancel` ends a running job as cancelled.
+ * Skipped while paddock-jm is not built. */
+#include "tests/e2e/e2e.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+static int group_setup(void **state)
+{
+    (void)state;
+    if (!e2e_have_jm())
+        return 0;
+    return e2e_cluster_up("--rm 3 --pn 3 --pn-cpus 2 --pn-mem-mb 2048");
+}
+
+static int group_teardown(void **state)
+{
+    (void)state;
+    e2e_cluster_down();
+    return 0;
+}
+
+static void skip_without_jm(void)
+{
+    if (!e2e_have_jm()) {
+        fprintf(stderr, "paddock-jm is not built: skipped\n");
+        skip();
+    }
+}
+
+/* The job id `paddock submit` printed (its only stdout line). */
+static void job_id_of(const char *out, char id[64])
+{
+    size_t n = strcspn(out, "\n");
+    assert_true(n > 2 && n < 64);
+    memcpy(id, out, n);
+    id[n] = '\0';
+    assert_memory_equal(id, "j-", 2);
+}
+
+static void test_bad_specs_refused_valid_job_unharmed(void **state)
+{
+    (void)state;
+    skip_without_jm();
+    struct e2e_run r;
+    char good[64];
+    e2e_paddock(&r, 30, "submit '%s/tests/specs/valid/diamond_barriers.json'", e2e_src());
+    if (r.status != 0)
+        fprintf(stderr, "submit: %s\n", r.err);
+    assert_int_equal(r.status, 0);
+    job_id_of(r.out, good);
+    e2e_run_close(&r);
+
+    char path[1200];
+    snprintf(path, sizeof path, "%s/tests/specs/bad/EXPECTED.tsv", e2e_src());
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char line[1024];
+    int refused = 0;
+    while (fgets(line, sizeof line, f) != NULL) {
+        line[strcspn(line, "\r\n")] = '\0';
+        char *tab = strchr(line, '\t');
+        if (line[0] == '#' || tab == NULL)
+            continue;
+        *tab = '\0';
+        const char *file = line, *fragment = tab + 1;
+        e2e_paddock(&r, 30, "submit '%s/tests/specs/bad/%s'", e2e_src(), file);
+        if (r.status != 1 || strstr(r.err, fragment) == NULL || r.out[0] != '\0')
+            fprintf(stderr, "%s: exit %d, stdout '%s', stderr '%s', expected '%s'\n", file,
+                    r.status, r.out, r.err, fragment);
+        assert_int_equal(r.status, 1);
+        assert_non_null(strstr(r.err, fragment));
+        assert_string_equal(r.out, "");
+        e2e_run_close(&r);
+        refused++;
+    }
+    fclose(f);
+    assert_true(refused >= 40);
+
+    /* none of them reached the RM: the valid job is the only one it knows */
+    e2e_paddock(&r, 30, "jobs --json");
+    assert_int_equal(r.status, 0);
+    json_t *jobs = json_loads(r.out, 0, NULL);
+    assert_non_null(jobs);
+    assert_int_equal(json_array_size(json_object_get(jobs, "jobs")), 1);
+    assert_string_equal(json_string_value(json_object_get(
+                            json_array_get(json_object_get(jobs, "jobs"), 0), "job_id")),
+                        good);
+    json_decref(jobs);
+    e2e_run_close(&r);
+
+    json_t *st = e2e_job_wait(good, 90);
+    if (st == NULL || strcmp(json_string_value(json_object_get(st, "state")), "succeeded") != 0)
+        e2e_job_dump(good);
+    assert_non_null(st);
+    assert_string_equal(json_string_value(json_object_get(st, "state")), "succeeded");
+    assert_int_equal(json_integer_value(json_object_get(st, "tasks_total")), 7);
+    assert_int_equal(json_integer_value(json_object_get(st, "tasks_succeeded")), 7);
+    json_decref(st);
+    json_t *rep = e2e_job_file(good, "report.json");
+    assert_non_null(rep);
+    assert_true(json_array_size(json_object_get(rep, "attempts")) >= 7);
+    json_decref(rep);
+}
+
+static void test_submit_wait_json_shape(void **state)
+{
+    (void)state;
+    skip_without_jm();
+    struct e2e_run r;
+    e2e_paddock(&r, 120,
+                "submit '%s/tests/specs/valid/diamond_barriers.json' --wait --json --deadline 2m "
+                "--name shape-check",
+                e2e_src());
+    if (r.status != 0)
+        fprintf(stderr, "submit --wait --json: exit %d\n%s\n%s\n", r.status, r.out, r.err);
+    assert_int_equal(r.status, 0);
+    json_error_t jerr;
+    json_t *doc = json_loads(r.out, 0, &jerr); /* exactly one document: trailing text fails */
+    if (doc == NULL)
+        fprintf(stderr, "stdout is not one JSON document (%s):\n%s\n", jerr.text, r.out);
+    assert_non_null(doc);
+    assert_true(json_is_object(doc));
+    const char *id = json_string_value(json_object_get(doc, "job_id"));
+    assert_non_null(id);
+    assert_memory_equal(id, "j-", 2);
+    assert_string_equal(json_string_value(json_object_get(doc, "state")), "succeeded");
+    assert_true(json_is_integer(json_object_get(doc, "tasks_total")));
+    assert_int_equal(json_integer_value(json_object_get(doc, "tasks_total")), 7);
+    assert_int_equal(json_integer_value(json_object_get(doc, "tasks_succeeded")), 7);
+    assert_true(json_is_number(json_object_get(doc, "makespan_s")));
+    double makespan = json_number_value(json_object_get(doc, "makespan_s"));
+    assert_true(makespan > 0.0 && makespan < 120.0);
+    assert_true(json_is_number(json_object_get(doc, "deadline_s")));
+    assert_true(json_number_value(json_object_get(doc, "deadline_s")) == 120.0);
+    assert_true(json_is_boolean(json_object_get(doc, "deadline_met")));
+    assert_true(json_is_true(json_object_get(doc, "deadline_met")) == (makespan <= 120.0));
+    /* the job directory holds the spec as submitted, overrides applied */
+    json_t *spec = e2e_job_file(id, "spec.json");
+    assert_non_null(spec);
+    assert_string_equal(json_string_value(json_object_get(spec, "name")), "shape-check");
+    assert_true(json_number_value(json_object_get(spec, "deadline_s")) == 120.0);
+    json_decref(spec);
+    /* and `job show` agrees */
+    char jid[64];
+    snprintf(jid, sizeof jid, "%s", id);
+    e2e_run_close(&r);
+    e2e_paddock(&r, 30, "job show %s --json", jid);
+    assert_int_equal(r.status, 0);
+    json_t *show = json_loads(r.out, 0, NULL);
+    assert_non_null(show);
+    assert_string_equal(json_string_value(json_object_get(show, "state")), "succeeded");
+    assert_string_equal(json_string_value(json_object_get(json_object_get(show, "rm"), "name")),
+                        "shape-check");
+    json_decref(show);
+    json_decref(doc);
+    e2e_run_close(&r);
+}
+
+static void test_job_deadline_and_cancel(void **state)
+{
+    (void)state;
+    skip_without_jm();
+    char spec[600];
+    snprintf(spec, sizeof spec, "%s/long.json", e2e_dir());
+    FILE *f = fopen(spec, "w");
+    assert_non_null(f);
+    fprintf(f, "{\"version\":1,\"name\":\"long\",\"tasks\":["
+               "{\"id\":\"a\",\"cmd\":[\"sleep\",\"60\"],\"runtime_s\":60},"
+               "{\"id\":\"b\",\"cmd\":[\"sleep\",\"60\"],\"runtime_s\":60,\"after\":[\"a\"]}]}\n");
+    fclose(f);
+    struct e2e_run r;
+    char id[64];
+    e2e_paddock(&r, 30, "submit '%s'", spec);
+    assert_int_equal(r.status, 0);
+    job_id_of(r.out, id);
+    e2e_run_close(&r);
+
+    e2e_paddock(&r, 30, "job deadline %s 2m", id);
+    if (r.status != 0)
+        fprintf(stderr, "job deadline: %s\n", r.err);
+    assert_int_equal(r.status, 0);
+    e2e_run_close(&r);
+    e2e_paddock(&r, 30, "job show %s --json", id);
+    assert_int_equal(r.status, 0);
+    json_t *show = json_loads(r.out, 0, NULL);
+    json_t *rm = json_object_get(show, "rm");
+    assert_non_null(rm);
+    assert_int_equal(json_integer_value(json_object_get(rm, "deadline_ms")) -
+                         json_integer_value(json_object_get(rm, "submitted_ms")),
+                     120000);
+    json_decref(show);
+    e2e_run_close(&r);
+
+    /* `job deadline` refuses what is not a duration */
+    e2e_paddock(&r, 30, "job deadline %s soon", id);
+    assert_int_equal(r.status, 2);
+    e2e_run_close(&r);
+
+    e2e_paddock(&r, 30, "job cancel %s", id);
+    if (r.status != 0)
+        fprintf(stderr, "job cancel: %s\n", r.err);
+    assert_int_equal(r.status, 0);
+    e2e_run_close(&r);
+    json_t *st = e2e_job_wait(id, 45);
+    if (st == NULL)
+        e2e_job_dump(id);
+    assert_non_null(st);
+    assert_string_equal(json_string_value(json_object_get(st, "state")), "cancelled");
+    assert_int_equal(json_integer_value(json_object_get(st, "tasks_succeeded")), 0);
+    json_decref(st);
+}
+
+int main(void)
+{
+    if (!e2e_have_jm()) {
+        fprintf(stderr, "paddock-jm is not built: skipped\n");
+        return 77; /* ctest: SKIP_RETURN_CODE */
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_bad_specs_refused_valid_job_unharmed),
+        cmocka_unit_test(test_submit_wait_json_shape),
+        cmocka_unit_test(test_job_deadline_and_cancel),
+    };
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
