@@ -10,7 +10,9 @@
 #   - a JM on one host runs a real imported workflow (WfCommons) to success while the host of the
 #     RM leader is cut off the bridge mid-job: a new leader is elected among the other two, the
 #     cut PN goes down, its tasks are placed again, the job finishes;
-#   - after the link comes back, the cut replica rejoins and its PN is up again.
+#   - after the link comes back, the cut replica rejoins and its PN is up again;
+#   - the leader's replica stopped with SIGTERM exits 0, another leads, and restarted on its
+#     data directory it follows again.
 # Traffic stays inside the namespaces. The test removes its namespaces and kills exactly the
 # pids it started, also on failure. Skipped (exit 77) where namespaces cannot be made.
 set -u
@@ -90,6 +92,8 @@ on() {
 }
 
 # wait_for SECONDS DESCRIPTION CMD...: polls CMD every 0.2 s until it succeeds
+exited() { ! kill -0 "$1" 2>/dev/null; }
+
 wait_for() {
     limit=$1
     what=$2
@@ -215,6 +219,7 @@ for h in 1 2 3; do
     ip netns exec "$tag-h$h" "$bin/paddock-rm" --config "$T/h$h/rm.conf" --bootstrap \
         >"$T/h$h/rm.log" 2>&1 &
     pids="$pids $!"
+    eval "rmpid$h=$!"
 done
 for h in 1 2 3; do
     ip netns exec "$tag-h$h" "$bin/paddock-pn" --config "$T/h$h/pn.conf" >"$T/h$h/pn.log" 2>&1 &
@@ -339,16 +344,52 @@ on_cut=$(grep -o "\"node\": *\"pn-$cut\"" "$jobdir/report.json" | wc -l)
 say "job succeeded: $n/$total tasks; $on_cut attempts on pn-$cut, $lost attempts lost"
 wait_for 5 "a leader still" new_leader
 
-# ---- heal: the cut replica comes back as a follower, its PN is up again --------------------
-ip -n "$sw" link set "p$cut" up
-role_of_cut() {
-    r=$(on $jmh "$bin/paddock" rm status --rm "tcp://$NET.$cut:7201" --keys "$T/cluster-keys" \
-        --json 2>/dev/null | "$probe" --json replicas.0.role) || return 1
-    [ "$r" = follower ] || [ "$r" = leader ]
+# commit index of the current leader, asked from the JM's host
+leader_commit() {
+    l=$(leader_seen_from $jmh) || return 1
+    on $jmh "$bin/paddock" rm status --rm "tcp://$NET.$l:7201" --keys "$T/cluster-keys" \
+        --json 2>/dev/null | "$probe" --json replicas.0.commit_index
 }
-wait_for 20 "the cut replica to rejoin" role_of_cut
+# replica $cut follows a leader and has applied at least $min_index
+role_of_cut() {
+    st=$(on $jmh "$bin/paddock" rm status --rm "tcp://$NET.$cut:7201" --keys "$T/cluster-keys" \
+        --json 2>/dev/null) || return 1
+    r=$(printf '%s' "$st" | "$probe" --json replicas.0.role) || return 1
+    l=$(printf '%s' "$st" | "$probe" --json replicas.0.leader.id) || return 1
+    a=$(printf '%s' "$st" | "$probe" --json replicas.0.last_applied) || return 1
+    { [ "$r" = follower ] || [ "$r" = leader ]; } && [ "$l" -gt 0 ] && [ "$a" -ge "$min_index" ]
+}
+
+# ---- heal: the cut replica comes back as a follower, its PN is up again --------------------
+min_index=$(leader_commit) || fail "no commit index from the leader"
+ip -n "$sw" link set "p$cut" up
+wait_for 20 "the cut replica to rejoin and apply up to $min_index" role_of_cut
 wait_for 20 "pn-$cut up again" node_is $jmh "pn-$cut" up
-say "host $cut rejoined: its replica follows, pn-$cut is up"
+say "host $cut rejoined: its replica follows and applied the log up to $min_index, pn-$cut is up"
+
+# ---- a replica leaves cleanly and comes back ----------------------------------------------
+# SIGTERM to the leader's replica (what systemctl stop sends): it exits 0 at once, the others
+# elect a leader, and the replica restarted on its data directory (no --bootstrap) follows.
+gone=$(leader_seen_from $jmh) || fail "no leader before stopping a replica"
+min_index=$(leader_commit) || fail "no commit index from the leader"
+eval "gpid=\$rmpid$gone"
+kill -TERM "$gpid"
+wait_for 10 "replica $gone to exit after SIGTERM" exited "$gpid"
+wait "$gpid"
+rc=$?
+[ $rc = 0 ] || fail "replica $gone exited with status $rc after SIGTERM"
+other_leader() {
+    l=$(leader_seen_from $jmh) || return 1
+    [ "$l" != "$gone" ]
+}
+wait_for 10 "a leader after replica $gone left" other_leader
+say "replica $gone stopped cleanly (exit 0); replica $(leader_seen_from $jmh) leads"
+ip netns exec "$tag-h$gone" "$bin/paddock-rm" --config "$T/h$gone/rm.conf" \
+    >>"$T/h$gone/rm.log" 2>&1 &
+pids="$pids $!"
+cut=$gone
+wait_for 20 "replica $gone to rejoin after its restart" role_of_cut
+say "replica $gone restarted on its data directory, follows, applied up to $min_index"
 
 ok=1
 say "PASS"
