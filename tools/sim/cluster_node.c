@@ -108,6 +108,34 @@ static void cl__fail(struct cl_world *w, int rc)
     engine_stop(w->eng);
 }
 
+/* A PN's TASK_STATUS carries its current matrix to the task's JM (Apollo §3.1: "once a task is
+ * scheduled to a PN, the JM obtains up-to-date load information directly from the PN"). The JMs
+ * share one view here, so every JM sees it (an optimistic simplification, docs/benchmarks.md). */
+static void cl__status_matrix(struct cl_world *w, uint32_t n)
+{
+    struct cl_node *nd = &w->nodes[n];
+    if (!w->cfg.estimation || !nd->up)
+        return;
+    double now = engine_now(w->eng);
+    if (nd->dirty) {
+        int rc = matrix_compute(&nd->m, nd->q, now, &w->scratch);
+        if (rc != 0) {
+            cl__fail(w, rc);
+            return;
+        }
+        nd->dirty = 0;
+    }
+    double cells[MATRIX_MAX_BINS * MATRIX_MAX_BINS];
+    for (size_t c = 0; c < nd->m.ncpu; c++)
+        for (size_t m = 0; m < nd->m.nmem; m++)
+            cells[c * nd->m.nmem + m] = nd->m.wait_s[c][m];
+    int rc = view_set_matrix(w->view, n, (uint32_t)nd->m.ncpu, (uint32_t)nd->m.nmem, nd->m.cpu_bins,
+                             nd->m.mem_bins, cells,
+                             (int64_t)llround((now + w->cfg.net_delay_s) * 1000.0));
+    if (rc != 0)
+        cl__fail(w, rc);
+}
+
 static void cl_bg_end_ev(engine_t *e, void *ctx, uint64_t id)
 {
     struct cl_world *w = ctx;
@@ -145,7 +173,9 @@ static void cl_task_end_ev(engine_t *e, void *ctx, uint64_t key)
     tk->running = 0;
     int outcome = tk->klass >= 0x100 ? 0 : 1; /* failure flag set at start */
     tk->klass &= 0xff;
-    cl_node_try_start(w, tk->node);
+    uint32_t node = tk->node;
+    cl_node_try_start(w, node);
+    cl__status_matrix(w, node);
     cl_job_report(w, job, task, attempt, outcome, engine_now(e) - tk->started_at);
 }
 
@@ -361,6 +391,7 @@ void cl_task_create_ev(engine_t *e, void *ctx, uint64_t key)
     tk->pushed_at = engine_now(e);
     nd->dirty = 1;
     cl_node_try_start(w, tk->node);
+    cl__status_matrix(w, tk->node);
 }
 
 static void cl_view_ev(engine_t *e, void *ctx, uint64_t group);
@@ -406,37 +437,43 @@ void cl_heartbeat_ev(engine_t *e, void *ctx, uint64_t group)
         cl__fail(w, rc);
 }
 
+/* Node i's entry as the RM publishes it (from its last heartbeat) into the JMs' view. */
+static int cl__view_put(struct cl_world *w, size_t i, double now)
+{
+    struct cl_node *nd = &w->nodes[i];
+    char name[32], rack[32];
+    snprintf(name, sizeof name, "pn-%zu", i);
+    snprintf(rack, sizeof rack, "r-%u", nd->rack);
+    struct view_entry ve = {0};
+    ve.name = name;
+    ve.rack = rack;
+    ve.cpu = w->cfg.node_cpus;
+    ve.mem_mb = (uint64_t)w->cfg.node_mem_mb;
+    ve.up = nd->hb_up;
+    ve.boot_id = nd->boot;
+    ve.seq = nd->seq;
+    ve.age_ms = (uint64_t)llround((now - nd->hb_at) * 1000.0);
+    if (w->cfg.estimation) {
+        ve.running = nd->hb_running;
+        ve.queued = nd->hb_queued;
+        ve.ncpu = (uint32_t)nd->m.ncpu;
+        ve.nmem = (uint32_t)nd->m.nmem;
+        ve.cpu_bins = nd->m.cpu_bins;
+        ve.mem_bins_mb = nd->m.mem_bins;
+        ve.wait_s = nd->hb_wait;
+    }
+    int rc = view_update(w->view, &ve, (int64_t)llround(now * 1000.0));
+    return rc < 0 ? rc : 0;
+}
+
 /* The RM's publication of a heartbeat group reaches the JMs. */
 static void cl_view_ev(engine_t *e, void *ctx, uint64_t group)
 {
     struct cl_world *w = ctx;
     double now = engine_now(e);
-    int64_t now_ms = (int64_t)llround(now * 1000.0);
-    char name[32], rack[32];
     for (size_t i = (size_t)group; i < w->nnodes; i += w->cfg.hb_groups) {
-        struct cl_node *nd = &w->nodes[i];
-        snprintf(name, sizeof name, "pn-%zu", i);
-        snprintf(rack, sizeof rack, "r-%u", nd->rack);
-        struct view_entry ve = {0};
-        ve.name = name;
-        ve.rack = rack;
-        ve.cpu = w->cfg.node_cpus;
-        ve.mem_mb = (uint64_t)w->cfg.node_mem_mb;
-        ve.up = nd->hb_up;
-        ve.boot_id = nd->boot;
-        ve.seq = nd->seq;
-        ve.age_ms = (uint64_t)llround((now - nd->hb_at) * 1000.0);
-        if (w->cfg.estimation) {
-            ve.running = nd->hb_running;
-            ve.queued = nd->hb_queued;
-            ve.ncpu = (uint32_t)nd->m.ncpu;
-            ve.nmem = (uint32_t)nd->m.nmem;
-            ve.cpu_bins = nd->m.cpu_bins;
-            ve.mem_bins_mb = nd->m.mem_bins;
-            ve.wait_s = nd->hb_wait;
-        }
-        int rc = view_update(w->view, &ve, now_ms);
-        if (rc < 0) {
+        int rc = cl__view_put(w, i, now);
+        if (rc != 0) {
             cl__fail(w, rc);
             return;
         }
@@ -456,13 +493,18 @@ static void cl_view_ev(engine_t *e, void *ctx, uint64_t group)
 
 int cl_view_init(struct cl_world *w)
 {
-    /* Every node registers before the first job arrives (an idle entry, age 0). */
-    for (size_t i = 0; i < w->nnodes; i++)
-        w->nodes[i].hb_at = 0;
+    /* Every node registers before the first job arrives (an idle entry, age 0), in index order:
+       the view numbers nodes by first appearance, so view index i is node i ("pn-i"). */
+    for (size_t i = 0; i < w->nnodes; i++) {
+        int rc = cl__view_put(w, i, 0.0);
+        if (rc != 0)
+            return rc;
+    }
+    if (view_count(w->view) != w->nnodes)
+        return ERR_STATE;
+    if (view_refresh_light(w->view, w->nnodes) != 0)
+        return ERR_NOMEM;
     for (size_t g = 0; g < w->cfg.hb_groups; g++) {
-        cl_view_ev(w->eng, w, g);
-        if (w->err != 0)
-            return w->err;
         double at = w->cfg.heartbeat_s * (double)g / (double)w->cfg.hb_groups;
         int rc = engine_at(w->eng, at, cl_heartbeat_ev, w, g);
         if (rc != 0)

@@ -21,7 +21,7 @@ static int sc__usage(void)
     fprintf(stderr,
             "usage: paddock-sim cluster --nodes N --jobs J [--workloads DIR] [--seed S] [--json]\n"
             "         [--no-estimation | --compare [--svg FILE]] [--time-scale X] [--tokens T]\n"
-            "         [--bg-util U] [--node-mtbf S] [--arrival S] [--fail P] [--quiet]\n");
+            "         [--bg-util U] [--node-mtbf S] [--arrival S] [--fail P] [--opp C]\n");
     return 2;
 }
 
@@ -135,6 +135,8 @@ static int sc__main(int argc, char **argv)
                  sc__num(val, 0, 1e12, &cfg.noise.node_mtbf_s) == 0)
             ;
         else if (strcmp(a, "--arrival") == 0 && sc__num(val, 0, 1e6, &cfg.arrival_mean_s) == 0)
+            ;
+        else if (strcmp(a, "--opp") == 0 && sc__num(val, 0, 100, &cfg.opp_factor) == 0)
             ;
         else if (strcmp(a, "--fail") == 0 && sc__num(val, 0, 1, &cfg.noise.fail_prob) == 0)
             ;
