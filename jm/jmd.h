@@ -131,7 +131,10 @@ struct jmd_call {
 struct jmd_node_link {
     zuv_sock_t *sock;
     char endpoint[VIEW_ENDPOINT_MAX];
-    int64_t heard_mono; /* last status from it (or first dispatch) */
+    int64_t heard_mono;   /* last status from it (or first dispatch) */
+    int64_t connect_mono; /* when the socket was (re)made */
+    int answered;         /* anything received on this socket */
+    int reconnects;
     size_t inflight;
 };
 
@@ -167,6 +170,7 @@ typedef struct jmd {
     /* RM */
     zuv_sock_t *sub[JMD_MAX_RM];
     zuv_sock_t *api[JMD_MAX_RM];
+    int api_answered[JMD_MAX_RM]; /* anything received on api[i] since it was made */
     int leader;
     uint64_t next_req;
     struct jmd_call call_tok, call_lease, call_rel;
@@ -219,6 +223,10 @@ int jmd_pn_create(jmd_t *j, size_t task, uint32_t node);
 void jmd_pn_cancel(jmd_t *j, size_t task, uint32_t node, const char *why);
 void jmd_pn_upgrade(jmd_t *j, size_t task, uint32_t node);
 void jmd_pn_close(jmd_t *j);
+/* A link that never got an answer within a second while tasks wait on it (a CURVE handshake
+ * that failed leaves a DEALER that never reconnects) is made anew and its creates are resent;
+ * the PN answers a repeated create with the task's status, never runs it twice. */
+void jmd_pn_check(jmd_t *j);
 /* Splits a create's req_id (set by jmd_pn_create) back into task and attempt. */
 void jmd_pn_req_split(uint64_t req_id, size_t *task, uint32_t *attempt);
 

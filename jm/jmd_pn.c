@@ -17,7 +17,9 @@ static uint64_t jmd_pn__req(size_t task, uint32_t attempt)
 static void jmd_pn__on_msg(zuv_sock_t *zs, zmsg_t **msg, void *arg)
 {
     jmd_t *j = arg;
-    (void)zs;
+    for (size_t i = 0; i < j->nlinks; i++)
+        if (j->links[i].sock == zs)
+            j->links[i].answered = 1;
     zframe_t *f = zmsg_last(*msg);
     if (!f)
         return;
@@ -68,6 +70,8 @@ static struct jmd_node_link *jmd_pn__link(jmd_t *j, uint32_t node)
     }
     zuv_kick(l->sock);
     snprintf(l->endpoint, sizeof l->endpoint, "%s", vn->endpoint);
+    l->connect_mono = jmd_now(j);
+    l->answered = 0;
     log_info("connected to %s at %s", vn->name, vn->endpoint);
     return l;
 }
@@ -145,6 +149,24 @@ void jmd_pn_upgrade(jmd_t *j, size_t task, uint32_t node)
     m.task_upgrade.task_id = j->spec->tasks[task].id;
     m.task_upgrade.attempt = j->tasks[task].attempt;
     (void)jmd_pn__send(j, node, &m);
+}
+
+void jmd_pn_check(jmd_t *j)
+{
+    int64_t now = jmd_now(j);
+    for (size_t n = 0; n < j->nlinks; n++) {
+        struct jmd_node_link *l = &j->links[n];
+        if (!l->sock || l->answered || l->inflight == 0 || now - l->connect_mono < 1000 ||
+            l->reconnects >= 5)
+            continue;
+        const struct view_node *vn = view_node(j->view, (uint32_t)n);
+        log_warn("no answer from %s on a new link: connecting again", vn ? vn->name : "?");
+        zuv_sock_close(&l->sock);
+        l->reconnects++;
+        for (size_t t = 0; t < j->spec->ntasks; t++)
+            if (j->tasks[t].inflight && j->tasks[t].node == (int)n)
+                (void)jmd_pn_create(j, t, (uint32_t)n);
+    }
 }
 
 void jmd_pn_close(jmd_t *j)

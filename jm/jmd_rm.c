@@ -95,8 +95,10 @@ static void jmd_rm__on_api(zuv_sock_t *zs, zmsg_t **msg, void *arg)
         return;
     }
     for (size_t i = 0; i < j->o.nrm; i++)
-        if (j->api[i] == zs)
+        if (j->api[i] == zs) {
             j->leader = (int)i;
+            j->api_answered[i] = 1;
+        }
     switch (m.type) {
     case PROTO_ERROR:
         if (m.error.code == ERR_NOTLEADER) {
@@ -197,7 +199,8 @@ static void jmd_rm__send(jmd_t *j, struct jmd_call *c)
     char err[256];
     if (proto_encode(&m, &b, err, sizeof err) == 0) {
         int l = j->leader >= 0 && (size_t)j->leader < j->o.nrm ? j->leader : 0;
-        zuv_send_bytes(j->api[l], NULL, 0, b.data, b.len);
+        if (j->api[l])
+            zuv_send_bytes(j->api[l], NULL, 0, b.data, b.len);
         c->sent_mono = jmd_now(j);
     } else {
         log_error("cannot encode %s: %s", proto_type_name((proto_type_t)c->type), err);
@@ -219,6 +222,18 @@ static void jmd_rm__start(jmd_t *j, struct jmd_call *c, int type, uint32_t token
     jmd_rm__send(j, c);
 }
 
+static int jmd_rm__socket(jmd_t *j, int type, const char *endpoint, zuv_sock_t **out,
+                          zuv_recv_fn *fn, char *msg, size_t cap);
+
+static void jmd_rm__reopen(jmd_t *j, size_t i)
+{
+    char msg[256];
+    zuv_sock_close(&j->api[i]);
+    if (jmd_rm__socket(j, ZMQ_DEALER, j->o.rm_api[i], &j->api[i], jmd_rm__on_api, msg,
+                       sizeof msg) != 0)
+        log_warn("RM replica %s: %s", j->o.rm_api[i], msg);
+}
+
 void jmd_rm_tick(jmd_t *j)
 {
     int64_t now = jmd_now(j);
@@ -226,6 +241,9 @@ void jmd_rm_tick(jmd_t *j)
     for (size_t i = 0; i < 3; i++) {
         struct jmd_call *c = calls[i];
         if (c->active && now - c->sent_mono >= JMD_RM__TRY_MS) {
+            int l = j->leader >= 0 ? j->leader : 0;
+            if (!j->api_answered[l]) /* a handshake that failed never recovers: a new socket */
+                jmd_rm__reopen(j, (size_t)l);
             j->leader = (j->leader + 1) % (int)j->o.nrm; /* silent: try the next replica */
             jmd_rm__send(j, c);
         }

@@ -329,6 +329,7 @@ void jmd_sched_tick(jmd_t *j)
 {
     if (j->outcome != JMD_RUNNING)
         return;
+    jmd_pn_check(j);
     int64_t now = jmd_now(j);
     for (size_t i = 0; i < j->spec->ntasks; i++) {
         struct jmd_task *t = &j->tasks[i];

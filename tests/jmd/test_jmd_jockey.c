@@ -2,7 +2,8 @@
  *  - a first run of a job writes its profile; the next run of the same name loads it, builds
  *    the C(p, a) table, and meets its deadline;
  *  - `paddock job deadline` halving the deadline mid-run raises the job's token target and the
- *    job still finishes within the new deadline; doubling it afterwards lowers the target.
+ *    job still finishes within the new deadline; doubling it afterwards lowers the target;
+ *  - with a profile, the job meets its deadline while a competing job floods the cluster.
  * Checked through report.json's token samples (target over time) and state.json. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,18 +12,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 
 #include <cmocka.h>
 
 #include "jmd_fixture.h"
 
 static struct jmf g_f;
+static struct jmf g_flood; /* a second JM on the same cluster (shares g_f's directories) */
 
 static int setup(void **state)
 {
     (void)state;
-    if (jmf_up(&g_f, "--rm 3 --pn 3 --pn-cpus 2") != 0) {
+    if (jmf_up(&g_f, "--rm 3 --pn 3 --pn-cpus 2 --tokens 12") != 0) {
         jmf_down(&g_f);
         return -1;
     }
@@ -32,6 +36,11 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
+    if (g_flood.jm > 0 && g_flood.jm_rc < 0) {
+        kill(g_flood.jm, SIGKILL);
+        waitpid(g_flood.jm, NULL, 0);
+    }
+    memset(&g_flood, 0, sizeof g_flood);
     jmf_down(&g_f);
     return 0;
 }
@@ -43,7 +52,7 @@ static int64_t wall_ms(void)
     return (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000;
 }
 
-/* n tasks of one stage, each sleeping s seconds on one core, with deadline d. */
+/* n tasks of one stage, each sleeping s seconds on one core, with deadline d (0: none). */
 static json_t *job_spec(const char *name, int n, double s, double d)
 {
     json_t *tasks = json_array();
@@ -55,8 +64,10 @@ static json_t *job_spec(const char *name, int n, double s, double d)
                               json_pack("{s:s, s:s, s:[s, s], s:f, s:f}", "id", id, "stage", "work",
                                         "cmd", "sleep", sl, "runtime_s", s, "cpu", 1.0));
     }
-    return json_pack("{s:i, s:s, s:f, s:o}", "version", 1, "name", name, "deadline_s", d, "tasks",
-                     tasks);
+    json_t *spec = json_pack("{s:i, s:s, s:o}", "version", 1, "name", name, "tasks", tasks);
+    if (d > 0)
+        json_object_set_new(spec, "deadline_s", json_real(d));
+    return spec;
 }
 
 static const char *state_of(json_t *st)
@@ -178,10 +189,71 @@ static void test_profile_then_deadline_changes(void **state)
     json_decref(rep);
 }
 
+/* A job with a profile meets its deadline while a competing job floods the cluster midway: the
+ * flood's regular tasks take slots for seconds and preempt the job's opportunistic tasks; the
+ * job's guaranteed tokens (what Jockey asked for) still carry it to its deadline. */
+static void test_flood(void **state)
+{
+    (void)state;
+    /* Run 1 writes the profile: 36 tasks of 0.5 s (18 task-seconds), deadline 12 s. */
+    assert_int_equal(jmf_start_jm(&g_f, job_spec("jmd-flooded", 36, 0.5, 12.0), ""), 0);
+    int rc = jmf_wait_jm(&g_f, 60);
+    if (rc != 0)
+        jmf_dump(&g_f);
+    assert_int_equal(rc, 0);
+
+    assert_int_equal(jmf_new_job(&g_f, "job2"), 0);
+    assert_int_equal(jmf_start_jm(&g_f, job_spec("jmd-flooded", 36, 0.5, 12.0), ""), 0);
+    json_t *st = wait_done(6, 60);
+    assert_non_null(st);
+    assert_string_equal(state_of(st), "running");
+    int64_t started = json_integer_value(json_object_get(st, "started_ms"));
+    json_decref(st);
+
+    /* The flood: 6 tasks of 3 s without a deadline (it asks for 6 tokens: every slot). */
+    g_flood = g_f;
+    assert_int_equal(jmf_new_job(&g_flood, "flood"), 0);
+    double flood_at = (double)(wall_ms() - started) / 1000.0;
+    assert_int_equal(jmf_start_jm(&g_flood, job_spec("jmd-flood", 6, 3.0, 0), ""), 0);
+
+    rc = jmf_wait_jm(&g_f, 60);
+    st = jmf_job_file(&g_f, "state.json");
+    json_t *rep = jmf_job_file(&g_f, "report.json");
+    if (rc != 0 || !rep)
+        jmf_dump(&g_f);
+    assert_int_equal(rc, 0);
+    assert_non_null(rep);
+    double makespan = json_number_value(json_object_get(st, "makespan_s"));
+    assert_int_equal(jmf_wait_jm(&g_flood, 60), 0);
+    json_t *frep = jmf_job_file(&g_flood, "report.json");
+    assert_non_null(frep);
+    /* The flood really competed: its attempts ran while the job still had tasks to finish. */
+    double fstart = 1e9;
+    int64_t fstarted = json_integer_value(json_object_get(frep, "started_ms"));
+    json_t *fatt = json_object_get(frep, "attempts");
+    for (size_t i = 0; i < json_array_size(fatt); i++) {
+        double t = json_number_value(json_object_get(json_array_get(fatt, i), "start_s"));
+        if (t < fstart)
+            fstart = t;
+    }
+    double flood_first = (double)(fstarted - started) / 1000.0 + fstart;
+    fprintf(stderr,
+            "makespan %.2f s (deadline 12 s); flood started at t=%.2f, its first task at t=%.2f; "
+            "target %d before, up to %d after\n",
+            makespan, flood_at, flood_first, target_before(rep, flood_at),
+            max_target(rep, flood_at, 1e9));
+    assert_true(flood_first < makespan);
+    assert_true(json_is_true(json_object_get(st, "deadline_met")));
+    json_decref(st);
+    json_decref(rep);
+    json_decref(frep);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_profile_then_deadline_changes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_flood, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
