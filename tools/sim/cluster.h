@@ -68,6 +68,7 @@ struct cluster_job {
 
 struct cluster_result {
     size_t nodes, jobs, jobs_done, jobs_failed;
+    size_t jobs_peak; /* most jobs running at once */
     uint64_t tasks, attempts, failures, preemptions, lost, node_losses;
     uint64_t decisions;  /* tasks dispatched by JMs (placement decisions carried out) */
     uint64_t events;     /* engine events run */

@@ -106,6 +106,8 @@ void cl_job_arrive_ev(engine_t *e, void *ctx, uint64_t job)
     j->arrived = 1;
     j->arrival = engine_now(e);
     w->jobs_active++;
+    if (w->jobs_active > w->res->jobs_peak)
+        w->res->jobs_peak = w->jobs_active;
     cl_job_kick(w, j);
 }
 

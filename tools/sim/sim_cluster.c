@@ -47,7 +47,8 @@ static void sc__json(const struct cluster_result *r, int estimation)
            "\"place_per_wall_s\": %.0f, \"wall_s\": %.3f, \"events\": %llu, "
            "\"sim_time_s\": %.3f, \"tasks\": %llu, \"attempts\": %llu, \"failures\": %llu, "
            "\"preemptions\": %llu, \"lost\": %llu, \"node_losses\": %llu, \"jobs_done\": %zu, "
-           "\"jobs_failed\": %zu, \"queue_s\": {\"mean\": %.4f, \"p50\": %.4f, \"p90\": %.4f, "
+           "\"jobs_failed\": %zu, \"jobs_peak\": %zu, \"queue_s\": {\"mean\": %.4f, \"p50\": %.4f, "
+           "\"p90\": %.4f, "
            "\"p99\": %.4f, \"max\": %.4f}, \"queue_stdev_machines_s\": %.4f, "
            "\"queue_stdev_machines_run_s\": %.4f, \"utilization\": %.4f, "
            "\"utilization_jobs\": %.4f, \"makespan_mean_s\": %.3f, \"view_age_mean_s\": %.3f, "
@@ -58,17 +59,18 @@ static void sc__json(const struct cluster_result *r, int estimation)
            (unsigned long long)r->events, r->sim_time_s, (unsigned long long)r->tasks,
            (unsigned long long)r->attempts, (unsigned long long)r->failures,
            (unsigned long long)r->preemptions, (unsigned long long)r->lost,
-           (unsigned long long)r->node_losses, r->jobs_done, r->jobs_failed, r->q_mean, r->q_p50,
-           r->q_p90, r->q_p99, r->q_max, r->q_stdev_machines, r->q_stdev_run, r->util, r->util_jobs,
-           r->makespan_mean_s, r->view_age_mean_s, r->peak_rss_kb);
+           (unsigned long long)r->node_losses, r->jobs_done, r->jobs_failed, r->jobs_peak,
+           r->q_mean, r->q_p50, r->q_p90, r->q_p99, r->q_max, r->q_stdev_machines, r->q_stdev_run,
+           r->util, r->util_jobs, r->makespan_mean_s, r->view_age_mean_s, r->peak_rss_kb);
 }
 
 static void sc__text(const struct cluster_result *r, int estimation)
 {
     printf("%s estimation:\n", estimation ? "with" : "without");
-    printf("  jobs %zu done, %zu failed; %llu tasks, %llu attempts, %llu failures, %llu "
+    printf("  jobs %zu done, %zu failed, at most %zu at once; %llu tasks, %llu attempts, %llu "
+           "failures, %llu "
            "preempted, %llu lost, %llu node losses\n",
-           r->jobs_done, r->jobs_failed, (unsigned long long)r->tasks,
+           r->jobs_done, r->jobs_failed, r->jobs_peak, (unsigned long long)r->tasks,
            (unsigned long long)r->attempts, (unsigned long long)r->failures,
            (unsigned long long)r->preemptions, (unsigned long long)r->lost,
            (unsigned long long)r->node_losses);
