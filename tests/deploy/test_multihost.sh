@@ -242,11 +242,19 @@ node_state() { # node_state FROM_HOST NODE
 }
 node_is() { [ "$(node_state "$1" "$2")" = "$3" ]; }
 all_up() { node_is "$1" pn-1 up && node_is "$1" pn-2 up && node_is "$1" pn-3 up; }
+# sets min_index to the leader's commit index (polled: a query can fall between leaders)
+get_min_index() {
+    min_index=$(leader_commit) && [ -n "$min_index" ]
+}
+# sets the_leader
+get_leader() {
+    the_leader=$(leader_seen_from $1)
+}
 
 wait_for 30 "an RM leader" leader_seen_from 1
 wait_for 30 "three PNs up" all_up 1
-leader=$(leader_seen_from 1)
-say "leader: replica $leader; pn-1..3 registered and up"
+wait_for 10 "the leader's id" get_leader 1
+say "leader: replica $the_leader; pn-1..3 registered and up"
 
 # ---- every daemon binds its host's address, nothing else ----------------------------------
 for h in 1 2 3; do
@@ -297,8 +305,8 @@ done
 "$bin/paddock" import wfcommons "$wf" -o "$T/job.json" --time-scale "$TIME_SCALE" \
     --max-cpu 1 --max-mem-mb 256 >/dev/null || fail "paddock import wfcommons $wf"
 
-leader=$(leader_seen_from 1) || fail "no leader before the job"
-cut=$leader
+wait_for 10 "a leader before the job" get_leader 1
+cut=$the_leader
 jmh=$((cut % 3 + 1)) # the JM runs on a host that stays connected
 job=$(on $jmh "$bin/paddock" submit "$T/job.json" --cluster "$T/client" 2>"$T/submit.err") ||
     fail "paddock submit: $(cat "$T/submit.err")"
@@ -360,8 +368,9 @@ role_of_cut() {
     { [ "$r" = follower ] || [ "$r" = leader ]; } && [ "$l" -gt 0 ] && [ "$a" -ge "$min_index" ]
 }
 
+
 # ---- heal: the cut replica comes back as a follower, its PN is up again --------------------
-min_index=$(leader_commit) || fail "no commit index from the leader"
+wait_for 10 "the leader's commit index" get_min_index
 ip -n "$sw" link set "p$cut" up
 wait_for 20 "the cut replica to rejoin and apply up to $min_index" role_of_cut
 wait_for 20 "pn-$cut up again" node_is $jmh "pn-$cut" up
@@ -370,8 +379,9 @@ say "host $cut rejoined: its replica follows and applied the log up to $min_inde
 # ---- a replica leaves cleanly and comes back ----------------------------------------------
 # SIGTERM to the leader's replica (what systemctl stop sends): it exits 0 at once, the others
 # elect a leader, and the replica restarted on its data directory (no --bootstrap) follows.
-gone=$(leader_seen_from $jmh) || fail "no leader before stopping a replica"
-min_index=$(leader_commit) || fail "no commit index from the leader"
+wait_for 10 "a leader before stopping a replica" get_leader $jmh
+gone=$the_leader
+wait_for 10 "the leader's commit index" get_min_index
 eval "gpid=\$rmpid$gone"
 kill -TERM "$gpid"
 wait_for 10 "replica $gone to exit after SIGTERM" exited "$gpid"
