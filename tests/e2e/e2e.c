@@ -162,7 +162,7 @@ static bool e2e_is_jm(long pid)
 }
 
 /* SIGTERM to every job manager still running for this cluster, SIGKILL after 5 s. */
-static void e2e_stop_jms(void)
+void e2e_jobs_stop(void)
 {
     char jobs[400];
     snprintf(jobs, sizeof jobs, "%s/jobs", e2e_cluster);
@@ -210,7 +210,7 @@ void e2e_cluster_down(void)
 {
     if (e2e_tmp[0] == '\0')
         return;
-    e2e_stop_jms();
+    e2e_jobs_stop();
     struct e2e_run r;
     e2e_paddock(&r, 30, "cluster down --dir '%s'", e2e_cluster);
     e2e_run_close(&r);

@@ -37,6 +37,10 @@ void e2e_paddock(struct e2e_run *r, int timeout_s, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void e2e_run_close(struct e2e_run *r);
 
+/* Stops (SIGTERM, then SIGKILL after 5 s) every paddock-jm the cluster's jobs started: after a
+ * failed step, so a job left running does not load the next test. */
+void e2e_jobs_stop(void);
+
 /* A job's file (state.json, report.json) as JSON, NULL if missing. */
 json_t *e2e_job_file(const char *job_id, const char *file);
 

@@ -62,13 +62,14 @@ static void test_instance(void **state)
     assert_true(ntasks > 0);
     json_decref(doc);
 
-    e2e_paddock(&r, 150, "submit '%s' --deadline 2m --wait --json", spec);
+    e2e_paddock(&r, 60, "submit '%s' --deadline 2m --wait --json", spec);
     json_t *res = json_loads(r.out, 0, NULL);
     const char *id = json_string_value(json_object_get(res, "job_id"));
     if (r.status != 0 || res == NULL) {
         fprintf(stderr, "%s: submit exit %d\n%s\n%s\n", file, r.status, r.out, r.err);
         if (id != NULL)
             e2e_job_dump(id);
+        e2e_jobs_stop();
     }
     assert_int_equal(r.status, 0);
     assert_non_null(res);
