@@ -333,8 +333,10 @@ static void test_liveness_and_view(void **state)
             assert_true(m.view_snapshot.nodes[0].age_ms < 1000);
             snap = true;
         } else if (m.type == PROTO_VIEW_DELTA && m.view_delta.nchanged == 1) {
-            assert_int_equal(m.view_delta.changed[0].seq > 0, 1);
-            delta = true;
+            assert_string_equal(m.view_delta.changed[0].name, "pn-x");
+            /* the first deltas may carry the registration alone (never heard: seq 0) */
+            if (m.view_delta.changed[0].seq > 0)
+                delta = true;
         }
         proto_msg_close(&m);
     }
@@ -521,7 +523,22 @@ static void test_lease_expiry_and_restart(void **state)
     assert_int_equal(rmclient_open(&c, NULL, g_api, g_keys, msg, sizeof msg), 0);
     assert_true(wait_ready(c));
     json_t *after = status(c, "jobs", NULL);
-    assert_true(json_equal(before, after));
+    /* the same jobs with the same identities and history; the fillers' short leases may have
+     * run out (and been reclaimed through the log) while the replica restarted */
+    json_t *ja = json_object_get(after, "jobs"), *jb = json_object_get(before, "jobs");
+    assert_int_equal(json_array_size(ja), json_array_size(jb));
+    for (size_t k = 0; k < json_array_size(jb); k++) {
+        json_t *x = json_array_get(jb, k), *y = json_array_get(ja, k);
+        const char *keys[] = {"job_id", "name", "virtual_cluster", "submitted_ms", "lease_ms"};
+        for (size_t f = 0; f < sizeof keys / sizeof keys[0]; f++)
+            assert_true(json_equal(json_object_get(x, keys[f]), json_object_get(y, keys[f])));
+        const char *sx = json_string_value(json_object_get(x, "state"));
+        const char *sy = json_string_value(json_object_get(y, "state"));
+        assert_true(strcmp(sx, sy) == 0 ||
+                    (strcmp(sx, "active") == 0 && strcmp(sy, "expired") == 0));
+        if (strcmp(json_string_value(json_object_get(x, "job_id")), jid) == 0)
+            assert_string_equal(sy, "expired");
+    }
     st = status(c, "rm_status", NULL);
     assert_true(json_integer_value(json_object_get(json_object_get(st, "fsm"), "restores")) > 0);
     json_decref(st);
