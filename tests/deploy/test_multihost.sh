@@ -27,6 +27,7 @@ skip() {
     exit 77
 }
 say() { echo "[multihost $(date +%T)] $*"; }
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
 [ "$(id -u)" = 0 ] || skip "creating network namespaces needs root"
 command -v ip >/dev/null 2>&1 || skip "no ip command (iproute2)"
@@ -325,6 +326,7 @@ state=$("$probe" --json state <"$jobdir/state.json")
 [ "$state" = running ] || fail "the job is $state before the cut; raise the time scale"
 
 ip -n "$sw" link set "p$cut" down
+t_cut=$(now_ms)
 say "cut host $cut (the RM leader's) off the bridge with $(succeeded) tasks done"
 
 new_leader() {
@@ -332,9 +334,9 @@ new_leader() {
     [ "$l" != "$cut" ]
 }
 wait_for 15 "a new leader among the connected replicas" new_leader
-say "new leader: replica $(leader_seen_from $jmh)"
+say "new leader seen $(($(now_ms) - t_cut)) ms after the cut: replica $(leader_seen_from $jmh)"
 wait_for 20 "pn-$cut to be down" node_is $jmh "pn-$cut" down
-say "pn-$cut is down in the RM's view"
+say "pn-$cut is down in the RM's view $(($(now_ms) - t_cut)) ms after the cut"
 
 ended() {
     s=$("$probe" --json state <"$jobdir/state.json" 2>/dev/null) || return 1
@@ -384,16 +386,18 @@ gone=$the_leader
 wait_for 10 "the leader's commit index" get_min_index
 eval "gpid=\$rmpid$gone"
 kill -TERM "$gpid"
+t_term=$(now_ms)
 wait_for 10 "replica $gone to exit after SIGTERM" exited "$gpid"
 wait "$gpid"
 rc=$?
 [ $rc = 0 ] || fail "replica $gone exited with status $rc after SIGTERM"
+t_exit=$(($(now_ms) - t_term))
 other_leader() {
     l=$(leader_seen_from $jmh) || return 1
     [ "$l" != "$gone" ]
 }
 wait_for 10 "a leader after replica $gone left" other_leader
-say "replica $gone stopped cleanly (exit 0); replica $(leader_seen_from $jmh) leads"
+say "replica $gone stopped cleanly (exit 0 within $t_exit ms); another leader seen $(($(now_ms) - t_term)) ms after SIGTERM"
 ip netns exec "$tag-h$gone" "$bin/paddock-rm" --config "$T/h$gone/rm.conf" \
     >>"$T/h$gone/rm.log" 2>&1 &
 pids="$pids $!"
