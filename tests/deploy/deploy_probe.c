@@ -20,13 +20,18 @@
  * usage: deploy_probe --notify-socket PATH --until TEXT [--timeout-ms N]
  * Binds a datagram socket at PATH (what systemd passes as NOTIFY_SOCKET) and prints every
  * notification, one line each (newlines inside shown as spaces), until one contains TEXT
- * (exit 0) or the timeout (exit 1). */
+ * (exit 0) or the timeout (exit 1).
+ *
+ * usage: deploy_probe --free-port
+ * Prints a TCP port on 127.0.0.1 that was free a moment ago (bound to 0, then closed). */
 #include "common/clock.h"
 #include "common/curve.h"
 #include "common/zuv.h"
 #include "proto/proto.h"
 
 #include <czmq.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <jansson.h>
@@ -122,8 +127,28 @@ static int probe_notify(const char *path, const char *until, long timeout_ms)
     return found ? 0 : 1;
 }
 
+static int probe_free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 ||
+        getsockname(fd, (struct sockaddr *)&a, &len) != 0) {
+        perror("deploy_probe: free port");
+        return 2;
+    }
+    printf("%d\n", ntohs(a.sin_port));
+    close(fd);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 2 && strcmp(argv[1], "--free-port") == 0)
+        return probe_free_port();
     if (argc == 3 && strcmp(argv[1], "--json") == 0)
         return probe_json(argv[2]);
     if (argc >= 5 && strcmp(argv[1], "--notify-socket") == 0 && strcmp(argv[3], "--until") == 0)
