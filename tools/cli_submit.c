@@ -1,6 +1,6 @@
 /* cli_submit.c - `paddock submit SPEC.json [--deadline DURATION] [--name NAME] [--wait] [--json]
- * [--cluster DIR | --rm ENDPOINTS --keys DIR] [--jobs-dir DIR] [--log-level LEVEL]`
- * (DESIGN.md §3.4, docs/job-directory.md).
+ * [--cluster DIR | --rm ENDPOINTS --keys DIR [--pub ENDPOINTS]] [--jobs-dir DIR]
+ * [--log-level LEVEL]` (DESIGN.md §3.4, docs/job-directory.md).
  *
  * Validates the spec with the JM's parser (refusals print the reason and exit 1; nothing reaches
  * the cluster), applies --deadline/--name, checks every task fits the largest node the RM knows,
@@ -40,7 +40,7 @@
 
 struct submit_opts {
     struct jobdir_opts d;
-    const char *spec, *deadline, *name, *log_level;
+    const char *spec, *deadline, *name, *log_level, *pub;
     bool wait, json;
 };
 
@@ -54,11 +54,15 @@ static void submit__on_signal(int sig)
 
 static int submit__usage(void)
 {
-    fprintf(stderr,
-            "usage: paddock submit SPEC.json [--deadline DURATION] [--name NAME] [--wait] "
-            "[--json]\n"
-            "                      [--cluster DIR | --rm ENDPOINTS --keys DIR] [--jobs-dir DIR]\n"
-            "                      [--log-level LEVEL]\n");
+    fprintf(
+        stderr,
+        "usage: paddock submit SPEC.json [--deadline DURATION] [--name NAME] [--wait] "
+        "[--json]\n"
+        "                      [--cluster DIR | --rm ENDPOINTS --keys DIR [--pub ENDPOINTS]]\n"
+        "                      [--jobs-dir DIR] [--log-level LEVEL]\n"
+        "  --pub ENDPOINTS  the RM replicas' view PUB endpoints, for the job manager (with --rm)\n"
+        "  --jobs-dir DIR   where job directories go (default: CLUSTER/jobs, or "
+        "~/.paddock/jobs)\n");
     return 2;
 }
 
@@ -82,6 +86,8 @@ static int submit__parse(int argc, char **argv, struct submit_opts *o)
             o->d.rm = argv[++i];
         else if (strcmp(a, "--keys") == 0 && has)
             o->d.keys = argv[++i];
+        else if (strcmp(a, "--pub") == 0 && has)
+            o->pub = argv[++i];
         else if (strcmp(a, "--jobs-dir") == 0 && has)
             o->d.jobs_dir = argv[++i];
         else if (strcmp(a, "--log-level") == 0 && has)
@@ -289,6 +295,10 @@ static pid_t submit__spawn(const char *jm, const struct submit_opts *o, const ch
     } else {
         argv[n++] = "--rm";
         argv[n++] = o->d.rm;
+        if (o->pub != NULL) {
+            argv[n++] = "--pub";
+            argv[n++] = o->pub;
+        }
         if (o->d.keys != NULL) {
             if (realpath(o->d.keys, keys) == NULL)
                 return -1;
