@@ -35,6 +35,7 @@ typedef struct rmconf {
     bool pre_vote;
     int64_t snapshot_threshold;
     int64_t snapshot_trailing;
+    int64_t install_snapshot_timeout_ms;
     uint64_t segment_size;
     /* [ledger] */
     struct config_list virtual_clusters; /* "name=capacity" items */

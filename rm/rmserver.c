@@ -484,6 +484,9 @@ static int rmserver__raft_start(struct rmserver *s, bool bootstrap, char *msg, s
     raft_set_pre_vote(&s->raft, cfg->pre_vote);
     raft_set_snapshot_threshold(&s->raft, (unsigned)cfg->snapshot_threshold);
     raft_set_snapshot_trailing(&s->raft, (unsigned)cfg->snapshot_trailing);
+    /* raft's default is 30 s: a snapshot sent to a replica that died on the way would hold
+     * back its catch-up that long after it comes back */
+    raft_set_install_snapshot_timeout(&s->raft, (unsigned)cfg->install_snapshot_timeout_ms);
     rc = raft_start(&s->raft);
     if (rc != 0)
         return err_fmt(msg, cap, ERR_IO, "raft_start: %s (%s)", raft_strerror(rc),
