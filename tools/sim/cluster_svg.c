@@ -40,8 +40,9 @@ int cluster_svg_cdf(const char *path, const char *title, const double *const *sa
         double x = SVG_L + (d - SVG_LO) / (lhi - SVG_LO) * pw;
         fprintf(f,
                 "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n"
-                "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%g s</text>\n",
-                x, SVG_T, x, SVG_T + ph, x, SVG_T + ph + 16, pow(10, d));
+                "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s%g s</text>\n",
+                x, SVG_T, x, SVG_T + ph, x, SVG_T + ph + 16, d == SVG_LO ? "&lt;=" : "",
+                pow(10, d));
     }
     for (int k = 0; k <= 4; k++) {
         double y = SVG_T + ph - ph * k / 4.0;
@@ -69,8 +70,8 @@ int cluster_svg_cdf(const char *path, const char *title, const double *const *sa
             double y = SVG_T + ph - ph * (double)(i + 1) / (double)n[s];
             fprintf(f, "%.1f,%.1f ", x, y);
         }
-        fprintf(f, "\"/>\n<text x=\"%.1f\" y=\"%.1f\" fill=\"%s\">%s</text>\n", SVG_L + 10,
-                SVG_T + 16 + 16 * (double)s, svg__colors[s % 4], labels[s]);
+        fprintf(f, "\"/>\n<text x=\"%.1f\" y=\"%.1f\" fill=\"%s\">%s</text>\n", SVG_L + pw - 170,
+                SVG_T + ph - 40 + 16 * (double)s, svg__colors[s % 4], labels[s]);
     }
     fprintf(f, "</svg>\n");
     return fclose(f) == 0 ? 0 : ERR_IO;

@@ -1,0 +1,367 @@
+/* bench_e2e - the real daemons end to end on this machine (DESIGN.md section 5, "End to end on one
+ * machine").
+ *
+ *   bench_e2e [--tasks N] [--chain M] [--forks F] [--pn K] [--pn-cpus C] [--deadline D]
+ *             [--bin DIR] [--json]
+ *
+ * Starts local clusters in a temporary directory (`paddock cluster up --rm 1 --pn K`, one per
+ * job), then:
+ *   1. a plain fork + exec("true") + wait loop of F processes: the machine's floor for spawning,
+ *      measured in the same run;
+ *   2. one job of N independent `true` tasks through `paddock submit --wait --json` (submit ->
+ *      JM -> PN -> exit): tasks per second over the job's makespan and over the whole submit
+ *      command (registration and JM start included), beside the fork+exec rate (target: at
+ *      least half of it); --deadline D is passed to submit (without one the JM asks for a
+ *      single token and runs the rest opportunistically);
+ *   3. one job of M `true` tasks in a chain on the idle cluster: each task becomes ready when its
+ *      predecessor ends, so start_s(i) - end_s(i-1) from report.json is the ready-to-running
+ *      latency (p50, p99; target p99 <= 5 ms). It includes the PN -> JM exit report.
+ * Stops the job managers it started (pids from the jobs' jm.pid files) and the cluster
+ * (`paddock cluster down`), and removes the directory. A benchmark: prints figures, asserts
+ * nothing; not part of ctest.
+ */
+#include <dirent.h>
+#include <ftw.h>
+#include <jansson.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static char g_bin[PATH_MAX];
+static char g_tmp[PATH_MAX];
+static char g_cluster[PATH_MAX + 16];
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Runs `paddock ARGS` (bounded by coreutils timeout); stdout+stderr into out. Exit code. */
+static int run_paddock(char *out, size_t cap, int timeout_s, const char *args)
+{
+    char cmd[4 * PATH_MAX];
+    snprintf(cmd, sizeof cmd, "timeout %d '%s/paddock' %s 2>&1", timeout_s, g_bin, args);
+    FILE *p = popen(cmd, "r");
+    if (p == NULL)
+        return -1;
+    size_t n = 0;
+    if (out != NULL && cap > 0) {
+        size_t r;
+        while (n + 1 < cap && (r = fread(out + n, 1, cap - 1 - n, p)) > 0)
+            n += r;
+        out[n] = '\0';
+    }
+    char sink[4096];
+    while (fread(sink, 1, sizeof sink, p) > 0)
+        ;
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+static double fork_exec_rate(int n)
+{
+    double t0 = now_s();
+    int done = 0;
+    for (int i = 0; i < n; i++) {
+        pid_t pid = fork();
+        if (pid < 0)
+            break;
+        if (pid == 0) {
+            execl("/bin/true", "true", (char *)NULL);
+            _exit(127);
+        }
+        int st;
+        if (waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0)
+            done++;
+    }
+    double dt = now_s() - t0;
+    return dt > 0 ? done / dt : 0;
+}
+
+static int write_spec(const char *path, const char *name, int n, int chain)
+{
+    json_t *tasks = json_array();
+    for (int i = 0; i < n; i++) {
+        char id[32], prev[32];
+        snprintf(id, sizeof id, "t%d", i);
+        snprintf(prev, sizeof prev, "t%d", i - 1);
+        json_t *t = json_pack("{s:s, s:[s], s:f, s:i, s:f}", "id", id, "cmd", "true", "cpu", 0.1,
+                              "mem_mb", 16, "runtime_s", 0.01);
+        if (chain && i > 0)
+            json_object_set_new(t, "after", json_pack("[s]", prev));
+        json_array_append_new(tasks, t);
+    }
+    json_t *doc = json_pack("{s:i, s:s, s:o}", "version", 1, "name", name, "tasks", tasks);
+    int rc = json_dump_file(doc, path, JSON_COMPACT);
+    json_decref(doc);
+    return rc;
+}
+
+/* `paddock submit SPEC --wait --json`: the final JSON object (caller decrefs) or NULL. */
+static json_t *submit_wait(const char *spec, const char *extra, double *wall)
+{
+    static char out[1 << 16];
+    char args[2 * PATH_MAX + 64];
+    snprintf(args, sizeof args, "submit '%s' --wait --json --cluster '%s' %s", spec, g_cluster,
+             extra);
+    double t0 = now_s();
+    int rc = run_paddock(out, sizeof out, 300, args);
+    *wall = now_s() - t0;
+    /* the last JSON object that starts a line (the result may span several lines) */
+    json_t *res = NULL;
+    for (size_t p = 0; out[p] != '\0'; p++) {
+        if (out[p] != '{' || (p > 0 && out[p - 1] != '\n'))
+            continue;
+        json_t *j = json_loads(out + p, JSON_DISABLE_EOF_CHECK, NULL);
+        if (j != NULL && json_is_object(j)) {
+            json_decref(res);
+            res = j;
+        } else {
+            json_decref(j);
+        }
+    }
+    if (res == NULL)
+        fprintf(stderr, "bench_e2e: submit exited %d without a JSON result\n", rc);
+    return res;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static int is_jm(long pid)
+{
+    char path[64], buf[256] = "";
+    snprintf(path, sizeof path, "/proc/%ld/cmdline", pid);
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    return strstr(buf, "paddock-jm") != NULL;
+}
+
+/* SIGTERM to the job managers of this cluster's jobs that still run (their jm.pid files). */
+static void stop_jms(void)
+{
+    char jobs[PATH_MAX + 32];
+    snprintf(jobs, sizeof jobs, "%s/jobs", g_cluster);
+    DIR *d = opendir(jobs);
+    if (d == NULL)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        char path[2 * PATH_MAX];
+        snprintf(path, sizeof path, "%s/%s/jm.pid", jobs, e->d_name);
+        FILE *f = fopen(path, "r");
+        long pid = 0;
+        if (f != NULL) {
+            if (fscanf(f, "%ld", &pid) != 1)
+                pid = 0;
+            fclose(f);
+        }
+        if (pid > 0 && is_jm(pid))
+            kill((pid_t)pid, SIGTERM);
+    }
+    closedir(d);
+}
+
+/* `paddock cluster up` in <tmp>/cluster-<idx>. 0 or -1. */
+static int cluster_up(int idx, int pns, double pn_cpus)
+{
+    char args[2 * PATH_MAX], out[8192];
+    snprintf(g_cluster, sizeof g_cluster, "%s/cluster-%d", g_tmp, idx);
+    snprintf(args, sizeof args, "cluster up --dir '%s' --rm 1 --pn %d --pn-cpus %g", g_cluster, pns,
+             pn_cpus);
+    int rc = run_paddock(out, sizeof out, 120, args);
+    if (rc != 0) {
+        fprintf(stderr, "bench_e2e: cluster up failed (%d): %s\n", rc, out);
+        return -1;
+    }
+    return 0;
+}
+
+/* Stops the job managers of the current cluster, then its daemons. */
+static void cluster_down(void)
+{
+    if (g_cluster[0] == '\0')
+        return;
+    stop_jms();
+    char args[2 * PATH_MAX];
+    snprintf(args, sizeof args, "cluster down --dir '%s'", g_cluster);
+    run_paddock(NULL, 0, 60, args);
+    g_cluster[0] = '\0';
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+static void pctl(double *v, size_t n, double *p50, double *p99)
+{
+    qsort(v, n, sizeof *v, cmp_double);
+    *p50 = n ? v[n / 2] : 0;
+    *p99 = n ? v[(size_t)((double)(n - 1) * 0.99)] : 0;
+}
+
+int main(int argc, char **argv)
+{
+    int ntasks = 2000, nchain = 200, forks = 2000, pns = 1, json = 0;
+    char deadline[64] = "";
+    double pn_cpus = 2;
+    const char *bin = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--json") == 0) {
+            json = 1;
+            continue;
+        }
+        if (i + 1 >= argc)
+            goto usage;
+        const char *v = argv[++i];
+        if (strcmp(argv[i - 1], "--tasks") == 0)
+            ntasks = atoi(v);
+        else if (strcmp(argv[i - 1], "--chain") == 0)
+            nchain = atoi(v);
+        else if (strcmp(argv[i - 1], "--forks") == 0)
+            forks = atoi(v);
+        else if (strcmp(argv[i - 1], "--pn") == 0)
+            pns = atoi(v);
+        else if (strcmp(argv[i - 1], "--pn-cpus") == 0)
+            pn_cpus = atof(v);
+        else if (strcmp(argv[i - 1], "--deadline") == 0)
+            snprintf(deadline, sizeof deadline, "--deadline %s", v);
+        else if (strcmp(argv[i - 1], "--bin") == 0)
+            bin = v;
+        else
+            goto usage;
+    }
+    if (ntasks < 1 || ntasks > 100000 || nchain < 2 || nchain > 100000 || forks < 1 || pns < 1 ||
+        pns > 64 || !(pn_cpus > 0))
+        goto usage;
+    if (bin != NULL) {
+        snprintf(g_bin, sizeof g_bin, "%s", bin);
+    } else {
+        ssize_t l = readlink("/proc/self/exe", g_bin, sizeof g_bin - 1);
+        if (l <= 0)
+            goto usage;
+        g_bin[l] = '\0';
+        char *slash = strrchr(g_bin, '/');
+        if (slash != NULL)
+            *slash = '\0';
+    }
+    snprintf(g_tmp, sizeof g_tmp, "/tmp/paddock-bench-e2e-XXXXXX");
+    if (mkdtemp(g_tmp) == NULL) {
+        perror("mkdtemp");
+        return 1;
+    }
+    int status = 1;
+    json_t *flat = NULL, *chain = NULL, *rep = NULL;
+    double fork_rate = fork_exec_rate(forks);
+
+    /* Each job on a cluster of its own (a fresh PN and RM): the figures of one do not carry the
+       other's state. */
+    char spec[PATH_MAX + 32];
+    snprintf(spec, sizeof spec, "%s/flat.json", g_tmp);
+    double flat_wall = 0, chain_wall = 0;
+    if (write_spec(spec, "bench-e2e-flat", ntasks, 0) != 0 || cluster_up(1, pns, pn_cpus) != 0)
+        goto down;
+    flat = submit_wait(spec, deadline, &flat_wall);
+    cluster_down();
+    if (flat == NULL)
+        goto down;
+    snprintf(spec, sizeof spec, "%s/chain.json", g_tmp);
+    if (write_spec(spec, "bench-e2e-chain", nchain, 1) != 0 || cluster_up(2, pns, pn_cpus) != 0 ||
+        (chain = submit_wait(spec, "", &chain_wall)) == NULL)
+        goto down;
+
+    char path[2 * PATH_MAX];
+    snprintf(path, sizeof path, "%s/jobs/%s/report.json", g_cluster,
+             json_string_value(json_object_get(chain, "job_id")));
+    rep = json_load_file(path, 0, NULL);
+    double *lat = calloc((size_t)nchain, sizeof *lat);
+    size_t nlat = 0;
+    json_t *atts = rep != NULL ? json_object_get(rep, "attempts") : NULL;
+    double *start = calloc((size_t)nchain, sizeof *start),
+           *end = calloc((size_t)nchain, sizeof *end);
+    int *seen = calloc((size_t)nchain, sizeof *seen);
+    if (lat == NULL || start == NULL || end == NULL || seen == NULL)
+        goto down;
+    size_t i;
+    json_t *a;
+    json_array_foreach(atts, i, a)
+    {
+        const char *id = json_string_value(json_object_get(a, "task"));
+        const char *st = json_string_value(json_object_get(a, "state"));
+        if (id == NULL || id[0] != 't' || st == NULL || strcmp(st, "succeeded") != 0)
+            continue;
+        int k = atoi(id + 1);
+        if (k < 0 || k >= nchain)
+            continue;
+        start[k] = json_number_value(json_object_get(a, "start_s"));
+        end[k] = json_number_value(json_object_get(a, "end_s"));
+        seen[k] = 1;
+    }
+    for (int k = 1; k < nchain; k++)
+        if (seen[k] && seen[k - 1])
+            lat[nlat++] = (start[k] - end[k - 1]) * 1000.0;
+    double l50, l99;
+    pctl(lat, nlat, &l50, &l99);
+
+    double ms = json_number_value(json_object_get(flat, "makespan_s"));
+    long ok = (long)json_integer_value(json_object_get(flat, "tasks_succeeded"));
+    double rate = ms > 0 ? (double)ok / ms : 0,
+           rate_wall = flat_wall > 0 ? (double)ok / flat_wall : 0;
+    if (json) {
+        printf("{\"fork_exec_per_s\": %.0f, \"tasks\": %d, \"tasks_succeeded\": %ld, "
+               "\"state\": \"%s\", \"makespan_s\": %.3f, \"tasks_per_s\": %.0f, "
+               "\"tasks_per_s_submit_wall\": %.0f, \"ratio_to_fork_exec\": %.3f, "
+               "\"chain\": %d, \"ready_to_running_ms\": {\"p50\": %.3f, \"p99\": %.3f, "
+               "\"samples\": %zu}}\n",
+               fork_rate, ntasks, ok, json_string_value(json_object_get(flat, "state")), ms, rate,
+               rate_wall, fork_rate > 0 ? rate / fork_rate : 0, nchain, l50, l99, nlat);
+    } else {
+        printf("fork+exec+wait loop:          %.0f processes/s (%d)\n", fork_rate, forks);
+        printf("submit -> JM -> PN, `true`:   %.0f tasks/s over the makespan (%ld of %d "
+               "succeeded, %.2f s, state %s) = %.2f x fork+exec (target >= 0.5)\n",
+               rate, ok, ntasks, ms, json_string_value(json_object_get(flat, "state")),
+               fork_rate > 0 ? rate / fork_rate : 0);
+        printf("                              %.0f tasks/s over the whole submit command "
+               "(%.2f s)\n",
+               rate_wall, flat_wall);
+        printf("ready -> running, idle:       %.3f ms p50, %.3f ms p99 (%zu tasks in a chain; "
+               "target p99 <= 5 ms)\n",
+               l50, l99, nlat);
+    }
+    status = 0;
+    free(lat);
+    free(start);
+    free(end);
+    free(seen);
+down:
+    json_decref(flat);
+    json_decref(chain);
+    json_decref(rep);
+    cluster_down();
+    nftw(g_tmp, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    return status;
+usage:
+    fprintf(stderr, "usage: bench_e2e [--tasks N] [--chain M] [--forks F] [--pn K] [--pn-cpus C] "
+                    "[--deadline D] [--bin DIR] [--json]\n");
+    return 2;
+}
