@@ -87,8 +87,15 @@ static int cluster_bin_dir(char *out, size_t cap)
     return 0;
 }
 
+/* Sockets holding the ports handed out so far: the kernel may hand out a port again once its
+ * socket is closed, so all of them stay bound until the configuration is written. */
+static int cluster_port_fds[4 * RMCLIENT_MAX_REPLICAS + 256 + 8];
+static int cluster_nport_fds;
+
 static int cluster_free_port(void)
 {
+    if (cluster_nport_fds == (int)(sizeof cluster_port_fds / sizeof cluster_port_fds[0]))
+        return -1;
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return -1;
@@ -101,8 +108,14 @@ static int cluster_free_port(void)
     if (bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
         getsockname(fd, (struct sockaddr *)&a, &len) == 0)
         port = ntohs(a.sin_port);
-    close(fd);
+    cluster_port_fds[cluster_nport_fds++] = fd;
     return port;
+}
+
+static void cluster_release_ports(void)
+{
+    while (cluster_nport_fds > 0)
+        close(cluster_port_fds[--cluster_nport_fds]);
 }
 
 /* The pid in PATH when that process is alive and is a paddock daemon, else 0. */
@@ -254,6 +267,7 @@ static int cluster_make_files(const struct cluster_opts *o)
         snprintf(path, sizeof path, "%s/pn-%d", o->dir, j + 1);
         mkdir(path, 0700);
     }
+    cluster_release_ports();
     free(ids);
     free(raft);
     free(api);

@@ -35,6 +35,10 @@ static char g_dir[256], g_conf[512], g_keys[512], g_exe[1024];
 static char g_api[64], g_pub[64];
 static pid_t g_pid;
 
+/* Ports stay bound until the configuration is written, so no two roles get the same one. */
+static int g_port_fds[8];
+static int g_nport_fds;
+
 static int free_port(void)
 {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -47,7 +51,10 @@ static int free_port(void)
     if (bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
         getsockname(fd, (struct sockaddr *)&a, &len) == 0)
         port = ntohs(a.sin_port);
-    close(fd);
+    if (g_nport_fds < 8)
+        g_port_fds[g_nport_fds++] = fd;
+    else
+        close(fd);
     return port;
 }
 
@@ -158,6 +165,8 @@ static int group_setup(void **state)
             "[security]\nkeys_dir = %s\n",
             g_dir, free_port(), g_api, g_pub, g_keys);
     fclose(f);
+    while (g_nport_fds > 0)
+        close(g_port_fds[--g_nport_fds]);
     return 0;
 }
 
