@@ -4,6 +4,8 @@
  * queueing-time percentiles, utilization, the standard deviation of queueing time across machines
  * (Apollo Figure 8c), with or without estimation (Figure 11; --compare runs both on the same jobs
  * and seed), and peak RSS. Without --workloads the jobs are synthetic map-reduce jobs.
+ * --no-timing leaves out the wall-clock figures (wall time, decisions per wall second, peak
+ * RSS): the rest is a function of the inputs and --seed, so the same seed prints the same bytes.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +23,8 @@ static int sc__usage(void)
     fprintf(stderr,
             "usage: paddock-sim cluster --nodes N --jobs J [--workloads DIR] [--seed S] [--json]\n"
             "         [--no-estimation | --compare [--svg FILE]] [--time-scale X] [--tokens T]\n"
-            "         [--bg-util U] [--node-mtbf S] [--arrival S] [--fail P] [--opp C]\n");
+            "         [--bg-util U] [--node-mtbf S] [--arrival S] [--fail P] [--opp C] "
+            "[--no-timing]\n");
     return 2;
 }
 
@@ -41,53 +44,56 @@ static long sc__rss_kb(void)
     return getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_maxrss : 0;
 }
 
-static void sc__json(const struct cluster_result *r, int estimation)
+/* Everything but the wall-clock measurements is a function of the inputs and the seed; with
+ * timing == 0 only that is printed, so two runs with one seed print identical bytes. */
+static void sc__json(const struct cluster_result *r, int estimation, int timing)
 {
-    printf("{\"estimation\": %s, \"decisions\": %llu, \"decisions_per_wall_s\": %.0f, "
-           "\"place_per_wall_s\": %.0f, \"wall_s\": %.3f, \"events\": %llu, "
-           "\"sim_time_s\": %.3f, \"tasks\": %llu, \"attempts\": %llu, \"failures\": %llu, "
-           "\"preemptions\": %llu, \"lost\": %llu, \"node_losses\": %llu, \"jobs_done\": %zu, "
-           "\"jobs_failed\": %zu, \"jobs_peak\": %zu, \"queue_s\": {\"mean\": %.4f, \"p50\": %.4f, "
-           "\"p90\": %.4f, "
+    printf("{\"estimation\": %s, \"decisions\": %llu, \"events\": %llu, \"sim_time_s\": %.3f, "
+           "\"tasks\": %llu, \"attempts\": %llu, \"failures\": %llu, \"preemptions\": %llu, "
+           "\"lost\": %llu, \"node_losses\": %llu, \"jobs_done\": %zu, \"jobs_failed\": %zu, "
+           "\"jobs_peak\": %zu, \"queue_s\": {\"mean\": %.4f, \"p50\": %.4f, \"p90\": %.4f, "
            "\"p99\": %.4f, \"max\": %.4f}, \"queue_stdev_machines_s\": %.4f, "
            "\"queue_stdev_machines_run_s\": %.4f, \"utilization\": %.4f, "
-           "\"utilization_jobs\": %.4f, \"makespan_mean_s\": %.3f, \"view_age_mean_s\": %.3f, "
-           "\"peak_rss_kb\": %ld}",
+           "\"utilization_jobs\": %.4f, \"makespan_mean_s\": %.3f, \"view_age_mean_s\": %.3f",
            estimation ? "true" : "false", (unsigned long long)r->decisions,
-           r->wall_s > 0 ? (double)r->decisions / r->wall_s : 0,
-           r->place_wall_s > 0 ? (double)r->decisions / r->place_wall_s : 0, r->wall_s,
            (unsigned long long)r->events, r->sim_time_s, (unsigned long long)r->tasks,
            (unsigned long long)r->attempts, (unsigned long long)r->failures,
            (unsigned long long)r->preemptions, (unsigned long long)r->lost,
            (unsigned long long)r->node_losses, r->jobs_done, r->jobs_failed, r->jobs_peak,
            r->q_mean, r->q_p50, r->q_p90, r->q_p99, r->q_max, r->q_stdev_machines, r->q_stdev_run,
-           r->util, r->util_jobs, r->makespan_mean_s, r->view_age_mean_s, r->peak_rss_kb);
+           r->util, r->util_jobs, r->makespan_mean_s, r->view_age_mean_s);
+    if (timing)
+        printf(", \"wall_s\": %.3f, \"decisions_per_wall_s\": %.0f, \"place_per_wall_s\": %.0f, "
+               "\"peak_rss_kb\": %ld",
+               r->wall_s, r->wall_s > 0 ? (double)r->decisions / r->wall_s : 0,
+               r->place_wall_s > 0 ? (double)r->decisions / r->place_wall_s : 0, r->peak_rss_kb);
+    printf("}");
 }
 
-static void sc__text(const struct cluster_result *r, int estimation)
+static void sc__text(const struct cluster_result *r, int estimation, int timing)
 {
     printf("%s estimation:\n", estimation ? "with" : "without");
     printf("  jobs %zu done, %zu failed, at most %zu at once; %llu tasks, %llu attempts, %llu "
-           "failures, %llu "
-           "preempted, %llu lost, %llu node losses\n",
+           "failures, %llu preempted, %llu lost, %llu node losses\n",
            r->jobs_done, r->jobs_failed, r->jobs_peak, (unsigned long long)r->tasks,
            (unsigned long long)r->attempts, (unsigned long long)r->failures,
            (unsigned long long)r->preemptions, (unsigned long long)r->lost,
            (unsigned long long)r->node_losses);
-    printf("  decisions %llu in %.2f s wall: %.0f decisions/s (placement code alone %.0f/s); "
-           "%llu events, %.1f s virtual\n",
-           (unsigned long long)r->decisions, r->wall_s,
-           r->wall_s > 0 ? (double)r->decisions / r->wall_s : 0,
-           r->place_wall_s > 0 ? (double)r->decisions / r->place_wall_s : 0,
+    printf("  decisions %llu; %llu events, %.1f s virtual\n", (unsigned long long)r->decisions,
            (unsigned long long)r->events, r->sim_time_s);
+    if (timing)
+        printf("  wall %.2f s: %.0f decisions/s of simulator wall time (placement code alone "
+               "%.0f/s); peak RSS %.1f MiB\n",
+               r->wall_s, r->wall_s > 0 ? (double)r->decisions / r->wall_s : 0,
+               r->place_wall_s > 0 ? (double)r->decisions / r->place_wall_s : 0,
+               (double)r->peak_rss_kb / 1024.0);
     printf("  queueing time s: mean %.3f p50 %.3f p90 %.3f p99 %.3f max %.3f\n", r->q_mean,
            r->q_p50, r->q_p90, r->q_p99, r->q_max);
     printf("  stdev of mean queueing time across machines: %.3f s per window, %.3f s whole run\n",
            r->q_stdev_machines, r->q_stdev_run);
     printf("  utilization %.1f%% (jobs %.1f%%), mean job makespan %.1f s, mean view age at "
-           "placement %.2f s, peak RSS %.1f MiB\n",
-           100 * r->util, 100 * r->util_jobs, r->makespan_mean_s, r->view_age_mean_s,
-           (double)r->peak_rss_kb / 1024.0);
+           "placement %.2f s\n",
+           100 * r->util, 100 * r->util_jobs, r->makespan_mean_s, r->view_age_mean_s);
 }
 
 static int sc__main(int argc, char **argv)
@@ -96,7 +102,7 @@ static int sc__main(int argc, char **argv)
     cluster_config_default(&cfg);
     double njobs = 0, time_scale = 1.0, v;
     const char *dir = NULL, *svg = NULL;
-    int json = 0, compare = 0;
+    int json = 0, compare = 0, timing = 1;
     int have_nodes = 0;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
@@ -107,6 +113,10 @@ static int sc__main(int argc, char **argv)
         }
         if (strcmp(a, "--no-estimation") == 0) {
             cfg.estimation = 0;
+            continue;
+        }
+        if (strcmp(a, "--no-timing") == 0) {
+            timing = 0;
             continue;
         }
         if (strcmp(a, "--compare") == 0) {
@@ -198,7 +208,7 @@ static int sc__main(int argc, char **argv)
             for (size_t m = 0; m < nmodes; m++) {
                 if (m)
                     printf(", ");
-                sc__json(&res[m], modes[m]);
+                sc__json(&res[m], modes[m], timing);
             }
             printf("]}\n");
         } else {
@@ -207,7 +217,7 @@ static int sc__main(int argc, char **argv)
                    cfg.nodes, cfg.node_cpus, cfg.node_mem_mb, cfg.rack_size, nj, total_tasks,
                    cluster_workloads_count(wl), (unsigned long long)cfg.seed);
             for (size_t m = 0; m < nmodes; m++)
-                sc__text(&res[m], modes[m]);
+                sc__text(&res[m], modes[m], timing);
         }
         if (svg != NULL) {
             const double *s[2] = {res[0].qtimes, res[1].qtimes};
