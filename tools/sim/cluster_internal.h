@@ -21,12 +21,15 @@
 struct cl_node {
     queue_t *q;
     matrix_t m;
-    int dirty; /* queue changed since the matrix was computed */
+    int dirty;        /* queue changed since the matrix was computed */
+    uint64_t changes; /* queue changes so far; the heartbeat re-reads the queue only on news */
+    uint64_t hb_changes;
     int up;
     uint32_t boot;
     uint64_t seq;
     uint32_t rack;
-    struct engine_rng rng; /* picks, background arrivals */
+    char name[24], rack_name[24]; /* "pn-<i>", "r-<rack>" */
+    struct engine_rng rng;        /* picks, background arrivals */
     double bg_mult, phase_end;
     uint32_t next_bg;
     double cpu_used, cpu_jobs; /* running now: all work, job tasks only */

@@ -264,6 +264,7 @@ void cl_job_report(struct cl_world *w, size_t job, size_t task, uint32_t attempt
         struct cl_node *nd = &w->nodes[ut->node];
         if (nd->up && queue_upgrade(nd->q, cl_qid(job, up[i])) == 0)
             nd->dirty = 1;
+        nd->changes++;
     }
     cl_job_kick(w, j);
 }

@@ -52,6 +52,7 @@ static int cl__new_queue(struct cl_world *w, struct cl_node *nd)
     qc.sim_depth = 64;
     nd->q = queue_new(&qc);
     nd->dirty = 1;
+    nd->changes++;
     nd->cpu_used = nd->cpu_jobs = 0;
     return nd->q != NULL ? 0 : ERR_NOMEM;
 }
@@ -77,6 +78,8 @@ int cl_nodes_init(struct cl_world *w)
         nd->up = nd->hb_up = 1;
         nd->boot = 1;
         nd->rack = (uint32_t)(i / w->cfg.rack_size);
+        snprintf(nd->name, sizeof nd->name, "pn-%zu", i);
+        snprintf(nd->rack_name, sizeof nd->rack_name, "r-%u", nd->rack);
         engine_rng_seed(&nd->rng, w->cfg.seed, 0x100000000ull + i);
         nd->bg_mult = engine_noise_phase_mult(&w->cfg.noise, &nd->rng);
         nd->phase_end = engine_noise_phase_len(&w->cfg.noise, &nd->rng);
@@ -148,6 +151,7 @@ static void cl_bg_end_ev(engine_t *e, void *ctx, uint64_t id)
     nd->cpu_used -= w->cfg.bg_cpu;
     cl_account(w, -w->cfg.bg_cpu, 0);
     nd->dirty = 1;
+    nd->changes++;
     cl_node_try_start(w, n);
     (void)e;
 }
@@ -170,6 +174,7 @@ static void cl_task_end_ev(engine_t *e, void *ctx, uint64_t key)
     nd->cpu_jobs -= cpu;
     cl_account(w, -cpu, -cpu);
     nd->dirty = 1;
+    nd->changes++;
     tk->running = 0;
     int outcome = tk->klass >= 0x100 ? 0 : 1; /* failure flag set at start */
     tk->klass &= 0xff;
@@ -225,6 +230,7 @@ static void cl__kill(struct cl_world *w, uint32_t n, uint64_t id)
     if (queue_finish(nd->q, id) != 0)
         return;
     nd->dirty = 1;
+    nd->changes++;
     w->res->preemptions++;
     if (id & CL_BG_BIT) {
         nd->cpu_used -= w->cfg.bg_cpu;
@@ -262,6 +268,7 @@ void cl_node_try_start(struct cl_world *w, uint32_t n)
         if (rc != 0)
             return;
         nd->dirty = 1;
+        nd->changes++;
         if (t.id & CL_BG_BIT) {
             nd->cpu_used += t.cpu;
             cl_account(w, t.cpu, 0);
@@ -293,6 +300,7 @@ void cl_bg_arrival_ev(engine_t *e, void *ctx, uint64_t node)
         t.klass = QUEUE_REGULAR;
         if (queue_push(nd->q, &t) == 0) {
             nd->dirty = 1;
+            nd->changes++;
             cl_node_try_start(w, (uint32_t)node);
         }
     }
@@ -390,6 +398,7 @@ void cl_task_create_ev(engine_t *e, void *ctx, uint64_t key)
     }
     tk->pushed_at = engine_now(e);
     nd->dirty = 1;
+    nd->changes++;
     cl_node_try_start(w, tk->node);
     cl__status_matrix(w, tk->node);
 }
@@ -411,6 +420,8 @@ void cl_heartbeat_ev(engine_t *e, void *ctx, uint64_t group)
             }
             continue;
         }
+        /* As the PN daemon does (pn/node.c), the matrix is recomputed only when the queue
+           changed since the last computation; otherwise the last one is sent again. */
         if (nd->dirty) {
             int rc = matrix_compute(&nd->m, nd->q, now, &w->scratch);
             if (rc != 0) {
@@ -419,13 +430,16 @@ void cl_heartbeat_ev(engine_t *e, void *ctx, uint64_t group)
             }
             nd->dirty = 0;
         }
-        for (size_t c = 0; c < nd->m.ncpu; c++)
-            for (size_t m = 0; m < nd->m.nmem; m++)
-                nd->hb_wait[c * nd->m.nmem + m] = nd->m.wait_s[c][m];
-        queue_stats_t st;
-        queue_stats(nd->q, &st);
-        nd->hb_running = (uint32_t)(st.regular_running + st.opportunistic_running);
-        nd->hb_queued = (uint32_t)(st.regular_queued + st.opportunistic_queued);
+        if (nd->hb_changes != nd->changes || !nd->hb_up) {
+            for (size_t c = 0; c < nd->m.ncpu; c++)
+                for (size_t m = 0; m < nd->m.nmem; m++)
+                    nd->hb_wait[c * nd->m.nmem + m] = nd->m.wait_s[c][m];
+            queue_stats_t st;
+            queue_stats(nd->q, &st);
+            nd->hb_running = (uint32_t)(st.regular_running + st.opportunistic_running);
+            nd->hb_queued = (uint32_t)(st.regular_queued + st.opportunistic_queued);
+            nd->hb_changes = nd->changes;
+        }
         nd->hb_up = 1;
         nd->hb_at = now;
         nd->seq++;
@@ -441,12 +455,9 @@ void cl_heartbeat_ev(engine_t *e, void *ctx, uint64_t group)
 static int cl__view_put(struct cl_world *w, size_t i, double now)
 {
     struct cl_node *nd = &w->nodes[i];
-    char name[32], rack[32];
-    snprintf(name, sizeof name, "pn-%zu", i);
-    snprintf(rack, sizeof rack, "r-%u", nd->rack);
     struct view_entry ve = {0};
-    ve.name = name;
-    ve.rack = rack;
+    ve.name = nd->name;
+    ve.rack = nd->rack_name;
     ve.cpu = w->cfg.node_cpus;
     ve.mem_mb = (uint64_t)w->cfg.node_mem_mb;
     ve.up = nd->hb_up;
