@@ -171,8 +171,11 @@ static void test_wfcommons_workloads(void **state)
     (void)state;
     const char *src = getenv("PADDOCK_SOURCE_DIR");
     char dir[4096];
-    snprintf(dir, sizeof dir, "%s/../shared/workloads/wfcommons", src ? src : ".");
     struct stat st;
+    /* the instances in the repository (tests/data), else the shared copy beside it */
+    snprintf(dir, sizeof dir, "%s/tests/data/wfcommons", src ? src : ".");
+    if (src != NULL && stat(dir, &st) != 0)
+        snprintf(dir, sizeof dir, "%s/../shared/workloads/wfcommons", src);
     if (src == NULL || stat(dir, &st) != 0) {
         skip();
         return;
