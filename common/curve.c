@@ -3,6 +3,8 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -184,7 +186,14 @@ int curve_auth_start(const char *allow_dir, char *msg, size_t cap)
         return err_fmt(msg, cap, ERR_INVAL, "an allow-list directory is required");
     if (stat(allow_dir, &st) != 0 || !S_ISDIR(st.st_mode) || access(allow_dir, R_OK | X_OK) != 0)
         return err_fmt(msg, cap, ERR_IO, "%s: not a readable directory", allow_dir);
+    /* The actor thread inherits this mask: with every signal blocked there, a signal (a PN's
+       SIGCHLD for every task) can never interrupt zauth's poll, which czmq treats as the end of
+       the actor; without zauth every later CURVE handshake fails. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
     zactor_t *auth = zactor_new(zauth, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (auth == NULL)
         return err_fmt(msg, cap, ERR_SYS, "cannot start zauth");
     /* Each command is acknowledged; sockets bound before the ack would meet no ZAP handler. */
