@@ -52,7 +52,6 @@ done
 [ -n "$objs" ] && echo "ok: $(echo "$objs" | wc -l) simulator objects define no pn/ or jm/ symbol"
 
 if [ "$fail" -ne 0 ]; then
-    echo "1 passed, 1 failed"
     exit 1
 fi
 exit 0
