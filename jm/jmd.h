@@ -100,7 +100,8 @@ struct jmd_rec {
     char node[VIEW_NAME_MAX];
     int cls;
     double queued_s, start_s, end_s;
-    int state; /* proto_task_state_t */
+    double wait_s; /* ready -> dispatched (Jockey's Q_s) */
+    int state;     /* proto_task_state_t */
     int exit_code, signal;
     double cpu_s;
     uint64_t rss_kb;

@@ -259,17 +259,13 @@ void jmd_out_profile(jmd_t *j)
         const struct spec_task *t = &j->spec->tasks[r->task];
         struct profile_attempt *a = &pa[n++];
         a->stage = (int)t->stage;
-        a->queue_s = 0;
+        a->queue_s = r->wait_s;
         a->init_s = r->start_s > r->queued_s ? r->start_s - r->queued_s : 0;
         a->run_s = r->end_s > r->start_s ? r->end_s - r->start_s : 0;
         a->input_bytes = (double)t->input_bytes;
         a->est_s = t->runtime_s;
         a->ok = r->state == PROTO_TASK_SUCCEEDED;
     }
-    /* Q_s: the time each attempt's task waited ready before it was dispatched is not kept per
-       record; the dispatch-to-start latency stands in for it (both are "not yet running"). */
-    for (size_t i = 0; i < n; i++)
-        pa[i].queue_s = pa[i].init_s;
     struct profile prof;
     profile_init(&prof);
     char msg[512], path[4096];

@@ -207,6 +207,7 @@ static void jmd_sched__outcome(jmd_t *j, size_t task, int state, const proto_tas
     r.end_s = jmd_wall_rel_s(j, e);
     if (r.end_s < r.start_s)
         r.end_s = r.start_s;
+    r.wait_s = t->queue_s;
     r.state = state;
     r.exit_code = st ? st->exit_code : -1;
     r.signal = st ? st->signal : 0;
