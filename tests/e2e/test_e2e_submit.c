@@ -5,6 +5,8 @@
  *     valid job submitted first on the same cluster runs unharmed to success;
  *   - `submit --wait --json` prints exactly one JSON object with the documented fields, and the
  *     job directory holds the spec with --name/--deadline applied;
+ *   - `submit --wait` prints plain lines when stdout is not a terminal and exits 1 when a task
+ *     runs out of attempts, naming it;
  *   - `job deadline` moves the RM's deadline, `job cancel` ends a running job as cancelled.
  * Skipped while paddock-jm is not built. */
 #include "tests/e2e/e2e.h"
@@ -171,6 +173,43 @@ static void test_submit_wait_json_shape(void **state)
     e2e_run_close(&r);
 }
 
+/* Without --json: the plain lines (stdout is not a terminal) and the exit code follow the job's
+ * outcome: a job whose task always fails makes `submit --wait` exit 1 and name the task. */
+static void test_submit_wait_text_and_failure(void **state)
+{
+    (void)state;
+    skip_without_jm();
+    struct e2e_run r;
+    e2e_paddock(&r, 120, "submit '%s/tests/specs/valid/diamond_barriers.json' --wait", e2e_src());
+    assert_int_equal(r.status, 0);
+    assert_memory_equal(r.out, "submitted j-", 12);
+    assert_non_null(strstr(r.out, " succeeded: 7/7 tasks in "));
+    assert_non_null(strstr(r.out, "deadline 60s met"));
+    e2e_run_close(&r);
+
+    char spec[600];
+    snprintf(spec, sizeof spec, "%s/failing.json", e2e_dir());
+    FILE *f = fopen(spec, "w");
+    assert_non_null(f);
+    fprintf(f, "{\"version\":1,\"name\":\"failing\",\"tasks\":["
+               "{\"id\":\"ok\",\"cmd\":[\"true\"]},"
+               "{\"id\":\"broken\",\"cmd\":[\"sh\",\"-c\",\"exit 3\"],\"after\":[\"ok\"]}]}\n");
+    fclose(f);
+    e2e_paddock(&r, 120, "submit '%s' --wait --json", spec);
+    if (r.status != 1)
+        fprintf(stderr, "failing job: exit %d\n%s\n%s\n", r.status, r.out, r.err);
+    assert_int_equal(r.status, 1);
+    json_t *doc = json_loads(r.out, 0, NULL);
+    assert_non_null(doc);
+    assert_string_equal(json_string_value(json_object_get(doc, "state")), "failed");
+    assert_int_equal(json_integer_value(json_object_get(doc, "tasks_succeeded")), 1);
+    const char *reason = json_string_value(json_object_get(doc, "reason"));
+    assert_non_null(reason);
+    assert_non_null(strstr(reason, "broken"));
+    json_decref(doc);
+    e2e_run_close(&r);
+}
+
 static void test_job_deadline_and_cancel(void **state)
 {
     (void)state;
@@ -234,6 +273,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bad_specs_refused_valid_job_unharmed),
         cmocka_unit_test(test_submit_wait_json_shape),
+        cmocka_unit_test(test_submit_wait_text_and_failure),
         cmocka_unit_test(test_job_deadline_and_cancel),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
