@@ -1,5 +1,4 @@
 /* jmd.c - paddock-jm's set-up, timers, signals and tear-down (the shell around jm/jmd_*.c). */
-#include <jansson.h>
 #include <math.h>
 #include <signal.h>
 #include <string.h>
@@ -208,21 +207,8 @@ out:
         snprintf(j->reason, sizeof j->reason, "%s", msg);
         jmd_out_state(j);
     }
-    if (rc < 0 && !j->spec) {
-        /* The spec itself was refused: state failed with the reason. */
-        char sp[4096];
-        snprintf(sp, sizeof sp, "%s/state.json", opts->job_dir);
-        FILE *f = fopen(sp, "w");
-        if (f) {
-            json_t *o = json_pack("{s:i, s:s, s:s, s:s, s:I, s:i, s:i}", "version", 1, "job_id",
-                                  opts->job_id, "state", "failed", "reason", msg, "started_ms",
-                                  (json_int_t)j->t0_wall, "tasks_total", 0, "tasks_succeeded", 0);
-            if (o)
-                json_dumpf(o, f, JSON_COMPACT);
-            json_decref(o);
-            fclose(f);
-        }
-    }
+    if (rc < 0 && !j->spec) /* the spec itself was refused: state failed with the reason */
+        jmd_out_failed_state(opts->job_dir, opts->job_id, j->t0_wall, msg);
     jmd_pn_close(j);
     jmd_rm_close(j);
     if (loop_ok) {

@@ -261,5 +261,9 @@ void jmd_out_state(jmd_t *j);
 void jmd_out_report(jmd_t *j);
 void jmd_out_flush(jmd_t *j);
 void jmd_out_profile(jmd_t *j);
+/* A job that could not start at all (its spec refused, the RM refused it): DIR/state.json with
+ * state "failed" and the reason, so `paddock submit --wait` and `job show` can say why. */
+void jmd_out_failed_state(const char *job_dir, const char *job_id, int64_t started_ms,
+                          const char *reason);
 
 #endif

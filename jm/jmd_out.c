@@ -134,12 +134,12 @@ void jmd_out_progress(jmd_t *j)
 }
 
 /* Writes `o` (stolen) to DIR/name atomically: a temporary file, fsync'd when `sync`, renamed. */
-static void jmd_out__write(jmd_t *j, const char *name, json_t *o, int sync)
+static void jmd_out__write_at(const char *dir, const char *name, json_t *o, int sync)
 {
     if (!o)
         return;
     char path[4096], tmp[4200];
-    snprintf(path, sizeof path, "%s/%s", j->o.job_dir, name);
+    snprintf(path, sizeof path, "%s/%s", dir, name);
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     char *s = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(9));
     json_decref(o);
@@ -170,6 +170,30 @@ static void jmd_out__write(jmd_t *j, const char *name, json_t *o, int sync)
         unlink(tmp);
     }
     free(s);
+}
+
+static void jmd_out__write(jmd_t *j, const char *name, json_t *o, int sync)
+{
+    jmd_out__write_at(j->o.job_dir, name, o, sync);
+}
+
+void jmd_out_failed_state(const char *job_dir, const char *job_id, int64_t started_ms,
+                          const char *reason)
+{
+    json_t *o = json_pack("{s:i, s:s, s:s, s:I, s:s, s:s, s:I, s:f, s:n}", "version", 1, "job_id",
+                          job_id ? job_id : "", "name", "", "pid", (json_int_t)getpid(), "state",
+                          "failed", "reason", reason ? reason : "", "started_ms",
+                          (json_int_t)started_ms, "elapsed_s", 0.0, "deadline_s");
+    static const char *const zero[] = {"tasks_total",   "tasks_succeeded",        "tasks_running",
+                                       "tasks_ready",   "attempts_failed",        "tokens_granted",
+                                       "tokens_target", "opportunistic_allowance"};
+    for (size_t i = 0; o && i < sizeof zero / sizeof zero[0]; i++)
+        json_object_set_new(o, zero[i], json_integer(0));
+    if (o) {
+        json_object_set_new(o, "makespan_s", json_null());
+        json_object_set_new(o, "deadline_met", json_null());
+    }
+    jmd_out__write_at(job_dir, "state.json", o, 1);
 }
 
 static const char *jmd_out__state(const jmd_t *j)

@@ -175,6 +175,7 @@ int main(int argc, char **argv)
     if (!job_id) {
         rc = register_job(cluster, rm, keys, job_dir, idbuf, sizeof idbuf, msg, sizeof msg);
         if (rc) {
+            jmd_out_failed_state(job_dir, NULL, clock_wall_ms(), msg);
             log_error("%s", msg);
             fprintf(stderr, "paddock-jm: %s\n", msg);
             return 1;

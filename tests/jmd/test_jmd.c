@@ -3,7 +3,8 @@
  *  - a DAG with diamonds, stage barriers and explicit edges where every task records when it
  *    started and ended, and no task starts before all its parents ended;
  *  - a task that fails twice and then succeeds (the job succeeds, the second attempt runs on
- *    another node), and a task that always fails (the job fails naming the task and why);
+ *    another node), a task that always fails (the job fails naming the task and why), and a
+ *    spec the JM refuses (state failed with the reason);
  *  - a PN killed with SIGKILL while it runs tasks of the job, which still succeeds;
  *  - every RM replica killed mid-job: the JM goes on with the view and tokens it has.
  * The JM is started by the test per docs/job-directory.md and checked through its job
@@ -203,6 +204,20 @@ static void test_retries(void **state)
     assert_non_null(strstr(reason, "\"doomed\""));
     assert_non_null(strstr(reason, "3 times"));
     assert_int_equal(json_integer_value(json_object_get(st, "attempts_failed")), 3);
+    json_decref(st);
+
+    /* A spec the JM refuses (a cycle): exit 1, state failed, the reason names the cycle. */
+    assert_int_equal(jmf_new_job(&g_f, "job3"), 0);
+    spec =
+        json_pack("{s:i, s:[{s:s, s:[s], s:[s]}, {s:s, s:[s], s:[s]}]}", "version", 1, "tasks",
+                  "id", "a", "cmd", "true", "after", "b", "id", "b", "cmd", "true", "after", "a");
+    assert_int_equal(jmf_start_jm(&g_f, spec, ""), 0);
+    rc = jmf_wait_jm(&g_f, 30);
+    assert_final("failed", 1, rc);
+    st = jmf_job_file(&g_f, "state.json");
+    reason = json_string_value(json_object_get(st, "reason"));
+    assert_non_null(reason);
+    assert_non_null(strstr(reason, "cycle"));
     json_decref(st);
 }
 
