@@ -7,6 +7,7 @@
  * machine has no local directory; an RM that is down answers nothing) and the command still
  * prints what it has; it fails only when it has neither. `cancel` and `deadline` are admin writes
  * committed through the RM's log; the JM learns of them at its next lease renewal. */
+#include "common/clock.h"
 #include "common/config.h"
 #include "common/err.h"
 #include "common/mem.h"
@@ -106,12 +107,21 @@ static void job__kv(const char *k, json_t *v)
 {
     if (v == NULL || json_is_null(v) || (json_is_string(v) && json_string_value(v)[0] == '\0'))
         return;
-    char *t = json_dumps(v, JSON_ENCODE_ANY);
-    if (json_is_string(v))
+    size_t kl = strlen(k);
+    if (json_is_string(v)) {
         printf("  %-22s %s\n", k, json_string_value(v));
-    else
+    } else if (json_is_integer(v) && kl > 3 && strcmp(k + kl - 3, "_ms") == 0 &&
+               strcmp(k, "lease_ms") != 0 && json_integer_value(v) > 0) {
+        char when[CLOCK_RFC3339_SIZE]; /* a wall-clock time: readable */
+        printf("  %-22.*s %s\n", (int)(kl - 3), k,
+               clock_format_rfc3339((int64_t)json_integer_value(v), when));
+    } else if (json_is_real(v)) {
+        printf("  %-22s %.3f\n", k, json_real_value(v));
+    } else {
+        char *t = json_dumps(v, JSON_ENCODE_ANY);
         printf("  %-22s %s\n", k, t != NULL ? t : "?");
-    free(t);
+        free(t);
+    }
 }
 
 static int job_show_main(int argc, char **argv)
