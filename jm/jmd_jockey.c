@@ -10,13 +10,29 @@
 #include "common/mem.h"
 #include "jm/jmd.h"
 
-/* A job without a deadline asks for its widest stage, within what it may ask for at all. */
-static int jmd_jockey__fixed(const jmd_t *j)
+/* A job without a deadline asks for its width: the most tasks that can be ready at once when
+ * everything runs in waves (all ready tasks, then all they release, ...), found by replaying the
+ * DAG (stage barriers included) and resetting it. At most max_tokens. */
+static int jmd_jockey__fixed(jmd_t *j)
 {
-    size_t widest = 1;
-    for (size_t s = 0; s < j->spec->nstages; s++)
-        if (j->spec->stages[s].ntasks > widest)
-            widest = j->spec->stages[s].ntasks;
+    size_t widest = 1, n;
+    size_t *wave = mem_calloc(j->spec->ntasks, sizeof *wave);
+    if (!wave)
+        return 1;
+    for (;;) {
+        const size_t *ready = dag_ready(j->dag, &n);
+        if (n == 0)
+            break;
+        if (n > widest)
+            widest = n;
+        memcpy(wave, ready, n * sizeof *wave);
+        for (size_t i = 0; i < n; i++) {
+            dag_start(j->dag, wave[i]);
+            dag_succeed(j->dag, wave[i], NULL);
+        }
+    }
+    dag_reset(j->dag);
+    mem_free(wave);
     return widest > (size_t)j->o.max_tokens ? j->o.max_tokens : (int)widest;
 }
 
@@ -110,7 +126,7 @@ int jmd_jockey_init(jmd_t *j)
     if (j->ctrl)
         jmd_jockey_step(j);
     else
-        log_info("fixed allocation: %d tokens (the widest stage)", j->target);
+        log_info("fixed allocation: %d tokens (the job's width)", j->target);
     return 0;
 }
 
