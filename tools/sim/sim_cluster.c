@@ -24,7 +24,7 @@ static int sc__usage(void)
             "usage: paddock-sim cluster --nodes N --jobs J [--workloads DIR] [--seed S] [--json]\n"
             "         [--no-estimation | --compare [--svg FILE]] [--time-scale X] [--tokens T]\n"
             "         [--bg-util U] [--node-mtbf S] [--arrival S] [--fail P] [--opp C] "
-            "[--no-timing]\n");
+            "[--window S]\n         [--no-timing]\n");
     return 2;
 }
 
@@ -147,6 +147,8 @@ static int sc__main(int argc, char **argv)
                  sc__num(val, 0, 1e12, &cfg.noise.node_mtbf_s) == 0)
             ;
         else if (strcmp(a, "--arrival") == 0 && sc__num(val, 0, 1e6, &cfg.arrival_mean_s) == 0)
+            ;
+        else if (strcmp(a, "--window") == 0 && sc__num(val, 1e-3, 1e9, &cfg.window_s) == 0)
             ;
         else if (strcmp(a, "--opp") == 0 && sc__num(val, 0, 100, &cfg.opp_factor) == 0)
             ;
