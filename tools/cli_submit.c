@@ -48,8 +48,7 @@ static volatile sig_atomic_t submit_interrupted;
 
 static void submit__on_signal(int sig)
 {
-    (void)sig;
-    submit_interrupted = 1;
+    submit_interrupted = sig;
 }
 
 static int submit__usage(void)
@@ -445,7 +444,11 @@ static int submit__wait(const struct submit_opts *o, const char *job_id, const c
                 "paddock job cancel %s)\n",
                 job_id, job_id, job_id);
         json_decref(st);
-        return 130;
+        /* die of the signal, so a calling shell sees the interrupt and stops too */
+        int sig = (int)submit_interrupted;
+        signal(sig, SIG_DFL);
+        raise(sig);
+        return 128 + sig;
     }
     const char *state = json_string_value(json_object_get(st, "state"));
     if (!jobdir_state_final(state)) {
