@@ -250,6 +250,7 @@ void jmd_jockey_close(jmd_t *j);
 void jmd_jockey_step(jmd_t *j);
 void jmd_jockey_deadline(jmd_t *j, double deadline_s);
 int jmd_jockey_request(const jmd_t *j); /* tokens to hold now */
+void jmd_jockey_allowance(jmd_t *j);    /* the opportunistic allowance for the grant held */
 
 /* jmd_out.c */
 int jmd_out_open(jmd_t *j, char *msg, size_t cap);

@@ -170,12 +170,26 @@ void jmd_jockey_step(jmd_t *j)
                  obs.t_r, obs.progress, act[out.action % 5], out.tokens, out.raw, out.smoothed,
                  out.predicted_finish, out.opportunistic);
     j->target = out.tokens;
-    /* The allowance the controller gives, as a factor of the tokens the dispatcher holds; with no
-       spare capacity reported yet, the configured factor. */
-    j->opp_allowance = out.opportunistic;
-    if (out.tokens > 0)
-        dispatch_set_factor(j->disp, (double)out.opportunistic / (double)out.tokens);
+    jmd_jockey_allowance(j);
     jmd_out_tokens(j);
+}
+
+void jmd_jockey_allowance(jmd_t *j)
+{
+    if (!j->ctrl)
+        return; /* without a controller the configured factor stands */
+    /* The controller's rule, min(spare, c x tokens), applied to the tokens actually held and
+       re-applied whenever the grant changes, so opportunistic work starts with the first grant
+       and not a control period later. Spare is what the RM reported: the virtual cluster's
+       capacity beyond this job's grant. */
+    int spare = (int)j->capacity - (int)j->granted;
+    if (spare < 0)
+        spare = 0;
+    double allow = j->o.opp_factor * (double)j->granted;
+    if (allow > spare)
+        allow = spare;
+    j->opp_allowance = (int)floor(allow);
+    dispatch_set_factor(j->disp, j->granted > 0 ? allow / (double)j->granted : 0.0);
 }
 
 void jmd_jockey_deadline(jmd_t *j, double deadline_s)

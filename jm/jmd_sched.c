@@ -117,6 +117,7 @@ void jmd_sched_tokens(jmd_t *j, uint32_t granted)
 {
     j->granted = granted;
     dispatch_set_tokens(j->disp, granted);
+    jmd_jockey_allowance(j);
     jmd_sched__upgrades(j);
     jmd_out_tokens(j);
     jmd_sched_request(j);
