@@ -11,14 +11,17 @@
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: paddock-rm [--config FILE] [--set SECTION.KEY=VALUE]... [--bootstrap]\n"
-            "                  [--insecure]\n"
-            "       paddock-rm --print-schema | --print-config [--config FILE]\n"
-            "Runs one replica of the Paddock resource monitor (Raft-replicated cluster state,\n"
-            "the cluster view, the admin API). --bootstrap creates the cluster in an empty\n"
-            "data directory (first start only). --insecure allows listening on a non-loopback\n"
-            "address without CURVE keys.\n");
+    fprintf(
+        out,
+        "usage: paddock-rm [--config FILE] [--set SECTION.KEY=VALUE]... [--bootstrap | --join]\n"
+        "                  [--insecure]\n"
+        "       paddock-rm --print-schema | --print-config [--config FILE]\n"
+        "Runs one replica of the Paddock resource monitor (Raft-replicated cluster state,\n"
+        "the cluster view, the admin API). --bootstrap creates the cluster in an empty\n"
+        "data directory (first start only). --join starts a replica added with `paddock rm\n"
+        "add` on an empty data directory: it receives the log from the leader. --insecure allows "
+        "listening on a non-loopback\n"
+        "address without CURVE keys.\n");
 }
 
 int main(int argc, char **argv)
@@ -26,7 +29,8 @@ int main(int argc, char **argv)
     const char *config = NULL;
     char *sets[256];
     size_t nsets = 0;
-    bool insecure = false, bootstrap = false, print_schema = false, print_config = false;
+    bool insecure = false, bootstrap = false, join = false, print_schema = false,
+         print_config = false;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--config") == 0 && i + 1 < argc) {
             config = argv[++i];
@@ -36,6 +40,8 @@ int main(int argc, char **argv)
             insecure = true;
         } else if (strcmp(argv[i], "--bootstrap") == 0) {
             bootstrap = true;
+        } else if (strcmp(argv[i], "--join") == 0) {
+            join = true;
         } else if (strcmp(argv[i], "--print-schema") == 0) {
             print_schema = true;
         } else if (strcmp(argv[i], "--print-config") == 0) {
@@ -69,7 +75,12 @@ int main(int argc, char **argv)
     enum log_level lvl;
     if (log_level_parse(cfg.log_level, &lvl) == 0)
         log_set_level(lvl);
-    rc = rmserver_run(&cfg, insecure, bootstrap, msg, sizeof msg);
+    if (bootstrap && join) {
+        fprintf(stderr, "paddock-rm: --bootstrap and --join exclude each other\n");
+        rmconf_close(&cfg);
+        return 2;
+    }
+    rc = rmserver_run(&cfg, insecure, bootstrap, join, msg, sizeof msg);
     if (rc != 0)
         fprintf(stderr, "paddock-rm: %s\n", msg);
     rmconf_close(&cfg);

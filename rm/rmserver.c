@@ -40,9 +40,8 @@ const char *rmserver_leader_api(struct rmserver *s, uint64_t *id)
     const char *addr = NULL;
     raft_leader(&s->raft, &lid, &addr);
     *id = lid;
-    int i = lid != 0 ? rmconf_replica_index(s->cfg, lid) : -1;
     struct rmconf_replica r;
-    if (i < 0 || !rmconf_replica(s->cfg, (size_t)i, &r))
+    if (lid == 0 || !rmserver_member_find(s, lid, &r))
         return NULL;
     return r.api;
 }
@@ -206,6 +205,7 @@ static void rmserver__on_poll(uv_timer_t *t)
 {
     struct rmserver *s = t->data;
     int st = raft_state(&s->raft);
+    rmserver_member_poll(s);
     if (st != s->role) {
         log_info("raft: %s -> %s (term %llu)", rmserver_role_name(s->role), rmserver_role_name(st),
                  (unsigned long long)s->raft.current_term);
@@ -434,7 +434,8 @@ static bool rmserver__initialised(const char *dir)
     return access(path, F_OK) == 0;
 }
 
-static int rmserver__raft_start(struct rmserver *s, bool bootstrap, char *msg, size_t cap)
+static int rmserver__raft_start(struct rmserver *s, bool bootstrap, bool join, char *msg,
+                                size_t cap)
 {
     const rmconf_t *cfg = s->cfg;
     struct rmconf_replica self;
@@ -442,7 +443,8 @@ static int rmserver__raft_start(struct rmserver *s, bool bootstrap, char *msg, s
     int rc = raft_uv_tcp_init(&s->transport, &s->loop);
     if (rc != 0)
         return err_fmt(msg, cap, ERR_SYS, "raft transport: %s", raft_strerror(rc));
-    rc = raft_uv_init(&s->io, &s->loop, cfg->data_dir, &s->transport);
+    rmserver_member_transport(s);
+    rc = raft_uv_init(&s->io, &s->loop, cfg->data_dir, &s->wrap);
     if (rc != 0) {
         raft_uv_tcp_close(&s->transport);
         return err_fmt(msg, cap, ERR_IO, "raft storage %s: %s", cfg->data_dir, raft_strerror(rc));
@@ -457,12 +459,15 @@ static int rmserver__raft_start(struct rmserver *s, bool bootstrap, char *msg, s
     s->raft.data = s;
     s->raft_started = true; /* from here raft_close releases io and transport */
     bool initialised = rmserver__initialised(cfg->data_dir);
-    if (!initialised && !bootstrap)
+    if (!initialised && !bootstrap && !join)
         return err_fmt(msg, cap, ERR_STATE,
                        "data_dir %s holds no Raft state: start with --bootstrap to create the "
-                       "cluster (a lost replica must rejoin under a new id)",
+                       "cluster, or --join to join a running one after `paddock rm add` (a lost "
+                       "replica must rejoin under a new id)",
                        cfg->data_dir);
-    if (!initialised) {
+    if (!initialised && join)
+        log_info("joining: empty data_dir, waiting for the leader to send the log");
+    if (!initialised && !join) {
         struct raft_configuration conf;
         raft_configuration_init(&conf);
         for (size_t i = 0; i < rmconf_replica_count(cfg); i++) {
@@ -502,7 +507,8 @@ static void rmserver__timer(struct rmserver *s, uv_timer_t *t, uv_timer_cb cb, u
     uv_timer_start(t, cb, period, period);
 }
 
-static int rmserver__start(struct rmserver *s, bool insecure, bool bootstrap, char *msg, size_t cap)
+static int rmserver__start(struct rmserver *s, bool insecure, bool bootstrap, bool join, char *msg,
+                           size_t cap)
 {
     const rmconf_t *cfg = s->cfg;
     int rc = rmserver__lock_dir(s, msg, cap);
@@ -529,7 +535,8 @@ static int rmserver__start(struct rmserver *s, bool insecure, bool bootstrap, ch
         rc = rmserver__socket(s, ZMQ_PUB, self.pub, insecure, rmserver__on_pub, &s->pub, msg, cap);
     if (rc != 0)
         return rc;
-    rc = rmserver__raft_start(s, bootstrap, msg, cap);
+    rmserver_member_load(s);
+    rc = rmserver__raft_start(s, bootstrap, join, msg, cap);
     if (rc != 0)
         return rc;
     rmserver__timer(s, &s->poll_timer, rmserver__on_poll, RMSERVER__POLL_MS);
@@ -552,7 +559,8 @@ static int rmserver__start(struct rmserver *s, bool insecure, bool bootstrap, ch
     return 0;
 }
 
-int rmserver_run(const rmconf_t *cfg, bool insecure, bool bootstrap, char *msg, size_t cap)
+int rmserver_run(const rmconf_t *cfg, bool insecure, bool bootstrap, bool join, char *msg,
+                 size_t cap)
 {
     struct rmserver *s = mem_calloc(1, sizeof *s);
     if (s == NULL)
@@ -581,7 +589,7 @@ int rmserver_run(const rmconf_t *cfg, bool insecure, bool bootstrap, char *msg, 
     else
         fsm_set_hook(s->fsm, rmserver__on_applied, s);
     if (rc == 0)
-        rc = rmserver__start(s, insecure, bootstrap, msg, cap);
+        rc = rmserver__start(s, insecure, bootstrap, join, msg, cap);
     if (rc == 0)
         uv_run(&s->loop, UV_RUN_DEFAULT);
     rmserver__stop(s);

@@ -25,9 +25,12 @@
 /* Runs the replica until SIGTERM or SIGINT. `cfg` is borrowed for the call. `insecure` allows
  * non-loopback endpoints without CURVE keys. `bootstrap` allows creating the cluster's first
  * configuration in an empty data directory; without it an empty directory is refused, so a
- * replica whose disk was wiped cannot silently rejoin under its old id. Returns 0 after a clean
+ * replica whose disk was wiped cannot silently rejoin under its old id, unless `join` says the
+ * replica was added to a running cluster (`paddock rm add`, under a new id): it then waits for
+ * the leader to send it the log. Returns 0 after a clean
  * stop, or an ERR_* code with the reason in msg when start-up fails (data directory locked or
  * unusable, bind failure, keys unreadable, ...). */
-int rmserver_run(const rmconf_t *cfg, bool insecure, bool bootstrap, char *msg, size_t cap);
+int rmserver_run(const rmconf_t *cfg, bool insecure, bool bootstrap, bool join, char *msg,
+                 size_t cap);
 
 #endif

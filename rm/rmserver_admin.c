@@ -121,6 +121,7 @@ static json_t *rmserver__status(struct rmserver *s)
     json_object_set_new(leader, "id", lid ? json_integer((json_int_t)lid) : json_null());
     json_object_set_new(leader, "api", lapi ? json_string(lapi) : json_null());
     json_object_set_new(o, "leader", leader);
+    json_object_set_new(o, "configuration", rmserver_member_json(s));
     ledger_t *l = fsm_ledger(s->fsm);
     json_object_set_new(o, "nodes", json_integer((json_int_t)ledger_node_count(l)));
     json_object_set_new(o, "jobs", json_integer((json_int_t)ledger_job_count(l)));

@@ -329,6 +329,8 @@ static void rmserver__admin(struct rmserver *s, zuv_sock_t *sock, const void *pe
                             const proto_msg_t *m)
 {
     const proto_admin_query_t *q = &m->admin_query;
+    if (rmserver_member_admin(s, sock, peer, peer_len, m))
+        return;
     bool cancel = strcmp(q->kind, PROTO_ADMIN_JOB_CANCEL) == 0;
     if (cancel || strcmp(q->kind, PROTO_ADMIN_JOB_DEADLINE) == 0) {
         struct ledger_cmd c;

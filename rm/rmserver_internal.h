@@ -17,9 +17,12 @@
 #include <raft/uv.h>
 #include <uv.h>
 
-#define RMSERVER_PEER_MAX     256
-#define RMSERVER_PENDING_MAX  100000 /* commands waiting for a log entry */
-#define RMSERVER_INFLIGHT_MAX 64     /* log entries appended and not yet applied */
+#define RMSERVER_PEER_MAX             256
+#define RMSERVER_PENDING_MAX          100000 /* commands waiting for a log entry */
+#define RMSERVER_INFLIGHT_MAX         64     /* log entries appended and not yet applied */
+#define RMSERVER_ADDR_MAX             1100 /* a Raft configuration address: raft|api|heartbeat|pub */
+#define RMSERVER_ADMIN_REPLICA_ADD    "replica_add"    /* id raft api heartbeat pub */
+#define RMSERVER_ADMIN_REPLICA_REMOVE "replica_remove" /* id */
 
 /* Who waits for a command's result, and how to answer. */
 struct rmserver_waiter {
@@ -30,6 +33,19 @@ struct rmserver_waiter {
     proto_type_t type; /* the request's type */
     char key[PROTO_MAX_KEY + 1];
     char admin_kind[32]; /* for admin writes */
+};
+
+/* One membership change at a time (rmserver_member.c). */
+struct rmserver_member {
+    bool busy;
+    bool adding;     /* replica_add: raft_add, then raft_assign(VOTER) */
+    bool transfer;   /* a raft_transfer is in flight (removing the leader itself) */
+    uint64_t id;     /* the replica being added or removed */
+    uint64_t max_id; /* the highest Raft id this replica has seen in a configuration */
+    char addr[RMSERVER_ADDR_MAX];
+    struct raft_change change;
+    struct raft_transfer xfer;
+    struct rmserver_waiter w;
 };
 
 struct rmserver_cmd {
@@ -65,7 +81,9 @@ struct rmserver {
     fsm_t *fsm;
     struct raft raft;
     struct raft_io io;
-    struct raft_uv_transport transport;
+    struct raft_uv_transport transport; /* raft_uv_tcp */
+    struct raft_uv_transport wrap;      /* strips endpoints from addresses (rmserver_member.c) */
+    char wrap_addr[RMSERVER_ADDR_MAX];
     bool raft_started, raft_closed;
 
     rmview_t *view;
@@ -88,6 +106,8 @@ struct rmserver {
 
     VEC(struct rmserver_cmd) pending;
     size_t inflight;
+
+    struct rmserver_member member;
 
     proto_buf_t buf;
     proto_stats_t api_stats, hb_stats;
@@ -125,5 +145,22 @@ char *rmserver_admin_json(struct rmserver *s, const proto_admin_query_t *q, int 
 /* The JSON reply of an admin write, once applied. Caller frees with free(). */
 char *rmserver_admin_write_json(struct rmserver *s, const struct rmserver_cmd *c,
                                 const struct ledger_result *res);
+
+/* rmserver_member.c: adding and removing replicas (docs/rm.md "Changing the replica set").
+ * A replica added at run time is stored in the Raft configuration with the address
+ * "RAFT|API|HEARTBEAT|PUB"; the wrapping transport hands raft_uv_tcp only RAFT. */
+void rmserver_member_transport(struct rmserver *s);
+/* Endpoints of replica `id`: from the Raft configuration's address when it carries them, else
+ * from the configuration file. Strings point into s (valid until the next call) or cfg. */
+bool rmserver_member_find(struct rmserver *s, uint64_t id, struct rmconf_replica *out);
+/* Reads DATA_DIR/max-id (0 when absent). */
+void rmserver_member_load(struct rmserver *s);
+/* Every poll: records new ids seen in the configuration (never reused). */
+void rmserver_member_poll(struct rmserver *s);
+/* Handles replica_add / replica_remove; false when q is another kind. */
+bool rmserver_member_admin(struct rmserver *s, zuv_sock_t *sock, const void *peer, size_t peer_len,
+                           const proto_msg_t *m);
+/* The current configuration as a JSON array (a json_t *, typed void to keep jansson out). */
+void *rmserver_member_json(struct rmserver *s);
 
 #endif
