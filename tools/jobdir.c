@@ -17,6 +17,8 @@ void jobdir_opts_defaults(struct jobdir_opts *o)
         const char *env = getenv("PADDOCK_CLUSTER");
         if (env != NULL && env[0] != '\0')
             o->cluster = env;
+    } else if (o->cluster == NULL) {
+        unsetenv("PADDOCK_CLUSTER"); /* --rm wins: rmclient_open and the JM must not see it */
     }
 }
 

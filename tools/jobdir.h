@@ -23,7 +23,9 @@ struct jobdir_opts {
     const char *jobs_dir; /* --jobs-dir DIR */
 };
 
-/* Fills the cluster default from PADDOCK_CLUSTER when neither --cluster nor --rm is set. */
+/* Fills the cluster default from PADDOCK_CLUSTER when neither --cluster nor --rm is set; with
+ * --rm (and no --cluster) removes PADDOCK_CLUSTER from the environment, so that neither the RM
+ * client nor a job manager started from here takes the local cluster instead. */
 void jobdir_opts_defaults(struct jobdir_opts *o);
 
 /* Writes the absolute directory that holds job directories into out (cap bytes), creating it

@@ -162,17 +162,16 @@ static bool e2e_is_jm(long pid)
 }
 
 /* SIGTERM to every job manager still running for this cluster, SIGKILL after 5 s. */
-void e2e_jobs_stop(void)
+/* SIGTERM to the job managers of the job directories under DIR/SUB; their pids into pids. */
+static int e2e_jobs_signal(const char *sub, long *pids, int n, int max)
 {
     char jobs[400];
-    snprintf(jobs, sizeof jobs, "%s/jobs", e2e_cluster);
+    snprintf(jobs, sizeof jobs, "%s/%s", e2e_cluster, sub);
     DIR *d = opendir(jobs);
     if (d == NULL)
-        return;
-    long pids[256];
-    int n = 0;
+        return n;
     struct dirent *e;
-    while ((e = readdir(d)) != NULL && n < 256) {
+    while ((e = readdir(d)) != NULL && n < max) {
         if (e->d_name[0] == '.')
             continue;
         char path[700];
@@ -188,6 +187,14 @@ void e2e_jobs_stop(void)
             pids[n++] = pid;
     }
     closedir(d);
+    return n;
+}
+
+void e2e_jobs_stop(void)
+{
+    long pids[256];
+    int n = e2e_jobs_signal("jobs", pids, 0, 256);
+    n = e2e_jobs_signal("elsewhere/jobs", pids, n, 256); /* test_submit_with_rm_endpoints */
     for (int i = 0; i < n; i++) {
         for (int k = 0; k < 500 && e2e_is_jm(pids[i]); k++) {
             struct timespec ts = {0, 10 * 1000 * 1000};

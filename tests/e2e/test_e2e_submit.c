@@ -7,6 +7,7 @@
  *     job directory holds the spec with --name/--deadline applied;
  *   - `submit --wait` prints plain lines when stdout is not a terminal and exits 1 when a task
  *     runs out of attempts, naming it;
+ *   - with --rm/--keys/--pub/--jobs-dir instead of a cluster directory, the same works;
  *   - `job deadline` moves the RM's deadline, `job cancel` ends a running job as cancelled.
  * Skipped while paddock-jm is not built. */
 #include "tests/e2e/e2e.h"
@@ -210,6 +211,72 @@ static void test_submit_wait_text_and_failure(void **state)
     e2e_run_close(&r);
 }
 
+/* The value of `key = ...` in the cluster's cluster.conf, commas without spaces. */
+static void conf_value(const char *key, char *out, size_t cap)
+{
+    char path[600], line[2048];
+    snprintf(path, sizeof path, "%s/cluster.conf", e2e_dir());
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    out[0] = '\0';
+    size_t kl = strlen(key);
+    while (fgets(line, sizeof line, f) != NULL) {
+        if (strncmp(line, key, kl) != 0 || line[kl] != ' ')
+            continue;
+        const char *v = strchr(line, '=');
+        size_t n = 0;
+        for (v = v != NULL ? v + 1 : line; *v != '\0' && *v != '\n' && n + 1 < cap; v++)
+            if (*v != ' ')
+                out[n++] = *v;
+        out[n] = '\0';
+    }
+    fclose(f);
+    assert_true(out[0] != '\0');
+}
+
+/* Outside a local cluster: --rm ENDPOINTS --keys DIR --pub ENDPOINTS and --jobs-dir, with
+ * PADDOCK_CLUSTER set (the helper sets it) but overridden by --rm. */
+static void test_submit_with_rm_endpoints(void **state)
+{
+    (void)state;
+    skip_without_jm();
+    char api[1024], pub[1024];
+    conf_value("api", api, sizeof api);
+    conf_value("pub", pub, sizeof pub);
+    struct e2e_run r;
+    e2e_paddock(&r, 120,
+                "submit '%s/tests/specs/valid/minimal.json' --rm '%s' --keys '%s/keys' --pub '%s' "
+                "--jobs-dir '%s/elsewhere/jobs' --name by-endpoints --wait --json",
+                e2e_src(), api, e2e_dir(), pub, e2e_dir());
+    if (r.status != 0)
+        fprintf(stderr, "submit --rm: exit %d\n%s\n%s\n", r.status, r.out, r.err);
+    assert_int_equal(r.status, 0);
+    json_t *doc = json_loads(r.out, 0, NULL);
+    assert_non_null(doc);
+    assert_string_equal(json_string_value(json_object_get(doc, "state")), "succeeded");
+    const char *dir = json_string_value(json_object_get(doc, "job_dir"));
+    assert_non_null(dir);
+    assert_non_null(strstr(dir, "/elsewhere/jobs/j-"));
+    char id[64];
+    snprintf(id, sizeof id, "%s", json_string_value(json_object_get(doc, "job_id")));
+    json_decref(doc);
+    e2e_run_close(&r);
+    /* not in the cluster's own jobs directory; `job show` finds it with the same options */
+    json_t *st = e2e_job_file(id, "state.json");
+    assert_null(st);
+    e2e_paddock(&r, 30,
+                "job show %s --rm '%s' --keys '%s/keys' --jobs-dir '%s/elsewhere/jobs' --json", id,
+                api, e2e_dir(), e2e_dir());
+    assert_int_equal(r.status, 0);
+    json_t *show = json_loads(r.out, 0, NULL);
+    assert_non_null(show);
+    assert_string_equal(json_string_value(json_object_get(show, "state")), "succeeded");
+    assert_string_equal(json_string_value(json_object_get(json_object_get(show, "rm"), "name")),
+                        "by-endpoints");
+    json_decref(show);
+    e2e_run_close(&r);
+}
+
 static void test_job_deadline_and_cancel(void **state)
 {
     (void)state;
@@ -274,6 +341,7 @@ int main(void)
         cmocka_unit_test(test_bad_specs_refused_valid_job_unharmed),
         cmocka_unit_test(test_submit_wait_json_shape),
         cmocka_unit_test(test_submit_wait_text_and_failure),
+        cmocka_unit_test(test_submit_with_rm_endpoints),
         cmocka_unit_test(test_job_deadline_and_cancel),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
