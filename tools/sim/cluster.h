@@ -39,6 +39,7 @@ struct cluster_config {
     double node_mem_mb;    /* MiB per node (default 32768) */
     uint64_t seed;         /* default 1 */
     int estimation;        /* 1: JMs see wait-time matrices (default); 0: Figure 11 baseline */
+    int status_matrix;     /* 1: task status carries the PN's matrix to the JMs (default) */
     uint32_t tokens;       /* guaranteed tokens per job (default 40) */
     double opp_factor;     /* opportunistic allowance per token (default 1.0) */
     double arrival_mean_s; /* mean gap between job arrivals (default 0.5) */

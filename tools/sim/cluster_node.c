@@ -117,7 +117,7 @@ static void cl__fail(struct cl_world *w, int rc)
 static void cl__status_matrix(struct cl_world *w, uint32_t n)
 {
     struct cl_node *nd = &w->nodes[n];
-    if (!w->cfg.estimation || !nd->up)
+    if (!w->cfg.estimation || !w->cfg.status_matrix || !nd->up)
         return;
     double now = engine_now(w->eng);
     if (nd->dirty) {

@@ -17,6 +17,7 @@ void cluster_config_default(struct cluster_config *cfg)
     cfg->node_mem_mb = 32768;
     cfg->seed = 1;
     cfg->estimation = 1;
+    cfg->status_matrix = 1;
     cfg->tokens = 40;
     cfg->opp_factor = 1.0;
     cfg->arrival_mean_s = 0.5;

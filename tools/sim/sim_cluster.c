@@ -24,7 +24,8 @@ static int sc__usage(void)
             "usage: paddock-sim cluster --nodes N --jobs J [--workloads DIR] [--seed S] [--json]\n"
             "         [--no-estimation | --compare [--svg FILE]] [--time-scale X] [--tokens T]\n"
             "         [--bg-util U] [--node-mtbf S] [--arrival S] [--fail P] [--opp C] "
-            "[--window S]\n         [--no-timing]\n");
+            "[--window S]\n         [--heartbeat S] [--rm-delay S] [--no-status-matrix] "
+            "[--no-timing]\n");
     return 2;
 }
 
@@ -115,6 +116,10 @@ static int sc__main(int argc, char **argv)
             cfg.estimation = 0;
             continue;
         }
+        if (strcmp(a, "--no-status-matrix") == 0) {
+            cfg.status_matrix = 0;
+            continue;
+        }
         if (strcmp(a, "--no-timing") == 0) {
             timing = 0;
             continue;
@@ -147,6 +152,10 @@ static int sc__main(int argc, char **argv)
                  sc__num(val, 0, 1e12, &cfg.noise.node_mtbf_s) == 0)
             ;
         else if (strcmp(a, "--arrival") == 0 && sc__num(val, 0, 1e6, &cfg.arrival_mean_s) == 0)
+            ;
+        else if (strcmp(a, "--heartbeat") == 0 && sc__num(val, 1e-3, 3600, &cfg.heartbeat_s) == 0)
+            ;
+        else if (strcmp(a, "--rm-delay") == 0 && sc__num(val, 0, 3600, &cfg.rm_delay_s) == 0)
             ;
         else if (strcmp(a, "--window") == 0 && sc__num(val, 1e-3, 1e9, &cfg.window_s) == 0)
             ;
