@@ -36,6 +36,7 @@
 #define SUBMIT_TTY_MS        250  /* progress line refresh on a terminal */
 #define SUBMIT_PLAIN_MS      5000 /* plain progress lines when not a terminal */
 #define SUBMIT_NAME_MAX      63   /* the RM's limit on job names (bytes) */
+#define SUBMIT_BAR           20   /* width of the terminal progress bar */
 #define SUBMIT_ID_SIZE       64   /* room for a job id the RM gives */
 
 struct submit_opts {
@@ -425,9 +426,16 @@ static int submit__wait(const struct submit_opts *o, const char *job_id, const c
         uint64_t t = clock_mono_ms();
         if (st != NULL && (final || t - last_print >= (tty ? SUBMIT_TTY_MS : SUBMIT_PLAIN_MS))) {
             jobdir_progress_line(st, line, sizeof line);
-            if (tty)
-                fprintf(pf, "\r\033[K%s %s", job_id, line);
-            else if (!final)
+            if (tty) {
+                /* a bar of work done, then the same line as elsewhere */
+                double total = jobdir_num(st, "tasks_total", 0);
+                double frac = total > 0 ? jobdir_num(st, "tasks_succeeded", 0) / total : 0;
+                char bar[SUBMIT_BAR + 1];
+                for (int i = 0; i < SUBMIT_BAR; i++)
+                    bar[i] = i < (int)(frac * SUBMIT_BAR + 0.5) ? '#' : '.';
+                bar[SUBMIT_BAR] = '\0';
+                fprintf(pf, "\r\033[K[%s] %s %s", bar, job_id, line);
+            } else if (!final)
                 fprintf(pf, "%s %s\n", job_id, line);
             fflush(pf);
             last_print = t;
