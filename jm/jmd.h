@@ -183,6 +183,8 @@ typedef struct jmd {
     /* PNs (indexed like the view) */
     struct jmd_node_link *links;
     size_t nlinks;
+    uint8_t *rm_state; /* the RM's proto_node_state_t per view node (draining is not down) */
+    size_t nrm_state;
 
     /* Jockey */
     struct jsim_plan plan;

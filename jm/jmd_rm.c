@@ -27,6 +27,25 @@ static int jmd_rm__new_key(char *out, size_t cap)
     return 0;
 }
 
+/* Keeps the RM's own state of a node: the view says only "takes new tasks or not", and a
+   draining node keeps running what it has while a down one has lost it. */
+static void jmd_rm__note_state(jmd_t *j, const proto_view_node_t *n)
+{
+    long i = view_find(j->view, n->name);
+    if (i < 0)
+        return;
+    if ((size_t)i >= j->nrm_state) {
+        size_t cap = view_count(j->view);
+        uint8_t *p = mem_realloc(j->rm_state, cap);
+        if (!p)
+            return;
+        memset(p + j->nrm_state, PROTO_NODE_UP, cap - j->nrm_state);
+        j->rm_state = p;
+        j->nrm_state = cap;
+    }
+    j->rm_state[i] = (uint8_t)n->state;
+}
+
 static void jmd_rm__on_view(zuv_sock_t *zs, zmsg_t **msg, void *arg)
 {
     jmd_t *j = arg;
@@ -41,16 +60,22 @@ static void jmd_rm__on_view(zuv_sock_t *zs, zmsg_t **msg, void *arg)
     size_t before = view_count(j->view);
     if (m.type == PROTO_VIEW_SNAPSHOT) {
         for (uint32_t i = 0; i < m.view_snapshot.nnodes; i++)
-            if (view_update_from_proto(j->view, &m.view_snapshot.nodes[i], now) > 0)
+            if (view_update_from_proto(j->view, &m.view_snapshot.nodes[i], now) > 0) {
                 j->view_dirty = 1;
+                jmd_rm__note_state(j, &m.view_snapshot.nodes[i]);
+            }
     } else if (m.type == PROTO_VIEW_DELTA) {
         for (uint32_t i = 0; i < m.view_delta.nchanged; i++)
-            if (view_update_from_proto(j->view, &m.view_delta.changed[i], now) > 0)
+            if (view_update_from_proto(j->view, &m.view_delta.changed[i], now) > 0) {
                 j->view_dirty = 1;
+                jmd_rm__note_state(j, &m.view_delta.changed[i]);
+            }
         for (uint32_t i = 0; i < m.view_delta.nremoved; i++) {
             long n = view_find(j->view, m.view_delta.removed[i]);
             if (n >= 0) {
                 view_set_up(j->view, (uint32_t)n, 0);
+                if ((size_t)n < j->nrm_state)
+                    j->rm_state[n] = PROTO_NODE_DOWN;
                 j->view_dirty = 1;
             }
         }
@@ -313,6 +338,9 @@ int jmd_rm_open(jmd_t *j, char *msg, size_t cap)
 
 void jmd_rm_close(jmd_t *j)
 {
+    mem_free(j->rm_state);
+    j->rm_state = NULL;
+    j->nrm_state = 0;
     for (size_t i = 0; i < JMD_MAX_RM; i++) {
         zuv_sock_close(&j->api[i]);
         zuv_sock_close(&j->sub[i]);

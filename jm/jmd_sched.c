@@ -341,7 +341,8 @@ void jmd_sched_tick(jmd_t *j)
         const struct view_node *vn = view_node(j->view, n);
         const char *why = NULL;
         char buf[320];
-        if (vn && !vn->up) {
+        int rm_down = n < j->nrm_state && j->rm_state[n] == PROTO_NODE_DOWN;
+        if (vn && !vn->up && (rm_down || n >= j->nrm_state)) { /* draining keeps its tasks */
             snprintf(buf, sizeof buf, "node %s is down", vn->name);
             why = buf;
         } else if (n < j->nlinks && now - j->links[n].heard_mono > j->o.node_timeout_ms &&
