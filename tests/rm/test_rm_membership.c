@@ -2,7 +2,8 @@
  * `paddock rm add` of a fourth under a new id (it starts with an empty data directory and
  * --join, catches up and becomes a voter), `paddock rm remove` of the leader itself, a leader
  * again and writes commit, `paddock rm status --json` shows the new configuration, and the
- * removed id is refused when added again. The test stops exactly the daemons it started (pid
+ * removed id is refused when added again; shrunk to one voter, removing it is refused, and so
+ * is a change while another is in progress. The test stops exactly the daemons it started (pid
  * files), also after a crash. */
 #include "common/clock.h"
 #include "common/err.h"
@@ -311,6 +312,39 @@ static void test_add_catch_up_remove_leader(void **state)
         paddock_run("rm add %s %s %s %s --cluster %s", idtext, raft, api, pub, g_dir), 0);
     /* an id never seen is not a member to remove */
     assert_int_not_equal(paddock_run("rm remove 9 --cluster %s", g_dir), 0);
+    rmclient_destroy(&c);
+
+    /* shrink to one voter: removing the last one is refused */
+    for (uint64_t id = 1; id <= 3; id++) {
+        if (id == old_leader)
+            continue;
+        assert_int_equal(paddock_run("rm remove %llu --dir %s", (unsigned long long)id, g_dir), 0);
+        pid = read_pid(id);
+        assert_true(pid > 0);
+        kill((pid_t)pid, SIGTERM);
+    }
+    assert_int_equal(rmclient_open(&c, g_dir, NULL, NULL, msg, sizeof msg), 0);
+    assert_int_equal(rmclient_count(c), 1);
+    lst = wait_leader(c);
+    assert_non_null(lst);
+    assert_int_equal(jint(lst, "id"), 4);
+    json_decref(lst);
+    assert_int_equal(register_job(c, "alone"), 0);
+    const char *four_arg[1] = {"4"};
+    assert_int_equal(
+        rmclient_admin(c, 0, "replica_remove", four_arg, 1, 5000, &text, msg, sizeof msg),
+        ERR_STATE);
+    assert_non_null(strstr(msg, "last voter"));
+    /* a change while another is in progress: replica 5 is added but never started, so its
+     * promotion waits for a catch-up that does not come */
+    snprintf(raft, sizeof raft, "127.0.0.1:%d", free_port());
+    const char *five[5] = {"5", raft, api, "", pub};
+    assert_int_equal(rmclient_admin(c, 0, "replica_add", five, 5, 300, &text, msg, sizeof msg),
+                     ERR_TIMEOUT);
+    assert_int_equal(
+        rmclient_admin(c, 0, "replica_remove", four_arg, 1, 5000, &text, msg, sizeof msg),
+        ERR_STATE);
+    assert_non_null(strstr(msg, "in progress"));
     rmclient_destroy(&c);
 }
 
