@@ -46,6 +46,7 @@ struct rmserver_member {
     struct raft_change change;
     struct raft_transfer xfer;
     struct rmserver_waiter w;
+    char ep[4][RMSERVER_ADDR_MAX]; /* rmserver_member_find's answer */
 };
 
 struct rmserver_cmd {

@@ -87,8 +87,6 @@ static const struct raft_server *rmserver__server(const struct raft_configuratio
     return NULL;
 }
 
-static char rmserver__ep[4][RMSERVER_ADDR_MAX];
-
 bool rmserver_member_find(struct rmserver *s, uint64_t id, struct rmconf_replica *out)
 {
     const struct raft_server *srv = rmserver__server(&s->raft.configuration, id);
@@ -98,17 +96,17 @@ bool rmserver_member_find(struct rmserver *s, uint64_t id, struct rmconf_replica
             size_t n = strcspn(p, "|");
             if (n >= RMSERVER_ADDR_MAX)
                 n = RMSERVER_ADDR_MAX - 1;
-            memcpy(rmserver__ep[i], p, n);
-            rmserver__ep[i][n] = '\0';
+            memcpy(s->member.ep[i], p, n);
+            s->member.ep[i][n] = '\0';
             p += n;
             if (*p == '|')
                 p++;
         }
         out->id = id;
-        out->raft = rmserver__ep[0];
-        out->api = rmserver__ep[1];
-        out->heartbeat = rmserver__ep[2][0] != '\0' ? rmserver__ep[2] : rmserver__ep[1];
-        out->pub = rmserver__ep[3];
+        out->raft = s->member.ep[0];
+        out->api = s->member.ep[1];
+        out->heartbeat = s->member.ep[2][0] != '\0' ? s->member.ep[2] : s->member.ep[1];
+        out->pub = s->member.ep[3];
         return true;
     }
     int i = rmconf_replica_index(s->cfg, id);
