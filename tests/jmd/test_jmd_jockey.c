@@ -3,7 +3,9 @@
  *    the C(p, a) table, and meets its deadline;
  *  - `paddock job deadline` halving the deadline mid-run raises the job's token target and the
  *    job still finishes within the new deadline; doubling it afterwards lowers the target;
- *  - with a profile, the job meets its deadline while a competing job floods the cluster.
+ *  - with a profile, the job meets its deadline while a competing job floods the cluster;
+ *  - a run three times slower than its profile falls behind, its target rises, and it still
+ *    meets its deadline.
  * Checked through report.json's token samples (target over time) and state.json. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -52,22 +54,28 @@ static int64_t wall_ms(void)
     return (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000;
 }
 
-/* n tasks of one stage, each sleeping s seconds on one core, with deadline d (0: none). */
-static json_t *job_spec(const char *name, int n, double s, double d)
+/* n tasks of one stage, each sleeping `sleep_s` seconds on one core though estimated at
+ * est_s, with deadline d (0: none). */
+static json_t *job_spec_est(const char *name, int n, double sleep_s, double est_s, double d)
 {
     json_t *tasks = json_array();
     char id[32], sl[32];
-    snprintf(sl, sizeof sl, "%.3f", s);
+    snprintf(sl, sizeof sl, "%.3f", sleep_s);
     for (int i = 0; i < n; i++) {
         snprintf(id, sizeof id, "t-%d", i);
         json_array_append_new(tasks,
                               json_pack("{s:s, s:s, s:[s, s], s:f, s:f}", "id", id, "stage", "work",
-                                        "cmd", "sleep", sl, "runtime_s", s, "cpu", 1.0));
+                                        "cmd", "sleep", sl, "runtime_s", est_s, "cpu", 1.0));
     }
     json_t *spec = json_pack("{s:i, s:s, s:o}", "version", 1, "name", name, "tasks", tasks);
     if (d > 0)
         json_object_set_new(spec, "deadline_s", json_real(d));
     return spec;
+}
+
+static json_t *job_spec(const char *name, int n, double s, double d)
+{
+    return job_spec_est(name, n, s, s, d);
 }
 
 static const char *state_of(json_t *st)
@@ -249,11 +257,43 @@ static void test_flood(void **state)
     json_decref(frep);
 }
 
+/* A run much slower than its profile (every task three times as long): the job falls behind, the
+ * controller raises its target, and the job still meets its deadline. */
+static void test_slower_than_profile(void **state)
+{
+    (void)state;
+    assert_int_equal(jmf_start_jm(&g_f, job_spec("jmd-slow", 24, 0.4, 12.0), ""), 0);
+    int rc = jmf_wait_jm(&g_f, 60);
+    if (rc != 0)
+        jmf_dump(&g_f);
+    assert_int_equal(rc, 0);
+
+    assert_int_equal(jmf_new_job(&g_f, "job2"), 0);
+    assert_int_equal(jmf_start_jm(&g_f, job_spec_est("jmd-slow", 24, 1.2, 0.4, 12.0), ""), 0);
+    rc = jmf_wait_jm(&g_f, 60);
+    json_t *st = jmf_job_file(&g_f, "state.json");
+    json_t *rep = jmf_job_file(&g_f, "report.json");
+    if (rc != 0 || !rep)
+        jmf_dump(&g_f);
+    assert_int_equal(rc, 0);
+    assert_non_null(rep);
+    int first = target_before(rep, 0.5), most = max_target(rep, 0, 1e9);
+    double makespan = json_number_value(json_object_get(st, "makespan_s"));
+    fprintf(stderr, "makespan %.2f s (deadline 12 s); target %d at the start, up to %d\n", makespan,
+            first, most);
+    assert_true(first >= 1);
+    assert_true(most > first); /* behind schedule: the allocation rises */
+    assert_true(json_is_true(json_object_get(st, "deadline_met")));
+    json_decref(st);
+    json_decref(rep);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_profile_then_deadline_changes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_flood, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_slower_than_profile, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
