@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -311,6 +312,19 @@ static void test_job_deadline_and_cancel(void **state)
                      120000);
     json_decref(show);
     e2e_run_close(&r);
+
+    /* the job manager learns it at a lease renewal: its state.json shows the new deadline */
+    double seen = 0;
+    for (int i = 0; i < 600 && seen != 120.0; i++) {
+        json_t *st = e2e_job_file(id, "state.json");
+        seen = json_number_value(json_object_get(st, "deadline_s"));
+        json_decref(st);
+        if (seen != 120.0) {
+            struct timespec ts = {0, 50 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    assert_true(seen == 120.0);
 
     /* `job deadline` refuses what is not a duration */
     e2e_paddock(&r, 30, "job deadline %s soon", id);
