@@ -176,6 +176,10 @@ void *rmserver_member_json(struct rmserver *s)
         json_t *o = json_object();
         json_object_set_new(o, "id", json_integer((json_int_t)c->servers[i].id));
         json_object_set_new(o, "role", json_string(rmserver__role(c->servers[i].role)));
+        if (raft_state(&s->raft) == RAFT_LEADER && s->raft.leader_state.progress != NULL)
+            json_object_set_new(
+                o, "match_index",
+                json_integer((json_int_t)s->raft.leader_state.progress[i].match_index));
         if (rmserver_member_find(s, c->servers[i].id, &r)) {
             json_object_set_new(o, "raft", json_string(r.raft));
             json_object_set_new(o, "api", json_string(r.api));

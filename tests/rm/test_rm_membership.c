@@ -260,6 +260,19 @@ static void test_add_catch_up_remove_leader(void **state)
     }
     assert_true(caught);
     json_decref(st);
+    /* the leader's view of it: match_index reached what was committed before */
+    lst = wait_leader(c);
+    assert_non_null(lst);
+    size_t k;
+    json_t *r, *four_conf = NULL;
+    json_array_foreach(json_object_get(lst, "configuration"), k, r)
+    {
+        if (jint(r, "id") == 4)
+            four_conf = r;
+    }
+    assert_non_null(four_conf);
+    assert_true(jint(four_conf, "match_index") >= commit);
+    json_decref(lst);
     json_t *a = admin(c, four, "jobs"), *b = admin(c, index_of(c, old_leader), "jobs");
     assert_non_null(a);
     assert_int_equal(json_array_size(json_object_get(a, "jobs")), 20);
