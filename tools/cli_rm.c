@@ -209,6 +209,16 @@ static int rm_status_main(int argc, char **argv)
             printf("leader: %lld\n", (long long)json_integer_value(lid));
         else
             printf("leader: none\n");
+        if (json_array_size(conf) > 0) {
+            printf("configuration:");
+            size_t k;
+            json_t *m;
+            json_array_foreach(conf, k, m)
+            {
+                printf(" %lld (%s)", cli_rm_int(m, "id"), cli_rm_str(m, "role"));
+            }
+            printf("\n");
+        }
         printf("%-4s %-22s %-12s %6s %10s %10s %6s %6s\n", "ID", "ADDRESS", "ROLE", "TERM",
                "COMMIT", "APPLIED", "NODES", "JOBS");
         size_t i;
