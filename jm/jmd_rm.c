@@ -278,8 +278,14 @@ void jmd_rm_tick(jmd_t *j)
     int want = jmd_jockey_request(j);
     if (want < 0)
         want = 0;
-    if (!j->call_tok.active && (uint32_t)want != j->requested) {
+    /* A new target goes out at once; a target the RM could not fill (the virtual cluster was
+       full) is asked again every 2 s, since the ledger never takes tokens from other jobs and
+       grants them only when asked. */
+    int64_t again = j->tok_sent_mono + 2000;
+    if (!j->call_tok.active &&
+        ((uint32_t)want != j->requested || (j->granted < (uint32_t)want && now >= again))) {
         j->requested = (uint32_t)want;
+        j->tok_sent_mono = now;
         jmd_rm__start(j, &j->call_tok, PROTO_TOKEN_REQUEST, (uint32_t)want, 0);
     }
 }

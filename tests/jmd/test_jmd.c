@@ -6,10 +6,12 @@
  *    another node), a task that always fails (the job fails naming the task and why), and a
  *    spec the JM refuses (state failed with the reason);
  *  - a PN killed with SIGKILL while it runs tasks of the job, which still succeeds;
- *  - every RM replica killed mid-job: the JM goes on with the view and tokens it has.
+ *  - every RM replica killed mid-job: the JM goes on with the view and tokens it has;
+ *  - a job that got fewer tokens than it asked for gets the rest once another job frees them.
  * The JM is started by the test per docs/job-directory.md and checked through its job
  * directory (state.json, report.json, journal). */
 #include <setjmp.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -326,6 +328,78 @@ static void test_rm_gone(void **state)
     }
 }
 
+/* ---- tokens asked again once other jobs free them ---- */
+
+static int setup_small(void **state)
+{
+    (void)state;
+    if (jmf_up(&g_f, "--rm 3 --pn 3 --pn-cpus 2 --tokens 4") != 0) {
+        jmf_down(&g_f);
+        return -1;
+    }
+    return 0;
+}
+
+static void test_tokens_refilled(void **state)
+{
+    (void)state;
+    /* "hog" holds 3 of the 4 tokens for about 2 s. */
+    struct jmf hog = g_f;
+    json_t *tasks = json_array();
+    char id[32];
+    for (int i = 0; i < 3; i++) {
+        snprintf(id, sizeof id, "h-%d", i);
+        json_array_append_new(tasks, marked_task(id, "hog", 2.0));
+    }
+    assert_int_equal(jmf_new_job(&hog, "hog"), 0);
+    assert_int_equal(
+        jmf_start_jm(&hog,
+                     json_pack("{s:i, s:s, s:o}", "version", 1, "name", "jmd-hog", "tasks", tasks),
+                     ""),
+        0);
+    char buf[256];
+    bool started = false;
+    for (int i = 0; i < 400 && !started; i++) {
+        started = jmf_mark(&g_f, "h-0.start", buf, sizeof buf);
+        if (!started)
+            jmf_pause(50);
+    }
+    /* "wide" wants 4 tokens (4 parallel tasks of 3 s) but gets 1 until hog is done. */
+    tasks = json_array();
+    for (int i = 0; i < 4; i++) {
+        snprintf(id, sizeof id, "w-%d", i);
+        json_array_append_new(tasks, marked_task(id, "wide", 3.0));
+    }
+    assert_int_equal(jmf_new_job(&g_f, "wide"), 0);
+    assert_int_equal(
+        jmf_start_jm(&g_f,
+                     json_pack("{s:i, s:s, s:o}", "version", 1, "name", "jmd-wide", "tasks", tasks),
+                     "--opp-factor 0"),
+        0);
+    int hrc = jmf_wait_jm(&hog, 60);
+    if (hrc != 0)
+        kill(hog.jm, SIGKILL);
+    assert_true(started);
+    assert_int_equal(hrc, 0);
+    int rc = jmf_wait_jm(&g_f, 60);
+    assert_final("succeeded", 0, rc);
+    json_t *rep = jmf_job_file(&g_f, "report.json");
+    assert_non_null(rep);
+    int first = -1, most = 0;
+    json_t *toks = json_object_get(rep, "tokens");
+    for (size_t i = 0; i < json_array_size(toks); i++) {
+        int g = (int)json_integer_value(json_object_get(json_array_get(toks, i), "granted"));
+        if (first < 0 && g > 0)
+            first = g;
+        if (g > most)
+            most = g;
+    }
+    fprintf(stderr, "wide: first grant %d, later %d\n", first, most);
+    assert_int_equal(first, 1); /* the virtual cluster had one token free */
+    assert_int_equal(most, 4);  /* and all four once hog released its three */
+    json_decref(rep);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -333,6 +407,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_retries, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pn_killed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rm_gone, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_tokens_refilled, setup_small, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
