@@ -176,8 +176,9 @@ typedef struct jmd {
     uint64_t next_req;
     struct jmd_call call_tok, call_lease, call_rel;
     uint32_t granted, capacity, requested;
-    int64_t tok_sent_mono; /* when the last TOKEN_REQUEST started */
-    int want;              /* tokens to ask for now */
+    int64_t tok_sent_mono;  /* when the last TOKEN_REQUEST started */
+    char last_refusal[160]; /* the RM's last refusal text (logged once) */
+    int want;               /* tokens to ask for now */
     int64_t rm_heard_mono;
     int end_acked;
 

@@ -134,9 +134,13 @@ static void jmd_rm__on_api(zuv_sock_t *zs, zmsg_t **msg, void *arg)
         } else if (m.error.code == ERR_UNAVAILABLE) {
             j->leader = (j->leader + 1) % (int)j->o.nrm;
         } else {
-            if (c != &j->call_rel) /* a release after the job ended is refused: nothing held */
-                log_warn("RM refused %s: %s", proto_type_name((proto_type_t)c->type),
-                         m.error.text ? m.error.text : "");
+            /* A release after the job ended is refused (nothing held); a refusal repeated every
+               renewal is logged once. */
+            const char *text = m.error.text ? m.error.text : "";
+            if (c != &j->call_rel && strncmp(text, j->last_refusal, sizeof j->last_refusal - 1)) {
+                log_warn("RM refused %s: %s", proto_type_name((proto_type_t)c->type), text);
+                snprintf(j->last_refusal, sizeof j->last_refusal, "%s", text);
+            }
             c->active = 0;
             if (c == &j->call_rel)
                 j->end_acked |= 2;
