@@ -73,7 +73,9 @@ static void jmd__on_tick(uv_timer_t *h)
         jmd_out_state(j);
         jmd_out_flush(j);
         int64_t now = jmd_now(j);
-        if (now - j->last_report_mono >= JMD__REPORT_MS) {
+        /* Every 2 s, less often for very large jobs (the whole report is rewritten). */
+        int64_t every = JMD__REPORT_MS + (int64_t)(j->nrecs / 20);
+        if (now - j->last_report_mono >= every) {
             j->last_report_mono = now;
             jmd_out_report(j);
         }
