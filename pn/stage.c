@@ -249,7 +249,7 @@ static int stage__scan(stage_t *s, int trim)
         }
         v[n].mtime = st.st_mtim;
         v[n].size = st.st_size;
-        snprintf(v[n].name, sizeof v[n].name, "%s", de->d_name);
+        memcpy(v[n].name, de->d_name, strlen(de->d_name) + 1); /* < 64: checked above */
         n++;
     }
     if (trim && n) {

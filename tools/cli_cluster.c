@@ -486,6 +486,38 @@ static int cluster_up_main(int argc, char **argv)
     return 0;
 }
 
+/* Job managers still running on the cluster (DIR/jobs/ID/jm.pid) are stopped first: they would
+ * otherwise outlive the cluster, retrying RMs and PNs that no longer exist. Returns how many. */
+static int cluster_stop_jms(const char *dir)
+{
+    char jobs[CLUSTER_PATH];
+    snprintf(jobs, sizeof jobs, "%s/jobs", dir);
+    DIR *d = opendir(jobs);
+    if (d == NULL)
+        return 0;
+    pid_t pids[256];
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL && n < (int)(sizeof pids / sizeof pids[0])) {
+        if (e->d_name[0] == '.')
+            continue;
+        char file[CLUSTER_PATH + 300];
+        snprintf(file, sizeof file, "%s/%s/jm.pid", jobs, e->d_name);
+        pid_t pid = cluster_live_pid(file);
+        if (pid != 0 && kill(pid, SIGTERM) == 0)
+            pids[n++] = pid;
+    }
+    closedir(d);
+    int64_t end = (int64_t)clock_mono_ms() + 5000;
+    for (int i = 0; i < n; i++) {
+        while (kill(pids[i], 0) == 0 && (int64_t)clock_mono_ms() < end)
+            usleep(10 * 1000);
+        if (kill(pids[i], 0) == 0)
+            kill(pids[i], SIGKILL);
+    }
+    return n;
+}
+
 static int cluster_down_main(int argc, char **argv)
 {
     const char *dir = NULL;
@@ -506,6 +538,7 @@ static int cluster_down_main(int argc, char **argv)
         fprintf(stderr, "paddock: %s: %s\n", dir, strerror(errno));
         return 1;
     }
+    int jms = cluster_stop_jms(dir);
     pid_t pids[2 * CLUSTER_MAX_PN];
     char files[2 * CLUSTER_MAX_PN][CLUSTER_PATH];
     int n = 0;
@@ -538,7 +571,10 @@ static int cluster_down_main(int argc, char **argv)
         stopped += pids[i] != 0;
         unlink(files[i]);
     }
-    printf("cluster down in %s: %d daemons stopped\n", dir, stopped);
+    if (jms > 0)
+        printf("cluster down in %s: %d daemons and %d job managers stopped\n", dir, stopped, jms);
+    else
+        printf("cluster down in %s: %d daemons stopped\n", dir, stopped);
     return 0;
 }
 

@@ -108,7 +108,7 @@ static void test_every_shipped_instance(void **state)
     const char *dir = workloads_dir();
     if (dir == NULL) {
         print_message("SKIP: no WfCommons instances (set PADDOCK_WORKLOADS_DIR or keep "
-                      "../shared/workloads/wfcommons beside the repository)\n");
+                      "tests/data/wfcommons in the repository)\n");
         skip();
     }
     DIR *d = opendir(dir);
