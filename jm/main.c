@@ -6,6 +6,7 @@
  * docs/job-directory.md is the contract. Without --job-id the JM registers the job itself
  * (JOB_REGISTER through the blocking client, before its loop starts) and prints the id. */
 #include <fcntl.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,6 +84,48 @@ static int register_job(const char *cluster, const char *rm, const char *keys, c
     }
     spec_destroy(&spec);
     return rc;
+}
+
+/* With --rm and no --pub: asks each replica (admin "rm_status") where it publishes its view. A
+ * wildcard host ("*", "0.0.0.0") is replaced by the host of the replica's API endpoint. An
+ * unreachable replica gets no SUB (the others' views cover it; it is logged). */
+static void discover_pubs(struct jmd_opts *o, char **pubs)
+{
+    rmclient_t *c = NULL;
+    char msg[512];
+    if (rmclient_new(&c, o->rm_api, o->nrm, o->keys_dir, o->key_name, msg, sizeof msg) != 0) {
+        log_warn("cannot ask the RM where it publishes its view: %s", msg);
+        return;
+    }
+    for (size_t i = 0; i < o->nrm; i++) {
+        char *doc = NULL;
+        if (rmclient_admin(c, (int)i, PROTO_ADMIN_RM_STATUS, NULL, 0, 2000, &doc, msg,
+                           sizeof msg) != 0) {
+            log_warn("replica %s: no view endpoint (%s)", o->rm_api[i], msg);
+            continue;
+        }
+        json_t *j = json_loads(doc, 0, NULL);
+        mem_free(doc);
+        const char *pub = json_string_value(json_object_get(j, "pub"));
+        if (pub && strncmp(pub, "tcp://", 6) == 0) {
+            const char *port = strrchr(pub + 6, ':');
+            const char *host = pub + 6;
+            char buf[512];
+            if (port && (strncmp(host, "*:", 2) == 0 || strncmp(host, "0.0.0.0:", 8) == 0)) {
+                const char *ahost = o->rm_api[i] + (strncmp(o->rm_api[i], "tcp://", 6) ? 0 : 6);
+                const char *aport = strrchr(ahost, ':');
+                int hl = aport ? (int)(aport - ahost) : (int)strlen(ahost);
+                snprintf(buf, sizeof buf, "tcp://%.*s%s", hl, ahost, port);
+                pubs[i] = mem_strdup(buf);
+            } else {
+                pubs[i] = mem_strdup(pub);
+            }
+            o->rm_pub[i] = pubs[i];
+            log_info("replica %s publishes its view at %s", o->rm_api[i], pubs[i] ? pubs[i] : "?");
+        }
+        json_decref(j);
+    }
+    rmclient_destroy(&c);
 }
 
 int main(int argc, char **argv)
@@ -189,7 +232,7 @@ int main(int argc, char **argv)
 
     struct rmclient_cluster cl;
     memset(&cl, 0, sizeof cl);
-    char *rm_copy = NULL, *pub_copy = NULL;
+    char *rm_copy = NULL, *pub_copy = NULL, *pubs[JMD_MAX_RM] = {NULL};
     char profiles[4096];
     if (cluster) {
         rc = rmclient_cluster_load(cluster, &cl, msg, sizeof msg);
@@ -220,6 +263,8 @@ int main(int argc, char **argv)
             split(pub_copy, o.rm_pub, JMD_MAX_RM);
         o.keys_dir = keys;
         o.key_name = CURVE_DEFAULT_NAME;
+        if (!pub_copy)
+            discover_pubs(&o, pubs);
     }
     o.profile_dir = profile_dir;
     rc = jmd_run(&o, msg, sizeof msg);
@@ -230,5 +275,7 @@ int main(int argc, char **argv)
     rmclient_cluster_close(&cl);
     mem_free(rm_copy);
     mem_free(pub_copy);
+    for (size_t i = 0; i < JMD_MAX_RM; i++)
+        mem_free(pubs[i]);
     return rc == 0 ? 0 : 1;
 }
