@@ -224,7 +224,10 @@ void jmd_rm_renew(jmd_t *j);  /* one LEASE_RENEW */
 void jmd_rm_finish(jmd_t *j); /* terminal renewal + release all */
 
 /* jmd_pn.c */
-int jmd_pn_create(jmd_t *j, size_t task, uint32_t node);
+/* Sends the task's TASK_CREATE for its current attempt. ERR_TOOBIG / ERR_RANGE: the protocol
+ * cannot carry the task (an argument over its limit; err says which), ERR_UNAVAILABLE or
+ * ERR_FULL: the link cannot take it now. */
+int jmd_pn_create(jmd_t *j, size_t task, uint32_t node, char *err, size_t cap);
 void jmd_pn_cancel(jmd_t *j, size_t task, uint32_t node, const char *why);
 void jmd_pn_upgrade(jmd_t *j, size_t task, uint32_t node);
 void jmd_pn_close(jmd_t *j);

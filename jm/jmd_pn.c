@@ -76,24 +76,26 @@ static struct jmd_node_link *jmd_pn__link(jmd_t *j, uint32_t node)
     return l;
 }
 
-static int jmd_pn__send(jmd_t *j, uint32_t node, const proto_msg_t *m)
+/* Encodes first (a message the protocol cannot carry is the task's fault, not the node's: err
+ * says why), then sends over the node's link. */
+static int jmd_pn__send(jmd_t *j, uint32_t node, const proto_msg_t *m, char *err, size_t cap)
 {
-    struct jmd_node_link *l = jmd_pn__link(j, node);
-    if (!l)
-        return ERR_UNAVAILABLE;
     proto_buf_t b;
     proto_buf_init(&b);
-    char err[256];
-    int rc = proto_encode(m, &b, err, sizeof err);
-    if (rc == 0)
-        rc = zuv_send_bytes(l->sock, NULL, 0, b.data, b.len);
-    else
+    int rc = proto_encode(m, &b, err, cap);
+    if (rc == 0) {
+        struct jmd_node_link *l = jmd_pn__link(j, node);
+        rc = l ? zuv_send_bytes(l->sock, NULL, 0, b.data, b.len) : ERR_UNAVAILABLE;
+        if (rc && cap > 0)
+            snprintf(err, cap, "node link: %s", err_text(rc));
+    } else {
         log_error("cannot encode %s: %s", proto_type_name(m->type), err);
+    }
     proto_buf_close(&b);
     return rc;
 }
 
-int jmd_pn_create(jmd_t *j, size_t task, uint32_t node)
+int jmd_pn_create(jmd_t *j, size_t task, uint32_t node, char *err, size_t cap)
 {
     const struct spec_task *t = &j->spec->tasks[task];
     struct jmd_task *jt = &j->tasks[task];
@@ -127,7 +129,7 @@ int jmd_pn_create(jmd_t *j, size_t task, uint32_t node)
     c->cpu = t->cpu;
     c->mem_mb = t->mem_mb;
     c->runtime_ms = (uint64_t)(t->runtime_s * 1000.0 + 0.5);
-    return jmd_pn__send(j, node, &m);
+    return jmd_pn__send(j, node, &m, err, cap);
 }
 
 void jmd_pn_cancel(jmd_t *j, size_t task, uint32_t node, const char *why)
@@ -138,7 +140,8 @@ void jmd_pn_cancel(jmd_t *j, size_t task, uint32_t node, const char *why)
     m.task_cancel.task_id = j->spec->tasks[task].id;
     m.task_cancel.attempt = j->tasks[task].attempt;
     m.task_cancel.reason = (char *)why;
-    (void)jmd_pn__send(j, node, &m);
+    char err[256];
+    (void)jmd_pn__send(j, node, &m, err, sizeof err);
 }
 
 void jmd_pn_upgrade(jmd_t *j, size_t task, uint32_t node)
@@ -148,7 +151,8 @@ void jmd_pn_upgrade(jmd_t *j, size_t task, uint32_t node)
     m.task_upgrade.job_id = (char *)j->o.job_id;
     m.task_upgrade.task_id = j->spec->tasks[task].id;
     m.task_upgrade.attempt = j->tasks[task].attempt;
-    (void)jmd_pn__send(j, node, &m);
+    char err[256];
+    (void)jmd_pn__send(j, node, &m, err, sizeof err);
 }
 
 void jmd_pn_check(jmd_t *j)
@@ -164,8 +168,10 @@ void jmd_pn_check(jmd_t *j)
         zuv_sock_close(&l->sock);
         l->reconnects++;
         for (size_t t = 0; t < j->spec->ntasks; t++)
-            if (j->tasks[t].inflight && j->tasks[t].node == (int)n)
-                (void)jmd_pn_create(j, t, (uint32_t)n);
+            if (j->tasks[t].inflight && j->tasks[t].node == (int)n) {
+                char err[256];
+                (void)jmd_pn_create(j, t, (uint32_t)n, err, sizeof err);
+            }
     }
 }
 

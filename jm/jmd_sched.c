@@ -123,6 +123,9 @@ void jmd_sched_tokens(jmd_t *j, uint32_t granted)
     jmd_sched_request(j);
 }
 
+static void jmd_sched__outcome(jmd_t *j, size_t task, int state, const proto_task_status_t *st,
+                               const char *reason);
+
 void jmd_sched_round(jmd_t *j)
 {
     j->sched_pending = 0;
@@ -166,12 +169,23 @@ void jmd_sched_round(jmd_t *j)
             t->queued_wall = t->start_wall = 0;
             t->queue_s = (double)(now - t->ready_mono) / 1000.0;
             dag_start(j->dag, pm->task);
-            if (jmd_pn_create(j, pm->task, pm->node) != 0)
-                log_warn("cannot send %s to node %u yet", j->spec->tasks[pm->task].id, pm->node);
+            char err[256] = "";
+            int crc = jmd_pn_create(j, pm->task, pm->node, err, sizeof err);
             if (pm->node < j->nlinks) {
                 struct jmd_node_link *l = &j->links[pm->node];
                 if (l->inflight++ == 0)
                     l->heard_mono = now;
+            }
+            if (crc == ERR_TOOBIG || crc == ERR_RANGE) { /* no node could ever take it */
+                char why[320];
+                snprintf(why, sizeof why, "cannot be sent: %s", err);
+                jmd_sched__outcome(j, pm->task, PROTO_TASK_FAILED, NULL, why);
+                if (j->outcome != JMD_RUNNING)
+                    return;
+                continue;
+            } else if (crc != 0) {
+                log_warn("cannot send %s to node %u yet (%s)", j->spec->tasks[pm->task].id,
+                         pm->node, err);
             }
             log_debug("%s attempt %u -> %s (%s, C=%.3f s)", j->spec->tasks[pm->task].id, t->attempt,
                       view_node(j->view, pm->node)->name,
