@@ -4,12 +4,10 @@
  * restarted: it restores the leader's snapshot and its ledger answers exactly as the leader's.
  * The test stops exactly the daemons it started (pid files), also after a crash. */
 #include "common/clock.h"
-#include "common/mem.h"
 #include "rm/rmclient.h"
+#include "tests/rm/rm_harness.h"
 
 #include <czmq.h>
-#include <fcntl.h>
-#include <ftw.h>
 #include <jansson.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -24,74 +22,11 @@
 
 #include <cmocka.h>
 
-static char g_dir[256], g_bin[1024];
-
-static int paddock_run(const char *verb)
-{
-    char cmd[2200];
-    snprintf(cmd, sizeof cmd, "%s/paddock cluster %s --dir %s >/dev/null", g_bin, verb, g_dir);
-    return system(cmd);
-}
-
-static long read_pid(int id)
-{
-    char path[512];
-    snprintf(path, sizeof path, "%s/rm-%d.pid", g_dir, id);
-    FILE *f = fopen(path, "r");
-    long pid = 0;
-    if (f != NULL) {
-        if (fscanf(f, "%ld", &pid) != 1)
-            pid = 0;
-        fclose(f);
-    }
-    return pid;
-}
-
-static void kill_daemons_on_crash(int sig)
-{
-    for (int id = 1; id <= 3; id++) {
-        char path[320];
-        size_t n = 0;
-        for (const char *p = g_dir; *p != '\0' && n < 250; p++)
-            path[n++] = *p;
-        memcpy(path + n, "/rm-", 4);
-        path[n + 4] = (char)('0' + id);
-        memcpy(path + n + 5, ".pid", 5);
-        int fd = open(path, O_RDONLY);
-        if (fd < 0)
-            continue;
-        char buf[24];
-        ssize_t len = read(fd, buf, sizeof buf - 1);
-        close(fd);
-        long pid = 0;
-        for (ssize_t k = 0; k < len && buf[k] >= '0' && buf[k] <= '9'; k++)
-            pid = pid * 10 + (buf[k] - '0');
-        if (pid > 0)
-            kill((pid_t)pid, SIGKILL);
-    }
-    signal(sig, SIG_DFL);
-    raise(sig);
-}
-
-static int rm_tree(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
-
 static int group_setup(void **state)
 {
     (void)state;
-    const char *bin = getenv("PADDOCK_BIN_DIR");
-    snprintf(g_bin, sizeof g_bin, "%s", bin != NULL ? bin : "./bin");
-    snprintf(g_dir, sizeof g_dir, "/tmp/paddock-rmcatch-XXXXXX");
-    if (mkdtemp(g_dir) == NULL)
+    if (rm_harness_init("rmcatch") != 0)
         return -1;
-    signal(SIGABRT, kill_daemons_on_crash);
-    signal(SIGSEGV, kill_daemons_on_crash);
-    signal(SIGTERM, kill_daemons_on_crash); /* ctest's timeout */
     zsys_init();
     return 0;
 }
@@ -99,42 +34,33 @@ static int group_setup(void **state)
 static int group_teardown(void **state)
 {
     (void)state;
-    paddock_run("down");
-    if (getenv("PADDOCK_TEST_KEEP") == NULL)
-        nftw(g_dir, rm_tree, 16, FTW_DEPTH | FTW_PHYS);
+    rm_harness_fini();
     return 0;
 }
 
 static json_t *admin(rmclient_t *c, int replica, const char *kind)
 {
-    char *text = NULL, msg[256];
-    if (rmclient_admin(c, replica, kind, NULL, 0, 1000, &text, msg, sizeof msg) != 0)
-        return NULL;
-    json_t *doc = json_loads(text, 0, NULL);
-    mem_free(text);
-    return doc;
+    return rm_harness_admin(c, replica, kind, 1000);
 }
 
 static void test_follower_catches_up_from_snapshot(void **state)
 {
     (void)state;
     /* a cluster, then the same cluster with a low snapshot threshold */
-    char args[600];
-    snprintf(args, sizeof args, "up --rm 3 --pn 0 --tokens 1000");
-    assert_int_equal(paddock_run(args), 0);
-    assert_int_equal(paddock_run("down"), 0);
+    assert_int_equal(rm_harness_cluster("up --rm 3 --pn 0 --tokens 1000"), 0);
+    assert_int_equal(rm_harness_cluster("down"), 0);
     for (int id = 1; id <= 3; id++) {
         char path[512];
-        snprintf(path, sizeof path, "%s/rm-%d.conf", g_dir, id);
+        snprintf(path, sizeof path, "%s/rm-%d.conf", rm_harness_dir(), id);
         FILE *f = fopen(path, "a");
         assert_non_null(f);
         fputs("\n[raft]\nsnapshot_threshold = 32\nsnapshot_trailing = 16\n", f);
         fclose(f);
     }
-    assert_int_equal(paddock_run("up"), 0);
+    assert_int_equal(rm_harness_cluster("up"), 0);
     char msg[256];
     rmclient_t *c = NULL;
-    assert_int_equal(rmclient_open(&c, g_dir, NULL, NULL, msg, sizeof msg), 0);
+    assert_int_equal(rmclient_open(&c, rm_harness_dir(), NULL, NULL, msg, sizeof msg), 0);
     /* stop a follower */
     int follower = -1;
     for (int i = 0; i < 3 && follower < 0; i++) {
@@ -145,7 +71,7 @@ static void test_follower_catches_up_from_snapshot(void **state)
         json_decref(st);
     }
     assert_true(follower >= 0);
-    long pid = read_pid(follower + 1);
+    long pid = rm_harness_rm_pid((uint64_t)follower + 1);
     assert_true(pid > 0);
     assert_int_equal(kill((pid_t)pid, SIGKILL), 0);
     /* 200 writes on the other two */
@@ -176,7 +102,7 @@ static void test_follower_catches_up_from_snapshot(void **state)
     json_int_t commit = json_integer_value(json_object_get(lst, "commit_index"));
     json_decref(lst);
     /* restart it: it must install the leader's snapshot (the entries it missed are gone) */
-    assert_int_equal(paddock_run("up"), 0);
+    assert_int_equal(rm_harness_cluster("up"), 0);
     bool caught = false;
     json_t *st = NULL;
     for (uint64_t end = clock_mono_ms() + 15000; !caught && clock_mono_ms() < end;) {

@@ -6,12 +6,10 @@
  * (`paddock cluster down` reads their pid files), also when an assertion fails. */
 #include "common/clock.h"
 #include "common/err.h"
-#include "common/mem.h"
 #include "rm/rmclient.h"
+#include "tests/rm/rm_harness.h"
 
 #include <czmq.h>
-#include <fcntl.h>
-#include <ftw.h>
 #include <jansson.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -39,98 +37,18 @@ struct grant {
     uint32_t granted;
 };
 
-static char g_dir[256];
-static char g_bin[1024];
 static json_t *g_tokens_before_kill;
 static uint64_t g_killed_id;
 static uint64_t g_commit_after_failover;
 
-/* Runs `paddock ARGS` and returns its stdout parsed as JSON (NULL on failure). */
-static json_t *paddock_json(const char *args)
-{
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd, "%s/paddock %s", g_bin, args);
-    FILE *p = popen(cmd, "r");
-    if (p == NULL)
-        return NULL;
-    json_error_t err;
-    json_t *doc = json_loadf(p, 0, &err);
-    int rc = pclose(p);
-    if (rc != 0) {
-        json_decref(doc);
-        return NULL;
-    }
-    return doc;
-}
-
-static int paddock_run(const char *args)
-{
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd, "%s/paddock %s >/dev/null", g_bin, args);
-    return system(cmd);
-}
-
-static int rm_tree(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
-
-/* If the test process dies of a signal (an assertion inside a library aborts, say), the
- * teardown never runs: kill the cluster's daemons from their pid files, with async-signal-safe
- * calls only. */
-static void kill_daemons_on_crash(int sig)
-{
-    static const char *const names[] = {"rm-1", "rm-2", "rm-3", "pn-1", "pn-2", "pn-3"};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        char path[320];
-        size_t n = 0;
-        for (const char *p = g_dir; *p != '\0' && n < 250; p++)
-            path[n++] = *p;
-        path[n++] = '/';
-        for (const char *p = names[i]; *p != '\0'; p++)
-            path[n++] = *p;
-        memcpy(path + n, ".pid", 5);
-        int fd = open(path, O_RDONLY);
-        if (fd < 0)
-            continue;
-        char buf[24];
-        ssize_t len = read(fd, buf, sizeof buf - 1);
-        close(fd);
-        long pid = 0;
-        for (ssize_t k = 0; k < len && buf[k] >= '0' && buf[k] <= '9'; k++)
-            pid = pid * 10 + (buf[k] - '0');
-        if (pid > 0)
-            kill((pid_t)pid, SIGKILL);
-    }
-    signal(sig, SIG_DFL);
-    raise(sig);
-}
-
-static void install_crash_cleanup(void)
-{
-    signal(SIGABRT, kill_daemons_on_crash);
-    signal(SIGSEGV, kill_daemons_on_crash);
-    signal(SIGTERM, kill_daemons_on_crash); /* ctest's timeout */
-    signal(SIGBUS, kill_daemons_on_crash);
-}
-
 static int group_setup(void **state)
 {
     (void)state;
-    const char *bin = getenv("PADDOCK_BIN_DIR");
-    snprintf(g_bin, sizeof g_bin, "%s", bin != NULL ? bin : "./bin");
-    snprintf(g_dir, sizeof g_dir, "/tmp/paddock-rmtest-XXXXXX");
-    if (mkdtemp(g_dir) == NULL)
+    if (rm_harness_init("rmtest") != 0)
         return -1;
-    install_crash_cleanup();
     /* czmq's global set-up is not safe to race: do it here, before the client threads */
     zsys_init();
-    char args[512];
-    snprintf(args, sizeof args, "cluster up --dir %s --rm 3 --pn 0 --tokens %d", g_dir, CAPACITY);
-    if (paddock_run(args) != 0) {
+    if (rm_harness_cluster("up --rm 3 --pn 0 --tokens %d", CAPACITY) != 0) {
         fprintf(stderr, "cluster up failed\n");
         return -1;
     }
@@ -140,20 +58,14 @@ static int group_setup(void **state)
 static int group_teardown(void **state)
 {
     (void)state;
-    char args[512];
-    snprintf(args, sizeof args, "cluster down --dir %s", g_dir);
-    paddock_run(args);
+    rm_harness_fini();
     json_decref(g_tokens_before_kill);
-    if (getenv("PADDOCK_TEST_KEEP") == NULL) /* keep logs and data for a post-mortem */
-        nftw(g_dir, rm_tree, 16, FTW_DEPTH | FTW_PHYS);
     return 0;
 }
 
 static json_t *rm_status(void)
 {
-    char args[512];
-    snprintf(args, sizeof args, "rm status --cluster %s --json", g_dir);
-    return paddock_json(args);
+    return rm_harness_json("rm status --cluster %s --json", rm_harness_dir());
 }
 
 /* `paddock rm status --json` once every replica answers (bounded: replicas that just started
@@ -212,7 +124,7 @@ static void test_leader_elected(void **state)
     assert_non_null(leader_api);
     char msg[256];
     rmclient_t *c = NULL;
-    assert_int_equal(rmclient_open(&c, g_dir, NULL, NULL, msg, sizeof msg), 0);
+    assert_int_equal(rmclient_open(&c, rm_harness_dir(), NULL, NULL, msg, sizeof msg), 0);
     proto_msg_t req, rep;
     proto_msg_init(&req, PROTO_JOB_REGISTER);
     req.job_register.key = "to-a-follower";
@@ -241,7 +153,7 @@ static void *client_main(void *arg)
 {
     struct client *c = arg;
     rmclient_t *rc = NULL;
-    if (rmclient_open(&rc, g_dir, NULL, NULL, c->why, sizeof c->why) != 0) {
+    if (rmclient_open(&rc, rm_harness_dir(), NULL, NULL, c->why, sizeof c->why) != 0) {
         c->failures++;
         return NULL;
     }
@@ -341,9 +253,7 @@ static void test_concurrent_grants_within_capacity(void **state)
     /* there was contention: the capacity was reached */
     assert_int_equal(max_sum, CAPACITY);
     /* the ledger agrees with the last grant of every job */
-    char args[512];
-    snprintf(args, sizeof args, "tokens --cluster %s --json", g_dir);
-    json_t *tok = paddock_json(args);
+    json_t *tok = rm_harness_json("tokens --cluster %s --json", rm_harness_dir());
     assert_non_null(tok);
     json_t *vc = json_array_get(json_object_get(tok, "virtual_clusters"), 0);
     assert_string_equal(json_string_value(json_object_get(vc, "name")), "default");
@@ -366,20 +276,6 @@ static void test_concurrent_grants_within_capacity(void **state)
     g_tokens_before_kill = tok;
 }
 
-static pid_t read_pid(uint64_t id)
-{
-    char path[512];
-    snprintf(path, sizeof path, "%s/rm-%llu.pid", g_dir, (unsigned long long)id);
-    FILE *f = fopen(path, "r");
-    long pid = 0;
-    if (f != NULL) {
-        if (fscanf(f, "%ld", &pid) != 1)
-            pid = 0;
-        fclose(f);
-    }
-    return (pid_t)pid;
-}
-
 static void test_leader_killed_new_leader_within_1s(void **state)
 {
     (void)state;
@@ -389,11 +285,11 @@ static void test_leader_killed_new_leader_within_1s(void **state)
     g_killed_id = (uint64_t)json_integer_value(json_object_get(st, "leader"));
     json_decref(st);
     assert_true(g_killed_id >= 1 && g_killed_id <= 3);
-    pid_t pid = read_pid(g_killed_id);
+    pid_t pid = (pid_t)rm_harness_rm_pid(g_killed_id);
     assert_true(pid > 0);
     char msg[256];
     rmclient_t *c = NULL;
-    assert_int_equal(rmclient_open(&c, g_dir, NULL, NULL, msg, sizeof msg), 0);
+    assert_int_equal(rmclient_open(&c, rm_harness_dir(), NULL, NULL, msg, sizeof msg), 0);
     uint64_t t0 = clock_mono_ms();
     assert_int_equal(kill(pid, SIGKILL), 0);
     /* poll the two survivors until one is a leader serving writes (bounded) */
@@ -403,11 +299,9 @@ static void test_leader_killed_new_leader_within_1s(void **state)
         for (size_t i = 0; i < 3 && leader < 0; i++) {
             if (i + 1 == g_killed_id)
                 continue;
-            char *text = NULL;
-            if (rmclient_admin(c, (int)i, "rm_status", NULL, 0, 100, &text, msg, sizeof msg) != 0)
+            json_t *s = rm_harness_admin(c, (int)i, "rm_status", 100);
+            if (s == NULL)
                 continue;
-            json_t *s = json_loads(text, 0, NULL);
-            mem_free(text);
             if (json_is_true(json_object_get(s, "ready"))) {
                 leader = (int)i;
                 t1 = clock_mono_ms();
@@ -419,9 +313,7 @@ static void test_leader_killed_new_leader_within_1s(void **state)
     print_message("new leader %d after %llu ms\n", leader + 1, (unsigned long long)(t1 - t0));
     assert_true(t1 - t0 < FAILOVER_MS);
     /* the ledger is intact on the new leader */
-    char args[512];
-    snprintf(args, sizeof args, "tokens --cluster %s --json", g_dir);
-    json_t *tok = paddock_json(args);
+    json_t *tok = rm_harness_json("tokens --cluster %s --json", rm_harness_dir());
     assert_non_null(tok);
     assert_true(json_equal(tok, g_tokens_before_kill));
     json_decref(tok);
@@ -437,11 +329,8 @@ static void test_leader_killed_new_leader_within_1s(void **state)
     assert_int_equal(rep.type, PROTO_JOB_REGISTER_REPLY);
     assert_int_equal(rep.job_register_reply.code, 0);
     proto_msg_close(&rep);
-    char *text = NULL;
-    assert_int_equal(rmclient_admin(c, leader, "rm_status", NULL, 0, 1000, &text, msg, sizeof msg),
-                     0);
-    json_t *s = json_loads(text, 0, NULL);
-    mem_free(text);
+    json_t *s = rm_harness_admin(c, leader, "rm_status", 1000);
+    assert_non_null(s);
     g_commit_after_failover = (uint64_t)json_integer_value(json_object_get(s, "commit_index"));
     json_decref(s);
     rmclient_destroy(&c);
@@ -451,9 +340,7 @@ static void test_killed_replica_restarts_and_catches_up(void **state)
 {
     (void)state;
     assert_true(g_killed_id != 0);
-    char args[512];
-    snprintf(args, sizeof args, "cluster up --dir %s", g_dir);
-    assert_int_equal(paddock_run(args), 0);
+    assert_int_equal(rm_harness_cluster("up"), 0);
     /* poll `paddock rm status --json` until every replica answers with the same commit index,
      * at least the one reached after the failover (bounded) */
     json_t *st = NULL;

@@ -10,13 +10,11 @@
 #include "common/err.h"
 #include "common/mem.h"
 #include "rm/rmclient.h"
+#include "tests/rm/rm_harness.h"
 
-#include <arpa/inet.h>
 #include <czmq.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <jansson.h>
-#include <netinet/in.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -25,7 +23,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -34,29 +31,6 @@
 static char g_dir[256], g_conf[512], g_keys[512], g_exe[1024];
 static char g_api[64], g_pub[64];
 static pid_t g_pid;
-
-/* Ports stay bound until the configuration is written, so no two roles get the same one. */
-static int g_port_fds[8];
-static int g_nport_fds;
-
-static int free_port(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a;
-    memset(&a, 0, sizeof a);
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    int port = -1;
-    if (bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
-        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-        port = ntohs(a.sin_port);
-    if (g_nport_fds < 8)
-        g_port_fds[g_nport_fds++] = fd;
-    else
-        close(fd);
-    return port;
-}
 
 static pid_t spawn(char *const extra[], const char *log)
 {
@@ -117,41 +91,20 @@ static bool wait_ready(rmclient_t *c)
     return false;
 }
 
-static int rm_tree(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
-
-/* If the test process dies of a signal, the teardown never runs: kill our replica. */
-static void kill_daemon_on_crash(int sig)
-{
-    if (g_pid > 0)
-        kill(g_pid, SIGKILL);
-    signal(sig, SIG_DFL);
-    raise(sig);
-}
-
 static int group_setup(void **state)
 {
     (void)state;
-    const char *bin = getenv("PADDOCK_BIN_DIR");
-    snprintf(g_exe, sizeof g_exe, "%s/paddock-rm", bin != NULL ? bin : "./bin");
-    snprintf(g_dir, sizeof g_dir, "/tmp/paddock-rmd-XXXXXX");
-    if (mkdtemp(g_dir) == NULL)
-        return -1;
     zsys_handler_set(NULL);
-    signal(SIGABRT, kill_daemon_on_crash);
-    signal(SIGSEGV, kill_daemon_on_crash);
-    signal(SIGTERM, kill_daemon_on_crash); /* ctest's timeout */
+    if (rm_harness_init("rmd") != 0)
+        return -1;
+    snprintf(g_dir, sizeof g_dir, "%s", rm_harness_dir());
+    snprintf(g_exe, sizeof g_exe, "%s/paddock-rm", rm_harness_bin());
     char msg[256];
     snprintf(g_keys, sizeof g_keys, "%s/keys", g_dir);
     if (curve_keygen(g_keys, CURVE_DEFAULT_NAME, false, msg, sizeof msg) != 0)
         return -1;
-    snprintf(g_api, sizeof g_api, "tcp://127.0.0.1:%d", free_port());
-    snprintf(g_pub, sizeof g_pub, "tcp://127.0.0.1:%d", free_port());
+    snprintf(g_api, sizeof g_api, "tcp://127.0.0.1:%d", rm_harness_free_port());
+    snprintf(g_pub, sizeof g_pub, "tcp://127.0.0.1:%d", rm_harness_free_port());
     snprintf(g_conf, sizeof g_conf, "%s/rm.conf", g_dir);
     FILE *f = fopen(g_conf, "w");
     if (f == NULL)
@@ -163,26 +116,17 @@ static int group_setup(void **state)
             "[view]\ndelta_interval = 50ms\nsnapshot_interval = 200ms\n"
             "[raft]\nsnapshot_threshold = 16\nsnapshot_trailing = 8\n"
             "[security]\nkeys_dir = %s\n",
-            g_dir, free_port(), g_api, g_pub, g_keys);
+            g_dir, rm_harness_free_port(), g_api, g_pub, g_keys);
     fclose(f);
-    while (g_nport_fds > 0)
-        close(g_port_fds[--g_nport_fds]);
+    rm_harness_ports_release(); /* the daemon binds them */
     return 0;
 }
 
 static int group_teardown(void **state)
 {
     (void)state;
-    if (g_pid > 0) {
-        kill(g_pid, SIGTERM);
-        if (wait_exit(g_pid, 5000) < 0) {
-            kill(g_pid, SIGKILL);
-            waitpid(g_pid, NULL, 0);
-        }
-        g_pid = 0;
-    }
-    if (getenv("PADDOCK_TEST_KEEP") == NULL)
-        nftw(g_dir, rm_tree, 16, FTW_DEPTH | FTW_PHYS);
+    rm_harness_fini(); /* stops g_pid, the one child it was handed */
+    g_pid = 0;
     return 0;
 }
 
@@ -196,6 +140,7 @@ static void test_bootstrap_and_lock(void **state)
     assert_int_equal(wait_exit(p, 10000), 1);
     char *boot[] = {"--bootstrap", NULL};
     g_pid = spawn(boot, log);
+    rm_harness_child(g_pid);
     assert_true(g_pid > 0);
     rmclient_t *c = NULL;
     char msg[256];
@@ -529,6 +474,7 @@ static void test_lease_expiry_and_restart(void **state)
     char log[512];
     snprintf(log, sizeof log, "%s/rm.log", g_dir);
     g_pid = spawn(NULL, log);
+    rm_harness_child(g_pid);
     assert_int_equal(rmclient_open(&c, NULL, g_api, g_keys, msg, sizeof msg), 0);
     assert_true(wait_ready(c));
     json_t *after = status(c, "jobs", NULL);

@@ -6,14 +6,12 @@
 #include "common/clock.h"
 #include "common/curve.h"
 #include "common/err.h"
-#include "common/mem.h"
 #include "common/zuv.h"
 #include "rm/rmclient.h"
 #include "rm/rmlink.h"
+#include "tests/rm/rm_harness.h"
 
 #include <czmq.h>
-#include <fcntl.h>
-#include <ftw.h>
 #include <jansson.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -28,71 +26,20 @@
 
 #include <cmocka.h>
 
-static char g_dir[256], g_bin[1024];
-
-static void kill_daemons_on_crash(int sig)
-{
-    for (int id = 1; id <= 3; id++) {
-        char path[320];
-        size_t n = 0;
-        for (const char *p = g_dir; *p != '\0' && n < 250; p++)
-            path[n++] = *p;
-        memcpy(path + n, "/rm-", 4);
-        path[n + 4] = (char)('0' + id);
-        memcpy(path + n + 5, ".pid", 5);
-        int fd = open(path, O_RDONLY);
-        if (fd < 0)
-            continue;
-        char buf[24];
-        ssize_t len = read(fd, buf, sizeof buf - 1);
-        close(fd);
-        long pid = 0;
-        for (ssize_t k = 0; k < len && buf[k] >= '0' && buf[k] <= '9'; k++)
-            pid = pid * 10 + (buf[k] - '0');
-        if (pid > 0)
-            kill((pid_t)pid, SIGKILL);
-    }
-    signal(sig, SIG_DFL);
-    raise(sig);
-}
-
-static int paddock_run(const char *verb)
-{
-    char cmd[2200];
-    snprintf(cmd, sizeof cmd, "%s/paddock cluster %s --dir %s >/dev/null", g_bin, verb, g_dir);
-    return system(cmd);
-}
-
-static int rm_tree(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
-
 static int group_setup(void **state)
 {
     (void)state;
-    const char *bin = getenv("PADDOCK_BIN_DIR");
-    snprintf(g_bin, sizeof g_bin, "%s", bin != NULL ? bin : "./bin");
-    snprintf(g_dir, sizeof g_dir, "/tmp/paddock-rmlink-XXXXXX");
-    if (mkdtemp(g_dir) == NULL)
+    if (rm_harness_init("rmlink") != 0)
         return -1;
-    signal(SIGABRT, kill_daemons_on_crash);
-    signal(SIGSEGV, kill_daemons_on_crash);
-    signal(SIGTERM, kill_daemons_on_crash); /* ctest's timeout */
     if (zuv_global_init() != 0)
         return -1;
-    return paddock_run("up --rm 3 --pn 0 --tokens 100") == 0 ? 0 : -1;
+    return rm_harness_cluster("up --rm 3 --pn 0 --tokens 100") == 0 ? 0 : -1;
 }
 
 static int group_teardown(void **state)
 {
     (void)state;
-    paddock_run("down");
-    if (getenv("PADDOCK_TEST_KEEP") == NULL)
-        nftw(g_dir, rm_tree, 16, FTW_DEPTH | FTW_PHYS);
+    rm_harness_fini();
     return 0;
 }
 
@@ -128,24 +75,13 @@ static void on_grant(void *arg, int status, const proto_msg_t *rep)
         c->killed = true;
         char msg[256];
         rmclient_t *rc = NULL;
-        if (rmclient_open(&rc, g_dir, NULL, NULL, msg, sizeof msg) == 0) {
+        if (rmclient_open(&rc, rm_harness_dir(), NULL, NULL, msg, sizeof msg) == 0) {
             for (int i = 0; i < 3; i++) {
-                char *text = NULL;
-                if (rmclient_admin(rc, i, "rm_status", NULL, 0, 500, &text, msg, sizeof msg) != 0)
-                    continue;
-                json_t *st = json_loads(text, 0, NULL);
-                mem_free(text);
+                json_t *st = rm_harness_admin(rc, i, "rm_status", 500);
                 const char *role = json_string_value(json_object_get(st, "role"));
-                if (role != NULL && strcmp(role, "leader") == 0) {
-                    char path[512];
-                    snprintf(path, sizeof path, "%s/rm-%d.pid", g_dir, i + 1);
-                    FILE *f = fopen(path, "r");
-                    long pid = 0;
-                    if (f != NULL && fscanf(f, "%ld", &pid) == 1 && pid > 0)
-                        kill((pid_t)pid, SIGKILL);
-                    if (f != NULL)
-                        fclose(f);
-                }
+                long pid = rm_harness_rm_pid((uint64_t)i + 1);
+                if (role != NULL && strcmp(role, "leader") == 0 && pid > 0)
+                    kill((pid_t)pid, SIGKILL);
                 json_decref(st);
             }
             rmclient_destroy(&rc);
@@ -193,7 +129,7 @@ static rmlink_t *open_link(uv_loop_t *loop)
 {
     struct rmclient_cluster cl;
     char msg[256];
-    assert_int_equal(rmclient_cluster_load(g_dir, &cl, msg, sizeof msg), 0);
+    assert_int_equal(rmclient_cluster_load(rm_harness_dir(), &cl, msg, sizeof msg), 0);
     curve_t *cv = NULL;
     assert_int_equal(curve_load(&cv, cl.keys_dir, cl.key_name, NULL, msg, sizeof msg), 0);
     rmlink_t *l = NULL;
