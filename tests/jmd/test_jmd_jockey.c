@@ -28,7 +28,7 @@ static struct jmf g_flood; /* a second JM on the same cluster (shares g_f's dire
 static int setup(void **state)
 {
     (void)state;
-    if (jmf_up(&g_f, "--rm 3 --pn 3 --pn-cpus 2 --tokens 12") != 0) {
+    if (jmf_up(&g_f, "--rm 3 --pn 3 --pn-cpus 2 --tokens 6") != 0) {
         jmf_down(&g_f);
         return -1;
     }
@@ -198,8 +198,9 @@ static void test_profile_then_deadline_changes(void **state)
 }
 
 /* A job with a profile meets its deadline while a competing job floods the cluster midway: the
- * flood's regular tasks take slots for seconds and preempt the job's opportunistic tasks; the
- * job's guaranteed tokens (what Jockey asked for) still carry it to its deadline. */
+ * flood's regular tasks take every slot the job's tokens leave and preempt the job's
+ * opportunistic tasks; the job's guaranteed tokens (what Jockey asked for) still carry it to its
+ * deadline. */
 static void test_flood(void **state)
 {
     (void)state;
@@ -218,7 +219,9 @@ static void test_flood(void **state)
     int64_t started = json_integer_value(json_object_get(st, "started_ms"));
     json_decref(st);
 
-    /* The flood: 6 tasks of 3 s without a deadline (it asks for 6 tokens: every slot). */
+    /* The flood: 6 tasks of 3 s without a deadline. It asks for 6 tokens, one per slot of the
+       cluster, and gets what the job does not hold: the cluster's 6 tokens match its 6 slots,
+       so guaranteed tokens are real capacity, as in Apollo. */
     g_flood = g_f;
     assert_int_equal(jmf_new_job(&g_flood, "flood"), 0);
     double flood_at = (double)(wall_ms() - started) / 1000.0;
