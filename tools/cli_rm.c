@@ -22,36 +22,65 @@
 
 #define CLI_RM_TIMEOUT_MS 1500
 
+/* The options of every command here. The membership changes (rm add, rm remove) also take
+ * --dir CLUSTER_DIR, --heartbeat ENDPOINT and --start; the queries refuse them. */
 struct cli_rm_opts {
-    const char *cluster, *rm, *keys;
-    bool json;
-    const char *args[4];
+    const char *cluster, *rm, *keys, *dir, *heartbeat;
+    bool json, start;
+    const char *args[5];
     int nargs;
 };
 
-static int cli_rm_parse(int argc, char **argv, struct cli_rm_opts *o, int want_args,
+#define CLI_RM_QUERY  0 /* --cluster, --rm, --keys, --json */
+#define CLI_RM_CHANGE 1 /* those and --dir, --heartbeat, --start */
+
+/* Parses argv into o: exactly `want` positional arguments and the options of `kind`
+ * (CLI_RM_QUERY or CLI_RM_CHANGE). --start needs --dir, and --dir stands for --cluster when
+ * neither --cluster nor --rm is given. Returns 0, or 2 after printing the usage line. */
+static int cli_rm_parse(int argc, char **argv, struct cli_rm_opts *o, int want, int kind,
                         const char *usage)
 {
     memset(o, 0, sizeof *o);
-    for (int i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--cluster") == 0 && i + 1 < argc)
+    bool bad = false;
+    for (int i = 0; i < argc && !bad; i++) {
+        bool more = i + 1 < argc, change = kind == CLI_RM_CHANGE;
+        if (strcmp(argv[i], "--cluster") == 0 && more)
             o->cluster = argv[++i];
-        else if (strcmp(argv[i], "--rm") == 0 && i + 1 < argc)
+        else if (strcmp(argv[i], "--rm") == 0 && more)
             o->rm = argv[++i];
-        else if (strcmp(argv[i], "--keys") == 0 && i + 1 < argc)
+        else if (strcmp(argv[i], "--keys") == 0 && more)
             o->keys = argv[++i];
         else if (strcmp(argv[i], "--json") == 0)
             o->json = true;
-        else if (argv[i][0] != '-' && o->nargs < 4)
+        else if (change && strcmp(argv[i], "--dir") == 0 && more)
+            o->dir = argv[++i];
+        else if (change && strcmp(argv[i], "--heartbeat") == 0 && more)
+            o->heartbeat = argv[++i];
+        else if (change && strcmp(argv[i], "--start") == 0)
+            o->start = true;
+        else if (argv[i][0] != '-' && o->nargs < 5)
             o->args[o->nargs++] = argv[i];
-        else {
-            fprintf(stderr, "usage: paddock %s\n", usage);
-            return 2;
-        }
+        else
+            bad = true;
     }
-    if (o->nargs != want_args) {
+    if (bad || o->nargs != want || (o->start && o->dir == NULL)) {
         fprintf(stderr, "usage: paddock %s\n", usage);
         return 2;
+    }
+    if (o->dir != NULL && o->cluster == NULL && o->rm == NULL)
+        o->cluster = o->dir;
+    return 0;
+}
+
+/* Opens a client to the replicas o names (--cluster, --rm/--keys, or PADDOCK_CLUSTER). Returns
+ * 0 with *c set (the caller destroys it), or 1 after printing why. */
+static int cli_rm_open(const struct cli_rm_opts *o, rmclient_t **c)
+{
+    char msg[512];
+    *c = NULL;
+    if (rmclient_open(c, o->cluster, o->rm, o->keys, msg, sizeof msg) != 0) {
+        fprintf(stderr, "paddock: %s\n", msg);
+        return 1;
     }
     return 0;
 }
@@ -89,10 +118,8 @@ static int cli_rm_query(const struct cli_rm_opts *o, const char *kind, const cha
     char msg[512];
     rmclient_t *c = NULL;
     *doc = NULL;
-    if (rmclient_open(&c, o->cluster, o->rm, o->keys, msg, sizeof msg) != 0) {
-        fprintf(stderr, "paddock: %s\n", msg);
+    if (cli_rm_open(o, &c) != 0)
         return 1;
-    }
     json_t *st[RMCLIENT_MAX_REPLICAS];
     int leader = -1;
     int answered = cli_rm_statuses(c, st, &leader);
@@ -122,6 +149,19 @@ static int cli_rm_query(const struct cli_rm_opts *o, const char *kind, const cha
     }
     rmclient_destroy(&c);
     return rc;
+}
+
+/* The common start of the queries: parses argv (`want` positional arguments, handed to the
+ * query as its arguments) and runs admin query `kind`. Returns 0 with *doc set (the caller
+ * decrefs it), 2 on a usage error, 1 when the RM did not answer (both printed). */
+static int cli_rm_fetch(int argc, char **argv, struct cli_rm_opts *o, int want, const char *usage,
+                        const char *kind, json_t **doc)
+{
+    *doc = NULL;
+    int rc = cli_rm_parse(argc, argv, o, want, CLI_RM_QUERY, usage);
+    if (rc != 0)
+        return rc;
+    return cli_rm_query(o, kind, o->args, (size_t)o->nargs, doc);
 }
 
 static int cli_rm_print_json(json_t *doc)
@@ -160,16 +200,14 @@ static const char *cli_rm_num(json_t *o, const char *k, char *buf, size_t cap)
 static int rm_status_main(int argc, char **argv)
 {
     struct cli_rm_opts o;
-    int rc = cli_rm_parse(argc, argv, &o, 0,
+    int rc = cli_rm_parse(argc, argv, &o, 0, CLI_RM_QUERY,
                           "rm status [--cluster DIR | --rm ENDPOINTS [--keys DIR]] [--json]");
     if (rc != 0)
         return rc;
-    char msg[512];
     rmclient_t *c = NULL;
-    if (rmclient_open(&c, o.cluster, o.rm, o.keys, msg, sizeof msg) != 0) {
-        fprintf(stderr, "paddock: %s\n", msg);
+    if (cli_rm_open(&o, &c) != 0)
         return 1;
-    }
+    char msg[512];
     uint64_t ids[RMCLIENT_MAX_REPLICAS] = {0};
     const char *cdir =
         o.cluster != NULL ? o.cluster : (o.rm == NULL ? getenv("PADDOCK_CLUSTER") : NULL);
@@ -243,58 +281,16 @@ static int rm_status_main(int argc, char **argv)
 
 #define CLI_RM_CHANGE_MS 60000 /* catch-up of a new replica included */
 
-struct cli_rm_change {
-    const char *cluster, *rm, *keys, *dir, *heartbeat;
-    bool json, start;
-    const char *args[5];
-    int nargs;
-};
-
-static int cli_rm_change_parse(int argc, char **argv, struct cli_rm_change *o, int want,
-                               const char *usage)
-{
-    memset(o, 0, sizeof *o);
-    for (int i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--cluster") == 0 && i + 1 < argc)
-            o->cluster = argv[++i];
-        else if (strcmp(argv[i], "--rm") == 0 && i + 1 < argc)
-            o->rm = argv[++i];
-        else if (strcmp(argv[i], "--keys") == 0 && i + 1 < argc)
-            o->keys = argv[++i];
-        else if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc)
-            o->dir = argv[++i];
-        else if (strcmp(argv[i], "--heartbeat") == 0 && i + 1 < argc)
-            o->heartbeat = argv[++i];
-        else if (strcmp(argv[i], "--start") == 0)
-            o->start = true;
-        else if (strcmp(argv[i], "--json") == 0)
-            o->json = true;
-        else if (argv[i][0] != '-' && o->nargs < 5)
-            o->args[o->nargs++] = argv[i];
-        else
-            o->nargs = 99;
-    }
-    if (o->nargs != want || (o->start && o->dir == NULL)) {
-        fprintf(stderr, "usage: paddock %s\n", usage);
-        return 2;
-    }
-    if (o->dir != NULL && o->cluster == NULL && o->rm == NULL)
-        o->cluster = o->dir;
-    return 0;
-}
-
 /* Sends a membership change to the leader until it answers other than "not the leader", for
  * at most CLI_RM_CHANGE_MS. The change is idempotent on the RM side, so retries are safe. */
-static int cli_rm_change(const struct cli_rm_change *o, const char *kind, const char *const *args,
+static int cli_rm_change(const struct cli_rm_opts *o, const char *kind, const char *const *args,
                          size_t nargs, json_t **doc)
 {
     char msg[600];
     rmclient_t *c = NULL;
     *doc = NULL;
-    if (rmclient_open(&c, o->cluster, o->rm, o->keys, msg, sizeof msg) != 0) {
-        fprintf(stderr, "paddock: %s\n", msg);
+    if (cli_rm_open(o, &c) != 0)
         return 1;
-    }
     int rc = ERR_TIMEOUT;
     snprintf(msg, sizeof msg, "no RM leader answered");
     for (uint64_t end = clock_mono_ms() + CLI_RM_CHANGE_MS; clock_mono_ms() < end;) {
@@ -393,7 +389,7 @@ static int cli_rm_write_cluster(const char *dir, json_t *conf)
 
 /* Writes DIR/rm-ID.conf for the new replica: the settings of an existing replica's file, its
  * own id and data directory, and the cluster lists of `conf` plus the new replica. */
-static int cli_rm_write_replica(const struct cli_rm_change *o, json_t *conf, const char *hb)
+static int cli_rm_write_replica(const struct cli_rm_opts *o, json_t *conf, const char *hb)
 {
     char src[PATH_MAX + 64], path[PATH_MAX + 64], msg[1024];
     size_t i;
@@ -448,7 +444,7 @@ static int cli_rm_write_replica(const struct cli_rm_change *o, json_t *conf, con
 
 /* Starts DIR/rm-ID.conf's replica with --join, detached (log DIR/rm-ID.log, pid DIR/rm-ID.pid,
  * as `paddock cluster up` does). */
-static int cli_rm_start(const struct cli_rm_change *o)
+static int cli_rm_start(const struct cli_rm_opts *o)
 {
     char exe[PATH_MAX + 16], conf[PATH_MAX + 64], log[PATH_MAX + 64], pidf[PATH_MAX + 64];
     ssize_t n = readlink("/proc/self/exe", exe, PATH_MAX - 1);
@@ -489,9 +485,9 @@ static int cli_rm_start(const struct cli_rm_change *o)
 
 static int rm_add_main(int argc, char **argv)
 {
-    struct cli_rm_change o;
-    int rc = cli_rm_change_parse(
-        argc, argv, &o, 4,
+    struct cli_rm_opts o;
+    int rc = cli_rm_parse(
+        argc, argv, &o, 4, CLI_RM_CHANGE,
         "rm add ID RAFT_ADDR API_ENDPOINT PUB_ENDPOINT [--heartbeat ENDPOINT]\n"
         "       [--cluster DIR | --rm ENDPOINTS [--keys DIR]] [--dir CLUSTER_DIR [--start]] "
         "[--json]");
@@ -500,13 +496,8 @@ static int rm_add_main(int argc, char **argv)
     const char *hb = o.heartbeat != NULL ? o.heartbeat : o.args[2];
     if (o.dir != NULL) {
         /* the new replica's configuration lists the current members and itself */
-        struct cli_rm_opts q;
-        memset(&q, 0, sizeof q);
-        q.cluster = o.cluster;
-        q.rm = o.rm;
-        q.keys = o.keys;
         json_t *st = NULL;
-        if (cli_rm_query(&q, "rm_status", NULL, 0, &st) != 0)
+        if (cli_rm_query(&o, "rm_status", NULL, 0, &st) != 0)
             return 1;
         rc = cli_rm_write_replica(&o, json_object_get(st, "configuration"), hb);
         json_decref(st);
@@ -545,9 +536,9 @@ static int rm_add_main(int argc, char **argv)
 
 static int rm_remove_main(int argc, char **argv)
 {
-    struct cli_rm_change o;
-    int rc = cli_rm_change_parse(
-        argc, argv, &o, 1,
+    struct cli_rm_opts o;
+    int rc = cli_rm_parse(
+        argc, argv, &o, 1, CLI_RM_CHANGE,
         "rm remove ID [--cluster DIR | --rm ENDPOINTS [--keys DIR]] [--dir CLUSTER_DIR] [--json]");
     if (rc != 0)
         return rc;
@@ -573,9 +564,10 @@ static int rm_remove_main(int argc, char **argv)
 static int nodes_main(int argc, char **argv)
 {
     struct cli_rm_opts o;
-    int rc = cli_rm_parse(argc, argv, &o, 0, "nodes [--cluster DIR | --rm ENDPOINTS] [--json]");
     json_t *doc = NULL;
-    if (rc != 0 || (rc = cli_rm_query(&o, "nodes", NULL, 0, &doc)) != 0)
+    int rc = cli_rm_fetch(argc, argv, &o, 0, "nodes [--cluster DIR | --rm ENDPOINTS] [--json]",
+                          "nodes", &doc);
+    if (rc != 0)
         return rc;
     if (o.json) {
         cli_rm_print_json(doc);
@@ -603,10 +595,10 @@ static int nodes_main(int argc, char **argv)
 static int node_show_main(int argc, char **argv)
 {
     struct cli_rm_opts o;
-    int rc =
-        cli_rm_parse(argc, argv, &o, 1, "node show NAME [--cluster DIR | --rm ENDPOINTS] [--json]");
     json_t *doc = NULL;
-    if (rc != 0 || (rc = cli_rm_query(&o, "node", o.args, 1, &doc)) != 0)
+    int rc = cli_rm_fetch(argc, argv, &o, 1,
+                          "node show NAME [--cluster DIR | --rm ENDPOINTS] [--json]", "node", &doc);
+    if (rc != 0)
         return rc;
     if (o.json) {
         cli_rm_print_json(doc);
@@ -652,9 +644,10 @@ static int node_show_main(int argc, char **argv)
 static int tokens_main(int argc, char **argv)
 {
     struct cli_rm_opts o;
-    int rc = cli_rm_parse(argc, argv, &o, 0, "tokens [--cluster DIR | --rm ENDPOINTS] [--json]");
     json_t *doc = NULL;
-    if (rc != 0 || (rc = cli_rm_query(&o, "tokens", NULL, 0, &doc)) != 0)
+    int rc = cli_rm_fetch(argc, argv, &o, 0, "tokens [--cluster DIR | --rm ENDPOINTS] [--json]",
+                          "tokens", &doc);
+    if (rc != 0)
         return rc;
     if (o.json) {
         cli_rm_print_json(doc);
@@ -680,9 +673,10 @@ static int tokens_main(int argc, char **argv)
 static int jobs_main(int argc, char **argv)
 {
     struct cli_rm_opts o;
-    int rc = cli_rm_parse(argc, argv, &o, 0, "jobs [--cluster DIR | --rm ENDPOINTS] [--json]");
     json_t *doc = NULL;
-    if (rc != 0 || (rc = cli_rm_query(&o, "jobs", NULL, 0, &doc)) != 0)
+    int rc = cli_rm_fetch(argc, argv, &o, 0, "jobs [--cluster DIR | --rm ENDPOINTS] [--json]",
+                          "jobs", &doc);
+    if (rc != 0)
         return rc;
     if (o.json) {
         cli_rm_print_json(doc);
