@@ -407,11 +407,13 @@ void jmd_end(jmd_t *j, enum jmd_outcome o, const char *reason)
                  jmd_wall_rel_s(j, j->end_wall));
     else
         log_warn("job %s: %s", jmd_outcome_name(o), j->reason);
+    /* Tokens go back before the files are written: for a large job the report and the profile
+       take a moment, and the next job should not wait on them. */
+    jmd_rm_finish(j);
     jmd_out_tokens(j);
     jmd_out_progress(j);
     jmd_out_state(j);
     jmd_out_report(j);
     jmd_out_flush(j);
     jmd_out_profile(j);
-    jmd_rm_finish(j);
 }
