@@ -151,19 +151,6 @@ static int cli_rm_query(const struct cli_rm_opts *o, const char *kind, const cha
     return rc;
 }
 
-/* The common start of the queries: parses argv (`want` positional arguments, handed to the
- * query as its arguments) and runs admin query `kind`. Returns 0 with *doc set (the caller
- * decrefs it), 2 on a usage error, 1 when the RM did not answer (both printed). */
-static int cli_rm_fetch(int argc, char **argv, struct cli_rm_opts *o, int want, const char *usage,
-                        const char *kind, json_t **doc)
-{
-    *doc = NULL;
-    int rc = cli_rm_parse(argc, argv, o, want, CLI_RM_QUERY, usage);
-    if (rc != 0)
-        return rc;
-    return cli_rm_query(o, kind, o->args, (size_t)o->nargs, doc);
-}
-
 static int cli_rm_print_json(json_t *doc)
 {
     char *text = json_dumps(doc, JSON_INDENT(2));
@@ -193,6 +180,26 @@ static const char *cli_rm_num(json_t *o, const char *k, char *buf, size_t cap)
         return "-";
     snprintf(buf, cap, "%lld", (long long)json_integer_value(v));
     return buf;
+}
+
+/* The queries nodes, node show, tokens, jobs: parses argv (`want` positional arguments, handed
+ * to admin query `kind` as its arguments), runs the query and prints its answer as JSON with
+ * --json, else as `table` prints it. Returns 0, 2 on a usage error, 1 when the RM did not
+ * answer (both printed). */
+static int cli_rm_show(int argc, char **argv, int want, const char *usage, const char *kind,
+                       void (*table)(json_t *doc))
+{
+    struct cli_rm_opts o;
+    json_t *doc = NULL;
+    int rc = cli_rm_parse(argc, argv, &o, want, CLI_RM_QUERY, usage);
+    if (rc != 0 || (rc = cli_rm_query(&o, kind, o.args, (size_t)o.nargs, &doc)) != 0)
+        return rc;
+    if (o.json)
+        cli_rm_print_json(doc);
+    else
+        table(doc);
+    json_decref(doc);
+    return 0;
 }
 
 /* ---- rm status ---- */
@@ -561,50 +568,33 @@ static int rm_remove_main(int argc, char **argv)
 
 /* ---- nodes, node show ---- */
 
-static int nodes_main(int argc, char **argv)
+static void nodes_table(json_t *doc)
 {
-    struct cli_rm_opts o;
-    json_t *doc = NULL;
-    int rc = cli_rm_fetch(argc, argv, &o, 0, "nodes [--cluster DIR | --rm ENDPOINTS] [--json]",
-                          "nodes", &doc);
-    if (rc != 0)
-        return rc;
-    if (o.json) {
-        cli_rm_print_json(doc);
-    } else {
-        printf("%-20s %-10s %-9s %6s %9s %7s %7s %9s\n", "NAME", "RACK", "STATE", "CPUS", "MEM_MB",
-               "RUNNING", "QUEUED", "AGE_MS");
-        size_t i;
-        json_t *n;
-        json_array_foreach(json_object_get(doc, "nodes"), i, n)
-        {
-            json_t *age = json_object_get(n, "age_ms");
-            char agebuf[32];
-            snprintf(agebuf, sizeof agebuf, json_is_integer(age) ? "%lld" : "never",
-                     (long long)json_integer_value(age));
-            printf("%-20s %-10s %-9s %6.2f %9lld %7lld %7lld %9s\n", cli_rm_str(n, "name"),
-                   cli_rm_str(n, "rack"), cli_rm_str(n, "state"),
-                   json_number_value(json_object_get(n, "cpus")), cli_rm_int(n, "mem_mb"),
-                   cli_rm_int(n, "running"), cli_rm_int(n, "queued"), agebuf);
-        }
+    printf("%-20s %-10s %-9s %6s %9s %7s %7s %9s\n", "NAME", "RACK", "STATE", "CPUS", "MEM_MB",
+           "RUNNING", "QUEUED", "AGE_MS");
+    size_t i;
+    json_t *n;
+    json_array_foreach(json_object_get(doc, "nodes"), i, n)
+    {
+        json_t *age = json_object_get(n, "age_ms");
+        char agebuf[32];
+        snprintf(agebuf, sizeof agebuf, json_is_integer(age) ? "%lld" : "never",
+                 (long long)json_integer_value(age));
+        printf("%-20s %-10s %-9s %6.2f %9lld %7lld %7lld %9s\n", cli_rm_str(n, "name"),
+               cli_rm_str(n, "rack"), cli_rm_str(n, "state"),
+               json_number_value(json_object_get(n, "cpus")), cli_rm_int(n, "mem_mb"),
+               cli_rm_int(n, "running"), cli_rm_int(n, "queued"), agebuf);
     }
-    json_decref(doc);
-    return 0;
 }
 
-static int node_show_main(int argc, char **argv)
+static int nodes_main(int argc, char **argv)
 {
-    struct cli_rm_opts o;
-    json_t *doc = NULL;
-    int rc = cli_rm_fetch(argc, argv, &o, 1,
-                          "node show NAME [--cluster DIR | --rm ENDPOINTS] [--json]", "node", &doc);
-    if (rc != 0)
-        return rc;
-    if (o.json) {
-        cli_rm_print_json(doc);
-        json_decref(doc);
-        return 0;
-    }
+    return cli_rm_show(argc, argv, 0, "nodes [--cluster DIR | --rm ENDPOINTS] [--json]", "nodes",
+                       nodes_table);
+}
+
+static void node_show_table(json_t *doc)
+{
     const char *k;
     json_t *v;
     json_object_foreach(doc, k, v)
@@ -635,65 +625,56 @@ static int node_show_main(int argc, char **argv)
         }
         printf("\n");
     }
-    json_decref(doc);
-    return 0;
+}
+
+static int node_show_main(int argc, char **argv)
+{
+    return cli_rm_show(argc, argv, 1, "node show NAME [--cluster DIR | --rm ENDPOINTS] [--json]",
+                       "node", node_show_table);
 }
 
 /* ---- tokens, jobs ---- */
 
-static int tokens_main(int argc, char **argv)
+static void tokens_table(json_t *doc)
 {
-    struct cli_rm_opts o;
-    json_t *doc = NULL;
-    int rc = cli_rm_fetch(argc, argv, &o, 0, "tokens [--cluster DIR | --rm ENDPOINTS] [--json]",
-                          "tokens", &doc);
-    if (rc != 0)
-        return rc;
-    if (o.json) {
-        cli_rm_print_json(doc);
-    } else {
-        printf("%-20s %9s %9s %9s\n", "VIRTUAL CLUSTER", "CAPACITY", "GRANTED", "FREE");
-        size_t i, j;
-        json_t *vc, *g;
-        json_array_foreach(json_object_get(doc, "virtual_clusters"), i, vc)
+    printf("%-20s %9s %9s %9s\n", "VIRTUAL CLUSTER", "CAPACITY", "GRANTED", "FREE");
+    size_t i, j;
+    json_t *vc, *g;
+    json_array_foreach(json_object_get(doc, "virtual_clusters"), i, vc)
+    {
+        printf("%-20s %9lld %9lld %9lld\n", cli_rm_str(vc, "name"), cli_rm_int(vc, "capacity"),
+               cli_rm_int(vc, "granted"), cli_rm_int(vc, "free"));
+        json_array_foreach(json_object_get(vc, "jobs"), j, g)
         {
-            printf("%-20s %9lld %9lld %9lld\n", cli_rm_str(vc, "name"), cli_rm_int(vc, "capacity"),
-                   cli_rm_int(vc, "granted"), cli_rm_int(vc, "free"));
-            json_array_foreach(json_object_get(vc, "jobs"), j, g)
-            {
-                printf("  %-16s %-20s tokens %lld (wants %lld)\n", cli_rm_str(g, "job_id"),
-                       cli_rm_str(g, "name"), cli_rm_int(g, "tokens"), cli_rm_int(g, "wanted"));
-            }
+            printf("  %-16s %-20s tokens %lld (wants %lld)\n", cli_rm_str(g, "job_id"),
+                   cli_rm_str(g, "name"), cli_rm_int(g, "tokens"), cli_rm_int(g, "wanted"));
         }
     }
-    json_decref(doc);
-    return 0;
+}
+
+static int tokens_main(int argc, char **argv)
+{
+    return cli_rm_show(argc, argv, 0, "tokens [--cluster DIR | --rm ENDPOINTS] [--json]", "tokens",
+                       tokens_table);
+}
+
+static void jobs_table(json_t *doc)
+{
+    printf("%-16s %-20s %-12s %-10s %7s %7s\n", "JOB", "NAME", "VC", "STATE", "TOKENS", "WANTED");
+    size_t i;
+    json_t *j;
+    json_array_foreach(json_object_get(doc, "jobs"), i, j)
+    {
+        printf("%-16s %-20s %-12s %-10s %7lld %7lld\n", cli_rm_str(j, "job_id"),
+               cli_rm_str(j, "name"), cli_rm_str(j, "virtual_cluster"), cli_rm_str(j, "state"),
+               cli_rm_int(j, "tokens"), cli_rm_int(j, "wanted"));
+    }
 }
 
 static int jobs_main(int argc, char **argv)
 {
-    struct cli_rm_opts o;
-    json_t *doc = NULL;
-    int rc = cli_rm_fetch(argc, argv, &o, 0, "jobs [--cluster DIR | --rm ENDPOINTS] [--json]",
-                          "jobs", &doc);
-    if (rc != 0)
-        return rc;
-    if (o.json) {
-        cli_rm_print_json(doc);
-    } else {
-        printf("%-16s %-20s %-12s %-10s %7s %7s\n", "JOB", "NAME", "VC", "STATE", "TOKENS",
-               "WANTED");
-        size_t i;
-        json_t *j;
-        json_array_foreach(json_object_get(doc, "jobs"), i, j)
-        {
-            printf("%-16s %-20s %-12s %-10s %7lld %7lld\n", cli_rm_str(j, "job_id"),
-                   cli_rm_str(j, "name"), cli_rm_str(j, "virtual_cluster"), cli_rm_str(j, "state"),
-                   cli_rm_int(j, "tokens"), cli_rm_int(j, "wanted"));
-        }
-    }
-    json_decref(doc);
-    return 0;
+    return cli_rm_show(argc, argv, 0, "jobs [--cluster DIR | --rm ENDPOINTS] [--json]", "jobs",
+                       jobs_table);
 }
 
 CLI_COMMAND("rm status", "the RM replicas: leader, roles, terms, commit indexes", rm_status_main)
