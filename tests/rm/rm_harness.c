@@ -104,18 +104,35 @@ void rm_harness_child(pid_t pid)
     rm_harness__pid = pid;
 }
 
-/* True when PID runs and is a paddock daemon (guards against a recycled pid). */
-static bool rm_harness__is_daemon(long pid)
+/* The first CAP-1 bytes of /proc/PID/FILE into BUF (NUL-terminated); false when unreadable. */
+static bool rm_harness__proc(long pid, const char *file, char *buf, size_t cap)
 {
-    char path[64], cmd[512] = "";
-    snprintf(path, sizeof path, "/proc/%ld/cmdline", pid);
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%ld/%s", pid, file);
     FILE *f = fopen(path, "r");
     if (f == NULL)
         return false;
-    size_t n = fread(cmd, 1, sizeof cmd - 1, f);
+    size_t n = fread(buf, 1, cap - 1, f);
     fclose(f);
-    cmd[n] = '\0';
-    return strstr(cmd, "paddock-") != NULL;
+    buf[n] = '\0';
+    return true;
+}
+
+bool rm_harness_running(long pid)
+{
+    char st[512];
+    if (pid <= 0 || !rm_harness__proc(pid, "stat", st, sizeof st))
+        return false;
+    const char *paren = strrchr(st, ')');
+    return paren != NULL && paren[1] == ' ' && paren[2] != 'Z';
+}
+
+/* True when PID runs and is a paddock daemon (guards against a recycled pid). */
+static bool rm_harness__is_daemon(long pid)
+{
+    char cmd[512];
+    return rm_harness_running(pid) && rm_harness__proc(pid, "cmdline", cmd, sizeof cmd) &&
+           strstr(cmd, "paddock-") != NULL;
 }
 
 static int rm_harness__rm_tree(const char *path, const struct stat *st, int flag, struct FTW *ftw)

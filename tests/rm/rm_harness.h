@@ -53,6 +53,9 @@ json_t *rm_harness_json(const char *fmt, ...) __attribute__((format(printf, 1, 2
 /* The pid in DIR/NAME.pid ("rm-2", "pn-1"), or 0 when there is none. */
 long rm_harness_pid(const char *name);
 
+/* True while PID runs (a zombie no longer counts). */
+bool rm_harness_running(long pid);
+
 /* The pid of replica ID (DIR/rm-ID.pid), or 0. */
 long rm_harness_rm_pid(uint64_t id);
 

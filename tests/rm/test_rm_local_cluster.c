@@ -20,21 +20,6 @@
 
 #include <cmocka.h>
 
-/* True while the process runs (a zombie no longer counts). */
-static bool running(long pid)
-{
-    char path[64], st[512] = "";
-    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-    FILE *f = fopen(path, "r");
-    if (f == NULL)
-        return false;
-    size_t n = fread(st, 1, sizeof st - 1, f);
-    fclose(f);
-    st[n] = '\0';
-    const char *paren = strrchr(st, ')');
-    return paren != NULL && paren[1] == ' ' && paren[2] != 'Z';
-}
-
 static int group_setup(void **state)
 {
     (void)state;
@@ -129,7 +114,7 @@ static void test_local_cluster(void **state)
     assert_true(until_nodes(all_heard, 5000));
     /* SIGKILL one PN: suspect after liveness.suspect_after (3 s), through the log */
     long pn2 = rm_harness_pid("pn-2");
-    assert_true(pn2 > 0 && running(pn2));
+    assert_true(pn2 > 0 && rm_harness_running(pn2));
     assert_int_equal(kill((pid_t)pn2, SIGKILL), 0);
     assert_true(until_nodes(pn2_suspect, 8000));
     /* cluster up on the same directory restarts just that PN */
@@ -144,11 +129,11 @@ static void test_local_cluster(void **state)
     const char *names[] = {"rm-1", "rm-2", "rm-3", "pn-1", "pn-2", "pn-3"};
     for (int i = 0; i < 6; i++) {
         pids[i] = rm_harness_pid(names[i]);
-        assert_true(pids[i] > 0 && running(pids[i]));
+        assert_true(pids[i] > 0 && rm_harness_running(pids[i]));
     }
     assert_int_equal(rm_harness_cluster("down"), 0);
     for (int i = 0; i < 6; i++)
-        assert_false(running(pids[i]));
+        assert_false(rm_harness_running(pids[i]));
 }
 
 int main(void)
