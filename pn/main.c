@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/daemonopt.h"
 #include "common/err.h"
 #include "common/log.h"
 #include "common/mem.h"
@@ -19,21 +20,11 @@ static void usage(FILE *out)
 
 int main(int argc, char **argv)
 {
-    const char *config = NULL;
-    char *sets[256];
-    size_t nsets = 0;
-    int insecure = 0, print_schema = 0, print_config = 0;
+    struct daemonopt o;
+    memset(&o, 0, sizeof o);
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--config") == 0 && i + 1 < argc) {
-            config = argv[++i];
-        } else if (strcmp(argv[i], "--set") == 0 && i + 1 < argc && nsets < 256) {
-            sets[nsets++] = argv[++i];
-        } else if (strcmp(argv[i], "--insecure") == 0) {
-            insecure = 1;
-        } else if (strcmp(argv[i], "--print-schema") == 0) {
-            print_schema = 1;
-        } else if (strcmp(argv[i], "--print-config") == 0) {
-            print_config = 1;
+        if (daemonopt_take(&o, argc, argv, &i)) {
+            continue;
         } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage(stdout);
             return 0;
@@ -44,18 +35,18 @@ int main(int argc, char **argv)
         }
     }
     log_init("paddock-pn");
-    if (print_schema)
+    if (o.print_schema)
         return config_print_schema(pnconf_schema, stdout) == 0 ? 0 : 1;
     pnconf_t cfg;
     memset(&cfg, 0, sizeof cfg);
     char msg[1024];
-    int rc = pnconf_load(&cfg, config, sets, nsets, msg, sizeof msg);
+    int rc = pnconf_load(&cfg, o.config, o.sets, o.nsets, msg, sizeof msg);
     if (rc) {
         fprintf(stderr, "paddock-pn: %s\n", msg);
         pnconf_close(&cfg);
         return 1;
     }
-    if (print_config) {
+    if (o.print_config) {
         rc = config_write(pnconf_schema, &cfg, stdout);
         pnconf_close(&cfg);
         return rc ? 1 : 0;
@@ -63,7 +54,7 @@ int main(int argc, char **argv)
     enum log_level lvl;
     if (log_level_parse(cfg.log_level, &lvl) == 0)
         log_set_level(lvl);
-    rc = server_run(&cfg, insecure != 0, msg, sizeof msg);
+    rc = server_run(&cfg, o.insecure, msg, sizeof msg);
     if (rc)
         fprintf(stderr, "paddock-pn: %s\n", msg);
     pnconf_close(&cfg);

@@ -1,6 +1,7 @@
 /* paddock-rm: one replica of the resource monitor (a thin shell: options, configuration,
  * rm/rmserver.c). */
 #include "common/config.h"
+#include "common/daemonopt.h"
 #include "common/err.h"
 #include "common/log.h"
 #include "rm/rmconf.h"
@@ -26,26 +27,16 @@ static void usage(FILE *out)
 
 int main(int argc, char **argv)
 {
-    const char *config = NULL;
-    char *sets[256];
-    size_t nsets = 0;
-    bool insecure = false, bootstrap = false, join = false, print_schema = false,
-         print_config = false;
+    struct daemonopt o;
+    memset(&o, 0, sizeof o);
+    bool bootstrap = false, join = false;
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--config") == 0 && i + 1 < argc) {
-            config = argv[++i];
-        } else if (strcmp(argv[i], "--set") == 0 && i + 1 < argc && nsets < 256) {
-            sets[nsets++] = argv[++i];
-        } else if (strcmp(argv[i], "--insecure") == 0) {
-            insecure = true;
+        if (daemonopt_take(&o, argc, argv, &i)) {
+            continue;
         } else if (strcmp(argv[i], "--bootstrap") == 0) {
             bootstrap = true;
         } else if (strcmp(argv[i], "--join") == 0) {
             join = true;
-        } else if (strcmp(argv[i], "--print-schema") == 0) {
-            print_schema = true;
-        } else if (strcmp(argv[i], "--print-config") == 0) {
-            print_config = true;
         } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage(stdout);
             return 0;
@@ -56,18 +47,18 @@ int main(int argc, char **argv)
         }
     }
     log_init("paddock-rm");
-    if (print_schema)
+    if (o.print_schema)
         return config_print_schema(rmconf_schema, stdout) == 0 ? 0 : 1;
     rmconf_t cfg;
     memset(&cfg, 0, sizeof cfg);
     char msg[1024];
-    int rc = rmconf_load(&cfg, config, sets, nsets, msg, sizeof msg);
+    int rc = rmconf_load(&cfg, o.config, o.sets, o.nsets, msg, sizeof msg);
     if (rc != 0) {
         fprintf(stderr, "paddock-rm: %s\n", msg);
         rmconf_close(&cfg);
         return 1;
     }
-    if (print_config) {
+    if (o.print_config) {
         rc = config_write(rmconf_schema, &cfg, stdout);
         rmconf_close(&cfg);
         return rc != 0 ? 1 : 0;
@@ -80,7 +71,7 @@ int main(int argc, char **argv)
         rmconf_close(&cfg);
         return 2;
     }
-    rc = rmserver_run(&cfg, insecure, bootstrap, join, msg, sizeof msg);
+    rc = rmserver_run(&cfg, o.insecure, bootstrap, join, msg, sizeof msg);
     if (rc != 0)
         fprintf(stderr, "paddock-rm: %s\n", msg);
     rmconf_close(&cfg);
