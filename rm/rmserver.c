@@ -19,6 +19,8 @@
 
 #define RMSERVER__POLL_MS 10
 #define RMSERVER__TICK_MS 100
+#define RMSERVER__SNAP_JOIN_MS                                                                     \
+    100 /* a joining subscriber's snapshot at once, unless one was this recent */
 
 const char *rmserver_role_name(int role)
 {
@@ -306,20 +308,29 @@ static int rmserver__emit(void *arg, const proto_msg_t *m)
     return 0;
 }
 
-static void rmserver__on_delta(uv_timer_t *t)
+static void rmserver__snapshot(struct rmserver *s)
 {
-    struct rmserver *s = t->data;
-    rmview_publish_delta(s->view, (int64_t)clock_mono_ms(), s->id, rmserver__emit, s);
-}
-
-static void rmserver__on_snapshot(uv_timer_t *t)
-{
-    struct rmserver *s = t->data;
     /* the ledger may have been replaced by a Raft snapshot: resync durable facts */
     ledger_t *l = fsm_ledger(s->fsm);
     for (size_t i = 0; i < ledger_node_count(l); i++)
         rmview_note(s->view, ledger_node_at(l, i));
-    rmview_publish_snapshot(s->view, (int64_t)clock_mono_ms(), s->id, rmserver__emit, s);
+    s->snap_last_ms = (int64_t)clock_mono_ms();
+    s->snap_wanted = false;
+    rmview_publish_snapshot(s->view, s->snap_last_ms, s->id, rmserver__emit, s);
+}
+
+static void rmserver__on_delta(uv_timer_t *t)
+{
+    struct rmserver *s = t->data;
+    if (s->snap_wanted)
+        rmserver__snapshot(s);
+    else
+        rmview_publish_delta(s->view, (int64_t)clock_mono_ms(), s->id, rmserver__emit, s);
+}
+
+static void rmserver__on_snapshot(uv_timer_t *t)
+{
+    rmserver__snapshot(t->data);
 }
 
 /* ---- start and stop ---- */
@@ -371,11 +382,21 @@ static void rmserver__on_signal(uv_signal_t *h, int sig)
 }
 
 /* A PUB socket receives nothing; zuv wants a callback all the same. */
+/* The view socket is an XPUB: a frame starting with 1 is a new subscription (a JM starting).
+ * It gets a whole snapshot at once instead of deltas naming only the nodes that changed last,
+ * so it never places a job on part of the cluster; joins within RMSERVER__SNAP_JOIN_MS of the
+ * last snapshot share the next delta tick's. */
 static void rmserver__on_pub(zuv_sock_t *zs, zmsg_t **msg, void *arg)
 {
     (void)zs;
-    (void)msg;
-    (void)arg;
+    struct rmserver *s = arg;
+    zframe_t *f = zmsg_first(*msg);
+    if (f == NULL || zframe_size(f) < 1 || zframe_data(f)[0] != 1)
+        return;
+    if ((int64_t)clock_mono_ms() - s->snap_last_ms >= RMSERVER__SNAP_JOIN_MS)
+        rmserver__snapshot(s);
+    else
+        s->snap_wanted = true;
 }
 
 static int rmserver__lock_dir(struct rmserver *s, char *msg, size_t cap)
@@ -407,9 +428,10 @@ static int rmserver__socket(struct rmserver *s, int type, const char *endpoint, 
     zsock_t *z = zuv_socket(type, PROTO_MAX_MSG_BYTES);
     if (z == NULL)
         return err_fmt(msg, cap, ERR_SYS, "cannot create a socket for %s", endpoint);
-    if (type == ZMQ_PUB)
-        zsock_set_sndhwm(z, 200000); /* a 20,000-node snapshot is 40 parts per subscriber */
-    else
+    if (type == ZMQ_XPUB) {
+        zsock_set_sndhwm(z, 200000);  /* a 20,000-node snapshot is 40 parts per subscriber */
+        zsock_set_xpub_verbose(z, 1); /* every subscription, not only a topic's first */
+    } else
         zsock_set_rcvhwm(z, 200000);
     rc = curve_apply(z, s->curve, CURVE_SERVER, NULL, msg, cap);
     if (rc == 0 && zsock_bind(z, "%s", endpoint) < 0)
@@ -532,7 +554,7 @@ static int rmserver__start(struct rmserver *s, bool insecure, bool bootstrap, bo
     else
         s->hb = s->api;
     if (rc == 0)
-        rc = rmserver__socket(s, ZMQ_PUB, self.pub, insecure, rmserver__on_pub, &s->pub, msg, cap);
+        rc = rmserver__socket(s, ZMQ_XPUB, self.pub, insecure, rmserver__on_pub, &s->pub, msg, cap);
     if (rc != 0)
         return rc;
     rmserver_member_load(s);

@@ -92,6 +92,8 @@ struct rmserver {
     zuv_sock_t *api, *hb, *pub; /* hb may equal api */
 
     uv_timer_t poll_timer, tick_timer, delta_timer, snap_timer;
+    int64_t snap_last_ms; /* monotonic time of the last VIEW_SNAPSHOT */
+    bool snap_wanted;     /* a subscriber joined since: snapshot at the next delta tick */
     uv_check_t flush_check;
     uv_signal_t sigterm, sigint;
     int handles_open;
