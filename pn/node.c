@@ -242,6 +242,14 @@ void node__send_status(node_t *n, node__task_t *t)
         s->wall_ms = (uint64_t)(t->ended_at_ms - t->started_at_ms);
     s->cache_hits = t->cache_hits;
     s->cache_misses = t->cache_misses;
+    if ((t->state == PROTO_TASK_QUEUED || t->state == PROTO_TASK_STAGING) &&
+        t->klass == PROTO_CLASS_REGULAR) {
+        /* Where it stands in the queue, so its JM can correct a placement made on stale
+           information (Apollo §3.4). */
+        double now = node__now_s(), at = now;
+        if (queue_expected_start(n->queue, now, t->id, &n->scratch, &at) == 0 && at > now)
+            s->expected_wait_ms = (uint64_t)((at - now) * 1000.0 + 0.5);
+    }
     node__matrix_wire(n, &s->matrix);
     char err[256];
     if (proto_encode(&m, &n->buf, err, sizeof err) != 0) {

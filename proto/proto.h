@@ -356,7 +356,9 @@ typedef struct proto_task_status { /* PN -> JM */
     int64_t ended_at_ms;
     uint32_t cache_hits; /* staged files found in the cache */
     uint32_t cache_misses;
-    proto_matrix_t matrix; /* the PN's current matrix, so the JM corrects its view */
+    uint64_t expected_wait_ms; /* queued regular task: its wait from now, as the PN simulates
+                                  its queue forward (0 otherwise) */
+    proto_matrix_t matrix;     /* the PN's current matrix, so the JM corrects its view */
 } proto_task_status_t;
 
 /* Admin query kinds (the RM answers with a JSON document; the names below are the contract

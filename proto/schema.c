@@ -339,6 +339,7 @@ static const proto__field_t task_status_f[] = {
     TIME(S, ended_at_ms, OPT),
     U32(S, cache_hits, OPT, 0, UINT32_MAX),
     U32(S, cache_misses, OPT, 0, UINT32_MAX),
+    DUR(S, expected_wait_ms),
     MATRIX(S, matrix),
 };
 static SCHEMA(task_status, S, task_status_f, NULL);

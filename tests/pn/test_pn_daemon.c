@@ -28,6 +28,7 @@ typedef struct seen {
     uint64_t cpu_ms, rss_kb, wall_ms;
     int64_t queued_at, started_at, ended_at;
     uint32_t hits, misses;
+    int64_t queued_wait_ms; /* expected_wait_ms of its QUEUED status, -1 before one */
     char reason[256];
 } seen_t;
 
@@ -48,6 +49,7 @@ static seen_t *find(const char *name)
         return NULL;
     seen_t *s = &seen[nseen++];
     memset(s, 0, sizeof *s);
+    s->queued_wait_ms = -1;
     snprintf(s->name, sizeof s->name, "%s", name);
     return s;
 }
@@ -84,6 +86,8 @@ static int pump(zsock_t *s, int timeout_ms, proto_msg_t *keep)
             x->ended_at = st->ended_at_ms;
             x->hits = st->cache_hits;
             x->misses = st->cache_misses;
+            if (st->state == PROTO_TASK_QUEUED)
+                x->queued_wait_ms = (int64_t)st->expected_wait_ms;
             snprintf(x->reason, sizeof x->reason, "%s", st->reason ? st->reason : "");
         }
         if (ncells < 4 * MAXT && st->matrix.ncpu > 0) {
@@ -344,6 +348,14 @@ static void test_matrix_rises_and_falls(void **state)
     }
     assert_int_equal(falls, 5);
     assert_int_equal(prev, 0);
+    /* Each QUEUED status also says where that task stands: about 2 s behind the one before
+       (Apollo §3.4: what the JM compares with the wait it placed the task on). */
+    for (int i = 0; i < 5; i++) {
+        snprintf(name, sizeof name, "m%d", i);
+        int64_t w = find(name)->queued_wait_ms;
+        fprintf(stderr, "%s: expected wait %lld ms when queued\n", name, (long long)w);
+        assert_true(w >= 2000 * i - 500 && w <= 2000 * i + 100);
+    }
 }
 
 static void test_staging_cache(void **state)
