@@ -31,6 +31,7 @@
 #include "common/curve.h"
 #include "common/zuv.h"
 #include "jm/controller.h"
+#include "jm/correct.h"
 #include "jm/dag.h"
 #include "jm/dispatch.h"
 #include "jm/estimator.h"
@@ -78,16 +79,19 @@ int jmd_run(const struct jmd_opts *opts, char *msg, size_t cap);
 /* ---- internals shared by the jmd_*.c files ---- */
 
 struct jmd_task {
-    uint32_t attempt;   /* last wire attempt number (0: never dispatched) */
-    uint32_t failures;  /* failed attempts */
-    uint32_t replaced;  /* attempts lost/preempted (not charged) */
-    int inflight;       /* a create is out */
-    int running;        /* the PN said running */
-    int node;           /* view node of the attempt in flight, -1 */
-    int cls;            /* dispatch class of the attempt */
-    int64_t ready_mono; /* when it (last) became ready */
-    int64_t disp_mono;  /* when the attempt was dispatched */
-    int64_t run_mono;   /* when the PN said running */
+    uint32_t attempt;     /* last wire attempt number (0: never dispatched) */
+    uint32_t failures;    /* failed attempts */
+    uint32_t replaced;    /* attempts lost/preempted/moved (not charged) */
+    uint32_t moves;       /* attempts moved off a long queue (jm/correct.h) */
+    double pn_wait_s;     /* the PN's expected wait for the queued attempt, < 0: none yet */
+    int64_t pn_wait_mono; /* when that came */
+    int inflight;         /* a create is out */
+    int running;          /* the PN said running */
+    int node;             /* view node of the attempt in flight, -1 */
+    int cls;              /* dispatch class of the attempt */
+    int64_t ready_mono;   /* when it (last) became ready */
+    int64_t disp_mono;    /* when the attempt was dispatched */
+    int64_t run_mono;     /* when the PN said running */
     int64_t disp_wall, queued_wall, start_wall;
     double queue_s;      /* ready -> dispatch of the current attempt */
     struct estimate est; /* what it was placed on */
@@ -157,6 +161,7 @@ typedef struct jmd {
     view_t *view;
     size_t view_nodes_resolved;
     int view_dirty;
+    int view_whole; /* a whole snapshot arrived (or JMD_VIEW_GRACE_MS passed): placing may start */
     struct jmd_task *tasks;
     double *task_bl, *stage_prio;
     size_t *ready_buf;
@@ -166,6 +171,8 @@ typedef struct jmd {
     enum jmd_outcome outcome;
     char reason[512];
     size_t attempts_failed;
+    size_t attempts_moved; /* queued attempts moved elsewhere (jm/correct.h) */
+    size_t correct_next;   /* where the next correction pass starts */
     int64_t end_wall;
 
     /* RM */

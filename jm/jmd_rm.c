@@ -64,6 +64,12 @@ static void jmd_rm__on_view(zuv_sock_t *zs, zmsg_t **msg, void *arg)
                 j->view_dirty = 1;
                 jmd_rm__note_state(j, &m.view_snapshot.nodes[i]);
             }
+        if (!j->view_whole && m.view_snapshot.part + 1 == m.view_snapshot.parts) {
+            /* Parts go out in order on one socket: the last one completes the cluster. */
+            j->view_whole = 1;
+            j->view_dirty = 1;
+            log_info("cluster view: %zu nodes", view_count(j->view));
+        }
     } else if (m.type == PROTO_VIEW_DELTA) {
         for (uint32_t i = 0; i < m.view_delta.nchanged; i++)
             if (view_update_from_proto(j->view, &m.view_delta.changed[i], now) > 0) {

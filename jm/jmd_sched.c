@@ -12,10 +12,12 @@
 #include "jm/priority.h"
 #include "jm/view_proto.h"
 
-#define JMD_SCHED__ROUNDS  16  /* place_round calls per scheduling pass at most */
-#define JMD_SCHED__BATCH   512 /* tasks offered to one place_round */
-#define JMD_SCHED__LIGHT   64  /* lightly-loaded list length */
-#define JMD_SCHED__REPLACE 10  /* uncharged re-placements per allowed attempt */
+#define JMD_SCHED__ROUNDS  16   /* place_round calls per scheduling pass at most */
+#define JMD_SCHED__BATCH   512  /* tasks offered to one place_round */
+#define JMD_SCHED__LIGHT   64   /* lightly-loaded list length */
+#define JMD_SCHED__REPLACE 10   /* uncharged re-placements per allowed attempt */
+#define JMD_SCHED__CORRECT 64   /* queued tasks re-evaluated per tick at most */
+#define JMD_VIEW_GRACE_MS  3000 /* placing waits this long for a whole view at most */
 
 static double jmd_sched__draw(void *ctx)
 {
@@ -125,6 +127,7 @@ void jmd_sched_tokens(jmd_t *j, uint32_t granted)
 
 static void jmd_sched__outcome(jmd_t *j, size_t task, int state, const proto_task_status_t *st,
                                const char *reason);
+static void jmd_sched__correct(jmd_t *j, int64_t now);
 
 void jmd_sched_round(jmd_t *j)
 {
@@ -132,6 +135,16 @@ void jmd_sched_round(jmd_t *j)
     if (j->outcome != JMD_RUNNING || view_count(j->view) == 0)
         return;
     int64_t now = jmd_now(j);
+    /* A delta names only the nodes that changed last: placing on it would pile the first tasks
+       onto the few nodes it names. Wait for a whole snapshot (the RM sends one to a new
+       subscriber at once, and to everyone every 2 s) or, failing that, JMD_VIEW_GRACE_MS. */
+    if (!j->view_whole) {
+        if (now - j->t0_mono < JMD_VIEW_GRACE_MS)
+            return;
+        j->view_whole = 1;
+        log_warn("no whole cluster view after %d ms: placing on %zu nodes known", JMD_VIEW_GRACE_MS,
+                 view_count(j->view));
+    }
     for (int round = 0; round < JMD_SCHED__ROUNDS; round++) {
         if (dispatch_next(j->disp) == DISPATCH_NONE)
             return;
@@ -161,6 +174,7 @@ void jmd_sched_round(jmd_t *j)
             t->attempt++;
             t->inflight = 1;
             t->running = 0;
+            t->pn_wait_s = -1; /* until the node says where it stands */
             t->node = (int)pm->node;
             t->cls = cls;
             t->est = pm->est;
@@ -314,6 +328,8 @@ void jmd_sched_status(jmd_t *j, const proto_task_status_t *st)
     switch ((proto_task_state_t)st->state) {
     case PROTO_TASK_QUEUED:
     case PROTO_TASK_STAGING:
+        t->pn_wait_s = (double)st->expected_wait_ms / 1000.0;
+        t->pn_wait_mono = now;
         break;
     case PROTO_TASK_RUNNING:
         if (!t->running) {
@@ -347,6 +363,8 @@ void jmd_sched_tick(jmd_t *j)
         return;
     jmd_pn_check(j);
     int64_t now = jmd_now(j);
+    if (!j->view_whole && now - j->t0_mono >= JMD_VIEW_GRACE_MS)
+        jmd_sched_request(j);
     for (size_t i = 0; i < j->spec->ntasks; i++) {
         struct jmd_task *t = &j->tasks[i];
         if (!t->inflight || t->node < 0)
@@ -376,6 +394,66 @@ void jmd_sched_tick(jmd_t *j)
     }
     if (j->view_dirty)
         jmd_sched_view_changed(j);
+    jmd_sched__correct(j, now);
+}
+
+/* Deferred correction (Apollo §3.4; jm/correct.h): re-evaluates regular tasks queued at their
+ * node with the freshest view and moves those a much shorter queue elsewhere would finish sooner.
+ * At most JMD_SCHED__CORRECT queued tasks per tick, round robin over the job. */
+static void jmd_sched__correct(jmd_t *j, int64_t now)
+{
+    size_t n = j->spec->ntasks, looked = 0, k = 0;
+    for (; k < n && looked < JMD_SCHED__CORRECT; k++) {
+        size_t i = (j->correct_next + k) % n;
+        struct jmd_task *t = &j->tasks[i];
+        if (!t->inflight || t->running || t->node < 0 || t->cls != DISPATCH_REGULAR ||
+            !t->queued_wall)
+            continue;
+        looked++;
+        uint32_t node = (uint32_t)t->node;
+        const struct estimator_task *et = place_task(j->place, i);
+        const struct view_node *vn = view_node(j->view, node);
+        struct estimate cur;
+        estimator_estimate(j->est, j->view, et, node, now, 0.5, &cur);
+        struct correct_input in = {0};
+        in.waited_s = (double)(now - t->disp_mono) / 1000.0;
+        in.placed_wait_s = t->est.w_s;
+        in.pn_wait_s = t->pn_wait_s;
+        in.since_report_s = (double)(now - t->pn_wait_mono) / 1000.0;
+        in.cur_wait_s = cur.w_s;
+        in.own_share_s = vn && vn->cpu > 0 ? cur.r_s * et->cpu / vn->cpu : cur.r_s;
+        in.run_s = cur.r_s;
+        in.moves = t->moves;
+        in.alt_c_s = ESTIMATOR_INF;
+        if (correct_check(NULL, &in, NULL) == CORRECT_TOO_SOON)
+            continue;
+        struct place_match m;
+        size_t nm = 0;
+        if (place_round(j->place, j->view, j->est, &i, 1, now, jmd_sched__draw, &j->rng, &m, &nm) !=
+                0 ||
+            nm == 0 || m.node == node)
+            continue;
+        in.alt_c_s = m.est.e_s; /* I + W + R, on the scale of what is left here */
+        double left = 0;
+        enum correct_verdict v = correct_check(NULL, &in, &left);
+        log_debug("%s queued %.1f s on node %u: ~%.1f s to go there, %.1f s on node %u: %s",
+                  j->spec->tasks[i].id, in.waited_s, node, left, in.alt_c_s, m.node,
+                  v == CORRECT_MOVE ? "move" : "stay");
+        if (v != CORRECT_MOVE)
+            continue;
+        const struct view_node *to = view_node(j->view, m.node);
+        char why[320];
+        snprintf(why, sizeof why, "moved: queued %.1f s on %s with ~%.1f s to go, ~%.1f s on %s",
+                 in.waited_s, vn ? vn->name : "?", left, m.est.e_s, to ? to->name : "?");
+        t->moves++;
+        j->attempts_moved++;
+        jmd_pn_cancel(j, i, node, why);
+        place_note_failed(j->place, i, node); /* its next placement prefers another node */
+        jmd_sched__outcome(j, i, PROTO_TASK_CANCELLED, NULL, why);
+        if (j->outcome != JMD_RUNNING)
+            return;
+    }
+    j->correct_next = n ? (j->correct_next + k) % n : 0;
 }
 
 void jmd_sched_cancel(jmd_t *j, const char *why)
@@ -412,8 +490,10 @@ void jmd_end(jmd_t *j, enum jmd_outcome o, const char *reason)
     jmd_rm_finish(j);
     jmd_out_tokens(j);
     jmd_out_progress(j);
-    jmd_out_state(j);
+    /* The final report before the terminal state: whoever sees state.json end (`paddock submit
+       --wait`) finds the whole report, not the last periodic one. */
     jmd_out_report(j);
+    jmd_out_state(j);
     jmd_out_flush(j);
     jmd_out_profile(j);
 }
