@@ -3,7 +3,8 @@
  *    the C(p, a) table, and meets its deadline;
  *  - `paddock job deadline` halving the deadline mid-run raises the job's token target and the
  *    job still finishes within the new deadline; doubling it afterwards lowers the target;
- *  - with a profile, the job meets its deadline while a competing job floods the cluster;
+ *  - with a profile, the job meets its deadline while a competing job floods the cluster, and its
+ *    token target rises (on a cluster whose tokens are over-subscribed against its slots);
  *  - a run three times slower than its profile falls behind, its target rises, and it still
  *    meets its deadline.
  * Checked through report.json's token samples (target over time) and state.json. */
@@ -197,35 +198,52 @@ static void test_profile_then_deadline_changes(void **state)
     json_decref(rep);
 }
 
-/* A job with a profile meets its deadline while a competing job floods the cluster midway: the
- * flood's regular tasks take every slot the job's tokens leave and preempt the job's
- * opportunistic tasks; the job's guaranteed tokens (what Jockey asked for) still carry it to its
- * deadline. */
+/* Tokens over-subscribed twice over (12 tokens on 6 slots), as shared clusters run them (Jockey
+ * §1): a token no longer means an idle slot, and regular tasks queue at the PNs. */
+static int setup_oversubscribed(void **state)
+{
+    (void)state;
+    if (jmf_up(&g_f, "--rm 3 --pn 3 --pn-cpus 2 --tokens 12") != 0) {
+        jmf_down(&g_f);
+        return -1;
+    }
+    return 0;
+}
+
+/* A job with a profile meets its deadline while a competing job floods the cluster midway, and
+ * its allocation visibly rises: the flood's regular tasks fill every slot and queue ahead of the
+ * job's, the job falls behind what its profile predicts at its allocation, and the controller
+ * asks for more tokens (granted: the virtual cluster has them), which carry it to its deadline
+ * once the flood's tasks end. */
 static void test_flood(void **state)
 {
     (void)state;
-    /* Run 1 writes the profile: 36 tasks of 0.5 s (18 task-seconds), deadline 12 s. */
-    assert_int_equal(jmf_start_jm(&g_f, job_spec("jmd-flooded", 36, 0.5, 12.0), ""), 0);
+    const int n = 48;
+    const double task_s = 0.5, d = 20.0;
+    /* Run 1 writes the profile. */
+    assert_int_equal(jmf_start_jm(&g_f, job_spec("jmd-flooded", n, task_s, d), ""), 0);
     int rc = jmf_wait_jm(&g_f, 60);
     if (rc != 0)
         jmf_dump(&g_f);
     assert_int_equal(rc, 0);
 
     assert_int_equal(jmf_new_job(&g_f, "job2"), 0);
-    assert_int_equal(jmf_start_jm(&g_f, job_spec("jmd-flooded", 36, 0.5, 12.0), ""), 0);
-    json_t *st = wait_done(6, 60);
+    assert_int_equal(jmf_start_jm(&g_f, job_spec("jmd-flooded", n, task_s, d), ""), 0);
+    json_t *st = wait_done(n / 12, 60);
     assert_non_null(st);
     assert_string_equal(state_of(st), "running");
     int64_t started = json_integer_value(json_object_get(st, "started_ms"));
     json_decref(st);
 
-    /* The flood: 6 tasks of 3 s without a deadline. It asks for 6 tokens, one per slot of the
-       cluster, and gets what the job does not hold: the cluster's 6 tokens match its 6 slots,
-       so guaranteed tokens are real capacity, as in Apollo. */
+    /* The flood: a job without a deadline, six tasks of 8 s. It asks for its width, six tokens,
+       which the virtual cluster has free, and its regular tasks take every slot: those the
+       job's opportunistic tasks held at once (preempted), those of its regular tasks as they
+       finish; the job's next regular tasks queue behind them. */
+    json_t *flood = job_spec("jmd-flood", 6, 8.0, 0);
     g_flood = g_f;
     assert_int_equal(jmf_new_job(&g_flood, "flood"), 0);
     double flood_at = (double)(wall_ms() - started) / 1000.0;
-    assert_int_equal(jmf_start_jm(&g_flood, job_spec("jmd-flood", 6, 3.0, 0), ""), 0);
+    assert_int_equal(jmf_start_jm(&g_flood, flood, ""), 0);
 
     rc = jmf_wait_jm(&g_f, 60);
     st = jmf_job_file(&g_f, "state.json");
@@ -248,12 +266,44 @@ static void test_flood(void **state)
             fstart = t;
     }
     double flood_first = (double)(fstarted - started) / 1000.0 + fstart;
+    int before = target_before(rep, flood_at), after = max_target(rep, flood_at, 1e9);
+    int granted_after = 0;
+    json_t *toks = json_object_get(rep, "tokens");
+    for (size_t i = 0; i < json_array_size(toks); i++) {
+        json_t *s = json_array_get(toks, i);
+        int g = (int)json_integer_value(json_object_get(s, "granted"));
+        if (json_number_value(json_object_get(s, "t_s")) >= flood_at && g > granted_after)
+            granted_after = g;
+    }
+    /* How the flood held the job up: its longest wait in a PN's queue, and its attempts moved
+       off a long queue or preempted. */
+    double longest_wait = 0;
+    int moved = 0, preempted = 0;
+    json_t *att = json_object_get(rep, "attempts");
+    for (size_t i = 0; i < json_array_size(att); i++) {
+        json_t *a = json_array_get(att, i);
+        const char *as = json_string_value(json_object_get(a, "state"));
+        const char *why = json_string_value(json_object_get(a, "reason"));
+        int was_moved = why && strncmp(why, "moved", 5) == 0;
+        /* A moved attempt waited until it was moved; a finished one until it started. */
+        double w = json_number_value(json_object_get(a, was_moved ? "end_s" : "start_s")) -
+                   json_number_value(json_object_get(a, "queued_s"));
+        if ((was_moved || (as && strcmp(as, "succeeded") == 0)) && w > longest_wait)
+            longest_wait = w;
+        moved += was_moved;
+        preempted += as && strcmp(as, "preempted") == 0;
+    }
     fprintf(stderr,
-            "makespan %.2f s (deadline 12 s); flood started at t=%.2f, its first task at t=%.2f; "
-            "target %d before, up to %d after\n",
-            makespan, flood_at, flood_first, target_before(rep, flood_at),
-            max_target(rep, flood_at, 1e9));
+            "makespan %.2f s (deadline %.0f s); flood started at t=%.2f, its first task at "
+            "t=%.2f; target %d before, up to %d after (granted up to %d); longest queue wait "
+            "%.2f s, %d attempts moved, %d preempted\n",
+            makespan, d, flood_at, flood_first, before, after, granted_after, longest_wait, moved,
+            preempted);
     assert_true(flood_first < makespan);
+    assert_true(longest_wait >= 1.0); /* the flood's regular tasks held the job's up */
+    assert_true(before >= 1);
+    assert_true(after > before); /* the allocation rises */
+    assert_true(granted_after > before);
     assert_true(json_is_true(json_object_get(st, "deadline_met")));
     json_decref(st);
     json_decref(rep);
@@ -295,8 +345,10 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_profile_then_deadline_changes, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_flood, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_flood, setup_oversubscribed, teardown),
         cmocka_unit_test_setup_teardown(test_slower_than_profile, setup, teardown),
     };
+    if (getenv("PADDOCK_TEST_FILTER"))
+        cmocka_set_test_filter(getenv("PADDOCK_TEST_FILTER"));
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
