@@ -174,12 +174,15 @@ size_t matcher_candidates(matcher_t *m, const view_t *view, const struct estimat
     }
     size_t nl;
     const uint32_t *light = view_light(view, &nl);
+    /* Distinct picks: a pick that lands on a node already a candidate (or down) takes the next
+       one of the list, so a small cluster still offers two choices (a retry can avoid the node
+       that failed). */
+    const uint32_t *pool = nl > 0 ? light : NULL;
+    size_t np = nl > 0 ? nl : nn;
     for (size_t i = 0; i < cfg->nrandom && 1 + i < ndraws; i++) {
-        double d = draws[1 + i];
-        if (nl > 0)
-            MATCHER__ADD(light[(size_t)(d * (double)nl) % nl]);
-        else
-            MATCHER__ADD((uint32_t)((size_t)(d * (double)nn) % nn));
+        size_t at = (size_t)(draws[1 + i] * (double)np) % np;
+        for (size_t probe = 0, had = k; probe < np && probe < 64 && k == had; probe++)
+            MATCHER__ADD(pool ? pool[(at + probe) % np] : (uint32_t)((at + probe) % np));
     }
 #undef MATCHER__ADD
     return k;

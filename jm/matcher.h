@@ -79,10 +79,11 @@ int matcher_reserve(matcher_t *m, size_t nnodes);
  * are located (ii) a set of servers in the same rack as those from the first group (iii) two
  * servers randomly picked from a set of lightly-loaded servers". Rack-mates are taken from a
  * window starting at a random offset (draws[0]); the random picks use draws[1..] (each in
- * [0,1)); ndraws should be at least 1 + cfg->nrandom. Nodes known to cache the task's files
- * (t->cached_nodes, up to max_rack_nodes of them) join the set too. Writes up to `cap` distinct
- * up nodes into
- * out and returns how many. Uses the view's light list (view_refresh_light). */
+ * [0,1)); ndraws should be at least 1 + cfg->nrandom; a pick landing on a node already in the
+ * set (or down) takes the next node of the list, so the picks are distinct when the list has
+ * enough up nodes. Nodes known to cache the task's files (t->cached_nodes, up to max_rack_nodes
+ * of them) join the set too. Writes up to `cap` distinct up nodes into out and returns how many.
+ * Uses the view's light list (view_refresh_light). */
 size_t matcher_candidates(matcher_t *m, const view_t *view, const struct estimator_task *t,
                           const struct matcher_cand_config *cfg, const double *draws, size_t ndraws,
                           uint32_t *out, size_t cap);

@@ -346,6 +346,20 @@ static void test_candidates(void **state)
         assert_int_not_equal(out[i], 3);
     /* capped output */
     assert_int_equal(matcher_candidates(m, v, &t, &cc, draws, 3, out, 2), 2);
+    /* Two random picks landing on the same light node give two distinct candidates (the next
+       one of the list), and so does a pick landing on a down node: a task without inputs always
+       has a choice, and its retry can avoid the node that failed. */
+    struct estimator_task bare = {.stage = SIZE_MAX, .cpu = 1, .mem_mb = 1, .runtime_s = 1};
+    double same[3] = {0.0, 0.05, 0.05};
+    n = matcher_candidates(m, v, &bare, &cc, same, 3, out, 64);
+    assert_int_equal(n, 2);
+    assert_int_equal(out[0], light[0]);
+    assert_int_equal(out[1], light[1]);
+    view_set_up(v, light[0], 0);
+    n = matcher_candidates(m, v, &bare, &cc, same, 3, out, 64);
+    assert_int_equal(n, 2);
+    assert_int_equal(out[0], light[1]);
+    assert_int_equal(out[1], light[2]);
     matcher_destroy(&m);
     view_destroy(&v);
 }
