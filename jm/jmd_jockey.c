@@ -140,10 +140,27 @@ void jmd_jockey_close(jmd_t *j)
     j->done_buf = NULL;
 }
 
+/* A job without a controller asks for its width; in its tail it cannot use that many: once the
+ * unfinished tasks are at most half its target, it asks for that many (halving steps, so a
+ * 100-token job sends about seven smaller requests, not one per finished task). */
+static void jmd_jockey__tail(jmd_t *j)
+{
+    size_t left = j->spec->ntasks - dag_count(j->dag, DAG_SUCCEEDED);
+    if (left == 0 || j->target <= 1 || left * 2 > (size_t)j->target)
+        return;
+    log_info("%zu tasks left: asking for %zu tokens instead of %d", left, left, j->target);
+    j->target = (int)left;
+    jmd_out_tokens(j);
+}
+
 void jmd_jockey_step(jmd_t *j)
 {
-    if (!j->ctrl || j->outcome != JMD_RUNNING)
+    if (j->outcome != JMD_RUNNING)
         return;
+    if (!j->ctrl) {
+        jmd_jockey__tail(j);
+        return;
+    }
     for (size_t s = 0; s < j->spec->nstages; s++)
         j->done_buf[s] = (int)dag_stage_count(j->dag, s, DAG_SUCCEEDED);
     struct controller_obs obs;

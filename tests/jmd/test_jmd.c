@@ -400,6 +400,76 @@ static void test_tokens_refilled(void **state)
     json_decref(rep);
 }
 
+/* A job without a deadline asks for its width, and gives tokens back in its tail: once its
+ * unfinished tasks are at most half its target it asks for that many. Here "tail" (three 0.3 s
+ * tasks and one of 8 s, width 4) holds all 4 tokens of the virtual cluster, then 1 while its long
+ * task runs; "next", wanting 3, gets them and finishes before "tail" does. */
+static void test_tail_gives_back(void **state)
+{
+    (void)state;
+    struct jmf tail = g_f;
+    json_t *tasks = json_array();
+    char id[32], buf[256];
+    for (int i = 0; i < 3; i++) {
+        snprintf(id, sizeof id, "s-%d", i);
+        json_array_append_new(tasks, marked_task(id, "short", 0.3));
+    }
+    json_array_append_new(tasks, marked_task("long", "long", 8.0));
+    assert_int_equal(jmf_new_job(&tail, "tail"), 0);
+    assert_int_equal(
+        jmf_start_jm(&tail,
+                     json_pack("{s:i, s:s, s:o}", "version", 1, "name", "jmd-tail", "tasks", tasks),
+                     "--opp-factor 0"),
+        0);
+    /* Until the short tasks are done and the tail's target is down to 1. */
+    int target = -1;
+    for (int i = 0; i < 200 && target != 1; i++) {
+        json_t *st = jmf_job_file(&tail, "state.json");
+        if (st && jmf_mark(&g_f, "s-0.end", buf, sizeof buf) &&
+            jmf_mark(&g_f, "s-1.end", buf, sizeof buf) &&
+            jmf_mark(&g_f, "s-2.end", buf, sizeof buf))
+            target = (int)json_integer_value(json_object_get(st, "tokens_target"));
+        json_decref(st);
+        if (target != 1)
+            jmf_pause(50);
+    }
+    assert_int_equal(target, 1);
+    assert_false(jmf_mark(&g_f, "long.end", buf, sizeof buf));
+
+    tasks = json_array();
+    for (int i = 0; i < 3; i++) {
+        snprintf(id, sizeof id, "n-%d", i);
+        json_array_append_new(tasks, marked_task(id, "next", 0.5));
+    }
+    assert_int_equal(jmf_new_job(&g_f, "next"), 0);
+    assert_int_equal(
+        jmf_start_jm(&g_f,
+                     json_pack("{s:i, s:s, s:o}", "version", 1, "name", "jmd-next", "tasks", tasks),
+                     "--opp-factor 0"),
+        0);
+    int rc = jmf_wait_jm(&g_f, 60);
+    bool tail_running = !jmf_mark(&g_f, "long.end", buf, sizeof buf);
+    assert_final("succeeded", 0, rc);
+    json_t *rep = jmf_job_file(&g_f, "report.json");
+    assert_non_null(rep);
+    int most = 0;
+    json_t *toks = json_object_get(rep, "tokens");
+    for (size_t i = 0; i < json_array_size(toks); i++) {
+        int g = (int)json_integer_value(json_object_get(json_array_get(toks, i), "granted"));
+        if (g > most)
+            most = g;
+    }
+    json_decref(rep);
+    int trc = jmf_wait_jm(&tail, 60);
+    if (trc != 0)
+        kill(tail.jm, SIGKILL);
+    fprintf(stderr, "next: granted up to %d while tail still ran: %s\n", most,
+            tail_running ? "yes" : "no");
+    assert_int_equal(trc, 0);
+    assert_int_equal(most, 3); /* the three tokens tail gave back */
+    assert_true(tail_running);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -408,6 +478,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_pn_killed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rm_gone, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tokens_refilled, setup_small, teardown),
+        cmocka_unit_test_setup_teardown(test_tail_gives_back, setup_small, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
