@@ -227,19 +227,22 @@ static void test_flood(void **state)
         jmf_dump(&g_f);
     assert_int_equal(rc, 0);
 
+    /* Run 2 on its guaranteed tokens alone (no opportunistic tasks): what it gets is what Jockey
+       asks for, and spare capacity cannot put it ahead of its profile before the flood. */
     assert_int_equal(jmf_new_job(&g_f, "job2"), 0);
-    assert_int_equal(jmf_start_jm(&g_f, job_spec("jmd-flooded", n, task_s, d), ""), 0);
+    assert_int_equal(jmf_start_jm(&g_f, job_spec("jmd-flooded", n, task_s, d), "--opp-factor 0"),
+                     0);
     json_t *st = wait_done(n / 12, 60);
     assert_non_null(st);
     assert_string_equal(state_of(st), "running");
     int64_t started = json_integer_value(json_object_get(st, "started_ms"));
     json_decref(st);
 
-    /* The flood: a job without a deadline, six tasks of 8 s. It asks for its width, six tokens,
-       which the virtual cluster has free, and its regular tasks take every slot: those the
-       job's opportunistic tasks held at once (preempted), those of its regular tasks as they
-       finish; the job's next regular tasks queue behind them. */
-    json_t *flood = job_spec("jmd-flood", 6, 8.0, 0);
+    /* The flood: a job without a deadline, six tasks of 6 s. It asks for its width, six tokens,
+       which the virtual cluster has free, and its regular tasks take every slot: the free ones
+       at once, the job's as its running tasks finish; the job's next regular tasks queue behind
+       them. */
+    json_t *flood = job_spec("jmd-flood", 6, 6.0, 0);
     g_flood = g_f;
     assert_int_equal(jmf_new_job(&g_flood, "flood"), 0);
     double flood_at = (double)(wall_ms() - started) / 1000.0;
