@@ -251,7 +251,10 @@ void jmd_sched_close(jmd_t *j);
 void jmd_sched_request(jmd_t *j); /* a round soon (coalesced) */
 void jmd_sched_round(jmd_t *j);
 void jmd_sched_status(jmd_t *j, const proto_task_status_t *st);
-void jmd_sched_create_refused(jmd_t *j, uint64_t req_id, const char *why);
+/* A PN answered a create with ERROR `code`: a node that stopped taking tasks (ERR_UNAVAILABLE:
+ * draining) re-places the task uncharged and gets no more until the view says otherwise; any
+ * other refusal is a failed attempt. */
+void jmd_sched_create_refused(jmd_t *j, uint64_t req_id, int code, const char *why);
 void jmd_sched_tick(jmd_t *j); /* silent nodes */
 void jmd_sched_tokens(jmd_t *j, uint32_t granted);
 void jmd_sched_cancel(jmd_t *j, const char *why);

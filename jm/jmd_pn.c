@@ -30,7 +30,8 @@ static void jmd_pn__on_msg(zuv_sock_t *zs, zmsg_t **msg, void *arg)
         strcmp(m.task_status.job_id, j->o.job_id) == 0) {
         jmd_sched_status(j, &m.task_status);
     } else if (m.type == PROTO_ERROR && m.error.in_reply_to == PROTO_TASK_CREATE) {
-        jmd_sched_create_refused(j, m.req_id, m.error.text ? m.error.text : "refused");
+        jmd_sched_create_refused(j, m.req_id, m.error.code,
+                                 m.error.text ? m.error.text : "refused");
     }
     proto_msg_close(&m);
 }

@@ -345,7 +345,7 @@ void jmd_sched_status(jmd_t *j, const proto_task_status_t *st)
     }
 }
 
-void jmd_sched_create_refused(jmd_t *j, uint64_t req_id, const char *why)
+void jmd_sched_create_refused(jmd_t *j, uint64_t req_id, int code, const char *why)
 {
     size_t task;
     uint32_t attempt;
@@ -354,6 +354,15 @@ void jmd_sched_create_refused(jmd_t *j, uint64_t req_id, const char *why)
         return;
     char reason[256];
     snprintf(reason, sizeof reason, "refused by the node: %s", why);
+    int node = j->tasks[task].node;
+    if (code == ERR_UNAVAILABLE && node >= 0) {
+        /* The node is draining: not the task's fault. No new tasks there until a fresher view
+           entry says it is up again (the RM publishes a draining PN as DRAINING). */
+        view_set_up(j->view, (uint32_t)node, 0);
+        j->view_dirty = 1;
+        jmd_sched__outcome(j, task, PROTO_TASK_CANCELLED, NULL, reason);
+        return;
+    }
     jmd_sched__outcome(j, task, PROTO_TASK_FAILED, NULL, reason);
 }
 

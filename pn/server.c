@@ -306,6 +306,7 @@ static void server__on_hb(uv_timer_t *t)
         proto_msg_t m;
         proto_msg_init(&m, PROTO_HEARTBEAT);
         node_heartbeat(s->node, &m.heartbeat);
+        m.heartbeat.draining = s->draining != 0;
         char err[256];
         if (proto_encode(&m, &s->buf, err, sizeof err) == 0) {
             for (size_t i = 0; i < s->nhb; i++)

@@ -194,6 +194,7 @@ typedef struct proto_heartbeat { /* PN -> every RM replica */
     uint32_t running_opportunistic;
     uint32_t queued_regular;
     uint32_t queued_opportunistic;
+    bool draining; /* the PN takes no new tasks (it was told to drain) */
     proto_matrix_t matrix;
     int64_t timestamp_ms; /* req */
 } proto_heartbeat_t;

@@ -130,6 +130,7 @@ static const proto__field_t heartbeat_f[] = {
     COUNT(S, running_opportunistic),
     COUNT(S, queued_regular),
     COUNT(S, queued_opportunistic),
+    BOOL(S, draining, OPT),
     MATRIX(S, matrix),
     TIME(S, timestamp_ms, REQ),
 };

@@ -29,10 +29,13 @@ static json_t *rmserver__node_json(struct rmserver *s, const struct ledger_node 
     json_object_set_new(o, "name", json_string(n->name));
     json_object_set_new(o, "rack", json_string(n->rack));
     json_object_set_new(o, "address", json_string(n->address));
-    json_object_set_new(o, "state", json_string(ledger_node_state_name(n)));
+    bool heard = v != NULL && v->rx_ms != 0;
+    /* As the view publishes it: a PN draining of its own accord is draining. */
+    bool self_draining = heard && v->draining && n->liveness != LEDGER_NODE_DOWN;
+    json_object_set_new(o, "state",
+                        json_string(self_draining ? "draining" : ledger_node_state_name(n)));
     json_object_set_new(o, "cpus", json_real(n->cpus_milli / 1000.0));
     json_object_set_new(o, "mem_mb", json_integer(n->mem_mb));
-    bool heard = v != NULL && v->rx_ms != 0;
     json_object_set_new(o, "running",
                         json_integer(heard ? v->running_regular + v->running_opportunistic : 0));
     json_object_set_new(o, "queued",

@@ -113,6 +113,7 @@ int rmview_ingest(rmview_t *v, const proto_heartbeat_t *hb, int64_t now)
     n->running_opportunistic = hb->running_opportunistic;
     n->queued_regular = hb->queued_regular;
     n->queued_opportunistic = hb->queued_opportunistic;
+    n->draining = hb->draining;
     n->matrix = hb->matrix;
     n->boot_id = hb->boot_id;
     n->seq = hb->seq;
@@ -187,7 +188,11 @@ static void rmview__wire(proto_view_node_t *w, const struct rmview_node *n, int6
     w->name = (char *)n->name;
     w->rack = (char *)n->rack;
     w->endpoint = (char *)n->endpoint;
-    w->state = n->state;
+    /* A PN that drains of its own accord is draining for JMs too (it refuses new tasks), unless
+       the ledger says it is down. */
+    w->state = n->draining && (n->state == PROTO_NODE_UP || n->state == PROTO_NODE_SUSPECT)
+                   ? PROTO_NODE_DRAINING
+                   : n->state;
     w->cpu = n->cpu;
     w->mem_mb = n->mem_mb;
     w->used_cpu = n->used_cpu;

@@ -46,6 +46,7 @@ struct rmview_node {
     uint64_t seq;
     int64_t rx_ms;  /* when the latest heartbeat arrived; 0: none yet (known from the ledger) */
     uint32_t state; /* proto_node_state_t, from the ledger */
+    bool draining;  /* the PN's own word (SIGUSR1, stop_mode finish): published as DRAINING */
     uint64_t failures, successes;
     bool dirty; /* private: changed since the last publication */
 };

@@ -122,6 +122,7 @@ void sample_msg(proto_msg_t *msg, proto_type_t type, enum sample_variant variant
             b->running_opportunistic = 1;
             b->queued_regular = 5;
             b->queued_opportunistic = 9;
+            b->draining = true;
             sample_matrix(&b->matrix, 8, 8, now);
         }
         break;
