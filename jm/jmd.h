@@ -183,6 +183,10 @@ typedef struct jmd {
     uint64_t next_req;
     struct jmd_call call_tok, call_lease, call_rel;
     uint32_t granted, capacity, requested;
+    /* Task outcomes per view node for the RM's Psucc (Apollo §3.3): counted since the last
+       renewal (pend_*) and carried by the renewal in flight (sent_*); ncount entries each. */
+    uint32_t *pend_ok, *pend_failed, *sent_ok, *sent_failed;
+    size_t ncount;
     int64_t tok_sent_mono;  /* when the last TOKEN_REQUEST started */
     char last_refusal[160]; /* the RM's last refusal text (logged once) */
     int want;               /* tokens to ask for now */
@@ -226,8 +230,10 @@ double jmd_wall_rel_s(const jmd_t *j, int64_t wall_ms);
 /* jmd_rm.c */
 int jmd_rm_open(jmd_t *j, char *msg, size_t cap);
 void jmd_rm_close(jmd_t *j);
-void jmd_rm_tick(jmd_t *j);   /* retries, token target changes */
-void jmd_rm_renew(jmd_t *j);  /* one LEASE_RENEW */
+void jmd_rm_tick(jmd_t *j);  /* retries, token target changes */
+void jmd_rm_renew(jmd_t *j); /* one LEASE_RENEW */
+/* Counts an attempt that succeeded (ok) or failed on view node `node`, for the next renewal. */
+void jmd_rm_note_outcome(jmd_t *j, uint32_t node, int ok);
 void jmd_rm_finish(jmd_t *j); /* terminal renewal + release all */
 
 /* jmd_pn.c */

@@ -169,6 +169,10 @@ static void jmd_rm__on_api(zuv_sock_t *zs, zmsg_t **msg, void *arg)
         break;
     case PROTO_LEASE_ACK:
         c->active = 0;
+        if (c == &j->call_lease && j->ncount) { /* the outcomes it carried are in the log */
+            memset(j->sent_ok, 0, j->ncount * sizeof *j->sent_ok);
+            memset(j->sent_failed, 0, j->ncount * sizeof *j->sent_failed);
+        }
         if (j->outcome != JMD_RUNNING) {
             j->end_acked |= 1;
             break;
@@ -191,9 +195,48 @@ static void jmd_rm__on_api(zuv_sock_t *zs, zmsg_t **msg, void *arg)
     proto_msg_close(&m);
 }
 
+void jmd_rm_note_outcome(jmd_t *j, uint32_t node, int ok)
+{
+    if (node >= j->ncount) {
+        size_t n = (size_t)node + 1 > 2 * j->ncount ? (size_t)node + 1 : 2 * j->ncount;
+        uint32_t **arr[] = {&j->pend_ok, &j->pend_failed, &j->sent_ok, &j->sent_failed};
+        for (size_t a = 0; a < 4; a++) {
+            uint32_t *p = mem_realloc(*arr[a], n * sizeof **arr[a]);
+            if (!p)
+                return; /* this outcome goes uncounted: Psucc is an estimate */
+            memset(p + j->ncount, 0, (n - j->ncount) * sizeof *p);
+            *arr[a] = p;
+        }
+        j->ncount = n;
+    }
+    if (ok)
+        j->pend_ok[node]++;
+    else
+        j->pend_failed[node]++;
+}
+
+/* A new renewal takes what is counted: whatever an earlier one carried without an ack (its key
+ * is abandoned) and everything since, for PROTO_MAX_OUTCOMES nodes at most (the rest waits). */
+static void jmd_rm__take_outcomes(jmd_t *j)
+{
+    size_t taken = 0;
+    for (size_t n = 0; n < j->ncount; n++) {
+        j->pend_ok[n] += j->sent_ok[n];
+        j->pend_failed[n] += j->sent_failed[n];
+        j->sent_ok[n] = j->sent_failed[n] = 0;
+        if ((j->pend_ok[n] || j->pend_failed[n]) && taken < PROTO_MAX_OUTCOMES) {
+            j->sent_ok[n] = j->pend_ok[n];
+            j->sent_failed[n] = j->pend_failed[n];
+            j->pend_ok[n] = j->pend_failed[n] = 0;
+            taken++;
+        }
+    }
+}
+
 static void jmd_rm__send(jmd_t *j, struct jmd_call *c)
 {
     proto_msg_t m;
+    proto_outcome_t oc[PROTO_MAX_OUTCOMES];
     proto_msg_init(&m, (proto_type_t)c->type);
     c->req_id = ++j->next_req;
     m.req_id = c->req_id;
@@ -224,6 +267,13 @@ static void jmd_rm__send(jmd_t *j, struct jmd_call *c)
         r->running_opportunistic = (uint32_t)dispatch_opportunistic(j->disp);
         r->deadline_ms = j->has_deadline ? (uint64_t)(j->deadline_s * 1000.0 + 0.5) : 0;
         r->timestamp_ms = clock_wall_ms();
+        for (size_t n = 0; n < j->ncount && r->noutcomes < PROTO_MAX_OUTCOMES; n++) {
+            const struct view_node *vn = view_node(j->view, (uint32_t)n);
+            if (vn && (j->sent_ok[n] || j->sent_failed[n]))
+                oc[r->noutcomes++] =
+                    (proto_outcome_t){(char *)vn->name, j->sent_ok[n], j->sent_failed[n]};
+        }
+        r->outcomes = r->noutcomes ? oc : NULL;
         break;
     }
     default:
@@ -304,6 +354,7 @@ void jmd_rm_renew(jmd_t *j)
 {
     if (j->call_lease.active)
         return; /* the tick retries it */
+    jmd_rm__take_outcomes(j);
     jmd_rm__start(j, &j->call_lease, PROTO_LEASE_RENEW, 0, 0);
 }
 
@@ -312,6 +363,7 @@ void jmd_rm_finish(jmd_t *j)
     j->call_tok.active = 0;
     /* Release first: the terminal renewal that follows ends the job in the registry. */
     jmd_rm__start(j, &j->call_rel, PROTO_TOKEN_RELEASE, 0, 1);
+    jmd_rm__take_outcomes(j);
     jmd_rm__start(j, &j->call_lease, PROTO_LEASE_RENEW, 0, 0);
 }
 
@@ -357,6 +409,12 @@ void jmd_rm_close(jmd_t *j)
     mem_free(j->rm_state);
     j->rm_state = NULL;
     j->nrm_state = 0;
+    mem_free(j->pend_ok);
+    mem_free(j->pend_failed);
+    mem_free(j->sent_ok);
+    mem_free(j->sent_failed);
+    j->pend_ok = j->pend_failed = j->sent_ok = j->sent_failed = NULL;
+    j->ncount = 0;
     for (size_t i = 0; i < JMD_MAX_RM; i++) {
         zuv_sock_close(&j->api[i]);
         zuv_sock_close(&j->sub[i]);

@@ -251,6 +251,8 @@ static void jmd_sched__outcome(jmd_t *j, size_t task, int state, const proto_tas
     dispatch_finished(j->disp, task);
     t->inflight = 0;
     t->running = 0;
+    if (t->node >= 0 && (state == PROTO_TASK_SUCCEEDED || state == PROTO_TASK_FAILED))
+        jmd_rm_note_outcome(j, (uint32_t)t->node, state == PROTO_TASK_SUCCEEDED);
     double exec_s = r.end_s - r.start_s;
     if (state == PROTO_TASK_SUCCEEDED) {
         size_t released = 0;

@@ -36,6 +36,7 @@
 #define PROTO_MAX_ARGV         1024u /* argv entries of a task (at least 1) */
 #define PROTO_MAX_ENV          256u  /* environment entries of a task */
 #define PROTO_MAX_FILES        256u  /* files to stage for a task */
+#define PROTO_MAX_OUTCOMES     256u  /* nodes in one lease renewal's task outcomes */
 #define PROTO_MAX_ADMIN_ARGS   16u   /* arguments of an admin query */
 #define PROTO_MAX_MATRIX_DIM   16u   /* cpu bins, and memory bins, of a wait-time matrix */
 #define PROTO_MAX_MATRIX_CELLS (PROTO_MAX_MATRIX_DIM * PROTO_MAX_MATRIX_DIM)

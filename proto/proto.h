@@ -154,6 +154,12 @@ typedef struct proto_file { /* a file to stage into the PN's cache before the ta
     uint64_t bytes;         /* size if known, else 0 */
 } proto_file_t;
 
+typedef struct proto_outcome { /* task outcomes on one node since the JM's last report */
+    char *node;                /* the PN's name, required */
+    uint32_t ok;               /* attempts that succeeded there */
+    uint32_t failed;           /* attempts that failed there */
+} proto_outcome_t;
+
 /* ---------------------------------------------------------------------------------------- */
 /* Message bodies. "req" marks a field the decoder requires; all others are optional. */
 
@@ -295,6 +301,9 @@ typedef struct proto_lease_renew { /* JM -> RM */
     uint32_t running_opportunistic;
     uint64_t deadline_ms; /* the deadline the JM works to, 0 = none */
     int64_t timestamp_ms;
+    proto_outcome_t *outcomes; /* per node, since the last acknowledged renewal (Psucc, Apollo
+                                  §3.3); the RM counts them once per key */
+    uint32_t noutcomes;        /* 0..PROTO_MAX_OUTCOMES */
 } proto_lease_renew_t;
 
 typedef struct proto_lease_ack { /* RM -> JM */

@@ -240,6 +240,23 @@ static const proto__field_t token_release_f[] = {
 static SCHEMA(token_release, S, token_release_f, NULL);
 #undef S
 
+#define S proto_file_t
+static const proto__field_t file_f[] = {
+    STR(S, path, REQ, 1, PROTO_MAX_ARG),
+    BIG(S, bytes),
+};
+static SCHEMA(file, S, file_f, NULL);
+#undef S
+
+#define S proto_outcome_t
+static const proto__field_t outcome_f[] = {
+    NAME(S, node, REQ),
+    U32(S, ok, OPT, 0, UINT32_MAX),
+    U32(S, failed, OPT, 0, UINT32_MAX),
+};
+static SCHEMA(outcome, S, outcome_f, NULL);
+#undef S
+
 #define S proto_lease_renew_t
 static const proto__field_t lease_renew_f[] = {
     KEY(S, key),
@@ -254,6 +271,7 @@ static const proto__field_t lease_renew_f[] = {
     COUNT(S, running_opportunistic),
     DUR(S, deadline_ms),
     TIME(S, timestamp_ms, OPT),
+    STRUCTS(S, outcomes, noutcomes, OPT, 0, PROTO_MAX_OUTCOMES, outcome_s),
 };
 static SCHEMA(lease_renew, S, lease_renew_f, NULL);
 #undef S
@@ -264,14 +282,6 @@ static const proto__field_t lease_ack_f[] = {
     BOOL(S, cancel, OPT), DUR(S, deadline_ms),
 };
 static SCHEMA(lease_ack, S, lease_ack_f, NULL);
-#undef S
-
-#define S proto_file_t
-static const proto__field_t file_f[] = {
-    STR(S, path, REQ, 1, PROTO_MAX_ARG),
-    BIG(S, bytes),
-};
-static SCHEMA(file, S, file_f, NULL);
 #undef S
 
 static int task_create_check(const void *body, char *err, size_t errcap)

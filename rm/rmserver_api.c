@@ -280,6 +280,30 @@ static void rmserver__job_register(struct rmserver *s, zuv_sock_t *sock, const v
     rmserver__write(s, sock, peer, peer_len, m, &c, r->key, NULL);
 }
 
+/* The task outcomes per node a renewal carries (Apollo §3.3: Psucc): one internal NODE_OUTCOME
+ * entry per node, keyed by the renewal's key and the node, so a retried renewal counts them
+ * once. They go into the log before the renewal itself: its ack means they are in. A node the
+ * ledger does not know is skipped when applied (ERR_NOTFOUND, nobody to tell). */
+static int rmserver__outcomes(struct rmserver *s, const proto_lease_renew_t *r)
+{
+    for (uint32_t i = 0; i < r->noutcomes; i++) {
+        const proto_outcome_t *o = &r->outcomes[i];
+        if (!rmserver__fits(o->node, LEDGER_NAME_MAX) || (o->ok == 0 && o->failed == 0))
+            continue;
+        struct ledger_cmd c;
+        ledger_cmd_init(&c, LEDGER_CMD_NODE_OUTCOME);
+        snprintf(c.name, sizeof c.name, "%s", o->node);
+        c.ok = o->ok;
+        c.failed = o->failed;
+        char k[PROTO_MAX_KEY + LEDGER_NAME_MAX + 8];
+        snprintf(k, sizeof k, "%s/o/%s", r->key, o->node);
+        c.key = rmserver_key_hash(k);
+        if (rmserver_submit(s, &c, NULL) != 0)
+            return ERR_FULL; /* the renewal is refused too: its retry brings them again */
+    }
+    return 0;
+}
+
 static void rmserver__job_write(struct rmserver *s, zuv_sock_t *sock, const void *peer,
                                 size_t peer_len, const proto_msg_t *m)
 {
@@ -322,6 +346,12 @@ static void rmserver__job_write(struct rmserver *s, zuv_sock_t *sock, const void
         return;
     }
     c.key = rmserver_key_hash(key);
+    if (m->type == PROTO_LEASE_RENEW && s->role == RAFT_LEADER && key != NULL && key[0] != '\0' &&
+        rmserver__outcomes(s, &m->lease_renew) != 0) {
+        rmserver__reject(s, sock, peer, peer_len, m, RMSERVER_REJ_BUSY, ERR_FULL,
+                         "too many requests pending, retry later");
+        return;
+    }
     rmserver__write(s, sock, peer, peer_len, m, &c, key, NULL);
 }
 

@@ -69,6 +69,20 @@ static long long mark_ns(const char *id, const char *kind)
     return atoll(p ? p + 1 : buf);
 }
 
+/* `paddock node show NAME --json` on the fixture's cluster (NULL when it fails). */
+static json_t *node_show(const char *name)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s/paddock node show %s --cluster %s --json 2>/dev/null", g_f.bin,
+             name, g_f.cluster);
+    FILE *p = popen(cmd, "r");
+    if (!p)
+        return NULL;
+    json_t *doc = json_loadf(p, JSON_DISABLE_EOF_CHECK, NULL);
+    pclose(p);
+    return doc;
+}
+
 static void assert_final(const char *want_state, int want_rc, int rc)
 {
     json_t *st = jmf_job_file(&g_f, "state.json");
@@ -190,6 +204,18 @@ static void test_retries(void **state)
     assert_non_null(nodes[0]);
     assert_non_null(nodes[1]);
     assert_string_not_equal(nodes[0], nodes[1]); /* a retry prefers another node */
+    /* The JM reported the outcomes per node with its lease renewals: the RM counts the failure
+       on the node of the first attempt, and its Psucc is below what its successes alone give
+       (Apollo §3.3). */
+    json_t *nd = node_show(nodes[0]);
+    json_int_t nfailed = json_integer_value(json_object_get(nd, "tasks_failed"));
+    json_int_t nok = json_integer_value(json_object_get(nd, "tasks_ok"));
+    double psucc = json_number_value(json_object_get(nd, "psucc"));
+    fprintf(stderr, "%s: %lld failed, %lld ok, psucc %.3f\n", nodes[0], (long long)nfailed,
+            (long long)nok, psucc);
+    json_decref(nd);
+    assert_true(nfailed >= 1);
+    assert_true(psucc > 0 && psucc < (double)(nok + 1) / (double)(nok + 2));
     json_decref(rep);
 
     /* A task that always fails: the job fails after 3 attempts and says which task and why. */
@@ -535,14 +561,9 @@ static void test_draining_node(void **state)
     json_decref(rep);
     /* The RM learned it from the PN's heartbeats: `paddock node show` says draining (the
        node still runs the first job's task). */
-    char cmd[2048], state_now[64] = "";
-    snprintf(cmd, sizeof cmd, "%s/paddock node show %s --cluster %s --json 2>/dev/null", g_f.bin,
-             victim, g_f.cluster);
+    char state_now[64] = "";
     for (int i = 0; i < 100 && strcmp(state_now, "draining") != 0; i++) {
-        FILE *p = popen(cmd, "r");
-        json_t *doc = p ? json_loadf(p, JSON_DISABLE_EOF_CHECK, NULL) : NULL;
-        if (p)
-            pclose(p);
+        json_t *doc = node_show(victim);
         const char *sv = json_string_value(json_object_get(doc, "state"));
         snprintf(state_now, sizeof state_now, "%s", sv ? sv : "");
         json_decref(doc);

@@ -227,6 +227,13 @@ void sample_msg(proto_msg_t *msg, proto_type_t type, enum sample_variant variant
             b->running_opportunistic = 40;
             b->deadline_ms = 900000;
             b->timestamp_ms = now;
+            b->noutcomes = 2;
+            b->outcomes = mem_calloc(b->noutcomes, sizeof *b->outcomes);
+            b->outcomes[0].node = mem_strdup("pn-17");
+            b->outcomes[0].ok = 40;
+            b->outcomes[0].failed = 2;
+            b->outcomes[1].node = mem_strdup("pn-3");
+            b->outcomes[1].ok = 7;
         }
         break;
     }

@@ -181,6 +181,13 @@ static void fill_elem(const proto__schema_t *sub, void *elem, uint32_t i)
         proto_file_t *f = elem;
         f->path = mem_strdup("/opt/jobs/run.sh");
         f->bytes = i;
+    } else if (strcmp(sub->name, "outcome") == 0) {
+        proto_outcome_t *o = elem;
+        char name[32];
+        snprintf(name, sizeof name, "pn-%u", i);
+        o->node = mem_strdup(name);
+        o->ok = i;
+        o->failed = i % 3;
     } else {
         assert_string_equal(sub->name, "view_node");
         sample_view_node(elem, i, 1);
