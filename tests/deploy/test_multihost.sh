@@ -374,7 +374,10 @@ role_of_cut() {
 # ---- heal: the cut replica comes back as a follower, its PN is up again --------------------
 wait_for 10 "the leader's commit index" get_min_index
 ip -n "$sw" link set "p$cut" up
-wait_for 20 "the cut replica to rejoin and apply up to $min_index" role_of_cut
+# Raft's TCP connects to and from the cut host started during the cut; the kernel retries their
+# SYNs with exponential backoff (1, 2, 4, 8, 16, 32 s), so after a long cut the link may be used
+# again only half a minute after it is back.
+wait_for 60 "the cut replica to rejoin and apply up to $min_index" role_of_cut
 wait_for 20 "pn-$cut up again" node_is $jmh "pn-$cut" up
 say "host $cut rejoined: its replica follows and applied the log up to $min_index, pn-$cut is up"
 
