@@ -232,8 +232,12 @@ static void jmd_sched__outcome(jmd_t *j, size_t task, int state, const proto_tas
     int64_t s = st && st->started_at_ms ? st->started_at_ms : t->start_wall;
     int64_t e = st && st->ended_at_ms ? st->ended_at_ms : wall;
     r.queued_s = jmd_wall_rel_s(j, q);
-    r.start_s = s ? jmd_wall_rel_s(j, s) : r.queued_s;
     r.end_s = jmd_wall_rel_s(j, e);
+    /* An attempt that never ran and ended otherwise than by its own exit (moved, cancelled,
+       lost or preempted in the queue) waited until its end: the report draws the wait, not a
+       run. */
+    int never_ran = !s && state != PROTO_TASK_SUCCEEDED && state != PROTO_TASK_FAILED;
+    r.start_s = s ? jmd_wall_rel_s(j, s) : never_ran ? r.end_s : r.queued_s;
     if (r.end_s < r.start_s)
         r.end_s = r.start_s;
     r.wait_s = t->queue_s;
