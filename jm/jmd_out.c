@@ -184,9 +184,10 @@ void jmd_out_failed_state(const char *job_dir, const char *job_id, int64_t start
                           job_id ? job_id : "", "name", "", "pid", (json_int_t)getpid(), "state",
                           "failed", "reason", reason ? reason : "", "started_ms",
                           (json_int_t)started_ms, "elapsed_s", 0.0, "deadline_s");
-    static const char *const zero[] = {"tasks_total",   "tasks_succeeded",        "tasks_running",
-                                       "tasks_ready",   "attempts_failed",        "tokens_granted",
-                                       "tokens_target", "opportunistic_allowance"};
+    static const char *const zero[] = {
+        "tasks_total",    "tasks_succeeded", "tasks_running",
+        "tasks_ready",    "attempts_failed", "attempts_moved",
+        "tokens_granted", "tokens_target",   "opportunistic_allowance"};
     for (size_t i = 0; o && i < sizeof zero / sizeof zero[0]; i++)
         json_object_set_new(o, zero[i], json_integer(0));
     if (o) {
@@ -232,6 +233,8 @@ void jmd_out_state(jmd_t *j)
         (json_int_t)dispatch_allowance(j->disp), "makespan_s",
         j->outcome == JMD_RUNNING ? json_null() : json_real(jmd_out__makespan(j)), "deadline_met",
         jmd_out__deadline_met(j));
+    if (o)
+        json_object_set_new(o, "attempts_moved", json_integer((json_int_t)j->attempts_moved));
     jmd_out__write(j, "state.json", o, j->outcome != JMD_RUNNING);
 }
 

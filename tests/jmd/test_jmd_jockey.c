@@ -321,6 +321,8 @@ static void test_flood(void **state)
             "attempts moved, %d preempted\n",
             makespan, d, flood_at, flood_first, flood_end, before, after, granted_after,
             longest_wait, moved, preempted);
+    /* state.json counts the attempts the JM moved, as the report's reasons do */
+    assert_int_equal(json_integer_value(json_object_get(st, "attempts_moved")), moved);
     assert_true(flood_first < makespan);
     assert_true(longest_wait >= 1.0); /* the flood's regular tasks held the job's up */
     assert_true(before >= 1);
