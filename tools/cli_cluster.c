@@ -15,6 +15,7 @@
 #include "common/mem.h"
 #include "rm/rmclient.h"
 #include "tools/cli.h"
+#include "tools/spawn.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -70,23 +71,6 @@ struct cluster_opts {
     bool json;
 };
 
-static int cluster_bin_dir(char *out, size_t cap)
-{
-    const char *env = getenv("PADDOCK_BIN_DIR");
-    if (env != NULL && env[0] != '\0') {
-        snprintf(out, cap, "%s", env);
-        return 0;
-    }
-    ssize_t n = readlink("/proc/self/exe", out, cap - 1);
-    if (n <= 0)
-        return ERR_SYS;
-    out[n] = '\0';
-    char *slash = strrchr(out, '/');
-    if (slash != NULL)
-        *slash = '\0';
-    return 0;
-}
-
 /* Sockets holding the ports handed out so far: the kernel may hand out a port again once its
  * socket is closed, so all of them stay bound until the configuration is written. */
 static int cluster_port_fds[4 * RMCLIENT_MAX_REPLICAS + 256 + 8];
@@ -140,36 +124,6 @@ static pid_t cluster_live_pid(const char *pidfile)
     cmd[n] = '\0';
     /* guard against a recycled pid: it must still be one of ours */
     return strstr(cmd, "paddock-") != NULL ? (pid_t)pid : 0;
-}
-
-/* Starts argv detached (own session, output to logfile), records its pid. */
-static int cluster_spawn(char *const argv[], const char *logfile, const char *pidfile,
-                         pid_t *pid_out)
-{
-    pid_t pid = fork();
-    if (pid < 0)
-        return ERR_SYS;
-    if (pid == 0) {
-        setsid();
-        int in = open("/dev/null", O_RDONLY);
-        int out = open(logfile, O_WRONLY | O_CREAT | O_APPEND, 0600);
-        if (in >= 0)
-            dup2(in, 0);
-        if (out >= 0) {
-            dup2(out, 1);
-            dup2(out, 2);
-        }
-        signal(SIGPIPE, SIG_DFL);
-        execv(argv[0], argv);
-        _exit(127);
-    }
-    *pid_out = pid;
-    FILE *f = fopen(pidfile, "w");
-    if (f == NULL)
-        return ERR_IO;
-    fprintf(f, "%ld\n", (long)pid);
-    fclose(f);
-    return 0;
 }
 
 static int cluster_write(const char *path, const char *text)
@@ -294,8 +248,8 @@ static int cluster_start(const struct cluster_opts *o, const char bin[PATH_MAX],
     struct stat st;
     bool fresh = strcmp(kind, "rm") == 0 && stat(data, &st) != 0;
     char *argv[] = {exe, "--config", conf, fresh ? "--bootstrap" : NULL, NULL};
-    pid_t pid = 0;
-    if (cluster_spawn(argv, log, pidf, &pid) != 0) {
+    pid_t pid = spawn_detached(argv, log);
+    if (pid < 0 || spawn_write_pid(pidf, pid) != 0) {
         fprintf(stderr, "paddock: cannot start %s\n", exe);
         return 1;
     }
@@ -442,7 +396,7 @@ static int cluster_up_main(int argc, char **argv)
         fprintf(stderr, "paddock: %s: %s\n", o.dir, strerror(errno));
         return 1;
     }
-    if (realpath(o.dir, absdir) == NULL || cluster_bin_dir(bin, sizeof bin) != 0) {
+    if (realpath(o.dir, absdir) == NULL || spawn_bin_dir(bin, sizeof bin) != 0) {
         fprintf(stderr, "paddock: %s: %s\n", o.dir, strerror(errno));
         return 1;
     }

@@ -9,6 +9,7 @@
 #include "rm/rmclient.h"
 #include "rm/rmconf.h"
 #include "tools/cli.h"
+#include "tools/spawn.h"
 
 #include <fcntl.h>
 #include <jansson.h>
@@ -454,40 +455,15 @@ static int cli_rm_write_replica(const struct cli_rm_opts *o, json_t *conf, const
 static int cli_rm_start(const struct cli_rm_opts *o)
 {
     char exe[PATH_MAX + 16], conf[PATH_MAX + 64], log[PATH_MAX + 64], pidf[PATH_MAX + 64];
-    ssize_t n = readlink("/proc/self/exe", exe, PATH_MAX - 1);
-    if (n <= 0)
+    if (spawn_bin_dir(exe, PATH_MAX) != 0)
         return 1;
-    exe[n] = '\0';
-    char *slash = strrchr(exe, '/');
-    if (slash == NULL)
-        return 1;
-    snprintf(slash + 1, sizeof exe - (size_t)(slash + 1 - exe), "paddock-rm");
+    snprintf(exe + strlen(exe), sizeof exe - strlen(exe), "/paddock-rm");
     snprintf(conf, sizeof conf, "%s/rm-%s.conf", o->dir, o->args[0]);
     snprintf(log, sizeof log, "%s/rm-%s.log", o->dir, o->args[0]);
     snprintf(pidf, sizeof pidf, "%s/rm-%s.pid", o->dir, o->args[0]);
-    pid_t pid = fork();
-    if (pid < 0)
-        return 1;
-    if (pid == 0) {
-        setsid();
-        int in = open("/dev/null", O_RDONLY);
-        int out = open(log, O_WRONLY | O_CREAT | O_APPEND, 0600);
-        if (in >= 0)
-            dup2(in, 0);
-        if (out >= 0) {
-            dup2(out, 1);
-            dup2(out, 2);
-        }
-        signal(SIGPIPE, SIG_DFL);
-        char *argv[] = {exe, "--config", conf, "--join", NULL};
-        execv(exe, argv);
-        _exit(127);
-    }
-    FILE *f = fopen(pidf, "w");
-    if (f == NULL)
-        return 1;
-    fprintf(f, "%ld\n", (long)pid);
-    return fclose(f) != 0;
+    char *argv[] = {exe, "--config", conf, "--join", NULL};
+    pid_t pid = spawn_detached(argv, log);
+    return pid < 0 || spawn_write_pid(pidf, pid) != 0;
 }
 
 static int rm_add_main(int argc, char **argv)

@@ -16,6 +16,7 @@
 #include "jm/spec.h"
 #include "rm/rmclient.h"
 #include "tools/cli.h"
+#include "tools/spawn.h"
 #include "tools/jobdir.h"
 
 #include <errno.h>
@@ -323,24 +324,7 @@ static pid_t submit__spawn(const char *jm, const struct submit_opts *o, const ch
     argv[n] = NULL;
     char log[JOBDIR_PATH + 256];
     snprintf(log, sizeof log, "%s/jm.log", job_dir);
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid != 0)
-        return pid;
-    setsid();
-    int in = open("/dev/null", O_RDONLY);
-    int out = open(log, O_WRONLY | O_CREAT | O_APPEND, 0600);
-    if (in >= 0)
-        dup2(in, 0);
-    if (out >= 0) {
-        dup2(out, 1);
-        dup2(out, 2);
-    }
-    signal(SIGPIPE, SIG_DFL);
-    signal(SIGINT, SIG_DFL);
-    execvp(argv[0], (char *const *)argv);
-    fprintf(stderr, "paddock submit: cannot run %s: %s\n", argv[0], strerror(errno));
-    _exit(127);
+    return spawn_detached((char *const *)argv, log);
 }
 
 /* Waits until the JM shows it runs (jm.pid or state.json) or exits. 0 when it runs. */
