@@ -40,13 +40,15 @@ int jmf_up(struct jmf *f, const char *args)
     snprintf(f->cluster, sizeof f->cluster, "%s/cluster", f->dir);
     snprintf(f->job, sizeof f->job, "%s/job", f->dir);
     snprintf(f->work, sizeof f->work, "%s/work", f->dir);
-    if (mkdir(f->job, 0755) != 0 || mkdir(f->work, 0777) != 0)
-        return -1;
     char cmd[2048];
     snprintf(cmd, sizeof cmd, "%s/paddock cluster up --dir %s %s >%s/up.log 2>&1", f->bin,
              f->cluster, args, f->dir);
-    if (system(cmd) != 0) {
-        fprintf(stderr, "cluster up failed; see %s/up.log\n", f->dir);
+    if (mkdir(f->job, 0755) != 0 || mkdir(f->work, 0777) != 0 || system(cmd) != 0) {
+        fprintf(stderr, "cluster up failed:\n");
+        snprintf(cmd, sizeof cmd, "tail -n 20 %s/up.log >&2", f->dir);
+        if (system(cmd) != 0)
+            fprintf(stderr, "(no %s/up.log)\n", f->dir);
+        jmf_down(f); /* whatever did start */
         return -1;
     }
     return 0;

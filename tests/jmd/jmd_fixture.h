@@ -19,7 +19,8 @@ struct jmf {
     int jm_rc; /* its exit code once reaped (-1 while running) */
 };
 
-/* Makes the directories and starts a cluster with `args` ("--rm 3 --pn 3"). 0 or -1. */
+/* Makes the directories and starts a cluster with `args` ("--rm 3 --pn 3"). 0, or -1 after
+ * stopping whatever did start. */
 int jmf_up(struct jmf *f, const char *args);
 /* Kills the JM if still running, stops the cluster, removes the directory. */
 void jmf_down(struct jmf *f);

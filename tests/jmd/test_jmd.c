@@ -29,11 +29,7 @@ static struct jmf g_f;
 static int setup(void **state)
 {
     (void)state;
-    if (jmf_up(&g_f, "--rm 3 --pn 3 --pn-cpus 2") != 0) {
-        jmf_down(&g_f);
-        return -1;
-    }
-    return 0;
+    return jmf_up(&g_f, "--rm 3 --pn 3 --pn-cpus 2");
 }
 
 static int teardown(void **state)
@@ -57,6 +53,36 @@ static json_t *marked_task(const char *id, const char *stage, double sleep_s)
     if (stage)
         json_object_set_new(t, "stage", json_string(stage));
     return t;
+}
+
+/* Appends n marked tasks PREFIX-0 .. PREFIX-(n-1) of stage `stage`, each sleeping sleep_s. */
+static void add_marked(json_t *tasks, const char *prefix, const char *stage, int n, double sleep_s)
+{
+    char id[64];
+    for (int i = 0; i < n; i++) {
+        snprintf(id, sizeof id, "%s-%d", prefix, i);
+        json_array_append_new(tasks, marked_task(id, stage, sleep_s));
+    }
+}
+
+/* A job spec named `name` with `tasks` (stolen) and no stages or deadline. */
+static json_t *plain_job(const char *name, json_t *tasks)
+{
+    return json_pack("{s:i, s:s, s:o}", "version", 1, "name", name, "tasks", tasks);
+}
+
+/* The node a marked task started on (the first word of WORK/ID.start); false until it has. */
+static bool started_on(const char *id, char *node, size_t cap)
+{
+    char name[80], buf[256];
+    snprintf(name, sizeof name, "%s.start", id);
+    if (!jmf_mark(&g_f, name, buf, sizeof buf))
+        return false;
+    char *sp = strchr(buf, ' ');
+    if (sp)
+        *sp = '\0';
+    snprintf(node, cap, "%.63s", buf);
+    return true;
 }
 
 static long long mark_ns(const char *id, const char *kind)
@@ -255,32 +281,20 @@ static void test_pn_killed(void **state)
 {
     (void)state;
     json_t *tasks = json_array();
-    char id[32];
-    for (int i = 0; i < 6; i++) {
-        snprintf(id, sizeof id, "work-%d", i);
-        json_array_append_new(tasks, marked_task(id, "work", 2.0));
-    }
-    for (int i = 0; i < 3; i++) {
-        snprintf(id, sizeof id, "tail-%d", i);
-        json_array_append_new(tasks, marked_task(id, "tail", 0.2));
-    }
+    add_marked(tasks, "work", "work", 6, 2.0);
+    add_marked(tasks, "tail", "tail", 3, 0.2);
     json_t *spec =
         json_pack("{s:i, s:s, s:[{s:s}, {s:s, s:[s]}], s:o}", "version", 1, "name", "jmd-pn-killed",
                   "stages", "name", "work", "name", "tail", "after", "work", "tasks", tasks);
     assert_int_equal(jmf_start_jm(&g_f, spec, "--node-timeout 6000"), 0);
 
     /* Wait until some task runs, then SIGKILL the PN it runs on. */
-    char victim[256] = "";
+    char victim[64] = "";
     for (int i = 0; i < 400 && !victim[0]; i++) {
         for (int t = 0; t < 6 && !victim[0]; t++) {
-            char name[64], buf[256];
-            snprintf(name, sizeof name, "work-%d.start", t);
-            if (jmf_mark(&g_f, name, buf, sizeof buf)) {
-                char *sp = strchr(buf, ' ');
-                if (sp)
-                    *sp = '\0';
-                snprintf(victim, sizeof victim, "%.63s", buf);
-            }
+            char id[32];
+            snprintf(id, sizeof id, "work-%d", t);
+            started_on(id, victim, sizeof victim);
         }
         if (!victim[0])
             jmf_pause(50);
@@ -318,15 +332,8 @@ static void test_rm_gone(void **state)
 {
     (void)state;
     json_t *tasks = json_array();
-    char id[32];
-    for (int i = 0; i < 4; i++) {
-        snprintf(id, sizeof id, "a-%d", i);
-        json_array_append_new(tasks, marked_task(id, "a", 1.0));
-    }
-    for (int i = 0; i < 4; i++) {
-        snprintf(id, sizeof id, "b-%d", i);
-        json_array_append_new(tasks, marked_task(id, "b", 0.2));
-    }
+    add_marked(tasks, "a", "a", 4, 1.0);
+    add_marked(tasks, "b", "b", 4, 0.2);
     json_t *spec =
         json_pack("{s:i, s:s, s:[{s:s}, {s:s, s:[s]}], s:o}", "version", 1, "name", "jmd-rm-gone",
                   "stages", "name", "a", "name", "b", "after", "a", "tasks", tasks);
@@ -349,6 +356,7 @@ static void test_rm_gone(void **state)
     int rc = jmf_wait_jm(&g_f, 60);
     assert_final("succeeded", 0, rc);
     for (int i = 0; i < 4; i++) {
+        char id[32];
         snprintf(id, sizeof id, "b-%d.end", i);
         assert_true(jmf_mark(&g_f, id, buf, sizeof buf));
     }
@@ -359,11 +367,7 @@ static void test_rm_gone(void **state)
 static int setup_small(void **state)
 {
     (void)state;
-    if (jmf_up(&g_f, "--rm 3 --pn 3 --pn-cpus 2 --tokens 4") != 0) {
-        jmf_down(&g_f);
-        return -1;
-    }
-    return 0;
+    return jmf_up(&g_f, "--rm 3 --pn 3 --pn-cpus 2 --tokens 4");
 }
 
 static void test_tokens_refilled(void **state)
@@ -372,17 +376,9 @@ static void test_tokens_refilled(void **state)
     /* "hog" holds 3 of the 4 tokens for about 2 s. */
     struct jmf hog = g_f;
     json_t *tasks = json_array();
-    char id[32];
-    for (int i = 0; i < 3; i++) {
-        snprintf(id, sizeof id, "h-%d", i);
-        json_array_append_new(tasks, marked_task(id, "hog", 2.0));
-    }
+    add_marked(tasks, "h", "hog", 3, 2.0);
     assert_int_equal(jmf_new_job(&hog, "hog"), 0);
-    assert_int_equal(
-        jmf_start_jm(&hog,
-                     json_pack("{s:i, s:s, s:o}", "version", 1, "name", "jmd-hog", "tasks", tasks),
-                     ""),
-        0);
+    assert_int_equal(jmf_start_jm(&hog, plain_job("jmd-hog", tasks), ""), 0);
     char buf[256];
     bool started = false;
     for (int i = 0; i < 400 && !started; i++) {
@@ -392,16 +388,9 @@ static void test_tokens_refilled(void **state)
     }
     /* "wide" wants 4 tokens (4 parallel tasks of 3 s) but gets 1 until hog is done. */
     tasks = json_array();
-    for (int i = 0; i < 4; i++) {
-        snprintf(id, sizeof id, "w-%d", i);
-        json_array_append_new(tasks, marked_task(id, "wide", 3.0));
-    }
+    add_marked(tasks, "w", "wide", 4, 3.0);
     assert_int_equal(jmf_new_job(&g_f, "wide"), 0);
-    assert_int_equal(
-        jmf_start_jm(&g_f,
-                     json_pack("{s:i, s:s, s:o}", "version", 1, "name", "jmd-wide", "tasks", tasks),
-                     "--opp-factor 0"),
-        0);
+    assert_int_equal(jmf_start_jm(&g_f, plain_job("jmd-wide", tasks), "--opp-factor 0"), 0);
     int hrc = jmf_wait_jm(&hog, 60);
     if (hrc != 0)
         kill(hog.jm, SIGKILL);
@@ -435,18 +424,11 @@ static void test_tail_gives_back(void **state)
     (void)state;
     struct jmf tail = g_f;
     json_t *tasks = json_array();
-    char id[32], buf[256];
-    for (int i = 0; i < 3; i++) {
-        snprintf(id, sizeof id, "s-%d", i);
-        json_array_append_new(tasks, marked_task(id, "short", 0.3));
-    }
+    char buf[256];
+    add_marked(tasks, "s", "short", 3, 0.3);
     json_array_append_new(tasks, marked_task("long", "long", 8.0));
     assert_int_equal(jmf_new_job(&tail, "tail"), 0);
-    assert_int_equal(
-        jmf_start_jm(&tail,
-                     json_pack("{s:i, s:s, s:o}", "version", 1, "name", "jmd-tail", "tasks", tasks),
-                     "--opp-factor 0"),
-        0);
+    assert_int_equal(jmf_start_jm(&tail, plain_job("jmd-tail", tasks), "--opp-factor 0"), 0);
     /* Until the short tasks are done and the tail's target is down to 1. */
     int target = -1;
     for (int i = 0; i < 200 && target != 1; i++) {
@@ -463,16 +445,9 @@ static void test_tail_gives_back(void **state)
     assert_false(jmf_mark(&g_f, "long.end", buf, sizeof buf));
 
     tasks = json_array();
-    for (int i = 0; i < 3; i++) {
-        snprintf(id, sizeof id, "n-%d", i);
-        json_array_append_new(tasks, marked_task(id, "next", 0.5));
-    }
+    add_marked(tasks, "n", "next", 3, 0.5);
     assert_int_equal(jmf_new_job(&g_f, "next"), 0);
-    assert_int_equal(
-        jmf_start_jm(&g_f,
-                     json_pack("{s:i, s:s, s:o}", "version", 1, "name", "jmd-next", "tasks", tasks),
-                     "--opp-factor 0"),
-        0);
+    assert_int_equal(jmf_start_jm(&g_f, plain_job("jmd-next", tasks), "--opp-factor 0"), 0);
     int rc = jmf_wait_jm(&g_f, 60);
     bool tail_running = !jmf_mark(&g_f, "long.end", buf, sizeof buf);
     assert_final("succeeded", 0, rc);
@@ -505,44 +480,21 @@ static void test_draining_node(void **state)
     (void)state;
     struct jmf hold = g_f;
     json_t *tasks = json_array();
-    char id[32], buf[256];
-    for (int i = 0; i < 3; i++) {
-        snprintf(id, sizeof id, "hold-%d", i);
-        json_array_append_new(tasks, marked_task(id, "hold", 5.0));
-    }
+    add_marked(tasks, "hold", "hold", 3, 5.0);
     assert_int_equal(jmf_new_job(&hold, "hold"), 0);
-    assert_int_equal(
-        jmf_start_jm(&hold,
-                     json_pack("{s:i, s:s, s:o}", "version", 1, "name", "jmd-hold", "tasks", tasks),
-                     ""),
-        0);
+    assert_int_equal(jmf_start_jm(&hold, plain_job("jmd-hold", tasks), ""), 0);
     char victim[64] = "";
-    for (int i = 0; i < 400 && !victim[0]; i++) {
-        if (jmf_mark(&g_f, "hold-0.start", buf, sizeof buf)) {
-            char *sp = strchr(buf, ' ');
-            if (sp)
-                *sp = '\0';
-            snprintf(victim, sizeof victim, "%.63s", buf);
-        } else {
-            jmf_pause(50);
-        }
-    }
+    for (int i = 0; i < 400 && !started_on("hold-0", victim, sizeof victim); i++)
+        jmf_pause(50);
     assert_true(victim[0] != '\0');
     long pid = jmf_daemon_pid(&g_f, victim);
     assert_true(pid > 0);
     assert_int_equal(kill((pid_t)pid, SIGUSR1), 0);
 
     tasks = json_array();
-    for (int i = 0; i < 24; i++) {
-        snprintf(id, sizeof id, "b-%d", i);
-        json_array_append_new(tasks, marked_task(id, "many", 0.2));
-    }
+    add_marked(tasks, "b", "many", 24, 0.2);
     assert_int_equal(jmf_new_job(&g_f, "many"), 0);
-    assert_int_equal(
-        jmf_start_jm(&g_f,
-                     json_pack("{s:i, s:s, s:o}", "version", 1, "name", "jmd-many", "tasks", tasks),
-                     "--max-attempts 1"),
-        0);
+    assert_int_equal(jmf_start_jm(&g_f, plain_job("jmd-many", tasks), "--max-attempts 1"), 0);
     int rc = jmf_wait_jm(&g_f, 60);
     assert_final("succeeded", 0, rc);
     json_t *rep = jmf_job_file(&g_f, "report.json");

@@ -29,11 +29,7 @@ static struct jmf g_flood; /* a second JM on the same cluster (shares g_f's dire
 static int setup(void **state)
 {
     (void)state;
-    if (jmf_up(&g_f, "--rm 3 --pn 3 --pn-cpus 2 --tokens 6") != 0) {
-        jmf_down(&g_f);
-        return -1;
-    }
-    return 0;
+    return jmf_up(&g_f, "--rm 3 --pn 3 --pn-cpus 2 --tokens 6");
 }
 
 static int teardown(void **state)
@@ -203,11 +199,7 @@ static void test_profile_then_deadline_changes(void **state)
 static int setup_oversubscribed(void **state)
 {
     (void)state;
-    if (jmf_up(&g_f, "--rm 3 --pn 3 --pn-cpus 2 --tokens 12") != 0) {
-        jmf_down(&g_f);
-        return -1;
-    }
-    return 0;
+    return jmf_up(&g_f, "--rm 3 --pn 3 --pn-cpus 2 --tokens 12");
 }
 
 /* A job with a profile meets its deadline while a competing job floods the cluster as it runs,
