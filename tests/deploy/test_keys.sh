@@ -7,6 +7,7 @@
 #     allowed key is answered by each.
 # Stops exactly the daemons it started (`paddock cluster down` on its own directory).
 set -u
+. "$(dirname "$0")/lib.sh"
 bin=${PADDOCK_BIN_DIR:?PADDOCK_BIN_DIR is not set}
 probe="$bin/deploy_probe"
 T=$(mktemp -d "${TMPDIR:-/tmp}/paddock-keys.XXXXXX") || exit 1
@@ -18,10 +19,6 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
-fail() {
-    echo "FAIL: $*"
-    exit 1
-}
 
 # ---- no keys, no network ----------------------------------------------------------------------
 out=$(timeout 10 "$bin/paddock-pn" --set "pn.listen=tcp://0.0.0.0:0" --set "pn.work_dir=$T/pn" \
@@ -66,11 +63,7 @@ for s in $servers; do
 done
 [ $n = 5 ] || fail "expected 3 RM replicas and 2 PNs, found $n servers"
 for i in 4 5; do # the PNs: the allowed task ran; the intruder's never did
-    end=$(($(date +%s) + 10))
-    while [ ! -e "$T/allowed-ran-$i" ]; do
-        [ "$(date +%s)" -lt $end ] || fail "the allowed client's task never ran on server $i"
-        sleep 0.05
-    done
+    wait_for 10 "the allowed client's task to run on server $i" test -e "$T/allowed-ran-$i"
     [ ! -e "$T/intruder-ran-$i" ] || fail "the intruder's task ran on server $i"
 done
 ok=1

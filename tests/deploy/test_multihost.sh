@@ -16,6 +16,8 @@
 # Traffic stays inside the namespaces. The test removes its namespaces and kills exactly the
 # pids it started, also on failure. Skipped (exit 77) where namespaces cannot be made.
 set -u
+. "$(dirname "$0")/lib.sh"
+WAIT_STEP=0.2 # wait_for polls the namespaces every 0.2 s
 bin=${PADDOCK_BIN_DIR:?PADDOCK_BIN_DIR is not set}
 src=${PADDOCK_SOURCE_DIR:?PADDOCK_SOURCE_DIR is not set}
 probe="$bin/deploy_probe"
@@ -80,11 +82,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
 
-fail() {
-    echo "FAIL: $*"
-    exit 1
-}
-
 # on HOST CMD...: runs CMD inside host HOST's namespace
 on() {
     h=$1
@@ -92,19 +89,6 @@ on() {
     ip netns exec "$tag-h$h" "$@"
 }
 
-# wait_for SECONDS DESCRIPTION CMD...: polls CMD every 0.2 s until it succeeds
-exited() { ! kill -0 "$1" 2>/dev/null; }
-
-wait_for() {
-    limit=$1
-    what=$2
-    shift 2
-    end=$(($(date +%s) + limit))
-    while ! "$@" >/dev/null 2>&1; do
-        [ "$(date +%s)" -lt $end ] || fail "timed out after ${limit}s waiting for $what"
-        sleep 0.2
-    done
-}
 
 # ---- the network: a bridge in its own namespace, one veth pair per host ------------------
 ip netns add "$sw" 2>/dev/null || skip "cannot create a network namespace (ip netns add failed)"

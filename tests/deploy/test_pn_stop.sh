@@ -8,6 +8,7 @@
 #   - SIGUSR1 drains whatever the mode: the running task finishes, the PN exits 0.
 # Kills exactly the pids it started, also on failure.
 set -u
+. "$(dirname "$0")/lib.sh"
 bin=${PADDOCK_BIN_DIR:?PADDOCK_BIN_DIR is not set}
 probe="$bin/deploy_probe"
 T=$(mktemp -d "${TMPDIR:-/tmp}/paddock-pn-stop.XXXXXX") || exit 1
@@ -26,23 +27,8 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
-fail() {
-    echo "FAIL: $*"
-    exit 1
-}
 say() { echo "[pn-stop] $*"; }
-wait_for() { # SECONDS WHAT CMD...
-    limit=$1
-    what=$2
-    shift 2
-    end=$(($(date +%s) + limit))
-    while ! "$@" >/dev/null 2>&1; do
-        [ "$(date +%s)" -lt $end ] || fail "timed out after ${limit}s waiting for $what"
-        sleep 0.05
-    done
-}
 last_line_is() { tail -n 1 "$1" 2>/dev/null | grep -q "$2"; }
-exited() { ! kill -0 "$1" 2>/dev/null; }
 
 # start_pn NAME MODE [NOTIFY_SOCKET]: sets $pn (pid) and $ep (endpoint)
 start_pn() {

@@ -4,6 +4,7 @@
 # data directory without --bootstrap it serves again (what Restart=on-failure relies on).
 # Kills exactly the pids it started, also on failure.
 set -u
+. "$(dirname "$0")/lib.sh"
 bin=${PADDOCK_BIN_DIR:?PADDOCK_BIN_DIR is not set}
 probe="$bin/deploy_probe"
 T=$(mktemp -d "${TMPDIR:-/tmp}/paddock-rm-stop.XXXXXX") || exit 1
@@ -18,21 +19,6 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
-fail() {
-    echo "FAIL: $*"
-    exit 1
-}
-wait_for() { # SECONDS WHAT CMD...
-    limit=$1
-    what=$2
-    shift 2
-    end=$(($(date +%s) + limit))
-    while ! "$@" >/dev/null 2>&1; do
-        [ "$(date +%s)" -lt $end ] || fail "timed out after ${limit}s waiting for $what"
-        sleep 0.05
-    done
-}
-exited() { ! kill -0 "$1" 2>/dev/null; }
 # the replica's ports, free when the test starts (kept across its restart)
 p_raft=$("$probe" --free-port) && p_api=$("$probe" --free-port) && p_pub=$("$probe" --free-port) ||
     fail "no free port on 127.0.0.1"
