@@ -30,7 +30,8 @@
     X(ERR_CONFIG, -17, "bad configuration")                                                        \
     X(ERR_SYS, -18, "system call failed")                                                          \
     X(ERR_UNAVAILABLE, -19, "service unavailable")                                                 \
-    X(ERR_CANCELLED, -20, "cancelled")
+    X(ERR_CANCELLED, -20, "cancelled")                                                             \
+    X(ERR_ADMISSION, -21, "admission refused: the deadline cannot be met")
 
 enum err_code {
 #define ERR__ENUM(name, value, text) name = value,

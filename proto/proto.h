@@ -45,7 +45,8 @@
  *                                            terminal state: succeeded, failed, preempted,
  *                                            cancelled or lost)
  *     C:TASK_CANCEL  S:TASK_STATUS          (cancelled, or the terminal state it already had)
- *     C:TASK_UPGRADE S:TASK_STATUS          (class regular, in place, no restart)
+ *     C:TASK_UPGRADE S:TASK_STATUS          (the class asked for, in place, no restart:
+ *                                            regular, or opportunistic for a downgrade)
  * CLI -> RM (RM API ROUTER):
  *     C:ADMIN_QUERY  S:ADMIN_REPLY          (the reply carries one JSON document as a string:
  *                                            the RM builds it, the CLI prints or reads it)
@@ -256,6 +257,18 @@ typedef struct proto_job_register { /* JM or CLI -> RM */
     char *jm_endpoint; /* where the JM can be reached, if it already runs */
     char *submitter;
     int64_t submit_ms;
+    /* The job's shape for the arbiter (rm/arbiter.h), in sized tokens (Apollo §2.1): mean and
+     * standard deviation of its total work (token-ms) and of its critical path (ms), the most
+     * tokens it can use at once, and whether the estimates come from a profile of earlier runs
+     * (Jockey) or from the spec alone. All 0 when unknown: the RM then admits without a check. */
+    uint64_t work_ms;
+    uint64_t work_sd_ms;
+    uint64_t path_ms;
+    uint64_t path_sd_ms;
+    uint32_t width;
+    bool has_profile;
+    bool best_effort; /* run without admission control (deadline kept for ordering only) */
+    double weight;    /* share of spare among jobs without a deadline; 0 = 1 */
 } proto_job_register_t;
 
 typedef struct proto_job_register_reply { /* RM -> JM or CLI */
@@ -263,6 +276,11 @@ typedef struct proto_job_register_reply { /* RM -> JM or CLI */
     char *job_id;                         /* the id the RM assigned, req (empty if refused) */
     int32_t code;                         /* 0 accepted, else ERR_* (e.g. admission refused) */
     char *reason;
+    /* With ERR_ADMISSION: the earliest feasible finish (MRM §3), ms from submission: the
+     * median estimate and the conservative bound the admission check uses. Also set when
+     * accepted: the finish the RM expects at the deadline given. */
+    uint64_t eff_p50_ms;
+    uint64_t eff_ms;
 } proto_job_register_reply_t;
 
 typedef struct proto_token_request { /* JM -> RM */
@@ -279,6 +297,10 @@ typedef struct proto_token_grant { /* RM -> JM */
     uint32_t capacity;             /* token capacity of the job's virtual cluster */
     uint32_t lease_ms;             /* the grant is reclaimed unless renewed within this */
     uint64_t ledger_index;         /* Raft index of the entry that set it (orders grants) */
+    uint32_t minimum;              /* of the grant, the job's guaranteed minimum; the rest is
+                                      spare the arbiter may reclaim (MinEDF-WC) */
+    double token_cpu;              /* a token's size in the virtual cluster (0: 1 core) */
+    uint64_t token_mem_mb;         /* (0: 4096 MiB) */
 } proto_token_grant_t;
 
 typedef struct proto_token_release { /* JM -> RM */
@@ -301,6 +323,8 @@ typedef struct proto_lease_renew { /* JM -> RM */
     uint32_t running_opportunistic;
     uint64_t deadline_ms; /* the deadline the JM works to, 0 = none */
     int64_t timestamp_ms;
+    uint64_t eta_ms;           /* the JM's expected finish, ms from submission (0: unknown) */
+    uint64_t eta_p95_ms;       /* its conservative bound */
     proto_outcome_t *outcomes; /* per node, since the last acknowledged renewal (Psucc, Apollo
                                   §3.3); the RM counts them once per key */
     uint32_t noutcomes;        /* 0..PROTO_MAX_OUTCOMES */
@@ -313,6 +337,9 @@ typedef struct proto_lease_ack { /* RM -> JM */
     uint32_t granted;            /* tokens held */
     bool cancel;                 /* an admin asked to cancel the job */
     uint64_t deadline_ms;        /* current deadline in the registry (admins may change it) */
+    uint32_t minimum;            /* as in TOKEN_GRANT */
+    double token_cpu;
+    uint64_t token_mem_mb;
 } proto_lease_ack_t;
 
 typedef struct proto_task_create { /* JM -> PN */
@@ -342,10 +369,14 @@ typedef struct proto_task_cancel { /* JM -> PN */
     char *reason;
 } proto_task_cancel_t;
 
-typedef struct proto_task_upgrade { /* JM -> PN: opportunistic -> regular, in place */
+typedef struct proto_task_upgrade { /* JM -> PN: a change of class, in place, no restart */
     char *job_id;                   /* req */
     char *task_id;                  /* req */
     uint32_t attempt;               /* req */
+    uint32_t task_class; /* the class wanted: regular (an upgrade, the default) or opportunistic
+                            (a downgrade: the job's spare tokens were reclaimed, MinEDF-WC) */
+    uint64_t grace_ms;   /* downgrade: the task is not preempted for this long (lets a nearly
+                            done task finish rather than lose its work); 0: none */
 } proto_task_upgrade_t;
 
 typedef struct proto_task_status { /* PN -> JM */
@@ -381,6 +412,10 @@ typedef struct proto_task_status { /* PN -> JM */
 #define PROTO_ADMIN_JOB_CANCEL   "job_cancel"   /* job id */
 #define PROTO_ADMIN_JOB_DEADLINE "job_deadline" /* job id, deadline in ms (decimal) */
 #define PROTO_ADMIN_RM_STATUS    "rm_status"    /* no args */
+/* The admission check without registering (MRM §3-4): vc, deadline ms (0: none), work_ms,
+ * work_sd_ms, path_ms, path_sd_ms, width, has_profile (0/1), all decimal. The reply holds the
+ * verdict, the earliest feasible finish and the price-deadline curve (rm/arbiter.h). */
+#define PROTO_ADMIN_QUOTE "quote"
 
 typedef struct proto_admin_query { /* CLI -> RM */
     char *kind;                    /* req, non-empty */

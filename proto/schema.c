@@ -194,16 +194,22 @@ static const proto__field_t job_register_f[] = {
     ENDPOINT(S, jm_endpoint, OPT),
     ANYNAME(S, submitter, OPT),
     TIME(S, submit_ms, OPT),
+    DUR(S, work_ms),
+    DUR(S, work_sd_ms),
+    DUR(S, path_ms),
+    DUR(S, path_sd_ms),
+    TOKENS(S, width, OPT),
+    BOOL(S, has_profile, OPT),
+    BOOL(S, best_effort, OPT),
+    F64(S, weight, OPT, 0, PROTO_MAX_WEIGHT),
 };
 static SCHEMA(job_register, S, job_register_f, NULL);
 #undef S
 
 #define S proto_job_register_reply_t
 static const proto__field_t job_register_reply_f[] = {
-    KEY(S, key),
-    ANYNAME(S, job_id, REQ),
-    I32(S, code, OPT, INT32_MIN, 0),
-    TEXT(S, reason),
+    KEY(S, key),     ANYNAME(S, job_id, REQ), I32(S, code, OPT, INT32_MIN, 0),
+    TEXT(S, reason), DUR(S, eff_p50_ms),      DUR(S, eff_ms),
 };
 static SCHEMA(job_register_reply, S, job_register_reply_f, NULL);
 #undef S
@@ -226,6 +232,9 @@ static const proto__field_t token_grant_f[] = {
     U32(S, capacity, OPT, 0, UINT32_MAX),
     DUR32(S, lease_ms, OPT),
     ID64(S, ledger_index, OPT),
+    TOKENS(S, minimum, OPT),
+    CPU(S, token_cpu, OPT, 0),
+    MEM(S, token_mem_mb, OPT, 0),
 };
 static SCHEMA(token_grant, S, token_grant_f, NULL);
 #undef S
@@ -271,6 +280,8 @@ static const proto__field_t lease_renew_f[] = {
     COUNT(S, running_opportunistic),
     DUR(S, deadline_ms),
     TIME(S, timestamp_ms, OPT),
+    DUR(S, eta_ms),
+    DUR(S, eta_p95_ms),
     STRUCTS(S, outcomes, noutcomes, OPT, 0, PROTO_MAX_OUTCOMES, outcome_s),
 };
 static SCHEMA(lease_renew, S, lease_renew_f, NULL);
@@ -278,8 +289,15 @@ static SCHEMA(lease_renew, S, lease_renew_f, NULL);
 
 #define S proto_lease_ack_t
 static const proto__field_t lease_ack_f[] = {
-    KEY(S, key),          NAME(S, job_id, REQ), DUR32(S, lease_ms, REQ), TOKENS(S, granted, OPT),
-    BOOL(S, cancel, OPT), DUR(S, deadline_ms),
+    KEY(S, key),
+    NAME(S, job_id, REQ),
+    DUR32(S, lease_ms, REQ),
+    TOKENS(S, granted, OPT),
+    BOOL(S, cancel, OPT),
+    DUR(S, deadline_ms),
+    TOKENS(S, minimum, OPT),
+    CPU(S, token_cpu, OPT, 0),
+    MEM(S, token_mem_mb, OPT, 0),
 };
 static SCHEMA(lease_ack, S, lease_ack_f, NULL);
 #undef S
@@ -324,9 +342,9 @@ static SCHEMA(task_cancel, S, task_cancel_f, NULL);
 
 #define S proto_task_upgrade_t
 static const proto__field_t task_upgrade_f[] = {
-    NAME(S, job_id, REQ),
-    NAME(S, task_id, REQ),
-    ATTEMPT(S, attempt),
+    NAME(S, job_id, REQ), NAME(S, task_id, REQ),
+    ATTEMPT(S, attempt),  ENUM(S, task_class, OPT, PROTO_TASK_CLASS_COUNT),
+    DUR(S, grace_ms),
 };
 static SCHEMA(task_upgrade, S, task_upgrade_f, NULL);
 #undef S
