@@ -1,0 +1,160 @@
+/* arbiter.h - the RM's deadline arbiter: sized tokens, EDF, MinEDF, MinEDF-WC, admission with an
+ * earliest feasible finish, and MRM's price-deadline curve (pure).
+ *
+ * Same discipline as the ledger (rm/ledger.h): no clock, no I/O, no randomness. The ledger calls
+ * arbiter_allocate after every command that changes a virtual cluster's demand, so every replica
+ * computes the same grants from the same log, and a new leader continues unchanged.
+ *
+ * Sized tokens (Apollo §2.1): "a token is the right to run one regular task of at most a fixed
+ * CPU and memory". A task that needs more takes as many tokens as its largest dimension needs.
+ *
+ * ARIA bounds (Verma et al. §II): n tasks of mean a and maximum m on k slots, greedily assigned,
+ * finish between n·a/k and (n−1)·a/k + m. For a DAG the same bounds hold with the total work W
+ * and the critical path L (Graham): max(W/k, L) <= T(k) <= (W − L)/k + L. Verma takes the mean
+ * of the two bounds as the estimate; MinEDF is the smallest k whose estimate meets the deadline.
+ *
+ * Allocation (Verma §III, Algorithm 1; Jockey §4.4), per virtual cluster:
+ *  - order: admitted deadline jobs by earliest deadline (EDF), then best-effort jobs that have a
+ *    deadline (not admitted: they may not delay admitted ones), then jobs without a deadline;
+ *    ties by job id;
+ *  - MinEDF: each deadline job, in that order, gets its minimum while tokens last;
+ *  - MinEDF-WC: what is left is spare, handed to deadline jobs in the same order up to their
+ *    width, then shared by jobs without a deadline in proportion to their weights (water-filling
+ *    up to what each wants). The grant is recomputed from scratch at every step, so spare given
+ *    to a later deadline goes back to an earlier one as soon as it needs it (a reclaim), and a
+ *    job without a deadline never keeps tokens a deadline job's minimum needs.
+ *  - EDF and FCFS keep what a job holds (no reclaim: Verma's EDF and Paddock before the arbiter)
+ *    and hand out only free tokens, in EDF or arrival order, up to width (EDF) or wanted (FCFS).
+ *
+ * Admission (MRM §3, §5): the finish time of a new deadline job is computed in a fluid model of
+ * the virtual cluster: jobs in EDF order each take min(width, free) tokens over time until their
+ * work is done; the Graham tail L·(1 − 1/k̄) is added, with k̄ the mean tokens the job received.
+ * The conservative bound uses mean + k·sd of work and critical path (MRM's prediction-interval
+ * upper bound; k = 1.645 for 95%); the median uses the means. The job is admitted when it and
+ * every admitted job that met its deadline before still meet it. Otherwise the earliest feasible
+ * finish is the smallest deadline at which it would be admitted.
+ *
+ * Price (MRM §4.2, eq. 13): c(δ_j, p_j) = κ·(p_j/(δ_j + 1) + Σ_i (p_i/(δ'_i + 1) − p_i/(δ_i + 1)))
+ * with p the work in token-seconds and δ the slack (deadline − conservative finish) normalised by
+ * the new job's time alone at its width.
+ */
+#ifndef PADDOCK_RM_ARBITER_H
+#define PADDOCK_RM_ARBITER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define ARBITER_TOKEN_CPU_DEFAULT    1.0  /* cores per token */
+#define ARBITER_TOKEN_MEM_MB_DEFAULT 4096 /* MiB per token */
+#define ARBITER_K_DEFAULT            1.645 /* sd multiplier of the conservative bound: 95% */
+#define ARBITER_PRICE_POINTS_MAX     64
+
+/* Tokens a task of `cpu` cores and `mem_mb` MiB takes: max(ceil(cpu / token_cpu),
+ * ceil(mem_mb / token_mem_mb), 1). A token size of 0 means the default. Inline, so the JM and
+ * the CLI use the very rule the RM counts with, without linking the RM. */
+static inline uint32_t arbiter_task_tokens(double cpu, uint64_t mem_mb, double token_cpu,
+                                           uint64_t token_mem_mb)
+{
+    if (!(token_cpu > 0))
+        token_cpu = ARBITER_TOKEN_CPU_DEFAULT;
+    if (token_mem_mb == 0)
+        token_mem_mb = ARBITER_TOKEN_MEM_MB_DEFAULT;
+    double c = cpu / token_cpu - 1e-9; /* 2.0 cores of 1-core tokens is 2, not 3 */
+    uint64_t by_cpu = c > 1 ? (uint64_t)c + (c > (double)(uint64_t)c) : 1;
+    uint64_t by_mem = (mem_mb + token_mem_mb - 1) / token_mem_mb;
+    uint64_t t = by_cpu > by_mem ? by_cpu : by_mem;
+    return t < 1 ? 1 : t > UINT32_MAX ? UINT32_MAX : (uint32_t)t;
+}
+
+/* A job's remaining work: public value. Times in seconds, work in token-seconds. */
+struct arbiter_shape {
+    double work;     /* W: sum over tasks of runtime x tokens */
+    double work_sd;  /* its standard deviation */
+    double path;     /* L: the critical path */
+    double path_sd;
+    uint32_t width;  /* most tokens the job can use at once (>= 1 when work > 0) */
+};
+
+/* ARIA's bounds at k tokens (k >= 1): lower max(W/k, L), upper (W − L)/k + L (never below the
+ * lower), estimate their mean. Means only (work, path); 0 for an empty shape. */
+double arbiter_time_low(const struct arbiter_shape *s, double k);
+double arbiter_time_up(const struct arbiter_shape *s, double k);
+double arbiter_time_avg(const struct arbiter_shape *s, double k);
+
+/* MinEDF: the smallest k in 1..width whose estimate (arbiter_time_avg) is at most `left`
+ * seconds; width when none is (the job cannot meet its deadline: it gets all it can use), 0 for
+ * an empty shape. */
+uint32_t arbiter_min_tokens(const struct arbiter_shape *s, double left);
+
+enum arbiter_policy {
+    ARBITER_FCFS = 0,      /* arrival order, keep what you hold, up to wanted */
+    ARBITER_EDF = 1,       /* EDF order, keep what you hold, up to width */
+    ARBITER_MINEDF = 2,    /* minimums in EDF order; the rest to jobs without a deadline */
+    ARBITER_MINEDF_WC = 3, /* minimums, then spare in EDF order, reclaimed when needed */
+};
+
+/* "fcfs", "edf", "minedf", "minedf_wc"; parse returns -1 for an unknown name. */
+const char *arbiter_policy_name(enum arbiter_policy p);
+int arbiter_policy_parse(const char *name);
+
+/* One job of a virtual cluster. Public struct: the caller fills the inputs; arbiter_allocate
+ * writes the outputs. */
+struct arbiter_job {
+    uint64_t id;       /* in: arrival order, the tie-break */
+    int64_t deadline;  /* in: absolute, any time unit; 0: none */
+    bool best_effort;  /* in: has a deadline but was not admitted */
+    uint32_t wanted;   /* in: the job's latest ask (its Jockey target, or its width) */
+    uint32_t minimum;  /* in: what meets its deadline (MinEDF; ignored without a deadline) */
+    uint32_t width;    /* in: most tokens it can use (spare cap); 0: wanted */
+    uint32_t held;     /* in: its grant before this step (FCFS and EDF keep it) */
+    double weight;     /* in: share among jobs without a deadline; <= 0: 1 */
+    uint32_t grant;    /* out: tokens granted */
+    uint32_t min_part; /* out: of grant, the part that is its minimum (the rest is spare) */
+};
+
+/* Recomputes the grants of jobs[0..n) for a virtual cluster of `capacity` tokens. Invariants:
+ * the grants sum to at most capacity; no job gets more than max(width, wanted) (or, under FCFS,
+ * wanted); min_part <= grant. Deterministic: the same inputs in any order give the same grants.
+ * Uses no memory beyond `order`, which the caller provides with room for n indices. */
+void arbiter_allocate(enum arbiter_policy policy, uint32_t capacity, struct arbiter_job *jobs,
+                      size_t n, size_t *order);
+
+/* An admitted job as admission sees it: public value. */
+struct arbiter_load {
+    uint64_t id;
+    double deadline;             /* seconds from `now`; may be negative (already late) */
+    struct arbiter_shape remain; /* what is left of it */
+};
+
+struct arbiter_quote {
+    bool admit;           /* the deadline asked for is feasible for the job and all admitted */
+    double finish_p50;    /* at the deadline asked for: median finish, seconds from now */
+    double finish;        /* ... conservative finish */
+    double eff_p50;       /* earliest feasible finish: median, seconds from now */
+    double eff;           /* ... conservative: the deadline to resubmit with */
+    uint64_t breaks;      /* with !admit: an admitted job it would make late (0: itself) */
+};
+
+/* Admission of a job of shape `job` with a deadline `deadline` seconds from now (<= 0: quote
+ * only, no deadline asked) into a virtual cluster of `capacity` tokens running the admitted
+ * jobs load[0..n). k: the sd multiplier (<= 0: ARBITER_K_DEFAULT). Returns 0, or ERR_INVAL for
+ * an empty shape or a zero capacity, ERR_NOMEM. */
+int arbiter_admit(double k, uint32_t capacity, const struct arbiter_load *load, size_t n,
+                  const struct arbiter_shape *job, double deadline, struct arbiter_quote *out);
+
+/* One point of the price-deadline curve. */
+struct arbiter_price {
+    double deadline; /* seconds from now, from the earliest feasible finish on */
+    double slack;    /* δ_j */
+    double price;    /* token-seconds (κ = 1) */
+};
+
+/* MRM's price-deadline curve at npoints (<= ARBITER_PRICE_POINTS_MAX) deadlines from the
+ * earliest feasible finish to that plus four times the job's time alone. Returns the number of
+ * points written, or a negative ERR_* as arbiter_admit. The price falls as slack grows. */
+int arbiter_price_curve(double k, uint32_t capacity, const struct arbiter_load *load, size_t n,
+                        const struct arbiter_shape *job, struct arbiter_price *out,
+                        size_t npoints);
+
+#endif
