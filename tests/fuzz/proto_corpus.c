@@ -1,6 +1,8 @@
 /* fuzz-proto-corpus DIR: writes seed inputs for the proto fuzz targets, every sample message
  * of every type: DIR/decode/<type>-<variant> (whole messages) and DIR/body/<type>-<variant>
- * (type byte + body, the fuzz_proto_body format). */
+ * (type byte + body, the fuzz_proto_body format). The typical variant sets every optional
+ * field (the arbiter's job shape, admission verdict, token size, ETA and downgrade too), so
+ * every key of every type is in the seeds; the minimal one is what an older peer sends. */
 #include <errno.h>
 #include <stdio.h>
 #include <sys/stat.h>

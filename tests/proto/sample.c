@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/err.h"
 #include "common/mem.h"
 
 char *sample_str(size_t len, char fill)
@@ -169,6 +170,14 @@ void sample_msg(proto_msg_t *msg, proto_type_t type, enum sample_variant variant
             b->jm_endpoint = mem_strdup("tcp://127.0.0.1:7300");
             b->submitter = mem_strdup("alice");
             b->submit_ms = now;
+            b->work_ms = 3600000;
+            b->work_sd_ms = 240000;
+            b->path_ms = 420000;
+            b->path_sd_ms = 30000;
+            b->width = 64;
+            b->has_profile = true;
+            b->best_effort = true;
+            b->weight = 2.5;
         }
         break;
     }
@@ -177,8 +186,10 @@ void sample_msg(proto_msg_t *msg, proto_type_t type, enum sample_variant variant
         b->key = mem_strdup("submit-7f3a");
         b->job_id = mem_strdup(t ? "j-000042" : "");
         if (t) {
-            b->code = -16;
+            b->code = ERR_ADMISSION;
             b->reason = mem_strdup("admission: deadline infeasible");
+            b->eff_p50_ms = 1080000;
+            b->eff_ms = 1260000;
         }
         break;
     }
@@ -199,6 +210,9 @@ void sample_msg(proto_msg_t *msg, proto_type_t type, enum sample_variant variant
             b->capacity = 400;
             b->lease_ms = 10000;
             b->ledger_index = 88123;
+            b->minimum = 60;
+            b->token_cpu = 2.0;
+            b->token_mem_mb = 8192;
         }
         break;
     }
@@ -227,6 +241,8 @@ void sample_msg(proto_msg_t *msg, proto_type_t type, enum sample_variant variant
             b->running_opportunistic = 40;
             b->deadline_ms = 900000;
             b->timestamp_ms = now;
+            b->eta_ms = 720000;
+            b->eta_p95_ms = 840000;
             b->noutcomes = 2;
             b->outcomes = mem_calloc(b->noutcomes, sizeof *b->outcomes);
             b->outcomes[0].node = mem_strdup("pn-17");
@@ -246,6 +262,9 @@ void sample_msg(proto_msg_t *msg, proto_type_t type, enum sample_variant variant
             b->granted = 100;
             b->cancel = true;
             b->deadline_ms = 1200000;
+            b->minimum = 80;
+            b->token_cpu = 0.5;
+            b->token_mem_mb = 2048;
         }
         break;
     }
@@ -299,6 +318,10 @@ void sample_msg(proto_msg_t *msg, proto_type_t type, enum sample_variant variant
         b->job_id = mem_strdup("j-000042");
         b->task_id = mem_strdup("extract-0");
         b->attempt = t ? 1 : 0;
+        if (t) { /* a downgrade: the typical sample differs from the default upgrade */
+            b->task_class = PROTO_CLASS_OPPORTUNISTIC;
+            b->grace_ms = 30000;
+        }
         break;
     }
     case PROTO_TASK_STATUS: {

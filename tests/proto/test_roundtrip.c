@@ -153,6 +153,78 @@ static void test_values_land_in_their_fields(void **state)
     proto_msg_close(&d);
     proto_msg_close(&m);
 
+    /* The arbiter's fields (issue 12): many are adjacent integers of one kind, where a
+     * swapped table entry would still round-trip. */
+    sample_msg(&m, PROTO_JOB_REGISTER, SAMPLE_TYPICAL);
+    assert_int_equal(proto_encode(&m, &buf, NULL, 0), 0);
+    assert_int_equal(proto_decode(buf.data, buf.len, &d, NULL, NULL, 0), 0);
+    assert_int_equal(d.job_register.work_ms, 3600000);
+    assert_int_equal(d.job_register.work_sd_ms, 240000);
+    assert_int_equal(d.job_register.path_ms, 420000);
+    assert_int_equal(d.job_register.path_sd_ms, 30000);
+    assert_int_equal(d.job_register.width, 64);
+    assert_true(d.job_register.has_profile);
+    assert_true(d.job_register.best_effort);
+    assert_true(d.job_register.weight == 2.5);
+    proto_msg_close(&d);
+    proto_msg_close(&m);
+
+    sample_msg(&m, PROTO_JOB_REGISTER_REPLY, SAMPLE_TYPICAL);
+    assert_int_equal(proto_encode(&m, &buf, NULL, 0), 0);
+    assert_int_equal(proto_decode(buf.data, buf.len, &d, NULL, NULL, 0), 0);
+    assert_int_equal(d.job_register_reply.code, ERR_ADMISSION);
+    assert_int_equal(d.job_register_reply.eff_p50_ms, 1080000);
+    assert_int_equal(d.job_register_reply.eff_ms, 1260000);
+    proto_msg_close(&d);
+    proto_msg_close(&m);
+
+    sample_msg(&m, PROTO_TOKEN_GRANT, SAMPLE_TYPICAL);
+    assert_int_equal(proto_encode(&m, &buf, NULL, 0), 0);
+    assert_int_equal(proto_decode(buf.data, buf.len, &d, NULL, NULL, 0), 0);
+    assert_int_equal(d.token_grant.granted, 100);
+    assert_int_equal(d.token_grant.minimum, 60);
+    assert_true(d.token_grant.token_cpu == 2.0);
+    assert_int_equal(d.token_grant.token_mem_mb, 8192);
+    proto_msg_close(&d);
+    proto_msg_close(&m);
+
+    sample_msg(&m, PROTO_LEASE_RENEW, SAMPLE_TYPICAL);
+    assert_int_equal(proto_encode(&m, &buf, NULL, 0), 0);
+    assert_int_equal(proto_decode(buf.data, buf.len, &d, NULL, NULL, 0), 0);
+    assert_int_equal(d.lease_renew.deadline_ms, 900000);
+    assert_int_equal(d.lease_renew.eta_ms, 720000);
+    assert_int_equal(d.lease_renew.eta_p95_ms, 840000);
+    proto_msg_close(&d);
+    proto_msg_close(&m);
+
+    sample_msg(&m, PROTO_LEASE_ACK, SAMPLE_TYPICAL);
+    assert_int_equal(proto_encode(&m, &buf, NULL, 0), 0);
+    assert_int_equal(proto_decode(buf.data, buf.len, &d, NULL, NULL, 0), 0);
+    assert_int_equal(d.lease_ack.granted, 100);
+    assert_int_equal(d.lease_ack.minimum, 80);
+    assert_true(d.lease_ack.token_cpu == 0.5);
+    assert_int_equal(d.lease_ack.token_mem_mb, 2048);
+    proto_msg_close(&d);
+    proto_msg_close(&m);
+
+    sample_msg(&m, PROTO_TASK_UPGRADE, SAMPLE_TYPICAL);
+    assert_int_equal(proto_encode(&m, &buf, NULL, 0), 0);
+    assert_int_equal(proto_decode(buf.data, buf.len, &d, NULL, NULL, 0), 0);
+    assert_int_equal(d.task_upgrade.attempt, 1);
+    assert_int_equal(d.task_upgrade.task_class, PROTO_CLASS_OPPORTUNISTIC);
+    assert_int_equal(d.task_upgrade.grace_ms, 30000);
+    proto_msg_close(&d);
+    proto_msg_close(&m);
+
+    /* An older JM sends neither: the PN reads an upgrade to regular with no grace. */
+    sample_msg(&m, PROTO_TASK_UPGRADE, SAMPLE_MINIMAL);
+    assert_int_equal(proto_encode(&m, &buf, NULL, 0), 0);
+    assert_int_equal(proto_decode(buf.data, buf.len, &d, NULL, NULL, 0), 0);
+    assert_int_equal(d.task_upgrade.task_class, PROTO_CLASS_REGULAR);
+    assert_int_equal(d.task_upgrade.grace_ms, 0);
+    proto_msg_close(&d);
+    proto_msg_close(&m);
+
     sample_msg(&m, PROTO_ERROR, SAMPLE_MINIMAL);
     assert_int_equal(proto_encode(&m, &buf, NULL, 0), 0);
     assert_int_equal(proto_decode(buf.data, buf.len, &d, NULL, NULL, 0), 0);
