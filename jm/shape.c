@@ -1,0 +1,221 @@
+/* shape.c - work, critical path and width of a job in sized tokens (see shape.h). */
+#include "jm/shape.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "common/err.h"
+#include "common/mem.h"
+#include "jm/dag.h"
+#include "jm/priority.h"
+
+double shape_quantile_sd(const double *q)
+{
+    /* X(u) is linear on each segment between quantiles: the segment's mean is (a + b) / 2 and
+     * its second moment (a² + ab + b²) / 3, exactly. */
+    double du = 1.0 / (PROFILE_NQ - 1), m1 = 0, m2 = 0;
+    for (int k = 0; k + 1 < PROFILE_NQ; k++) {
+        double a = q[k], b = q[k + 1];
+        m1 += (a + b) / 2 * du;
+        m2 += (a * a + a * b + b * b) / 3 * du;
+    }
+    double var = m2 - m1 * m1;
+    return var > 0 ? sqrt(var) : 0;
+}
+
+/* A min-heap of (finish time, task) for the as-soon-as-possible schedule. */
+struct shape__ev {
+    double t;
+    size_t task;
+};
+
+static void shape__push(struct shape__ev *h, size_t *n, struct shape__ev e)
+{
+    size_t i = (*n)++;
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (h[p].t <= e.t)
+            break;
+        h[i] = h[p];
+        i = p;
+    }
+    h[i] = e;
+}
+
+static struct shape__ev shape__pop(struct shape__ev *h, size_t *n)
+{
+    struct shape__ev top = h[0], last = h[--*n];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= *n)
+            break;
+        if (c + 1 < *n && h[c + 1].t < h[c].t)
+            c++;
+        if (last.t <= h[c].t)
+            break;
+        h[i] = h[c];
+        i = c;
+    }
+    if (*n > 0)
+        h[i] = last;
+    return top;
+}
+
+/* Starts every ready task at time t; adds their tokens to *cur. */
+static int shape__start_ready(dag_t *dag, const double *rt, const uint32_t *tok, double t,
+                              struct shape__ev *heap, size_t *nheap, uint64_t *cur)
+{
+    size_t nready;
+    const size_t *ready = dag_ready(dag, &nready);
+    while (nready > 0) {
+        size_t task = ready[0];
+        int rc = dag_start(dag, task);
+        if (rc != 0)
+            return rc;
+        *cur += tok[task];
+        shape__push(heap, nheap, (struct shape__ev){t + rt[task], task});
+        ready = dag_ready(dag, &nready);
+    }
+    return 0;
+}
+
+/* Peak tokens in use in the as-soon-as-possible schedule with unlimited tokens. Finishes at an
+ * instant are applied before the starts they release, so back-to-back tasks do not overlap. */
+static int shape__width(dag_t *dag, const double *rt, const uint32_t *tok, uint64_t *peak)
+{
+    size_t n = dag_ntasks(dag), nheap = 0;
+    struct shape__ev *heap = mem_calloc(n > 0 ? n : 1, sizeof *heap);
+    if (heap == NULL)
+        return ERR_NOMEM;
+    uint64_t cur = 0;
+    *peak = 0;
+    int rc = shape__start_ready(dag, rt, tok, 0, heap, &nheap, &cur);
+    if (cur > *peak)
+        *peak = cur;
+    while (rc == 0 && nheap > 0) {
+        double t = heap[0].t;
+        while (rc == 0 && nheap > 0 && heap[0].t <= t) {
+            struct shape__ev e = shape__pop(heap, &nheap);
+            cur -= tok[e.task];
+            rc = dag_succeed(dag, e.task, NULL);
+        }
+        if (rc == 0)
+            rc = shape__start_ready(dag, rt, tok, t, heap, &nheap, &cur);
+        if (cur > *peak)
+            *peak = cur;
+    }
+    mem_free(heap);
+    return rc;
+}
+
+static double shape__max(const double *v, size_t n)
+{
+    double m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (v[i] > m)
+            m = v[i];
+    return m;
+}
+
+int shape_from_spec(const struct spec *spec, const struct profile *prof, double token_cpu,
+                    uint64_t token_mem_mb, double cv, struct arbiter_shape *out, char *msg,
+                    size_t cap)
+{
+    if (spec == NULL || out == NULL)
+        return err_fmt(msg, cap, ERR_INVAL, "shape: NULL spec or output");
+    if (!isfinite(cv))
+        return err_fmt(msg, cap, ERR_INVAL, "shape: cv must be finite");
+    if (cv < 0)
+        cv = 0;
+    size_t n = spec->ntasks, ns = spec->nstages;
+    double *rt = mem_calloc(n > 0 ? n : 1, sizeof *rt);
+    double *hi = mem_calloc(n > 0 ? n : 1, sizeof *hi);
+    double *bl = mem_calloc(n > 0 ? n : 1, sizeof *bl);
+    uint32_t *tok = mem_calloc(n > 0 ? n : 1, sizeof *tok);
+    double *stage_mean = mem_calloc(ns > 0 ? ns : 1, sizeof *stage_mean);
+    double *stage_sd = mem_calloc(ns > 0 ? ns : 1, sizeof *stage_sd);
+    double *stage_tok = mem_calloc(ns > 0 ? ns : 1, sizeof *stage_tok);
+    int *stage_seen = mem_calloc(ns > 0 ? ns : 1, sizeof *stage_seen);
+    dag_t *dag = NULL;
+    int rc = ERR_NOMEM;
+    if (rt == NULL || hi == NULL || bl == NULL || tok == NULL || stage_mean == NULL ||
+        stage_sd == NULL || stage_tok == NULL || stage_seen == NULL) {
+        err_fmt(msg, cap, rc, "shape: out of memory");
+        goto done;
+    }
+    /* Per stage: the profile's mean and spread, when it saw successful tasks of the stage. */
+    for (size_t s = 0; s < ns && prof != NULL; s++) {
+        int k = profile_find_stage(prof, spec->stages[s].name);
+        if (k < 0)
+            continue;
+        const struct profile_stage *ps = &prof->stages[k];
+        double mean = profile_stage_runtime_mean(ps);
+        if (ps->tasks <= 0 || !(mean > 0) || !isfinite(mean))
+            continue;
+        stage_mean[s] = mean;
+        stage_sd[s] = shape_quantile_sd(ps->runtime_q);
+        stage_seen[s] = ps->tasks;
+    }
+    double work = 0, var_tasks = 0, sd_linear = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct spec_task *t = &spec->tasks[i];
+        size_t s = t->stage;
+        tok[i] = arbiter_task_tokens(t->cpu, t->mem_mb, token_cpu, token_mem_mb);
+        if (stage_seen[s] > 0) {
+            rt[i] = stage_mean[s];
+            hi[i] = stage_mean[s] + stage_sd[s];
+            var_tasks += stage_sd[s] * stage_sd[s] * (double)tok[i] * tok[i];
+            stage_tok[s] += tok[i];
+        } else {
+            rt[i] = t->runtime_s;
+            hi[i] = t->runtime_s * (1 + cv);
+            sd_linear += cv * t->runtime_s * tok[i];
+        }
+        work += rt[i] * tok[i];
+    }
+    /* The stage mean comes from one run's sample of stage_seen tasks: its standard error moves
+     * all of the stage's tasks together. */
+    double var_means = 0;
+    for (size_t s = 0; s < ns; s++)
+        if (stage_seen[s] > 0) {
+            double e = stage_tok[s] * stage_sd[s] / sqrt((double)stage_seen[s]);
+            var_means += e * e;
+        }
+    rc = dag_new(spec, &dag);
+    if (rc != 0) {
+        err_fmt(msg, cap, rc, "shape: cannot build the task graph");
+        goto done;
+    }
+    rc = priority_compute(dag, rt, bl, NULL);
+    double path = rc == 0 ? shape__max(bl, n) : 0;
+    if (rc == 0)
+        rc = priority_compute(dag, hi, bl, NULL);
+    double path_hi = rc == 0 ? shape__max(bl, n) : 0;
+    uint64_t peak = 0;
+    if (rc == 0)
+        rc = shape__width(dag, rt, tok, &peak);
+    if (rc != 0) {
+        err_fmt(msg, cap, rc, "shape: %s", err_text(rc));
+        goto done;
+    }
+    out->work = work;
+    out->work_sd = sqrt(var_tasks + var_means) + sd_linear;
+    out->path = path;
+    out->path_sd = path_hi > path ? path_hi - path : 0;
+    out->width = peak > UINT32_MAX ? UINT32_MAX : (uint32_t)peak;
+    if (out->width == 0 && work > 0)
+        out->width = 1;
+    rc = 0;
+done:
+    dag_destroy(&dag);
+    mem_free(rt);
+    mem_free(hi);
+    mem_free(bl);
+    mem_free(tok);
+    mem_free(stage_mean);
+    mem_free(stage_sd);
+    mem_free(stage_tok);
+    mem_free(stage_seen);
+    return rc;
+}

@@ -1,0 +1,57 @@
+/* shape.h - a job's shape for the RM's deadline arbiter, in sized tokens (rm/arbiter.h).
+ *
+ * The arbiter sees a job as W (work, token-seconds), L (critical path, seconds), their standard
+ * deviations, and a width (Verma et al. §II: ARIA's bounds max(W/k, L) <= T(k) <= (W - L)/k + L;
+ * MRM §3: the conservative bound adds k standard deviations). This module computes them from a
+ * validated spec and, when one is given, the job's profile (jm/profile.h):
+ *
+ *  - a task's runtime: its stage's mean run time in the profile when the profile has the stage
+ *    with successful tasks, else the spec's runtime_s;
+ *  - a task's tokens: arbiter_task_tokens(cpu, mem_mb, token_cpu, token_mem_mb);
+ *  - work = sum over tasks of runtime x tokens;
+ *  - work_sd: with a profile stage, the per-task variance of the stage's run-time distribution
+ *    (from its quantiles) times tokens², summed over tasks (independent tasks), plus a term for
+ *    the uncertainty of the stage mean itself (one run's sample: the stage's token-weighted task
+ *    count x sd / sqrt(tasks the profile saw)), the part that would show up between runs; tasks
+ *    without a profile stage contribute cv x runtime x tokens, added linearly (fully correlated:
+ *    a spec's estimate is off by the same factor for all of them), so without a profile
+ *    work_sd = cv x work;
+ *  - path = the longest path of runtimes over explicit task edges and stage barriers
+ *    (priority_compute's bottom levels, jm/priority.h);
+ *  - path_sd = (the longest path with every task at runtime + sd) - path: the spread of the
+ *    critical path when the tasks on it are slow together (fully correlated, conservative);
+ *    without a profile this is cv x path;
+ *  - width = the most tokens in use at once when every task starts as soon as its dependencies
+ *    allow (the as-soon-as-possible schedule at the mean runtimes with unlimited tokens). An
+ *    approximation: with other runtimes tasks overlap differently. It is at least the largest
+ *    token demand of any single task, so a job can always run (>= 1 when work > 0). The
+ *    simpler "max over stages of the stage's tokens" is not used: a spec without "stages" has
+ *    one stage per task, and independent stages run at the same time.
+ *
+ * Pure: no clock, no I/O; allocations are scratch freed before returning.
+ */
+#ifndef PADDOCK_JM_SHAPE_H
+#define PADDOCK_JM_SHAPE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "jm/profile.h"
+#include "jm/spec.h"
+#include "rm/arbiter.h"
+
+#define SHAPE_CV_DEFAULT 0.25 /* coefficient of variation of a spec-only estimate */
+
+/* Computes the shape of the whole job `spec` (borrowed) at token size token_cpu cores /
+ * token_mem_mb MiB (<= 0 / 0: rm/arbiter.h's defaults); prof (borrowed) may be NULL. cv < 0 is
+ * taken as 0. Returns 0 and fills *out, or ERR_INVAL (NULL argument, non-finite cv) /
+ * ERR_NOMEM with the reason in msg (cap bytes); *out is untouched on error. */
+int shape_from_spec(const struct spec *spec, const struct profile *prof, double token_cpu,
+                    uint64_t token_mem_mb, double cv, struct arbiter_shape *out, char *msg,
+                    size_t cap);
+
+/* The standard deviation of a run-time distribution given by PROFILE_NQ quantiles (linear
+ * between quantiles, as profile_quantile reads them). 0 for a point mass. */
+double shape_quantile_sd(const double *q);
+
+#endif

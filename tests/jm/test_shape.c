@@ -1,0 +1,194 @@
+/* test_shape.c - the job's shape for the RM's arbiter in sized tokens (jm/shape.h), on small
+ * DAGs computed by hand. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <math.h>
+
+#include <cmocka.h>
+
+#include "common/err.h"
+#include "jm/profile.h"
+#include "jm/shape.h"
+#include "jm/spec.h"
+
+static void near(double a, double b)
+{
+    if (!(fabs(a - b) < 1e-6 * (1 + fabs(b))))
+        fail_msg("%.9g != %.9g", a, b);
+}
+#define NEAR(a, b) near((a), (b))
+
+static struct spec *parse(const char *json)
+{
+    struct spec *s = NULL;
+    char msg[256];
+    int rc = spec_parse(json, strlen(json), NULL, &s, msg, sizeof msg);
+    if (rc != 0)
+        fail_msg("spec: %s", msg);
+    return s;
+}
+
+/* map: 4 tasks of 16 cores, 10 s; reduce (barrier after map): 2 tasks of 2 cores and 8 GiB,
+ * 30 s. */
+static const char *TWO_STAGES =
+    "{\"version\":1,\"stages\":[{\"name\":\"map\"},{\"name\":\"reduce\",\"after\":[\"map\"]}],"
+    "\"tasks\":["
+    "{\"id\":\"m0\",\"stage\":\"map\",\"cmd\":[\"true\"],\"cpu\":16,\"mem_mb\":1024,\"runtime_s\":"
+    "10},"
+    "{\"id\":\"m1\",\"stage\":\"map\",\"cmd\":[\"true\"],\"cpu\":16,\"mem_mb\":1024,\"runtime_s\":"
+    "10},"
+    "{\"id\":\"m2\",\"stage\":\"map\",\"cmd\":[\"true\"],\"cpu\":16,\"mem_mb\":1024,\"runtime_s\":"
+    "10},"
+    "{\"id\":\"m3\",\"stage\":\"map\",\"cmd\":[\"true\"],\"cpu\":16,\"mem_mb\":1024,\"runtime_s\":"
+    "10},"
+    "{\"id\":\"r0\",\"stage\":\"reduce\",\"cmd\":[\"true\"],\"cpu\":2,\"mem_mb\":8192,\"runtime_"
+    "s\":30},"
+    "{\"id\":\"r1\",\"stage\":\"reduce\",\"cmd\":[\"true\"],\"cpu\":2,\"mem_mb\":8192,\"runtime_"
+    "s\":30}"
+    "]}";
+
+static void test_spec_only(void **state)
+{
+    (void)state;
+    struct spec *s = parse(TWO_STAGES);
+    struct arbiter_shape sh;
+    char msg[256];
+    /* 1-core / 4 GiB tokens: a map task takes 16, a reduce task 2 (by cpu and by memory). */
+    assert_int_equal(shape_from_spec(s, NULL, 1.0, 4096, 0.25, &sh, msg, sizeof msg), 0);
+    NEAR(sh.work, 4 * 10 * 16 + 2 * 30 * 2); /* 760 token-s */
+    NEAR(sh.work_sd, 0.25 * 760);
+    NEAR(sh.path, 40);
+    NEAR(sh.path_sd, 0.25 * 40);
+    assert_int_equal(sh.width, 64); /* the four maps at once */
+    /* defaults (0) are the same token size */
+    struct arbiter_shape d;
+    assert_int_equal(shape_from_spec(s, NULL, 0, 0, 0.25, &d, msg, sizeof msg), 0);
+    NEAR(d.work, sh.work);
+    assert_int_equal(d.width, sh.width);
+    /* 4-core / 16 GiB tokens: a map task takes 4, a reduce task 1 */
+    assert_int_equal(shape_from_spec(s, NULL, 4.0, 16384, 0, &sh, msg, sizeof msg), 0);
+    NEAR(sh.work, 4 * 10 * 4 + 2 * 30 * 1); /* 220 */
+    NEAR(sh.work_sd, 0);
+    NEAR(sh.path, 40);
+    NEAR(sh.path_sd, 0);
+    assert_int_equal(sh.width, 16);
+    spec_destroy(&s);
+}
+
+/* Without "stages" every task is its own stage: independent tasks still overlap. a (1 token,
+ * 5 s) and b (2 tokens, 10 s) start at 0; c (4 tokens, 5 s) after a runs [5, 10) beside b; d
+ * (8 tokens) after b and c starts at 10 when they have ended (back to back, no overlap). */
+static void test_width_overlap(void **state)
+{
+    (void)state;
+    struct spec *s = parse(
+        "{\"version\":1,\"tasks\":["
+        "{\"id\":\"a\",\"cmd\":[\"true\"],\"cpu\":1,\"runtime_s\":5},"
+        "{\"id\":\"b\",\"cmd\":[\"true\"],\"cpu\":2,\"runtime_s\":10},"
+        "{\"id\":\"c\",\"cmd\":[\"true\"],\"cpu\":4,\"runtime_s\":5,\"after\":[\"a\"]},"
+        "{\"id\":\"d\",\"cmd\":[\"true\"],\"cpu\":8,\"runtime_s\":1,\"after\":[\"b\",\"c\"]}]}");
+    struct arbiter_shape sh;
+    char msg[256];
+    assert_int_equal(shape_from_spec(s, NULL, 1.0, 4096, 0.1, &sh, msg, sizeof msg), 0);
+    NEAR(sh.work, 5 * 1 + 10 * 2 + 5 * 4 + 1 * 8);
+    NEAR(sh.path, 11); /* a c d, or b d */
+    NEAR(sh.path_sd, 1.1);
+    assert_int_equal(sh.width, 8); /* d alone; b + c = 6 before it */
+    /* a single task wider than the rest of the job is the width */
+    spec_destroy(&s);
+    s = parse("{\"version\":1,\"tasks\":[{\"id\":\"x\",\"cmd\":[\"true\"],\"cpu\":0.5,"
+              "\"mem_mb\":10000,\"runtime_s\":2}]}");
+    assert_int_equal(shape_from_spec(s, NULL, 1.0, 4096, 0.25, &sh, msg, sizeof msg), 0);
+    assert_int_equal(sh.width, 3); /* ceil(10000 / 4096) */
+    NEAR(sh.work, 6);
+    NEAR(sh.path, 2);
+    spec_destroy(&s);
+}
+
+static void load_profile(struct profile *p, double lo, double hi)
+{
+    char q[PROFILE_NQ * 24 + 8], *w = q;
+    w += sprintf(w, "[");
+    for (int k = 0; k < PROFILE_NQ; k++)
+        w += sprintf(w, "%s%.17g", k ? "," : "", lo + (hi - lo) * k / (PROFILE_NQ - 1));
+    sprintf(w, "]");
+    char z[PROFILE_NQ * 2 + 4] = "[0";
+    for (int k = 1; k < PROFILE_NQ; k++)
+        strcat(z, ",0");
+    strcat(z, "]");
+    char buf[4096], msg[256];
+    snprintf(buf, sizeof buf,
+             "{\"format\":\"paddock-profile\",\"version\":1,\"job\":\"job\",\"stages\":["
+             "{\"name\":\"map\",\"tasks\":4,\"attempts\":4,\"failures\":0,\"runtime_q\":%s,"
+             "\"ratio_q\":%s,\"ratio_samples\":0,\"runtime_total_s\":48,\"queue_total_s\":0,"
+             "\"init_q\":%s,\"fail_run_mean_s\":0,\"input_bytes_mean\":0,"
+             "\"input_bytes_max\":0}]}",
+             q, z, z);
+    profile_init(p);
+    int rc = profile_from_json(p, buf, strlen(buf), msg, sizeof msg);
+    if (rc != 0)
+        fail_msg("profile: %s", msg);
+}
+
+static void test_profile(void **state)
+{
+    (void)state;
+    struct spec *s = parse(TWO_STAGES);
+    struct profile p;
+    struct arbiter_shape sh;
+    char msg[256];
+    /* map ran 12 s each, no spread: the profile's mean replaces the estimate; reduce is not in
+     * the profile and keeps its estimate and cv. */
+    load_profile(&p, 12, 12);
+    assert_int_equal(shape_from_spec(s, &p, 1.0, 4096, 0.25, &sh, msg, sizeof msg), 0);
+    NEAR(sh.work, 4 * 12 * 16 + 2 * 30 * 2); /* 888 */
+    NEAR(sh.work_sd, 0.25 * 120);
+    NEAR(sh.path, 42);
+    NEAR(sh.path_sd, 7.5); /* reduce's 30 x 0.25 */
+    profile_close(&p);
+    /* map uniform on [8, 16]: mean 12, sd 8 / sqrt(12) */
+    load_profile(&p, 8, 16);
+    double sd = 8 / sqrt(12.0);
+    NEAR(shape_quantile_sd(p.stages[0].runtime_q), sd);
+    assert_int_equal(shape_from_spec(s, &p, 1.0, 4096, 0.25, &sh, msg, sizeof msg), 0);
+    NEAR(sh.work, 888);
+    /* four independent tasks of 16 tokens, plus the stage mean's standard error over 64 tokens
+     * from 4 samples, plus reduce's spec-only part */
+    double var_tasks = 4 * sd * sd * 16 * 16, se = 64 * sd / 2;
+    NEAR(sh.work_sd, sqrt(var_tasks + se * se) + 30);
+    NEAR(sh.path, 42);
+    NEAR(sh.path_sd, sd + 7.5);
+    assert_int_equal(sh.width, 64);
+    profile_close(&p);
+    spec_destroy(&s);
+}
+
+static void test_errors(void **state)
+{
+    (void)state;
+    struct spec *s = parse(TWO_STAGES);
+    struct arbiter_shape sh = {.work = -1};
+    char msg[256];
+    assert_int_equal(shape_from_spec(NULL, NULL, 1, 4096, 0.25, &sh, msg, sizeof msg), ERR_INVAL);
+    assert_int_equal(shape_from_spec(s, NULL, 1, 4096, NAN, &sh, msg, sizeof msg), ERR_INVAL);
+    assert_true(sh.work == -1); /* untouched */
+    /* a negative cv is 0 */
+    assert_int_equal(shape_from_spec(s, NULL, 1, 4096, -3, &sh, msg, sizeof msg), 0);
+    NEAR(sh.work_sd, 0);
+    spec_destroy(&s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_spec_only),
+        cmocka_unit_test(test_width_overlap),
+        cmocka_unit_test(test_profile),
+        cmocka_unit_test(test_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
