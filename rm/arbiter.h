@@ -35,8 +35,10 @@
  * finish is the smallest deadline at which it would be admitted.
  *
  * Price (MRM §4.2, eq. 13): c(δ_j, p_j) = κ·(p_j/(δ_j + 1) + Σ_i (p_i/(δ'_i + 1) − p_i/(δ_i + 1)))
- * with p the work in token-seconds and δ the slack (deadline − conservative finish) normalised by
- * the new job's time alone at its width.
+ * with p the work in token-seconds and δ the slack, normalised by the new job's time alone at its
+ * width: for the new job its deadline minus its earliest feasible finish (MRM §4.2's definition),
+ * for an admitted job i its deadline minus its conservative finish, before (δ_i) and after (δ'_i)
+ * the new job is placed.
  */
 #ifndef PADDOCK_RM_ARBITER_H
 #define PADDOCK_RM_ARBITER_H
@@ -45,8 +47,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define ARBITER_TOKEN_CPU_DEFAULT    1.0  /* cores per token */
-#define ARBITER_TOKEN_MEM_MB_DEFAULT 4096 /* MiB per token */
+#define ARBITER_TOKEN_CPU_DEFAULT    1.0   /* cores per token */
+#define ARBITER_TOKEN_MEM_MB_DEFAULT 4096  /* MiB per token */
 #define ARBITER_K_DEFAULT            1.645 /* sd multiplier of the conservative bound: 95% */
 #define ARBITER_PRICE_POINTS_MAX     64
 
@@ -69,11 +71,11 @@ static inline uint32_t arbiter_task_tokens(double cpu, uint64_t mem_mb, double t
 
 /* A job's remaining work: public value. Times in seconds, work in token-seconds. */
 struct arbiter_shape {
-    double work;     /* W: sum over tasks of runtime x tokens */
-    double work_sd;  /* its standard deviation */
-    double path;     /* L: the critical path */
+    double work;    /* W: sum over tasks of runtime x tokens */
+    double work_sd; /* its standard deviation */
+    double path;    /* L: the critical path */
     double path_sd;
-    uint32_t width;  /* most tokens the job can use at once (>= 1 when work > 0) */
+    uint32_t width; /* most tokens the job can use at once (>= 1 when work > 0) */
 };
 
 /* ARIA's bounds at k tokens (k >= 1): lower max(W/k, L), upper (W − L)/k + L (never below the
@@ -128,12 +130,12 @@ struct arbiter_load {
 };
 
 struct arbiter_quote {
-    bool admit;           /* the deadline asked for is feasible for the job and all admitted */
-    double finish_p50;    /* at the deadline asked for: median finish, seconds from now */
-    double finish;        /* ... conservative finish */
-    double eff_p50;       /* earliest feasible finish: median, seconds from now */
-    double eff;           /* ... conservative: the deadline to resubmit with */
-    uint64_t breaks;      /* with !admit: an admitted job it would make late (0: itself) */
+    bool admit;        /* the deadline asked for is feasible for the job and all admitted */
+    double finish_p50; /* at the deadline asked for: median finish, seconds from now */
+    double finish;     /* ... conservative finish */
+    double eff_p50;    /* earliest feasible finish: median, seconds from now */
+    double eff;        /* ... conservative: the deadline to resubmit with */
+    uint64_t breaks;   /* with !admit: an admitted job it would make late (0: itself) */
 };
 
 /* Admission of a job of shape `job` with a deadline `deadline` seconds from now (<= 0: quote
@@ -146,7 +148,7 @@ int arbiter_admit(double k, uint32_t capacity, const struct arbiter_load *load, 
 /* One point of the price-deadline curve. */
 struct arbiter_price {
     double deadline; /* seconds from now, from the earliest feasible finish on */
-    double slack;    /* δ_j */
+    double slack;    /* δ_j: (deadline − earliest feasible finish) / time alone */
     double price;    /* token-seconds (κ = 1) */
 };
 
@@ -154,7 +156,6 @@ struct arbiter_price {
  * earliest feasible finish to that plus four times the job's time alone. Returns the number of
  * points written, or a negative ERR_* as arbiter_admit. The price falls as slack grows. */
 int arbiter_price_curve(double k, uint32_t capacity, const struct arbiter_load *load, size_t n,
-                        const struct arbiter_shape *job, struct arbiter_price *out,
-                        size_t npoints);
+                        const struct arbiter_shape *job, struct arbiter_price *out, size_t npoints);
 
 #endif
