@@ -11,6 +11,7 @@
 typedef struct queue__run {
     queue_task_t t;
     double start;
+    double grace_until; /* downgraded: not preempted before this (0: no grace) */
     int preempting;
 } queue__run_t;
 
@@ -186,10 +187,55 @@ int queue_upgrade(queue_t *q, uint64_t id)
         if (q->run[i].t.klass == QUEUE_REGULAR)
             return ERR_STATE;
         q->run[i].t.klass = QUEUE_REGULAR;
+        q->run[i].grace_until = 0;
         q->run[i].preempting = 0;
         return 0;
     }
     return queue__vec_find(&q->reg, id) >= 0 ? ERR_STATE : ERR_NOTFOUND;
+}
+
+int queue_downgrade(queue_t *q, uint64_t id, double grace_until)
+{
+    long i = queue__vec_find(&q->reg, id);
+    if (i >= 0) {
+        if (q->opp.n >= q->cfg.max_opportunistic)
+            return ERR_FULL;
+        queue_task_t t = q->reg.v[i];
+        t.klass = QUEUE_OPPORTUNISTIC;
+        if (!(t.weight > 0))
+            t.weight = 1;
+        int rc = queue__vec_push(&q->opp, &t);
+        if (rc)
+            return rc;
+        queue__vec_remove(&q->reg, (size_t)i);
+        return 0;
+    }
+    i = queue__run_find(q, id);
+    if (i >= 0) {
+        queue__run_t *r = &q->run[i];
+        if (r->t.klass == QUEUE_REGULAR) {
+            r->t.klass = QUEUE_OPPORTUNISTIC;
+            r->grace_until = grace_until > 0 && !isnan(grace_until) ? grace_until : 0;
+        }
+        return 0;
+    }
+    return queue__vec_find(&q->opp, id) >= 0 ? 0 : ERR_NOTFOUND;
+}
+
+static int queue__in_grace(const queue__run_t *r, double now)
+{
+    return r->t.klass == QUEUE_OPPORTUNISTIC && now < r->grace_until;
+}
+
+double queue_next_grace(const queue_t *q, double now)
+{
+    double next = 0;
+    for (size_t i = 0; i < q->nrun; i++) {
+        const queue__run_t *r = &q->run[i];
+        if (!r->preempting && queue__in_grace(r, now) && (next == 0 || r->grace_until < next))
+            next = r->grace_until;
+    }
+    return next;
 }
 
 static int queue__fits_free(const queue_t *q, const queue_task_t *t)
@@ -211,6 +257,7 @@ static int queue__start(queue_t *q, queue__vec_t *from, size_t i, double now, qu
     queue__run_t *r = &q->run[q->nrun++];
     r->t = from->v[i];
     r->start = now;
+    r->grace_until = 0;
     r->preempting = 0;
     q->cpu_used += r->t.cpu;
     q->mem_used += r->t.mem_mb;
@@ -220,17 +267,22 @@ static int queue__start(queue_t *q, queue__vec_t *from, size_t i, double now, qu
     return 0;
 }
 
-/* The profile of running regular tasks until their expected ends. */
+/* The profile of running regular tasks until their expected ends, and of downgraded tasks
+ * within their grace until the earlier of their expected end and the grace's end (regular
+ * work cannot take their room before). */
 static int queue__running_profile(const queue_t *q, double now, loadprof_t *p)
 {
     int rc = loadprof_reset(p, now);
     for (size_t i = 0; !rc && i < q->nrun; i++) {
         const queue__run_t *r = &q->run[i];
-        if (r->t.klass != QUEUE_REGULAR)
+        int grace = queue__in_grace(r, now) && !r->preempting;
+        if (r->t.klass != QUEUE_REGULAR && !grace)
             continue;
         double left = queue__est(q, &r->t) - (now - r->start);
         if (left < q->cfg.overrun_s)
             left = q->cfg.overrun_s;
+        if (grace && r->grace_until - now < left)
+            left = r->grace_until - now;
         rc = loadprof_add(p, now, now + left, r->t.cpu, r->t.mem_mb);
     }
     return rc;
@@ -322,7 +374,7 @@ size_t queue_preempt(queue_t *q, double now, uint64_t *ids, size_t cap)
         long best = -1;
         for (size_t k = 0; k < q->nrun; k++) {
             const queue__run_t *r = &q->run[k];
-            if (r->t.klass != QUEUE_OPPORTUNISTIC || r->preempting)
+            if (r->t.klass != QUEUE_OPPORTUNISTIC || r->preempting || queue__in_grace(r, now))
                 continue;
             if (!((dc > QUEUE__EPS && r->t.cpu > 0) || (dm > QUEUE__EPS && r->t.mem_mb > 0)))
                 continue;

@@ -17,6 +17,7 @@
  *
  * A task's life here: queue_push -> queued; queue_pick -> running; queue_finish -> gone.
  * queue_cancel removes a queued task; a running task is killed by the caller, then finished.
+ * queue_upgrade and queue_downgrade change a task's class in place, queued or running.
  */
 #ifndef PADDOCK_PN_QUEUE_H
 #define PADDOCK_PN_QUEUE_H
@@ -90,6 +91,22 @@ int queue_cancel(queue_t *q, uint64_t id);
  * already regular. */
 int queue_upgrade(queue_t *q, uint64_t id);
 
+/* Downgrades a regular task to opportunistic in place: the job's spare tokens were reclaimed
+ * (Verma et al. MinEDF-WC §III kills such tasks; Paddock keeps them running unless the node
+ * needs the room). A queued one moves to the tail of the opportunistic queue keeping its
+ * resources, estimate and hold; a running one keeps running and becomes preemptible, but
+ * queue_preempt does not name it before `grace_until` (seconds on the caller's clock, as
+ * `now`; 0 or a past time: no grace), so a task near its end can finish rather than lose its
+ * work. Until then it counts in the simulated regular work (queue_simulate) as holding its
+ * resources up to the earlier of its expected end and the grace's end. An opportunistic task
+ * (queued or running) is left as it is: 0. ERR_NOTFOUND, ERR_FULL (the opportunistic queue
+ * is at its bound; the task stays regular), ERR_NOMEM. On error the queue is unchanged. */
+int queue_downgrade(queue_t *q, uint64_t id, double grace_until);
+
+/* The earliest end of a grace (queue_downgrade) later than `now` among running tasks, or 0
+ * when none: the caller wakes then to preempt if regular work waits. */
+double queue_next_grace(const queue_t *q, double now);
+
 /* Holds (held != 0) or releases a queued task: a held task keeps its place and its reservation
  * but does not start (its files are still being staged). A task pushed is not held.
  * ERR_NOTFOUND when `id` is not queued. */
@@ -103,7 +120,8 @@ int queue_pick(queue_t *q, double now, double draw, queue_task_t *out);
 
 /* Names running opportunistic tasks to kill so that the first regular task whose reservation
  * is "now" can start: latest started first (least work lost), only as many as the deficit
- * needs, counting tasks already being preempted as freed. Writes at most `cap` ids and marks
+ * needs, counting tasks already being preempted as freed, never a downgraded task within its
+ * grace. Writes at most `cap` ids and marks
  * them QUEUE_PREEMPTING; returns how many (0 when no preemption helps). */
 size_t queue_preempt(queue_t *q, double now, uint64_t *ids, size_t cap);
 

@@ -1,5 +1,5 @@
 /* Unit tests of pn/queue: FIFO order, backfill never delays a task ahead, weighted random
- * opportunistic pick, upgrade, preemption choice, bounds. */
+ * opportunistic pick, upgrade, downgrade and its grace, preemption choice, bounds. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -258,6 +258,176 @@ static void test_upgrade_in_place(void **state)
     queue_destroy(&q);
 }
 
+/* A queued regular task downgraded moves to the opportunistic queue: it no longer starts
+ * ahead of opportunistic work, nor while regular work waits, and the simulated regular work
+ * (the wait-time matrix's input) no longer holds it. */
+static void test_downgrade_queued(void **state)
+{
+    (void)state;
+    queue_t *q = mkq(1, 1000, 0, 0);
+    queue_class_t k;
+    assert_int_equal(push(q, 1, 1, 100, 10, QUEUE_REGULAR, 0), 0);
+    assert_int_equal(push(q, 2, 1, 100, 10, QUEUE_REGULAR, 0), 0);
+    loadprof_t p;
+    loadprof_init(&p, 1, 1000);
+    double at;
+    assert_int_equal(queue_expected_start(q, 0, 2, &p, &at), 0);
+    assert_true(fabs(at - 10) < 1e-9); /* behind task 1 */
+    assert_int_equal(queue_downgrade(q, 1, 0), 0);
+    assert_int_equal(queue_state(q, 1, &k), QUEUE_QUEUED);
+    assert_int_equal(k, QUEUE_OPPORTUNISTIC);
+    queue_stats_t st;
+    queue_stats(q, &st);
+    assert_int_equal(st.regular_queued, 1);
+    assert_int_equal(st.opportunistic_queued, 1);
+    assert_int_equal(queue_expected_start(q, 0, 2, &p, &at), 0);
+    assert_true(fabs(at) < 1e-9); /* now at the head */
+    assert_int_equal(queue_expected_start(q, 0, 1, &p, &at), ERR_NOTFOUND);
+    assert_int_equal(pick(q, 0, 0), 2); /* the regular task first */
+    assert_int_equal(pick(q, 0, 0), 0);
+    assert_int_equal(queue_finish(q, 2), 0);
+    assert_int_equal(pick(q, 1, 0), 1); /* then the downgraded one, as opportunistic */
+    assert_int_equal(queue_state(q, 1, &k), QUEUE_RUNNING);
+    assert_int_equal(k, QUEUE_OPPORTUNISTIC);
+    loadprof_close(&p);
+    queue_destroy(&q);
+
+    /* the opportunistic queue at its bound: refused, the task stays regular and queued */
+    q = mkq(1, 1000, 0, 1);
+    assert_int_equal(push(q, 1, 1, 100, 10, QUEUE_OPPORTUNISTIC, 1), 0);
+    assert_int_equal(push(q, 2, 1, 100, 10, QUEUE_REGULAR, 0), 0);
+    assert_int_equal(queue_downgrade(q, 2, 0), ERR_FULL);
+    assert_int_equal(queue_state(q, 2, &k), QUEUE_QUEUED);
+    assert_int_equal(k, QUEUE_REGULAR);
+    queue_destroy(&q);
+    /* a failed allocation (the opportunistic queue's first) leaves it as it was too */
+    q = mkq(1, 1000, 0, 0);
+    assert_int_equal(push(q, 2, 1, 100, 10, QUEUE_REGULAR, 0), 0);
+    mem_fail_after(0);
+    assert_int_equal(queue_downgrade(q, 2, 0), ERR_NOMEM);
+    mem_fail_reset();
+    assert_int_equal(queue_state(q, 2, &k), QUEUE_QUEUED);
+    assert_int_equal(k, QUEUE_REGULAR);
+    assert_int_equal(queue_downgrade(q, 2, 0), 0);
+    queue_destroy(&q);
+}
+
+/* A running regular task downgraded keeps running, counts as opportunistic, and leaves the
+ * simulated regular work: a queued regular task's expected start moves up to "now". */
+static void test_downgrade_running(void **state)
+{
+    (void)state;
+    queue_t *q = mkq(1, 1000, 0, 0);
+    queue_class_t k;
+    assert_int_equal(push(q, 1, 1, 100, 10, QUEUE_REGULAR, 0), 0);
+    assert_int_equal(pick(q, 0, 0), 1);
+    assert_int_equal(push(q, 2, 1, 100, 10, QUEUE_REGULAR, 0), 0);
+    loadprof_t p;
+    loadprof_init(&p, 1, 1000);
+    double at;
+    assert_int_equal(queue_expected_start(q, 1, 2, &p, &at), 0);
+    assert_true(fabs(at - 10) < 1e-9);
+    uint64_t ids[4];
+    assert_int_equal(queue_preempt(q, 1, ids, 4), 0); /* regular: not preemptible */
+    assert_int_equal(queue_downgrade(q, 1, 0), 0);
+    assert_int_equal(queue_state(q, 1, &k), QUEUE_RUNNING);
+    assert_int_equal(k, QUEUE_OPPORTUNISTIC);
+    queue_stats_t st;
+    queue_stats(q, &st);
+    assert_int_equal(st.regular_running, 0);
+    assert_int_equal(st.opportunistic_running, 1);
+    assert_true(fabs(st.cpu_used - 1) < 1e-9); /* still holds its core */
+    assert_int_equal(queue_expected_start(q, 1, 2, &p, &at), 0);
+    assert_true(fabs(at - 1) < 1e-9);
+    /* no grace: preemptible at once, and upgraded back it is regular again */
+    assert_int_equal(queue_preempt(q, 1, ids, 4), 1);
+    assert_int_equal(ids[0], 1);
+    assert_int_equal(queue_upgrade(q, 1), 0);
+    assert_int_equal(queue_state(q, 1, &k), QUEUE_RUNNING);
+    assert_int_equal(k, QUEUE_REGULAR);
+    assert_int_equal(queue_preempt(q, 1, ids, 4), 0);
+    loadprof_close(&p);
+    queue_destroy(&q);
+}
+
+/* Within its grace a downgraded task is not named by queue_preempt, and the regular work
+ * waiting for it sees it hold its room until the grace ends; after the grace it is. */
+static void test_downgrade_grace(void **state)
+{
+    (void)state;
+    queue_t *q = mkq(2, 1000, 0, 0);
+    assert_int_equal(push(q, 1, 1, 100, 100, QUEUE_REGULAR, 0), 0);
+    assert_int_equal(push(q, 2, 1, 100, 100, QUEUE_REGULAR, 0), 0);
+    assert_int_equal(pick(q, 0, 0), 1);
+    assert_int_equal(pick(q, 0, 0), 2);
+    assert_int_equal(queue_next_grace(q, 0), 0);
+    /* 1 downgraded at t=10 with 20 s of grace, 2 with none */
+    assert_int_equal(queue_downgrade(q, 1, 30), 0);
+    assert_int_equal(queue_downgrade(q, 2, 0), 0);
+    assert_true(fabs(queue_next_grace(q, 10) - 30) < 1e-9);
+    assert_int_equal(push(q, 3, 2, 100, 10, QUEUE_REGULAR, 0), 0); /* needs both cores */
+    loadprof_t p;
+    loadprof_init(&p, 2, 1000);
+    double at;
+    assert_int_equal(queue_expected_start(q, 10, 3, &p, &at), 0);
+    assert_true(fabs(at - 30) < 1e-9); /* when the grace ends */
+    assert_int_equal(pick(q, 10, 0), 0);
+    uint64_t ids[4];
+    /* its reservation is not "now": nothing is killed for it, not even task 2 */
+    assert_int_equal(queue_preempt(q, 10, ids, 4), 0);
+    assert_int_equal(queue_preempt(q, 29.9, ids, 4), 0);
+    assert_int_equal(queue_state(q, 1, NULL), QUEUE_RUNNING);
+    assert_int_equal(queue_state(q, 2, NULL), QUEUE_RUNNING);
+    /* after the grace both go, the latest started first */
+    assert_int_equal(queue_next_grace(q, 30), 0);
+    assert_int_equal(queue_expected_start(q, 30, 3, &p, &at), 0);
+    assert_true(fabs(at - 30) < 1e-9);
+    assert_int_equal(queue_preempt(q, 30, ids, 4), 2);
+    assert_int_equal(queue_state(q, 1, NULL), QUEUE_PREEMPTING);
+    assert_int_equal(queue_state(q, 2, NULL), QUEUE_PREEMPTING);
+    loadprof_close(&p);
+    queue_destroy(&q);
+
+    /* a small regular task that fits beside the graced task takes the other, graceless one */
+    q = mkq(2, 1000, 0, 0);
+    assert_int_equal(push(q, 1, 1, 100, 100, QUEUE_REGULAR, 0), 0);
+    assert_int_equal(push(q, 2, 1, 100, 100, QUEUE_REGULAR, 0), 0);
+    assert_int_equal(pick(q, 0, 0), 1);
+    assert_int_equal(pick(q, 1, 0), 2); /* the latest started */
+    assert_int_equal(queue_downgrade(q, 1, 0), 0);
+    assert_int_equal(queue_downgrade(q, 2, 50), 0);
+    assert_int_equal(push(q, 3, 1, 100, 10, QUEUE_REGULAR, 0), 0);
+    assert_int_equal(queue_preempt(q, 10, ids, 4), 1);
+    assert_int_equal(ids[0], 1); /* not 2, the latest started, which is in its grace */
+    queue_destroy(&q);
+}
+
+/* Downgrading what is already opportunistic changes nothing; an unknown id is not found. */
+static void test_downgrade_noop_and_notfound(void **state)
+{
+    (void)state;
+    queue_t *q = mkq(1, 1000, 0, 0);
+    queue_class_t k;
+    assert_int_equal(queue_downgrade(q, 1, 0), ERR_NOTFOUND);
+    assert_int_equal(push(q, 1, 1, 100, 10, QUEUE_OPPORTUNISTIC, 1), 0);
+    assert_int_equal(push(q, 2, 1, 100, 10, QUEUE_OPPORTUNISTIC, 1), 0);
+    assert_int_equal(queue_downgrade(q, 1, 5), 0);
+    assert_int_equal(queue_state(q, 1, &k), QUEUE_QUEUED);
+    assert_int_equal(k, QUEUE_OPPORTUNISTIC);
+    assert_int_equal(pick(q, 0, 0), 1); /* first among equals: its place kept */
+    /* running opportunistic: no grace is granted by a downgrade, it stays preemptible */
+    assert_int_equal(queue_downgrade(q, 1, 50), 0);
+    assert_int_equal(queue_next_grace(q, 0), 0);
+    assert_int_equal(push(q, 3, 1, 100, 10, QUEUE_REGULAR, 0), 0);
+    uint64_t ids[4];
+    assert_int_equal(queue_preempt(q, 1, ids, 4), 1);
+    assert_int_equal(ids[0], 1);
+    assert_int_equal(queue_downgrade(q, 99, 0), ERR_NOTFOUND);
+    assert_int_equal(queue_finish(q, 1), 0);
+    assert_int_equal(queue_downgrade(q, 1, 0), ERR_NOTFOUND); /* gone */
+    queue_destroy(&q);
+}
+
 static void test_preemption_choice(void **state)
 {
     (void)state;
@@ -342,6 +512,10 @@ int main(void)
         cmocka_unit_test(test_weighted_random_pick),
         cmocka_unit_test(test_opportunistic_waits_for_regular_queue),
         cmocka_unit_test(test_upgrade_in_place),
+        cmocka_unit_test(test_downgrade_queued),
+        cmocka_unit_test(test_downgrade_running),
+        cmocka_unit_test(test_downgrade_grace),
+        cmocka_unit_test(test_downgrade_noop_and_notfound),
         cmocka_unit_test(test_preemption_choice),
         cmocka_unit_test(test_bounds_and_cancel),
         cmocka_unit_test(test_hold_keeps_place),
