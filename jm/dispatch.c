@@ -11,6 +11,11 @@ struct dispatch {
     size_t n;
     uint32_t tokens;
     size_t nreg, nopp;
+    uint64_t ureg, uopp;    /* token units of the regular / opportunistic tasks in flight */
+    size_t ndown;           /* downgrades so far */
+    size_t reserve;         /* task holding the reservation, SIZE_MAX: none */
+    int reserve_offered;    /* it was offered since the last dispatch_round */
+    uint32_t *cost;         /* token units per task, 0: 1 */
     unsigned char *cls;     /* enum dispatch_class */
     unsigned char *running; /* started at the PN */
     uint64_t *seq;          /* dispatch order */
@@ -38,12 +43,14 @@ int dispatch_new(const struct dispatch_config *cfg, size_t ntasks, dispatch_t **
     d->cls = mem_calloc(ntasks + 1, 1);
     d->running = mem_calloc(ntasks + 1, 1);
     d->seq = mem_calloc(ntasks + 1, sizeof *d->seq);
-    if (d->cls == NULL || d->running == NULL || d->seq == NULL) {
+    d->cost = mem_calloc(ntasks + 1, sizeof *d->cost);
+    if (d->cls == NULL || d->running == NULL || d->seq == NULL || d->cost == NULL) {
         dispatch_destroy(&d);
         return ERR_NOMEM;
     }
     d->cfg = *cfg;
     d->n = ntasks;
+    d->reserve = SIZE_MAX;
     *out = d;
     return 0;
 }
@@ -55,6 +62,7 @@ void dispatch_destroy(dispatch_t **p)
     mem_free((*p)->cls);
     mem_free((*p)->running);
     mem_free((*p)->seq);
+    mem_free((*p)->cost);
     mem_free(*p);
     *p = NULL;
 }
@@ -68,6 +76,19 @@ void dispatch_set_factor(dispatch_t *d, double opp_factor)
 {
     if (isfinite(opp_factor) && opp_factor >= 0)
         d->cfg.opp_factor = opp_factor;
+}
+
+int dispatch_set_cost(dispatch_t *d, size_t task, uint32_t cost)
+{
+    if (task >= d->n)
+        return ERR_RANGE;
+    d->cost[task] = cost;
+    return 0;
+}
+
+uint32_t dispatch_cost(const dispatch_t *d, size_t task)
+{
+    return task < d->n && d->cost[task] > 0 ? d->cost[task] : 1;
 }
 
 uint32_t dispatch_tokens(const dispatch_t *d)
@@ -91,6 +112,21 @@ size_t dispatch_opportunistic(const dispatch_t *d)
     return d->nopp;
 }
 
+uint64_t dispatch_regular_units(const dispatch_t *d)
+{
+    return d->ureg;
+}
+
+uint64_t dispatch_opportunistic_units(const dispatch_t *d)
+{
+    return d->uopp;
+}
+
+size_t dispatch_downgraded(const dispatch_t *d)
+{
+    return d->ndown;
+}
+
 enum dispatch_class dispatch_class_of(const dispatch_t *d, size_t task)
 {
     return task < d->n ? (enum dispatch_class)d->cls[task] : DISPATCH_NONE;
@@ -101,13 +137,41 @@ int dispatch_running(const dispatch_t *d, size_t task)
     return task < d->n && d->cls[task] != DISPATCH_NONE && d->running[task];
 }
 
+/* The reservation stands while its task could still get the grant. */
+static int dispatch__reserved_by_other(dispatch_t *d, size_t task)
+{
+    if (d->reserve == SIZE_MAX || d->reserve == task)
+        return 0;
+    size_t r = d->reserve;
+    if (dispatch_cost(d, r) > d->tokens ||
+        (d->cls[r] != DISPATCH_NONE && (d->cls[r] == DISPATCH_REGULAR || d->running[r]))) {
+        d->reserve = SIZE_MAX;
+        return 0;
+    }
+    return 1;
+}
+
 enum dispatch_class dispatch_next(const dispatch_t *d)
 {
-    if (d->nreg < d->tokens)
+    if (d->ureg < d->tokens && d->reserve == SIZE_MAX)
         return DISPATCH_REGULAR;
-    if (d->nopp < dispatch_allowance(d))
+    if (d->uopp < dispatch_allowance(d))
         return DISPATCH_OPPORTUNISTIC;
+    if (d->ureg < d->tokens)
+        return DISPATCH_REGULAR; /* only the reserved task may take it */
     return DISPATCH_NONE;
+}
+
+static void dispatch__count(dispatch_t *d, size_t task, int sign)
+{
+    uint64_t c = dispatch_cost(d, task);
+    if (d->cls[task] == DISPATCH_REGULAR) {
+        d->nreg += sign > 0 ? 1 : (size_t)-1;
+        d->ureg = sign > 0 ? d->ureg + c : d->ureg - c;
+    } else if (d->cls[task] == DISPATCH_OPPORTUNISTIC) {
+        d->nopp += sign > 0 ? 1 : (size_t)-1;
+        d->uopp = sign > 0 ? d->uopp + c : d->uopp - c;
+    }
 }
 
 int dispatch_place(dispatch_t *d, size_t task)
@@ -116,17 +180,57 @@ int dispatch_place(dispatch_t *d, size_t task)
         return ERR_RANGE;
     if (d->cls[task] != DISPATCH_NONE)
         return ERR_STATE;
-    enum dispatch_class c = dispatch_next(d);
-    if (c == DISPATCH_NONE)
+    uint64_t c = dispatch_cost(d, task);
+    enum dispatch_class cls = DISPATCH_NONE;
+    int other = dispatch__reserved_by_other(d, task);
+    if (d->reserve == task)
+        d->reserve_offered = 1;
+    if (!other && d->ureg + c <= d->tokens) {
+        cls = DISPATCH_REGULAR;
+        if (d->reserve == task)
+            d->reserve = SIZE_MAX;
+    } else {
+        if (!other && c <= d->tokens && d->reserve == SIZE_MAX) {
+            d->reserve = task; /* the units free up for it as regular tasks end */
+            d->reserve_offered = 1;
+        }
+        if (d->uopp + c <= dispatch_allowance(d))
+            cls = DISPATCH_OPPORTUNISTIC;
+    }
+    if (cls == DISPATCH_NONE)
         return DISPATCH_NONE;
-    d->cls[task] = (unsigned char)c;
+    d->cls[task] = (unsigned char)cls;
     d->running[task] = 0;
     d->seq[task] = d->next_seq++;
-    if (c == DISPATCH_REGULAR)
-        d->nreg++;
-    else
-        d->nopp++;
-    return c;
+    dispatch__count(d, task, +1);
+    return cls;
+}
+
+void dispatch_round(dispatch_t *d)
+{
+    if (d->reserve == SIZE_MAX)
+        return;
+    size_t r = d->reserve;
+    int waiting = d->cls[r] == DISPATCH_OPPORTUNISTIC && !d->running[r];
+    if (!d->reserve_offered && !waiting)
+        d->reserve = SIZE_MAX;
+    d->reserve_offered = 0;
+}
+
+int dispatch_reclass(dispatch_t *d, size_t task, enum dispatch_class cls)
+{
+    if (task >= d->n)
+        return ERR_RANGE;
+    if (cls != DISPATCH_REGULAR && cls != DISPATCH_OPPORTUNISTIC)
+        return ERR_INVAL;
+    if (d->cls[task] == DISPATCH_NONE)
+        return ERR_STATE;
+    if (d->cls[task] == cls)
+        return 0;
+    dispatch__count(d, task, -1);
+    d->cls[task] = (unsigned char)cls;
+    dispatch__count(d, task, +1);
+    return 0;
 }
 
 int dispatch_started(dispatch_t *d, size_t task)
@@ -145,12 +249,11 @@ int dispatch_finished(dispatch_t *d, size_t task)
         return ERR_RANGE;
     if (d->cls[task] == DISPATCH_NONE)
         return ERR_STATE;
-    if (d->cls[task] == DISPATCH_REGULAR)
-        d->nreg--;
-    else
-        d->nopp--;
+    dispatch__count(d, task, -1);
     d->cls[task] = DISPATCH_NONE;
     d->running[task] = 0;
+    if (d->reserve == task)
+        d->reserve = SIZE_MAX;
     return 0;
 }
 
@@ -158,10 +261,15 @@ size_t dispatch_upgrades(dispatch_t *d, const double *prio, size_t *out, size_t 
 {
     size_t k = 0;
     /* One pass per upgrade keeps this allocation-free; upgrades are few per event. */
-    while (k < cap && d->nreg < d->tokens) {
+    while (k < cap && d->ureg < d->tokens) {
         size_t best = SIZE_MAX;
+        int other = dispatch__reserved_by_other(d, SIZE_MAX);
         for (size_t t = 0; t < d->n; t++) {
             if (d->cls[t] != DISPATCH_OPPORTUNISTIC || d->running[t])
+                continue;
+            if (other && t != d->reserve)
+                continue;
+            if (d->ureg + dispatch_cost(d, t) > d->tokens)
                 continue;
             if (best == SIZE_MAX)
                 best = t;
@@ -172,9 +280,47 @@ size_t dispatch_upgrades(dispatch_t *d, const double *prio, size_t *out, size_t 
         }
         if (best == SIZE_MAX)
             break;
+        dispatch__count(d, best, -1);
         d->cls[best] = DISPATCH_REGULAR;
-        d->nopp--;
-        d->nreg++;
+        dispatch__count(d, best, +1);
+        if (d->reserve == best)
+            d->reserve = SIZE_MAX;
+        out[k++] = best;
+    }
+    return k;
+}
+
+/* 1 when a should be downgraded before b (both regular, in flight). */
+static int dispatch__down_before(const dispatch_t *d, const double *prio, const double *rem,
+                                 size_t a, size_t b)
+{
+    if (d->running[a] != d->running[b])
+        return !d->running[a]; /* queued first: nothing is lost */
+    if (d->running[a] && rem != NULL && rem[a] != rem[b])
+        return rem[a] > rem[b];
+    if (prio != NULL && prio[a] != prio[b])
+        return prio[a] < prio[b];
+    return d->seq[a] > d->seq[b];
+}
+
+size_t dispatch_downgrades(dispatch_t *d, const double *prio, const double *remaining, size_t *out,
+                           size_t cap)
+{
+    size_t k = 0;
+    while (k < cap && d->ureg > d->tokens) {
+        size_t best = SIZE_MAX;
+        for (size_t t = 0; t < d->n; t++) {
+            if (d->cls[t] != DISPATCH_REGULAR)
+                continue;
+            if (best == SIZE_MAX || dispatch__down_before(d, prio, remaining, t, best))
+                best = t;
+        }
+        if (best == SIZE_MAX)
+            break;
+        dispatch__count(d, best, -1);
+        d->cls[best] = DISPATCH_OPPORTUNISTIC;
+        dispatch__count(d, best, +1);
+        d->ndown++;
         out[k++] = best;
     }
     return k;

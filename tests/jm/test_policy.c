@@ -341,6 +341,114 @@ static void test_dispatch_tokens_and_allowance(void **state)
     assert_int_equal(dispatch_new(&bad, 1, &d), ERR_INVAL);
 }
 
+/* Sized tokens: 16-unit tasks and 1-unit tasks share a grant of 20 units. */
+static void test_dispatch_sized(void **state)
+{
+    (void)state;
+    struct dispatch_config cfg = {.opp_factor = 0};
+    dispatch_t *d = NULL;
+    assert_int_equal(dispatch_new(&cfg, 10, &d), 0);
+    assert_int_equal(dispatch_set_cost(d, 0, 16), 0);
+    assert_int_equal(dispatch_set_cost(d, 1, 16), 0);
+    assert_int_equal(dispatch_set_cost(d, 99, 16), ERR_RANGE);
+    assert_int_equal(dispatch_cost(d, 2), 1); /* default */
+    dispatch_set_tokens(d, 20);
+    assert_int_equal(dispatch_place(d, 0), DISPATCH_REGULAR);
+    assert_int_equal(dispatch_regular_units(d), 16);
+    /* task 1 (16) does not fit the 4 free units: it reserves the grant, small tasks wait */
+    assert_int_equal(dispatch_place(d, 1), DISPATCH_NONE);
+    assert_int_equal(dispatch_place(d, 2), DISPATCH_NONE);
+    assert_int_equal(dispatch_regular(d), 1);
+    /* task 0 ends: the 20 units are free and task 1 takes 16 of them first */
+    assert_int_equal(dispatch_finished(d, 0), 0);
+    dispatch_round(d);
+    assert_int_equal(dispatch_place(d, 2), DISPATCH_NONE); /* still reserved for task 1 */
+    assert_int_equal(dispatch_place(d, 1), DISPATCH_REGULAR);
+    for (size_t t = 2; t < 6; t++)
+        assert_int_equal(dispatch_place(d, t), DISPATCH_REGULAR);
+    assert_int_equal(dispatch_regular_units(d), 20);
+    assert_int_equal(dispatch_regular(d), 5);
+    assert_int_equal(dispatch_place(d, 6), DISPATCH_NONE); /* a full grant: task 6 reserves */
+    /* a reservation lapses when its task is not offered within a round (no node fits it) */
+    assert_int_equal(dispatch_finished(d, 1), 0);
+    dispatch_round(d);
+    dispatch_round(d);
+    assert_int_equal(dispatch_set_cost(d, 0, 8), 0);
+    assert_int_equal(dispatch_place(d, 0), DISPATCH_REGULAR); /* 4 + 8 */
+    assert_int_equal(dispatch_set_cost(d, 7, 10), 0);
+    assert_int_equal(dispatch_place(d, 7), DISPATCH_NONE); /* 12 + 10 > 20: reserves */
+    assert_int_equal(dispatch_place(d, 6), DISPATCH_NONE);
+    dispatch_round(d); /* task 7 was offered in this round: kept */
+    assert_int_equal(dispatch_place(d, 6), DISPATCH_NONE);
+    dispatch_round(d); /* not offered since: lapses */
+    assert_int_equal(dispatch_place(d, 6), DISPATCH_REGULAR);
+    /* a task costlier than the whole grant never reserves it and never runs regular */
+    assert_int_equal(dispatch_set_cost(d, 8, 30), 0);
+    assert_int_equal(dispatch_place(d, 8), DISPATCH_NONE);
+    assert_int_equal(dispatch_place(d, 9), DISPATCH_REGULAR);
+    /* ... but opportunistically when the allowance has room for it */
+    dispatch_set_factor(d, 2); /* 40 units */
+    assert_int_equal(dispatch_place(d, 8), DISPATCH_OPPORTUNISTIC);
+    assert_int_equal(dispatch_opportunistic_units(d), 30);
+    assert_int_equal(dispatch_allowance(d), 40);
+    dispatch_destroy(&d);
+}
+
+/* The grant falls below the regular units in flight: queued tasks are downgraded first, then
+ * the running ones with the most time left; upgrades bring queued ones back. */
+static void test_dispatch_downgrades(void **state)
+{
+    (void)state;
+    struct dispatch_config cfg = {.opp_factor = 0.5};
+    dispatch_t *d = NULL;
+    assert_int_equal(dispatch_new(&cfg, 8, &d), 0);
+    for (size_t t = 0; t < 6; t++)
+        dispatch_set_cost(d, t, 2);
+    dispatch_set_tokens(d, 12);
+    for (size_t t = 0; t < 6; t++)
+        assert_int_equal(dispatch_place(d, t), DISPATCH_REGULAR);
+    for (size_t t = 0; t < 4; t++)
+        assert_int_equal(dispatch_started(d, t), 0); /* 4 and 5 wait in queues */
+    double prio[8] = {5, 1, 3, 2, 7, 4, 0, 0};
+    double rem[8] = {10, 30, 30, 1, 0, 0, 0, 0};
+    size_t out[8];
+    assert_int_equal(dispatch_downgrades(d, prio, rem, out, 8), 0); /* nothing over */
+    dispatch_set_tokens(d, 5); /* 12 units in flight, 5 granted: 4 tasks go */
+    assert_int_equal(dispatch_downgrades(d, prio, rem, out, 8), 4);
+    assert_int_equal(out[0], 5); /* queued, lower priority */
+    assert_int_equal(out[1], 4); /* queued */
+    assert_int_equal(out[2], 1); /* running, 30 s left, lower priority than task 2 */
+    assert_int_equal(out[3], 2); /* running, 30 s left */
+    assert_int_equal(dispatch_regular_units(d), 4);
+    assert_int_equal(dispatch_opportunistic_units(d), 8); /* beyond the allowance of 2 */
+    assert_int_equal(dispatch_class_of(d, 1), DISPATCH_OPPORTUNISTIC);
+    assert_int_equal(dispatch_downgraded(d), 4);
+    assert_int_equal(dispatch_next(d), DISPATCH_REGULAR); /* 4 of 5 units: one more unit */
+    assert_int_equal(dispatch_set_cost(d, 6, 2), 0);
+    assert_int_equal(dispatch_place(d, 6), DISPATCH_NONE); /* neither fits */
+    /* a downgraded task ends: its units leave the opportunistic count */
+    assert_int_equal(dispatch_finished(d, 1), 0);
+    assert_int_equal(dispatch_opportunistic_units(d), 6);
+    /* the grant comes back: once task 6's reservation lapses, the queued downgraded ones are
+     * upgraded, highest priority first */
+    dispatch_set_tokens(d, 8);
+    assert_int_equal(dispatch_upgrades(d, prio, out, 8), 0);
+    dispatch_round(d);
+    dispatch_round(d);
+    assert_int_equal(dispatch_upgrades(d, prio, out, 8), 2);
+    assert_int_equal(out[0], 4);
+    assert_int_equal(out[1], 5);
+    assert_int_equal(dispatch_regular_units(d), 8);
+    /* the PN reports a class of its own: the units move */
+    assert_int_equal(dispatch_reclass(d, 0, DISPATCH_OPPORTUNISTIC), 0);
+    assert_int_equal(dispatch_regular_units(d), 6);
+    assert_int_equal(dispatch_reclass(d, 0, DISPATCH_OPPORTUNISTIC), 0);
+    assert_int_equal(dispatch_opportunistic_units(d), 4);
+    assert_int_equal(dispatch_reclass(d, 7, DISPATCH_REGULAR), ERR_STATE);
+    assert_int_equal(dispatch_reclass(d, 0, DISPATCH_NONE), ERR_INVAL);
+    dispatch_destroy(&d);
+}
+
 /* Every allocation point fails once: the call reports ERR_NOMEM, leaves no object, leaks nothing
  * (ASan) and leaves an existing view unchanged. */
 static void test_alloc_failures(void **state)
@@ -425,6 +533,8 @@ int main(void)
         cmocka_unit_test(test_priority_longest_path),
         cmocka_unit_test(test_priority_explicit_edges),
         cmocka_unit_test(test_dispatch_tokens_and_allowance),
+        cmocka_unit_test(test_dispatch_sized),
+        cmocka_unit_test(test_dispatch_downgrades),
         cmocka_unit_test(test_alloc_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
