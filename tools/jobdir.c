@@ -1,10 +1,19 @@
 /* jobdir.c - the user's side of a job directory (see jobdir.h). */
 #include "tools/jobdir.h"
 
+#include "common/config.h"
 #include "common/err.h"
+#include "common/mem.h"
+#include "jm/profile.h"
+#include "jm/shape.h"
+#include "jm/spec.h"
+#include "rm/arbiter.h"
+#include "rm/rmclient.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,6 +141,25 @@ double jobdir_num(const json_t *o, const char *k, double dflt)
     return json_is_number(v) ? json_number_value(v) : dflt;
 }
 
+char *jobdir_eta_text(const json_t *o, char *out, size_t cap)
+{
+    double eta = jobdir_num(o, "eta_s", -1), p95 = jobdir_num(o, "eta_p95_s", -1);
+    double deadline = jobdir_num(o, "deadline_s", -1);
+    out[0] = '\0';
+    if (eta < 0)
+        return out;
+    char a[JOBDIR_DURATION_SIZE], b[JOBDIR_DURATION_SIZE], c[JOBDIR_DURATION_SIZE];
+    size_t n =
+        (size_t)snprintf(out, cap, "ETA %s", jobdir_format_duration(eta, false, a, sizeof a));
+    if (p95 >= 0 && n < cap)
+        n += (size_t)snprintf(out + n, cap - n, ", p95 %s",
+                              jobdir_format_duration(p95, false, b, sizeof b));
+    if (deadline > 0 && n < cap)
+        snprintf(out + n, cap - n, ", deadline %s",
+                 jobdir_format_duration(deadline, false, c, sizeof c));
+    return out;
+}
+
 char *jobdir_progress_line(const json_t *st, char *out, size_t cap)
 {
     const char *state = json_string_value(json_object_get(st, "state"));
@@ -141,8 +169,11 @@ char *jobdir_progress_line(const json_t *st, char *out, size_t cap)
     long failed = (long)jobdir_num(st, "attempts_failed", 0);
     double elapsed = jobdir_num(st, "elapsed_s", 0);
     double deadline = jobdir_num(st, "deadline_s", -1);
-    char when[96];
-    if (deadline > 0)
+    char when[160], eta[120];
+    jobdir_eta_text(st, eta, sizeof eta);
+    if (eta[0] != '\0')
+        snprintf(when, sizeof when, "%.1fs elapsed  %s", elapsed, eta);
+    else if (deadline > 0)
         snprintf(when, sizeof when, "%.1fs of %.0fs deadline (%.0f%%)", elapsed, deadline,
                  100.0 * elapsed / deadline);
     else
@@ -155,4 +186,177 @@ char *jobdir_progress_line(const json_t *st, char *out, size_t cap)
              (long)jobdir_num(st, "tokens_granted", 0), (long)jobdir_num(st, "tokens_target", 0),
              extra);
     return out;
+}
+
+char *jobdir_format_duration(double seconds, bool round_up, char *out, size_t cap)
+{
+    if (!isfinite(seconds) || seconds < 0) {
+        snprintf(out, cap, "-");
+        return out;
+    }
+    if (seconds < 1.0 && !round_up) {
+        snprintf(out, cap, "%.0fms", seconds * 1000.0);
+        return out;
+    }
+    if (seconds < 10.0) {
+        /* tenths; rounded up, a deadline printed here still covers the value */
+        double t = round_up ? ceil(seconds * 10.0 - 1e-9) : nearbyint(seconds * 10.0);
+        if (t < 100.0) {
+            if ((long long)t % 10 == 0)
+                snprintf(out, cap, "%llds", (long long)t / 10);
+            else
+                snprintf(out, cap, "%.1fs", t / 10.0);
+            return out;
+        }
+    }
+    double w = round_up ? ceil(seconds - 1e-9) : nearbyint(seconds);
+    if (w > 9.2e15) {
+        snprintf(out, cap, "-");
+        return out;
+    }
+    long long s = (long long)w, h = s / 3600, m = (s % 3600) / 60, r = s % 60;
+    size_t n = 0;
+    if (h > 0)
+        n += (size_t)snprintf(out + n, cap - n, "%lldh", h);
+    if (m > 0 && n < cap)
+        n += (size_t)snprintf(out + n, cap - n, "%lldm", m);
+    if ((r > 0 || s == 0) && n < cap)
+        snprintf(out + n, cap - n, "%llds", r);
+    return out;
+}
+
+int jobdir_parse_duration(const char *text, int64_t *ms, char *msg, size_t cap)
+{
+    /* split "1h 2m10s" into number+unit parts, each for config_parse_duration */
+    char part[64];
+    const char *p = text;
+    int64_t total = 0;
+    while (isspace((unsigned char)*p))
+        p++;
+    if (*p == '\0')
+        return err_fmt(msg, cap, ERR_PARSE, "empty duration");
+    while (*p != '\0') {
+        const char *start = p;
+        while (isdigit((unsigned char)*p) || *p == '.')
+            p++;
+        while (isalpha((unsigned char)*p))
+            p++;
+        size_t len = (size_t)(p - start);
+        if (len == 0 || len >= sizeof part)
+            return err_fmt(msg, cap, ERR_PARSE, "'%s' is not a duration", text);
+        memcpy(part, start, len);
+        part[len] = '\0';
+        int64_t v = 0;
+        char why[256];
+        if (config_parse_duration(part, &v, why, sizeof why) != 0)
+            return err_fmt(msg, cap, ERR_PARSE, "%s", why);
+        if (v > INT64_MAX - total)
+            return err_fmt(msg, cap, ERR_RANGE, "duration '%s' is too long", text);
+        total += v;
+        while (isspace((unsigned char)*p))
+            p++;
+    }
+    *ms = total;
+    return 0;
+}
+
+int jobdir_profile_dir(const struct jobdir_opts *o, const char *jobs_root, char *out, size_t cap)
+{
+    int n;
+    if (o->cluster != NULL && o->rm == NULL && o->jobs_dir == NULL) {
+        n = snprintf(out, cap, "%s/profiles", o->cluster); /* paddock-jm's own default */
+    } else {
+        char parent[JOBDIR_PATH];
+        snprintf(parent, sizeof parent, "%s", jobs_root);
+        char *slash = strrchr(parent, '/');
+        if (slash != NULL && slash != parent)
+            *slash = '\0';
+        n = snprintf(out, cap, "%s/profiles", parent);
+    }
+    return n < 0 || (size_t)n >= cap ? ERR_TOOBIG : 0;
+}
+
+void jobdir_token_size(const json_t *tokens, const char *vc, double *token_cpu,
+                       uint64_t *token_mem_mb)
+{
+    *token_cpu = ARBITER_TOKEN_CPU_DEFAULT;
+    *token_mem_mb = ARBITER_TOKEN_MEM_MB_DEFAULT;
+    size_t i;
+    json_t *v;
+    json_array_foreach(json_object_get(tokens, "virtual_clusters"), i, v)
+    {
+        const char *name = json_string_value(json_object_get(v, "name"));
+        if (name == NULL || vc == NULL || strcmp(name, vc) != 0)
+            continue;
+        double c = jobdir_num(v, "token_cpu", 0), m = jobdir_num(v, "token_mem_mb", 0);
+        if (c > 0)
+            *token_cpu = c;
+        if (m >= 1)
+            *token_mem_mb = (uint64_t)m;
+    }
+}
+
+#define JOBDIR_RM_TIMEOUT_MS 3000
+
+void jobdir_cluster_limits(struct rmclient *c, struct spec_limits *lim)
+{
+    char msg[256], *text = NULL;
+    if (rmclient_admin(c, -1, PROTO_ADMIN_NODES, NULL, 0, JOBDIR_RM_TIMEOUT_MS, &text, msg,
+                       sizeof msg) != 0)
+        return;
+    json_t *doc = json_loads(text, 0, NULL);
+    mem_free(text);
+    double cpu = 0, mem = 0;
+    size_t i;
+    json_t *n;
+    json_array_foreach(json_object_get(doc, "nodes"), i, n)
+    {
+        double c1 = jobdir_num(n, "cpus", 0), m1 = jobdir_num(n, "mem_mb", 0);
+        cpu = c1 > cpu ? c1 : cpu;
+        mem = m1 > mem ? m1 : mem;
+    }
+    json_decref(doc);
+    if (cpu > 0 && mem > 0) {
+        lim->max_cpu = cpu;
+        lim->max_mem_mb = (uint64_t)mem;
+    }
+}
+
+static uint64_t jobdir__ms(double s)
+{
+    double ms = ceil(s * 1000.0 - 1e-6);
+    return isfinite(ms) && ms > 0 ? (ms < 1.8e19 ? (uint64_t)ms : UINT64_MAX) : 0;
+}
+
+int jobdir_shape(struct rmclient *c, const struct spec *spec, const char *profile_dir,
+                 struct jobdir_shape *out, char *msg, size_t cap)
+{
+    struct jobdir_shape sh;
+    memset(&sh, 0, sizeof sh);
+    char why[512], *text = NULL;
+    json_t *tokens = NULL;
+    if (c != NULL && rmclient_admin(c, -1, PROTO_ADMIN_TOKENS, NULL, 0, JOBDIR_RM_TIMEOUT_MS, &text,
+                                    why, sizeof why) == 0) {
+        tokens = json_loads(text, 0, NULL);
+        mem_free(text);
+    }
+    jobdir_token_size(tokens, spec->virtual_cluster, &sh.token_cpu, &sh.token_mem_mb);
+    json_decref(tokens);
+    struct profile prof;
+    profile_init(&prof);
+    char path[JOBDIR_PATH + 512];
+    if (profile_dir != NULL && profile_path(path, sizeof path, profile_dir, spec->name) == 0 &&
+        profile_load(&prof, path, why, sizeof why) == 0)
+        sh.has_profile = true;
+    int rc = shape_from_spec(spec, sh.has_profile ? &prof : NULL, sh.token_cpu, sh.token_mem_mb,
+                             SHAPE_CV_DEFAULT, &sh.s, msg, cap);
+    profile_close(&prof);
+    if (rc != 0)
+        return rc;
+    sh.work_ms = jobdir__ms(sh.s.work);
+    sh.work_sd_ms = jobdir__ms(sh.s.work_sd);
+    sh.path_ms = jobdir__ms(sh.s.path);
+    sh.path_sd_ms = jobdir__ms(sh.s.path_sd);
+    *out = sh;
+    return 0;
 }

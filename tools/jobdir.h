@@ -9,9 +9,12 @@
 #ifndef PADDOCK_TOOLS_JOBDIR_H
 #define PADDOCK_TOOLS_JOBDIR_H
 
+#include "rm/arbiter.h"
+
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #define JOBDIR_PATH 4096
 
@@ -50,10 +53,66 @@ bool jobdir_state_final(const char *state);
 
 /* One line (no newline) summarising a state.json document into out:
  *   running  40/120 done  8 running  12.5s of 60s deadline (21%)  tokens 4/4
+ * or, once the JM knows its ETA (state.json "eta_s", "eta_p95_s"):
+ *   running  40/120 done  8 running  12.5s elapsed  ETA 50s, p95 58s, deadline 1m  tokens 4/4
  * Returns out. */
 char *jobdir_progress_line(const json_t *st, char *out, size_t cap);
 
 /* The numeric member k of o, or `dflt` when absent or not a number. */
 double jobdir_num(const json_t *o, const char *k, double dflt);
+
+/* "ETA 7m12s, p95 8m40s, deadline 10m" from a document's "eta_s", "eta_p95_s" and "deadline_s"
+ * (seconds from submission; state.json and the RM's job records carry them), each part only
+ * when known; "" when the ETA is unknown. Returns out. */
+char *jobdir_eta_text(const json_t *o, char *out, size_t cap);
+
+/* A duration for people: "850ms", "4.5s", "45s", "3m10s", "1h2m5s" (whole seconds from 10 s on;
+ * rounded up when `round_up`, so that a deadline printed this way is never shorter than the
+ * value). jobdir_parse_duration reads it back. Negative or non-finite: "-". Returns out. */
+#define JOBDIR_DURATION_SIZE 40
+char *jobdir_format_duration(double seconds, bool round_up, char *out, size_t cap);
+
+/* A duration as the CLI's options take it: what config_parse_duration reads ("90s", "1.5m",
+ * "250ms") and sums of such parts ("3m10s", "1h 2m"). Returns 0 or ERR_PARSE / ERR_RANGE with the
+ * reason in msg. */
+int jobdir_parse_duration(const char *text, int64_t *ms, char *msg, size_t cap);
+
+/* The directory the job managers of this CLI's jobs keep profiles in (what `paddock submit`
+ * hands paddock-jm): `<cluster dir>/profiles` for a local cluster without --jobs-dir, else
+ * `<parent of jobs_root>/profiles`. Writes it into out; returns 0, or ERR_TOOBIG. */
+int jobdir_profile_dir(const struct jobdir_opts *o, const char *jobs_root, char *out, size_t cap);
+
+/* The token size of virtual cluster `vc` from the RM's "tokens" admin document
+ * ({"virtual_clusters": [{"name", "token_cpu", "token_mem_mb", ...}]}); the defaults of
+ * rm/arbiter.h (1 core, 4096 MiB) for what is absent. */
+void jobdir_token_size(const json_t *tokens, const char *vc, double *token_cpu,
+                       uint64_t *token_mem_mb);
+
+struct spec;
+struct rmclient;
+
+/* The largest node the RM (`c`) knows bounds what a task may ask for: sets lim->max_cpu and
+ * lim->max_mem_mb from its "nodes" admin query; leaves them as they are when the RM knows no
+ * node (a job manager waits for one) or does not answer. */
+struct spec_limits;
+void jobdir_cluster_limits(struct rmclient *c, struct spec_limits *lim);
+
+/* A job's shape as `paddock submit` and `paddock quote` send it to the RM (JOB_REGISTER's shape
+ * fields, the "quote" admin query): public value. */
+struct jobdir_shape {
+    struct arbiter_shape s; /* jm/shape.h shape_from_spec: token-seconds and seconds */
+    bool has_profile;       /* estimates from a profile of an earlier run of the same name */
+    double token_cpu;       /* the virtual cluster's token size the shape counts in */
+    uint64_t token_mem_mb;
+    uint64_t work_ms, work_sd_ms, path_ms, path_sd_ms; /* s in ms (rounded up), as sent */
+};
+
+/* Computes the shape of `spec` (borrowed, validated) for the RM: the token size of the spec's
+ * virtual cluster from the RM's "tokens" admin query on `c` (defaults when the RM does not say),
+ * and the job's profile from profile_dir/<name>.profile.json (jm/profile.h) when it exists and
+ * reads; a profile that does not read is passed over (has_profile false), as the JM does.
+ * profile_dir may be NULL (no profile). Returns 0, or an ERR_* code with the reason in msg. */
+int jobdir_shape(struct rmclient *c, const struct spec *spec, const char *profile_dir,
+                 struct jobdir_shape *out, char *msg, size_t cap);
 
 #endif
