@@ -1,14 +1,17 @@
-/* cli_submit.c - `paddock submit SPEC.json [--deadline DURATION] [--name NAME] [--wait] [--json]
- * [--cluster DIR | --rm ENDPOINTS --keys DIR [--pub ENDPOINTS]] [--jobs-dir DIR]
- * [--log-level LEVEL]` (DESIGN.md §3.4, docs/job-directory.md).
+/* cli_submit.c - `paddock submit SPEC.json [--deadline DURATION] [--best-effort] [--name NAME]
+ * [--wait] [--json] [--cluster DIR | --rm ENDPOINTS --keys DIR [--pub ENDPOINTS]]
+ * [--jobs-dir DIR] [--log-level LEVEL]` (DESIGN.md §3.4, docs/job-directory.md).
  *
  * Validates the spec with the JM's parser (refusals print the reason and exit 1; nothing reaches
  * the cluster), applies --deadline/--name, checks every task fits the largest node the RM knows,
- * registers the job (JOB_REGISTER, which gives the id), creates the job directory, writes
- * spec.json, starts paddock-jm detached and prints the job id once the JM is up. With --wait it
- * follows state.json: a live progress line on a terminal, a plain line every few seconds
- * otherwise, and exits 0 only when the job succeeded; --wait --json ends with one JSON object
- * (progress then goes to stderr). */
+ * computes the job's shape in the virtual cluster's sized tokens (jm/shape.h, from its profile
+ * when an earlier run left one), registers the job (JOB_REGISTER, which gives the id, or refuses
+ * a deadline the RM cannot admit: exit 3 with the earliest feasible finish; --best-effort runs
+ * without admission), creates the job directory, writes spec.json, starts paddock-jm detached and
+ * prints the job id once the JM is up. With --wait it follows state.json: a live progress line
+ * with the JM's ETA on a terminal, a plain line every few seconds otherwise, and exits 0 only
+ * when the job succeeded; --wait --json ends with one JSON object (progress then goes to
+ * stderr). */
 #include "common/clock.h"
 #include "common/config.h"
 #include "common/err.h"
@@ -39,11 +42,12 @@
 #define SUBMIT_NAME_MAX      63   /* the RM's limit on job names (bytes) */
 #define SUBMIT_BAR           20   /* width of the terminal progress bar */
 #define SUBMIT_ID_SIZE       64   /* room for a job id the RM gives */
+#define SUBMIT_EXIT_REFUSED  3    /* the RM's admission control refused the deadline */
 
 struct submit_opts {
     struct jobdir_opts d;
     const char *spec, *deadline, *name, *log_level, *pub;
-    bool wait, json;
+    bool wait, json, best_effort;
 };
 
 static volatile sig_atomic_t submit_interrupted;
@@ -57,10 +61,14 @@ static int submit__usage(void)
 {
     fprintf(
         stderr,
-        "usage: paddock submit SPEC.json [--deadline DURATION] [--name NAME] [--wait] "
-        "[--json]\n"
+        "usage: paddock submit SPEC.json [--deadline DURATION] [--best-effort] [--name NAME]\n"
+        "                      [--wait] [--json]\n"
         "                      [--cluster DIR | --rm ENDPOINTS --keys DIR [--pub ENDPOINTS]]\n"
         "                      [--jobs-dir DIR] [--log-level LEVEL]\n"
+        "  --deadline D     from submission (90s, 3m10s, 1h); the RM admits it or refuses with\n"
+        "                   the earliest feasible finish (exit 3; see `paddock quote`)\n"
+        "  --best-effort    run without admission control: the deadline orders the job but is\n"
+        "                   not promised\n"
         "  --pub ENDPOINTS  the RM replicas' view PUB endpoints, for the job manager (with --rm)\n"
         "  --jobs-dir DIR   where job directories go (default: CLUSTER/jobs, or "
         "~/.paddock/jobs)\n");
@@ -77,6 +85,8 @@ static int submit__parse(int argc, char **argv, struct submit_opts *o)
             o->wait = true;
         else if (strcmp(a, "--json") == 0)
             o->json = true;
+        else if (strcmp(a, "--best-effort") == 0)
+            o->best_effort = true;
         else if (strcmp(a, "--deadline") == 0 && has)
             o->deadline = argv[++i];
         else if (strcmp(a, "--name") == 0 && has)
@@ -125,7 +135,7 @@ static char *submit__prepare(const struct submit_opts *o, const struct spec_limi
     }
     if (o->deadline != NULL) {
         int64_t ms = 0;
-        if (config_parse_duration(o->deadline, &ms, msg, sizeof msg) != 0 || ms <= 0) {
+        if (jobdir_parse_duration(o->deadline, &ms, msg, sizeof msg) != 0 || ms <= 0) {
             fprintf(stderr, "paddock submit: --deadline '%s': %s\n", o->deadline,
                     ms <= 0 && msg[0] == '\0' ? "must be positive" : msg);
             json_decref(doc);
@@ -157,33 +167,49 @@ static char *submit__prepare(const struct submit_opts *o, const struct spec_limi
     return text;
 }
 
-/* The largest node the RM knows bounds what a task may ask for. Leaves the defaults when the
- * RM knows no node (the JM will wait for one). */
-static void submit__cluster_limits(rmclient_t *c, struct spec_limits *lim)
+/* The RM's admission control refused the job's deadline: one message on stderr (or the JSON
+ * object on stdout with --json) naming the earliest feasible finish to resubmit with. */
+static void submit__refused(const struct submit_opts *o, const struct spec *spec,
+                            const proto_job_register_reply_t *r)
 {
-    char msg[256], *text = NULL;
-    if (rmclient_admin(c, -1, PROTO_ADMIN_NODES, NULL, 0, SUBMIT_RM_TIMEOUT_MS, &text, msg,
-                       sizeof msg) != 0)
-        return;
-    json_t *doc = json_loads(text, 0, NULL);
-    mem_free(text);
-    double cpu = 0, mem = 0;
-    size_t i;
-    json_t *n;
-    json_array_foreach(json_object_get(doc, "nodes"), i, n)
-    {
-        double c1 = jobdir_num(n, "cpus", 0), m1 = jobdir_num(n, "mem_mb", 0);
-        cpu = c1 > cpu ? c1 : cpu;
-        mem = m1 > mem ? m1 : mem;
+    const char *reason = r->reason != NULL && r->reason[0] != '\0' ? r->reason : NULL;
+    double eff = (double)r->eff_ms / 1000.0, p50 = (double)r->eff_p50_ms / 1000.0;
+    if (o->json) {
+        json_t *doc = json_object();
+        json_object_set_new(doc, "admitted", json_false());
+        json_object_set_new(doc, "eff_s", r->eff_ms > 0 ? json_real(eff) : json_null());
+        json_object_set_new(doc, "eff_p50_s", r->eff_p50_ms > 0 ? json_real(p50) : json_null());
+        json_object_set_new(doc, "reason",
+                            json_string(reason != NULL ? reason : err_text(r->code)));
+        char *t = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        printf("%s\n", t != NULL ? t : "{}");
+        free(t);
+        json_decref(doc);
     }
-    json_decref(doc);
-    if (cpu > 0 && mem > 0) {
-        lim->max_cpu = cpu;
-        lim->max_mem_mb = (uint64_t)mem;
+    char dl[JOBDIR_DURATION_SIZE], e[JOBDIR_DURATION_SIZE], e50[JOBDIR_DURATION_SIZE];
+    char within[96] = "";
+    if (spec->has_deadline)
+        snprintf(within, sizeof within, " within %s",
+                 jobdir_format_duration(spec->deadline_s, false, dl, sizeof dl));
+    fprintf(stderr, "paddock submit: admission refused: job \"%s\" cannot finish%s (%s)",
+            spec->name, within,
+            reason != NULL ? reason : "it or an admitted job would miss its deadline");
+    if (r->eff_ms > 0) {
+        jobdir_format_duration(eff, true, e, sizeof e);
+        fprintf(stderr,
+                "; earliest feasible finish %s (p50 %s): resubmit with --deadline %s, or "
+                "with --best-effort\n",
+                e, jobdir_format_duration(p50, false, e50, sizeof e50), e);
+    } else {
+        fprintf(stderr, "; no deadline is feasible in its virtual cluster now: resubmit with "
+                        "--best-effort\n");
     }
 }
 
-static int submit__register(rmclient_t *c, const struct spec *spec, int64_t submit_ms,
+/* Registers the job with its shape. Returns 0 with job_id set, SUBMIT_EXIT_REFUSED when
+ * admission control refused it, 1 on any other failure (printed). */
+static int submit__register(rmclient_t *c, const struct submit_opts *o, const struct spec *spec,
+                            const struct jobdir_shape *sh, int64_t submit_ms,
                             char job_id[SUBMIT_ID_SIZE])
 {
     char key[64], host[128] = "", who[256], msg[512];
@@ -205,6 +231,13 @@ static int submit__register(rmclient_t *c, const struct spec *spec, int64_t subm
     req.job_register.tasks_total = (uint32_t)spec->ntasks;
     req.job_register.submitter = who;
     req.job_register.submit_ms = submit_ms;
+    req.job_register.work_ms = sh->work_ms;
+    req.job_register.work_sd_ms = sh->work_sd_ms;
+    req.job_register.path_ms = sh->path_ms;
+    req.job_register.path_sd_ms = sh->path_sd_ms;
+    req.job_register.width = sh->s.width;
+    req.job_register.has_profile = sh->has_profile;
+    req.job_register.best_effort = o->best_effort;
     int rc = rmclient_call(c, &req, &rep, 1000, SUBMIT_RM_TIMEOUT_MS * 2, msg, sizeof msg);
     if (rc != 0) {
         fprintf(stderr, "paddock submit: cannot register the job with the RM: %s\n", msg);
@@ -217,6 +250,9 @@ static int submit__register(rmclient_t *c, const struct spec *spec, int64_t subm
     } else if (rep.type != PROTO_JOB_REGISTER_REPLY) {
         fprintf(stderr, "paddock submit: unexpected reply %s from the RM\n",
                 proto_type_name(rep.type) != NULL ? proto_type_name(rep.type) : "?");
+    } else if (rep.job_register_reply.code == ERR_ADMISSION) {
+        submit__refused(o, spec, &rep.job_register_reply);
+        rc = SUBMIT_EXIT_REFUSED;
     } else if (rep.job_register_reply.code != 0 || rep.job_register_reply.job_id == NULL ||
                rep.job_register_reply.job_id[0] == '\0') {
         fprintf(stderr, "paddock submit: the RM refused the job: %s\n",
@@ -308,11 +344,10 @@ static pid_t submit__spawn(const char *jm, const struct submit_opts *o, const ch
         }
     }
     if (cluster[0] == '\0' || o->d.jobs_dir != NULL) {
-        snprintf(profiles, sizeof profiles, "%s", jobs_root);
-        char *slash = strrchr(profiles, '/');
-        if (slash != NULL && slash != profiles)
-            *slash = '\0';
-        snprintf(profiles + strlen(profiles), sizeof profiles - strlen(profiles), "/profiles");
+        /* outside paddock-jm's default (<cluster>/profiles): the very directory jobdir_shape
+         * read the profile from */
+        if (jobdir_profile_dir(&o->d, jobs_root, profiles, sizeof profiles) != 0)
+            return -1;
         mkdir(profiles, 0700);
         argv[n++] = "--profile-dir";
         argv[n++] = profiles;
@@ -354,7 +389,8 @@ static json_t *submit__result(const char *job_id, const char *job_dir, json_t *s
     json_object_set_new(r, "name", json_string(spec->name));
     static const char *const keys[] = {"state",           "reason",          "tasks_total",
                                        "tasks_succeeded", "attempts_failed", "makespan_s",
-                                       "deadline_s",      "deadline_met",    "started_ms"};
+                                       "deadline_s",      "deadline_met",    "started_ms",
+                                       "eta_s",           "eta_p95_s"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
         json_t *v = json_object_get(st, keys[i]);
         if (v == NULL || json_is_null(v))
@@ -395,11 +431,19 @@ static int submit__wait(const struct submit_opts *o, const char *job_id, const c
     int status = 0;
     uint64_t last_print = 0;
     char line[512];
+    json_t *eta = json_null(), *eta95 = json_null(); /* the last known, for --json */
     for (;;) {
         json_t *now = jobdir_load(job_dir, "state.json");
         if (now != NULL) {
             json_decref(st);
             st = now;
+        }
+        if (json_is_number(json_object_get(st, "eta_s"))) {
+            json_decref(eta);
+            json_decref(eta95);
+            eta = json_incref(json_object_get(st, "eta_s"));
+            eta95 = json_object_get(st, "eta_p95_s");
+            eta95 = json_is_number(eta95) ? json_incref(eta95) : json_null();
         }
         const char *state = json_string_value(json_object_get(st, "state"));
         bool final = jobdir_state_final(state);
@@ -436,6 +480,8 @@ static int submit__wait(const struct submit_opts *o, const char *job_id, const c
                 "paddock job cancel %s)\n",
                 job_id, job_id, job_id);
         json_decref(st);
+        json_decref(eta);
+        json_decref(eta95);
         /* die of the signal, so a calling shell sees the interrupt and stops too */
         int sig = (int)submit_interrupted;
         signal(sig, SIG_DFL);
@@ -457,6 +503,12 @@ static int submit__wait(const struct submit_opts *o, const char *job_id, const c
     }
     json_t *res = submit__result(job_id, job_dir, st, spec);
     json_decref(st);
+    if (!json_is_number(json_object_get(res, "eta_s"))) {
+        json_object_set(res, "eta_s", eta);
+        json_object_set(res, "eta_p95_s", eta95);
+    }
+    json_decref(eta);
+    json_decref(eta95);
     bool ok = strcmp(state, "succeeded") == 0;
     if (o->json) {
         char *out = json_dumps(res, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
@@ -515,16 +567,27 @@ static int submit_main(int argc, char **argv)
         free(text);
         return 1;
     }
-    submit__cluster_limits(c, &lim);
+    jobdir_cluster_limits(c, &lim);
     free(text);
     text = submit__prepare(&o, &lim, &spec); /* again, against the cluster's largest node */
-    char job_id[SUBMIT_ID_SIZE];
+    char job_id[SUBMIT_ID_SIZE], profiles[JOBDIR_PATH + 64];
+    struct jobdir_shape sh;
+    memset(&sh, 0, sizeof sh);
+    rc = text == NULL ? 1 : 0;
+    if (rc == 0 && jobdir_profile_dir(&o.d, root, profiles, sizeof profiles) == 0 &&
+        jobdir_shape(c, spec, profiles, &sh, msg, sizeof msg) != 0) {
+        /* the RM then admits without a check (proto.h); say so rather than fail the submit */
+        fprintf(stderr, "paddock submit: warning: no shape for the arbiter: %s\n", msg);
+        memset(&sh, 0, sizeof sh);
+    }
     int64_t submit_ms = clock_wall_ms();
-    if (text == NULL || submit__register(c, spec, submit_ms, job_id) != 0) {
+    if (rc == 0)
+        rc = submit__register(c, &o, spec, &sh, submit_ms, job_id);
+    if (rc != 0) {
         rmclient_destroy(&c);
         spec_destroy(&spec);
         free(text);
-        return 1;
+        return rc;
     }
     rmclient_destroy(&c);
     char job_dir[JOBDIR_PATH + SUBMIT_ID_SIZE + 2];
