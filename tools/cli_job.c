@@ -5,7 +5,9 @@
  * `show` joins the job's own view (state.json in its job directory, whether its paddock-jm still
  * runs) with the RM's (admin query "job"): either may be missing (a job submitted from another
  * machine has no local directory; an RM that is down answers nothing) and the command still
- * prints what it has; it fails only when it has neither. `cancel` and `deadline` are admin writes
+ * prints what it has; it fails only when it has neither. Besides progress it shows the job's ETA
+ * (the JM's, from state.json, and the RM's record of it) and its tokens: the minimum the arbiter
+ * guarantees for its deadline and the spare above it. `cancel` and `deadline` are admin writes
  * committed through the RM's log; the JM learns of them at its next lease renewal. */
 #include "common/clock.h"
 #include "common/config.h"
@@ -103,6 +105,12 @@ static json_t *job__admin(const struct job_opts *o, const char *kind, const char
     return doc;
 }
 
+/* The RM's record keys that are durations in ms, not wall-clock times. */
+static bool job__duration_key(const char *k)
+{
+    return strcmp(k, "lease_ms") == 0 || strcmp(k, "deadline_ms") == 0;
+}
+
 static void job__kv(const char *k, json_t *v)
 {
     if (v == NULL || json_is_null(v) || (json_is_string(v) && json_string_value(v)[0] == '\0'))
@@ -110,8 +118,12 @@ static void job__kv(const char *k, json_t *v)
     size_t kl = strlen(k);
     if (json_is_string(v)) {
         printf("  %-22s %s\n", k, json_string_value(v));
+    } else if (json_is_integer(v) && strcmp(k, "deadline_ms") == 0) {
+        char d[JOBDIR_DURATION_SIZE];
+        printf("  %-22s %s after submission\n", "deadline",
+               jobdir_format_duration((double)json_integer_value(v) / 1000.0, false, d, sizeof d));
     } else if (json_is_integer(v) && kl > 3 && strcmp(k + kl - 3, "_ms") == 0 &&
-               strcmp(k, "lease_ms") != 0 && json_integer_value(v) > 0) {
+               !job__duration_key(k) && json_integer_value(v) > 0) {
         char when[CLOCK_RFC3339_SIZE]; /* a wall-clock time: readable */
         printf("  %-22.*s %s\n", (int)(kl - 3), k,
                clock_format_rfc3339((int64_t)json_integer_value(v), when));
@@ -122,6 +134,51 @@ static void job__kv(const char *k, json_t *v)
         printf("  %-22s %s\n", k, t != NULL ? t : "?");
         free(t);
     }
+}
+
+/* Keys job__rm_summary prints, left out of the plain listing. */
+static bool job__summarised(const char *k)
+{
+    static const char *const keys[] = {"job_id", "tokens", "wanted",   "minimum",
+                                       "spare",  "eta_s",  "eta_p95_s"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        if (strcmp(k, keys[i]) == 0)
+            return true;
+    return false;
+}
+
+/* The RM's view of the job's tokens and ETA, in words:
+ *   tokens  5 (minimum 3, spare 2; wants 6)
+ *   eta     4m10s, p95 5m2s, deadline 10m (from submission) */
+static void job__rm_summary(json_t *rm)
+{
+    char line[200];
+    int n = snprintf(line, sizeof line, "%lld", (long long)jobdir_num(rm, "tokens", 0));
+    json_t *min = json_object_get(rm, "minimum"), *spare = json_object_get(rm, "spare");
+    if (json_is_number(min) || json_is_number(spare))
+        n += snprintf(line + n, sizeof line - (size_t)n, " (minimum %lld, spare %lld",
+                      (long long)jobdir_num(rm, "minimum", 0),
+                      (long long)jobdir_num(rm, "spare", 0));
+    else
+        n += snprintf(line + n, sizeof line - (size_t)n, " (");
+    snprintf(line + n, sizeof line - (size_t)n, "%swants %lld)",
+             json_is_number(min) || json_is_number(spare) ? "; " : "",
+             (long long)jobdir_num(rm, "wanted", 0));
+    printf("  %-22s %s\n", "tokens", line);
+    if (json_is_true(json_object_get(rm, "best_effort")))
+        printf("  %-22s %s\n", "admission", "none (best effort)");
+    json_t *doc = json_object(); /* the RM gives deadline_ms; jobdir_eta_text reads seconds */
+    json_object_set(doc, "eta_s", json_object_get(rm, "eta_s"));
+    json_object_set(doc, "eta_p95_s", json_object_get(rm, "eta_p95_s"));
+    double dl = jobdir_num(rm, "deadline_ms", 0);
+    if (dl > 0)
+        json_object_set_new(doc, "deadline_s", json_real(dl / 1000.0));
+    char eta[160];
+    if (jobdir_eta_text(doc, eta, sizeof eta)[0] != '\0')
+        printf("  %-22s %s (from submission)\n", "eta", eta + 4);
+    else
+        printf("  %-22s %s\n", "eta", "unknown");
+    json_decref(doc);
 }
 
 static int job_show_main(int argc, char **argv)
@@ -178,6 +235,9 @@ static int job_show_main(int argc, char **argv)
             static const char *const keys[] = {
                 "name",       "state",        "reason",      "deadline_s",
                 "makespan_s", "deadline_met", "tasks_ready", "opportunistic_allowance"};
+            char eta[160];
+            if (jobdir_eta_text(st, eta, sizeof eta)[0] != '\0')
+                printf("  %-22s %s (from submission)\n", "eta", eta + 4);
             for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
                 job__kv(keys[i], json_object_get(st, keys[i]));
             if (!alive && !jobdir_state_final(state))
@@ -189,11 +249,12 @@ static int job_show_main(int argc, char **argv)
         }
         if (rm != NULL) {
             printf("resource monitor:\n");
+            job__rm_summary(rm);
             const char *k;
             json_t *v;
             json_object_foreach(rm, k, v)
             {
-                if (strcmp(k, "job_id") != 0)
+                if (!job__summarised(k))
                     job__kv(k, v);
             }
         } else {
@@ -247,7 +308,7 @@ static int job_deadline_main(int argc, char **argv)
         return rc;
     int64_t ms = 0;
     char msg[256] = "", num[32];
-    if (config_parse_duration(o.args[1], &ms, msg, sizeof msg) != 0 || ms <= 0) {
+    if (jobdir_parse_duration(o.args[1], &ms, msg, sizeof msg) != 0 || ms <= 0) {
         fprintf(stderr, "paddock job deadline: '%s': %s\n", o.args[1],
                 msg[0] != '\0' ? msg : "must be positive");
         return 2;

@@ -9,6 +9,7 @@
 #include "rm/rmclient.h"
 #include "rm/rmconf.h"
 #include "tools/cli.h"
+#include "tools/jobdir.h"
 #include "tools/spawn.h"
 
 #include <fcntl.h>
@@ -634,17 +635,45 @@ static int tokens_main(int argc, char **argv)
                        tokens_table);
 }
 
+/* A job's ETA cell: "4m10s/5m2s" (median/p95 from submission), "-" when unknown, a trailing
+ * "*" for a best-effort job (no admission: the deadline is not promised). */
+static const char *jobs_eta(json_t *j, char *out, size_t cap)
+{
+    char a[JOBDIR_DURATION_SIZE], b[JOBDIR_DURATION_SIZE];
+    json_t *eta = json_object_get(j, "eta_s"), *p95 = json_object_get(j, "eta_p95_s");
+    const char *be = json_is_true(json_object_get(j, "best_effort")) ? "*" : "";
+    if (!json_is_number(eta))
+        snprintf(out, cap, "-%s", be);
+    else if (!json_is_number(p95))
+        snprintf(out, cap, "%s%s",
+                 jobdir_format_duration(json_number_value(eta), false, a, sizeof a), be);
+    else
+        snprintf(out, cap, "%s/%s%s",
+                 jobdir_format_duration(json_number_value(eta), false, a, sizeof a),
+                 jobdir_format_duration(json_number_value(p95), false, b, sizeof b), be);
+    return out;
+}
+
 static void jobs_table(json_t *doc)
 {
-    printf("%-16s %-20s %-12s %-10s %7s %7s\n", "JOB", "NAME", "VC", "STATE", "TOKENS", "WANTED");
+    printf("%-16s %-20s %-12s %-10s %7s %7s %9s %-17s\n", "JOB", "NAME", "VC", "STATE", "TOKENS",
+           "WANTED", "DEADLINE", "ETA/P95");
     size_t i;
     json_t *j;
+    bool any_be = false;
     json_array_foreach(json_object_get(doc, "jobs"), i, j)
     {
-        printf("%-16s %-20s %-12s %-10s %7lld %7lld\n", cli_rm_str(j, "job_id"),
+        char eta[2 * JOBDIR_DURATION_SIZE + 4], dl[JOBDIR_DURATION_SIZE] = "-";
+        json_t *d = json_object_get(j, "deadline_ms");
+        if (json_is_integer(d) && json_integer_value(d) > 0)
+            jobdir_format_duration((double)json_integer_value(d) / 1000.0, false, dl, sizeof dl);
+        any_be = any_be || json_is_true(json_object_get(j, "best_effort"));
+        printf("%-16s %-20s %-12s %-10s %7lld %7lld %9s %-17s\n", cli_rm_str(j, "job_id"),
                cli_rm_str(j, "name"), cli_rm_str(j, "virtual_cluster"), cli_rm_str(j, "state"),
-               cli_rm_int(j, "tokens"), cli_rm_int(j, "wanted"));
+               cli_rm_int(j, "tokens"), cli_rm_int(j, "wanted"), dl, jobs_eta(j, eta, sizeof eta));
     }
+    if (any_be)
+        printf("(* best effort: run without admission, the deadline is not promised)\n");
 }
 
 static int jobs_main(int argc, char **argv)
