@@ -589,6 +589,41 @@ static void node__cancel(node_t *n, const void *peer, size_t plen, uint64_t req_
     node__schedule(n);
 }
 
+/* A downgrade (the job's spare tokens were reclaimed): the task runs on at the opportunistic
+ * CPU weight and nice value; the queue keeps it from preemption until its grace ends, and
+ * node__grace_tick looks again then. 0 or the queue's error. */
+static int node__downgrade(node_t *n, node__task_t *t, uint64_t grace_ms)
+{
+    double now = node__now_s();
+    double until = grace_ms ? now + (double)grace_ms / 1e3 : 0;
+    int rc = queue_downgrade(n->queue, t->id, until);
+    if (rc)
+        return rc;
+    t->klass = PROTO_CLASS_OPPORTUNISTIC;
+    n->c.downgrades++;
+    if (t->state == PROTO_TASK_RUNNING) {
+        if (t->cg)
+            taskcg_set_weight(n->cg, t->cg, 1);
+        if (exec_renice_group(t->pid, (int)n->cfg->opportunistic_nice) != 0)
+            log_warn("task %s/%s downgraded but its nice value stays", t->job->job_id, t->task_id);
+    }
+    n->grace_wake_s = queue_next_grace(n->queue, now);
+    n->matrix_dirty = 1;
+    log_info("task %s/%s downgraded to opportunistic (grace %llu ms)", t->job->job_id, t->task_id,
+             (unsigned long long)grace_ms);
+    return 0;
+}
+
+void node__grace_tick(node_t *n)
+{
+    double now = node__now_s();
+    if (n->grace_wake_s <= 0 || now < n->grace_wake_s)
+        return;
+    n->grace_wake_s = queue_next_grace(n->queue, now);
+    n->matrix_dirty = 1;
+    node__schedule(n);
+}
+
 static void node__upgrade(node_t *n, const void *peer, size_t plen, uint64_t req_id,
                           const proto_task_upgrade_t *tu)
 {
@@ -599,13 +634,22 @@ static void node__upgrade(node_t *n, const void *peer, size_t plen, uint64_t req
     }
     node__job(n, tu->job_id, peer, plen, req_id);
     t->req_id = req_id;
-    if (!proto_task_state_terminal(t->state) && t->klass == PROTO_CLASS_OPPORTUNISTIC) {
+    if (tu->task_class == PROTO_CLASS_OPPORTUNISTIC) {
+        if (!proto_task_state_terminal(t->state) && t->klass == PROTO_CLASS_REGULAR) {
+            int rc = node__downgrade(n, t, tu->grace_ms);
+            if (rc) {
+                node__reply_error(n, peer, plen, req_id, PROTO_TASK_UPGRADE, rc, err_text(rc));
+                return;
+            }
+        }
+    } else if (!proto_task_state_terminal(t->state) && t->klass == PROTO_CLASS_OPPORTUNISTIC) {
         int rc = queue_upgrade(n->queue, t->id);
         if (rc) {
             node__reply_error(n, peer, plen, req_id, PROTO_TASK_UPGRADE, rc, err_text(rc));
             return;
         }
         t->klass = PROTO_CLASS_REGULAR;
+        n->c.upgrades++;
         if (t->state == PROTO_TASK_RUNNING) {
             /* a preemption already signalled stands: the task is reported preempted */
             if (t->cg)

@@ -7,7 +7,8 @@
  * through the shell's send callback. Conversation (proto/proto.h):
  *     C:TASK_CREATE  S:TASK_STATUS*   (queued or staging, running, then one terminal state)
  *     C:TASK_CANCEL  S:TASK_STATUS
- *     C:TASK_UPGRADE S:TASK_STATUS
+ *     C:TASK_UPGRADE S:TASK_STATUS   (to regular; or to opportunistic, a downgrade: the task
+ *                                     runs on, preemptible once its grace_ms has passed)
  * Statuses go to the ROUTER peer that last spoke for the task's job (or to the reply_endpoint
  * its last TASK_CREATE named); a JM that reconnects (new routing id) gets the current state
  * of every task of that job it is remembered for.
@@ -36,6 +37,7 @@ typedef struct node_counters {
     uint64_t requests, rejected, created, refused_full, refused_other;
     uint64_t succeeded, failed, cancelled, preempted, lost, memory_kills;
     uint64_t cache_hits, cache_misses, statuses_sent, spawn_failures;
+    uint64_t upgrades, downgrades; /* TASK_UPGRADE that changed a live task's class */
 } node_counters_t;
 
 /* A node over `cfg` (borrowed for the node's life), running on `loop`. Creates the work

@@ -76,6 +76,7 @@ struct node {
     loadprof_t scratch;
     int matrix_dirty;
     uint64_t matrix_at_ms;
+    double grace_wake_s; /* when the earliest downgrade grace ends (node__now_s), 0: none */
     stage_t *stage;
     taskcg_t *cg;        /* NULL unless [tasks] cgroup_base is set */
     struct map tasks;    /* key -> node__task_t */
@@ -103,6 +104,7 @@ void node__send_status(node_t *n, node__task_t *t);
 void node__finish(node_t *n, node__task_t *t); /* terminal: off the live maps, into done */
 void node__task_free(node__task_t *t);
 double node__now_s(void);
+void node__grace_tick(node_t *n); /* a downgrade's grace ended: preempt if regular work waits */
 
 /* node_run.c */
 void node__schedule(node_t *n);

@@ -282,6 +282,7 @@ void node_reap(node_t *n)
 
 void node_poll_memory(node_t *n)
 {
+    node__grace_tick(n); /* on the same short timer: the grace ends within one poll */
     size_t cnt = n->bypid.len;
     if (!cnt)
         return;

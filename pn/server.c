@@ -280,7 +280,8 @@ static void server__write_status(server_t *s)
             "\"queued\":%zu,\"remembered\":%zu,\"jobs\":%zu,\"requests\":%llu,\"rejected\":%llu,"
             "\"created\":%llu,"
             "\"refused_full\":%llu,\"succeeded\":%llu,\"failed\":%llu,\"cancelled\":%llu,"
-            "\"preempted\":%llu,\"memory_kills\":%llu,\"cache_hits\":%llu,"
+            "\"preempted\":%llu,\"upgrades\":%llu,\"downgrades\":%llu,"
+            "\"memory_kills\":%llu,\"cache_hits\":%llu,"
             "\"cache_misses\":%llu,\"statuses_sent\":%llu,\"auth_failures\":%llu,"
             "\"rss_kb\":%llu,\"draining\":%s}\n",
             s->cfg->name, (unsigned long long)s->boot_id, s->registered ? "true" : "false", running,
@@ -288,7 +289,8 @@ static void server__write_status(server_t *s)
             (unsigned long long)c.rejected, (unsigned long long)c.created,
             (unsigned long long)c.refused_full, (unsigned long long)c.succeeded,
             (unsigned long long)c.failed, (unsigned long long)c.cancelled,
-            (unsigned long long)c.preempted, (unsigned long long)c.memory_kills,
+            (unsigned long long)c.preempted, (unsigned long long)c.upgrades,
+            (unsigned long long)c.downgrades, (unsigned long long)c.memory_kills,
             (unsigned long long)c.cache_hits, (unsigned long long)c.cache_misses,
             (unsigned long long)c.statuses_sent, (unsigned long long)s->auth_failures,
             (unsigned long long)server__rss_kb(), s->draining ? "true" : "false");

@@ -217,6 +217,19 @@ int pnc_upgrade(zsock_t *s, const char *job, const char *task, uint32_t attempt)
     return pnc__send(s, &m);
 }
 
+int pnc_downgrade(zsock_t *s, const char *job, const char *task, uint32_t attempt,
+                  uint64_t grace_ms)
+{
+    proto_msg_t m;
+    proto_msg_init(&m, PROTO_TASK_UPGRADE);
+    m.task_upgrade.job_id = (char *)job;
+    m.task_upgrade.task_id = (char *)task;
+    m.task_upgrade.attempt = attempt;
+    m.task_upgrade.task_class = PROTO_CLASS_OPPORTUNISTIC;
+    m.task_upgrade.grace_ms = grace_ms;
+    return pnc__send(s, &m);
+}
+
 int pnc_send_raw(zsock_t *s, const void *data, size_t len)
 {
     return zsock_send(s, "b", data, len);

@@ -49,6 +49,9 @@ typedef struct pnc_task {
 int pnc_create(zsock_t *s, const pnc_task_t *t);
 int pnc_cancel(zsock_t *s, const char *job, const char *task, uint32_t attempt);
 int pnc_upgrade(zsock_t *s, const char *job, const char *task, uint32_t attempt);
+/* TASK_UPGRADE to the opportunistic class: a downgrade, preemptible after grace_ms. */
+int pnc_downgrade(zsock_t *s, const char *job, const char *task, uint32_t attempt,
+                  uint64_t grace_ms);
 int pnc_send_raw(zsock_t *s, const void *data, size_t len);
 /* Receives one message within timeout_ms, decoded into *m (close it). 0, or -1 on timeout or
  * a message that does not decode. */

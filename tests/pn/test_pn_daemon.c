@@ -303,6 +303,87 @@ static void test_preemption(void **state)
     assert_true(await_state(s, "reg2", PROTO_TASK_SUCCEEDED, 10000));
 }
 
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Waits (bounded) until status.json's counter `key` reaches at least `want`. */
+static long long await_counter(const char *key, long long want, int timeout_ms)
+{
+    long long v = pnc_status_field(&d, key);
+    for (int waited = 0; waited < timeout_ms && v < want; waited += 50) {
+        usleep(50 * 1000);
+        v = pnc_status_field(&d, key);
+    }
+    return v;
+}
+
+/* A downgrade (issue 12: the job's spare tokens were reclaimed) keeps the task running in
+ * place: the status says opportunistic, the task is not restarted and succeeds. Within its
+ * grace it is not preempted for regular work; after the grace it is, and both are counted. */
+static void test_downgrade_in_place(void **state)
+{
+    (void)state;
+    reset_seen();
+    zsock_t *s = pnc_connect(&d);
+    long long downgrades0 = await_counter("downgrades", 0, 2000);
+    long long preempted0 = await_counter("preempted", 0, 2000);
+    assert_true(downgrades0 >= 0 && preempted0 >= 0);
+    const char *one[] = {"sleep", "1", NULL};
+    pnc_task_t r = {.job = "j-000000000012", .task = "dg", .cpu = 2, .mem_mb = 64, .argv = one};
+    assert_int_equal(pnc_create(s, &r), 0);
+    assert_true(await_state(s, "dg", PROTO_TASK_RUNNING, 10000));
+    seen_t *x = find("dg");
+    assert_int_equal(x->klass, PROTO_CLASS_REGULAR);
+    int64_t started = x->started_at;
+    int nstatus = x->nstatus;
+    assert_int_equal(pnc_downgrade(s, "j-000000000012", "dg", 0, 0), 0);
+    for (int i = 0; i < 100 && x->nstatus == nstatus; i++)
+        pump(s, 50, NULL);
+    assert_int_equal(x->nstatus, nstatus + 1); /* the reply */
+    assert_int_equal(x->klass, PROTO_CLASS_OPPORTUNISTIC);
+    assert_int_equal(x->last, PROTO_TASK_RUNNING);
+    assert_true(x->started_at == started);
+    assert_true(await_state(s, "dg", PROTO_TASK_SUCCEEDED, 10000));
+    assert_int_equal(x->exit_code, 0);
+    assert_true(x->started_at == started); /* one run, not restarted */
+    assert_int_equal(x->order[PROTO_TASK_RUNNING], 2);
+    assert_int_equal(x->nstatus, nstatus + 2); /* running, downgraded, succeeded */
+    assert_int_equal(x->klass, PROTO_CLASS_OPPORTUNISTIC);
+    assert_true(await_counter("downgrades", downgrades0 + 1, 5000) == downgrades0 + 1);
+    /* downgrading it again, or a finished task, changes nothing and still answers */
+    assert_int_equal(pnc_downgrade(s, "j-000000000012", "dg", 0, 0), 0);
+    for (int i = 0; i < 100 && x->nstatus == nstatus + 2; i++)
+        pump(s, 50, NULL);
+    assert_int_equal(x->last, PROTO_TASK_SUCCEEDED);
+
+    /* with a grace: a regular task that needs the node waits for it, then it is preempted */
+    const char *sleepy[] = {"sleep", "300", NULL};
+    const char *quick[] = {"true", NULL};
+    r.task = "dg2";
+    r.argv = sleepy;
+    assert_int_equal(pnc_create(s, &r), 0);
+    assert_true(await_state(s, "dg2", PROTO_TASK_RUNNING, 10000));
+    const int grace_ms = 1500;
+    int64_t t0 = mono_ms();
+    assert_int_equal(pnc_downgrade(s, "j-000000000012", "dg2", 0, grace_ms), 0);
+    pnc_task_t q = {.job = "j-000000000012", .task = "reg3", .cpu = 1, .mem_mb = 64, .argv = quick};
+    assert_int_equal(pnc_create(s, &q), 0);
+    assert_true(await_state(s, "reg3", PROTO_TASK_QUEUED, 10000));
+    assert_int_equal(find("dg2")->klass, PROTO_CLASS_OPPORTUNISTIC);
+    assert_true(await_state(s, "dg2", PROTO_TASK_PREEMPTED, 10000));
+    int64_t waited = mono_ms() - t0;
+    assert_true(waited >= grace_ms);
+    assert_non_null(strstr(find("dg2")->reason, "preempted"));
+    assert_true(await_state(s, "reg3", PROTO_TASK_SUCCEEDED, 10000));
+    assert_true(find("reg3")->order[PROTO_TASK_RUNNING] > 0);
+    assert_true(await_counter("preempted", preempted0 + 1, 5000) == preempted0 + 1);
+    assert_true(await_counter("downgrades", downgrades0 + 2, 5000) == downgrades0 + 2);
+}
+
 /* Five 2-core tasks estimated at 2 s each on a 2-core node: the wait for a new task rises by
  * 2 s with every one queued, and falls as they finish. */
 static void test_matrix_rises_and_falls(void **state)
@@ -588,6 +669,7 @@ int main(void)
         cmocka_unit_test_teardown(test_cancel_kills_grandchildren, teardown),
         cmocka_unit_test_teardown(test_memory_limit, teardown),
         cmocka_unit_test_teardown(test_preemption, teardown),
+        cmocka_unit_test_teardown(test_downgrade_in_place, teardown),
         cmocka_unit_test_teardown(test_matrix_rises_and_falls, teardown),
         cmocka_unit_test_teardown(test_staging_cache, teardown),
         cmocka_unit_test_teardown(test_reconnect_gets_state, teardown),
