@@ -1,4 +1,4 @@
-/* Unit tests of pn/matrix (and pn/loadprof): hand-computed wait-time matrices. */
+/* Unit tests of pn/matrix (and pn/loadprof): hand-computed wait-time matrices, downgrades. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -152,6 +152,38 @@ static void test_opportunistic_not_counted(void **state)
     assert_true(CELL(f, 2, 1) == 0);
 }
 
+/* A running regular task downgraded (issue 12) leaves the matrix once regular work may take
+ * its room: at once without a grace; with one, the wait is until the grace ends (or its
+ * expected end, if sooner). */
+static void test_downgrade(void **state)
+{
+    struct fixture *f = *state;
+    run(f, 1, 4, 8192, 50, 0);
+    assert_int_equal(matrix_compute(&f->m, f->q, 10, &f->p), 0);
+    assert_true(fabs(CELL(f, 0, 0) - 40) < 1e-9);
+    assert_int_equal(queue_downgrade(f->q, 1, 25), 0); /* 15 s of grace from t=10 */
+    assert_int_equal(matrix_compute(&f->m, f->q, 10, &f->p), 0);
+    assert_true(fabs(CELL(f, 0, 0) - 15) < 1e-9);
+    assert_true(fabs(CELL(f, 2, 1) - 15) < 1e-9);
+    assert_int_equal(matrix_compute(&f->m, f->q, 25, &f->p), 0);
+    assert_true(CELL(f, 0, 0) == 0); /* the grace is over */
+    assert_true(CELL(f, 2, 1) == 0);
+    assert_int_equal(queue_finish(f->q, 1), 0);
+    /* a grace longer than the expected run: the wait is the expected end */
+    run(f, 2, 2, 1024, 10, 30);
+    assert_int_equal(queue_downgrade(f->q, 2, 100), 0);
+    assert_int_equal(matrix_compute(&f->m, f->q, 30, &f->p), 0);
+    assert_true(CELL(f, 0, 0) == 0); /* 2 cores free beside it */
+    assert_true(fabs(CELL(f, 2, 0) - 10) < 1e-9);
+    /* without a grace: not counted at all */
+    run(f, 3, 1, 1024, 50, 30);
+    assert_int_equal(matrix_compute(&f->m, f->q, 30, &f->p), 0);
+    assert_true(fabs(CELL(f, 2, 0) - 50) < 1e-9);
+    assert_int_equal(queue_downgrade(f->q, 3, 0), 0);
+    assert_int_equal(matrix_compute(&f->m, f->q, 30, &f->p), 0);
+    assert_true(fabs(CELL(f, 2, 0) - 10) < 1e-9); /* only task 2's grace holds it back */
+}
+
 /* Past sim_depth queued tasks the rest counts as a fluid block after the exact part: four
  * 1-core, 3 s tasks on 4 cores, two simulated exactly ([0,3) with 2 cores), the other two as
  * 2 x 1/4 x 3 s = 1.5 s of the whole node from t=3. A 1-core task then waits 4.5 s, never less
@@ -231,6 +263,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_queued_work, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rises_and_falls, setup, teardown),
         cmocka_unit_test_setup_teardown(test_opportunistic_not_counted, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_downgrade, setup, teardown),
         cmocka_unit_test(test_fluid_tail),
         cmocka_unit_test(test_bins),
         cmocka_unit_test(test_loadprof_fit),
