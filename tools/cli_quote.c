@@ -95,7 +95,7 @@ static const char *quote__dur(json_t *doc, const char *k, char *out, size_t cap)
 static void quote__print(const struct spec *spec, const struct jobdir_shape *sh, json_t *doc)
 {
     char a[JOBDIR_DURATION_SIZE], b[JOBDIR_DURATION_SIZE];
-    printf("job \"%s\" (%zu tasks) in virtual cluster %s: %lld tokens of %g cores, %lld MiB\n",
+    printf("job \"%s\" (%zu tasks), virtual cluster %s: %lld tokens of %g CPU / %lld MiB\n",
            spec->name, spec->ntasks,
            json_string_value(json_object_get(doc, "virtual_cluster")) != NULL
                ? json_string_value(json_object_get(doc, "virtual_cluster"))
