@@ -143,6 +143,7 @@ void jsim_job_destroy(jsim_job_t **p)
     jsim_job_t *j = *p;
     mem_free(j->task_stage);
     mem_free(j->est);
+    mem_free(j->tok);
     mem_free(j->ef);
     mem_free(j->et);
     mem_free(j->bf);
@@ -172,6 +173,28 @@ int jsim_job_set_task(jsim_job_t *j, int task, int stage, double est_s)
     j->task_stage[task] = stage;
     j->est[task] = est_s;
     return 0;
+}
+
+int jsim_job_set_tokens(jsim_job_t *j, int task, uint32_t tokens)
+{
+    if (task < 0 || task >= j->ntasks)
+        return ERR_RANGE;
+    if (j->tok == NULL) {
+        if (tokens <= 1)
+            return 0;
+        j->tok = mem_calloc((size_t)j->ntasks, sizeof *j->tok);
+        if (j->tok == NULL)
+            return ERR_NOMEM;
+        for (int t = 0; t < j->ntasks; t++)
+            j->tok[t] = 1;
+    }
+    j->tok[task] = tokens > 0 ? tokens : 1;
+    return 0;
+}
+
+uint32_t jsim_job_task_tokens(const jsim_job_t *j, int task)
+{
+    return j->tok != NULL && task >= 0 && task < j->ntasks ? j->tok[task] : 1;
 }
 
 static int jsim__pair_push(int **a, int **b, size_t *n, size_t *cap, int x, int y)
@@ -530,13 +553,17 @@ int jsim_job_amdahl(const jsim_job_t *j, const struct jsim_model *m, struct amda
         if (m == NULL || !m->stages[s].from_profile) {
             if (j->est[t] > l[s])
                 l[s] = j->est[t];
-            T[s] += j->est[t];
+            T[s] += j->est[t] * jsim_job_task_tokens(j, t);
         }
     }
     for (int s = 0; m != NULL && s < S; s++) {
         if (m->stages[s].from_profile) {
+            /* T_s in token-seconds: the profile's run time at the stage's mean task size */
+            double units = 0;
+            for (int k = j->stage_off[s]; k < j->stage_off[s + 1]; k++)
+                units += jsim_job_task_tokens(j, j->stage_tasks[k]);
             l[s] = m->stages[s].runtime_max;
-            T[s] = m->stages[s].runtime_total;
+            T[s] = m->stages[s].runtime_total * (n[s] > 0 ? units / n[s] : 1);
         }
     }
     for (int t = 0; t < N; t++)
@@ -600,11 +627,16 @@ int jsim_run(const jsim_job_t *j, const struct jsim_model *m, int tokens,
     if (trace != NULL)
         trace->n = 0;
     double now = 0, p = 0;
-    int running = 0, finished = 0, linear = progress_is_linear(pm);
+    int finished = 0, linear = progress_is_linear(pm);
+    uint64_t used = 0; /* token units held by the running attempts */
     uint64_t run_seed = jsim_rng_next(rng);
     /* An event's id encodes the task and whether the attempt fails: 2 * task + failed. */
     while (rc == 0 && finished < j->ntasks) {
-        while (running < tokens && run.ready.n > 0) {
+        /* Sized tokens: the task at the head of the ready list waits until its units are free
+         * (later ones do not overtake it, as the JM's reservation); one larger than the whole
+         * allocation runs alone. */
+        while (run.ready.n > 0 && (used == 0 || used + jsim_job_task_tokens(j, run.ready.e[0].id) <=
+                                                    (uint64_t)tokens)) {
             int t = jsim__heap_pop(&run.ready).id;
             const struct jsim_stage_model *sm = &m->stages[j->task_stage[t]];
             /* Draws come from a stream per (run, task, attempt), so runs of the same seed at
@@ -636,9 +668,9 @@ int jsim_run(const jsim_job_t *j, const struct jsim_model *m, int tokens,
             out->work += init + dur;
             if ((rc = jsim__heap_push(&events, now + init + dur, 2 * t + fail)) != 0)
                 break;
-            running++;
-            if (running > out->peak_running)
-                out->peak_running = running;
+            used += jsim_job_task_tokens(j, t);
+            if (used > (uint64_t)out->peak_running)
+                out->peak_running = used > INT32_MAX ? INT32_MAX : (int)used;
         }
         if (rc != 0)
             break;
@@ -648,8 +680,8 @@ int jsim_run(const jsim_job_t *j, const struct jsim_model *m, int tokens,
         }
         struct jsim__hent ev = jsim__heap_pop(&events);
         now = ev.key;
-        running--;
         int t = ev.id / 2;
+        used -= jsim_job_task_tokens(j, t);
         if (ev.id & 1) {
             rc = jsim__run_ready(&run, t);
             continue;

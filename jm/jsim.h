@@ -19,6 +19,9 @@
  *
  * Simulated execution: a tokens; a ready task takes a free token in priority order (longest
  * estimated path to the end of the job first, then task index), holds it for init + run time;
+ * with sized tokens (jsim_job_set_tokens) a task holds its cost in token units, so "a tokens" is
+ * a units of capacity: the task at the head of the ready list waits until its units are free
+ * (no later task overtakes it), and a task costlier than a runs alone;
  * a failed attempt (probability fail_prob) holds it for init + a uniform fraction of the run time
  * and the task goes back to the ready list (at most JSIM_MAX_ATTEMPTS attempts; the last always
  * succeeds so a run terminates).
@@ -64,6 +67,12 @@ void jsim_job_destroy(jsim_job_t **p);
  * a non-positive or non-finite estimate, ERR_NOMEM). */
 int jsim_job_set_task(jsim_job_t *j, int task, int stage, double est_s);
 int jsim_job_add_edge(jsim_job_t *j, int from_task, int to_task);
+
+/* A task's cost in token units (sized tokens, rm/arbiter.h; 0 is taken as 1; default 1). May be
+ * set before or after finalize, but not while simulations of the job run. ERR_RANGE, ERR_NOMEM.
+ * The Amdahl statistics (jsim_job_amdahl) weight T_s by it: remaining work in token-seconds. */
+int jsim_job_set_tokens(jsim_job_t *j, int task, uint32_t tokens);
+uint32_t jsim_job_task_tokens(const jsim_job_t *j, int task);
 int jsim_job_add_barrier(jsim_job_t *j, int from_stage, int to_stage);
 
 /* Checks the graph (ERR_INVAL naming a task on a cycle when tasks cannot all complete) and
@@ -142,7 +151,7 @@ struct jsim_run_stats {
     double work;      /* token-seconds used by all attempts */
     long attempts;    /* attempts started */
     long failures;    /* failed attempts */
-    int peak_running; /* most attempts holding tokens at once */
+    int peak_running; /* most token units held at once (attempts, with unit costs) */
 };
 
 /* Progress trace of a run: after the k-th task completion at time t[k], progress p[k]. The
@@ -222,6 +231,9 @@ struct jsim_plan {
                                        spec's estimate (1 without a profile) */
     jsim_table_t *table;            /* read-only: NULL until jsim_plan_build_table */
     struct jsim_table_cost cost;    /* read-only: what the table cost */
+    int sized;                      /* read-only: tasks cost sized tokens (jsim_plan_init_sized) */
+    double token_cpu;               /* read-only: the token size it was built for */
+    uint64_t token_mem_mb;
 };
 
 /* Builds everything but the table. spec is borrowed for the plan's lifetime (stage names); prof
@@ -229,6 +241,13 @@ struct jsim_plan {
  * reason in msg; on error *pl is left closed (jsim_plan_close is a no-op on it). */
 int jsim_plan_init(struct jsim_plan *pl, const struct spec *spec, const struct profile *prof,
                    enum progress_kind kind, char *msg, size_t cap);
+
+/* As jsim_plan_init, with every task costing arbiter_task_tokens(cpu, mem_mb) at a token of
+ * token_cpu cores and token_mem_mb MiB (0: rm/arbiter.h's defaults; token_cpu < 0: unit costs,
+ * as jsim_plan_init): C(p, a) and the Amdahl model then count a in token units. */
+int jsim_plan_init_sized(struct jsim_plan *pl, const struct spec *spec, const struct profile *prof,
+                         enum progress_kind kind, double token_cpu, uint64_t token_mem_mb,
+                         char *msg, size_t cap);
 
 /* Simulates the job to build C(p, a) (cfg may be NULL for the defaults). A few seconds for a
  * 10,000-task job: the JM calls it when it starts. Returns as jsim_table_build. */

@@ -3,6 +3,7 @@
 #define PADDOCK_JM_JSIM_INTERNAL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "jm/jsim.h"
 
@@ -10,6 +11,7 @@ struct jsim_job {
     int nstages, ntasks, finalized;
     int *task_stage; /* [ntasks] */
     double *est;     /* [ntasks] estimated run time */
+    uint32_t *tok;   /* [ntasks] token units per task (sized tokens); NULL: all 1 */
     /* while building: edge and barrier pairs */
     int *ef, *et;
     size_t ne, ecap;

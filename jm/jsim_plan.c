@@ -6,6 +6,7 @@
 #include "common/mem.h"
 #include "jm/jsim.h"
 #include "jm/spec.h"
+#include "rm/arbiter.h"
 
 void jsim_plan_close(struct jsim_plan *pl)
 {
@@ -24,10 +25,30 @@ void jsim_plan_close(struct jsim_plan *pl)
 int jsim_plan_init(struct jsim_plan *pl, const struct spec *spec, const struct profile *prof,
                    enum progress_kind kind, char *msg, size_t cap)
 {
+    return jsim_plan_init_sized(pl, spec, prof, kind, -1, 0, msg, cap);
+}
+
+int jsim_plan_init_sized(struct jsim_plan *pl, const struct spec *spec, const struct profile *prof,
+                         enum progress_kind kind, double token_cpu, uint64_t token_mem_mb,
+                         char *msg, size_t cap)
+{
     memset(pl, 0, sizeof *pl);
     int rc = jsim_job_from_spec(spec, &pl->job, msg, cap);
     if (rc != 0)
         return rc;
+    if (token_cpu >= 0) {
+        pl->sized = 1;
+        pl->token_cpu = token_cpu > 0 ? token_cpu : ARBITER_TOKEN_CPU_DEFAULT;
+        pl->token_mem_mb = token_mem_mb > 0 ? token_mem_mb : ARBITER_TOKEN_MEM_MB_DEFAULT;
+        for (size_t t = 0; rc == 0 && t < spec->ntasks; t++)
+            rc = jsim_job_set_tokens(pl->job, (int)t,
+                                     arbiter_task_tokens(spec->tasks[t].cpu, spec->tasks[t].mem_mb,
+                                                         pl->token_cpu, pl->token_mem_mb));
+        if (rc != 0) {
+            jsim_plan_close(pl);
+            return err_fmt(msg, cap, rc, "jockey plan: %s", err_text(rc));
+        }
+    }
     int S = jsim_job_nstages(pl->job);
     pl->stage_names = mem_calloc((size_t)S, sizeof *pl->stage_names);
     pl->stage_ratio = mem_calloc((size_t)S, sizeof *pl->stage_ratio);

@@ -88,6 +88,30 @@ static void test_mapreduce_by_hand(void **state)
     assert_true(fabs(jsim_job_total_work(f->job) - 60) < 1e-9);
 }
 
+/* Sized tokens: map tasks of 4 units each on a allocations in token units; the reduce of
+ * 8 units is larger than a 6-unit allocation and runs alone. */
+static void test_mapreduce_sized(void **state)
+{
+    struct fixture *f = *state;
+    for (int t = 0; t < 4; t++)
+        assert_int_equal(jsim_job_set_tokens(f->job, t, 4), 0);
+    assert_int_equal(jsim_job_set_tokens(f->job, 4, 8), 0);
+    assert_int_equal(jsim_job_set_tokens(f->job, 9, 8), ERR_RANGE);
+    assert_int_equal(jsim_job_task_tokens(f->job, 4), 8);
+    struct jsim_run_stats st;
+    assert_true(fabs(makespan(f, 4, &st) - 60) < 1e-9);  /* one map at a time */
+    assert_true(fabs(makespan(f, 6, &st) - 60) < 1e-9);  /* still one: 8 > 6 */
+    assert_true(fabs(makespan(f, 8, &st) - 40) < 1e-9);  /* two at a time */
+    assert_true(fabs(makespan(f, 16, &st) - 30) < 1e-9); /* all four */
+    assert_int_equal(st.peak_running, 16);
+    assert_true(fabs(makespan(f, 1, &st) - 60) < 1e-9); /* each alone */
+    /* Amdahl's T_s counts token-seconds */
+    struct amdahl am;
+    assert_int_equal(jsim_job_amdahl(f->job, NULL, &am), 0);
+    assert_true(fabs(am.P0 - (4 * 10 * 4 + 20 * 8)) < 1e-9);
+    amdahl_close(&am);
+}
+
 static void test_task_level_dag_by_hand(void **state)
 {
     (void)state;
@@ -460,6 +484,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_mapreduce_by_hand, setup_mapreduce, teardown),
+        cmocka_unit_test_setup_teardown(test_mapreduce_sized, setup_mapreduce, teardown),
         cmocka_unit_test(test_task_level_dag_by_hand),
         cmocka_unit_test(test_pass_through_stage_and_cycle),
         cmocka_unit_test(test_failures_from_profile),
