@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The main command: on a fresh Debian 12 machine, sets up and builds Paddock, starts a local
 # cluster (3 RM replicas, 4 process nodes), imports a real scientific workflow recorded by
-# WfCommons, runs it with a deadline while showing progress, renders the job's report, and
-# stops the cluster (also on Ctrl-C or failure).
+# WfCommons, asks the RM whether its deadline can be admitted (paddock quote; when not, it takes
+# the earliest feasible finish instead), runs it while showing progress and the ETA, renders the
+# job's report, and stops the cluster (also on Ctrl-C or failure).
 #
 #   tools/demo.sh
 #
@@ -92,14 +93,27 @@ say "importing the WfCommons workflow $name (recorded runtimes x $scale)"
 "$paddock" import wfcommons "$workflow" -o "$spec" --time-scale "$scale" --min-runtime 0.01 \
     --max-cpu 1 --max-mem-mb 1024 --name "${name%%-chameleon*}"
 
-# 4. Submit with a deadline and follow it.
+# 4. Ask the RM whether the deadline can be admitted; if not, take its earliest feasible finish.
+say "asking the RM whether a deadline of $deadline fits (paddock quote)"
+quote_status=0
+quote=$("$paddock" quote "$spec" --deadline "$deadline") || quote_status=$?
+printf '%s\n' "$quote"
+if [ "$quote_status" -eq 3 ]; then
+    earliest=$(printf '%s\n' "$quote" | sed -n 's/^  earliest finish \([0-9][^ ]*\) .*/\1/p')
+    if [ -n "$earliest" ]; then
+        echo "demo: $deadline would be refused; submitting with the earliest feasible finish"
+        deadline=$earliest
+    fi
+fi
+
+# 5. Submit with a deadline and follow it.
 say "submitting it with a deadline of $deadline"
 job_status=0
 "$paddock" submit "$spec" --deadline "$deadline" --wait || job_status=$?
 # a fresh cluster: the only job directory is this job's
 job=$(ls "$cluster/jobs" 2>/dev/null | head -n1)
 
-# 5. The report.
+# 6. The report.
 if [ -n "$job" ] && [ -f "$cluster/jobs/$job/report.json" ]; then
     say "rendering the report"
     "$paddock" report "$job" --cluster "$cluster" -o "$demo_dir/report.html"
