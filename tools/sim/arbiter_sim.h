@@ -1,0 +1,123 @@
+/* arbiter_sim.h - `paddock-sim arbiter`: many deadline and best-effort jobs on one shared virtual
+ * cluster, the RM's arbiter (rm/arbiter.h) deciding their tokens, in virtual time on the
+ * simulator's engine (tools/sim/engine.h). Verma et al. §IV (Figures 1-2) as a load sweep.
+ *
+ * Model (the choices the papers leave open are ours; docs/arbiter.md):
+ *  - One virtual cluster of `capacity` sized tokens (default 100). A task takes
+ *    arbiter_task_tokens(cpu, mem_mb) tokens (at most capacity).
+ *  - A job is a DAG (task dependencies and stage barriers). Each task has an estimate (what the
+ *    spec or the profile says) and a true run time = estimate x job factor x task noise, both
+ *    lognormal with mean 1: the job factor is the whole job running slower or faster than its
+ *    profile, which a profile-only model (ARIA) cannot see and a Jockey controller measures.
+ *  - Jobs arrive with exponential gaps; the mean gap makes the offered load (true work over
+ *    capacity x the arrival horizon) what --load asks. A fraction of the jobs has a deadline
+ *    U[1,2] x its time alone on the whole cluster (Verma §IV), the rest have none.
+ *  - A job runs its ready tasks on the tokens the arbiter grants it, highest bottom level first
+ *    (greedy list scheduling; a task that does not fit what is left is skipped, a smaller one
+ *    may start).
+ *  - Policies: fcfs, edf, minedf, minedf_wc (Verma: a reclaimed spare token kills the task on
+ *    it, its work is lost) and paddock (MinEDF-WC whose reclaimed tasks are downgraded in place
+ *    and keep running as opportunistic while a slot is free, preempted youngest first when a
+ *    regular task needs the slot; minimums from a Jockey-like controller per job).
+ *  - Admission (arbiter_admit) at a deadline job's arrival, with its conservative shape; a job
+ *    refused runs best-effort (its deadline kept but not admitted: the arbiter orders it after
+ *    the admitted ones) and still counts in missed_fraction.
+ * Same inputs and seed, same result: every draw comes from engine streams seeded per job.
+ */
+#ifndef PADDOCK_TOOLS_SIM_ARBITER_SIM_H
+#define PADDOCK_TOOLS_SIM_ARBITER_SIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rm/arbiter.h"
+
+#define ARBITER_SIM_MAX_JOBS     100000
+#define ARBITER_SIM_MAX_CAPACITY 100000
+
+enum arbiter_sim_mix { ARBITER_SIM_WFCOMMONS = 0, ARBITER_SIM_FACEBOOK = 1 };
+
+/* The simulated policies: the rm/arbiter ones plus paddock. */
+enum arbiter_sim_policy {
+    ARBITER_SIM_FCFS = 0,
+    ARBITER_SIM_EDF,
+    ARBITER_SIM_MINEDF,
+    ARBITER_SIM_MINEDF_WC,
+    ARBITER_SIM_PADDOCK,
+    ARBITER_SIM_NPOLICIES
+};
+
+const char *arbiter_sim_policy_name(enum arbiter_sim_policy p);
+
+/* Public value struct: arbiter_sim_config_default() then adjust. */
+struct arbiter_sim_config {
+    uint32_t capacity;        /* tokens of the virtual cluster (default 100) */
+    size_t jobs;              /* default 200 */
+    double load;              /* offered load (default 0.7) */
+    uint64_t seed;            /* default 1 */
+    enum arbiter_sim_mix mix; /* default wfcommons */
+    const char *workloads;    /* WfCommons directory (borrowed); NULL: the caller must set it */
+    double deadline_frac;     /* share of jobs with a deadline (default 0.5) */
+    double alone_min_s;       /* WfCommons jobs scaled to take U_log[min,max] s alone (20, 300) */
+    double alone_max_s;
+    double fb_task_scale; /* Facebook mix: task counts x this (default 0.1), ceil, >= 1 */
+    double fb_time_scale; /* Facebook mix: task durations x this (default 0.1) */
+    double task_sigma;    /* lognormal sigma of per-task noise (default 0.3) */
+    double job_sigma;     /* lognormal sigma of the per-job factor (default 0.2) */
+    double k;             /* admission's sd multiplier (default ARBITER_K_DEFAULT) */
+    double slack;         /* paddock's controller: Jockey's slack S (default 1.2) */
+    double period_frac;   /* paddock's controller period, share of the deadline (0.04) */
+};
+
+void arbiter_sim_config_default(struct arbiter_sim_config *c);
+
+/* The jobs of one experiment: opaque, shared read-only by the runs of every policy. */
+typedef struct arbiter_sim_jobs arbiter_sim_jobs_t;
+
+/* Builds the jobs (shapes, true run times, arrivals, deadlines, oracles) from cfg. Returns 0 and
+ * stores them in *out (caller owns; arbiter_sim_jobs_destroy), or an ERR_* with the reason in
+ * msg. */
+int arbiter_sim_jobs_new(const struct arbiter_sim_config *cfg, arbiter_sim_jobs_t **out, char *msg,
+                         size_t cap);
+void arbiter_sim_jobs_destroy(arbiter_sim_jobs_t **p);
+
+/* What the jobs are, independent of policy. */
+struct arbiter_sim_jobs_info {
+    size_t jobs, deadline_jobs, tasks;
+    double mean_gap_s;      /* mean inter-arrival time */
+    double horizon_s;       /* last arrival */
+    double work_token_s;    /* true work of all jobs */
+    double alone_mean_s;    /* mean time alone on the whole cluster */
+    double oracle_dag_mean; /* deadline jobs: mean smallest constant k meeting the deadline */
+    double oracle_td_mean;  /* ... and mean ceil(T / d) */
+};
+
+void arbiter_sim_jobs_info(const arbiter_sim_jobs_t *j, struct arbiter_sim_jobs_info *out);
+
+struct arbiter_sim_result {
+    size_t deadline_jobs, admitted, missed, admitted_missed, done;
+    double missed_fraction;
+    double relative_deadline_exceeded; /* Verma's sum over missed jobs of (finish - d) / d,
+                                          divided by the number of deadline jobs */
+    double utilization;                /* useful token-seconds / (capacity x span) */
+    uint64_t spare_grants;             /* tokens granted above a job's minimum, counted when
+                                          the spare part grows (Verma's "spare slot
+                                          allocations") */
+    uint64_t spare_reclaims;           /* tasks running on spare that was taken back (Verma's
+                                          cancellations; paddock: downgrades) */
+    uint64_t kills, downgrades, preemptions;
+    double work_lost_s; /* token-seconds of work killed or preempted */
+    double admitted_fraction;
+    double admitted_missed_fraction;
+    double mean_completion_s; /* all jobs: finish - arrival */
+    double alloc_mean;        /* deadline jobs: mean of held tokens averaged over their run */
+    double alloc_vs_dag;      /* mean of alloc / structure-aware oracle */
+    double alloc_vs_td;       /* mean of alloc / ceil(T / d) */
+    uint64_t events;
+};
+
+/* Runs the jobs under policy p, with admission or not. Returns 0 or an ERR_*. */
+int arbiter_sim_run(const arbiter_sim_jobs_t *j, const struct arbiter_sim_config *cfg,
+                    enum arbiter_sim_policy p, int admission, struct arbiter_sim_result *out);
+
+#endif

@@ -1,0 +1,56 @@
+/* arbiter_sim_internal.h - the job set of `paddock-sim arbiter` as the runs read it (private to
+ * tools/sim/arbiter_sim*.c). */
+#ifndef PADDOCK_TOOLS_SIM_ARBITER_SIM_INTERNAL_H
+#define PADDOCK_TOOLS_SIM_ARBITER_SIM_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tools/sim/arbiter_sim.h"
+
+/* One job: a DAG of nodes, its tasks first and then zero-length barrier nodes (one per stage of
+ * a spec, one between a Facebook job's maps and reduces). Read-only once built. */
+struct arbiter_sim_job {
+    size_t n;          /* nodes */
+    double *est;       /* per node: the estimate, seconds (0 for a barrier) */
+    double *dur;       /* per node: the true run time */
+    uint32_t *tok;     /* per node: sized tokens (0 for a barrier) */
+    uint32_t *npred;   /* per node: predecessors */
+    uint32_t *succ_at; /* n + 1 offsets into succ */
+    uint32_t *succ;
+    double *bl;        /* per node: bottom level on estimates (the node and its longest tail) */
+    uint32_t *by_bl;   /* nodes by bottom level, highest first (ties by index) */
+    uint32_t *bl_rank; /* per node: its place in by_bl */
+    double arrival;    /* seconds */
+    double deadline;   /* relative to arrival; 0: none */
+    double work_est;   /* token-seconds on estimates */
+    double work_true;  /* token-seconds of true run times */
+    double path_est;   /* critical path on estimates */
+    double work_sd;    /* the shape's standard deviations (conservative bound) */
+    double path_sd;
+    uint32_t width;      /* most tokens it can use at once (estimates), at most capacity */
+    uint32_t max_tok;    /* its largest task */
+    double alone;        /* true makespan on the whole cluster */
+    uint32_t oracle_dag; /* deadline jobs: smallest constant k meeting it on true run times */
+    uint32_t oracle_td;  /* ceil(work_true / deadline) */
+    int owns_graph;      /* 1: tok, npred, succ_at, succ, by_bl, bl_rank are this job's; 0:
+                            borrowed from a WfCommons template (jobs.tmpl) */
+};
+
+struct arbiter_sim_jobs {
+    struct arbiter_sim_job *v;
+    size_t n;
+    uint32_t capacity;
+    double mean_gap;
+    struct arbiter_sim_job *tmpl; /* WfCommons templates (est unscaled, no dur) */
+    size_t ntmpl;
+    char **tmpl_names;
+};
+
+/* Makespan of job j on a constant k tokens by greedy list scheduling (highest bottom level
+ * first), on true run times (use_true) or estimates; *peak (may be NULL) gets the most tokens in
+ * use at once. INFINITY when a task needs more than k tokens; a negative value on ERR_NOMEM. */
+double arbiter_sim_makespan(const struct arbiter_sim_job *j, uint32_t k, int use_true,
+                            uint32_t *peak);
+
+#endif

@@ -1,0 +1,609 @@
+/* arbiter_sim_jobs.c - the jobs of `paddock-sim arbiter`: WfCommons DAGs (imported in-process
+ * with the importer paddock-sim cluster uses) or Verma §IV's synthetic Facebook mix, their
+ * true run times, arrivals, deadlines and oracles. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/err.h"
+#include "common/mem.h"
+#include "jm/spec.h"
+#include "tools/sim/arbiter_sim_internal.h"
+#include "tools/sim/cluster.h"
+#include "tools/sim/engine.h"
+
+/* Verma §IV Table I (from Zaharia et al., Table 3): maps, reduces, jobs run. */
+static const struct {
+    uint32_t maps, reduces, jobs;
+} asj__fb_bins[] = {{1, 0, 380},   {2, 0, 160},  {10, 3, 140},   {50, 0, 80},     {100, 0, 60},
+                    {200, 50, 60}, {400, 0, 40}, {800, 180, 40}, {2400, 360, 20}, {4800, 0, 20}};
+#define ASJ_FB_MAP_MU     9.9511 /* LN(9.9511, 1.6764) ms */
+#define ASJ_FB_MAP_SIGMA  1.6764
+#define ASJ_FB_RED_MU     12.375 /* LN(12.375, 1.6262) ms */
+#define ASJ_FB_RED_SIGMA  1.6262
+#define ASJ_STREAM_ARRIVE 0x61727276ull
+#define ASJ_STREAM_JOB    0x6a6f6200000ull
+
+void arbiter_sim_config_default(struct arbiter_sim_config *c)
+{
+    *c = (struct arbiter_sim_config){.capacity = 100,
+                                     .jobs = 200,
+                                     .load = 0.7,
+                                     .seed = 1,
+                                     .mix = ARBITER_SIM_WFCOMMONS,
+                                     .deadline_frac = 0.5,
+                                     .alone_min_s = 20,
+                                     .alone_max_s = 300,
+                                     .fb_task_scale = 0.1,
+                                     .fb_time_scale = 0.1,
+                                     .task_sigma = 0.3,
+                                     .job_sigma = 0.2,
+                                     .k = ARBITER_K_DEFAULT,
+                                     .slack = 1.2,
+                                     .period_frac = 0.04};
+}
+
+static void asj__job_free(struct arbiter_sim_job *j)
+{
+    mem_free(j->est);
+    mem_free(j->dur);
+    mem_free(j->bl);
+    if (j->owns_graph) {
+        mem_free(j->tok);
+        mem_free(j->npred);
+        mem_free(j->succ_at);
+        mem_free(j->succ);
+        mem_free(j->by_bl);
+        mem_free(j->bl_rank);
+    }
+    memset(j, 0, sizeof *j);
+}
+
+void arbiter_sim_jobs_destroy(arbiter_sim_jobs_t **p)
+{
+    if (p == NULL || *p == NULL)
+        return;
+    struct arbiter_sim_jobs *s = *p;
+    for (size_t i = 0; i < s->n; i++)
+        asj__job_free(&s->v[i]);
+    for (size_t i = 0; i < s->ntmpl; i++) {
+        asj__job_free(&s->tmpl[i]);
+        mem_free(s->tmpl_names[i]);
+    }
+    mem_free(s->v);
+    mem_free(s->tmpl);
+    mem_free(s->tmpl_names);
+    mem_free(s);
+    *p = NULL;
+}
+
+/* ---- list scheduling on a constant allocation ---------------------------------------------- */
+
+struct asj__ev {
+    double t;
+    uint32_t node;
+};
+
+static void asj__heap_push(struct asj__ev *h, size_t *n, struct asj__ev e)
+{
+    size_t i = (*n)++;
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (h[p].t < e.t || (h[p].t == e.t && h[p].node < e.node))
+            break;
+        h[i] = h[p];
+        i = p;
+    }
+    h[i] = e;
+}
+
+static struct asj__ev asj__heap_pop(struct asj__ev *h, size_t *n)
+{
+    struct asj__ev top = h[0], last = h[--*n];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= *n)
+            break;
+        if (c + 1 < *n &&
+            (h[c + 1].t < h[c].t || (h[c + 1].t == h[c].t && h[c + 1].node < h[c].node)))
+            c++;
+        if (last.t < h[c].t || (last.t == h[c].t && last.node < h[c].node))
+            break;
+        h[i] = h[c];
+        i = c;
+    }
+    h[i] = last;
+    return top;
+}
+
+/* The ready set of a list scheduler, kept in bottom-level order (by_bl rank), so the scan for a
+ * task that fits is in priority order. */
+static void asj__ready_insert(uint32_t *ready, size_t *n, const uint32_t *rank, uint32_t node)
+{
+    size_t lo = 0, hi = *n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (rank[ready[mid]] < rank[node])
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    memmove(ready + lo + 1, ready + lo, (*n - lo) * sizeof *ready);
+    ready[lo] = node;
+    (*n)++;
+}
+
+double arbiter_sim_makespan(const struct arbiter_sim_job *j, uint32_t k, int use_true,
+                            uint32_t *peak)
+{
+    if (j->max_tok > k)
+        return INFINITY;
+    size_t n = j->n;
+    uint32_t *left = mem_calloc(n, sizeof *left), *ready = mem_calloc(n, sizeof *ready);
+    struct asj__ev *run = mem_calloc(n, sizeof *run);
+    uint32_t *stack = mem_calloc(n, sizeof *stack);
+    double t = 0;
+    if (left == NULL || ready == NULL || run == NULL || stack == NULL) {
+        t = -1;
+        goto out;
+    }
+    memcpy(left, j->npred, n * sizeof *left);
+    size_t nready = 0, nrun = 0, nstack = 0;
+    uint32_t used = 0, top = 0;
+    for (uint32_t v = 0; v < n; v++)
+        if (left[v] == 0)
+            stack[nstack++] = v;
+    for (;;) {
+        /* Nodes whose predecessors are done: barriers complete at once, tasks become ready. */
+        while (nstack > 0) {
+            uint32_t v = stack[--nstack];
+            if (j->tok[v] > 0) {
+                asj__ready_insert(ready, &nready, j->bl_rank, v);
+                continue;
+            }
+            for (uint32_t e = j->succ_at[v]; e < j->succ_at[v + 1]; e++)
+                if (--left[j->succ[e]] == 0)
+                    stack[nstack++] = j->succ[e];
+        }
+        size_t w = 0;
+        for (size_t i = 0; i < nready; i++) {
+            uint32_t v = ready[i];
+            if (used + j->tok[v] <= k) {
+                used += j->tok[v];
+                asj__heap_push(run, &nrun,
+                               (struct asj__ev){t + (use_true ? j->dur[v] : j->est[v]), v});
+            } else {
+                ready[w++] = v;
+            }
+        }
+        nready = w;
+        if (used > top)
+            top = used;
+        if (nrun == 0)
+            break;
+        struct asj__ev e = asj__heap_pop(run, &nrun);
+        t = e.t;
+        used -= j->tok[e.node];
+        for (uint32_t x = j->succ_at[e.node]; x < j->succ_at[e.node + 1]; x++)
+            if (--left[j->succ[x]] == 0)
+                stack[nstack++] = j->succ[x];
+    }
+    if (peak != NULL)
+        *peak = top;
+out:
+    mem_free(left);
+    mem_free(ready);
+    mem_free(run);
+    mem_free(stack);
+    return t;
+}
+
+/* ---- building a job's graph ----------------------------------------------------------------- */
+
+struct asj__edges {
+    uint32_t *from, *to;
+    size_t n, cap;
+};
+
+static int asj__edge(struct asj__edges *e, uint32_t from, uint32_t to)
+{
+    if (e->n == e->cap) {
+        size_t nc = e->cap ? e->cap * 2 : 1024;
+        uint32_t *f = mem_reallocarray(e->from, nc, sizeof *f);
+        if (f == NULL)
+            return ERR_NOMEM;
+        e->from = f;
+        uint32_t *t = mem_reallocarray(e->to, nc, sizeof *t);
+        if (t == NULL)
+            return ERR_NOMEM;
+        e->to = t;
+        e->cap = nc;
+    }
+    e->from[e->n] = from;
+    e->to[e->n] = to;
+    e->n++;
+    return 0;
+}
+
+struct asj__blv {
+    double bl;
+    uint32_t v;
+};
+
+static int asj__by_bl_cmp(const void *a, const void *b)
+{
+    const struct asj__blv *x = a, *y = b;
+    if (x->bl != y->bl)
+        return x->bl > y->bl ? -1 : 1;
+    return (x->v > y->v) - (x->v < y->v);
+}
+
+/* With n, est and tok set: the graph from the edges, bottom levels and their order, work, path,
+ * largest task. Returns 0 or ERR_NOMEM / ERR_INVAL (a cycle). */
+static int asj__finish_graph(struct arbiter_sim_job *j, const struct asj__edges *e)
+{
+    size_t n = j->n;
+    j->owns_graph = 1;
+    j->npred = mem_calloc(n, sizeof *j->npred);
+    j->succ_at = mem_calloc(n + 1, sizeof *j->succ_at);
+    j->succ = mem_calloc(e->n ? e->n : 1, sizeof *j->succ);
+    j->bl = mem_calloc(n, sizeof *j->bl);
+    j->by_bl = mem_calloc(n, sizeof *j->by_bl);
+    j->bl_rank = mem_calloc(n, sizeof *j->bl_rank);
+    uint32_t *fill = mem_calloc(n + 1, sizeof *fill), *order = mem_calloc(n, sizeof *order);
+    uint32_t *left = mem_calloc(n, sizeof *left);
+    int rc = 0;
+    if (j->npred == NULL || j->succ_at == NULL || j->succ == NULL || j->bl == NULL ||
+        j->by_bl == NULL || j->bl_rank == NULL || fill == NULL || order == NULL || left == NULL) {
+        rc = ERR_NOMEM;
+        goto out;
+    }
+    for (size_t i = 0; i < e->n; i++) {
+        j->succ_at[e->from[i] + 1]++;
+        j->npred[e->to[i]]++;
+    }
+    for (size_t v = 0; v < n; v++)
+        j->succ_at[v + 1] += j->succ_at[v];
+    memcpy(fill, j->succ_at, (n + 1) * sizeof *fill);
+    for (size_t i = 0; i < e->n; i++)
+        j->succ[fill[e->from[i]]++] = e->to[i];
+    /* Kahn's order, then bottom levels from the end. */
+    memcpy(left, j->npred, n * sizeof *left);
+    size_t head = 0, tail = 0;
+    for (uint32_t v = 0; v < n; v++)
+        if (left[v] == 0)
+            order[tail++] = v;
+    while (head < tail) {
+        uint32_t v = order[head++];
+        for (uint32_t x = j->succ_at[v]; x < j->succ_at[v + 1]; x++)
+            if (--left[j->succ[x]] == 0)
+                order[tail++] = j->succ[x];
+    }
+    if (tail != n) {
+        rc = ERR_INVAL;
+        goto out;
+    }
+    j->work_est = 0;
+    j->path_est = 0;
+    j->max_tok = 1;
+    for (size_t i = n; i-- > 0;) {
+        uint32_t v = order[i];
+        double tailmax = 0;
+        for (uint32_t x = j->succ_at[v]; x < j->succ_at[v + 1]; x++)
+            if (j->bl[j->succ[x]] > tailmax)
+                tailmax = j->bl[j->succ[x]];
+        j->bl[v] = j->est[v] + tailmax;
+        if (j->bl[v] > j->path_est)
+            j->path_est = j->bl[v];
+        j->work_est += j->est[v] * j->tok[v];
+        if (j->tok[v] > j->max_tok)
+            j->max_tok = j->tok[v];
+    }
+    struct asj__blv *tmp = mem_calloc(n, sizeof *tmp);
+    if (tmp == NULL) {
+        rc = ERR_NOMEM;
+        goto out;
+    }
+    for (uint32_t v = 0; v < n; v++)
+        tmp[v] = (struct asj__blv){j->bl[v], v};
+    qsort(tmp, n, sizeof *tmp, asj__by_bl_cmp);
+    for (uint32_t r = 0; r < n; r++) {
+        j->by_bl[r] = tmp[r].v;
+        j->bl_rank[tmp[r].v] = r;
+    }
+    mem_free(tmp);
+out:
+    mem_free(fill);
+    mem_free(order);
+    mem_free(left);
+    return rc;
+}
+
+/* A WfCommons spec as a template: tasks, then one barrier node per stage. */
+static int asj__from_spec(const struct spec *s, uint32_t capacity, struct arbiter_sim_job *j)
+{
+    memset(j, 0, sizeof *j);
+    size_t nt = s->ntasks, n = nt + s->nstages;
+    j->n = n;
+    j->est = mem_calloc(n, sizeof *j->est);
+    j->tok = mem_calloc(n, sizeof *j->tok);
+    if (j->est == NULL || j->tok == NULL)
+        return ERR_NOMEM;
+    j->owns_graph = 1;
+    struct asj__edges e = {0};
+    int rc = 0;
+    for (size_t t = 0; t < nt && rc == 0; t++) {
+        const struct spec_task *st = &s->tasks[t];
+        j->est[t] = st->runtime_s;
+        uint32_t k = arbiter_task_tokens(st->cpu, st->mem_mb, 0, 0);
+        j->tok[t] = k > capacity ? capacity : k;
+        for (size_t a = 0; a < st->nafter && rc == 0; a++)
+            rc = asj__edge(&e, (uint32_t)st->after[a], (uint32_t)t);
+        const struct spec_stage *sg = &s->stages[st->stage];
+        for (size_t a = 0; a < sg->nafter && rc == 0; a++)
+            rc = asj__edge(&e, (uint32_t)(nt + sg->after[a]), (uint32_t)t);
+    }
+    for (size_t g = 0; g < s->nstages && rc == 0; g++) {
+        const struct spec_stage *sg = &s->stages[g];
+        for (size_t a = 0; a < sg->ntasks && rc == 0; a++)
+            rc = asj__edge(&e, (uint32_t)sg->tasks[a], (uint32_t)(nt + g));
+        for (size_t a = 0; a < sg->nafter && rc == 0; a++)
+            rc = asj__edge(&e, (uint32_t)(nt + sg->after[a]), (uint32_t)(nt + g));
+    }
+    if (rc == 0)
+        rc = asj__finish_graph(j, &e);
+    mem_free(e.from);
+    mem_free(e.to);
+    return rc;
+}
+
+/* A Facebook job of Table I: maps, a barrier, reduces; estimates in seconds. */
+static int asj__facebook(const struct arbiter_sim_config *cfg, struct engine_rng *r,
+                         struct arbiter_sim_job *j)
+{
+    memset(j, 0, sizeof *j);
+    uint32_t total = 0;
+    for (size_t b = 0; b < sizeof asj__fb_bins / sizeof *asj__fb_bins; b++)
+        total += asj__fb_bins[b].jobs;
+    uint64_t pick = engine_rng_below(r, total);
+    size_t b = 0;
+    while (pick >= asj__fb_bins[b].jobs)
+        pick -= asj__fb_bins[b++].jobs;
+    uint32_t maps = (uint32_t)ceil(asj__fb_bins[b].maps * cfg->fb_task_scale);
+    uint32_t reds =
+        asj__fb_bins[b].reduces ? (uint32_t)ceil(asj__fb_bins[b].reduces * cfg->fb_task_scale) : 0;
+    if (maps < 1)
+        maps = 1;
+    size_t n = maps + (reds ? reds + 1 : 0);
+    j->n = n;
+    j->est = mem_calloc(n, sizeof *j->est);
+    j->tok = mem_calloc(n, sizeof *j->tok);
+    if (j->est == NULL || j->tok == NULL)
+        return ERR_NOMEM;
+    j->owns_graph = 1;
+    struct asj__edges e = {0};
+    int rc = 0;
+    for (uint32_t v = 0; v < maps; v++) {
+        j->est[v] =
+            engine_rng_lognormal(r, ASJ_FB_MAP_MU, ASJ_FB_MAP_SIGMA) / 1e3 * cfg->fb_time_scale;
+        j->tok[v] = 1;
+    }
+    if (reds) {
+        uint32_t bar = maps;
+        for (uint32_t v = 0; v < maps && rc == 0; v++)
+            rc = asj__edge(&e, v, bar);
+        for (uint32_t v = bar + 1; v < n && rc == 0; v++) {
+            j->est[v] =
+                engine_rng_lognormal(r, ASJ_FB_RED_MU, ASJ_FB_RED_SIGMA) / 1e3 * cfg->fb_time_scale;
+            j->tok[v] = 1;
+            rc = asj__edge(&e, bar, v);
+        }
+    }
+    if (rc == 0)
+        rc = asj__finish_graph(j, &e);
+    mem_free(e.from);
+    mem_free(e.to);
+    return rc;
+}
+
+/* An instance of a WfCommons template scaled to take `alone` seconds on the whole cluster (on
+ * estimates); the graph is borrowed from the template. */
+static int asj__instance(const struct arbiter_sim_job *t, double scale, struct arbiter_sim_job *j)
+{
+    *j = *t;
+    j->owns_graph = 0;
+    j->est = mem_calloc(t->n, sizeof *j->est);
+    j->bl = mem_calloc(t->n, sizeof *j->bl);
+    j->dur = NULL;
+    if (j->est == NULL || j->bl == NULL)
+        return ERR_NOMEM;
+    for (size_t v = 0; v < t->n; v++) {
+        j->est[v] = t->est[v] * scale;
+        j->bl[v] = t->bl[v] * scale;
+    }
+    j->work_est = t->work_est * scale;
+    j->path_est = t->path_est * scale;
+    return 0;
+}
+
+static int asj__templates(const struct arbiter_sim_config *cfg, struct arbiter_sim_jobs *s,
+                          char *msg, size_t cap)
+{
+    struct cluster_workloads *w = NULL;
+    int rc = cluster_workloads_load(cfg->workloads, 1.0, 0, 0, &w, msg, cap);
+    if (rc != 0)
+        return rc;
+    size_t nw = cluster_workloads_count(w);
+    s->tmpl = mem_calloc(nw, sizeof *s->tmpl);
+    s->tmpl_names = mem_calloc(nw, sizeof *s->tmpl_names);
+    if (s->tmpl == NULL || s->tmpl_names == NULL)
+        rc = ERR_NOMEM;
+    for (size_t i = 0; rc == 0 && i < nw; i++) {
+        struct spec *sp = NULL;
+        rc = cluster_workloads_make(w, i, cfg->seed, 1, 1, &sp, msg, cap);
+        if (rc == 0) {
+            rc = asj__from_spec(sp, cfg->capacity, &s->tmpl[i]);
+            s->ntmpl = i + 1;
+            if (rc == 0 && (s->tmpl_names[i] = mem_strdup(cluster_workloads_name(w, i))) == NULL)
+                rc = ERR_NOMEM;
+            if (rc != 0 && msg[0] == '\0')
+                err_fmt(msg, cap, rc, "%s: %s", cluster_workloads_name(w, i), err_text(rc));
+        }
+        spec_destroy(&sp);
+    }
+    cluster_workloads_destroy(&w);
+    return rc;
+}
+
+/* True run times, width, time alone, deadline and oracles of job j (its est set). */
+static int asj__draw(const struct arbiter_sim_config *cfg, struct engine_rng *r,
+                     struct arbiter_sim_job *j)
+{
+    j->dur = mem_calloc(j->n, sizeof *j->dur);
+    if (j->dur == NULL)
+        return ERR_NOMEM;
+    double sj = cfg->job_sigma, st = cfg->task_sigma;
+    double factor = engine_rng_lognormal(r, -sj * sj / 2, sj);
+    double sq = 0;
+    j->work_true = 0;
+    for (size_t v = 0; v < j->n; v++) {
+        double noise = engine_rng_lognormal(r, -st * st / 2, st);
+        j->dur[v] = j->est[v] * factor * noise;
+        j->work_true += j->dur[v] * j->tok[v];
+        sq += (j->est[v] * j->tok[v]) * (j->est[v] * j->tok[v]);
+    }
+    /* The shape's spread as a profile of this noise would report it (the job factor dominates;
+     * task noise averages out over many tasks, not along a short critical path). */
+    double cvj = sqrt(exp(sj * sj) - 1), cvt = sqrt(exp(st * st) - 1);
+    j->work_sd = sqrt(j->work_est * j->work_est * cvj * cvj + cvt * cvt * (1 + cvj * cvj) * sq);
+    j->path_sd = j->path_est * sqrt(cvj * cvj + cvt * cvt);
+    uint32_t peak = 0;
+    if (arbiter_sim_makespan(j, UINT32_MAX, 0, &peak) < 0)
+        return ERR_NOMEM;
+    j->width = peak < 1 ? 1 : peak > cfg->capacity ? cfg->capacity : peak;
+    if (j->width < j->max_tok)
+        j->width = j->max_tok;
+    j->alone = arbiter_sim_makespan(j, cfg->capacity, 1, NULL);
+    if (j->alone < 0)
+        return ERR_NOMEM;
+    double u = engine_rng_unif(r);
+    if (engine_rng_bernoulli(r, cfg->deadline_frac)) {
+        j->deadline = (1 + u) * j->alone;
+        double td = ceil(j->work_true / j->deadline - 1e-9);
+        j->oracle_td = td < 1 ? 1 : (uint32_t)td;
+        uint32_t lo = j->max_tok, hi = cfg->capacity;
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            double m = arbiter_sim_makespan(j, mid, 1, NULL);
+            if (m < 0)
+                return ERR_NOMEM;
+            if (m <= j->deadline * (1 + 1e-9))
+                hi = mid;
+            else
+                lo = mid + 1;
+        }
+        j->oracle_dag = lo;
+    }
+    return 0;
+}
+
+int arbiter_sim_jobs_new(const struct arbiter_sim_config *cfg, arbiter_sim_jobs_t **out, char *msg,
+                         size_t cap)
+{
+    *out = NULL;
+    if (msg != NULL && cap > 0)
+        msg[0] = '\0';
+    if (cfg->jobs < 1 || cfg->jobs > ARBITER_SIM_MAX_JOBS || cfg->capacity < 1 ||
+        cfg->capacity > ARBITER_SIM_MAX_CAPACITY || !(cfg->load > 0))
+        return err_fmt(msg, cap, ERR_INVAL, "jobs, capacity or load out of range");
+    if (cfg->mix == ARBITER_SIM_WFCOMMONS && cfg->workloads == NULL)
+        return err_fmt(msg, cap, ERR_INVAL, "no WfCommons directory");
+    struct arbiter_sim_jobs *s = mem_calloc(1, sizeof *s);
+    if (s == NULL)
+        return ERR_NOMEM;
+    s->capacity = cfg->capacity;
+    int rc = 0;
+    s->v = mem_calloc(cfg->jobs, sizeof *s->v);
+    if (s->v == NULL)
+        rc = ERR_NOMEM;
+    if (rc == 0 && cfg->mix == ARBITER_SIM_WFCOMMONS)
+        rc = asj__templates(cfg, s, msg, cap);
+    /* Template time alone on the whole cluster (estimates), to scale instances by. */
+    double *alone_t = NULL;
+    if (rc == 0 && s->ntmpl > 0) {
+        alone_t = mem_calloc(s->ntmpl, sizeof *alone_t);
+        if (alone_t == NULL)
+            rc = ERR_NOMEM;
+        for (size_t i = 0; rc == 0 && i < s->ntmpl; i++)
+            if ((alone_t[i] = arbiter_sim_makespan(&s->tmpl[i], cfg->capacity, 0, NULL)) <= 0)
+                rc = err_fmt(msg, cap, ERR_INVAL, "%s: an empty workload", s->tmpl_names[i]);
+    }
+    double total = 0;
+    for (size_t i = 0; rc == 0 && i < cfg->jobs; i++) {
+        struct engine_rng r;
+        engine_rng_seed(&r, cfg->seed, ASJ_STREAM_JOB + i);
+        struct arbiter_sim_job *j = &s->v[i];
+        if (cfg->mix == ARBITER_SIM_FACEBOOK) {
+            rc = asj__facebook(cfg, &r, j);
+        } else {
+            size_t t = (size_t)engine_rng_below(&r, s->ntmpl);
+            double lo = log(cfg->alone_min_s), hi = log(cfg->alone_max_s);
+            double target = exp(lo + (hi - lo) * engine_rng_unif(&r));
+            rc = asj__instance(&s->tmpl[t], target / alone_t[t], j);
+        }
+        s->n = i + 1;
+        if (rc == 0)
+            rc = asj__draw(cfg, &r, j);
+        total += j->work_true;
+    }
+    mem_free(alone_t);
+    if (rc == 0) {
+        /* Offered load = true work / (capacity x horizon), horizon = jobs x mean gap. */
+        s->mean_gap = total / (cfg->capacity * cfg->load) / (double)cfg->jobs;
+        struct engine_rng r;
+        engine_rng_seed(&r, cfg->seed, ASJ_STREAM_ARRIVE);
+        double t = 0;
+        for (size_t i = 0; i < s->n; i++) {
+            s->v[i].arrival = t;
+            t += engine_rng_exp(&r, s->mean_gap);
+        }
+    }
+    if (rc != 0) {
+        if (msg != NULL && cap > 0 && msg[0] == '\0')
+            err_fmt(msg, cap, rc, "%s", err_text(rc));
+        arbiter_sim_jobs_destroy(&s);
+        return rc;
+    }
+    *out = s;
+    return 0;
+}
+
+void arbiter_sim_jobs_info(const arbiter_sim_jobs_t *s, struct arbiter_sim_jobs_info *o)
+{
+    memset(o, 0, sizeof *o);
+    o->jobs = s->n;
+    o->mean_gap_s = s->mean_gap;
+    double dag = 0, td = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        const struct arbiter_sim_job *j = &s->v[i];
+        for (size_t v = 0; v < j->n; v++)
+            o->tasks += j->tok[v] > 0;
+        o->work_token_s += j->work_true;
+        o->alone_mean_s += j->alone;
+        if (j->arrival > o->horizon_s)
+            o->horizon_s = j->arrival;
+        if (j->deadline > 0) {
+            o->deadline_jobs++;
+            dag += j->oracle_dag;
+            td += j->oracle_td;
+        }
+    }
+    if (s->n > 0)
+        o->alone_mean_s /= (double)s->n;
+    if (o->deadline_jobs > 0) {
+        o->oracle_dag_mean = dag / (double)o->deadline_jobs;
+        o->oracle_td_mean = td / (double)o->deadline_jobs;
+    }
+}

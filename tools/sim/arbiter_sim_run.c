@@ -1,0 +1,577 @@
+/* arbiter_sim_run.c - one policy over the jobs of `paddock-sim arbiter` in virtual time: arrivals,
+ * admission, the arbiter's grants after every event, kills or downgrades of tasks on reclaimed
+ * tokens, and each job's list scheduling within its grant. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/err.h"
+#include "common/mem.h"
+#include "tools/sim/arbiter_sim_internal.h"
+#include "tools/sim/engine.h"
+
+enum { ASR_WAIT = 0, ASR_READY, ASR_REG, ASR_OPP, ASR_DONE };
+
+#define ASR_GEN_BITS  20
+#define ASR_NODE_BITS 26
+#define ASR_GEN_MASK  ((1ull << ASR_GEN_BITS) - 1)
+#define ASR_NODE_MASK ((1ull << ASR_NODE_BITS) - 1)
+
+/* A job's state in one run (private). */
+struct asr_job {
+    uint32_t *left;  /* per node: predecessors not done */
+    uint8_t *st;     /* per node: ASR_* */
+    double *start;   /* per node: start of its current attempt */
+    uint32_t *gen;   /* per node: attempt generation (stale finish events are ignored) */
+    uint32_t *ready; /* ready nodes in bottom-level order */
+    size_t nready;
+    uint32_t *run; /* running nodes (regular and opportunistic) */
+    size_t nrun;
+    uint32_t reg_tok, opp_tok, ready_tok;
+    size_t ndone;
+    double unstarted_work; /* estimates x tokens of nodes not started */
+    size_t blp;            /* by_bl[blp..] holds every node not started (some started too) */
+    double done_est, done_true;
+    uint32_t grant, min_part, spare, ctl_min;
+    int active, finished, refused;
+    double finish, grant_acc, last_t;
+};
+
+struct asr {
+    const struct arbiter_sim_jobs *s;
+    const struct arbiter_sim_config *cfg;
+    enum arbiter_sim_policy pol;
+    int admission;
+    engine_t *e;
+    struct asr_job *jobs;
+    size_t *act; /* active job indices, in arrival order */
+    size_t nact;
+    struct arbiter_job *aj;
+    size_t *order;
+    struct arbiter_load *load;
+    uint32_t used_reg, used_opp;
+    struct arbiter_sim_result *res;
+    int rc;
+};
+
+static engine_fn asr__finish_ev, asr__tick_ev;
+
+const char *arbiter_sim_policy_name(enum arbiter_sim_policy p)
+{
+    static const char *const names[] = {"fcfs", "edf", "minedf", "minedf_wc", "paddock"};
+    return (unsigned)p < ARBITER_SIM_NPOLICIES ? names[p] : "?";
+}
+
+static enum arbiter_policy asr__arbiter_policy(enum arbiter_sim_policy p)
+{
+    switch (p) {
+    case ARBITER_SIM_FCFS:
+        return ARBITER_FCFS;
+    case ARBITER_SIM_EDF:
+        return ARBITER_EDF;
+    case ARBITER_SIM_MINEDF:
+        return ARBITER_MINEDF;
+    default:
+        return ARBITER_MINEDF_WC;
+    }
+}
+
+static double asr__deadline_abs(const struct arbiter_sim_job *j)
+{
+    return j->arrival + j->deadline;
+}
+
+/* What is left of job i on estimates: work (not started, plus the estimated rest of running
+ * tasks), critical path, width, and the spread scaled with the work left. */
+static void asr__remaining(struct asr *r, size_t i, double now, struct arbiter_shape *out)
+{
+    const struct arbiter_sim_job *j = &r->s->v[i];
+    struct asr_job *x = &r->jobs[i];
+    while (x->blp < j->n && x->st[j->by_bl[x->blp]] != ASR_WAIT &&
+           x->st[j->by_bl[x->blp]] != ASR_READY)
+        x->blp++;
+    double work = x->unstarted_work, path = x->blp < j->n ? j->bl[j->by_bl[x->blp]] : 0;
+    for (size_t k = 0; k < x->nrun; k++) {
+        uint32_t v = x->run[k];
+        double el = now - x->start[v];
+        double rest = j->est[v] - el;
+        work += (rest > 0 ? rest : 0) * j->tok[v];
+        double tail = j->bl[v] - el;
+        if (tail > path)
+            path = tail;
+    }
+    double frac = j->work_est > 0 ? work / j->work_est : 0;
+    *out =
+        (struct arbiter_shape){.work = work,
+                               .work_sd = j->work_sd * frac,
+                               .path = path,
+                               .path_sd = j->path_sd * (j->path_est > 0 ? path / j->path_est : 0),
+                               .width = j->width};
+}
+
+/* Paddock's per-job controller (Jockey-like): the remaining shape corrected by the speed the job
+ * has shown so far (true over estimated run time of its finished tasks, shrunk towards 1), the
+ * time left divided by Jockey's slack, ARIA's smallest allocation for that. */
+static void asr__control(struct asr *r, size_t i, double now)
+{
+    const struct arbiter_sim_job *j = &r->s->v[i];
+    struct asr_job *x = &r->jobs[i];
+    struct arbiter_shape sh;
+    asr__remaining(r, i, now, &sh);
+    double prior = 0.05 * j->work_est;
+    double speed = (x->done_true + prior) / (x->done_est + prior);
+    sh.work *= speed;
+    sh.path *= speed;
+    double left = (asr__deadline_abs(j) - now) / r->cfg->slack;
+    x->ctl_min = arbiter_min_tokens(&sh, left);
+}
+
+static void asr__ready_insert(const struct arbiter_sim_job *j, struct asr_job *x, uint32_t v)
+{
+    size_t lo = 0, hi = x->nready;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (j->bl_rank[x->ready[mid]] < j->bl_rank[v])
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    memmove(x->ready + lo + 1, x->ready + lo, (x->nready - lo) * sizeof *x->ready);
+    x->ready[lo] = v;
+    x->nready++;
+    x->st[v] = ASR_READY;
+    x->ready_tok += j->tok[v];
+}
+
+/* Node v's predecessors are done: barriers complete at once (and release theirs), tasks become
+ * ready. */
+static void asr__release(struct asr *r, size_t i, uint32_t v0)
+{
+    const struct arbiter_sim_job *j = &r->s->v[i];
+    struct asr_job *x = &r->jobs[i];
+    uint32_t stack[64];
+    size_t ns = 0;
+    stack[ns++] = v0;
+    while (ns > 0) {
+        uint32_t v = stack[--ns];
+        if (j->tok[v] > 0) {
+            asr__ready_insert(j, x, v);
+            continue;
+        }
+        x->st[v] = ASR_DONE;
+        x->ndone++;
+        for (uint32_t e = j->succ_at[v]; e < j->succ_at[v + 1]; e++) {
+            uint32_t w = j->succ[e];
+            if (--x->left[w] != 0)
+                continue;
+            if (ns < sizeof stack / sizeof *stack)
+                stack[ns++] = w;
+            else
+                asr__release(r, i, w); /* deep barrier chains: recurse */
+        }
+    }
+}
+
+static void asr__run_remove(struct asr_job *x, uint32_t v)
+{
+    for (size_t k = 0; k < x->nrun; k++)
+        if (x->run[k] == v) {
+            x->run[k] = x->run[--x->nrun];
+            return;
+        }
+}
+
+/* Stops task v of job i (killed or preempted): its work is lost, it is ready again. */
+static void asr__stop(struct asr *r, size_t i, uint32_t v, double now)
+{
+    const struct arbiter_sim_job *j = &r->s->v[i];
+    struct asr_job *x = &r->jobs[i];
+    if (x->st[v] == ASR_REG) {
+        x->reg_tok -= j->tok[v];
+        r->used_reg -= j->tok[v];
+    } else {
+        x->opp_tok -= j->tok[v];
+        r->used_opp -= j->tok[v];
+    }
+    asr__run_remove(x, v);
+    r->res->work_lost_s += (now - x->start[v]) * j->tok[v];
+    x->gen[v]++;
+    x->unstarted_work += j->est[v] * j->tok[v];
+    if (j->bl_rank[v] < x->blp)
+        x->blp = j->bl_rank[v];
+    asr__ready_insert(j, x, v);
+}
+
+/* The youngest running task of job i in state st (UINT32_MAX: none). */
+static uint32_t asr__youngest(const struct asr *r, size_t i, uint8_t st)
+{
+    const struct asr_job *x = &r->jobs[i];
+    uint32_t best = UINT32_MAX;
+    for (size_t k = 0; k < x->nrun; k++) {
+        uint32_t v = x->run[k];
+        if (x->st[v] == st && (best == UINT32_MAX || x->start[v] > x->start[best] ||
+                               (x->start[v] == x->start[best] && v > best)))
+            best = v;
+    }
+    return best;
+}
+
+/* Frees a slot of `need` tokens by preempting opportunistic tasks, youngest first. */
+static void asr__make_room(struct asr *r, uint32_t need, double now)
+{
+    while (r->cfg->capacity - r->used_reg - r->used_opp < need && r->used_opp > 0) {
+        size_t bj = SIZE_MAX;
+        uint32_t bv = UINT32_MAX;
+        for (size_t a = 0; a < r->nact; a++) {
+            size_t i = r->act[a];
+            uint32_t v = asr__youngest(r, i, ASR_OPP);
+            if (v != UINT32_MAX && (bj == SIZE_MAX || r->jobs[i].start[v] > r->jobs[bj].start[bv]))
+                bj = i, bv = v;
+        }
+        if (bj == SIZE_MAX)
+            return;
+        asr__stop(r, bj, bv, now);
+        r->res->preemptions++;
+    }
+}
+
+static void asr__start(struct asr *r, size_t i, uint32_t v, double now)
+{
+    const struct arbiter_sim_job *j = &r->s->v[i];
+    struct asr_job *x = &r->jobs[i];
+    x->st[v] = ASR_REG;
+    x->start[v] = now;
+    x->gen[v]++;
+    x->reg_tok += j->tok[v];
+    x->ready_tok -= j->tok[v];
+    r->used_reg += j->tok[v];
+    x->run[x->nrun++] = v;
+    x->unstarted_work -= j->est[v] * j->tok[v];
+    if (x->unstarted_work < 0)
+        x->unstarted_work = 0;
+    uint64_t arg = ((uint64_t)i << (ASR_NODE_BITS + ASR_GEN_BITS)) | ((uint64_t)v << ASR_GEN_BITS) |
+                   (x->gen[v] & ASR_GEN_MASK);
+    if (engine_after(r->e, j->dur[v], asr__finish_ev, r, arg) != 0)
+        r->rc = ERR_NOMEM;
+}
+
+/* The arbiter's step and its consequences: grants, reclaims, upgrades and starts. */
+static void asr__allocate(struct asr *r)
+{
+    double now = engine_now(r->e);
+    uint32_t cap = r->cfg->capacity;
+    int minedf = r->pol == ARBITER_SIM_MINEDF || r->pol == ARBITER_SIM_MINEDF_WC;
+    for (size_t a = 0; a < r->nact; a++) {
+        size_t i = r->act[a];
+        const struct arbiter_sim_job *j = &r->s->v[i];
+        struct asr_job *x = &r->jobs[i];
+        uint32_t demand = x->reg_tok + x->opp_tok + x->ready_tok;
+        demand = demand > cap ? cap : demand;
+        uint32_t minimum = 0;
+        if (j->deadline > 0 && (minedf || r->pol == ARBITER_SIM_PADDOCK)) {
+            if (minedf) {
+                struct arbiter_shape sh;
+                asr__remaining(r, i, now, &sh);
+                minimum = arbiter_min_tokens(&sh, asr__deadline_abs(j) - now);
+            } else {
+                minimum = x->ctl_min;
+            }
+            /* a job must be able to run its largest task on its minimum */
+            uint32_t big = demand < j->max_tok ? demand : j->max_tok;
+            minimum = minimum < big ? big : minimum;
+            minimum = minimum > demand ? demand : minimum;
+        }
+        int64_t d = 0;
+        if (j->deadline > 0) {
+            d = llround(asr__deadline_abs(j) * 1000.0);
+            d = d < 1 ? 1 : d;
+        }
+        r->aj[a] = (struct arbiter_job){.id = i + 1,
+                                        .deadline = d,
+                                        .best_effort = x->refused,
+                                        .wanted = demand,
+                                        .minimum = minimum,
+                                        .width = demand,
+                                        .held = x->grant,
+                                        .weight = 1};
+    }
+    arbiter_allocate(asr__arbiter_policy(r->pol), cap, r->aj, r->nact, r->order);
+    for (size_t a = 0; a < r->nact; a++) {
+        size_t i = r->act[a];
+        const struct arbiter_sim_job *j = &r->s->v[i];
+        struct asr_job *x = &r->jobs[i];
+        x->grant_acc += x->grant * (now - x->last_t);
+        x->last_t = now;
+        x->grant = r->aj[a].grant;
+        x->min_part = r->aj[a].min_part;
+        uint32_t spare = x->grant - x->min_part;
+        if (spare > x->spare)
+            r->res->spare_grants += spare - x->spare;
+        x->spare = spare;
+        /* Tokens taken back: Verma kills the tasks on them; Paddock downgrades them. */
+        while (x->reg_tok > x->grant) {
+            uint32_t v = asr__youngest(r, i, ASR_REG);
+            r->res->spare_reclaims++;
+            if (r->pol == ARBITER_SIM_PADDOCK) {
+                x->st[v] = ASR_OPP;
+                x->reg_tok -= j->tok[v];
+                x->opp_tok += j->tok[v];
+                r->used_reg -= j->tok[v];
+                r->used_opp += j->tok[v];
+                r->res->downgrades++;
+            } else {
+                asr__stop(r, i, v, now);
+                r->res->kills++;
+            }
+        }
+    }
+    for (size_t a = 0; a < r->nact; a++) {
+        size_t i = r->act[a];
+        const struct arbiter_sim_job *j = &r->s->v[i];
+        struct asr_job *x = &r->jobs[i];
+        /* Opportunistic tasks of its own first (Apollo's upgrade), oldest first. */
+        while (x->opp_tok > 0) {
+            uint32_t best = UINT32_MAX;
+            for (size_t k = 0; k < x->nrun; k++) {
+                uint32_t v = x->run[k];
+                if (x->st[v] == ASR_OPP && x->reg_tok + j->tok[v] <= x->grant &&
+                    (best == UINT32_MAX || x->start[v] < x->start[best]))
+                    best = v;
+            }
+            if (best == UINT32_MAX)
+                break;
+            x->st[best] = ASR_REG;
+            x->opp_tok -= j->tok[best];
+            x->reg_tok += j->tok[best];
+            r->used_opp -= j->tok[best];
+            r->used_reg += j->tok[best];
+        }
+        size_t w = 0;
+        for (size_t k = 0; k < x->nready; k++) {
+            uint32_t v = x->ready[k];
+            if (x->reg_tok + j->tok[v] <= x->grant) {
+                asr__make_room(r, j->tok[v], now);
+                if (r->used_reg + r->used_opp + j->tok[v] <= cap) {
+                    asr__start(r, i, v, now);
+                    continue;
+                }
+            }
+            x->ready[w++] = v;
+        }
+        x->nready = w;
+    }
+}
+
+static void asr__finish_ev(engine_t *e, void *ctx, uint64_t arg)
+{
+    struct asr *r = ctx;
+    size_t i = (size_t)(arg >> (ASR_NODE_BITS + ASR_GEN_BITS));
+    uint32_t v = (uint32_t)((arg >> ASR_GEN_BITS) & ASR_NODE_MASK);
+    const struct arbiter_sim_job *j = &r->s->v[i];
+    struct asr_job *x = &r->jobs[i];
+    if ((x->st[v] != ASR_REG && x->st[v] != ASR_OPP) ||
+        (x->gen[v] & ASR_GEN_MASK) != (arg & ASR_GEN_MASK))
+        return; /* a stopped attempt */
+    double now = engine_now(e);
+    if (x->st[v] == ASR_REG) {
+        x->reg_tok -= j->tok[v];
+        r->used_reg -= j->tok[v];
+    } else {
+        x->opp_tok -= j->tok[v];
+        r->used_opp -= j->tok[v];
+    }
+    asr__run_remove(x, v);
+    x->st[v] = ASR_DONE;
+    x->ndone++;
+    x->done_est += j->est[v] * j->tok[v];
+    x->done_true += j->dur[v] * j->tok[v];
+    for (uint32_t k = j->succ_at[v]; k < j->succ_at[v + 1]; k++)
+        if (--x->left[j->succ[k]] == 0)
+            asr__release(r, i, j->succ[k]);
+    if (x->ndone == j->n) {
+        x->finished = 1;
+        x->finish = now;
+        x->grant_acc += x->grant * (now - x->last_t);
+        x->grant = 0;
+        for (size_t a = 0; a < r->nact; a++)
+            if (r->act[a] == i) {
+                memmove(r->act + a, r->act + a + 1, (r->nact - a - 1) * sizeof *r->act);
+                r->nact--;
+                break;
+            }
+    }
+    asr__allocate(r);
+}
+
+static void asr__tick_ev(engine_t *e, void *ctx, uint64_t i)
+{
+    struct asr *r = ctx;
+    const struct arbiter_sim_job *j = &r->s->v[i];
+    if (r->jobs[i].finished)
+        return;
+    asr__control(r, (size_t)i, engine_now(e));
+    double period = r->cfg->period_frac * j->deadline;
+    if (engine_after(e, period > 0.1 ? period : 0.1, asr__tick_ev, r, i) != 0)
+        r->rc = ERR_NOMEM;
+    asr__allocate(r);
+}
+
+/* Admission (MRM §3): the job's conservative shape against the admitted jobs still running. */
+static int asr__admit(struct asr *r, size_t i, double now)
+{
+    const struct arbiter_sim_job *j = &r->s->v[i];
+    size_t n = 0;
+    for (size_t a = 0; a < r->nact; a++) {
+        size_t o = r->act[a];
+        if (r->s->v[o].deadline <= 0 || r->jobs[o].refused)
+            continue;
+        r->load[n].id = o + 1;
+        r->load[n].deadline = asr__deadline_abs(&r->s->v[o]) - now;
+        asr__remaining(r, o, now, &r->load[n].remain);
+        n++;
+    }
+    struct arbiter_shape sh = {.work = j->work_est,
+                               .work_sd = j->work_sd,
+                               .path = j->path_est,
+                               .path_sd = j->path_sd,
+                               .width = j->width};
+    struct arbiter_quote q;
+    int rc = arbiter_admit(r->cfg->k, r->cfg->capacity, r->load, n, &sh, j->deadline, &q);
+    if (rc != 0)
+        return rc;
+    return q.admit ? 1 : 0;
+}
+
+static void asr__arrive_ev(engine_t *e, void *ctx, uint64_t arg)
+{
+    struct asr *r = ctx;
+    size_t i = (size_t)arg;
+    const struct arbiter_sim_job *j = &r->s->v[i];
+    struct asr_job *x = &r->jobs[i];
+    double now = engine_now(e);
+    x->active = 1;
+    x->last_t = now;
+    if (j->deadline > 0 && r->admission) {
+        int ok = asr__admit(r, i, now);
+        if (ok < 0) {
+            r->rc = ok;
+            engine_stop(e);
+            return;
+        }
+        x->refused = !ok;
+    }
+    r->act[r->nact++] = i;
+    for (uint32_t v = 0; v < j->n; v++)
+        if (j->npred[v] == 0)
+            asr__release(r, i, v);
+    if (j->deadline > 0 && r->pol == ARBITER_SIM_PADDOCK) {
+        asr__control(r, i, now);
+        double period = r->cfg->period_frac * j->deadline;
+        if (engine_after(e, period > 0.1 ? period : 0.1, asr__tick_ev, r, i) != 0)
+            r->rc = ERR_NOMEM;
+    }
+    asr__allocate(r);
+}
+
+static void asr__free(struct asr *r)
+{
+    for (size_t i = 0; r->jobs != NULL && i < r->s->n; i++) {
+        struct asr_job *x = &r->jobs[i];
+        mem_free(x->left);
+        mem_free(x->st);
+        mem_free(x->start);
+        mem_free(x->gen);
+        mem_free(x->ready);
+        mem_free(x->run);
+    }
+    mem_free(r->jobs);
+    mem_free(r->act);
+    mem_free(r->aj);
+    mem_free(r->order);
+    mem_free(r->load);
+    engine_destroy(&r->e);
+}
+
+int arbiter_sim_run(const arbiter_sim_jobs_t *s, const struct arbiter_sim_config *cfg,
+                    enum arbiter_sim_policy p, int admission, struct arbiter_sim_result *out)
+{
+    memset(out, 0, sizeof *out);
+    struct asr r = {.s = s, .cfg = cfg, .pol = p, .admission = admission, .res = out};
+    size_t n = s->n;
+    r.jobs = mem_calloc(n, sizeof *r.jobs);
+    r.act = mem_calloc(n, sizeof *r.act);
+    r.aj = mem_calloc(n, sizeof *r.aj);
+    r.order = mem_calloc(n, sizeof *r.order);
+    r.load = mem_calloc(n, sizeof *r.load);
+    int rc = r.jobs && r.act && r.aj && r.order && r.load ? engine_new(&r.e) : ERR_NOMEM;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        const struct arbiter_sim_job *j = &s->v[i];
+        struct asr_job *x = &r.jobs[i];
+        x->left = mem_calloc(j->n, sizeof *x->left);
+        x->st = mem_calloc(j->n, sizeof *x->st);
+        x->start = mem_calloc(j->n, sizeof *x->start);
+        x->gen = mem_calloc(j->n, sizeof *x->gen);
+        x->ready = mem_calloc(j->n, sizeof *x->ready);
+        x->run = mem_calloc(j->n, sizeof *x->run);
+        if (!x->left || !x->st || !x->start || !x->gen || !x->ready || !x->run) {
+            rc = ERR_NOMEM;
+            break;
+        }
+        memcpy(x->left, j->npred, j->n * sizeof *x->left);
+        x->unstarted_work = j->work_est;
+        rc = engine_at(r.e, j->arrival, asr__arrive_ev, &r, i);
+    }
+    if (rc == 0) {
+        engine_run(r.e, INFINITY);
+        rc = r.rc;
+        out->events = engine_events_run(r.e);
+    }
+    if (rc == 0) {
+        double first = INFINITY, last = 0, work = 0, comp = 0;
+        double alloc = 0, vs_dag = 0, vs_td = 0, rde = 0;
+        for (size_t i = 0; i < n; i++) {
+            const struct arbiter_sim_job *j = &s->v[i];
+            const struct asr_job *x = &r.jobs[i];
+            if (!x->finished) {
+                rc = ERR_INVAL; /* a job never finished: a deadlock in the model */
+                break;
+            }
+            out->done++;
+            first = j->arrival < first ? j->arrival : first;
+            last = x->finish > last ? x->finish : last;
+            work += j->work_true;
+            double took = x->finish - j->arrival;
+            comp += took;
+            if (j->deadline <= 0)
+                continue;
+            out->deadline_jobs++;
+            int missed = took > j->deadline * (1 + 1e-9);
+            out->missed += missed;
+            if (!x->refused) {
+                out->admitted++;
+                out->admitted_missed += missed;
+            }
+            if (missed)
+                rde += (took - j->deadline) / j->deadline;
+            double a = took > 0 ? x->grant_acc / took : 0;
+            alloc += a;
+            vs_dag += a / j->oracle_dag;
+            vs_td += a / j->oracle_td;
+        }
+        if (rc == 0) {
+            double nd = out->deadline_jobs ? (double)out->deadline_jobs : 1;
+            out->missed_fraction = (double)out->missed / nd;
+            out->relative_deadline_exceeded = rde / nd;
+            out->admitted_fraction = out->deadline_jobs ? (double)out->admitted / nd : 1;
+            out->admitted_missed_fraction =
+                out->admitted ? (double)out->admitted_missed / (double)out->admitted : 0;
+            out->utilization = last > first ? work / (cfg->capacity * (last - first)) : 0;
+            out->mean_completion_s = comp / (double)n;
+            out->alloc_mean = alloc / nd;
+            out->alloc_vs_dag = vs_dag / nd;
+            out->alloc_vs_td = vs_td / nd;
+        }
+    }
+    asr__free(&r);
+    return rc;
+}

@@ -1,0 +1,200 @@
+/* sim_arbiter.c - `paddock-sim arbiter`: the RM's arbiter (rm/arbiter.h) between many deadline and
+ * best-effort jobs on one shared virtual cluster, every policy with and without admission, on
+ * the same jobs (tools/sim/arbiter_sim.h; Verma et al. §IV, MRM §3).
+ *
+ *   paddock-sim arbiter [--jobs N] [--load X] [--seed S] [--mix wfcommons|facebook]
+ *                       [--admission on|off|both] [--workloads DIR] [--capacity C]
+ *                       [--deadline-frac F] [--task-sigma S] [--job-sigma S] [--json]
+ *
+ * Prints per policy: missed_fraction, relative_deadline_exceeded, utilization, spare_grants,
+ * spare_reclaims, work_lost_s, admitted_fraction, admitted_missed_fraction, and the deadline
+ * jobs' mean allocation against the structure-aware oracle and ceil(T/d). With admission a
+ * policy's name gets "+admission". Same arguments and seed, same bytes.
+ */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/err.h"
+#include "tools/cli.h"
+#include "tools/sim/arbiter_sim.h"
+
+#define SA_DEFAULT_WORKLOADS "tests/data/wfcommons"
+
+static int sa__usage(void)
+{
+    fprintf(stderr,
+            "usage: paddock-sim arbiter [--jobs N] [--load X] [--seed S] "
+            "[--mix wfcommons|facebook]\n"
+            "                           [--admission on|off|both] [--workloads DIR] "
+            "[--capacity C]\n"
+            "                           [--deadline-frac F] [--task-sigma S] [--job-sigma S] "
+            "[--json]\n"
+            "  --workloads defaults to " SA_DEFAULT_WORKLOADS " (WfCommons instances)\n");
+    return 2;
+}
+
+static int sa__num(const char *s, double lo, double hi, double *out)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || *end != '\0' || !(v >= lo) || !(v <= hi))
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int sa__parse(int argc, char **argv, struct arbiter_sim_config *c, int *adm, int *json)
+{
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        double x;
+        if (strcmp(a, "--json") == 0) {
+            *json = 1;
+            continue;
+        }
+        if (v == NULL)
+            return -1;
+        i++;
+        if (strcmp(a, "--jobs") == 0 && sa__num(v, 1, ARBITER_SIM_MAX_JOBS, &x) == 0)
+            c->jobs = (size_t)x;
+        else if (strcmp(a, "--load") == 0 && sa__num(v, 0.01, 10, &x) == 0)
+            c->load = x;
+        else if (strcmp(a, "--seed") == 0 && sa__num(v, 0, 1e15, &x) == 0)
+            c->seed = (uint64_t)x;
+        else if (strcmp(a, "--capacity") == 0 && sa__num(v, 1, ARBITER_SIM_MAX_CAPACITY, &x) == 0)
+            c->capacity = (uint32_t)x;
+        else if (strcmp(a, "--deadline-frac") == 0 && sa__num(v, 0, 1, &x) == 0)
+            c->deadline_frac = x;
+        else if (strcmp(a, "--task-sigma") == 0 && sa__num(v, 0, 3, &x) == 0)
+            c->task_sigma = x;
+        else if (strcmp(a, "--job-sigma") == 0 && sa__num(v, 0, 3, &x) == 0)
+            c->job_sigma = x;
+        else if (strcmp(a, "--workloads") == 0)
+            c->workloads = v;
+        else if (strcmp(a, "--mix") == 0 && strcmp(v, "wfcommons") == 0)
+            c->mix = ARBITER_SIM_WFCOMMONS;
+        else if (strcmp(a, "--mix") == 0 && strcmp(v, "facebook") == 0)
+            c->mix = ARBITER_SIM_FACEBOOK;
+        else if (strcmp(a, "--admission") == 0 && strcmp(v, "off") == 0)
+            *adm = 1;
+        else if (strcmp(a, "--admission") == 0 && strcmp(v, "on") == 0)
+            *adm = 2;
+        else if (strcmp(a, "--admission") == 0 && strcmp(v, "both") == 0)
+            *adm = 3;
+        else
+            return -1;
+    }
+    return 0;
+}
+
+static json_t *sa__result_json(const struct arbiter_sim_result *r)
+{
+    return json_pack("{s:f, s:f, s:f, s:I, s:I, s:f, s:f, s:f, s:I, s:I, s:I, s:f, s:f, s:f, "
+                     "s:f}",
+                     "missed_fraction", r->missed_fraction, "relative_deadline_exceeded",
+                     r->relative_deadline_exceeded, "utilization", r->utilization, "spare_grants",
+                     (json_int_t)r->spare_grants, "spare_reclaims", (json_int_t)r->spare_reclaims,
+                     "work_lost_s", r->work_lost_s, "admitted_fraction", r->admitted_fraction,
+                     "admitted_missed_fraction", r->admitted_missed_fraction, "kills",
+                     (json_int_t)r->kills, "downgrades", (json_int_t)r->downgrades, "preemptions",
+                     (json_int_t)r->preemptions, "mean_completion_s", r->mean_completion_s,
+                     "alloc_mean", r->alloc_mean, "alloc_vs_oracle_dag", r->alloc_vs_dag,
+                     "alloc_vs_oracle_td", r->alloc_vs_td);
+}
+
+static int sa__main(int argc, char **argv)
+{
+    struct arbiter_sim_config cfg;
+    arbiter_sim_config_default(&cfg);
+    int adm = 3, json = 0;
+    if (sa__parse(argc, argv, &cfg, &adm, &json) != 0)
+        return sa__usage();
+    if (cfg.mix == ARBITER_SIM_WFCOMMONS && cfg.workloads == NULL)
+        cfg.workloads = SA_DEFAULT_WORKLOADS;
+    char msg[512] = "";
+    arbiter_sim_jobs_t *jobs = NULL;
+    int rc = arbiter_sim_jobs_new(&cfg, &jobs, msg, sizeof msg);
+    if (rc != 0) {
+        fprintf(stderr, "paddock-sim arbiter: %s\n", msg[0] ? msg : err_text(rc));
+        return 1;
+    }
+    struct arbiter_sim_jobs_info info;
+    arbiter_sim_jobs_info(jobs, &info);
+    json_t *root =
+        json_pack("{s:s, s:I, s:f, s:I, s:I, s:I, s:I, s:f, s:f, s:f, s:{s:f, s:f}}", "mix",
+                  cfg.mix == ARBITER_SIM_FACEBOOK ? "facebook" : "wfcommons", "jobs",
+                  (json_int_t)info.jobs, "load", cfg.load, "seed", (json_int_t)cfg.seed, "capacity",
+                  (json_int_t)cfg.capacity, "deadline_jobs", (json_int_t)info.deadline_jobs,
+                  "tasks", (json_int_t)info.tasks, "mean_gap_s", info.mean_gap_s, "alone_mean_s",
+                  info.alone_mean_s, "work_token_s", info.work_token_s, "oracle", "dag_mean",
+                  info.oracle_dag_mean, "td_mean", info.oracle_td_mean);
+    json_t *pols = json_object();
+    if (root == NULL || pols == NULL) {
+        rc = ERR_NOMEM;
+        goto out;
+    }
+    for (int a = 0; a < 2 && rc == 0; a++) {
+        if (!(adm & (1 << a)))
+            continue;
+        for (int p = 0; p < ARBITER_SIM_NPOLICIES && rc == 0; p++) {
+            struct arbiter_sim_result r;
+            rc = arbiter_sim_run(jobs, &cfg, (enum arbiter_sim_policy)p, a, &r);
+            if (rc != 0)
+                break;
+            char name[64];
+            snprintf(name, sizeof name, "%s%s", arbiter_sim_policy_name((enum arbiter_sim_policy)p),
+                     a ? "+admission" : "");
+            json_object_set_new(pols, name, sa__result_json(&r));
+        }
+    }
+    if (rc != 0) {
+        fprintf(stderr, "paddock-sim arbiter: %s\n", err_text(rc));
+        goto out;
+    }
+    json_object_set(root, "policies", pols);
+    if (json) {
+        char *text = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
+        if (text != NULL)
+            printf("%s\n", text);
+        free(text);
+        goto out;
+    }
+    printf("%s mix: %zu jobs (%zu with a deadline), %zu tasks, %u tokens, load %.2f (mean gap "
+           "%.1f s), seed %llu\n",
+           cfg.mix == ARBITER_SIM_FACEBOOK ? "facebook" : "wfcommons", info.jobs,
+           info.deadline_jobs, info.tasks, cfg.capacity, cfg.load, info.mean_gap_s,
+           (unsigned long long)cfg.seed);
+    printf("deadline jobs: mean time alone %.1f s; oracle allocation: structure-aware %.2f "
+           "tokens, ceil(T/d) %.2f tokens\n",
+           info.alone_mean_s, info.oracle_dag_mean, info.oracle_td_mean);
+    printf("%-20s %7s %8s %6s %8s %8s %10s %6s %8s %9s %9s\n", "policy", "missed", "rel.exc",
+           "util", "spare", "reclaim", "lost tok-s", "admit", "adm.miss", "alloc/dag", "alloc/T/d");
+    const char *key;
+    json_t *o;
+    json_object_foreach(pols, key, o)
+    {
+        printf("%-20s %7.3f %8.3f %6.3f %8lld %8lld %10.0f %6.3f %8.3f %9.2f %9.2f\n", key,
+               json_real_value(json_object_get(o, "missed_fraction")),
+               json_real_value(json_object_get(o, "relative_deadline_exceeded")),
+               json_real_value(json_object_get(o, "utilization")),
+               (long long)json_integer_value(json_object_get(o, "spare_grants")),
+               (long long)json_integer_value(json_object_get(o, "spare_reclaims")),
+               json_real_value(json_object_get(o, "work_lost_s")),
+               json_real_value(json_object_get(o, "admitted_fraction")),
+               json_real_value(json_object_get(o, "admitted_missed_fraction")),
+               json_real_value(json_object_get(o, "alloc_vs_oracle_dag")),
+               json_real_value(json_object_get(o, "alloc_vs_oracle_td")));
+    }
+out:
+    json_decref(pols);
+    json_decref(root);
+    arbiter_sim_jobs_destroy(&jobs);
+    return rc == 0 ? 0 : 1;
+}
+
+CLI_COMMAND("arbiter",
+            "deadline arbiter policies (fcfs, edf, minedf, minedf_wc, paddock) on a "
+            "shared cluster",
+            sa__main)
