@@ -105,12 +105,6 @@ static json_t *job__admin(const struct job_opts *o, const char *kind, const char
     return doc;
 }
 
-/* The RM's record keys that are durations in ms, not wall-clock times. */
-static bool job__duration_key(const char *k)
-{
-    return strcmp(k, "lease_ms") == 0 || strcmp(k, "deadline_ms") == 0;
-}
-
 static void job__kv(const char *k, json_t *v)
 {
     if (v == NULL || json_is_null(v) || (json_is_string(v) && json_string_value(v)[0] == '\0'))
@@ -118,12 +112,8 @@ static void job__kv(const char *k, json_t *v)
     size_t kl = strlen(k);
     if (json_is_string(v)) {
         printf("  %-22s %s\n", k, json_string_value(v));
-    } else if (json_is_integer(v) && strcmp(k, "deadline_ms") == 0) {
-        char d[JOBDIR_DURATION_SIZE];
-        printf("  %-22s %s after submission\n", "deadline",
-               jobdir_format_duration((double)json_integer_value(v) / 1000.0, false, d, sizeof d));
     } else if (json_is_integer(v) && kl > 3 && strcmp(k + kl - 3, "_ms") == 0 &&
-               !job__duration_key(k) && json_integer_value(v) > 0) {
+               strcmp(k, "lease_ms") != 0 && json_integer_value(v) > 0) {
         char when[CLOCK_RFC3339_SIZE]; /* a wall-clock time: readable */
         printf("  %-22.*s %s\n", (int)(kl - 3), k,
                clock_format_rfc3339((int64_t)json_integer_value(v), when));
@@ -167,12 +157,13 @@ static void job__rm_summary(json_t *rm)
     printf("  %-22s %s\n", "tokens", line);
     if (json_is_true(json_object_get(rm, "best_effort")))
         printf("  %-22s %s\n", "admission", "none (best effort)");
-    json_t *doc = json_object(); /* the RM gives deadline_ms; jobdir_eta_text reads seconds */
+    /* the RM's deadline_ms is a wall-clock time; jobdir_eta_text reads seconds from submission */
+    json_t *doc = json_object();
     json_object_set(doc, "eta_s", json_object_get(rm, "eta_s"));
     json_object_set(doc, "eta_p95_s", json_object_get(rm, "eta_p95_s"));
-    double dl = jobdir_num(rm, "deadline_ms", 0);
-    if (dl > 0)
-        json_object_set_new(doc, "deadline_s", json_real(dl / 1000.0));
+    double dl = jobdir_num(rm, "deadline_ms", 0), sub = jobdir_num(rm, "submitted_ms", 0);
+    if (dl > 0 && dl > sub)
+        json_object_set_new(doc, "deadline_s", json_real((dl - sub) / 1000.0));
     char eta[160];
     if (jobdir_eta_text(doc, eta, sizeof eta)[0] != '\0')
         printf("  %-22s %s (from submission)\n", "eta", eta + 4);

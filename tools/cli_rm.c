@@ -664,9 +664,10 @@ static void jobs_table(json_t *doc)
     json_array_foreach(json_object_get(doc, "jobs"), i, j)
     {
         char eta[2 * JOBDIR_DURATION_SIZE + 4], dl[JOBDIR_DURATION_SIZE] = "-";
-        json_t *d = json_object_get(j, "deadline_ms");
-        if (json_is_integer(d) && json_integer_value(d) > 0)
-            jobdir_format_duration((double)json_integer_value(d) / 1000.0, false, dl, sizeof dl);
+        /* deadline_ms is a wall-clock time: shown from submission, as --deadline takes it */
+        double d = jobdir_num(j, "deadline_ms", 0), sub = jobdir_num(j, "submitted_ms", 0);
+        if (d > 0 && d > sub)
+            jobdir_format_duration((d - sub) / 1000.0, false, dl, sizeof dl);
         any_be = any_be || json_is_true(json_object_get(j, "best_effort"));
         printf("%-16s %-20s %-12s %-10s %7lld %7lld %9s %-17s\n", cli_rm_str(j, "job_id"),
                cli_rm_str(j, "name"), cli_rm_str(j, "virtual_cluster"), cli_rm_str(j, "state"),

@@ -172,7 +172,11 @@ static char *submit__prepare(const struct submit_opts *o, const struct spec_limi
 static void submit__refused(const struct submit_opts *o, const struct spec *spec,
                             const proto_job_register_reply_t *r)
 {
-    const char *reason = r->reason != NULL && r->reason[0] != '\0' ? r->reason : NULL;
+    /* the RM's own words when it says more than the code's generic text */
+    const char *reason =
+        r->reason != NULL && r->reason[0] != '\0' && strcmp(r->reason, err_text(r->code)) != 0
+            ? r->reason
+            : NULL;
     double eff = (double)r->eff_ms / 1000.0, p50 = (double)r->eff_p50_ms / 1000.0;
     if (o->json) {
         json_t *doc = json_object();
