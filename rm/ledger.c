@@ -5,6 +5,7 @@
 #include "common/err.h"
 #include "common/mem.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -52,6 +53,9 @@ void ledger_destroy(ledger_t **lp)
     mem_free(l->nidx);
     mem_free(l->vcs);
     mem_free(l->jobs);
+    mem_free(l->arb);
+    mem_free(l->arb_order);
+    mem_free(l->arb_pos);
     mem_free(l->idem);
     mem_free(l->idem_bucket);
     mem_free(l);
@@ -249,15 +253,11 @@ static int ledger__vc_set(ledger_t *l, const struct ledger_cmd *c, uint64_t *val
         memcpy(vc->name, c->vc, sizeof vc->name);
     }
     vc->capacity = c->count;
-    /* A shrinking capacity claws tokens back from the newest jobs first, so the invariant
-     * granted <= capacity holds at every index of the log; their JMs see it on renewal. */
-    for (size_t i = l->njobs; i-- > 0 && vc->granted > vc->capacity;) {
-        struct ledger_job *j = &l->jobs[i];
-        if (j->vc != idx || j->state != LEDGER_JOB_ACTIVE || j->tokens == 0)
-            continue;
-        uint32_t over = vc->granted - vc->capacity;
-        ledger__job_set_tokens(l, j, j->tokens > over ? j->tokens - over : 0);
-    }
+    vc->token_cpu_milli = c->cpus_milli != 0 ? c->cpus_milli : 1000;
+    vc->token_mem_mb = c->mem_mb != 0 ? c->mem_mb : ARBITER_TOKEN_MEM_MB_DEFAULT;
+    /* a shrinking capacity is arbitrated like any change: minimums in EDF order first, so the
+     * invariant granted <= capacity holds at every index of the log */
+    ledger__arbitrate(l, idx, 0);
     *value = vc->capacity;
     return 0;
 }
@@ -283,6 +283,7 @@ static void ledger__job_finish(ledger_t *l, struct ledger_job *j, uint8_t state)
 {
     ledger__job_set_tokens(l, j, 0);
     j->wanted = 0;
+    j->minimum = 0;
     j->state = state;
     j->finished_ms = l->now;
     l->nfinished++;
@@ -305,27 +306,198 @@ static void ledger__job_gc(ledger_t *l)
     l->njobs = w;
 }
 
-static int ledger__job_register(ledger_t *l, const struct ledger_cmd *c, uint64_t *value)
+int ledger__jobs_reserve(ledger_t *l, size_t cap)
+{
+    if (cap <= l->capjobs)
+        return 0;
+    void *p = mem_reallocarray(l->jobs, cap, sizeof *l->jobs);
+    if (p == NULL)
+        return ERR_NOMEM;
+    l->jobs = p;
+    void *a = mem_reallocarray(l->arb, cap, sizeof *l->arb);
+    if (a != NULL)
+        l->arb = a;
+    void *o = mem_reallocarray(l->arb_order, cap, sizeof *l->arb_order);
+    if (o != NULL)
+        l->arb_order = o;
+    void *q = mem_reallocarray(l->arb_pos, cap, sizeof *l->arb_pos);
+    if (q != NULL)
+        l->arb_pos = q;
+    if (a == NULL || o == NULL || q == NULL)
+        return ERR_NOMEM; /* the jobs array grew: harmless, capjobs stays */
+    l->capjobs = cap;
+    return 0;
+}
+
+static double ledger__done(const struct ledger_job *j)
+{
+    return 1.0 - (double)(j->done_permille > 1000 ? 1000 : j->done_permille) / 1000.0;
+}
+
+/* What is left of a job's registered shape, in seconds and token-seconds. */
+static struct arbiter_shape ledger__remain(const struct ledger_job *j)
+{
+    double left = ledger__done(j);
+    struct arbiter_shape s = {
+        (double)j->work_ms / 1000.0 * left, (double)j->work_sd_ms / 1000.0 * left,
+        (double)j->path_ms / 1000.0 * left, (double)j->path_sd_ms / 1000.0 * left, j->width};
+    return s;
+}
+
+/* A deadline job's minimum: what its Jockey controller asks for when it has a profile (or no
+ * registered shape), else MinEDF's from ARIA's bounds over what is left and the time left. */
+static uint32_t ledger__minimum(const ledger_t *l, const struct ledger_job *j)
+{
+    if (j->deadline_ms == 0)
+        return 0;
+    if (j->work_ms == 0 || j->width == 0 || (j->has_profile && j->asked))
+        return j->wanted;
+    struct arbiter_shape s = ledger__remain(j);
+    return arbiter_min_tokens(&s, (double)(j->deadline_ms - l->now) / 1000.0);
+}
+
+void ledger__arbitrate(ledger_t *l, size_t vci, uint64_t cause)
+{
+    struct ledger_vc *vc = &l->vcs[vci];
+    size_t n = 0;
+    for (size_t i = 0; i < l->njobs; i++) {
+        const struct ledger_job *j = &l->jobs[i];
+        if (j->vc != vci || j->state != LEDGER_JOB_ACTIVE)
+            continue;
+        struct arbiter_job *a = &l->arb[n];
+        memset(a, 0, sizeof *a);
+        a->id = j->id;
+        a->deadline = j->deadline_ms;
+        a->best_effort = j->best_effort;
+        a->wanted = j->wanted;
+        a->minimum = ledger__minimum(l, j);
+        a->width = j->width;
+        a->held = j->tokens;
+        a->weight = j->weight_milli != 0 ? (double)j->weight_milli / 1000.0 : 1.0;
+        l->arb_pos[n++] = i;
+    }
+    arbiter_allocate(ARBITER_MINEDF_WC, vc->capacity, l->arb, n, l->arb_order);
+    vc->spare = 0;
+    for (size_t k = 0; k < n; k++) {
+        struct ledger_job *j = &l->jobs[l->arb_pos[k]];
+        const struct arbiter_job *a = &l->arb[k];
+        uint32_t was = j->tokens - (j->minimum < j->tokens ? j->minimum : j->tokens);
+        uint32_t now = a->grant - a->min_part;
+        if (now > was)
+            vc->spare_grants += now - was;
+        else if (now < was && j->id != cause)
+            vc->spare_reclaims += was - now;
+        ledger__job_set_tokens(l, j, a->grant);
+        j->minimum = a->min_part;
+        vc->spare += now;
+    }
+}
+
+/* The admitted deadline jobs of virtual cluster `vci` as admission sees them at `now`: a new
+ * array the caller frees (NULL when none), or ERR_NOMEM. */
+static int ledger__load(const ledger_t *l, size_t vci, int64_t now, struct arbiter_load **out,
+                        size_t *nout)
+{
+    struct arbiter_load *load = NULL;
+    size_t n = 0;
+    for (size_t i = 0; i < l->njobs; i++) {
+        const struct ledger_job *j = &l->jobs[i];
+        n += j->vc == vci && j->state == LEDGER_JOB_ACTIVE && j->deadline_ms != 0 &&
+             !j->best_effort && j->work_ms != 0;
+    }
+    if (n > 0 && (load = mem_alloc(n * sizeof *load)) == NULL)
+        return ERR_NOMEM;
+    n = 0;
+    for (size_t i = 0; i < l->njobs; i++) {
+        const struct ledger_job *j = &l->jobs[i];
+        if (j->vc != vci || j->state != LEDGER_JOB_ACTIVE || j->deadline_ms == 0 ||
+            j->best_effort || j->work_ms == 0)
+            continue;
+        load[n].id = j->id;
+        load[n].deadline = (double)(j->deadline_ms - now) / 1000.0;
+        load[n].remain = ledger__remain(j);
+        n++;
+    }
+    *out = load;
+    *nout = n;
+    return 0;
+}
+
+static struct arbiter_shape ledger__shape(const struct ledger_cmd *c)
+{
+    struct arbiter_shape s = {(double)c->work_ms / 1000.0, (double)c->work_sd_ms / 1000.0,
+                              (double)c->path_ms / 1000.0, (double)c->path_sd_ms / 1000.0,
+                              c->width};
+    return s;
+}
+
+/* MRM's admission check of a new deadline job against the admitted ones of its cluster. */
+static int ledger__admit(ledger_t *l, const struct ledger_cmd *c, size_t vci,
+                         struct ledger_result *r)
+{
+    struct arbiter_load *load = NULL;
+    size_t n = 0;
+    if (ledger__load(l, vci, l->now, &load, &n) != 0)
+        return ERR_NOMEM;
+    struct arbiter_shape s = ledger__shape(c);
+    struct arbiter_quote q;
+    int rc = arbiter_admit((double)c->k_milli / 1000.0, l->vcs[vci].capacity, load, n, &s,
+                           (double)(c->deadline_ms - l->now) / 1000.0, &q);
+    mem_free(load);
+    if (rc != 0)
+        return rc == ERR_NOMEM ? rc : 0; /* nothing to judge by: admitted unchecked */
+    if (q.admit)
+        return 0;
+    r->value = (uint64_t)ceil(q.eff * 1000.0);
+    r->aux = (uint64_t)ceil(q.eff_p50 * 1000.0);
+    return ERR_ADMISSION;
+}
+
+int ledger_quote(const ledger_t *l, const struct ledger_cmd *c, int64_t now,
+                 struct arbiter_quote *q, struct arbiter_price *curve, size_t *ncurve)
 {
     size_t vci = 0;
-    if (c->name[0] == '\0' || c->deadline_ms < 0)
+    if (ledger__vc_find(l, c->vc, &vci) == NULL)
+        return ERR_NOTFOUND;
+    struct arbiter_load *load = NULL;
+    size_t n = 0;
+    if (ledger__load(l, vci, now, &load, &n) != 0)
+        return ERR_NOMEM;
+    struct arbiter_shape s = ledger__shape(c);
+    double k = (double)c->k_milli / 1000.0;
+    uint32_t cap = l->vcs[vci].capacity;
+    double d = c->deadline_ms != 0 ? (double)(c->deadline_ms - now) / 1000.0 : 0;
+    int rc = arbiter_admit(k, cap, load, n, &s, d, q);
+    int np = rc == 0 ? arbiter_price_curve(k, cap, load, n, &s, curve, *ncurve) : rc;
+    mem_free(load);
+    *ncurve = np > 0 ? (size_t)np : 0;
+    return rc != 0 ? rc : np < 0 ? np : 0;
+}
+
+static int ledger__job_register(ledger_t *l, const struct ledger_cmd *c, struct ledger_result *r)
+{
+    size_t vci = 0;
+    if (c->name[0] == '\0' || c->deadline_ms < 0 || c->flags > 3)
         return ERR_INVAL;
     if (ledger__vc_find(l, c->vc, &vci) == NULL)
         return ERR_NOTFOUND;
     int64_t lease = c->lease_ms != 0 ? c->lease_ms : LEDGER_LEASE_DEFAULT;
     if (lease < LEDGER_LEASE_MIN_MS || lease > LEDGER_LEASE_MAX_MS)
         return ERR_RANGE;
+    if (c->width > LEDGER_MAX_TOKENS || c->work_ms > (1ull << 52) || c->work_sd_ms > (1ull << 52) ||
+        c->path_ms > (1ull << 52) || c->path_sd_ms > (1ull << 52) || c->weight_milli > 1000000000)
+        return ERR_RANGE;
+    if (c->deadline_ms != 0 && !(c->flags & LEDGER_JOB_BEST_EFFORT) && c->work_ms != 0 &&
+        c->width != 0) {
+        int rc = ledger__admit(l, c, vci, r);
+        if (rc != 0)
+            return rc;
+    }
     ledger__job_gc(l);
     if (l->njobs >= LEDGER_MAX_JOBS)
         return ERR_FULL;
-    if (l->njobs == l->capjobs) {
-        size_t cap = l->capjobs < 16 ? 16 : l->capjobs * 2;
-        void *p = mem_reallocarray(l->jobs, cap, sizeof *l->jobs);
-        if (p == NULL)
-            return ERR_NOMEM;
-        l->jobs = p;
-        l->capjobs = cap;
-    }
+    if (l->njobs == l->capjobs && ledger__jobs_reserve(l, l->capjobs < 16 ? 16 : l->capjobs * 2))
+        return ERR_NOMEM;
     struct ledger_job *j = &l->jobs[l->njobs++];
     memset(j, 0, sizeof *j);
     j->id = l->next_job_id++;
@@ -336,7 +508,16 @@ static int ledger__job_register(ledger_t *l, const struct ledger_cmd *c, uint64_
     j->deadline_ms = c->deadline_ms;
     j->lease_ms = lease;
     j->lease_expiry_ms = l->now + lease;
-    *value = j->id;
+    j->best_effort = (c->flags & LEDGER_JOB_BEST_EFFORT) != 0;
+    j->has_profile = (c->flags & LEDGER_JOB_HAS_PROFILE) != 0;
+    j->weight_milli = c->weight_milli;
+    j->work_ms = c->work_ms;
+    j->work_sd_ms = c->work_sd_ms;
+    j->path_ms = c->path_ms;
+    j->path_sd_ms = c->path_sd_ms;
+    j->width = c->width;
+    r->value = j->id;
+    ledger__arbitrate(l, vci, j->id); /* its minimum is reserved from now on */
     return 0;
 }
 
@@ -357,6 +538,9 @@ static int ledger__tick(ledger_t *l, uint64_t *value)
             n++;
         }
     }
+    /* a tick is also when MinEDF's minimums follow the clock: recompute them all */
+    for (size_t v = 0; v < l->nvcs; v++)
+        ledger__arbitrate(l, v, 0);
     ledger__job_gc(l);
     *value = n;
     return 0;
@@ -368,52 +552,55 @@ static int ledger__job_cmd(ledger_t *l, const struct ledger_cmd *c, uint64_t *va
     struct ledger_job *j = ledger__active_job(l, c->job, &rc);
     if (j == NULL)
         return rc;
+    size_t vci = j->vc;
+    uint64_t id = j->id;
     switch (c->type) {
     case LEDGER_CMD_JOB_END:
         if (c->state < LEDGER_JOB_DONE || c->state > LEDGER_JOB_CANCELLED)
             return ERR_INVAL;
         ledger__job_finish(l, j, c->state);
+        ledger__arbitrate(l, vci, id); /* its tokens go to the others */
         return 0;
     case LEDGER_CMD_JOB_DEADLINE:
         if (c->deadline_ms < 0)
             return ERR_INVAL;
         j->deadline_ms = c->deadline_ms;
-        return 0;
-    case LEDGER_CMD_TOKEN_REQUEST: {
+        break;
+    case LEDGER_CMD_TOKEN_REQUEST:
         if (c->count > LEDGER_MAX_TOKENS)
             return ERR_RANGE;
-        struct ledger_vc *vc = &l->vcs[j->vc];
-        uint32_t free_tokens = vc->capacity > vc->granted ? vc->capacity - vc->granted : 0;
-        uint64_t reach = (uint64_t)j->tokens + free_tokens;
-        ledger__job_set_tokens(l, j, c->count < reach ? c->count : (uint32_t)reach);
         j->wanted = c->count;
+        j->asked = true;
         j->lease_expiry_ms = l->now + j->lease_ms;
-        *value = j->tokens;
-        return 0;
-    }
+        break;
     case LEDGER_CMD_TOKEN_RELEASE:
-        ledger__job_set_tokens(l, j, c->count < j->tokens ? j->tokens - c->count : 0);
-        if (j->wanted > j->tokens)
-            j->wanted = j->tokens;
-        *value = j->tokens;
-        return 0;
+        j->wanted = c->count < j->tokens ? j->tokens - c->count : 0;
+        j->asked = true;
+        break;
     case LEDGER_CMD_LEASE_RENEW:
         if (c->lease_ms != 0 &&
             (c->lease_ms < LEDGER_LEASE_MIN_MS || c->lease_ms > LEDGER_LEASE_MAX_MS))
             return ERR_RANGE;
+        if (c->done_permille > 1000 || c->eta_ms < 0 || c->eta_p95_ms < 0)
+            return ERR_RANGE;
         if (c->lease_ms != 0)
             j->lease_ms = c->lease_ms; /* the JM asked for another lease length */
         j->lease_expiry_ms = l->now + j->lease_ms;
-        *value = j->tokens;
-        return 0;
+        j->done_permille = c->done_permille;
+        j->eta_ms = c->eta_ms;
+        j->eta_p95_ms = c->eta_p95_ms;
+        break;
     default:
         return ERR_INVAL;
     }
+    ledger__arbitrate(l, vci, id);
+    *value = ledger__job_find(l, id, NULL)->tokens;
+    return 0;
 }
 
 int ledger_apply(ledger_t *l, const struct ledger_cmd *c, int64_t now, struct ledger_result *res)
 {
-    struct ledger_result r = {0, 0};
+    struct ledger_result r = {0, 0, 0};
     if (c->key != 0 && ledger_idem_lookup(l, c->key, &r)) {
         if (res != NULL)
             *res = r;
@@ -452,7 +639,7 @@ int ledger_apply(ledger_t *l, const struct ledger_cmd *c, int64_t now, struct le
         r.code = ledger__vc_set(l, c, &r.value);
         break;
     case LEDGER_CMD_JOB_REGISTER:
-        r.code = ledger__job_register(l, c, &r.value);
+        r.code = ledger__job_register(l, c, &r);
         break;
     case LEDGER_CMD_TICK:
         r.code = ledger__tick(l, &r.value);
@@ -461,8 +648,8 @@ int ledger_apply(ledger_t *l, const struct ledger_cmd *c, int64_t now, struct le
         r.code = ledger__job_cmd(l, c, &r.value);
         break;
     }
-    if (r.code != 0)
-        r.value = 0;
+    if (r.code != 0 && r.code != ERR_ADMISSION)
+        r.value = r.aux = 0;
     if (c->key != 0 && r.code != ERR_NOMEM)
         ledger__idem_put(l, c->key, &r);
     if (res != NULL)

@@ -14,10 +14,19 @@
  * Invariants (ledger_check): for every virtual cluster, the sum of its jobs' tokens equals its
  * `granted` and never exceeds its `capacity`; only active jobs hold tokens.
  *
- * Tokens (Apollo §2.1, §3.5): a request names the job's target count. The grant is the target
- * capped by what the virtual cluster has free (the job keeps what it holds), so a request never
- * takes tokens from another job. The wanted count is kept for a later global arbiter (EDF,
- * MinEDF-WC redistribution, admission control: DESIGN.md §4 "Later").
+ * Tokens (Apollo §2.1, §3.5) are sized: each virtual cluster sets a token's CPU and memory, and a
+ * task takes as many tokens as its largest dimension needs (rm/arbiter.h). A request names the
+ * job's target count (`wanted`). Grants are the deadline arbiter's (rm/arbiter.h, MinEDF-WC):
+ * after every command that changes a virtual cluster's demand the ledger recomputes all of its
+ * grants, so the decisions are in the log and a new leader continues them unchanged. A deadline
+ * job's minimum is what its Jockey controller asks for when it has a profile, else ARIA's MinEDF
+ * minimum from its registered shape, recomputed from its progress and the time left.
+ *
+ * Admission (MRM §3, §5): JOB_REGISTER of a job with a deadline and a shape, not best-effort,
+ * is refused with ERR_ADMISSION when the arbiter's conservative finish says the job or an
+ * admitted one would miss; the result's value is then the earliest feasible finish (ms from
+ * now, conservative) and aux its median. The sd multiplier k travels in the command, so every
+ * replica decides with the leader's configuration.
  *
  * Idempotency: a command with a non-zero key is applied at most once; repeating it (a client
  * retrying after RAFT_LEADERSHIPLOST or a timeout) returns the first result. The last
@@ -76,8 +85,13 @@ struct ledger_node {
 
 struct ledger_vc {
     char name[LEDGER_NAME_MAX];
-    uint32_t capacity; /* tokens */
-    uint32_t granted;  /* sum of its active jobs' tokens */
+    uint32_t capacity;        /* tokens */
+    uint32_t granted;         /* sum of its active jobs' tokens */
+    uint32_t token_cpu_milli; /* a token's size: thousandths of a core (default 1000) */
+    uint32_t token_mem_mb;    /* (default 4096) */
+    uint32_t spare;           /* of granted, the tokens above the jobs' minimums */
+    uint64_t spare_grants;    /* tokens handed out as spare, ever */
+    uint64_t spare_reclaims;  /* spare tokens taken back from a job for another, ever */
 };
 
 struct ledger_job {
@@ -92,20 +106,40 @@ struct ledger_job {
     int64_t finished_ms; /* 0 while active */
     uint32_t tokens;     /* granted guaranteed tokens */
     uint32_t wanted;     /* the job's latest target */
+    /* The arbiter's view (rm/arbiter.h). */
+    uint32_t minimum;      /* of tokens, the guaranteed minimum; the rest is spare */
+    bool asked;            /* the job has sent a token request */
+    bool best_effort;      /* registered without admission */
+    bool has_profile;      /* its shape comes from a profile of earlier runs */
+    uint32_t weight_milli; /* share of spare without a deadline (1000 = 1) */
+    uint64_t work_ms;      /* registered shape: work in token-ms, mean and sd */
+    uint64_t work_sd_ms;
+    uint64_t path_ms; /* critical path, ms, mean and sd */
+    uint64_t path_sd_ms;
+    uint32_t width;         /* most tokens it can use; 0: unknown */
+    uint32_t done_permille; /* progress from its renewals (tasks succeeded / total) */
+    int64_t eta_ms;         /* its JM's expected finish, ms from submission; 0: unknown */
+    int64_t eta_p95_ms;
 };
+
+#define LEDGER_JOB_BEST_EFFORT 1u /* JOB_REGISTER flags */
+#define LEDGER_JOB_HAS_PROFILE 2u
 
 enum ledger_cmd_type {
     LEDGER_CMD_NODE_REGISTER = 1,  /* name rack address cpus_milli mem_mb boot_id -> 0 */
     LEDGER_CMD_NODE_LIVENESS = 2,  /* name state(liveness) -> 0 */
     LEDGER_CMD_NODE_DRAIN = 3,     /* name count(1 drain, 0 undrain) -> 0 */
     LEDGER_CMD_NODE_OUTCOME = 4,   /* name ok failed -> 0 */
-    LEDGER_CMD_VC_SET = 5,         /* vc count(capacity) -> capacity */
-    LEDGER_CMD_JOB_REGISTER = 6,   /* name vc deadline_ms lease_ms -> job id */
+    LEDGER_CMD_VC_SET = 5,         /* vc count(capacity) cpus_milli mem_mb (token size; 0:
+                                      default) -> capacity */
+    LEDGER_CMD_JOB_REGISTER = 6,   /* name vc deadline_ms lease_ms flags weight_milli work_ms
+                                      work_sd_ms path_ms path_sd_ms width k_milli -> job id */
     LEDGER_CMD_JOB_END = 7,        /* job state(done/failed/cancelled) -> 0 */
     LEDGER_CMD_JOB_DEADLINE = 8,   /* job deadline_ms -> 0 */
     LEDGER_CMD_TOKEN_REQUEST = 9,  /* job count(target) -> tokens now held; renews the lease */
     LEDGER_CMD_TOKEN_RELEASE = 10, /* job count(to give back) -> tokens now held */
-    LEDGER_CMD_LEASE_RENEW = 11,   /* job lease_ms (0: keep the job's) -> tokens now held */
+    LEDGER_CMD_LEASE_RENEW = 11,   /* job lease_ms (0: keep the job's) done_permille eta_ms
+                                      eta_p95_ms -> tokens now held */
     LEDGER_CMD_TICK = 12,          /* -> number of jobs whose lease expired */
     LEDGER_CMD__MAX = 12,
 };
@@ -129,12 +163,25 @@ struct ledger_cmd {
     int64_t lease_ms;
     uint64_t ok;
     uint64_t failed;
+    uint8_t flags; /* LEDGER_JOB_* */
+    uint32_t weight_milli;
+    uint64_t work_ms;
+    uint64_t work_sd_ms;
+    uint64_t path_ms;
+    uint64_t path_sd_ms;
+    uint32_t width;
+    uint32_t k_milli; /* admission's sd multiplier x 1000 (0: ARBITER_K_DEFAULT) */
+    uint32_t done_permille;
+    int64_t eta_ms;
+    int64_t eta_p95_ms;
 };
 
-/* Outcome of one command: code 0 or a negative ERR_*, and a type-specific value. */
+/* Outcome of one command: code 0 or a negative ERR_*, and a type-specific value (kept with
+ * ERR_ADMISSION: the earliest feasible finish, and its median in aux). */
 struct ledger_result {
     int code;
     uint64_t value;
+    uint64_t aux;
 };
 
 typedef struct ledger ledger_t;
@@ -184,6 +231,16 @@ const char *ledger_job_state_name(uint8_t state);
 /* Earliest lease expiry among active jobs, or INT64_MAX when none: the leader appends a TICK
  * once `now` passes it. */
 int64_t ledger_next_expiry(const ledger_t *l);
+
+/* The admission check without registering (MRM §3-4): the verdict for c->deadline_ms (absolute;
+ * 0: none asked), the earliest feasible finish and the price-deadline curve (at most *ncurve
+ * points; *ncurve receives how many) of a job of c's shape (work_ms ... width, k_milli) in
+ * virtual cluster c->vc at time `now`. 0, ERR_NOTFOUND (no such cluster), ERR_INVAL (no shape
+ * or no capacity), ERR_NOMEM. Changes nothing. */
+struct arbiter_quote;
+struct arbiter_price;
+int ledger_quote(const ledger_t *l, const struct ledger_cmd *c, int64_t now,
+                 struct arbiter_quote *q, struct arbiter_price *curve, size_t *ncurve);
 
 /* Checks the invariants; returns 0, or ERR_STATE with the broken one in msg. */
 int ledger_check(const ledger_t *l, char *msg, size_t cap);

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #define LEDGER_CMD__MAGIC   0x50444c45u /* "PDLE" */
-#define LEDGER_CMD__VERSION 1
+#define LEDGER_CMD__VERSION 2           /* 1: before the arbiter (still read) */
 
 static void ledger_cmd__encode_one(struct enc_buf *b, const struct ledger_cmd *c)
 {
@@ -38,12 +38,22 @@ static void ledger_cmd__encode_one(struct enc_buf *b, const struct ledger_cmd *c
     case LEDGER_CMD_VC_SET:
         enc_str(b, c->vc);
         enc_u32(b, c->count);
+        enc_u32(b, c->cpus_milli);
+        enc_u32(b, c->mem_mb);
         break;
     case LEDGER_CMD_JOB_REGISTER:
         enc_str(b, c->name);
         enc_str(b, c->vc);
         enc_i64(b, c->deadline_ms);
         enc_i64(b, c->lease_ms);
+        enc_u8(b, c->flags);
+        enc_u32(b, c->weight_milli);
+        enc_u64(b, c->work_ms);
+        enc_u64(b, c->work_sd_ms);
+        enc_u64(b, c->path_ms);
+        enc_u64(b, c->path_sd_ms);
+        enc_u32(b, c->width);
+        enc_u32(b, c->k_milli);
         break;
     case LEDGER_CMD_JOB_END:
         enc_u64(b, c->job);
@@ -61,6 +71,9 @@ static void ledger_cmd__encode_one(struct enc_buf *b, const struct ledger_cmd *c
     case LEDGER_CMD_LEASE_RENEW:
         enc_u64(b, c->job);
         enc_i64(b, c->lease_ms);
+        enc_u32(b, c->done_permille);
+        enc_i64(b, c->eta_ms);
+        enc_i64(b, c->eta_p95_ms);
         break;
     default: /* TICK and unknown types carry no fields */
         break;
@@ -92,8 +105,9 @@ int ledger_cmd_iter_init(struct ledger_cmd_iter *it, const void *data, size_t le
     it->left = it->count;
     if (enc_reader_err(&it->r) != 0 || magic != LEDGER_CMD__MAGIC)
         return err_fmt(msg, cap, ERR_PARSE, "log entry: bad header");
-    if (version != LEDGER_CMD__VERSION)
+    if (version != 1 && version != LEDGER_CMD__VERSION)
         return err_fmt(msg, cap, ERR_PARSE, "log entry: version %u unsupported", version);
+    it->version = version;
     if (it->count > LEDGER_CMD_BATCH_MAX)
         return err_fmt(msg, cap, ERR_PARSE, "log entry: %u commands (max %d)", it->count,
                        LEDGER_CMD_BATCH_MAX);
@@ -143,12 +157,26 @@ int ledger_cmd_next(struct ledger_cmd_iter *it, struct ledger_cmd *c, char *msg,
     case LEDGER_CMD_VC_SET:
         enc_get_str(r, c->vc, sizeof c->vc);
         c->count = enc_get_u32(r);
+        if (it->version >= 2) {
+            c->cpus_milli = enc_get_u32(r);
+            c->mem_mb = enc_get_u32(r);
+        }
         break;
     case LEDGER_CMD_JOB_REGISTER:
         enc_get_str(r, c->name, sizeof c->name);
         enc_get_str(r, c->vc, sizeof c->vc);
         c->deadline_ms = enc_get_i64(r);
         c->lease_ms = enc_get_i64(r);
+        if (it->version >= 2) {
+            c->flags = enc_get_u8(r);
+            c->weight_milli = enc_get_u32(r);
+            c->work_ms = enc_get_u64(r);
+            c->work_sd_ms = enc_get_u64(r);
+            c->path_ms = enc_get_u64(r);
+            c->path_sd_ms = enc_get_u64(r);
+            c->width = enc_get_u32(r);
+            c->k_milli = enc_get_u32(r);
+        }
         break;
     case LEDGER_CMD_JOB_END:
         c->job = enc_get_u64(r);
@@ -166,6 +194,11 @@ int ledger_cmd_next(struct ledger_cmd_iter *it, struct ledger_cmd *c, char *msg,
     case LEDGER_CMD_LEASE_RENEW:
         c->job = enc_get_u64(r);
         c->lease_ms = enc_get_i64(r);
+        if (it->version >= 2) {
+            c->done_permille = enc_get_u32(r);
+            c->eta_ms = enc_get_i64(r);
+            c->eta_p95_ms = enc_get_i64(r);
+        }
         break;
     case LEDGER_CMD_TICK:
         break;

@@ -8,9 +8,11 @@
  *   command = type:u8 key:u64 fields(type)
  *
  * The fields of each type are those listed beside enum ledger_cmd_type in rm/ledger.h, in that
- * order. Decoding is bounded: at most LEDGER_CMD_BATCH_MAX commands, every string bounded by
- * its field, the entry consumed exactly but for up to 7 zero bytes of padding (the encoder pads
- * to 8 bytes, see ledger_cmd_encode).
+ * order. Version 1 entries (written before the arbiter) lack the fields after lease_ms of
+ * JOB_REGISTER and LEASE_RENEW and the token size of VC_SET; they are still read, as zeros.
+ * Decoding is bounded: at most LEDGER_CMD_BATCH_MAX commands, every string bounded by its field,
+ * the entry consumed exactly but for up to 7 zero bytes of padding (the encoder pads to 8 bytes,
+ * see ledger_cmd_encode).
  */
 #ifndef PADDOCK_RM_LEDGER_CMD_H
 #define PADDOCK_RM_LEDGER_CMD_H
@@ -29,6 +31,7 @@ void ledger_cmd_encode(struct enc_buf *b, const struct ledger_cmd *cmds, size_t 
 struct ledger_cmd_iter {
     struct enc_reader r; /* private */
     uint32_t left;       /* private */
+    uint8_t version;     /* private: entries of version 1 lack the arbiter's fields */
     int64_t now;         /* read-only: the entry's time */
     uint32_t count;      /* read-only: commands in the entry */
 };

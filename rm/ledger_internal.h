@@ -3,6 +3,7 @@
 #ifndef PADDOCK_RM_LEDGER_INTERNAL_H
 #define PADDOCK_RM_LEDGER_INTERNAL_H
 
+#include "rm/arbiter.h"
 #include "rm/ledger.h"
 
 #define LEDGER__BUCKETS (2 * LEDGER_IDEM_CAP)
@@ -30,6 +31,10 @@ struct ledger {
     size_t nfinished;
     uint64_t next_job_id;
 
+    struct arbiter_job *arb; /* scratch for the arbiter: capjobs entries each */
+    size_t *arb_order;
+    size_t *arb_pos; /* index into jobs of each arb entry */
+
     struct ledger__idem *idem; /* ring of LEDGER_IDEM_CAP, oldest at idem_head when full */
     size_t idem_n, idem_head;
     int32_t *idem_bucket; /* 2 * LEDGER_IDEM_CAP heads */
@@ -42,5 +47,10 @@ void ledger__nidx_insert(uint32_t *tab, size_t cap, const char *name, uint32_t v
 int ledger__node_reserve(ledger_t *l);
 struct ledger_vc *ledger__vc_find(const ledger_t *l, const char *name, size_t *idx);
 void ledger__idem_put(ledger_t *l, uint64_t key, const struct ledger_result *res);
+/* Grows the jobs array and the arbiter's scratch to hold `cap` jobs: 0 or ERR_NOMEM. */
+int ledger__jobs_reserve(ledger_t *l, size_t cap);
+/* Recomputes every grant of virtual cluster `vc` (rm/arbiter.h); `cause` is the job whose
+ * command triggered it (its own losses are not counted as reclaims), 0 for none. */
+void ledger__arbitrate(ledger_t *l, size_t vc, uint64_t cause);
 
 #endif

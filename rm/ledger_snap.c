@@ -11,7 +11,7 @@
 /* ---- snapshots ---- */
 
 #define LEDGER__SNAP_MAGIC   0x50444c53u /* "PDLS" */
-#define LEDGER__SNAP_VERSION 1
+#define LEDGER__SNAP_VERSION 2           /* 1: before the arbiter (still read) */
 
 void ledger_snapshot(const ledger_t *l, struct enc_buf *b)
 {
@@ -25,6 +25,11 @@ void ledger_snapshot(const ledger_t *l, struct enc_buf *b)
         enc_str(b, l->vcs[i].name);
         enc_u32(b, l->vcs[i].capacity);
         enc_u32(b, l->vcs[i].granted);
+        enc_u32(b, l->vcs[i].token_cpu_milli);
+        enc_u32(b, l->vcs[i].token_mem_mb);
+        enc_u32(b, l->vcs[i].spare);
+        enc_u64(b, l->vcs[i].spare_grants);
+        enc_u64(b, l->vcs[i].spare_reclaims);
     }
     enc_u32(b, (uint32_t)l->nnodes);
     for (size_t i = 0; i < l->nnodes; i++) {
@@ -57,6 +62,18 @@ void ledger_snapshot(const ledger_t *l, struct enc_buf *b)
         enc_i64(b, j->finished_ms);
         enc_u32(b, j->tokens);
         enc_u32(b, j->wanted);
+        enc_u32(b, j->minimum);
+        enc_u8(b, (uint8_t)((j->asked ? 4 : 0) | (j->has_profile ? LEDGER_JOB_HAS_PROFILE : 0) |
+                            (j->best_effort ? LEDGER_JOB_BEST_EFFORT : 0)));
+        enc_u32(b, j->weight_milli);
+        enc_u64(b, j->work_ms);
+        enc_u64(b, j->work_sd_ms);
+        enc_u64(b, j->path_ms);
+        enc_u64(b, j->path_sd_ms);
+        enc_u32(b, j->width);
+        enc_u32(b, j->done_permille);
+        enc_i64(b, j->eta_ms);
+        enc_i64(b, j->eta_p95_ms);
     }
     enc_u32(b, (uint32_t)l->idem_n);
     for (size_t k = 0; k < l->idem_n; k++) {
@@ -64,6 +81,7 @@ void ledger_snapshot(const ledger_t *l, struct enc_buf *b)
         enc_u64(b, e->key);
         enc_i64(b, e->res.code);
         enc_u64(b, e->res.value);
+        enc_u64(b, e->res.aux);
     }
     while (b->len % 8 != 0 && enc_buf_err(b) == 0) /* 8-byte multiples, as raft_uv likes */
         enc_u8(b, 0);
@@ -83,7 +101,9 @@ static size_t ledger__get_count(struct enc_reader *r, size_t limit, size_t min_s
 
 static int ledger__restore_body(ledger_t *l, struct enc_reader *r, char *msg, size_t cap)
 {
-    if (enc_get_u32(r) != LEDGER__SNAP_MAGIC || enc_get_u8(r) != LEDGER__SNAP_VERSION)
+    uint32_t magic = enc_get_u32(r);
+    uint8_t version = enc_get_u8(r);
+    if (magic != LEDGER__SNAP_MAGIC || (version != 1 && version != LEDGER__SNAP_VERSION))
         return err_fmt(msg, cap, ERR_PARSE, "snapshot: bad magic or version");
     l->now = enc_get_i64(r);
     l->applied = enc_get_u64(r);
@@ -102,6 +122,17 @@ static int ledger__restore_body(ledger_t *l, struct enc_reader *r, char *msg, si
         enc_get_str(r, vc->name, sizeof vc->name);
         vc->capacity = enc_get_u32(r);
         vc->granted = enc_get_u32(r);
+        vc->token_cpu_milli = 1000;
+        vc->token_mem_mb = ARBITER_TOKEN_MEM_MB_DEFAULT;
+        if (version >= 2) {
+            vc->token_cpu_milli = enc_get_u32(r);
+            vc->token_mem_mb = enc_get_u32(r);
+            vc->spare = enc_get_u32(r);
+            vc->spare_grants = enc_get_u64(r);
+            vc->spare_reclaims = enc_get_u64(r);
+        }
+        if (vc->token_cpu_milli == 0 || vc->token_mem_mb == 0 || vc->spare > vc->granted)
+            return err_fmt(msg, cap, ERR_PARSE, "snapshot: bad vc %zu", i);
         if (vc->name[0] == '\0' || ledger__vc_find(l, vc->name, NULL) != NULL)
             return err_fmt(msg, cap, ERR_PARSE, "snapshot: bad or duplicate vc name");
         l->nvcs++;
@@ -137,13 +168,13 @@ static int ledger__restore_body(ledger_t *l, struct enc_reader *r, char *msg, si
     }
     size_t njobs = ledger__get_count(r, LEDGER_MAX_JOBS, 60);
     if (njobs > 0) {
-        l->jobs = mem_calloc(njobs, sizeof *l->jobs);
-        if (l->jobs == NULL)
-            return err_fmt(msg, cap, ERR_NOMEM, "snapshot: out of memory");
-        l->capjobs = njobs;
+        int rc = ledger__jobs_reserve(l, njobs);
+        if (rc != 0)
+            return err_fmt(msg, cap, rc, "snapshot: out of memory");
     }
     for (size_t i = 0; i < njobs && enc_reader_err(r) == 0; i++) {
         struct ledger_job *j = &l->jobs[i];
+        memset(j, 0, sizeof *j);
         j->id = enc_get_u64(r);
         enc_get_str(r, j->name, sizeof j->name);
         j->vc = enc_get_u32(r);
@@ -155,6 +186,28 @@ static int ledger__restore_body(ledger_t *l, struct enc_reader *r, char *msg, si
         j->finished_ms = enc_get_i64(r);
         j->tokens = enc_get_u32(r);
         j->wanted = enc_get_u32(r);
+        uint8_t flags = 0;
+        if (version >= 2) {
+            j->minimum = enc_get_u32(r);
+            flags = enc_get_u8(r);
+            j->asked = (flags & 4) != 0;
+            j->has_profile = (flags & LEDGER_JOB_HAS_PROFILE) != 0;
+            j->best_effort = (flags & LEDGER_JOB_BEST_EFFORT) != 0;
+            j->weight_milli = enc_get_u32(r);
+            j->work_ms = enc_get_u64(r);
+            j->work_sd_ms = enc_get_u64(r);
+            j->path_ms = enc_get_u64(r);
+            j->path_sd_ms = enc_get_u64(r);
+            j->width = enc_get_u32(r);
+            j->done_permille = enc_get_u32(r);
+            j->eta_ms = enc_get_i64(r);
+            j->eta_p95_ms = enc_get_i64(r);
+        } else {
+            j->minimum = j->tokens;
+            j->asked = j->wanted != 0;
+        }
+        if (flags > 7 || j->minimum > j->tokens || j->done_permille > 1000)
+            return err_fmt(msg, cap, ERR_PARSE, "snapshot: bad job %zu", i);
         if (j->id == 0 || j->id >= l->next_job_id || j->vc >= l->nvcs ||
             j->state < LEDGER_JOB_ACTIVE || j->state > LEDGER_JOB_EXPIRED ||
             j->lease_ms < LEDGER_LEASE_MIN_MS || j->lease_ms > LEDGER_LEASE_MAX_MS)
@@ -163,12 +216,13 @@ static int ledger__restore_body(ledger_t *l, struct enc_reader *r, char *msg, si
             l->nfinished++;
         l->njobs++;
     }
-    size_t nidem = ledger__get_count(r, LEDGER_IDEM_CAP, 24);
+    size_t nidem = ledger__get_count(r, LEDGER_IDEM_CAP, version >= 2 ? 32 : 24);
     for (size_t k = 0; k < nidem && enc_reader_err(r) == 0; k++) {
         struct ledger_result res;
         uint64_t key = enc_get_u64(r);
         int64_t code = enc_get_i64(r);
         res.value = enc_get_u64(r);
+        res.aux = version >= 2 ? enc_get_u64(r) : 0;
         if (key == 0 || code > 0 || code < -1000 || ledger_idem_lookup(l, key, NULL))
             return err_fmt(msg, cap, ERR_PARSE, "snapshot: bad idempotency entry %zu", k);
         res.code = (int)code;

@@ -41,7 +41,12 @@ const struct config_key rmconf_schema[] = {
     {"raft", "segment_size", CONFIG_SIZE, F(segment_size), "1MiB",
      "size of preallocated log segments", 65536, 1073741824},
     {"ledger", "virtual_clusters", CONFIG_LIST, F(virtual_clusters), "default=100",
-     "virtual clusters and their token capacity, \"name=tokens\"", 1, RMCONF_MAX_VCS},
+     "virtual clusters and their token capacity, \"name=tokens\" or \"name=tokens/CPU/MEM_MB\" "
+     "with a token's size (default 1 core, 4096 MiB: a task takes as many tokens as its largest "
+     "dimension needs)",
+     1, RMCONF_MAX_VCS},
+    {"ledger", "admission_sd", CONFIG_DOUBLE, F(admission_sd), "1.645",
+     "admission's conservative bound: mean plus this many standard deviations (1.645: 95%)", 0, 10},
     {"ledger", "lease", CONFIG_DURATION, F(lease_ms), "10s",
      "a job's tokens are reclaimed when it does not renew within this", 100, 86400000},
     {"ledger", "batch_max", CONFIG_INT, F(batch_max), "512", "commands packed into one log entry",
@@ -81,13 +86,32 @@ int rmconf_vcs(const rmconf_t *c, struct rmconf_vc *out, size_t *n, char *msg, s
         size_t nlen = eq != NULL ? (size_t)(eq - item) : 0;
         char *end = NULL;
         long long capy = eq != NULL ? strtoll(eq + 1, &end, 10) : -1;
+        double tcpu = 1.0;
+        long long tmem = 4096;
+        if (end != NULL && end != eq + 1 && *end == '/') {
+            char *e2 = NULL;
+            tcpu = strtod(end + 1, &e2);
+            end = e2;
+            if (e2 != NULL && *e2 == '/') {
+                tmem = strtoll(e2 + 1, &end, 10);
+                if (end == e2 + 1)
+                    tmem = -1;
+            } else {
+                tmem = -1;
+            }
+        }
         if (eq == NULL || nlen == 0 || nlen >= sizeof out[0].name || end == eq + 1 ||
-            *end != '\0' || capy < 0 || capy > 1000000)
+            *end != '\0' || capy < 0 || capy > 1000000 || !(tcpu >= 0.001 && tcpu <= 4096) ||
+            tmem < 1 || tmem > 4194304)
             return err_fmt(msg, cap, ERR_CONFIG,
-                           "ledger.virtual_clusters: \"%s\" is not name=tokens (0..1000000)", item);
+                           "ledger.virtual_clusters: \"%s\" is not name=tokens (0..1000000) or "
+                           "name=tokens/CPU/MEM_MB",
+                           item);
         memcpy(out[*n].name, item, nlen);
         out[*n].name[nlen] = '\0';
         out[*n].capacity = (uint32_t)capy;
+        out[*n].token_cpu_milli = (uint32_t)(tcpu * 1000.0 + 0.5);
+        out[*n].token_mem_mb = (uint32_t)tmem;
         for (size_t k = 0; k < *n; k++) {
             if (strcmp(out[k].name, out[*n].name) == 0)
                 return err_fmt(msg, cap, ERR_CONFIG, "ledger.virtual_clusters: %s twice",

@@ -40,6 +40,7 @@ typedef struct rmconf {
     /* [ledger] */
     struct config_list virtual_clusters; /* "name=capacity" items */
     int64_t lease_ms;                    /* default job lease */
+    double admission_sd;                 /* k of admission's mean + k sd bound */
     int64_t batch_max;                   /* commands per log entry */
     /* [liveness] */
     int64_t suspect_after_ms; /* no heartbeat for this long: suspect */
@@ -67,6 +68,8 @@ struct rmconf_replica {
 struct rmconf_vc {
     char name[64];
     uint32_t capacity;
+    uint32_t token_cpu_milli; /* a token's size */
+    uint32_t token_mem_mb;
 };
 
 /* Defaults, then the file (if path != NULL), then each "section.key=value" of sets[0..nsets),

@@ -73,7 +73,7 @@ static void rmserver__batch_done(struct rmserver *s, struct rmserver_batch *b, i
             s->liveness_busy = false;
         if (c->w.sock == NULL)
             continue;
-        struct ledger_result res = {0, 0};
+        struct ledger_result res = {0, 0, 0};
         int code = 0;
         if (status != 0)
             code = ERR_NOTLEADER; /* maybe committed: the retry's key tells */
@@ -175,13 +175,18 @@ static void rmserver__reconcile_vcs(struct rmserver *s)
     ledger_t *l = fsm_ledger(s->fsm);
     for (size_t i = 0; i < n; i++) {
         const struct ledger_vc *vc = ledger_vc_find(l, vcs[i].name);
-        if (vc != NULL && vc->capacity == vcs[i].capacity)
+        if (vc != NULL && vc->capacity == vcs[i].capacity &&
+            vc->token_cpu_milli == vcs[i].token_cpu_milli &&
+            vc->token_mem_mb == vcs[i].token_mem_mb)
             continue;
         struct ledger_cmd c;
         ledger_cmd_init(&c, LEDGER_CMD_VC_SET);
         memcpy(c.vc, vcs[i].name, sizeof c.vc);
         c.count = vcs[i].capacity;
-        log_info("virtual cluster %s: capacity %u tokens", vcs[i].name, vcs[i].capacity);
+        c.cpus_milli = vcs[i].token_cpu_milli;
+        c.mem_mb = vcs[i].token_mem_mb;
+        log_info("virtual cluster %s: capacity %u tokens of %.3g cores, %u MiB", vcs[i].name,
+                 vcs[i].capacity, vcs[i].token_cpu_milli / 1000.0, vcs[i].token_mem_mb);
         rmserver_submit(s, &c, NULL);
     }
 }

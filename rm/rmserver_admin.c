@@ -5,7 +5,9 @@
 #include "common/clock.h"
 #include "common/err.h"
 #include "common/id.h"
+#include "rm/arbiter.h"
 
+#include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,6 +102,100 @@ static json_t *rmserver__job_json(const ledger_t *l, const struct ledger_job *j)
     json_object_set_new(o, "lease_expiry_ms", json_integer(j->lease_expiry_ms));
     json_object_set_new(o, "finished_ms",
                         j->finished_ms ? json_integer(j->finished_ms) : json_null());
+    /* the arbiter's view (rm/arbiter.h) */
+    json_object_set_new(o, "best_effort", json_boolean(j->best_effort));
+    json_object_set_new(o, "minimum", json_integer(j->minimum));
+    json_object_set_new(
+        o, "spare", json_integer(j->tokens - (j->minimum < j->tokens ? j->minimum : j->tokens)));
+    json_object_set_new(o, "eta_s", j->eta_ms ? json_real(j->eta_ms / 1000.0) : json_null());
+    json_object_set_new(o, "eta_p95_s",
+                        j->eta_p95_ms ? json_real(j->eta_p95_ms / 1000.0) : json_null());
+    json_object_set_new(o, "work_token_s", json_real(j->work_ms / 1000.0));
+    json_object_set_new(o, "path_s", json_real(j->path_ms / 1000.0));
+    json_object_set_new(o, "width", json_integer(j->width));
+    json_object_set_new(o, "progress", json_real(j->done_permille / 1000.0));
+    return o;
+}
+
+static int rmserver__arg_u64(const char *a, uint64_t *out)
+{
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(a, &end, 10);
+    if (end == a || *end != '\0' || errno != 0 || a[0] == '-' || v > (1ull << 52))
+        return ERR_INVAL;
+    *out = v;
+    return 0;
+}
+
+/* quote VC DEADLINE_MS WORK_MS WORK_SD_MS PATH_MS PATH_SD_MS WIDTH HAS_PROFILE: the admission
+ * check and MRM's price-deadline curve, registering nothing. */
+static json_t *rmserver__quote(struct rmserver *s, const proto_admin_query_t *q, int *code,
+                               char *why, size_t cap)
+{
+    ledger_t *l = fsm_ledger(s->fsm);
+    uint64_t v[7] = {0};
+    bool ok = q->nargs == 8 && strlen(q->args[0]) < LEDGER_NAME_MAX;
+    for (size_t i = 0; ok && i < 7; i++)
+        ok = rmserver__arg_u64(q->args[i + 1], &v[i]) == 0;
+    if (!ok || v[5] > LEDGER_MAX_TOKENS) {
+        *code = ERR_INVAL;
+        err_fmt(why, cap, *code,
+                "usage: quote VC DEADLINE_MS WORK_MS WORK_SD_MS PATH_MS PATH_SD_MS WIDTH "
+                "HAS_PROFILE (decimal)");
+        return NULL;
+    }
+    struct ledger_cmd c;
+    ledger_cmd_init(&c, LEDGER_CMD_JOB_REGISTER);
+    snprintf(c.vc, sizeof c.vc, "%s", q->args[0]);
+    int64_t now = clock_wall_ms();
+    now = now > ledger_now(l) ? now : ledger_now(l);
+    c.deadline_ms = v[0] != 0 ? now + (int64_t)v[0] : 0;
+    c.work_ms = v[1];
+    c.work_sd_ms = v[2];
+    c.path_ms = v[3];
+    c.path_sd_ms = v[4];
+    c.width = (uint32_t)v[5];
+    c.k_milli = (uint32_t)(s->cfg->admission_sd * 1000.0 + 0.5);
+    struct arbiter_quote r;
+    struct arbiter_price curve[16];
+    size_t np = 16;
+    int rc = ledger_quote(l, &c, now, &r, curve, &np);
+    if (rc != 0) {
+        *code = rc;
+        err_fmt(why, cap, rc,
+                rc == ERR_NOTFOUND ? "no virtual cluster %s"
+                                   : "cannot quote in %s: the job needs work and a width, the "
+                                     "cluster tokens",
+                c.vc);
+        return NULL;
+    }
+    const struct ledger_vc *vc = ledger_vc_find(l, c.vc);
+    struct arbiter_shape sh = {v[1] / 1000.0, v[2] / 1000.0, v[3] / 1000.0, v[4] / 1000.0, c.width};
+    json_t *o = json_object();
+    json_object_set_new(o, "virtual_cluster", json_string(vc->name));
+    json_object_set_new(o, "capacity", json_integer(vc->capacity));
+    json_object_set_new(o, "token_cpu", json_real(vc->token_cpu_milli / 1000.0));
+    json_object_set_new(o, "token_mem_mb", json_integer(vc->token_mem_mb));
+    json_object_set_new(o, "k", json_real(c.k_milli / 1000.0));
+    json_object_set_new(o, "admit", json_boolean(v[0] != 0 && r.admit));
+    json_object_set_new(o, "deadline_s", v[0] != 0 ? json_real(v[0] / 1000.0) : json_null());
+    json_object_set_new(o, "finish_p50_s", json_real(r.finish_p50));
+    json_object_set_new(o, "finish_s", json_real(r.finish));
+    json_object_set_new(o, "eff_p50_s", json_real(r.eff_p50));
+    json_object_set_new(o, "eff_s", json_real(r.eff));
+    json_object_set_new(o, "min_tokens",
+                        json_integer(v[0] != 0 ? arbiter_min_tokens(&sh, v[0] / 1000.0)
+                                               : arbiter_min_tokens(&sh, r.eff)));
+    json_t *pts = json_array();
+    for (size_t i = 0; i < np; i++) {
+        json_t *p = json_object();
+        json_object_set_new(p, "deadline_s", json_real(curve[i].deadline));
+        json_object_set_new(p, "slack", json_real(curve[i].slack));
+        json_object_set_new(p, "price_token_s", json_real(curve[i].price));
+        json_array_append_new(pts, p);
+    }
+    json_object_set_new(o, "price_curve", pts);
     return o;
 }
 
@@ -207,6 +303,11 @@ char *rmserver_admin_json(struct rmserver *s, const proto_admin_query_t *q, int 
             json_object_set_new(o, "capacity", json_integer(vc->capacity));
             json_object_set_new(o, "granted", json_integer(vc->granted));
             json_object_set_new(o, "free", json_integer(vc->capacity - vc->granted));
+            json_object_set_new(o, "token_cpu", json_real(vc->token_cpu_milli / 1000.0));
+            json_object_set_new(o, "token_mem_mb", json_integer(vc->token_mem_mb));
+            json_object_set_new(o, "spare", json_integer(vc->spare));
+            json_object_set_new(o, "spare_grants", json_integer((json_int_t)vc->spare_grants));
+            json_object_set_new(o, "spare_reclaims", json_integer((json_int_t)vc->spare_reclaims));
             for (size_t i = 0; i < ledger_job_count(l); i++) {
                 const struct ledger_job *j = ledger_job_at(l, i);
                 if (j->vc != v || j->state != LEDGER_JOB_ACTIVE)
@@ -218,6 +319,10 @@ char *rmserver_admin_json(struct rmserver *s, const proto_admin_query_t *q, int 
                 json_object_set_new(g, "name", json_string(j->name));
                 json_object_set_new(g, "tokens", json_integer(j->tokens));
                 json_object_set_new(g, "wanted", json_integer(j->wanted));
+                json_object_set_new(g, "minimum", json_integer(j->minimum));
+                json_object_set_new(g, "deadline_ms",
+                                    j->deadline_ms ? json_integer(j->deadline_ms) : json_null());
+                json_object_set_new(g, "best_effort", json_boolean(j->best_effort));
                 json_array_append_new(jobs, g);
             }
             json_object_set_new(o, "jobs", jobs);
@@ -231,6 +336,10 @@ char *rmserver_admin_json(struct rmserver *s, const proto_admin_query_t *q, int 
             json_array_append_new(arr, rmserver__job_json(l, ledger_job_at(l, i)));
         doc = json_object();
         json_object_set_new(doc, "jobs", arr);
+    } else if (strcmp(q->kind, PROTO_ADMIN_QUOTE) == 0) {
+        doc = rmserver__quote(s, q, code, why, cap);
+        if (doc == NULL)
+            return NULL;
     } else if (strcmp(q->kind, PROTO_ADMIN_JOB) == 0) {
         uint64_t id = 0;
         const struct ledger_job *j = NULL;

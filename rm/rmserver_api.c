@@ -93,6 +93,12 @@ static void rmserver__grant(struct rmserver *s, const struct rmserver_cmd *c, ui
         m.lease_ack.cancel = j != NULL && j->state == LEDGER_JOB_CANCELLED;
         if (j != NULL && j->deadline_ms > j->submitted_ms)
             m.lease_ack.deadline_ms = (uint64_t)(j->deadline_ms - j->submitted_ms);
+        if (j != NULL) {
+            const struct ledger_vc *vc = ledger_vc_at(l, j->vc);
+            m.lease_ack.minimum = j->minimum;
+            m.lease_ack.token_cpu = vc != NULL ? vc->token_cpu_milli / 1000.0 : 0;
+            m.lease_ack.token_mem_mb = vc != NULL ? vc->token_mem_mb : 0;
+        }
     } else {
         proto_msg_init(&m, PROTO_TOKEN_GRANT);
         m.token_grant.key = (char *)c->w.key;
@@ -103,6 +109,9 @@ static void rmserver__grant(struct rmserver *s, const struct rmserver_cmd *c, ui
             m.token_grant.requested = j->wanted;
             m.token_grant.capacity = vc != NULL ? vc->capacity : 0;
             m.token_grant.lease_ms = (uint32_t)j->lease_ms;
+            m.token_grant.minimum = j->minimum;
+            m.token_grant.token_cpu = vc != NULL ? vc->token_cpu_milli / 1000.0 : 0;
+            m.token_grant.token_mem_mb = vc != NULL ? vc->token_mem_mb : 0;
         }
         m.token_grant.ledger_index = raft_last_applied(&s->raft);
     }
@@ -145,6 +154,10 @@ void rmserver_reply(struct rmserver *s, const struct rmserver_cmd *c, int code,
         m.job_register_reply.job_id = jid;
         m.job_register_reply.code = res->code;
         m.job_register_reply.reason = res->code != 0 ? (char *)err_text(res->code) : NULL;
+        if (res->code == ERR_ADMISSION) { /* MRM: the earliest feasible finish, from submission */
+            m.job_register_reply.eff_ms = res->value;
+            m.job_register_reply.eff_p50_ms = res->aux;
+        }
         rmserver_send(s, w->sock, w->peer, w->peer_len, &m);
         return;
     case PROTO_TOKEN_REQUEST:
@@ -277,6 +290,16 @@ static void rmserver__job_register(struct rmserver *s, zuv_sock_t *sock, const v
     int64_t base = r->submit_ms > 0 ? r->submit_ms : clock_wall_ms();
     c.deadline_ms = r->deadline_ms != 0 ? base + (int64_t)r->deadline_ms : 0;
     c.lease_ms = s->cfg->lease_ms;
+    c.flags = (uint8_t)((r->best_effort ? LEDGER_JOB_BEST_EFFORT : 0) |
+                        (r->has_profile ? LEDGER_JOB_HAS_PROFILE : 0));
+    c.weight_milli = (uint32_t)(r->weight * 1000.0 + 0.5);
+    c.work_ms = r->work_ms;
+    c.work_sd_ms = r->work_sd_ms;
+    c.path_ms = r->path_ms;
+    c.path_sd_ms = r->path_sd_ms;
+    c.width = r->width;
+    c.k_milli = (uint32_t)(s->cfg->admission_sd * 1000.0 + 0.5);
+    /* admission measures the deadline from the entry's time: the submitter's clock may lag */
     rmserver__write(s, sock, peer, peer_len, m, &c, r->key, NULL);
 }
 
@@ -336,6 +359,13 @@ static void rmserver__job_write(struct rmserver *s, zuv_sock_t *sock, const void
         } else {
             ledger_cmd_init(&c, LEDGER_CMD_LEASE_RENEW);
             c.lease_ms = r->lease_ms; /* 0: keep the job's lease */
+            if (r->tasks_total > 0)
+                c.done_permille = (uint32_t)((uint64_t)(r->tasks_succeeded > r->tasks_total
+                                                            ? r->tasks_total
+                                                            : r->tasks_succeeded) *
+                                             1000 / r->tasks_total);
+            c.eta_ms = r->eta_ms > (uint64_t)INT64_MAX / 2 ? 0 : (int64_t)r->eta_ms;
+            c.eta_p95_ms = r->eta_p95_ms > (uint64_t)INT64_MAX / 2 ? 0 : (int64_t)r->eta_p95_ms;
         }
         break;
     }

@@ -98,7 +98,7 @@ static void node_register(ledger_t *l, const char *name, const char *rack, int64
     assert_int_equal(apply(l, &c, now).code, 0);
 }
 
-static void test_grants_capped_by_free_tokens(void **state)
+static void test_grants_shared_by_the_arbiter(void **state)
 {
     struct fixture *f = *state;
     vc_set(f->l, "default", 10, 1);
@@ -106,13 +106,15 @@ static void test_grants_capped_by_free_tokens(void **state)
     uint64_t b = job_register(f->l, "b", "default", 0, 1);
     assert_int_not_equal(a, b);
     assert_int_equal(tokens(f->l, LEDGER_CMD_TOKEN_REQUEST, a, 7, 2).value, 7);
-    /* b asks for 6 but only 3 are free */
-    assert_int_equal(tokens(f->l, LEDGER_CMD_TOKEN_REQUEST, b, 6, 3).value, 3);
+    /* b asks for 6: two jobs without a deadline share the cluster fairly (MinEDF-WC) */
+    assert_int_equal(tokens(f->l, LEDGER_CMD_TOKEN_REQUEST, b, 6, 3).value, 5);
+    assert_int_equal(ledger_job_find(f->l, a)->tokens, 5);
     assert_int_equal(ledger_vc_find(f->l, "default")->granted, 10);
     assert_int_equal(ledger_job_find(f->l, b)->wanted, 6);
-    /* a lowers its target: tokens go back, b's next request gets them */
+    assert_int_equal(ledger_vc_find(f->l, "default")->spare_reclaims, 2); /* a's, for b */
+    /* a lowers its target: the tokens go to b at once */
     assert_int_equal(tokens(f->l, LEDGER_CMD_TOKEN_REQUEST, a, 2, 4).value, 2);
-    assert_int_equal(tokens(f->l, LEDGER_CMD_TOKEN_REQUEST, b, 6, 5).value, 6);
+    assert_int_equal(ledger_job_find(f->l, b)->tokens, 6);
     assert_int_equal(tokens(f->l, LEDGER_CMD_TOKEN_RELEASE, b, 4, 6).value, 2);
     assert_int_equal(ledger_vc_find(f->l, "default")->granted, 4);
     /* unknown job, unknown vc */
@@ -127,6 +129,76 @@ static void test_grants_capped_by_free_tokens(void **state)
     vc_set(f->l, "default", 5, 10);
     assert_int_equal(ledger_job_find(f->l, b)->tokens, 3);
     assert_int_equal(ledger_job_find(f->l, a)->tokens, 2);
+}
+
+/* A deadline job with a shape: W = 100 token-s, L = 10 s, width 10 (rm/arbiter.h). */
+static struct ledger_result deadline_job(ledger_t *l, const char *name, int64_t deadline_ms,
+                                         uint8_t flags, int64_t now)
+{
+    struct ledger_cmd c;
+    ledger_cmd_init(&c, LEDGER_CMD_JOB_REGISTER);
+    snprintf(c.name, sizeof c.name, "%s", name);
+    snprintf(c.vc, sizeof c.vc, "default");
+    c.deadline_ms = deadline_ms;
+    c.flags = flags;
+    c.work_ms = 100000;
+    c.path_ms = 10000;
+    c.width = 10;
+    c.k_milli = 1645;
+    return apply(l, &c, now);
+}
+
+static void test_deadline_jobs_arbitrated_and_admitted(void **state)
+{
+    struct fixture *f = *state;
+    vc_set(f->l, "default", 10, 0);
+    uint64_t flood = job_register(f->l, "flood", "default", 0, 0);
+    assert_int_equal(tokens(f->l, LEDGER_CMD_TOKEN_REQUEST, flood, 10, 0).value, 10);
+    /* due in 60 s: admitted; ARIA's minimum for 60 s is 2 (avg(2) = 52.5 s), the rest of its
+     * width is spare taken from the job without a deadline */
+    struct ledger_result r = deadline_job(f->l, "a", 60000, 0, 0);
+    assert_int_equal(r.code, 0);
+    const struct ledger_job *a = ledger_job_find(f->l, r.value);
+    assert_int_equal(a->minimum, 2);
+    assert_int_equal(a->tokens, 10);
+    assert_int_equal(ledger_job_find(f->l, flood)->tokens, 0);
+    uint64_t aid = a->id;
+    /* due in 20 s: alone it would need 19 s of the whole cluster, but job a's 100 token-s due
+     * at 60 fit after it: admitted, and a's spare is reclaimed for it */
+    r = deadline_job(f->l, "b", 20000, 0, 0);
+    assert_int_equal(r.code, 0);
+    /* b's minimum for 20 s is 7 (avg(7) = 18.6 s), a keeps its minimum of 2, and the one
+     * token left is spare for the earlier deadline */
+    const struct ledger_job *b = ledger_job_find(f->l, r.value);
+    assert_int_equal(b->minimum, 7);
+    assert_int_equal(b->tokens, 8);
+    assert_int_equal(ledger_job_find(f->l, aid)->tokens, 2);
+    assert_true(ledger_vc_find(f->l, "default")->spare_reclaims >= 8);
+    /* a third due in 20 s cannot fit: refused, with the earliest feasible finish: between b
+     * (the whole cluster for 10 s, done at 19 s with its tail) and a (due at 60: it still ends
+     * at 39), c works from 10 to 20 s and ends at 20 + 9 = 29 s */
+    r = deadline_job(f->l, "c", 20000, 0, 0);
+    assert_int_equal(r.code, ERR_ADMISSION);
+    assert_int_equal(r.value, 29000);
+    assert_true(r.aux > 0 && r.aux <= r.value);
+    assert_int_equal(ledger_job_count(f->l), 3); /* nothing registered */
+    /* resubmitted with that deadline: admitted */
+    assert_int_equal(deadline_job(f->l, "c", (int64_t)r.value, 0, 0).code, 0);
+    /* best-effort: admitted without a check */
+    assert_int_equal(deadline_job(f->l, "d", 1000, LEDGER_JOB_BEST_EFFORT, 0).code, 0);
+    /* the state survives a snapshot */
+    struct enc_buf x;
+    enc_buf_init(&x);
+    ledger_snapshot(f->l, &x);
+    ledger_t *copy = NULL;
+    char msg[160];
+    assert_int_equal(ledger_restore(x.data, x.len, &copy, msg, sizeof msg), 0);
+    for (size_t i = 0; i < ledger_job_count(copy); i++)
+        assert_memory_equal(ledger_job_at(copy, i), ledger_job_at(f->l, i),
+                            sizeof(struct ledger_job));
+    assert_memory_equal(ledger_vc_at(copy, 0), ledger_vc_at(f->l, 0), sizeof(struct ledger_vc));
+    ledger_destroy(&copy);
+    enc_buf_close(&x);
 }
 
 static void test_job_end_releases_and_refuses_more(void **state)
@@ -493,7 +565,9 @@ static void test_allocation_failure_leaves_state(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_grants_capped_by_free_tokens, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_grants_shared_by_the_arbiter, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_deadline_jobs_arbitrated_and_admitted, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_job_end_releases_and_refuses_more, setup, teardown),
         cmocka_unit_test_setup_teardown(test_leases_expire_and_reclaim, setup, teardown),
         cmocka_unit_test_setup_teardown(test_idempotency_keys, setup, teardown),
