@@ -78,11 +78,15 @@ void dispatch_set_factor(dispatch_t *d, double opp_factor)
         d->cfg.opp_factor = opp_factor;
 }
 
+static void dispatch__count(dispatch_t *d, size_t task, int sign);
+
 int dispatch_set_cost(dispatch_t *d, size_t task, uint32_t cost)
 {
     if (task >= d->n)
         return ERR_RANGE;
+    dispatch__count(d, task, -1); /* a task in flight is recounted at its new cost */
     d->cost[task] = cost;
+    dispatch__count(d, task, +1);
     return 0;
 }
 

@@ -62,8 +62,8 @@ void dispatch_destroy(dispatch_t **p);
 void dispatch_set_tokens(dispatch_t *d, uint32_t tokens);
 void dispatch_set_factor(dispatch_t *d, double opp_factor);
 
-/* A task's cost in token units (0 is taken as 1). Set it while the task is idle: the units of
- * a task in flight are not recounted. ERR_RANGE for a bad index. */
+/* A task's cost in token units (0 is taken as 1); a task in flight is recounted at the new
+ * cost (the token size changed). ERR_RANGE for a bad index. */
 int dispatch_set_cost(dispatch_t *d, size_t task, uint32_t cost);
 uint32_t dispatch_cost(const dispatch_t *d, size_t task);
 

@@ -164,6 +164,7 @@ typedef struct jmd {
     int view_whole; /* a whole snapshot arrived (or JMD_VIEW_GRACE_MS passed): placing may start */
     struct jmd_task *tasks;
     double *task_bl, *stage_prio;
+    double *remaining_buf; /* per task: expected remaining run time (downgrade order) */
     size_t *ready_buf;
     struct place_match *matches;
     uint64_t rng;
@@ -183,6 +184,12 @@ typedef struct jmd {
     uint64_t next_req;
     struct jmd_call call_tok, call_lease, call_rel;
     uint32_t granted, capacity, requested;
+    uint32_t minimum;      /* of the grant, the arbiter's guaranteed minimum (the rest is spare) */
+    double token_cpu;      /* the virtual cluster's token size (TOKEN_GRANT / LEASE_ACK) */
+    uint64_t token_mem_mb; /* (defaults until the first grant says otherwise) */
+    size_t downgrades;     /* regular tasks turned opportunistic (spare reclaimed) */
+    double eta_s, eta_p95_s; /* expected finish, median and conservative, s from submission
+                                (0: unknown); refreshed every control period */
     /* Task outcomes per view node for the RM's Psucc (Apollo §3.3): counted since the last
        renewal (pend_*) and carried by the renewal in flight (sent_*); ncount entries each. */
     uint32_t *pend_ok, *pend_failed, *sent_ok, *sent_failed;
@@ -243,6 +250,8 @@ void jmd_rm_finish(jmd_t *j); /* terminal renewal + release all */
 int jmd_pn_create(jmd_t *j, size_t task, uint32_t node, char *err, size_t cap);
 void jmd_pn_cancel(jmd_t *j, size_t task, uint32_t node, const char *why);
 void jmd_pn_upgrade(jmd_t *j, size_t task, uint32_t node);
+/* TASK_UPGRADE to the opportunistic class: the job's spare tokens were reclaimed. */
+void jmd_pn_downgrade(jmd_t *j, size_t task, uint32_t node, uint64_t grace_ms);
 void jmd_pn_close(jmd_t *j);
 /* A link that never got an answer within a second while tasks wait on it (a CURVE handshake
  * that failed leaves a DEALER that never reconnects) is made anew and its creates are resent;
@@ -263,6 +272,9 @@ void jmd_sched_status(jmd_t *j, const proto_task_status_t *st);
 void jmd_sched_create_refused(jmd_t *j, uint64_t req_id, int code, const char *why);
 void jmd_sched_tick(jmd_t *j); /* silent nodes */
 void jmd_sched_tokens(jmd_t *j, uint32_t granted);
+/* The virtual cluster's token size and the grant's minimum (TOKEN_GRANT, LEASE_ACK; 0: the
+ * defaults): task costs are recomputed and Jockey's model rebuilt when the size changes. */
+void jmd_sched_token_size(jmd_t *j, double token_cpu, uint64_t token_mem_mb, uint32_t minimum);
 void jmd_sched_cancel(jmd_t *j, const char *why);
 void jmd_sched_view_changed(jmd_t *j);
 void jmd_end(jmd_t *j, enum jmd_outcome o, const char *reason);
@@ -274,6 +286,10 @@ void jmd_jockey_step(jmd_t *j);
 void jmd_jockey_deadline(jmd_t *j, double deadline_s);
 int jmd_jockey_request(const jmd_t *j); /* tokens to hold now */
 void jmd_jockey_allowance(jmd_t *j);    /* the opportunistic allowance for the grant held */
+/* The token size changed: the plan (C(p, a) in token units) and the controller are rebuilt. */
+void jmd_jockey_resize(jmd_t *j);
+/* Recomputes eta_s / eta_p95_s from C(p, a) at the current progress and grant. */
+void jmd_jockey_eta(jmd_t *j);
 
 /* jmd_out.c */
 int jmd_out_open(jmd_t *j, char *msg, size_t cap);

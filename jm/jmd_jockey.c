@@ -10,12 +10,13 @@
 #include "common/mem.h"
 #include "jm/jmd.h"
 
-/* A job without a deadline asks for its width: the most tasks that can be ready at once when
- * everything runs in waves (all ready tasks, then all they release, ...), found by replaying the
- * DAG (stage barriers included) and resetting it. At most max_tokens. */
+/* A job without a deadline asks for its width: the most token units the tasks that can be ready
+ * at once need when everything runs in waves (all ready tasks, then all they release, ...),
+ * found by replaying the DAG (stage barriers included) and resetting it. At most max_tokens. */
 static int jmd_jockey__fixed(jmd_t *j)
 {
-    size_t widest = 1, n;
+    uint64_t widest = 1;
+    size_t n;
     size_t *wave = mem_calloc(j->spec->ntasks, sizeof *wave);
     if (!wave)
         return 1;
@@ -23,8 +24,11 @@ static int jmd_jockey__fixed(jmd_t *j)
         const size_t *ready = dag_ready(j->dag, &n);
         if (n == 0)
             break;
-        if (n > widest)
-            widest = n;
+        uint64_t units = 0;
+        for (size_t i = 0; i < n; i++)
+            units += dispatch_cost(j->disp, ready[i]);
+        if (units > widest)
+            widest = units;
         memcpy(wave, ready, n * sizeof *wave);
         for (size_t i = 0; i < n; i++) {
             dag_start(j->dag, wave[i]);
@@ -33,10 +37,13 @@ static int jmd_jockey__fixed(jmd_t *j)
     }
     dag_reset(j->dag);
     mem_free(wave);
-    return widest > (size_t)j->o.max_tokens ? j->o.max_tokens : (int)widest;
+    return widest > (uint64_t)j->o.max_tokens ? j->o.max_tokens : (int)widest;
 }
 
-int jmd_jockey_init(jmd_t *j)
+static void jmd_jockey__tail(jmd_t *j);
+
+/* The plan (C(p, a) in token units at the current token size) and the controller. */
+static void jmd_jockey__build(jmd_t *j)
 {
     char msg[512];
     struct profile prof;
@@ -57,8 +64,8 @@ int jmd_jockey_init(jmd_t *j)
             log_warn("profile %s unusable (%s): Amdahl model from the spec's estimates", path, msg);
         }
     }
-    int rc = jsim_plan_init(&j->plan, j->spec, have_prof ? &prof : NULL, PROGRESS_TOTALWORK_Q, msg,
-                            sizeof msg);
+    int rc = jsim_plan_init_sized(&j->plan, j->spec, have_prof ? &prof : NULL, PROGRESS_TOTALWORK_Q,
+                                  j->token_cpu, j->token_mem_mb, msg, sizeof msg);
     profile_close(&prof);
     if (rc) {
         log_warn("no job model (%s): fixed allocation", msg);
@@ -83,11 +90,6 @@ int jmd_jockey_init(jmd_t *j)
                          j->plan.cost.peak_parallelism);
         }
     }
-    j->done_buf = mem_calloc(j->spec->nstages ? j->spec->nstages : 1, sizeof *j->done_buf);
-    if (!j->done_buf)
-        return ERR_NOMEM;
-    j->has_deadline = j->spec->has_deadline;
-    j->deadline_s = j->spec->deadline_s;
     struct utility ut;
     if (j->have_plan && utility_init_spec(&ut, j->spec, msg, sizeof msg) == 0) {
         if (!j->has_deadline) {
@@ -123,11 +125,47 @@ int jmd_jockey_init(jmd_t *j)
     }
     j->target = jmd_jockey__fixed(j);
     j->opp_allowance = (int)floor(j->o.opp_factor * j->target);
+}
+
+int jmd_jockey_init(jmd_t *j)
+{
+    j->done_buf = mem_calloc(j->spec->nstages ? j->spec->nstages : 1, sizeof *j->done_buf);
+    if (!j->done_buf)
+        return ERR_NOMEM;
+    j->has_deadline = j->spec->has_deadline;
+    j->deadline_s = j->spec->deadline_s;
+    jmd_jockey__build(j);
     if (j->ctrl)
         jmd_jockey_step(j);
     else
         log_info("fixed allocation: %d tokens (the job's width)", j->target);
     return 0;
+}
+
+void jmd_jockey_resize(jmd_t *j)
+{
+    if (j->outcome != JMD_RUNNING)
+        return;
+    if (j->have_plan && j->plan.sized && j->plan.token_cpu == j->token_cpu &&
+        j->plan.token_mem_mb == j->token_mem_mb)
+        return;
+    /* The deadline may have moved since the start (an admin's): keep it. */
+    int has_deadline = j->has_deadline;
+    double deadline_s = j->deadline_s;
+    controller_destroy(&j->ctrl);
+    if (j->have_plan)
+        jsim_plan_close(&j->plan);
+    j->have_plan = 0;
+    j->has_deadline = j->spec->has_deadline;
+    j->deadline_s = j->spec->deadline_s;
+    jmd_jockey__build(j);
+    if (has_deadline && deadline_s > 0 && deadline_s != j->deadline_s)
+        jmd_jockey_deadline(j, deadline_s);
+    else if (j->ctrl)
+        jmd_jockey_step(j);
+    else
+        jmd_jockey__tail(j);
+    jmd_out_tokens(j);
 }
 
 void jmd_jockey_close(jmd_t *j)
@@ -145,18 +183,73 @@ void jmd_jockey_close(jmd_t *j)
  * 100-token job sends about seven smaller requests, not one per finished task). */
 static void jmd_jockey__tail(jmd_t *j)
 {
-    size_t left = j->spec->ntasks - dag_count(j->dag, DAG_SUCCEEDED);
-    if (left == 0 || j->target <= 1 || left * 2 > (size_t)j->target)
+    uint64_t left = 0; /* token units of the unfinished tasks */
+    for (size_t i = 0; i < j->spec->ntasks && left * 2 <= (uint64_t)j->target; i++)
+        if (dag_state(j->dag, i) != DAG_SUCCEEDED)
+            left += dispatch_cost(j->disp, i);
+    if (left == 0 || j->target <= 1 || left * 2 > (uint64_t)j->target)
         return;
-    log_info("%zu tasks left: asking for %zu tokens instead of %d", left, left, j->target);
+    log_info("%llu token units left: asking for that many instead of %d", (unsigned long long)left,
+             j->target);
     j->target = (int)left;
     jmd_out_tokens(j);
+}
+
+/* The q-quantile of n ascending samples at (k + 0.5) / n, linear between them. */
+static double jmd_jockey__quantile(const double *v, int n, double q)
+{
+    if (n <= 1)
+        return n == 1 ? v[0] : 0;
+    double x = q * n - 0.5;
+    if (x <= 0)
+        return v[0];
+    if (x >= n - 1)
+        return v[n - 1];
+    int k = (int)x;
+    return v[k] + (x - k) * (v[k + 1] - v[k]);
+}
+
+void jmd_jockey_eta(jmd_t *j)
+{
+    if (!j->have_plan || j->outcome != JMD_RUNNING)
+        return;
+    for (size_t s = 0; s < j->spec->nstages; s++)
+        j->done_buf[s] = (int)dag_stage_count(j->dag, s, DAG_SUCCEEDED);
+    struct controller_obs obs;
+    memset(&obs, 0, sizeof obs);
+    obs.t_r = jmd_elapsed_s(j);
+    obs.progress = progress_eval(&j->plan.progress, j->done_buf);
+    obs.done = j->done_buf;
+    double a = j->granted > 0 ? (double)j->granted : 1.0;
+    double c[CONTROLLER_MAX_SAMPLES];
+    int n;
+    if (j->plan.table)
+        n = controller_predict_table(j->plan.table, &obs, a, c, CONTROLLER_MAX_SAMPLES);
+    else
+        n = controller_predict_amdahl(&j->plan.amdahl, &obs, a, c, CONTROLLER_MAX_SAMPLES);
+    if (n <= 0)
+        return;
+    double slack = j->ctrl ? controller_config(j->ctrl)->slack : 1.2;
+    double p50 = jmd_jockey__quantile(c, n, 0.5);
+    /* One Amdahl sample has no spread: the controller's slack stands in for it. */
+    double p95 = n > 1 ? jmd_jockey__quantile(c, n, 0.95) : p50 * slack;
+    if (j->run_expected_s > 0) { /* tasks running slower than the model said stretch both */
+        double prior = 0.05 * j->plan.amdahl.P0;
+        double speed = (j->run_actual_s + prior) / (j->run_expected_s + prior);
+        if (speed > 1) {
+            p50 *= speed;
+            p95 *= speed;
+        }
+    }
+    j->eta_s = obs.t_r + p50;
+    j->eta_p95_s = obs.t_r + (p95 > p50 ? p95 : p50);
 }
 
 void jmd_jockey_step(jmd_t *j)
 {
     if (j->outcome != JMD_RUNNING)
         return;
+    jmd_jockey_eta(j);
     if (!j->ctrl) {
         jmd_jockey__tail(j);
         return;

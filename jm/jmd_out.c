@@ -233,8 +233,17 @@ void jmd_out_state(jmd_t *j)
         (json_int_t)dispatch_allowance(j->disp), "makespan_s",
         j->outcome == JMD_RUNNING ? json_null() : json_real(jmd_out__makespan(j)), "deadline_met",
         jmd_out__deadline_met(j));
-    if (o)
+    if (o) {
         json_object_set_new(o, "attempts_moved", json_integer((json_int_t)j->attempts_moved));
+        /* sized tokens, the arbiter's minimum, downgrades and the ETA (docs/jm-daemon.md) */
+        json_object_set_new(o, "minimum", json_integer((json_int_t)j->minimum));
+        json_object_set_new(o, "token_cpu", json_real(j->token_cpu));
+        json_object_set_new(o, "token_mem_mb", json_integer((json_int_t)j->token_mem_mb));
+        json_object_set_new(o, "downgrades", json_integer((json_int_t)j->downgrades));
+        int known = j->outcome == JMD_RUNNING && j->eta_s > 0;
+        json_object_set_new(o, "eta_s", known ? json_real(j->eta_s) : json_null());
+        json_object_set_new(o, "eta_p95_s", known ? json_real(j->eta_p95_s) : json_null());
+    }
     jmd_out__write(j, "state.json", o, j->outcome != JMD_RUNNING);
 }
 

@@ -156,6 +156,19 @@ void jmd_pn_upgrade(jmd_t *j, size_t task, uint32_t node)
     (void)jmd_pn__send(j, node, &m, err, sizeof err);
 }
 
+void jmd_pn_downgrade(jmd_t *j, size_t task, uint32_t node, uint64_t grace_ms)
+{
+    proto_msg_t m;
+    proto_msg_init(&m, PROTO_TASK_UPGRADE);
+    m.task_upgrade.job_id = (char *)j->o.job_id;
+    m.task_upgrade.task_id = j->spec->tasks[task].id;
+    m.task_upgrade.attempt = j->tasks[task].attempt;
+    m.task_upgrade.task_class = PROTO_CLASS_OPPORTUNISTIC;
+    m.task_upgrade.grace_ms = grace_ms;
+    char err[256];
+    (void)jmd_pn__send(j, node, &m, err, sizeof err);
+}
+
 void jmd_pn_check(jmd_t *j)
 {
     int64_t now = jmd_now(j);

@@ -161,7 +161,11 @@ static void jmd_rm__on_api(zuv_sock_t *zs, zmsg_t **msg, void *arg)
         j->capacity = m.token_grant.capacity;
         if (c == &j->call_rel) {
             j->end_acked |= 2;
-        } else if (m.token_grant.granted != j->granted) {
+        } else {
+            jmd_sched_token_size(j, m.token_grant.token_cpu, m.token_grant.token_mem_mb,
+                                 m.token_grant.minimum);
+        }
+        if (c != &j->call_rel && m.token_grant.granted != j->granted) {
             log_info("tokens granted %u (asked %u, capacity %u)", m.token_grant.granted,
                      m.token_grant.requested, m.token_grant.capacity);
             jmd_sched_tokens(j, m.token_grant.granted);
@@ -177,6 +181,8 @@ static void jmd_rm__on_api(zuv_sock_t *zs, zmsg_t **msg, void *arg)
             j->end_acked |= 1;
             break;
         }
+        jmd_sched_token_size(j, m.lease_ack.token_cpu, m.lease_ack.token_mem_mb,
+                             m.lease_ack.minimum);
         if (m.lease_ack.granted != j->granted)
             jmd_sched_tokens(j, m.lease_ack.granted);
         if (m.lease_ack.deadline_ms > 0) {
@@ -266,6 +272,8 @@ static void jmd_rm__send(jmd_t *j, struct jmd_call *c)
         r->running_regular = (uint32_t)dispatch_regular(j->disp);
         r->running_opportunistic = (uint32_t)dispatch_opportunistic(j->disp);
         r->deadline_ms = j->has_deadline ? (uint64_t)(j->deadline_s * 1000.0 + 0.5) : 0;
+        r->eta_ms = j->eta_s > 0 ? (uint64_t)(j->eta_s * 1000.0 + 0.5) : 0;
+        r->eta_p95_ms = j->eta_p95_s > 0 ? (uint64_t)(j->eta_p95_s * 1000.0 + 0.5) : 0;
         r->timestamp_ms = clock_wall_ms();
         for (size_t n = 0; n < j->ncount && r->noutcomes < PROTO_MAX_OUTCOMES; n++) {
             const struct view_node *vn = view_node(j->view, (uint32_t)n);

@@ -11,13 +11,15 @@
 #include "jm/jmd.h"
 #include "jm/priority.h"
 #include "jm/view_proto.h"
+#include "rm/arbiter.h"
 
-#define JMD_SCHED__ROUNDS  16   /* place_round calls per scheduling pass at most */
-#define JMD_SCHED__BATCH   512  /* tasks offered to one place_round */
-#define JMD_SCHED__LIGHT   64   /* lightly-loaded list length */
-#define JMD_SCHED__REPLACE 10   /* uncharged re-placements per allowed attempt */
-#define JMD_SCHED__CORRECT 64   /* queued tasks re-evaluated per tick at most */
-#define JMD_VIEW_GRACE_MS  3000 /* placing waits this long for a whole view at most */
+#define JMD_SCHED__ROUNDS   16    /* place_round calls per scheduling pass at most */
+#define JMD_SCHED__BATCH    512   /* tasks offered to one place_round */
+#define JMD_SCHED__LIGHT    64    /* lightly-loaded list length */
+#define JMD_SCHED__REPLACE  10    /* uncharged re-placements per allowed attempt */
+#define JMD_SCHED__CORRECT  64    /* queued tasks re-evaluated per tick at most */
+#define JMD_VIEW_GRACE_MS   3000  /* placing waits this long for a whole view at most */
+#define JMD_SCHED__GRACE_MS 30000 /* a downgraded task's grace at most */
 
 static double jmd_sched__draw(void *ctx)
 {
@@ -49,8 +51,10 @@ int jmd_sched_init(jmd_t *j, char *msg, size_t cap)
     j->task_bl = mem_calloc(n, sizeof *j->task_bl);
     j->stage_prio = mem_calloc(j->spec->nstages, sizeof *j->stage_prio);
     j->ready_buf = mem_calloc(n, sizeof *j->ready_buf);
+    j->remaining_buf = mem_calloc(n, sizeof *j->remaining_buf);
     j->matches = mem_calloc(JMD_SCHED__BATCH, sizeof *j->matches);
-    if (!j->tasks || !j->task_bl || !j->stage_prio || !j->ready_buf || !j->matches)
+    if (!j->tasks || !j->task_bl || !j->stage_prio || !j->ready_buf || !j->remaining_buf ||
+        !j->matches)
         return err_fmt(msg, cap, ERR_NOMEM, "out of memory for %zu tasks", n);
     if (priority_compute(j->dag, NULL, j->task_bl, j->stage_prio) != 0)
         return err_fmt(msg, cap, ERR_NOMEM, "out of memory computing priorities");
@@ -59,6 +63,12 @@ int jmd_sched_init(jmd_t *j, char *msg, size_t cap)
         j->tasks[i].node = -1;
         j->tasks[i].ready_mono = now;
     }
+    j->token_cpu = ARBITER_TOKEN_CPU_DEFAULT;
+    j->token_mem_mb = ARBITER_TOKEN_MEM_MB_DEFAULT;
+    for (size_t i = 0; i < n; i++)
+        dispatch_set_cost(j->disp, i,
+                          arbiter_task_tokens(j->spec->tasks[i].cpu, j->spec->tasks[i].mem_mb,
+                                              j->token_cpu, j->token_mem_mb));
     if (id_random_u64(&j->rng) != 0 || j->rng == 0)
         j->rng = 0x9e3779b97f4a7c15ull ^ (uint64_t)clock_mono_ns();
     return 0;
@@ -75,6 +85,8 @@ void jmd_sched_close(jmd_t *j)
     mem_free(j->task_bl);
     mem_free(j->stage_prio);
     mem_free(j->ready_buf);
+    mem_free(j->remaining_buf);
+    j->remaining_buf = NULL;
     mem_free(j->matches);
     j->tasks = NULL;
     j->task_bl = j->stage_prio = NULL;
@@ -115,11 +127,70 @@ static void jmd_sched__upgrades(jmd_t *j)
     }
 }
 
+/* The grant fell below the regular units in flight (the arbiter reclaimed spare): regular
+ * tasks turn opportunistic in place, queued ones first, then the running ones with the most
+ * time left; each keeps a grace of its expected remaining run time (at most 30 s). */
+static void jmd_sched__downgrades(jmd_t *j)
+{
+    if (dispatch_regular_units(j->disp) <= dispatch_tokens(j->disp))
+        return;
+    int64_t now = jmd_now(j);
+    for (size_t i = 0; i < j->spec->ntasks; i++) {
+        const struct jmd_task *t = &j->tasks[i];
+        double r = t->est.r_s > 0 ? t->est.r_s : j->spec->tasks[i].runtime_s;
+        if (t->inflight && t->running)
+            r -= (double)(now - t->run_mono) / 1000.0;
+        j->remaining_buf[i] = r > 0 ? r : 0;
+    }
+    size_t out[64], k;
+    while ((k = dispatch_downgrades(j->disp, j->task_bl, j->remaining_buf, out, 64)) > 0) {
+        for (size_t i = 0; i < k; i++) {
+            size_t task = out[i];
+            struct jmd_task *t = &j->tasks[task];
+            double rem = j->remaining_buf[task];
+            uint64_t grace = (uint64_t)(rem * 1000.0);
+            if (grace > JMD_SCHED__GRACE_MS)
+                grace = JMD_SCHED__GRACE_MS;
+            t->cls = DISPATCH_OPPORTUNISTIC;
+            j->downgrades++;
+            if (t->node >= 0)
+                jmd_pn_downgrade(j, task, (uint32_t)t->node, t->running ? grace : 0);
+            log_info("downgraded %s to opportunistic (%s, ~%.1f s left, grace %llu ms): grant %u "
+                     "below the regular units in flight",
+                     j->spec->tasks[task].id, t->running ? "running" : "queued", rem,
+                     (unsigned long long)(t->running ? grace : 0), j->granted);
+        }
+        if (k < 64)
+            break;
+    }
+}
+
+void jmd_sched_token_size(jmd_t *j, double token_cpu, uint64_t token_mem_mb, uint32_t minimum)
+{
+    j->minimum = minimum;
+    if (!(token_cpu > 0))
+        token_cpu = ARBITER_TOKEN_CPU_DEFAULT;
+    if (token_mem_mb == 0)
+        token_mem_mb = ARBITER_TOKEN_MEM_MB_DEFAULT;
+    if (token_cpu == j->token_cpu && token_mem_mb == j->token_mem_mb)
+        return;
+    log_info("token size %.3g cores / %llu MiB (was %.3g / %llu)", token_cpu,
+             (unsigned long long)token_mem_mb, j->token_cpu, (unsigned long long)j->token_mem_mb);
+    j->token_cpu = token_cpu;
+    j->token_mem_mb = token_mem_mb;
+    for (size_t i = 0; i < j->spec->ntasks; i++)
+        dispatch_set_cost(j->disp, i,
+                          arbiter_task_tokens(j->spec->tasks[i].cpu, j->spec->tasks[i].mem_mb,
+                                              token_cpu, token_mem_mb));
+    jmd_jockey_resize(j);
+}
+
 void jmd_sched_tokens(jmd_t *j, uint32_t granted)
 {
     j->granted = granted;
     dispatch_set_tokens(j->disp, granted);
     jmd_jockey_allowance(j);
+    jmd_sched__downgrades(j);
     jmd_sched__upgrades(j);
     jmd_out_tokens(j);
     jmd_sched_request(j);
@@ -146,6 +217,7 @@ void jmd_sched_round(jmd_t *j)
                  view_count(j->view));
     }
     for (int round = 0; round < JMD_SCHED__ROUNDS; round++) {
+        dispatch_round(j->disp);
         if (dispatch_next(j->disp) == DISPATCH_NONE)
             return;
         size_t n;
@@ -166,8 +238,11 @@ void jmd_sched_round(jmd_t *j)
         for (size_t i = 0; i < nm; i++) {
             struct place_match *pm = &j->matches[i];
             int cls = dispatch_place(j->disp, pm->task);
-            if (cls == DISPATCH_NONE)
-                return;
+            if (cls == DISPATCH_NONE) { /* this one does not fit; a smaller one may */
+                if (dispatch_next(j->disp) == DISPATCH_NONE)
+                    return;
+                continue;
+            }
             if (cls < 0)
                 continue;
             struct jmd_task *t = &j->tasks[pm->task];
@@ -331,6 +406,20 @@ void jmd_sched_status(jmd_t *j, const proto_task_status_t *st)
         return; /* an earlier attempt, or a repeat after the outcome */
     if (st->queued_at_ms && !t->queued_wall)
         t->queued_wall = st->queued_at_ms;
+    int live = st->state == PROTO_TASK_QUEUED || st->state == PROTO_TASK_STAGING ||
+               st->state == PROTO_TASK_RUNNING;
+    int cls =
+        st->task_class == PROTO_CLASS_OPPORTUNISTIC ? DISPATCH_OPPORTUNISTIC : DISPATCH_REGULAR;
+    if (live && cls != t->cls) {
+        /* The PN runs it in another class than recorded (it applied a downgrade, or a status
+           crossed our upgrade): the PN's word is what it runs, so the units follow it; a
+           crossed upgrade is sent again by the next upgrade pass. */
+        log_debug("%s is %s at its node", j->spec->tasks[ti].id,
+                  cls == DISPATCH_REGULAR ? "regular" : "opportunistic");
+        dispatch_reclass(j->disp, (size_t)ti, (enum dispatch_class)cls);
+        t->cls = cls;
+        jmd_sched_request(j);
+    }
     switch ((proto_task_state_t)st->state) {
     case PROTO_TASK_QUEUED:
     case PROTO_TASK_STAGING:
