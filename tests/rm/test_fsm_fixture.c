@@ -2,7 +2,8 @@
  * fixture (in-memory I/O, virtual time): grants never exceed capacity across interleavings of
  * clients, crashes and partitions (checked on every replica after every fixture event), leases
  * expire and are reclaimed through the log, a snapshot installed on a lagging follower restores
- * a state equal to the leader's, and a partitioned minority cannot commit. */
+ * a state equal to the leader's, a partitioned minority cannot commit, and a leader change in
+ * the middle of an arbiter decision changes nothing. */
 #include "common/err.h"
 #include "rm/fsm.h"
 #include "rm/ledger_cmd.h"
@@ -397,6 +398,141 @@ static void test_partitioned_minority_cannot_commit(void **state)
     assert_replicas_equal(f);
 }
 
+/* The arbiter's scenario of test_leader_change_mid_decision: a 10-token cluster, a job without a
+ * deadline wanting all 10, and a deadline job with a profile asking for 3 (width 6). */
+static void arbiter_setup(struct ledger_cmd *c, size_t *n, int64_t now)
+{
+    ledger_cmd_init(&c[0], LEDGER_CMD_VC_SET);
+    snprintf(c[0].vc, sizeof c[0].vc, "default");
+    c[0].count = CAPACITY;
+    for (int j = 0; j < 2; j++) {
+        ledger_cmd_init(&c[1 + j], LEDGER_CMD_JOB_REGISTER);
+        snprintf(c[1 + j].name, sizeof c[1 + j].name, j == 0 ? "flood" : "a");
+        snprintf(c[1 + j].vc, sizeof c[1 + j].vc, "default");
+        c[1 + j].key = 200 + (uint64_t)j;
+        c[1 + j].lease_ms = 600000;
+    }
+    c[2].deadline_ms = now + 600000;
+    c[2].flags = LEDGER_JOB_HAS_PROFILE;
+    c[2].work_ms = 60000;
+    c[2].path_ms = 10000;
+    c[2].width = 6;
+    for (int j = 0; j < 2; j++) {
+        ledger_cmd_init(&c[3 + j], LEDGER_CMD_TOKEN_REQUEST);
+        c[3 + j].job = 1 + (uint64_t)j;
+        c[3 + j].count = j == 0 ? 10 : 3;
+        c[3 + j].key = 210 + (uint64_t)j;
+    }
+    *n = 5;
+}
+
+/* The decision under test: job b, due earlier, registers and asks for 5 (its width): the
+ * arbiter reclaims a's spare and the flood's share for it. One entry, two commands. */
+static void arbiter_decision(struct ledger_cmd *c, int64_t now)
+{
+    ledger_cmd_init(&c[0], LEDGER_CMD_JOB_REGISTER);
+    snprintf(c[0].name, sizeof c[0].name, "b");
+    snprintf(c[0].vc, sizeof c[0].vc, "default");
+    c[0].key = 300;
+    c[0].lease_ms = 600000;
+    c[0].deadline_ms = now + 300000;
+    c[0].flags = LEDGER_JOB_HAS_PROFILE;
+    c[0].work_ms = 40000;
+    c[0].path_ms = 8000;
+    c[0].width = 5;
+    ledger_cmd_init(&c[1], LEDGER_CMD_TOKEN_REQUEST);
+    c[1].job = 3;
+    c[1].count = 5;
+    c[1].key = 301;
+}
+
+/* A leader change in the middle of an arbiter decision changes nothing: the decision is cut
+ * after `cut` fixture events (before, while or after it replicates), the old leader is
+ * partitioned away, the client retries on the new leader with the same keys; every replica
+ * ends with the grants a single ledger computes from the same commands, and b exists once. */
+static void leader_change_at(unsigned cut)
+{
+    struct fixture *f = NULL;
+    assert_int_equal(setup((void **)&f), 0);
+    int64_t t0 = (int64_t)raft_fixture_time(&f->rf);
+    struct ledger_cmd c[8];
+    size_t n = 0;
+    arbiter_setup(c, &n, t0);
+    assert_int_equal(commit(f, c, n), 0);
+    assert_true(raft_fixture_step_until(&f->rf, all_applied, NULL, 5000));
+    unsigned old = raft_fixture_leader_index(&f->rf);
+    for (unsigned i = 0; i < N_SERVERS; i++)
+        raft_fixture_set_randomized_election_timeout(&f->rf, i, 1000 + 100 * i);
+    raft_fixture_step_until_elapsed(&f->rf, 300);
+
+    struct ledger_cmd d[2];
+    arbiter_decision(d, t0);
+    struct submit s;
+    assert_int_equal(submit(f, old, &s, d, 2), 0);
+    for (unsigned k = 0; k < cut; k++)
+        raft_fixture_step(&f->rf);
+    for (unsigned i = 0; i < N_SERVERS; i++) {
+        if (i != old) {
+            raft_fixture_disconnect(&f->rf, old, i);
+            raft_fixture_disconnect(&f->rf, i, old);
+        }
+    }
+    old_leader = old;
+    assert_true(raft_fixture_step_until(&f->rf, majority_has_leader, NULL, 20000));
+    unsigned now_leader = N_SERVERS;
+    for (unsigned i = 0; i < N_SERVERS; i++) {
+        if (i != old && raft_state(raft_fixture_get(&f->rf, i)) == RAFT_LEADER)
+            now_leader = i;
+    }
+    assert_true(now_leader < N_SERVERS);
+    struct submit s2;
+    assert_int_equal(submit(f, now_leader, &s2, d, 2), 0); /* the client's retry */
+    assert_true(raft_fixture_step_until(&f->rf, is_done, &s2, 5000));
+    assert_int_equal(s2.status, 0);
+    for (unsigned i = 0; i < N_SERVERS; i++) {
+        if (i != old) {
+            raft_fixture_reconnect(&f->rf, old, i);
+            raft_fixture_reconnect(&f->rf, i, old);
+        }
+    }
+    assert_true(raft_fixture_step_until_has_leader(&f->rf, 10000));
+    assert_true(raft_fixture_step_until(&f->rf, all_applied, NULL, 10000));
+    assert_replicas_equal(f);
+
+    /* the same commands in one ledger, without Raft */
+    ledger_t *ref = ledger_new();
+    assert_non_null(ref);
+    for (size_t i = 0; i < n; i++)
+        ledger_apply(ref, &c[i], t0, NULL);
+    for (size_t i = 0; i < 2; i++)
+        ledger_apply(ref, &d[i], t0, NULL);
+    ledger_t *l = fsm_ledger(f->fsm[0]);
+    assert_int_equal(ledger_job_count(l), 3);
+    for (uint64_t id = 1; id <= 3; id++) {
+        const struct ledger_job *x = ledger_job_find(l, id), *y = ledger_job_find(ref, id);
+        assert_non_null(x);
+        assert_int_equal(x->tokens, y->tokens);
+        assert_int_equal(x->minimum, y->minimum);
+    }
+    /* b's minimum 5, a keeps its 3 and the 2 spare, the flood is shrunk to nothing */
+    assert_int_equal(ledger_job_find(l, 3)->tokens, 5);
+    assert_int_equal(ledger_job_find(l, 2)->tokens, 5);
+    assert_int_equal(ledger_job_find(l, 2)->minimum, 3);
+    assert_int_equal(ledger_job_find(l, 1)->tokens, 0);
+    assert_int_equal(ledger_vc_find(l, "default")->spare_reclaims,
+                     ledger_vc_find(ref, "default")->spare_reclaims);
+    ledger_destroy(&ref);
+    void *st = f;
+    assert_int_equal(teardown(&st), 0);
+}
+
+static void test_leader_change_mid_decision(void **state)
+{
+    (void)state;
+    for (unsigned cut = 0; cut <= 12; cut += 3)
+        leader_change_at(cut);
+}
+
 /* A malformed entry is skipped identically by every replica and counted. */
 static void test_malformed_entry_skipped(void **state)
 {
@@ -431,6 +567,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_partitioned_minority_cannot_commit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_malformed_entry_skipped, setup, teardown),
+        cmocka_unit_test(test_leader_change_mid_decision),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
