@@ -67,6 +67,9 @@ struct arbiter_sim_config {
     double k;             /* admission's sd multiplier (default ARBITER_K_DEFAULT) */
     double slack;         /* paddock's controller: Jockey's slack S (default 1.2) */
     double period_frac;   /* paddock's controller period, share of the deadline (0.04) */
+    double grace_frac;    /* paddock: a downgraded task whose estimate says it is at most this share
+                             from its end is not preempted before its expected end (TASK_UPGRADE
+                             grace_ms; default 0.25) */
 };
 
 void arbiter_sim_config_default(struct arbiter_sim_config *c);

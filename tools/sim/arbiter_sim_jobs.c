@@ -41,7 +41,8 @@ void arbiter_sim_config_default(struct arbiter_sim_config *c)
                                      .job_sigma = 0.2,
                                      .k = ARBITER_K_DEFAULT,
                                      .slack = 1.2,
-                                     .period_frac = 0.04};
+                                     .period_frac = 0.04,
+                                     .grace_frac = 0.25};
 }
 
 static void asj__job_free(struct arbiter_sim_job *j)

@@ -23,6 +23,7 @@ struct asr_job {
     uint8_t *st;     /* per node: ASR_* */
     double *start;   /* per node: start of its current attempt */
     uint32_t *gen;   /* per node: attempt generation (stale finish events are ignored) */
+    double *grace;   /* per node: a downgraded task is not preempted before this time */
     uint32_t *ready; /* ready nodes in bottom-level order */
     size_t nready;
     uint32_t *run; /* running nodes (regular and opportunistic) */
@@ -50,11 +51,12 @@ struct asr {
     size_t *order;
     struct arbiter_load *load;
     uint32_t used_reg, used_opp;
+    double wake_at; /* a pending wake-up at a grace's end (0: none) */
     struct arbiter_sim_result *res;
     int rc;
 };
 
-static engine_fn asr__finish_ev, asr__tick_ev;
+static engine_fn asr__finish_ev, asr__tick_ev, asr__wake_ev;
 
 const char *arbiter_sim_policy_name(enum arbiter_sim_policy p)
 {
@@ -109,21 +111,31 @@ static void asr__remaining(struct asr *r, size_t i, double now, struct arbiter_s
                                .width = j->width};
 }
 
-/* Paddock's per-job controller (Jockey-like): the remaining shape corrected by the speed the job
- * has shown so far (true over estimated run time of its finished tasks, shrunk towards 1), the
- * time left divided by Jockey's slack, ARIA's smallest allocation for that. */
+/* What is left of job i as its Jockey-like controller sees it: the remaining shape corrected by
+ * the speed the job has shown so far (true over estimated run time of its finished tasks,
+ * shrunk towards 1 by a prior of 5% of its work). */
+static void asr__remaining_seen(struct asr *r, size_t i, double now, struct arbiter_shape *sh)
+{
+    const struct arbiter_sim_job *j = &r->s->v[i];
+    const struct asr_job *x = &r->jobs[i];
+    asr__remaining(r, i, now, sh);
+    double prior = 0.05 * j->work_est;
+    double speed = (x->done_true + prior) / (x->done_est + prior);
+    sh->work *= speed;
+    sh->work_sd *= speed;
+    sh->path *= speed;
+    sh->path_sd *= speed;
+}
+
+/* Paddock's per-job controller: ARIA's smallest allocation for the remaining shape as seen,
+ * within the time left divided by Jockey's slack. */
 static void asr__control(struct asr *r, size_t i, double now)
 {
     const struct arbiter_sim_job *j = &r->s->v[i];
-    struct asr_job *x = &r->jobs[i];
     struct arbiter_shape sh;
-    asr__remaining(r, i, now, &sh);
-    double prior = 0.05 * j->work_est;
-    double speed = (x->done_true + prior) / (x->done_est + prior);
-    sh.work *= speed;
-    sh.path *= speed;
+    asr__remaining_seen(r, i, now, &sh);
     double left = (asr__deadline_abs(j) - now) / r->cfg->slack;
-    x->ctl_min = arbiter_min_tokens(&sh, left);
+    r->jobs[i].ctl_min = arbiter_min_tokens(&sh, left);
 }
 
 static void asr__ready_insert(const struct arbiter_sim_job *j, struct asr_job *x, uint32_t v)
@@ -216,20 +228,39 @@ static uint32_t asr__youngest(const struct asr *r, size_t i, uint8_t st)
     return best;
 }
 
-/* Frees a slot of `need` tokens by preempting opportunistic tasks, youngest first. */
+/* Frees a slot of `need` tokens by preempting opportunistic tasks, youngest first, never one
+ * within its grace (as pn/queue's queue_preempt); when only those are left, wakes the run at the
+ * first grace's end. */
 static void asr__make_room(struct asr *r, uint32_t need, double now)
 {
     while (r->cfg->capacity - r->used_reg - r->used_opp < need && r->used_opp > 0) {
         size_t bj = SIZE_MAX;
         uint32_t bv = UINT32_MAX;
+        double wake = INFINITY;
         for (size_t a = 0; a < r->nact; a++) {
             size_t i = r->act[a];
-            uint32_t v = asr__youngest(r, i, ASR_OPP);
-            if (v != UINT32_MAX && (bj == SIZE_MAX || r->jobs[i].start[v] > r->jobs[bj].start[bv]))
-                bj = i, bv = v;
+            const struct asr_job *x = &r->jobs[i];
+            for (size_t k = 0; k < x->nrun; k++) {
+                uint32_t v = x->run[k];
+                if (x->st[v] != ASR_OPP)
+                    continue;
+                if (x->grace[v] > now) {
+                    wake = x->grace[v] < wake ? x->grace[v] : wake;
+                    continue;
+                }
+                if (bj == SIZE_MAX || x->start[v] > r->jobs[bj].start[bv] ||
+                    (x->start[v] == r->jobs[bj].start[bv] && (i > bj || (i == bj && v > bv))))
+                    bj = i, bv = v;
+            }
         }
-        if (bj == SIZE_MAX)
+        if (bj == SIZE_MAX) {
+            if (isfinite(wake) && (r->wake_at <= now || wake < r->wake_at)) {
+                r->wake_at = wake;
+                if (engine_at(r->e, wake, asr__wake_ev, r, 0) != 0)
+                    r->rc = ERR_NOMEM;
+            }
             return;
+        }
         asr__stop(r, bj, bv, now);
         r->res->preemptions++;
     }
@@ -313,6 +344,9 @@ static void asr__allocate(struct asr *r)
             uint32_t v = asr__youngest(r, i, ASR_REG);
             r->res->spare_reclaims++;
             if (r->pol == ARBITER_SIM_PADDOCK) {
+                double rest = j->est[v] - (now - x->start[v]);
+                rest = rest > 0 ? rest : 0;
+                x->grace[v] = rest <= r->cfg->grace_frac * j->est[v] ? now + 1.1 * rest : 0;
                 x->st[v] = ASR_OPP;
                 x->reg_tok -= j->tok[v];
                 x->opp_tok += j->tok[v];
@@ -403,6 +437,13 @@ static void asr__finish_ev(engine_t *e, void *ctx, uint64_t arg)
     asr__allocate(r);
 }
 
+static void asr__wake_ev(engine_t *e, void *ctx, uint64_t arg)
+{
+    (void)e;
+    (void)arg;
+    asr__allocate(ctx);
+}
+
 static void asr__tick_ev(engine_t *e, void *ctx, uint64_t i)
 {
     struct asr *r = ctx;
@@ -427,7 +468,12 @@ static int asr__admit(struct asr *r, size_t i, double now)
             continue;
         r->load[n].id = o + 1;
         r->load[n].deadline = asr__deadline_abs(&r->s->v[o]) - now;
-        asr__remaining(r, o, now, &r->load[n].remain);
+        /* Paddock's JMs report what is left as their controllers see it (the RM's ledger has
+         * their shapes from renewals); the other policies know the spec's estimates only. */
+        if (r->pol == ARBITER_SIM_PADDOCK)
+            asr__remaining_seen(r, o, now, &r->load[n].remain);
+        else
+            asr__remaining(r, o, now, &r->load[n].remain);
         n++;
     }
     struct arbiter_shape sh = {.work = j->work_est,
@@ -481,6 +527,7 @@ static void asr__free(struct asr *r)
         mem_free(x->st);
         mem_free(x->start);
         mem_free(x->gen);
+        mem_free(x->grace);
         mem_free(x->ready);
         mem_free(x->run);
     }
@@ -511,9 +558,10 @@ int arbiter_sim_run(const arbiter_sim_jobs_t *s, const struct arbiter_sim_config
         x->st = mem_calloc(j->n, sizeof *x->st);
         x->start = mem_calloc(j->n, sizeof *x->start);
         x->gen = mem_calloc(j->n, sizeof *x->gen);
+        x->grace = mem_calloc(j->n, sizeof *x->grace);
         x->ready = mem_calloc(j->n, sizeof *x->ready);
         x->run = mem_calloc(j->n, sizeof *x->run);
-        if (!x->left || !x->st || !x->start || !x->gen || !x->ready || !x->run) {
+        if (!x->left || !x->st || !x->start || !x->gen || !x->grace || !x->ready || !x->run) {
             rc = ERR_NOMEM;
             break;
         }

@@ -71,6 +71,12 @@ static int sa__parse(int argc, char **argv, struct arbiter_sim_config *c, int *a
             c->task_sigma = x;
         else if (strcmp(a, "--job-sigma") == 0 && sa__num(v, 0, 3, &x) == 0)
             c->job_sigma = x;
+        else if (strcmp(a, "--slack") == 0 && sa__num(v, 0.1, 10, &x) == 0)
+            c->slack = x;
+        else if (strcmp(a, "--period-frac") == 0 && sa__num(v, 0.001, 1, &x) == 0)
+            c->period_frac = x;
+        else if (strcmp(a, "--grace-frac") == 0 && sa__num(v, 0, 1, &x) == 0)
+            c->grace_frac = x;
         else if (strcmp(a, "--workloads") == 0)
             c->workloads = v;
         else if (strcmp(a, "--mix") == 0 && strcmp(v, "wfcommons") == 0)
