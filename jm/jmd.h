@@ -89,6 +89,7 @@ struct jmd_task {
     int running;          /* the PN said running */
     int node;             /* view node of the attempt in flight, -1 */
     int cls;              /* dispatch class of the attempt */
+    int64_t cls_mono;     /* when the JM last changed it (TASK_UPGRADE sent) */
     int64_t ready_mono;   /* when it (last) became ready */
     int64_t disp_mono;    /* when the attempt was dispatched */
     int64_t run_mono;     /* when the PN said running */

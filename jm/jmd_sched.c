@@ -20,6 +20,7 @@
 #define JMD_SCHED__CORRECT  64    /* queued tasks re-evaluated per tick at most */
 #define JMD_VIEW_GRACE_MS   3000  /* placing waits this long for a whole view at most */
 #define JMD_SCHED__GRACE_MS 30000 /* a downgraded task's grace at most */
+#define JMD_SCHED__CLASS_MS 2000  /* a class change of ours is in transit this long at most */
 
 static double jmd_sched__draw(void *ctx)
 {
@@ -118,6 +119,7 @@ static void jmd_sched__upgrades(jmd_t *j)
         for (size_t i = 0; i < k; i++) {
             struct jmd_task *t = &j->tasks[out[i]];
             t->cls = DISPATCH_REGULAR;
+            t->cls_mono = jmd_now(j);
             if (t->node >= 0)
                 jmd_pn_upgrade(j, out[i], (uint32_t)t->node);
             log_debug("upgraded %s to regular", j->spec->tasks[out[i]].id);
@@ -152,6 +154,7 @@ static void jmd_sched__downgrades(jmd_t *j)
             if (grace > JMD_SCHED__GRACE_MS)
                 grace = JMD_SCHED__GRACE_MS;
             t->cls = DISPATCH_OPPORTUNISTIC;
+            t->cls_mono = now;
             j->downgrades++;
             if (t->node >= 0)
                 jmd_pn_downgrade(j, task, (uint32_t)t->node, t->running ? grace : 0);
@@ -410,10 +413,10 @@ void jmd_sched_status(jmd_t *j, const proto_task_status_t *st)
                st->state == PROTO_TASK_RUNNING;
     int cls =
         st->task_class == PROTO_CLASS_OPPORTUNISTIC ? DISPATCH_OPPORTUNISTIC : DISPATCH_REGULAR;
-    if (live && cls != t->cls) {
-        /* The PN runs it in another class than recorded (it applied a downgrade, or a status
-           crossed our upgrade): the PN's word is what it runs, so the units follow it; a
-           crossed upgrade is sent again by the next upgrade pass. */
+    if (live && cls != t->cls && now - t->cls_mono > JMD_SCHED__CLASS_MS) {
+        /* The PN runs it in another class than recorded: the PN's word is what it runs, so the
+           units follow it. A status sent before our own TASK_UPGRADE reached the PN says the old
+           class: statuses within JMD_SCHED__CLASS_MS of a change are not taken as news. */
         log_debug("%s is %s at its node", j->spec->tasks[ti].id,
                   cls == DISPATCH_REGULAR ? "regular" : "opportunistic");
         dispatch_reclass(j->disp, (size_t)ti, (enum dispatch_class)cls);

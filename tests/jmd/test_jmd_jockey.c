@@ -155,6 +155,16 @@ static void test_profile_then_deadline_changes(void **state)
     json_t *st = wait_done(6, 60);
     assert_non_null(st);
     assert_string_equal(state_of(st), "running");
+    /* The ETA from C(p, a) at the grant held: a median and a bound at least as late, both past
+       the time already spent; the token size the grant named (the default: 1 core, 4 GiB). */
+    json_t *eta = json_object_get(st, "eta_s"), *eta95 = json_object_get(st, "eta_p95_s");
+    assert_true(json_is_number(eta) && json_is_number(eta95));
+    assert_true(json_number_value(eta) > 0);
+    assert_true(json_number_value(eta95) >= json_number_value(eta));
+    assert_true(json_number_value(json_object_get(st, "token_cpu")) == 1.0);
+    assert_int_equal(json_integer_value(json_object_get(st, "token_mem_mb")), 4096);
+    assert_true(json_is_integer(json_object_get(st, "minimum")));
+    assert_int_equal(json_integer_value(json_object_get(st, "downgrades")), 0);
     char job_id[64];
     snprintf(job_id, sizeof job_id, "%s", json_string_value(json_object_get(st, "job_id")));
     int64_t started = json_integer_value(json_object_get(st, "started_ms"));
