@@ -12,16 +12,20 @@
 
 /* A job without a deadline asks for its width: the most token units the tasks that can be ready
  * at once need when everything runs in waves (all ready tasks, then all they release, ...),
- * found by replaying the DAG (stage barriers included) and resetting it. At most max_tokens. */
+ * found by replaying a copy of the DAG (stage barriers included; the job's own may be under
+ * way when the token size changes). At most max_tokens. */
 static int jmd_jockey__fixed(jmd_t *j)
 {
     uint64_t widest = 1;
     size_t n;
+    dag_t *dag = NULL;
     size_t *wave = mem_calloc(j->spec->ntasks, sizeof *wave);
-    if (!wave)
+    if (!wave || dag_new(j->spec, &dag) != 0) {
+        mem_free(wave);
         return 1;
+    }
     for (;;) {
-        const size_t *ready = dag_ready(j->dag, &n);
+        const size_t *ready = dag_ready(dag, &n);
         if (n == 0)
             break;
         uint64_t units = 0;
@@ -31,11 +35,11 @@ static int jmd_jockey__fixed(jmd_t *j)
             widest = units;
         memcpy(wave, ready, n * sizeof *wave);
         for (size_t i = 0; i < n; i++) {
-            dag_start(j->dag, wave[i]);
-            dag_succeed(j->dag, wave[i], NULL);
+            dag_start(dag, wave[i]);
+            dag_succeed(dag, wave[i], NULL);
         }
     }
-    dag_reset(j->dag);
+    dag_destroy(&dag);
     mem_free(wave);
     return widest > (uint64_t)j->o.max_tokens ? j->o.max_tokens : (int)widest;
 }
