@@ -1,0 +1,139 @@
+/* test_sim_arbiter.c - `paddock-sim arbiter` as a user runs it (issue 12, "It must show" 3): the
+ * same seed prints the same bytes, the JSON carries every documented figure for every policy
+ * with and without admission, Verma's ordering holds where it clearly should (MinEDF-WC's
+ * relative deadline exceeded at most EDF's on a loaded Facebook mix), admission admits fewer jobs
+ * and fewer of them miss, and bad usage exits 2. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+static char out_buf[1 << 17];
+
+/* Runs `paddock-sim ARGS` in the source directory (the default WfCommons workloads are there);
+ * stdout into out_buf; returns the exit code. */
+static int sim(const char *args)
+{
+    const char *bin = getenv("PADDOCK_BIN_DIR"), *src = getenv("PADDOCK_SOURCE_DIR");
+    assert_non_null(bin);
+    assert_non_null(src);
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "cd '%s' && '%s/paddock-sim' %s 2>/dev/null", src, bin, args);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    size_t n = 0, r;
+    while (n + 1 < sizeof out_buf && (r = fread(out_buf + n, 1, sizeof out_buf - 1 - n, p)) > 0)
+        n += r;
+    out_buf[n] = '\0';
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static const char *const policies[] = {"fcfs", "edf", "minedf", "minedf_wc", "paddock"};
+static const char *const keys[] = {"missed_fraction",   "relative_deadline_exceeded",
+                                   "utilization",       "spare_grants",
+                                   "spare_reclaims",    "work_lost_s",
+                                   "admitted_fraction", "admitted_missed_fraction"};
+
+#define FB "arbiter --mix facebook --jobs 200 --load 0.9"
+
+static void test_same_seed_same_bytes(void **state)
+{
+    (void)state;
+    assert_int_equal(sim(FB " --seed 1 --json"), 0);
+    char *first = strdup(out_buf);
+    assert_int_equal(sim(FB " --seed 1 --json"), 0);
+    assert_string_equal(first, out_buf);
+    assert_int_equal(sim(FB " --seed 2 --json"), 0);
+    assert_string_not_equal(first, out_buf);
+    assert_int_equal(sim("arbiter --jobs 12 --load 0.8 --seed 3"), 0); /* WfCommons, text */
+    char *text = strdup(out_buf);
+    assert_int_equal(sim("arbiter --jobs 12 --load 0.8 --seed 3"), 0);
+    assert_string_equal(text, out_buf);
+    assert_non_null(strstr(text, "paddock+admission"));
+    assert_non_null(strstr(text, "structure-aware"));
+    free(first);
+    free(text);
+}
+
+static void test_json_and_orderings(void **state)
+{
+    (void)state;
+    assert_int_equal(sim(FB " --seed 1 --json"), 0);
+    json_error_t je;
+    json_t *doc = json_loads(out_buf, 0, &je);
+    assert_non_null(doc);
+    json_t *pol = json_object_get(doc, "policies");
+    assert_int_equal(json_object_size(pol), 10);
+    for (size_t p = 0; p < 5; p++) {
+        for (int a = 0; a < 2; a++) {
+            char name[64];
+            snprintf(name, sizeof name, "%s%s", policies[p], a ? "+admission" : "");
+            json_t *o = json_object_get(pol, name);
+            assert_non_null(o);
+            for (size_t k = 0; k < sizeof keys / sizeof *keys; k++)
+                assert_true(json_is_number(json_object_get(o, keys[k])));
+            double m = json_number_value(json_object_get(o, "missed_fraction"));
+            assert_true(m >= 0 && m <= 1);
+            double adm = json_number_value(json_object_get(o, "admitted_fraction"));
+            if (a == 0)
+                assert_true(adm == 1.0);
+            else
+                assert_true(adm > 0 && adm < 1);
+        }
+    }
+    /* Verma's Figure 1 ordering: EDF without tailored allocations exceeds deadlines by more. */
+    double edf = json_number_value(
+        json_object_get(json_object_get(pol, "edf"), "relative_deadline_exceeded"));
+    double wc = json_number_value(
+        json_object_get(json_object_get(pol, "minedf_wc"), "relative_deadline_exceeded"));
+    assert_true(edf > 0.01);
+    assert_true(wc <= edf / 4);
+    /* Only the policies that take tokens back kill or downgrade; fcfs and edf never do. */
+    for (size_t p = 0; p < 2; p++)
+        assert_int_equal(json_integer_value(
+                             json_object_get(json_object_get(pol, policies[p]), "spare_reclaims")),
+                         0);
+    json_t *pd = json_object_get(pol, "paddock");
+    assert_true(json_integer_value(json_object_get(pd, "spare_reclaims")) > 0);
+    assert_int_equal(json_integer_value(json_object_get(pd, "kills")), 0);
+    assert_int_equal(
+        json_integer_value(json_object_get(json_object_get(pol, "minedf_wc"), "downgrades")), 0);
+    /* The oracles: ceil(T/d) ignores the DAG, so it is never above the structure-aware one. */
+    json_t *orc = json_object_get(doc, "oracle");
+    assert_true(json_number_value(json_object_get(orc, "td_mean")) <=
+                json_number_value(json_object_get(orc, "dag_mean")) + 1e-9);
+    json_decref(doc);
+}
+
+static void test_usage(void **state)
+{
+    (void)state;
+    assert_int_equal(sim("arbiter --jobs 0"), 2);
+    assert_int_equal(sim("arbiter --mix yahoo"), 2);
+    assert_int_equal(sim("arbiter --admission maybe"), 2);
+    assert_int_equal(sim("arbiter --bogus 1"), 2);
+    assert_int_equal(sim("arbiter --jobs 3 --workloads /nonexistent-dir"), 1);
+    assert_int_equal(sim("arbiter --mix facebook --jobs 5 --admission off --json"), 0);
+    json_t *doc = json_loads(out_buf, 0, NULL);
+    assert_non_null(doc);
+    assert_int_equal(json_object_size(json_object_get(doc, "policies")), 5);
+    json_decref(doc);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_same_seed_same_bytes),
+        cmocka_unit_test(test_json_and_orderings),
+        cmocka_unit_test(test_usage),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
