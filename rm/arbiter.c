@@ -195,15 +195,17 @@ void arbiter_allocate(enum arbiter_policy policy, uint32_t capacity, struct arbi
         return;
     }
 
-    for (size_t i = 0; i < n; i++) { /* MinEDF: minimums in EDF order */
-        struct arbiter_job *j = &jobs[order[i]];
-        if (j->deadline != 0)
-            j->min_part = arbiter__give(j, arbiter__cap(policy, j), j->minimum, &left);
-    }
-    if (policy == ARBITER_MINEDF_WC) { /* spare to deadline jobs, in EDF order */
-        for (size_t i = 0; i < n; i++) {
+    /* admitted jobs first, minimums then spare, as admission's model assumed them; then
+     * best-effort jobs with a deadline the same way */
+    for (int cls = 0; cls < 2; cls++) {
+        for (size_t i = 0; i < n; i++) { /* MinEDF: minimums in EDF order */
             struct arbiter_job *j = &jobs[order[i]];
-            if (j->deadline != 0)
+            if (j->deadline != 0 && arbiter__class(j) == cls)
+                j->min_part = arbiter__give(j, arbiter__cap(policy, j), j->minimum, &left);
+        }
+        for (size_t i = 0; i < n && policy == ARBITER_MINEDF_WC; i++) { /* spare, EDF order */
+            struct arbiter_job *j = &jobs[order[i]];
+            if (j->deadline != 0 && arbiter__class(j) == cls)
                 arbiter__give(j, arbiter__cap(policy, j), UINT32_MAX, &left);
         }
     }

@@ -17,12 +17,14 @@
  *  - order: admitted deadline jobs by earliest deadline (EDF), then best-effort jobs that have a
  *    deadline (not admitted: they may not delay admitted ones), then jobs without a deadline;
  *    ties by job id;
- *  - MinEDF: each deadline job, in that order, gets its minimum while tokens last;
- *  - MinEDF-WC: what is left is spare, handed to deadline jobs in the same order up to their
- *    width, then shared by jobs without a deadline in proportion to their weights (water-filling
- *    up to what each wants). The grant is recomputed from scratch at every step, so spare given
- *    to a later deadline goes back to an earlier one as soon as it needs it (a reclaim), and a
- *    job without a deadline never keeps tokens a deadline job's minimum needs.
+ *  - MinEDF: each admitted deadline job, in that order, gets its minimum while tokens last;
+ *  - MinEDF-WC: what is left is spare, handed to admitted deadline jobs in the same order up to
+ *    their width (admission assumed they would have it); then best-effort jobs with a deadline
+ *    get minimums and spare the same way; what is still left is shared by jobs without a
+ *    deadline in proportion to their weights (water-filling up to what each wants). The grant is
+ * recomputed from scratch at every step, so spare given to a later deadline goes back to an earlier
+ * one as soon as it needs it (a reclaim), and a job without a deadline never keeps tokens a
+ * deadline job's minimum needs.
  *  - EDF and FCFS keep what a job holds (no reclaim: Verma's EDF and Paddock before the arbiter)
  *    and hand out only free tokens, in EDF or arrival order, up to width (EDF) or wanted (FCFS).
  *
