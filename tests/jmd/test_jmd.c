@@ -386,7 +386,10 @@ static void test_tokens_refilled(void **state)
         if (!started)
             jmf_pause(50);
     }
-    /* "wide" wants 4 tokens (4 parallel tasks of 3 s) but gets 1 until hog is done. */
+    /* "wide" wants 4 tokens (4 parallel tasks of 3 s). Neither job has a deadline: the RM's
+       arbiter (MinEDF-WC) shares the virtual cluster between them in proportion to their
+       weights, so wide gets 2 at once (hog's spare third is reclaimed: hog downgrades a task)
+       and all 4 once hog is done. */
     tasks = json_array();
     add_marked(tasks, "w", "wide", 4, 3.0);
     assert_int_equal(jmf_new_job(&g_f, "wide"), 0);
@@ -409,9 +412,13 @@ static void test_tokens_refilled(void **state)
         if (g > most)
             most = g;
     }
-    fprintf(stderr, "wide: first grant %d, later %d\n", first, most);
-    assert_int_equal(first, 1); /* the virtual cluster had one token free */
-    assert_int_equal(most, 4);  /* and all four once hog released its three */
+    json_t *hst = jmf_job_file(&hog, "state.json");
+    fprintf(stderr, "wide: first grant %d, later %d; hog downgraded %lld\n", first, most,
+            (long long)json_integer_value(json_object_get(hst, "downgrades")));
+    json_decref(hst);
+    /* half of the virtual cluster (3 if hog was already asking for its last task only) */
+    assert_true(first >= 2 && first <= 3);
+    assert_int_equal(most, 4); /* and all four once hog released its tokens */
     json_decref(rep);
 }
 
