@@ -13,14 +13,14 @@
 #include "jm/view_proto.h"
 #include "rm/arbiter.h"
 
-#define JMD_SCHED__ROUNDS   16    /* place_round calls per scheduling pass at most */
-#define JMD_SCHED__BATCH    512   /* tasks offered to one place_round */
-#define JMD_SCHED__LIGHT    64    /* lightly-loaded list length */
-#define JMD_SCHED__REPLACE  10    /* uncharged re-placements per allowed attempt */
-#define JMD_SCHED__CORRECT  64    /* queued tasks re-evaluated per tick at most */
-#define JMD_VIEW_GRACE_MS   3000  /* placing waits this long for a whole view at most */
-#define JMD_SCHED__GRACE_MS 30000 /* a downgraded task's grace at most */
-#define JMD_SCHED__CLASS_MS 2000  /* a class change of ours is in transit this long at most */
+#define JMD_SCHED__ROUNDS   16   /* place_round calls per scheduling pass at most */
+#define JMD_SCHED__BATCH    512  /* tasks offered to one place_round */
+#define JMD_SCHED__LIGHT    64   /* lightly-loaded list length */
+#define JMD_SCHED__REPLACE  10   /* uncharged re-placements per allowed attempt */
+#define JMD_SCHED__CORRECT  64   /* queued tasks re-evaluated per tick at most */
+#define JMD_VIEW_GRACE_MS   3000 /* placing waits this long for a whole view at most */
+#define JMD_SCHED__GRACE_MS 5000 /* a downgraded task's grace at most */
+#define JMD_SCHED__CLASS_MS 2000 /* a class change of ours is in transit this long at most */
 
 static double jmd_sched__draw(void *ctx)
 {
@@ -131,7 +131,10 @@ static void jmd_sched__upgrades(jmd_t *j)
 
 /* The grant fell below the regular units in flight (the arbiter reclaimed spare): regular
  * tasks turn opportunistic in place, queued ones first, then the running ones with the most
- * time left; each keeps a grace of its expected remaining run time (at most 30 s). */
+ * time left. A task nearly done (at most a quarter of its estimate and 5 s left) keeps a grace
+ * of that time, so its work is not lost; no other gets one: the tokens were reclaimed because an
+ * earlier deadline needs them now, and paddock-sim arbiter showed a longer grace costing such
+ * jobs their deadline (docs/arbiter.md). */
 static void jmd_sched__downgrades(jmd_t *j)
 {
     if (dispatch_regular_units(j->disp) <= dispatch_tokens(j->disp))
@@ -150,9 +153,10 @@ static void jmd_sched__downgrades(jmd_t *j)
             size_t task = out[i];
             struct jmd_task *t = &j->tasks[task];
             double rem = j->remaining_buf[task];
+            double est = t->est.r_s > 0 ? t->est.r_s : j->spec->tasks[task].runtime_s;
             uint64_t grace = (uint64_t)(rem * 1000.0);
-            if (grace > JMD_SCHED__GRACE_MS)
-                grace = JMD_SCHED__GRACE_MS;
+            if (grace > JMD_SCHED__GRACE_MS || rem > est / 4)
+                grace = 0;
             t->cls = DISPATCH_OPPORTUNISTIC;
             t->cls_mono = now;
             j->downgrades++;
