@@ -213,17 +213,23 @@ static double jmd_jockey__quantile(const double *v, int n, double q)
     return v[k] + (x - k) * (v[k + 1] - v[k]);
 }
 
+/* What the controller and the ETA see now: elapsed time, progress, stages done. */
+static void jmd_jockey__observe(jmd_t *j, struct controller_obs *obs)
+{
+    for (size_t s = 0; s < j->spec->nstages; s++)
+        j->done_buf[s] = (int)dag_stage_count(j->dag, s, DAG_SUCCEEDED);
+    memset(obs, 0, sizeof *obs);
+    obs->t_r = jmd_elapsed_s(j);
+    obs->progress = progress_eval(&j->plan.progress, j->done_buf);
+    obs->done = j->done_buf;
+}
+
 void jmd_jockey_eta(jmd_t *j)
 {
     if (!j->have_plan || j->outcome != JMD_RUNNING)
         return;
-    for (size_t s = 0; s < j->spec->nstages; s++)
-        j->done_buf[s] = (int)dag_stage_count(j->dag, s, DAG_SUCCEEDED);
     struct controller_obs obs;
-    memset(&obs, 0, sizeof obs);
-    obs.t_r = jmd_elapsed_s(j);
-    obs.progress = progress_eval(&j->plan.progress, j->done_buf);
-    obs.done = j->done_buf;
+    jmd_jockey__observe(j, &obs);
     double a = j->granted > 0 ? (double)j->granted : 1.0;
     double c[CONTROLLER_MAX_SAMPLES];
     int n;
@@ -258,13 +264,8 @@ void jmd_jockey_step(jmd_t *j)
         jmd_jockey__tail(j);
         return;
     }
-    for (size_t s = 0; s < j->spec->nstages; s++)
-        j->done_buf[s] = (int)dag_stage_count(j->dag, s, DAG_SUCCEEDED);
     struct controller_obs obs;
-    memset(&obs, 0, sizeof obs);
-    obs.t_r = jmd_elapsed_s(j);
-    obs.progress = progress_eval(&j->plan.progress, j->done_buf);
-    obs.done = j->done_buf;
+    jmd_jockey__observe(j, &obs);
     int spare = (int)j->capacity - (int)j->granted;
     obs.spare_tokens = spare > 0 ? spare : 0;
     if (j->run_expected_s > 0) {
