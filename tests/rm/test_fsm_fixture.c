@@ -336,6 +336,36 @@ static bool majority_has_leader(struct raft_fixture *rf, void *arg)
 
 /* The leader cut off from both followers cannot commit; the majority elects a new leader and
  * commits; after healing the old leader's uncommitted entry is gone and all replicas agree. */
+/* Cuts server `old` off from the others (or heals the cut). */
+static void partition(struct fixture *f, unsigned old, bool cut)
+{
+    for (unsigned i = 0; i < N_SERVERS; i++) {
+        if (i == old)
+            continue;
+        if (cut) {
+            raft_fixture_disconnect(&f->rf, old, i);
+            raft_fixture_disconnect(&f->rf, i, old);
+        } else {
+            raft_fixture_reconnect(&f->rf, old, i);
+            raft_fixture_reconnect(&f->rf, i, old);
+        }
+    }
+}
+
+/* Steps until the servers other than `old` elect a leader; returns its index. */
+static unsigned elect_without(struct fixture *f, unsigned old)
+{
+    old_leader = old;
+    assert_true(raft_fixture_step_until(&f->rf, majority_has_leader, NULL, 20000));
+    unsigned now_leader = N_SERVERS;
+    for (unsigned i = 0; i < N_SERVERS; i++) {
+        if (i != old && raft_state(raft_fixture_get(&f->rf, i)) == RAFT_LEADER)
+            now_leader = i;
+    }
+    assert_true(now_leader < N_SERVERS);
+    return now_leader;
+}
+
 static void test_partitioned_minority_cannot_commit(void **state)
 {
     struct fixture *f = *state;
@@ -348,12 +378,7 @@ static void test_partitioned_minority_cannot_commit(void **state)
     for (unsigned i = 0; i < N_SERVERS; i++)
         raft_fixture_set_randomized_election_timeout(&f->rf, i, 1000 + 100 * i);
     raft_fixture_step_until_elapsed(&f->rf, 300);
-    for (unsigned i = 0; i < N_SERVERS; i++) {
-        if (i != old) {
-            raft_fixture_disconnect(&f->rf, old, i);
-            raft_fixture_disconnect(&f->rf, i, old);
-        }
-    }
+    partition(f, old, true);
     struct ledger_cmd c;
     ledger_cmd_init(&c, LEDGER_CMD_TOKEN_REQUEST);
     c.job = jobs[0];
@@ -367,26 +392,14 @@ static void test_partitioned_minority_cannot_commit(void **state)
     assert_false(ledger_idem_lookup(fsm_ledger(f->fsm[old]), 4242, NULL));
     assert_int_equal(ledger_job_find(fsm_ledger(f->fsm[old]), jobs[0])->tokens, 0);
     /* the majority elects a new leader and commits a different grant */
-    old_leader = old;
-    assert_true(raft_fixture_step_until(&f->rf, majority_has_leader, NULL, 20000));
-    unsigned now_leader = N_SERVERS;
-    for (unsigned i = 0; i < N_SERVERS; i++) {
-        if (i != old && raft_state(raft_fixture_get(&f->rf, i)) == RAFT_LEADER)
-            now_leader = i;
-    }
-    assert_true(now_leader < N_SERVERS);
+    unsigned now_leader = elect_without(f, old);
     struct submit s2;
     c.count = 3;
     c.key = 4343;
     assert_int_equal(submit(f, now_leader, &s2, &c, 1), 0);
     assert_true(raft_fixture_step_until(&f->rf, is_done, &s2, 5000));
     assert_int_equal(s2.status, 0);
-    for (unsigned i = 0; i < N_SERVERS; i++) {
-        if (i != old) {
-            raft_fixture_reconnect(&f->rf, old, i);
-            raft_fixture_reconnect(&f->rf, i, old);
-        }
-    }
+    partition(f, old, false);
     assert_true(raft_fixture_step_until_has_leader(&f->rf, 10000));
     assert_true(raft_fixture_step_until(&f->rf, all_applied, NULL, 10000));
     for (unsigned i = 0; i < N_SERVERS; i++) {
@@ -471,30 +484,13 @@ static void leader_change_at(unsigned cut)
     assert_int_equal(submit(f, old, &s, d, 2), 0);
     for (unsigned k = 0; k < cut; k++)
         raft_fixture_step(&f->rf);
-    for (unsigned i = 0; i < N_SERVERS; i++) {
-        if (i != old) {
-            raft_fixture_disconnect(&f->rf, old, i);
-            raft_fixture_disconnect(&f->rf, i, old);
-        }
-    }
-    old_leader = old;
-    assert_true(raft_fixture_step_until(&f->rf, majority_has_leader, NULL, 20000));
-    unsigned now_leader = N_SERVERS;
-    for (unsigned i = 0; i < N_SERVERS; i++) {
-        if (i != old && raft_state(raft_fixture_get(&f->rf, i)) == RAFT_LEADER)
-            now_leader = i;
-    }
-    assert_true(now_leader < N_SERVERS);
+    partition(f, old, true);
+    unsigned now_leader = elect_without(f, old);
     struct submit s2;
     assert_int_equal(submit(f, now_leader, &s2, d, 2), 0); /* the client's retry */
     assert_true(raft_fixture_step_until(&f->rf, is_done, &s2, 5000));
     assert_int_equal(s2.status, 0);
-    for (unsigned i = 0; i < N_SERVERS; i++) {
-        if (i != old) {
-            raft_fixture_reconnect(&f->rf, old, i);
-            raft_fixture_reconnect(&f->rf, i, old);
-        }
-    }
+    partition(f, old, false);
     assert_true(raft_fixture_step_until_has_leader(&f->rf, 10000));
     assert_true(raft_fixture_step_until(&f->rf, all_applied, NULL, 10000));
     assert_replicas_equal(f);
