@@ -221,6 +221,18 @@ void jmd_rm_note_outcome(jmd_t *j, uint32_t node, int ok)
         j->pend_failed[node]++;
 }
 
+/* Token units the job could use now: its tasks in flight and those ready, plus one (0 on the
+ * wire means unknown). The arbiter hands a deadline job no spare beyond it. */
+static uint32_t jmd_rm__demand(const jmd_t *j)
+{
+    size_t n = 0;
+    const size_t *ready = dag_ready(j->dag, &n);
+    uint64_t units = dispatch_regular_units(j->disp) + dispatch_opportunistic_units(j->disp);
+    for (size_t i = 0; i < n; i++)
+        units += dispatch_cost(j->disp, ready[i]);
+    return units >= PROTO_MAX_TOKENS ? PROTO_MAX_TOKENS + 1 : (uint32_t)units + 1;
+}
+
 /* A new renewal takes what is counted: whatever an earlier one carried without an ack (its key
  * is abandoned) and everything since, for PROTO_MAX_OUTCOMES nodes at most (the rest waits). */
 static void jmd_rm__take_outcomes(jmd_t *j)
@@ -274,6 +286,7 @@ static void jmd_rm__send(jmd_t *j, struct jmd_call *c)
         r->deadline_ms = j->has_deadline ? (uint64_t)(j->deadline_s * 1000.0 + 0.5) : 0;
         r->eta_ms = j->eta_s > 0 ? (uint64_t)(j->eta_s * 1000.0 + 0.5) : 0;
         r->eta_p95_ms = j->eta_p95_s > 0 ? (uint64_t)(j->eta_p95_s * 1000.0 + 0.5) : 0;
+        r->demand = jmd_rm__demand(j);
         r->timestamp_ms = clock_wall_ms();
         for (size_t n = 0; n < j->ncount && r->noutcomes < PROTO_MAX_OUTCOMES; n++) {
             const struct view_node *vn = view_node(j->view, (uint32_t)n);

@@ -323,8 +323,11 @@ typedef struct proto_lease_renew { /* JM -> RM */
     uint32_t running_opportunistic;
     uint64_t deadline_ms; /* the deadline the JM works to, 0 = none */
     int64_t timestamp_ms;
-    uint64_t eta_ms;           /* the JM's expected finish, ms from submission (0: unknown) */
-    uint64_t eta_p95_ms;       /* its conservative bound */
+    uint64_t eta_ms;     /* the JM's expected finish, ms from submission (0: unknown) */
+    uint64_t eta_p95_ms; /* its conservative bound */
+    uint32_t demand;     /* token units the job could use now (in flight plus ready) + 1, so that 0
+                            means unknown (older JMs): the arbiter hands a deadline job no spare
+                            beyond it */
     proto_outcome_t *outcomes; /* per node, since the last acknowledged renewal (Psucc, Apollo
                                   §3.3); the RM counts them once per key */
     uint32_t noutcomes;        /* 0..PROTO_MAX_OUTCOMES */

@@ -282,6 +282,7 @@ static const proto__field_t lease_renew_f[] = {
     TIME(S, timestamp_ms, OPT),
     DUR(S, eta_ms),
     DUR(S, eta_p95_ms),
+    U32(S, demand, OPT, 0, PROTO_MAX_TOKENS + 1),
     STRUCTS(S, outcomes, noutcomes, OPT, 0, PROTO_MAX_OUTCOMES, outcome_s),
 };
 static SCHEMA(lease_renew, S, lease_renew_f, NULL);

@@ -371,7 +371,15 @@ void ledger__arbitrate(ledger_t *l, size_t vci, uint64_t cause)
         a->best_effort = j->best_effort;
         a->wanted = j->wanted;
         a->minimum = ledger__minimum(l, j);
+                /* spare only up to what it can use now, when its JM says (a narrow phase leaves the
+         * rest to others), never below its minimum; a job that registered no shape (width 0)
+         * has no spare beyond what it asks for */
         a->width = j->width;
+        if (j->demand != 0 && j->deadline_ms != 0 && a->width != 0) {
+            uint32_t now_use = j->demand - 1;
+            now_use = now_use > a->minimum ? now_use : a->minimum;
+            a->width = a->width < now_use ? a->width : now_use;
+        }
         a->held = j->tokens;
         a->weight = j->weight_milli != 0 ? (double)j->weight_milli / 1000.0 : 1.0;
         l->arb_pos[n++] = i;
@@ -586,9 +594,12 @@ static int ledger__job_cmd(ledger_t *l, const struct ledger_cmd *c, uint64_t *va
         if (c->lease_ms != 0)
             j->lease_ms = c->lease_ms; /* the JM asked for another lease length */
         j->lease_expiry_ms = l->now + j->lease_ms;
+        if (c->count > LEDGER_MAX_TOKENS + 1)
+            return ERR_RANGE;
         j->done_permille = c->done_permille;
         j->eta_ms = c->eta_ms;
         j->eta_p95_ms = c->eta_p95_ms;
+        j->demand = c->count;
         break;
     default:
         return ERR_INVAL;

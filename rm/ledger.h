@@ -120,6 +120,7 @@ struct ledger_job {
     uint32_t done_permille; /* progress from its renewals (tasks succeeded / total) */
     int64_t eta_ms;         /* its JM's expected finish, ms from submission; 0: unknown */
     int64_t eta_p95_ms;
+    uint32_t demand; /* token units it could use now + 1, from its renewals; 0: unknown */
 };
 
 #define LEDGER_JOB_BEST_EFFORT 1u /* JOB_REGISTER flags */
@@ -139,7 +140,8 @@ enum ledger_cmd_type {
     LEDGER_CMD_TOKEN_REQUEST = 9,  /* job count(target) -> tokens now held; renews the lease */
     LEDGER_CMD_TOKEN_RELEASE = 10, /* job count(to give back) -> tokens now held */
     LEDGER_CMD_LEASE_RENEW = 11,   /* job lease_ms (0: keep the job's) done_permille eta_ms
-                                      eta_p95_ms -> tokens now held */
+                                      eta_p95_ms count(demand + 1; 0: unknown) -> tokens now
+                                      held */
     LEDGER_CMD_TICK = 12,          /* -> number of jobs whose lease expired */
     LEDGER_CMD__MAX = 12,
 };

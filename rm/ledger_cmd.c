@@ -74,6 +74,7 @@ static void ledger_cmd__encode_one(struct enc_buf *b, const struct ledger_cmd *c
         enc_u32(b, c->done_permille);
         enc_i64(b, c->eta_ms);
         enc_i64(b, c->eta_p95_ms);
+        enc_u32(b, c->count);
         break;
     default: /* TICK and unknown types carry no fields */
         break;
@@ -198,6 +199,7 @@ int ledger_cmd_next(struct ledger_cmd_iter *it, struct ledger_cmd *c, char *msg,
             c->done_permille = enc_get_u32(r);
             c->eta_ms = enc_get_i64(r);
             c->eta_p95_ms = enc_get_i64(r);
+            c->count = enc_get_u32(r);
         }
         break;
     case LEDGER_CMD_TICK:

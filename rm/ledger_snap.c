@@ -74,6 +74,7 @@ void ledger_snapshot(const ledger_t *l, struct enc_buf *b)
         enc_u32(b, j->done_permille);
         enc_i64(b, j->eta_ms);
         enc_i64(b, j->eta_p95_ms);
+        enc_u32(b, j->demand);
     }
     enc_u32(b, (uint32_t)l->idem_n);
     for (size_t k = 0; k < l->idem_n; k++) {
@@ -202,6 +203,7 @@ static int ledger__restore_body(ledger_t *l, struct enc_reader *r, char *msg, si
             j->done_permille = enc_get_u32(r);
             j->eta_ms = enc_get_i64(r);
             j->eta_p95_ms = enc_get_i64(r);
+            j->demand = enc_get_u32(r);
         } else {
             j->minimum = j->tokens;
             j->asked = j->wanted != 0;

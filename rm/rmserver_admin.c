@@ -114,6 +114,7 @@ static json_t *rmserver__job_json(const ledger_t *l, const struct ledger_job *j)
     json_object_set_new(o, "path_s", json_real(j->path_ms / 1000.0));
     json_object_set_new(o, "width", json_integer(j->width));
     json_object_set_new(o, "progress", json_real(j->done_permille / 1000.0));
+    json_object_set_new(o, "demand", j->demand ? json_integer(j->demand - 1) : json_null());
     return o;
 }
 

@@ -366,6 +366,7 @@ static void rmserver__job_write(struct rmserver *s, zuv_sock_t *sock, const void
                                              1000 / r->tasks_total);
             c.eta_ms = r->eta_ms > (uint64_t)INT64_MAX / 2 ? 0 : (int64_t)r->eta_ms;
             c.eta_p95_ms = r->eta_p95_ms > (uint64_t)INT64_MAX / 2 ? 0 : (int64_t)r->eta_p95_ms;
+            c.count = r->demand;
         }
         break;
     }

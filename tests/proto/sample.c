@@ -243,6 +243,7 @@ void sample_msg(proto_msg_t *msg, proto_type_t type, enum sample_variant variant
             b->timestamp_ms = now;
             b->eta_ms = 720000;
             b->eta_p95_ms = 840000;
+            b->demand = 13;
             b->noutcomes = 2;
             b->outcomes = mem_calloc(b->noutcomes, sizeof *b->outcomes);
             b->outcomes[0].node = mem_strdup("pn-17");

@@ -194,6 +194,7 @@ static void test_values_land_in_their_fields(void **state)
     assert_int_equal(d.lease_renew.deadline_ms, 900000);
     assert_int_equal(d.lease_renew.eta_ms, 720000);
     assert_int_equal(d.lease_renew.eta_p95_ms, 840000);
+    assert_int_equal(d.lease_renew.demand, 13);
     proto_msg_close(&d);
     proto_msg_close(&m);
 

@@ -163,6 +163,22 @@ static void test_deadline_jobs_arbitrated_and_admitted(void **state)
     assert_int_equal(a->tokens, 10);
     assert_int_equal(ledger_job_find(f->l, flood)->tokens, 0);
     uint64_t aid = a->id;
+    /* its JM renews saying it can use only 4 tokens now (demand + 1 on the wire): its spare is
+     * capped there and the other 6 go to the job without a deadline; unknown again (0), it has
+     * its registered width */
+    struct ledger_cmd rn;
+    ledger_cmd_init(&rn, LEDGER_CMD_LEASE_RENEW);
+    rn.job = aid;
+    rn.count = 4 + 1;
+    assert_int_equal(apply(f->l, &rn, 0).code, 0);
+    assert_int_equal(ledger_job_find(f->l, aid)->tokens, 4);
+    assert_int_equal(ledger_job_find(f->l, flood)->tokens, 6);
+    rn.count = 1; /* nothing ready: its minimum stays */
+    assert_int_equal(apply(f->l, &rn, 0).code, 0);
+    assert_int_equal(ledger_job_find(f->l, aid)->tokens, 2);
+    rn.count = 0;
+    assert_int_equal(apply(f->l, &rn, 0).code, 0);
+    assert_int_equal(ledger_job_find(f->l, aid)->tokens, 10);
     /* due in 20 s: alone it would need 19 s of the whole cluster, but job a's 100 token-s due
      * at 60 fit after it: admitted, and a's spare is reclaimed for it */
     r = deadline_job(f->l, "b", 20000, 0, 0);
@@ -184,6 +200,7 @@ static void test_deadline_jobs_arbitrated_and_admitted(void **state)
     assert_int_equal(ledger_job_count(f->l), 3); /* nothing registered */
     /* resubmitted with that deadline: admitted */
     assert_int_equal(deadline_job(f->l, "c", (int64_t)r.value, 0, 0).code, 0);
+
     /* best-effort: admitted without a check */
     assert_int_equal(deadline_job(f->l, "d", 1000, LEDGER_JOB_BEST_EFFORT, 0).code, 0);
     /* the state survives a snapshot */
