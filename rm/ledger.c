@@ -371,7 +371,7 @@ void ledger__arbitrate(ledger_t *l, size_t vci, uint64_t cause)
         a->best_effort = j->best_effort;
         a->wanted = j->wanted;
         a->minimum = ledger__minimum(l, j);
-                /* spare only up to what it can use now, when its JM says (a narrow phase leaves the
+        /* spare only up to what it can use now, when its JM says (a narrow phase leaves the
          * rest to others), never below its minimum; a job that registered no shape (width 0)
          * has no spare beyond what it asks for */
         a->width = j->width;
