@@ -96,6 +96,14 @@ static int jmd_pn__send(jmd_t *j, uint32_t node, const proto_msg_t *m, char *err
     return rc;
 }
 
+/* A job whose conservative ETA leaves less than a fifth of its deadline as slack cannot wait
+ * for another job's downgraded tasks to finish their grace: its regular tasks say so, and the PN
+ * preempts those for them (paddock-sim arbiter chose the fifth: docs/arbiter.md). */
+static bool jmd_pn__urgent(const jmd_t *j)
+{
+    return j->has_deadline && j->eta_p95_s > 0 && j->eta_p95_s >= 0.8 * j->deadline_s;
+}
+
 int jmd_pn_create(jmd_t *j, size_t task, uint32_t node, char *err, size_t cap)
 {
     const struct spec_task *t = &j->spec->tasks[task];
@@ -112,6 +120,7 @@ int jmd_pn_create(jmd_t *j, size_t task, uint32_t node, char *err, size_t cap)
     c->task_class =
         jt->cls == DISPATCH_OPPORTUNISTIC ? PROTO_CLASS_OPPORTUNISTIC : PROTO_CLASS_REGULAR;
     c->weight = 1.0;
+    c->urgent = c->task_class == PROTO_CLASS_REGULAR && jmd_pn__urgent(j);
     c->stage = j->spec->stages[t->stage].name;
     c->argv = t->cmd;
     c->argc = (uint32_t)t->ncmd;

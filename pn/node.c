@@ -546,6 +546,10 @@ static void node__create(node_t *n, const void *peer, size_t plen, uint64_t req_
     }
     n->c.created++;
     j->ntasks++;
+    if (tc->urgent && t->klass == PROTO_CLASS_REGULAR && queue_end_graces(n->queue) > 0) {
+        n->c.graces_ended++;
+        n->matrix_dirty = 1; /* the graced tasks no longer hold their room */
+    }
     t->spec_bytes = spec;
     n->spec_bytes += spec;
     t->queued_at_ms = clock_wall_ms();

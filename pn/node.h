@@ -38,6 +38,7 @@ typedef struct node_counters {
     uint64_t succeeded, failed, cancelled, preempted, lost, memory_kills;
     uint64_t cache_hits, cache_misses, statuses_sent, spawn_failures;
     uint64_t upgrades, downgrades; /* TASK_UPGRADE that changed a live task's class */
+    uint64_t graces_ended;         /* urgent regular tasks that ended downgraded tasks' graces */
 } node_counters_t;
 
 /* A node over `cfg` (borrowed for the node's life), running on `loop`. Creates the work

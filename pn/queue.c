@@ -227,6 +227,18 @@ static int queue__in_grace(const queue__run_t *r, double now)
     return r->t.klass == QUEUE_OPPORTUNISTIC && now < r->grace_until;
 }
 
+size_t queue_end_graces(queue_t *q)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < q->nrun; i++) {
+        if (q->run[i].grace_until > 0) {
+            q->run[i].grace_until = 0;
+            n++;
+        }
+    }
+    return n;
+}
+
 double queue_next_grace(const queue_t *q, double now)
 {
     double next = 0;

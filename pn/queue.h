@@ -103,6 +103,10 @@ int queue_upgrade(queue_t *q, uint64_t id);
  * is at its bound; the task stays regular), ERR_NOMEM. On error the queue is unchanged. */
 int queue_downgrade(queue_t *q, uint64_t id, double grace_until);
 
+/* Ends every running task's grace at once (an urgent regular task arrived: its job cannot wait
+ * for them, TASK_CREATE `urgent`); returns how many had one. */
+size_t queue_end_graces(queue_t *q);
+
 /* The earliest end of a grace (queue_downgrade) later than `now` among running tasks, or 0
  * when none: the caller wakes then to preempt if regular work waits. */
 double queue_next_grace(const queue_t *q, double now);

@@ -280,7 +280,7 @@ static void server__write_status(server_t *s)
             "\"queued\":%zu,\"remembered\":%zu,\"jobs\":%zu,\"requests\":%llu,\"rejected\":%llu,"
             "\"created\":%llu,"
             "\"refused_full\":%llu,\"succeeded\":%llu,\"failed\":%llu,\"cancelled\":%llu,"
-            "\"preempted\":%llu,\"upgrades\":%llu,\"downgrades\":%llu,"
+            "\"preempted\":%llu,\"upgrades\":%llu,\"downgrades\":%llu,\"graces_ended\":%llu,"
             "\"memory_kills\":%llu,\"cache_hits\":%llu,"
             "\"cache_misses\":%llu,\"statuses_sent\":%llu,\"auth_failures\":%llu,"
             "\"rss_kb\":%llu,\"draining\":%s}\n",
@@ -290,10 +290,11 @@ static void server__write_status(server_t *s)
             (unsigned long long)c.refused_full, (unsigned long long)c.succeeded,
             (unsigned long long)c.failed, (unsigned long long)c.cancelled,
             (unsigned long long)c.preempted, (unsigned long long)c.upgrades,
-            (unsigned long long)c.downgrades, (unsigned long long)c.memory_kills,
-            (unsigned long long)c.cache_hits, (unsigned long long)c.cache_misses,
-            (unsigned long long)c.statuses_sent, (unsigned long long)s->auth_failures,
-            (unsigned long long)server__rss_kb(), s->draining ? "true" : "false");
+            (unsigned long long)c.downgrades, (unsigned long long)c.graces_ended,
+            (unsigned long long)c.memory_kills, (unsigned long long)c.cache_hits,
+            (unsigned long long)c.cache_misses, (unsigned long long)c.statuses_sent,
+            (unsigned long long)s->auth_failures, (unsigned long long)server__rss_kb(),
+            s->draining ? "true" : "false");
     if (fclose(f) == 0)
         rename(tmp, path);
 }

@@ -363,6 +363,8 @@ typedef struct proto_task_create { /* JM -> PN */
     proto_file_t *files; /* 0..PROTO_MAX_FILES */
     uint32_t nfiles;
     char *reply_endpoint; /* send TASK_STATUS there instead of to the sender, if set */
+    bool urgent; /* regular, of a job with little slack left: it may preempt downgraded tasks
+                    still in their grace (TASK_UPGRADE grace_ms) */
 } proto_task_create_t;
 
 typedef struct proto_task_cancel { /* JM -> PN */

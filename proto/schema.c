@@ -327,6 +327,7 @@ static const proto__field_t task_create_f[] = {
     DUR(S, runtime_ms),
     STRUCTS(S, files, nfiles, OPT, 0, PROTO_MAX_FILES, file_s),
     ENDPOINT(S, reply_endpoint, OPT),
+    BOOL(S, urgent, OPT),
 };
 static SCHEMA(task_create, S, task_create_f, task_create_check);
 #undef S

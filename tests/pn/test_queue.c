@@ -378,6 +378,23 @@ static void test_downgrade_grace(void **state)
     assert_int_equal(queue_preempt(q, 29.9, ids, 4), 0);
     assert_int_equal(queue_state(q, 1, NULL), QUEUE_RUNNING);
     assert_int_equal(queue_state(q, 2, NULL), QUEUE_RUNNING);
+    /* an urgent regular task ends the grace at once (TASK_CREATE urgent): both can go now */
+    {
+        queue_t *u = mkq(2, 1000, 0, 0);
+        assert_int_equal(push(u, 1, 1, 100, 100, QUEUE_REGULAR, 0), 0);
+        assert_int_equal(push(u, 2, 1, 100, 100, QUEUE_REGULAR, 0), 0);
+        assert_int_equal(pick(u, 0, 0), 1);
+        assert_int_equal(pick(u, 0, 0), 2);
+        assert_int_equal(queue_downgrade(u, 1, 30), 0);
+        assert_int_equal(queue_downgrade(u, 2, 0), 0);
+        assert_int_equal(push(u, 3, 2, 100, 10, QUEUE_REGULAR, 0), 0);
+        assert_int_equal(queue_preempt(u, 10, ids, 4), 0);
+        assert_int_equal(queue_end_graces(u), 1);
+        assert_int_equal(queue_next_grace(u, 10), 0);
+        assert_int_equal(queue_preempt(u, 10, ids, 4), 2);
+        assert_int_equal(queue_end_graces(u), 0);
+        queue_destroy(&u);
+    }
     /* after the grace both go, the latest started first */
     assert_int_equal(queue_next_grace(q, 30), 0);
     assert_int_equal(queue_expected_start(q, 30, 3, &p, &at), 0);
