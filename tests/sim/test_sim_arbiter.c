@@ -104,6 +104,12 @@ static void test_json_and_orderings(void **state)
     json_t *pd = json_object_get(pol, "paddock");
     assert_true(json_integer_value(json_object_get(pd, "spare_reclaims")) > 0);
     assert_int_equal(json_integer_value(json_object_get(pd, "kills")), 0);
+    /* Downgrades in place lose less work than Verma's kills, and miss no more deadlines. */
+    json_t *mw = json_object_get(pol, "minedf_wc");
+    assert_true(json_number_value(json_object_get(pd, "work_lost_s")) <
+                json_number_value(json_object_get(mw, "work_lost_s")));
+    assert_true(json_number_value(json_object_get(pd, "missed_fraction")) <=
+                json_number_value(json_object_get(mw, "missed_fraction")));
     assert_int_equal(
         json_integer_value(json_object_get(json_object_get(pol, "minedf_wc"), "downgrades")), 0);
     /* The oracles: ceil(T/d) ignores the DAG, so it is never above the structure-aware one. */

@@ -69,7 +69,13 @@ struct arbiter_sim_config {
     double period_frac;   /* paddock's controller period, share of the deadline (0.04) */
     double grace_frac;    /* paddock: a downgraded task whose estimate says it is at most this share
                              from its end is not preempted before its expected end (TASK_UPGRADE
-                             grace_ms; default 0.25) */
+                                                          grace_ms; default 0.25) */
+    double urgent_frac;   /* paddock: a deadline job whose conservative finish leaves less than
+                             this share of its deadline ends graces for its regular tasks
+                             (TASK_CREATE urgent; default 0.2, as paddock-jm) */
+    int profiled;         /* paddock: minimums from each job's controller, as the RM takes them
+                             from a job with a profile; 0 (default): ARIA's, as for a job
+                             without one */
 };
 
 void arbiter_sim_config_default(struct arbiter_sim_config *c);

@@ -42,7 +42,8 @@ void arbiter_sim_config_default(struct arbiter_sim_config *c)
                                      .k = ARBITER_K_DEFAULT,
                                      .slack = 1.2,
                                      .period_frac = 0.04,
-                                     .grace_frac = 0.25};
+                                     .grace_frac = 0.25,
+                                     .urgent_frac = 0.2};
 }
 
 static void asj__job_free(struct arbiter_sim_job *j)

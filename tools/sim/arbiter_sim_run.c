@@ -231,7 +231,7 @@ static uint32_t asr__youngest(const struct asr *r, size_t i, uint8_t st)
 /* Frees a slot of `need` tokens by preempting opportunistic tasks, youngest first, never one
  * within its grace (as pn/queue's queue_preempt); when only those are left, wakes the run at the
  * first grace's end. */
-static void asr__make_room(struct asr *r, uint32_t need, double now)
+static void asr__make_room(struct asr *r, uint32_t need, double now, bool urgent)
 {
     while (r->cfg->capacity - r->used_reg - r->used_opp < need && r->used_opp > 0) {
         size_t bj = SIZE_MAX;
@@ -244,7 +244,7 @@ static void asr__make_room(struct asr *r, uint32_t need, double now)
                 uint32_t v = x->run[k];
                 if (x->st[v] != ASR_OPP)
                     continue;
-                if (x->grace[v] > now) {
+                if (x->grace[v] > now && !urgent) {
                     wake = x->grace[v] < wake ? x->grace[v] : wake;
                     continue;
                 }
@@ -300,7 +300,7 @@ static void asr__allocate(struct asr *r)
         demand = demand > cap ? cap : demand;
         uint32_t minimum = 0;
         if (j->deadline > 0 && (minedf || r->pol == ARBITER_SIM_PADDOCK)) {
-            if (minedf) {
+            if (minedf || !r->cfg->profiled) { /* the RM's MinEDF for jobs without a profile */
                 struct arbiter_shape sh;
                 asr__remaining(r, i, now, &sh);
                 minimum = arbiter_min_tokens(&sh, asr__deadline_abs(j) - now);
@@ -381,10 +381,19 @@ static void asr__allocate(struct asr *r)
             r->used_reg += j->tok[best];
         }
         size_t w = 0;
+        /* Paddock: a job short of slack ends downgraded tasks' graces (TASK_CREATE urgent); under
+         * minedf and minedf_wc nothing has a grace */
+        bool urgent = false;
+        if (r->pol == ARBITER_SIM_PADDOCK && j->deadline > 0 && x->nready > 0) {
+            struct arbiter_shape sh;
+            asr__remaining(r, i, now, &sh);
+            urgent = now + arbiter_time_up(&sh, x->grant > 0 ? x->grant : 1) >=
+                     asr__deadline_abs(j) - r->cfg->urgent_frac * j->deadline;
+        }
         for (size_t k = 0; k < x->nready; k++) {
             uint32_t v = x->ready[k];
             if (x->reg_tok + j->tok[v] <= x->grant) {
-                asr__make_room(r, j->tok[v], now);
+                asr__make_room(r, j->tok[v], now, urgent);
                 if (r->used_reg + r->used_opp + j->tok[v] <= cap) {
                     asr__start(r, i, v, now);
                     continue;

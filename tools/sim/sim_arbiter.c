@@ -31,6 +31,8 @@ static int sa__usage(void)
             "[--capacity C]\n"
             "                           [--deadline-frac F] [--task-sigma S] [--job-sigma S] "
             "[--json]\n"
+            "                           paddock: [--profiled on|off] [--slack S] "
+            "[--period-frac F] [--grace-frac F] [--urgent-frac F]\n"
             "  --workloads defaults to " SA_DEFAULT_WORKLOADS " (WfCommons instances)\n");
     return 2;
 }
@@ -77,6 +79,10 @@ static int sa__parse(int argc, char **argv, struct arbiter_sim_config *c, int *a
             c->period_frac = x;
         else if (strcmp(a, "--grace-frac") == 0 && sa__num(v, 0, 1, &x) == 0)
             c->grace_frac = x;
+        else if (strcmp(a, "--urgent-frac") == 0 && sa__num(v, 0, 1, &x) == 0)
+            c->urgent_frac = x;
+        else if (strcmp(a, "--profiled") == 0 && (strcmp(v, "on") == 0 || strcmp(v, "off") == 0))
+            c->profiled = strcmp(v, "on") == 0;
         else if (strcmp(a, "--workloads") == 0)
             c->workloads = v;
         else if (strcmp(a, "--mix") == 0 && strcmp(v, "wfcommons") == 0)
