@@ -387,6 +387,9 @@ static void asr__allocate(struct asr *r)
         if (r->pol == ARBITER_SIM_PADDOCK && j->deadline > 0 && x->nready > 0) {
             struct arbiter_shape sh;
             asr__remaining(r, i, now, &sh);
+            /* its conservative ETA, as paddock-jm's p95 */
+            sh.work += r->cfg->k * sh.work_sd;
+            sh.path += r->cfg->k * sh.path_sd;
             urgent = now + arbiter_time_up(&sh, x->grant > 0 ? x->grant : 1) >=
                      asr__deadline_abs(j) - r->cfg->urgent_frac * j->deadline;
         }
