@@ -323,17 +323,23 @@ out:
     return rc;
 }
 
+/* The per-node arrays of a new job of n nodes (tasks and barriers): 0 or ERR_NOMEM. */
+static int asj__alloc(struct arbiter_sim_job *j, size_t n)
+{
+    j->n = n;
+    j->est = mem_calloc(n, sizeof *j->est);
+    j->tok = mem_calloc(n, sizeof *j->tok);
+    j->owns_graph = 1;
+    return j->est == NULL || j->tok == NULL ? ERR_NOMEM : 0;
+}
+
 /* A WfCommons spec as a template: tasks, then one barrier node per stage. */
 static int asj__from_spec(const struct spec *s, uint32_t capacity, struct arbiter_sim_job *j)
 {
     memset(j, 0, sizeof *j);
     size_t nt = s->ntasks, n = nt + s->nstages;
-    j->n = n;
-    j->est = mem_calloc(n, sizeof *j->est);
-    j->tok = mem_calloc(n, sizeof *j->tok);
-    if (j->est == NULL || j->tok == NULL)
+    if (asj__alloc(j, n) != 0)
         return ERR_NOMEM;
-    j->owns_graph = 1;
     struct asj__edges e = {0};
     int rc = 0;
     for (size_t t = 0; t < nt && rc == 0; t++) {
@@ -379,12 +385,8 @@ static int asj__facebook(const struct arbiter_sim_config *cfg, struct engine_rng
     if (maps < 1)
         maps = 1;
     size_t n = maps + (reds ? reds + 1 : 0);
-    j->n = n;
-    j->est = mem_calloc(n, sizeof *j->est);
-    j->tok = mem_calloc(n, sizeof *j->tok);
-    if (j->est == NULL || j->tok == NULL)
+    if (asj__alloc(j, n) != 0)
         return ERR_NOMEM;
-    j->owns_graph = 1;
     struct asj__edges e = {0};
     int rc = 0;
     for (uint32_t v = 0; v < maps; v++) {
