@@ -614,17 +614,28 @@ static int node_show_main(int argc, char **argv)
 
 static void tokens_table(json_t *doc)
 {
-    printf("%-20s %9s %9s %9s\n", "VIRTUAL CLUSTER", "CAPACITY", "GRANTED", "FREE");
+    printf("%-20s %9s %9s %9s %9s  %-16s %s\n", "VIRTUAL CLUSTER", "CAPACITY", "GRANTED", "FREE",
+           "SPARE", "TOKEN", "SPARE GRANTED/RECLAIMED");
     size_t i, j;
     json_t *vc, *g;
     json_array_foreach(json_object_get(doc, "virtual_clusters"), i, vc)
     {
-        printf("%-20s %9lld %9lld %9lld\n", cli_rm_str(vc, "name"), cli_rm_int(vc, "capacity"),
-               cli_rm_int(vc, "granted"), cli_rm_int(vc, "free"));
+        char size[40];
+        snprintf(size, sizeof size, "%g CPU / %lld MiB",
+                 json_number_value(json_object_get(vc, "token_cpu")),
+                 cli_rm_int(vc, "token_mem_mb"));
+        printf("%-20s %9lld %9lld %9lld %9lld  %-16s %lld/%lld\n", cli_rm_str(vc, "name"),
+               cli_rm_int(vc, "capacity"), cli_rm_int(vc, "granted"), cli_rm_int(vc, "free"),
+               cli_rm_int(vc, "spare"), size, cli_rm_int(vc, "spare_grants"),
+               cli_rm_int(vc, "spare_reclaims"));
         json_array_foreach(json_object_get(vc, "jobs"), j, g)
         {
-            printf("  %-16s %-20s tokens %lld (wants %lld)\n", cli_rm_str(g, "job_id"),
-                   cli_rm_str(g, "name"), cli_rm_int(g, "tokens"), cli_rm_int(g, "wanted"));
+            long long tok = cli_rm_int(g, "tokens"), min = cli_rm_int(g, "minimum");
+            printf("  %-16s %-20s tokens %lld (minimum %lld, spare %lld; wants %lld)%s%s\n",
+                   cli_rm_str(g, "job_id"), cli_rm_str(g, "name"), tok, min,
+                   tok > min ? tok - min : 0, cli_rm_int(g, "wanted"),
+                   json_is_integer(json_object_get(g, "deadline_ms")) ? ", deadline" : "",
+                   json_is_true(json_object_get(g, "best_effort")) ? " (best effort)" : "");
         }
     }
 }
