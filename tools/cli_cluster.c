@@ -13,6 +13,7 @@
 #include "common/curve.h"
 #include "common/err.h"
 #include "common/mem.h"
+#include "rm/arbiter.h"
 #include "rm/rmclient.h"
 #include "tools/cli.h"
 #include "tools/spawn.h"
@@ -355,7 +356,7 @@ static int cluster_wait(const struct cluster_opts *o, json_t **status)
 
 static int cluster_up_main(int argc, char **argv)
 {
-    struct cluster_opts o = {NULL, 3, 4, 2, 2.0, 2048, 100, false};
+    struct cluster_opts o = {NULL, 3, 4, 2, 2.0, 2048, -1, false};
     bool pn_given = false;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -382,6 +383,12 @@ static int cluster_up_main(int argc, char **argv)
             return 2;
         }
     }
+    /* Tokens default to what the PNs can run: admission's promises hold only if tokens are
+     * slots (1-core tokens; --tokens over-subscribes on purpose) */
+    if (o.tokens < 0 && o.pn > 0 && o.pn_cpus > 0)
+        o.tokens = (long)(o.pn * o.pn_cpus / ARBITER_TOKEN_CPU_DEFAULT + 1e-9);
+    if (o.tokens < 0)
+        o.tokens = 1;
     if (o.dir == NULL || o.rm < 1 || o.rm > RMCLIENT_MAX_REPLICAS || o.pn < 0 ||
         o.pn > CLUSTER_MAX_PN || o.pn_cpus <= 0 || o.pn_mem_mb <= 0 || o.racks < 1 ||
         o.tokens < 0 || o.tokens > 1000000) {
