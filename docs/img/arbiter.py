@@ -74,25 +74,28 @@ for m in MIXES:
                  f"{mean(m, l, p, 'alloc_vs_oracle_td'):.2f}" for p in POLS]
         print(f"| {l} | {dag:.2f} | {td:.2f} | " + " | ".join(cells) + " |")
 
-# The chart: a 2 x 2 grid, rows = mixes, columns = missed fraction and relative deadline
-# exceeded, x = load, one line per policy (no admission).
-W, H = 900, 620
-PW, PH = 340, 200
+# The chart: a 2 x 4 grid, rows = mixes, columns = Verma's Figure 1 (missed fraction, relative
+# deadline exceeded) and Figure 2 (spare tokens granted, spare taken back), x = load, one line
+# per policy (no admission).
+PW, PH = 240, 200
+W, H = 80 + 4 * (PW + 100), 620
 svg = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" '
        'font-family="sans-serif" font-size="12">',
        '<rect width="100%" height="100%" fill="white"/>',
-       '<text x="70" y="22" font-size="14">paddock-sim arbiter: Verma et al. Figure 1 as a load '
+       '<text x="70" y="22" font-size="14">paddock-sim arbiter: Verma et al. Figures 1-2 as a load '
        'sweep (mean of seeds 1, 2; no admission)</text>']
 panels = [("missed_fraction", "missed-deadline jobs"),
-          ("relative_deadline_exceeded", "relative deadline exceeded")]
+          ("relative_deadline_exceeded", "rel. deadline exceeded"),
+          ("spare_grants", "spare tokens granted"),
+          ("spare_reclaims", "spare taken back")]
 for row, m in enumerate(MIXES):
     for col, (key, title) in enumerate(panels):
-        x0, y0 = 80 + col * (PW + 110), 60 + row * (PH + 90)
+        x0, y0 = 80 + col * (PW + 100), 60 + row * (PH + 90)
         # FCFS's relative deadline exceeded is an order of magnitude above the rest: clipped.
-        shown = [p for p in POLS if key == "missed_fraction" or p != "fcfs"]
+        shown = [p for p in POLS if key != "relative_deadline_exceeded" or p != "fcfs"]
         top = max(mean(m, l, p, key) for l in LOADS for p in shown)
         top = top * 1.1 if top > 0 else 1
-        note = " (fcfs clipped, see table)" if len(shown) < len(POLS) else ""
+        note = " (no fcfs)" if len(shown) < len(POLS) else ""
         svg.append(f'<text x="{x0}" y="{y0 - 8}">{m}: {title}{note}</text>')
         for k in range(5):
             y = y0 + PH - PH * k / 4
@@ -104,7 +107,7 @@ for row, m in enumerate(MIXES):
             x = x0 + PW * i / (len(LOADS) - 1)
             svg.append(f'<text x="{x:.1f}" y="{y0 + PH + 16}" text-anchor="middle">load {l}'
                        '</text>')
-        for p in POLS:
+        for p in shown:
             pts = " ".join(f"{x0 + PW * i / (len(LOADS) - 1):.1f},"
                            f"{y0 + PH - PH * min(mean(m, l, p, key) / top, 1.05):.1f}"
                            for i, l in enumerate(LOADS))
