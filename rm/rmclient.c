@@ -331,6 +331,77 @@ int rmclient_call(rmclient_t *c, proto_msg_t *req, proto_msg_t *reply, int try_m
     return err_fmt(msg, cap, ERR_TIMEOUT, "no RM leader answered within %d ms", deadline_ms);
 }
 
+/* The document of an admin reply (transferred to the caller), or NULL for anything else. */
+static char *rmclient__admin_doc(proto_msg_t *r)
+{
+    char *doc = NULL;
+    if (r->type == PROTO_ADMIN_REPLY && r->admin_reply.code == 0 && r->admin_reply.json != NULL) {
+        doc = r->admin_reply.json;
+        r->admin_reply.json = NULL;
+    }
+    return doc;
+}
+
+int rmclient_admin_all(rmclient_t *c, const char *kind, const char *const *args, size_t nargs,
+                       int timeout_ms, int settle_ms, char **json)
+{
+    for (size_t i = 0; i < c->n; i++)
+        json[i] = NULL;
+    proto_msg_t q;
+    proto_msg_init(&q, PROTO_ADMIN_QUERY);
+    q.admin_query.kind = (char *)kind;
+    q.admin_query.args = (char **)args;
+    q.admin_query.nargs = (uint32_t)nargs;
+    char msg[256];
+    int rc = rmclient__encode(c, &q, msg, sizeof msg);
+    if (rc != 0)
+        return rc;
+    zpoller_t *p = zpoller_new(NULL);
+    if (p == NULL)
+        return ERR_NOMEM;
+    size_t pending = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        if (zsock_send(c->sock[i], "b", c->buf.data, c->buf.len) == 0 &&
+            zpoller_add(p, c->sock[i]) == 0)
+            pending++;
+    }
+    int answered = 0;
+    int64_t end = (int64_t)clock_mono_ms() + timeout_ms;
+    while (pending > 0) {
+        int64_t left = end - (int64_t)clock_mono_ms();
+        if (left <= 0)
+            break;
+        zsock_t *z = zpoller_wait(p, (int)left);
+        if (z == NULL)
+            break;
+        zframe_t *f = zframe_recv(z);
+        if (f == NULL)
+            break;
+        proto_msg_t r;
+        int d = proto_decode(zframe_data(f), zframe_size(f), &r, NULL, NULL, 0);
+        zframe_destroy(&f);
+        if (d != 0)
+            continue;
+        if (r.req_id == c->cur_req) {
+            for (size_t i = 0; i < c->n; i++) {
+                if (c->sock[i] == z && json[i] == NULL) {
+                    json[i] = rmclient__admin_doc(&r);
+                    zpoller_remove(p, z);
+                    pending--;
+                    answered += json[i] != NULL;
+                    /* the first answer: the others get settle_ms more */
+                    int64_t settle = (int64_t)clock_mono_ms() + settle_ms;
+                    if (answered == 1 && settle < end)
+                        end = settle;
+                }
+            }
+        }
+        proto_msg_close(&r);
+    }
+    zpoller_destroy(&p);
+    return answered;
+}
+
 int rmclient_admin(rmclient_t *c, int replica, const char *kind, const char *const *args,
                    size_t nargs, int timeout_ms, char **json, char *msg, size_t cap)
 {

@@ -85,6 +85,14 @@ int rmclient_call_at(rmclient_t *c, size_t i, proto_msg_t *req, proto_msg_t *rep
 int rmclient_admin(rmclient_t *c, int replica, const char *kind, const char *const *args,
                    size_t nargs, int timeout_ms, char **json, char *msg, size_t cap);
 
+/* The same admin query on every replica at once (one request each, answers collected as they
+ * come): returns once all answered, `timeout_ms` passed, or `settle_ms` passed since the first
+ * answer, so a replica that is down costs at most settle_ms beyond the others. json[i] receives
+ * replica i's document (caller frees with mem_free) or NULL when it did not answer in time or
+ * refused. Returns how many answered, or a negative ERR_* (encoding, ERR_NOMEM). */
+int rmclient_admin_all(rmclient_t *c, const char *kind, const char *const *args, size_t nargs,
+                       int timeout_ms, int settle_ms, char **json);
+
 /* A fresh random idempotency key ("k-" + 32 hex digits) into out (at least 35 bytes). */
 int rmclient_new_key(char *out, size_t cap);
 
