@@ -19,6 +19,8 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+
+#include "tests/common/capture.h"
 #include <jansson.h>
 
 /* ---- jobdir helpers ---- */
@@ -167,14 +169,7 @@ static int paddock(const char *args)
     snprintf(cmd, sizeof cmd,
              "cd '%s' && env -u PADDOCK_CLUSTER HOME=/nonexistent '%s/paddock' %s 2>'%s'",
              getenv("PADDOCK_SOURCE_DIR"), bin, args, err_path);
-    FILE *p = popen(cmd, "r");
-    assert_non_null(p);
-    size_t n = 0, r;
-    while (n + 1 < sizeof out_buf && (r = fread(out_buf + n, 1, sizeof out_buf - 1 - n, p)) > 0)
-        n += r;
-    out_buf[n] = '\0';
-    int st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return capture_run(cmd, out_buf, sizeof out_buf);
 }
 
 /* Whether the last run's stderr holds `s`. */

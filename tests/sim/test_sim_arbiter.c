@@ -13,6 +13,8 @@
 #include <sys/wait.h>
 
 #include <cmocka.h>
+
+#include "tests/common/capture.h"
 #include <jansson.h>
 
 static char out_buf[1 << 17];
@@ -26,14 +28,7 @@ static int sim(const char *args)
     assert_non_null(src);
     char cmd[2048];
     snprintf(cmd, sizeof cmd, "cd '%s' && '%s/paddock-sim' %s 2>/dev/null", src, bin, args);
-    FILE *p = popen(cmd, "r");
-    assert_non_null(p);
-    size_t n = 0, r;
-    while (n + 1 < sizeof out_buf && (r = fread(out_buf + n, 1, sizeof out_buf - 1 - n, p)) > 0)
-        n += r;
-    out_buf[n] = '\0';
-    int st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return capture_run(cmd, out_buf, sizeof out_buf);
 }
 
 static const char *const policies[] = {"fcfs", "edf", "minedf", "minedf_wc", "paddock"};

@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+
+#include "tests/common/capture.h"
 #include <jansson.h>
 
 static char out_buf[1 << 16];
@@ -24,14 +26,7 @@ static int sim(const char *args)
     assert_non_null(bin);
     char cmd[2048];
     snprintf(cmd, sizeof cmd, "'%s/paddock-sim' %s 2>/dev/null", bin, args);
-    FILE *p = popen(cmd, "r");
-    assert_non_null(p);
-    size_t n = 0, r;
-    while (n + 1 < sizeof out_buf && (r = fread(out_buf + n, 1, sizeof out_buf - 1 - n, p)) > 0)
-        n += r;
-    out_buf[n] = '\0';
-    int st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return capture_run(cmd, out_buf, sizeof out_buf);
 }
 
 #define ARGS "cluster --nodes 80 --jobs 6 --node-mtbf 1500 --fail 0.05 --compare --no-timing"
