@@ -23,14 +23,15 @@
 #define PROTO_MAX_FIELDS 64u
 
 /* Strings, in bytes, without the terminating NUL. No string may contain a NUL byte. */
-#define PROTO_MAX_NAME      255u  /* node, rack, job, stage, task ids, virtual cluster */
-#define PROTO_MAX_KEY       255u  /* idempotency keys */
-#define PROTO_MAX_ENDPOINT  255u  /* ZeroMQ endpoints, "tcp://127.0.0.1:5555" */
-#define PROTO_MAX_ARG       4096u /* one argv entry, env value, cwd, file path */
-#define PROTO_MAX_ENV_KEY   255u  /* environment variable name */
-#define PROTO_MAX_TEXT      1024u /* reason and error texts */
-#define PROTO_MAX_JSON      (PROTO_MAX_MSG_BYTES - 4096u) /* admin reply document */
-#define PROTO_MAX_ADMIN_ARG 1024u                         /* one admin query argument */
+#define PROTO_MAX_NAME       255u  /* node, rack, job, stage, task ids, virtual cluster */
+#define PROTO_MAX_KEY        255u  /* idempotency keys */
+#define PROTO_MAX_ENDPOINT   255u  /* ZeroMQ endpoints, "tcp://127.0.0.1:5555" */
+#define PROTO_MAX_ARG        4096u /* one argv entry, env value, cwd, file path */
+#define PROTO_MAX_ENV_KEY    255u  /* environment variable name */
+#define PROTO_MAX_TEXT       1024u /* reason and error texts */
+#define PROTO_MAX_JSON       (PROTO_MAX_MSG_BYTES - 4096u) /* admin reply document */
+#define PROTO_MAX_ADMIN_ARG  1024u                         /* one admin query argument */
+#define PROTO_MAX_ADMIN_DATA (512u * 1024u) /* an admin query's document (a job spec) */
 
 /* Counts. */
 #define PROTO_MAX_ARGV         1024u /* argv entries of a task (at least 1) */
@@ -43,6 +44,8 @@
 #define PROTO_MAX_VIEW_NODES   512u  /* nodes in one view snapshot part or delta */
 #define PROTO_MAX_VIEW_PARTS   1024u /* parts of one snapshot: 524,288 nodes at most */
 #define PROTO_MAX_VIEW_REMOVED 4096u /* removed node names in one delta */
+#define PROTO_MAX_JOB_FILES    64u   /* files a job declares it reads, and writes */
+#define PROTO_MAX_SKYLINE      512u  /* steps of a job's skyline (tokens used over time) */
 
 /* Value ranges. */
 #define PROTO_MAX_CPU         4096.0       /* cores of one node or task */

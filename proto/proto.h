@@ -269,6 +269,18 @@ typedef struct proto_job_register { /* JM or CLI -> RM */
     bool has_profile;
     bool best_effort; /* run without admission control (deadline kept for ordering only) */
     double weight;    /* share of spare among jobs without a deadline; 0 = 1 */
+    /* A run of a recurring job (Morpheus): its name and period instance (rm/period.h). The RM
+     * registers at most one job per (recurring, period): a second JM started for the same run
+     * is refused with ERR_EXISTS. Empty: an ad-hoc job. */
+    char *recurring;
+    uint64_t period;
+    /* Files the job declares it reads and writes (its spec's "inputs" and "outputs"): a job
+     * reading a recurring job's output tells the RM when that output was first consumed
+     * (Morpheus §4, SLO inference). */
+    char **inputs;
+    uint32_t ninputs; /* 0..PROTO_MAX_JOB_FILES */
+    char **outputs;
+    uint32_t noutputs;
 } proto_job_register_t;
 
 typedef struct proto_job_register_reply { /* RM -> JM or CLI */
@@ -310,6 +322,10 @@ typedef struct proto_token_release { /* JM -> RM */
     bool all;                        /* give back every token (job finished) */
 } proto_token_release_t;
 
+typedef struct proto_sky { /* one step of a skyline */
+    uint32_t milli;        /* tokens in use, averaged over the step, x 1000 */
+} proto_sky_t;
+
 typedef struct proto_lease_renew { /* JM -> RM */
     char *key;                     /* idempotency key, req */
     char *job_id;                  /* req */
@@ -331,6 +347,15 @@ typedef struct proto_lease_renew { /* JM -> RM */
     proto_outcome_t *outcomes; /* per node, since the last acknowledged renewal (Psucc, Apollo
                                   §3.3); the RM counts them once per key */
     uint32_t noutcomes;        /* 0..PROTO_MAX_OUTCOMES */
+    /* Usage (Morpheus §5), at least in the renewal that ends the job (state done, failed or
+     * cancelled): when its first task started, the token-ms its regular and opportunistic
+     * tasks used in all, and its skyline: token units in use per step of skyline_step_ms from
+     * started_ms (the JM doubles the step when the job outgrows PROTO_MAX_SKYLINE steps). */
+    int64_t started_ms;
+    uint64_t token_ms;
+    uint32_t skyline_step_ms;
+    proto_sky_t *skyline;
+    uint32_t nskyline; /* 0..PROTO_MAX_SKYLINE */
 } proto_lease_renew_t;
 
 typedef struct proto_lease_ack { /* RM -> JM */
@@ -421,11 +446,24 @@ typedef struct proto_task_status { /* PN -> JM */
  * work_sd_ms, path_ms, path_sd_ms, width, has_profile (0/1), all decimal. The reply holds the
  * verdict, the earliest feasible finish and the price-deadline curve (rm/arbiter.h). */
 #define PROTO_ADMIN_QUOTE "quote"
+/* Recurring jobs (Morpheus; rm/ledger.h). Writes go through the log; names are recurring-job
+ * names, durations ms (decimal).
+ * recurring_add: name, vc, period_ms, offset_ms, deadline_ms (0: infer it), with the spec JSON
+ * as the query's data. recurring_pause: name, "1" to pause or "0" to resume. */
+#define PROTO_ADMIN_RECURRING_ADD    "recurring_add"
+#define PROTO_ADMIN_RECURRING_LIST   "recurring_list"   /* no args */
+#define PROTO_ADMIN_RECURRING_SHOW   "recurring_show"   /* name */
+#define PROTO_ADMIN_RECURRING_PAUSE  "recurring_pause"  /* name, 1 or 0 */
+#define PROTO_ADMIN_RECURRING_REMOVE "recurring_remove" /* name */
+#define PROTO_ADMIN_RECURRING_ACCEPT "recurring_accept" /* name: adopt the inferred deadline */
+#define PROTO_ADMIN_HISTORY          "history"          /* [name] */
+#define PROTO_ADMIN_PLAN             "plan"             /* no args */
 
 typedef struct proto_admin_query { /* CLI -> RM */
     char *kind;                    /* req, non-empty */
     char **args;                   /* 0..PROTO_MAX_ADMIN_ARGS */
     uint32_t nargs;
+    char *data; /* a document for the query (recurring_add: the spec), 0..PROTO_MAX_ADMIN_DATA */
 } proto_admin_query_t;
 
 typedef struct proto_admin_reply { /* RM -> CLI */

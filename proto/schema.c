@@ -202,6 +202,10 @@ static const proto__field_t job_register_f[] = {
     BOOL(S, has_profile, OPT),
     BOOL(S, best_effort, OPT),
     F64(S, weight, OPT, 0, PROTO_MAX_WEIGHT),
+    ANYNAME(S, recurring, OPT),
+    BIG(S, period),
+    STRS(S, inputs, ninputs, OPT, 0, PROTO_MAX_JOB_FILES, PROTO_MAX_ARG),
+    STRS(S, outputs, noutputs, OPT, 0, PROTO_MAX_JOB_FILES, PROTO_MAX_ARG),
 };
 static SCHEMA(job_register, S, job_register_f, NULL);
 #undef S
@@ -266,6 +270,13 @@ static const proto__field_t outcome_f[] = {
 static SCHEMA(outcome, S, outcome_f, NULL);
 #undef S
 
+#define S proto_sky_t
+static const proto__field_t sky_f[] = {
+    U32(S, milli, OPT, 0, PROTO_MAX_TOKENS * 1000u),
+};
+static SCHEMA(sky, S, sky_f, NULL);
+#undef S
+
 #define S proto_lease_renew_t
 static const proto__field_t lease_renew_f[] = {
     KEY(S, key),
@@ -284,6 +295,10 @@ static const proto__field_t lease_renew_f[] = {
     DUR(S, eta_p95_ms),
     U32(S, demand, OPT, 0, PROTO_MAX_TOKENS + 1),
     STRUCTS(S, outcomes, noutcomes, OPT, 0, PROTO_MAX_OUTCOMES, outcome_s),
+    TIME(S, started_ms, OPT),
+    BIG(S, token_ms),
+    DUR32(S, skyline_step_ms, OPT),
+    STRUCTS(S, skyline, nskyline, OPT, 0, PROTO_MAX_SKYLINE, sky_s),
 };
 static SCHEMA(lease_renew, S, lease_renew_f, NULL);
 #undef S
@@ -380,6 +395,7 @@ static SCHEMA(task_status, S, task_status_f, NULL);
 static const proto__field_t admin_query_f[] = {
     NAME(S, kind, REQ),
     STRS(S, args, nargs, OPT, 0, PROTO_MAX_ADMIN_ARGS, PROTO_MAX_ADMIN_ARG),
+    STR(S, data, OPT, 0, PROTO_MAX_ADMIN_DATA),
 };
 static SCHEMA(admin_query, S, admin_query_f, NULL);
 #undef S

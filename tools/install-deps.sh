@@ -4,7 +4,7 @@
 set -euo pipefail
 
 pkgs=(build-essential cmake pkg-config git
-      libczmq-dev libzmq3-dev libmsgpack-dev libraft-dev libuv1-dev libcmocka-dev libjansson-dev
+      libczmq-dev libzmq3-dev libmsgpack-dev libraft-dev libuv1-dev libcmocka-dev libjansson-dev libglpk-dev
       clang libclang-rt-14-dev clang-format iproute2 systemd procps)
 # Headless Chromium checks the rendered job reports; optional for building.
 if [ "${PADDOCK_WITH_BROWSER:-1}" = 1 ]; then

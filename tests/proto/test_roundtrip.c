@@ -261,6 +261,8 @@ static void fill_elem(const proto__schema_t *sub, void *elem, uint32_t i)
         o->node = mem_strdup(name);
         o->ok = i;
         o->failed = i % 3;
+    } else if (strcmp(sub->name, "sky") == 0) {
+        ((proto_sky_t *)elem)->milli = 1000 * i;
     } else {
         assert_string_equal(sub->name, "view_node");
         sample_view_node(elem, i, 1);
