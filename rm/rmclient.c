@@ -405,12 +405,20 @@ int rmclient_admin_all(rmclient_t *c, const char *kind, const char *const *args,
 int rmclient_admin(rmclient_t *c, int replica, const char *kind, const char *const *args,
                    size_t nargs, int timeout_ms, char **json, char *msg, size_t cap)
 {
+    return rmclient_admin_data(c, replica, kind, args, nargs, NULL, timeout_ms, json, msg, cap);
+}
+
+int rmclient_admin_data(rmclient_t *c, int replica, const char *kind, const char *const *args,
+                        size_t nargs, const char *data, int timeout_ms, char **json, char *msg,
+                        size_t cap)
+{
     *json = NULL;
     proto_msg_t q, r;
     proto_msg_init(&q, PROTO_ADMIN_QUERY);
     q.admin_query.kind = (char *)kind;
     q.admin_query.args = (char **)args;
     q.admin_query.nargs = (uint32_t)nargs;
+    q.admin_query.data = (char *)data;
     int rc = replica >= 0 ? rmclient_call_at(c, (size_t)replica, &q, &r, timeout_ms, msg, cap)
                           : rmclient_call(c, &q, &r, timeout_ms < 1000 ? timeout_ms : 1000,
                                           timeout_ms, msg, cap);

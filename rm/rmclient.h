@@ -84,6 +84,10 @@ int rmclient_call_at(rmclient_t *c, size_t i, proto_msg_t *req, proto_msg_t *rep
  * returns its ERR_* code with the RM's reason in msg. */
 int rmclient_admin(rmclient_t *c, int replica, const char *kind, const char *const *args,
                    size_t nargs, int timeout_ms, char **json, char *msg, size_t cap);
+/* The same with a document for the query (borrowed; NULL: none), e.g. recurring_add's spec. */
+int rmclient_admin_data(rmclient_t *c, int replica, const char *kind, const char *const *args,
+                        size_t nargs, const char *data, int timeout_ms, char **json, char *msg,
+                        size_t cap);
 
 /* The same admin query on every replica at once (one request each, answers collected as they
  * come): returns once all answered, `timeout_ms` passed, or `settle_ms` passed since the first
