@@ -113,6 +113,8 @@ struct arbiter_job {
     uint32_t width;    /* in: most tokens it can use (spare cap); 0: wanted */
     uint32_t held;     /* in: its grant before this step (FCFS and EDF keep it) */
     double weight;     /* in: share among jobs without a deadline; <= 0: 1 */
+    uint32_t reserved; /* in: what the plan reserves for it now (a recurring run; Morpheus §6) */
+    uint32_t extra;    /* in: reprovisioning allowed above `reserved` (Morpheus §7) */
     uint32_t grant;    /* out: tokens granted */
     uint32_t min_part; /* out: of grant, the part that is its minimum (the rest is spare) */
 };
@@ -123,6 +125,17 @@ struct arbiter_job {
  * Uses no memory beyond `order`, which the caller provides with room for n indices. */
 void arbiter_allocate(enum arbiter_policy policy, uint32_t capacity, struct arbiter_job *jobs,
                       size_t n, size_t *order);
+
+/* arbiter_allocate with periodic reservations (Morpheus §6-7). A job's `reserved` tokens (its
+ * reservation in the plan at this time step, capped by max(wanted, width)) come first, before
+ * any minimum. `held_back` tokens are reserved for recurring jobs that have no run now: no
+ * minimum or reprovisioning takes them, but they may be lent as spare (MinEDF-WC), reclaimed
+ * when the run starts. After the admitted minimums, `extra` (a run behind its skyline asking
+ * for more than its reservation) is given from what is left, which includes the held-back
+ * tokens only after every other free token ("from spare before others' reservations"). With
+ * all reserved, extra and held_back 0 this is arbiter_allocate. Same invariants. */
+void arbiter_allocate_plan(enum arbiter_policy policy, uint32_t capacity, uint32_t held_back,
+                           struct arbiter_job *jobs, size_t n, size_t *order);
 
 /* An admitted job as admission sees it: public value. */
 struct arbiter_load {
@@ -146,6 +159,20 @@ struct arbiter_quote {
  * an empty shape or a zero capacity, ERR_NOMEM. */
 int arbiter_admit(double k, uint32_t capacity, const struct arbiter_load *load, size_t n,
                   const struct arbiter_shape *job, double deadline, struct arbiter_quote *out);
+
+/* Tokens the plan reserves over time, for admission (Morpheus §6: ad-hoc jobs use what the plan
+ * leaves): segment i covers [t[i], t[i+1]) seconds from now (t[0] = 0, increasing) with
+ * tokens[i] reserved; the last segment runs forever. Borrowed. */
+struct arbiter_reserve {
+    const double *t;
+    const double *tokens;
+    size_t n;
+};
+
+/* arbiter_admit against capacity minus a plan's reservations (NULL plan: arbiter_admit). */
+int arbiter_admit_plan(double k, uint32_t capacity, const struct arbiter_reserve *plan,
+                       const struct arbiter_load *load, size_t n, const struct arbiter_shape *job,
+                       double deadline, struct arbiter_quote *out);
 
 /* One point of the price-deadline curve. */
 struct arbiter_price {
