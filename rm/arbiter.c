@@ -175,14 +175,48 @@ static void arbiter__share(enum arbiter_policy p, struct arbiter_job *jobs, cons
 void arbiter_allocate(enum arbiter_policy policy, uint32_t capacity, struct arbiter_job *jobs,
                       size_t n, size_t *order)
 {
+    arbiter_allocate_plan(policy, capacity, 0, jobs, n, order);
+}
+
+/* Gives every job of class `cls` (or any class when cls < 0) that has a reservation the extra
+ * it may have beyond it, from *left. Returns nothing; part of the minimum. */
+static void arbiter__extras(enum arbiter_policy p, struct arbiter_job *jobs, const size_t *order,
+                            size_t n, uint32_t *left)
+{
+    for (size_t i = 0; i<n && * left> 0; i++) {
+        struct arbiter_job *j = &jobs[order[i]];
+        if (j->extra == 0)
+            continue;
+        uint64_t upto = (uint64_t)j->reserved + j->extra;
+        uint32_t want = upto > j->grant ? (uint32_t)(upto - j->grant) : 0;
+        uint32_t cap = arbiter__cap(p, j);
+        cap = cap > j->reserved ? cap : j->reserved;
+        j->min_part += arbiter__give(j, cap, want, left);
+    }
+}
+
+void arbiter_allocate_plan(enum arbiter_policy policy, uint32_t capacity, uint32_t held_back,
+                           struct arbiter_job *jobs, size_t n, size_t *order)
+{
     arbiter__sort(policy, jobs, order, n);
     uint32_t left = capacity;
     for (size_t i = 0; i < n; i++)
         jobs[i].grant = jobs[i].min_part = 0;
 
+    /* Morpheus §6: a run's reservation comes before anything else (up to what it can use) */
+    for (size_t i = 0; i < n; i++) {
+        struct arbiter_job *j = &jobs[order[i]];
+        if (j->reserved > 0)
+            j->min_part = arbiter__give(j, arbiter__cap(policy, j), j->reserved, &left);
+    }
+    uint32_t hb = held_back < left ? held_back : left;
+    left -= hb;
+
     if (policy == ARBITER_FCFS || policy == ARBITER_EDF) {
         /* nothing is taken back: every job keeps what it holds (trimmed to what it may have),
          * then the free tokens go out in order */
+        arbiter__extras(policy, jobs, order, n, &left);
+        left += hb;
         for (size_t i = 0; i < n; i++) {
             struct arbiter_job *j = &jobs[order[i]];
             arbiter__give(j, arbiter__cap(policy, j), j->held, &left);
@@ -200,8 +234,17 @@ void arbiter_allocate(enum arbiter_policy policy, uint32_t capacity, struct arbi
     for (int cls = 0; cls < 2; cls++) {
         for (size_t i = 0; i < n; i++) { /* MinEDF: minimums in EDF order */
             struct arbiter_job *j = &jobs[order[i]];
-            if (j->deadline != 0 && arbiter__class(j) == cls)
-                j->min_part = arbiter__give(j, arbiter__cap(policy, j), j->minimum, &left);
+            if (j->deadline != 0 && arbiter__class(j) == cls && j->minimum > j->grant)
+                j->min_part +=
+                    arbiter__give(j, arbiter__cap(policy, j), j->minimum - j->grant, &left);
+        }
+        if (cls == 0) {
+            /* Morpheus §7: reprovisioning from what is free, then from reservations whose
+             * runs are not here now */
+            arbiter__extras(policy, jobs, order, n, &left);
+            arbiter__extras(policy, jobs, order, n, &hb);
+            left += hb; /* lent as spare from here on, reclaimed when its run starts */
+            hb = 0;
         }
         for (size_t i = 0; i < n && policy == ARBITER_MINEDF_WC; i++) { /* spare, EDF order */
             struct arbiter_job *j = &jobs[order[i]];
@@ -278,6 +321,12 @@ static double arbiter__place(struct arbiter__profile *p, double work, double pat
         double rate = p->free[i] < width ? p->free[i] : width;
         double t0 = p->t[i];
         double t1 = i + 1 < p->n ? p->t[i + 1] : INFINITY;
+        if (rate <= 1e-9 && i + 1 >= p->n) {
+            /* a plan that reserves everything for good: the work never finishes */
+            if (p50 != NULL)
+                *p50 = INFINITY;
+            return INFINITY;
+        }
         if (rate <= 1e-9)
             continue;
         double need = (work - done) / rate;
@@ -384,7 +433,8 @@ static void arbiter__ctx_close(struct arbiter__ctx *c)
 }
 
 static int arbiter__ctx_init(struct arbiter__ctx *c, double k, uint32_t capacity,
-                             const struct arbiter_load *load, size_t n)
+                             const struct arbiter_reserve *plan, const struct arbiter_load *load,
+                             size_t n)
 {
     memset(c, 0, sizeof *c);
     c->k = k > 0 ? k : ARBITER_K_DEFAULT;
@@ -392,12 +442,21 @@ static int arbiter__ctx_init(struct arbiter__ctx *c, double k, uint32_t capacity
     c->n = n;
     c->order = mem_alloc((n + 1) * sizeof *c->order);
     c->base = mem_alloc((n + 1) * sizeof *c->base);
-    size_t segs = 2 * (n + 1) + 2;
+    size_t segs = 2 * (n + 1) + 2 + (plan != NULL ? 2 * plan->n : 0);
     if (c->order == NULL || c->base == NULL ||
         arbiter__profile_init(&c->prof, segs, capacity) != 0 ||
         arbiter__profile_init(&c->work, segs, capacity) != 0) {
         arbiter__ctx_close(c);
         return ERR_NOMEM;
+    }
+    for (size_t i = 0; plan != NULL && i < plan->n; i++) {
+        /* what the plan reserves is not there for admitted or new jobs (Morpheus §6) */
+        if (i > 0 && !(plan->t[i] > plan->t[i - 1]))
+            continue;
+        size_t at = arbiter__profile_split(&c->prof, plan->t[i] > 0 ? plan->t[i] : 0);
+        double f = (double)capacity - plan->tokens[i];
+        for (size_t j = at; j < c->prof.n; j++)
+            c->prof.free[j] = f > 0 ? f : 0;
     }
     for (size_t i = 0; i < n; i++) { /* insertion sort: admitted jobs per cluster are few */
         size_t j = i;
@@ -464,11 +523,18 @@ static void arbiter__earliest(struct arbiter__ctx *c, const struct arbiter_shape
 int arbiter_admit(double k, uint32_t capacity, const struct arbiter_load *load, size_t n,
                   const struct arbiter_shape *job, double deadline, struct arbiter_quote *out)
 {
+    return arbiter_admit_plan(k, capacity, NULL, load, n, job, deadline, out);
+}
+
+int arbiter_admit_plan(double k, uint32_t capacity, const struct arbiter_reserve *plan,
+                       const struct arbiter_load *load, size_t n, const struct arbiter_shape *job,
+                       double deadline, struct arbiter_quote *out)
+{
     memset(out, 0, sizeof *out);
     if (!(job->work > 0) || capacity == 0)
         return ERR_INVAL;
     struct arbiter__ctx c;
-    int rc = arbiter__ctx_init(&c, k, capacity, load, n);
+    int rc = arbiter__ctx_init(&c, k, capacity, plan, load, n);
     if (rc != 0)
         return rc;
     struct arbiter__eff e;
@@ -495,7 +561,7 @@ int arbiter_price_curve(double k, uint32_t capacity, const struct arbiter_load *
         return ERR_INVAL;
     npoints = npoints > ARBITER_PRICE_POINTS_MAX ? ARBITER_PRICE_POINTS_MAX : npoints;
     struct arbiter__ctx c;
-    int rc = arbiter__ctx_init(&c, k, capacity, load, n);
+    int rc = arbiter__ctx_init(&c, k, capacity, NULL, load, n);
     if (rc != 0)
         return rc;
     double *fin = mem_alloc((n + 1) * sizeof *fin);

@@ -278,6 +278,67 @@ static void price_curve_falls(void **state)
     assert_float_equal(p2[0].price / pts[0].price, 2.0, 0.3);
 }
 
+/* Morpheus §6-7: a run's reservation comes first, held-back reservations are kept from
+ * minimums but lent as spare, reprovisioning takes free tokens before held-back ones. */
+static void reservations_first(void **state)
+{
+    (void)state;
+    size_t order[4];
+    /* A: a recurring run (deadline 500) reserved 6; B: deadline 100, minimum 8 */
+    struct arbiter_job j[2] = {job(1, 500, 6, 6, 6), job(2, 100, 8, 8, 8)};
+    j[0].reserved = 6;
+    arbiter_allocate_plan(ARBITER_MINEDF_WC, 10, 0, j, 2, order);
+    assert_int_equal(j[0].grant, 6); /* despite the later deadline */
+    assert_int_equal(j[0].min_part, 6);
+    assert_int_equal(j[1].grant, 4);
+
+    /* 4 tokens held back for a recurring job with no run now: B's minimum stops at 6, but
+     * the held-back tokens are lent as spare (MinEDF-WC) */
+    struct arbiter_job b[1] = {job(2, 100, 8, 8, 10)};
+    arbiter_allocate_plan(ARBITER_MINEDF_WC, 10, 4, b, 1, order);
+    assert_int_equal(b[0].min_part, 6);
+    assert_int_equal(b[0].grant, 10);
+    /* under MinEDF (no spare to deadline jobs) they stay unused */
+    arbiter_allocate_plan(ARBITER_MINEDF, 10, 4, b, 1, order);
+    assert_int_equal(b[0].grant, 6);
+
+    /* reprovisioning: A reserved 4 may take 4 more; B's minimum 3 comes first; A's extra
+     * takes the 3 free tokens, then 1 of the 2 held back */
+    struct arbiter_job r[2] = {job(1, 500, 8, 4, 8), job(2, 100, 3, 3, 3)};
+    r[0].reserved = 4;
+    r[0].extra = 4;
+    arbiter_allocate_plan(ARBITER_MINEDF_WC, 12, 2, r, 2, order);
+    assert_int_equal(r[1].grant, 3);
+    assert_int_equal(r[0].grant, 8);
+    assert_int_equal(r[0].min_part, 8); /* all of it guaranteed: none is spare */
+    /* without held-back tokens it gets only the free ones */
+    arbiter_allocate_plan(ARBITER_MINEDF_WC, 10, 0, r, 2, order);
+    assert_int_equal(r[0].grant, 7);
+    uint64_t sum = r[0].grant + r[1].grant;
+    assert_true(sum <= 10);
+}
+
+/* Admission against a plan: 10 tokens reserved for the first 5 s leave nothing then. */
+static void admission_against_plan(void **state)
+{
+    (void)state;
+    struct arbiter_shape s = {100, 0, 1, 0, 10};
+    struct arbiter_quote q;
+    assert_int_equal(arbiter_admit(1, 10, NULL, 0, &s, 12, &q), 0);
+    assert_true(q.admit);
+    double t[2] = {0, 5}, tok[2] = {10, 0};
+    struct arbiter_reserve plan = {t, tok, 2};
+    assert_int_equal(arbiter_admit_plan(1, 10, &plan, NULL, 0, &s, 12, &q), 0);
+    assert_false(q.admit);
+    assert_true(q.eff >= 15 - 1e-9); /* 5 s reserved, then 10 s of work */
+    /* half the capacity reserved for good: twice as long */
+    double t2[1] = {0}, tok2[1] = {5};
+    struct arbiter_reserve half = {t2, tok2, 1};
+    assert_int_equal(arbiter_admit_plan(1, 10, &half, NULL, 0, &s, 30, &q), 0);
+    assert_true(q.admit);
+    assert_true(q.finish >= 20 - 1e-9 && q.finish <= 21 + 1e-9);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -291,6 +352,8 @@ int main(void)
         cmocka_unit_test(admission_alone),
         cmocka_unit_test(admission_with_load),
         cmocka_unit_test(price_curve_falls),
+        cmocka_unit_test(reservations_first),
+        cmocka_unit_test(admission_against_plan),
     };
     return cmocka_run_group_tests_name("arbiter", tests, NULL, NULL);
 }
