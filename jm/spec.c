@@ -61,6 +61,8 @@ void spec_destroy(struct spec **p)
     }
     mem_free(s->stages);
     mem_free(s->utility);
+    spec__free_strv(s->reads, s->nreads);
+    spec__free_strv(s->writes, s->nwrites);
     mem_free(s->name);
     mem_free(s->virtual_cluster);
     mem_free(s->topo);
@@ -444,10 +446,51 @@ static int spec__utility(struct spec *s, const json_t *v, char *msg, size_t cap)
     return 0;
 }
 
+/* "reads" / "writes": absolute paths, duplicates dropped (the RM keys consumption on them). */
+static int spec__paths(const json_t *v, const char *key, char ***out, size_t *nout, char *msg,
+                       size_t cap)
+{
+    if (!json_is_array(v))
+        return err_fmt(msg, cap, ERR_INVAL, "\"%s\" must be an array of paths", key);
+    size_t n = json_array_size(v);
+    if (n > SPEC_MAX_DECLARED)
+        return err_fmt(msg, cap, ERR_TOOBIG, "\"%s\" has %zu entries, over the limit of %d", key, n,
+                       SPEC_MAX_DECLARED);
+    if (n == 0)
+        return 0;
+    *out = mem_calloc(n, sizeof **out);
+    if (*out == NULL)
+        return err_fmt(msg, cap, ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        char what[48];
+        snprintf(what, sizeof what, "\"%s\"[%zu]", key, i);
+        char *path = NULL;
+        int rc =
+            spec__string(json_array_get(v, i), SPEC_MAX_PATH_LEN, 1, "", what, &path, msg, cap);
+        if (rc != 0)
+            return rc;
+        if (path[0] != '/') {
+            rc = err_fmt(msg, cap, ERR_INVAL, "%s must be an absolute path (got \"%.64s\")", what,
+                         path);
+            mem_free(path);
+            return rc;
+        }
+        int dup = 0;
+        for (size_t k = 0; k < *nout && !dup; k++)
+            dup = strcmp((*out)[k], path) == 0;
+        if (dup)
+            mem_free(path);
+        else
+            (*out)[(*nout)++] = path;
+    }
+    return 0;
+}
+
 static int spec__top(struct spec *s, const json_t *root, char *msg, size_t cap)
 {
-    static const char *const keys[] = {"version", "name",   "virtual_cluster", "deadline_s",
-                                       "utility", "stages", "tasks",           NULL};
+    static const char *const keys[] = {"version", "name",  "virtual_cluster", "deadline_s",
+                                       "utility", "reads", "writes",          "stages",
+                                       "tasks",   NULL};
     if (!json_is_object(root))
         return err_fmt(msg, cap, ERR_INVAL, "spec must be a JSON object");
     int rc = spec__keys(root, keys, "", msg, cap);
@@ -482,6 +525,12 @@ static int spec__top(struct spec *s, const json_t *root, char *msg, size_t cap)
         s->has_deadline = 1;
     }
     if ((v = json_object_get(root, "utility")) != NULL && (rc = spec__utility(s, v, msg, cap)) != 0)
+        return rc;
+    if ((v = json_object_get(root, "reads")) != NULL &&
+        (rc = spec__paths(v, "reads", &s->reads, &s->nreads, msg, cap)) != 0)
+        return rc;
+    if ((v = json_object_get(root, "writes")) != NULL &&
+        (rc = spec__paths(v, "writes", &s->writes, &s->nwrites, msg, cap)) != 0)
         return rc;
     return 0;
 }
@@ -618,6 +667,27 @@ int spec_load(const char *path, const struct spec_limits *lim, struct spec **out
     int rc = spec_parse(buf != NULL ? buf : "", have, lim, out, msg, cap);
     mem_free(buf);
     return rc;
+}
+
+static size_t spec__add_unique(const char **out, size_t n, size_t cap, const char *path)
+{
+    for (size_t k = 0; k < n; k++)
+        if (strcmp(out[k], path) == 0)
+            return n;
+    if (n < cap)
+        out[n++] = path;
+    return n;
+}
+
+size_t spec_declared_inputs(const struct spec *spec, const char **out, size_t cap)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < spec->nreads && n < cap; i++)
+        n = spec__add_unique(out, n, cap, spec->reads[i]);
+    for (size_t t = 0; t < spec->ntasks && n < cap; t++)
+        for (size_t f = 0; f < spec->tasks[t].nfiles && n < cap; f++)
+            n = spec__add_unique(out, n, cap, spec->tasks[t].files[f].path);
+    return n;
 }
 
 double spec_utility_at(const struct spec *spec, double t_s)

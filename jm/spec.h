@@ -7,6 +7,7 @@
  *
  *   { "version": 1, "name": "clicklog-hourly", "virtual_cluster": "default",
  *     "deadline_s": 900, "utility": [[0,1],[900,1],[1500,-1]],
+ *     "reads": ["/data/clicks/2026-11-25T10"], "writes": ["/data/clicklog/2026-11-25T10"],
  *     "stages": [ { "name": "join", "after": ["extract", "dim"] } ],
  *     "tasks": [ { "id": "extract-0", "stage": "extract", "cmd": ["sh","-c","..."],
  *                  "cpu": 1.0, "mem_mb": 512, "runtime_s": 12.5, "after": [],
@@ -16,10 +17,16 @@
  *
  * Required: "version" (must be 1), "tasks" (non-empty), and per task "id" and "cmd" (a non-empty
  * array of strings, the first non-empty). Optional with defaults: "name" ("job"),
- * "virtual_cluster" ("default"), "deadline_s" (none), "utility" (none), "stages" (none), and per
+ * "virtual_cluster" ("default"), "deadline_s" (none), "utility" (none), "reads" and "writes"
+ * (none), "stages" (none), and per
  * task "stage" (the task's own id: a stage of one), "cpu" (1.0), "mem_mb" (256), "runtime_s"
  * (1.0), "after", "inputs", "files", "env" (empty). Unknown keys are rejected at every level, so a
  * typo ("cpus") is an error instead of a silently ignored request.
+ *
+ * "reads" and "writes" declare the files the job consumes and produces (absolute paths, at most
+ * SPEC_MAX_DECLARED each, duplicates dropped): the JM sends them to the RM at registration
+ * (JOB_REGISTER inputs and outputs), which learns from them when a recurring job's output is
+ * first consumed (Morpheus §4). They change nothing in how the job runs.
  *
  * Dependencies: tasks[].after lists task ids. stages[].after is an all-to-all barrier: every task
  * of the stage waits until every task of each named stage (and, transitively, everything those
@@ -34,7 +41,9 @@
  * self-dependencies, cycles (the message names the tasks/stages on the cycle), non-positive cpu or
  * mem_mb or runtime_s, cpu/mem_mb above limits.max_cpu/limits.max_mem_mb (what the largest node
  * could hold), more than limits.max_tasks tasks, and any list or string above the SPEC_MAX_*
- * bounds below. Nothing is allocated in proportion to a size that has not been bounded first.
+ * bounds below, and "reads"/"writes" entries that are not absolute paths ("/..."), contain a
+ * control character, or exceed SPEC_MAX_PATH_LEN. Nothing is allocated in proportion to a size that
+ * has not been bounded first.
  */
 #ifndef PADDOCK_JM_SPEC_H
 #define PADDOCK_JM_SPEC_H
@@ -56,6 +65,8 @@
 #define SPEC_MAX_FILES       256        /* files per task */
 #define SPEC_MAX_ENV         256        /* env entries per task */
 #define SPEC_MAX_UTILITY     64         /* utility points */
+#define SPEC_MAX_DECLARED    64         /* entries of "reads", and of "writes" */
+#define SPEC_MAX_PATH_LEN    4096       /* one declared path (bytes) */
 #define SPEC_MAX_RUNTIME_S   31536000.0 /* one year */
 #define SPEC_MAX_DEADLINE_S  31536000.0
 
@@ -127,6 +138,10 @@ struct spec {
     int has_deadline;
     struct spec_point *utility; /* piecewise-linear utility, t_s strictly increasing */
     size_t nutility;
+    char **reads; /* files the job reads: absolute paths, distinct, in spec order */
+    size_t nreads;
+    char **writes; /* files the job writes */
+    size_t nwrites;
     struct spec_stage *stages; /* declared stages first (in "stages" order), then the rest in
                                   order of first use by a task */
     size_t nstages;
@@ -161,6 +176,11 @@ long spec_task_index(const struct spec *spec, const char *id);
 
 /* Index of the stage with this name, or -1 when absent. */
 long spec_stage_index(const struct spec *spec, const char *name);
+
+/* The files the job declares it reads, for JOB_REGISTER's inputs: "reads" first, then the
+ * tasks' staged files (tasks[].files[].path) in spec order, duplicates dropped, at most `cap`
+ * (the rest is left out). Stores borrowed pointers into the spec in out[] and returns how many. */
+size_t spec_declared_inputs(const struct spec *spec, const char **out, size_t cap);
 
 /* Utility at completion time t (seconds): linear between points, flat before the first and after
  * the last. Returns 1.0 when the spec has no utility but a deadline and t <= deadline, -1.0 when

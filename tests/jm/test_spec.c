@@ -300,6 +300,76 @@ static void test_cycle_message_names_tasks(void **state)
     assert_null(strstr(msg, "root"));
 }
 
+/* "reads" and "writes": absolute paths, duplicates dropped; JOB_REGISTER's inputs add the tasks'
+ * staged files, deduplicated and capped. */
+static void test_declared_files(void **state)
+{
+    (void)state;
+    char fp[4096], msg[512] = "";
+    snprintf(fp, sizeof fp, "%s/tests/specs/valid/declared_files.json", src_dir());
+    struct spec *s = NULL;
+    assert_int_equal(spec_load(fp, NULL, &s, msg, sizeof msg), 0);
+    assert_int_equal(s->nreads, 2);
+    assert_string_equal(s->reads[0], "/data/clicklog/2026-11-25");
+    assert_string_equal(s->reads[1], "/data/dims/users");
+    assert_int_equal(s->nwrites, 1);
+    assert_string_equal(s->writes[0], "/data/sessions/2026-11-25");
+    const char *in[8];
+    assert_int_equal(spec_declared_inputs(s, in, 8), 3);
+    assert_string_equal(in[0], "/data/clicklog/2026-11-25");
+    assert_string_equal(in[1], "/data/dims/users");
+    assert_string_equal(in[2], "/opt/jobs/sessions.sh");
+    assert_int_equal(spec_declared_inputs(s, in, 2), 2);
+    assert_string_equal(in[1], "/data/dims/users");
+    spec_destroy(&s);
+
+    s = parse_ok("{\"version\":1,\"tasks\":[{\"id\":\"a\",\"cmd\":[\"t\"]}]}");
+    assert_int_equal(s->nreads, 0);
+    assert_int_equal(s->nwrites, 0);
+    assert_int_equal(spec_declared_inputs(s, in, 8), 0);
+    spec_destroy(&s);
+
+    /* 64 entries are accepted, 65 are not */
+    char buf[8192];
+    for (int n = 64; n <= 65; n++) {
+        size_t off = (size_t)snprintf(buf, sizeof buf, "{\"version\":1,\"writes\":[");
+        for (int i = 0; i < n; i++)
+            off += (size_t)snprintf(buf + off, sizeof buf - off, "%s\"/out/%d\"", i ? "," : "", i);
+        snprintf(buf + off, sizeof buf - off, "],\"tasks\":[{\"id\":\"a\",\"cmd\":[\"t\"]}]}");
+        if (n == 64) {
+            s = parse_ok(buf);
+            assert_int_equal(s->nwrites, 64);
+            spec_destroy(&s);
+        } else {
+            assert_int_equal(parse_bad(buf, NULL, msg, sizeof msg), ERR_TOOBIG);
+            assert_non_null(strstr(msg, "\"writes\" has 65 entries"));
+        }
+    }
+    assert_int_equal(parse_bad("{\"version\":1,\"reads\":[\"\"],\"tasks\":[{\"id\":\"a\","
+                               "\"cmd\":[\"t\"]}]}",
+                               NULL, msg, sizeof msg),
+                     ERR_INVAL);
+    assert_non_null(strstr(msg, "\"reads\"[0] must not be empty"));
+    /* failed allocations while copying the paths leak nothing and leave no spec */
+    int failures = 0;
+    for (long n = 0; n < 400; n++) {
+        mem_fail_after(n);
+        int rc = spec_load(fp, NULL, &s, msg, sizeof msg);
+        long refused = mem_fail_count();
+        mem_fail_reset();
+        if (rc == 0) {
+            spec_destroy(&s);
+            if (refused == 0)
+                break;
+        } else {
+            assert_int_equal(rc, ERR_NOMEM);
+            assert_null(s);
+            failures++;
+        }
+    }
+    assert_true(failures > 10);
+}
+
 static void test_alloc_failure(void **state)
 {
     (void)state;
@@ -339,6 +409,7 @@ int main(void)
         cmocka_unit_test(test_nul_and_control),
         cmocka_unit_test(test_cycle_message_names_tasks),
         cmocka_unit_test(test_alloc_failure),
+        cmocka_unit_test(test_declared_files),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
