@@ -31,4 +31,30 @@ void cli_register(const struct cli_command *cmd);
         cli_register(&CLI__CAT(cli__cmd_, __LINE__));                                              \
     }
 
+/* The recurring-job commands (`paddock recurring`, `history`, `plan`; tools/cli_recurring.c):
+ * the RM options they share and one admin query on the leader. */
+#include <stdbool.h>
+#include <stddef.h>
+
+struct json_t;
+
+struct cli_admin_opts {
+    const char *cluster; /* --cluster DIR, else PADDOCK_CLUSTER when --rm is not given */
+    const char *rm;      /* --rm ENDPOINTS */
+    const char *keys;    /* --keys DIR */
+};
+
+/* When argv[*i] is --cluster, --rm or --keys followed by a value, stores the value in o (borrowed
+ * from argv), advances *i past it and returns true. */
+bool cli_admin_option(int argc, char **argv, int *i, struct cli_admin_opts *o);
+
+/* Runs admin query `kind` with `args` and `data` (a document, may be NULL) on the RM leader
+ * (redirects followed). On 0 *doc is the reply (caller owns: json_decref). Otherwise returns 1
+ * after printing "paddock CMD: reason" on stderr (no cluster, no leader, a refusal). */
+int cli_admin_ask(const struct cli_admin_opts *o, const char *cmd, const char *kind,
+                  const char *const *args, size_t nargs, const char *data, struct json_t **doc);
+
+/* Prints doc as indented JSON on stdout. Returns 0, or 1 when it cannot be serialised. */
+int cli_admin_print_json(const struct json_t *doc);
+
 #endif
