@@ -1,9 +1,28 @@
 /* profile.h - a job profile: per-stage statistics of a previous run of the same job name
  * (Jockey §4.1 "Job simulator and the offline estimation", §5.1).
  *
- * Written by the JM at the end of a run from its finished task attempts (profile_build), found by
- * job name for the next run (profile_load), and read by the job simulator (jm/jsim.h), the
- * progress indicator (jm/progress.h: Q_s, T_s) and the Amdahl model (l_s, T_s).
+ * Written by the JM at the end of a successful run from its finished task attempts
+ * (profile_build, profile_save_run), found by job name for the next run (profile_load_job: the
+ * merge of the last runs), and read by the job simulator (jm/jsim.h), the progress indicator
+ * (jm/progress.h: Q_s, T_s), the Amdahl model (l_s, T_s) and the shape the RM's arbiter admits
+ * on (jm/shape.h).
+ *
+ * History (Morpheus keeps a recurring job's runs; a bad run must not spoil the model): each
+ * successful run leaves its own file, <dir>/<job>/<wall ms, 13 digits>-<job id>.json (names
+ * sanitised as in profile_path), written atomically; the newest PROFILE_KEEP are kept. A failed
+ * or cancelled run writes nothing. What the next run reads is the merge (profile_merge) of the
+ * newest PROFILE_KEEP runs; without any, the single file of older versions,
+ * <dir>/<job>.profile.json, when present.
+ *
+ * The merge pools the runs' samples per stage (by name), as if one run had made all their
+ * attempts: counts and totals add up (tasks, attempts, failures, ratio_samples, runtime_total,
+ * queue_total), so the means consumers derive (runtime_total / tasks, the failure probability
+ * failures / attempts) are the pooled ones; fail_run_mean is weighted by failures, input_mean by
+ * tasks, input_max is the largest. Each quantile vector is that of the mixture of the runs'
+ * distributions, each run's distribution being the piecewise-linear inverse CDF its quantiles
+ * describe, weighted by its sample count (runtime_q by tasks, ratio_q by ratio_samples, init_q by
+ * attempts). Two runs of 10 tasks with run times uniform on [0, 20] and on [20, 40] merge into 20
+ * tasks uniform on [0, 40].
  *
  * Per stage: task count, attempt and failure counts (failure probability), the run-time
  * distribution of successful attempts as PROFILE_NQ quantiles (min, 5%, ..., max), the
@@ -30,12 +49,14 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #define PROFILE_VERSION    1
 #define PROFILE_NQ         21          /* quantiles at k / (PROFILE_NQ - 1) */
 #define PROFILE_MAX_STAGES 100000      /* bound on stages read from a file */
 #define PROFILE_MAX_BYTES  (64u << 20) /* bound on a profile file's size */
 #define PROFILE_MAX_NAME   256
+#define PROFILE_KEEP       10 /* successful runs kept per job, and merged */
 
 struct profile_stage {
     char *name;                   /* owned */
@@ -110,6 +131,32 @@ int profile_save(const struct profile *p, const char *path, char *msg, size_t ca
  * outside [A-Za-z0-9._-] replaced by '_' and a leading '.' too (a name can neither leave dir nor
  * hide). ERR_INVAL for an empty name, ERR_TOOBIG when it does not fit in cap bytes. */
 int profile_path(char *buf, size_t cap, const char *dir, const char *job);
+
+/* Merges n >= 1 profiles of runs of one job (pooled per stage, as the header says) into *out
+ * (replacing its contents on success; untouched on error). Stages appear in order of first
+ * appearance in runs[0], runs[1], ...; the job name is runs[0]'s. ERR_INVAL (n == 0), ERR_NOMEM;
+ * the reason in msg. Pure. */
+int profile_merge(struct profile *out, const struct profile *runs, size_t n, char *msg, size_t cap);
+
+/* The directory a job's run profiles live in: "<dir>/<job>", the job name sanitised as in
+ * profile_path. ERR_INVAL, ERR_TOOBIG as profile_path. */
+int profile_history_dir(char *buf, size_t cap, const char *dir, const char *job);
+
+/* Saves one successful run's profile under the job's history directory (created, with dir,
+ * when missing) as "<ts_ms, 13 digits>-<job_id>.json" (job_id sanitised; "run" when empty),
+ * atomically (profile_save), then removes the oldest run files beyond `keep` (>= 1). The path
+ * written goes to path_out (may be NULL). ERR_IO, ERR_INVAL, ERR_TOOBIG, ERR_NOMEM with the
+ * reason in msg. */
+int profile_save_run(const struct profile *p, const char *dir, const char *job_id, int64_t ts_ms,
+                     int keep, char *path_out, size_t path_cap, char *msg, size_t cap);
+
+/* Loads what the next run of `job` should use: the merge of the newest `max_runs` readable run
+ * files in its history directory (unreadable ones are passed over), else the single file of
+ * older versions (<dir>/<job>.profile.json). *runs (may be NULL) gets the number of runs merged
+ * (1 for the old file). ERR_NOTFOUND when there is neither; else as profile_load for the old
+ * file. *p is untouched on error. */
+int profile_load_job(struct profile *p, const char *dir, const char *job, int max_runs, int *runs,
+                     char *msg, size_t cap);
 
 /* Reads `path` into *p. ERR_NOTFOUND when it does not exist, ERR_IO when it cannot be read,
  * ERR_TOOBIG over PROFILE_MAX_BYTES, else as profile_from_json. The reason is in msg; the caller
