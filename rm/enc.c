@@ -105,6 +105,12 @@ void enc_str(struct enc_buf *b, const char *s)
     enc_bytes(b, s, n);
 }
 
+void enc_blob(struct enc_buf *b, const void *p, uint32_t n)
+{
+    enc_u32(b, n);
+    enc_bytes(b, p, n);
+}
+
 void enc_reader_init(struct enc_reader *r, const void *data, size_t len)
 {
     r->p = data;
@@ -189,4 +195,20 @@ int enc_reader_err(const struct enc_reader *r)
 void enc_reader_fail(struct enc_reader *r)
 {
     r->err = ERR_PARSE;
+}
+
+const void *enc_get_blob(struct enc_reader *r, uint32_t max, uint32_t *n)
+{
+    *n = 0;
+    uint32_t len = enc_get_u32(r);
+    if (enc_reader_err(r) != 0)
+        return NULL;
+    if (len > max) {
+        enc_reader_fail(r);
+        return NULL;
+    }
+    const void *p = len > 0 ? enc__take(r, len) : NULL;
+    if (p != NULL)
+        *n = len;
+    return p;
 }

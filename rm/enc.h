@@ -40,6 +40,8 @@ void enc_i64(struct enc_buf *b, int64_t v);
  * ERR_NOMEM-free ERR_TOOBIG. */
 void enc_str(struct enc_buf *b, const char *s);
 void enc_bytes(struct enc_buf *b, const void *p, size_t n);
+/* A u32 length then n bytes (long texts: a job spec). */
+void enc_blob(struct enc_buf *b, const void *p, uint32_t n);
 
 /* A bounded reader over borrowed bytes. */
 struct enc_reader {
@@ -56,6 +58,9 @@ int64_t enc_get_i64(struct enc_reader *r);
 /* Copies a string into a caller-owned buffer of `cap` bytes (NUL-terminated); a string of cap
  * bytes or more, or one holding a NUL, is an error. */
 void enc_get_str(struct enc_reader *r, char *out, size_t cap);
+/* A blob of at most `max` bytes: returns a pointer into the reader's bytes (borrowed) and its
+ * length in *n; NULL with *n = 0 when empty or on error (too long or truncated latch one). */
+const void *enc_get_blob(struct enc_reader *r, uint32_t max, uint32_t *n);
 /* Bytes remaining. */
 size_t enc_reader_left(const struct enc_reader *r);
 /* 0 when every read so far succeeded, else ERR_PARSE. */

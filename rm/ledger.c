@@ -58,6 +58,7 @@ void ledger_destroy(ledger_t **lp)
     mem_free(l->arb_pos);
     mem_free(l->idem);
     mem_free(l->idem_bucket);
+    ledger__recur_free(l);
     mem_free(l);
     *lp = NULL;
 }
@@ -279,14 +280,19 @@ static struct ledger_job *ledger__job_find(const ledger_t *l, uint64_t id, size_
     return lo < l->njobs && l->jobs[lo].id == id ? &l->jobs[lo] : NULL;
 }
 
-static void ledger__job_finish(ledger_t *l, struct ledger_job *j, uint8_t state)
+/* end: the JOB_END that ended it, NULL when its lease ran out */
+static void ledger__job_finish(ledger_t *l, struct ledger_job *j, uint8_t state,
+                               const struct ledger_cmd *end)
 {
     ledger__job_set_tokens(l, j, 0);
     j->wanted = 0;
     j->minimum = 0;
     j->state = state;
     j->finished_ms = l->now;
+    if (end != NULL && end->started_ms > 0 && end->started_ms <= l->now)
+        j->started_ms = end->started_ms;
     l->nfinished++;
+    ledger__history_job(l, j, end);
 }
 
 /* Forgets the oldest finished jobs beyond LEDGER_JOBS_KEEP. */
@@ -382,9 +388,13 @@ void ledger__arbitrate(ledger_t *l, size_t vci, uint64_t cause)
         }
         a->held = j->tokens;
         a->weight = j->weight_milli != 0 ? (double)j->weight_milli / 1000.0 : 1.0;
+        if (j->recur != 0)
+            ledger__recur_arb(l, j, a); /* Morpheus §6-7: its reservation, reprovisioning */
         l->arb_pos[n++] = i;
     }
-    arbiter_allocate(ARBITER_MINEDF_WC, vc->capacity, l->arb, n, l->arb_order);
+    vc->arbitrated_ms = l->now;
+    arbiter_allocate_plan(ARBITER_MINEDF_WC, vc->capacity, ledger__held_back(l, vci), l->arb, n,
+                          l->arb_order);
     vc->spare = 0;
     for (size_t k = 0; k < n; k++) {
         struct ledger_job *j = &l->jobs[l->arb_pos[k]];
@@ -411,15 +421,16 @@ static int ledger__load(const ledger_t *l, size_t vci, int64_t now, struct arbit
     for (size_t i = 0; i < l->njobs; i++) {
         const struct ledger_job *j = &l->jobs[i];
         n += j->vc == vci && j->state == LEDGER_JOB_ACTIVE && j->deadline_ms != 0 &&
-             !j->best_effort && j->work_ms != 0;
+             !j->best_effort && j->work_ms != 0 && !j->reserved_run;
     }
     if (n > 0 && (load = mem_alloc(n * sizeof *load)) == NULL)
         return ERR_NOMEM;
     n = 0;
     for (size_t i = 0; i < l->njobs; i++) {
         const struct ledger_job *j = &l->jobs[i];
+        /* a run with a reservation is covered by the plan */
         if (j->vc != vci || j->state != LEDGER_JOB_ACTIVE || j->deadline_ms == 0 ||
-            j->best_effort || j->work_ms == 0)
+            j->best_effort || j->work_ms == 0 || j->reserved_run)
             continue;
         load[n].id = j->id;
         load[n].deadline = (double)(j->deadline_ms - now) / 1000.0;
@@ -447,15 +458,29 @@ static int ledger__admit(ledger_t *l, const struct ledger_cmd *c, size_t vci,
     size_t n = 0;
     if (ledger__load(l, vci, l->now, &load, &n) != 0)
         return ERR_NOMEM;
+    double *pt = NULL, *ptok = NULL;
+    size_t pn = 0;
+    if (ledger__plan_reserve(l, vci, l->now, &pt, &ptok, &pn) != 0) {
+        mem_free(load);
+        return ERR_NOMEM;
+    }
+    struct arbiter_reserve plan = {pt, ptok, pn};
     struct arbiter_shape s = ledger__shape(c);
     struct arbiter_quote q;
-    int rc = arbiter_admit((double)c->k_milli / 1000.0, l->vcs[vci].capacity, load, n, &s,
-                           (double)(c->deadline_ms - l->now) / 1000.0, &q);
+    int rc =
+        arbiter_admit_plan((double)c->k_milli / 1000.0, l->vcs[vci].capacity, pn > 0 ? &plan : NULL,
+                           load, n, &s, (double)(c->deadline_ms - l->now) / 1000.0, &q);
     mem_free(load);
+    mem_free(pt);
+    mem_free(ptok);
     if (rc != 0)
         return rc == ERR_NOMEM ? rc : 0; /* nothing to judge by: admitted unchecked */
     if (q.admit)
         return 0;
+    if (!isfinite(q.eff) || !isfinite(q.eff_p50)) {
+        r->value = r->aux = 0; /* the plan leaves it nothing: no finish to offer */
+        return ERR_ADMISSION;
+    }
     r->value = (uint64_t)ceil(q.eff * 1000.0);
     r->aux = (uint64_t)ceil(q.eff_p50 * 1000.0);
     return ERR_ADMISSION;
@@ -471,11 +496,20 @@ int ledger_quote(const ledger_t *l, const struct ledger_cmd *c, int64_t now,
     size_t n = 0;
     if (ledger__load(l, vci, now, &load, &n) != 0)
         return ERR_NOMEM;
+    double *pt = NULL, *ptok = NULL;
+    size_t pn = 0;
+    if (ledger__plan_reserve(l, vci, now, &pt, &ptok, &pn) != 0) {
+        mem_free(load);
+        return ERR_NOMEM;
+    }
+    struct arbiter_reserve plan = {pt, ptok, pn};
     struct arbiter_shape s = ledger__shape(c);
     double k = (double)c->k_milli / 1000.0;
     uint32_t cap = l->vcs[vci].capacity;
     double d = c->deadline_ms != 0 ? (double)(c->deadline_ms - now) / 1000.0 : 0;
-    int rc = arbiter_admit(k, cap, load, n, &s, d, q);
+    int rc = arbiter_admit_plan(k, cap, pn > 0 ? &plan : NULL, load, n, &s, d, q);
+    mem_free(pt);
+    mem_free(ptok);
     int np = rc == 0 ? arbiter_price_curve(k, cap, load, n, &s, curve, *ncurve) : rc;
     mem_free(load);
     *ncurve = np > 0 ? (size_t)np : 0;
@@ -495,9 +529,24 @@ static int ledger__job_register(ledger_t *l, const struct ledger_cmd *c, struct 
     if (c->width > LEDGER_MAX_TOKENS || c->work_ms > (1ull << 52) || c->work_sd_ms > (1ull << 52) ||
         c->path_ms > (1ull << 52) || c->path_sd_ms > (1ull << 52) || c->weight_milli > 1000000000)
         return ERR_RANGE;
-    if (c->deadline_ms != 0 && !(c->flags & LEDGER_JOB_BEST_EFFORT) && c->work_ms != 0 &&
-        c->width != 0) {
-        int rc = ledger__admit(l, c, vci, r);
+    if (c->text_len > LEDGER_FILES_MAX)
+        return ERR_RANGE;
+    bool reserved = false, best_effort = (c->flags & LEDGER_JOB_BEST_EFFORT) != 0;
+    int64_t deadline = c->deadline_ms;
+    int rc = ledger__recur_check(l, c, &reserved, &deadline);
+    if (rc != 0)
+        return rc;
+    if (deadline != 0 && !best_effort && !reserved && c->work_ms != 0 && c->width != 0) {
+        struct ledger_cmd a = *c;
+        a.deadline_ms = deadline;
+        rc = ledger__admit(l, &a, vci, r);
+        if (rc == ERR_ADMISSION && c->recurring[0] != '\0') {
+            /* a run of a recurring job without a reservation yet (no model, or no room in
+             * the plan) still runs, without admission, rather than miss its period */
+            best_effort = true;
+            r->value = r->aux = 0;
+            rc = 0;
+        }
         if (rc != 0)
             return rc;
     }
@@ -513,10 +562,12 @@ static int ledger__job_register(ledger_t *l, const struct ledger_cmd *c, struct 
     j->vc = (uint32_t)vci;
     j->state = LEDGER_JOB_ACTIVE;
     j->submitted_ms = l->now;
-    j->deadline_ms = c->deadline_ms;
+    j->deadline_ms = deadline;
     j->lease_ms = lease;
     j->lease_expiry_ms = l->now + lease;
-    j->best_effort = (c->flags & LEDGER_JOB_BEST_EFFORT) != 0;
+    j->best_effort = best_effort;
+    j->reserved_run = reserved;
+    j->period = -1;
     j->has_profile = (c->flags & LEDGER_JOB_HAS_PROFILE) != 0;
     j->weight_milli = c->weight_milli;
     j->work_ms = c->work_ms;
@@ -525,6 +576,9 @@ static int ledger__job_register(ledger_t *l, const struct ledger_cmd *c, struct 
     j->path_sd_ms = c->path_sd_ms;
     j->width = c->width;
     r->value = j->id;
+    if (c->recurring[0] != '\0')
+        ledger__recur_registered(l, j, c);
+    ledger__inputs_read(l, c);
     ledger__arbitrate(l, vci, j->id); /* its minimum is reserved from now on */
     return 0;
 }
@@ -542,7 +596,7 @@ static int ledger__tick(ledger_t *l, uint64_t *value)
     for (size_t i = 0; i < l->njobs; i++) {
         struct ledger_job *j = &l->jobs[i];
         if (j->state == LEDGER_JOB_ACTIVE && j->lease_expiry_ms <= l->now) {
-            ledger__job_finish(l, j, LEDGER_JOB_EXPIRED);
+            ledger__job_finish(l, j, LEDGER_JOB_EXPIRED, NULL);
             n++;
         }
     }
@@ -566,7 +620,7 @@ static int ledger__job_cmd(ledger_t *l, const struct ledger_cmd *c, uint64_t *va
     case LEDGER_CMD_JOB_END:
         if (c->state < LEDGER_JOB_DONE || c->state > LEDGER_JOB_CANCELLED)
             return ERR_INVAL;
-        ledger__job_finish(l, j, c->state);
+        ledger__job_finish(l, j, c->state, c);
         ledger__arbitrate(l, vci, id); /* its tokens go to the others */
         return 0;
     case LEDGER_CMD_JOB_DEADLINE:
@@ -601,7 +655,8 @@ static int ledger__job_cmd(ledger_t *l, const struct ledger_cmd *c, uint64_t *va
         /* Most renewals change nothing the arbiter reads: the same demand and a minimum it
          * already has. Skipping them keeps a renewal O(1) instead of a sort of the cluster's
          * jobs; one whose MinEDF minimum moved with the clock or its progress arbitrates. */
-        if (j->demand == c->count && ledger__minimum(l, j) == j->minimum) {
+        if (j->demand == c->count && ledger__minimum(l, j) == j->minimum &&
+            !ledger__plan_moved(l, vci, l->vcs[vci].arbitrated_ms, l->now)) {
             *value = j->tokens;
             return 0;
         }
@@ -660,6 +715,15 @@ int ledger_apply(ledger_t *l, const struct ledger_cmd *c, int64_t now, struct le
         break;
     case LEDGER_CMD_TICK:
         r.code = ledger__tick(l, &r.value);
+        break;
+    case LEDGER_CMD_RECUR_ADD:
+    case LEDGER_CMD_RECUR_PAUSE:
+    case LEDGER_CMD_RECUR_REMOVE:
+    case LEDGER_CMD_RECUR_ACCEPT:
+    case LEDGER_CMD_RECUR_FIRE:
+    case LEDGER_CMD_RECUR_NOTE:
+    case LEDGER_CMD_RECUR_MODEL:
+        r.code = ledger__recur_cmd(l, c, &r);
         break;
     default:
         r.code = ledger__job_cmd(l, c, &r.value);

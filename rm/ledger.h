@@ -92,6 +92,7 @@ struct ledger_vc {
     uint32_t spare;           /* of granted, the tokens above the jobs' minimums */
     uint64_t spare_grants;    /* tokens handed out as spare, ever */
     uint64_t spare_reclaims;  /* spare tokens taken back from a job for another, ever */
+    int64_t arbitrated_ms;    /* the latest arbitration (the plan's step may have moved since) */
 };
 
 struct ledger_job {
@@ -121,6 +122,101 @@ struct ledger_job {
     int64_t eta_ms;         /* its JM's expected finish, ms from submission; 0: unknown */
     int64_t eta_p95_ms;
     uint32_t demand; /* token units it could use now + 1, from its renewals; 0: unknown */
+    /* A run of a recurring job (Morpheus): index into the recurring jobs + 1 (0: ad-hoc) and
+     * its period instance (rm/period.h). */
+    uint32_t recur;
+    int64_t period;
+    bool reserved_run;  /* registered with a reservation in the plan: admitted by it */
+    int64_t started_ms; /* its first task's start, from the ending renewal; 0: unknown */
+};
+
+/* Recurring jobs (Morpheus §3-7). Each period the leader fires exactly one run
+ * (RECUR_FIRE, deduplicated by period index), launches its JM, and the run registers under
+ * (recurring, period): a second registration of the same run is refused with ERR_EXISTS. */
+#define LEDGER_MAX_RECURRING   64
+#define LEDGER_SPEC_MAX        (512u * 1024u) /* a recurring job's spec text */
+#define LEDGER_FILES_MAX       8192u          /* its outputs, newline-separated */
+#define LEDGER_REASON_MAX      160
+#define LEDGER_HISTORY_CAP     2048  /* runs kept in the history (oldest forgotten first) */
+#define LEDGER_VALS_MAX        4096u /* values in one command array (a skyline, a reservation) */
+#define LEDGER_CATCHUP_PERIODS 3     /* missed periods fired late after an outage; older: skipped */
+
+enum ledger_deadline_source {
+    LEDGER_DEADLINE_NONE = 0,
+    LEDGER_DEADLINE_USER = 1,     /* given with `recurring add --deadline` */
+    LEDGER_DEADLINE_INFERRED = 2, /* inferred (rm/slo.h) and accepted by the user */
+};
+
+struct ledger_recurring {
+    uint32_t id; /* stable, 1, 2, ... (jobs name their recurring job by it) */
+    char name[LEDGER_NAME_MAX];
+    uint32_t vc;
+    int64_t period_ms;
+    int64_t offset_ms;
+    int64_t deadline_ms;     /* from the period's start; 0: none (yet) */
+    uint8_t deadline_source; /* enum ledger_deadline_source */
+    bool paused;
+    int64_t created_ms;
+    int64_t last_fired; /* period index of the latest run fired; -1: none */
+    char *spec;         /* owned: the job spec (JSON text), NUL-terminated */
+    char *outputs;      /* owned: the files it writes, newline-separated ("" none) */
+    /* the run fired and not yet ended (pend_period -1: none) */
+    int64_t pend_period;
+    uint64_t pend_job;      /* its job id once registered, 0 before */
+    int64_t pend_fired_ms;  /* when the leader fired it */
+    int64_t pend_launch_ms; /* the latest launch (the leader relaunches a run not registered) */
+    uint32_t pend_launches;
+    char pend_reason[LEDGER_REASON_MAX]; /* why the latest launch failed ("" none) */
+    uint32_t runs, met, missed;
+    /* SLO inference (rm/slo.h) over its history, recomputed when a run ends */
+    uint8_t slo_source; /* enum slo_source */
+    int64_t slo_deadline_ms;
+    uint32_t slo_runs, slo_consumed;
+    double slo_read_cv, slo_slack_ratio;
+    int64_t slo_read_median_ms, slo_end_pct_ms;
+    /* the resource model R* and the reservation, set by the leader (RECUR_MODEL) */
+    uint32_t generation;  /* bumped by every change the model depends on */
+    uint32_t model_gen;   /* the generation the model was computed for */
+    uint32_t sky_step_ms; /* R*'s step */
+    uint32_t nsky;
+    uint32_t *sky_milli;   /* owned: R*, tokens x 1000 per step */
+    uint32_t plan_step_ms; /* the reservation's step */
+    uint32_t resv_first;   /* steps from the period's start to the first reserved one */
+    uint32_t nresv;
+    uint32_t *resv_milli; /* owned: reserved tokens x 1000 per step from resv_first */
+    uint32_t rho_milli;   /* reprovisioning's cap: ρ x the recent reservation (Morpheus §7) */
+    char last_error[LEDGER_REASON_MAX];
+};
+
+#define LEDGER_RHO_DEFAULT   2000 /* ρ = 2 (Morpheus §7) */
+#define LEDGER_REPROV_WINDOW 2    /* R_recent: the reservation's last 2 plan steps */
+
+enum ledger_outcome {
+    LEDGER_RUN_SUCCEEDED = 1,
+    LEDGER_RUN_FAILED = 2,
+    LEDGER_RUN_CANCELLED = 3,
+    LEDGER_RUN_EXPIRED = 4,
+    LEDGER_RUN_NOT_STARTED = 5, /* a recurring run whose JM never registered */
+    LEDGER_RUN_SKIPPED = 6,     /* a period missed while the cluster was down */
+};
+
+/* One run in the history (`paddock history`, Slurm's sacct). */
+struct ledger_run {
+    uint64_t job; /* 0 for runs that never registered */
+    char name[LEDGER_NAME_MAX];
+    char recurring[LEDGER_NAME_MAX]; /* "" ad-hoc */
+    int64_t period;                  /* -1 ad-hoc */
+    uint8_t outcome;                 /* enum ledger_outcome */
+    uint32_t vc;
+    int64_t submit_ms, start_ms, end_ms; /* start 0: unknown */
+    int64_t deadline_ms;                 /* absolute; 0 none */
+    int64_t period_start_ms;             /* recurring: its period's start */
+    uint64_t token_ms;
+    int64_t out_read_ms; /* when another job first read its outputs (absolute); 0 never */
+    uint32_t sky_step_ms;
+    uint32_t nsky;
+    uint32_t *sky_milli; /* owned */
+    char reason[LEDGER_REASON_MAX];
 };
 
 #define LEDGER_JOB_BEST_EFFORT 1u /* JOB_REGISTER flags */
@@ -143,7 +239,19 @@ enum ledger_cmd_type {
                                       eta_p95_ms count(demand + 1; 0: unknown) -> tokens now
                                       held */
     LEDGER_CMD_TICK = 12,          /* -> number of jobs whose lease expired */
-    LEDGER_CMD__MAX = 12,
+    /* Recurring jobs (entry version 3). */
+    LEDGER_CMD_RECUR_ADD = 13,    /* name vc period_ms offset_ms deadline_ms weight_milli(ρ)
+                                     text(spec) text2(outputs) -> 0; ERR_EXISTS */
+    LEDGER_CMD_RECUR_PAUSE = 14,  /* name count(1 pause, 0 resume) -> 0 */
+    LEDGER_CMD_RECUR_REMOVE = 15, /* name -> 0 */
+    LEDGER_CMD_RECUR_ACCEPT = 16, /* name -> deadline ms adopted; ERR_STATE: nothing inferred */
+    LEDGER_CMD_RECUR_FIRE = 17,   /* name period -> 0; ERR_EXISTS: fired already */
+    LEDGER_CMD_RECUR_NOTE = 18,   /* name period state(1 launched, 2 failed, 3 gave up)
+                                     text(reason) -> 0 */
+    LEDGER_CMD_RECUR_MODEL = 19,  /* name count(generation) width(R* step ms) cpus_milli(plan
+                                     step ms) mem_mb(first reserved step) vals(R*) vals2
+                                     (reservation) text(error) -> 0; ERR_STATE: stale */
+    LEDGER_CMD__MAX = 19,
 };
 
 /* One command. Public struct: fill the fields the type uses (ledger.h enum comments), zero
@@ -176,6 +284,26 @@ struct ledger_cmd {
     uint32_t done_permille;
     int64_t eta_ms;
     int64_t eta_p95_ms;
+    /* entry version 3: recurring jobs, history */
+    char recurring[LEDGER_NAME_MAX]; /* JOB_REGISTER: the run's recurring job ("" ad-hoc) */
+    int64_t period;                  /* JOB_REGISTER, RECUR_FIRE, RECUR_NOTE: instance */
+    int64_t period_ms;               /* RECUR_ADD */
+    int64_t offset_ms;               /* RECUR_ADD */
+    int64_t started_ms;              /* JOB_END: first task start */
+    uint64_t token_ms;               /* JOB_END */
+    uint32_t step_ms;                /* JOB_END: skyline step */
+    /* Borrowed: valid while the command is applied or encoded (decoding points them into the
+     * iterator's scratch). text: RECUR_ADD spec, JOB_REGISTER inputs (newline-separated),
+     * RECUR_NOTE/RECUR_MODEL/JOB_END reason; text2: RECUR_ADD outputs. vals: JOB_END skyline,
+     * RECUR_MODEL R*; vals2: RECUR_MODEL reservation. */
+    const char *text;
+    uint32_t text_len;
+    const char *text2;
+    uint32_t text2_len;
+    const uint32_t *vals;
+    uint32_t nvals;
+    const uint32_t *vals2;
+    uint32_t nvals2;
 };
 
 /* Outcome of one command: code 0 or a negative ERR_*, and a type-specific value (kept with
@@ -243,6 +371,23 @@ struct arbiter_quote;
 struct arbiter_price;
 int ledger_quote(const ledger_t *l, const struct ledger_cmd *c, int64_t now,
                  struct arbiter_quote *q, struct arbiter_price *curve, size_t *ncurve);
+
+/* Recurring jobs in name order. */
+size_t ledger_recurring_count(const ledger_t *l);
+const struct ledger_recurring *ledger_recurring_at(const ledger_t *l, size_t i);
+const struct ledger_recurring *ledger_recurring_find(const ledger_t *l, const char *name);
+/* The deadline in force (ms from the period's start; 0: none) and whether it comes from the
+ * user or an accepted inference. */
+int64_t ledger_recurring_deadline(const struct ledger_recurring *r);
+/* Tokens reserved for recurring job r's instance covering absolute time t (0 outside). */
+uint32_t ledger_recurring_reserved_at(const struct ledger_recurring *r, int64_t t);
+/* The plan's reserved tokens in virtual cluster vc at absolute time t, all jobs together. */
+uint32_t ledger_plan_at(const ledger_t *l, uint32_t vc, int64_t t);
+
+/* The history, oldest first (at most LEDGER_HISTORY_CAP runs). */
+size_t ledger_history_count(const ledger_t *l);
+const struct ledger_run *ledger_history_at(const ledger_t *l, size_t i);
+const char *ledger_outcome_name(uint8_t outcome);
 
 /* Checks the invariants; returns 0, or ERR_STATE with the broken one in msg. */
 int ledger_check(const ledger_t *l, char *msg, size_t cap);

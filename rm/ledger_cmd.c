@@ -7,7 +7,26 @@
 #include <string.h>
 
 #define LEDGER_CMD__MAGIC   0x50444c45u /* "PDLE" */
-#define LEDGER_CMD__VERSION 2           /* 1: before the arbiter (still read) */
+#define LEDGER_CMD__VERSION 3 /* 1: before the arbiter, 2: before recurring jobs (still read) */
+
+static void ledger_cmd__vals(struct enc_buf *b, const uint32_t *v, uint32_t n)
+{
+    enc_u32(b, n);
+    for (uint32_t i = 0; i < n; i++)
+        enc_u32(b, v[i]);
+}
+
+static uint32_t ledger_cmd__get_vals(struct enc_reader *r, uint32_t *out)
+{
+    uint32_t n = enc_get_u32(r);
+    if (n > LEDGER_VALS_MAX || (size_t)n * 4 > enc_reader_left(r)) {
+        enc_reader_fail(r);
+        return 0;
+    }
+    for (uint32_t i = 0; i < n; i++)
+        out[i] = enc_get_u32(r);
+    return n;
+}
 
 static void ledger_cmd__encode_one(struct enc_buf *b, const struct ledger_cmd *c)
 {
@@ -54,10 +73,18 @@ static void ledger_cmd__encode_one(struct enc_buf *b, const struct ledger_cmd *c
         enc_u64(b, c->path_sd_ms);
         enc_u32(b, c->width);
         enc_u32(b, c->k_milli);
+        enc_str(b, c->recurring);
+        enc_i64(b, c->period);
+        enc_blob(b, c->text, c->text_len);
         break;
     case LEDGER_CMD_JOB_END:
         enc_u64(b, c->job);
         enc_u8(b, c->state);
+        enc_i64(b, c->started_ms);
+        enc_u64(b, c->token_ms);
+        enc_u32(b, c->step_ms);
+        ledger_cmd__vals(b, c->vals, c->nvals);
+        enc_blob(b, c->text, c->text_len);
         break;
     case LEDGER_CMD_JOB_DEADLINE:
         enc_u64(b, c->job);
@@ -75,6 +102,44 @@ static void ledger_cmd__encode_one(struct enc_buf *b, const struct ledger_cmd *c
         enc_i64(b, c->eta_ms);
         enc_i64(b, c->eta_p95_ms);
         enc_u32(b, c->count);
+        break;
+    case LEDGER_CMD_RECUR_ADD:
+        enc_str(b, c->name);
+        enc_str(b, c->vc);
+        enc_i64(b, c->period_ms);
+        enc_i64(b, c->offset_ms);
+        enc_i64(b, c->deadline_ms);
+        enc_u32(b, c->weight_milli);
+        enc_blob(b, c->text, c->text_len);
+        enc_blob(b, c->text2, c->text2_len);
+        break;
+    case LEDGER_CMD_RECUR_PAUSE:
+        enc_str(b, c->name);
+        enc_u32(b, c->count);
+        break;
+    case LEDGER_CMD_RECUR_REMOVE:
+    case LEDGER_CMD_RECUR_ACCEPT:
+        enc_str(b, c->name);
+        break;
+    case LEDGER_CMD_RECUR_FIRE:
+        enc_str(b, c->name);
+        enc_i64(b, c->period);
+        break;
+    case LEDGER_CMD_RECUR_NOTE:
+        enc_str(b, c->name);
+        enc_i64(b, c->period);
+        enc_u8(b, c->state);
+        enc_blob(b, c->text, c->text_len);
+        break;
+    case LEDGER_CMD_RECUR_MODEL:
+        enc_str(b, c->name);
+        enc_u32(b, c->count);
+        enc_u32(b, c->width);
+        enc_u32(b, c->cpus_milli);
+        enc_u32(b, c->mem_mb);
+        ledger_cmd__vals(b, c->vals, c->nvals);
+        ledger_cmd__vals(b, c->vals2, c->nvals2);
+        enc_blob(b, c->text, c->text_len);
         break;
     default: /* TICK and unknown types carry no fields */
         break;
@@ -106,7 +171,7 @@ int ledger_cmd_iter_init(struct ledger_cmd_iter *it, const void *data, size_t le
     it->left = it->count;
     if (enc_reader_err(&it->r) != 0 || magic != LEDGER_CMD__MAGIC)
         return err_fmt(msg, cap, ERR_PARSE, "log entry: bad header");
-    if (version != 1 && version != LEDGER_CMD__VERSION)
+    if (version < 1 || version > LEDGER_CMD__VERSION)
         return err_fmt(msg, cap, ERR_PARSE, "log entry: version %u unsupported", version);
     it->version = version;
     if (it->count > LEDGER_CMD_BATCH_MAX)
@@ -178,10 +243,23 @@ int ledger_cmd_next(struct ledger_cmd_iter *it, struct ledger_cmd *c, char *msg,
             c->width = enc_get_u32(r);
             c->k_milli = enc_get_u32(r);
         }
+        if (it->version >= 3) {
+            enc_get_str(r, c->recurring, sizeof c->recurring);
+            c->period = enc_get_i64(r);
+            c->text = enc_get_blob(r, LEDGER_FILES_MAX, &c->text_len);
+        }
         break;
     case LEDGER_CMD_JOB_END:
         c->job = enc_get_u64(r);
         c->state = enc_get_u8(r);
+        if (it->version >= 3) {
+            c->started_ms = enc_get_i64(r);
+            c->token_ms = enc_get_u64(r);
+            c->step_ms = enc_get_u32(r);
+            c->nvals = ledger_cmd__get_vals(r, it->vals);
+            c->vals = it->vals;
+            c->text = enc_get_blob(r, LEDGER_REASON_MAX, &c->text_len);
+        }
         break;
     case LEDGER_CMD_JOB_DEADLINE:
         c->job = enc_get_u64(r);
@@ -203,6 +281,46 @@ int ledger_cmd_next(struct ledger_cmd_iter *it, struct ledger_cmd *c, char *msg,
         }
         break;
     case LEDGER_CMD_TICK:
+        break;
+    case LEDGER_CMD_RECUR_ADD:
+        enc_get_str(r, c->name, sizeof c->name);
+        enc_get_str(r, c->vc, sizeof c->vc);
+        c->period_ms = enc_get_i64(r);
+        c->offset_ms = enc_get_i64(r);
+        c->deadline_ms = enc_get_i64(r);
+        c->weight_milli = enc_get_u32(r);
+        c->text = enc_get_blob(r, LEDGER_SPEC_MAX, &c->text_len);
+        c->text2 = enc_get_blob(r, LEDGER_FILES_MAX, &c->text2_len);
+        break;
+    case LEDGER_CMD_RECUR_PAUSE:
+        enc_get_str(r, c->name, sizeof c->name);
+        c->count = enc_get_u32(r);
+        break;
+    case LEDGER_CMD_RECUR_REMOVE:
+    case LEDGER_CMD_RECUR_ACCEPT:
+        enc_get_str(r, c->name, sizeof c->name);
+        break;
+    case LEDGER_CMD_RECUR_FIRE:
+        enc_get_str(r, c->name, sizeof c->name);
+        c->period = enc_get_i64(r);
+        break;
+    case LEDGER_CMD_RECUR_NOTE:
+        enc_get_str(r, c->name, sizeof c->name);
+        c->period = enc_get_i64(r);
+        c->state = enc_get_u8(r);
+        c->text = enc_get_blob(r, LEDGER_REASON_MAX, &c->text_len);
+        break;
+    case LEDGER_CMD_RECUR_MODEL:
+        enc_get_str(r, c->name, sizeof c->name);
+        c->count = enc_get_u32(r);
+        c->width = enc_get_u32(r);
+        c->cpus_milli = enc_get_u32(r);
+        c->mem_mb = enc_get_u32(r);
+        c->nvals = ledger_cmd__get_vals(r, it->vals);
+        c->vals = it->vals;
+        c->nvals2 = ledger_cmd__get_vals(r, it->vals2);
+        c->vals2 = it->vals2;
+        c->text = enc_get_blob(r, LEDGER_REASON_MAX, &c->text_len);
         break;
     default:
         return err_fmt(msg, cap, ERR_PARSE, "log entry: unknown command type %u", c->type);
@@ -237,6 +355,13 @@ const char *ledger_cmd_name(uint8_t type)
                                         "token_request",
                                         "token_release",
                                         "lease_renew",
-                                        "tick"};
+                                        "tick",
+                                        "recur_add",
+                                        "recur_pause",
+                                        "recur_remove",
+                                        "recur_accept",
+                                        "recur_fire",
+                                        "recur_note",
+                                        "recur_model"};
     return type <= LEDGER_CMD__MAX ? names[type] : "?";
 }

@@ -9,7 +9,11 @@
  *
  * The fields of each type are those listed beside enum ledger_cmd_type in rm/ledger.h, in that
  * order. Version 1 entries (written before the arbiter) lack the fields after lease_ms of
- * JOB_REGISTER and LEASE_RENEW and the token size of VC_SET; they are still read, as zeros.
+ * JOB_REGISTER and LEASE_RENEW and the token size of VC_SET; version 2 entries (before
+ * recurring jobs) lack JOB_REGISTER's run and inputs and JOB_END's usage; both are still read,
+ * as zeros. Texts over 64 KiB (a spec) are blobs (u32 length); arrays are a u32 count and u32
+ * values. A decoded command's texts point into the entry and its arrays into the iterator:
+ * both are valid while the entry and the iterator are.
  * Decoding is bounded: at most LEDGER_CMD_BATCH_MAX commands, every string bounded by its field,
  * the entry consumed exactly but for up to 7 zero bytes of padding (the encoder pads to 8 bytes,
  * see ledger_cmd_encode).
@@ -29,11 +33,13 @@ void ledger_cmd_encode(struct enc_buf *b, const struct ledger_cmd *cmds, size_t 
 
 /* A decoder over a borrowed entry. */
 struct ledger_cmd_iter {
-    struct enc_reader r; /* private */
-    uint32_t left;       /* private */
-    uint8_t version;     /* private: entries of version 1 lack the arbiter's fields */
-    int64_t now;         /* read-only: the entry's time */
-    uint32_t count;      /* read-only: commands in the entry */
+    struct enc_reader r;             /* private */
+    uint32_t left;                   /* private */
+    uint8_t version;                 /* private: entries of version 1 lack the arbiter's fields */
+    int64_t now;                     /* read-only: the entry's time */
+    uint32_t count;                  /* read-only: commands in the entry */
+    uint32_t vals[LEDGER_VALS_MAX];  /* private: a decoded command's arrays point here */
+    uint32_t vals2[LEDGER_VALS_MAX]; /* private */
 };
 
 /* Reads the header. Returns 0 or ERR_PARSE (msg says why). */

@@ -35,6 +35,12 @@ struct ledger {
     size_t *arb_order;
     size_t *arb_pos; /* index into jobs of each arb entry */
 
+    struct ledger_recurring *recs; /* by name; LEDGER_MAX_RECURRING */
+    size_t nrecs;
+    uint32_t next_recur_id;
+    struct ledger_run *hist; /* ring of LEDGER_HISTORY_CAP, oldest at hist_head when full */
+    size_t hist_n, hist_head;
+
     struct ledger__idem *idem; /* ring of LEDGER_IDEM_CAP, oldest at idem_head when full */
     size_t idem_n, idem_head;
     int32_t *idem_bucket; /* 2 * LEDGER_IDEM_CAP heads */
@@ -52,5 +58,32 @@ int ledger__jobs_reserve(ledger_t *l, size_t cap);
 /* Recomputes every grant of virtual cluster `vc` (rm/arbiter.h); `cause` is the job whose
  * command triggered it (its own losses are not counted as reclaims), 0 for none. */
 void ledger__arbitrate(ledger_t *l, size_t vc, uint64_t cause);
+
+/* Recurring jobs and the history (ledger_recur.c). */
+void ledger__recur_free(ledger_t *l);
+int ledger__recur_cmd(ledger_t *l, const struct ledger_cmd *c, struct ledger_result *r);
+struct ledger_recurring *ledger__recur_by_id(const ledger_t *l, uint32_t id);
+/* JOB_REGISTER of a run: checks it is the pending run of its recurring job (ERR_NOTFOUND,
+ * ERR_EXISTS) and says whether the plan reserves for it (then admission is skipped). */
+int ledger__recur_check(const ledger_t *l, const struct ledger_cmd *c, bool *reserved,
+                        int64_t *deadline);
+void ledger__recur_registered(ledger_t *l, struct ledger_job *j, const struct ledger_cmd *c);
+/* A registration's declared inputs: the first read of a recurring job's latest outputs. */
+void ledger__inputs_read(ledger_t *l, const struct ledger_cmd *c);
+/* A job ended (end: its JOB_END, NULL when its lease expired): the history, the recurring
+ * job's counts and SLO inference. */
+void ledger__history_job(ledger_t *l, const struct ledger_job *j, const struct ledger_cmd *end);
+/* The arbiter's reservation inputs for job j at now, and the tokens held back in vc. */
+void ledger__recur_arb(const ledger_t *l, const struct ledger_job *j, struct arbiter_job *a);
+uint32_t ledger__held_back(const ledger_t *l, size_t vci);
+/* Whether the plan of vc changes between times a and b (a plan step boundary with any
+ * reservation in vc). */
+bool ledger__plan_moved(const ledger_t *l, size_t vci, int64_t a, int64_t b);
+/* The plan's reservations from now on, for admission: arrays the caller frees (NULL, 0 when
+ * vc has none). ERR_NOMEM. */
+int ledger__plan_reserve(const ledger_t *l, size_t vci, int64_t now, double **t, double **tok,
+                         size_t *n);
+void ledger__recur_snap(const ledger_t *l, struct enc_buf *b);
+int ledger__recur_restore(ledger_t *l, struct enc_reader *r, char *msg, size_t cap);
 
 #endif

@@ -11,7 +11,7 @@
 /* ---- snapshots ---- */
 
 #define LEDGER__SNAP_MAGIC   0x50444c53u /* "PDLS" */
-#define LEDGER__SNAP_VERSION 2           /* 1: before the arbiter (still read) */
+#define LEDGER__SNAP_VERSION 3 /* 1: before the arbiter, 2: before recurring jobs (read) */
 
 void ledger_snapshot(const ledger_t *l, struct enc_buf *b)
 {
@@ -30,6 +30,7 @@ void ledger_snapshot(const ledger_t *l, struct enc_buf *b)
         enc_u32(b, l->vcs[i].spare);
         enc_u64(b, l->vcs[i].spare_grants);
         enc_u64(b, l->vcs[i].spare_reclaims);
+        enc_i64(b, l->vcs[i].arbitrated_ms);
     }
     enc_u32(b, (uint32_t)l->nnodes);
     for (size_t i = 0; i < l->nnodes; i++) {
@@ -75,6 +76,10 @@ void ledger_snapshot(const ledger_t *l, struct enc_buf *b)
         enc_i64(b, j->eta_ms);
         enc_i64(b, j->eta_p95_ms);
         enc_u32(b, j->demand);
+        enc_u32(b, j->recur);
+        enc_i64(b, j->period);
+        enc_u8(b, j->reserved_run ? 1 : 0);
+        enc_i64(b, j->started_ms);
     }
     enc_u32(b, (uint32_t)l->idem_n);
     for (size_t k = 0; k < l->idem_n; k++) {
@@ -84,6 +89,7 @@ void ledger_snapshot(const ledger_t *l, struct enc_buf *b)
         enc_u64(b, e->res.value);
         enc_u64(b, e->res.aux);
     }
+    ledger__recur_snap(l, b);
     while (b->len % 8 != 0 && enc_buf_err(b) == 0) /* 8-byte multiples, as raft_uv likes */
         enc_u8(b, 0);
 }
@@ -104,7 +110,7 @@ static int ledger__restore_body(ledger_t *l, struct enc_reader *r, char *msg, si
 {
     uint32_t magic = enc_get_u32(r);
     uint8_t version = enc_get_u8(r);
-    if (magic != LEDGER__SNAP_MAGIC || (version != 1 && version != LEDGER__SNAP_VERSION))
+    if (magic != LEDGER__SNAP_MAGIC || version < 1 || version > LEDGER__SNAP_VERSION)
         return err_fmt(msg, cap, ERR_PARSE, "snapshot: bad magic or version");
     l->now = enc_get_i64(r);
     l->applied = enc_get_u64(r);
@@ -132,6 +138,8 @@ static int ledger__restore_body(ledger_t *l, struct enc_reader *r, char *msg, si
             vc->spare_grants = enc_get_u64(r);
             vc->spare_reclaims = enc_get_u64(r);
         }
+        if (version >= 3)
+            vc->arbitrated_ms = enc_get_i64(r);
         if (vc->token_cpu_milli == 0 || vc->token_mem_mb == 0 || vc->spare > vc->granted)
             return err_fmt(msg, cap, ERR_PARSE, "snapshot: bad vc %zu", i);
         if (vc->name[0] == '\0' || ledger__vc_find(l, vc->name, NULL) != NULL)
@@ -205,8 +213,17 @@ static int ledger__restore_body(ledger_t *l, struct enc_reader *r, char *msg, si
             j->eta_p95_ms = enc_get_i64(r);
             j->demand = enc_get_u32(r);
         } else {
+            j->period = -1;
             j->minimum = j->tokens;
             j->asked = j->wanted != 0;
+        }
+        if (version >= 3) {
+            j->recur = enc_get_u32(r);
+            j->period = enc_get_i64(r);
+            j->reserved_run = enc_get_u8(r) != 0;
+            j->started_ms = enc_get_i64(r);
+        } else if (version == 2) {
+            j->period = -1;
         }
         if (flags > 7 || j->minimum > j->tokens || j->done_permille > 1000)
             return err_fmt(msg, cap, ERR_PARSE, "snapshot: bad job %zu", i);
@@ -229,6 +246,11 @@ static int ledger__restore_body(ledger_t *l, struct enc_reader *r, char *msg, si
             return err_fmt(msg, cap, ERR_PARSE, "snapshot: bad idempotency entry %zu", k);
         res.code = (int)code;
         ledger__idem_put(l, key, &res);
+    }
+    if (version >= 3 && enc_reader_err(r) == 0) {
+        int rc = ledger__recur_restore(l, r, msg, cap);
+        if (rc != 0)
+            return rc;
     }
     if (enc_reader_err(r) != 0)
         return err_fmt(msg, cap, ERR_PARSE, "snapshot: truncated or malformed");
