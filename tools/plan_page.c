@@ -30,6 +30,10 @@ static bool pp__num(const json_t *o, const char *k, double *v)
 
 static const char *pp__dur_s(double s, char *buf, size_t cap)
 {
+    if (s == 0) {
+        snprintf(buf, cap, "0s");
+        return buf;
+    }
     return jobdir_format_duration(s, false, buf, cap);
 }
 
@@ -554,15 +558,14 @@ static void pp__plan_chart(FILE *out, const json_t *p, int width)
         fprintf(out, "|%s\n", r == cap_row ? " capacity" : "");
     }
     mem_free(pick);
-    char a[JOBDIR_DURATION_SIZE], b[JOBDIR_DURATION_SIZE];
+    char b[JOBDIR_DURATION_SIZE];
     double ps = 0;
     if (!pp__num(p, "point_s", &ps) || ps <= 0)
         pp__num(p, "step_s", &ps);
     fprintf(out, "  %6d +", 0);
     for (size_t c = 0; c < cols; c++)
         fputc('-', out);
-    fprintf(out, "+\n  %6s  %-*s%s\n", "", (int)cols - 8, pp__dur_s(0, a, sizeof a),
-            pp__dur_s(ps * (double)n, b, sizeof b));
+    fprintf(out, "+\n  %6s 0%*s\n", "", (int)cols + 1, pp__dur_s(ps * (double)n, b, sizeof b));
     size_t i;
     json_t *j;
     json_array_foreach(jobs, i, j)
