@@ -39,6 +39,7 @@
 #include "jm/place.h"
 #include "jm/profile.h"
 #include "jm/spec.h"
+#include "jm/usage.h"
 #include "jm/view.h"
 #include "proto/proto.h"
 
@@ -60,6 +61,8 @@ struct jmd_opts {
     double opp_factor;       /* opportunistic tasks per token (default 1) */
     int max_tokens;          /* most tokens ever asked for (default 100) */
     int64_t started_wall_ms; /* job start (wall); 0: now */
+    double deadline_s;       /* > 0: the deadline (s from started_wall_ms) instead of the spec's
+                                (a recurring run's, --deadline-at) */
 };
 void jmd_opts_default(struct jmd_opts *o);
 
@@ -96,6 +99,7 @@ struct jmd_task {
     int64_t disp_wall, queued_wall, start_wall;
     double queue_s;      /* ready -> dispatch of the current attempt */
     struct estimate est; /* what it was placed on */
+    uint32_t used_units; /* token units the attempt counts in the usage skyline (0: none) */
 };
 
 /* One finished attempt (for report.json and the profile). */
@@ -229,6 +233,7 @@ typedef struct jmd {
     struct jmd_prog_sample *progs;
     size_t nprogs, capprogs;
     int64_t last_report_mono;
+    struct usage usage; /* token units in use over time, wall ms (jm/usage.h) */
 } jmd_t;
 
 int64_t jmd_now(const jmd_t *j);      /* monotonic ms */
@@ -278,6 +283,10 @@ void jmd_sched_tokens(jmd_t *j, uint32_t granted);
 void jmd_sched_token_size(jmd_t *j, double token_cpu, uint64_t token_mem_mb, uint32_t minimum);
 void jmd_sched_cancel(jmd_t *j, const char *why);
 void jmd_sched_view_changed(jmd_t *j);
+/* The usage skyline: the attempt of `task` runs from wall_ms (counts its units at the current
+ * token size) or ended at wall_ms (takes back what it counted). Idempotent per attempt. */
+void jmd_sched_usage_start(jmd_t *j, size_t task, int64_t wall_ms);
+void jmd_sched_usage_end(jmd_t *j, size_t task, int64_t wall_ms);
 void jmd_end(jmd_t *j, enum jmd_outcome o, const char *reason);
 
 /* jmd_jockey.c */

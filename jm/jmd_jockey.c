@@ -54,18 +54,19 @@ static void jmd_jockey__build(jmd_t *j)
     profile_init(&prof);
     int have_prof = 0;
     if (j->o.profile_dir) {
-        char path[4096];
-        int rc = profile_path(path, sizeof path, j->o.profile_dir, j->spec->name);
-        if (!rc)
-            rc = profile_load(&prof, path, msg, sizeof msg);
+        int runs = 0;
+        int rc = profile_load_job(&prof, j->o.profile_dir, j->spec->name, PROFILE_KEEP, &runs, msg,
+                                  sizeof msg);
         if (rc == 0) {
             have_prof = 1;
-            log_info("profile %s: %d stages from an earlier run", path, prof.nstages);
+            log_info("profile of \"%s\": %d stages, merged from %d earlier run%s", j->spec->name,
+                     prof.nstages, runs, runs == 1 ? "" : "s");
         } else if (rc == ERR_NOTFOUND) {
             log_info("no profile for job \"%s\" yet (%s): Amdahl model from the spec's estimates",
-                     j->spec->name, path);
+                     j->spec->name, msg);
         } else {
-            log_warn("profile %s unusable (%s): Amdahl model from the spec's estimates", path, msg);
+            log_warn("profile of \"%s\" unusable (%s): Amdahl model from the spec's estimates",
+                     j->spec->name, msg);
         }
     }
     int rc = jsim_plan_init_sized(&j->plan, j->spec, have_prof ? &prof : NULL, PROGRESS_TOTALWORK_Q,
@@ -136,8 +137,8 @@ int jmd_jockey_init(jmd_t *j)
     j->done_buf = mem_calloc(j->spec->nstages ? j->spec->nstages : 1, sizeof *j->done_buf);
     if (!j->done_buf)
         return ERR_NOMEM;
-    j->has_deadline = j->spec->has_deadline;
-    j->deadline_s = j->spec->deadline_s;
+    j->has_deadline = j->spec->has_deadline || j->o.deadline_s > 0;
+    j->deadline_s = j->o.deadline_s > 0 ? j->o.deadline_s : j->spec->deadline_s;
     jmd_jockey__build(j);
     if (j->ctrl)
         jmd_jockey_step(j);
@@ -160,8 +161,8 @@ void jmd_jockey_resize(jmd_t *j)
     if (j->have_plan)
         jsim_plan_close(&j->plan);
     j->have_plan = 0;
-    j->has_deadline = j->spec->has_deadline;
-    j->deadline_s = j->spec->deadline_s;
+    j->has_deadline = j->spec->has_deadline || j->o.deadline_s > 0;
+    j->deadline_s = j->o.deadline_s > 0 ? j->o.deadline_s : j->spec->deadline_s;
     jmd_jockey__build(j);
     if (has_deadline && deadline_s > 0 && deadline_s != j->deadline_s)
         jmd_jockey_deadline(j, deadline_s);

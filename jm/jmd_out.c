@@ -1,6 +1,6 @@
 /* jmd_out.c - the job directory (docs/job-directory.md): the journal (one JSON line per attempt
  * outcome), state.json (atomically, at least every 250 ms), report.json (version 1) and, at the
- * end, the Jockey profile for the next run of the same job name. */
+ * end of a successful run, its Jockey profile for the next runs of the same job name. */
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -271,12 +271,26 @@ void jmd_out_report(jmd_t *j)
         jmd_out__deadline_met(j), "tasks_total", (json_int_t)j->spec->ntasks, "tasks_succeeded",
         (json_int_t)dag_count(j->dag, DAG_SUCCEEDED), "attempts", att ? att : json_array(),
         "tokens", tok ? tok : json_array(), "progress", prog ? prog : json_array());
+    if (o) {
+        /* the usage skyline the ending LEASE_RENEW carries (jm/usage.h), in token-seconds */
+        uint32_t milli[USAGE_MAX_STEPS];
+        uint32_t n = usage_export(&j->usage, milli, USAGE_MAX_STEPS);
+        json_t *toks = json_array();
+        for (uint32_t i = 0; toks && i < n; i++)
+            json_array_append_new(toks, json_real(milli[i] / 1000.0));
+        json_object_set_new(o, "skyline",
+                            json_pack("{s:f, s:o}", "step_s", usage_step_ms(&j->usage) / 1000.0,
+                                      "tokens", toks ? toks : json_array()));
+        json_object_set_new(o, "token_s", json_real((double)usage_token_ms(&j->usage) / 1000.0));
+    }
     jmd_out__write(j, "report.json", o, j->outcome != JMD_RUNNING);
 }
 
 void jmd_out_profile(jmd_t *j)
 {
-    if (!j->o.profile_dir || j->nrecs == 0)
+    /* A failed or cancelled run says little about how long the job takes, and would spoil the
+       model of the next runs: only successful runs are kept (jm/profile.h, "History"). */
+    if (!j->o.profile_dir || j->nrecs == 0 || j->outcome != JMD_SUCCEEDED)
         return;
     size_t n = 0;
     struct profile_attempt *pa = mem_calloc(j->nrecs, sizeof *pa);
@@ -307,14 +321,9 @@ void jmd_out_profile(jmd_t *j)
     char msg[512], path[4096];
     int rc =
         profile_build(&prof, j->spec->name, (int)j->spec->nstages, names, pa, n, msg, sizeof msg);
-    if (!rc) {
-        mkdir(j->o.profile_dir, 0755);
-        rc = profile_path(path, sizeof path, j->o.profile_dir, j->spec->name);
-        if (!rc)
-            rc = profile_save(&prof, path, msg, sizeof msg);
-        else
-            snprintf(msg, sizeof msg, "no path for the profile");
-    }
+    if (!rc)
+        rc = profile_save_run(&prof, j->o.profile_dir, j->o.job_id, j->t0_wall, PROFILE_KEEP, path,
+                              sizeof path, msg, sizeof msg);
     if (rc)
         log_warn("profile not written: %s", msg);
     else

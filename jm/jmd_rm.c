@@ -255,6 +255,7 @@ static void jmd_rm__send(jmd_t *j, struct jmd_call *c)
 {
     proto_msg_t m;
     proto_outcome_t oc[PROTO_MAX_OUTCOMES];
+    proto_sky_t sky[PROTO_MAX_SKYLINE];
     proto_msg_init(&m, (proto_type_t)c->type);
     c->req_id = ++j->next_req;
     m.req_id = c->req_id;
@@ -295,6 +296,19 @@ static void jmd_rm__send(jmd_t *j, struct jmd_call *c)
                     (proto_outcome_t){(char *)vn->name, j->sent_ok[n], j->sent_failed[n]};
         }
         r->outcomes = r->noutcomes ? oc : NULL;
+        if (r->state != PROTO_JOB_RUNNING && usage_started(&j->usage)) {
+            /* The renewal that ends the job carries what it used (Morpheus §5): the RM keeps it
+               in the job's history and fits a recurring job's skyline from it. */
+            uint32_t milli[PROTO_MAX_SKYLINE];
+            uint32_t n = usage_export(&j->usage, milli, PROTO_MAX_SKYLINE);
+            for (uint32_t i = 0; i < n; i++)
+                sky[i].milli = milli[i];
+            r->started_ms = usage_origin(&j->usage);
+            r->token_ms = usage_token_ms(&j->usage);
+            r->skyline_step_ms = usage_step_ms(&j->usage);
+            r->skyline = n ? sky : NULL;
+            r->nskyline = n;
+        }
         break;
     }
     default:

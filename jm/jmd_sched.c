@@ -34,6 +34,7 @@ static double jmd_sched__draw(void *ctx)
 int jmd_sched_init(jmd_t *j, char *msg, size_t cap)
 {
     size_t n = j->spec->ntasks;
+    usage_init(&j->usage, PROTO_MAX_SKYLINE);
     int rc = dag_new(j->spec, &j->dag);
     if (!rc)
         rc = estimator_new(NULL, j->spec->nstages, &j->est);
@@ -332,6 +333,11 @@ static void jmd_sched__outcome(jmd_t *j, size_t task, int state, const proto_tas
              reason ? reason : (st && st->reason ? st->reason : ""));
     jmd_out_attempt(j, &r);
 
+    /* An attempt whose RUNNING status never came (it ran and ended between two statuses) still
+       counts from when its node says it started. */
+    if (!t->used_units && s)
+        jmd_sched_usage_start(j, task, s);
+    jmd_sched_usage_end(j, task, e);
     if (t->node >= 0 && (size_t)t->node < j->nlinks && j->links[t->node].inflight > 0)
         j->links[t->node].inflight--;
     dispatch_finished(j->disp, task);
@@ -439,6 +445,7 @@ void jmd_sched_status(jmd_t *j, const proto_task_status_t *st)
             t->run_mono = now;
             t->start_wall = st->started_at_ms ? st->started_at_ms : clock_wall_ms();
             dispatch_started(j->disp, (size_t)ti);
+            jmd_sched_usage_start(j, (size_t)ti, t->start_wall);
         }
         break;
     default:
@@ -567,6 +574,25 @@ static void jmd_sched__correct(jmd_t *j, int64_t now)
     j->correct_next = n ? (j->correct_next + k) % n : 0;
 }
 
+void jmd_sched_usage_start(jmd_t *j, size_t task, int64_t wall_ms)
+{
+    struct jmd_task *t = &j->tasks[task];
+    if (t->used_units)
+        return;
+    const struct spec_task *sp = &j->spec->tasks[task];
+    t->used_units = arbiter_task_tokens(sp->cpu, sp->mem_mb, j->token_cpu, j->token_mem_mb);
+    usage_add(&j->usage, wall_ms, (int64_t)t->used_units);
+}
+
+void jmd_sched_usage_end(jmd_t *j, size_t task, int64_t wall_ms)
+{
+    struct jmd_task *t = &j->tasks[task];
+    if (!t->used_units)
+        return;
+    usage_add(&j->usage, wall_ms, -(int64_t)t->used_units);
+    t->used_units = 0;
+}
+
 void jmd_sched_cancel(jmd_t *j, const char *why)
 {
     if (j->outcome != JMD_RUNNING)
@@ -598,6 +624,7 @@ void jmd_end(jmd_t *j, enum jmd_outcome o, const char *reason)
         log_warn("job %s: %s", jmd_outcome_name(o), j->reason);
     /* Tokens go back before the files are written: for a large job the report and the profile
        take a moment, and the next job should not wait on them. */
+    usage_finish(&j->usage, j->end_wall);
     jmd_rm_finish(j);
     jmd_out_tokens(j);
     jmd_out_progress(j);

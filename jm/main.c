@@ -2,9 +2,15 @@
  *
  *   paddock-jm --job-dir DIR --job-id ID (--cluster CLUSTER_DIR | --rm ENDPOINTS --keys KEYS_DIR)
  *              [--profile-dir DIR] [--log-level LEVEL]
+ *   paddock-jm --job-dir DIR (--cluster ... | --rm ...) [--recurring NAME --period N]
+ *              [--deadline-at ABS_MS]
  *
  * docs/job-directory.md is the contract. Without --job-id the JM registers the job itself
- * (JOB_REGISTER through the blocking client, before its loop starts) and prints the id. */
+ * (JOB_REGISTER through the blocking client, before its loop starts) and prints the id. A run of
+ * a recurring job (the RM leader starts it so) names the recurring job and its period index; the
+ * RM registers one job per run and refuses a second with ERR_EXISTS, which this JM takes as
+ * "another JM has the run": it logs that and exits 0. --deadline-at is the run's deadline as an
+ * absolute wall-clock time; the JM registers and works to it relative to its submission. */
 #include <fcntl.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -31,8 +37,14 @@ static void usage(FILE *out)
         "                  [--profile-dir DIR] [--log-level LEVEL] [--max-attempts N]\n"
         "                  [--node-timeout MS] [--control-period S] [--max-tokens N]\n"
         "                  [--opp-factor C]\n"
+        "                  [--recurring NAME --period N] [--deadline-at ABS_MS]\n"
         "Runs one job: DIR/spec.json, writes DIR/jm.log, journal, state.json, report.json\n"
-        "and the job's profile. Exits 0 when the job succeeded, 1 otherwise.\n");
+        "and the job's profile. Exits 0 when the job succeeded, 1 otherwise.\n"
+        "Without --job-id the JM registers the job itself and prints its id. Then:\n"
+        "  --recurring NAME --period N  the job is run N of recurring job NAME; when another\n"
+        "                               JM registered that run already, exits 0 at once\n"
+        "  --deadline-at ABS_MS         the deadline, wall-clock ms since the epoch (instead\n"
+        "                               of the spec's deadline_s)\n");
 }
 
 /* Splits "a,b,c" in place into at most max parts. */
@@ -44,9 +56,19 @@ static size_t split(char *s, const char **out, size_t max)
     return n;
 }
 
-/* Registers the job (no --job-id): the RM gives the id. */
+/* What the JM registers a job with when it registers it itself. */
+struct reg {
+    const char *recurring; /* NULL: an ad-hoc job */
+    uint64_t period;
+    int64_t deadline_at; /* absolute wall ms, 0: the spec's deadline */
+    int64_t submit_ms;   /* out: when it registered */
+    double deadline_s;   /* out: the deadline from --deadline-at, s from submit_ms (0: none) */
+};
+
+/* Registers the job (no --job-id): the RM gives the id. ERR_EXISTS: another JM registered this
+ * run of a recurring job already. */
 static int register_job(const char *cluster, const char *rm, const char *keys, const char *job_dir,
-                        char *id, size_t idcap, char *msg, size_t cap)
+                        struct reg *g, char *id, size_t idcap, char *msg, size_t cap)
 {
     char path[4096], why[1024];
     snprintf(path, sizeof path, "%s/spec.json", job_dir);
@@ -67,12 +89,41 @@ static int register_job(const char *cluster, const char *rm, const char *keys, c
         req.job_register.deadline_ms =
             spec->has_deadline ? (uint64_t)(spec->deadline_s * 1000.0 + 0.5) : 0;
         req.job_register.tasks_total = (uint32_t)spec->ntasks;
-        req.job_register.submit_ms = clock_wall_ms();
+        g->submit_ms = clock_wall_ms();
+        req.job_register.submit_ms = g->submit_ms;
+        if (g->deadline_at > 0) {
+            int64_t rel = g->deadline_at - g->submit_ms;
+            if (rel < 1) {
+                log_warn("the run is late: its deadline passed %lld ms before it registered",
+                         (long long)(1 - rel));
+                rel = 1;
+            }
+            req.job_register.deadline_ms = (uint64_t)rel;
+            g->deadline_s = (double)rel / 1000.0;
+        }
+        if (g->recurring) {
+            req.job_register.recurring = (char *)g->recurring;
+            req.job_register.period = g->period;
+        }
+        const char *inputs[PROTO_MAX_JOB_FILES];
+        size_t nin = spec_declared_inputs(spec, PROTO_MAX_ARG, inputs, PROTO_MAX_JOB_FILES);
+        req.job_register.inputs = nin > 0 ? (char **)inputs : NULL;
+        req.job_register.ninputs = (uint32_t)nin;
+        req.job_register.outputs = spec->nwrites > 0 ? spec->writes : NULL;
+        req.job_register.noutputs = (uint32_t)spec->nwrites;
         rc = rmclient_call(c, &req, &rep, 1000, 10000, msg, cap);
         if (!rc) {
+            int code = rep.type == PROTO_ERROR                ? rep.error.code
+                       : rep.type == PROTO_JOB_REGISTER_REPLY ? rep.job_register_reply.code
+                                                              : 0;
             if (rep.type == PROTO_JOB_REGISTER_REPLY && rep.job_register_reply.code == 0 &&
                 rep.job_register_reply.job_id)
                 snprintf(id, idcap, "%s", rep.job_register_reply.job_id);
+            else if (code == ERR_EXISTS)
+                rc = err_fmt(msg, cap, ERR_EXISTS, "%s",
+                             rep.type == PROTO_ERROR && rep.error.text ? rep.error.text
+                             : rep.job_register_reply.reason ? rep.job_register_reply.reason
+                                                             : "already registered");
             else
                 rc = err_fmt(msg, cap, ERR_STATE, "the RM refused the job: %s",
                              rep.type == PROTO_ERROR && rep.error.text ? rep.error.text
@@ -131,7 +182,9 @@ static void discover_pubs(struct jmd_opts *o, char **pubs)
 int main(int argc, char **argv)
 {
     const char *job_dir = NULL, *job_id = NULL, *cluster = NULL, *rm = NULL, *pub = NULL,
-               *keys = NULL, *profile_dir = NULL, *level = NULL;
+               *keys = NULL, *profile_dir = NULL, *level = NULL, *period = NULL;
+    struct reg g;
+    memset(&g, 0, sizeof g);
     struct jmd_opts o;
     jmd_opts_default(&o);
     for (int i = 1; i < argc; i++) {
@@ -173,7 +226,19 @@ int main(int argc, char **argv)
             o.max_tokens = atoi(v);
         else if (strcmp(a, "--opp-factor") == 0)
             o.opp_factor = atof(v);
-        else {
+        else if (strcmp(a, "--recurring") == 0)
+            g.recurring = v;
+        else if (strcmp(a, "--period") == 0)
+            period = v;
+        else if (strcmp(a, "--deadline-at") == 0) {
+            char *end = NULL;
+            long long at = strtoll(v, &end, 10);
+            if (!end || *end || at <= 0) {
+                fprintf(stderr, "paddock-jm: --deadline-at needs wall-clock ms (got %s)\n", v);
+                return 2;
+            }
+            g.deadline_at = at;
+        } else {
             fprintf(stderr, "paddock-jm: unknown option %s\n", a);
             usage(stderr);
             return 2;
@@ -182,6 +247,24 @@ int main(int argc, char **argv)
     if (!job_dir || (!cluster && !rm) || o.max_attempts < 1 || o.max_tokens < 1 ||
         o.node_timeout_ms < 100 || o.opp_factor < 0) {
         usage(stderr);
+        return 2;
+    }
+    if (period) {
+        char *end = NULL;
+        unsigned long long p = strtoull(period, &end, 10);
+        if (!end || *end || period[0] == '-' || period[0] == '\0') {
+            fprintf(stderr, "paddock-jm: --period needs a run index (got %s)\n", period);
+            return 2;
+        }
+        g.period = p;
+    }
+    if ((g.recurring != NULL) != (period != NULL) || (g.recurring && !g.recurring[0])) {
+        fprintf(stderr, "paddock-jm: --recurring and --period go together\n");
+        return 2;
+    }
+    if (job_id && (g.recurring || g.deadline_at)) {
+        fprintf(stderr, "paddock-jm: --recurring, --period and --deadline-at are for a job the JM "
+                        "registers itself (no --job-id)\n");
         return 2;
     }
     log_init("paddock-jm");
@@ -202,12 +285,6 @@ int main(int argc, char **argv)
         return 1;
     }
     log_set_fd(logfd);
-    snprintf(path, sizeof path, "%s/jm.pid", job_dir);
-    FILE *pf = fopen(path, "w");
-    if (pf) {
-        fprintf(pf, "%ld\n", (long)getpid());
-        fclose(pf);
-    }
 
     char msg[1024], idbuf[64];
     int rc = zuv_global_init();
@@ -216,7 +293,14 @@ int main(int argc, char **argv)
         return 1;
     }
     if (!job_id) {
-        rc = register_job(cluster, rm, keys, job_dir, idbuf, sizeof idbuf, msg, sizeof msg);
+        rc = register_job(cluster, rm, keys, job_dir, &g, idbuf, sizeof idbuf, msg, sizeof msg);
+        if (rc == ERR_EXISTS && g.recurring) {
+            /* A relaunch, or a second leader's launcher: the run is another JM's. Its job
+               directory (jm.pid, state.json) is left as that JM keeps it. */
+            log_info("run %llu of recurring job \"%s\" is registered already (%s): nothing to do",
+                     (unsigned long long)g.period, g.recurring, msg);
+            return 0;
+        }
         if (rc) {
             jmd_out_failed_state(job_dir, NULL, clock_wall_ms(), msg);
             log_error("%s", msg);
@@ -226,6 +310,20 @@ int main(int argc, char **argv)
         job_id = idbuf;
         printf("%s\n", job_id);
         fflush(stdout);
+        if (g.deadline_s > 0) {
+            o.deadline_s = g.deadline_s;
+            o.started_wall_ms = g.submit_ms; /* the deadline counts from the registration */
+        }
+        if (g.recurring)
+            log_info("job %s is run %llu of recurring job \"%s\"", job_id,
+                     (unsigned long long)g.period, g.recurring);
+    }
+    /* The pid file once the job is this JM's (a JM refused its run above leaves the owner's). */
+    snprintf(path, sizeof path, "%s/jm.pid", job_dir);
+    FILE *pf = fopen(path, "w");
+    if (pf) {
+        fprintf(pf, "%ld\n", (long)getpid());
+        fclose(pf);
     }
     o.job_dir = job_dir;
     o.job_id = job_id;

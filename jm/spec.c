@@ -669,8 +669,11 @@ int spec_load(const char *path, const struct spec_limits *lim, struct spec **out
     return rc;
 }
 
-static size_t spec__add_unique(const char **out, size_t n, size_t cap, const char *path)
+static size_t spec__add_unique(const char **out, size_t n, size_t cap, size_t max_len,
+                               const char *path)
 {
+    if (max_len > 0 && strlen(path) > max_len)
+        return n;
     for (size_t k = 0; k < n; k++)
         if (strcmp(out[k], path) == 0)
             return n;
@@ -679,14 +682,14 @@ static size_t spec__add_unique(const char **out, size_t n, size_t cap, const cha
     return n;
 }
 
-size_t spec_declared_inputs(const struct spec *spec, const char **out, size_t cap)
+size_t spec_declared_inputs(const struct spec *spec, size_t max_len, const char **out, size_t cap)
 {
     size_t n = 0;
     for (size_t i = 0; i < spec->nreads && n < cap; i++)
-        n = spec__add_unique(out, n, cap, spec->reads[i]);
+        n = spec__add_unique(out, n, cap, max_len, spec->reads[i]);
     for (size_t t = 0; t < spec->ntasks && n < cap; t++)
         for (size_t f = 0; f < spec->tasks[t].nfiles && n < cap; f++)
-            n = spec__add_unique(out, n, cap, spec->tasks[t].files[f].path);
+            n = spec__add_unique(out, n, cap, max_len, spec->tasks[t].files[f].path);
     return n;
 }
 

@@ -179,8 +179,9 @@ long spec_stage_index(const struct spec *spec, const char *name);
 
 /* The files the job declares it reads, for JOB_REGISTER's inputs: "reads" first, then the
  * tasks' staged files (tasks[].files[].path) in spec order, duplicates dropped, at most `cap`
- * (the rest is left out). Stores borrowed pointers into the spec in out[] and returns how many. */
-size_t spec_declared_inputs(const struct spec *spec, const char **out, size_t cap);
+ * (the rest is left out); a path longer than max_len bytes (0: no bound) is passed over. Stores
+ * borrowed pointers into the spec in out[] and returns how many. */
+size_t spec_declared_inputs(const struct spec *spec, size_t max_len, const char **out, size_t cap);
 
 /* Utility at completion time t (seconds): linear between points, flat before the first and after
  * the last. Returns 1.0 when the spec has no utility but a deadline and t <= deadline, -1.0 when

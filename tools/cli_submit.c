@@ -242,6 +242,14 @@ static int submit__register(rmclient_t *c, const struct submit_opts *o, const st
     req.job_register.width = sh->s.width;
     req.job_register.has_profile = sh->has_profile;
     req.job_register.best_effort = o->best_effort;
+    /* the files it declares (the spec's "reads" and staged files, and "writes"): the RM learns
+       from them when a recurring job's output is first consumed (Morpheus §4) */
+    const char *inputs[PROTO_MAX_JOB_FILES];
+    size_t nin = spec_declared_inputs(spec, PROTO_MAX_ARG, inputs, PROTO_MAX_JOB_FILES);
+    req.job_register.inputs = nin > 0 ? (char **)inputs : NULL;
+    req.job_register.ninputs = (uint32_t)nin;
+    req.job_register.outputs = spec->nwrites > 0 ? spec->writes : NULL;
+    req.job_register.noutputs = (uint32_t)spec->nwrites;
     int rc = rmclient_call(c, &req, &rep, 1000, SUBMIT_RM_TIMEOUT_MS * 2, msg, sizeof msg);
     if (rc != 0) {
         fprintf(stderr, "paddock submit: cannot register the job with the RM: %s\n", msg);

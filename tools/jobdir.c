@@ -344,9 +344,9 @@ int jobdir_shape(struct rmclient *c, const struct spec *spec, const char *profil
     json_decref(tokens);
     struct profile prof;
     profile_init(&prof);
-    char path[JOBDIR_PATH + 512];
-    if (profile_dir != NULL && profile_path(path, sizeof path, profile_dir, spec->name) == 0 &&
-        profile_load(&prof, path, why, sizeof why) == 0)
+    /* the merge of the last successful runs, as the JM reads it (jm/profile.h, "History") */
+    if (profile_dir != NULL &&
+        profile_load_job(&prof, profile_dir, spec->name, PROFILE_KEEP, NULL, why, sizeof why) == 0)
         sh.has_profile = true;
     int rc = shape_from_spec(spec, sh.has_profile ? &prof : NULL, sh.token_cpu, sh.token_mem_mb,
                              SHAPE_CV_DEFAULT, &sh.s, msg, cap);

@@ -109,8 +109,9 @@ struct jobdir_shape {
 
 /* Computes the shape of `spec` (borrowed, validated) for the RM: the token size of the spec's
  * virtual cluster from the RM's "tokens" admin query on `c` (defaults when the RM does not say),
- * and the job's profile from profile_dir/<name>.profile.json (jm/profile.h) when it exists and
- * reads; a profile that does not read is passed over (has_profile false), as the JM does.
+ * and the job's profile from profile_dir (jm/profile.h profile_load_job: the merge of its last
+ * successful runs, or the single <name>.profile.json of older versions) when there is one; a
+ * profile that does not read is passed over (has_profile false), as the JM does.
  * profile_dir may be NULL (no profile). Returns 0, or an ERR_* code with the reason in msg. */
 int jobdir_shape(struct rmclient *c, const struct spec *spec, const char *profile_dir,
                  struct jobdir_shape *out, char *msg, size_t cap);

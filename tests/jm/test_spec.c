@@ -315,18 +315,20 @@ static void test_declared_files(void **state)
     assert_int_equal(s->nwrites, 1);
     assert_string_equal(s->writes[0], "/data/sessions/2026-11-25");
     const char *in[8];
-    assert_int_equal(spec_declared_inputs(s, in, 8), 3);
+    assert_int_equal(spec_declared_inputs(s, 0, in, 8), 3);
     assert_string_equal(in[0], "/data/clicklog/2026-11-25");
     assert_string_equal(in[1], "/data/dims/users");
     assert_string_equal(in[2], "/opt/jobs/sessions.sh");
-    assert_int_equal(spec_declared_inputs(s, in, 2), 2);
+    assert_int_equal(spec_declared_inputs(s, 0, in, 2), 2);
     assert_string_equal(in[1], "/data/dims/users");
+    assert_int_equal(spec_declared_inputs(s, 20, in, 8), 1); /* the longer ones passed over */
+    assert_string_equal(in[0], "/data/dims/users");
     spec_destroy(&s);
 
     s = parse_ok("{\"version\":1,\"tasks\":[{\"id\":\"a\",\"cmd\":[\"t\"]}]}");
     assert_int_equal(s->nreads, 0);
     assert_int_equal(s->nwrites, 0);
-    assert_int_equal(spec_declared_inputs(s, in, 8), 0);
+    assert_int_equal(spec_declared_inputs(s, 0, in, 8), 0);
     spec_destroy(&s);
 
     /* 64 entries are accepted, 65 are not */

@@ -8,6 +8,7 @@
  *  - a run three times slower than its profile falls behind, its target rises, and it still
  *    meets its deadline.
  * Checked through report.json's token samples (target over time) and state.json. */
+#include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -144,10 +145,22 @@ static void test_profile_then_deadline_changes(void **state)
         jmf_dump(&g_f);
     assert_int_equal(rc, 0);
     char prof[512];
-    snprintf(prof, sizeof prof, "%s/profiles/jmd-jockey.profile.json", g_f.cluster);
-    json_t *p = json_load_file(prof, 0, NULL);
-    assert_non_null(p);
-    json_decref(p);
+    snprintf(prof, sizeof prof, "%s/profiles/jmd-jockey", g_f.cluster); /* one file per run */
+    DIR *pd = opendir(prof);
+    assert_non_null(pd);
+    struct dirent *e;
+    int nprof = 0;
+    while ((e = readdir(pd)) != NULL)
+        if (strstr(e->d_name, ".json") != NULL && strstr(e->d_name, ".tmp") == NULL) {
+            char path[1024];
+            snprintf(path, sizeof path, "%s/%s", prof, e->d_name);
+            json_t *p = json_load_file(path, 0, NULL);
+            assert_non_null(p);
+            json_decref(p);
+            nprof++;
+        }
+    closedir(pd);
+    assert_int_equal(nprof, 1);
 
     /* Run 2: 40 tasks of 0.5 s (20 task-seconds) against 30 s: a token or two will do. */
     assert_int_equal(jmf_new_job(&g_f, "job2"), 0);
