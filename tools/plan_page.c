@@ -637,7 +637,7 @@ static const char pp__head[] =
     ".legend span{display:inline-block;margin-right:14px}.sw{display:inline-block;width:12px;"
     "height:12px;margin-right:4px;vertical-align:-1px}\n"
     "table{border-collapse:collapse;background:#fff}td,th{border:1px solid #dde2ea;"
-    "padding:3px 8px;text-align:left;font-size:13px}th{background:#f0f2f5}\n"
+    "padding:3px 8px;text-align:left;font-size:13px;white-space:nowrap}th{background:#f0f2f5}\n"
     ".ok{color:#17803d}.bad{color:#c0262d}.sub{color:#4a5263}\n"
     "</style></head><body>\n<h1>Paddock plan: periodic reservations</h1>\n";
 
