@@ -49,6 +49,16 @@ typedef struct rmconf {
     /* [view] */
     int64_t view_delta_ms;    /* period of deltas */
     int64_t view_snapshot_ms; /* period of full snapshots */
+    /* [recurring] (Morpheus: recurring jobs, their runs, the plan) */
+    char *jobs_dir;       /* where the leader creates each run's job directory */
+    char *cluster_dir;    /* the JM's --cluster (cluster.conf and keys) */
+    char *launcher;       /* a shell command that starts a run's JM ("": paddock-jm directly) */
+    int64_t plan_step_ms; /* the plan's time step */
+    int64_t horizon_ms;   /* the LCM of the periods is capped at this */
+    double reprovision;   /* ρ: a run behind its skyline gets up to ρ x its recent reservation */
+    int64_t launch_retry_ms;
+    int64_t launch_max; /* launches of a run before it is given up (not_started) */
+    int64_t fit_runs;   /* runs R* is fitted over (the most recent successful ones) */
     /* [security] */
     char *keys_dir; /* CURVE keys (paddock keygen); empty: no CURVE, loopback only */
     char *key_name;

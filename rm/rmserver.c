@@ -50,18 +50,51 @@ const char *rmserver_leader_api(struct rmserver *s, uint64_t *id)
 
 /* ---- batching commands into log entries ---- */
 
+/* A command's borrowed texts and arrays become its own until it is encoded (rmserver_cmd). */
+static void rmserver__cmd_free(struct rmserver_cmd *c)
+{
+    mem_free(c->owned[0]);
+    mem_free(c->owned[1]);
+    mem_free(c->owned[2]);
+    mem_free(c->owned[3]);
+    memset(c->owned, 0, sizeof c->owned);
+}
+
+static void *rmserver__dup(const void *p, size_t n)
+{
+    void *q = mem_alloc(n > 0 ? n : 1);
+    if (q != NULL && n > 0)
+        memcpy(q, p, n);
+    return q;
+}
+
 int rmserver_submit(struct rmserver *s, const struct ledger_cmd *cmd,
                     const struct rmserver_waiter *w)
 {
     if (s->pending.len >= RMSERVER_PENDING_MAX)
         return ERR_FULL;
     struct rmserver_cmd c;
+    memset(&c, 0, sizeof c);
     c.cmd = *cmd;
     if (w != NULL)
         c.w = *w;
-    else
-        memset(&c.w, 0, sizeof c.w);
-    return vec_push(&s->pending, c);
+    if ((cmd->text_len > 0 && (c.owned[0] = rmserver__dup(cmd->text, cmd->text_len)) == NULL) ||
+        (cmd->text2_len > 0 && (c.owned[1] = rmserver__dup(cmd->text2, cmd->text2_len)) == NULL) ||
+        (cmd->nvals > 0 &&
+         (c.owned[2] = rmserver__dup(cmd->vals, 4 * (size_t)cmd->nvals)) == NULL) ||
+        (cmd->nvals2 > 0 &&
+         (c.owned[3] = rmserver__dup(cmd->vals2, 4 * (size_t)cmd->nvals2)) == NULL)) {
+        rmserver__cmd_free(&c);
+        return ERR_NOMEM;
+    }
+    c.cmd.text = c.owned[0];
+    c.cmd.text2 = c.owned[1];
+    c.cmd.vals = c.owned[2];
+    c.cmd.vals2 = c.owned[3];
+    int rc = vec_push(&s->pending, c);
+    if (rc != 0)
+        rmserver__cmd_free(&c);
+    return rc;
 }
 
 static void rmserver__batch_done(struct rmserver *s, struct rmserver_batch *b, int status)
@@ -83,6 +116,8 @@ static void rmserver__batch_done(struct rmserver *s, struct rmserver_batch *b, i
             s->writes_committed++;
         rmserver_reply(s, c, code, &res);
     }
+    for (size_t i = 0; i < b->n; i++)
+        rmserver__cmd_free(&b->cmds[i]);
     mem_free(b->cmds);
     mem_free(b);
     s->inflight--;
@@ -105,6 +140,7 @@ static void rmserver__fail_pending(struct rmserver *s, int code)
             s->liveness_busy = false;
         if (c->w.sock != NULL)
             rmserver_reply(s, c, code, NULL);
+        rmserver__cmd_free(c);
     }
     vec_truncate(&s->pending, 0);
 }
@@ -285,6 +321,7 @@ static void rmserver__on_tick(uv_timer_t *t)
     }
     if (!s->liveness_busy)
         rmserver__liveness(s);
+    rmserver_recur_tick(s);
 }
 
 /* ---- the view ---- */

@@ -337,6 +337,18 @@ char *rmserver_admin_json(struct rmserver *s, const proto_admin_query_t *q, int 
             json_array_append_new(arr, rmserver__job_json(l, ledger_job_at(l, i)));
         doc = json_object();
         json_object_set_new(doc, "jobs", arr);
+    } else if (strncmp(q->kind, "recurring_", 10) == 0 ||
+               strcmp(q->kind, PROTO_ADMIN_HISTORY) == 0 ||
+               strcmp(q->kind, PROTO_ADMIN_PLAN) == 0) {
+        *code = 0;
+        doc = rmserver_recur_json(s, q, code, why, cap);
+        if (doc == NULL) {
+            if (*code == 1) {
+                *code = ERR_INVAL;
+                err_fmt(why, cap, *code, "unknown admin query \"%s\"", q->kind);
+            }
+            return NULL;
+        }
     } else if (strcmp(q->kind, PROTO_ADMIN_QUOTE) == 0) {
         doc = rmserver__quote(s, q, code, why, cap);
         if (doc == NULL)
@@ -380,7 +392,9 @@ char *rmserver_admin_write_json(struct rmserver *s, const struct rmserver_cmd *c
     (void)res;
     ledger_t *l = fsm_ledger(s->fsm);
     const struct ledger_job *j = ledger_job_find(l, c->cmd.job);
-    json_t *doc = j != NULL ? rmserver__job_json(l, j) : json_object();
+    json_t *doc = c->cmd.type >= LEDGER_CMD_RECUR_ADD ? rmserver_recur_write_json(s, c, res)
+                  : j != NULL                         ? rmserver__job_json(l, j)
+                                                      : json_object();
     json_object_set_new(doc, "ok", json_true());
     json_object_set_new(doc, "kind", json_string(c->w.admin_kind));
     char *text = json_dumps(doc, JSON_COMPACT);

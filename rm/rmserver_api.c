@@ -299,6 +299,28 @@ static void rmserver__job_register(struct rmserver *s, zuv_sock_t *sock, const v
     c.path_sd_ms = r->path_sd_ms;
     c.width = r->width;
     c.k_milli = (uint32_t)(s->cfg->admission_sd * 1000.0 + 0.5);
+    if (r->recurring != NULL && r->recurring[0] != '\0') {
+        if (!rmserver__fits(r->recurring, LEDGER_NAME_MAX) || r->period > (uint64_t)INT64_MAX) {
+            rmserver__reject(s, sock, peer, peer_len, m, RMSERVER_REJ_INVALID, ERR_RANGE,
+                             "recurring job name (< 64 bytes) or period out of range");
+            return;
+        }
+        snprintf(c.recurring, sizeof c.recurring, "%s", r->recurring);
+        c.period = (int64_t)r->period;
+    }
+    /* the files it reads, newline-separated (a path with a newline cannot match anything) */
+    char inputs[LEDGER_FILES_MAX];
+    size_t used = 0;
+    for (uint32_t i = 0; i < r->ninputs; i++) {
+        size_t n = strlen(r->inputs[i]);
+        if (n == 0 || strchr(r->inputs[i], '\n') != NULL || used + n + 1 > sizeof inputs)
+            continue;
+        memcpy(inputs + used, r->inputs[i], n);
+        used += n;
+        inputs[used++] = '\n';
+    }
+    c.text = inputs;
+    c.text_len = (uint32_t)(used > 0 ? used - 1 : 0);
     /* admission measures the deadline from the entry's time: the submitter's clock may lag */
     rmserver__write(s, sock, peer, peer_len, m, &c, r->key, NULL);
 }
@@ -331,6 +353,7 @@ static void rmserver__job_write(struct rmserver *s, zuv_sock_t *sock, const void
                                 size_t peer_len, const proto_msg_t *m)
 {
     struct ledger_cmd c;
+    uint32_t sky[PROTO_MAX_SKYLINE < LEDGER_VALS_MAX ? PROTO_MAX_SKYLINE : LEDGER_VALS_MAX];
     const char *key = NULL, *job = NULL;
     switch (m->type) {
     case PROTO_TOKEN_REQUEST:
@@ -356,6 +379,16 @@ static void rmserver__job_write(struct rmserver *s, zuv_sock_t *sock, const void
             c.state = r->state == PROTO_JOB_SUCCEEDED ? LEDGER_JOB_DONE
                       : r->state == PROTO_JOB_FAILED  ? LEDGER_JOB_FAILED
                                                       : LEDGER_JOB_CANCELLED;
+            /* its usage for the history and the recurring job's skyline (Morpheus §5) */
+            c.started_ms = r->started_ms;
+            c.token_ms = r->token_ms;
+            if (r->nskyline > 0 && r->skyline_step_ms > 0 && r->nskyline <= LEDGER_VALS_MAX) {
+                for (uint32_t i = 0; i < r->nskyline; i++)
+                    sky[i] = r->skyline[i].milli;
+                c.vals = sky;
+                c.nvals = r->nskyline;
+                c.step_ms = r->skyline_step_ms;
+            }
         } else {
             ledger_cmd_init(&c, LEDGER_CMD_LEASE_RENEW);
             c.lease_ms = r->lease_ms; /* 0: keep the job's lease */
@@ -415,6 +448,20 @@ static void rmserver__admin(struct rmserver *s, zuv_sock_t *sock, const void *pe
         id_random_u64(&nonce); /* admin writes carry no key: one of our own */
         c.key = nonce;
         rmserver__write(s, sock, peer, peer_len, m, &c, "", q->kind);
+        return;
+    }
+    struct ledger_cmd rc_cmd;
+    char outs[LEDGER_FILES_MAX], rwhy[256];
+    int rrc = rmserver_recur_write(s, q, &rc_cmd, outs, sizeof outs, rwhy, sizeof rwhy);
+    if (rrc < 0) {
+        rmserver__reject(s, sock, peer, peer_len, m, RMSERVER_REJ_INVALID, rrc, rwhy);
+        return;
+    }
+    if (rrc == 0) {
+        uint64_t nonce = 0;
+        id_random_u64(&nonce);
+        rc_cmd.key = nonce;
+        rmserver__write(s, sock, peer, peer_len, m, &rc_cmd, "", q->kind);
         return;
     }
     int code = 0;

@@ -52,6 +52,7 @@ struct rmserver_member {
 struct rmserver_cmd {
     struct ledger_cmd cmd;
     struct rmserver_waiter w;
+    void *owned[4]; /* the command's text, text2, vals, vals2 (rmserver_submit copies them) */
 };
 
 /* One raft_apply in flight. */
@@ -117,6 +118,12 @@ struct rmserver {
     uint64_t rejected[RMSERVER_REJ_COUNT];
     uint64_t requests, heartbeats, heartbeats_stale, writes_committed, entries_appended;
     char msg[512];
+
+    /* recurring jobs (rmserver_recur.c), leader only */
+    int64_t recur_last_ms;       /* monotonic: the last look */
+    int64_t recur_launch_period; /* the run this replica launched last */
+    char recur_launch_name[LEDGER_NAME_MAX];
+    int64_t recur_launch_mono;
 };
 
 /* server.c */
@@ -160,6 +167,19 @@ bool rmserver_member_find(struct rmserver *s, uint64_t id, struct rmconf_replica
 void rmserver_member_load(struct rmserver *s);
 /* Every poll: records new ids seen in the configuration (never reused). */
 void rmserver_member_poll(struct rmserver *s);
+/* Recurring jobs (rmserver_recur.c): the leader's periodic work (fire, launch, model); an admin
+ * write of a recurring kind as a ledger command (0, 1 when q is another kind, or an ERR_* with
+ * why; outs is scratch the command points into); the read queries (NULL with *code 1 when q is
+ * another kind); and the reply to a committed write. */
+void rmserver_recur_tick(struct rmserver *s);
+int rmserver_recur_write(struct rmserver *s, const proto_admin_query_t *q, struct ledger_cmd *c,
+                         char *outs, size_t ocap, char *why, size_t cap);
+struct json_t;
+struct json_t *rmserver_recur_json(struct rmserver *s, const proto_admin_query_t *q, int *code,
+                                   char *why, size_t cap);
+struct json_t *rmserver_recur_write_json(struct rmserver *s, const struct rmserver_cmd *c,
+                                         const struct ledger_result *res);
+
 /* Handles replica_add / replica_remove; false when q is another kind. */
 bool rmserver_member_admin(struct rmserver *s, zuv_sock_t *sock, const void *peer, size_t peer_len,
                            const proto_msg_t *m);
