@@ -7,6 +7,7 @@
 #include "common/err.h"
 #include "rm/fsm.h"
 #include "rm/ledger_cmd.h"
+#include "rm/period.h"
 
 #include <raft.h>
 #include <raft/fixture.h>
@@ -554,6 +555,90 @@ static void test_malformed_entry_skipped(void **state)
     assert_true(jobs[0] > 0);
 }
 
+/* Issue 13: each period the cluster starts exactly one run, across leader changes. The leader
+ * proposes RECUR_FIRE for a due period and is cut off right after (the entry may or may not
+ * have been replicated); the new leader, which cannot know, proposes the same period again.
+ * Exactly one of the two fires is applied on every replica, the second JM of the run is refused,
+ * and the replicas stay byte for byte equal. */
+static void test_recurring_fires_once(void **state)
+{
+    struct fixture *f = *state;
+    struct ledger_cmd c[2];
+    ledger_cmd_init(&c[0], LEDGER_CMD_VC_SET);
+    snprintf(c[0].vc, sizeof c[0].vc, "default");
+    c[0].count = CAPACITY;
+    ledger_cmd_init(&c[1], LEDGER_CMD_RECUR_ADD);
+    snprintf(c[1].name, sizeof c[1].name, "etl");
+    snprintf(c[1].vc, sizeof c[1].vc, "default");
+    c[1].period_ms = 2000;
+    c[1].deadline_ms = 1500;
+    c[1].text = "{}";
+    c[1].text_len = 2;
+    c[1].key = 500;
+    assert_int_equal(commit(f, c, 2), 0);
+    assert_true(raft_fixture_step_until(&f->rf, all_applied, NULL, 5000));
+    /* step into the next period, so that one is due */
+    int64_t due = period_index((int64_t)raft_fixture_time(&f->rf), 2000, 0) + 1;
+    while (period_index((int64_t)raft_fixture_time(&f->rf), 2000, 0) < due)
+        raft_fixture_step_until_elapsed(&f->rf, 100);
+    unsigned old = raft_fixture_leader_index(&f->rf);
+    for (unsigned i = 0; i < N_SERVERS; i++)
+        raft_fixture_set_randomized_election_timeout(&f->rf, i, 1000 + 100 * i);
+    raft_fixture_step_until_elapsed(&f->rf, 300);
+    struct ledger_cmd fire;
+    ledger_cmd_init(&fire, LEDGER_CMD_RECUR_FIRE);
+    snprintf(fire.name, sizeof fire.name, "etl");
+    fire.period = due;
+    fire.key = 501; /* the old leader's proposal */
+    struct submit s1;
+    assert_int_equal(submit(f, old, &s1, &fire, 1), 0);
+    raft_fixture_step_n(&f->rf, 1 + (unsigned)(next_rand(f) % 3));
+    partition(f, old, true);
+    unsigned now_leader = elect_without(f, old);
+    fire.key = 502; /* the new leader's, for the same period */
+    struct submit s2;
+    assert_int_equal(submit(f, now_leader, &s2, &fire, 1), 0);
+    assert_true(raft_fixture_step_until(&f->rf, is_done, &s2, 5000));
+    assert_int_equal(s2.status, 0);
+    /* two JMs of the same run register: one is refused */
+    struct ledger_cmd reg[2];
+    for (int k = 0; k < 2; k++) {
+        ledger_cmd_init(&reg[k], LEDGER_CMD_JOB_REGISTER);
+        snprintf(reg[k].name, sizeof reg[k].name, "etl");
+        snprintf(reg[k].vc, sizeof reg[k].vc, "default");
+        snprintf(reg[k].recurring, sizeof reg[k].recurring, "etl");
+        reg[k].period = due;
+        reg[k].lease_ms = 60000;
+        reg[k].key = 510 + (uint64_t)k;
+    }
+    struct submit s3;
+    assert_int_equal(submit(f, now_leader, &s3, reg, 2), 0);
+    assert_true(raft_fixture_step_until(&f->rf, is_done, &s3, 5000));
+    partition(f, old, false);
+    assert_true(raft_fixture_step_until_has_leader(&f->rf, 10000));
+    assert_true(raft_fixture_step_until(&f->rf, all_applied, NULL, 10000));
+    for (unsigned i = 0; i < N_SERVERS; i++) {
+        ledger_t *l = fsm_ledger(f->fsm[i]);
+        struct ledger_result a = {1, 0, 0}, b;
+        bool had_a = ledger_idem_lookup(l, 501, &a);
+        assert_true(ledger_idem_lookup(l, 502, &b));
+        /* exactly one fire applied: the old leader's (then the new one's was refused) or the
+         * new one's (the old entry was lost with its term) */
+        assert_true((had_a && a.code == 0 && b.code == ERR_EXISTS) || (!had_a && b.code == 0) ||
+                    (had_a && a.code != 0 && b.code == 0));
+        const struct ledger_recurring *r = ledger_recurring_find(l, "etl");
+        assert_int_equal(r->last_fired, due);
+        assert_int_equal(r->pend_period, due);
+        struct ledger_result r0, r1;
+        assert_true(ledger_idem_lookup(l, 510, &r0));
+        assert_true(ledger_idem_lookup(l, 511, &r1));
+        assert_int_equal(r0.code, 0);
+        assert_int_equal(r1.code, ERR_EXISTS);
+        assert_int_equal(r->pend_job, r0.value);
+    }
+    assert_replicas_equal(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -564,6 +649,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_partitioned_minority_cannot_commit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_malformed_entry_skipped, setup, teardown),
         cmocka_unit_test(test_leader_change_mid_decision),
+        cmocka_unit_test_setup_teardown(test_recurring_fires_once, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
