@@ -407,6 +407,9 @@ void ledger__arbitrate(ledger_t *l, size_t vci, uint64_t cause)
             vc->spare_reclaims += was - now;
         ledger__job_set_tokens(l, j, a->grant);
         j->minimum = a->min_part;
+        if (a->extra > 0 && a->min_part > a->reserved &&
+            a->min_part - a->reserved > j->reprovisioned)
+            j->reprovisioned = a->min_part - a->reserved;
         vc->spare += now;
     }
 }

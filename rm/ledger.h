@@ -126,8 +126,9 @@ struct ledger_job {
      * its period instance (rm/period.h). */
     uint32_t recur;
     int64_t period;
-    bool reserved_run;  /* registered with a reservation in the plan: admitted by it */
-    int64_t started_ms; /* its first task's start, from the ending renewal; 0: unknown */
+    bool reserved_run;      /* registered with a reservation in the plan: admitted by it */
+    int64_t started_ms;     /* its first task's start, from the ending renewal; 0: unknown */
+    uint32_t reprovisioned; /* most tokens guaranteed above its reservation (Morpheus §7) */
 };
 
 /* Recurring jobs (Morpheus §3-7). Each period the leader fires exactly one run
@@ -212,7 +213,8 @@ struct ledger_run {
     int64_t deadline_ms;                 /* absolute; 0 none */
     int64_t period_start_ms;             /* recurring: its period's start */
     uint64_t token_ms;
-    int64_t out_read_ms; /* when another job first read its outputs (absolute); 0 never */
+    int64_t out_read_ms;    /* when another job first read its outputs (absolute); 0 never */
+    uint32_t reprovisioned; /* most tokens it got above its reservation (Morpheus §7) */
     uint32_t sky_step_ms;
     uint32_t nsky;
     uint32_t *sky_milli; /* owned */

@@ -258,6 +258,7 @@ void ledger__history_job(ledger_t *l, const struct ledger_job *j, const struct l
         h->submit_ms = j->submitted_ms;
         h->end_ms = j->finished_ms;
         h->deadline_ms = j->deadline_ms;
+        h->reprovisioned = j->reprovisioned;
         if (end != NULL) {
             h->start_ms = end->started_ms > 0 && end->started_ms <= l->now ? end->started_ms : 0;
             h->token_ms = end->token_ms;
@@ -769,6 +770,7 @@ void ledger__recur_snap(const ledger_t *l, struct enc_buf *b)
         enc_i64(b, h->period_start_ms);
         enc_u64(b, h->token_ms);
         enc_i64(b, h->out_read_ms);
+        enc_u32(b, h->reprovisioned);
         enc_u32(b, h->sky_step_ms);
         ledger__enc_vals(b, h->sky_milli, h->nsky);
         enc_str(b, h->reason);
@@ -858,6 +860,7 @@ int ledger__recur_restore(ledger_t *l, struct enc_reader *rd, char *msg, size_t 
         h->period_start_ms = enc_get_i64(rd);
         h->token_ms = enc_get_u64(rd);
         h->out_read_ms = enc_get_i64(rd);
+        h->reprovisioned = enc_get_u32(rd);
         h->sky_step_ms = enc_get_u32(rd);
         if (ledger__dec_vals(rd, LEDGER_VALS_MAX, &h->sky_milli, &h->nsky) == ERR_NOMEM)
             return err_fmt(msg, cap, ERR_NOMEM, "snapshot: out of memory");

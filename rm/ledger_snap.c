@@ -80,6 +80,7 @@ void ledger_snapshot(const ledger_t *l, struct enc_buf *b)
         enc_i64(b, j->period);
         enc_u8(b, j->reserved_run ? 1 : 0);
         enc_i64(b, j->started_ms);
+        enc_u32(b, j->reprovisioned);
     }
     enc_u32(b, (uint32_t)l->idem_n);
     for (size_t k = 0; k < l->idem_n; k++) {
@@ -222,6 +223,7 @@ static int ledger__restore_body(ledger_t *l, struct enc_reader *r, char *msg, si
             j->period = enc_get_i64(r);
             j->reserved_run = enc_get_u8(r) != 0;
             j->started_ms = enc_get_i64(r);
+            j->reprovisioned = enc_get_u32(r);
         } else if (version == 2) {
             j->period = -1;
         }

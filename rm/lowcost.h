@@ -20,6 +20,27 @@
  *
  * Greedy: R* as it is, shifted to the earliest start in the window at which it fits under the
  * capacity (the baseline Morpheus compares with).
+ *
+ * How lowcost.c reads the paper where it leaves a choice:
+ * - Zero steps of R* reserve nothing: LowCost places only the stages with demand > 0, so each
+ *   needs one step of its own and a window shorter than their number is ERR_FULL; greedy drops
+ *   R*'s leading and trailing zeros and keeps the inner ones (the shape as it is).
+ * - Stage k's interval length is avail * s_k / Σ_{k' <= k} s_{k'} rounded half up, at least one
+ *   step and at most avail minus one step for each earlier stage, where avail counts the steps
+ *   from the release up to τ_r. The paper's Figure 7: 16/38 of 19 steps is 8.
+ * - Before a stage holds any step, τ_cur = τ_r + 1, so its first token-step goes to τ_r; the
+ *   stage then grows left one step at a time. Stages therefore abut and the whole reservation is
+ *   contiguous, without holes (§6.2). A token-step goes where the planned load plus the job's
+ *   own allocation is lowest; on a tie to the later step (the stage stays compact). It is one
+ *   token (or the fractional remainder, or the step's room under the capacity) at a time; a stage
+ *   of more than 256 token-steps is placed in pieces of s_k / 256 to bound the work.
+ * - The peak cost of an allocation is the highest load (folded over the instances) plus the
+ *   allocation among the steps it uses; ties within 1e-9 of the capacity go to the earlier end.
+ * - A window of more than 64 end points is searched with a stride of ⌈n / 64⌉ end points (and the
+ *   deadline), then every end point within one stride of the best of those; when none of the
+ *   strided end points fits, every end point is tried before ERR_FULL.
+ * - On an error nothing changes: neither the plan nor resv. lowcost_remove subtracts resv from
+ *   every instance and sets the rounding noise left where the load was zero to exactly 0.
  */
 #ifndef PADDOCK_RM_LOWCOST_H
 #define PADDOCK_RM_LOWCOST_H
@@ -49,7 +70,10 @@ struct lowcost_job {
 /* Places job j with LowCost: writes its reservation relative to its period's start to
  * resv[0..period) (tokens per step, 0 outside its allocation), adds it to plan->load at every
  * instance, and returns 0. ERR_FULL when no allocation within the window keeps every step at or
- * under capacity (nothing changes), ERR_INVAL for a malformed job, ERR_NOMEM. */
+ * under capacity (nothing changes), ERR_INVAL for a malformed job (no stages, a demand negative
+ * or not finite, a period of 0 or not dividing nsteps, release >= deadline or deadline > period,
+ * NULL demand or resv) or plan (no load, nsteps 0 or above LOWCOST_MAX_STEPS, capacity not
+ * positive and finite), ERR_NOMEM. A job whose demand is all zero gets an empty reservation. */
 int lowcost_place(struct lowcost_plan *plan, const struct lowcost_job *j, double *resv);
 
 /* The same contract, placed greedily (earliest fitting shift of R* as it is). */

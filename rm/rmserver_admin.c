@@ -115,6 +115,18 @@ static json_t *rmserver__job_json(const ledger_t *l, const struct ledger_job *j)
     json_object_set_new(o, "width", json_integer(j->width));
     json_object_set_new(o, "progress", json_real(j->done_permille / 1000.0));
     json_object_set_new(o, "demand", j->demand ? json_integer(j->demand - 1) : json_null());
+    /* a run of a recurring job (Morpheus): its reservation now and reprovisioning */
+    const struct ledger_recurring *r = NULL;
+    for (size_t i = 0; j->recur != 0 && i < ledger_recurring_count(l); i++)
+        if (ledger_recurring_at(l, i)->id == j->recur)
+            r = ledger_recurring_at(l, i);
+    json_object_set_new(o, "recurring", json_string(r != NULL ? r->name : ""));
+    json_object_set_new(o, "period", r != NULL ? json_integer(j->period) : json_null());
+    json_object_set_new(o, "reserved",
+                        json_integer(r != NULL && j->state == LEDGER_JOB_ACTIVE
+                                         ? ledger_recurring_reserved_at(r, ledger_now(l))
+                                         : 0));
+    json_object_set_new(o, "reprovisioned_tokens", json_integer(j->reprovisioned));
     return o;
 }
 

@@ -628,6 +628,7 @@ static json_t *recur__run_json(const struct ledger_run *h)
         : h->deadline_ms > 0 ? json_false()
                              : json_null());
     json_object_set_new(o, "token_s", json_real((double)h->token_ms / 1000.0));
+    json_object_set_new(o, "reprovisioned_tokens", json_integer(h->reprovisioned));
     json_object_set_new(o, "outcome", json_string(ledger_outcome_name(h->outcome)));
     json_object_set_new(o, "reason", json_string(h->reason));
     json_object_set_new(o, "period_start_ms",
