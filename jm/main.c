@@ -11,6 +11,7 @@
  * RM registers one job per run and refuses a second with ERR_EXISTS, which this JM takes as
  * "another JM has the run": it logs that and exits 0. --deadline-at is the run's deadline as an
  * absolute wall-clock time; the JM registers and works to it relative to its submission. */
+#include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -67,6 +68,53 @@ struct reg {
 
 /* Registers the job (no --job-id): the RM gives the id. ERR_EXISTS: another JM registered this
  * run of a recurring job already. */
+/* run.json, written into a recurring run's job directory by the RM leader that launched it:
+ * the same facts as the flags, for a launcher that cannot pass them (systemctl start
+ * paddock-jm@RUN). Read only when no --recurring was given; 0, or -1 with why. */
+static int read_run_json(const char *job_dir, struct reg *g, char *why, size_t cap)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/run.json", job_dir);
+    if (access(path, F_OK) != 0)
+        return 0;
+    json_error_t e;
+    json_t *doc = json_load_file(path, 0, &e);
+    const json_t *name = json_object_get(doc, "recurring");
+    const json_t *period = json_object_get(doc, "period");
+    const json_t *at = json_object_get(doc, "deadline_at_ms");
+    if (!json_is_string(name) || json_string_length(name) == 0 || !json_is_integer(period) ||
+        json_integer_value(period) < 0 || (at != NULL && !json_is_integer(at))) {
+        snprintf(why, cap, "%s: not a run description (recurring, period, deadline_at_ms)", path);
+        json_decref(doc);
+        return -1;
+    }
+    static char keep[256];
+    snprintf(keep, sizeof keep, "%s", json_string_value(name));
+    g->recurring = keep;
+    g->period = (uint64_t)json_integer_value(period);
+    g->deadline_at = at != NULL ? json_integer_value(at) : 0;
+    json_decref(doc);
+    return 0;
+}
+
+/* <jobs>/<job id> -> the run's directory, so that `paddock job show ID` finds a recurring
+ * run as it finds a submitted job. */
+static void link_run_dir(const char *job_dir, const char *job_id)
+{
+    char parent[4096], link[4200];
+    snprintf(parent, sizeof parent, "%s", job_dir);
+    size_t n = strlen(parent);
+    while (n > 1 && parent[n - 1] == '/')
+        parent[--n] = '\0';
+    char *slash = strrchr(parent, '/');
+    if (slash == NULL)
+        return;
+    *slash = '\0';
+    snprintf(link, sizeof link, "%s/%s", parent, job_id);
+    if (symlink(slash + 1, link) != 0 && errno != EEXIST)
+        log_warn("cannot link %s to the run's directory: %s", link, strerror(errno));
+}
+
 static int register_job(const char *cluster, const char *rm, const char *keys, const char *job_dir,
                         struct reg *g, char *id, size_t idcap, char *msg, size_t cap)
 {
@@ -262,6 +310,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "paddock-jm: --recurring and --period go together\n");
         return 2;
     }
+    if (!job_id && !g.recurring) {
+        char why[4300];
+        if (read_run_json(job_dir, &g, why, sizeof why) != 0) {
+            fprintf(stderr, "paddock-jm: %s\n", why);
+            return 2;
+        }
+    }
     if (job_id && (g.recurring || g.deadline_at)) {
         fprintf(stderr, "paddock-jm: --recurring, --period and --deadline-at are for a job the JM "
                         "registers itself (no --job-id)\n");
@@ -314,9 +369,11 @@ int main(int argc, char **argv)
             o.deadline_s = g.deadline_s;
             o.started_wall_ms = g.submit_ms; /* the deadline counts from the registration */
         }
-        if (g.recurring)
+        if (g.recurring) {
             log_info("job %s is run %llu of recurring job \"%s\"", job_id,
                      (unsigned long long)g.period, g.recurring);
+            link_run_dir(job_dir, job_id);
+        }
     }
     /* The pid file once the job is this JM's (a JM refused its run above leaves the owner's). */
     snprintf(path, sizeof path, "%s/jm.pid", job_dir);
