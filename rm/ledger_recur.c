@@ -8,7 +8,6 @@
 #include "rm/ledger_internal.h"
 #include "rm/period.h"
 #include "rm/slo.h"
-#define LEDGER_NO_SLO_YET 1
 
 #include "common/err.h"
 #include "common/mem.h"
@@ -224,15 +223,9 @@ static void ledger__infer(ledger_t *l, struct ledger_recurring *r)
     }
     struct slo_params p;
     struct slo_inference inf;
-#ifndef LEDGER_NO_SLO_YET /* TEMPORARY until rm/slo.c lands */
     slo_params_default(&p);
     if (slo_infer(runs, n, &p, &inf) != 0)
         return;
-#else
-    (void)p;
-    (void)runs;
-    memset(&inf, 0, sizeof inf);
-#endif
     r->slo_source = inf.source;
     r->slo_deadline_ms = inf.deadline;
     r->slo_runs = inf.runs;

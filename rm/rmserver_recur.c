@@ -690,10 +690,7 @@ static json_t *recur__json(struct rmserver *s, const struct ledger_recurring *r,
     if (!full)
         return o;
     json_t *slo = json_object();
-    json_object_set_new(slo, "source",
-                        json_string(r->slo_source == SLO_CONSUMERS    ? "consumers"
-                                    : r->slo_source == SLO_COMPLETION ? "completion"
-                                                                      : "none"));
+    json_object_set_new(slo, "source", json_string(slo_source_name(r->slo_source)));
     json_object_set_new(slo, "deadline_s",
                         r->slo_source != SLO_NONE ? recur__opt_s(r->slo_deadline_ms) : json_null());
     json_object_set_new(slo, "runs", json_integer(r->slo_runs));

@@ -264,7 +264,9 @@ static void pp__hist_cells(const json_t *h, char c[HC_N][PP_CELL])
     bool has_submit = pp__num(h, "submit_ms", &submit) && submit > 0;
     json_t *period = json_object_get(h, "period"), *met = json_object_get(h, "met");
     snprintf(c[HC_JOB], PP_CELL, "%s", pp__str(h, "job_id"));
-    snprintf(c[HC_NAME], PP_CELL, "%s", pp__str(h, "name"));
+    /* a recurring run under its recurring job's name: the spec's name may differ */
+    const char *rec = pp__str(h, "recurring");
+    snprintf(c[HC_NAME], PP_CELL, "%s", strcmp(rec, "-") != 0 ? rec : pp__str(h, "name"));
     if (json_is_integer(period))
         snprintf(c[HC_PERIOD], PP_CELL, "%lld", (long long)json_integer_value(period));
     else

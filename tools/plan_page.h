@@ -30,8 +30,8 @@ void plan_page_list(FILE *out, const json_t *doc, int64_t now_ms);
 void plan_page_show(FILE *out, const json_t *doc, int64_t now_ms);
 
 /* An array of history records H as a sacct-like table, at most `limit` rows (0: all): job id,
- * name, period index, submit time (UTC), start, end and deadline relative to submission,
- * met/missed, token-seconds, outcome, reason. */
+ * name (the recurring job's for a recurring run, else the job's), period index, submit time (UTC),
+ * start, end and deadline relative to submission, met/missed, token-seconds, outcome, reason. */
 void plan_page_history(FILE *out, const json_t *runs, size_t limit);
 
 /* plan's {"plans": [...]}: per virtual cluster its capacity, step, horizon and peak, and an

@@ -3,7 +3,8 @@
  *   - a recurring record with a user deadline, and one whose deadline is inferred (advisory, with
  *     its evidence from consumers, a pending run that could not start, a skyline sparkline), and
  *     one inferred from completion times and accepted;
- *   - a history with met, missed and null values (a run that never started);
+ *   - a history with met, missed and null values (a run that never started), a recurring run
+ *     listed under its recurring job's name rather than its spec's;
  *   - a plan with two jobs: the ASCII stacked view, exactly, and the HTML page (one SVG area per
  *     job, the capacity line, names escaped, tables), opened in headless Chromium when installed.
  */
@@ -62,7 +63,7 @@ static const char history_doc[] =
     "\"submit_ms\":1790000000000,\"start_ms\":1790000000500,\"end_ms\":1790000062000,"
     "\"deadline_ms\":1790000090000,\"met\":true,\"token_s\":123.45,\"outcome\":\"succeeded\","
     "\"reason\":\"\",\"skyline_step_s\":5,\"skyline\":[]},"
-    "{\"job_id\":\"j-0002\",\"name\":\"clicklog\",\"recurring\":\"clicklog\",\"period\":40,"
+    "{\"job_id\":\"j-0002\",\"name\":\"clicklog-spec\",\"recurring\":\"clicklog\",\"period\":40,"
     "\"submit_ms\":1789996400000,\"start_ms\":1789996401000,\"end_ms\":1789996520000,"
     "\"deadline_ms\":1789996490000,\"met\":false,\"token_s\":300,\"outcome\":\"failed\","
     "\"reason\":\"task t3 failed 4 times\",\"skyline_step_s\":5,\"skyline\":[]},"

@@ -446,6 +446,61 @@ static void pause_and_remove(void **state)
     ledger_destroy(&l);
 }
 
+/* Morpheus §4 through the ledger: three runs whose output is read 7 s into each period give
+ * an inferred deadline of 7 s (advisory) that `accept` adopts. */
+static void inferred_deadline_accepted(void **state)
+{
+    (void)state;
+    ledger_t *l = ledger_new();
+    struct ledger_cmd c;
+    ledger_cmd_init(&c, LEDGER_CMD_VC_SET);
+    snprintf(c.vc, sizeof c.vc, "default");
+    c.count = CAP;
+    assert_int_equal(apply(l, &c, 500, NULL), 0);
+    ledger_cmd_init(&c, LEDGER_CMD_RECUR_ADD);
+    snprintf(c.name, sizeof c.name, "etl");
+    snprintf(c.vc, sizeof c.vc, "default");
+    c.period_ms = P;
+    c.text = SPEC;
+    c.text_len = (uint32_t)strlen(SPEC);
+    c.text2 = OUTS;
+    c.text2_len = (uint32_t)strlen(OUTS);
+    assert_int_equal(apply(l, &c, 500, NULL), 0);
+    ledger_cmd_init(&c, LEDGER_CMD_RECUR_ACCEPT);
+    snprintf(c.name, sizeof c.name, "etl");
+    assert_int_equal(apply(l, &c, 600, NULL), ERR_STATE); /* nothing inferred yet */
+    for (int64_t p = 1; p <= 3; p++) {
+        int64_t ps = p * P;
+        assert_int_equal(fire(l, p, ps), 0);
+        uint64_t id = 0;
+        assert_int_equal(reg(l, p, ps + 100, &id), 0);
+        end_job(l, id, LEDGER_JOB_DONE, ps + 3000 + 10 * p);
+        ledger_cmd_init(&c, LEDGER_CMD_JOB_REGISTER);
+        snprintf(c.name, sizeof c.name, "report");
+        snprintf(c.vc, sizeof c.vc, "default");
+        c.lease_ms = 60000;
+        c.text = "/data/etl/out";
+        c.text_len = (uint32_t)strlen(c.text);
+        assert_int_equal(apply(l, &c, ps + 7000 + 20 * p, NULL), 0);
+    }
+    const struct ledger_recurring *r = ledger_recurring_find(l, "etl");
+    assert_int_equal(r->slo_source, 1 /* SLO_CONSUMERS */);
+    assert_int_equal(r->slo_consumed, 3);
+    assert_int_equal(r->slo_deadline_ms, 7040);        /* the median read */
+    assert_int_equal(ledger_recurring_deadline(r), 0); /* advisory until accepted */
+    uint32_t gen = r->generation;
+    ledger_cmd_init(&c, LEDGER_CMD_RECUR_ACCEPT);
+    snprintf(c.name, sizeof c.name, "etl");
+    struct ledger_result res;
+    assert_int_equal(apply(l, &c, 40000, &res), 0);
+    assert_int_equal(res.value, 7040);
+    r = ledger_recurring_find(l, "etl");
+    assert_int_equal(ledger_recurring_deadline(r), 7040);
+    assert_int_equal(r->deadline_source, LEDGER_DEADLINE_INFERRED);
+    assert_int_equal(r->generation, gen + 1); /* replanned with its deadline */
+    ledger_destroy(&l);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -457,6 +512,7 @@ int main(void)
         cmocka_unit_test(history_is_bounded),
         cmocka_unit_test(snapshot_and_log_roundtrip),
         cmocka_unit_test(pause_and_remove),
+        cmocka_unit_test(inferred_deadline_accepted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
