@@ -124,6 +124,7 @@ struct rmserver {
     int64_t recur_launch_period; /* the run this replica launched last */
     char recur_launch_name[LEDGER_NAME_MAX];
     int64_t recur_launch_mono;
+    bool recur_fitting; /* an LP fit runs on a worker thread */
 };
 
 /* server.c */

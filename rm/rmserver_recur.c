@@ -211,42 +211,102 @@ static int recur__launch(struct rmserver *s, const struct ledger_recurring *r, i
 
 /* ---- the model and the plan (Morpheus §5-6) ---- */
 
-/* R* of r at the plan's step from its last successful runs: values in tokens; 0 runs: 0. */
-static size_t recur__fit(struct rmserver *s, const struct ledger_recurring *r, double *rstar,
-                         char *why, size_t cap)
+/* The LP fit runs on a libuv worker thread: it can take a second or more for long histories
+ * (rm/skyline.h), far longer than Raft's heartbeats may wait on the loop. The runs are copied
+ * out of the ledger before, the result placed and proposed after, on the loop. */
+struct recur__fit {
+    uv_work_t req;
+    struct rmserver *s;
+    char name[LEDGER_NAME_MAX];
+    uint32_t generation;
+    double *runs[SKYLINE_MAX_RUNS];
+    size_t nruns, k;
+    double rstar[SKYLINE_MAX_STEPS];
+    int rc;
+    int64_t took_ms;
+};
+
+static void recur__fit_free(struct recur__fit *f)
+{
+    for (size_t i = 0; i < f->nruns; i++)
+        mem_free(f->runs[i]);
+    mem_free(f);
+}
+
+static void recur__fit_work(uv_work_t *req)
+{
+    struct recur__fit *f = req->data;
+    int64_t t0 = (int64_t)clock_mono_ms();
+    struct skyline_fit_info info;
+    f->rc =
+        skyline_fit((const double *const *)f->runs, f->nruns, f->k, SKYLINE_ALPHA, f->rstar, &info);
+    f->took_ms = (int64_t)clock_mono_ms() - t0;
+}
+
+static void recur__propose(struct rmserver *s, const struct ledger_recurring *r,
+                           uint32_t generation, const double *rstar, size_t k, const char *error);
+
+static void recur__fit_done(uv_work_t *req, int status)
+{
+    struct recur__fit *f = req->data;
+    struct rmserver *s = f->s;
+    s->recur_fitting = false;
+    const struct ledger_recurring *r = ledger_recurring_find(fsm_ledger(s->fsm), f->name);
+    if (status == 0 && s->ready && !s->stopping && r != NULL && r->generation == f->generation) {
+        char why[LEDGER_REASON_MAX] = "";
+        if (f->rc != 0)
+            err_fmt(why, sizeof why, f->rc, "the skyline fit failed: %s", err_text(f->rc));
+        else
+            log_info("recurring %s: R* fitted over %zu runs x %zu steps in %lld ms", f->name,
+                     f->nruns, f->k, (long long)f->took_ms);
+        recur__propose(s, r, f->generation, f->rstar, f->rc == 0 ? f->k : 0, why);
+    }
+    recur__fit_free(f);
+}
+
+/* Starts the fit of R* for r over its last successful runs at the plan's step; with no such
+ * run, proposes a model without a reservation at once. */
+static void recur__model(struct rmserver *s, const struct ledger_recurring *r)
 {
     ledger_t *l = fsm_ledger(s->fsm);
     uint32_t step = (uint32_t)s->cfg->plan_step_ms;
-    double *runs[SKYLINE_MAX_RUNS];
-    size_t nruns = 0, k = 0;
+    struct recur__fit *f = mem_calloc(1, sizeof *f);
+    if (f == NULL)
+        return;
+    f->s = s;
+    memcpy(f->name, r->name, sizeof f->name);
+    f->generation = r->generation;
     for (size_t i = ledger_history_count(l);
-         i-- > 0 && nruns < (size_t)s->cfg->fit_runs && nruns < SKYLINE_MAX_RUNS;) {
+         i-- > 0 && f->nruns < (size_t)s->cfg->fit_runs && f->nruns < SKYLINE_MAX_RUNS;) {
         const struct ledger_run *h = ledger_history_at(l, i);
         if (strcmp(h->recurring, r->name) != 0 || h->outcome != LEDGER_RUN_SUCCEEDED ||
             h->nsky == 0 || h->sky_step_ms == 0)
             continue;
-        double in[LEDGER_VALS_MAX];
+        double *in = mem_alloc(h->nsky * sizeof *in);
+        double *out = mem_calloc(SKYLINE_MAX_STEPS, sizeof *out);
+        if (in == NULL || out == NULL) {
+            mem_free(in);
+            mem_free(out);
+            break;
+        }
         for (uint32_t j = 0; j < h->nsky; j++)
             in[j] = h->sky_milli[j] / 1000.0;
-        double *out = mem_calloc(SKYLINE_MAX_STEPS, sizeof *out);
-        if (out == NULL)
-            break;
         size_t n = skyline_resample(in, h->nsky, h->sky_step_ms, out, SKYLINE_MAX_STEPS, step);
-        runs[nruns++] = out;
-        k = n > k ? n : k;
+        mem_free(in);
+        f->runs[f->nruns++] = out;
+        f->k = n > f->k ? n : f->k;
     }
-    size_t got = 0;
-    if (nruns > 0 && k > 0) {
-        struct skyline_fit_info info;
-        int rc = skyline_fit((const double *const *)runs, nruns, k, SKYLINE_ALPHA, rstar, &info);
-        if (rc == 0)
-            got = k;
-        else
-            err_fmt(why, cap, rc, "the skyline fit failed: %s", err_text(rc));
+    if (f->nruns == 0 || f->k == 0) {
+        recur__propose(s, r, r->generation, NULL, 0, "no successful run with a skyline yet");
+        recur__fit_free(f);
+        return;
     }
-    for (size_t i = 0; i < nruns; i++)
-        mem_free(runs[i]);
-    return got;
+    f->req.data = f;
+    if (uv_queue_work(&s->loop, &f->req, recur__fit_work, recur__fit_done) != 0) {
+        recur__fit_free(f);
+        return;
+    }
+    s->recur_fitting = true;
 }
 
 /* Adds (sign +1) or removes (-1) a placed job's reservation at every instance in the plan. */
@@ -352,26 +412,27 @@ static int recur__place(struct rmserver *s, const struct ledger_recurring *r, co
     return rc;
 }
 
-static void recur__model(struct rmserver *s, const struct ledger_recurring *r)
+static void recur__propose(struct rmserver *s, const struct ledger_recurring *r,
+                           uint32_t generation, const double *rstar, size_t k, const char *error)
 {
-    double *rstar = mem_calloc(SKYLINE_MAX_STEPS, sizeof *rstar);
     uint32_t *sky = mem_calloc(SKYLINE_MAX_STEPS, sizeof *sky);
     uint32_t *resv = mem_calloc(LEDGER_VALS_MAX, sizeof *resv);
-    char why[LEDGER_REASON_MAX] = "";
-    if (rstar == NULL || sky == NULL || resv == NULL)
-        goto out;
-    size_t k = recur__fit(s, r, rstar, why, sizeof why);
+    char why[LEDGER_REASON_MAX];
+    snprintf(why, sizeof why, "%s", error);
+    if (sky == NULL || resv == NULL) {
+        mem_free(sky);
+        mem_free(resv);
+        return;
+    }
     uint32_t nresv = 0, first = 0;
     if (k > 0)
         recur__place(s, r, rstar, k, resv, &nresv, &first, why, sizeof why);
-    else if (why[0] == '\0')
-        snprintf(why, sizeof why, "no successful run with a skyline yet");
     for (size_t i = 0; i < k; i++)
         sky[i] = (uint32_t)llround(rstar[i] * 1000.0);
     struct ledger_cmd c;
     ledger_cmd_init(&c, LEDGER_CMD_RECUR_MODEL);
     memcpy(c.name, r->name, sizeof c.name);
-    c.count = r->generation;
+    c.count = generation;
     c.width = (uint32_t)s->cfg->plan_step_ms;
     c.cpus_milli = (uint32_t)s->cfg->plan_step_ms;
     c.mem_mb = first;
@@ -383,9 +444,7 @@ static void recur__model(struct rmserver *s, const struct ledger_recurring *r)
     c.text_len = (uint32_t)strlen(why);
     if (rmserver_submit(s, &c, NULL) == 0)
         log_info("recurring %s: model of generation %u: %zu steps, reservation of %u steps%s%s",
-                 r->name, r->generation, k, nresv, why[0] ? ": " : "", why);
-out:
-    mem_free(rstar);
+                 r->name, generation, k, nresv, why[0] ? ": " : "", why);
     mem_free(sky);
     mem_free(resv);
 }
@@ -431,7 +490,8 @@ void rmserver_recur_tick(struct rmserver *s)
     int64_t now = clock_wall_ms();
     for (size_t i = 0; i < ledger_recurring_count(l); i++) {
         const struct ledger_recurring *r = ledger_recurring_at(l, i);
-        if (r->generation != r->model_gen && !recur__pending(s, LEDGER_CMD_RECUR_MODEL, r->name))
+        if (r->generation != r->model_gen && !s->recur_fitting &&
+            !recur__pending(s, LEDGER_CMD_RECUR_MODEL, r->name))
             recur__model(s, r);
         if (r->pend_period < 0) {
             int64_t due = period_index(now, r->period_ms, r->offset_ms);
