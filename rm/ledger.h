@@ -186,6 +186,7 @@ struct ledger_recurring {
     uint32_t nresv;
     uint32_t *resv_milli; /* owned: reserved tokens x 1000 per step from resv_first */
     uint32_t rho_milli;   /* reprovisioning's cap: ρ x the recent reservation (Morpheus §7) */
+    char model_note[LEDGER_REASON_MAX]; /* why there is no reservation ("" when there is) */
     char last_error[LEDGER_REASON_MAX];
 };
 
@@ -251,8 +252,9 @@ enum ledger_cmd_type {
     LEDGER_CMD_RECUR_NOTE = 18,   /* name period state(1 launched, 2 failed, 3 gave up)
                                      text(reason) -> 0 */
     LEDGER_CMD_RECUR_MODEL = 19,  /* name count(generation) width(R* step ms) cpus_milli(plan
-                                     step ms) mem_mb(first reserved step) vals(R*) vals2
-                                     (reservation) text(error) -> 0; ERR_STATE: stale */
+                                     step ms) mem_mb(first reserved step) state(1: text is
+                                     an error) vals(R*) vals2(reservation) text(note) -> 0;
+                                     ERR_STATE: stale */
     LEDGER_CMD__MAX = 19,
 };
 

@@ -137,6 +137,7 @@ static void ledger_cmd__encode_one(struct enc_buf *b, const struct ledger_cmd *c
         enc_u32(b, c->width);
         enc_u32(b, c->cpus_milli);
         enc_u32(b, c->mem_mb);
+        enc_u8(b, c->state);
         ledger_cmd__vals(b, c->vals, c->nvals);
         ledger_cmd__vals(b, c->vals2, c->nvals2);
         enc_blob(b, c->text, c->text_len);
@@ -316,6 +317,7 @@ int ledger_cmd_next(struct ledger_cmd_iter *it, struct ledger_cmd *c, char *msg,
         c->width = enc_get_u32(r);
         c->cpus_milli = enc_get_u32(r);
         c->mem_mb = enc_get_u32(r);
+        c->state = enc_get_u8(r);
         c->nvals = ledger_cmd__get_vals(r, it->vals);
         c->vals = it->vals;
         c->nvals2 = ledger_cmd__get_vals(r, it->vals2);

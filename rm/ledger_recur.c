@@ -602,7 +602,9 @@ static int ledger__recur_model(struct ledger_recurring *r, const struct ledger_c
     r->plan_step_ms = c->cpus_milli;
     r->resv_first = c->mem_mb;
     r->model_gen = c->count;
-    ledger__copy_text(r->last_error, sizeof r->last_error, c->text, c->text_len);
+    ledger__copy_text(r->model_note, sizeof r->model_note, c->text, c->text_len);
+    if (c->state == 1)
+        memcpy(r->last_error, r->model_note, sizeof r->last_error);
     return 0;
 }
 
@@ -745,6 +747,7 @@ void ledger__recur_snap(const ledger_t *l, struct enc_buf *b)
         enc_u32(b, r->resv_first);
         ledger__enc_vals(b, r->resv_milli, r->nresv);
         enc_u32(b, r->rho_milli);
+        enc_str(b, r->model_note);
         enc_str(b, r->last_error);
     }
     enc_u32(b, (uint32_t)l->hist_n);
@@ -822,6 +825,7 @@ int ledger__recur_restore(ledger_t *l, struct enc_reader *rd, char *msg, size_t 
         if (rc == 0)
             rc = ledger__dec_vals(rd, LEDGER_VALS_MAX, &r->resv_milli, &r->nresv);
         r->rho_milli = enc_get_u32(rd);
+        enc_get_str(rd, r->model_note, sizeof r->model_note);
         enc_get_str(rd, r->last_error, sizeof r->last_error);
         if (rc == ERR_NOMEM || r->spec == NULL || r->outputs == NULL)
             return err_fmt(msg, cap, ERR_NOMEM, "snapshot: out of memory");

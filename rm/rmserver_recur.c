@@ -143,8 +143,17 @@ static int recur__launch(struct rmserver *s, const struct ledger_recurring *r, i
     mkdir(s->cfg->jobs_dir, 0750);
     if (mkdir(dir, 0750) != 0 && errno != EEXIST)
         return err_fmt(why, cap, ERR_IO, "cannot create %s: %s", dir, strerror(errno));
+    /* the run carries its recurring job's name: its profiles and history go by it */
+    json_t *spec = json_loads(r->spec, 0, NULL);
+    char *text = NULL;
+    if (json_is_object(spec) && json_object_set_new(spec, "name", json_string(r->name)) == 0)
+        text = json_dumps(spec, JSON_INDENT(1));
+    json_decref(spec);
     snprintf(path, sizeof path, "%s/spec.json", dir);
-    if (recur__write(path, r->spec, strlen(r->spec)) != 0)
+    int wrc = text != NULL ? recur__write(path, text, strlen(text))
+                           : recur__write(path, r->spec, strlen(r->spec));
+    free(text);
+    if (wrc != 0)
         return err_fmt(why, cap, ERR_IO, "cannot write %s: %s", path, strerror(errno));
     int64_t ps = period_start(period, r->period_ms, r->offset_ms);
     int64_t d = ledger_recurring_deadline(r);
@@ -425,8 +434,11 @@ static void recur__propose(struct rmserver *s, const struct ledger_recurring *r,
         return;
     }
     uint32_t nresv = 0, first = 0;
+    int rc = 0;
     if (k > 0)
-        recur__place(s, r, rstar, k, resv, &nresv, &first, why, sizeof why);
+        rc = recur__place(s, r, rstar, k, resv, &nresv, &first, why, sizeof why);
+    /* no deadline yet, or no run yet, is a note; a fit or placement that failed is an error */
+    bool failed = (k == 0 && strstr(why, "fit failed") != NULL) || (rc != 0 && rc != ERR_STATE);
     for (size_t i = 0; i < k; i++)
         sky[i] = (uint32_t)llround(rstar[i] * 1000.0);
     struct ledger_cmd c;
@@ -436,6 +448,7 @@ static void recur__propose(struct rmserver *s, const struct ledger_recurring *r,
     c.width = (uint32_t)s->cfg->plan_step_ms;
     c.cpus_milli = (uint32_t)s->cfg->plan_step_ms;
     c.mem_mb = first;
+    c.state = failed ? 1 : 0;
     c.vals = sky;
     c.nvals = (uint32_t)k;
     c.vals2 = resv;
@@ -732,6 +745,7 @@ static json_t *recur__json(struct rmserver *s, const struct ledger_recurring *r,
         peak = r->resv_milli[k] > peak ? r->resv_milli[k] : peak;
     json_object_set_new(o, "reservation_peak_tokens", json_integer((peak + 999) / 1000));
     json_object_set_new(o, "last_error", json_string(r->last_error));
+    json_object_set_new(o, "model_note", json_string(r->model_note));
     if (r->pend_period >= 0) {
         json_t *p = json_object();
         char jid[ID_JOB_SIZE] = "";
