@@ -130,7 +130,7 @@ static void recur__log_tail(const char *dir, char *out, size_t cap)
 static void recur__run_dir(struct rmserver *s, const struct ledger_recurring *r, int64_t period,
                            char *dir, size_t cap, char *run, size_t rcap)
 {
-    snprintf(run, rcap, "r-%s-%lld", r->name, (long long)period);
+    snprintf(run, rcap, "%s-p%lld", r->name, (long long)period);
     snprintf(dir, cap, "%s/%s", s->cfg->jobs_dir, run);
 }
 
