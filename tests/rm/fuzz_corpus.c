@@ -41,6 +41,32 @@ int main(int argc, char **argv)
         c->state = 2;
         c->lease_ms = 1000;
         c->ok = 1;
+        if (t >= LEDGER_CMD_RECUR_ADD) { /* recurring jobs: a spec, outputs, arrays */
+            static const uint32_t vals[3] = {1000, 2500, 500};
+            snprintf(c->name, sizeof c->name, "etl");
+            c->period_ms = 2000;
+            c->deadline_ms = 1500;
+            c->period = 1;
+            c->state = 1;
+            c->count = 0;
+            c->text = "{\"version\": 1, \"name\": \"etl\", \"tasks\": []}";
+            c->text_len = (uint32_t)strlen(c->text);
+            c->text2 = "/data/out";
+            c->text2_len = 9;
+            c->vals = vals;
+            c->nvals = 3;
+            c->vals2 = vals;
+            c->nvals2 = 2;
+            c->width = 1000;
+            c->cpus_milli = 1000;
+            c->mem_mb = 0;
+        }
+        if (t == LEDGER_CMD_JOB_REGISTER) {
+            snprintf(c->recurring, sizeof c->recurring, "etl");
+            c->period = 1;
+            c->text = "/data/out";
+            c->text_len = 9;
+        }
     }
     struct enc_buf b;
     enc_buf_init(&b);
