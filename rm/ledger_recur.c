@@ -196,7 +196,10 @@ static void ledger__history_recur(ledger_t *l, const struct ledger_recurring *r,
     h->outcome = outcome;
     h->vc = r->vc;
     h->period_start_ms = period_start(period, r->period_ms, r->offset_ms);
-    h->submit_ms = l->now;
+    /* never submitted: the record is dated by its period, and ends when it was given up */
+    h->submit_ms = outcome == LEDGER_RUN_SKIPPED ? h->period_start_ms : r->pend_fired_ms;
+    if (h->submit_ms <= 0 || h->submit_ms > l->now)
+        h->submit_ms = l->now;
     h->end_ms = l->now;
     int64_t d = ledger_recurring_deadline(r);
     h->deadline_ms = d != 0 ? h->period_start_ms + d : 0;
