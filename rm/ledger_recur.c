@@ -213,6 +213,8 @@ static void ledger__infer(ledger_t *l, struct ledger_recurring *r)
     size_t n = 0;
     for (size_t k = l->hist_n; k-- > 0 && n < LEDGER__SLO_RUNS;) {
         const struct ledger_run *h = ledger_history_at(l, k);
+        if (h == NULL)
+            continue;
         if (strcmp(h->recurring, r->name) != 0 || h->period < 0)
             continue;
         if (h->outcome != LEDGER_RUN_SUCCEEDED && h->outcome != LEDGER_RUN_FAILED)
@@ -756,6 +758,8 @@ void ledger__recur_snap(const ledger_t *l, struct enc_buf *b)
     enc_u32(b, (uint32_t)l->hist_n);
     for (size_t k = 0; k < l->hist_n; k++) {
         const struct ledger_run *h = ledger_history_at(l, k);
+        if (h == NULL)
+            continue;
         enc_u64(b, h->job);
         enc_str(b, h->name);
         enc_str(b, h->recurring);

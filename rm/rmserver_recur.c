@@ -288,6 +288,8 @@ static void recur__model(struct rmserver *s, const struct ledger_recurring *r)
     for (size_t i = ledger_history_count(l);
          i-- > 0 && f->nruns < (size_t)s->cfg->fit_runs && f->nruns < SKYLINE_MAX_RUNS;) {
         const struct ledger_run *h = ledger_history_at(l, i);
+        if (h == NULL)
+            continue;
         if (strcmp(h->recurring, r->name) != 0 || h->outcome != LEDGER_RUN_SUCCEEDED ||
             h->nsky == 0 || h->sky_step_ms == 0)
             continue;
@@ -790,6 +792,8 @@ static json_t *recur__json(struct rmserver *s, const struct ledger_recurring *r,
     json_t *hist = json_array();
     for (size_t i = ledger_history_count(l); i-- > 0 && json_array_size(hist) < 20;) {
         const struct ledger_run *h = ledger_history_at(l, i);
+        if (h == NULL)
+            continue;
         if (strcmp(h->recurring, r->name) == 0)
             json_array_append_new(hist, recur__run_json(h));
     }
@@ -891,6 +895,8 @@ json_t *rmserver_recur_json(struct rmserver *s, const proto_admin_query_t *q, in
         json_t *arr = json_array();
         for (size_t i = ledger_history_count(l); i-- > 0;) {
             const struct ledger_run *h = ledger_history_at(l, i);
+            if (h == NULL)
+                continue;
             if (q->nargs >= 1 && q->args[0][0] != '\0' && strcmp(h->name, q->args[0]) != 0 &&
                 strcmp(h->recurring, q->args[0]) != 0)
                 continue;
