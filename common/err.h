@@ -31,7 +31,8 @@
     X(ERR_SYS, -18, "system call failed")                                                          \
     X(ERR_UNAVAILABLE, -19, "service unavailable")                                                 \
     X(ERR_CANCELLED, -20, "cancelled")                                                             \
-    X(ERR_ADMISSION, -21, "admission refused: the deadline cannot be met")
+    X(ERR_ADMISSION, -21, "admission refused: the deadline cannot be met")                         \
+    X(ERR_FENCED, -22, "a newer job manager holds this job (stale epoch)")
 
 enum err_code {
 #define ERR__ENUM(name, value, text) name = value,

@@ -46,6 +46,7 @@
 #define PROTO_MAX_VIEW_REMOVED 4096u /* removed node names in one delta */
 #define PROTO_MAX_JOB_FILES    64u   /* files a job declares it reads, and writes */
 #define PROTO_MAX_SKYLINE      512u  /* steps of a job's skyline (tokens used over time) */
+#define PROTO_MAX_NODE_JOBS    1024u /* jobs with live tasks named in one heartbeat (and its ack) */
 
 /* Value ranges. */
 #define PROTO_MAX_CPU         4096.0       /* cores of one node or task */

@@ -204,7 +204,22 @@ typedef struct proto_heartbeat { /* PN -> every RM replica */
     bool draining; /* the PN takes no new tasks (it was told to drain) */
     proto_matrix_t matrix;
     int64_t timestamp_ms; /* req */
+    char **jobs;    /* jobs with live tasks here (the leader answers their states: HEARTBEAT_ACK) */
+    uint32_t njobs; /* 0..PROTO_MAX_NODE_JOBS */
 } proto_heartbeat_t;
+
+typedef struct proto_job_info { /* one job as the RM's ledger has it */
+    char *job_id;               /* req */
+    uint32_t state;             /* 0 unknown to the RM, 1 active, 2 done, 3 failed, 4 cancelled,
+                                   5 expired (its lease lapsed; a resume may revive it) */
+    uint32_t epoch;
+} proto_job_info_t;
+
+typedef struct proto_heartbeat_ack { /* RM leader -> PN: the states of the jobs it named */
+    proto_job_info_t *jobs;          /* 0..PROTO_MAX_NODE_JOBS */
+    uint32_t njobs;
+    uint64_t rm_id; /* the leader that answered */
+} proto_heartbeat_ack_t;
 
 typedef struct proto_view_node { /* one node in the RM's cluster view */
     char *name;                  /* req */
@@ -281,6 +296,10 @@ typedef struct proto_job_register { /* JM or CLI -> RM */
     uint32_t ninputs; /* 0..PROTO_MAX_JOB_FILES */
     char **outputs;
     uint32_t noutputs;
+    /* Where the JM keeps the job directory, and on which host: the RM starts a JM there again
+     * (--resume) when the job's lease lapses, where it is configured to (docs/rm.md). */
+    char *job_dir;
+    char *host;
 } proto_job_register_t;
 
 typedef struct proto_job_register_reply { /* RM -> JM or CLI */
@@ -293,7 +312,20 @@ typedef struct proto_job_register_reply { /* RM -> JM or CLI */
      * accepted: the finish the RM expects at the deadline given. */
     uint64_t eff_p50_ms;
     uint64_t eff_ms;
+    uint32_t epoch; /* the JM incarnation's fencing epoch: 1 at registration, bumped by every
+                       JOB_RESUME; TASK_CREATE, TASK_CANCEL and TASK_UPGRADE carry it */
 } proto_job_register_reply_t;
+
+typedef struct proto_job_resume { /* JM -> RM: a JM started again for a registered job */
+    char *key;                    /* idempotency key, req */
+    char *job_id;                 /* req */
+    char *jm_endpoint;
+    char *job_dir; /* where its job directory is (the RM may restart a JM there) */
+    char *host;    /* the host the JM runs on */
+} proto_job_resume_t;
+/* Answered with JOB_REGISTER_REPLY: the same job id and a new epoch, or a refusal: ERR_NOTFOUND,
+ * ERR_STATE (the job ended: done, failed or cancelled), ERR_FULL (restarted too often: the RM
+ * fails the job with that reason). */
 
 typedef struct proto_token_request { /* JM -> RM */
     char *key;                       /* idempotency key, req */
@@ -313,6 +345,7 @@ typedef struct proto_token_grant { /* RM -> JM */
                                       spare the arbiter may reclaim (MinEDF-WC) */
     double token_cpu;              /* a token's size in the virtual cluster (0: 1 core) */
     uint64_t token_mem_mb;         /* (0: 4096 MiB) */
+    uint32_t epoch; /* the job's current epoch: a JM holding an older one is stale and stops */
 } proto_token_grant_t;
 
 typedef struct proto_token_release { /* JM -> RM */
@@ -368,6 +401,7 @@ typedef struct proto_lease_ack { /* RM -> JM */
     uint32_t minimum;            /* as in TOKEN_GRANT */
     double token_cpu;
     uint64_t token_mem_mb;
+    uint32_t epoch; /* as in TOKEN_GRANT */
 } proto_lease_ack_t;
 
 typedef struct proto_task_create { /* JM -> PN */
@@ -388,8 +422,10 @@ typedef struct proto_task_create { /* JM -> PN */
     proto_file_t *files; /* 0..PROTO_MAX_FILES */
     uint32_t nfiles;
     char *reply_endpoint; /* send TASK_STATUS there instead of to the sender, if set */
-    bool urgent; /* regular, of a job with little slack left: it may preempt downgraded tasks
-                    still in their grace (TASK_UPGRADE grace_ms) */
+    bool urgent;    /* regular, of a job with little slack left: it may preempt downgraded tasks
+                       still in their grace (TASK_UPGRADE grace_ms) */
+    uint32_t epoch; /* the sending JM's epoch (JOB_REGISTER_REPLY); the PN refuses a command
+                       from an older epoch than it has seen for the job (ERR_FENCED); 0: none */
 } proto_task_create_t;
 
 typedef struct proto_task_cancel { /* JM -> PN */
@@ -397,6 +433,7 @@ typedef struct proto_task_cancel { /* JM -> PN */
     char *task_id;                 /* req */
     uint32_t attempt;              /* req */
     char *reason;
+    uint32_t epoch; /* as in TASK_CREATE */
 } proto_task_cancel_t;
 
 typedef struct proto_task_upgrade { /* JM -> PN: a change of class, in place, no restart */
@@ -407,7 +444,21 @@ typedef struct proto_task_upgrade { /* JM -> PN: a change of class, in place, no
                             (a downgrade: the job's spare tokens were reclaimed, MinEDF-WC) */
     uint64_t grace_ms;   /* downgrade: the task is not preempted for this long (lets a nearly
                             done task finish rather than lose its work); 0: none */
+    uint32_t epoch;      /* as in TASK_CREATE */
 } proto_task_upgrade_t;
+
+typedef struct proto_task_query { /* JM -> PN: every task of the job the PN remembers */
+    char *job_id;                 /* req */
+    uint32_t epoch;               /* as in TASK_CREATE: a newer epoch fences older JMs from now */
+    char *reply_endpoint;
+} proto_task_query_t;
+/* Answered with one TASK_STATUS per task of the job the node remembers (live, or finished within
+ * its retention), then TASK_QUERY_REPLY; or ERROR (ERR_FENCED for an older epoch). */
+typedef struct proto_task_query_reply { /* PN -> JM */
+    char *job_id;                       /* req */
+    char *node;                         /* req */
+    uint32_t tasks;                     /* statuses sent before this reply */
+} proto_task_query_reply_t;
 
 typedef struct proto_task_status { /* PN -> JM */
     char *job_id;                  /* req */
@@ -503,7 +554,11 @@ typedef struct proto_error { /* any direction, in reply to a request */
     X(PROTO_TASK_STATUS, 16, "TASK_STATUS", task_status, proto_task_status_t)                      \
     X(PROTO_ADMIN_QUERY, 17, "ADMIN_QUERY", admin_query, proto_admin_query_t)                      \
     X(PROTO_ADMIN_REPLY, 18, "ADMIN_REPLY", admin_reply, proto_admin_reply_t)                      \
-    X(PROTO_ERROR, 19, "ERROR", error, proto_error_t)
+    X(PROTO_ERROR, 19, "ERROR", error, proto_error_t)                                              \
+    X(PROTO_JOB_RESUME, 20, "JOB_RESUME", job_resume, proto_job_resume_t)                          \
+    X(PROTO_TASK_QUERY, 21, "TASK_QUERY", task_query, proto_task_query_t)                          \
+    X(PROTO_TASK_QUERY_REPLY, 22, "TASK_QUERY_REPLY", task_query_reply, proto_task_query_reply_t)  \
+    X(PROTO_HEARTBEAT_ACK, 23, "HEARTBEAT_ACK", heartbeat_ack, proto_heartbeat_ack_t)
 
 #define PROTO__TYPE_ENUM(e, value, name, member, type) e = value,
 typedef enum {

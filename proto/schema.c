@@ -133,6 +133,7 @@ static const proto__field_t heartbeat_f[] = {
     BOOL(S, draining, OPT),
     MATRIX(S, matrix),
     TIME(S, timestamp_ms, REQ),
+    STRS(S, jobs, njobs, OPT, 0, PROTO_MAX_NODE_JOBS, PROTO_MAX_NAME),
 };
 static SCHEMA(heartbeat, S, heartbeat_f, NULL);
 #undef S
@@ -206,16 +207,29 @@ static const proto__field_t job_register_f[] = {
     BIG(S, period),
     STRS(S, inputs, ninputs, OPT, 0, PROTO_MAX_JOB_FILES, PROTO_MAX_ARG),
     STRS(S, outputs, noutputs, OPT, 0, PROTO_MAX_JOB_FILES, PROTO_MAX_ARG),
+    STR(S, job_dir, OPT, 0, PROTO_MAX_ARG),
+    ANYNAME(S, host, OPT),
 };
 static SCHEMA(job_register, S, job_register_f, NULL);
 #undef S
 
 #define S proto_job_register_reply_t
 static const proto__field_t job_register_reply_f[] = {
-    KEY(S, key),     ANYNAME(S, job_id, REQ), I32(S, code, OPT, INT32_MIN, 0),
-    TEXT(S, reason), DUR(S, eff_p50_ms),      DUR(S, eff_ms),
+    KEY(S, key),        ANYNAME(S, job_id, REQ), I32(S, code, OPT, INT32_MIN, 0),   TEXT(S, reason),
+    DUR(S, eff_p50_ms), DUR(S, eff_ms),          U32(S, epoch, OPT, 0, UINT32_MAX),
 };
 static SCHEMA(job_register_reply, S, job_register_reply_f, NULL);
+#undef S
+
+#define S proto_job_resume_t
+static const proto__field_t job_resume_f[] = {
+    KEY(S, key),
+    NAME(S, job_id, REQ),
+    ENDPOINT(S, jm_endpoint, OPT),
+    STR(S, job_dir, OPT, 0, PROTO_MAX_ARG),
+    ANYNAME(S, host, OPT),
+};
+static SCHEMA(job_resume, S, job_resume_f, NULL);
 #undef S
 
 #define S proto_token_request_t
@@ -239,6 +253,7 @@ static const proto__field_t token_grant_f[] = {
     TOKENS(S, minimum, OPT),
     CPU(S, token_cpu, OPT, 0),
     MEM(S, token_mem_mb, OPT, 0),
+    U32(S, epoch, OPT, 0, UINT32_MAX),
 };
 static SCHEMA(token_grant, S, token_grant_f, NULL);
 #undef S
@@ -314,6 +329,7 @@ static const proto__field_t lease_ack_f[] = {
     TOKENS(S, minimum, OPT),
     CPU(S, token_cpu, OPT, 0),
     MEM(S, token_mem_mb, OPT, 0),
+    U32(S, epoch, OPT, 0, UINT32_MAX),
 };
 static SCHEMA(lease_ack, S, lease_ack_f, NULL);
 #undef S
@@ -343,6 +359,7 @@ static const proto__field_t task_create_f[] = {
     STRUCTS(S, files, nfiles, OPT, 0, PROTO_MAX_FILES, file_s),
     ENDPOINT(S, reply_endpoint, OPT),
     BOOL(S, urgent, OPT),
+    U32(S, epoch, OPT, 0, UINT32_MAX),
 };
 static SCHEMA(task_create, S, task_create_f, task_create_check);
 #undef S
@@ -353,6 +370,7 @@ static const proto__field_t task_cancel_f[] = {
     NAME(S, task_id, REQ),
     ATTEMPT(S, attempt),
     TEXT(S, reason),
+    U32(S, epoch, OPT, 0, UINT32_MAX),
 };
 static SCHEMA(task_cancel, S, task_cancel_f, NULL);
 #undef S
@@ -361,9 +379,44 @@ static SCHEMA(task_cancel, S, task_cancel_f, NULL);
 static const proto__field_t task_upgrade_f[] = {
     NAME(S, job_id, REQ), NAME(S, task_id, REQ),
     ATTEMPT(S, attempt),  ENUM(S, task_class, OPT, PROTO_TASK_CLASS_COUNT),
-    DUR(S, grace_ms),
+    DUR(S, grace_ms),     U32(S, epoch, OPT, 0, UINT32_MAX),
 };
 static SCHEMA(task_upgrade, S, task_upgrade_f, NULL);
+#undef S
+
+#define S proto_task_query_t
+static const proto__field_t task_query_f[] = {
+    NAME(S, job_id, REQ),
+    U32(S, epoch, OPT, 0, UINT32_MAX),
+    ENDPOINT(S, reply_endpoint, OPT),
+};
+static SCHEMA(task_query, S, task_query_f, NULL);
+#undef S
+
+#define S proto_task_query_reply_t
+static const proto__field_t task_query_reply_f[] = {
+    NAME(S, job_id, REQ),
+    NAME(S, node, REQ),
+    U32(S, tasks, OPT, 0, UINT32_MAX),
+};
+static SCHEMA(task_query_reply, S, task_query_reply_f, NULL);
+#undef S
+
+#define S proto_job_info_t
+static const proto__field_t job_info_f[] = {
+    NAME(S, job_id, REQ),
+    U32(S, state, OPT, 0, 5),
+    U32(S, epoch, OPT, 0, UINT32_MAX),
+};
+static SCHEMA(job_info, S, job_info_f, NULL);
+#undef S
+
+#define S proto_heartbeat_ack_t
+static const proto__field_t heartbeat_ack_f[] = {
+    STRUCTS(S, jobs, njobs, OPT, 0, PROTO_MAX_NODE_JOBS, job_info_s),
+    ID64(S, rm_id, OPT),
+};
+static SCHEMA(heartbeat_ack, S, heartbeat_ack_f, NULL);
 #undef S
 
 #define S proto_task_status_t

@@ -381,6 +381,47 @@ void sample_msg(proto_msg_t *msg, proto_type_t type, enum sample_variant variant
         }
         break;
     }
+    case PROTO_JOB_RESUME: {
+        proto_job_resume_t *b = &msg->job_resume;
+        b->key = mem_strdup("k-resume-1");
+        b->job_id = mem_strdup("j-000042");
+        if (t) {
+            b->jm_endpoint = mem_strdup("tcp://127.0.0.1:7300");
+            b->job_dir = mem_strdup("/var/lib/paddock/jobs/j-000042");
+            b->host = mem_strdup("host-1");
+        }
+        break;
+    }
+    case PROTO_TASK_QUERY: {
+        proto_task_query_t *b = &msg->task_query;
+        b->job_id = mem_strdup("j-000042");
+        if (t) {
+            b->epoch = 3;
+            b->reply_endpoint = mem_strdup("tcp://127.0.0.1:7300");
+        }
+        break;
+    }
+    case PROTO_TASK_QUERY_REPLY: {
+        proto_task_query_reply_t *b = &msg->task_query_reply;
+        b->job_id = mem_strdup("j-000042");
+        b->node = mem_strdup("pn-3");
+        b->tasks = t ? 17 : 0;
+        break;
+    }
+    case PROTO_HEARTBEAT_ACK: {
+        proto_heartbeat_ack_t *b = &msg->heartbeat_ack;
+        if (t) {
+            b->rm_id = 2;
+            b->njobs = 2;
+            b->jobs = mem_calloc(2, sizeof *b->jobs);
+            b->jobs[0].job_id = mem_strdup("j-000042");
+            b->jobs[0].state = 1;
+            b->jobs[0].epoch = 2;
+            b->jobs[1].job_id = mem_strdup("j-000043");
+            b->jobs[1].state = 5;
+        }
+        break;
+    }
     default:
         break;
     }

@@ -263,6 +263,13 @@ static void fill_elem(const proto__schema_t *sub, void *elem, uint32_t i)
         o->failed = i % 3;
     } else if (strcmp(sub->name, "sky") == 0) {
         ((proto_sky_t *)elem)->milli = 1000 * i;
+    } else if (strcmp(sub->name, "job_info") == 0) {
+        proto_job_info_t *j = elem;
+        char id[32];
+        snprintf(id, sizeof id, "j-%012u", i);
+        j->job_id = mem_strdup(id);
+        j->state = i % 6;
+        j->epoch = i;
     } else {
         assert_string_equal(sub->name, "view_node");
         sample_view_node(elem, i, 1);
