@@ -300,6 +300,7 @@ typedef struct proto_job_register { /* JM or CLI -> RM */
      * (--resume) when the job's lease lapses, where it is configured to (docs/rm.md). */
     char *job_dir;
     char *host;
+    uint32_t jm_pid; /* the JM's pid on that host, when the JM registers itself */
 } proto_job_register_t;
 
 typedef struct proto_job_register_reply { /* RM -> JM or CLI */
@@ -322,6 +323,7 @@ typedef struct proto_job_resume { /* JM -> RM: a JM started again for a register
     char *jm_endpoint;
     char *job_dir; /* where its job directory is (the RM may restart a JM there) */
     char *host;    /* the host the JM runs on */
+    uint32_t jm_pid;
 } proto_job_resume_t;
 /* Answered with JOB_REGISTER_REPLY: the same job id and a new epoch, or a refusal: ERR_NOTFOUND,
  * ERR_STATE (the job ended: done, failed or cancelled), ERR_FULL (restarted too often: the RM
@@ -389,6 +391,11 @@ typedef struct proto_lease_renew { /* JM -> RM */
     uint32_t skyline_step_ms;
     proto_sky_t *skyline;
     uint32_t nskyline; /* 0..PROTO_MAX_SKYLINE */
+    /* Where the JM runs (a JM started by `paddock submit` did not register itself): the RM
+     * starts a JM there again (--resume) when this one dies, where configured to. */
+    char *job_dir;
+    char *host;
+    uint32_t jm_pid;
 } proto_lease_renew_t;
 
 typedef struct proto_lease_ack { /* RM -> JM */

@@ -209,6 +209,7 @@ static const proto__field_t job_register_f[] = {
     STRS(S, outputs, noutputs, OPT, 0, PROTO_MAX_JOB_FILES, PROTO_MAX_ARG),
     STR(S, job_dir, OPT, 0, PROTO_MAX_ARG),
     ANYNAME(S, host, OPT),
+    U32(S, jm_pid, OPT, 0, UINT32_MAX),
 };
 static SCHEMA(job_register, S, job_register_f, NULL);
 #undef S
@@ -228,6 +229,7 @@ static const proto__field_t job_resume_f[] = {
     ENDPOINT(S, jm_endpoint, OPT),
     STR(S, job_dir, OPT, 0, PROTO_MAX_ARG),
     ANYNAME(S, host, OPT),
+    U32(S, jm_pid, OPT, 0, UINT32_MAX),
 };
 static SCHEMA(job_resume, S, job_resume_f, NULL);
 #undef S
@@ -314,6 +316,9 @@ static const proto__field_t lease_renew_f[] = {
     BIG(S, token_ms),
     DUR32(S, skyline_step_ms, OPT),
     STRUCTS(S, skyline, nskyline, OPT, 0, PROTO_MAX_SKYLINE, sky_s),
+    STR(S, job_dir, OPT, 0, PROTO_MAX_ARG),
+    ANYNAME(S, host, OPT),
+    U32(S, jm_pid, OPT, 0, UINT32_MAX),
 };
 static SCHEMA(lease_renew, S, lease_renew_f, NULL);
 #undef S
