@@ -280,6 +280,8 @@ static struct ledger_job *ledger__job_find(const ledger_t *l, uint64_t id, size_
     return lo < l->njobs && l->jobs[lo].id == id ? &l->jobs[lo] : NULL;
 }
 
+static void ledger__job_where(struct ledger_job *j, const struct ledger_cmd *c);
+
 /* end: the JOB_END that ended it, NULL when its lease ran out */
 static void ledger__job_finish(ledger_t *l, struct ledger_job *j, uint8_t state,
                                const struct ledger_cmd *end)
@@ -571,6 +573,8 @@ static int ledger__job_register(ledger_t *l, const struct ledger_cmd *c, struct 
     j->best_effort = best_effort;
     j->reserved_run = reserved;
     j->period = -1;
+    j->epoch = 1;
+    ledger__job_where(j, c);
     j->has_profile = (c->flags & LEDGER_JOB_HAS_PROFILE) != 0;
     j->weight_milli = c->weight_milli;
     j->work_ms = c->work_ms;
@@ -583,6 +587,61 @@ static int ledger__job_register(ledger_t *l, const struct ledger_cmd *c, struct 
         ledger__recur_registered(l, j, c);
     ledger__inputs_read(l, c);
     ledger__arbitrate(l, vci, j->id); /* its minimum is reserved from now on */
+    return 0;
+}
+
+/* Where the job's JM runs, when the command says (restarts, issue 14). */
+static void ledger__job_where(struct ledger_job *j, const struct ledger_cmd *c)
+{
+    if (c->text2_len > 0 && c->text2_len < sizeof j->job_dir) {
+        memcpy(j->job_dir, c->text2, c->text2_len);
+        j->job_dir[c->text2_len] = '\0';
+    }
+    if (c->address[0] != '\0' && strlen(c->address) < sizeof j->host)
+        snprintf(j->host, sizeof j->host, "%s", c->address);
+    if (c->boot_id != 0 && c->boot_id <= UINT32_MAX)
+        j->jm_pid = (uint32_t)c->boot_id;
+}
+
+/* JOB_RESUME (issue 14): a JM started again for the job. A job that ended for good is not
+ * resumed; an expired one (its lease lapsed) comes back to life, its history record undone. */
+static int ledger__job_resume(ledger_t *l, const struct ledger_cmd *c, uint64_t *value)
+{
+    struct ledger_job *j = ledger__job_find(l, c->job, NULL);
+    if (j == NULL)
+        return ERR_NOTFOUND;
+    if (j->state != LEDGER_JOB_ACTIVE && j->state != LEDGER_JOB_EXPIRED)
+        return ERR_STATE;
+    if (c->count != 0 && j->restarts >= c->count) {
+        char why[LEDGER_REASON_MAX];
+        snprintf(why, sizeof why, "its job manager was started again %u times (the limit)",
+                 j->restarts);
+        if (j->state == LEDGER_JOB_EXPIRED) {
+            j->state = LEDGER_JOB_FAILED;
+            ledger__history_refail(l, j, why);
+        } else {
+            struct ledger_cmd end;
+            ledger_cmd_init(&end, LEDGER_CMD_JOB_END);
+            end.text = why;
+            end.text_len = (uint32_t)strlen(why);
+            ledger__job_finish(l, j, LEDGER_JOB_FAILED, &end);
+            ledger__arbitrate(l, j->vc, j->id);
+        }
+        return ERR_FULL;
+    }
+    if (j->state == LEDGER_JOB_EXPIRED) {
+        ledger__history_unrecord(l, j);
+        j->state = LEDGER_JOB_ACTIVE;
+        j->finished_ms = 0;
+        l->nfinished--;
+    }
+    j->epoch++;
+    j->restarts++;
+    ledger__job_where(j, c);
+    j->lease_expiry_ms = l->now + j->lease_ms;
+    j->asked = false; /* its new JM asks again; until then MinEDF's minimum stands */
+    ledger__arbitrate(l, j->vc, j->id);
+    *value = j->epoch;
     return 0;
 }
 
@@ -614,6 +673,20 @@ static int ledger__tick(ledger_t *l, uint64_t *value)
 static int ledger__job_cmd(ledger_t *l, const struct ledger_cmd *c, uint64_t *value)
 {
     int rc = 0;
+    if (c->type == LEDGER_CMD_JOB_RESUME)
+        return ledger__job_resume(l, c, value);
+    struct ledger_job *e = ledger__job_find(l, c->job, NULL);
+    if (c->type == LEDGER_CMD_JOB_END && e != NULL && e->state == LEDGER_JOB_EXPIRED &&
+        c->state == LEDGER_JOB_FAILED) {
+        /* the leader gives up on a job whose JM is gone for good */
+        char why[LEDGER_REASON_MAX];
+        size_t n = c->text_len < sizeof why - 1 ? c->text_len : sizeof why - 1;
+        memcpy(why, c->text != NULL ? c->text : "", n);
+        why[n] = '\0';
+        e->state = LEDGER_JOB_FAILED;
+        ledger__history_refail(l, e, why);
+        return 0;
+    }
     struct ledger_job *j = ledger__active_job(l, c->job, &rc);
     if (j == NULL)
         return rc;
@@ -652,6 +725,7 @@ static int ledger__job_cmd(ledger_t *l, const struct ledger_cmd *c, uint64_t *va
         if (c->lease_ms != 0)
             j->lease_ms = c->lease_ms; /* the JM asked for another lease length */
         j->lease_expiry_ms = l->now + j->lease_ms;
+        ledger__job_where(j, c);
         j->done_permille = c->done_permille;
         j->eta_ms = c->eta_ms;
         j->eta_p95_ms = c->eta_p95_ms;

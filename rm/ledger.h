@@ -53,6 +53,7 @@
 #define LEDGER_LEASE_MIN_MS  100
 #define LEDGER_LEASE_MAX_MS  86400000
 #define LEDGER_LEASE_DEFAULT 10000
+#define LEDGER_JOB_DIR_MAX   256 /* a job directory kept for restarts (longer: not kept) */
 
 /* Liveness of a node as decided by the leader from heartbeats (rm/liveness.h). */
 enum ledger_liveness { LEDGER_NODE_UP = 1, LEDGER_NODE_SUSPECT = 2, LEDGER_NODE_DOWN = 3 };
@@ -129,6 +130,14 @@ struct ledger_job {
     bool reserved_run;      /* registered with a reservation in the plan: admitted by it */
     int64_t started_ms;     /* its first task's start, from the ending renewal; 0: unknown */
     uint32_t reprovisioned; /* most tokens guaranteed above its reservation (Morpheus §7) */
+    /* Its job manager (issue 14): the incarnation's fencing epoch (1 at registration, bumped
+     * by every resume), how often it was resumed, and where it runs, so that the leader can
+     * start it again there (jm_pid 0, host or job_dir "": unknown). */
+    uint32_t epoch;
+    uint32_t restarts;
+    uint32_t jm_pid;
+    char host[LEDGER_NAME_MAX];
+    char job_dir[LEDGER_JOB_DIR_MAX];
 };
 
 /* Recurring jobs (Morpheus §3-7). Each period the leader fires exactly one run
@@ -233,14 +242,17 @@ enum ledger_cmd_type {
     LEDGER_CMD_VC_SET = 5,         /* vc count(capacity) cpus_milli mem_mb (token size; 0:
                                       default) -> capacity */
     LEDGER_CMD_JOB_REGISTER = 6,   /* name vc deadline_ms lease_ms flags weight_milli work_ms
-                                      work_sd_ms path_ms path_sd_ms width k_milli -> job id */
-    LEDGER_CMD_JOB_END = 7,        /* job state(done/failed/cancelled) -> 0 */
+                                      work_sd_ms path_ms path_sd_ms width k_milli recurring
+                                      period text(inputs) text2(job_dir) address(host)
+                                      boot_id(jm pid) -> job id */
+    LEDGER_CMD_JOB_END = 7,        /* job state(done/failed/cancelled) text(reason) -> 0; an
+                                      expired job can only be failed */
     LEDGER_CMD_JOB_DEADLINE = 8,   /* job deadline_ms -> 0 */
     LEDGER_CMD_TOKEN_REQUEST = 9,  /* job count(target) -> tokens now held; renews the lease */
     LEDGER_CMD_TOKEN_RELEASE = 10, /* job count(to give back) -> tokens now held */
     LEDGER_CMD_LEASE_RENEW = 11,   /* job lease_ms (0: keep the job's) done_permille eta_ms
-                                      eta_p95_ms count(demand + 1; 0: unknown) -> tokens now
-                                      held */
+                                      eta_p95_ms count(demand + 1; 0: unknown) text2(job_dir)
+                                      address(host) boot_id(jm pid) -> tokens now held */
     LEDGER_CMD_TICK = 12,          /* -> number of jobs whose lease expired */
     /* Recurring jobs (entry version 3). */
     LEDGER_CMD_RECUR_ADD = 13,    /* name vc period_ms offset_ms deadline_ms weight_milli(ρ)
@@ -255,7 +267,10 @@ enum ledger_cmd_type {
                                      step ms) mem_mb(first reserved step) state(1: text is
                                      an error) vals(R*) vals2(reservation) text(note) -> 0;
                                      ERR_STATE: stale */
-    LEDGER_CMD__MAX = 19,
+    LEDGER_CMD_JOB_RESUME = 20,   /* job text2(job_dir) address(host) boot_id(jm pid)
+                                     count(restart limit) -> the new epoch; ERR_STATE: it
+                                     ended; ERR_FULL: over the limit (the job is failed) */
+    LEDGER_CMD__MAX = 20,
 };
 
 /* One command. Public struct: fill the fields the type uses (ledger.h enum comments), zero

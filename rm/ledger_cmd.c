@@ -76,6 +76,9 @@ static void ledger_cmd__encode_one(struct enc_buf *b, const struct ledger_cmd *c
         enc_str(b, c->recurring);
         enc_i64(b, c->period);
         enc_blob(b, c->text, c->text_len);
+        enc_blob(b, c->text2, c->text2_len);
+        enc_str(b, c->address);
+        enc_u64(b, c->boot_id);
         break;
     case LEDGER_CMD_JOB_END:
         enc_u64(b, c->job);
@@ -101,6 +104,16 @@ static void ledger_cmd__encode_one(struct enc_buf *b, const struct ledger_cmd *c
         enc_u32(b, c->done_permille);
         enc_i64(b, c->eta_ms);
         enc_i64(b, c->eta_p95_ms);
+        enc_u32(b, c->count);
+        enc_blob(b, c->text2, c->text2_len);
+        enc_str(b, c->address);
+        enc_u64(b, c->boot_id);
+        break;
+    case LEDGER_CMD_JOB_RESUME:
+        enc_u64(b, c->job);
+        enc_blob(b, c->text2, c->text2_len);
+        enc_str(b, c->address);
+        enc_u64(b, c->boot_id);
         enc_u32(b, c->count);
         break;
     case LEDGER_CMD_RECUR_ADD:
@@ -248,6 +261,9 @@ int ledger_cmd_next(struct ledger_cmd_iter *it, struct ledger_cmd *c, char *msg,
             enc_get_str(r, c->recurring, sizeof c->recurring);
             c->period = enc_get_i64(r);
             c->text = enc_get_blob(r, LEDGER_FILES_MAX, &c->text_len);
+            c->text2 = enc_get_blob(r, LEDGER_JOB_DIR_MAX, &c->text2_len);
+            enc_get_str(r, c->address, sizeof c->address);
+            c->boot_id = enc_get_u64(r);
         }
         break;
     case LEDGER_CMD_JOB_END:
@@ -280,6 +296,18 @@ int ledger_cmd_next(struct ledger_cmd_iter *it, struct ledger_cmd *c, char *msg,
             c->eta_p95_ms = enc_get_i64(r);
             c->count = enc_get_u32(r);
         }
+        if (it->version >= 3) {
+            c->text2 = enc_get_blob(r, LEDGER_JOB_DIR_MAX, &c->text2_len);
+            enc_get_str(r, c->address, sizeof c->address);
+            c->boot_id = enc_get_u64(r);
+        }
+        break;
+    case LEDGER_CMD_JOB_RESUME:
+        c->job = enc_get_u64(r);
+        c->text2 = enc_get_blob(r, LEDGER_JOB_DIR_MAX, &c->text2_len);
+        enc_get_str(r, c->address, sizeof c->address);
+        c->boot_id = enc_get_u64(r);
+        c->count = enc_get_u32(r);
         break;
     case LEDGER_CMD_TICK:
         break;
@@ -364,6 +392,7 @@ const char *ledger_cmd_name(uint8_t type)
                                         "recur_accept",
                                         "recur_fire",
                                         "recur_note",
-                                        "recur_model"};
+                                        "recur_model",
+                                        "job_resume"};
     return type <= LEDGER_CMD__MAX ? names[type] : "?";
 }

@@ -73,6 +73,11 @@ void ledger__inputs_read(ledger_t *l, const struct ledger_cmd *c);
 /* A job ended (end: its JOB_END, NULL when its lease expired): the history, the recurring
  * job's counts and SLO inference. */
 void ledger__history_job(ledger_t *l, const struct ledger_job *j, const struct ledger_cmd *end);
+/* A job resumed after its lease lapsed (issue 14): its `expired` record is taken back out of
+ * the history and, for a recurring run, its run is pending again. */
+void ledger__history_unrecord(ledger_t *l, const struct ledger_job *j);
+/* An expired job failed for good: its record says so, with the reason. */
+void ledger__history_refail(ledger_t *l, const struct ledger_job *j, const char *reason);
 /* The arbiter's reservation inputs for job j at now, and the tokens held back in vc. */
 void ledger__recur_arb(const ledger_t *l, const struct ledger_job *j, struct arbiter_job *a);
 uint32_t ledger__held_back(const ledger_t *l, size_t vci);

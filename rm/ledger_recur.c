@@ -292,6 +292,52 @@ void ledger__history_job(ledger_t *l, const struct ledger_job *j, const struct l
     ledger__infer(l, r);
 }
 
+/* The newest record of job id, NULL when none; *at receives its position (0 oldest). */
+static struct ledger_run *ledger__history_of(ledger_t *l, uint64_t job, size_t *at)
+{
+    for (size_t k = l->hist_n; k-- > 0;) {
+        struct ledger_run *h = &l->hist[(l->hist_head + k) % LEDGER_HISTORY_CAP];
+        if (h->job == job) {
+            *at = k;
+            return h;
+        }
+    }
+    return NULL;
+}
+
+void ledger__history_unrecord(ledger_t *l, const struct ledger_job *j)
+{
+    size_t at = 0;
+    struct ledger_run *h = ledger__history_of(l, j->id, &at);
+    if (h == NULL || h->outcome != LEDGER_RUN_EXPIRED)
+        return;
+    bool counted_missed = h->deadline_ms != 0;
+    ledger__run_close(h);
+    for (size_t k = at; k + 1 < l->hist_n; k++) /* rare: shift the newer ones down */
+        l->hist[(l->hist_head + k) % LEDGER_HISTORY_CAP] =
+            l->hist[(l->hist_head + k + 1) % LEDGER_HISTORY_CAP];
+    memset(&l->hist[(l->hist_head + l->hist_n - 1) % LEDGER_HISTORY_CAP], 0, sizeof *h);
+    l->hist_n--;
+    struct ledger_recurring *r = ledger__recur_by_id(l, j->recur);
+    if (r != NULL && r->pend_period < 0 && r->last_fired == j->period) {
+        r->pend_period = j->period;
+        r->pend_job = j->id;
+        r->runs = r->runs > 0 ? r->runs - 1 : 0;
+        if (counted_missed && r->missed > 0)
+            r->missed--;
+    }
+}
+
+void ledger__history_refail(ledger_t *l, const struct ledger_job *j, const char *reason)
+{
+    size_t at = 0;
+    struct ledger_run *h = ledger__history_of(l, j->id, &at);
+    if (h == NULL)
+        return;
+    h->outcome = LEDGER_RUN_FAILED;
+    snprintf(h->reason, sizeof h->reason, "%s", reason);
+}
+
 /* ---- registration of runs and consumption of outputs ---- */
 
 int ledger__recur_check(const ledger_t *l, const struct ledger_cmd *c, bool *reserved,

@@ -81,6 +81,11 @@ void ledger_snapshot(const ledger_t *l, struct enc_buf *b)
         enc_u8(b, j->reserved_run ? 1 : 0);
         enc_i64(b, j->started_ms);
         enc_u32(b, j->reprovisioned);
+        enc_u32(b, j->epoch);
+        enc_u32(b, j->restarts);
+        enc_u32(b, j->jm_pid);
+        enc_str(b, j->host);
+        enc_str(b, j->job_dir);
     }
     enc_u32(b, (uint32_t)l->idem_n);
     for (size_t k = 0; k < l->idem_n; k++) {
@@ -224,6 +229,11 @@ static int ledger__restore_body(ledger_t *l, struct enc_reader *r, char *msg, si
             j->reserved_run = enc_get_u8(r) != 0;
             j->started_ms = enc_get_i64(r);
             j->reprovisioned = enc_get_u32(r);
+            j->epoch = enc_get_u32(r);
+            j->restarts = enc_get_u32(r);
+            j->jm_pid = enc_get_u32(r);
+            enc_get_str(r, j->host, sizeof j->host);
+            enc_get_str(r, j->job_dir, sizeof j->job_dir);
         } else if (version == 2) {
             j->period = -1;
         }

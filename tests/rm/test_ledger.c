@@ -579,6 +579,80 @@ static void test_allocation_failure_leaves_state(void **state)
     enc_buf_close(&after);
 }
 
+/* Issue 14: a JM started again resumes its job under a new epoch, also after its lease lapsed
+ * (the history's `expired` record is taken back); a job that ended is not resumed; past the
+ * restart limit the job fails with the reason. */
+static void test_job_resume_epochs(void **state)
+{
+    (void)state;
+    ledger_t *l = ledger_new();
+    assert_non_null(l);
+    vc_set(l, "default", 10, 1000);
+    uint64_t id = job_register(l, "etl", "default", 2000, 1000);
+    assert_int_equal(ledger_job_find(l, id)->epoch, 1);
+    struct ledger_cmd c;
+    ledger_cmd_init(&c, LEDGER_CMD_JOB_RESUME);
+    c.job = id;
+    c.count = 2; /* the leader's restart limit */
+    c.text2 = "/srv/jobs/etl";
+    c.text2_len = (uint32_t)strlen(c.text2);
+    snprintf(c.address, sizeof c.address, "host-1");
+    c.boot_id = 4242;
+    struct ledger_result r = apply(l, &c, 1500);
+    assert_int_equal(r.code, 0);
+    assert_int_equal(r.value, 2);
+    const struct ledger_job *j = ledger_job_find(l, id);
+    assert_int_equal(j->epoch, 2);
+    assert_string_equal(j->job_dir, "/srv/jobs/etl");
+    assert_string_equal(j->host, "host-1");
+    assert_int_equal(j->jm_pid, 4242);
+
+    /* its lease lapses: expired, recorded; a resume brings it back and unrecords it */
+    struct ledger_cmd t;
+    ledger_cmd_init(&t, LEDGER_CMD_TICK);
+    assert_int_equal(apply(l, &t, 5000).value, 1);
+    assert_int_equal(ledger_job_find(l, id)->state, LEDGER_JOB_EXPIRED);
+    assert_int_equal(ledger_history_count(l), 1);
+    r = apply(l, &c, 5100);
+    assert_int_equal(r.code, 0);
+    assert_int_equal(r.value, 3);
+    j = ledger_job_find(l, id);
+    assert_int_equal(j->state, LEDGER_JOB_ACTIVE);
+    assert_int_equal(j->finished_ms, 0);
+    assert_true(j->lease_expiry_ms > 5100);
+    assert_int_equal(ledger_history_count(l), 0);
+
+    /* a third start is over the limit of 2 restarts: the job fails, saying why */
+    r = apply(l, &c, 5200);
+    assert_int_equal(r.code, ERR_FULL);
+    j = ledger_job_find(l, id);
+    assert_int_equal(j->state, LEDGER_JOB_FAILED);
+    assert_int_equal(ledger_history_count(l), 1);
+    assert_non_null(strstr(ledger_history_at(l, 0)->reason, "started again 2 times"));
+    /* an ended job is not resumed */
+    c.count = 0;
+    assert_int_equal(apply(l, &c, 5300).code, ERR_STATE);
+
+    /* an expired job the leader gives up on is failed, its record says so */
+    uint64_t id2 = job_register(l, "other", "default", 2000, 6000);
+    assert_int_equal(apply(l, &t, 9000).value, 1);
+    struct ledger_cmd e;
+    ledger_cmd_init(&e, LEDGER_CMD_JOB_END);
+    e.job = id2;
+    e.state = LEDGER_JOB_FAILED;
+    e.text = "its job manager could not be started again";
+    e.text_len = (uint32_t)strlen(e.text);
+    assert_int_equal(apply(l, &e, 9100).code, 0);
+    assert_int_equal(ledger_job_find(l, id2)->state, LEDGER_JOB_FAILED);
+    assert_string_equal(ledger_history_at(l, 1)->outcome == LEDGER_RUN_FAILED ? "failed" : "?",
+                        "failed");
+    assert_string_equal(ledger_history_at(l, 1)->reason,
+                        "its job manager could not be started again");
+    e.state = LEDGER_JOB_DONE; /* done is refused for a job that is not active */
+    assert_int_equal(apply(l, &e, 9200).code, ERR_STATE);
+    ledger_destroy(&l);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -592,6 +666,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_snapshot_restore_equal, setup, teardown),
         cmocka_unit_test_setup_teardown(test_restore_rejects_bad_bytes, setup, teardown),
         cmocka_unit_test(test_cmd_encoding_roundtrip_and_bounds),
+        cmocka_unit_test(test_job_resume_epochs),
         cmocka_unit_test_setup_teardown(test_allocation_failure_leaves_state, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
