@@ -13,7 +13,11 @@
 #include "common/log.h"
 #include "common/mem.h"
 #include "pn/exec.h"
+#include "pn/fence.h"
 #include "pn/node_internal.h"
+
+/* Job records a TASK_QUERY may create for jobs without tasks here (each kept for retention). */
+#define NODE__MAX_JOBS 100000
 
 double node__now_s(void)
 {
@@ -82,7 +86,13 @@ node_t *node_new(const pnconf_t *cfg, uv_loop_t *loop, uint64_t boot_id, uid_t u
         if (rename(n->tasks_dir, path) == 0)
             node__trash(n, path);
     }
-    if (!n->stage || !n->queue || !n->tasks_dir || node__mkdir(n->tasks_dir, msg, cap)) {
+    orphan_config_t oc = {.ended_grace_ms = (uint64_t)cfg->ended_grace_ms,
+                          .orphan_grace_ms = (uint64_t)cfg->orphan_grace_ms};
+    n->orphan = orphan_new(&oc);
+    if (n->stage && n->queue && !n->orphan)
+        err_fmt(msg, cap, ERR_NOMEM, "out of memory");
+    if (!n->stage || !n->queue || !n->orphan || !n->tasks_dir ||
+        node__mkdir(n->tasks_dir, msg, cap)) {
         if (n->stage && !n->queue)
             err_fmt(msg, cap, ERR_CONFIG, "bad queue configuration");
         node_destroy(&n);
@@ -172,6 +182,8 @@ void node_destroy(node_t **np)
     map_close(&n->byid);
     map_close(&n->bypid);
     map_close(&n->jobs);
+    orphan_destroy(&n->orphan);
+    mem_free(n->hb_jobs);
     mem_free(n->done);
     queue_destroy(&n->queue);
     stage_destroy(&n->stage);
@@ -216,13 +228,14 @@ static void node__matrix_wire(node_t *n, proto_matrix_t *m)
     m->timestamp_ms = clock_wall_ms() - (int64_t)(clock_mono_ms() - n->matrix_at_ms);
 }
 
-void node__send_status(node_t *n, node__task_t *t)
+/* The task's status to its job's peer (or reply endpoint), echoing req_id. */
+static void node__status(node_t *n, node__task_t *t, uint64_t req_id)
 {
     if (!t->job || !t->job->plen)
         return;
     proto_msg_t m;
     proto_msg_init(&m, PROTO_TASK_STATUS);
-    m.req_id = t->req_id;
+    m.req_id = req_id;
     proto_task_status_t *s = &m.task_status;
     s->job_id = t->job->job_id;
     s->task_id = t->task_id;
@@ -258,6 +271,11 @@ void node__send_status(node_t *n, node__task_t *t)
     }
     n->send(n->send_arg, t->job->peer, t->job->plen, t->job->reply, n->buf.data, n->buf.len);
     n->c.statuses_sent++;
+}
+
+void node__send_status(node_t *n, node__task_t *t)
+{
+    node__status(n, t, t->req_id);
 }
 
 /* The one place task states change. */
@@ -296,6 +314,8 @@ void node__set_state(node_t *n, node__task_t *t, proto_task_state_t s, const cha
 
 void node__finish(node_t *n, node__task_t *t)
 {
+    if (t->job && t->job->nlive > 0 && --t->job->nlive == 0)
+        orphan_forget(n->orphan, t->job->job_id); /* nothing of it left to reap */
     uint64_t id = t->id;
     map_deln(&n->byid, &id, sizeof id, NULL);
     if (t->pid > 0) {
@@ -362,7 +382,7 @@ void node_sweep(node_t *n)
     void *v;
     while (map_next(&n->jobs, &it, NULL, NULL, &v)) { /* deleting while iterating is allowed */
         node__job_t *j = v;
-        if (j->ntasks == 0) {
+        if (j->ntasks == 0 && now - j->touched_ms >= n->cfg->retain_ms) {
             map_del(&n->jobs, j->job_id, NULL);
             mem_free(j->job_id);
             mem_free(j->reply);
@@ -386,10 +406,36 @@ static void node__reply_error(node_t *n, const void *peer, size_t plen, uint64_t
         n->send(n->send_arg, peer, plen, NULL, n->buf.data, n->buf.len);
 }
 
+/* Fencing: 0 when a request with `epoch` may act on the job; otherwise ERR_FENCED, answered
+ * with ERROR and counted. Admission does not raise the epoch: node__job does. */
+static int node__fenced(node_t *n, const char *job_id, uint32_t epoch, const void *peer,
+                        size_t plen, uint64_t req_id, proto_type_t type)
+{
+    node__job_t *j = map_get(&n->jobs, job_id);
+    if (!j || fence_check(j->epoch, epoch) == 0)
+        return 0;
+    n->c.refused_fenced++;
+    char msg[PROTO_MAX_NAME + 96];
+    snprintf(msg, sizeof msg, "job %s: epoch %u is older than %u", job_id, epoch, j->epoch);
+    log_debug("refused %s: %s", proto_type_name(type), msg);
+    node__reply_error(n, peer, plen, req_id, type, ERR_FENCED, msg);
+    return ERR_FENCED;
+}
+
+static void node__raise(node__job_t *j, uint32_t epoch, const char *by)
+{
+    uint32_t was = j->epoch;
+    if (fence_admit(&j->epoch, epoch) == 1)
+        log_info("job %s: epoch %u (was %u, from %s): older job managers are fenced", j->job_id,
+                 epoch, was, by);
+}
+
 /* The job's reply address follows the latest peer speaking for it; a new peer gets the state
- * of every remembered task of the job (a JM that reconnected). */
+ * of every remembered task of the job (a JM that reconnected) unless resync is 0 (a query,
+ * answered with every state anyway). A higher epoch raises the job's (the caller checked
+ * node__fenced first). */
 static node__job_t *node__job(node_t *n, const char *job_id, const void *peer, size_t plen,
-                              uint64_t req_id)
+                              uint64_t req_id, uint32_t epoch, int resync)
 {
     node__job_t *j = map_get(&n->jobs, job_id);
     int changed = 0;
@@ -409,8 +455,11 @@ static node__job_t *node__job(node_t *n, const char *job_id, const void *peer, s
     memcpy(j->peer, peer, plen);
     j->plen = plen;
     j->req_id = req_id;
+    j->touched_ms = clock_wall_ms();
+    node__raise(j, epoch, "a job manager");
     uint64_t now = clock_mono_ms();
-    if (changed && now - j->resync_ms >= 1000) { /* a JM alternating sockets cannot storm */
+    if (resync && changed &&
+        now - j->resync_ms >= 1000) { /* a JM alternating sockets cannot storm */
         j->resync_ms = now;
         size_t it = 0;
         void *v;
@@ -421,6 +470,19 @@ static node__job_t *node__job(node_t *n, const char *job_id, const void *peer, s
         }
     }
     return j;
+}
+
+/* Statuses of the job go to `endpoint` from now on (NULL or empty: to the peer). */
+static void node__job_reply(node__job_t *j, const char *endpoint)
+{
+    const char *reply = endpoint && endpoint[0] ? endpoint : NULL;
+    if ((reply == NULL) != (j->reply == NULL) || (reply && strcmp(reply, j->reply) != 0)) {
+        char *r = reply ? mem_strdup(reply) : NULL;
+        if (!reply || r) {
+            mem_free(j->reply);
+            j->reply = r;
+        }
+    }
 }
 
 static char *node__key(const char *job, const char *task, uint32_t attempt, size_t *len)
@@ -450,19 +512,14 @@ static node__task_t *node__lookup(node_t *n, const char *job, const char *task, 
 static void node__create(node_t *n, const void *peer, size_t plen, uint64_t req_id,
                          const proto_task_create_t *tc)
 {
-    node__job_t *j = node__job(n, tc->job_id, peer, plen, req_id);
+    if (node__fenced(n, tc->job_id, tc->epoch, peer, plen, req_id, PROTO_TASK_CREATE))
+        return;
+    node__job_t *j = node__job(n, tc->job_id, peer, plen, req_id, tc->epoch, 1);
     if (!j) {
         node__reply_error(n, peer, plen, req_id, PROTO_TASK_CREATE, ERR_NOMEM, "out of memory");
         return;
     }
-    const char *reply = tc->reply_endpoint && tc->reply_endpoint[0] ? tc->reply_endpoint : NULL;
-    if ((reply == NULL) != (j->reply == NULL) || (reply && strcmp(reply, j->reply) != 0)) {
-        char *r = reply ? mem_strdup(reply) : NULL;
-        if (!reply || r) {
-            mem_free(j->reply);
-            j->reply = r;
-        }
-    }
+    node__job_reply(j, tc->reply_endpoint);
     node__task_t *t = node__lookup(n, tc->job_id, tc->task_id, tc->attempt);
     if (t) { /* a retry of the same attempt: idempotent, answer with where it stands */
         t->req_id = req_id;
@@ -546,6 +603,7 @@ static void node__create(node_t *n, const void *peer, size_t plen, uint64_t req_
     }
     n->c.created++;
     j->ntasks++;
+    j->nlive++;
     if (tc->urgent && t->klass == PROTO_CLASS_REGULAR && queue_end_graces(n->queue) > 0) {
         n->c.graces_ended++;
         n->matrix_dirty = 1; /* the graced tasks no longer hold their room */
@@ -567,12 +625,14 @@ static void node__create(node_t *n, const void *peer, size_t plen, uint64_t req_
 static void node__cancel(node_t *n, const void *peer, size_t plen, uint64_t req_id,
                          const proto_task_cancel_t *tc)
 {
+    if (node__fenced(n, tc->job_id, tc->epoch, peer, plen, req_id, PROTO_TASK_CANCEL))
+        return;
     node__task_t *t = node__lookup(n, tc->job_id, tc->task_id, tc->attempt);
     if (!t) {
         node__reply_error(n, peer, plen, req_id, PROTO_TASK_CANCEL, ERR_NOTFOUND, "no such task");
         return;
     }
-    node__job(n, tc->job_id, peer, plen, req_id);
+    node__job(n, tc->job_id, peer, plen, req_id, tc->epoch, 1);
     t->req_id = req_id;
     if (proto_task_state_terminal(t->state)) {
         node__send_status(n, t);
@@ -631,12 +691,14 @@ void node__grace_tick(node_t *n)
 static void node__upgrade(node_t *n, const void *peer, size_t plen, uint64_t req_id,
                           const proto_task_upgrade_t *tu)
 {
+    if (node__fenced(n, tu->job_id, tu->epoch, peer, plen, req_id, PROTO_TASK_UPGRADE))
+        return;
     node__task_t *t = node__lookup(n, tu->job_id, tu->task_id, tu->attempt);
     if (!t) {
         node__reply_error(n, peer, plen, req_id, PROTO_TASK_UPGRADE, ERR_NOTFOUND, "no such task");
         return;
     }
-    node__job(n, tu->job_id, peer, plen, req_id);
+    node__job(n, tu->job_id, peer, plen, req_id, tu->epoch, 1);
     t->req_id = req_id;
     if (tu->task_class == PROTO_CLASS_OPPORTUNISTIC) {
         if (!proto_task_state_terminal(t->state) && t->klass == PROTO_CLASS_REGULAR) {
@@ -666,6 +728,123 @@ static void node__upgrade(node_t *n, const void *peer, size_t plen, uint64_t req
     }
     node__send_status(n, t);
     node__schedule(n);
+}
+
+/* TASK_QUERY: every remembered task's status, then the count. A query with an epoch makes the
+ * node remember the job even when it has no task here, so that a create from an older JM that
+ * arrives after the query is refused (the resumed JM schedules only what the answer lacks). */
+static void node__query(node_t *n, const void *peer, size_t plen, uint64_t req_id,
+                        const proto_task_query_t *q)
+{
+    if (node__fenced(n, q->job_id, q->epoch, peer, plen, req_id, PROTO_TASK_QUERY))
+        return;
+    node__job_t *j = map_get(&n->jobs, q->job_id);
+    if (!j && q->epoch > 0 && n->jobs.len >= NODE__MAX_JOBS) {
+        n->c.refused_full++;
+        node__reply_error(n, peer, plen, req_id, PROTO_TASK_QUERY, ERR_FULL,
+                          "too many jobs remembered");
+        return;
+    }
+    if (j || q->epoch > 0) {
+        j = node__job(n, q->job_id, peer, plen, req_id, q->epoch, 0);
+        if (!j) {
+            node__reply_error(n, peer, plen, req_id, PROTO_TASK_QUERY, ERR_NOMEM, "out of memory");
+            return;
+        }
+        node__job_reply(j, q->reply_endpoint);
+    }
+    n->c.queries++;
+    uint32_t sent = 0;
+    if (j) {
+        size_t it = 0;
+        void *v;
+        while (map_next(&n->tasks, &it, NULL, NULL, &v)) {
+            node__task_t *t = v;
+            if (t->job == j) {
+                node__status(n, t, req_id);
+                sent++;
+            }
+        }
+    }
+    proto_msg_t m;
+    proto_msg_init(&m, PROTO_TASK_QUERY_REPLY);
+    m.req_id = req_id;
+    m.task_query_reply.job_id = q->job_id;
+    m.task_query_reply.node = n->cfg->name;
+    m.task_query_reply.tasks = sent;
+    char err[256];
+    if (proto_encode(&m, &n->buf, err, sizeof err) != 0) {
+        log_error("query of %s: %s", q->job_id, err);
+        return;
+    }
+    const char *reply = q->reply_endpoint && q->reply_endpoint[0] ? q->reply_endpoint : NULL;
+    if (j)
+        n->send(n->send_arg, j->peer, j->plen, j->reply, n->buf.data, n->buf.len);
+    else
+        n->send(n->send_arg, peer, plen, reply, n->buf.data, n->buf.len);
+}
+
+/* Kills (running) or ends (queued, staging) one live task of a job the RM says is over. */
+static void node__reap_task(node_t *n, node__task_t *t, proto_task_state_t s, const char *reason)
+{
+    n->c.reaped++;
+    if (t->state == PROTO_TASK_RUNNING) {
+        if (t->kill == NODE__KILL_NONE || t->kill == NODE__KILL_PREEMPT) {
+            t->kill = NODE__KILL_REAP;
+            t->reap_state = s;
+            char *r = mem_strdup(reason);
+            if (r) {
+                mem_free(t->reason);
+                t->reason = r;
+            }
+        }
+        node__kill(n, t);
+        return; /* reported when reaped (node_reap) */
+    }
+    queue_cancel(n->queue, t->id);
+    node__set_state(n, t, s, reason);
+    node__finish(n, t);
+}
+
+static void node__reap_job(void *arg, const orphan_verdict_t *v)
+{
+    node_t *n = arg;
+    node__job_t *j = map_get(&n->jobs, v->job_id);
+    if (!j)
+        return;
+    static const char *const what[] = {"unknown to the RM", "active",
+                                       "ended (done)",      "ended (failed)",
+                                       "ended (cancelled)", "expired"};
+    char reason[PROTO_MAX_NAME + 96];
+    snprintf(reason, sizeof reason, "job %s %s: reaped after %llu s", j->job_id,
+             v->state <= ORPHAN_EXPIRED ? what[v->state] : "over",
+             (unsigned long long)((v->waited_ms + 500) / 1000));
+    proto_task_state_t s = v->ended ? PROTO_TASK_CANCELLED : PROTO_TASK_LOST;
+    log_info("%s: killing its %zu live task%s", reason, j->nlive, j->nlive == 1 ? "" : "s");
+    size_t it = 0;
+    void *t;
+    while (map_next(&n->byid, &it, NULL, NULL, &t)) /* node__finish deletes: allowed */
+        if (((node__task_t *)t)->job == j && !proto_task_state_terminal(((node__task_t *)t)->state))
+            node__reap_task(n, t, s, reason);
+}
+
+void node_jobs_ack(node_t *n, const proto_heartbeat_ack_t *ack, uint64_t now_ms)
+{
+    for (uint32_t i = 0; i < ack->njobs; i++) {
+        const proto_job_info_t *ji = &ack->jobs[i];
+        node__job_t *j = map_get(&n->jobs, ji->job_id);
+        if (!j || j->nlive == 0) { /* nothing of it runs here (any more) */
+            orphan_forget(n->orphan, ji->job_id);
+            continue;
+        }
+        node__raise(j, ji->epoch, "the RM");
+        if (orphan_note(n->orphan, ji->job_id, ji->state, now_ms) != 0)
+            n->c.acks_ignored++;
+    }
+    if (orphan_due(n->orphan, now_ms, node__reap_job, n) > 0) {
+        n->matrix_dirty = 1;
+        node__schedule(n);
+    }
 }
 
 void node_count_rejected(node_t *n)
@@ -700,10 +879,14 @@ void node_handle(node_t *n, const void *peer, size_t plen, const void *data, siz
     case PROTO_TASK_UPGRADE:
         node__upgrade(n, peer, plen, m.req_id, &m.task_upgrade);
         break;
+    case PROTO_TASK_QUERY:
+        node__query(n, peer, plen, m.req_id, &m.task_query);
+        break;
     default:
         n->c.rejected++;
-        node__reply_error(n, peer, plen, m.req_id, m.type, ERR_UNKNOWN_TYPE,
-                          "a process node answers TASK_CREATE, TASK_CANCEL, TASK_UPGRADE");
+        node__reply_error(
+            n, peer, plen, m.req_id, m.type, ERR_UNKNOWN_TYPE,
+            "a process node answers TASK_CREATE, TASK_CANCEL, TASK_UPGRADE, TASK_QUERY");
         break;
     }
     proto_msg_close(&m);
@@ -729,6 +912,19 @@ void node_heartbeat(node_t *n, proto_heartbeat_t *hb)
     hb->queued_opportunistic = (uint32_t)st.opportunistic_queued;
     node__matrix_wire(n, &hb->matrix);
     hb->timestamp_ms = clock_wall_ms();
+    if (!n->hb_jobs && !(n->hb_jobs = mem_calloc(PROTO_MAX_NODE_JOBS, sizeof *n->hb_jobs)))
+        return; /* no room: the heartbeat names no job this time */
+    uint64_t round = ++n->hb_round;
+    size_t it = 0;
+    void *v;
+    while (hb->njobs < PROTO_MAX_NODE_JOBS && map_next(&n->byid, &it, NULL, NULL, &v)) {
+        node__task_t *t = v; /* queued, staging or running */
+        if (t->job->hb_round == round || proto_task_state_terminal(t->state))
+            continue;
+        t->job->hb_round = round;
+        n->hb_jobs[hb->njobs++] = t->job->job_id;
+    }
+    hb->jobs = n->hb_jobs;
 }
 
 void node_refresh(node_t *n)

@@ -9,6 +9,15 @@
  *     C:TASK_CANCEL  S:TASK_STATUS
  *     C:TASK_UPGRADE S:TASK_STATUS   (to regular; or to opportunistic, a downgrade: the task
  *                                     runs on, preemptible once its grace_ms has passed)
+ *     C:TASK_QUERY   S:TASK_STATUS* S:TASK_QUERY_REPLY   (one status per task of the job the
+ *                                     node remembers, live or finished within retention)
+ *     any of them    S:ERROR          (ERR_FENCED: an epoch older than the job's, below)
+ * Fencing (pn/fence.h): the node keeps per job the highest epoch its commands and queries
+ * carried (and the RM's HEARTBEAT_ACK named) for as long as it remembers the job, and refuses
+ * a command or query with an older one, counted in refused_fenced; epoch 0 is never refused.
+ * Orphans (pn/orphan.h): HEARTBEAT_ACK says which jobs ended, expired or are unknown to the RM;
+ * after the grace (pn.ended_grace, pn.orphan_grace) their live tasks are killed and reported
+ * (cancelled for an ended job, lost otherwise), counted in reaped.
  * Statuses go to the ROUTER peer that last spoke for the task's job (or to the reply_endpoint
  * its last TASK_CREATE named); a JM that reconnects (new routing id) gets the current state
  * of every task of that job it is remembered for.
@@ -39,6 +48,10 @@ typedef struct node_counters {
     uint64_t cache_hits, cache_misses, statuses_sent, spawn_failures;
     uint64_t upgrades, downgrades; /* TASK_UPGRADE that changed a live task's class */
     uint64_t graces_ended;         /* urgent regular tasks that ended downgraded tasks' graces */
+    uint64_t refused_fenced;       /* commands and queries from an older epoch than the job's */
+    uint64_t queries;              /* TASK_QUERY answered */
+    uint64_t reaped;               /* live tasks killed because the RM said their job was over */
+    uint64_t acks_ignored;         /* HEARTBEAT_ACK job entries with a state the node ignores */
 } node_counters_t;
 
 /* A node over `cfg` (borrowed for the node's life), running on `loop`. Creates the work
@@ -66,8 +79,14 @@ void node_poll_memory(node_t *n);
 void node_refresh(node_t *n);
 /* Forgets finished tasks past retention. */
 void node_sweep(node_t *n);
-/* Fills a heartbeat (strings borrowed from the node/config; valid until the next call). */
+/* Fills a heartbeat (strings borrowed from the node/config; valid until the next call), with
+ * the ids of the jobs that have live tasks (queued, staging, running; at most
+ * PROTO_MAX_NODE_JOBS). */
 void node_heartbeat(node_t *n, proto_heartbeat_t *hb);
+/* The RM leader's answer to a heartbeat, at `now_ms` (monotonic): notes the states of the jobs
+ * with live tasks here (others are ignored), raises their epochs to the RM's, and reaps the
+ * jobs whose grace has run out (pn/orphan.h). Borrowed. */
+void node_jobs_ack(node_t *n, const proto_heartbeat_ack_t *ack, uint64_t now_ms);
 /* Number of staging jobs in flight on the thread pool. */
 size_t node_busy(const node_t *n);
 void node_counters(const node_t *n, node_counters_t *out);

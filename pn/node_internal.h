@@ -8,6 +8,7 @@
 #include "common/map.h"
 #include "pn/matrix.h"
 #include "pn/node.h"
+#include "pn/orphan.h"
 #include "pn/queue.h"
 #include "pn/stage.h"
 #include "pn/taskcg.h"
@@ -19,6 +20,7 @@ typedef enum {
     NODE__KILL_CANCEL,
     NODE__KILL_PREEMPT,
     NODE__KILL_MEMORY,
+    NODE__KILL_REAP, /* its job ended or was orphaned (pn/orphan.h): t->reap_state, t->reason */
 } node__kill_t;
 
 typedef struct node__job {
@@ -30,6 +32,11 @@ typedef struct node__job {
     size_t ntasks;      /* tasks of the job the node remembers; 0: forgotten at the next sweep */
     uint64_t refreshed; /* the node's refresh round that last sent this job a status */
     uint64_t resync_ms; /* last time a new peer got every task's state (at most once a second) */
+    uint32_t epoch;     /* highest fencing epoch seen for the job (pn/fence.h); 0: none yet */
+    size_t nlive;       /* of its tasks, those queued, staging or running */
+    int64_t touched_ms; /* wall time of the last request for the job: a record without tasks
+                           (a TASK_QUERY's) is kept this long plus the tasks' retention */
+    uint64_t hb_round;  /* the heartbeat that last named the job */
 } node__job_t;
 
 typedef struct node__task {
@@ -53,6 +60,7 @@ typedef struct node__task {
     pid_t pid;
     node__kill_t kill;
     uint64_t kill_rss_kb;
+    proto_task_state_t reap_state; /* NODE__KILL_REAP: reported as this (cancelled or lost) */
     int staging;   /* its set-up (directory, files) is in flight on the thread pool */
     int forgotten; /* the node dropped it while staging ran: free when staging returns */
     uint32_t cache_hits, cache_misses;
@@ -93,6 +101,9 @@ struct node {
     size_t ntrash, captrash;
     char *tasks_dir;
     char *shim;
+    orphan_t *orphan;  /* jobs the RM says ended, expired or unknown, until reaped */
+    char **hb_jobs;    /* PROTO_MAX_NODE_JOBS ids borrowed from the jobs map, for a heartbeat */
+    uint64_t hb_round; /* heartbeats filled */
     proto_buf_t buf;
     proto_stats_t pstats;
     node_counters_t c;

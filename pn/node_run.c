@@ -251,6 +251,10 @@ void node_reap(node_t *n)
             s = PROTO_TASK_PREEMPTED;
             why = "preempted by regular work";
             break;
+        case NODE__KILL_REAP:
+            s = t->reap_state;
+            why = t->reason; /* set when the reaping began */
+            break;
         case NODE__KILL_MEMORY:
             s = PROTO_TASK_FAILED;
             snprintf(reason, sizeof reason,

@@ -33,6 +33,15 @@ const struct config_key pnconf_schema[] = {
      1, 16},
     {"pn", "stop_timeout", CONFIG_DURATION, F(stop_timeout_ms), "10m",
      "stop_mode finish: longest wait before the rest is handed back", 0, 86400000},
+    {"pn", "ended_grace", CONFIG_DURATION, F(ended_grace_ms), "5s",
+     "a job the RM leader says ended (done, failed, cancelled) while tasks of it live here: "
+     "they are killed (reported cancelled) this long after the first heartbeat answer saying so",
+     0, 86400000},
+    {"pn", "orphan_grace", CONFIG_DURATION, F(orphan_grace_ms), "60s",
+     "a job the RM leader says expired (its JM's lease lapsed) or does not know: its tasks here "
+     "are killed (reported lost) this long after the first answer saying so, unless it is "
+     "active again by then (long enough for a restarted JM to resume it and re-attach)",
+     0, 86400000},
     {"rm", "endpoints", CONFIG_LIST, F(rm_api), "", "API endpoints of the RM replicas", 0, 16},
     {"rm", "heartbeat_endpoints", CONFIG_LIST, F(rm_heartbeat), "",
      "heartbeat endpoints of the RM replicas (default: endpoints)", 0, 16},

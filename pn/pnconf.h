@@ -28,6 +28,8 @@ typedef struct pnconf {
     char *log_level;
     char *stop_mode;         /* SIGTERM: "handback" (tasks reported lost) or "finish" */
     int64_t stop_timeout_ms; /* "finish": longest wait for running tasks */
+    int64_t ended_grace_ms;  /* a job the RM says ended: its tasks are killed after this */
+    int64_t orphan_grace_ms; /* a job expired or unknown to the RM: likewise, after this */
     /* [rm] */
     struct config_list rm_api;       /* RM replicas' API endpoints (registration) */
     struct config_list rm_heartbeat; /* RM replicas' heartbeat endpoints (default: rm_api) */

@@ -179,6 +179,8 @@ static void server__on_rm(zuv_sock_t *zs, zmsg_t **msg, void *arg)
             log_warn("registration refused: %s",
                      m.node_register_ack.reason ? m.node_register_ack.reason : "no reason");
         }
+    } else if (m.type == PROTO_HEARTBEAT_ACK) {
+        node_jobs_ack(s->node, &m.heartbeat_ack, clock_mono_ms()); /* only the leader answers */
     } else if (m.type == PROTO_ERROR && m.error.in_reply_to == PROTO_HEARTBEAT &&
                m.error.code == ERR_NOTFOUND) {
         s->registered = 0; /* the RM does not know this boot: register again */
@@ -281,6 +283,7 @@ static void server__write_status(server_t *s)
             "\"created\":%llu,"
             "\"refused_full\":%llu,\"succeeded\":%llu,\"failed\":%llu,\"cancelled\":%llu,"
             "\"preempted\":%llu,\"upgrades\":%llu,\"downgrades\":%llu,\"graces_ended\":%llu,"
+            "\"refused_fenced\":%llu,\"queries\":%llu,\"reaped\":%llu,\"acks_ignored\":%llu,"
             "\"memory_kills\":%llu,\"cache_hits\":%llu,"
             "\"cache_misses\":%llu,\"statuses_sent\":%llu,\"auth_failures\":%llu,"
             "\"rss_kb\":%llu,\"draining\":%s}\n",
@@ -291,6 +294,8 @@ static void server__write_status(server_t *s)
             (unsigned long long)c.failed, (unsigned long long)c.cancelled,
             (unsigned long long)c.preempted, (unsigned long long)c.upgrades,
             (unsigned long long)c.downgrades, (unsigned long long)c.graces_ended,
+            (unsigned long long)c.refused_fenced, (unsigned long long)c.queries,
+            (unsigned long long)c.reaped, (unsigned long long)c.acks_ignored,
             (unsigned long long)c.memory_kills, (unsigned long long)c.cache_hits,
             (unsigned long long)c.cache_misses, (unsigned long long)c.statuses_sent,
             (unsigned long long)s->auth_failures, (unsigned long long)server__rss_kb(),
