@@ -85,6 +85,15 @@ const struct config_key rmconf_schema[] = {
      "launches of one run before it is given up and recorded as not started", 1, 100},
     {"recurring", "fit_runs", CONFIG_INT, F(fit_runs), "10",
      "the most recent successful runs the resource model R* is fitted over", 1, 32},
+    {"jobs", "relaunch", CONFIG_BOOL, F(relaunch), "false",
+     "the leader starts a job manager that died (its pid gone, or its lease lapsed) again on "
+     "this host with --resume, when the job's directory is here (a local cluster; under systemd "
+     "paddock-jm@ restarts itself)",
+     0, 0},
+    {"jobs", "restart_max", CONFIG_INT, F(restart_max), "3",
+     "times a job's job manager may be started again before the job fails", 0, 1000},
+    {"jobs", "resume_window", CONFIG_DURATION, F(resume_window_ms), "10m",
+     "a job whose lease lapsed longer ago than this is not started again", 1000, 86400000},
     {"security", "keys_dir", CONFIG_STRING, F(keys_dir), "",
      "CURVE keys from paddock keygen (empty: no CURVE, loopback only)", 0, 4096},
     {"security", "key_name", CONFIG_STRING, F(key_name), "paddock", "certificate name", 1, 255},

@@ -59,6 +59,10 @@ typedef struct rmconf {
     int64_t launch_retry_ms;
     int64_t launch_max; /* launches of a run before it is given up (not_started) */
     int64_t fit_runs;   /* runs R* is fitted over (the most recent successful ones) */
+    /* [jobs] (issue 14: a job survives its JM) */
+    bool relaunch;            /* the leader starts a dead JM of this host's jobs again (--resume) */
+    int64_t restart_max;      /* resumes of one job before it fails */
+    int64_t resume_window_ms; /* an expired job is started again only this soon after */
     /* [security] */
     char *keys_dir; /* CURVE keys (paddock keygen); empty: no CURVE, loopback only */
     char *key_name;

@@ -322,6 +322,7 @@ static void rmserver__on_tick(uv_timer_t *t)
     if (!s->liveness_busy)
         rmserver__liveness(s);
     rmserver_recur_tick(s);
+    rmserver_jobs_tick(s);
 }
 
 /* ---- the view ---- */

@@ -6,6 +6,7 @@
 #include "common/err.h"
 #include "common/id.h"
 #include "common/log.h"
+#include "common/mem.h"
 #include "common/map.h"
 #include "rm/ledger_cmd.h"
 
@@ -98,6 +99,7 @@ static void rmserver__grant(struct rmserver *s, const struct rmserver_cmd *c, ui
             m.lease_ack.minimum = j->minimum;
             m.lease_ack.token_cpu = vc != NULL ? vc->token_cpu_milli / 1000.0 : 0;
             m.lease_ack.token_mem_mb = vc != NULL ? vc->token_mem_mb : 0;
+            m.lease_ack.epoch = j->epoch;
         }
     } else {
         proto_msg_init(&m, PROTO_TOKEN_GRANT);
@@ -112,6 +114,7 @@ static void rmserver__grant(struct rmserver *s, const struct rmserver_cmd *c, ui
             m.token_grant.minimum = j->minimum;
             m.token_grant.token_cpu = vc != NULL ? vc->token_cpu_milli / 1000.0 : 0;
             m.token_grant.token_mem_mb = vc != NULL ? vc->token_mem_mb : 0;
+            m.token_grant.epoch = j->epoch;
         }
         m.token_grant.ledger_index = raft_last_applied(&s->raft);
     }
@@ -145,11 +148,16 @@ void rmserver_reply(struct rmserver *s, const struct rmserver_cmd *c, int code,
         rmserver_send(s, w->sock, w->peer, w->peer_len, &m);
         return;
     case PROTO_JOB_REGISTER:
+    case PROTO_JOB_RESUME:
         proto_msg_init(&m, PROTO_JOB_REGISTER_REPLY);
         m.req_id = w->req_id;
         jid[0] = '\0';
         if (res->code == 0)
-            rmserver__format_job(res->value, jid);
+            rmserver__format_job(w->type == PROTO_JOB_RESUME ? c->cmd.job : res->value, jid);
+        else if (w->type == PROTO_JOB_RESUME)
+            rmserver__format_job(c->cmd.job, jid);
+        if (res->code == 0)
+            m.job_register_reply.epoch = w->type == PROTO_JOB_RESUME ? (uint32_t)res->value : 1;
         m.job_register_reply.key = (char *)w->key;
         m.job_register_reply.job_id = jid;
         m.job_register_reply.code = res->code;
@@ -271,6 +279,19 @@ static void rmserver__node_register(struct rmserver *s, zuv_sock_t *sock, const 
     rmserver__write(s, sock, peer, peer_len, m, &c, r->key, NULL);
 }
 
+/* Where a job's JM runs (issue 14), when it fits the ledger: a longer path or host is not kept
+ * (the job is then not restarted by the RM). */
+static void rmserver__where(struct ledger_cmd *c, const char *dir, const char *host, uint32_t pid)
+{
+    if (dir != NULL && dir[0] == '/' && strlen(dir) < LEDGER_JOB_DIR_MAX) {
+        c->text2 = dir;
+        c->text2_len = (uint32_t)strlen(dir);
+    }
+    if (host != NULL && strlen(host) < LEDGER_NAME_MAX)
+        snprintf(c->address, sizeof c->address, "%s", host);
+    c->boot_id = pid;
+}
+
 static void rmserver__job_register(struct rmserver *s, zuv_sock_t *sock, const void *peer,
                                    size_t peer_len, const proto_msg_t *m)
 {
@@ -321,6 +342,7 @@ static void rmserver__job_register(struct rmserver *s, zuv_sock_t *sock, const v
     }
     c.text = inputs;
     c.text_len = (uint32_t)(used > 0 ? used - 1 : 0);
+    rmserver__where(&c, r->job_dir, r->host, r->jm_pid);
     /* admission measures the deadline from the entry's time: the submitter's clock may lag */
     rmserver__write(s, sock, peer, peer_len, m, &c, r->key, NULL);
 }
@@ -400,6 +422,7 @@ static void rmserver__job_write(struct rmserver *s, zuv_sock_t *sock, const void
             c.eta_ms = r->eta_ms > (uint64_t)INT64_MAX / 2 ? 0 : (int64_t)r->eta_ms;
             c.eta_p95_ms = r->eta_p95_ms > (uint64_t)INT64_MAX / 2 ? 0 : (int64_t)r->eta_p95_ms;
             c.count = r->demand;
+            rmserver__where(&c, r->job_dir, r->host, r->jm_pid);
         }
         break;
     }
@@ -417,6 +440,23 @@ static void rmserver__job_write(struct rmserver *s, zuv_sock_t *sock, const void
         return;
     }
     rmserver__write(s, sock, peer, peer_len, m, &c, key, NULL);
+}
+
+static void rmserver__job_resume(struct rmserver *s, zuv_sock_t *sock, const void *peer,
+                                 size_t peer_len, const proto_msg_t *m)
+{
+    const proto_job_resume_t *r = &m->job_resume;
+    struct ledger_cmd c;
+    ledger_cmd_init(&c, LEDGER_CMD_JOB_RESUME);
+    if (rmserver__parse_job(r->job_id, &c.job) != 0) {
+        rmserver__reject(s, sock, peer, peer_len, m, RMSERVER_REJ_INVALID, ERR_INVAL,
+                         "job_id is not a job id (j- and 12 hex digits)");
+        return;
+    }
+    c.key = rmserver_key_hash(r->key);
+    c.count = (uint32_t)s->cfg->restart_max;
+    rmserver__where(&c, r->job_dir, r->host, r->jm_pid);
+    rmserver__write(s, sock, peer, peer_len, m, &c, r->key, NULL);
 }
 
 static void rmserver__admin(struct rmserver *s, zuv_sock_t *sock, const void *peer, size_t peer_len,
@@ -479,6 +519,32 @@ static void rmserver__admin(struct rmserver *s, zuv_sock_t *sock, const void *pe
     free(json);
 }
 
+/* Issue 14: the leader tells a PN the state of the jobs it has live tasks of, so it can reap
+ * the tasks of jobs that ended (or whose JM is gone) after its grace periods. */
+static void rmserver__heartbeat_ack(struct rmserver *s, zuv_sock_t *sock, const void *peer,
+                                    size_t peer_len, const proto_heartbeat_t *hb)
+{
+    ledger_t *l = fsm_ledger(s->fsm);
+    proto_job_info_t *jobs = mem_calloc(hb->njobs, sizeof *jobs);
+    if (jobs == NULL)
+        return;
+    for (uint32_t i = 0; i < hb->njobs; i++) {
+        uint64_t id = 0;
+        jobs[i].job_id = hb->jobs[i];
+        const struct ledger_job *j =
+            rmserver__parse_job(hb->jobs[i], &id) == 0 ? ledger_job_find(l, id) : NULL;
+        jobs[i].state = j != NULL ? j->state : 0;
+        jobs[i].epoch = j != NULL ? j->epoch : 0;
+    }
+    proto_msg_t a;
+    proto_msg_init(&a, PROTO_HEARTBEAT_ACK);
+    a.heartbeat_ack.jobs = jobs;
+    a.heartbeat_ack.njobs = hb->njobs;
+    a.heartbeat_ack.rm_id = s->id;
+    rmserver_send(s, sock, peer, peer_len, &a);
+    mem_free(jobs);
+}
+
 static void rmserver__heartbeat(struct rmserver *s, zuv_sock_t *sock, const void *peer,
                                 size_t peer_len, const proto_msg_t *m)
 {
@@ -497,6 +563,8 @@ static void rmserver__heartbeat(struct rmserver *s, zuv_sock_t *sock, const void
     else if (rc < 0)
         rmserver__reject(s, sock, peer, peer_len, m, RMSERVER_REJ_INVALID, rc,
                          "heartbeat fields too long");
+    if (hb->njobs > 0 && s->ready)
+        rmserver__heartbeat_ack(s, sock, peer, peer_len, hb);
 }
 
 /* Decodes [peer, body]; returns false (after refusing and counting) when unusable. */
@@ -544,6 +612,9 @@ void rmserver_on_api(zuv_sock_t *zs, zmsg_t **msg, void *arg)
         break;
     case PROTO_JOB_REGISTER:
         rmserver__job_register(s, zs, p, plen, &m);
+        break;
+    case PROTO_JOB_RESUME:
+        rmserver__job_resume(s, zs, p, plen, &m);
         break;
     case PROTO_TOKEN_REQUEST:
     case PROTO_TOKEN_RELEASE:

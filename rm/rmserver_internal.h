@@ -125,6 +125,12 @@ struct rmserver {
     char recur_launch_name[LEDGER_NAME_MAX];
     int64_t recur_launch_mono;
     bool recur_fitting; /* an LP fit runs on a worker thread */
+
+    /* restarts of dead JMs (rmserver_jobs.c), leader only */
+    int64_t jobs_last_ms;
+    uint64_t relaunched_job[64]; /* the latest relaunches, to space them by launch_retry */
+    int64_t relaunched_mono[64];
+    uint64_t relaunches;
 };
 
 /* server.c */
@@ -173,6 +179,13 @@ void rmserver_member_poll(struct rmserver *s);
  * why; outs is scratch the command points into); the read queries (NULL with *code 1 when q is
  * another kind); and the reply to a committed write. */
 void rmserver_recur_tick(struct rmserver *s);
+/* paddock-jm beside this binary, else the bare name. */
+void rmserver_jm_path(char *out, size_t cap);
+/* Starts argv detached (its own session, reparented to init), output appended to log; envp
+ * NULL: ours. 0 or -1 (errno). */
+int rmserver_spawn(char *const *argv, char *const *envp, const char *log);
+/* Issue 14 (rmserver_jobs.c): the leader starts a dead JM of this host's jobs again. */
+void rmserver_jobs_tick(struct rmserver *s);
 int rmserver_recur_write(struct rmserver *s, const proto_admin_query_t *q, struct ledger_cmd *c,
                          char *outs, size_t ocap, char *why, size_t cap);
 struct json_t;

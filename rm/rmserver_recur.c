@@ -54,7 +54,7 @@ static int recur__write(const char *path, const char *text, size_t len)
 }
 
 /* paddock-jm beside this binary, else the bare name (PATH). */
-static void recur__jm_path(char *out, size_t cap)
+void rmserver_jm_path(char *out, size_t cap)
 {
     char self[PATH_MAX - 32];
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
@@ -73,8 +73,10 @@ static void recur__jm_path(char *out, size_t cap)
 
 /* Starts argv detached (its own session, reparented to init: a double fork, so the RM keeps no
  * child), output to log. Only async-signal-safe calls after fork. 0 or -1 (errno). */
-static int recur__spawn(char *const *argv, char *const *envp, const char *log)
+int rmserver_spawn(char *const *argv, char *const *envp, const char *log)
 {
+    if (envp == NULL)
+        envp = environ;
     int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
     int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (fd < 0 || null < 0) {
@@ -193,9 +195,9 @@ static int recur__launch(struct rmserver *s, const struct ledger_recurring *r, i
     int rc;
     if (s->cfg->launcher != NULL && s->cfg->launcher[0] != '\0') {
         char *argv[] = {(char *)"/bin/sh", (char *)"-c", s->cfg->launcher, NULL};
-        rc = recur__spawn(argv, envp, log);
+        rc = rmserver_spawn(argv, envp, log);
     } else {
-        recur__jm_path(jm, sizeof jm);
+        rmserver_jm_path(jm, sizeof jm);
         char *argv[] = {jm,
                         (char *)"--job-dir",
                         dir,
@@ -208,7 +210,7 @@ static int recur__launch(struct rmserver *s, const struct ledger_recurring *r, i
                         d != 0 ? (char *)"--deadline-at" : NULL,
                         deadline_s,
                         NULL};
-        rc = recur__spawn(argv, envp, log);
+        rc = rmserver_spawn(argv, envp, log);
     }
     mem_free(envp);
     if (rc != 0)

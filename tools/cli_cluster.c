@@ -200,7 +200,8 @@ static int cluster_make_files(const struct cluster_opts *o)
                     "[rm]\nid = %d\ndata_dir = %s/rm-%d\n\n[cluster]\nids = %s\nraft = %s\n"
                     "api = %s\nheartbeat = %s\npub = %s\n\n[ledger]\n"
                     "virtual_clusters = default=%ld\n\n[recurring]\njobs_dir = %s/jobs\n"
-                    "cluster_dir = %s\nplan_step = 1s\n\n[security]\nkeys_dir = %s/keys\n",
+                    "cluster_dir = %s\nplan_step = 1s\n\n[jobs]\nrelaunch = true\n\n"
+                    "[security]\nkeys_dir = %s/keys\n",
                     i + 1, o->dir, i + 1, ids, raft, api, hb, pub, o->tokens, o->dir, o->dir,
                     o->dir);
         snprintf(path, sizeof path, "%s/rm-%d.conf", o->dir, i + 1);

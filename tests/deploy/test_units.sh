@@ -50,7 +50,11 @@ for u in paddock-rm.service paddock-pn.service; do
 done
 need paddock-pn.service "Delegate=yes"
 need paddock-pn.service "KillMode=mixed"
-need paddock-jm@.service "Restart=no"
+# a JM that dies is started again and resumes its job; the job's own failure (1) and a fenced
+# stale JM (3) are final
+need paddock-jm@.service "Restart=on-failure"
+need paddock-jm@.service "RestartPreventExitStatus=1 3"
+need paddock-jm@.service "StartLimitBurst=5"
 # a PN that spawns tasks must not carry a system call filter or W^X
 for bad in SystemCallFilter MemoryDenyWriteExecute RestrictAddressFamilies ProtectControlGroups; do
     if grep -q "^$bad=" "$tmp/paddock-pn.service"; then

@@ -1,0 +1,123 @@
+/* rmserver_jobs.c - a job survives its job manager (issue 14): the leader starts a dead JM of a
+ * job whose directory is on this host again, with --resume.
+ *
+ * A JM is dead when its pid (from its registration or renewals) no longer runs a paddock-jm, or
+ * when its lease lapsed (the job expired; after a whole-cluster restart every unfinished job's
+ * lease has). The resumed JM replays its journal, asks the PNs what became of its tasks and goes
+ * on under a new epoch (JOB_RESUME), so nothing that succeeded runs again. Restarts are spaced by
+ * recurring.launch_retry and bounded by jobs.restart_max: past it the ledger fails the job with
+ * the reason. Off by default ([jobs] relaunch): under systemd, paddock-jm@ restarts itself. */
+#include "rm/rmserver_internal.h"
+
+#include "common/clock.h"
+#include "common/id.h"
+#include "common/log.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#define JOBS__EVERY_MS 300
+
+/* Whether pid runs a paddock-jm (a reused pid runs something else). */
+static bool jobs__alive(uint32_t pid)
+{
+    char path[64], comm[32] = "";
+    snprintf(path, sizeof path, "/proc/%u/comm", pid);
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return false;
+    bool ok = fgets(comm, sizeof comm, f) != NULL;
+    fclose(f);
+    return ok && strncmp(comm, "paddock-jm", 10) == 0;
+}
+
+/* The slot of job id in the relaunch memory, or the oldest one to reuse. */
+static size_t jobs__slot(struct rmserver *s, uint64_t id)
+{
+    size_t oldest = 0;
+    for (size_t i = 0; i < sizeof s->relaunched_job / sizeof s->relaunched_job[0]; i++) {
+        if (s->relaunched_job[i] == id)
+            return i;
+        if (s->relaunched_mono[i] < s->relaunched_mono[oldest])
+            oldest = i;
+    }
+    return oldest;
+}
+
+static void jobs__relaunch(struct rmserver *s, const struct ledger_job *j, int64_t mono)
+{
+    size_t k = jobs__slot(s, j->id);
+    if (s->relaunched_job[k] == j->id && mono - s->relaunched_mono[k] < s->cfg->launch_retry_ms)
+        return; /* started again a moment ago: give it time to resume */
+    char jm[PATH_MAX], log[LEDGER_JOB_DIR_MAX + 16];
+    rmserver_jm_path(jm, sizeof jm);
+    snprintf(log, sizeof log, "%s/jm.log", j->job_dir);
+    char *argv[] = {jm,
+                    (char *)"--job-dir",
+                    (char *)j->job_dir,
+                    (char *)"--resume",
+                    (char *)"--cluster",
+                    s->cfg->cluster_dir,
+                    NULL};
+    char jid[ID_JOB_SIZE];
+    snprintf(jid, sizeof jid, ID_JOB_PREFIX "%012llx",
+             (unsigned long long)(j->id & 0xffffffffffffull));
+    if (access(j->job_dir, F_OK) != 0) {
+        log_warn("job %s: its job directory %s is gone: not started again", jid, j->job_dir);
+    } else if (rmserver_spawn(argv, NULL, log) != 0) {
+        log_warn("job %s: cannot start its job manager again: %m", jid);
+    } else {
+        log_info("job %s: its job manager (pid %u) is gone: started again in %s (restart %u)", jid,
+                 j->jm_pid, j->job_dir, j->restarts + 1);
+        s->relaunches++;
+    }
+    s->relaunched_job[k] = j->id;
+    s->relaunched_mono[k] = mono;
+}
+
+void rmserver_jobs_tick(struct rmserver *s)
+{
+    int64_t mono = (int64_t)clock_mono_ms();
+    if (!s->ready || !s->cfg->relaunch || mono - s->jobs_last_ms < JOBS__EVERY_MS)
+        return;
+    s->jobs_last_ms = mono;
+    char host[LEDGER_NAME_MAX] = "";
+    if (gethostname(host, sizeof host - 1) != 0)
+        return;
+    ledger_t *l = fsm_ledger(s->fsm);
+    int64_t now = clock_wall_ms();
+    for (size_t i = 0; i < ledger_job_count(l); i++) {
+        const struct ledger_job *j = ledger_job_at(l, i);
+        if (j->job_dir[0] == '\0' || strcmp(j->host, host) != 0)
+            continue;
+        bool dead = false;
+        if (j->state == LEDGER_JOB_EXPIRED)
+            dead = now - j->finished_ms <= s->cfg->resume_window_ms;
+        else if (j->state == LEDGER_JOB_ACTIVE && j->jm_pid != 0)
+            dead = !jobs__alive(j->jm_pid);
+        if (!dead)
+            continue;
+        if (j->restarts >= (uint32_t)s->cfg->restart_max && j->state == LEDGER_JOB_EXPIRED) {
+            /* the resume would be refused: fail it now, with the reason */
+            struct ledger_cmd c;
+            ledger_cmd_init(&c, LEDGER_CMD_JOB_END);
+            c.job = j->id;
+            c.state = LEDGER_JOB_FAILED;
+            char why[LEDGER_REASON_MAX];
+            snprintf(why, sizeof why,
+                     "its job manager died and was started again %u times (jobs.restart_max)",
+                     j->restarts);
+            c.text = why;
+            c.text_len = (uint32_t)strlen(why);
+            char k[64];
+            snprintf(k, sizeof k, "giveup/%llu", (unsigned long long)j->id);
+            c.key = rmserver_key_hash(k);
+            rmserver_submit(s, &c, NULL);
+            continue;
+        }
+        if (j->restarts < (uint32_t)s->cfg->restart_max)
+            jobs__relaunch(s, j, mono);
+    }
+}
