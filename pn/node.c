@@ -425,7 +425,7 @@ static int node__fenced(node_t *n, const char *job_id, uint32_t epoch, const voi
 static void node__raise(node__job_t *j, uint32_t epoch, const char *by)
 {
     uint32_t was = j->epoch;
-    if (fence_admit(&j->epoch, epoch) == 1)
+    if (fence_admit(&j->epoch, epoch) == 1 && was > 0)
         log_info("job %s: epoch %u (was %u, from %s): older job managers are fenced", j->job_id,
                  epoch, was, by);
 }

@@ -1,0 +1,566 @@
+/* Tests of the process node's core (pn/node.h) driven directly, its statuses caught by a fake
+ * send callback: fencing epochs, TASK_QUERY, the jobs a heartbeat names, and reaping the tasks
+ * of jobs the RM's HEARTBEAT_ACK says are over (time injected). Real processes (sleep). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/err.h"
+#include "common/mem.h"
+#include "pn/exec.h"
+#include "pn/node.h"
+#include "pn/pnconf.h"
+#include "proto/proto.h"
+
+#define MAXSENT 512
+
+typedef struct sent {
+    char peer[16];
+    char endpoint[128];
+    proto_type_t type;
+    uint64_t req_id;
+    char job[64], task[64], text[256];
+    proto_task_state_t state;
+    int code;
+    uint32_t tasks;
+} sent_t;
+
+typedef struct fixture {
+    char dir[128];
+    pnconf_t cfg;
+    uv_loop_t loop;
+    node_t *n;
+    sent_t sent[MAXSENT];
+    size_t nsent;
+    proto_buf_t buf;
+} fixture_t;
+
+static void copy(char *dst, size_t cap, const char *src)
+{
+    snprintf(dst, cap, "%s", src ? src : "");
+}
+
+static void on_send(void *arg, const void *peer, size_t plen, const char *endpoint,
+                    const void *data, size_t len)
+{
+    fixture_t *f = arg;
+    proto_msg_t m;
+    assert_int_equal(proto_decode(data, len, &m, NULL, NULL, 0), 0);
+    assert_true(f->nsent < MAXSENT);
+    sent_t *s = &f->sent[f->nsent++];
+    memset(s, 0, sizeof *s);
+    memcpy(s->peer, peer, plen < sizeof s->peer - 1 ? plen : sizeof s->peer - 1);
+    copy(s->endpoint, sizeof s->endpoint, endpoint);
+    s->type = m.type;
+    s->req_id = m.req_id;
+    if (m.type == PROTO_TASK_STATUS) {
+        copy(s->job, sizeof s->job, m.task_status.job_id);
+        copy(s->task, sizeof s->task, m.task_status.task_id);
+        copy(s->text, sizeof s->text, m.task_status.reason);
+        s->state = m.task_status.state;
+    } else if (m.type == PROTO_ERROR) {
+        s->code = m.error.code;
+        copy(s->text, sizeof s->text, m.error.text);
+    } else if (m.type == PROTO_TASK_QUERY_REPLY) {
+        copy(s->job, sizeof s->job, m.task_query_reply.job_id);
+        copy(s->text, sizeof s->text, m.task_query_reply.node);
+        s->tasks = m.task_query_reply.tasks;
+    }
+    proto_msg_close(&m);
+}
+
+static int setup(void **state)
+{
+    fixture_t *f = mem_calloc(1, sizeof *f);
+    if (!f)
+        return -1;
+    snprintf(f->dir, sizeof f->dir, "/tmp/paddock-test-node-XXXXXX");
+    if (!mkdtemp(f->dir))
+        return -1;
+    const char *bin = getenv("PADDOCK_BIN_DIR");
+    char work[256], shim[512];
+    snprintf(work, sizeof work, "pn.work_dir=%s/work", f->dir);
+    snprintf(shim, sizeof shim, "pn.exec_shim=%s/paddock-pn-exec", bin ? bin : ".");
+    char *sets[] = {
+        work, shim, "node.name=n1", "node.cpus=1", "node.memory=4GiB", "tasks.status_refresh=0"};
+    char msg[512];
+    if (pnconf_load(&f->cfg, NULL, sets, sizeof sets / sizeof *sets, msg, sizeof msg) != 0) {
+        fprintf(stderr, "%s\n", msg);
+        return -1;
+    }
+    if (uv_loop_init(&f->loop) != 0)
+        return -1;
+    f->n = node_new(&f->cfg, &f->loop, 42, (uid_t)-1, (gid_t)-1, on_send, f, msg, sizeof msg);
+    if (!f->n) {
+        fprintf(stderr, "%s\n", msg);
+        return -1;
+    }
+    proto_buf_init(&f->buf);
+    *state = f;
+    return 0;
+}
+
+static void settle(fixture_t *f)
+{
+    for (int i = 0; i < 5000 && node_busy(f->n) > 0; i++)
+        uv_run(&f->loop, UV_RUN_NOWAIT);
+}
+
+static int teardown(void **state)
+{
+    fixture_t *f = *state;
+    settle(f);
+    node_destroy(&f->n);
+    uv_run(&f->loop, UV_RUN_DEFAULT);
+    int rc = uv_loop_close(&f->loop);
+    pnconf_close(&f->cfg);
+    proto_buf_close(&f->buf);
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", f->dir);
+    if (system(cmd) != 0)
+        rc = -1;
+    mem_free(f);
+    return rc;
+}
+
+static void pause_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static void deliver(fixture_t *f, const char *peer, const proto_msg_t *m)
+{
+    char err[256];
+    assert_int_equal(proto_encode(m, &f->buf, err, sizeof err), 0);
+    node_handle(f->n, peer, strlen(peer), f->buf.data, f->buf.len);
+}
+
+static const char *sleeper[] = {"/bin/sleep", "30"};
+
+static void create(fixture_t *f, const char *peer, const char *job, const char *task,
+                   uint32_t epoch, uint64_t req_id)
+{
+    proto_msg_t m;
+    proto_msg_init(&m, PROTO_TASK_CREATE);
+    m.req_id = req_id;
+    proto_task_create_t *c = &m.task_create;
+    c->job_id = (char *)job;
+    c->task_id = (char *)task;
+    c->attempt = 1;
+    c->task_class = PROTO_CLASS_REGULAR;
+    c->cpu = 1;
+    c->mem_mb = 64;
+    c->runtime_ms = 30000;
+    c->weight = 1;
+    c->argv = (char **)sleeper;
+    c->argc = 2;
+    c->epoch = epoch;
+    deliver(f, peer, &m);
+}
+
+static void cancel(fixture_t *f, const char *peer, const char *job, const char *task,
+                   uint32_t epoch)
+{
+    proto_msg_t m;
+    proto_msg_init(&m, PROTO_TASK_CANCEL);
+    m.task_cancel.job_id = (char *)job;
+    m.task_cancel.task_id = (char *)task;
+    m.task_cancel.attempt = 1;
+    m.task_cancel.epoch = epoch;
+    deliver(f, peer, &m);
+}
+
+static void upgrade(fixture_t *f, const char *peer, const char *job, const char *task,
+                    uint32_t epoch)
+{
+    proto_msg_t m;
+    proto_msg_init(&m, PROTO_TASK_UPGRADE);
+    m.task_upgrade.job_id = (char *)job;
+    m.task_upgrade.task_id = (char *)task;
+    m.task_upgrade.attempt = 1;
+    m.task_upgrade.task_class = PROTO_CLASS_REGULAR;
+    m.task_upgrade.epoch = epoch;
+    deliver(f, peer, &m);
+}
+
+static void query(fixture_t *f, const char *peer, const char *job, uint32_t epoch,
+                  const char *reply, uint64_t req_id)
+{
+    proto_msg_t m;
+    proto_msg_init(&m, PROTO_TASK_QUERY);
+    m.req_id = req_id;
+    m.task_query.job_id = (char *)job;
+    m.task_query.epoch = epoch;
+    m.task_query.reply_endpoint = (char *)reply;
+    deliver(f, peer, &m);
+}
+
+static void ack(fixture_t *f, const char *job, uint32_t state, uint32_t epoch, uint64_t now)
+{
+    proto_job_info_t ji = {.job_id = (char *)job, .state = state, .epoch = epoch};
+    proto_heartbeat_ack_t a = {.jobs = &ji, .njobs = 1, .rm_id = 1};
+    node_jobs_ack(f->n, &a, now);
+}
+
+/* The last status of job/task sent, or NULL. */
+static const sent_t *last_status(const fixture_t *f, const char *job, const char *task)
+{
+    for (size_t i = f->nsent; i-- > 0;)
+        if (f->sent[i].type == PROTO_TASK_STATUS && strcmp(f->sent[i].job, job) == 0 &&
+            strcmp(f->sent[i].task, task) == 0)
+            return &f->sent[i];
+    return NULL;
+}
+
+/* Runs the loop and reaps until job/task's last status is `s` (bounded: 10 s). */
+static const sent_t *wait_state(fixture_t *f, const char *job, const char *task,
+                                proto_task_state_t s)
+{
+    for (int i = 0; i < 10000; i++) {
+        uv_run(&f->loop, UV_RUN_NOWAIT);
+        node_reap(f->n);
+        const sent_t *st = last_status(f, job, task);
+        if (st && st->state == s)
+            return st;
+        pause_ms(1);
+    }
+    const sent_t *st = last_status(f, job, task);
+    fail_msg("%s/%s: state %d, waited for %d", job, task, st ? (int)st->state : -1, (int)s);
+    return NULL;
+}
+
+static const sent_t *last(const fixture_t *f)
+{
+    assert_true(f->nsent > 0);
+    return &f->sent[f->nsent - 1];
+}
+
+static node_counters_t counters(const fixture_t *f)
+{
+    node_counters_t c;
+    node_counters(f->n, &c);
+    return c;
+}
+
+/* ---- fencing ---- */
+
+static void test_fence_older_refused(void **state)
+{
+    fixture_t *f = *state;
+    create(f, "A", "j", "t1", 2, 1);
+    wait_state(f, "j", "t1", PROTO_TASK_RUNNING);
+    size_t before = f->nsent;
+    create(f, "B", "j", "t2", 1, 2);
+    assert_int_equal(f->nsent, before + 1);
+    const sent_t *e = last(f);
+    assert_int_equal(e->type, PROTO_ERROR);
+    assert_int_equal(e->code, ERR_FENCED);
+    assert_string_equal(e->peer, "B");
+    assert_string_equal(e->text, "job j: epoch 1 is older than 2");
+    cancel(f, "B", "j", "t1", 1);
+    assert_int_equal(last(f)->code, ERR_FENCED);
+    upgrade(f, "B", "j", "t1", 1);
+    assert_int_equal(last(f)->code, ERR_FENCED);
+    query(f, "B", "j", 1, NULL, 3);
+    assert_int_equal(last(f)->type, PROTO_ERROR);
+    assert_int_equal(last(f)->code, ERR_FENCED);
+    node_counters_t c = counters(f);
+    assert_int_equal(c.refused_fenced, 4);
+    assert_int_equal(c.created, 1);
+    assert_int_equal(c.queries, 0);
+    /* the stale commands changed nothing: t1 still runs, its statuses still go to A */
+    cancel(f, "A", "j", "t1", 2);
+    const sent_t *st = wait_state(f, "j", "t1", PROTO_TASK_CANCELLED);
+    assert_string_equal(st->peer, "A");
+}
+
+static void test_fence_equal_and_repeat(void **state)
+{
+    fixture_t *f = *state;
+    create(f, "A", "j", "t1", 2, 1);
+    wait_state(f, "j", "t1", PROTO_TASK_RUNNING);
+    size_t before = f->nsent;
+    create(f, "A", "j", "t1", 2, 7); /* a retry: answered with where it stands */
+    assert_int_equal(f->nsent, before + 1);
+    assert_int_equal(last(f)->type, PROTO_TASK_STATUS);
+    assert_int_equal(last(f)->state, PROTO_TASK_RUNNING);
+    assert_int_equal(last(f)->req_id, 7);
+    create(f, "A", "j", "t2", 2, 8); /* equal epoch: a new task is queued (1 core, busy) */
+    assert_int_equal(last(f)->type, PROTO_TASK_STATUS);
+    assert_int_equal(last(f)->state, PROTO_TASK_QUEUED);
+    assert_int_equal(counters(f).refused_fenced, 0);
+    assert_int_equal(counters(f).created, 2);
+}
+
+static void test_fence_higher_raises(void **state)
+{
+    fixture_t *f = *state;
+    create(f, "A", "j", "t1", 1, 1);
+    wait_state(f, "j", "t1", PROTO_TASK_RUNNING);
+    create(f, "C", "j", "t2", 3, 2); /* a resumed JM */
+    assert_int_equal(last(f)->type, PROTO_TASK_STATUS);
+    assert_string_equal(last(f)->peer, "C");
+    create(f, "A", "j", "t3", 1, 3);
+    assert_int_equal(last(f)->code, ERR_FENCED);
+    assert_string_equal(last(f)->text, "job j: epoch 1 is older than 3");
+    create(f, "A", "j", "t3", 2, 4);
+    assert_int_equal(last(f)->code, ERR_FENCED);
+    /* t1's statuses now go to the newer JM's peer */
+    cancel(f, "C", "j", "t1", 3);
+    const sent_t *st = wait_state(f, "j", "t1", PROTO_TASK_CANCELLED);
+    assert_string_equal(st->peer, "C");
+    /* another job is not fenced by this one's epoch */
+    create(f, "A", "other", "t1", 1, 5);
+    assert_int_equal(last(f)->type, PROTO_TASK_STATUS);
+    assert_int_equal(counters(f).refused_fenced, 2);
+}
+
+static void test_fence_zero_unfenced(void **state)
+{
+    fixture_t *f = *state;
+    create(f, "A", "j", "t1", 0, 1);
+    wait_state(f, "j", "t1", PROTO_TASK_RUNNING);
+    create(f, "A", "j", "t2", 4, 2);
+    create(f, "B", "j", "t3", 0, 3); /* an older JM without epochs: never refused */
+    assert_int_equal(last(f)->type, PROTO_TASK_STATUS);
+    assert_int_equal(last(f)->state, PROTO_TASK_QUEUED);
+    create(f, "B", "j", "t4", 3, 4); /* and it did not lower the job's epoch */
+    assert_int_equal(last(f)->code, ERR_FENCED);
+    assert_string_equal(last(f)->text, "job j: epoch 3 is older than 4");
+}
+
+/* ---- TASK_QUERY ---- */
+
+static size_t count_since(const fixture_t *f, size_t from, proto_type_t type, const char *job)
+{
+    size_t k = 0;
+    for (size_t i = from; i < f->nsent; i++)
+        if (f->sent[i].type == type && (!job || strcmp(f->sent[i].job, job) == 0))
+            k++;
+    return k;
+}
+
+static void test_query_answers_every_task(void **state)
+{
+    fixture_t *f = *state;
+    create(f, "A", "j", "run", 1, 1);
+    wait_state(f, "j", "run", PROTO_TASK_RUNNING);
+    create(f, "A", "j", "wait", 1, 2);
+    create(f, "A", "j", "gone", 1, 3);
+    cancel(f, "A", "j", "gone", 1); /* finished, within retention */
+    create(f, "A", "other", "x", 1, 4);
+    size_t from = f->nsent;
+    query(f, "N", "j", 2, NULL, 99); /* a resumed JM, from a new socket */
+    assert_int_equal(f->nsent - from, 4);
+    assert_int_equal(count_since(f, from, PROTO_TASK_STATUS, "j"), 3);
+    proto_task_state_t want[3] = {PROTO_TASK_RUNNING, PROTO_TASK_QUEUED, PROTO_TASK_CANCELLED};
+    const char *names[3] = {"run", "wait", "gone"};
+    for (size_t k = 0; k < 3; k++) {
+        const sent_t *st = last_status(f, "j", names[k]);
+        assert_true(st >= &f->sent[from]);
+        assert_int_equal(st->state, want[k]);
+        assert_int_equal(st->req_id, 99);
+        assert_string_equal(st->peer, "N");
+    }
+    const sent_t *r = last(f); /* the reply comes last */
+    assert_int_equal(r->type, PROTO_TASK_QUERY_REPLY);
+    assert_string_equal(r->job, "j");
+    assert_string_equal(r->text, "n1");
+    assert_int_equal(r->tasks, 3);
+    assert_int_equal(r->req_id, 99);
+    assert_string_equal(r->peer, "N");
+    assert_int_equal(counters(f).queries, 1);
+    /* the query raised the epoch: the old JM's late create is refused */
+    create(f, "A", "j", "late", 1, 5);
+    assert_int_equal(last(f)->code, ERR_FENCED);
+}
+
+static void test_query_unknown_job(void **state)
+{
+    fixture_t *f = *state;
+    size_t from = f->nsent;
+    query(f, "A", "nope", 0, NULL, 5);
+    assert_int_equal(f->nsent - from, 1);
+    assert_int_equal(last(f)->type, PROTO_TASK_QUERY_REPLY);
+    assert_int_equal(last(f)->tasks, 0);
+    assert_string_equal(last(f)->job, "nope");
+    assert_string_equal(last(f)->peer, "A");
+    query(f, "A", "nope2", 0, "tcp://127.0.0.1:9", 6); /* to the reply endpoint */
+    assert_string_equal(last(f)->endpoint, "tcp://127.0.0.1:9");
+    assert_int_equal(last(f)->tasks, 0);
+    size_t tasks, jobs;
+    node_remembered(f->n, &tasks, &jobs);
+    assert_int_equal(jobs, 0); /* epoch 0: nothing to remember */
+    /* with an epoch, a job without tasks here is remembered: a create from an older JM that
+       arrives after the query is refused, so the task is not run behind the new JM's back */
+    query(f, "N", "fresh", 2, NULL, 7);
+    assert_int_equal(last(f)->type, PROTO_TASK_QUERY_REPLY);
+    assert_int_equal(last(f)->tasks, 0);
+    create(f, "A", "fresh", "t", 1, 8);
+    assert_int_equal(last(f)->code, ERR_FENCED);
+    create(f, "N", "fresh", "t", 2, 9);
+    assert_int_equal(last(f)->type, PROTO_TASK_STATUS);
+    assert_string_equal(last(f)->peer, "N");
+}
+
+static void test_query_reply_endpoint(void **state)
+{
+    fixture_t *f = *state;
+    create(f, "A", "j", "t", 1, 1);
+    size_t from = f->nsent;
+    query(f, "N", "j", 1, "tcp://127.0.0.1:7", 2);
+    assert_int_equal(f->nsent - from, 2);
+    for (size_t i = from; i < f->nsent; i++)
+        assert_string_equal(f->sent[i].endpoint, "tcp://127.0.0.1:7");
+    assert_int_equal(last(f)->tasks, 1);
+}
+
+/* ---- heartbeat ---- */
+
+static int names(const proto_heartbeat_t *hb, const char *job)
+{
+    for (uint32_t i = 0; i < hb->njobs; i++)
+        if (strcmp(hb->jobs[i], job) == 0)
+            return 1;
+    return 0;
+}
+
+static void test_heartbeat_jobs(void **state)
+{
+    fixture_t *f = *state;
+    proto_heartbeat_t hb;
+    node_heartbeat(f->n, &hb);
+    assert_int_equal(hb.njobs, 0);
+    create(f, "A", "a", "t1", 1, 1);
+    wait_state(f, "a", "t1", PROTO_TASK_RUNNING);
+    create(f, "A", "a", "t2", 1, 2); /* queued: one core */
+    create(f, "A", "b", "t1", 0, 3);
+    create(f, "A", "c", "t1", 0, 4);
+    cancel(f, "A", "c", "t1", 0); /* c has only a finished task */
+    node_heartbeat(f->n, &hb);
+    assert_int_equal(hb.njobs, 2);
+    assert_true(names(&hb, "a"));
+    assert_true(names(&hb, "b"));
+    assert_false(names(&hb, "c"));
+    cancel(f, "A", "a", "t2", 1);
+    cancel(f, "A", "a", "t1", 1);
+    wait_state(f, "a", "t1", PROTO_TASK_CANCELLED);
+    node_heartbeat(f->n, &hb);
+    assert_int_equal(hb.njobs, 1);
+    assert_string_equal(hb.jobs[0], "b");
+    /* the heartbeat encodes */
+    proto_msg_t m;
+    proto_msg_init(&m, PROTO_HEARTBEAT);
+    m.heartbeat = hb;
+    assert_int_equal(proto_encode(&m, &f->buf, NULL, 0), 0);
+}
+
+/* ---- reaping from the RM's answers ---- */
+
+static void test_reap_ended_job(void **state)
+{
+    fixture_t *f = *state;
+    create(f, "A", "j", "run", 1, 1);
+    wait_state(f, "j", "run", PROTO_TASK_RUNNING);
+    create(f, "A", "j", "wait", 1, 2);
+    create(f, "A", "keep", "t", 1, 3);
+    const uint64_t t0 = 1000000, grace = (uint64_t)f->cfg.ended_grace_ms;
+    assert_int_equal(grace, 5000); /* the default */
+    ack(f, "j", 2, 1, t0);         /* done */
+    ack(f, "keep", 1, 1, t0);      /* active */
+    ack(f, "j", 2, 1, t0 + grace - 1);
+    assert_int_equal(counters(f).reaped, 0);
+    assert_int_equal(last_status(f, "j", "wait")->state, PROTO_TASK_QUEUED);
+    ack(f, "j", 2, 1, t0 + grace);
+    assert_int_equal(counters(f).reaped, 2);
+    const sent_t *w = last_status(f, "j", "wait");
+    assert_int_equal(w->state, PROTO_TASK_CANCELLED);
+    assert_string_equal(w->text, "job j ended (done): reaped after 5 s");
+    const sent_t *r = wait_state(f, "j", "run", PROTO_TASK_CANCELLED);
+    assert_string_equal(r->text, "job j ended (done): reaped after 5 s");
+    /* the slot it held went to the job still active */
+    wait_state(f, "keep", "t", PROTO_TASK_RUNNING);
+    proto_heartbeat_t hb;
+    node_heartbeat(f->n, &hb);
+    assert_int_equal(hb.njobs, 1);
+    assert_string_equal(hb.jobs[0], "keep");
+    ack(f, "keep", 1, 1, t0 + 100 * grace);
+    assert_int_equal(counters(f).reaped, 2);
+}
+
+static void test_reap_expired_resumed_in_time(void **state)
+{
+    fixture_t *f = *state;
+    create(f, "A", "j", "run", 1, 1);
+    wait_state(f, "j", "run", PROTO_TASK_RUNNING);
+    const uint64_t t0 = 5000, grace = (uint64_t)f->cfg.orphan_grace_ms;
+    assert_int_equal(grace, 60000);
+    ack(f, "j", 5, 1, t0);             /* expired: its JM died */
+    ack(f, "j", 1, 2, t0 + grace - 1); /* resumed (epoch 2) in time */
+    ack(f, "j", 1, 2, t0 + 2 * grace); /* and still active */
+    assert_int_equal(counters(f).reaped, 0);
+    assert_int_equal(last_status(f, "j", "run")->state, PROTO_TASK_RUNNING);
+    create(f, "A", "j", "t2", 1, 2); /* the RM's epoch fenced the old JM */
+    assert_int_equal(last(f)->code, ERR_FENCED);
+    ack(f, "j", 0, 2, t0 + 3 * grace); /* unknown to the RM (a new cluster) */
+    ack(f, "j", 0, 2, t0 + 4 * grace - 1);
+    assert_int_equal(counters(f).reaped, 0);
+    ack(f, "j", 0, 2, t0 + 4 * grace);
+    assert_int_equal(counters(f).reaped, 1);
+    const sent_t *r = wait_state(f, "j", "run", PROTO_TASK_LOST);
+    assert_string_equal(r->text, "job j unknown to the RM: reaped after 60 s");
+}
+
+static void test_reap_ignores_other_jobs(void **state)
+{
+    fixture_t *f = *state;
+    create(f, "A", "j", "t", 1, 1);
+    cancel(f, "A", "j", "t", 1);
+    ack(f, "j", 3, 1, 0);     /* failed, but nothing of it lives here */
+    ack(f, "ghost", 2, 1, 0); /* never here */
+    ack(f, "j", 9, 1, 0);     /* a state this node does not know: ignored */
+    ack(f, "j", 3, 1, 1000000);
+    assert_int_equal(counters(f).reaped, 0);
+    create(f, "A", "k", "t", 1, 2);
+    wait_state(f, "k", "t", PROTO_TASK_RUNNING);
+    ack(f, "k", 9, 1, 0);
+    assert_int_equal(counters(f).acks_ignored, 1);
+    ack(f, "k", 9, 1, 1000000);
+    assert_int_equal(counters(f).reaped, 0);
+    wait_state(f, "k", "t", PROTO_TASK_RUNNING);
+}
+
+int main(void)
+{
+    if (exec_become_subreaper() != 0)
+        return 1;
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+    const struct CMUnitTest fence[] = {
+        T(test_fence_older_refused),
+        T(test_fence_equal_and_repeat),
+        T(test_fence_higher_raises),
+        T(test_fence_zero_unfenced),
+    };
+    const struct CMUnitTest query_tests[] = {
+        T(test_query_answers_every_task),
+        T(test_query_unknown_job),
+        T(test_query_reply_endpoint),
+        T(test_heartbeat_jobs),
+    };
+    const struct CMUnitTest reap[] = {
+        T(test_reap_ended_job),
+        T(test_reap_expired_resumed_in_time),
+        T(test_reap_ignores_other_jobs),
+    };
+    int rc = cmocka_run_group_tests_name("node fencing", fence, NULL, NULL);
+    rc |= cmocka_run_group_tests_name("node query", query_tests, NULL, NULL);
+    return rc | cmocka_run_group_tests_name("node reaping", reap, NULL, NULL);
+}
