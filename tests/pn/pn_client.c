@@ -188,6 +188,7 @@ int pnc_create(zsock_t *s, const pnc_task_t *t)
     c->mem_mb = t->mem_mb;
     c->runtime_ms = t->runtime_ms;
     c->reply_endpoint = (char *)t->reply;
+    c->epoch = t->epoch;
     proto_file_t f = {.path = (char *)t->file};
     if (t->file) {
         c->files = &f;

@@ -363,6 +363,116 @@ static void test_forgetting(void **state)
     proto_msg_close(&m);
 }
 
+/* Issue 14 against the daemon: a stale JM's create is refused (ERR_FENCED); the heartbeat
+ * names the job with a live task; the leader's HEARTBEAT_ACK saying it is done gets its task
+ * killed after pn.ended_grace and reported cancelled; TASK_QUERY answers on the socket. */
+static void test_fencing_and_reaping(void **state)
+{
+    (void)state;
+    zsock_t *rm = pnc_track(zsock_new(ZMQ_ROUTER));
+    zsock_set_linger(rm, 0);
+    int port = zsock_bind(rm, "tcp://127.0.0.1:*");
+    assert_true(port > 0);
+    char extra[512];
+    snprintf(extra, sizeof extra,
+             "ended_grace = 300ms\n[rm]\nendpoints = tcp://127.0.0.1:%d\nheartbeat = 50ms\n"
+             "[node]\ncpus = 2\nmemory = 1GiB\n",
+             port);
+    assert_int_equal(pnc_start(&fx.d, extra), 0); /* the first line lands in [pn] */
+    zsock_t *jm = pnc_connect(&fx.d);
+    const char *argv[] = {"sleep", "60", NULL};
+    pnc_task_t t = {
+        .job = "j-fence", .task = "t", .cpu = 1, .mem_mb = 64, .argv = argv, .epoch = 2};
+    assert_int_equal(pnc_create(jm, &t), 0);
+    int running = 0;
+    for (int k = 0; k < 100 && !running; k++) {
+        proto_msg_t m;
+        if (recv_type(jm, &m, 50) == PROTO_TASK_STATUS) {
+            running = m.task_status.state == PROTO_TASK_RUNNING;
+            proto_msg_close(&m);
+        }
+    }
+    assert_true(running);
+    zsock_t *stale = pnc_connect(&fx.d);
+    pnc_task_t old = t;
+    old.task = "t2";
+    old.epoch = 1;
+    assert_int_equal(pnc_create(stale, &old), 0);
+    proto_msg_t m;
+    assert_int_equal(recv_type(stale, &m, 2000), PROTO_ERROR);
+    assert_int_equal(m.error.code, -22); /* ERR_FENCED */
+    assert_string_equal(m.error.text, "job j-fence: epoch 1 is older than 2");
+    proto_msg_close(&m);
+
+    proto_msg_t q;
+    proto_msg_init(&q, PROTO_TASK_QUERY);
+    q.task_query.job_id = "j-fence";
+    q.task_query.epoch = 2;
+    proto_buf_t b;
+    proto_buf_init(&b);
+    assert_int_equal(proto_encode(&q, &b, NULL, 0), 0);
+    assert_int_equal(pnc_send_raw(jm, b.data, b.len), 0);
+    proto_buf_close(&b);
+    int statuses = 0, replied = 0;
+    for (int k = 0; k < 100 && !replied; k++) {
+        int type = recv_type(jm, &m, 50);
+        if (type == PROTO_TASK_STATUS)
+            statuses++;
+        if (type == PROTO_TASK_QUERY_REPLY) {
+            replied = 1;
+            assert_int_equal(m.task_query_reply.tasks, 1);
+            assert_string_equal(m.task_query_reply.node, "test-pn");
+        }
+        if (type)
+            proto_msg_close(&m);
+    }
+    assert_true(replied);
+    assert_int_equal(statuses, 1);
+
+    /* the leader answers every heartbeat that names the job: done */
+    int named = 0, cancelled = 0;
+    zframe_t *peer = NULL;
+    for (int k = 0; k < 300 && !cancelled; k++) {
+        int type = rm_recv(rm, &peer, &m, 20);
+        if (type == PROTO_HEARTBEAT) {
+            int has = 0;
+            for (uint32_t i = 0; i < m.heartbeat.njobs; i++)
+                has |= strcmp(m.heartbeat.jobs[i], "j-fence") == 0;
+            named += has;
+            if (has) {
+                proto_job_info_t ji = {.job_id = "j-fence", .state = 2, .epoch = 2};
+                proto_msg_t a;
+                proto_msg_init(&a, PROTO_HEARTBEAT_ACK);
+                a.heartbeat_ack.jobs = &ji;
+                a.heartbeat_ack.njobs = 1;
+                a.heartbeat_ack.rm_id = 1;
+                rm_send(rm, peer, &a);
+            }
+        }
+        if (type)
+            proto_msg_close(&m);
+        if (recv_type(jm, &m, 1) == PROTO_TASK_STATUS) {
+            if (m.task_status.state == PROTO_TASK_CANCELLED) {
+                cancelled = 1;
+                assert_non_null(strstr(m.task_status.reason, "job j-fence ended (done)"));
+            }
+            proto_msg_close(&m);
+        }
+    }
+    zframe_destroy(&peer);
+    assert_true(named > 0);
+    assert_true(cancelled);
+    int counted = 0;
+    for (int k = 0; k < 200 && !counted; k++) {
+        counted = pnc_status_field(&fx.d, "reaped") == 1 &&
+                  pnc_status_field(&fx.d, "refused_fenced") == 1 &&
+                  pnc_status_field(&fx.d, "running") == 0;
+        if (!counted)
+            usleep(10000);
+    }
+    assert_true(counted);
+}
+
 /* With per-task cgroups, cancel also kills what left the process group with setsid. */
 static void test_cgroup_cancel_catches_setsid(void **state)
 {
@@ -459,6 +569,7 @@ int main(void)
         cmocka_unit_test_teardown(test_queue_full_refused, teardown),
         cmocka_unit_test_teardown(test_forgetting, teardown),
         cmocka_unit_test_teardown(test_status_refresh, teardown),
+        cmocka_unit_test_teardown(test_fencing_and_reaping, teardown),
         cmocka_unit_test_teardown(test_cgroup_cancel_catches_setsid, teardown),
         cmocka_unit_test_teardown(test_refuses_open_listen_without_keys, teardown),
     };
