@@ -210,6 +210,21 @@ int dispatch_place(dispatch_t *d, size_t task)
     return cls;
 }
 
+int dispatch_adopt(dispatch_t *d, size_t task, enum dispatch_class cls)
+{
+    if (task >= d->n)
+        return ERR_RANGE;
+    if (cls != DISPATCH_REGULAR && cls != DISPATCH_OPPORTUNISTIC)
+        return ERR_INVAL;
+    if (d->cls[task] != DISPATCH_NONE)
+        return ERR_STATE;
+    d->cls[task] = (unsigned char)cls;
+    d->running[task] = 0;
+    d->seq[task] = d->next_seq++;
+    dispatch__count(d, task, +1);
+    return 0;
+}
+
 void dispatch_round(dispatch_t *d)
 {
     if (d->reserve == SIZE_MAX)

@@ -90,6 +90,10 @@ enum dispatch_class dispatch_next(const dispatch_t *d);
  * ERR_STATE (as a negative int) when the task is already in flight, ERR_RANGE for a bad index. */
 int dispatch_place(dispatch_t *d, size_t task);
 
+/* Records an idle task in flight in class `cls` whatever the capacity (a resumed JM adopts an
+ * attempt it found at a node: it runs already). Units over the grant are then taken back by
+ * dispatch_downgrades as usual. ERR_STATE when in flight, ERR_INVAL for NONE, ERR_RANGE. */
+int dispatch_adopt(dispatch_t *d, size_t task, enum dispatch_class cls);
 /* Marks the start of a scheduling round: a reservation whose task was not offered to
  * dispatch_place since the previous call (and is not waiting in flight) lapses. */
 void dispatch_round(dispatch_t *d);

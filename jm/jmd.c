@@ -107,6 +107,8 @@ static void jmd__on_control(uv_timer_t *h)
 static void jmd__on_signal(uv_signal_t *h, int sig)
 {
     jmd_t *j = h->data;
+    if (j->fenced)
+        return;
     log_info("signal %d: ending the job", sig);
     if (j->outcome == JMD_RUNNING)
         jmd_end(j, JMD_CANCELLED, "the job manager was stopped");
@@ -137,6 +139,8 @@ int jmd_run(const struct jmd_opts *opts, char *msg, size_t cap)
     if (!j)
         return err_fmt(msg, cap, ERR_NOMEM, "out of memory");
     j->o = *opts;
+    j->journal_fd = -1;
+    j->epoch = opts->epoch;
     j->t0_wall = opts->started_wall_ms ? opts->started_wall_ms : clock_wall_ms();
     j->t0_mono = jmd_now(j);
     j->rm_heard_mono = j->t0_mono;
@@ -151,9 +155,46 @@ int jmd_run(const struct jmd_opts *opts, char *msg, size_t cap)
         err_fmt(msg, cap, rc, "spec %s rejected: %s", path, why);
         goto out;
     }
-    log_info("job %s \"%s\": %zu tasks in %zu stages%s", opts->job_id, j->spec->name,
-             j->spec->ntasks, j->spec->nstages, j->spec->has_deadline ? "" : ", no deadline");
-    if ((rc = jmd_sched_init(j, msg, cap)) != 0 || (rc = jmd_out_open(j, msg, cap)) != 0)
+    log_info("job %s \"%s\": %zu tasks in %zu stages%s, epoch %u%s", opts->job_id, j->spec->name,
+             j->spec->ntasks, j->spec->nstages, j->spec->has_deadline ? "" : ", no deadline",
+             j->epoch, opts->resume ? ", resumed" : "");
+    struct journal jr;
+    journal_init(&jr);
+    size_t keep = SIZE_MAX;
+    if (opts->resume) {
+        /* The journal is the record of what ran: read back before anything is placed. One that
+           cannot be read is not guessed around (a task that succeeded could run again): the job
+           fails with the reason once the RM link is up. */
+        char jwhy[400];
+        int jrc = jmd_out_read_journal(j, &jr, jwhy, sizeof jwhy);
+        if (jrc) {
+            snprintf(j->resume_end, sizeof j->resume_end, "the journal cannot be replayed: %s",
+                     jwhy);
+            log_error("%s", j->resume_end);
+        } else {
+            keep = jr.good_len;
+            if (jr.torn)
+                log_warn("journal: a torn last line (%s) is cut", jr.torn_why);
+            if (jr.started_ms > 0 && !opts->started_wall_ms)
+                j->t0_wall = jr.started_ms; /* times in the report stay on one scale */
+        }
+        j->query_phase = JMD_QUERY_VIEW;
+    }
+    if ((rc = jmd_sched_init(j, msg, cap)) != 0) {
+        journal_close(&jr);
+        goto out;
+    }
+    if (opts->resume && !j->resume_end[0]) {
+        char jwhy[400];
+        if (jmd_sched_replay(j, &jr, jwhy, sizeof jwhy) != 0) {
+            snprintf(j->resume_end, sizeof j->resume_end, "the journal cannot be replayed: %s",
+                     jwhy);
+            log_error("%s", j->resume_end);
+            keep = SIZE_MAX; /* kept as it is, for whoever looks into it */
+        }
+    }
+    journal_close(&jr);
+    if ((rc = jmd_out_open(j, keep, msg, cap)) != 0)
         goto out;
     if (opts->keys_dir) {
         rc = curve_load(&j->curve, opts->keys_dir, opts->key_name ? opts->key_name : "paddock",
@@ -196,10 +237,14 @@ int jmd_run(const struct jmd_opts *opts, char *msg, size_t cap)
     jmd_out_progress(j);
     jmd_out_state(j);
     jmd_rm_tick(j); /* the first token request */
+    if (j->resume_end[0])
+        jmd_end(j, JMD_FAILED, j->resume_end);
+    else if (opts->resume && dag_done(j->dag)) /* it had ended, but the RM had not heard */
+        jmd_end(j, JMD_SUCCEEDED, "");
     log_info("running: %zu RM replicas, profile dir %s", opts->nrm,
              opts->profile_dir ? opts->profile_dir : "(none)");
     uv_run(&j->loop, UV_RUN_DEFAULT);
-    rc = j->outcome == JMD_SUCCEEDED ? 0 : 1;
+    rc = j->fenced ? JMD_EXIT_FENCED : j->outcome == JMD_SUCCEEDED ? 0 : 1;
 
 out:
     if (rc < 0 && j->spec && j->dag) {

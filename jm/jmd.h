@@ -35,6 +35,7 @@
 #include "jm/dag.h"
 #include "jm/dispatch.h"
 #include "jm/estimator.h"
+#include "jm/journal.h"
 #include "jm/jsim.h"
 #include "jm/place.h"
 #include "jm/profile.h"
@@ -63,6 +64,11 @@ struct jmd_opts {
     int64_t started_wall_ms; /* job start (wall); 0: now */
     double deadline_s;       /* > 0: the deadline (s from started_wall_ms) instead of the spec's
                                 (a recurring run's, --deadline-at) */
+    uint32_t epoch;          /* this incarnation's fencing epoch (JOB_REGISTER_REPLY, JOB_RESUME) */
+    int resume;              /* resumed: replay the journal, TASK_QUERY the nodes first */
+    int resumes;             /* how often the job was resumed, this start included */
+    const char *abs_dir;     /* the job directory's absolute path, and the host: renewals tell */
+    const char *host;        /* the RM where to start a JM again (NULL: not said) */
 };
 void jmd_opts_default(struct jmd_opts *o);
 
@@ -75,8 +81,13 @@ enum jmd_outcome {
 };
 const char *jmd_outcome_name(enum jmd_outcome o);
 
-/* Runs the job to its end. Returns 0 when it succeeded, 1 when it failed or was cancelled, and
- * a negative ERR_* code (reason in msg) when the daemon could not start at all. */
+/* Exit code of a JM that found a newer incarnation of its job (a higher epoch): it stopped at
+ * once, leaving the job directory to the newer one. */
+#define JMD_EXIT_FENCED 3
+
+/* Runs the job to its end. Returns 0 when it succeeded, 1 when it failed or was cancelled,
+ * JMD_EXIT_FENCED when a newer job manager holds the job, and a negative ERR_* code (reason in
+ * msg) when the daemon could not start at all. */
 int jmd_run(const struct jmd_opts *opts, char *msg, size_t cap);
 
 /* ---- internals shared by the jmd_*.c files ---- */
@@ -99,6 +110,8 @@ struct jmd_task {
     int64_t disp_wall, queued_wall, start_wall;
     double queue_s;      /* ready -> dispatch of the current attempt */
     struct estimate est; /* what it was placed on */
+    uint32_t seen;       /* highest attempt number seen anywhere (journal, nodes): the next
+                            dispatch numbers above it */
     uint32_t used_units; /* token units the attempt counts in the usage skyline (0: none) */
 };
 
@@ -146,6 +159,14 @@ struct jmd_node_link {
     int answered;         /* anything received on this socket */
     int reconnects;
     size_t inflight;
+    int queried; /* resume: 1 TASK_QUERY sent, 2 answered (TASK_QUERY_REPLY or an error) */
+};
+
+/* A resumed JM asks every node what it remembers of the job before it places anything. */
+enum jmd_query_phase {
+    JMD_QUERY_NONE = 0, /* not resumed, or the query is over */
+    JMD_QUERY_VIEW,     /* waiting for the whole view */
+    JMD_QUERY_WAIT,     /* TASK_QUERY sent: collecting statuses until every node answered */
 };
 
 typedef struct jmd {
@@ -180,6 +201,13 @@ typedef struct jmd {
     size_t attempts_moved; /* queued attempts moved elsewhere (jm/correct.h) */
     size_t correct_next;   /* where the next correction pass starts */
     int64_t end_wall;
+    uint32_t epoch;       /* ours (fencing): every TASK_* command carries it */
+    uint32_t fenced;      /* a newer incarnation was seen (its epoch, or ours + 1): stop */
+    int query_phase;      /* enum jmd_query_phase */
+    int64_t query_mono;   /* when the TASK_QUERY went out */
+    size_t query_pending; /* nodes that have not answered it yet */
+    size_t adopted;       /* attempts found at the nodes and taken over */
+    char resume_end[512]; /* resumed into an end (the journal refused, a task out of attempts) */
 
     /* RM */
     zuv_sock_t *sub[JMD_MAX_RM];
@@ -224,8 +252,9 @@ typedef struct jmd {
     double run_actual_s, run_expected_s;
 
     /* output */
-    FILE *journal;
-    int journal_dirty;
+    int journal_fd; /* -1: none */
+    char *jbuf;     /* journal lines not yet written (written and fdatasync'd by jmd_out_flush) */
+    size_t jlen, jcap;
     struct jmd_rec *recs;
     size_t nrecs, caprecs;
     struct jmd_tok_sample *toks;
@@ -259,6 +288,10 @@ void jmd_pn_upgrade(jmd_t *j, size_t task, uint32_t node);
 /* TASK_UPGRADE to the opportunistic class: the job's spare tokens were reclaimed. */
 void jmd_pn_downgrade(jmd_t *j, size_t task, uint32_t node, uint64_t grace_ms);
 void jmd_pn_close(jmd_t *j);
+/* TASK_QUERY to view node `node` (resume). 0 or ERR_UNAVAILABLE (no link). */
+int jmd_pn_query(jmd_t *j, uint32_t node);
+/* TASK_CANCEL of a given attempt (one found at a node that nobody tracks). */
+void jmd_pn_cancel_attempt(jmd_t *j, size_t task, uint32_t attempt, uint32_t node, const char *why);
 /* A link that never got an answer within a second while tasks wait on it (a CURVE handshake
  * that failed leaves a DEALER that never reconnects) is made anew and its creates are resent;
  * the PN answers a repeated create with the task's status, never runs it twice. */
@@ -271,7 +304,13 @@ int jmd_sched_init(jmd_t *j, char *msg, size_t cap);
 void jmd_sched_close(jmd_t *j);
 void jmd_sched_request(jmd_t *j); /* a round soon (coalesced) */
 void jmd_sched_round(jmd_t *j);
-void jmd_sched_status(jmd_t *j, const proto_task_status_t *st);
+/* A status from the node behind link `link` (-1: unknown). */
+void jmd_sched_status(jmd_t *j, const proto_task_status_t *st, long link);
+/* Rebuilds the job's state from a parsed journal (resume): succeeded tasks done, failed
+ * attempts counted, the attempts in the report. ERR_PARSE when it names a task the spec lacks. */
+int jmd_sched_replay(jmd_t *j, const struct journal *jr, char *msg, size_t cap);
+/* The node behind link `link` answered the TASK_QUERY (or refused it). */
+void jmd_sched_query_done(jmd_t *j, size_t link);
 /* A PN answered a create with ERROR `code`: a node that stopped taking tasks (ERR_UNAVAILABLE:
  * draining) re-places the task uncharged and gets no more until the view says otherwise; any
  * other refusal is a failed attempt. */
@@ -288,6 +327,9 @@ void jmd_sched_view_changed(jmd_t *j);
 void jmd_sched_usage_start(jmd_t *j, size_t task, int64_t wall_ms);
 void jmd_sched_usage_end(jmd_t *j, size_t task, int64_t wall_ms);
 void jmd_end(jmd_t *j, enum jmd_outcome o, const char *reason);
+/* A newer incarnation holds the job (epoch > ours; 0: unknown, a PN's ERR_FENCED): logs it and
+ * stops the loop at once; nothing more is written to the job directory. */
+void jmd_fenced(jmd_t *j, uint32_t epoch);
 
 /* jmd_jockey.c */
 int jmd_jockey_init(jmd_t *j);
@@ -302,9 +344,14 @@ void jmd_jockey_resize(jmd_t *j);
 void jmd_jockey_eta(jmd_t *j);
 
 /* jmd_out.c */
-int jmd_out_open(jmd_t *j, char *msg, size_t cap);
+/* Reads DIR/journal (missing: empty) into *jr (journal_parse). */
+int jmd_out_read_journal(jmd_t *j, struct journal *jr, char *msg, size_t cap);
+/* Opens the journal for appending; keep: bytes to keep (the good prefix of a resumed journal,
+ * a torn tail beyond it is cut), SIZE_MAX: all. A new journal gets its header. */
+int jmd_out_open(jmd_t *j, size_t keep, char *msg, size_t cap);
 void jmd_out_close(jmd_t *j);
 void jmd_out_attempt(jmd_t *j, const struct jmd_rec *r);
+void jmd_out_record(jmd_t *j, const struct jmd_rec *r); /* the report only (replayed) */
 void jmd_out_tokens(jmd_t *j);
 void jmd_out_progress(jmd_t *j);
 void jmd_out_state(jmd_t *j);

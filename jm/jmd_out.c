@@ -21,24 +21,97 @@ static const char *jmd_out__class(int cls)
     return cls == DISPATCH_OPPORTUNISTIC ? "opportunistic" : "regular";
 }
 
-int jmd_out_open(jmd_t *j, char *msg, size_t cap)
+int jmd_out_read_journal(jmd_t *j, struct journal *jr, char *msg, size_t cap)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/journal", j->o.job_dir);
-    j->journal = fopen(path, "a");
-    if (!j->journal)
+    journal_init(jr);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return errno == ENOENT
+                   ? 0
+                   : err_fmt(msg, cap, ERR_IO, "cannot open %s: %s", path, strerror(errno));
+    struct stat sb;
+    char *text = NULL;
+    size_t len = 0;
+    int rc = 0;
+    if (fstat(fd, &sb) != 0)
+        rc = err_fmt(msg, cap, ERR_IO, "cannot stat %s: %s", path, strerror(errno));
+    else if (sb.st_size > 0 && !(text = mem_alloc((size_t)sb.st_size)))
+        rc = err_fmt(msg, cap, ERR_NOMEM, "no memory for a %lld-byte journal",
+                     (long long)sb.st_size);
+    while (!rc && len < (size_t)sb.st_size) {
+        ssize_t r = read(fd, text + len, (size_t)sb.st_size - len);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            rc = err_fmt(msg, cap, ERR_IO, "cannot read %s: %s", path, strerror(errno));
+        if (r <= 0)
+            break;
+        len += (size_t)r;
+    }
+    close(fd);
+    if (!rc)
+        rc = journal_parse(text ? text : "", len, jr, msg, cap);
+    mem_free(text);
+    return rc;
+}
+
+/* Writes all of buf; 0 or -1 (errno). */
+static int jmd_out__write_all(int fd, const char *buf, size_t len)
+{
+    size_t off = 0;
+    while (off < len) {
+        ssize_t w = write(fd, buf + off, len - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        off += (size_t)w;
+    }
+    return 0;
+}
+
+int jmd_out_open(jmd_t *j, size_t keep, char *msg, size_t cap)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/journal", j->o.job_dir);
+    j->journal_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (j->journal_fd < 0)
         return err_fmt(msg, cap, ERR_IO, "cannot open %s: %s", path, strerror(errno));
+    struct stat sb;
+    if (fstat(j->journal_fd, &sb) != 0)
+        return err_fmt(msg, cap, ERR_IO, "cannot stat %s: %s", path, strerror(errno));
+    size_t size = (size_t)sb.st_size;
+    if (keep != SIZE_MAX && size > keep) {
+        /* a torn last line (a crash mid-write): cut before appending after it */
+        if (ftruncate(j->journal_fd, (off_t)keep) != 0)
+            return err_fmt(msg, cap, ERR_IO, "cannot cut the torn tail of %s: %s", path,
+                           strerror(errno));
+        log_warn("journal: cut a torn last line (%zu bytes)", size - keep);
+        size = keep;
+    }
+    if (size == 0) {
+        char h[JOURNAL_HEADER_BYTES];
+        int n = journal_header(h, sizeof h, j->o.job_id, j->t0_wall);
+        if (n < 0)
+            return err_fmt(msg, cap, n, "no journal header for job id %s", j->o.job_id);
+        if (jmd_out__write_all(j->journal_fd, h, (size_t)n) != 0 || fdatasync(j->journal_fd) != 0)
+            return err_fmt(msg, cap, ERR_IO, "cannot write %s: %s", path, strerror(errno));
+    }
     return 0;
 }
 
 void jmd_out_close(jmd_t *j)
 {
-    if (j->journal) {
-        fflush(j->journal);
-        fdatasync(fileno(j->journal));
-        fclose(j->journal);
+    if (j->journal_fd >= 0) {
+        jmd_out_flush(j);
+        close(j->journal_fd);
     }
-    j->journal = NULL;
+    j->journal_fd = -1;
+    mem_free(j->jbuf);
+    j->jbuf = NULL;
+    j->jlen = j->jcap = 0;
     mem_free(j->recs);
     mem_free(j->toks);
     mem_free(j->progs);
@@ -59,7 +132,7 @@ static json_t *jmd_out__rec(const jmd_t *j, const struct jmd_rec *r)
                      "reason", r->reason);
 }
 
-void jmd_out_attempt(jmd_t *j, const struct jmd_rec *r)
+void jmd_out_record(jmd_t *j, const struct jmd_rec *r)
 {
     if (j->nrecs == j->caprecs) {
         size_t n = j->caprecs ? j->caprecs * 2 : 64;
@@ -71,25 +144,57 @@ void jmd_out_attempt(jmd_t *j, const struct jmd_rec *r)
     }
     if (j->nrecs < j->caprecs)
         j->recs[j->nrecs++] = *r;
-    if (j->journal) {
-        json_t *o = jmd_out__rec(j, r);
-        char *s = o ? json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(9)) : NULL;
-        if (s) {
-            fprintf(j->journal, "%s\n", s);
-            j->journal_dirty = 1;
-            free(s);
-        }
-        json_decref(o);
-    }
 }
 
+void jmd_out_attempt(jmd_t *j, const struct jmd_rec *r)
+{
+    if (j->fenced)
+        return;
+    jmd_out_record(j, r);
+    if (j->journal_fd < 0)
+        return;
+    json_t *o = jmd_out__rec(j, r);
+    char *s = o ? json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(9)) : NULL;
+    json_decref(o);
+    if (!s) {
+        log_error("journal: cannot encode an attempt of %s", j->spec->tasks[r->task].id);
+        return;
+    }
+    size_t n = strlen(s);
+    if (j->jlen + n + 1 > j->jcap) {
+        size_t c = j->jcap ? j->jcap : 4096;
+        while (c < j->jlen + n + 1)
+            c *= 2;
+        char *p = mem_realloc(j->jbuf, c);
+        if (!p) { /* write what is kept now, then this line unbuffered */
+            jmd_out_flush(j);
+            if (jmd_out__write_all(j->journal_fd, s, n) != 0 ||
+                jmd_out__write_all(j->journal_fd, "\n", 1) != 0)
+                log_error("journal: cannot write: %s", strerror(errno));
+            fdatasync(j->journal_fd);
+            free(s);
+            return;
+        }
+        j->jbuf = p;
+        j->jcap = c;
+    }
+    memcpy(j->jbuf + j->jlen, s, n);
+    j->jbuf[j->jlen + n] = '\n';
+    j->jlen += n + 1;
+    free(s);
+}
+
+/* The fsync policy (docs/job-directory.md): the lines of a batch are written and fdatasync'd
+ * before the JM acts on what they record (the next scheduling round's creates, the end). */
 void jmd_out_flush(jmd_t *j)
 {
-    if (j->journal && j->journal_dirty) {
-        fflush(j->journal);
-        fdatasync(fileno(j->journal));
-        j->journal_dirty = 0;
-    }
+    if (j->fenced || j->journal_fd < 0 || j->jlen == 0)
+        return;
+    if (jmd_out__write_all(j->journal_fd, j->jbuf, j->jlen) != 0)
+        log_error("journal: cannot write: %s", strerror(errno));
+    else if (fdatasync(j->journal_fd) != 0)
+        log_error("journal: cannot sync: %s", strerror(errno));
+    j->jlen = 0;
 }
 
 void jmd_out_tokens(jmd_t *j)
@@ -174,6 +279,10 @@ static void jmd_out__write_at(const char *dir, const char *name, json_t *o, int 
 
 static void jmd_out__write(jmd_t *j, const char *name, json_t *o, int sync)
 {
+    if (j->fenced) { /* the job directory is the newer incarnation's */
+        json_decref(o);
+        return;
+    }
     jmd_out__write_at(j->o.job_dir, name, o, sync);
 }
 
@@ -240,6 +349,10 @@ void jmd_out_state(jmd_t *j)
         json_object_set_new(o, "token_cpu", json_real(j->token_cpu));
         json_object_set_new(o, "token_mem_mb", json_integer((json_int_t)j->token_mem_mb));
         json_object_set_new(o, "downgrades", json_integer((json_int_t)j->downgrades));
+        /* resumes: how often a JM took the job over again; epoch: this incarnation's */
+        json_object_set_new(o, "resumes", json_integer(j->o.resumes));
+        json_object_set_new(o, "epoch", json_integer((json_int_t)j->epoch));
+        json_object_set_new(o, "adopted", json_integer((json_int_t)j->adopted));
         int known = j->outcome == JMD_RUNNING && j->eta_s > 0;
         json_object_set_new(o, "eta_s", known ? json_real(j->eta_s) : json_null());
         json_object_set_new(o, "eta_p95_s", known ? json_real(j->eta_p95_s) : json_null());
@@ -282,6 +395,7 @@ void jmd_out_report(jmd_t *j)
                             json_pack("{s:f, s:o}", "step_s", usage_step_ms(&j->usage) / 1000.0,
                                       "tokens", toks ? toks : json_array()));
         json_object_set_new(o, "token_s", json_real((double)usage_token_ms(&j->usage) / 1000.0));
+        json_object_set_new(o, "resumes", json_integer(j->o.resumes));
     }
     jmd_out__write(j, "report.json", o, j->outcome != JMD_RUNNING);
 }

@@ -17,18 +17,32 @@ static uint64_t jmd_pn__req(size_t task, uint32_t attempt)
 static void jmd_pn__on_msg(zuv_sock_t *zs, zmsg_t **msg, void *arg)
 {
     jmd_t *j = arg;
+    long link = -1;
     for (size_t i = 0; i < j->nlinks; i++)
-        if (j->links[i].sock == zs)
+        if (j->links[i].sock == zs) {
             j->links[i].answered = 1;
+            link = (long)i;
+        }
     zframe_t *f = zmsg_last(*msg);
-    if (!f)
+    if (!f || j->fenced)
         return;
     proto_msg_t m;
     if (proto_decode(zframe_data(f), zframe_size(f), &m, NULL, NULL, 0) != 0)
         return;
-    if (m.type == PROTO_TASK_STATUS && m.task_status.job_id &&
-        strcmp(m.task_status.job_id, j->o.job_id) == 0) {
-        jmd_sched_status(j, &m.task_status);
+    if (m.type == PROTO_ERROR && m.error.code == ERR_FENCED) {
+        /* Any command of ours refused for an older epoch: a newer JM holds the job. */
+        jmd_fenced(j, 0);
+    } else if (m.type == PROTO_TASK_STATUS && m.task_status.job_id &&
+               strcmp(m.task_status.job_id, j->o.job_id) == 0) {
+        jmd_sched_status(j, &m.task_status, link);
+    } else if (m.type == PROTO_TASK_QUERY_REPLY && m.task_query_reply.job_id &&
+               strcmp(m.task_query_reply.job_id, j->o.job_id) == 0 && link >= 0) {
+        jmd_sched_query_done(j, (size_t)link);
+    } else if (m.type == PROTO_ERROR && m.error.in_reply_to == PROTO_TASK_QUERY && link >= 0) {
+        /* A PN that cannot answer (an older one): it remembers nothing we can adopt. */
+        log_warn("node link %ld refused TASK_QUERY: %s", link,
+                 m.error.text ? m.error.text : err_text(m.error.code));
+        jmd_sched_query_done(j, (size_t)link);
     } else if (m.type == PROTO_ERROR && m.error.in_reply_to == PROTO_TASK_CREATE) {
         jmd_sched_create_refused(j, m.req_id, m.error.code,
                                  m.error.text ? m.error.text : "refused");
@@ -139,19 +153,36 @@ int jmd_pn_create(jmd_t *j, size_t task, uint32_t node, char *err, size_t cap)
     c->cpu = t->cpu;
     c->mem_mb = t->mem_mb;
     c->runtime_ms = (uint64_t)(t->runtime_s * 1000.0 + 0.5);
+    c->epoch = j->epoch;
     return jmd_pn__send(j, node, &m, err, cap);
 }
 
-void jmd_pn_cancel(jmd_t *j, size_t task, uint32_t node, const char *why)
+void jmd_pn_cancel_attempt(jmd_t *j, size_t task, uint32_t attempt, uint32_t node, const char *why)
 {
     proto_msg_t m;
     proto_msg_init(&m, PROTO_TASK_CANCEL);
     m.task_cancel.job_id = (char *)j->o.job_id;
     m.task_cancel.task_id = j->spec->tasks[task].id;
-    m.task_cancel.attempt = j->tasks[task].attempt;
+    m.task_cancel.attempt = attempt;
     m.task_cancel.reason = (char *)why;
+    m.task_cancel.epoch = j->epoch;
     char err[256];
     (void)jmd_pn__send(j, node, &m, err, sizeof err);
+}
+
+void jmd_pn_cancel(jmd_t *j, size_t task, uint32_t node, const char *why)
+{
+    jmd_pn_cancel_attempt(j, task, j->tasks[task].attempt, node, why);
+}
+
+int jmd_pn_query(jmd_t *j, uint32_t node)
+{
+    proto_msg_t m;
+    proto_msg_init(&m, PROTO_TASK_QUERY);
+    m.task_query.job_id = (char *)j->o.job_id;
+    m.task_query.epoch = j->epoch;
+    char err[256];
+    return jmd_pn__send(j, node, &m, err, sizeof err);
 }
 
 void jmd_pn_upgrade(jmd_t *j, size_t task, uint32_t node)
@@ -161,6 +192,7 @@ void jmd_pn_upgrade(jmd_t *j, size_t task, uint32_t node)
     m.task_upgrade.job_id = (char *)j->o.job_id;
     m.task_upgrade.task_id = j->spec->tasks[task].id;
     m.task_upgrade.attempt = j->tasks[task].attempt;
+    m.task_upgrade.epoch = j->epoch;
     char err[256];
     (void)jmd_pn__send(j, node, &m, err, sizeof err);
 }
@@ -174,6 +206,7 @@ void jmd_pn_downgrade(jmd_t *j, size_t task, uint32_t node, uint64_t grace_ms)
     m.task_upgrade.attempt = j->tasks[task].attempt;
     m.task_upgrade.task_class = PROTO_CLASS_OPPORTUNISTIC;
     m.task_upgrade.grace_ms = grace_ms;
+    m.task_upgrade.epoch = j->epoch;
     char err[256];
     (void)jmd_pn__send(j, node, &m, err, sizeof err);
 }

@@ -2,6 +2,7 @@
  * requests, lease renewals and the final release over one DEALER per replica. */
 #include <math.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/clock.h"
 #include "common/err.h"
@@ -120,6 +121,15 @@ static void jmd_rm__on_api(zuv_sock_t *zs, zmsg_t **msg, void *arg)
     if (proto_decode(zframe_data(f), zframe_size(f), &m, NULL, NULL, 0) != 0)
         return;
     j->rm_heard_mono = jmd_now(j);
+    uint32_t epoch = m.type == PROTO_TOKEN_GRANT ? m.token_grant.epoch
+                     : m.type == PROTO_LEASE_ACK ? m.lease_ack.epoch
+                                                 : 0;
+    if (epoch > j->epoch || j->fenced) { /* a newer JM holds the job: stop, touch nothing */
+        if (!j->fenced)
+            jmd_fenced(j, epoch);
+        proto_msg_close(&m);
+        return;
+    }
     struct jmd_call *c = jmd_rm__call_of(j, m.req_id);
     if (!c) {
         proto_msg_close(&m);
@@ -289,6 +299,9 @@ static void jmd_rm__send(jmd_t *j, struct jmd_call *c)
         r->eta_p95_ms = j->eta_p95_s > 0 ? (uint64_t)(j->eta_p95_s * 1000.0 + 0.5) : 0;
         r->demand = jmd_rm__demand(j);
         r->timestamp_ms = clock_wall_ms();
+        r->job_dir = (char *)j->o.abs_dir;
+        r->host = (char *)j->o.host;
+        r->jm_pid = (uint32_t)getpid();
         for (size_t n = 0; n < j->ncount && r->noutcomes < PROTO_MAX_OUTCOMES; n++) {
             const struct view_node *vn = view_node(j->view, (uint32_t)n);
             if (vn && (j->sent_ok[n] || j->sent_failed[n]))

@@ -208,6 +208,135 @@ static void jmd_sched__outcome(jmd_t *j, size_t task, int state, const proto_tas
                                const char *reason);
 static void jmd_sched__correct(jmd_t *j, int64_t now);
 
+#define JMD_SCHED__QUERY_MS 3000 /* a resumed JM waits this long for the nodes' answers at most */
+
+/* The resume's query (docs/jm-daemon.md, "Resume"): TASK_QUERY to every node of the whole view
+ * that is up, then statuses are adopted until each answered or JMD_SCHED__QUERY_MS passed. A
+ * node down has lost its tasks: they are placed again as when a node is lost. 1 when placing
+ * may go on. */
+static int jmd_sched__query(jmd_t *j, int64_t now)
+{
+    if (j->query_phase == JMD_QUERY_VIEW) {
+        size_t asked = 0;
+        for (uint32_t n = 0; n < view_count(j->view); n++) {
+            const struct view_node *vn = view_node(j->view, n);
+            int rm_down = n < j->nrm_state && j->rm_state[n] == PROTO_NODE_DOWN;
+            if (!vn || rm_down || (!vn->up && n >= j->nrm_state) || !vn->endpoint[0])
+                continue;
+            if (jmd_pn_query(j, n) != 0 || n >= j->nlinks)
+                continue;
+            j->links[n].queried = 1;
+            asked++;
+        }
+        j->query_pending = asked;
+        j->query_mono = now;
+        j->query_phase = JMD_QUERY_WAIT;
+        log_info("resume: asked %zu of %zu nodes what they hold of the job", asked,
+                 view_count(j->view));
+    }
+    if (j->query_pending > 0 && now - j->query_mono < JMD_SCHED__QUERY_MS)
+        return 0;
+    if (j->query_pending > 0)
+        log_warn("resume: %zu nodes did not answer within %d ms: going on without them",
+                 j->query_pending, JMD_SCHED__QUERY_MS);
+    log_info("resume: %zu attempts adopted, %zu tasks succeeded, %zu in flight", j->adopted,
+             dag_count(j->dag, DAG_SUCCEEDED),
+             dispatch_regular(j->disp) + dispatch_opportunistic(j->disp));
+    j->query_phase = JMD_QUERY_NONE;
+    return 1;
+}
+
+void jmd_sched_query_done(jmd_t *j, size_t link)
+{
+    if (link >= j->nlinks || j->links[link].queried != 1)
+        return;
+    j->links[link].queried = 2;
+    if (j->query_pending > 0 && --j->query_pending == 0)
+        jmd_sched_request(j);
+}
+
+int jmd_sched_replay(jmd_t *j, const struct journal *jr, char *msg, size_t cap)
+{
+    size_t n = j->spec->ntasks;
+    unsigned char *ok = mem_calloc(n ? n : 1, 1);
+    if (!ok)
+        return err_fmt(msg, cap, ERR_NOMEM, "out of memory replaying the journal");
+    for (size_t i = 0; i < jr->nrecs; i++) {
+        const struct journal_rec *jrec = &jr->recs[i];
+        long ti = spec_task_index(j->spec, jrec->task);
+        if (ti < 0) {
+            mem_free(ok);
+            return err_fmt(msg, cap, ERR_PARSE,
+                           "journal record %zu names task \"%s\", which the spec does not have",
+                           i + 1, jrec->task);
+        }
+        struct jmd_task *t = &j->tasks[ti];
+        if (jrec->attempt > t->attempt)
+            t->attempt = jrec->attempt;
+        if (jrec->attempt > t->seen)
+            t->seen = jrec->attempt;
+        if (jrec->state == PROTO_TASK_SUCCEEDED) {
+            ok[ti] = 1;
+        } else if (jrec->state == PROTO_TASK_FAILED) {
+            t->failures++;
+            j->attempts_failed++;
+        } else {
+            t->replaced++;
+            if (strncmp(jrec->reason, "moved", 5) == 0) {
+                t->moves++;
+                j->attempts_moved++;
+            }
+        }
+        struct jmd_rec r;
+        memset(&r, 0, sizeof r);
+        r.task = (size_t)ti;
+        r.attempt = jrec->attempt;
+        snprintf(r.node, sizeof r.node, "%.127s", jrec->node);
+        r.cls = jrec->opportunistic ? DISPATCH_OPPORTUNISTIC : DISPATCH_REGULAR;
+        r.queued_s = jrec->queued_s;
+        r.start_s = jrec->start_s;
+        r.end_s = jrec->end_s;
+        r.state = jrec->state;
+        r.exit_code = jrec->exit_code;
+        r.signal = jrec->signal;
+        r.cpu_s = jrec->cpu_s;
+        r.rss_kb = jrec->rss_kb;
+        snprintf(r.reason, sizeof r.reason, "%s", jrec->reason);
+        jmd_out_record(j, &r);
+        if (jrec->state == PROTO_TASK_SUCCEEDED) {
+            const struct spec_task *sp = &j->spec->tasks[ti];
+            double exec_s = jrec->end_s > jrec->start_s ? jrec->end_s - jrec->start_s : 0;
+            estimator_observe(j->est, sp->stage, sp->input_bytes, exec_s, 0);
+            j->run_actual_s += exec_s;
+        }
+    }
+    /* The DAG in topological order: each task that succeeded is ready by the time it comes (its
+       parents succeeded before it, and the writer journals them first). */
+    size_t nt, done = 0, orphans = 0;
+    const size_t *topo = dag_topo(j->dag, &nt);
+    for (size_t k = 0; k < nt; k++) {
+        size_t ti = topo[k];
+        if (!ok[ti])
+            continue;
+        if (dag_state(j->dag, ti) != DAG_READY || dag_start(j->dag, ti) != 0 ||
+            dag_succeed(j->dag, ti, NULL) != 0) {
+            orphans++;
+            continue;
+        }
+        done++;
+    }
+    mem_free(ok);
+    if (orphans > 0)
+        log_warn("journal: %zu tasks succeeded before a parent of theirs did (run again)", orphans);
+    for (size_t i = 0; i < n && !j->resume_end[0]; i++)
+        if ((int)j->tasks[i].failures >= j->o.max_attempts && dag_state(j->dag, i) != DAG_SUCCEEDED)
+            snprintf(j->resume_end, sizeof j->resume_end, "task \"%s\" failed %u times",
+                     j->spec->tasks[i].id, j->tasks[i].failures);
+    log_info("journal replayed: version %d, %zu attempts, %zu of %zu tasks succeeded%s",
+             jr->version, jr->nrecs, done, n, jr->torn ? " (a torn last line cut)" : "");
+    return 0;
+}
+
 void jmd_sched_round(jmd_t *j)
 {
     j->sched_pending = 0;
@@ -224,6 +353,12 @@ void jmd_sched_round(jmd_t *j)
         log_warn("no whole cluster view after %d ms: placing on %zu nodes known", JMD_VIEW_GRACE_MS,
                  view_count(j->view));
     }
+    if (j->query_phase != JMD_QUERY_NONE && !jmd_sched__query(j, now))
+        return; /* resumed: nothing is placed before the nodes said what they hold */
+    /* The fsync policy: the outcomes journaled so far are on disk before any create they led to
+       goes out (a resumed JM then never finds a child running whose parent it has no record
+       of, nor an unjournaled attempt below a journaled one). */
+    jmd_out_flush(j);
     for (int round = 0; round < JMD_SCHED__ROUNDS; round++) {
         dispatch_round(j->disp);
         if (dispatch_next(j->disp) == DISPATCH_NONE)
@@ -254,7 +389,8 @@ void jmd_sched_round(jmd_t *j)
             if (cls < 0)
                 continue;
             struct jmd_task *t = &j->tasks[pm->task];
-            t->attempt++;
+            t->attempt = (t->attempt > t->seen ? t->attempt : t->seen) + 1;
+            t->seen = t->attempt;
             t->inflight = 1;
             t->running = 0;
             t->pn_wait_s = -1; /* until the node says where it stands */
@@ -400,7 +536,37 @@ static void jmd_sched__outcome(jmd_t *j, size_t task, int state, const proto_tas
     jmd_sched_request(j);
 }
 
-void jmd_sched_status(jmd_t *j, const proto_task_status_t *st)
+/* Takes over an attempt a node holds for a task not in flight here (resume): it is tracked as
+ * in flight on that node, and a terminal status is then processed as any other. */
+static void jmd_sched__adopt(jmd_t *j, size_t ti, const proto_task_status_t *st, long n)
+{
+    struct jmd_task *t = &j->tasks[ti];
+    int cls =
+        st->task_class == PROTO_CLASS_OPPORTUNISTIC ? DISPATCH_OPPORTUNISTIC : DISPATCH_REGULAR;
+    if (dag_start(j->dag, ti) != 0 || dispatch_adopt(j->disp, ti, (enum dispatch_class)cls) != 0)
+        return;
+    int64_t now = jmd_now(j);
+    t->attempt = st->attempt;
+    t->inflight = 1;
+    t->running = 0;
+    t->pn_wait_s = -1;
+    t->node = (int)n;
+    t->cls = cls;
+    t->cls_mono = now;
+    t->disp_mono = now;
+    t->disp_wall = st->queued_at_ms ? st->queued_at_ms : clock_wall_ms();
+    t->queued_wall = st->queued_at_ms;
+    t->start_wall = 0;
+    t->queue_s = 0;
+    memset(&t->est, 0, sizeof t->est);
+    if ((size_t)n < j->nlinks && j->links[n].inflight++ == 0)
+        j->links[n].heard_mono = now;
+    j->adopted++;
+    log_info("adopted %s attempt %u on %s (%s)", j->spec->tasks[ti].id, st->attempt,
+             st->node ? st->node : "?", proto_task_state_name((proto_task_state_t)st->state));
+}
+
+void jmd_sched_status(jmd_t *j, const proto_task_status_t *st, long link)
 {
     int64_t now = jmd_now(j);
     if (st->node) {
@@ -415,12 +581,28 @@ void jmd_sched_status(jmd_t *j, const proto_task_status_t *st)
     if (ti < 0)
         return;
     struct jmd_task *t = &j->tasks[ti];
-    if (!t->inflight || st->attempt != t->attempt)
-        return; /* an earlier attempt, or a repeat after the outcome */
-    if (st->queued_at_ms && !t->queued_wall)
-        t->queued_wall = st->queued_at_ms;
     int live = st->state == PROTO_TASK_QUEUED || st->state == PROTO_TASK_STAGING ||
                st->state == PROTO_TASK_RUNNING;
+    if (st->attempt > t->seen)
+        t->seen = st->attempt;
+    if (!(t->inflight && st->attempt == t->attempt)) {
+        /* Not the attempt we track. A resumed JM adopts what an earlier incarnation left at the
+           nodes: an attempt above any journaled one, of a task ready here. Any other live one
+           is a stray (journaled as ended, or beside the attempt we track): cancelled. Outside a
+           resume this is an earlier attempt, or a repeat after the outcome: ignored. */
+        long n = link >= 0 ? link : (st->node ? view_find(j->view, st->node) : -1);
+        if (j->o.resume && n >= 0 && !t->inflight && st->attempt > t->attempt &&
+            dag_state(j->dag, (size_t)ti) == DAG_READY && j->outcome == JMD_RUNNING) {
+            jmd_sched__adopt(j, (size_t)ti, st, n);
+        } else {
+            if (j->o.resume && live && n >= 0 && j->outcome == JMD_RUNNING)
+                jmd_pn_cancel_attempt(j, (size_t)ti, st->attempt, (uint32_t)n,
+                                      "a stray attempt: another is tracked, or it has ended");
+            return;
+        }
+    }
+    if (st->queued_at_ms && !t->queued_wall)
+        t->queued_wall = st->queued_at_ms;
     int cls =
         st->task_class == PROTO_CLASS_OPPORTUNISTIC ? DISPATCH_OPPORTUNISTIC : DISPATCH_REGULAR;
     if (live && cls != t->cls && now - t->cls_mono > JMD_SCHED__CLASS_MS) {
@@ -481,6 +663,8 @@ void jmd_sched_tick(jmd_t *j)
         return;
     jmd_pn_check(j);
     int64_t now = jmd_now(j);
+    if (j->query_phase != JMD_QUERY_NONE)
+        jmd_sched_request(j); /* the round ends the query when it is answered or too long */
     if (!j->view_whole && now - j->t0_mono >= JMD_VIEW_GRACE_MS)
         jmd_sched_request(j);
     for (size_t i = 0; i < j->spec->ntasks; i++) {
@@ -601,9 +785,26 @@ void jmd_sched_cancel(jmd_t *j, const char *why)
     jmd_end(j, JMD_CANCELLED, why);
 }
 
+void jmd_fenced(jmd_t *j, uint32_t epoch)
+{
+    if (j->fenced)
+        return;
+    j->fenced = epoch > j->epoch ? epoch : j->epoch + 1;
+    if (epoch > j->epoch)
+        log_error("a newer job manager holds job %s (epoch %u): this one (epoch %u) stops",
+                  j->o.job_id, epoch, j->epoch);
+    else
+        log_error("a newer job manager holds job %s (epoch > %u): a node refused this one's "
+                  "command; it stops",
+                  j->o.job_id, j->epoch);
+    j->jlen = 0; /* its unwritten lines are the newer incarnation's business now */
+    j->stopping = 1;
+    uv_stop(&j->loop);
+}
+
 void jmd_end(jmd_t *j, enum jmd_outcome o, const char *reason)
 {
-    if (j->outcome != JMD_RUNNING)
+    if (j->outcome != JMD_RUNNING || j->fenced)
         return;
     j->outcome = o;
     j->end_wall = clock_wall_ms();

@@ -10,7 +10,11 @@
  * a recurring job (the RM leader starts it so) names the recurring job and its period index; the
  * RM registers one job per run and refuses a second with ERR_EXISTS, which this JM takes as
  * "another JM has the run": it logs that and exits 0. --deadline-at is the run's deadline as an
- * absolute wall-clock time; the JM registers and works to it relative to its submission. */
+ * absolute wall-clock time; the JM registers and works to it relative to its submission.
+ *
+ * Resume (docs/jm-daemon.md): with --resume, or whenever DIR/job.id exists (written when the job
+ * is first this JM's), the JM takes the job over again: JOB_RESUME gives it a new epoch, the
+ * journal is replayed and the nodes asked what they hold. Exit 3: a newer JM holds the job. */
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -26,6 +30,7 @@
 #include "common/mem.h"
 #include "common/zuv.h"
 #include "jm/jmd.h"
+#include "jm/journal.h"
 #include "jm/spec.h"
 #include "rm/rmclient.h"
 
@@ -38,14 +43,19 @@ static void usage(FILE *out)
         "                  [--profile-dir DIR] [--log-level LEVEL] [--max-attempts N]\n"
         "                  [--node-timeout MS] [--control-period S] [--max-tokens N]\n"
         "                  [--opp-factor C]\n"
-        "                  [--recurring NAME --period N] [--deadline-at ABS_MS]\n"
+        "                  [--recurring NAME --period N] [--deadline-at ABS_MS] [--resume]\n"
         "Runs one job: DIR/spec.json, writes DIR/jm.log, journal, state.json, report.json\n"
         "and the job's profile. Exits 0 when the job succeeded, 1 otherwise.\n"
         "Without --job-id the JM registers the job itself and prints its id. Then:\n"
         "  --recurring NAME --period N  the job is run N of recurring job NAME; when another\n"
         "                               JM registered that run already, exits 0 at once\n"
         "  --deadline-at ABS_MS         the deadline, wall-clock ms since the epoch (instead\n"
-        "                               of the spec's deadline_s)\n");
+        "                               of the spec's deadline_s)\n"
+        "  --resume                     take over a registered job (DIR/job.id, or --job-id):\n"
+        "                               replay DIR/journal, keep what succeeded; also implied\n"
+        "                               when DIR/job.id exists\n"
+        "Exit codes: 0 succeeded, 1 failed or cancelled, 2 usage, 3 a newer job manager\n"
+        "holds the job (fenced: the job directory is left to it).\n");
 }
 
 /* Splits "a,b,c" in place into at most max parts. */
@@ -116,7 +126,8 @@ static void link_run_dir(const char *job_dir, const char *job_id)
 }
 
 static int register_job(const char *cluster, const char *rm, const char *keys, const char *job_dir,
-                        struct reg *g, char *id, size_t idcap, char *msg, size_t cap)
+                        const char *abs_dir, const char *host, struct reg *g, char *id,
+                        size_t idcap, uint32_t *epoch, char *msg, size_t cap)
 {
     char path[4096], why[1024];
     snprintf(path, sizeof path, "%s/spec.json", job_dir);
@@ -159,8 +170,13 @@ static int register_job(const char *cluster, const char *rm, const char *keys, c
         req.job_register.ninputs = (uint32_t)nin;
         req.job_register.outputs = spec->nwrites > 0 ? spec->writes : NULL;
         req.job_register.noutputs = (uint32_t)spec->nwrites;
+        req.job_register.job_dir = (char *)abs_dir;
+        req.job_register.host = (char *)host;
+        req.job_register.jm_pid = (uint32_t)getpid();
         rc = rmclient_call(c, &req, &rep, 1000, 10000, msg, cap);
         if (!rc) {
+            if (rep.type == PROTO_JOB_REGISTER_REPLY)
+                *epoch = rep.job_register_reply.epoch;
             int code = rep.type == PROTO_ERROR                ? rep.error.code
                        : rep.type == PROTO_JOB_REGISTER_REPLY ? rep.job_register_reply.code
                                                               : 0;
@@ -182,6 +198,136 @@ static int register_job(const char *cluster, const char *rm, const char *keys, c
         rmclient_destroy(&c);
     }
     spec_destroy(&spec);
+    return rc;
+}
+
+/* A small file of the job directory, whole and atomically (tmp, fsync, rename). 0 or -1. */
+static int write_small(const char *dir, const char *name, const char *text)
+{
+    char path[4200], tmp[4300];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f)
+        return -1;
+    int ok = fputs(text, f) >= 0;
+    ok = fflush(f) == 0 && fsync(fileno(f)) == 0 && ok;
+    ok = fclose(f) == 0 && ok;
+    if (!ok || rename(tmp, path) != 0) {
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+/* DIR/job.id: the id of the job this directory holds (written when the job is first a JM's).
+ * 1 with the id, 0 when there is none, -1 when it is unreadable. */
+static int read_job_id(const char *job_dir, char *id, size_t cap)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/job.id", job_dir);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return errno == ENOENT ? 0 : -1;
+    int ok = fgets(id, (int)cap, f) != NULL;
+    fclose(f);
+    if (!ok)
+        return -1;
+    id[strcspn(id, "\r\n")] = '\0';
+    return id[0] ? 1 : -1;
+}
+
+/* A job the RM says has ended: did it succeed? state.json says so, or the journal holds a success
+ * for every task of the spec (the JM died after the RM took its final renewal). */
+static int had_succeeded(const char *job_dir)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/state.json", job_dir);
+    json_t *st = json_load_file(path, 0, NULL);
+    const char *s = json_string_value(json_object_get(st, "state"));
+    int ok = s && strcmp(s, "succeeded") == 0;
+    json_decref(st);
+    if (ok)
+        return 1;
+    snprintf(path, sizeof path, "%s/spec.json", job_dir);
+    struct spec *spec = NULL;
+    char why[512];
+    if (spec_load(path, NULL, &spec, why, sizeof why) != 0)
+        return 0;
+    snprintf(path, sizeof path, "%s/journal", job_dir);
+    FILE *f = fopen(path, "r");
+    char *text = NULL;
+    size_t len = 0;
+    if (f) {
+        char buf[65536];
+        size_t n;
+        while ((n = fread(buf, 1, sizeof buf, f)) > 0) {
+            char *p = mem_realloc(text, len + n);
+            if (!p)
+                break;
+            text = p;
+            memcpy(text + len, buf, n);
+            len += n;
+        }
+        fclose(f);
+    }
+    struct journal jr;
+    size_t done = 0;
+    if (journal_parse(text ? text : "", len, &jr, NULL, 0) == 0) {
+        unsigned char *seen = mem_calloc(spec->ntasks ? spec->ntasks : 1, 1);
+        for (size_t i = 0; seen && i < jr.nrecs; i++) {
+            long t = spec_task_index(spec, jr.recs[i].task);
+            if (t >= 0 && jr.recs[i].state == PROTO_TASK_SUCCEEDED && !seen[t]) {
+                seen[t] = 1;
+                done++;
+            }
+        }
+        mem_free(seen);
+        journal_close(&jr);
+    }
+    ok = spec->ntasks > 0 && done == spec->ntasks;
+    mem_free(text);
+    spec_destroy(&spec);
+    return ok;
+}
+
+/* JOB_RESUME: the job is this JM's again under a new epoch. 0 with *epoch; else the refusal's
+ * code (ERR_STATE, ERR_NOTFOUND, ERR_FULL, or the transport's) with its text in msg. */
+static int resume_job(const char *cluster, const char *rm, const char *keys, const char *job_id,
+                      const char *abs_dir, const char *host, uint32_t *epoch, char *msg, size_t cap)
+{
+    rmclient_t *c = NULL;
+    int rc = rmclient_open(&c, cluster, rm, keys, msg, cap);
+    if (rc)
+        return rc;
+    char key[64];
+    rmclient_new_key(key, sizeof key);
+    proto_msg_t req, rep;
+    proto_msg_init(&req, PROTO_JOB_RESUME);
+    req.job_resume.key = key;
+    req.job_resume.job_id = (char *)job_id;
+    req.job_resume.job_dir = (char *)abs_dir;
+    req.job_resume.host = (char *)host;
+    req.job_resume.jm_pid = (uint32_t)getpid();
+    /* After a whole-cluster restart the RM may still be electing a leader: wait for it. */
+    rc = rmclient_call(c, &req, &rep, 1000, 30000, msg, cap);
+    if (!rc) {
+        if (rep.type == PROTO_JOB_REGISTER_REPLY && rep.job_register_reply.code == 0) {
+            *epoch = rep.job_register_reply.epoch;
+        } else {
+            int code = rep.type == PROTO_ERROR                ? rep.error.code
+                       : rep.type == PROTO_JOB_REGISTER_REPLY ? rep.job_register_reply.code
+                                                              : ERR_UNKNOWN_TYPE;
+            const char *text =
+                rep.type == PROTO_ERROR && rep.error.text ? rep.error.text
+                : rep.type == PROTO_JOB_REGISTER_REPLY && rep.job_register_reply.reason
+                    ? rep.job_register_reply.reason
+                    : err_text(code);
+            rc = err_fmt(msg, cap, code, "%s", text);
+        }
+        proto_msg_close(&rep);
+    }
+    rmclient_destroy(&c);
     return rc;
 }
 
@@ -235,12 +381,17 @@ int main(int argc, char **argv)
     memset(&g, 0, sizeof g);
     struct jmd_opts o;
     jmd_opts_default(&o);
+    int resume = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             usage(stdout);
             return 0;
+        }
+        if (strcmp(a, "--resume") == 0) {
+            resume = 1;
+            continue;
         }
         if (!v) {
             fprintf(stderr, "paddock-jm: %s needs a value\n", a);
@@ -310,6 +461,31 @@ int main(int argc, char **argv)
         fprintf(stderr, "paddock-jm: --recurring and --period go together\n");
         return 2;
     }
+    /* DIR/job.id: the job was this directory's before (a restart): resume it. */
+    char idfile[64] = "";
+    int have_id = read_job_id(job_dir, idfile, sizeof idfile);
+    if (have_id < 0) {
+        fprintf(stderr, "paddock-jm: %s/job.id is unreadable\n", job_dir);
+        return 2;
+    }
+    if (have_id && job_id && strcmp(job_id, idfile) != 0) {
+        fprintf(stderr, "paddock-jm: %s holds job %s, not %s\n", job_dir, idfile, job_id);
+        return 2;
+    }
+    if (have_id) {
+        resume = 1;
+        job_id = idfile;
+    }
+    if (resume && !job_id) {
+        fprintf(stderr, "paddock-jm: --resume: %s has no job.id and no --job-id was given\n",
+                job_dir);
+        return 2;
+    }
+    if (resume) {
+        g.recurring = NULL; /* the run was registered already: its id is what counts */
+        g.deadline_at = 0;
+        period = NULL;
+    }
     if (!job_id && !g.recurring) {
         char why[4300];
         if (read_run_json(job_dir, &g, why, sizeof why) != 0) {
@@ -317,7 +493,7 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (job_id && (g.recurring || g.deadline_at)) {
+    if (job_id && !resume && (g.recurring || g.deadline_at)) {
         fprintf(stderr, "paddock-jm: --recurring, --period and --deadline-at are for a job the JM "
                         "registers itself (no --job-id)\n");
         return 2;
@@ -341,14 +517,53 @@ int main(int argc, char **argv)
     }
     log_set_fd(logfd);
 
-    char msg[1024], idbuf[64];
+    char msg[1024], idbuf[64], abs_dir[4096], host[256] = "";
+    if (!realpath(job_dir, abs_dir))
+        snprintf(abs_dir, sizeof abs_dir, "%s", job_dir);
+    gethostname(host, sizeof host - 1);
     int rc = zuv_global_init();
     if (rc) {
         log_error("cannot initialise the socket layer");
         return 1;
     }
-    if (!job_id) {
-        rc = register_job(cluster, rm, keys, job_dir, &g, idbuf, sizeof idbuf, msg, sizeof msg);
+    uint32_t epoch = 1; /* a job registered by `paddock submit`: its first incarnation */
+    if (resume) {
+        rc = resume_job(cluster, rm, keys, job_id, abs_dir, host, &epoch, msg, sizeof msg);
+        if (rc == ERR_STATE) {
+            /* The job ended (the RM's ledger says so): nothing to take over, nothing to change. */
+            int ok = had_succeeded(job_dir);
+            log_info("job %s has ended already (%s): nothing to resume", job_id, msg);
+            return ok ? 0 : 1;
+        }
+        if (rc == ERR_FULL) { /* the RM failed the job: restarted too often */
+            log_error("job %s cannot be resumed: %s", job_id, msg);
+            snprintf(path, sizeof path, "%s/state.json", job_dir);
+            json_t *old = json_load_file(path, 0, NULL);
+            const json_t *st = json_object_get(old, "started_ms");
+            int64_t started = json_is_integer(st) ? json_integer_value(st) : clock_wall_ms();
+            json_decref(old);
+            jmd_out_failed_state(job_dir, job_id, started, msg);
+            return 1;
+        }
+        if (rc) { /* not found, or the RM unreachable: the files stay as they are */
+            log_error("job %s cannot be resumed: %s", job_id, msg);
+            fprintf(stderr, "paddock-jm: job %s cannot be resumed: %s\n", job_id, msg);
+            return 1;
+        }
+        /* How often the job was resumed: one more than the last incarnation's state says. */
+        snprintf(path, sizeof path, "%s/state.json", job_dir);
+        json_t *old = json_load_file(path, 0, NULL);
+        const json_t *n = json_object_get(old, "resumes");
+        o.resumes = (json_is_integer(n) ? (int)json_integer_value(n) : 0) + 1;
+        const json_t *sm = json_object_get(old, "started_ms");
+        if (json_is_integer(sm) && json_integer_value(sm) > 0)
+            o.started_wall_ms = json_integer_value(sm); /* the report's times stay on one scale */
+        json_decref(old);
+        o.resume = 1;
+        log_info("job %s resumed: epoch %u, resume %d", job_id, epoch, o.resumes);
+    } else if (!job_id) {
+        rc = register_job(cluster, rm, keys, job_dir, abs_dir, host, &g, idbuf, sizeof idbuf,
+                          &epoch, msg, sizeof msg);
         if (rc == ERR_EXISTS && g.recurring) {
             /* A relaunch, or a second leader's launcher: the run is another JM's. Its job
                directory (jm.pid, state.json) is left as that JM keeps it. */
@@ -374,6 +589,16 @@ int main(int argc, char **argv)
                      (unsigned long long)g.period, g.recurring);
             link_run_dir(job_dir, job_id);
         }
+    }
+    o.epoch = epoch;
+    o.abs_dir = abs_dir;
+    o.host = host[0] ? host : NULL;
+    if (!have_id) { /* the job is this directory's from now on: a restart resumes it */
+        char line[80];
+        snprintf(line, sizeof line, "%s\n", job_id);
+        if (write_small(job_dir, "job.id", line) != 0)
+            log_warn("cannot write %s/job.id: %s (a restart could not resume)", job_dir,
+                     strerror(errno));
     }
     /* The pid file once the job is this JM's (a JM refused its run above leaves the owner's). */
     snprintf(path, sizeof path, "%s/jm.pid", job_dir);
@@ -432,5 +657,5 @@ int main(int argc, char **argv)
     mem_free(pub_copy);
     for (size_t i = 0; i < JMD_MAX_RM; i++)
         mem_free(pubs[i]);
-    return rc == 0 ? 0 : 1;
+    return rc == 0 ? 0 : rc == JMD_EXIT_FENCED ? JMD_EXIT_FENCED : 1;
 }
