@@ -28,6 +28,21 @@ static void test_defaults_detect_the_machine(void **state)
     assert_string_equal(c.advertise, c.listen); /* advertise defaults to listen */
     assert_int_equal(c.heartbeat_ms, 1000);
     assert_int_equal(c.rm_api.len, 0);
+    assert_int_equal(c.ended_grace_ms, 5000); /* reaping (issue 14) */
+    assert_int_equal(c.orphan_grace_ms, 60000);
+    pnconf_close(&c);
+}
+
+static void test_grace_keys(void **state)
+{
+    (void)state;
+    pnconf_t c;
+    memset(&c, 0, sizeof c);
+    char msg[256] = "";
+    char *sets[] = {"pn.ended_grace=0", "pn.orphan_grace=2m"};
+    assert_int_equal(pnconf_load(&c, NULL, sets, 2, msg, sizeof msg), 0);
+    assert_int_equal(c.ended_grace_ms, 0);
+    assert_int_equal(c.orphan_grace_ms, 120000);
     pnconf_close(&c);
 }
 
@@ -63,8 +78,14 @@ static void test_file_then_sets(void **state)
 static void test_bad_values_rejected(void **state)
 {
     (void)state;
-    const char *bad[] = {"node.cpus=-1",     "queue.max_regular=0",         "rm.heartbeat=1ms",
-                         "node.nosuchkey=1", "tasks.opportunistic_nice=20", "node.memory=512KiB"};
+    const char *bad[] = {"node.cpus=-1",
+                         "queue.max_regular=0",
+                         "rm.heartbeat=1ms",
+                         "node.nosuchkey=1",
+                         "tasks.opportunistic_nice=20",
+                         "node.memory=512KiB",
+                         "pn.orphan_grace=-1s",
+                         "pn.ended_grace=2d"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         pnconf_t c;
         memset(&c, 0, sizeof c);
@@ -82,6 +103,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults_detect_the_machine),
         cmocka_unit_test(test_file_then_sets),
+        cmocka_unit_test(test_grace_keys),
         cmocka_unit_test(test_bad_values_rejected),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
