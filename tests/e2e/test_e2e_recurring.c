@@ -43,7 +43,9 @@ static int group_setup(void **state)
 static int group_teardown(void **state)
 {
     (void)state;
-    e2e_paddock(&(struct e2e_run){0}, 10, "recurring remove etl");
+    struct e2e_run r;
+    e2e_paddock(&r, 10, "recurring remove etl");
+    e2e_run_close(&r);
     e2e_cluster_down();
     return 0;
 }

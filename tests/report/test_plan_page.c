@@ -243,7 +243,9 @@ static void test_history_met_missed_null(void **state)
     free(out);
 
     f = tmpfile();
-    plan_page_history(f, json_array(), 0);
+    json_t *none = json_array();
+    plan_page_history(f, none, 0);
+    json_decref(none);
     out = slurp(f);
     expect(out, "no runs recorded\n");
     free(out);
