@@ -13,6 +13,7 @@
 #define JMD__LEASE_MS  1000 /* lease renewal */
 #define JMD__END_WAIT  3000 /* how long the end waits for the RM to take the final renewal */
 #define JMD__REPORT_MS 2000 /* report.json refresh while running */
+#define JMD__PAUSE_MS  1000 /* a tick this late: the JM was paused (jmd_t.resync) */
 
 void jmd_opts_default(struct jmd_opts *o)
 {
@@ -65,7 +66,19 @@ static void jmd__stop(jmd_t *j)
 static void jmd__on_tick(uv_timer_t *h)
 {
     jmd_t *j = h->data;
+    int64_t gap = jmd_now(j) - j->last_tick_mono;
+    j->last_tick_mono = jmd_now(j);
+    if (gap > JMD__PAUSE_MS && j->outcome == JMD_RUNNING && !j->resync) {
+        /* Paused long enough for another JM to have taken the job over: every node would look
+           silent and every lease late. Ask the RM first (a newer epoch stops this JM). */
+        log_warn("the job manager was paused for %lld ms: checking with the RM before acting",
+                 (long long)gap);
+        j->resync = 1;
+        jmd_rm_renew(j);
+    }
     jmd_rm_tick(j);
+    if (j->resync)
+        return;
     if (j->outcome == JMD_RUNNING) {
         jmd_sched_tick(j);
         if (j->sched_pending)
@@ -144,6 +157,7 @@ int jmd_run(const struct jmd_opts *opts, char *msg, size_t cap)
     j->t0_wall = opts->started_wall_ms ? opts->started_wall_ms : clock_wall_ms();
     j->t0_mono = jmd_now(j);
     j->rm_heard_mono = j->t0_mono;
+    j->last_tick_mono = j->t0_mono;
     int rc = 0, loop_ok = 0;
     uv_check_t check;
 

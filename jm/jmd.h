@@ -207,6 +207,9 @@ typedef struct jmd {
     int64_t query_mono;   /* when the TASK_QUERY went out */
     size_t query_pending; /* nodes that have not answered it yet */
     size_t adopted;       /* attempts found at the nodes and taken over */
+    int resync;           /* the loop was paused (SIGSTOP, a VM freeze): nothing is acted on
+                             until the RM acknowledges a renewal (its epoch checked) */
+    int64_t last_tick_mono;
     char resume_end[512]; /* resumed into an end (the journal refused, a task out of attempts) */
 
     /* RM */

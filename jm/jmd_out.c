@@ -323,8 +323,27 @@ static json_t *jmd_out__deadline_met(const jmd_t *j)
     return json_boolean(j->outcome == JMD_SUCCEEDED && jmd_out__makespan(j) <= j->deadline_s);
 }
 
+/* state.json written by a newer incarnation (a higher epoch) means this JM is stale: it stops
+ * before it overwrites the newer one's state. 1 when fenced so. */
+static int jmd_out__newer(jmd_t *j)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/state.json", j->o.job_dir);
+    json_t *st = json_load_file(path, 0, NULL);
+    const json_t *e = json_object_get(st, "epoch");
+    json_int_t epoch = json_is_integer(e) ? json_integer_value(e) : 0;
+    json_decref(st);
+    if (epoch > (json_int_t)j->epoch && epoch <= UINT32_MAX) {
+        jmd_fenced(j, (uint32_t)epoch);
+        return 1;
+    }
+    return 0;
+}
+
 void jmd_out_state(jmd_t *j)
 {
+    if (j->fenced || jmd_out__newer(j))
+        return;
     size_t n;
     dag_ready(j->dag, &n);
     json_t *o = json_pack(

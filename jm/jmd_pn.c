@@ -32,6 +32,9 @@ static void jmd_pn__on_msg(zuv_sock_t *zs, zmsg_t **msg, void *arg)
     if (m.type == PROTO_ERROR && m.error.code == ERR_FENCED) {
         /* Any command of ours refused for an older epoch: a newer JM holds the job. */
         jmd_fenced(j, 0);
+    } else if (m.type == PROTO_TASK_STATUS && j->resync) {
+        /* paused: not acted on until the RM says the job is still ours; the nodes are asked
+           again then (TASK_QUERY), so nothing is lost */
     } else if (m.type == PROTO_TASK_STATUS && m.task_status.job_id &&
                strcmp(m.task_status.job_id, j->o.job_id) == 0) {
         jmd_sched_status(j, &m.task_status, link);

@@ -162,8 +162,14 @@ static void jmd_rm__on_api(zuv_sock_t *zs, zmsg_t **msg, void *arg)
                 j->end_acked |= 2;
             else if (c == &j->call_lease && j->outcome != JMD_RUNNING)
                 j->end_acked |= 1;
-            if (c == &j->call_lease && m.error.code == ERR_NOTFOUND)
+            if (c == &j->call_lease && m.error.code == ERR_STATE && j->outcome == JMD_RUNNING) {
+                /* The RM holds the job as ended or expired while this JM runs it: it was paused
+                   or cut off, and another JM takes (or took) the job over. */
+                log_error("the RM no longer holds job %s active (%s): stopping", j->o.job_id, text);
+                jmd_fenced(j, 0);
+            } else if (c == &j->call_lease && m.error.code == ERR_NOTFOUND) {
                 jmd_sched_cancel(j, "the RM does not know the job");
+            }
         }
         break;
     case PROTO_TOKEN_GRANT:
@@ -183,6 +189,16 @@ static void jmd_rm__on_api(zuv_sock_t *zs, zmsg_t **msg, void *arg)
         break;
     case PROTO_LEASE_ACK:
         c->active = 0;
+        if (j->resync && c == &j->call_lease) { /* still ours: the nodes were not silent */
+            j->resync = 0;
+            log_info("the RM still holds the job under epoch %u: going on", j->epoch);
+            for (size_t i = 0; i < j->nlinks; i++) {
+                j->links[i].heard_mono = jmd_now(j);
+                j->links[i].queried = 0;
+            }
+            j->query_phase = JMD_QUERY_VIEW; /* what the nodes said meanwhile: ask again */
+            jmd_sched_request(j);
+        }
         if (c == &j->call_lease && j->ncount) { /* the outcomes it carried are in the log */
             memset(j->sent_ok, 0, j->ncount * sizeof *j->sent_ok);
             memset(j->sent_failed, 0, j->ncount * sizeof *j->sent_failed);

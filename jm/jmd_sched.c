@@ -340,7 +340,7 @@ int jmd_sched_replay(jmd_t *j, const struct journal *jr, char *msg, size_t cap)
 void jmd_sched_round(jmd_t *j)
 {
     j->sched_pending = 0;
-    if (j->outcome != JMD_RUNNING || view_count(j->view) == 0)
+    if (j->outcome != JMD_RUNNING || view_count(j->view) == 0 || j->resync || j->fenced)
         return;
     int64_t now = jmd_now(j);
     /* A delta names only the nodes that changed last: placing on it would pile the first tasks
