@@ -341,6 +341,30 @@ static void test_dispatch_tokens_and_allowance(void **state)
     assert_int_equal(dispatch_new(&bad, 1, &d), ERR_INVAL);
 }
 
+/* A resumed JM adopts attempts found at the nodes whatever its grant; downgrades take back the
+ * units over it. */
+static void test_dispatch_adopt(void **state)
+{
+    (void)state;
+    dispatch_t *d = NULL;
+    assert_int_equal(dispatch_new(NULL, 4, &d), 0);
+    assert_int_equal(dispatch_adopt(d, 0, DISPATCH_REGULAR), 0); /* no tokens yet */
+    assert_int_equal(dispatch_adopt(d, 1, DISPATCH_REGULAR), 0);
+    assert_int_equal(dispatch_adopt(d, 2, DISPATCH_OPPORTUNISTIC), 0);
+    assert_int_equal(dispatch_adopt(d, 0, DISPATCH_REGULAR), ERR_STATE);
+    assert_int_equal(dispatch_adopt(d, 3, DISPATCH_NONE), ERR_INVAL);
+    assert_int_equal(dispatch_adopt(d, 9, DISPATCH_REGULAR), ERR_RANGE);
+    assert_int_equal(dispatch_regular(d), 2);
+    assert_int_equal(dispatch_opportunistic(d), 1);
+    dispatch_set_tokens(d, 1);
+    size_t out[4];
+    assert_int_equal(dispatch_downgrades(d, NULL, NULL, out, 4), 1);
+    assert_int_equal(dispatch_regular(d), 1);
+    assert_int_equal(dispatch_finished(d, out[0]), 0);
+    assert_int_equal(dispatch_class_of(d, out[0]), DISPATCH_NONE);
+    dispatch_destroy(&d);
+}
+
 /* Sized tokens: 16-unit tasks and 1-unit tasks share a grant of 20 units. */
 static void test_dispatch_sized(void **state)
 {
@@ -534,6 +558,7 @@ int main(void)
         cmocka_unit_test(test_priority_explicit_edges),
         cmocka_unit_test(test_dispatch_tokens_and_allowance),
         cmocka_unit_test(test_dispatch_sized),
+        cmocka_unit_test(test_dispatch_adopt),
         cmocka_unit_test(test_dispatch_downgrades),
         cmocka_unit_test(test_alloc_failures),
     };
