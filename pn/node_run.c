@@ -242,7 +242,10 @@ void node_reap(node_t *n)
         char reason[256];
         proto_task_state_t s;
         const char *why = NULL;
-        switch (t->kill) {
+        /* A task that exited on its own with 0 finished its work before a kill reached it (it
+         * raced the preemption or cancel): it succeeded, and must not be run again. */
+        int kill = e.signal == 0 && e.exit_code == 0 ? NODE__KILL_NONE : t->kill;
+        switch (kill) {
         case NODE__KILL_CANCEL:
             s = PROTO_TASK_CANCELLED;
             why = "cancelled";
