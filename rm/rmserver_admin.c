@@ -127,6 +127,12 @@ static json_t *rmserver__job_json(const ledger_t *l, const struct ledger_job *j)
                                          ? ledger_recurring_reserved_at(r, ledger_now(l))
                                          : 0));
     json_object_set_new(o, "reprovisioned_tokens", json_integer(j->reprovisioned));
+    /* its job manager (issue 14): the incarnation's epoch, restarts, where it runs */
+    json_object_set_new(o, "epoch", json_integer(j->epoch));
+    json_object_set_new(o, "restarts", json_integer(j->restarts));
+    json_object_set_new(o, "jm_host", json_string(j->host));
+    json_object_set_new(o, "jm_pid", j->jm_pid != 0 ? json_integer(j->jm_pid) : json_null());
+    json_object_set_new(o, "job_dir", json_string(j->job_dir));
     return o;
 }
 
