@@ -223,6 +223,54 @@ int exec_rss_scan(const pid_t *pgids, uint64_t *rss_kb, size_t n)
     return 0;
 }
 
+unsigned long long exec_start_time(pid_t pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    char *p = strrchr(buf, ')'); /* the command may hold spaces and parentheses */
+    if (p == NULL)
+        return 0;
+    /* after ")": state (3), then fields 4..22; starttime is field 22 */
+    unsigned long long v = 0;
+    int field = 2;
+    for (char *tok = strtok(p + 1, " "); tok != NULL; tok = strtok(NULL, " ")) {
+        if (++field == 22) {
+            v = strtoull(tok, NULL, 10);
+            break;
+        }
+    }
+    return v;
+}
+
+int exec_kill_stale(const char *path, size_t *killed)
+{
+    *killed = 0;
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return 0;
+    int pid;
+    unsigned long long start;
+    while (fscanf(f, "%d %llu", &pid, &start) == 2) {
+        if (pid <= 1 || start == 0)
+            continue;
+        /* the group's leader, if it is still the process we started; its group either way
+         * when the leader is gone but the group's id is not reused by a live leader */
+        unsigned long long now = exec_start_time(pid);
+        if (now != 0 && now != start)
+            continue; /* the pid is another process now */
+        if (kill(-pid, SIGKILL) == 0)
+            (*killed)++;
+    }
+    fclose(f);
+    return 0;
+}
+
 int exec_become_subreaper(void)
 {
     return prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0 ? 0 : ERR_SYS;

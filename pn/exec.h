@@ -70,5 +70,11 @@ int exec_rss_scan(const pid_t *pgids, uint64_t *rss_kb, size_t n);
 /* Makes this process a child subreaper (orphaned grandchildren of tasks are reparented to it
  * and reaped by exec_reap instead of lingering). 0 or ERR_SYS. */
 int exec_become_subreaper(void);
+/* A process's start time (clock ticks since boot, /proc/PID/stat field 22); 0 when gone. */
+unsigned long long exec_start_time(pid_t pid);
+/* Kills (SIGKILL) the process group of every "PID START" line of the file at path whose leader
+ * is still that process or gone (the group's survivors); *killed receives how many groups. A
+ * missing file is no error. */
+int exec_kill_stale(const char *path, size_t *killed);
 
 #endif

@@ -1,12 +1,14 @@
 #include "pn/node.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <malloc.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/clock.h"
 #include "common/err.h"
@@ -44,6 +46,8 @@ node_t *node_new(const pnconf_t *cfg, uv_loop_t *loop, uint64_t boot_id, uid_t u
     if (node__mkdir(cfg->work_dir, msg, cap))
         return NULL;
     node_t *n = mem_calloc(1, sizeof *n);
+    if (n != NULL)
+        n->pgids_fd = -1;
     if (!n) {
         err_fmt(msg, cap, ERR_NOMEM, "out of memory");
         return NULL;
@@ -81,6 +85,17 @@ node_t *node_new(const pnconf_t *cfg, uv_loop_t *loop, uint64_t boot_id, uid_t u
     n->queue = queue_new(&qc);
     n->stage = stage_new(path, (const char *const *)cfg->stage_allow.items, cfg->stage_allow.len,
                          cfg->stage_max_file, msg, cap);
+    if (n->tasks_dir && n->queue) {
+        /* a previous boot that ended uncleanly may have left tasks running: nobody tracks
+         * them, and their JMs run them again elsewhere, so they go */
+        snprintf(path, sizeof path, "%s/tasks.pgids", cfg->work_dir);
+        size_t killed = 0;
+        exec_kill_stale(path, &killed);
+        if (killed > 0)
+            log_warn("killed %zu task process groups a previous run of this PN left behind",
+                     killed);
+        n->pgids_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
+    }
     if (n->tasks_dir && n->queue) { /* a previous run's directories: set aside, removed later */
         snprintf(path, sizeof path, "%s.stale-%016llx", n->tasks_dir, (unsigned long long)boot_id);
         if (rename(n->tasks_dir, path) == 0)
@@ -162,6 +177,12 @@ void node_destroy(node_t **np)
         if (!proto_task_state_terminal(t->state)) {
             node__set_state(n, t, PROTO_TASK_LOST, "node shutting down");
         }
+    }
+    if (n->pgids_fd >= 0) { /* every task was killed above: nothing for the next boot */
+        if (ftruncate(n->pgids_fd, 0) != 0)
+            log_warn("cannot empty the list of task process groups");
+        close(n->pgids_fd);
+        n->pgids_fd = -1;
     }
     it = 0;
     while (map_next(&n->tasks, &it, NULL, NULL, &v)) { /* and the directories they keep */

@@ -101,7 +101,9 @@ struct node {
     size_t ntrash, captrash;
     char *tasks_dir;
     char *shim;
-    orphan_t *orphan;  /* jobs the RM says ended, expired or unknown, until reaped */
+    orphan_t *orphan; /* jobs the RM says ended, expired or unknown, until reaped */
+    int pgids_fd;     /* WORK/tasks.pgids: a line per task started, for the next boot */
+    size_t pgids_lines;
     char **hb_jobs;    /* PROTO_MAX_NODE_JOBS ids borrowed from the jobs map, for a heartbeat */
     uint64_t hb_round; /* heartbeats filled */
     proto_buf_t buf;

@@ -127,6 +127,25 @@ int node__prepare(node_t *n, node__task_t *t, const proto_task_create_t *tc, cha
     return 0;
 }
 
+/* WORK/tasks.pgids: the process group of every task started, with its start time, so that
+ * the next boot of the PN kills what an unclean stop (SIGKILL, a crash) left running: tasks
+ * nobody tracks any more would finish their work a second time beside the re-run (issue 14).
+ * Appended without fsync (a machine crash kills the tasks too); truncated when no task runs. */
+static void node__note_pgid(node_t *n, pid_t pid)
+{
+    if (n->pgids_fd < 0)
+        return;
+    if (n->bypid.len <= 1 && n->pgids_lines > 1024) { /* nothing else runs: start afresh */
+        if (ftruncate(n->pgids_fd, 0) == 0)
+            n->pgids_lines = 0;
+    }
+    unsigned long long start = exec_start_time(pid);
+    char line[64];
+    int len = snprintf(line, sizeof line, "%d %llu\n", (int)pid, start);
+    if (write(n->pgids_fd, line, (size_t)len) == len)
+        n->pgids_lines++;
+}
+
 static void node__start(node_t *n, node__task_t *t)
 {
     char out[4200], errp[4200], msg[512];
@@ -158,6 +177,7 @@ static void node__start(node_t *n, node__task_t *t)
         return;
     }
     t->pid = pid;
+    node__note_pgid(n, pid);
     if (n->cg) {
         char cg[512] = "";
         if (taskcg_create(n->cg, t->id, cg, sizeof cg) == 0 && taskcg_attach(cg, pid) == 0) {
