@@ -162,7 +162,11 @@ static void jmd_rm__on_api(zuv_sock_t *zs, zmsg_t **msg, void *arg)
                 j->end_acked |= 2;
             else if (c == &j->call_lease && j->outcome != JMD_RUNNING)
                 j->end_acked |= 1;
-            if (c == &j->call_lease && m.error.code == ERR_STATE && j->outcome == JMD_RUNNING) {
+            if (c == &j->call_lease && m.error.code == ERR_FENCED) {
+                log_error("a newer job manager holds job %s: %s", j->o.job_id, text);
+                jmd_fenced(j, 0);
+            } else if (c == &j->call_lease && m.error.code == ERR_STATE &&
+                       j->outcome == JMD_RUNNING) {
                 /* The RM holds the job as ended or expired while this JM runs it: it was paused
                    or cut off, and another JM takes (or took) the job over. */
                 log_error("the RM no longer holds job %s active (%s): stopping", j->o.job_id, text);
@@ -318,6 +322,7 @@ static void jmd_rm__send(jmd_t *j, struct jmd_call *c)
         r->job_dir = (char *)j->o.abs_dir;
         r->host = (char *)j->o.host;
         r->jm_pid = (uint32_t)getpid();
+        r->epoch = j->epoch;
         for (size_t n = 0; n < j->ncount && r->noutcomes < PROTO_MAX_OUTCOMES; n++) {
             const struct view_node *vn = view_node(j->view, (uint32_t)n);
             if (vn && (j->sent_ok[n] || j->sent_failed[n]))

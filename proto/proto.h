@@ -396,6 +396,8 @@ typedef struct proto_lease_renew { /* JM -> RM */
     char *job_dir;
     char *host;
     uint32_t jm_pid;
+    uint32_t epoch; /* the renewing JM's epoch: an older one than the job's is refused
+                       (ERR_FENCED) and changes nothing; 0: none (older JMs) */
 } proto_lease_renew_t;
 
 typedef struct proto_lease_ack { /* RM -> JM */

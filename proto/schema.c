@@ -319,6 +319,7 @@ static const proto__field_t lease_renew_f[] = {
     STR(S, job_dir, OPT, 0, PROTO_MAX_ARG),
     ANYNAME(S, host, OPT),
     U32(S, jm_pid, OPT, 0, UINT32_MAX),
+    U32(S, epoch, OPT, 0, UINT32_MAX),
 };
 static SCHEMA(lease_renew, S, lease_renew_f, NULL);
 #undef S

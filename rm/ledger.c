@@ -716,6 +716,8 @@ static int ledger__job_cmd(ledger_t *l, const struct ledger_cmd *c, uint64_t *va
         j->asked = true;
         break;
     case LEDGER_CMD_LEASE_RENEW:
+        if (c->epoch != 0 && c->epoch < j->epoch)
+            return ERR_FENCED; /* a stale JM's renewal changes nothing (issue 14) */
         if (c->lease_ms != 0 &&
             (c->lease_ms < LEDGER_LEASE_MIN_MS || c->lease_ms > LEDGER_LEASE_MAX_MS))
             return ERR_RANGE;

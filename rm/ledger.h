@@ -252,7 +252,8 @@ enum ledger_cmd_type {
     LEDGER_CMD_TOKEN_RELEASE = 10, /* job count(to give back) -> tokens now held */
     LEDGER_CMD_LEASE_RENEW = 11,   /* job lease_ms (0: keep the job's) done_permille eta_ms
                                       eta_p95_ms count(demand + 1; 0: unknown) text2(job_dir)
-                                      address(host) boot_id(jm pid) -> tokens now held */
+                                      address(host) boot_id(jm pid) epoch -> tokens now held;
+                                      ERR_FENCED: from an older JM */
     LEDGER_CMD_TICK = 12,          /* -> number of jobs whose lease expired */
     /* Recurring jobs (entry version 3). */
     LEDGER_CMD_RECUR_ADD = 13,    /* name vc period_ms offset_ms deadline_ms weight_milli(ρ)
@@ -309,6 +310,7 @@ struct ledger_cmd {
     int64_t period_ms;               /* RECUR_ADD */
     int64_t offset_ms;               /* RECUR_ADD */
     int64_t started_ms;              /* JOB_END: first task start */
+    uint32_t epoch;                  /* LEASE_RENEW, JOB_END: the JM's epoch (0: none) */
     uint64_t token_ms;               /* JOB_END */
     uint32_t step_ms;                /* JOB_END: skyline step */
     /* Borrowed: valid while the command is applied or encoded (decoding points them into the

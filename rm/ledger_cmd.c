@@ -108,6 +108,7 @@ static void ledger_cmd__encode_one(struct enc_buf *b, const struct ledger_cmd *c
         enc_blob(b, c->text2, c->text2_len);
         enc_str(b, c->address);
         enc_u64(b, c->boot_id);
+        enc_u32(b, c->epoch);
         break;
     case LEDGER_CMD_JOB_RESUME:
         enc_u64(b, c->job);
@@ -300,6 +301,7 @@ int ledger_cmd_next(struct ledger_cmd_iter *it, struct ledger_cmd *c, char *msg,
             c->text2 = enc_get_blob(r, LEDGER_JOB_DIR_MAX, &c->text2_len);
             enc_get_str(r, c->address, sizeof c->address);
             c->boot_id = enc_get_u64(r);
+            c->epoch = enc_get_u32(r);
         }
         break;
     case LEDGER_CMD_JOB_RESUME:

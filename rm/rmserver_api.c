@@ -423,6 +423,7 @@ static void rmserver__job_write(struct rmserver *s, zuv_sock_t *sock, const void
             c.eta_p95_ms = r->eta_p95_ms > (uint64_t)INT64_MAX / 2 ? 0 : (int64_t)r->eta_p95_ms;
             c.count = r->demand;
             rmserver__where(&c, r->job_dir, r->host, r->jm_pid);
+            c.epoch = r->epoch;
         }
         break;
     }

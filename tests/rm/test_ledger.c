@@ -606,6 +606,17 @@ static void test_job_resume_epochs(void **state)
     assert_string_equal(j->job_dir, "/srv/jobs/etl");
     assert_string_equal(j->host, "host-1");
     assert_int_equal(j->jm_pid, 4242);
+    /* the old JM (epoch 1) renews: refused, and it changes nothing */
+    struct ledger_cmd rn;
+    ledger_cmd_init(&rn, LEDGER_CMD_LEASE_RENEW);
+    rn.job = id;
+    rn.epoch = 1;
+    rn.boot_id = 99;
+    assert_int_equal(apply(l, &rn, 1600).code, ERR_FENCED);
+    assert_int_equal(ledger_job_find(l, id)->jm_pid, 4242);
+    rn.epoch = 2; /* the current one renews */
+    assert_int_equal(apply(l, &rn, 1700).code, 0);
+    assert_int_equal(ledger_job_find(l, id)->jm_pid, 99);
 
     /* its lease lapses: expired, recorded; a resume brings it back and unrecords it */
     struct ledger_cmd t;
