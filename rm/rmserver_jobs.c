@@ -46,6 +46,21 @@ static size_t jobs__slot(struct rmserver *s, uint64_t id)
     return oldest;
 }
 
+/* Fails an expired job for good, saying why (the ledger refuses it for an active one). */
+static void jobs__give_up(struct rmserver *s, const struct ledger_job *j, const char *why)
+{
+    struct ledger_cmd c;
+    ledger_cmd_init(&c, LEDGER_CMD_JOB_END);
+    c.job = j->id;
+    c.state = LEDGER_JOB_FAILED;
+    c.text = why;
+    c.text_len = (uint32_t)strlen(why);
+    char k[64];
+    snprintf(k, sizeof k, "giveup/%llu", (unsigned long long)j->id);
+    c.key = rmserver_key_hash(k);
+    rmserver_submit(s, &c, NULL);
+}
+
 static void jobs__relaunch(struct rmserver *s, const struct ledger_job *j, int64_t mono)
 {
     size_t k = jobs__slot(s, j->id);
@@ -66,6 +81,8 @@ static void jobs__relaunch(struct rmserver *s, const struct ledger_job *j, int64
              (unsigned long long)(j->id & 0xffffffffffffull));
     if (access(j->job_dir, F_OK) != 0) {
         log_warn("job %s: its job directory %s is gone: not started again", jid, j->job_dir);
+        if (j->state == LEDGER_JOB_EXPIRED)
+            jobs__give_up(s, j, "its job manager died and its job directory is gone");
     } else if (rmserver_spawn(argv, NULL, log) != 0) {
         log_warn("job %s: cannot start its job manager again: %m", jid);
     } else {
@@ -101,20 +118,11 @@ void rmserver_jobs_tick(struct rmserver *s)
             continue;
         if (j->restarts >= (uint32_t)s->cfg->restart_max && j->state == LEDGER_JOB_EXPIRED) {
             /* the resume would be refused: fail it now, with the reason */
-            struct ledger_cmd c;
-            ledger_cmd_init(&c, LEDGER_CMD_JOB_END);
-            c.job = j->id;
-            c.state = LEDGER_JOB_FAILED;
             char why[LEDGER_REASON_MAX];
             snprintf(why, sizeof why,
                      "its job manager died and was started again %u times (jobs.restart_max)",
                      j->restarts);
-            c.text = why;
-            c.text_len = (uint32_t)strlen(why);
-            char k[64];
-            snprintf(k, sizeof k, "giveup/%llu", (unsigned long long)j->id);
-            c.key = rmserver_key_hash(k);
-            rmserver_submit(s, &c, NULL);
+            jobs__give_up(s, j, why);
             continue;
         }
         if (j->restarts < (uint32_t)s->cfg->restart_max)
