@@ -56,7 +56,7 @@ static void jobs__give_up(struct rmserver *s, const struct ledger_job *j, const 
     c.text = why;
     c.text_len = (uint32_t)strlen(why);
     char k[64];
-    snprintf(k, sizeof k, "giveup/%llu", (unsigned long long)j->id);
+    snprintf(k, sizeof k, "giveup/%llu/%u", (unsigned long long)j->id, j->restarts);
     c.key = rmserver_key_hash(k);
     rmserver_submit(s, &c, NULL);
 }
