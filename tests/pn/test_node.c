@@ -109,8 +109,10 @@ static int setup(void **state)
 
 static void settle(fixture_t *f)
 {
-    for (int i = 0; i < 5000 && node_busy(f->n) > 0; i++)
-        uv_run(&f->loop, UV_RUN_NOWAIT);
+    /* staging on the thread pool must have drained before node_destroy (pn/node.h): wait for
+     * its completions (UV_RUN_ONCE blocks until one comes), not a fixed number of turns */
+    for (int i = 0; i < 100000 && node_busy(f->n) > 0; i++)
+        uv_run(&f->loop, UV_RUN_ONCE);
 }
 
 static int teardown(void **state)
