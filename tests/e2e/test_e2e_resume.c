@@ -15,7 +15,8 @@
  *     and the PNs' orphan grace pass, no task process of the job is left (/proc);
  *   - whole-cluster restart: every RM, PN and the JM killed with SIGKILL at once, `paddock
  *     cluster up --dir` on the same directory: the job resumes and succeeds, every task once.
- * PADDOCK_E2E_SEED picks the kill points (printed). Skipped while paddock-jm is not built. */
+ * PADDOCK_E2E_SEED picks the kill points (printed); PADDOCK_E2E_ONLY runs only the tests its
+ * pattern names. Skipped while paddock-jm is not built. */
 #include "tests/e2e/e2e.h"
 
 #include "common/curve.h"
@@ -230,13 +231,32 @@ static void cluster_up_again(void)
     e2e_run_close(&r);
 }
 
-/* Waits (bounded) until none of the pids runs a process named `name`. */
+/* Whether every thread of pid has exited: its thread group leader turns zombie as soon as it
+ * dies, while the other threads may still be finishing a system call (an fsync) and hold the
+ * process's files, a data directory's lock among them. */
+static bool proc_all_gone(long pid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%ld/task", pid);
+    DIR *d = opendir(path);
+    if (d == NULL)
+        return true;
+    size_t threads = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        threads += e->d_name[0] != '.';
+    closedir(d);
+    return threads <= 1 && !proc_is(pid, "");
+}
+
+/* Waits (bounded) until none of the pids runs a process named `name`, and every thread of
+ * each has exited. */
 static void await_gone(const long *pids, size_t n, const char *name)
 {
     for (int k = 0; k < 500; k++) {
         bool any = false;
         for (size_t i = 0; i < n; i++)
-            any = any || (pids[i] > 0 && proc_is(pids[i], name));
+            any = any || (pids[i] > 0 && (proc_is(pids[i], name) || !proc_all_gone(pids[i])));
         if (!any)
             return;
         sleep_ms(20);
@@ -898,5 +918,8 @@ int main(void)
         cmocka_unit_test(test_orphans_reaped),
         cmocka_unit_test(test_whole_cluster_restart),
     };
+    const char *only = getenv("PADDOCK_E2E_ONLY"); /* e.g. test_whole_cluster_restart */
+    if (only != NULL && *only != '\0')
+        cmocka_set_test_filter(only);
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
