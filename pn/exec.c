@@ -4,7 +4,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
+#include <pthread.h>
+#include <sys/syscall.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,32 +89,71 @@ int exec_spawn(const exec_spec_t *spec, pid_t *pid, char *msg, size_t cap)
         argv = shim_argv;
     }
 
-    posix_spawnattr_t attr;
-    posix_spawn_file_actions_t fa;
-    posix_spawnattr_init(&attr);
-    posix_spawn_file_actions_init(&fa);
-    sigset_t none, all;
-    sigemptyset(&none);
+    /* vfork + exec rather than posix_spawn, for one thing posix_spawn cannot do: the task gets
+     * PR_SET_PDEATHSIG, so it dies with its PN. A task outliving a PN killed with SIGKILL would
+     * finish its work unrecorded while its JM runs it again elsewhere (issue 14; the next boot
+     * also kills what is left of its group: exec_kill_stale). The child makes only system calls
+     * between vfork and exec, all signals blocked in the parent meanwhile, as glibc's own
+     * posix_spawn does. */
+    const char *file = as_user ? spec->shim : path;
+    int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    int out = open(spec->stdout_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    int err = open(spec->stderr_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (devnull < 0 || out < 0 || err < 0) {
+        int e = errno;
+        if (devnull >= 0)
+            close(devnull);
+        if (out >= 0)
+            close(out);
+        if (err >= 0)
+            close(err);
+        mem_free(shim_argv);
+        return err_fmt(msg, cap, ERR_SYS, "spawn %s: %s", spec->argv[0], strerror(e));
+    }
+    sigset_t all, old;
     sigfillset(&all);
-    posix_spawnattr_setsigmask(&attr, &none);
-    posix_spawnattr_setsigdefault(&attr, &all);
-    posix_spawnattr_setpgroup(&attr, 0);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
-                                        POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_USEVFORK);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 1, spec->stdout_path, O_WRONLY | O_CREAT | O_APPEND,
-                                     0644);
-    posix_spawn_file_actions_addopen(&fa, 2, spec->stderr_path, O_WRONLY | O_CREAT | O_APPEND,
-                                     0644);
-    posix_spawn_file_actions_addchdir_np(&fa, spec->cwd);
-    /* nothing of the PN beyond 0-2 reaches a task, whatever the PN itself inherited */
-    posix_spawn_file_actions_addclosefrom_np(&fa, 3);
-    int rc = posix_spawn(pid, as_user ? spec->shim : path, &fa, &attr, argv, spec->envp);
-    posix_spawn_file_actions_destroy(&fa);
-    posix_spawnattr_destroy(&attr);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    volatile int child_errno = 0;
+    pid_t parent = getpid();
+    pid_t child = vfork();
+    if (child == 0) {
+        struct sigaction dfl;
+        memset(&dfl, 0, sizeof dfl);
+        dfl.sa_handler = SIG_DFL;
+        for (int sig = 1; sig < NSIG; sig++)
+            if (sig != SIGKILL && sig != SIGSTOP)
+                sigaction(sig, &dfl, NULL);
+        if (setpgid(0, 0) != 0 || prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent ||
+            dup2(devnull, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0 || chdir(spec->cwd) != 0) {
+            child_errno = errno != 0 ? errno : ECHILD;
+            _exit(127);
+        }
+        /* nothing of the PN beyond 0-2 reaches a task, whatever the PN itself inherited */
+        if (syscall(SYS_close_range, 3u, ~0u, 0u) != 0)
+            for (int fd = 3; fd < 1024; fd++)
+                close(fd);
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        execve(file, as_user ? argv : (char *const *)argv, spec->envp);
+        child_errno = errno;
+        _exit(127);
+    }
+    int e = errno;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    close(devnull);
+    close(out);
+    close(err);
     mem_free(shim_argv);
-    if (rc != 0)
-        return err_fmt(msg, cap, ERR_SYS, "spawn %s: %s", spec->argv[0], strerror(rc));
+    if (child < 0)
+        return err_fmt(msg, cap, ERR_SYS, "spawn %s: %s", spec->argv[0], strerror(e));
+    if (child_errno != 0) {
+        int st;
+        while (waitpid(child, &st, 0) < 0 && errno == EINTR)
+            ;
+        return err_fmt(msg, cap, ERR_SYS, "spawn %s: %s", spec->argv[0], strerror(child_errno));
+    }
+    *pid = child;
     if (spec->nice > 0)
         (void)exec_renice_group(*pid, spec->nice);
     return 0;

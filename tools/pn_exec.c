@@ -4,11 +4,14 @@
  * Drops supplementary groups, sets the group then the user id, refuses to go on if root could
  * be regained, then execs PATH with ARGV0 ARGS... and the environment it was given. The PN has
  * already put it in the task's process group, with its nice value, cwd and output files, so
- * everything set there survives the exec. Exit status 126 when the ids cannot be dropped, 127
- * when exec fails (the message goes to the task's stderr file).
+ * everything set there survives the exec; it sets the parent-death signal again (changing ids
+ * cleared it), so the task still dies with its PN. Exit status 126 when the ids cannot be dropped,
+ * 127 when exec fails (the message goes to the task's stderr file).
  */
 #include <errno.h>
 #include <grp.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +48,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "paddock-pn-exec: could still regain root, refusing\n");
         return 126;
     }
+    /* changing ids cleared the parent-death signal the PN set: the task dies with its PN */
+    pid_t pn = getppid();
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != pn || pn == 1)
+        return 126;
     execv(argv[3], argv + 4);
     fprintf(stderr, "paddock-pn-exec: %s: %s\n", argv[3], strerror(errno));
     return 127;
