@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -442,6 +443,23 @@ static void rmserver__on_pub(zuv_sock_t *zs, zmsg_t **msg, void *arg)
         s->snap_wanted = true;
 }
 
+/* Whether pid is a process that is running (not gone, not a zombie being torn down). */
+static bool rmserver__pid_alive(long pid)
+{
+    if (pid <= 0)
+        return false;
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return false;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')');
+    return p != NULL && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
+}
+
 static int rmserver__lock_dir(struct rmserver *s, char *msg, size_t cap)
 {
     const char *dir = s->cfg->data_dir;
@@ -452,9 +470,18 @@ static int rmserver__lock_dir(struct rmserver *s, char *msg, size_t cap)
     s->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     if (s->lock_fd < 0)
         return err_fmt(msg, cap, ERR_IO, "%s: %s", path, strerror(errno));
-    if (flock(s->lock_fd, LOCK_EX | LOCK_NB) != 0)
-        return err_fmt(msg, cap, ERR_IO, "data_dir %s is in use by another paddock-rm (%s)", dir,
-                       strerror(errno));
+    /* A replica killed with SIGKILL holds the lock until its last thread has exited: a
+     * restart right after it waits for that (up to 5 s), while a live holder is refused at
+     * once. */
+    for (int tries = 0; flock(s->lock_fd, LOCK_EX | LOCK_NB) != 0; tries++) {
+        int e = errno;
+        char buf[32] = "";
+        long holder = pread(s->lock_fd, buf, sizeof buf - 1, 0) > 0 ? atol(buf) : 0;
+        if (e != EWOULDBLOCK || tries >= 50 || rmserver__pid_alive(holder))
+            return err_fmt(msg, cap, ERR_IO, "data_dir %s is in use by another paddock-rm (%s)",
+                           dir, strerror(e));
+        usleep(100 * 1000);
+    }
     char pid[32];
     int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
     if (ftruncate(s->lock_fd, 0) != 0 || write(s->lock_fd, pid, (size_t)n) != n)

@@ -20,17 +20,23 @@
 
 #define JOBS__EVERY_MS 300
 
-/* Whether pid runs a paddock-jm (a reused pid runs something else). */
+/* Whether pid runs a paddock-jm (a reused pid runs something else; a killed JM that is a
+ * zombie until it is reaped is dead already). */
 static bool jobs__alive(uint32_t pid)
 {
-    char path[64], comm[32] = "";
-    snprintf(path, sizeof path, "/proc/%u/comm", pid);
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%u/stat", pid);
     FILE *f = fopen(path, "r");
     if (f == NULL)
         return false;
-    bool ok = fgets(comm, sizeof comm, f) != NULL;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
     fclose(f);
-    return ok && strncmp(comm, "paddock-jm", 10) == 0;
+    buf[n] = '\0';
+    /* "PID (COMM) STATE ...": comm is at most 15 bytes, "paddock-jm" fits */
+    const char *open = strchr(buf, '('), *close = strrchr(buf, ')');
+    if (open == NULL || close == NULL || close[1] != ' ')
+        return false;
+    return strncmp(open + 1, "paddock-jm)", 11) == 0 && close[2] != 'Z' && close[2] != 'X';
 }
 
 /* The slot of job id in the relaunch memory, or the oldest one to reuse. */
