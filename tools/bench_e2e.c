@@ -1,18 +1,21 @@
 /* bench_e2e - the real daemons end to end on this machine (DESIGN.md section 5, "End to end on one
  * machine").
  *
- *   bench_e2e [--tasks N] [--chain M] [--forks F] [--pn K] [--pn-cpus C] [--deadline D]
- *             [--bin DIR] [--json]
+ *   bench_e2e [--tasks N] [--chain M] [--forks F] [--spawns S] [--pn K] [--pn-cpus C]
+ *             [--deadline D] [--bin DIR] [--json]
  *
  * Starts local clusters in a temporary directory (`paddock cluster up --rm 1 --pn K`, one per
  * job), then:
- *   1. a plain fork + exec("true") + wait loop of F processes: the machine's floor for spawning,
- *      measured in the same run;
+ *   1. the machine's floor for running processes, measured in the same run: S posix_spawns of
+ *      /bin/true (output to /dev/null) with as many in flight as the cluster has slots for
+ *      these tasks (K x C / 0.1 cpu), capped at the online cores (bench_spawnfloor.h); and,
+ *      kept for comparison with earlier figures, a serial fork + exec("true") + wait loop of F
+ *      processes, which is far slower than the floor on more than one core;
  *   2. one job of N independent `true` tasks through `paddock submit --wait --json` (submit ->
  *      JM -> PN -> exit): tasks per second over the job's makespan and over the whole submit
- *      command (registration and JM start included), beside the fork+exec rate (target: at
- *      least half of it); --deadline D is passed to submit (without one the JM asks for a
- *      single token and runs the rest opportunistically);
+ *      command (registration and JM start included), as a ratio to the posix_spawn floor
+ *      (target: at least half of it) and to the serial loop; --deadline D is passed to submit
+ *      (without one the JM asks for a single token and runs the rest opportunistically);
  *   3. one job of M `true` tasks in a chain on the idle cluster: each task becomes ready when its
  *      predecessor ends, so start_s(i) - end_s(i-1) from report.json is the ready-to-running
  *      latency (p50, p99; target p99 <= 5 ms). It includes the PN -> JM exit report.
@@ -31,6 +34,11 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "bench_spawnfloor.h"
+
+/* cpu of each benchmark task: with the PNs' cpus it sets the cluster's slots */
+#define BENCH_TASK_CPU 0.1
 
 static char g_bin[PATH_MAX];
 static char g_tmp[PATH_MAX];
@@ -92,8 +100,8 @@ static int write_spec(const char *path, const char *name, int n, int chain)
         char id[32], prev[32];
         snprintf(id, sizeof id, "t%d", i);
         snprintf(prev, sizeof prev, "t%d", i - 1);
-        json_t *t = json_pack("{s:s, s:[s], s:f, s:i, s:f}", "id", id, "cmd", "true", "cpu", 0.1,
-                              "mem_mb", 16, "runtime_s", 0.01);
+        json_t *t = json_pack("{s:s, s:[s], s:f, s:i, s:f}", "id", id, "cmd", "true", "cpu",
+                              BENCH_TASK_CPU, "mem_mb", 16, "runtime_s", 0.01);
         if (chain && i > 0)
             json_object_set_new(t, "after", json_pack("[s]", prev));
         json_array_append_new(tasks, t);
@@ -222,7 +230,7 @@ static void pctl(double *v, size_t n, double *p50, double *p99)
 
 int main(int argc, char **argv)
 {
-    int ntasks = 2000, nchain = 200, forks = 2000, pns = 1, json = 0;
+    int ntasks = 2000, nchain = 200, forks = 2000, spawns = 4000, pns = 1, json = 0;
     char deadline[64] = "";
     double pn_cpus = 2;
     const char *bin = NULL;
@@ -240,6 +248,8 @@ int main(int argc, char **argv)
             nchain = atoi(v);
         else if (strcmp(argv[i - 1], "--forks") == 0)
             forks = atoi(v);
+        else if (strcmp(argv[i - 1], "--spawns") == 0)
+            spawns = atoi(v);
         else if (strcmp(argv[i - 1], "--pn") == 0)
             pns = atoi(v);
         else if (strcmp(argv[i - 1], "--pn-cpus") == 0)
@@ -251,8 +261,8 @@ int main(int argc, char **argv)
         else
             goto usage;
     }
-    if (ntasks < 1 || ntasks > 100000 || nchain < 2 || nchain > 100000 || forks < 1 || pns < 1 ||
-        pns > 64 || !(pn_cpus > 0))
+    if (ntasks < 1 || ntasks > 100000 || nchain < 2 || nchain > 100000 || forks < 1 || spawns < 1 ||
+        pns < 1 || pns > 64 || !(pn_cpus > 0))
         goto usage;
     if (bin != NULL) {
         snprintf(g_bin, sizeof g_bin, "%s", bin);
@@ -272,7 +282,16 @@ int main(int argc, char **argv)
     }
     int status = 1;
     json_t *flat = NULL, *chain = NULL, *rep = NULL;
+    /* Both floors before any cluster starts: the floor reaps any child (bench_spawnfloor.h). */
     double fork_rate = fork_exec_rate(forks);
+    /* slots per PN: how many BENCH_TASK_CPU tasks its cpus hold (the epsilon absorbs 2 / 0.1
+       landing just under 20) */
+    double slots = (double)pns * (double)(long)(pn_cpus / BENCH_TASK_CPU + 1e-9);
+    spawnfloor_result_t sf;
+    if (spawnfloor_measure(spawnfloor_in_flight(slots), spawns, &sf) != 0) {
+        perror("bench_e2e: posix_spawn floor");
+        goto down;
+    }
 
     /* Each job on a cluster of its own (a fresh PN and RM): the figures of one do not carry the
        other's state. */
@@ -327,20 +346,29 @@ int main(int argc, char **argv)
     long ok = (long)json_integer_value(json_object_get(flat, "tasks_succeeded"));
     double rate = ms > 0 ? (double)ok / ms : 0,
            rate_wall = flat_wall > 0 ? (double)ok / flat_wall : 0;
+    double to_floor = sf.per_s > 0 ? rate / sf.per_s : 0,
+           to_fork = fork_rate > 0 ? rate / fork_rate : 0;
     if (json) {
-        printf("{\"fork_exec_per_s\": %.0f, \"tasks\": %d, \"tasks_succeeded\": %ld, "
+        printf("{\"fork_exec_per_s\": %.0f, \"spawn_floor_per_s\": %.0f, "
+               "\"spawn_floor_in_flight\": %d, \"tasks\": %d, \"tasks_succeeded\": %ld, "
                "\"state\": \"%s\", \"makespan_s\": %.3f, \"tasks_per_s\": %.0f, "
-               "\"tasks_per_s_submit_wall\": %.0f, \"ratio_to_fork_exec\": %.3f, "
-               "\"chain\": %d, \"ready_to_running_ms\": {\"p50\": %.3f, \"p99\": %.3f, "
-               "\"samples\": %zu}}\n",
-               fork_rate, ntasks, ok, json_string_value(json_object_get(flat, "state")), ms, rate,
-               rate_wall, fork_rate > 0 ? rate / fork_rate : 0, nchain, l50, l99, nlat);
+               "\"tasks_per_s_submit_wall\": %.0f, \"ratio_to_spawn_floor\": %.3f, "
+               "\"ratio_to_fork_exec\": %.3f, \"chain\": %d, "
+               "\"ready_to_running_ms\": {\"p50\": %.3f, \"p99\": %.3f, \"samples\": %zu}}\n",
+               fork_rate, sf.per_s, sf.in_flight, ntasks, ok,
+               json_string_value(json_object_get(flat, "state")), ms, rate, rate_wall, to_floor,
+               to_fork, nchain, l50, l99, nlat);
     } else {
-        printf("fork+exec+wait loop:          %.0f processes/s (%d)\n", fork_rate, forks);
+        printf("posix_spawn floor:            %.0f processes/s (%ld of %ld, %d in flight: "
+               "%g slots capped at %ld cores)\n",
+               sf.per_s, sf.succeeded, sf.spawned, sf.in_flight, slots,
+               sysconf(_SC_NPROCESSORS_ONLN));
+        printf("serial fork+exec+wait loop:   %.0f processes/s (%d)\n", fork_rate, forks);
         printf("submit -> JM -> PN, `true`:   %.0f tasks/s over the makespan (%ld of %d "
-               "succeeded, %.2f s, state %s) = %.2f x fork+exec (target >= 0.5)\n",
-               rate, ok, ntasks, ms, json_string_value(json_object_get(flat, "state")),
-               fork_rate > 0 ? rate / fork_rate : 0);
+               "succeeded, %.2f s, state %s) = %.2f x the posix_spawn floor (target >= 0.5), "
+               "%.2f x the serial fork+exec loop\n",
+               rate, ok, ntasks, ms, json_string_value(json_object_get(flat, "state")), to_floor,
+               to_fork);
         printf("                              %.0f tasks/s over the whole submit command "
                "(%.2f s)\n",
                rate_wall, flat_wall);
@@ -361,7 +389,7 @@ down:
     nftw(g_tmp, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
     return status;
 usage:
-    fprintf(stderr, "usage: bench_e2e [--tasks N] [--chain M] [--forks F] [--pn K] [--pn-cpus C] "
-                    "[--deadline D] [--bin DIR] [--json]\n");
+    fprintf(stderr, "usage: bench_e2e [--tasks N] [--chain M] [--forks F] [--spawns S] [--pn K] "
+                    "[--pn-cpus C] [--deadline D] [--bin DIR] [--json]\n");
     return 2;
 }

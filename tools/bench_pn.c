@@ -1,15 +1,20 @@
 /* bench_pn - the process node's throughput for trivial tasks and its idle memory.
  *
  * Prints, from one run on this machine:
- *   - the rate of a plain fork + exec("true") + wait loop (the machine's floor for spawning);
+ *   - the machine's floor for running processes: posix_spawn of /bin/true (output to /dev/null)
+ *     with as many in flight as the PN has slots for these tasks (node.cpus / 0.01 cpu), capped
+ *     at the online cores (bench_spawnfloor.h);
+ *   - the rate of a serial fork + exec("true") + wait loop, kept for comparison with earlier
+ *     figures (far slower than the floor on more than one core);
  *   - the rate at which a real paddock-pn, driven over 127.0.0.1 by this program acting as a
  *     job manager, takes `true` tasks from TASK_CREATE to their terminal TASK_STATUS;
  *   - the latency from TASK_CREATE to the RUNNING status on an idle PN (p50, p99);
  *   - the PN's resident set size when idle: at start, and after the load (when it still
  *     remembers the finished tasks for JMs that reconnect, pn [tasks] retain).
- * DESIGN.md section 5 targets: PN throughput >= half the fork+exec rate; idle RSS < 10 MiB.
+ * DESIGN.md section 5 targets: PN throughput >= half the floor; idle RSS < 10 MiB.
  *
- * usage: bench_pn [--tasks N] [--forks N] [--bin DIR] [--json] [--set SECTION.KEY=VALUE]...
+ * usage: bench_pn [--tasks N] [--forks N] [--spawns N] [--bin DIR] [--json]
+ *                 [--set SECTION.KEY=VALUE]...
  * (--set lines are added to the PN's configuration, e.g. --set tasks.cgroup_base=DIR)
  */
 #include <czmq.h>
@@ -22,8 +27,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_spawnfloor.h"
 #include "common/clock.h"
 #include "proto/proto.h"
+
+/* cpu of each benchmark task: with the PN's cpus it sets the PN's slots */
+#define BENCH_TASK_CPU 0.01
 
 static double now_s(void)
 {
@@ -76,7 +85,8 @@ static long rss_kb(pid_t pid)
 
 int main(int argc, char **argv)
 {
-    int ntasks = 5000, nforks = 3000, json = 0;
+    int ntasks = 5000, nforks = 3000, nspawns = 4000, json = 0;
+    double node_cpus = 0; /* --set node.cpus=X; 0: the PN detects the online cores */
     const char *sets[16];
     int nsets = 0;
     const char *bin = getenv("PADDOCK_BIN_DIR");
@@ -86,20 +96,24 @@ int main(int argc, char **argv)
             ntasks = atoi(argv[++i]);
         else if (strcmp(argv[i], "--forks") == 0 && i + 1 < argc)
             nforks = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--spawns") == 0 && i + 1 < argc)
+            nspawns = atoi(argv[++i]);
         else if (strcmp(argv[i], "--bin") == 0 && i + 1 < argc)
             bin = argv[++i];
         else if (strcmp(argv[i], "--json") == 0)
             json = 1;
         else if (strcmp(argv[i], "--set") == 0 && i + 1 < argc && nsets < 16 &&
-                 strchr(argv[i + 1], '.') && strchr(argv[i + 1], '='))
+                 strchr(argv[i + 1], '.') && strchr(argv[i + 1], '=')) {
             sets[nsets++] = argv[++i];
-        else {
-            fprintf(stderr, "usage: bench_pn [--tasks N] [--forks N] [--bin DIR] [--json] "
-                            "[--set SECTION.KEY=VALUE]...\n");
+            if (strncmp(argv[i], "node.cpus=", 10) == 0)
+                node_cpus = atof(argv[i] + 10);
+        } else {
+            fprintf(stderr, "usage: bench_pn [--tasks N] [--forks N] [--spawns N] [--bin DIR] "
+                            "[--json] [--set SECTION.KEY=VALUE]...\n");
             return 2;
         }
     }
-    if (ntasks < 1 || ntasks > 1000000 || nforks < 1) {
+    if (ntasks < 1 || ntasks > 1000000 || nforks < 1 || nspawns < 1) {
         fprintf(stderr, "bench_pn: bad counts\n");
         return 2;
     }
@@ -113,7 +127,15 @@ int main(int argc, char **argv)
     }
     zsys_handler_set(NULL);
 
+    /* Both floors before the PN starts: the floor reaps any child (bench_spawnfloor.h). */
     double fork_rate = fork_exec_rate(nforks);
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    double slots = (node_cpus > 0 ? node_cpus : (double)cores) / BENCH_TASK_CPU;
+    spawnfloor_result_t sf;
+    if (spawnfloor_measure(spawnfloor_in_flight(slots), nspawns, &sf) != 0) {
+        perror("bench_pn: posix_spawn floor");
+        return 1;
+    }
 
     char dir[] = "/tmp/paddock-bench-pn-XXXXXX";
     if (!mkdtemp(dir))
@@ -179,7 +201,7 @@ int main(int argc, char **argv)
         m.task_create.task_id = name;
         m.task_create.argv = targv;
         m.task_create.argc = 1;
-        m.task_create.cpu = 0.01;
+        m.task_create.cpu = BENCH_TASK_CPU;
         m.task_create.mem_mb = 1;
         m.task_create.runtime_ms = 5;
         if (proto_encode(&m, &buf, NULL, 0) != 0 || zsock_send(s, "b", buf.data, buf.len) != 0)
@@ -217,7 +239,7 @@ int main(int argc, char **argv)
         m.task_create.task_id = name;
         m.task_create.argv = targv;
         m.task_create.argc = 1;
-        m.task_create.cpu = 0.01;
+        m.task_create.cpu = BENCH_TASK_CPU;
         m.task_create.mem_mb = 1;
         double ts = now_s();
         if (proto_encode(&m, &buf, NULL, 0) != 0 || zsock_send(s, "b", buf.data, buf.len) != 0)
@@ -244,21 +266,26 @@ int main(int argc, char **argv)
     pause_ms(1500);
     long idle_after = rss_kb(pn);
     proto_buf_close(&buf);
+    double to_floor = sf.per_s > 0 ? pn_rate / sf.per_s : 0;
     if (json)
-        printf("{\"fork_exec_per_s\":%.0f,\"pn_tasks_per_s\":%.0f,\"ratio\":%.3f,"
-               "\"tasks\":%d,\"succeeded\":%d,\"pn_idle_rss_kb\":%ld,"
-               "\"pn_idle_rss_after_kb\":%ld,\"start_latency_p50_ms\":%.3f,"
-               "\"start_latency_p99_ms\":%.3f}\n",
-               fork_rate, pn_rate, pn_rate / fork_rate, ntasks, ok, idle_before, idle_after, p50,
-               p99);
+        printf("{\"fork_exec_per_s\":%.0f,\"spawn_floor_per_s\":%.0f,"
+               "\"spawn_floor_in_flight\":%d,\"pn_tasks_per_s\":%.0f,\"ratio\":%.3f,"
+               "\"ratio_to_spawn_floor\":%.3f,\"tasks\":%d,\"succeeded\":%d,"
+               "\"pn_idle_rss_kb\":%ld,\"pn_idle_rss_after_kb\":%ld,"
+               "\"start_latency_p50_ms\":%.3f,\"start_latency_p99_ms\":%.3f}\n",
+               fork_rate, sf.per_s, sf.in_flight, pn_rate, pn_rate / fork_rate, to_floor, ntasks,
+               ok, idle_before, idle_after, p50, p99);
     else
-        printf("fork+exec+wait loop:   %8.0f processes/s (%d)\n"
-               "paddock-pn true tasks: %8.0f tasks/s (%d, %d succeeded) = %.2f x fork+exec "
-               "(target >= 0.5)\n"
+        printf("posix_spawn floor:     %8.0f processes/s (%ld of %ld, %d in flight: %g slots "
+               "capped at %ld cores)\n"
+               "serial fork+exec+wait: %8.0f processes/s (%d)\n"
+               "paddock-pn true tasks: %8.0f tasks/s (%d, %d succeeded) = %.2f x the posix_spawn "
+               "floor (target >= 0.5), %.2f x the serial fork+exec loop\n"
                "paddock-pn idle RSS:   %8.1f MiB at start (target < 10)\n"
                "paddock-pn RSS after:  %8.1f MiB idle after "
                "the run, its %d finished tasks still remembered for reconnecting JMs\n",
-               fork_rate, nforks, pn_rate, ntasks, ok, pn_rate / fork_rate, idle_before / 1024.0,
+               sf.per_s, sf.succeeded, sf.spawned, sf.in_flight, slots, cores, fork_rate, nforks,
+               pn_rate, ntasks, ok, to_floor, pn_rate / fork_rate, idle_before / 1024.0,
                idle_after / 1024.0, ntasks);
     if (!json)
         printf("idle PN start latency: %8.3f ms p50, %.3f ms p99 (create sent -> running "
