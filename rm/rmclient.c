@@ -345,6 +345,13 @@ static char *rmclient__admin_doc(proto_msg_t *r)
 int rmclient_admin_all(rmclient_t *c, const char *kind, const char *const *args, size_t nargs,
                        int timeout_ms, int settle_ms, char **json)
 {
+    return rmclient_admin_until(c, kind, args, nargs, timeout_ms, settle_ms, NULL, NULL, json);
+}
+
+int rmclient_admin_until(rmclient_t *c, const char *kind, const char *const *args, size_t nargs,
+                         int timeout_ms, int settle_ms, bool (*enough)(const char *, void *),
+                         void *arg, char **json)
+{
     for (size_t i = 0; i < c->n; i++)
         json[i] = NULL;
     proto_msg_t q;
@@ -389,10 +396,13 @@ int rmclient_admin_all(rmclient_t *c, const char *kind, const char *const *args,
                     zpoller_remove(p, z);
                     pending--;
                     answered += json[i] != NULL;
-                    /* the first answer: the others get settle_ms more */
+                    /* the first answer: the others get settle_ms more; an answer that is
+                     * enough (the leader's) ends the wait */
                     int64_t settle = (int64_t)clock_mono_ms() + settle_ms;
                     if (answered == 1 && settle < end)
                         end = settle;
+                    if (json[i] != NULL && enough != NULL && enough(json[i], arg))
+                        end = 0;
                 }
             }
         }

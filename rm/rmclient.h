@@ -97,6 +97,12 @@ int rmclient_admin_data(rmclient_t *c, int replica, const char *kind, const char
 int rmclient_admin_all(rmclient_t *c, const char *kind, const char *const *args, size_t nargs,
                        int timeout_ms, int settle_ms, char **json);
 
+/* rmclient_admin_all that also returns as soon as an answer satisfies enough(json, arg) (NULL:
+ * never): e.g. the leader's status, when only the leader's answer matters. */
+int rmclient_admin_until(rmclient_t *c, const char *kind, const char *const *args, size_t nargs,
+                         int timeout_ms, int settle_ms, bool (*enough)(const char *, void *),
+                         void *arg, char **json);
+
 /* A fresh random idempotency key ("k-" + 32 hex digits) into out (at least 35 bytes). */
 int rmclient_new_key(char *out, size_t cap);
 

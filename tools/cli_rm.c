@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #define CLI_RM_TIMEOUT_MS 1500
-#define CLI_RM_SETTLE_MS  300 /* after the first replica answers, how long the others get */
+#define CLI_RM_SETTLE_MS  100 /* after the first replica answers, how long the others get */
 
 /* The options of every command here. The membership changes (rm add, rm remove) also take
  * --dir CLUSTER_DIR, --heartbeat ENDPOINT and --start; the queries refuse them. */
@@ -88,17 +88,25 @@ static int cli_rm_open(const struct cli_rm_opts *o, rmclient_t **c)
     return 0;
 }
 
+/* Whether a status document is a ready leader's (text match: no parse on the hot path). */
+static bool cli_rm_is_leader(const char *json, void *arg)
+{
+    (void)arg;
+    return strstr(json, "\"role\":\"leader\"") != NULL && strstr(json, "\"ready\":true") != NULL;
+}
+
 /* Every replica's own status (a JSON object each, NULL when it did not answer) and the index
- * of the ready leader (-1 if none answered as one). */
-static int cli_rm_statuses(rmclient_t *c, json_t **st, int *leader)
+ * of the ready leader (-1 if none answered as one). With leader_only, the wait ends as soon as
+ * the leader has answered (the others' statuses may then be missing). */
+static int cli_rm_statuses_ex(rmclient_t *c, json_t **st, int *leader, bool leader_only)
 {
     *leader = -1;
     int answered = 0;
     /* all replicas at once: one that is down costs CLI_RM_SETTLE_MS beyond the others, not a
      * timeout of its own */
     char *text[RMCLIENT_MAX_REPLICAS];
-    if (rmclient_admin_all(c, "rm_status", NULL, 0, CLI_RM_TIMEOUT_MS / 2, CLI_RM_SETTLE_MS, text) <
-        0)
+    if (rmclient_admin_until(c, "rm_status", NULL, 0, CLI_RM_TIMEOUT_MS / 2, CLI_RM_SETTLE_MS,
+                             leader_only ? cli_rm_is_leader : NULL, NULL, text) < 0)
         memset(text, 0, sizeof text);
     for (size_t i = 0; i < rmclient_count(c); i++) {
         st[i] = text[i] != NULL ? json_loads(text[i], 0, NULL) : NULL;
@@ -114,6 +122,11 @@ static int cli_rm_statuses(rmclient_t *c, json_t **st, int *leader)
     return answered;
 }
 
+static int cli_rm_statuses(rmclient_t *c, json_t **st, int *leader)
+{
+    return cli_rm_statuses_ex(c, st, leader, false);
+}
+
 /* Runs an admin query on the leader when one answers, else on any replica that does. */
 static int cli_rm_query(const struct cli_rm_opts *o, const char *kind, const char *const *args,
                         size_t nargs, json_t **doc)
@@ -125,7 +138,7 @@ static int cli_rm_query(const struct cli_rm_opts *o, const char *kind, const cha
         return 1;
     json_t *st[RMCLIENT_MAX_REPLICAS];
     int leader = -1;
-    int answered = cli_rm_statuses(c, st, &leader);
+    int answered = cli_rm_statuses_ex(c, st, &leader, true);
     int target = leader;
     for (size_t i = 0; i < rmclient_count(c); i++) {
         if (target < 0 && st[i] != NULL)
