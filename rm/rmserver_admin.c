@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <jansson.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -288,6 +289,18 @@ static json_t *rmserver__status(struct rmserver *s)
         fclose(fp);
     }
     json_object_set_new(o, "rss_kb", json_integer(rss * (sysconf(_SC_PAGESIZE) / 1024)));
+    /* where the memory goes: malloc's view (arenas capped in main.c), and what holds it */
+    struct mallinfo2 mi = mallinfo2();
+    json_t *mem = json_object();
+    json_object_set_new(mem, "heap_in_use_kb", json_integer((json_int_t)(mi.uordblks / 1024)));
+    json_object_set_new(mem, "heap_free_kb", json_integer((json_int_t)(mi.fordblks / 1024)));
+    json_object_set_new(mem, "mmapped_kb", json_integer((json_int_t)(mi.hblkhd / 1024)));
+    json_object_set_new(mem, "arena_kb", json_integer((json_int_t)(mi.arena / 1024)));
+    json_object_set_new(mem, "view_nodes", json_integer((json_int_t)rmview_count(s->view)));
+    json_object_set_new(mem, "ledger_jobs", json_integer((json_int_t)ledger_job_count(l)));
+    json_object_set_new(mem, "ledger_nodes", json_integer((json_int_t)ledger_node_count(l)));
+    json_object_set_new(mem, "history_runs", json_integer((json_int_t)ledger_history_count(l)));
+    json_object_set_new(o, "memory", mem);
     return o;
 }
 
