@@ -7,7 +7,6 @@
 #include "rm/rmconf.h"
 #include "rm/rmserver.h"
 
-#include <malloc.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -47,10 +46,6 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    /* glibc gives each thread that allocates its own arena, up to 8 per core: on a 16-core
-     * host the RM's libuv and ZeroMQ threads made the same 20,000-node view cost 387 MiB
-     * instead of 167 (issue 16). Two arenas serve its few threads whatever the core count. */
-    mallopt(M_ARENA_MAX, 2);
     log_init("paddock-rm");
     if (o.print_schema)
         return config_print_schema(rmconf_schema, stdout) == 0 ? 0 : 1;
