@@ -4,8 +4,8 @@
  *   bench_e2e [--tasks N] [--chain M] [--forks F] [--spawns S] [--pn K] [--pn-cpus C]
  *             [--deadline D] [--bin DIR] [--json]
  *
- * Starts local clusters in a temporary directory (`paddock cluster up --rm 1 --pn K`, one per
- * job), then:
+ * Starts local clusters in a temporary directory ($TMPDIR, else /tmp; `paddock cluster up --rm 1
+ * --pn K`, one per job), then:
  *   1. the machine's floor for running processes, measured in the same run: S posix_spawns of
  *      /bin/true (output to /dev/null) with as many in flight as the cluster has slots for
  *      these tasks (K x C / 0.1 cpu), capped at the online cores (bench_spawnfloor.h); and,
@@ -275,7 +275,10 @@ int main(int argc, char **argv)
         if (slash != NULL)
             *slash = '\0';
     }
-    snprintf(g_tmp, sizeof g_tmp, "/tmp/paddock-bench-e2e-XXXXXX");
+    /* $TMPDIR picks the file system the cluster's directories (job and task files) live on */
+    const char *tmpdir = getenv("TMPDIR");
+    snprintf(g_tmp, sizeof g_tmp, "%s/paddock-bench-e2e-XXXXXX",
+             tmpdir != NULL && tmpdir[0] != '\0' ? tmpdir : "/tmp");
     if (mkdtemp(g_tmp) == NULL) {
         perror("mkdtemp");
         return 1;

@@ -15,7 +15,8 @@
  *
  * usage: bench_pn [--tasks N] [--forks N] [--spawns N] [--bin DIR] [--json]
  *                 [--set SECTION.KEY=VALUE]...
- * (--set lines are added to the PN's configuration, e.g. --set tasks.cgroup_base=DIR)
+ * (--set lines are added to the PN's configuration, e.g. --set tasks.cgroup_base=DIR; the PN's
+ * work directory is made under $TMPDIR, else /tmp)
  */
 #include <czmq.h>
 #include <errno.h>
@@ -137,7 +138,11 @@ int main(int argc, char **argv)
         return 1;
     }
 
-    char dir[] = "/tmp/paddock-bench-pn-XXXXXX";
+    /* $TMPDIR picks the file system the PN's work directory (task files) lives on */
+    const char *tmpdir = getenv("TMPDIR");
+    char dir[200];
+    snprintf(dir, sizeof dir, "%s/paddock-bench-pn-XXXXXX",
+             tmpdir && tmpdir[0] && strlen(tmpdir) < 150 ? tmpdir : "/tmp");
     if (!mkdtemp(dir))
         return 1;
     char conf[256], epfile[256], exe[4200];
