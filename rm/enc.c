@@ -212,3 +212,22 @@ const void *enc_get_blob(struct enc_reader *r, uint32_t max, uint32_t *n)
         *n = len;
     return p;
 }
+
+void enc_u32s(struct enc_buf *b, const uint32_t *v, uint32_t n)
+{
+    enc_u32(b, n);
+    for (uint32_t i = 0; i < n; i++)
+        enc_u32(b, v[i]);
+}
+
+uint32_t enc_get_u32s_count(struct enc_reader *r, uint32_t max)
+{
+    uint32_t n = enc_get_u32(r);
+    if (enc_reader_err(r) != 0)
+        return 0;
+    if (n > max || (size_t)n * 4 > enc_reader_left(r)) {
+        enc_reader_fail(r);
+        return 0;
+    }
+    return n;
+}

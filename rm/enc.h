@@ -58,6 +58,11 @@ int64_t enc_get_i64(struct enc_reader *r);
 /* Copies a string into a caller-owned buffer of `cap` bytes (NUL-terminated); a string of cap
  * bytes or more, or one holding a NUL, is an error. */
 void enc_get_str(struct enc_reader *r, char *out, size_t cap);
+/* A u32 count then n u32 values (a skyline, a reservation). */
+void enc_u32s(struct enc_buf *b, const uint32_t *v, uint32_t n);
+/* Reads the count of such an array: at most max, and no more values than the bytes left hold
+ * (else an error is latched and 0 returned); the values follow, read with enc_get_u32. */
+uint32_t enc_get_u32s_count(struct enc_reader *r, uint32_t max);
 /* A blob of at most `max` bytes: returns a pointer into the reader's bytes (borrowed) and its
  * length in *n; NULL with *n = 0 when empty or on error (too long or truncated latch one). */
 const void *enc_get_blob(struct enc_reader *r, uint32_t max, uint32_t *n);

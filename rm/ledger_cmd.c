@@ -9,20 +9,10 @@
 #define LEDGER_CMD__MAGIC   0x50444c45u /* "PDLE" */
 #define LEDGER_CMD__VERSION 3 /* 1: before the arbiter, 2: before recurring jobs (still read) */
 
-static void ledger_cmd__vals(struct enc_buf *b, const uint32_t *v, uint32_t n)
-{
-    enc_u32(b, n);
-    for (uint32_t i = 0; i < n; i++)
-        enc_u32(b, v[i]);
-}
-
+/* An array into the iterator's scratch (LEDGER_VALS_MAX values). */
 static uint32_t ledger_cmd__get_vals(struct enc_reader *r, uint32_t *out)
 {
-    uint32_t n = enc_get_u32(r);
-    if (n > LEDGER_VALS_MAX || (size_t)n * 4 > enc_reader_left(r)) {
-        enc_reader_fail(r);
-        return 0;
-    }
+    uint32_t n = enc_get_u32s_count(r, LEDGER_VALS_MAX);
     for (uint32_t i = 0; i < n; i++)
         out[i] = enc_get_u32(r);
     return n;
@@ -86,7 +76,7 @@ static void ledger_cmd__encode_one(struct enc_buf *b, const struct ledger_cmd *c
         enc_i64(b, c->started_ms);
         enc_u64(b, c->token_ms);
         enc_u32(b, c->step_ms);
-        ledger_cmd__vals(b, c->vals, c->nvals);
+        enc_u32s(b, c->vals, c->nvals);
         enc_blob(b, c->text, c->text_len);
         break;
     case LEDGER_CMD_JOB_DEADLINE:
@@ -152,8 +142,8 @@ static void ledger_cmd__encode_one(struct enc_buf *b, const struct ledger_cmd *c
         enc_u32(b, c->cpus_milli);
         enc_u32(b, c->mem_mb);
         enc_u8(b, c->state);
-        ledger_cmd__vals(b, c->vals, c->nvals);
-        ledger_cmd__vals(b, c->vals2, c->nvals2);
+        enc_u32s(b, c->vals, c->nvals);
+        enc_u32s(b, c->vals2, c->nvals2);
         enc_blob(b, c->text, c->text_len);
         break;
     default: /* TICK and unknown types carry no fields */

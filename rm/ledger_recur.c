@@ -715,24 +715,12 @@ int ledger__recur_cmd(ledger_t *l, const struct ledger_cmd *c, struct ledger_res
 
 /* ---- snapshots ---- */
 
-static void ledger__enc_vals(struct enc_buf *b, const uint32_t *v, uint32_t n)
-{
-    enc_u32(b, n);
-    for (uint32_t i = 0; i < n; i++)
-        enc_u32(b, v[i]);
-}
-
 static int ledger__dec_vals(struct enc_reader *r, uint32_t max, uint32_t **out, uint32_t *n)
 {
     *out = NULL;
-    *n = enc_get_u32(r);
-    if (*n > max || (size_t)*n * 4 > enc_reader_left(r)) {
-        enc_reader_fail(r);
-        *n = 0;
-        return ERR_PARSE;
-    }
+    *n = enc_get_u32s_count(r, max);
     if (*n == 0)
-        return 0;
+        return enc_reader_err(r) != 0 ? ERR_PARSE : 0;
     if ((*out = mem_alloc(*n * sizeof **out)) == NULL)
         return ERR_NOMEM;
     for (uint32_t i = 0; i < *n; i++)
@@ -793,10 +781,10 @@ void ledger__recur_snap(const ledger_t *l, struct enc_buf *b)
         enc_u32(b, r->generation);
         enc_u32(b, r->model_gen);
         enc_u32(b, r->sky_step_ms);
-        ledger__enc_vals(b, r->sky_milli, r->nsky);
+        enc_u32s(b, r->sky_milli, r->nsky);
         enc_u32(b, r->plan_step_ms);
         enc_u32(b, r->resv_first);
-        ledger__enc_vals(b, r->resv_milli, r->nresv);
+        enc_u32s(b, r->resv_milli, r->nresv);
         enc_u32(b, r->rho_milli);
         enc_str(b, r->model_note);
         enc_str(b, r->last_error);
@@ -821,7 +809,7 @@ void ledger__recur_snap(const ledger_t *l, struct enc_buf *b)
         enc_i64(b, h->out_read_ms);
         enc_u32(b, h->reprovisioned);
         enc_u32(b, h->sky_step_ms);
-        ledger__enc_vals(b, h->sky_milli, h->nsky);
+        enc_u32s(b, h->sky_milli, h->nsky);
         enc_str(b, h->reason);
     }
 }

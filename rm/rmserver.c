@@ -443,23 +443,6 @@ static void rmserver__on_pub(zuv_sock_t *zs, zmsg_t **msg, void *arg)
         s->snap_wanted = true;
 }
 
-/* Whether pid is a process that is running (not gone, not a zombie being torn down). */
-static bool rmserver__pid_alive(long pid)
-{
-    if (pid <= 0)
-        return false;
-    char path[64], buf[512];
-    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-    FILE *f = fopen(path, "r");
-    if (f == NULL)
-        return false;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    const char *p = strrchr(buf, ')');
-    return p != NULL && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
-}
-
 static int rmserver__lock_dir(struct rmserver *s, char *msg, size_t cap)
 {
     const char *dir = s->cfg->data_dir;
@@ -477,7 +460,7 @@ static int rmserver__lock_dir(struct rmserver *s, char *msg, size_t cap)
         int e = errno;
         char buf[32] = "";
         long holder = pread(s->lock_fd, buf, sizeof buf - 1, 0) > 0 ? atol(buf) : 0;
-        if (e != EWOULDBLOCK || tries >= 50 || rmserver__pid_alive(holder))
+        if (e != EWOULDBLOCK || tries >= 50 || rmserver_proc_running(holder, NULL))
             return err_fmt(msg, cap, ERR_IO, "data_dir %s is in use by another paddock-rm (%s)",
                            dir, strerror(e));
         usleep(100 * 1000);

@@ -184,6 +184,9 @@ void rmserver_jm_path(char *out, size_t cap);
 /* Starts argv detached (its own session, reparented to init), output appended to log; envp
  * NULL: ours. 0 or -1 (errno). */
 int rmserver_spawn(char *const *argv, char *const *envp, const char *log);
+/* Whether pid runs (not gone, not a zombie being torn down) and, when comm is not NULL, runs
+ * a program of that name (/proc/PID/stat). */
+bool rmserver_proc_running(long pid, const char *comm);
 /* Issue 14 (rmserver_jobs.c): the leader starts a dead JM of this host's jobs again. */
 void rmserver_jobs_tick(struct rmserver *s);
 int rmserver_recur_write(struct rmserver *s, const proto_admin_query_t *q, struct ledger_cmd *c,

@@ -20,23 +20,24 @@
 
 #define JOBS__EVERY_MS 300
 
-/* Whether pid runs a paddock-jm (a reused pid runs something else; a killed JM that is a
- * zombie until it is reaped is dead already). */
-static bool jobs__alive(uint32_t pid)
+bool rmserver_proc_running(long pid, const char *comm)
 {
+    if (pid <= 0)
+        return false;
     char path[64], buf[512];
-    snprintf(path, sizeof path, "/proc/%u/stat", pid);
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
     FILE *f = fopen(path, "r");
     if (f == NULL)
         return false;
     size_t n = fread(buf, 1, sizeof buf - 1, f);
     fclose(f);
     buf[n] = '\0';
-    /* "PID (COMM) STATE ...": comm is at most 15 bytes, "paddock-jm" fits */
+    /* "PID (COMM) STATE ...": comm is at most 15 bytes; a zombie (Z, X) is dead already */
     const char *open = strchr(buf, '('), *close = strrchr(buf, ')');
-    if (open == NULL || close == NULL || close[1] != ' ')
+    if (open == NULL || close == NULL || close[1] != ' ' || close[2] == 'Z' || close[2] == 'X')
         return false;
-    return strncmp(open + 1, "paddock-jm)", 11) == 0 && close[2] != 'Z' && close[2] != 'X';
+    size_t len = comm != NULL ? strlen(comm) : 0;
+    return comm == NULL || ((size_t)(close - open - 1) == len && strncmp(open + 1, comm, len) == 0);
 }
 
 /* The slot of job id in the relaunch memory, or the oldest one to reuse. */
@@ -119,7 +120,7 @@ void rmserver_jobs_tick(struct rmserver *s)
         if (j->state == LEDGER_JOB_EXPIRED)
             dead = now - j->finished_ms <= s->cfg->resume_window_ms;
         else if (j->state == LEDGER_JOB_ACTIVE && j->jm_pid != 0)
-            dead = !jobs__alive(j->jm_pid);
+            dead = !rmserver_proc_running(j->jm_pid, "paddock-jm");
         if (!dead)
             continue;
         if (j->restarts >= (uint32_t)s->cfg->restart_max && j->state == LEDGER_JOB_EXPIRED) {
