@@ -1,6 +1,7 @@
 /* bench_rm - figures for the resource monitor (DESIGN.md §5).
  *
- *   bench_rm [--nodes N] [--seconds S] [--requests R] [--subscribers K] [--json]
+ *   bench_rm [--nodes N] [--seconds S] [--requests R] [--subscribers K] [--failovers F]
+ *            [--only view|ingest|grant|failover[,...]] [--json]
  *
  * 1. view: the pure view with N nodes (6x7 wait-time matrices): the cost of building and
  *    encoding one full snapshot, and of delivering it over a PUB socket to K subscribers on
@@ -11,6 +12,9 @@
  *    under 200 MiB).
  * 3. grant: three replicas; R sequential token requests from one client, each committed
  *    through Raft before the grant comes back: p50 and p99 latency.
+ * 4. failover: three replicas; F times, SIGKILL the leader and time until a survivor leads and
+ *    has committed a write (a token request answered), then start the killed one again and wait
+ *    until all three have caught up: min, p50 and max.
  * Daemons are started in a temporary directory and stopped with `paddock cluster down`.
  */
 #include "common/clock.h"
@@ -26,6 +30,7 @@
 #include <jansson.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -418,9 +423,163 @@ static void bench_grant(int requests)
     nftw(dir, bench_rm_tree, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/* ---- 4. failover ---- */
+
+/* The index of a replica (0..2) that is a ready leader, with its id, or -1. */
+static int bench_leader(rmclient_t *c, int skip, uint64_t *id)
+{
+    for (int i = 0; i < (int)rmclient_count(c); i++) {
+        if (i == skip)
+            continue;
+        char *text = NULL, msg[128];
+        if (rmclient_admin(c, i, "rm_status", NULL, 0, 100, &text, msg, sizeof msg) != 0)
+            continue;
+        json_t *st = json_loads(text, 0, NULL);
+        mem_free(text);
+        bool ready = json_is_true(json_object_get(st, "ready"));
+        *id = (uint64_t)json_integer_value(json_object_get(st, "id"));
+        json_decref(st);
+        if (ready)
+            return i;
+    }
+    return -1;
+}
+
+/* A token request for `jid` answered by the cluster: 0. */
+static int bench_write(rmclient_t *c, const char *jid, int deadline_ms)
+{
+    char key[64], msg[256];
+    proto_msg_t req, rep;
+    proto_msg_init(&req, PROTO_TOKEN_REQUEST);
+    rmclient_new_key(key, sizeof key);
+    req.token_request.key = key;
+    req.token_request.job_id = (char *)jid;
+    req.token_request.tokens = 1;
+    int rc = rmclient_call(c, &req, &rep, 50, deadline_ms, msg, sizeof msg);
+    if (rc == 0 && rep.type != PROTO_TOKEN_GRANT)
+        rc = -1;
+    proto_msg_close(&rep);
+    return rc;
+}
+
+static void bench_failover(int rounds)
+{
+    char dir[] = "/tmp/paddock-benchrm-XXXXXX";
+    if (mkdtemp(dir) == NULL)
+        return;
+    if (bench_run("up", dir, "--rm 3 --pn 0 --tokens 1000") != 0) {
+        fprintf(stderr, "bench_rm: cluster up failed (see %s)\n", dir);
+        return;
+    }
+    char msg[256], key[64], jid[32] = "";
+    rmclient_t *c = NULL;
+    rmclient_open(&c, dir, NULL, NULL, msg, sizeof msg);
+    proto_msg_t req, rep;
+    proto_msg_init(&req, PROTO_JOB_REGISTER);
+    rmclient_new_key(key, sizeof key);
+    req.job_register.key = key;
+    req.job_register.name = "bench-failover";
+    req.job_register.virtual_cluster = "default";
+    if (rmclient_call(c, &req, &rep, 1000, 10000, msg, sizeof msg) == 0 &&
+        rep.type == PROTO_JOB_REGISTER_REPLY)
+        snprintf(jid, sizeof jid, "%s", rep.job_register_reply.job_id);
+    proto_msg_close(&rep);
+    double *elect = calloc((size_t)rounds, sizeof *elect);
+    double *commit = calloc((size_t)rounds, sizeof *commit);
+    int ok = 0;
+    for (int r = 0; r < rounds && jid[0] != '\0'; r++) {
+        uint64_t lid = 0;
+        int li = -1;
+        for (uint64_t end = clock_mono_ms() + 10000; li < 0 && clock_mono_ms() < end;)
+            li = bench_leader(c, -1, &lid);
+        char pidf[PATH_MAX + 32];
+        snprintf(pidf, sizeof pidf, "%s/rm-%llu.pid", dir, (unsigned long long)lid);
+        FILE *f = fopen(pidf, "r");
+        long pid = 0;
+        if (f == NULL || fscanf(f, "%ld", &pid) != 1)
+            pid = 0;
+        if (f != NULL)
+            fclose(f);
+        if (li < 0 || pid <= 0 || bench_write(c, jid, 5000) != 0)
+            break;
+        uint64_t t0 = clock_mono_ns();
+        kill((pid_t)pid, SIGKILL);
+        uint64_t nid = 0, t1 = 0;
+        int ni = -1;
+        for (uint64_t end = clock_mono_ms() + 10000; ni < 0 && clock_mono_ms() < end;)
+            ni = bench_leader(c, li, &nid);
+        t1 = clock_mono_ns();
+        if (ni < 0 || bench_write(c, jid, 10000) != 0)
+            break;
+        uint64_t t2 = clock_mono_ns();
+        elect[ok] = (double)(t1 - t0) / 1e6;
+        commit[ok++] = (double)(t2 - t0) / 1e6;
+        /* the killed replica again; it is caught up once a write commits with all three */
+        for (uint64_t end = clock_mono_ms() + 5000; clock_mono_ms() < end;) {
+            if (kill((pid_t)pid, 0) != 0)
+                break;
+            usleep(20000);
+        }
+        if (bench_run("up", dir, "--rm 3 --pn 0 --tokens 1000") != 0)
+            break;
+        for (uint64_t end = clock_mono_ms() + 10000; clock_mono_ms() < end;) {
+            bench_write(c, jid, 2000);
+            json_t *all = NULL;
+            char *text = NULL;
+            int same = 0;
+            long long ci = -1;
+            for (int i = 0; i < 3; i++) {
+                if (rmclient_admin(c, i, "rm_status", NULL, 0, 200, &text, msg, sizeof msg) != 0)
+                    continue;
+                all = json_loads(text, 0, NULL);
+                mem_free(text);
+                long long v = json_integer_value(json_object_get(all, "last_applied"));
+                same += ci < 0 || v == ci;
+                ci = v;
+                json_decref(all);
+            }
+            if (same == 3)
+                break;
+            usleep(100000);
+        }
+    }
+    qsort(elect, (size_t)ok, sizeof *elect, bench_cmp);
+    qsort(commit, (size_t)ok, sizeof *commit, bench_cmp);
+    double e50 = ok > 0 ? elect[ok / 2] : 0, c50 = ok > 0 ? commit[ok / 2] : 0;
+    printf("failover: %d leader kills (SIGKILL) on 3 replicas: new ready leader min %.1f p50 %.1f "
+           "max %.1f ms; first commit after the kill min %.1f p50 %.1f max %.1f ms\n",
+           ok, ok > 0 ? elect[0] : 0, e50, ok > 0 ? elect[ok - 1] : 0, ok > 0 ? commit[0] : 0, c50,
+           ok > 0 ? commit[ok - 1] : 0);
+    json_t *o = json_object();
+    json_object_set_new(o, "kills", json_integer(ok));
+    json_object_set_new(o, "leader_p50_ms", json_real(e50));
+    json_object_set_new(o, "leader_max_ms", json_real(ok > 0 ? elect[ok - 1] : 0));
+    json_object_set_new(o, "commit_p50_ms", json_real(c50));
+    json_object_set_new(o, "commit_max_ms", json_real(ok > 0 ? commit[ok - 1] : 0));
+    json_object_set_new(g_out, "failover", o);
+    free(elect);
+    free(commit);
+    rmclient_destroy(&c);
+    bench_run("down", dir, "");
+    nftw(dir, bench_rm_tree, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static bool bench_want(const char *only, const char *what)
+{
+    if (only == NULL)
+        return true;
+    size_t n = strlen(what);
+    for (const char *p = only; (p = strstr(p, what)) != NULL; p += n) {
+        if ((p == only || p[-1] == ',') && (p[n] == '\0' || p[n] == ','))
+            return true;
+    }
+    return false;
+}
+
 int main(int argc, char **argv)
 {
-    int nodes = 20000, requests = 2000, subscribers = 100;
+    int nodes = 20000, requests = 2000, subscribers = 100, failovers = 10;
+    const char *only = NULL;
     double seconds = 3;
     bool json = false;
     for (int i = 1; i < argc; i++) {
@@ -432,15 +591,21 @@ int main(int argc, char **argv)
             requests = atoi(argv[++i]);
         else if (strcmp(argv[i], "--subscribers") == 0 && i + 1 < argc)
             subscribers = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--failovers") == 0 && i + 1 < argc)
+            failovers = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc)
+            only = argv[++i];
         else if (strcmp(argv[i], "--json") == 0)
             json = true;
         else {
             fprintf(stderr, "usage: bench_rm [--nodes N] [--seconds S] [--requests R] "
-                            "[--subscribers K] [--json]\n");
+                            "[--subscribers K] [--failovers F] [--only "
+                            "view|ingest|grant|failover[,...]] [--json]\n");
             return 2;
         }
     }
-    if (nodes < 4 || nodes > 99999 || requests < 1 || subscribers < 1 || seconds <= 0) {
+    if (nodes < 4 || nodes > 99999 || requests < 1 || subscribers < 1 || seconds <= 0 ||
+        failovers < 1) {
         fprintf(stderr, "bench_rm: out-of-range option\n");
         return 2;
     }
@@ -456,9 +621,14 @@ int main(int argc, char **argv)
             *slash = '\0';
     }
     g_out = json_object();
-    bench_view(nodes, subscribers);
-    bench_ingest(nodes, seconds);
-    bench_grant(requests);
+    if (bench_want(only, "view"))
+        bench_view(nodes, subscribers);
+    if (bench_want(only, "ingest"))
+        bench_ingest(nodes, seconds);
+    if (bench_want(only, "grant"))
+        bench_grant(requests);
+    if (bench_want(only, "failover"))
+        bench_failover(failovers);
     if (json) {
         char *t = json_dumps(g_out, JSON_INDENT(2));
         printf("%s\n", t);
