@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -304,9 +305,28 @@ static void rmserver__liveness(struct rmserver *s)
     }
 }
 
+/* Gives freed heap back to the kernel when much of it is free. A burst (a heartbeat backlog,
+ * a large snapshot, a fit on the worker thread) leaves free chunks spread over malloc's arenas,
+ * one per thread that allocated, and glibc only trims an arena's top on its own: without this
+ * the RSS stays at the burst's peak, and hosts with more cores (faster senders, more backlog)
+ * keep more. */
+static void rmserver__trim(struct rmserver *s)
+{
+    uint64_t now = clock_mono_ms();
+    if (now - s->trim_ms < RMSERVER_TRIM_MS)
+        return;
+    s->trim_ms = now;
+    struct mallinfo2 mi = mallinfo2();
+    if (mi.fordblks > RMSERVER_TRIM_FREE && mi.fordblks > mi.uordblks / 4) {
+        malloc_trim(0);
+        s->trims++;
+    }
+}
+
 static void rmserver__on_tick(uv_timer_t *t)
 {
     struct rmserver *s = t->data;
+    rmserver__trim(s);
     if (!s->ready)
         return;
     ledger_t *l = fsm_ledger(s->fsm);
@@ -482,10 +502,16 @@ static int rmserver__socket(struct rmserver *s, int type, const char *endpoint, 
     if (z == NULL)
         return err_fmt(msg, cap, ERR_SYS, "cannot create a socket for %s", endpoint);
     if (type == ZMQ_XPUB) {
-        zsock_set_sndhwm(z, 200000);  /* a 20,000-node snapshot is 40 parts per subscriber */
+        /* two whole snapshots of the largest view per subscriber (a 20,000-node snapshot is 40
+         * parts of 200 KiB): a subscriber further behind loses parts, which the next snapshot
+         * repairs, rather than holding the RM's memory */
+        zsock_set_sndhwm(z, 2 * (int)PROTO_MAX_VIEW_PARTS);
         zsock_set_xpub_verbose(z, 1); /* every subscription, not only a topic's first */
-    } else
-        zsock_set_rcvhwm(z, 200000);
+    }
+    /* Inbound pipes keep ZeroMQ's default high-water mark (1,000 messages per peer): a full
+     * pipe holds its sender back (TCP backpressure, nothing dropped), while a deeper backlog
+     * only costs memory (200,000 per peer held 400 MiB of queued heartbeats at 20,000 nodes) and
+     * delivers stale heartbeats late. */
     rc = curve_apply(z, s->curve, CURVE_SERVER, NULL, msg, cap);
     if (rc == 0 && zsock_bind(z, "%s", endpoint) < 0)
         rc = err_fmt(msg, cap, ERR_IO, "cannot bind %s: %s", endpoint, zmq_strerror(zmq_errno()));

@@ -18,8 +18,10 @@
 #include <uv.h>
 
 #define RMSERVER_PEER_MAX             256
-#define RMSERVER_PENDING_MAX          100000 /* commands waiting for a log entry */
-#define RMSERVER_INFLIGHT_MAX         64     /* log entries appended and not yet applied */
+#define RMSERVER_PENDING_MAX          100000      /* commands waiting for a log entry */
+#define RMSERVER_INFLIGHT_MAX         64          /* log entries appended and not yet applied */
+#define RMSERVER_TRIM_MS              5000        /* how often free heap is checked */
+#define RMSERVER_TRIM_FREE            (32u << 20) /* trimmed when more than this is free */
 #define RMSERVER_ADDR_MAX             1100 /* a Raft configuration address: raft|api|heartbeat|pub */
 #define RMSERVER_ADMIN_REPLICA_ADD    "replica_add"    /* id raft api heartbeat pub */
 #define RMSERVER_ADMIN_REPLICA_REMOVE "replica_remove" /* id */
@@ -107,6 +109,8 @@ struct rmserver {
     struct raft_barrier barrier;
     int64_t ready_mono_ms; /* when this replica became a ready leader */
     bool liveness_busy;    /* a liveness batch is in flight */
+    uint64_t trim_ms;      /* when free heap was last given back (rmserver__trim) */
+    uint64_t trims;        /* times it was */
 
     VEC(struct rmserver_cmd) pending;
     size_t inflight;
