@@ -7,6 +7,7 @@
 #include "common/curve.h"
 #include "common/err.h"
 #include "common/zuv.h"
+#include "rm/rm_page.h"
 #include "tools/cli.h"
 
 static void keygen__usage(FILE *out)
@@ -68,6 +69,9 @@ static int keygen_main(int argc, char **argv)
         fprintf(stderr, "paddock keygen: wrote keys but cannot load them: %s\n", msg);
         return 1;
     }
+    /* the cluster page's token for non-loopback clients (rm/rm_page.h), kept if present */
+    if (rm_page_token_create(dir, false, msg, sizeof msg) != 0)
+        fprintf(stderr, "paddock keygen: no web token: %s\n", msg);
     if (json) {
         /* dir and name are printed as given; names are restricted to [A-Za-z0-9._-]. */
         printf("{\"dir\":\"");
@@ -85,6 +89,7 @@ static int keygen_main(int argc, char **argv)
         printf("public      %s/%s.pub\n", dir, name);
         printf("secret      %s/%s.secret\n", dir, name);
         printf("allow-list  %s/%s/%s.pub\n", dir, CURVE_ALLOW_SUBDIR, name);
+        printf("web token   %s/%s\n", dir, RM_PAGE_TOKEN_FILE);
     }
     curve_destroy(&cv);
     return 0;
