@@ -39,6 +39,7 @@
 #include "jm/jsim.h"
 #include "jm/place.h"
 #include "jm/profile.h"
+#include "jm/readyq.h"
 #include "jm/spec.h"
 #include "jm/usage.h"
 #include "jm/view.h"
@@ -191,7 +192,8 @@ typedef struct jmd {
     struct jmd_task *tasks;
     double *task_bl, *stage_prio;
     double *remaining_buf; /* per task: expected remaining run time (downgrade order) */
-    size_t *ready_buf;
+    readyq_t *rq;          /* the DAG's ready tasks in priority order (jmd_sched.c keeps it) */
+    size_t *ready_buf;     /* one round's batch, taken from rq */
     struct place_match *matches;
     uint64_t rng;
     int sched_pending;

@@ -14,7 +14,8 @@
 #include "rm/arbiter.h"
 
 #define JMD_SCHED__ROUNDS   16   /* place_round calls per scheduling pass at most */
-#define JMD_SCHED__BATCH    512  /* tasks offered to one place_round */
+#define JMD_SCHED__BATCH    512  /* tasks offered to one place_round at most */
+#define JMD_SCHED__SLACK    4    /* a batch: twice the free token units and this many more */
 #define JMD_SCHED__LIGHT    64   /* lightly-loaded list length */
 #define JMD_SCHED__REPLACE  10   /* uncharged re-placements per allowed attempt */
 #define JMD_SCHED__CORRECT  64   /* queued tasks re-evaluated per tick at most */
@@ -31,6 +32,27 @@ static double jmd_sched__draw(void *ctx)
     return (double)((*s * 2685821657736338717ull) >> 11) / 9007199254740992.0;
 }
 
+/* The ready queue (jm/readyq.h) holds the DAG's READY tasks, except a round's batch while it is
+ * being placed: a task enters it when it becomes ready (jmd_sched__ready_add) and leaves it when
+ * it is dispatched or adopted. Keyed by its stage's priority and its input (jm/priority.h). */
+static void jmd_sched__ready_add(jmd_t *j, size_t task, int64_t now)
+{
+    const struct spec_task *sp = &j->spec->tasks[task];
+    if (readyq_push(j->rq, task, j->stage_prio[sp->stage], sp->input_bytes) == 0)
+        j->tasks[task].ready_mono = now;
+}
+
+/* Adds every READY task the queue lacks: O(ready) (after the journal's replay, and when a stage
+ * barrier released tasks the dependents' walk did not find). */
+static void jmd_sched__ready_sync(jmd_t *j, int64_t now)
+{
+    size_t n;
+    const size_t *ready = dag_ready(j->dag, &n);
+    for (size_t i = 0; i < n; i++)
+        if (!readyq_contains(j->rq, ready[i]))
+            jmd_sched__ready_add(j, ready[i], now);
+}
+
 int jmd_sched_init(jmd_t *j, char *msg, size_t cap)
 {
     size_t n = j->spec->ntasks;
@@ -43,8 +65,13 @@ int jmd_sched_init(jmd_t *j, char *msg, size_t cap)
     dc.opp_factor = j->o.opp_factor;
     if (!rc)
         rc = dispatch_new(&dc, n, &j->disp);
+    struct place_config pc;
+    place_config_default(&pc);
+    pc.fill = 1; /* a node with room for several tasks now takes them in one round */
     if (!rc)
-        rc = place_new(j->spec, NULL, &j->place);
+        rc = place_new(j->spec, &pc, &j->place);
+    if (!rc)
+        rc = readyq_new(n, &j->rq);
     if (!rc)
         rc = view_new(&j->view);
     if (rc)
@@ -52,7 +79,7 @@ int jmd_sched_init(jmd_t *j, char *msg, size_t cap)
     j->tasks = mem_calloc(n, sizeof *j->tasks);
     j->task_bl = mem_calloc(n, sizeof *j->task_bl);
     j->stage_prio = mem_calloc(j->spec->nstages, sizeof *j->stage_prio);
-    j->ready_buf = mem_calloc(n, sizeof *j->ready_buf);
+    j->ready_buf = mem_calloc(JMD_SCHED__BATCH, sizeof *j->ready_buf);
     j->remaining_buf = mem_calloc(n, sizeof *j->remaining_buf);
     j->matches = mem_calloc(JMD_SCHED__BATCH, sizeof *j->matches);
     if (!j->tasks || !j->task_bl || !j->stage_prio || !j->ready_buf || !j->remaining_buf ||
@@ -73,12 +100,14 @@ int jmd_sched_init(jmd_t *j, char *msg, size_t cap)
                                               j->token_cpu, j->token_mem_mb));
     if (id_random_u64(&j->rng) != 0 || j->rng == 0)
         j->rng = 0x9e3779b97f4a7c15ull ^ (uint64_t)clock_mono_ns();
+    jmd_sched__ready_sync(j, now);
     return 0;
 }
 
 void jmd_sched_close(jmd_t *j)
 {
     place_destroy(&j->place);
+    readyq_destroy(&j->rq);
     dispatch_destroy(&j->disp);
     estimator_destroy(&j->est);
     dag_destroy(&j->dag);
@@ -326,6 +355,8 @@ int jmd_sched_replay(jmd_t *j, const struct journal *jr, char *msg, size_t cap)
         done++;
     }
     mem_free(ok);
+    readyq_clear(j->rq); /* what replay started is no longer ready */
+    jmd_sched__ready_sync(j, jmd_now(j));
     if (orphans > 0)
         log_warn("journal: %zu tasks succeeded before a parent of theirs did (run again)", orphans);
     for (size_t i = 0; i < n && !j->resume_end[0]; i++)
@@ -335,6 +366,18 @@ int jmd_sched_replay(jmd_t *j, const struct journal *jr, char *msg, size_t cap)
     log_info("journal replayed: version %d, %zu attempts, %zu of %zu tasks succeeded%s",
              jr->version, jr->nrecs, done, n, jr->torn ? " (a torn last line cut)" : "");
     return 0;
+}
+
+/* The batch's tasks that are still READY (not dispatched) go back into the ready queue, with
+ * their keys and their ready time unchanged. */
+static void jmd_sched__ready_back(jmd_t *j, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        size_t t = j->ready_buf[i];
+        const struct spec_task *sp = &j->spec->tasks[t];
+        if (dag_state(j->dag, t) == DAG_READY)
+            readyq_push(j->rq, t, j->stage_prio[sp->stage], sp->input_bytes);
+    }
 }
 
 void jmd_sched_round(jmd_t *j)
@@ -363,17 +406,24 @@ void jmd_sched_round(jmd_t *j)
         dispatch_round(j->disp);
         if (dispatch_next(j->disp) == DISPATCH_NONE)
             return;
-        size_t n;
-        const size_t *ready = dag_ready(j->dag, &n);
+        /* The batch: the first ready tasks in priority order, as many as twice the token units
+           free now and a few more (the matches are offered in quality order, so a few more than
+           fit let the better placed go first), so a round costs O(batch log n) whatever the
+           job's size. */
+        uint64_t tok = dispatch_tokens(j->disp), reg = dispatch_regular_units(j->disp);
+        uint64_t allow = dispatch_allowance(j->disp), opp = dispatch_opportunistic_units(j->disp);
+        uint64_t head = (tok > reg ? tok - reg : 0) + (allow > opp ? allow - opp : 0);
+        size_t batch = head < (JMD_SCHED__BATCH - JMD_SCHED__SLACK) / 2
+                           ? (size_t)head * 2 + JMD_SCHED__SLACK
+                           : JMD_SCHED__BATCH;
+        size_t n = readyq_pop(j->rq, j->ready_buf, batch);
         if (n == 0)
             return;
-        memcpy(j->ready_buf, ready, n * sizeof *ready);
-        priority_sort(j->dag, j->stage_prio, j->ready_buf, n);
-        size_t batch = n < JMD_SCHED__BATCH ? n : JMD_SCHED__BATCH;
         size_t nm = 0;
-        int rc = place_round(j->place, j->view, j->est, j->ready_buf, batch, now, jmd_sched__draw,
+        int rc = place_round(j->place, j->view, j->est, j->ready_buf, n, now, jmd_sched__draw,
                              &j->rng, j->matches, &nm);
         if (rc) {
+            jmd_sched__ready_back(j, n);
             log_error("placement failed: %s", err_text(rc));
             return;
         }
@@ -382,8 +432,10 @@ void jmd_sched_round(jmd_t *j)
             struct place_match *pm = &j->matches[i];
             int cls = dispatch_place(j->disp, pm->task);
             if (cls == DISPATCH_NONE) { /* this one does not fit; a smaller one may */
-                if (dispatch_next(j->disp) == DISPATCH_NONE)
+                if (dispatch_next(j->disp) == DISPATCH_NONE) {
+                    jmd_sched__ready_back(j, n);
                     return;
+                }
                 continue;
             }
             if (cls < 0)
@@ -402,6 +454,7 @@ void jmd_sched_round(jmd_t *j)
             t->queued_wall = t->start_wall = 0;
             t->queue_s = (double)(now - t->ready_mono) / 1000.0;
             dag_start(j->dag, pm->task);
+            place_claim(j->place, pm->task, pm->node, now);
             char err[256] = "";
             int crc = jmd_pn_create(j, pm->task, pm->node, err, sizeof err);
             if (pm->node < j->nlinks) {
@@ -425,6 +478,7 @@ void jmd_sched_round(jmd_t *j)
                       cls == DISPATCH_REGULAR ? "regular" : "opportunistic", pm->est.c_s);
             placed++;
         }
+        jmd_sched__ready_back(j, n);
         if (placed == 0)
             return;
     }
@@ -491,10 +545,18 @@ static void jmd_sched__outcome(jmd_t *j, size_t task, int state, const proto_tas
         j->run_actual_s += exec_s;
         if (j->have_plan)
             j->run_expected_s += jsim_plan_task_expected(&j->plan, j->spec, task);
-        size_t nr; /* the newly released tasks are at the end of the ready list */
-        const size_t *ready = dag_ready(j->dag, &nr);
-        for (size_t i = nr - released; i < nr; i++)
-            j->tasks[ready[i]].ready_mono = now;
+        /* The released tasks enter the ready queue: the dependents through explicit edges are
+           looked at directly; a stage barrier that opened (more released than found) costs one
+           pass over the ready list, once per stage. */
+        size_t found = 0, nd;
+        const size_t *dep = released ? dag_dependents(j->dag, task, &nd) : NULL;
+        for (size_t i = 0; dep && i < nd; i++)
+            if (dag_state(j->dag, dep[i]) == DAG_READY && !readyq_contains(j->rq, dep[i])) {
+                jmd_sched__ready_add(j, dep[i], now);
+                found++;
+            }
+        if (found < released)
+            jmd_sched__ready_sync(j, now);
         if (dag_done(j->dag))
             jmd_end(j, JMD_SUCCEEDED, "");
     } else if (state == PROTO_TASK_FAILED) {
@@ -510,7 +572,7 @@ static void jmd_sched__outcome(jmd_t *j, size_t task, int state, const proto_tas
             if (t->node >= 0)
                 place_note_failed(j->place, task, (uint32_t)t->node);
             dag_requeue(j->dag, task);
-            t->ready_mono = now;
+            jmd_sched__ready_add(j, task, now);
             log_info("%s attempt %u failed on %s (%s); retrying", sp->id, t->attempt, r.node,
                      r.reason);
         }
@@ -526,7 +588,7 @@ static void jmd_sched__outcome(jmd_t *j, size_t task, int state, const proto_tas
             if (state == PROTO_TASK_LOST && t->node >= 0)
                 place_note_failed(j->place, task, (uint32_t)t->node);
             dag_requeue(j->dag, task);
-            t->ready_mono = now;
+            jmd_sched__ready_add(j, task, now);
             log_info("%s attempt %u %s on %s (%s); re-placing", sp->id, t->attempt,
                      proto_task_state_name((proto_task_state_t)state), r.node, r.reason);
         }
@@ -543,7 +605,10 @@ static void jmd_sched__adopt(jmd_t *j, size_t ti, const proto_task_status_t *st,
     struct jmd_task *t = &j->tasks[ti];
     int cls =
         st->task_class == PROTO_CLASS_OPPORTUNISTIC ? DISPATCH_OPPORTUNISTIC : DISPATCH_REGULAR;
-    if (dag_start(j->dag, ti) != 0 || dispatch_adopt(j->disp, ti, (enum dispatch_class)cls) != 0)
+    if (dag_start(j->dag, ti) != 0)
+        return;
+    readyq_remove(j->rq, ti);
+    if (dispatch_adopt(j->disp, ti, (enum dispatch_class)cls) != 0)
         return;
     int64_t now = jmd_now(j);
     t->attempt = st->attempt;

@@ -45,6 +45,10 @@ void matcher_destroy(matcher_t **p)
     mem_free(m->best);
     mem_free(m->left);
     mem_free(m->touched);
+    mem_free(m->used_cpu);
+    mem_free(m->used_mem);
+    mem_free(m->used);
+    mem_free(m->props);
     mem_free(m);
     *p = NULL;
 }
@@ -69,12 +73,16 @@ int matcher_reserve(matcher_t *m, size_t nnodes)
         matcher__grow((void **)&m->prop_saving, n, sizeof *m->prop_saving) != 0 ||
         matcher__grow((void **)&m->mark, n, sizeof *m->mark) != 0 ||
         matcher__grow((void **)&m->col, n, sizeof *m->col) != 0 ||
-        matcher__grow((void **)&m->touched, n, sizeof *m->touched) != 0)
+        matcher__grow((void **)&m->touched, n, sizeof *m->touched) != 0 ||
+        matcher__grow((void **)&m->used_cpu, n, sizeof *m->used_cpu) != 0 ||
+        matcher__grow((void **)&m->used_mem, n, sizeof *m->used_mem) != 0 ||
+        matcher__grow((void **)&m->used, n, sizeof *m->used) != 0)
         return ERR_NOMEM;
     for (size_t i = m->nnodes; i < n; i++) {
         m->taken[i] = 0;
         m->prop[i] = 0;
         m->mark[i] = 0;
+        m->used[i] = 0;
     }
     m->nnodes = n;
     return 0;
@@ -85,7 +93,8 @@ static int matcher__reserve_tasks(matcher_t *m, size_t ntasks)
     if (ntasks <= m->ntasks_cap)
         return 0;
     if (matcher__grow((void **)&m->best, ntasks, sizeof *m->best) != 0 ||
-        matcher__grow((void **)&m->left, ntasks, sizeof *m->left) != 0)
+        matcher__grow((void **)&m->left, ntasks, sizeof *m->left) != 0 ||
+        matcher__grow((void **)&m->props, ntasks, sizeof *m->props) != 0)
         return ERR_NOMEM;
     m->ntasks_cap = ntasks;
     return 0;
@@ -97,6 +106,7 @@ uint32_t matcher__epoch(matcher_t *m)
         memset(m->taken, 0, m->nnodes * sizeof *m->taken);
         memset(m->prop, 0, m->nnodes * sizeof *m->prop);
         memset(m->mark, 0, m->nnodes * sizeof *m->mark);
+        memset(m->used, 0, m->nnodes * sizeof *m->used);
         m->epoch = 0;
     }
     return ++m->epoch;
@@ -201,6 +211,102 @@ static int matcher__cmp(const void *a, const void *b)
 void matcher_sort(struct matcher_match *v, size_t n)
 {
     qsort(v, n, sizeof *v, matcher__cmp);
+}
+
+/* Room batches: a node is open to task t while it has accepted nothing in the batch or t's
+ * request fits beside what it accepted (a small tolerance for sums of fractional cores). */
+static int matcher__open(const matcher_t *m, const struct matcher_room *room,
+                         const struct matcher_room *need, uint32_t ep, uint32_t node, size_t t)
+{
+    if (m->used[node] != ep)
+        return 1;
+    const struct matcher_room *r = &room[node], *q = &need[t];
+    return m->used_cpu[node] + q->cpu <= r->cpu + 1e-9 &&
+           m->used_mem[node] + q->mem_mb <= r->mem_mb + 1e-9;
+}
+
+static void matcher__accept(matcher_t *m, const struct matcher_room *q, uint32_t ep, uint32_t node)
+{
+    if (m->used[node] != ep) {
+        m->used[node] = ep;
+        m->used_cpu[node] = m->used_mem[node] = 0;
+    }
+    m->used_cpu[node] += q->cpu;
+    m->used_mem[node] += q->mem_mb;
+}
+
+/* A node's proposals together, the largest saving first, ties to the earlier task. */
+static int matcher__prop_cmp(const void *a, const void *b)
+{
+    const struct matcher__prop *x = a, *y = b;
+    if (x->node != y->node)
+        return x->node < y->node ? -1 : 1;
+    if (x->saving != y->saving)
+        return x->saving > y->saving ? -1 : 1;
+    return x->task < y->task ? -1 : x->task > y->task;
+}
+
+int matcher_stable_room(matcher_t *m, const struct matcher_batch *b,
+                        const struct matcher_room *room, const struct matcher_room *need,
+                        int max_iter, struct matcher_match *out, size_t *nout)
+{
+    *nout = 0;
+    int rc = matcher__check(m, b);
+    if (rc != 0)
+        return rc;
+    if (max_iter < 1 || room == NULL || (need == NULL && b->ntasks > 0))
+        return ERR_INVAL;
+    if ((rc = matcher__reserve_tasks(m, b->ntasks)) != 0)
+        return rc;
+    uint32_t ep = matcher__epoch(m);
+    size_t nleft = 0, nmatch = 0;
+    for (size_t i = 0; i < b->ntasks; i++)
+        m->left[nleft++] = i;
+    for (int it = 0; it < max_iter && nleft > 0; it++) {
+        size_t np = 0;
+        for (size_t li = 0; li < nleft; li++) {
+            size_t t = m->left[li];
+            double c1 = ESTIMATOR_INF, c2 = ESTIMATOR_INF;
+            size_t bi = SIZE_MAX;
+            for (size_t k = b->off[t]; k < b->off[t + 1]; k++) {
+                const struct matcher_cand *c = &b->cand[k];
+                if (!(c->cost < ESTIMATOR_INF) || !matcher__open(m, room, need, ep, c->node, t))
+                    continue;
+                if (c->cost < c1) {
+                    c2 = c1;
+                    c1 = c->cost;
+                    bi = k;
+                } else if (c->cost < c2) {
+                    c2 = c->cost;
+                }
+            }
+            m->best[t] = bi;
+            if (bi == SIZE_MAX)
+                continue;
+            double saving = c2 >= ESTIMATOR_INF ? INFINITY : c2 - c1;
+            m->props[np++] = (struct matcher__prop){b->cand[bi].node, t, saving};
+        }
+        if (np == 0)
+            break;
+        qsort(m->props, np, sizeof *m->props, matcher__prop_cmp);
+        for (size_t i = 0; i < np; i++) {
+            const struct matcher__prop *p = &m->props[i];
+            if (!matcher__open(m, room, need, ep, p->node, p->task))
+                continue; /* withdrawn: it proposes elsewhere in the next iteration */
+            const struct matcher_cand *c = &b->cand[m->best[p->task]];
+            matcher__accept(m, &need[p->task], ep, p->node);
+            out[nmatch++] = (struct matcher_match){p->task, p->node, c->cost, c->wait};
+            m->best[p->task] = SIZE_MAX - 1; /* matched */
+        }
+        size_t w = 0;
+        for (size_t li = 0; li < nleft; li++)
+            if (m->best[m->left[li]] != SIZE_MAX - 1)
+                m->left[w++] = m->left[li];
+        nleft = w;
+    }
+    matcher_sort(out, nmatch);
+    *nout = nmatch;
+    return 0;
 }
 
 int matcher_stable(matcher_t *m, const struct matcher_batch *b, int max_iter,

@@ -3,7 +3,8 @@
  *
  * A batch is a set of tasks (in descending priority), each with a candidate list of nodes and the
  * estimated completion time C (jm/estimator.h) and wait W on each. At most one task is matched
- * to a node per batch ("Apollo assigns only one task to each server in a single batch").
+ * to a node per batch ("Apollo assigns only one task to each server in a single batch"), except
+ * by matcher_stable_room: there a node with room for several tasks now takes several.
  *
  * Stable matcher (from §3.3): "For each task in a batch, Apollo finds the server with the
  * earliest estimated completion time as a proposal for that task. A server accepts a proposal
@@ -40,6 +41,12 @@ struct matcher_cand {
     uint32_t node;
     double cost; /* C, seconds; >= ESTIMATOR_INF means "cannot" */
     double wait; /* W, seconds (for the quality order) */
+};
+
+/* Resources: a node's room now, or a task's request. */
+struct matcher_room {
+    double cpu;    /* cores */
+    double mem_mb; /* MiB */
 };
 
 /* A batch: task i's candidates are cand[off[i] .. off[i+1]). Caller-owned, borrowed by the
@@ -93,6 +100,20 @@ size_t matcher_candidates(matcher_t *m, const view_t *view, const struct estimat
  * entries) and stores their number in *nout. Returns 0, ERR_INVAL (bad node index), ERR_NOMEM. */
 int matcher_stable(matcher_t *m, const struct matcher_batch *batch, int max_iter,
                    struct matcher_match *out, size_t *nout);
+
+/* Stable matching with room (beyond Apollo's one task per server per batch): a node still
+ * accepts its first task of the batch whatever its room (the task queues there, as in Apollo),
+ * and further tasks while the tasks it accepted fit its room together, in cores and MiB.
+ * room[node] (node < nnodes of the matcher; read for candidate nodes only) is what the node can
+ * start now (its zero-wait cells, jm/place.h), need[i] the request of batch task i. In each
+ * iteration every unmatched task proposes to its cheapest node still open to it; a node takes
+ * its proposals in order of saving (as matcher_stable picks its one) while they fit; the others
+ * withdraw and propose again in the next iteration. So one big idle node fills in one batch,
+ * and with no room anywhere this is matcher_stable. Same contract as matcher_stable; ERR_INVAL
+ * also when room or need is NULL. */
+int matcher_stable_room(matcher_t *m, const struct matcher_batch *batch,
+                        const struct matcher_room *room, const struct matcher_room *need,
+                        int max_iter, struct matcher_match *out, size_t *nout);
 
 /* Greedy matching in batch order. Same contract as matcher_stable. */
 int matcher_greedy(matcher_t *m, const struct matcher_batch *batch, struct matcher_match *out,

@@ -7,6 +7,13 @@
 
 #include "jm/matcher.h"
 
+/* One proposal of a task to a node (room batches). */
+struct matcher__prop {
+    uint32_t node;
+    size_t task;
+    double saving;
+};
+
 struct matcher {
     size_t nnodes;       /* capacity of the per-node arrays */
     uint32_t epoch;      /* stamps: a per-node value equal to an epoch is "set" */
@@ -17,9 +24,13 @@ struct matcher {
     uint32_t *mark;      /* per node: candidate-set dedup / optimal's column stamp */
     uint32_t *col;       /* per node: optimal's column index */
     uint32_t *touched;   /* nodes proposed to in an iteration */
+    double *used_cpu;    /* per node: request accepted in the batch (room batches) */
+    double *used_mem;
+    uint32_t *used; /* per node: batch epoch when it accepted a task */
     size_t ntasks_cap;
-    size_t *best; /* per task: index of its best candidate this iteration */
-    size_t *left; /* unmatched tasks */
+    struct matcher__prop *props; /* proposals of an iteration (room batches), ntasks_cap */
+    size_t *best;                /* per task: index of its best candidate this iteration */
+    size_t *left;                /* unmatched tasks */
 };
 
 /* Next stamp value (wraps by clearing the stamp arrays). */

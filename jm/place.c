@@ -27,13 +27,25 @@ struct place {
     struct estimate *est;
     struct matcher_match *match;
     uint32_t *cnodes;
+    struct matcher_room *need; /* per batch task (cfg.fill) */
+    /* per node (cfg.fill), nnode entries: room this round (stamped), claims since the view */
+    size_t nnode;
+    struct matcher_room *room;
+    uint32_t *room_stamp;
+    uint32_t stamp;
+    double *claim_cpu, *claim_mem;
+    int64_t *claim_ms; /* the last claim's time, INT64_MIN for none */
 };
+
+/* A matrix cell at most this many seconds counts as "starts now" (the PN's float cells). */
+#define PLACE__ZERO_WAIT_S 0.001
 
 void place_config_default(struct place_config *cfg)
 {
     matcher_cand_config_default(&cfg->cand);
     cfg->max_iter = 3;
     cfg->max_cands = 64;
+    cfg->fill = 0;
 }
 
 int place_new(const struct spec *spec, const struct place_config *cfg, place_t **out)
@@ -109,6 +121,12 @@ void place_destroy(place_t **pp)
     mem_free(p->est);
     mem_free(p->match);
     mem_free(p->cnodes);
+    mem_free(p->need);
+    mem_free(p->room);
+    mem_free(p->room_stamp);
+    mem_free(p->claim_cpu);
+    mem_free(p->claim_mem);
+    mem_free(p->claim_ms);
     mem_free(p);
     *pp = NULL;
 }
@@ -191,7 +209,107 @@ static int place__grow(place_t *p, size_t n)
     if (cn == NULL)
         return ERR_NOMEM;
     p->cnodes = cn;
+    struct matcher_room *nd = mem_reallocarray(p->need, n, sizeof *nd);
+    if (nd == NULL)
+        return ERR_NOMEM;
+    p->need = nd;
     p->cap = n;
+    return 0;
+}
+
+static int place__grow_nodes(place_t *p, size_t n)
+{
+    if (n <= p->nnode)
+        return 0;
+    size_t nc = p->nnode * 2 > n ? p->nnode * 2 : n;
+    struct matcher_room *r = mem_reallocarray(p->room, nc, sizeof *r);
+    if (r == NULL)
+        return ERR_NOMEM;
+    p->room = r;
+    uint32_t *rs = mem_reallocarray(p->room_stamp, nc, sizeof *rs);
+    if (rs == NULL)
+        return ERR_NOMEM;
+    p->room_stamp = rs;
+    double *cc = mem_reallocarray(p->claim_cpu, nc, sizeof *cc);
+    if (cc == NULL)
+        return ERR_NOMEM;
+    p->claim_cpu = cc;
+    double *cm = mem_reallocarray(p->claim_mem, nc, sizeof *cm);
+    if (cm == NULL)
+        return ERR_NOMEM;
+    p->claim_mem = cm;
+    int64_t *ct = mem_reallocarray(p->claim_ms, nc, sizeof *ct);
+    if (ct == NULL)
+        return ERR_NOMEM;
+    p->claim_ms = ct;
+    for (size_t i = p->nnode; i < nc; i++) {
+        p->room_stamp[i] = 0;
+        p->claim_cpu[i] = p->claim_mem[i] = 0;
+        p->claim_ms[i] = INT64_MIN;
+    }
+    p->nnode = nc;
+    return 0;
+}
+
+/* What `node` can start now: its zero-wait cells (place.h), less the claims since its view
+ * information. Needs place__grow_nodes past node. */
+static struct matcher_room place__room(place_t *p, const struct view_node *vn, uint32_t node)
+{
+    struct matcher_room r = {0, 0};
+    if (vn == NULL || !vn->up)
+        return r;
+    if (vn->ncpu == 0) {
+        r = (struct matcher_room){vn->cpu, (double)vn->mem_mb};
+    } else {
+        for (int c = 0; c < vn->ncpu; c++) {
+            float w = vn->wait_s[c * vn->nmem];
+            if (w >= 0 && w <= PLACE__ZERO_WAIT_S)
+                r.cpu = vn->cpu_bins[c];
+        }
+        for (int m = 0; m < vn->nmem; m++) {
+            float w = vn->wait_s[m];
+            if (w >= 0 && w <= PLACE__ZERO_WAIT_S)
+                r.mem_mb = vn->mem_bins_mb[m];
+        }
+        if (r.cpu > vn->cpu)
+            r.cpu = vn->cpu;
+        if (r.mem_mb > (double)vn->mem_mb)
+            r.mem_mb = (double)vn->mem_mb;
+    }
+    if (p->claim_ms[node] != INT64_MIN && vn->info_ms > p->claim_ms[node]) {
+        p->claim_cpu[node] = p->claim_mem[node] = 0; /* the node has told since */
+        p->claim_ms[node] = INT64_MIN;
+    }
+    r.cpu -= p->claim_cpu[node];
+    r.mem_mb -= p->claim_mem[node];
+    if (r.cpu < 0 || r.mem_mb < 0)
+        r.cpu = r.mem_mb = 0;
+    return r;
+}
+
+int place_claim(place_t *p, size_t task, uint32_t node, int64_t now_ms)
+{
+    if (task >= p->spec->ntasks || node >= VIEW_MAX_NODES)
+        return ERR_RANGE;
+    int rc = place__grow_nodes(p, (size_t)node + 1);
+    if (rc != 0)
+        return rc;
+    p->claim_cpu[node] += p->tasks[task].cpu;
+    p->claim_mem[node] += p->tasks[task].mem_mb;
+    if (now_ms > p->claim_ms[node])
+        p->claim_ms[node] = now_ms;
+    return 0;
+}
+
+int place_room(place_t *p, const view_t *view, uint32_t node, struct matcher_room *out)
+{
+    const struct view_node *vn = view_node(view, node);
+    if (vn == NULL)
+        return ERR_RANGE;
+    int rc = place__grow_nodes(p, view_count(view));
+    if (rc != 0)
+        return rc;
+    *out = place__room(p, vn, node);
     return 0;
 }
 
@@ -208,8 +326,15 @@ int place_round(place_t *p, const view_t *view, const estimator_t *est, const si
     int rc = place__grow(p, n);
     if (rc == 0)
         rc = matcher_reserve(p->m, view_count(view));
+    if (rc == 0 && p->cfg.fill)
+        rc = place__grow_nodes(p, view_count(view));
     if (rc != 0)
         return rc;
+    if (p->cfg.fill && ++p->stamp == 0) { /* wrapped: every stamp is stale */
+        for (size_t i = 0; i < p->nnode; i++)
+            p->room_stamp[i] = 0;
+        p->stamp = 1;
+    }
     double draws[1 + 16];
     size_t ndraws = 1 + (p->cfg.cand.nrandom < 16 ? p->cfg.cand.nrandom : 16);
     size_t k = 0;
@@ -224,7 +349,13 @@ int place_round(place_t *p, const view_t *view, const estimator_t *est, const si
         size_t nc = matcher_candidates(p->m, view, &et, &p->cfg.cand, draws, ndraws, p->cnodes,
                                        p->cfg.max_cands);
         p->off[i] = k;
+        p->need[i] = (struct matcher_room){et.cpu, et.mem_mb};
         for (size_t c = 0; c < nc; c++) {
+            uint32_t cn = p->cnodes[c];
+            if (p->cfg.fill && p->room_stamp[cn] != p->stamp) {
+                p->room[cn] = place__room(p, view_node(view, cn), cn);
+                p->room_stamp[cn] = p->stamp;
+            }
             double cost =
                 estimator_estimate(est, view, &et, p->cnodes[c], now_ms, draw(ctx), &p->est[k]);
             if (p->cnodes[c] == p->failed[t] && cost < ESTIMATOR_INF)
@@ -236,7 +367,10 @@ int place_round(place_t *p, const view_t *view, const estimator_t *est, const si
     p->off[n] = k;
     struct matcher_batch b = {n, p->off, p->cand};
     size_t nm = 0;
-    if ((rc = matcher_stable(p->m, &b, p->cfg.max_iter, p->match, &nm)) != 0)
+    rc = p->cfg.fill
+             ? matcher_stable_room(p->m, &b, p->room, p->need, p->cfg.max_iter, p->match, &nm)
+             : matcher_stable(p->m, &b, p->cfg.max_iter, p->match, &nm);
+    if (rc != 0)
         return rc;
     for (size_t i = 0; i < nm; i++) {
         size_t bi = p->match[i].task;

@@ -17,9 +17,12 @@
  *   spec_load -> dag_new, estimator_new(nstages), dispatch_new(ntasks), place_new
  *   view: view_update_from_proto per RM view node (jm/view_proto.h), view_refresh_light and
  *         place_resolve when the view changes
- *   each round: priority_compute (after refinements) and priority_sort of a copy of dag_ready;
- *         place_round on a prefix of it; for each match in order, dispatch_place: REGULAR or
- *         OPPORTUNISTIC -> dag_start + TASK_CREATE to the node; NONE -> stop the round
+ *   ready tasks: kept in priority order as they come and go (jm/readyq.h: pushed when they
+ *         become ready or are requeued, keyed by jm/priority.h's stage priority and input bytes)
+ *   each round: readyq_pop of a batch (as many as the free token units allow, and a few more);
+ *         place_round on it; for each match in order, dispatch_place: REGULAR or
+ *         OPPORTUNISTIC -> dag_start + place_claim + TASK_CREATE to the node; NONE -> stop the
+ *         round; the batch's unplaced tasks go back into the queue
  *   tokens granted or freed: dispatch_set_tokens, dispatch_upgrades -> TASK_UPGRADE
  *   TASK_STATUS running: dispatch_started; the status matrix: view_update_matrix_from_proto
  *   success: dispatch_finished, dag_succeed, estimator_observe(stage, input, exec, est.io_s),
@@ -42,6 +45,9 @@ struct place_config {
     struct matcher_cand_config cand;
     int max_iter;     /* stable matcher iterations (default 3) */
     size_t max_cands; /* candidates per task (default 64) */
+    int fill;         /* 1: a node takes more than one task per round while its room holds them
+                         (matcher_stable_room); 0: Apollo's one task per node per round
+                         (default 0; the daemon sets 1) */
 };
 
 void place_config_default(struct place_config *cfg);
@@ -78,9 +84,23 @@ void place_note_failed(place_t *p, size_t task, uint32_t node);
 
 /* Places tasks[0..n) (spec indices, highest priority first) on the view at now_ms. Writes up to
  * n matches into out in quality order (lower wait first) and their number into *nout. 0,
- * ERR_RANGE (a bad task index), ERR_NOMEM. */
+ * ERR_RANGE (a bad task index), ERR_NOMEM.
+ *
+ * With cfg.fill, a node's room is what it can start now: the largest cores of its zero-wait
+ * cells (at the smallest memory bin) and the largest MiB (at the smallest cpu bin), its whole
+ * capacity when it has no matrix, less what place_claim recorded on it since (information from
+ * after the last claim replaces the claims). A node with no room still takes one task per round
+ * (it queues there, as in Apollo). */
 int place_round(place_t *p, const view_t *view, const estimator_t *est, const size_t *tasks,
                 size_t n, int64_t now_ms, place_draw_fn *draw, void *ctx, struct place_match *out,
                 size_t *nout);
+
+/* Records that `task` was dispatched to `node` at now_ms (a match of place_round that was sent):
+ * its request counts against the node's room until the view has information about the node from
+ * after now_ms. 0, ERR_RANGE, ERR_NOMEM. */
+int place_claim(place_t *p, size_t task, uint32_t node, int64_t now_ms);
+
+/* The room place_round gives `node` now (cfg.fill), for tests and benchmarks. ERR_RANGE. */
+int place_room(place_t *p, const view_t *view, uint32_t node, struct matcher_room *out);
 
 #endif

@@ -296,6 +296,75 @@ static void test_invariants(void **state)
     matcher_destroy(&m);
 }
 
+/* matcher_stable_room: with no room anywhere it is matcher_stable, match for match; with room a
+ * node takes several tasks, never more than its room holds beyond its first, by saving. */
+static void test_stable_room(void **state)
+{
+    (void)state;
+    enum { NODES = 40, TASKS = 120, PER = 6 };
+    matcher_t *m = NULL;
+    assert_int_equal(matcher_new(NODES, &m), 0);
+    size_t off[TASKS + 1];
+    struct matcher_cand cand[TASKS * PER];
+    struct matcher_match a[TASKS], b2[TASKS];
+    struct matcher_room room[NODES], need[TASKS];
+    for (int round = 0; round < 30; round++) {
+        size_t k = 0;
+        for (size_t t = 0; t < TASKS; t++) {
+            off[t] = k;
+            need[t] = (struct matcher_room){0.5 + (double)(t % 3), 512};
+            for (int i = 0; i < PER; i++)
+                cand[k++] =
+                    (struct matcher_cand){(uint32_t)(rnd() * NODES), 1 + rnd() * 50, rnd() * 10};
+        }
+        off[TASKS] = k;
+        struct matcher_batch b = {TASKS, off, cand};
+        for (int i = 0; i < NODES; i++)
+            room[i] = (struct matcher_room){0, 0};
+        size_t na, nb;
+        assert_int_equal(matcher_stable(m, &b, 3, a, &na), 0);
+        assert_int_equal(matcher_stable_room(m, &b, room, need, 3, b2, &nb), 0);
+        assert_int_equal(na, nb);
+        for (size_t i = 0; i < na; i++) {
+            assert_int_equal(a[i].task, b2[i].task);
+            assert_int_equal(a[i].node, b2[i].node);
+        }
+        /* room: every node accepts more, within it */
+        for (int i = 0; i < NODES; i++)
+            room[i] = (struct matcher_room){(double)(i % 7), 4096};
+        assert_int_equal(matcher_stable_room(m, &b, room, need, 3, b2, &nb), 0);
+        assert_true(nb >= na);
+        double used[NODES] = {0};
+        int cnt[NODES] = {0}, tused[TASKS] = {0};
+        for (size_t i = 0; i < nb; i++) {
+            assert_int_equal(tused[b2[i].task]++, 0);
+            used[b2[i].node] += need[b2[i].task].cpu;
+            cnt[b2[i].node]++;
+            if (i > 0)
+                assert_true(b2[i - 1].wait <= b2[i].wait);
+        }
+        for (int i = 0; i < NODES; i++)
+            assert_true(cnt[i] <= 1 || used[i] <= room[i].cpu + 1e-9);
+    }
+    /* one node with room for two of three tasks: the two with the largest savings win it */
+    struct matcher_cand c3[6] = {{0, 1, 0}, {1, 2, 0},  /* saving 1 */
+                                 {0, 1, 0}, {1, 20, 0}, /* saving 19 */
+                                 {0, 1, 0}, {1, 9, 0}}; /* saving 8 */
+    size_t o3[4] = {0, 2, 4, 6};
+    struct matcher_batch b3 = {3, o3, c3};
+    struct matcher_room r3[2] = {{2, 4096}, {0, 0}}, n3[3] = {{1, 512}, {1, 512}, {1, 512}};
+    size_t n;
+    assert_int_equal(matcher_stable_room(m, &b3, r3, n3, 3, a, &n), 0);
+    assert_int_equal(n, 3);
+    assert_int_equal(find_task(a, n, 1)->node, 0);
+    assert_int_equal(find_task(a, n, 2)->node, 0);
+    assert_int_equal(find_task(a, n, 0)->node, 1);
+    assert_int_equal(matcher_stable_room(m, &b3, NULL, n3, 3, a, &n), ERR_INVAL);
+    assert_int_equal(matcher_stable_room(m, &b3, r3, NULL, 3, a, &n), ERR_INVAL);
+    assert_int_equal(matcher_stable_room(m, &b3, r3, n3, 0, a, &n), ERR_INVAL);
+    matcher_destroy(&m);
+}
+
 static void test_candidates(void **state)
 {
     (void)state;
@@ -369,7 +438,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_figure5),          cmocka_unit_test(test_saving_decides_conflicts),
         cmocka_unit_test(test_optimal_is_exact), cmocka_unit_test(test_invariants),
-        cmocka_unit_test(test_candidates),
+        cmocka_unit_test(test_candidates),       cmocka_unit_test(test_stable_room),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,7 @@
 /* test_place.c - a JM scheduling round end to end on the pure modules: spec inputs resolved to
  * view nodes, locality wins on an idle cluster, a busy holder loses to an idle rack-mate, a
- * retry avoids the failed node, cached files make a node cheaper, one task per node. */
+ * retry avoids the failed node, cached files make a node cheaper, one task per node; with
+ * fill, a node takes as many tasks in one round as its zero-wait room holds. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -110,10 +111,173 @@ static void test_round(void **state)
     spec_destroy(&s);
 }
 
+/* A node with a full 6x7 matrix: cells up to `free_cpu` cores (and any memory it has) start
+ * now, bigger ones wait 30 s. */
+static uint32_t fill_node(view_t *v, const char *name, double cpu, double free_cpu, uint64_t seq,
+                          int64_t now_ms)
+{
+    double cpu_bins[6] = {0.5, 1, 2, 4, 8, 16};
+    double mem_bins[7] = {1024, 2048, 4096, 8192, 16384, 32768, 65536};
+    double cells[42];
+    for (int c = 0; c < 6; c++)
+        for (int m = 0; m < 7; m++)
+            cells[c * 7 + m] = cpu_bins[c] > cpu ? -1 : cpu_bins[c] <= free_cpu ? 0 : 30;
+    struct view_entry e = {.name = name,
+                           .rack = "r0",
+                           .cpu = cpu,
+                           .mem_mb = 65536,
+                           .up = 1,
+                           .boot_id = 1,
+                           .seq = seq,
+                           .ncpu = 6,
+                           .nmem = 7,
+                           .cpu_bins = cpu_bins,
+                           .mem_bins_mb = mem_bins,
+                           .wait_s = cells};
+    assert_int_equal(view_update(v, &e, now_ms), 1);
+    return (uint32_t)view_find(v, name);
+}
+
+static struct spec *fill_spec(int n, double cpu)
+{
+    char buf[8192];
+    size_t len = (size_t)snprintf(buf, sizeof buf, "{\"version\":1,\"tasks\":[");
+    for (int i = 0; i < n; i++)
+        len += (size_t)snprintf(buf + len, sizeof buf - len,
+                                "%s{\"id\":\"t%d\",\"cmd\":[\"true\"],\"cpu\":%g,\"mem_mb\":512}",
+                                i ? "," : "", i, cpu);
+    snprintf(buf + len, sizeof buf - len, "]}");
+    char msg[256];
+    struct spec *s = NULL;
+    assert_int_equal(spec_parse(buf, strlen(buf), NULL, &s, msg, sizeof msg), 0);
+    return s;
+}
+
+/* One node with 16 free cores and 20 ready tasks of one core: with fill, ONE round places 16 of
+ * them on it (Apollo's one task per node per batch would place one); what was dispatched counts
+ * against the room until the node tells anew; a busy node still takes one (it queues there). */
+static void test_fill_one_big_node(void **state)
+{
+    (void)state;
+    struct spec *s = fill_spec(20, 1);
+    view_t *v = NULL;
+    assert_int_equal(view_new(&v), 0);
+    uint32_t big = fill_node(v, "big", 16, 16, 1, 0);
+    assert_int_equal(view_refresh_light(v, 10), 0);
+    estimator_t *est = NULL;
+    assert_int_equal(estimator_new(NULL, s->nstages, &est), 0);
+
+    size_t tasks[20];
+    for (size_t i = 0; i < 20; i++)
+        tasks[i] = i;
+    struct place_match out[20];
+    size_t n = 0;
+
+    /* Apollo's rule (the default): one task per node per round */
+    place_t *p = NULL;
+    assert_int_equal(place_new(s, NULL, &p), 0);
+    assert_int_equal(place_resolve(p, v), 0);
+    assert_int_equal(place_round(p, v, est, tasks, 20, 10, draw_half, NULL, out, &n), 0);
+    assert_int_equal(n, 1);
+    place_destroy(&p);
+
+    struct place_config cfg;
+    place_config_default(&cfg);
+    cfg.fill = 1;
+    assert_int_equal(place_new(s, &cfg, &p), 0);
+    assert_int_equal(place_resolve(p, v), 0);
+    struct matcher_room room;
+    assert_int_equal(place_room(p, v, big, &room), 0);
+    assert_true(room.cpu == 16 && room.mem_mb == 65536);
+    assert_int_equal(place_round(p, v, est, tasks, 20, 10, draw_half, NULL, out, &n), 0);
+    assert_int_equal(n, 16);
+    int seen[20] = {0};
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(out[i].node, big);
+        assert_true(out[i].task < 20 && !seen[out[i].task]);
+        seen[out[i].task] = 1;
+        assert_true(out[i].est.w_s == 0);
+        assert_int_equal(place_claim(p, out[i].task, out[i].node, 10), 0);
+    }
+    /* the 16 dispatched fill it: the next round sees no room, and the node takes one (queued) */
+    assert_int_equal(place_room(p, v, big, &room), 0);
+    assert_true(room.cpu == 0);
+    size_t rest[4] = {16, 17, 18, 19};
+    assert_int_equal(place_round(p, v, est, rest, 4, 11, draw_half, NULL, out, &n), 0);
+    assert_int_equal(n, 1);
+    /* the node tells again later (half its cores free): the claims are replaced by that */
+    fill_node(v, "big", 16, 8, 2, 20);
+    assert_int_equal(place_room(p, v, big, &room), 0);
+    assert_true(room.cpu == 8);
+    assert_int_equal(place_round(p, v, est, rest, 4, 21, draw_half, NULL, out, &n), 0);
+    assert_int_equal(n, 4);
+    assert_int_equal(place_claim(p, 99, big, 21), ERR_RANGE);
+    place_destroy(&p);
+    estimator_destroy(&est);
+    view_destroy(&v);
+    spec_destroy(&s);
+}
+
+/* Two nodes with 8 and 4 free cores, 16 tasks of one core: 12 placed, each node to its room;
+ * tasks of 3 cores: the 8-core room holds two of them (the 4 bin holds one). */
+static void test_fill_two_nodes(void **state)
+{
+    (void)state;
+    struct spec *s = fill_spec(16, 1);
+    view_t *v = NULL;
+    assert_int_equal(view_new(&v), 0);
+    uint32_t a = fill_node(v, "a", 16, 8, 1, 0);
+    uint32_t b = fill_node(v, "b", 16, 4, 1, 0);
+    assert_int_equal(view_refresh_light(v, 10), 0);
+    estimator_t *est = NULL;
+    assert_int_equal(estimator_new(NULL, s->nstages, &est), 0);
+    struct place_config cfg;
+    place_config_default(&cfg);
+    cfg.fill = 1;
+    place_t *p = NULL;
+    assert_int_equal(place_new(s, &cfg, &p), 0);
+    assert_int_equal(place_resolve(p, v), 0);
+    size_t tasks[16];
+    for (size_t i = 0; i < 16; i++)
+        tasks[i] = i;
+    struct place_match out[16];
+    size_t n = 0;
+    assert_int_equal(place_round(p, v, est, tasks, 16, 10, draw_half, NULL, out, &n), 0);
+    assert_int_equal(n, 12);
+    size_t on_a = 0, on_b = 0;
+    for (size_t i = 0; i < n; i++) {
+        on_a += out[i].node == a;
+        on_b += out[i].node == b;
+    }
+    assert_int_equal(on_a, 8);
+    assert_int_equal(on_b, 4);
+    place_destroy(&p);
+    spec_destroy(&s);
+
+    s = fill_spec(6, 3);
+    assert_int_equal(place_new(s, &cfg, &p), 0);
+    assert_int_equal(place_resolve(p, v), 0);
+    assert_int_equal(place_round(p, v, est, tasks, 6, 10, draw_half, NULL, out, &n), 0);
+    assert_int_equal(n, 3);
+    on_a = on_b = 0;
+    for (size_t i = 0; i < n; i++) {
+        on_a += out[i].node == a;
+        on_b += out[i].node == b;
+    }
+    assert_int_equal(on_a, 2);
+    assert_int_equal(on_b, 1);
+    place_destroy(&p);
+    estimator_destroy(&est);
+    view_destroy(&v);
+    spec_destroy(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round),
+        cmocka_unit_test(test_fill_one_big_node),
+        cmocka_unit_test(test_fill_two_nodes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
