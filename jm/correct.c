@@ -1,8 +1,11 @@
-/* correct.c - when to move a queued task (see correct.h; Apollo §3.4). */
+/* correct.c - when to move or duplicate a queued task, and which opportunistic task a freed
+ * token upgrades (see correct.h; Apollo §3.4-3.5). */
 #include "jm/correct.h"
 
 #include <math.h>
 #include <stddef.h>
+
+#include "common/err.h"
 
 void correct_config_default(struct correct_config *cfg)
 {
@@ -11,11 +14,20 @@ void correct_config_default(struct correct_config *cfg)
     cfg->gain = 0.25;
     cfg->margin_s = 0.5;
     cfg->max_moves = 3;
+    cfg->stage_factor = 1.0;
+    cfg->max_dups = 1;
 }
 
 static double correct__nonneg(double x)
 {
     return isfinite(x) && x > 0 ? x : 0;
+}
+
+static double correct__left_wait(const struct correct_input *in)
+{
+    if (isfinite(in->pn_wait_s) && in->pn_wait_s >= 0)
+        return correct__nonneg(in->pn_wait_s - correct__nonneg(in->since_report_s));
+    return correct__nonneg(correct__nonneg(in->cur_wait_s) - correct__nonneg(in->own_share_s));
 }
 
 enum correct_verdict correct_check(const struct correct_config *cfg, const struct correct_input *in,
@@ -26,12 +38,7 @@ enum correct_verdict correct_check(const struct correct_config *cfg, const struc
         correct_config_default(&def);
         cfg = &def;
     }
-    double left_wait;
-    if (isfinite(in->pn_wait_s) && in->pn_wait_s >= 0)
-        left_wait = correct__nonneg(in->pn_wait_s - correct__nonneg(in->since_report_s));
-    else
-        left_wait =
-            correct__nonneg(correct__nonneg(in->cur_wait_s) - correct__nonneg(in->own_share_s));
+    double left_wait = correct__left_wait(in);
     double left = left_wait + correct__nonneg(in->run_s);
     if (left_s)
         *left_s = left;
@@ -45,4 +52,89 @@ enum correct_verdict correct_check(const struct correct_config *cfg, const struc
     if (save < cfg->margin_s)
         save = cfg->margin_s;
     return left - in->alt_c_s >= save ? CORRECT_MOVE : CORRECT_STAY;
+}
+
+/* 1 when alt saves at least max(margin, gain x left). */
+static int correct__better(const struct correct_config *cfg, double left, double alt)
+{
+    if (!isfinite(alt) || alt >= 1e300 || alt < 0)
+        return 0;
+    double save = cfg->gain * left;
+    if (save < cfg->margin_s)
+        save = cfg->margin_s;
+    return left - alt >= save;
+}
+
+enum correct_action correct_decide(const struct correct_config *cfg, enum correct_mode mode,
+                                   const struct correct_dup_input *in, unsigned *conds,
+                                   double *left_s)
+{
+    struct correct_config def;
+    if (!cfg) {
+        correct_config_default(&def);
+        cfg = &def;
+    }
+    const struct correct_input *q = &in->q;
+    double left_wait = correct__left_wait(q);
+    double left = left_wait + correct__nonneg(q->run_s);
+    if (left_s)
+        *left_s = left;
+    double waited = correct__nonneg(q->waited_s);
+    double expected = waited + left_wait;
+    unsigned c = 0;
+    if (waited >= cfg->min_wait_s &&
+        expected >= cfg->wait_factor * correct__nonneg(q->placed_wait_s))
+        c |= CORRECT_COND_WAIT_GREW;
+    if (isfinite(in->stage_avg_wait_s) && in->stage_avg_wait_s >= 0) {
+        double avg = cfg->stage_factor * in->stage_avg_wait_s;
+        if (expected >= cfg->min_wait_s && expected > avg)
+            c |= CORRECT_COND_ABOVE_STAGE;
+        if (waited >= cfg->min_wait_s && waited > avg)
+            c |= CORRECT_COND_WAITED_LONG;
+    }
+    if (conds)
+        *conds = c;
+    if (!c)
+        return CORRECT_NONE;
+    if (mode == CORRECT_MODE_DUPLICATE ? in->dups >= cfg->max_dups : q->moves >= cfg->max_moves)
+        return CORRECT_NONE;
+    if (!correct__better(cfg, left, q->alt_c_s))
+        return CORRECT_NONE;
+    return mode == CORRECT_MODE_DUPLICATE ? CORRECT_ACT_DUPLICATE : CORRECT_ACT_MOVE;
+}
+
+int correct_upgrade_pick(const struct correct_config *cfg, const struct correct_upgrade_cand *c,
+                         size_t n, double prio_eps, struct correct_upgrade *out)
+{
+    struct correct_config def;
+    if (!cfg) {
+        correct_config_default(&def);
+        cfg = &def;
+    }
+    out->idx = -1;
+    out->replace = 0;
+    out->best_s = 0;
+    out->saved_s = 0;
+    if (n == 0)
+        return ERR_NOTFOUND;
+    if (!(prio_eps >= 0))
+        prio_eps = 0;
+    double top = -INFINITY;
+    for (size_t i = 0; i < n; i++)
+        if (c[i].prio > top)
+            top = c[i].prio;
+    for (size_t i = 0; i < n; i++) {
+        if (!(c[i].prio >= top - prio_eps) && isfinite(top))
+            continue;
+        double here = correct__nonneg(c[i].here_s);
+        int rep = !c[i].running && correct__better(cfg, here, c[i].alt_s);
+        double best = rep ? c[i].alt_s : here;
+        if (out->idx < 0 || best < out->best_s) {
+            out->idx = (long)i;
+            out->replace = rep;
+            out->best_s = best;
+            out->saved_s = rep ? here - c[i].alt_s : 0;
+        }
+    }
+    return 0;
 }
