@@ -100,14 +100,24 @@ node_t *node_new(const pnconf_t *cfg, uv_loop_t *loop, uint64_t boot_id, uid_t u
         snprintf(path, sizeof path, "%s.stale-%016llx", n->tasks_dir, (unsigned long long)boot_id);
         if (rename(n->tasks_dir, path) == 0)
             node__trash(n, path);
+        snprintf(path, sizeof path, "%s/spare", cfg->work_dir);
+        n->spare_dir = mem_strdup(path);
+        snprintf(path, sizeof path, "%s/spare.stale-%016llx", cfg->work_dir,
+                 (unsigned long long)boot_id);
+        if (n->spare_dir && rename(n->spare_dir, path) == 0)
+            node__trash(n, path);
     }
+    mode_t mask = umask(022); /* what mkdir and open give task directories and output files */
+    umask(mask);
+    n->dir_mode = 0755 & ~mask;
+    n->file_mode = 0644 & ~mask;
     orphan_config_t oc = {.ended_grace_ms = (uint64_t)cfg->ended_grace_ms,
                           .orphan_grace_ms = (uint64_t)cfg->orphan_grace_ms};
     n->orphan = orphan_new(&oc);
     if (n->stage && n->queue && !n->orphan)
         err_fmt(msg, cap, ERR_NOMEM, "out of memory");
-    if (!n->stage || !n->queue || !n->orphan || !n->tasks_dir ||
-        node__mkdir(n->tasks_dir, msg, cap)) {
+    if (!n->stage || !n->queue || !n->orphan || !n->tasks_dir || !n->spare_dir ||
+        node__mkdir(n->tasks_dir, msg, cap) || node__mkdir(n->spare_dir, msg, cap)) {
         if (n->stage && !n->queue)
             err_fmt(msg, cap, ERR_CONFIG, "bad queue configuration");
         node_destroy(&n);
@@ -163,6 +173,7 @@ void node_destroy(node_t **np)
     if (!np || !*np)
         return;
     node_t *n = *np;
+    n->stopping = 1;
     size_t it = 0;
     void *v;
     while (map_next(&n->tasks, &it, NULL, NULL, &v)) {
@@ -191,6 +202,12 @@ void node_destroy(node_t **np)
     }
     node__trash_flush(n, 1);
     mem_free(n->trash);
+    if (n->spare_dir && n->nspares + n->spares_pending == 0)
+        rmdir(n->spare_dir);
+    else if (n->spare_dir) /* the spares go with it */
+        node__remove_dir(n->spare_dir);
+    mem_free(n->spare_dir);
+    mem_free(n->spares);
     taskcg_destroy(&n->cg);
     it = 0;
     while (map_next(&n->jobs, &it, NULL, NULL, &v)) {
@@ -393,7 +410,7 @@ void node_sweep(node_t *n)
         if (t->staging) {
             t->forgotten = 1; /* trashed and freed when its set-up returns */
         } else {
-            node__trash(n, t->dir);
+            node__trash_task(n, t->dir);
             node__task_free(t);
         }
         freed++;

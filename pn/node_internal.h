@@ -14,6 +14,20 @@
 #include "pn/taskcg.h"
 
 #define NODE__PEER_MAX 256
+/* Emptied task directories kept for new tasks (WORK/spare/<n>): on ext4 without a journal,
+ * allocating an inode scans past every inode freed in the last minutes, so creating and
+ * deleting three inodes per task made set-up cost grow with the deletion rate. */
+#define NODE__SPARE_MAX 1024
+
+/* Work for the thread pool: 'd' remove a directory tree, 'c' remove a task's cgroup, 'r'
+ * empty a finished task's directory and rename it to spare `seq` (removed when it cannot be:
+ * ok stays 0). */
+typedef struct node__trash_item {
+    char kind;
+    int ok;
+    uint64_t seq;
+    char *path;
+} node__trash_item_t;
 
 typedef enum {
     NODE__KILL_NONE = 0,
@@ -97,8 +111,15 @@ struct node {
     uint64_t spec_bytes; /* sum over live tasks: bounded by [queue] max_spec_bytes */
     uint64_t refresh_round;
     size_t busy;
-    char **trash; /* directories of forgotten tasks, removed on the thread pool */
+    node__trash_item_t *trash; /* for the thread pool: forgotten tasks' directories, cgroups */
     size_t ntrash, captrash;
+    char *spare_dir;  /* WORK/spare: emptied task directories, named by number */
+    uint64_t *spares; /* the numbers of those ready for a new task (a stack) */
+    size_t nspares, capspares, spares_pending; /* pending: being emptied on the thread pool */
+    uint64_t spare_seq;
+    int stopping;    /* node_destroy: directories are removed, not recycled */
+    mode_t dir_mode; /* 0755 and 0644 less the umask, as mkdir and open make them */
+    mode_t file_mode;
     char *tasks_dir;
     char *shim;
     orphan_t *orphan; /* jobs the RM says ended, expired or unknown, until reaped */
@@ -122,10 +143,11 @@ void node__grace_tick(node_t *n); /* a downgrade's grace ended: preempt if regul
 /* node_run.c */
 void node__schedule(node_t *n);
 int node__setup_start(node_t *n, node__task_t *t);
-void node__trash(node_t *n, const char *dir);     /* remove later, off the loop */
-void node__trash_cg(node_t *n, const char *path); /* remove a task's cgroup, off the loop */
-void node__kill(node_t *n, node__task_t *t);      /* SIGKILL its process group and cgroup */
-void node__trash_flush(node_t *n, int sync);      /* sync: now, on this thread */
+void node__trash(node_t *n, const char *dir);      /* remove later, off the loop */
+void node__trash_task(node_t *n, const char *dir); /* a forgotten task's: recycled if it can be */
+void node__trash_cg(node_t *n, const char *path);  /* remove a task's cgroup, off the loop */
+void node__kill(node_t *n, node__task_t *t);       /* SIGKILL its process group and cgroup */
+void node__trash_flush(node_t *n, int sync);       /* sync: now, on this thread */
 int node__prepare(node_t *n, node__task_t *t, const proto_task_create_t *tc, char *msg, size_t cap);
 void node__remove_dir(const char *dir);
 

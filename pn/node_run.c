@@ -1,5 +1,6 @@
 /* node_run.c - the PN's processes: preparing a task's directory, argv and environment,
  * starting what the queue picks, preempting, reaping, memory limits and file staging. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -357,6 +358,7 @@ typedef struct node__setup_req {
     char **paths;
     uint32_t npaths;
     char *dir;
+    char *spare; /* an emptied directory to rename into place, or NULL: make one */
     uid_t uid;
     gid_t gid;
     uint32_t hits, misses;
@@ -382,9 +384,17 @@ static int node__touch(const char *dir, const char *name, uid_t uid, gid_t gid)
 static void node__setup_work(uv_work_t *w)
 {
     node__setup_req_t *r = w->data;
-    if (mkdir(r->dir, 0755) != 0 || (r->uid != (uid_t)-1 && chown(r->dir, r->uid, r->gid) != 0) ||
-        node__touch(r->dir, "stdout", r->uid, r->gid) != 0 ||
-        node__touch(r->dir, "stderr", r->uid, r->gid) != 0) {
+    if (r->spare && rename(r->spare, r->dir) != 0) {
+        node__remove_dir(r->spare); /* should not happen: make a new one */
+        mem_free(r->spare);
+        r->spare = NULL;
+    }
+    if (r->spare) {
+        /* an emptied directory of an earlier task, with its stdout and stderr (node__recycle) */
+    } else if (mkdir(r->dir, 0755) != 0 ||
+               (r->uid != (uid_t)-1 && chown(r->dir, r->uid, r->gid) != 0) ||
+               node__touch(r->dir, "stdout", r->uid, r->gid) != 0 ||
+               node__touch(r->dir, "stderr", r->uid, r->gid) != 0) {
         r->rc = err_fmt(r->msg, sizeof r->msg, ERR_IO, "task directory %s: %s", r->dir,
                         strerror(errno));
         return;
@@ -405,6 +415,7 @@ static void node__setup_free(node__setup_req_t *r)
         mem_free(r->paths[i]);
     mem_free(r->paths);
     mem_free(r->dir);
+    mem_free(r->spare);
     mem_free(r);
 }
 
@@ -416,7 +427,7 @@ static void node__setup_done(uv_work_t *w, int status)
     n->busy--;
     t->staging = 0;
     if (t->forgotten) {
-        node__trash(n, t->dir);
+        node__trash_task(n, t->dir);
         node__task_free(t);
     } else if (t->state == PROTO_TASK_STAGING || t->state == PROTO_TASK_QUEUED) {
         t->cache_hits = r->hits;
@@ -452,7 +463,16 @@ int node__setup_start(node_t *n, node__task_t *t)
     int ok = r->dir && (r->paths || !t->nfiles);
     for (uint32_t i = 0; ok && i < t->nfiles; i++, r->npaths++)
         ok = (r->paths[i] = mem_strdup(t->files[i].path)) != NULL;
+    if (ok && n->nspares > 0) {
+        char sp[4200];
+        snprintf(sp, sizeof sp, "%s/%llu", n->spare_dir,
+                 (unsigned long long)n->spares[n->nspares - 1]);
+        if ((r->spare = mem_strdup(sp)) != NULL)
+            n->nspares--;
+    }
     if (!ok || uv_queue_work(n->loop, &r->work, node__setup_work, node__setup_done) != 0) {
+        if (r->spare)
+            n->nspares++; /* still there */
         node__setup_free(r);
         return ERR_NOMEM;
     }
@@ -465,17 +485,40 @@ int node__setup_start(node_t *n, node__task_t *t)
 typedef struct node__trash_req {
     uv_work_t work;
     node_t *n;
-    char **dirs;
-    size_t ndirs;
+    node__trash_item_t *items;
+    size_t nitems;
 } node__trash_req_t;
 
-static void node__trash_one(const char *entry);
+static void node__trash_one(const node_t *n, node__trash_item_t *e);
 
 static void node__trash_work(uv_work_t *w)
 {
     node__trash_req_t *r = w->data;
-    for (size_t i = 0; i < r->ndirs; i++)
-        node__trash_one(r->dirs[i]);
+    for (size_t i = 0; i < r->nitems; i++)
+        node__trash_one(r->n, &r->items[i]);
+}
+
+/* A recycled directory is a spare now; one that could not be was removed. */
+static void node__spare_back(node_t *n, const node__trash_item_t *e)
+{
+    if (e->kind != 'r')
+        return;
+    n->spares_pending--;
+    if (!e->ok)
+        return;
+    if (n->nspares == n->capspares) {
+        size_t cap = n->capspares ? n->capspares * 2 : 64;
+        uint64_t *v = mem_reallocarray(n->spares, cap, sizeof *v);
+        if (!v) {
+            char sp[4200];
+            snprintf(sp, sizeof sp, "%s/%llu", n->spare_dir, (unsigned long long)e->seq);
+            node__remove_dir(sp); /* out of memory: not worth keeping */
+            return;
+        }
+        n->spares = v;
+        n->capspares = cap;
+    }
+    n->spares[n->nspares++] = e->seq;
 }
 
 static void node__trash_done(uv_work_t *w, int status)
@@ -483,9 +526,11 @@ static void node__trash_done(uv_work_t *w, int status)
     node__trash_req_t *r = w->data;
     (void)status;
     r->n->busy--;
-    for (size_t i = 0; i < r->ndirs; i++)
-        mem_free(r->dirs[i]);
-    mem_free(r->dirs);
+    for (size_t i = 0; i < r->nitems; i++) {
+        node__spare_back(r->n, &r->items[i]);
+        mem_free(r->items[i].path);
+    }
+    mem_free(r->items);
     mem_free(r);
 }
 
@@ -498,36 +543,111 @@ void node__kill(node_t *n, node__task_t *t)
         taskcg_kill(t->cg);
 }
 
-/* Trash entries are "d<path>" (a task directory) or "c<path>" (a task's cgroup). */
-static void node__trash_one(const char *entry)
+/* Empties the directory of a task that has ended and been forgotten, for another task: its
+ * stdout and stderr are kept (truncated; their inodes are what a new task would allocate) and
+ * anything else is removed; then it is renamed to SPARE/<seq>. The task's user owns what is
+ * in it, so nothing is followed and anything unexpected (a file not owned by that user, a
+ * link, a FIFO) is removed rather than reused. 0, or -1 when the directory cannot be reused
+ * (the caller removes it). */
+static int node__recycle(const node_t *n, const char *dir, uint64_t seq)
 {
-    if (entry[0] == 'c')
-        taskcg_remove(entry + 1);
-    else
-        node__remove_dir(entry + 1);
+    uid_t want = n->uid != (uid_t)-1 ? n->uid : geteuid();
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd < 0)
+        return -1;
+    struct stat st;
+    int dup_fd = -1, rc = 0, have = 0; /* have: 1 stdout, 2 stderr kept */
+    DIR *d = NULL;
+    if (fstat(dfd, &st) != 0 || st.st_uid != want || (dup_fd = dup(dfd)) < 0 ||
+        !(d = fdopendir(dup_fd))) {
+        if (dup_fd >= 0 && !d)
+            close(dup_fd);
+        close(dfd);
+        return -1;
+    }
+    struct dirent *de;
+    while (!rc && (de = readdir(d)) != NULL) {
+        const char *nm = de->d_name;
+        if (strcmp(nm, ".") == 0 || strcmp(nm, "..") == 0)
+            continue;
+        int bit = strcmp(nm, "stdout") == 0 ? 1 : strcmp(nm, "stderr") == 0 ? 2 : 0;
+        if (bit) {
+            int fd = openat(dfd, nm, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+            struct stat fs;
+            int keep = fd >= 0 && fstat(fd, &fs) == 0 && S_ISREG(fs.st_mode) && fs.st_nlink == 1 &&
+                       fs.st_uid == want && (fs.st_size == 0 || ftruncate(fd, 0) == 0) &&
+                       ((fs.st_mode & 07777) == n->file_mode || fchmod(fd, n->file_mode) == 0);
+            if (fd >= 0)
+                close(fd);
+            if (keep) {
+                have |= bit;
+                continue;
+            }
+        }
+        if (unlinkat(dfd, nm, 0) == 0)
+            continue;
+        if (errno != EISDIR) {
+            rc = -1;
+            break;
+        }
+        char sub[4400];
+        snprintf(sub, sizeof sub, "%s/%s", dir, nm);
+        node__remove_dir(sub); /* not followed (FTW_PHYS), itself included */
+        if (faccessat(dfd, nm, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+            rc = -1;
+    }
+    closedir(d);
+    for (int bit = 1; !rc && bit <= 2; bit++) { /* the task removed one: make it again */
+        if (have & bit)
+            continue;
+        int fd = openat(dfd, bit == 1 ? "stdout" : "stderr",
+                        O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (fd < 0 || (n->uid != (uid_t)-1 && fchown(fd, n->uid, n->gid) != 0))
+            rc = -1;
+        if (fd >= 0)
+            close(fd);
+    }
+    if (!rc && (st.st_mode & 07777) != n->dir_mode && fchmod(dfd, n->dir_mode) != 0)
+        rc = -1;
+    close(dfd);
+    char sp[4200];
+    snprintf(sp, sizeof sp, "%s/%llu", n->spare_dir, (unsigned long long)seq);
+    return !rc && rename(dir, sp) == 0 ? 0 : -1;
+}
+
+static void node__trash_one(const node_t *n, node__trash_item_t *e)
+{
+    if (e->kind == 'c') {
+        taskcg_remove(e->path);
+    } else if (e->kind == 'r' && node__recycle(n, e->path, e->seq) == 0) {
+        e->ok = 1;
+    } else {
+        node__remove_dir(e->path);
+    }
 }
 
 static void node__trash_add(node_t *n, char kind, const char *path)
 {
     if (n->ntrash == n->captrash) {
         size_t cap = n->captrash ? n->captrash * 2 : 64;
-        char **v = mem_reallocarray(n->trash, cap, sizeof *v);
+        node__trash_item_t *v = mem_reallocarray(n->trash, cap, sizeof *v);
         if (v) {
             n->trash = v;
             n->captrash = cap;
         }
     }
-    size_t len = strlen(path);
-    char *e = n->ntrash < n->captrash ? mem_alloc(len + 2) : NULL;
-    if (!e) { /* no memory to defer it: do it now */
-        if (kind == 'c')
-            taskcg_remove(path);
-        else
-            node__remove_dir(path);
+    node__trash_item_t e = {.kind = kind};
+    if (kind == 'r') {
+        e.seq = ++n->spare_seq;
+        n->spares_pending++;
+    }
+    e.path = n->ntrash < n->captrash ? mem_strdup(path) : NULL;
+    if (!e.path) { /* no memory to defer it: do it now */
+        e.path = (char *)path;
+        node__trash_one(n, &e);
+        node__spare_back(n, &e);
         return;
     }
-    e[0] = kind;
-    memcpy(e + 1, path, len + 1);
     n->trash[n->ntrash++] = e;
 }
 
@@ -535,6 +655,14 @@ void node__trash(node_t *n, const char *dir)
 {
     if (dir && !n->cfg->keep_task_dirs)
         node__trash_add(n, 'd', dir);
+}
+
+void node__trash_task(node_t *n, const char *dir)
+{
+    if (!dir || n->cfg->keep_task_dirs)
+        return;
+    int reuse = !n->stopping && n->nspares + n->spares_pending < NODE__SPARE_MAX;
+    node__trash_add(n, reuse ? 'r' : 'd', dir);
 }
 
 void node__trash_cg(node_t *n, const char *path)
@@ -551,8 +679,8 @@ void node__trash_flush(node_t *n, int sync)
     if (r) {
         r->n = n;
         r->work.data = r;
-        r->dirs = n->trash;
-        r->ndirs = n->ntrash;
+        r->items = n->trash;
+        r->nitems = n->ntrash;
         if (uv_queue_work(n->loop, &r->work, node__trash_work, node__trash_done) == 0) {
             n->busy++;
             n->trash = NULL;
@@ -562,8 +690,9 @@ void node__trash_flush(node_t *n, int sync)
         mem_free(r);
     }
     for (size_t i = 0; i < n->ntrash; i++) {
-        node__trash_one(n->trash[i]);
-        mem_free(n->trash[i]);
+        node__trash_one(n, &n->trash[i]);
+        node__spare_back(n, &n->trash[i]);
+        mem_free(n->trash[i].path);
     }
     n->ntrash = 0;
 }

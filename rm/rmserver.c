@@ -8,6 +8,7 @@
 #include "common/mem.h"
 #include "common/notify.h"
 #include "rm/ledger_cmd.h"
+#include "rm/rm_metrics.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -434,6 +435,7 @@ static void rmserver__stop(struct rmserver *s)
     s->hb = NULL;
     zuv_sock_close(&s->api);
     zuv_sock_close(&s->pub);
+    rm_metrics_stop(s);
     if (s->raft_started)
         raft_close(&s->raft, rmserver__raft_closed);
 }
@@ -634,6 +636,8 @@ static int rmserver__start(struct rmserver *s, bool insecure, bool bootstrap, bo
         s->hb = s->api;
     if (rc == 0)
         rc = rmserver__socket(s, ZMQ_XPUB, self.pub, insecure, rmserver__on_pub, &s->pub, msg, cap);
+    if (rc == 0)
+        rc = rm_metrics_start(s, msg, cap);
     if (rc != 0)
         return rc;
     rmserver_member_load(s);
@@ -701,6 +705,7 @@ int rmserver_run(const rmconf_t *cfg, bool insecure, bool bootstrap, bool join, 
     curve_destroy(&s->curve);
     fsm_destroy(&s->fsm);
     rmview_destroy(&s->view);
+    rm_metrics_free(s);
     vec_close(&s->pending);
     proto_buf_close(&s->buf);
     if (s->lock_fd >= 0)

@@ -6,9 +6,11 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -76,7 +78,7 @@ static void on_send(void *arg, const void *peer, size_t plen, const char *endpoi
     proto_msg_close(&m);
 }
 
-static int setup(void **state)
+static int setup_with(void **state, const char *extra)
 {
     fixture_t *f = mem_calloc(1, sizeof *f);
     if (!f)
@@ -88,10 +90,16 @@ static int setup(void **state)
     char work[256], shim[512];
     snprintf(work, sizeof work, "pn.work_dir=%s/work", f->dir);
     snprintf(shim, sizeof shim, "pn.exec_shim=%s/paddock-pn-exec", bin ? bin : ".");
-    char *sets[] = {
-        work, shim, "node.name=n1", "node.cpus=1", "node.memory=4GiB", "tasks.status_refresh=0"};
+    char *sets[] = {work,
+                    shim,
+                    "node.name=n1",
+                    "node.cpus=1",
+                    "node.memory=4GiB",
+                    "tasks.status_refresh=0",
+                    (char *)extra};
+    size_t nsets = sizeof sets / sizeof *sets - (extra ? 0 : 1);
     char msg[512];
-    if (pnconf_load(&f->cfg, NULL, sets, sizeof sets / sizeof *sets, msg, sizeof msg) != 0) {
+    if (pnconf_load(&f->cfg, NULL, sets, nsets, msg, sizeof msg) != 0) {
         fprintf(stderr, "%s\n", msg);
         return -1;
     }
@@ -105,6 +113,17 @@ static int setup(void **state)
     proto_buf_init(&f->buf);
     *state = f;
     return 0;
+}
+
+static int setup(void **state)
+{
+    return setup_with(state, NULL);
+}
+
+/* Finished tasks are forgotten at the first sweep. */
+static int setup_forget(void **state)
+{
+    return setup_with(state, "tasks.retain_max=0");
 }
 
 static void settle(fixture_t *f)
@@ -540,6 +559,115 @@ static void test_reap_ignores_other_jobs(void **state)
     wait_state(f, "k", "t", PROTO_TASK_RUNNING);
 }
 
+/* ---- task directories ---- */
+
+static void create_argv(fixture_t *f, const char *job, const char *task, const char **argv,
+                        uint32_t argc)
+{
+    proto_msg_t m;
+    proto_msg_init(&m, PROTO_TASK_CREATE);
+    proto_task_create_t *c = &m.task_create;
+    c->job_id = (char *)job;
+    c->task_id = (char *)task;
+    c->attempt = 1;
+    c->cpu = 0.1;
+    c->mem_mb = 16;
+    c->runtime_ms = 100;
+    c->argv = (char **)argv;
+    c->argc = argc;
+    deliver(f, "A", &m);
+}
+
+/* The one directory under WORK/SUB whose name ends with `suffix` (or, suffix NULL, the number
+ * of entries, into *count). */
+static int find_entry(const fixture_t *f, const char *sub, const char *suffix, char *out,
+                      size_t cap, size_t *count)
+{
+    char path[400];
+    snprintf(path, sizeof path, "%s/work/%s", f->dir, sub);
+    DIR *d = opendir(path);
+    if (!d)
+        return -1;
+    struct dirent *de;
+    size_t n = 0;
+    int found = -1;
+    while ((de = readdir(d))) {
+        if (de->d_name[0] == '.')
+            continue;
+        n++;
+        size_t ln = strlen(de->d_name), ls = suffix ? strlen(suffix) : 0;
+        if (suffix && ln >= ls && strcmp(de->d_name + ln - ls, suffix) == 0) {
+            snprintf(out, cap, "%.399s/%.100s", path, de->d_name);
+            found = 0;
+        }
+    }
+    closedir(d);
+    if (count)
+        *count = n;
+    return suffix ? found : 0;
+}
+
+static size_t file_size(const char *dir, const char *name)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    return (size_t)st.st_size;
+}
+
+/* A forgotten task's directory is emptied and given to the next task (its inodes reused):
+ * the next task finds only an empty stdout and stderr, nothing the first one left. */
+static void test_task_dir_recycled(void **state)
+{
+    fixture_t *f = *state;
+    const char *messy[] = {"/bin/sh", "-c",
+                           "echo out; echo err >&2; echo x > junk; mkdir -p sub/deep; "
+                           "echo y > sub/deep/f; ln -s /etc/hostname link; chmod 700 ."};
+    create_argv(f, "j", "a", messy, 3);
+    wait_state(f, "j", "a", PROTO_TASK_SUCCEEDED);
+    char a[512], b[512];
+    assert_int_equal(find_entry(f, "tasks", "-j-a-1", a, sizeof a, NULL), 0);
+    assert_int_equal(file_size(a, "stdout"), 4);
+    struct stat sa, sb, oa, ob;
+    assert_int_equal(stat(a, &sa), 0);
+    char p[1024];
+    snprintf(p, sizeof p, "%s/stdout", a);
+    assert_int_equal(stat(p, &oa), 0);
+
+    node_sweep(f->n); /* forgets it: its directory goes to the spares */
+    settle(f);
+    size_t spares = 0, tasks = 0;
+    assert_int_equal(find_entry(f, "spare", NULL, NULL, 0, &spares), 0);
+    assert_int_equal(find_entry(f, "tasks", NULL, NULL, 0, &tasks), 0);
+    assert_int_equal(spares, 1);
+    assert_int_equal(tasks, 0);
+
+    const char *look[] = {"/bin/sh", "-c", "ls -A; pwd"};
+    create_argv(f, "j", "b", look, 3);
+    wait_state(f, "j", "b", PROTO_TASK_SUCCEEDED);
+    assert_int_equal(find_entry(f, "tasks", "-j-b-1", b, sizeof b, NULL), 0);
+    assert_int_equal(stat(b, &sb), 0);
+    snprintf(p, sizeof p, "%s/stdout", b);
+    assert_int_equal(stat(p, &ob), 0);
+    assert_true(sa.st_ino == sb.st_ino); /* the same directory and stdout, renamed */
+    assert_true(oa.st_ino == ob.st_ino);
+    mode_t mask = umask(022);
+    umask(mask);
+    assert_int_equal(sb.st_mode & 07777, 0755 & ~mask); /* the first task's chmod undone */
+    char want[1200], got[1200] = "";
+    snprintf(want, sizeof want, "stderr\nstdout\n%s\n", b);
+    FILE *o = fopen(p, "r");
+    assert_non_null(o);
+    size_t len = fread(got, 1, sizeof got - 1, o);
+    fclose(o);
+    got[len] = 0;
+    assert_string_equal(got, want);
+    assert_int_equal(file_size(b, "stderr"), 0);
+    assert_int_equal(find_entry(f, "spare", NULL, NULL, 0, &spares), 0);
+    assert_int_equal(spares, 0);
+}
+
 int main(void)
 {
     if (exec_become_subreaper() != 0)
@@ -562,7 +690,11 @@ int main(void)
         T(test_reap_expired_resumed_in_time),
         T(test_reap_ignores_other_jobs),
     };
+    const struct CMUnitTest dirs[] = {
+        cmocka_unit_test_setup_teardown(test_task_dir_recycled, setup_forget, teardown),
+    };
     int rc = cmocka_run_group_tests_name("node fencing", fence, NULL, NULL);
+    rc |= cmocka_run_group_tests_name("node task directories", dirs, NULL, NULL);
     rc |= cmocka_run_group_tests_name("node query", query_tests, NULL, NULL);
     return rc | cmocka_run_group_tests_name("node reaping", reap, NULL, NULL);
 }
