@@ -13,6 +13,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/err.h"
@@ -55,7 +56,36 @@ int exec_resolve(const char *name, char *const *envp, char *out, size_t cap)
     return ERR_NOTFOUND;
 }
 
+/* Clock ticks since boot (the unit of /proc/PID/stat's start time), rounded down. */
+static unsigned long long exec__boot_ticks(void)
+{
+    struct timespec ts;
+    static long hz;
+    if (!hz)
+        hz = sysconf(_SC_CLK_TCK) > 0 ? sysconf(_SC_CLK_TCK) : 100;
+    if (clock_gettime(CLOCK_BOOTTIME, &ts) != 0)
+        return 0;
+    unsigned long long ns =
+        (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
+    return ns / (1000000000ull / (unsigned long long)hz);
+}
+
+/* /dev/null, opened once (close-on-exec): the stdin of every task */
+static int exec__devnull(void)
+{
+    static int fd = -1;
+    if (fd < 0)
+        fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    return fd;
+}
+
 int exec_spawn(const exec_spec_t *spec, pid_t *pid, char *msg, size_t cap)
+{
+    return exec_spawn_timed(spec, pid, NULL, msg, cap);
+}
+
+int exec_spawn_timed(const exec_spec_t *spec, pid_t *pid, exec_started_t *started, char *msg,
+                     size_t cap)
 {
     if (!spec->argv || !spec->argv[0] || !spec->cwd || !spec->stdout_path || !spec->stderr_path)
         return err_fmt(msg, cap, ERR_INVAL, "incomplete spawn request");
@@ -96,13 +126,11 @@ int exec_spawn(const exec_spec_t *spec, pid_t *pid, char *msg, size_t cap)
      * between vfork and exec, all signals blocked in the parent meanwhile, as glibc's own
      * posix_spawn does. */
     const char *file = as_user ? spec->shim : path;
-    int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    int devnull = exec__devnull();
     int out = open(spec->stdout_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     int err = open(spec->stderr_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (devnull < 0 || out < 0 || err < 0) {
         int e = errno;
-        if (devnull >= 0)
-            close(devnull);
         if (out >= 0)
             close(out);
         if (err >= 0)
@@ -115,6 +143,7 @@ int exec_spawn(const exec_spec_t *spec, pid_t *pid, char *msg, size_t cap)
     pthread_sigmask(SIG_SETMASK, &all, &old);
     volatile int child_errno = 0;
     pid_t parent = getpid();
+    unsigned long long lo = started ? exec__boot_ticks() : 0;
     pid_t child = vfork();
     if (child == 0) {
         struct sigaction dfl;
@@ -140,8 +169,11 @@ int exec_spawn(const exec_spec_t *spec, pid_t *pid, char *msg, size_t cap)
         _exit(127);
     }
     int e = errno;
+    if (started) {
+        started->lo = lo;
+        started->hi = exec__boot_ticks();
+    }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
-    close(devnull);
     close(out);
     close(err);
     mem_free(shim_argv);
@@ -294,15 +326,19 @@ int exec_kill_stale(const char *path, size_t *killed)
     FILE *f = fopen(path, "r");
     if (f == NULL)
         return 0;
-    int pid;
-    unsigned long long start;
-    while (fscanf(f, "%d %llu", &pid, &start) == 2) {
-        if (pid <= 1 || start == 0)
+    char line[128];
+    while (fgets(line, sizeof line, f)) {
+        int pid;
+        unsigned long long lo, hi;
+        int k = sscanf(line, "%d %llu %llu", &pid, &lo, &hi);
+        if (k < 2 || pid <= 1 || lo == 0)
             continue;
+        if (k == 2)
+            hi = lo;
         /* the group's leader, if it is still the process we started; its group either way
          * when the leader is gone but the group's id is not reused by a live leader */
         unsigned long long now = exec_start_time(pid);
-        if (now != 0 && now != start)
+        if (now != 0 && (now < lo || now > hi))
             continue; /* the pid is another process now */
         if (kill(-pid, SIGKILL) == 0)
             (*killed)++;

@@ -38,6 +38,18 @@ typedef struct exec_spec {
  * reason in msg), ERR_INVAL. */
 int exec_spawn(const exec_spec_t *spec, pid_t *pid, char *msg, size_t cap);
 
+/* Bounds on a process's start time in clock ticks since boot, the unit of /proc/PID/stat
+ * field 22 (exec_start_time): lo <= start <= hi. */
+typedef struct exec_started {
+    unsigned long long lo, hi;
+} exec_started_t;
+
+/* exec_spawn, and the bounds of the leader's start time read from CLOCK_BOOTTIME just before
+ * and just after the vfork, without reading /proc (a /proc read per task cost the PN's loop
+ * as much as a tenth of its time). `started` may be NULL. */
+int exec_spawn_timed(const exec_spec_t *spec, pid_t *pid, exec_started_t *started, char *msg,
+                     size_t cap);
+
 /* Resolves `name` in the PATH found in envp (or "/usr/local/bin:/usr/bin:/bin") into out
  * (cap bytes). Names with a '/' are taken as they are (absolute ones must be executable;
  * relative ones are resolved by exec in the task's working directory). 0 or ERR_NOTFOUND. */
@@ -72,9 +84,9 @@ int exec_rss_scan(const pid_t *pgids, uint64_t *rss_kb, size_t n);
 int exec_become_subreaper(void);
 /* A process's start time (clock ticks since boot, /proc/PID/stat field 22); 0 when gone. */
 unsigned long long exec_start_time(pid_t pid);
-/* Kills (SIGKILL) the process group of every "PID START" line of the file at path whose leader
- * is still that process or gone (the group's survivors); *killed receives how many groups. A
- * missing file is no error. */
+/* Kills (SIGKILL) the process group of every "PID START" or "PID LO HI" line of the file at
+ * path whose leader is still that process (its start time is START, or within [LO, HI]) or
+ * gone (the group's survivors); *killed receives how many groups. A missing file is no error. */
 int exec_kill_stale(const char *path, size_t *killed);
 
 #endif

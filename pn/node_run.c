@@ -132,7 +132,7 @@ int node__prepare(node_t *n, node__task_t *t, const proto_task_create_t *tc, cha
  * the next boot of the PN kills what an unclean stop (SIGKILL, a crash) left running: tasks
  * nobody tracks any more would finish their work a second time beside the re-run (issue 14).
  * Appended without fsync (a machine crash kills the tasks too); truncated when no task runs. */
-static void node__note_pgid(node_t *n, pid_t pid)
+static void node__note_pgid(node_t *n, pid_t pid, const exec_started_t *at)
 {
     if (n->pgids_fd < 0)
         return;
@@ -140,9 +140,22 @@ static void node__note_pgid(node_t *n, pid_t pid)
         if (ftruncate(n->pgids_fd, 0) == 0)
             n->pgids_lines = 0;
     }
-    unsigned long long start = exec_start_time(pid);
-    char line[64];
-    int len = snprintf(line, sizeof line, "%d %llu\n", (int)pid, start);
+    /* The start time's bounds from the clock, not /proc: checked once against /proc (the
+     * leader is not reaped yet, so it is there), and /proc read for every task should they
+     * ever disagree (a kernel that counts start times on another clock). */
+    exec_started_t b = *at;
+    if (n->start_check <= 0) {
+        unsigned long long start = exec_start_time(pid);
+        if (n->start_check == 0 && start) {
+            n->start_check = start >= at->lo && start <= at->hi ? 1 : -1;
+            if (n->start_check < 0)
+                log_warn("process start times disagree with CLOCK_BOOTTIME: reading /proc");
+        }
+        if (n->start_check < 0)
+            b.lo = b.hi = start;
+    }
+    char line[96];
+    int len = snprintf(line, sizeof line, "%d %llu %llu\n", (int)pid, b.lo, b.hi);
     if (write(n->pgids_fd, line, (size_t)len) == len)
         n->pgids_lines++;
 }
@@ -163,8 +176,9 @@ static void node__start(node_t *n, node__task_t *t)
                       .uid = n->uid,
                       .gid = n->gid};
     pid_t pid;
+    exec_started_t at;
     t->start_mono_ms = clock_mono_ms();
-    int rc = exec_spawn(&sp, &pid, msg, sizeof msg);
+    int rc = exec_spawn_timed(&sp, &pid, &at, msg, sizeof msg);
     int32_t key = pid;
     if (!rc && map_putn(&n->bypid, &key, sizeof key, t, NULL) != 0) {
         exec_kill_group(pid, SIGKILL);
@@ -178,7 +192,7 @@ static void node__start(node_t *n, node__task_t *t)
         return;
     }
     t->pid = pid;
-    node__note_pgid(n, pid);
+    node__note_pgid(n, pid, &at);
     if (n->cg) {
         char cg[512] = "";
         if (taskcg_create(n->cg, t->id, cg, sizeof cg) == 0 && taskcg_attach(cg, pid) == 0) {

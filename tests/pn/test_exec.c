@@ -344,12 +344,59 @@ static void test_stage_cache_bound(void **state)
     stage_destroy(&s);
 }
 
+/* The start time of a spawned leader lies within the bounds read from the clock around the
+ * vfork, and exec_kill_stale kills the group of a "PID LO HI" line whose leader is still
+ * that process (and of an older "PID START" line), never a pid whose start time is outside. */
+static void test_start_bounds_and_stale_kill(void **state)
+{
+    (void)state;
+    char out[512];
+    snprintf(out, sizeof out, "%s/stdout", tmpdir);
+    char *argv[] = {"sleep", "30", NULL};
+    char *envp[] = {"PATH=/usr/bin:/bin", NULL};
+    exec_spec_t sp = {.argv = argv,
+                      .envp = envp,
+                      .cwd = tmpdir,
+                      .stdout_path = out,
+                      .stderr_path = out,
+                      .uid = (uid_t)-1,
+                      .gid = (gid_t)-1};
+    char msg[256], path[512];
+    snprintf(path, sizeof path, "%s/pgids", tmpdir);
+    for (int form = 0; form < 3; form++) { /* 0: LO HI, 1: START, 2: a later start: spared */
+        pid_t pid;
+        exec_started_t at;
+        assert_int_equal(exec_spawn_timed(&sp, &pid, &at, msg, sizeof msg), 0);
+        unsigned long long start = exec_start_time(pid);
+        assert_true(start > 0);
+        assert_true(at.lo <= start && start <= at.hi);
+        assert_true(at.hi - at.lo < 100); /* within a second, on any machine */
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        if (form == 0)
+            fprintf(f, "%d %llu %llu\n", (int)pid, at.lo, at.hi);
+        else if (form == 1)
+            fprintf(f, "%d %llu\n", (int)pid, start);
+        else
+            fprintf(f, "%d %llu %llu\n", (int)pid, start + 1, start + 5);
+        fclose(f);
+        size_t killed = 99;
+        assert_int_equal(exec_kill_stale(path, &killed), 0);
+        assert_int_equal(killed, form == 2 ? 0 : 1);
+        if (form == 2)
+            exec_kill_group(pid, SIGKILL);
+        exec_exit_t e = wait_for(pid);
+        assert_int_equal(e.signal, SIGKILL);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_exit_code_output_env_cwd),
         cmocka_unit_test(test_cpu_time_measured),
         cmocka_unit_test(test_not_found),
+        cmocka_unit_test(test_start_bounds_and_stale_kill),
         cmocka_unit_test(test_group_kill_nice_rss),
         cmocka_unit_test(test_stage_cache),
         cmocka_unit_test(test_stage_cache_bound),
