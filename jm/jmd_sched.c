@@ -15,7 +15,7 @@
 
 #define JMD_SCHED__ROUNDS   16   /* place_round calls per scheduling pass at most */
 #define JMD_SCHED__BATCH    512  /* tasks offered to one place_round at most */
-#define JMD_SCHED__SLACK    4    /* a batch: twice the free token units and this many more */
+#define JMD_SCHED__SLACK    4    /* a batch: the free token units and this many more */
 #define JMD_SCHED__LIGHT    64   /* lightly-loaded list length */
 #define JMD_SCHED__REPLACE  10   /* uncharged re-placements per allowed attempt */
 #define JMD_SCHED__CORRECT  64   /* queued tasks re-evaluated per tick at most */
@@ -406,16 +406,15 @@ void jmd_sched_round(jmd_t *j)
         dispatch_round(j->disp);
         if (dispatch_next(j->disp) == DISPATCH_NONE)
             return;
-        /* The batch: the first ready tasks in priority order, as many as twice the token units
-           free now and a few more (the matches are offered in quality order, so a few more than
-           fit let the better placed go first), so a round costs O(batch log n) whatever the
-           job's size. */
+        /* The batch: the first ready tasks in priority order, as many as the token units free
+           now and a few more (the matches are offered in quality order, so a few more than fit
+           let the better placed go first), so a round costs O(batch log n) whatever the job's
+           size. */
         uint64_t tok = dispatch_tokens(j->disp), reg = dispatch_regular_units(j->disp);
         uint64_t allow = dispatch_allowance(j->disp), opp = dispatch_opportunistic_units(j->disp);
         uint64_t head = (tok > reg ? tok - reg : 0) + (allow > opp ? allow - opp : 0);
-        size_t batch = head < (JMD_SCHED__BATCH - JMD_SCHED__SLACK) / 2
-                           ? (size_t)head * 2 + JMD_SCHED__SLACK
-                           : JMD_SCHED__BATCH;
+        size_t batch = head < JMD_SCHED__BATCH - JMD_SCHED__SLACK ? (size_t)head + JMD_SCHED__SLACK
+                                                                  : JMD_SCHED__BATCH;
         size_t n = readyq_pop(j->rq, j->ready_buf, batch);
         if (n == 0)
             return;

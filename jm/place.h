@@ -19,7 +19,7 @@
  *         place_resolve when the view changes
  *   ready tasks: kept in priority order as they come and go (jm/readyq.h: pushed when they
  *         become ready or are requeued, keyed by jm/priority.h's stage priority and input bytes)
- *   each round: readyq_pop of a batch (as many as the free token units allow, and a few more);
+ *   each round: readyq_pop of a batch (as many as the free token units allow, and 4 more);
  *         place_round on it; for each match in order, dispatch_place: REGULAR or
  *         OPPORTUNISTIC -> dag_start + place_claim + TASK_CREATE to the node; NONE -> stop the
  *         round; the batch's unplaced tasks go back into the queue

@@ -8,13 +8,19 @@
 
 #define READYQ__NONE SIZE_MAX
 
+/* A heap entry carries its key, so that sifting compares within the heap's own memory (a job of
+ * 200,000 tasks would otherwise miss the cache at each comparison). */
+struct readyq__ent {
+    double prio;
+    uint64_t bytes;
+    size_t task;
+};
+
 struct readyq {
-    size_t n;        /* tasks the queue was made for */
-    size_t len;      /* queued */
-    size_t *heap;    /* task indices, heap[0] first in order */
-    size_t *pos;     /* per task: its index in heap, or READYQ__NONE */
-    double *prio;    /* per task: key */
-    uint64_t *bytes; /* per task: key */
+    size_t n;                 /* tasks the queue was made for */
+    size_t len;               /* queued */
+    struct readyq__ent *heap; /* heap[0] first in order */
+    size_t *pos;              /* per task: its index in heap, or READYQ__NONE */
 };
 
 int readyq_new(size_t ntasks, readyq_t **out)
@@ -27,9 +33,7 @@ int readyq_new(size_t ntasks, readyq_t **out)
     q->n = ntasks;
     q->heap = mem_calloc(n, sizeof *q->heap);
     q->pos = mem_calloc(n, sizeof *q->pos);
-    q->prio = mem_calloc(n, sizeof *q->prio);
-    q->bytes = mem_calloc(n, sizeof *q->bytes);
-    if (q->heap == NULL || q->pos == NULL || q->prio == NULL || q->bytes == NULL) {
+    if (q->heap == NULL || q->pos == NULL) {
         readyq_destroy(&q);
         return ERR_NOMEM;
     }
@@ -46,56 +50,52 @@ void readyq_destroy(readyq_t **p)
     readyq_t *q = *p;
     mem_free(q->heap);
     mem_free(q->pos);
-    mem_free(q->prio);
-    mem_free(q->bytes);
     mem_free(q);
     *p = NULL;
 }
 
-/* 1 when task a goes before task b (jm/priority.h's order). */
-static int readyq__before(const readyq_t *q, size_t a, size_t b)
+/* 1 when entry a goes before entry b (jm/priority.h's order). */
+static int readyq__before(const struct readyq__ent *a, const struct readyq__ent *b)
 {
-    if (q->prio[a] != q->prio[b])
-        return q->prio[a] > q->prio[b];
-    if (q->bytes[a] != q->bytes[b])
-        return q->bytes[a] > q->bytes[b];
-    return a < b;
+    if (a->prio != b->prio)
+        return a->prio > b->prio;
+    if (a->bytes != b->bytes)
+        return a->bytes > b->bytes;
+    return a->task < b->task;
 }
 
-static void readyq__set(readyq_t *q, size_t i, size_t task)
+static void readyq__set(readyq_t *q, size_t i, const struct readyq__ent *e)
 {
-    q->heap[i] = task;
-    q->pos[task] = i;
+    q->heap[i] = *e;
+    q->pos[e->task] = i;
 }
 
-static void readyq__up(readyq_t *q, size_t i)
+/* Moves the entry at i up or down to where its key belongs. */
+static void readyq__fix(readyq_t *q, size_t i)
 {
-    size_t t = q->heap[i];
+    struct readyq__ent e = q->heap[i];
+    size_t start = i;
     while (i > 0) {
         size_t parent = (i - 1) / 2;
-        if (!readyq__before(q, t, q->heap[parent]))
+        if (!readyq__before(&e, &q->heap[parent]))
             break;
-        readyq__set(q, i, q->heap[parent]);
+        readyq__set(q, i, &q->heap[parent]);
         i = parent;
     }
-    readyq__set(q, i, t);
-}
-
-static void readyq__down(readyq_t *q, size_t i)
-{
-    size_t t = q->heap[i];
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= q->len)
-            break;
-        if (c + 1 < q->len && readyq__before(q, q->heap[c + 1], q->heap[c]))
-            c++;
-        if (!readyq__before(q, q->heap[c], t))
-            break;
-        readyq__set(q, i, q->heap[c]);
-        i = c;
+    if (i == start) {
+        for (;;) {
+            size_t c = 2 * i + 1;
+            if (c >= q->len)
+                break;
+            if (c + 1 < q->len && readyq__before(&q->heap[c + 1], &q->heap[c]))
+                c++;
+            if (!readyq__before(&q->heap[c], &e))
+                break;
+            readyq__set(q, i, &q->heap[c]);
+            i = c;
+        }
     }
-    readyq__set(q, i, t);
+    readyq__set(q, i, &e);
 }
 
 int readyq_push(readyq_t *q, size_t task, double prio, uint64_t bytes)
@@ -104,10 +104,8 @@ int readyq_push(readyq_t *q, size_t task, double prio, uint64_t bytes)
         return ERR_RANGE;
     if (q->pos[task] != READYQ__NONE)
         return ERR_EXISTS;
-    q->prio[task] = prio;
-    q->bytes[task] = bytes;
-    readyq__set(q, q->len++, task);
-    readyq__up(q, q->len - 1);
+    q->heap[q->len] = (struct readyq__ent){prio, bytes, task};
+    readyq__fix(q, q->len++);
     return 0;
 }
 
@@ -118,10 +116,9 @@ int readyq_update(readyq_t *q, size_t task, double prio, uint64_t bytes)
     size_t i = q->pos[task];
     if (i == READYQ__NONE)
         return ERR_NOTFOUND;
-    q->prio[task] = prio;
-    q->bytes[task] = bytes;
-    readyq__up(q, i);
-    readyq__down(q, q->pos[task]);
+    q->heap[i].prio = prio;
+    q->heap[i].bytes = bytes;
+    readyq__fix(q, i);
     return 0;
 }
 
@@ -133,11 +130,9 @@ int readyq_remove(readyq_t *q, size_t task)
     if (i == READYQ__NONE)
         return ERR_NOTFOUND;
     q->pos[task] = READYQ__NONE;
-    size_t last = q->heap[--q->len];
-    if (i < q->len) { /* the last entry fills the hole and moves whichever way it must */
-        readyq__set(q, i, last);
-        readyq__up(q, i);
-        readyq__down(q, q->pos[last]);
+    if (i < --q->len) { /* the last entry fills the hole and moves whichever way it must */
+        q->heap[i] = q->heap[q->len];
+        readyq__fix(q, i);
     }
     return 0;
 }
@@ -156,7 +151,7 @@ int readyq_peek(const readyq_t *q, size_t *task)
 {
     if (q->len == 0)
         return ERR_NOTFOUND;
-    *task = q->heap[0];
+    *task = q->heap[0].task;
     return 0;
 }
 
@@ -164,12 +159,12 @@ size_t readyq_pop(readyq_t *q, size_t *out, size_t k)
 {
     size_t got = 0;
     while (got < k && q->len > 0) {
-        size_t t = q->heap[0];
+        size_t t = q->heap[0].task;
         out[got++] = t;
         q->pos[t] = READYQ__NONE;
         if (--q->len > 0) {
-            readyq__set(q, 0, q->heap[q->len]);
-            readyq__down(q, 0);
+            q->heap[0] = q->heap[q->len];
+            readyq__fix(q, 0);
         }
     }
     return got;
@@ -178,6 +173,6 @@ size_t readyq_pop(readyq_t *q, size_t *out, size_t k)
 void readyq_clear(readyq_t *q)
 {
     for (size_t i = 0; i < q->len; i++)
-        q->pos[q->heap[i]] = READYQ__NONE;
+        q->pos[q->heap[i].task] = READYQ__NONE;
     q->len = 0;
 }

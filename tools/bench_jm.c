@@ -1,11 +1,23 @@
 /* bench_jm.c - JM placement rate on a synthetic 20,000-node view (DESIGN.md 5: at least 100,000
- * placements per second per JM core; a 1,000-task batch matched in under 10 ms).
+ * placements per second per JM core; a 1,000-task batch matched in under 10 ms), and the JM's
+ * CPU time per placed task as the job grows (issue 16: roughly flat from 2,000 to 200,000 ready
+ * tasks).
  *
  * A placement is the whole per-task path the JM runs: candidate set (input holders, their
  * rack-mates, two random lightly-loaded nodes), an estimate (E = I + W + R, C) for every
  * candidate, and the stable matcher over the batch. Prints figures; not a test.
  *
- * usage: bench_jm [--nodes N] [--racks R] [--batch B] [--batches K] [--seed S] [--json]
+ * The per-task figure drives the daemon's scheduling loop (jm/jmd_sched.c) on the pure modules:
+ * a job of N independent ready tasks on --sched-nodes nodes of --sched-slots cores each (one
+ * core per task; tokens for every slot), passes of up to 16 rounds until the slots are full,
+ * then every task in flight ends, the nodes tell they are idle, and the next pass runs; the CPU
+ * time of the passes (ready set, placement, dispatch, DAG updates) over the tasks placed. Two
+ * ways: "queue" is the daemon's (jm/readyq.h, a batch sized by the free token units, a node
+ * takes what its room holds), "resort" the earlier one (each round copies and priority-sorts
+ * the whole ready list, places a batch of 512, one task per node).
+ *
+ * usage: bench_jm [--nodes N] [--racks R] [--batch B] [--batches K] [--seed S]
+ *                 [--sched-nodes K] [--sched-slots S] [--placements P] [--json]
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -13,9 +25,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "jm/dag.h"
+#include "jm/dispatch.h"
 #include "jm/estimator.h"
 #include "jm/matcher.h"
 #include "jm/place.h"
+#include "jm/priority.h"
+#include "jm/readyq.h"
 #include "jm/spec.h"
 #include "jm/view.h"
 
@@ -83,9 +99,205 @@ struct bench_task {
     struct estimator_task t;
 };
 
+static double bench__cpu(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* A job of n independent one-core tasks, each reading up to 2 GB from one of `nodes` nodes. */
+static struct spec *bench__job(long n, long nodes)
+{
+    size_t cap = (size_t)n * 160 + 64, len = 0;
+    char *buf = malloc(cap);
+    if (buf == NULL)
+        return NULL;
+    len += (size_t)snprintf(buf + len, cap - len, "{\"version\":1,\"tasks\":[");
+    for (long i = 0; i < n; i++)
+        len += (size_t)snprintf(
+            buf + len, cap - len,
+            "%s{\"id\":\"t%ld\",\"stage\":\"s\",\"cmd\":[\"true\"],\"cpu\":1,\"mem_mb\":512,"
+            "\"runtime_s\":1,\"inputs\":[{\"bytes\":%llu,\"nodes\":"
+            "[\"pn-%ld\"]}]}",
+            i ? "," : "", i, (unsigned long long)(bench__unif() * 2e9),
+            (long)(bench__next() % (uint64_t)nodes));
+    snprintf(buf + len, cap - len, "]}");
+    char msg[256];
+    struct spec *s = NULL;
+    int rc = spec_parse(buf, strlen(buf), NULL, &s, msg, sizeof msg);
+    free(buf);
+    if (rc != 0)
+        fprintf(stderr, "bench_jm: job spec: %s\n", msg);
+    return s;
+}
+
+/* Node `i` with `slots` cores tells it has `free_cpu` of them free (6x7 matrix, fresh at now). */
+static int bench__tell(view_t *v, long i, long slots, double free_cpu, uint64_t seq, int64_t now)
+{
+    static const double cpu_bins[6] = {0.5, 1, 2, 4, 8, 16};
+    static const double mem_bins[7] = {1024, 2048, 4096, 8192, 16384, 32768, 65536};
+    double cells[42];
+    for (int c = 0; c < 6; c++)
+        for (int m = 0; m < 7; m++)
+            cells[c * 7 + m] = cpu_bins[c] > (double)slots ? -1 : cpu_bins[c] <= free_cpu ? 0 : 1;
+    char name[32];
+    snprintf(name, sizeof name, "pn-%ld", i);
+    struct view_entry e = {.name = name,
+                           .rack = "rack-0",
+                           .cpu = (double)slots,
+                           .mem_mb = 65536,
+                           .up = 1,
+                           .boot_id = 1,
+                           .seq = seq,
+                           .successes = 100,
+                           .ncpu = 6,
+                           .nmem = 7,
+                           .cpu_bins = cpu_bins,
+                           .mem_bins_mb = mem_bins,
+                           .wait_s = cells};
+    return view_update(v, &e, now) == 1 ? 0 : -1;
+}
+
+#define BENCH_SCHED_ROUNDS 16  /* jmd_sched.c's JMD_SCHED__ROUNDS */
+#define BENCH_SCHED_BATCH  512 /* JMD_SCHED__BATCH */
+#define BENCH_SCHED_SLACK  4   /* JMD_SCHED__SLACK */
+
+struct bench_sched {
+    double us_per_task; /* CPU time of the passes per task placed */
+    size_t placed, rounds, passes;
+};
+
+/* Runs the scheduling loop over `spec` until `target` tasks were placed (see the top). */
+static int bench__sched(const struct spec *spec, long nodes, long slots, size_t target, int resort,
+                        struct bench_sched *r)
+{
+    memset(r, 0, sizeof *r);
+    size_t n = spec->ntasks;
+    view_t *v = NULL;
+    dag_t *dag = NULL;
+    estimator_t *est = NULL;
+    dispatch_t *disp = NULL;
+    place_t *pl = NULL;
+    readyq_t *rq = NULL;
+    double *sp = calloc(spec->nstages + 1, sizeof *sp);
+    size_t *buf = calloc(resort ? n : BENCH_SCHED_BATCH, sizeof *buf);
+    size_t *inflight = calloc((size_t)(nodes * slots) + 1, sizeof *inflight);
+    struct place_match *pm = calloc(BENCH_SCHED_BATCH, sizeof *pm);
+    int rc = -1;
+    struct place_config pc;
+    place_config_default(&pc);
+    pc.fill = !resort;
+    struct dispatch_config dc;
+    dispatch_config_default(&dc);
+    dc.opp_factor = 0;
+    if (sp == NULL || buf == NULL || inflight == NULL || pm == NULL || view_new(&v) != 0 ||
+        dag_new(spec, &dag) != 0 || estimator_new(NULL, spec->nstages, &est) != 0 ||
+        dispatch_new(&dc, n, &disp) != 0 || place_new(spec, &pc, &pl) != 0 ||
+        readyq_new(n, &rq) != 0 || priority_compute(dag, NULL, NULL, sp) != 0)
+        goto out;
+    int64_t now = 1000;
+    uint64_t seq = 1;
+    for (long i = 0; i < nodes; i++)
+        if (bench__tell(v, i, slots, (double)slots, seq, now) != 0)
+            goto out;
+    view_refresh_light(v, (size_t)nodes);
+    if (place_resolve(pl, v) != 0)
+        goto out;
+    dispatch_set_tokens(disp, (uint32_t)(nodes * slots));
+    for (size_t i = 0; i < n; i++) /* as jmd_sched_init does (the task's token units) */
+        dispatch_set_cost(disp, i, 1);
+    size_t nr;
+    const size_t *ready = dag_ready(dag, &nr);
+    for (size_t i = 0; i < nr; i++)
+        readyq_push(rq, ready[i], sp[spec->tasks[ready[i]].stage],
+                    spec->tasks[ready[i]].input_bytes);
+    double cpu = 0;
+    size_t nin = 0;
+    while (r->placed < target) {
+        /* the PN side: everything in flight ends, every node tells it is idle */
+        now += 1000;
+        seq++;
+        for (long i = 0; i < nodes; i++)
+            bench__tell(v, i, slots, (double)slots, seq, now);
+        double t0 = bench__cpu();
+        for (size_t i = 0; i < nin; i++) {
+            dispatch_finished(disp, inflight[i]);
+            dag_succeed(dag, inflight[i], NULL);
+        }
+        nin = 0;
+        size_t before = r->placed;
+        for (int round = 0; round < BENCH_SCHED_ROUNDS; round++) {
+            dispatch_round(disp);
+            if (dispatch_next(disp) == DISPATCH_NONE)
+                break;
+            size_t nb, nm = 0;
+            if (resort) {
+                const size_t *rd = dag_ready(dag, &nb);
+                memcpy(buf, rd, nb * sizeof *rd);
+                priority_sort(dag, sp, buf, nb);
+                if (nb > BENCH_SCHED_BATCH)
+                    nb = BENCH_SCHED_BATCH;
+            } else {
+                uint64_t tok = dispatch_tokens(disp), reg = dispatch_regular_units(disp);
+                uint64_t head = tok > reg ? tok - reg : 0;
+                size_t batch = head < BENCH_SCHED_BATCH - BENCH_SCHED_SLACK
+                                   ? (size_t)head + BENCH_SCHED_SLACK
+                                   : BENCH_SCHED_BATCH;
+                nb = readyq_pop(rq, buf, batch);
+            }
+            if (nb == 0)
+                break;
+            r->rounds++;
+            if (place_round(pl, v, est, buf, nb, now, bench__draw, NULL, pm, &nm) != 0)
+                goto out;
+            size_t placed = 0;
+            for (size_t i = 0; i < nm; i++) {
+                int cls = dispatch_place(disp, pm[i].task);
+                if (cls == DISPATCH_NONE)
+                    break;
+                if (cls < 0)
+                    continue;
+                dag_start(dag, pm[i].task);
+                if (!resort)
+                    place_claim(pl, pm[i].task, pm[i].node, now);
+                inflight[nin++] = pm[i].task;
+                placed++;
+            }
+            if (!resort)
+                for (size_t i = 0; i < nb; i++)
+                    if (dag_state(dag, buf[i]) == DAG_READY)
+                        readyq_push(rq, buf[i], sp[spec->tasks[buf[i]].stage],
+                                    spec->tasks[buf[i]].input_bytes);
+            r->placed += placed;
+            if (placed == 0)
+                break;
+        }
+        cpu += bench__cpu() - t0;
+        r->passes++;
+        if (r->placed == before)
+            break; /* nothing placed: out of ready tasks */
+    }
+    r->us_per_task = r->placed ? cpu / (double)r->placed * 1e6 : 0;
+    rc = 0;
+out:
+    readyq_destroy(&rq);
+    place_destroy(&pl);
+    dispatch_destroy(&disp);
+    estimator_destroy(&est);
+    dag_destroy(&dag);
+    view_destroy(&v);
+    free(sp);
+    free(buf);
+    free(inflight);
+    free(pm);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     long nodes = 20000, racks = 500, batch = 1000, batches = 100;
+    long sched_nodes = 1, sched_slots = 16, placements = 2000;
     int json = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0) {
@@ -105,12 +317,20 @@ int main(int argc, char **argv)
             batches = v;
         else if (strcmp(argv[i], "--seed") == 0)
             bench__s = (uint64_t)v;
+        else if (strcmp(argv[i], "--sched-nodes") == 0)
+            sched_nodes = v;
+        else if (strcmp(argv[i], "--sched-slots") == 0)
+            sched_slots = v;
+        else if (strcmp(argv[i], "--placements") == 0)
+            placements = v;
         else
             goto usage;
         i++;
     }
     if (nodes < 10 || nodes > 1000000 || racks < 1 || racks > nodes || batch < 1 ||
-        batch > 100000 || batches < 1 || batches > 100000)
+        batch > 100000 || batches < 1 || batches > 100000 || sched_nodes < 1 ||
+        sched_nodes > 10000 || sched_slots < 1 || sched_slots > 16 || placements < 1 ||
+        placements > 200000)
         goto usage;
 
     /* The view: R racks, 6x7 matrices with waits drawn so some nodes are idle and most busy. */
@@ -244,6 +464,24 @@ int main(int argc, char **argv)
     free(pm);
     free(order);
 
+    /* The JM's CPU time per placed task as the ready set grows. The re-sorting way costs a sort
+       of the whole ready set per round: it places fewer tasks at the larger sizes (the same
+       figure per task, in less time). */
+    static const long sizes[3] = {2000, 20000, 200000};
+    struct bench_sched bq[3], br[3];
+    for (int k = 0; k < 3; k++) {
+        struct spec *job = bench__job(sizes[k], sched_nodes);
+        if (job == NULL)
+            return 1;
+        size_t tr = (size_t)placements * 2000 / (size_t)sizes[k];
+        if (tr < 32)
+            tr = 32;
+        if (bench__sched(job, sched_nodes, sched_slots, (size_t)placements, 0, &bq[k]) != 0 ||
+            bench__sched(job, sched_nodes, sched_slots, tr, 1, &br[k]) != 0)
+            return 1;
+        spec_destroy(&job);
+    }
+
     double total = t_cand + t_match;
     double rate = (double)placed / total;
     double per_batch_ms = t_match / (double)batches * 1e3;
@@ -254,11 +492,21 @@ int main(int argc, char **argv)
                "\"placements_per_s\": %.0f, \"stable_match_ms\": %.3f, "
                "\"stable_match_worst_ms\": %.3f, \"batch_with_estimates_ms\": %.3f, "
                "\"greedy_match_ms\": %.3f, \"optimal_match_ms\": %.1f, "
-               "\"place_round_placements_per_s\": %.0f}\n",
+               "\"place_round_placements_per_s\": %.0f, \"sched_nodes\": %ld, "
+               "\"sched_slots\": %ld, \"cpu_us_per_task_ready_2000\": %.2f, "
+               "\"cpu_us_per_task_ready_20000\": %.2f, \"cpu_us_per_task_ready_200000\": %.2f, "
+               "\"resort_cpu_us_per_task_ready_2000\": %.2f, "
+               "\"resort_cpu_us_per_task_ready_20000\": %.2f, "
+               "\"resort_cpu_us_per_task_ready_200000\": %.2f, \"tasks_per_round\": %.2f, "
+               "\"resort_tasks_per_round\": %.2f}\n",
                nodes, racks, batch, batches, placed, (double)ncands / (double)(batch * batches),
                rate, per_batch_ms, worst_match * 1e3, full_batch_ms,
                t_greedy / (double)batches * 1e3,
-               opt_batches ? t_opt / (double)opt_batches * 1e3 : -1.0, rate_place);
+               opt_batches ? t_opt / (double)opt_batches * 1e3 : -1.0, rate_place, sched_nodes,
+               sched_slots, bq[0].us_per_task, bq[1].us_per_task, bq[2].us_per_task,
+               br[0].us_per_task, br[1].us_per_task, br[2].us_per_task,
+               bq[2].rounds ? (double)bq[2].placed / (double)bq[2].rounds : 0,
+               br[2].rounds ? (double)br[2].placed / (double)br[2].rounds : 0);
     } else {
         printf("JM placement on a %ld-node view (%ld racks), %ld batches of %ld tasks:\n", nodes,
                racks, batches, batch);
@@ -279,6 +527,18 @@ int main(int argc, char **argv)
         else
             printf("  optimal (Hungarian) match    not run: tasks x distinct candidate nodes is "
                    "over its dense-matrix bound (try --nodes 2000)\n");
+        printf("JM CPU time per placed task, a job of N ready one-core tasks on %ld node(s) of "
+               "%ld cores:\n",
+               sched_nodes, sched_slots);
+        printf("  %-9s %14s %9s %9s   %14s %9s %9s\n", "ready", "queue us/task", "placed", "/round",
+               "resort us/task", "placed", "/round");
+        for (int k = 0; k < 3; k++)
+            printf("  %-9ld %14.2f %9zu %9.2f   %14.2f %9zu %9.2f\n", sizes[k], bq[k].us_per_task,
+                   bq[k].placed, bq[k].rounds ? (double)bq[k].placed / (double)bq[k].rounds : 0,
+                   br[k].us_per_task, br[k].placed,
+                   br[k].rounds ? (double)br[k].placed / (double)br[k].rounds : 0);
+        printf("  (queue: the daemon's ready queue and filling rounds; resort: each round sorting "
+               "the whole ready set, one task per node)\n");
     }
     free(tasks);
     free(off);
@@ -290,6 +550,8 @@ int main(int argc, char **argv)
     return 0;
 usage:
     fprintf(stderr, "usage: bench_jm [--nodes N] [--racks R] [--batch B] [--batches K] "
-                    "[--seed S] [--json]\n");
+                    "[--seed S]\n"
+                    "                [--sched-nodes K] [--sched-slots 1..16] "
+                    "[--placements 1..200000] [--json]\n");
     return 2;
 }
