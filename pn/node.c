@@ -146,6 +146,11 @@ node_t *node_new(const pnconf_t *cfg, uv_loop_t *loop, uint64_t boot_id, uid_t u
     return n;
 }
 
+static void node__free_handle(uv_handle_t *h)
+{
+    mem_free(h);
+}
+
 void node__task_free(node__task_t *t)
 {
     if (!t)
@@ -202,6 +207,8 @@ void node_destroy(node_t **np)
     }
     node__trash_flush(n, 1);
     mem_free(n->trash);
+    if (n->sched_check) /* freed once closed: the loop runs after node_destroy */
+        uv_close((uv_handle_t *)n->sched_check, node__free_handle);
     if (n->spare_dir && n->nspares + n->spares_pending == 0)
         rmdir(n->spare_dir);
     else if (n->spare_dir) /* the spares go with it */
@@ -642,7 +649,9 @@ static void node__create(node_t *n, const void *peer, size_t plen, uint64_t req_
     n->c.created++;
     j->ntasks++;
     j->nlive++;
+    int graces_ended = 0;
     if (tc->urgent && t->klass == PROTO_CLASS_REGULAR && queue_end_graces(n->queue) > 0) {
+        graces_ended = 1;
         n->c.graces_ended++;
         n->matrix_dirty = 1; /* the graced tasks no longer hold their room */
     }
@@ -657,7 +666,8 @@ static void node__create(node_t *n, const void *peer, size_t plen, uint64_t req_
         return;
     }
     node__set_state(n, t, t->nfiles ? PROTO_TASK_STAGING : PROTO_TASK_QUEUED, NULL);
-    node__schedule(n);
+    if (graces_ended) /* preempt them if regular work waits; the new task itself is held */
+        node__schedule(n);
 }
 
 static void node__cancel(node_t *n, const void *peer, size_t plen, uint64_t req_id,

@@ -108,6 +108,8 @@ struct node {
     node__task_t **done; /* finished tasks in the order they finished */
     size_t ndone, capdone, donehead;
     int scheduling;
+    uv_check_t *sched_check; /* runs node__schedule once at the end of a loop iteration */
+    int sched_pending;
     uint64_t spec_bytes; /* sum over live tasks: bounded by [queue] max_spec_bytes */
     uint64_t refresh_round;
     size_t busy;
@@ -143,6 +145,9 @@ void node__grace_tick(node_t *n); /* a downgrade's grace ended: preempt if regul
 
 /* node_run.c */
 void node__schedule(node_t *n);
+/* node__schedule at the end of this loop iteration, once however many events asked (set-ups
+ * done, children reaped): a burst of them costs one walk of the queue, not one each. */
+void node__schedule_soon(node_t *n);
 int node__setup_start(node_t *n, node__task_t *t);
 void node__trash(node_t *n, const char *dir);      /* remove later, off the loop */
 void node__trash_task(node_t *n, const char *dir); /* a forgotten task's: recycled if it can be */

@@ -218,6 +218,35 @@ static double node__draw(node_t *n)
     return (double)((n->rng * 2685821657736338717ULL) >> 11) / 9007199254740992.0;
 }
 
+static void node__on_check(uv_check_t *h)
+{
+    node_t *n = h->data;
+    uv_check_stop(h);
+    n->sched_pending = 0;
+    node__schedule(n);
+}
+
+void node__schedule_soon(node_t *n)
+{
+    if (n->sched_pending)
+        return;
+    if (!n->sched_check) {
+        uv_check_t *h = mem_calloc(1, sizeof *h);
+        if (!h || uv_check_init(n->loop, h) != 0) {
+            mem_free(h);
+            node__schedule(n); /* no handle: at once */
+            return;
+        }
+        h->data = n;
+        n->sched_check = h;
+    }
+    if (uv_check_start(n->sched_check, node__on_check) != 0) {
+        node__schedule(n);
+        return;
+    }
+    n->sched_pending = 1;
+}
+
 void node__schedule(node_t *n)
 {
     if (n->scheduling)
@@ -319,7 +348,7 @@ void node_reap(node_t *n)
         node__finish(n, t);
     }
     if (any)
-        node__schedule(n);
+        node__schedule_soon(n);
 }
 
 void node_poll_memory(node_t *n)
@@ -457,7 +486,7 @@ static void node__setup_done(uv_work_t *w, int status)
         } else {
             queue_hold(n->queue, t->id, 0);
         }
-        node__schedule(n);
+        node__schedule_soon(n);
     }
     node__setup_free(r);
 }

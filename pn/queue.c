@@ -368,6 +368,11 @@ size_t queue_preempt(queue_t *q, double now, uint64_t *ids, size_t cap)
 {
     if (!q->reg.n || !cap)
         return 0;
+    size_t opp = 0;
+    for (size_t k = 0; k < q->nrun && !opp; k++)
+        opp = q->run[k].t.klass == QUEUE_OPPORTUNISTIC && !q->run[k].preempting;
+    if (!opp) /* nothing to preempt: spare the walk of the queue */
+        return 0;
     int rc;
     long i = queue__backfill(q, now, 0, &rc);
     if (rc || i < 0)
