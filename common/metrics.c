@@ -6,6 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "common/err.h"
 #include "common/mem.h"
@@ -380,4 +383,36 @@ size_t metrics_escape_label(char *out, size_t cap, const char *s)
     }
     mem_free(l.p);
     return need;
+}
+
+int metrics_process(struct metrics *m)
+{
+    long pages = 0, size = 0;
+    FILE *fp = fopen("/proc/self/statm", "r");
+    if (fp != NULL) {
+        if (fscanf(fp, "%ld %ld", &size, &pages) != 2)
+            pages = 0;
+        fclose(fp);
+    }
+    int rc = metrics_gauge1(m, "process_resident_memory_bytes", "Resident memory size in bytes.",
+                            (double)pages * (double)sysconf(_SC_PAGESIZE));
+    struct rusage ru;
+    double cpu = 0;
+    if (getrusage(RUSAGE_SELF, &ru) == 0)
+        cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec +
+              ((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) / 1e6;
+    if (rc == 0)
+        rc = metrics_counter1(m, "process_cpu_seconds_total",
+                              "Total user and system CPU time spent in seconds.", cpu);
+    long fds = 0;
+    DIR *d = opendir("/proc/self/fd");
+    if (d != NULL) {
+        while (readdir(d) != NULL)
+            fds++;
+        closedir(d);
+        fds = fds > 3 ? fds - 3 : 0; /* ".", ".." and the directory's own descriptor */
+    }
+    if (rc == 0)
+        rc = metrics_gauge1(m, "process_open_fds", "Number of open file descriptors.", (double)fds);
+    return rc;
 }

@@ -96,6 +96,11 @@ int metrics_histogram(struct metrics *m, const char *const *labels, const struct
 int metrics_counter1(struct metrics *m, const char *name, const char *help, double value);
 int metrics_gauge1(struct metrics *m, const char *name, const char *help, double value);
 
+/* The standard process families (what Prometheus client libraries export):
+ * process_resident_memory_bytes (gauge, /proc/self/statm), process_cpu_seconds_total (counter,
+ * user + system, getrusage) and process_open_fds (gauge). Same returns as metrics_family. */
+int metrics_process(struct metrics *m);
+
 /* First error recorded since metrics_init (0 when everything was written). */
 int metrics_error(const struct metrics *m);
 

@@ -8,6 +8,7 @@
 #include "common/log.h"
 #include "common/mem.h"
 #include "jm/jmd.h"
+#include "jm/jmd_metrics.h"
 
 #define JMD__TICK_MS   250  /* state.json, silent nodes, RM retries */
 #define JMD__LEASE_MS  1000 /* lease renewal */
@@ -227,6 +228,7 @@ int jmd_run(const struct jmd_opts *opts, char *msg, size_t cap)
     loop_ok = 1;
     if ((rc = jmd_rm_open(j, msg, cap)) != 0)
         goto out;
+    jmd_metrics_start(j); /* before the first renewal, which advertises it */
     uv_timer_init(&j->loop, &j->tick);
     uv_timer_init(&j->loop, &j->lease);
     uv_timer_init(&j->loop, &j->control);
@@ -272,6 +274,7 @@ out:
         jmd_out_failed_state(opts->job_dir, opts->job_id, j->t0_wall, msg);
     jmd_pn_close(j);
     jmd_rm_close(j);
+    jmd_metrics_stop(j); /* its handles close with their own callbacks */
     if (loop_ok) {
         uv_walk(&j->loop, jmd__close_cb, NULL);
         uv_run(&j->loop, UV_RUN_DEFAULT);

@@ -268,6 +268,7 @@ typedef struct jmd {
     size_t nprogs, capprogs;
     int64_t last_report_mono;
     struct usage usage; /* token units in use over time, wall ms (jm/usage.h) */
+    struct jmd_metrics *metrics; /* /metrics (jm/jmd_metrics.h); NULL: off */
 } jmd_t;
 
 int64_t jmd_now(const jmd_t *j);      /* monotonic ms */

@@ -10,6 +10,7 @@
 #include "common/log.h"
 #include "common/mem.h"
 #include "jm/jmd.h"
+#include "jm/jmd_metrics.h"
 #include "jm/view_proto.h"
 #include "rm/rmclient.h"
 
@@ -323,6 +324,7 @@ static void jmd_rm__send(jmd_t *j, struct jmd_call *c)
         r->host = (char *)j->o.host;
         r->jm_pid = (uint32_t)getpid();
         r->epoch = j->epoch;
+        r->metrics_url = (char *)jmd_metrics_url(j); /* for `paddock job show` */
         for (size_t n = 0; n < j->ncount && r->noutcomes < PROTO_MAX_OUTCOMES; n++) {
             const struct view_node *vn = view_node(j->view, (uint32_t)n);
             if (vn && (j->sent_ok[n] || j->sent_failed[n]))

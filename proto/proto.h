@@ -206,6 +206,8 @@ typedef struct proto_heartbeat { /* PN -> every RM replica */
     int64_t timestamp_ms; /* req */
     char **jobs;    /* jobs with live tasks here (the leader answers their states: HEARTBEAT_ACK) */
     uint32_t njobs; /* 0..PROTO_MAX_NODE_JOBS */
+    char *metrics_url; /* the PN's Prometheus endpoint, "http://HOST:PORT/metrics" (docs/metrics.md);
+                          0..PROTO_MAX_ENDPOINT bytes, NULL or empty: none */
 } proto_heartbeat_t;
 
 typedef struct proto_job_info { /* one job as the RM's ledger has it */
@@ -301,6 +303,7 @@ typedef struct proto_job_register { /* JM or CLI -> RM */
     char *job_dir;
     char *host;
     uint32_t jm_pid; /* the JM's pid on that host, when the JM registers itself */
+    char *metrics_url; /* the JM's Prometheus endpoint (docs/metrics.md); NULL or empty: none */
 } proto_job_register_t;
 
 typedef struct proto_job_register_reply { /* RM -> JM or CLI */
@@ -398,6 +401,7 @@ typedef struct proto_lease_renew { /* JM -> RM */
     uint32_t jm_pid;
     uint32_t epoch; /* the renewing JM's epoch: an older one than the job's is refused
                        (ERR_FENCED) and changes nothing; 0: none (older JMs) */
+    char *metrics_url; /* the JM's Prometheus endpoint (docs/metrics.md); NULL or empty: none */
 } proto_lease_renew_t;
 
 typedef struct proto_lease_ack { /* RM -> JM */

@@ -134,6 +134,7 @@ static const proto__field_t heartbeat_f[] = {
     MATRIX(S, matrix),
     TIME(S, timestamp_ms, REQ),
     STRS(S, jobs, njobs, OPT, 0, PROTO_MAX_NODE_JOBS, PROTO_MAX_NAME),
+    ENDPOINT(S, metrics_url, OPT),
 };
 static SCHEMA(heartbeat, S, heartbeat_f, NULL);
 #undef S
@@ -210,6 +211,7 @@ static const proto__field_t job_register_f[] = {
     STR(S, job_dir, OPT, 0, PROTO_MAX_ARG),
     ANYNAME(S, host, OPT),
     U32(S, jm_pid, OPT, 0, UINT32_MAX),
+    ENDPOINT(S, metrics_url, OPT),
 };
 static SCHEMA(job_register, S, job_register_f, NULL);
 #undef S
@@ -320,6 +322,7 @@ static const proto__field_t lease_renew_f[] = {
     ANYNAME(S, host, OPT),
     U32(S, jm_pid, OPT, 0, UINT32_MAX),
     U32(S, epoch, OPT, 0, UINT32_MAX),
+    ENDPOINT(S, metrics_url, OPT),
 };
 static SCHEMA(lease_renew, S, lease_renew_f, NULL);
 #undef S

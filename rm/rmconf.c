@@ -97,6 +97,10 @@ const struct config_key rmconf_schema[] = {
     {"security", "keys_dir", CONFIG_STRING, F(keys_dir), "",
      "CURVE keys from paddock keygen (empty: no CURVE, loopback only)", 0, 4096},
     {"security", "key_name", CONFIG_STRING, F(key_name), "paddock", "certificate name", 1, 255},
+    {"metrics", "listen", CONFIG_STRING, F(metrics_listen), "",
+     "HOST:PORT of the HTTP server for Prometheus (/metrics) and the cluster page; port 0 picks "
+     "a free one; empty: off (docs/metrics.md)",
+     0, 255},
     CONFIG_END,
 };
 

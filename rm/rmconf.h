@@ -66,6 +66,7 @@ typedef struct rmconf {
     /* [security] */
     char *keys_dir; /* CURVE keys (paddock keygen); empty: no CURVE, loopback only */
     char *key_name;
+    char *metrics_listen; /* [metrics] listen: HOST:PORT of /metrics and the page; "": off */
 } rmconf_t;
 
 extern const struct config_key rmconf_schema[];

@@ -6,6 +6,8 @@
 #include "common/err.h"
 #include "common/id.h"
 #include "rm/arbiter.h"
+#include "rm/rm_metrics.h"
+#include "rm/raft_curve.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -24,6 +26,12 @@ static void rmserver__job_id(uint64_t id, char out[ID_JOB_SIZE])
              (unsigned long long)(id & 0xffffffffffffull));
 }
 
+/* A URL, or JSON null when none is known. */
+static json_t *rmserver__url(const char *url)
+{
+    return url != NULL ? json_string(url) : json_null();
+}
+
 static json_t *rmserver__node_json(struct rmserver *s, const struct ledger_node *n, bool full)
 {
     const struct rmview_node *v = rmview_find(s->view, n->name);
@@ -32,6 +40,7 @@ static json_t *rmserver__node_json(struct rmserver *s, const struct ledger_node 
     json_object_set_new(o, "name", json_string(n->name));
     json_object_set_new(o, "rack", json_string(n->rack));
     json_object_set_new(o, "address", json_string(n->address));
+    json_object_set_new(o, "metrics", rmserver__url(rm_metrics_node_url(s, n->name)));
     bool heard = v != NULL && v->rx_ms != 0;
     /* As the view publishes it: a PN draining of its own accord is draining. */
     bool self_draining = heard && v->draining && n->liveness != LEDGER_NODE_DOWN;
@@ -84,7 +93,7 @@ static json_t *rmserver__node_json(struct rmserver *s, const struct ledger_node 
     return o;
 }
 
-static json_t *rmserver__job_json(const ledger_t *l, const struct ledger_job *j)
+static json_t *rmserver__job_json(struct rmserver *s, const ledger_t *l, const struct ledger_job *j)
 {
     char jid[ID_JOB_SIZE];
     rmserver__job_id(j->id, jid);
@@ -93,6 +102,7 @@ static json_t *rmserver__job_json(const ledger_t *l, const struct ledger_job *j)
     json_object_set_new(o, "job_id", json_string(jid));
     json_object_set_new(o, "name", json_string(j->name));
     json_object_set_new(o, "virtual_cluster", json_string(vc != NULL ? vc->name : "?"));
+    json_object_set_new(o, "metrics", rmserver__url(rm_metrics_job_url(s, j->id)));
     json_object_set_new(o, "state", json_string(ledger_job_state_name(j->state)));
     json_object_set_new(o, "tokens", json_integer(j->tokens));
     json_object_set_new(o, "wanted", json_integer(j->wanted));
@@ -228,6 +238,7 @@ static json_t *rmserver__status(struct rmserver *s)
     json_object_set_new(o, "address", json_string(self.raft));
     json_object_set_new(o, "api", json_string(self.api));
     json_object_set_new(o, "pub", json_string(self.pub));
+    json_object_set_new(o, "metrics", rmserver__url(rm_metrics_url(s)));
     json_object_set_new(o, "role", json_string(rmserver_role_name(raft_state(&s->raft))));
     json_object_set_new(o, "ready", json_boolean(s->ready));
     json_object_set_new(o, "term", json_integer((json_int_t)s->raft.current_term));
@@ -270,6 +281,7 @@ static json_t *rmserver__status(struct rmserver *s)
     }
     json_object_set_new(rej, "decode_reasons", why);
     json_object_set_new(o, "rejected", rej);
+    json_object_set_new(o, "raft_transport", raft_curve_json(&s->transport));
     struct fsm_stats fs;
     fsm_stats(s->fsm, &fs);
     json_t *f = json_object();
@@ -365,7 +377,7 @@ char *rmserver_admin_json(struct rmserver *s, const proto_admin_query_t *q, int 
     } else if (strcmp(q->kind, PROTO_ADMIN_JOBS) == 0) {
         json_t *arr = json_array();
         for (size_t i = 0; i < ledger_job_count(l); i++)
-            json_array_append_new(arr, rmserver__job_json(l, ledger_job_at(l, i)));
+            json_array_append_new(arr, rmserver__job_json(s, l, ledger_job_at(l, i)));
         doc = json_object();
         json_object_set_new(doc, "jobs", arr);
     } else if (strncmp(q->kind, "recurring_", 10) == 0 ||
@@ -395,7 +407,7 @@ char *rmserver_admin_json(struct rmserver *s, const proto_admin_query_t *q, int 
             err_fmt(why, cap, *code, "no job %s", q->nargs == 1 ? q->args[0] : "(none given)");
             return NULL;
         }
-        doc = rmserver__job_json(l, j);
+        doc = rmserver__job_json(s, l, j);
     } else {
         *code = ERR_INVAL;
         err_fmt(why, cap, *code, "unknown admin query \"%s\"", q->kind);
@@ -424,7 +436,7 @@ char *rmserver_admin_write_json(struct rmserver *s, const struct rmserver_cmd *c
     ledger_t *l = fsm_ledger(s->fsm);
     const struct ledger_job *j = ledger_job_find(l, c->cmd.job);
     json_t *doc = c->cmd.type >= LEDGER_CMD_RECUR_ADD ? rmserver_recur_write_json(s, c, res)
-                  : j != NULL                         ? rmserver__job_json(l, j)
+                  : j != NULL                         ? rmserver__job_json(s, l, j)
                                                       : json_object();
     json_object_set_new(doc, "ok", json_true());
     json_object_set_new(doc, "kind", json_string(c->w.admin_kind));

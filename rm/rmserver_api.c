@@ -9,6 +9,7 @@
 #include "common/mem.h"
 #include "common/map.h"
 #include "rm/ledger_cmd.h"
+#include "rm/rm_metrics.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -434,6 +435,8 @@ static void rmserver__job_write(struct rmserver *s, zuv_sock_t *sock, const void
         return;
     }
     c.key = rmserver_key_hash(key);
+    if (m->type == PROTO_LEASE_RENEW) /* where its JM's /metrics is (rm_metrics.h) */
+        rm_metrics_note_job(s, c.job, m->lease_renew.metrics_url);
     if (m->type == PROTO_LEASE_RENEW && s->role == RAFT_LEADER && key != NULL && key[0] != '\0' &&
         rmserver__outcomes(s, &m->lease_renew) != 0) {
         rmserver__reject(s, sock, peer, peer_len, m, RMSERVER_REJ_BUSY, ERR_FULL,
@@ -559,6 +562,7 @@ static void rmserver__heartbeat(struct rmserver *s, zuv_sock_t *sock, const void
         return;
     }
     int rc = rmview_ingest(s->view, hb, (int64_t)clock_mono_ms());
+    rm_metrics_note_node(s, hb->name, hb->metrics_url); /* for `paddock nodes` (rm_metrics.h) */
     if (rc == RMVIEW_STALE)
         s->heartbeats_stale++;
     else if (rc < 0)

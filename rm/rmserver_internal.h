@@ -135,6 +135,8 @@ struct rmserver {
     uint64_t relaunched_job[64]; /* the latest relaunches, to space them by launch_retry */
     int64_t relaunched_mono[64];
     uint64_t relaunches;
+
+    struct rm_metrics *metrics; /* rm/rm_metrics.h: /metrics, node and JM URLs (may be NULL) */
 };
 
 /* server.c */

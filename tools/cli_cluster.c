@@ -8,7 +8,11 @@
  * directory that already holds a cluster, it keeps the files and starts only the daemons that
  * are not running (a replica restarts from its data directory, without --bootstrap).
  * `down` stops exactly the pids in DIR/NAME.pid files (after checking each is still a paddock
- * daemon): SIGTERM, then SIGKILL after 5 s. */
+ * daemon): SIGTERM, then SIGKILL after 5 s.
+ * Metrics (docs/metrics.md): every replica and PN gets `[metrics] listen = 127.0.0.1:PORT` on a
+ * free port (a PN only when its paddock-pn knows the section), DIR/jm.conf turns job managers'
+ * metrics on (ephemeral ports, advertised to the RM), and `up` prints the URLs and the leader's
+ * cluster page. */
 #include "common/clock.h"
 #include "common/curve.h"
 #include "common/err.h"
@@ -157,7 +161,55 @@ static void cluster_cat(char **s, size_t *len, const char *fmt, ...)
     free(piece);
 }
 
-static int cluster_make_files(const struct cluster_opts *o)
+/* Whether daemon `exe` has a [metrics] section in its schema (--print-schema). */
+static bool cluster_knows_metrics(const char *exe)
+{
+    char cmd[CLUSTER_PATH + 64];
+    if (strchr(exe, '\'') != NULL)
+        return false;
+    snprintf(cmd, sizeof cmd, "'%s' --print-schema 2>/dev/null", exe);
+    FILE *p = popen(cmd, "r");
+    if (p == NULL)
+        return false;
+    char line[512];
+    bool found = false;
+    while (fgets(line, sizeof line, p) != NULL)
+        found |= strncmp(line, "[metrics]", 9) == 0;
+    pclose(p);
+    return found;
+}
+
+/* The URL of /metrics that DIR/KIND-I.conf configures ([metrics] listen), into out; false when
+ * it configures none. */
+static bool cluster_metrics_url(const char *dir, const char *kind, int i, char *out, size_t cap)
+{
+    char path[CLUSTER_PATH], line[512];
+    snprintf(path, sizeof path, "%s/%s-%d.conf", dir, kind, i);
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return false;
+    bool in = false, found = false;
+    while (!found && fgets(line, sizeof line, f) != NULL) {
+        line[strcspn(line, "\r\n")] = '\0';
+        if (line[0] == '[')
+            in = strcmp(line, "[metrics]") == 0;
+        else if (in && strncmp(line, "listen", 6) == 0) {
+            const char *v = strchr(line, '=');
+            if (v == NULL)
+                continue;
+            for (v++; *v == ' ' || *v == '\t'; v++)
+                ;
+            if (*v != '\0') {
+                snprintf(out, cap, "http://%s/metrics", v);
+                found = true;
+            }
+        }
+    }
+    fclose(f);
+    return found;
+}
+
+static int cluster_make_files(const struct cluster_opts *o, bool pn_metrics)
 {
     char path[CLUSTER_PATH], msg[512];
     snprintf(path, sizeof path, "%s/keys", o->dir);
@@ -204,6 +256,9 @@ static int cluster_make_files(const struct cluster_opts *o)
                     "[security]\nkeys_dir = %s/keys\n",
                     i + 1, o->dir, i + 1, ids, raft, api, hb, pub, o->tokens, o->dir, o->dir,
                     o->dir);
+        int mp = cluster_free_port();
+        if (mp > 0)
+            cluster_cat(&text, &tl, "\n[metrics]\nlisten = 127.0.0.1:%d\n", mp);
         snprintf(path, sizeof path, "%s/rm-%d.conf", o->dir, i + 1);
         rc = cluster_write(path, text);
         free(text);
@@ -219,11 +274,20 @@ static int cluster_make_files(const struct cluster_opts *o)
                     "[security]\nkeys_dir = %s/keys\n",
                     j + 1, o->racks > 0 ? j % o->racks + 1 : 1, o->pn_cpus, o->pn_mem_mb, port,
                     o->dir, j + 1, api, hb, o->dir);
+        int mp = pn_metrics ? cluster_free_port() : -1;
+        if (mp > 0)
+            cluster_cat(&text, &tl, "\n[metrics]\nlisten = 127.0.0.1:%d\n", mp);
         snprintf(path, sizeof path, "%s/pn-%d.conf", o->dir, j + 1);
         rc = cluster_write(path, text);
         free(text);
         snprintf(path, sizeof path, "%s/pn-%d", o->dir, j + 1);
         mkdir(path, 0700);
+    }
+    if (rc == 0) {
+        /* job managers (jm/jmd_metrics.h): each on a free port of its own */
+        snprintf(path, sizeof path, "%s/jm.conf", o->dir);
+        rc = cluster_write(path, "# written by paddock cluster up: job managers' metrics\n"
+                                 "[metrics]\nlisten = 127.0.0.1:0\n");
     }
     cluster_release_ports();
     free(ids);
@@ -349,6 +413,7 @@ static int cluster_wait(const struct cluster_opts *o, json_t **status)
     *status = json_object();
     json_object_set_new(*status, "dir", json_string(o->dir));
     json_object_set_new(*status, "leader_api", json_string(rmclient_endpoint(c, (size_t)leader)));
+    json_object_set_new(*status, "leader_index", json_integer(leader));
     json_object_set_new(*status, "rm", json_integer(o->rm));
     json_object_set_new(*status, "pn", json_integer(o->pn));
     json_object_set_new(*status, "nodes", json_incref(json_object_get(nodes, "nodes")));
@@ -411,7 +476,9 @@ static int cluster_up_main(int argc, char **argv)
         return 1;
     }
     o.dir = absdir;
-    snprintf(path, sizeof path, "%s/paddock-pn", bin);
+    char pnexe[CLUSTER_PATH];
+    snprintf(pnexe, sizeof pnexe, "%s/paddock-pn", bin);
+    snprintf(path, sizeof path, "%s", pnexe);
     bool have_pn = access(path, X_OK) == 0;
     if (!have_pn && o.pn > 0) {
         if (pn_given)
@@ -423,9 +490,11 @@ static int cluster_up_main(int argc, char **argv)
         /* an existing cluster: keep its files, start what is not running */
         o.rm = cluster_count_files(o.dir, "rm");
         o.pn = have_pn ? cluster_count_files(o.dir, "pn") : 0;
-    } else if (cluster_make_files(&o) != 0) {
+    } else if (cluster_make_files(&o, have_pn && cluster_knows_metrics(pnexe)) != 0) {
         return 1;
     }
+    /* JMs the RM leader starts again (issue 14) inherit this: metrics on, a free port each */
+    setenv("PADDOCK_JM_METRICS", "127.0.0.1:0", 0);
     for (int i = 1; i <= o.rm; i++) {
         if (cluster_start(&o, bin, "rm", i) != 0)
             return 1;
@@ -437,6 +506,22 @@ static int cluster_up_main(int argc, char **argv)
     json_t *st = NULL;
     if (cluster_wait(&o, &st) != 0)
         return 1;
+    json_t *urls = json_object();
+    char url[600], name[32];
+    for (int k = 0; k < 2; k++) {
+        const char *kind = k == 0 ? "rm" : "pn";
+        for (int i = 1; i <= (k == 0 ? o.rm : o.pn); i++) {
+            snprintf(name, sizeof name, "%s-%d", kind, i);
+            if (cluster_metrics_url(o.dir, kind, i, url, sizeof url))
+                json_object_set_new(urls, name, json_string(url));
+        }
+    }
+    json_object_set_new(st, "metrics", urls);
+    int li = (int)json_integer_value(json_object_get(st, "leader_index"));
+    if (cluster_metrics_url(o.dir, "rm", li + 1, url, sizeof url)) {
+        url[strlen(url) - strlen("metrics")] = '\0'; /* the page is "/" on the same server */
+        json_object_set_new(st, "page", json_string(url));
+    }
     if (o.json) {
         char *t = json_dumps(st, JSON_INDENT(2));
         printf("%s\n", t != NULL ? t : "{}");
@@ -445,6 +530,14 @@ static int cluster_up_main(int argc, char **argv)
         printf("cluster up in %s: %d RM replicas (leader at %s), %d PNs registered\n"
                "use it with: export PADDOCK_CLUSTER=%s\n",
                o.dir, o.rm, json_string_value(json_object_get(st, "leader_api")), o.pn, o.dir);
+        const char *k;
+        json_t *v;
+        json_object_foreach(urls, k, v)
+        {
+            printf("metrics %-8s %s\n", k, json_string_value(v));
+        }
+        if (json_is_string(json_object_get(st, "page")))
+            printf("cluster page (leader): %s\n", json_string_value(json_object_get(st, "page")));
     }
     json_decref(st);
     return 0;

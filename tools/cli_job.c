@@ -210,6 +210,9 @@ static int job_show_main(int argc, char **argv)
         json_object_set_new(doc, "jm_running", json_boolean(alive));
         json_object_set_new(doc, "jm", st != NULL ? json_incref(st) : json_null());
         json_object_set_new(doc, "rm", rm != NULL ? json_incref(rm) : json_null());
+        /* where its JM's /metrics is, as the JM advertised it to the RM (docs/metrics.md) */
+        json_t *murl = json_object_get(rm, "metrics");
+        json_object_set_new(doc, "metrics", json_is_string(murl) ? json_incref(murl) : json_null());
         if (rm == NULL)
             json_object_set_new(doc, "rm_error", json_string(rmmsg));
         char *t = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);

@@ -254,6 +254,7 @@ static int rm_status_main(int argc, char **argv)
             json_object_set_new(r, "role", json_string("unreachable"));
             json_object_set_new(r, "term", json_null());
             json_object_set_new(r, "commit_index", json_null());
+            json_object_set_new(r, "metrics", json_null());
         }
         json_array_append_new(reps, r);
     }
@@ -280,19 +281,20 @@ static int rm_status_main(int argc, char **argv)
             }
             printf("\n");
         }
-        printf("%-4s %-22s %-12s %6s %10s %10s %6s %6s\n", "ID", "ADDRESS", "ROLE", "TERM",
-               "COMMIT", "APPLIED", "NODES", "JOBS");
+        printf("%-4s %-22s %-12s %6s %10s %10s %6s %6s  %s\n", "ID", "ADDRESS", "ROLE", "TERM",
+               "COMMIT", "APPLIED", "NODES", "JOBS", "METRICS");
         size_t i;
         json_t *r;
         json_array_foreach(reps, i, r)
         {
             const char *addr = json_string_value(json_object_get(r, "address"));
             char b[6][24];
-            printf("%-4s %-22s %-12s %6s %10s %10s %6s %6s\n", cli_rm_num(r, "id", b[0], 24),
+            const char *murl = json_string_value(json_object_get(r, "metrics"));
+            printf("%-4s %-22s %-12s %6s %10s %10s %6s %6s  %s\n", cli_rm_num(r, "id", b[0], 24),
                    addr != NULL ? addr : cli_rm_str(r, "api"), cli_rm_str(r, "role"),
                    cli_rm_num(r, "term", b[1], 24), cli_rm_num(r, "commit_index", b[2], 24),
                    cli_rm_num(r, "last_applied", b[3], 24), cli_rm_num(r, "nodes", b[4], 24),
-                   cli_rm_num(r, "jobs", b[5], 24));
+                   cli_rm_num(r, "jobs", b[5], 24), murl != NULL ? murl : "-");
         }
     }
     json_decref(doc);
@@ -561,8 +563,8 @@ static int rm_remove_main(int argc, char **argv)
 
 static void nodes_table(json_t *doc)
 {
-    printf("%-20s %-10s %-9s %6s %9s %7s %7s %9s\n", "NAME", "RACK", "STATE", "CPUS", "MEM_MB",
-           "RUNNING", "QUEUED", "AGE_MS");
+    printf("%-20s %-10s %-9s %6s %9s %7s %7s %9s  %s\n", "NAME", "RACK", "STATE", "CPUS", "MEM_MB",
+           "RUNNING", "QUEUED", "AGE_MS", "METRICS");
     size_t i;
     json_t *n;
     json_array_foreach(json_object_get(doc, "nodes"), i, n)
@@ -571,10 +573,11 @@ static void nodes_table(json_t *doc)
         char agebuf[32];
         snprintf(agebuf, sizeof agebuf, json_is_integer(age) ? "%lld" : "never",
                  (long long)json_integer_value(age));
-        printf("%-20s %-10s %-9s %6.2f %9lld %7lld %7lld %9s\n", cli_rm_str(n, "name"),
+        const char *murl = json_string_value(json_object_get(n, "metrics"));
+        printf("%-20s %-10s %-9s %6.2f %9lld %7lld %7lld %9s  %s\n", cli_rm_str(n, "name"),
                cli_rm_str(n, "rack"), cli_rm_str(n, "state"),
                json_number_value(json_object_get(n, "cpus")), cli_rm_int(n, "mem_mb"),
-               cli_rm_int(n, "running"), cli_rm_int(n, "queued"), agebuf);
+               cli_rm_int(n, "running"), cli_rm_int(n, "queued"), agebuf, murl ? murl : "-");
     }
 }
 
