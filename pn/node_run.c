@@ -357,6 +357,16 @@ void node_poll_memory(node_t *n)
     size_t cnt = n->bypid.len;
     if (!cnt)
         return;
+    /* A pass over /proc reads every process of the machine: not made while every running
+     * task started less than half a poll ago (a burst of short tasks), so a task is looked at
+     * within one and a half polls of its start. */
+    uint64_t now = clock_mono_ms(), young = (uint64_t)n->cfg->memory_poll_ms / 2;
+    size_t it0 = 0, old = 0;
+    void *v0;
+    while (!old && map_next(&n->bypid, &it0, NULL, NULL, &v0))
+        old = now - ((node__task_t *)v0)->start_mono_ms >= young;
+    if (!old)
+        return;
     pid_t *pg = mem_calloc(cnt, sizeof *pg);
     uint64_t *rss = mem_calloc(cnt, sizeof *rss);
     node__task_t **ts = mem_calloc(cnt, sizeof *ts);
