@@ -206,8 +206,9 @@ typedef struct proto_heartbeat { /* PN -> every RM replica */
     int64_t timestamp_ms; /* req */
     char **jobs;    /* jobs with live tasks here (the leader answers their states: HEARTBEAT_ACK) */
     uint32_t njobs; /* 0..PROTO_MAX_NODE_JOBS */
-    char *metrics_url; /* the PN's Prometheus endpoint, "http://HOST:PORT/metrics" (docs/metrics.md);
-                          0..PROTO_MAX_ENDPOINT bytes, NULL or empty: none */
+    /* the PN's Prometheus endpoint, "http://HOST:PORT/metrics" (docs/metrics.md), bounded like
+     * an endpoint; NULL or empty: none */
+    char *metrics_url;
 } proto_heartbeat_t;
 
 typedef struct proto_job_info { /* one job as the RM's ledger has it */
