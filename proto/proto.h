@@ -303,7 +303,7 @@ typedef struct proto_job_register { /* JM or CLI -> RM */
      * (--resume) when the job's lease lapses, where it is configured to (docs/rm.md). */
     char *job_dir;
     char *host;
-    uint32_t jm_pid; /* the JM's pid on that host, when the JM registers itself */
+    uint32_t jm_pid;   /* the JM's pid on that host, when the JM registers itself */
     char *metrics_url; /* the JM's Prometheus endpoint (docs/metrics.md); NULL or empty: none */
 } proto_job_register_t;
 
@@ -400,8 +400,8 @@ typedef struct proto_lease_renew { /* JM -> RM */
     char *job_dir;
     char *host;
     uint32_t jm_pid;
-    uint32_t epoch; /* the renewing JM's epoch: an older one than the job's is refused
-                       (ERR_FENCED) and changes nothing; 0: none (older JMs) */
+    uint32_t epoch;    /* the renewing JM's epoch: an older one than the job's is refused
+                          (ERR_FENCED) and changes nothing; 0: none (older JMs) */
     char *metrics_url; /* the JM's Prometheus endpoint (docs/metrics.md); NULL or empty: none */
 } proto_lease_renew_t;
 
