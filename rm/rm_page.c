@@ -7,6 +7,7 @@
 #include "common/id.h"
 #include "common/log.h"
 #include "common/mem.h"
+#include "rm/rm_metrics.h"
 #include "rm/rmserver_internal.h"
 
 #include <errno.h>
@@ -609,4 +610,44 @@ void rm_page_stats(const rm_page_t *p, struct rm_page_stats *out)
     memset(out, 0, sizeof *out);
     if (p != NULL)
         *out = p->stats;
+}
+
+static void rm_page__metrics(struct metrics *m, void *arg)
+{
+    const rm_page_t *p = arg;
+    metrics_family(m, "paddock_rm_page_requests_total", METRICS_COUNTER,
+                   "Requests to the cluster page (/ and /cluster.json) by result; unauthorized: "
+                   "non-loopback clients without the web token, answered 401");
+    const struct {
+        const char *result;
+        uint64_t n;
+    } rows[] = {{"page", p->stats.pages},
+                {"document", p->stats.documents},
+                {"not_leader", p->stats.not_leader},
+                {"unauthorized", p->stats.unauthorized},
+                {"not_found", p->stats.not_found}};
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        const char *labels[] = {"result", rows[i].result, NULL};
+        metrics_sample(m, labels, (double)rows[i].n);
+    }
+}
+
+int rm_page_start(struct rmserver *s, char *msg, size_t cap)
+{
+    httpd_t *h = rm_metrics_httpd(s);
+    if (h == NULL || s->page != NULL)
+        return 0;
+    int rc = rm_page_new(&s->page, s, h, s->cfg->keys_dir, msg, cap);
+    if (s->page != NULL && rm_metrics_add_source(s, rm_page__metrics, s->page) != 0)
+        log_warn("cluster page: its counters are not in /metrics (no room for a source)");
+    if (rc == 0)
+        log_info("cluster page at %s/ (remote clients need %s/%s)", httpd_url(h),
+                 s->cfg->keys_dir != NULL && s->cfg->keys_dir[0] ? s->cfg->keys_dir : "KEYS_DIR",
+                 RM_PAGE_TOKEN_FILE);
+    return rc;
+}
+
+void rm_page_free(struct rmserver *s)
+{
+    rm_page_destroy(&s->page);
 }

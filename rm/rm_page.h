@@ -57,6 +57,14 @@ int rm_page_new(rm_page_t **out, struct rmserver *s, httpd_t *h, const char *key
                 size_t cap);
 /* Frees the page; nullifies the caller's reference; NULL or *p == NULL is a no-op. */
 void rm_page_destroy(rm_page_t **p);
+
+/* The daemon's hooks (rm/rmserver.c): rm_page_start serves the page of s on the replica's HTTP
+ * server when it has one (rm_metrics_httpd; nothing otherwise) with the token of
+ * cfg->keys_dir, and adds its counters to /metrics (paddock_rm_page_requests_total by result).
+ * Returns 0 or the rm_page_new error with the reason in msg. rm_page_free frees it once the
+ * loop has closed (after rm_metrics_free); idempotent. */
+int rm_page_start(struct rmserver *s, char *msg, size_t cap);
+void rm_page_free(struct rmserver *s);
 /* Counters since rm_page_new (all zero for p == NULL). */
 void rm_page_stats(const rm_page_t *p, struct rm_page_stats *out);
 

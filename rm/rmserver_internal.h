@@ -137,6 +137,7 @@ struct rmserver {
     uint64_t relaunches;
 
     struct rm_metrics *metrics; /* rm/rm_metrics.h: /metrics, node and JM URLs (may be NULL) */
+    struct rm_page *page;       /* rm/rm_page.h: the cluster page (NULL without HTTP) */
 };
 
 /* server.c */
