@@ -305,7 +305,8 @@ static void node__status(node_t *n, node__task_t *t, uint64_t req_id)
         /* Where it stands in the queue, so its JM can correct a placement made on stale
            information (Apollo §3.4). */
         double now = node__now_s(), at = now;
-        if (queue_expected_start(n->queue, now, t->id, &n->scratch, &at) == 0 && at > now)
+        double age = (double)n->cfg->matrix_min_interval_ms / 1000.0; /* as stale as the matrix */
+        if (queue_expected_start_tail(n->queue, now, age, t->id, &n->scratch, &at) == 0 && at > now)
             s->expected_wait_ms = (uint64_t)((at - now) * 1000.0 + 0.5);
     }
     node__matrix_wire(n, &s->matrix);

@@ -27,6 +27,15 @@ struct queue {
     size_t nrun, caprun;
     double cpu_used, mem_used;
     loadprof_t prof; /* scratch for backfill decisions */
+    /* Changes other than a push at the tail of the regular queue (or a hold) bump gen. The
+     * simulation of the whole regular queue is kept in `tail` (made at tail_now, over tail_n
+     * tasks, at generation tail_gen): a task pushed at the tail moves no reservation ahead of
+     * it, so its expected start is a fit in that profile (queue_expected_start_tail). */
+    uint64_t gen, tail_gen;
+    loadprof_t tail;
+    double tail_now;
+    size_t tail_n;
+    int tail_ok;
 };
 
 queue_t *queue_new(const queue_config_t *cfg)
@@ -52,6 +61,7 @@ queue_t *queue_new(const queue_config_t *cfg)
     if (!q->cfg.sim_depth)
         q->cfg.sim_depth = 256;
     loadprof_init(&q->prof, q->cfg.cpus, q->cfg.mem_mb);
+    loadprof_init(&q->tail, q->cfg.cpus, q->cfg.mem_mb);
     return q;
 }
 
@@ -64,6 +74,7 @@ void queue_destroy(queue_t **qp)
     mem_free(q->opp.v);
     mem_free(q->run);
     loadprof_close(&q->prof);
+    loadprof_close(&q->tail);
     mem_free(q);
     *qp = NULL;
 }
@@ -155,6 +166,7 @@ int queue_push(queue_t *q, const queue_task_t *t)
 
 int queue_cancel(queue_t *q, uint64_t id)
 {
+    q->gen++;
     long i = queue__vec_find(&q->reg, id);
     if (i >= 0) {
         queue__vec_remove(&q->reg, (size_t)i);
@@ -170,6 +182,7 @@ int queue_cancel(queue_t *q, uint64_t id)
 
 int queue_upgrade(queue_t *q, uint64_t id)
 {
+    q->gen++;
     long i = queue__vec_find(&q->opp, id);
     if (i >= 0) {
         if (q->reg.n >= q->cfg.max_regular)
@@ -196,6 +209,7 @@ int queue_upgrade(queue_t *q, uint64_t id)
 
 int queue_downgrade(queue_t *q, uint64_t id, double grace_until)
 {
+    q->gen++;
     long i = queue__vec_find(&q->reg, id);
     if (i >= 0) {
         if (q->opp.n >= q->cfg.max_opportunistic)
@@ -229,6 +243,7 @@ static int queue__in_grace(const queue__run_t *r, double now)
 
 size_t queue_end_graces(queue_t *q)
 {
+    q->gen++;
     size_t n = 0;
     for (size_t i = 0; i < q->nrun; i++) {
         if (q->run[i].grace_until > 0) {
@@ -258,6 +273,7 @@ static int queue__fits_free(const queue_t *q, const queue_task_t *t)
 
 static int queue__start(queue_t *q, queue__vec_t *from, size_t i, double now, queue_task_t *out)
 {
+    q->gen++;
     if (q->nrun == q->caprun) {
         size_t cap = q->caprun ? q->caprun * 2 : 16;
         queue__run_t *n = mem_reallocarray(q->run, cap, sizeof *n);
@@ -401,6 +417,7 @@ size_t queue_preempt(queue_t *q, double now, uint64_t *ids, size_t cap)
         if (best < 0)
             break;
         q->run[best].preempting = 1;
+        q->gen++;
         dc -= q->run[best].t.cpu;
         dm -= q->run[best].t.mem_mb;
         ids[n++] = q->run[best].t.id;
@@ -410,6 +427,7 @@ size_t queue_preempt(queue_t *q, double now, uint64_t *ids, size_t cap)
 
 int queue_finish(queue_t *q, uint64_t id)
 {
+    q->gen++;
     long i = queue__run_find(q, id);
     if (i < 0)
         return ERR_NOTFOUND;
@@ -493,4 +511,39 @@ int queue_simulate(const queue_t *q, double now, loadprof_t *p)
 int queue_expected_start(const queue_t *q, double now, uint64_t id, loadprof_t *p, double *at)
 {
     return queue__simulate(q, now, p, id, at);
+}
+
+int queue_expected_start_tail(queue_t *q, double now, double max_age, uint64_t id, loadprof_t *p,
+                              double *at)
+{
+    if (!q->reg.n || q->reg.v[q->reg.n - 1].id != id)
+        return queue__simulate(q, now, p, id, at);
+    const queue_task_t *t = &q->reg.v[q->reg.n - 1];
+    double est = queue__est(q, t), start;
+    int rc = 0;
+    if (q->tail_ok && q->tail_gen == q->gen && q->tail_n + 1 == q->reg.n && now >= q->tail_now &&
+        now - q->tail_now <= max_age) {
+        start = loadprof_fit(&q->tail, t->cpu, t->mem_mb, est);
+    } else { /* simulate everything ahead of it afresh, and keep it */
+        q->tail_ok = 0;
+        rc = queue__running_profile(q, now, &q->tail);
+        for (size_t i = 0; !rc && i + 1 < q->reg.n; i++) {
+            const queue_task_t *u = &q->reg.v[i];
+            double e = queue__est(q, u);
+            double s = loadprof_fit(&q->tail, u->cpu, u->mem_mb, e);
+            if (!isinf(s))
+                rc = loadprof_add(&q->tail, s, s + e, u->cpu, u->mem_mb);
+        }
+        if (rc)
+            return rc;
+        q->tail_now = now;
+        q->tail_gen = q->gen;
+        start = loadprof_fit(&q->tail, t->cpu, t->mem_mb, est);
+    }
+    if (!isinf(start))
+        rc = loadprof_add(&q->tail, start, start + est, t->cpu, t->mem_mb);
+    q->tail_ok = rc == 0;
+    q->tail_n = q->reg.n;
+    *at = start < now ? now : start;
+    return 0;
 }

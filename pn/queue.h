@@ -149,4 +149,13 @@ int queue_simulate(const queue_t *q, double now, loadprof_t *p);
  * caller's clock). ERR_NOTFOUND when `id` is not in the regular queue; ERR_NOMEM. */
 int queue_expected_start(const queue_t *q, double now, uint64_t id, loadprof_t *p, double *at);
 
+/* queue_expected_start, cheaper for the task last pushed at the tail of the regular queue
+ * (the QUEUED status of every new task): the simulation of the tasks ahead of it is kept from
+ * the previous call when the queue changed only by pushes at the tail since (conservative
+ * backfill: such a push moves no reservation ahead of it) and was made at most `max_age`
+ * seconds before `now`; the answer is then up to max_age off. Other tasks: as
+ * queue_expected_start, with `p` as scratch. */
+int queue_expected_start_tail(queue_t *q, double now, double max_age, uint64_t id, loadprof_t *p,
+                              double *at);
+
 #endif

@@ -182,6 +182,53 @@ static void test_backfill_never_delays_ahead(void **state)
     loadprof_close(&p);
 }
 
+/* The expected start of the task just pushed, from the simulation kept since the previous
+ * push, equals a full simulation's at the same time, across random pushes, picks, finishes and
+ * cancels (each of which makes it simulate afresh); a task not at the tail is simulated. */
+static void test_expected_start_tail_matches(void **state)
+{
+    (void)state;
+    loadprof_t p;
+    loadprof_init(&p, 8, 16000);
+    for (int round = 0; round < 30; round++) {
+        queue_t *q = mkq(8, 16000, 0, 0);
+        uint64_t next = 1, running[512];
+        size_t nrun = 0;
+        double now = 0;
+        for (int step = 0; step < 300; step++) {
+            double r = lcg();
+            if (r < 0.6) {
+                uint64_t id = next++;
+                assert_int_equal(push(q, id, 0.5 + floor(lcg() * 8) * 0.5, 500 + lcg() * 8000,
+                                      1 + lcg() * 20, QUEUE_REGULAR, 0),
+                                 0);
+                double fast = -1, full = -2;
+                assert_int_equal(queue_expected_start_tail(q, now, 0.5, id, &p, &fast), 0);
+                assert_int_equal(queue_expected_start(q, now, id, &p, &full), 0);
+                assert_true(fabs(fast - (full < now ? now : full)) < 1e-9);
+                if (id > 1 && queue_state(q, id - 1, NULL) == QUEUE_QUEUED) {
+                    assert_int_equal(queue_expected_start_tail(q, now, 0.5, id - 1, &p, &fast), 0);
+                    assert_int_equal(queue_expected_start(q, now, id - 1, &p, &full), 0);
+                    assert_true(fabs(fast - full) < 1e-9); /* not the tail: simulated */
+                }
+            } else if (r < 0.8) {
+                uint64_t got = pick(q, now, 0);
+                if (got && nrun < 512)
+                    running[nrun++] = got;
+            } else if (r < 0.9 && nrun) {
+                size_t victim = (size_t)(lcg() * (double)nrun);
+                assert_int_equal(queue_finish(q, running[victim]), 0);
+                running[victim] = running[--nrun];
+                now += lcg() * 3; /* later than max_age: simulated afresh */
+            } else if (next > 1) {
+                queue_cancel(q, 1 + (uint64_t)(lcg() * (double)(next - 1)));
+            }
+        }
+        queue_destroy(&q);
+    }
+    loadprof_close(&p);
+}
+
 /* Weights 1 and 3: over evenly spread draws the heavier task is picked three times as often;
  * a task that does not fit is never picked. */
 static void test_weighted_random_pick(void **state)
@@ -526,6 +573,7 @@ int main(void)
         cmocka_unit_test(test_backfill_hand_case),
         cmocka_unit_test(test_backfill_two_resources),
         cmocka_unit_test(test_backfill_never_delays_ahead),
+        cmocka_unit_test(test_expected_start_tail_matches),
         cmocka_unit_test(test_weighted_random_pick),
         cmocka_unit_test(test_opportunistic_waits_for_regular_queue),
         cmocka_unit_test(test_upgrade_in_place),
