@@ -45,14 +45,20 @@ static double speculate__nonneg(double x)
     return isfinite(x) && x > 0 ? x : 0;
 }
 
+static double speculate__scale(const struct speculate_input *in)
+{
+    return isfinite(in->stage_scale) && in->stage_scale > 0 ? in->stage_scale : 1;
+}
+
 /* The stage's median finished duration, or R without enough of them. */
 static double speculate__typical(const struct speculate_config *cfg,
                                  const struct speculate_input *in)
 {
     if (in->stage_done && in->nstage_done >= cfg->min_finished && in->nstage_done > 0) {
         size_t n = in->nstage_done;
-        return n % 2 ? in->stage_done[n / 2]
-                     : 0.5 * (in->stage_done[n / 2 - 1] + in->stage_done[n / 2]);
+        double sc = speculate__scale(in);
+        return sc * (n % 2 ? in->stage_done[n / 2]
+                           : 0.5 * (in->stage_done[n / 2 - 1] + in->stage_done[n / 2]));
     }
     return speculate__nonneg(in->est_run_s);
 }
@@ -72,16 +78,18 @@ double speculate_remaining(const struct speculate_config *cfg, const struct spec
         return 0;
     const double *d = in->stage_done;
     size_t n = in->nstage_done;
+    double sc = speculate__scale(in);
     double one = speculate__nonneg(in->est_run_s);
     if (!d || n < cfg->min_finished || n == 0) {
         d = &one;
         n = 1;
+        sc = 1;
     }
     /* First finished duration above e (ascending), then the mean residual of the tail. */
     size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (d[mid] > e)
+        if (sc * d[mid] > e)
             hi = mid;
         else
             lo = mid + 1;
@@ -90,7 +98,7 @@ double speculate_remaining(const struct speculate_config *cfg, const struct spec
         return e / 2;
     double sum = 0;
     for (size_t i = lo; i < n; i++)
-        sum += d[i] - e;
+        sum += sc * d[i] - e;
     return sum / (double)(n - lo);
 }
 

@@ -79,6 +79,9 @@ struct speculate_input {
     double elapsed_s;         /* since the attempt started running */
     const double *stage_done; /* finished durations of its stage, ascending (speculate_dist) */
     size_t nstage_done;
+    double stage_scale;      /* multiplies stage_done (<= 0: 1): a JM that keeps the stage's times
+                                per unit of estimate (actual / R, as the estimator refines R from
+                                input bytes) passes them with this task's R here */
     double est_run_s;        /* the estimator's R for the task (used without enough finished) */
     double progress;         /* fraction done in [0, 1], < 0 unknown (speculate_progress) */
     double copy_c_s;         /* I + W + R of a fresh copy on the best other node; >= 1e300: none */

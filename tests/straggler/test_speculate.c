@@ -126,6 +126,31 @@ static void test_few_finished_use_the_estimate(void **state)
     assert_int_equal(speculate_check(NULL, &in, NULL), SPECULATE_COPY);
 }
 
+static void test_stage_in_units_of_estimate(void **state)
+{
+    (void)state;
+    /* The stage kept as actual / R (0.95 .. 1.04) and scaled by this task's R = 10 s: the same
+       verdicts as the durations themselves. */
+    double ratio[10];
+    for (size_t i = 0; i < 10; i++)
+        ratio[i] = done[i] / 10;
+    struct speculate_input in = straggler();
+    in.stage_done = ratio;
+    in.stage_scale = 10;
+    struct speculate_why why;
+    assert_int_equal(speculate_check(NULL, &in, &why), SPECULATE_COPY);
+    NEAR(why.remaining_s, 20);
+    in.elapsed_s = 10.05;
+    in.copy_c_s = 0.1;
+    in.copy_spread_s = 0;
+    assert_int_equal(speculate_check(NULL, &in, &why), SPECULATE_NO);
+    NEAR(why.remaining_s, 0.2);
+    /* A task of the same stage 5x larger is young at 40 s. */
+    in.stage_scale = 50;
+    in.elapsed_s = 40;
+    assert_int_equal(speculate_check(NULL, &in, &why), SPECULATE_TOO_EARLY);
+}
+
 static void test_speculate_false_never_copied(void **state)
 {
     (void)state;
@@ -273,6 +298,7 @@ int main(void)
         cmocka_unit_test(test_too_early),
         cmocka_unit_test(test_progress_rate),
         cmocka_unit_test(test_few_finished_use_the_estimate),
+        cmocka_unit_test(test_stage_in_units_of_estimate),
         cmocka_unit_test(test_speculate_false_never_copied),
         cmocka_unit_test(test_caps),
         cmocka_unit_test(test_copy_class),

@@ -1,0 +1,130 @@
+/* test_sim_stragglers.c - `paddock-sim stragglers` as a user runs it (issue 15, "It must show"
+ * 3): the JSON is exactly the documented shape, speculation cuts the p99 makespan below no
+ * correction's on a small workload, its copies mostly win and cost reported extra work, queued
+ * corrections are counted, the same seed prints the same bytes, and bad usage exits 2. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "tests/common/capture.h"
+#include <jansson.h>
+
+static char out_buf[1 << 16], out2[1 << 16];
+
+/* Runs `paddock-sim ARGS` in the source directory (the default workloads are there); stdout into
+ * buf; returns the exit code. */
+static int sim(const char *args, char *buf, size_t cap)
+{
+    const char *bin = getenv("PADDOCK_BIN_DIR"), *src = getenv("PADDOCK_SOURCE_DIR");
+    assert_non_null(bin);
+    assert_non_null(src);
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "cd '%s' && '%s/paddock-sim' %s 2>/dev/null", src, bin, args);
+    return capture_run(cmd, buf, cap);
+}
+
+#define SMALL "stragglers --only srasearch --runs 4"
+
+static const char *const modes[] = {"none", "move", "duplicate", "speculate"};
+static const char *const keys[] = {"makespan_p50_s", "makespan_p99_s", "missed_fraction",
+                                   "copies_started", "copies_won",     "extra_work_fraction"};
+
+static void test_json_shape_and_ordering(void **state)
+{
+    (void)state;
+    assert_int_equal(sim(SMALL " --json", out_buf, sizeof out_buf), 0);
+    json_error_t err;
+    json_t *doc = json_loads(out_buf, 0, &err);
+    assert_non_null(doc);
+    /* Exactly {"modes": {...}}, the four modes, each with exactly the six figures. */
+    assert_int_equal(json_object_size(doc), 1);
+    json_t *m = json_object_get(doc, "modes");
+    assert_true(json_is_object(m));
+    assert_int_equal(json_object_size(m), 4);
+    for (size_t i = 0; i < 4; i++) {
+        json_t *o = json_object_get(m, modes[i]);
+        assert_true(json_is_object(o));
+        assert_int_equal(json_object_size(o), 6);
+        for (size_t k = 0; k < 6; k++) {
+            json_t *v = json_object_get(o, keys[k]);
+            assert_true(json_is_number(v));
+            assert_true(json_number_value(v) >= 0);
+        }
+        assert_true(json_is_integer(json_object_get(o, "copies_started")));
+        assert_true(json_is_integer(json_object_get(o, "copies_won")));
+        assert_true(json_number_value(json_object_get(o, "missed_fraction")) <= 1);
+        assert_true(json_number_value(json_object_get(o, "makespan_p50_s")) <=
+                    json_number_value(json_object_get(o, "makespan_p99_s")));
+    }
+#define FIG(mode, key) json_number_value(json_object_get(json_object_get(m, mode), key))
+    /* Speculation cuts the tail clearly (the injected stragglers are 3-10x). */
+    double none99 = FIG("none", "makespan_p99_s"), spec99 = FIG("speculate", "makespan_p99_s");
+    printf("p99 none %.1f s, speculate %.1f s\n", none99, spec99);
+    assert_true(spec99 < 0.8 * none99);
+    assert_true(FIG("speculate", "missed_fraction") <= FIG("none", "missed_fraction"));
+    /* Copies were started, most won, and the work they cost is reported. */
+    double started = FIG("speculate", "copies_started"), won = FIG("speculate", "copies_won");
+    assert_true(started > 0 && won <= started && won >= 0.5 * started);
+    assert_true(FIG("speculate", "extra_work_fraction") > 0);
+    /* No correction: no copies, no extra work. Moves are not copies. */
+    assert_true(FIG("none", "copies_started") == 0 && FIG("none", "extra_work_fraction") == 0);
+    assert_true(FIG("move", "copies_started") == 0);
+    /* A discarded duplicate never ran: duplicates cost no work. */
+    assert_true(FIG("duplicate", "extra_work_fraction") == 0);
+    json_decref(doc);
+}
+
+static void test_same_seed_same_bytes(void **state)
+{
+    (void)state;
+    assert_int_equal(sim(SMALL " --seed 5 --json", out_buf, sizeof out_buf), 0);
+    assert_int_equal(sim(SMALL " --seed 5 --json", out2, sizeof out2), 0);
+    assert_string_equal(out_buf, out2);
+    assert_int_equal(sim(SMALL " --seed 6 --json", out2, sizeof out2), 0);
+    assert_string_not_equal(out_buf, out2);
+}
+
+static void test_no_stragglers_no_copies(void **state)
+{
+    (void)state;
+    /* Without injected stragglers the no-correction runs are the deadline's baseline (none
+       misses) and speculation finds nothing to copy. */
+    assert_int_equal(
+        sim(SMALL " --straggler-prob 0 --slow-factor 1 --json", out_buf, sizeof out_buf), 0);
+    json_t *doc = json_loads(out_buf, 0, NULL);
+    assert_non_null(doc);
+    json_t *m = json_object_get(doc, "modes");
+    assert_true(FIG("none", "missed_fraction") == 0);
+    assert_true(FIG("speculate", "extra_work_fraction") == 0);
+    json_decref(doc);
+}
+
+static void test_table_and_usage(void **state)
+{
+    (void)state;
+    assert_int_equal(sim(SMALL, out_buf, sizeof out_buf), 0);
+    for (size_t i = 0; i < 4; i++)
+        assert_non_null(strstr(out_buf, modes[i]));
+    assert_non_null(strstr(out_buf, "p99_s"));
+    assert_int_equal(sim("stragglers --runs 0", out_buf, sizeof out_buf), 2);
+    assert_int_equal(sim("stragglers --queued sideways", out_buf, sizeof out_buf), 2);
+    assert_int_equal(sim("stragglers --load", out_buf, sizeof out_buf), 2);
+    assert_int_equal(sim("stragglers --only no-such-workload", out_buf, sizeof out_buf), 1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_json_shape_and_ordering),
+        cmocka_unit_test(test_same_seed_same_bytes),
+        cmocka_unit_test(test_no_stragglers_no_copies),
+        cmocka_unit_test(test_table_and_usage),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
