@@ -60,6 +60,12 @@ node_t *node_new(const pnconf_t *cfg, uv_loop_t *loop, uint64_t boot_id, uid_t u
     n->gid = gid;
     n->send = send;
     n->send_arg = send_arg;
+    static const double spawn_b[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
+                                     0.01,   0.025,   0.05,   0.1,   0.25,   1};
+    static const double delay_b[] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
+                                     0.5,   1,      2.5,   5,    10,    30,   60,  300};
+    metrics_hist_init(&n->spawn_hist, spawn_b, sizeof spawn_b / sizeof *spawn_b);
+    metrics_hist_init(&n->delay_hist, delay_b, sizeof delay_b / sizeof *delay_b);
     map_init(&n->tasks);
     map_init(&n->byid);
     map_init(&n->bypid);
@@ -336,6 +342,7 @@ void node__set_state(node_t *n, node__task_t *t, proto_task_state_t s, const cha
         t->started_at_ms = clock_wall_ms();
     if (proto_task_state_terminal(s)) {
         t->ended_at_ms = clock_wall_ms();
+        n->c.ended[s][t->klass == PROTO_CLASS_OPPORTUNISTIC]++;
         switch (s) {
         case PROTO_TASK_SUCCEEDED:
             n->c.succeeded++;
@@ -461,6 +468,8 @@ static int node__fenced(node_t *n, const char *job_id, uint32_t epoch, const voi
     if (!j || fence_check(j->epoch, epoch) == 0)
         return 0;
     n->c.refused_fenced++;
+    if (type == PROTO_TASK_CREATE)
+        n->c.creates_refused[NODE_REFUSED_FENCED]++;
     char msg[PROTO_MAX_NAME + 96];
     snprintf(msg, sizeof msg, "job %s: epoch %u is older than %u", job_id, epoch, j->epoch);
     log_debug("refused %s: %s", proto_type_name(type), msg);
@@ -562,6 +571,7 @@ static void node__create(node_t *n, const void *peer, size_t plen, uint64_t req_
         return;
     node__job_t *j = node__job(n, tc->job_id, peer, plen, req_id, tc->epoch, 1);
     if (!j) {
+        n->c.creates_refused[NODE_REFUSED_NO_MEMORY]++;
         node__reply_error(n, peer, plen, req_id, PROTO_TASK_CREATE, ERR_NOMEM, "out of memory");
         return;
     }
@@ -575,6 +585,7 @@ static void node__create(node_t *n, const void *peer, size_t plen, uint64_t req_
     char msg[512];
     if (tc->cpu > n->cfg->cpus || tc->mem_mb > (n->cfg->memory >> 20)) {
         n->c.refused_other++;
+        n->c.creates_refused[NODE_REFUSED_CAPACITY]++;
         snprintf(msg, sizeof msg, "task needs %.3g cores and %llu MiB; node has %.3g and %llu",
                  tc->cpu, (unsigned long long)tc->mem_mb, n->cfg->cpus,
                  (unsigned long long)(n->cfg->memory >> 20));
@@ -591,6 +602,7 @@ static void node__create(node_t *n, const void *peer, size_t plen, uint64_t req_
     spec += tc->cwd ? strlen(tc->cwd) : 0;
     if (n->spec_bytes + spec > n->cfg->max_spec_bytes) {
         n->c.refused_full++;
+        n->c.creates_refused[NODE_REFUSED_SPEC_BYTES]++;
         snprintf(msg, sizeof msg, "queued task specs over %llu bytes",
                  (unsigned long long)n->cfg->max_spec_bytes);
         node__reply_error(n, peer, plen, req_id, PROTO_TASK_CREATE, ERR_FULL, msg);
@@ -600,6 +612,7 @@ static void node__create(node_t *n, const void *peer, size_t plen, uint64_t req_
     if (!t || !(t->key = node__key(tc->job_id, tc->task_id, tc->attempt, &t->keylen)) ||
         !(t->task_id = mem_strdup(tc->task_id))) {
         node__task_free(t);
+        n->c.creates_refused[NODE_REFUSED_NO_MEMORY]++;
         node__reply_error(n, peer, plen, req_id, PROTO_TASK_CREATE, ERR_NOMEM, "out of memory");
         return;
     }
@@ -624,6 +637,7 @@ static void node__create(node_t *n, const void *peer, size_t plen, uint64_t req_
         rc = queue_push(n->queue, &qt);
         if (rc == ERR_FULL) {
             n->c.refused_full++;
+            n->c.creates_refused[NODE_REFUSED_QUEUE_FULL]++;
             queue_stats_t st;
             queue_stats(n->queue, &st);
             snprintf(msg, sizeof msg, "%s queue full (%zu tasks)",
@@ -631,6 +645,8 @@ static void node__create(node_t *n, const void *peer, size_t plen, uint64_t req_
                      qt.klass == QUEUE_REGULAR ? st.regular_queued : st.opportunistic_queued);
         } else if (rc) {
             n->c.refused_other++;
+            n->c.creates_refused[rc == ERR_CAPACITY ? NODE_REFUSED_CAPACITY
+                                                    : NODE_REFUSED_INVALID]++;
             snprintf(msg, sizeof msg, "not queued: %s", err_text(rc));
         }
     }
@@ -643,6 +659,8 @@ static void node__create(node_t *n, const void *peer, size_t plen, uint64_t req_
         snprintf(msg, sizeof msg, "out of memory");
     }
     if (rc) {
+        if (rc == ERR_NOMEM)
+            n->c.creates_refused[NODE_REFUSED_NO_MEMORY]++;
         node__task_free(t);
         node__reply_error(n, peer, plen, req_id, PROTO_TASK_CREATE, rc, msg);
         return;
@@ -659,6 +677,7 @@ static void node__create(node_t *n, const void *peer, size_t plen, uint64_t req_
     t->spec_bytes = spec;
     n->spec_bytes += spec;
     t->queued_at_ms = clock_wall_ms();
+    t->created_mono_ns = clock_mono_ns();
     queue_hold(n->queue, t->id, 1); /* until its directory and files are ready */
     if (node__setup_start(n, t) != 0) {
         queue_cancel(n->queue, t->id);
@@ -894,6 +913,11 @@ void node_jobs_ack(node_t *n, const proto_heartbeat_ack_t *ack, uint64_t now_ms)
         n->matrix_dirty = 1;
         node__schedule(n);
     }
+}
+
+void node_count_draining(node_t *n)
+{
+    n->c.creates_refused[NODE_REFUSED_DRAINING]++;
 }
 
 void node_count_rejected(node_t *n)

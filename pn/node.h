@@ -42,6 +42,18 @@ typedef struct node node_t;
 typedef void node_send_fn(void *arg, const void *peer, size_t plen, const char *endpoint,
                           const void *data, size_t len);
 
+/* Why a TASK_CREATE was refused (paddock_pn_creates_refused_total{reason}). */
+typedef enum node_refusal {
+    NODE_REFUSED_FENCED = 0, /* an older epoch than the job's */
+    NODE_REFUSED_CAPACITY,   /* larger than the whole node */
+    NODE_REFUSED_QUEUE_FULL, /* its queue at [queue] max_regular / max_opportunistic */
+    NODE_REFUSED_SPEC_BYTES, /* live tasks' argv, env and paths over [queue] max_spec_bytes */
+    NODE_REFUSED_DRAINING,   /* the node is draining (the shell refuses, node_count_draining) */
+    NODE_REFUSED_INVALID,    /* resources the queue does not take (NaN, negative) */
+    NODE_REFUSED_NO_MEMORY,
+    NODE_REFUSED_COUNT
+} node_refusal_t;
+
 typedef struct node_counters {
     uint64_t requests, rejected, created, refused_full, refused_other;
     uint64_t succeeded, failed, cancelled, preempted, lost, memory_kills;
@@ -52,6 +64,9 @@ typedef struct node_counters {
     uint64_t queries;              /* TASK_QUERY answered */
     uint64_t reaped;               /* live tasks killed because the RM said their job was over */
     uint64_t acks_ignored;         /* HEARTBEAT_ACK job entries with a state the node ignores */
+    uint64_t creates_refused[NODE_REFUSED_COUNT];
+    uint64_t starts[2];                        /* processes started, by class */
+    uint64_t ended[PROTO_TASK_STATE_COUNT][2]; /* terminal states reached, by class */
 } node_counters_t;
 
 /* A node over `cfg` (borrowed for the node's life), running on `loop`. Creates the work
@@ -67,6 +82,15 @@ void node_destroy(node_t **np);
 void node_handle(node_t *n, const void *peer, size_t plen, const void *data, size_t len);
 /* A malformed frame sequence (not identity + one payload), counted. */
 void node_count_rejected(node_t *n);
+/* A TASK_CREATE the shell refused because the node is draining, counted. */
+void node_count_draining(node_t *n);
+
+struct metrics;
+/* Appends the node's families to a Prometheus exposition (pn/node_metrics.c; docs/pn.md
+ * "Metrics"): tasks by state and class, queue lengths, starts, the spawn latency and start
+ * delay histograms, preemptions, upgrades, creates refused by reason, and the rest of the
+ * counters. Errors are the builder's (metrics_error). */
+void node_metrics(const node_t *n, struct metrics *m);
 
 /* Reaps every exited child and reports its task. */
 void node_reap(node_t *n);

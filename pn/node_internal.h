@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include "common/map.h"
+#include "common/metrics.h"
 #include "pn/matrix.h"
 #include "pn/node.h"
 #include "pn/orphan.h"
@@ -83,6 +84,7 @@ typedef struct node__task {
     uint64_t cpu_time_ms, peak_rss_kb;
     int64_t queued_at_ms, started_at_ms, ended_at_ms;
     uint64_t start_mono_ms;
+    uint64_t created_mono_ns; /* for the start delay histogram */
 } node__task_t;
 
 struct node {
@@ -133,6 +135,8 @@ struct node {
     proto_buf_t buf;
     proto_stats_t pstats;
     node_counters_t c;
+    struct metrics_hist spawn_hist; /* seconds in exec_spawn (vfork to exec) */
+    struct metrics_hist delay_hist; /* seconds from TASK_CREATE to the process started */
 };
 
 /* node.c */

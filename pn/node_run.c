@@ -178,7 +178,9 @@ static void node__start(node_t *n, node__task_t *t)
     pid_t pid;
     exec_started_t at;
     t->start_mono_ms = clock_mono_ms();
+    uint64_t t0 = clock_mono_ns();
     int rc = exec_spawn_timed(&sp, &pid, &at, msg, sizeof msg);
+    uint64_t t1 = clock_mono_ns();
     int32_t key = pid;
     if (!rc && map_putn(&n->bypid, &key, sizeof key, t, NULL) != 0) {
         exec_kill_group(pid, SIGKILL);
@@ -192,6 +194,10 @@ static void node__start(node_t *n, node__task_t *t)
         return;
     }
     t->pid = pid;
+    n->c.starts[opp]++;
+    metrics_hist_observe(&n->spawn_hist, (double)(t1 - t0) / 1e9);
+    if (t->created_mono_ns)
+        metrics_hist_observe(&n->delay_hist, (double)(t1 - t->created_mono_ns) / 1e9);
     node__note_pgid(n, pid, &at);
     if (n->cg) {
         char cg[512] = "";

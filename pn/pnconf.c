@@ -97,6 +97,10 @@ const struct config_key pnconf_schema[] = {
      3600000},
     {"tasks", "cgroup_base", CONFIG_STRING, F(cgroup_base), "",
      "cgroup v2 directory for one cgroup per task (cgroup.kill, cpu.weight); empty: off", 0, 4096},
+    {"metrics", "listen", CONFIG_STRING, F(metrics_listen), "",
+     "HOST:PORT of the HTTP server for Prometheus (/metrics); port 0 picks a free one (written "
+     "to WORK/metrics.url); empty: off (docs/pn.md)",
+     0, 255},
     CONFIG_END,
 };
 

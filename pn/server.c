@@ -11,10 +11,12 @@
 #include "common/clock.h"
 #include "common/curve.h"
 #include "common/err.h"
+#include "common/httpd.h"
 #include "common/id.h"
 #include "common/log.h"
 #include "common/map.h"
 #include "common/mem.h"
+#include "common/metrics.h"
 #include "common/notify.h"
 #include "common/zuv.h"
 #include "pn/exec.h"
@@ -50,6 +52,9 @@ typedef struct server {
     proto_buf_t buf;
     proto_stats_t rm_stats;
     struct map replies; /* reply endpoint -> server__reply_t */
+    httpd_t *http;      /* [metrics] listen: /metrics, or NULL */
+    char metrics_url[HTTPD_LISTEN_MAX + 32];
+    uint64_t heartbeats, scrapes;
 } server_t;
 
 static int server__dealer(server_t *s, const char *endpoint, zuv_sock_t **out, zuv_recv_fn *on_recv,
@@ -127,6 +132,7 @@ static int server__refuse_draining(server_t *s, zframe_t *peer, zframe_t *body)
         return 0; /* the node counts and answers what it cannot decode */
     int refuse = m.type == PROTO_TASK_CREATE;
     if (refuse) {
+        node_count_draining(s->node);
         proto_msg_t e;
         char err[256];
         proto_msg_error(&e, &m, ERR_UNAVAILABLE, "node draining: no new tasks", NULL);
@@ -286,7 +292,7 @@ static void server__write_status(server_t *s)
             "\"refused_fenced\":%llu,\"queries\":%llu,\"reaped\":%llu,\"acks_ignored\":%llu,"
             "\"memory_kills\":%llu,\"cache_hits\":%llu,"
             "\"cache_misses\":%llu,\"statuses_sent\":%llu,\"auth_failures\":%llu,"
-            "\"rss_kb\":%llu,\"draining\":%s}\n",
+            "\"rss_kb\":%llu,\"draining\":%s,\"metrics_url\":\"%s\"}\n",
             s->cfg->name, (unsigned long long)s->boot_id, s->registered ? "true" : "false", running,
             queued, remembered, jobs, (unsigned long long)c.requests,
             (unsigned long long)c.rejected, (unsigned long long)c.created,
@@ -299,7 +305,7 @@ static void server__write_status(server_t *s)
             (unsigned long long)c.memory_kills, (unsigned long long)c.cache_hits,
             (unsigned long long)c.cache_misses, (unsigned long long)c.statuses_sent,
             (unsigned long long)s->auth_failures, (unsigned long long)server__rss_kb(),
-            s->draining ? "true" : "false");
+            s->draining ? "true" : "false", s->metrics_url);
     if (fclose(f) == 0)
         rename(tmp, path);
 }
@@ -315,10 +321,12 @@ static void server__on_hb(uv_timer_t *t)
         proto_msg_init(&m, PROTO_HEARTBEAT);
         node_heartbeat(s->node, &m.heartbeat);
         m.heartbeat.draining = s->draining != 0;
+        m.heartbeat.metrics_url = s->metrics_url[0] ? s->metrics_url : NULL;
         char err[256];
         if (proto_encode(&m, &s->buf, err, sizeof err) == 0) {
             for (size_t i = 0; i < s->nhb; i++)
                 zuv_send_bytes(s->rm_hb[i], NULL, 0, s->buf.data, s->buf.len);
+            s->heartbeats++;
         } else {
             log_error("heartbeat: %s", err);
         }
@@ -485,6 +493,74 @@ static int server__bind(server_t *s, char *msg, size_t cap)
     return rc;
 }
 
+/* GET /metrics: the node's families, then the shell's and the process's. */
+static void server__serve_metrics(const struct httpd_req *req, struct httpd_resp *resp, void *arg)
+{
+    server_t *s = arg;
+    if (strcmp(req->path, "/metrics") != 0) {
+        httpd_resp_status(resp, 404);
+        httpd_resp_body(resp, "not found\n", 10);
+        return;
+    }
+    s->scrapes++;
+    struct metrics m;
+    metrics_init(&m);
+    char boot[24];
+    snprintf(boot, sizeof boot, "%016llx", (unsigned long long)s->boot_id);
+    metrics_family(&m, "paddock_pn_info", METRICS_GAUGE,
+                   "Always 1: the node's name and this run's boot id.");
+    const char *li[] = {"node", s->cfg->name, "boot_id", boot, NULL};
+    metrics_sample(&m, li, 1);
+    node_metrics(s->node, &m);
+    metrics_gauge1(&m, "paddock_pn_registered", "1 once an RM replica accepted the node.",
+                   s->registered ? 1 : 0);
+    metrics_gauge1(&m, "paddock_pn_draining", "1 while the node takes no new tasks.",
+                   s->draining ? 1 : 0);
+    metrics_counter1(&m, "paddock_pn_heartbeats_sent_total",
+                     "Heartbeats sent (each to every RM replica).", (double)s->heartbeats);
+    metrics_counter1(&m, "paddock_pn_auth_failures_total",
+                     "Connections refused: CURVE handshake failed.", (double)s->auth_failures);
+    metrics_counter1(&m, "paddock_pn_metrics_scrapes_total", "Requests for /metrics served.",
+                     (double)s->scrapes);
+    metrics_process(&m); /* process_resident_memory_bytes: the PN's RSS */
+    if (metrics_error(&m) != 0)
+        log_warn("metrics: %s while building the exposition", err_name(metrics_error(&m)));
+    size_t len = 0;
+    char *t = metrics_take(&m, &len);
+    metrics_close(&m);
+    if (!t) {
+        resp->err = ERR_NOMEM;
+        return;
+    }
+    httpd_resp_type(resp, METRICS_CONTENT_TYPE);
+    httpd_resp_take(resp, &t, len);
+}
+
+/* [metrics] listen: the HTTP server, its URL in WORK/metrics.url and in heartbeats. */
+static int server__metrics_start(server_t *s, char *msg, size_t cap)
+{
+    if (!s->cfg->metrics_listen[0])
+        return 0;
+    char why[256];
+    int rc = httpd_start(&s->http, &s->loop, s->cfg->metrics_listen, why, sizeof why);
+    if (rc)
+        return err_fmt(msg, cap, rc, "[metrics] listen: %s", why);
+    if (httpd_route(s->http, "/metrics", server__serve_metrics, s) != 0) {
+        httpd_stop(&s->http);
+        return err_fmt(msg, cap, ERR_NOMEM, "[metrics]: cannot route /metrics");
+    }
+    snprintf(s->metrics_url, sizeof s->metrics_url, "%s/metrics", httpd_url(s->http));
+    char path[4200];
+    snprintf(path, sizeof path, "%s/metrics.url", s->cfg->work_dir);
+    FILE *f = fopen(path, "w");
+    if (f) {
+        fprintf(f, "%s\n", s->metrics_url);
+        fclose(f);
+    }
+    log_info("metrics on %s", s->metrics_url);
+    return 0;
+}
+
 static void server__close_cb(uv_handle_t *h)
 {
     (void)h;
@@ -546,6 +622,8 @@ int server_run(pnconf_t *cfg, bool insecure, char *msg, size_t cap)
     }
     if (!rc)
         rc = server__bind(s, msg, cap);
+    if (!rc)
+        rc = server__metrics_start(s, msg, cap);
     for (size_t i = 0; !rc && i < cfg->rm_api.len; i++, s->nrm++)
         rc = server__dealer(s, cfg->rm_api.items[i], &s->rm_api[i], server__on_rm, msg, cap);
     if (!rc && cfg->rm_heartbeat.len) {
@@ -594,6 +672,7 @@ int server_run(pnconf_t *cfg, bool insecure, char *msg, size_t cap)
         while (s->node && node_busy(s->node) > 0)
             uv_run(&s->loop, UV_RUN_ONCE);
     }
+    httpd_stop(&s->http);   /* its handles close on the loop run below */
     node_destroy(&s->node); /* reports running tasks lost */
     if (s->router)          /* give those last statuses a moment to leave */
         zsock_set_linger(zuv_sock_zsock(s->router), 200);
