@@ -200,7 +200,7 @@ void jmd_metrics_write(jmd_t *j, struct metrics *m)
     metrics_family(m, "paddock_jm_predicted_finish_seconds", METRICS_GAUGE,
                    "Predicted finish, seconds from submission, median and conservative bound "
                    "(NaN: unknown).");
-    const char *q50[] = {"quantile", "0.5", NULL}, *q95[] = {"quantile", "0.95", NULL};
+    const char *q50[] = {"estimate", "median", NULL}, *q95[] = {"estimate", "p95", NULL};
     metrics_sample(m, q50, j->eta_s > 0 ? j->eta_s : NAN);
     metrics_sample(m, q95, j->eta_p95_s > 0 ? j->eta_p95_s : NAN);
     metrics_gauge1(m, "paddock_jm_deadline_slack_seconds",
