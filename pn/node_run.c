@@ -633,9 +633,15 @@ static int node__recycle(const node_t *n, const char *dir, uint64_t seq)
         if (bit) {
             int fd = openat(dfd, nm, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
             struct stat fs;
+            /* a write lease is granted only when nobody else has the file open: a process
+               that escaped its task (setsid) and still writes there must not write into the
+               next task's output, so such a file is replaced, not reused */
             int keep = fd >= 0 && fstat(fd, &fs) == 0 && S_ISREG(fs.st_mode) && fs.st_nlink == 1 &&
-                       fs.st_uid == want && (fs.st_size == 0 || ftruncate(fd, 0) == 0) &&
-                       ((fs.st_mode & 07777) == n->file_mode || fchmod(fd, n->file_mode) == 0);
+                       fs.st_uid == want && fcntl(fd, F_SETLEASE, F_WRLCK) == 0;
+            if (keep)
+                fcntl(fd, F_SETLEASE, F_UNLCK);
+            keep = keep && (fs.st_size == 0 || ftruncate(fd, 0) == 0) &&
+                   ((fs.st_mode & 07777) == n->file_mode || fchmod(fd, n->file_mode) == 0);
             if (fd >= 0)
                 close(fd);
             if (keep) {

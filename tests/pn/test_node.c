@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <dirent.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -668,6 +669,52 @@ static void test_task_dir_recycled(void **state)
     assert_int_equal(spares, 0);
 }
 
+/* A process that escaped its task (setsid) and still holds the task's stdout open: the
+ * directory is reused, but not that file, so what it writes cannot land in the next task's
+ * output. */
+static void test_task_dir_recycled_not_shared_output(void **state)
+{
+    fixture_t *f = *state;
+    char script[600];
+    snprintf(script, sizeof script,
+             "setsid sh -c 'echo $$ > %s/escaped.pid; exec sleep 30' & "
+             "while [ ! -s %s/escaped.pid ]; do sleep 0.01; done",
+             f->dir, f->dir);
+    const char *leak[] = {"/bin/sh", "-c", script};
+    create_argv(f, "j", "a", leak, 3);
+    wait_state(f, "j", "a", PROTO_TASK_SUCCEEDED);
+    char a[512], b[512], p[1024];
+    assert_int_equal(find_entry(f, "tasks", "-j-a-1", a, sizeof a, NULL), 0);
+    struct stat da, db, oa, ob, ea, eb;
+    assert_int_equal(stat(a, &da), 0);
+    snprintf(p, sizeof p, "%s/stdout", a);
+    assert_int_equal(stat(p, &oa), 0);
+    snprintf(p, sizeof p, "%s/stderr", a);
+    assert_int_equal(stat(p, &ea), 0);
+    node_sweep(f->n);
+    settle(f);
+    const char *quiet[] = {"/bin/true"};
+    create_argv(f, "j", "b", quiet, 1);
+    wait_state(f, "j", "b", PROTO_TASK_SUCCEEDED);
+    assert_int_equal(find_entry(f, "tasks", "-j-b-1", b, sizeof b, NULL), 0);
+    assert_int_equal(stat(b, &db), 0);
+    snprintf(p, sizeof p, "%s/stdout", b);
+    assert_int_equal(stat(p, &ob), 0);
+    snprintf(p, sizeof p, "%s/stderr", b);
+    assert_int_equal(stat(p, &eb), 0);
+    assert_true(da.st_ino == db.st_ino); /* the directory is reused */
+    assert_true(oa.st_ino != ob.st_ino); /* its files, held open by the escapee, are not */
+    assert_true(ea.st_ino != eb.st_ino);
+    snprintf(p, sizeof p, "%s/escaped.pid", f->dir);
+    FILE *pf = fopen(p, "r");
+    assert_non_null(pf);
+    int pid = 0;
+    assert_int_equal(fscanf(pf, "%d", &pid), 1);
+    fclose(pf);
+    assert_true(pid > 1);
+    kill(pid, SIGKILL);
+}
+
 int main(void)
 {
     if (exec_become_subreaper() != 0)
@@ -692,6 +739,8 @@ int main(void)
     };
     const struct CMUnitTest dirs[] = {
         cmocka_unit_test_setup_teardown(test_task_dir_recycled, setup_forget, teardown),
+        cmocka_unit_test_setup_teardown(test_task_dir_recycled_not_shared_output, setup_forget,
+                                        teardown),
     };
     int rc = cmocka_run_group_tests_name("node fencing", fence, NULL, NULL);
     rc |= cmocka_run_group_tests_name("node task directories", dirs, NULL, NULL);
