@@ -8,6 +8,7 @@
 #include "common/mem.h"
 #include "common/notify.h"
 #include "rm/ledger_cmd.h"
+#include "rm/raft_curve.h"
 #include "rm/rm_metrics.h"
 
 #include <errno.h>
@@ -410,7 +411,7 @@ static void rmserver__raft_closed(struct raft *r)
 {
     struct rmserver *s = r->data;
     raft_uv_close(&s->io);
-    raft_uv_tcp_close(&s->transport);
+    raft_curve_close(&s->transport);
     s->raft_closed = true;
 }
 
@@ -537,26 +538,26 @@ static bool rmserver__initialised(const char *dir)
     return access(path, F_OK) == 0;
 }
 
-static int rmserver__raft_start(struct rmserver *s, bool bootstrap, bool join, char *msg,
-                                size_t cap)
+static int rmserver__raft_start(struct rmserver *s, bool insecure, bool bootstrap, bool join,
+                                char *msg, size_t cap)
 {
     const rmconf_t *cfg = s->cfg;
     struct rmconf_replica self;
     rmconf_replica(cfg, (size_t)s->self, &self);
-    int rc = raft_uv_tcp_init(&s->transport, &s->loop);
+    int rc = raft_curve_init(&s->transport, &s->loop, s->curve, insecure, msg, cap);
     if (rc != 0)
-        return err_fmt(msg, cap, ERR_SYS, "raft transport: %s", raft_strerror(rc));
+        return rc;
     rmserver_member_transport(s);
     rc = raft_uv_init(&s->io, &s->loop, cfg->data_dir, &s->wrap);
     if (rc != 0) {
-        raft_uv_tcp_close(&s->transport);
+        raft_curve_close(&s->transport);
         return err_fmt(msg, cap, ERR_IO, "raft storage %s: %s", cfg->data_dir, raft_strerror(rc));
     }
     raft_uv_set_segment_size(&s->io, (size_t)cfg->segment_size);
     rc = raft_init(&s->raft, &s->io, fsm_raft(s->fsm), s->id, self.raft);
     if (rc != 0) {
         raft_uv_close(&s->io);
-        raft_uv_tcp_close(&s->transport);
+        raft_curve_close(&s->transport);
         return err_fmt(msg, cap, ERR_SYS, "raft_init: %s", raft_strerror(rc));
     }
     s->raft.data = s;
@@ -641,7 +642,7 @@ static int rmserver__start(struct rmserver *s, bool insecure, bool bootstrap, bo
     if (rc != 0)
         return rc;
     rmserver_member_load(s);
-    rc = rmserver__raft_start(s, bootstrap, join, msg, cap);
+    rc = rmserver__raft_start(s, insecure, bootstrap, join, msg, cap);
     if (rc != 0)
         return rc;
     rmserver__timer(s, &s->poll_timer, rmserver__on_poll, RMSERVER__POLL_MS);

@@ -4,7 +4,7 @@
  * raft_transfer). One change at a time; ids are never reused (DESIGN.md §7).
  *
  * Where a replica added at run time listens is replicated with the Raft configuration itself:
- * its address there is "RAFT|API|HEARTBEAT|PUB", and the transport below hands raft_uv_tcp the
+ * its address there is "RAFT|API|HEARTBEAT|PUB", and the transport below hands rm/raft_curve.c the
  * RAFT part only. Replicas bootstrapped from the configuration file keep plain addresses and
  * their endpoints come from the file. */
 #include "rm/rmserver_internal.h"
