@@ -1,11 +1,11 @@
 /* bench_e2e - the real daemons end to end on this machine (DESIGN.md section 5, "End to end on one
  * machine").
  *
- *   bench_e2e [--tasks N] [--chain M] [--forks F] [--spawns S] [--pn K] [--pn-cpus C]
+ *   bench_e2e [--tasks N] [--chain M] [--forks F] [--spawns S] [--rm R] [--pn K] [--pn-cpus C]
  *             [--deadline D] [--bin DIR] [--json]
  *
- * Starts local clusters in a temporary directory ($TMPDIR, else /tmp; `paddock cluster up --rm 1
- * --pn K`, one per job), then:
+ * Starts local clusters in a temporary directory ($TMPDIR, else /tmp; `paddock cluster up --rm R
+ * --pn K`, R = 1 unless told, one per job), then:
  *   1. the machine's floor for running processes, measured in the same run: S posix_spawns of
  *      /bin/true (output to /dev/null) with as many in flight as the cluster has slots for
  *      these tasks (K x C / 0.1 cpu), capped at the online cores (bench_spawnfloor.h); and,
@@ -187,12 +187,12 @@ static void stop_jms(void)
 }
 
 /* `paddock cluster up` in <tmp>/cluster-<idx>. 0 or -1. */
-static int cluster_up(int idx, int pns, double pn_cpus)
+static int cluster_up(int idx, int rms, int pns, double pn_cpus)
 {
     char args[2 * PATH_MAX], out[8192];
     snprintf(g_cluster, sizeof g_cluster, "%s/cluster-%d", g_tmp, idx);
-    snprintf(args, sizeof args, "cluster up --dir '%s' --rm 1 --pn %d --pn-cpus %g", g_cluster, pns,
-             pn_cpus);
+    snprintf(args, sizeof args, "cluster up --dir '%s' --rm %d --pn %d --pn-cpus %g", g_cluster,
+             rms, pns, pn_cpus);
     int rc = run_paddock(out, sizeof out, 120, args);
     if (rc != 0) {
         fprintf(stderr, "bench_e2e: cluster up failed (%d): %s\n", rc, out);
@@ -230,7 +230,7 @@ static void pctl(double *v, size_t n, double *p50, double *p99)
 
 int main(int argc, char **argv)
 {
-    int ntasks = 2000, nchain = 200, forks = 2000, spawns = 4000, pns = 1, json = 0;
+    int ntasks = 2000, nchain = 200, forks = 2000, spawns = 4000, rms = 1, pns = 1, json = 0;
     char deadline[64] = "";
     double pn_cpus = 2;
     const char *bin = NULL;
@@ -252,6 +252,8 @@ int main(int argc, char **argv)
             spawns = atoi(v);
         else if (strcmp(argv[i - 1], "--pn") == 0)
             pns = atoi(v);
+        else if (strcmp(argv[i - 1], "--rm") == 0)
+            rms = atoi(v);
         else if (strcmp(argv[i - 1], "--pn-cpus") == 0)
             pn_cpus = atof(v);
         else if (strcmp(argv[i - 1], "--deadline") == 0)
@@ -262,7 +264,7 @@ int main(int argc, char **argv)
             goto usage;
     }
     if (ntasks < 1 || ntasks > 100000 || nchain < 2 || nchain > 100000 || forks < 1 || spawns < 1 ||
-        pns < 1 || pns > 64 || !(pn_cpus > 0))
+        pns < 1 || pns > 64 || rms < 1 || rms > 7 || !(pn_cpus > 0))
         goto usage;
     if (bin != NULL) {
         snprintf(g_bin, sizeof g_bin, "%s", bin);
@@ -301,14 +303,15 @@ int main(int argc, char **argv)
     char spec[PATH_MAX + 32];
     snprintf(spec, sizeof spec, "%s/flat.json", g_tmp);
     double flat_wall = 0, chain_wall = 0;
-    if (write_spec(spec, "bench-e2e-flat", ntasks, 0) != 0 || cluster_up(1, pns, pn_cpus) != 0)
+    if (write_spec(spec, "bench-e2e-flat", ntasks, 0) != 0 || cluster_up(1, rms, pns, pn_cpus) != 0)
         goto down;
     flat = submit_wait(spec, deadline, &flat_wall);
     cluster_down();
     if (flat == NULL)
         goto down;
     snprintf(spec, sizeof spec, "%s/chain.json", g_tmp);
-    if (write_spec(spec, "bench-e2e-chain", nchain, 1) != 0 || cluster_up(2, pns, pn_cpus) != 0 ||
+    if (write_spec(spec, "bench-e2e-chain", nchain, 1) != 0 ||
+        cluster_up(2, rms, pns, pn_cpus) != 0 ||
         (chain = submit_wait(spec, "", &chain_wall)) == NULL)
         goto down;
 
@@ -392,7 +395,7 @@ down:
     nftw(g_tmp, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
     return status;
 usage:
-    fprintf(stderr, "usage: bench_e2e [--tasks N] [--chain M] [--forks F] [--spawns S] [--pn K] "
-                    "[--pn-cpus C] [--deadline D] [--bin DIR] [--json]\n");
+    fprintf(stderr, "usage: bench_e2e [--tasks N] [--chain M] [--forks F] [--spawns S] [--rm R] "
+                    "[--pn K] [--pn-cpus C] [--deadline D] [--bin DIR] [--json]\n");
     return 2;
 }
