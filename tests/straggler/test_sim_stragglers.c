@@ -29,7 +29,7 @@ static int sim(const char *args, char *buf, size_t cap)
     return capture_run(cmd, buf, cap);
 }
 
-#define SMALL "stragglers --only srasearch --runs 4"
+#define SMALL "stragglers --only srasearch --runs 3"
 
 static const char *const modes[] = {"none", "move", "duplicate", "speculate"};
 static const char *const keys[] = {"makespan_p50_s", "makespan_p99_s", "missed_fraction",
