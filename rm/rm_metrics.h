@@ -7,9 +7,11 @@
  * same on every replica up to replication lag; Raft figures are the replica's own.
  *
  * Endpoints of others: PNs advertise their metrics URL in HEARTBEAT.metrics_url and JMs in
- * JOB_REGISTER / LEASE_RENEW.metrics_url; the replica keeps the latest of each here (volatile,
- * not replicated: a new leader learns them again from the next heartbeat or renewal) so that
- * `paddock nodes` and `paddock job show` can print them.
+ * LEASE_RENEW.metrics_url (JOB_REGISTER carries the field too, for a registrant that already
+ * serves metrics, but a JM registers before its listener starts, so the RM records renewals
+ * only). The replica keeps the latest of each here (volatile, not replicated: a new leader
+ * learns them again from the next heartbeat or renewal) so that `paddock nodes` and `paddock
+ * job show` can print them.
  *
  * Extending (e.g. the Raft transport's "rejected connections by reason"): a module registers a
  * source, a function that appends its own families to the scrape:
