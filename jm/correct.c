@@ -96,11 +96,12 @@ enum correct_action correct_decide(const struct correct_config *cfg, enum correc
         *conds = c;
     if (!c)
         return CORRECT_NONE;
-    if (mode == CORRECT_MODE_DUPLICATE ? in->dups >= cfg->max_dups : q->moves >= cfg->max_moves)
+    int dup = mode == CORRECT_MODE_DUPLICATE && !in->no_copies;
+    if (dup ? in->dups >= cfg->max_dups : q->moves >= cfg->max_moves)
         return CORRECT_NONE;
     if (!correct__better(cfg, left, q->alt_c_s))
         return CORRECT_NONE;
-    return mode == CORRECT_MODE_DUPLICATE ? CORRECT_ACT_DUPLICATE : CORRECT_ACT_MOVE;
+    return dup ? CORRECT_ACT_DUPLICATE : CORRECT_ACT_MOVE;
 }
 
 int correct_upgrade_pick(const struct correct_config *cfg, const struct correct_upgrade_cand *c,

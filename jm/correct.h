@@ -8,11 +8,12 @@
  * when its expected wait turns out much higher than the one it was placed on and another node
  * would now do clearly better.
  *
- * Paddock's JM keeps one attempt per task in flight, so a correction *moves* the task: the
- * queued attempt is cancelled at its PN and the task placed again (docs/jm-placement.md). This
- * module is the rule deciding when; the daemon (jm/jmd_sched.c) feeds it.
+ correct_check is the move rule the daemon (jm/jmd_sched.c) applies today with one attempt per
+ * task in flight: the queued attempt is cancelled at its PN and the task placed again
+ * (docs/jm-placement.md). correct_decide, below, is Apollo's full rule with the choice of move
+ * or duplicate (docs/stragglers.md: duplicate is the default).
  *
- * For a regular task still queued at its node (not started):
+ * correct_check, for a regular task still queued at its node (not started):
  *   left_wait = what it still has to wait there: the PN's own expected wait for it (its queue
  *               simulated forward, reported in TASK_STATUS) minus the time since that report;
  *               without one, the node's matrix wait minus the task's own share of it;
@@ -88,6 +89,7 @@ enum correct_verdict correct_check(const struct correct_config *cfg, const struc
  *   CORRECT_MODE_DUPLICATE: queue a second attempt there and keep the first; whichever starts
  *     first wins and the other is discarded (jm/speculate.h, speculate_task_started with
  *     discard); dups < max_dups. A discarded duplicate never ran: it costs a queue slot, no work.
+ *     A task whose spec forbids copies (no_copies) is moved instead (moves < max_moves).
  * docs/stragglers.md compares the two (paddock-sim stragglers). */
 enum correct_mode {
     CORRECT_MODE_MOVE = 0,
@@ -110,6 +112,9 @@ struct correct_dup_input {
     double stage_avg_wait_s; /* average wait of the stage's tasks (started: realised; queued:
                                 expected); < 0 when unknown */
     uint32_t dups;           /* duplicates of this task so far */
+    int no_copies;           /* the spec's "speculate": false: never two attempts at once, so
+                                CORRECT_MODE_DUPLICATE moves it instead (both duplicates may
+                                start before the JM hears of either) */
 };
 
 /* Applies the three conditions and the re-evaluation. *conds (may be NULL) gets the bits that

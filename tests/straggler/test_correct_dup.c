@@ -136,6 +136,20 @@ static void test_caps_per_mode(void **state)
     assert_int_equal(c, 0);
 }
 
+static void test_no_copies_moves_instead(void **state)
+{
+    (void)state;
+    /* "speculate": false: two queued attempts could both start before the JM hears of either,
+       so the duplicate becomes a move. */
+    struct correct_dup_input in = quiet();
+    in.q.pn_wait_s = 7;
+    in.no_copies = 1;
+    assert_int_equal(correct_decide(NULL, CORRECT_MODE_DUPLICATE, &in, NULL, NULL),
+                     CORRECT_ACT_MOVE);
+    in.q.moves = 3; /* ... within the move cap */
+    assert_int_equal(correct_decide(NULL, CORRECT_MODE_DUPLICATE, &in, NULL, NULL), CORRECT_NONE);
+}
+
 static void test_check_unchanged(void **state)
 {
     (void)state;
@@ -213,6 +227,7 @@ int main(void)
         cmocka_unit_test(test_reevaluation_must_gain),
         cmocka_unit_test(test_too_soon),
         cmocka_unit_test(test_caps_per_mode),
+        cmocka_unit_test(test_no_copies_moves_instead),
         cmocka_unit_test(test_check_unchanged),
         cmocka_unit_test(test_upgrade_in_place),
         cmocka_unit_test(test_upgrade_rematch_behind_a_busy_node),
