@@ -547,6 +547,7 @@ static int rmserver__raft_start(struct rmserver *s, bool insecure, bool bootstra
     int rc = raft_curve_init(&s->transport, &s->loop, s->curve, insecure, msg, cap);
     if (rc != 0)
         return rc;
+    rm_metrics_add_source(s, raft_curve_metrics, &s->transport); /* refusals by reason */
     rmserver_member_transport(s);
     rc = raft_uv_init(&s->io, &s->loop, cfg->data_dir, &s->wrap);
     if (rc != 0) {
