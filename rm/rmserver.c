@@ -10,6 +10,7 @@
 #include "rm/ledger_cmd.h"
 #include "rm/raft_curve.h"
 #include "rm/rm_metrics.h"
+#include "rm/rm_page.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -640,6 +641,8 @@ static int rmserver__start(struct rmserver *s, bool insecure, bool bootstrap, bo
         rc = rmserver__socket(s, ZMQ_XPUB, self.pub, insecure, rmserver__on_pub, &s->pub, msg, cap);
     if (rc == 0)
         rc = rm_metrics_start(s, msg, cap);
+    if (rc == 0)
+        rc = rm_page_start(s, msg, cap); /* the cluster page on the same listener */
     if (rc != 0)
         return rc;
     rmserver_member_load(s);
@@ -708,6 +711,7 @@ int rmserver_run(const rmconf_t *cfg, bool insecure, bool bootstrap, bool join, 
     fsm_destroy(&s->fsm);
     rmview_destroy(&s->view);
     rm_metrics_free(s);
+    rm_page_free(s);
     vec_close(&s->pending);
     proto_buf_close(&s->buf);
     if (s->lock_fd >= 0)
