@@ -10,7 +10,10 @@
  *     job manager, takes `true` tasks from TASK_CREATE to their terminal TASK_STATUS;
  *   - the latency from TASK_CREATE to the RUNNING status on an idle PN (p50, p99);
  *   - the PN's resident set size when idle: at start, and after the load (when it still
- *     remembers the finished tasks for JMs that reconnect, pn [tasks] retain).
+ *     remembers the finished tasks for JMs that reconnect, pn [tasks] retain);
+ *   - the PN's own CPU time per task during the run (all its threads, user + system, from
+ *     /proc/PID/stat; its tasks' CPU not counted): the PN's cost per task, which depends far
+ *     less than the rates on what else the machine runs meanwhile.
  * DESIGN.md section 5 targets: PN throughput >= half the floor; idle RSS < 10 MiB.
  *
  * usage: bench_pn [--tasks N] [--forks N] [--spawns N] [--bin DIR] [--json]
@@ -61,6 +64,24 @@ static double fork_exec_rate(int n)
         waitpid(pid, &st, 0);
     }
     return n / (now_s() - t0);
+}
+
+/* CPU time (user + system, every thread) of a process, in seconds; -1 when unreadable. */
+static double cpu_s(pid_t pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    char *p = strrchr(buf, ')'); /* fields after the command: state is field 3 */
+    unsigned long long ut = 0, st = 0;
+    if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+        return -1;
+    return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -197,7 +218,7 @@ int main(int argc, char **argv)
     proto_buf_init(&buf);
     char *targv[] = {"true", NULL};
     char name[32];
-    double t0 = now_s();
+    double t0 = now_s(), cpu0 = cpu_s(pn);
     for (int i = 0; i < ntasks; i++) {
         proto_msg_t m;
         proto_msg_init(&m, PROTO_TASK_CREATE);
@@ -232,6 +253,8 @@ int main(int argc, char **argv)
         zframe_destroy(&fr);
     }
     double pn_rate = ntasks / (now_s() - t0);
+    double cpu1 = cpu_s(pn); /* the PN's own CPU (all its threads), not its tasks' */
+    double cpu_us = cpu0 >= 0 && cpu1 >= 0 ? (cpu1 - cpu0) * 1e6 / ntasks : -1;
 
     /* start latency on an idle PN: one task at a time, TASK_CREATE sent -> RUNNING received */
     enum { NLAT = 300 };
@@ -277,9 +300,10 @@ int main(int argc, char **argv)
                "\"spawn_floor_in_flight\":%d,\"pn_tasks_per_s\":%.0f,\"ratio\":%.3f,"
                "\"ratio_to_spawn_floor\":%.3f,\"tasks\":%d,\"succeeded\":%d,"
                "\"pn_idle_rss_kb\":%ld,\"pn_idle_rss_after_kb\":%ld,"
-               "\"start_latency_p50_ms\":%.3f,\"start_latency_p99_ms\":%.3f}\n",
+               "\"start_latency_p50_ms\":%.3f,\"start_latency_p99_ms\":%.3f,"
+               "\"pn_cpu_us_per_task\":%.1f}\n",
                fork_rate, sf.per_s, sf.in_flight, pn_rate, pn_rate / fork_rate, to_floor, ntasks,
-               ok, idle_before, idle_after, p50, p99);
+               ok, idle_before, idle_after, p50, p99, cpu_us);
     else
         printf("posix_spawn floor:     %8.0f processes/s (%ld of %ld, %d in flight: %g slots "
                "capped at %ld cores)\n"
@@ -294,8 +318,10 @@ int main(int argc, char **argv)
                idle_after / 1024.0, ntasks);
     if (!json)
         printf("idle PN start latency: %8.3f ms p50, %.3f ms p99 (create sent -> running "
-               "received, %d tasks)\n",
-               p50, p99, NLAT);
+               "received, %d tasks)\n"
+               "paddock-pn CPU:        %8.1f us per task (its own threads, user + system, "
+               "during the run; its tasks not counted)\n",
+               p50, p99, NLAT, cpu_us);
     rc = ok == ntasks ? 0 : 1;
 out:
     zsock_destroy(&s);
