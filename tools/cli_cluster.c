@@ -256,9 +256,10 @@ static int cluster_make_files(const struct cluster_opts *o, bool pn_metrics)
                     "[security]\nkeys_dir = %s/keys\n",
                     i + 1, o->dir, i + 1, ids, raft, api, hb, pub, o->tokens, o->dir, o->dir,
                     o->dir);
+        /* "listen=" without spaces: scripts that read the [pn] "listen = " line stay unambiguous */
         int mp = cluster_free_port();
         if (mp > 0)
-            cluster_cat(&text, &tl, "\n[metrics]\nlisten = 127.0.0.1:%d\n", mp);
+            cluster_cat(&text, &tl, "\n[metrics]\nlisten=127.0.0.1:%d\n", mp);
         snprintf(path, sizeof path, "%s/rm-%d.conf", o->dir, i + 1);
         rc = cluster_write(path, text);
         free(text);
@@ -276,7 +277,7 @@ static int cluster_make_files(const struct cluster_opts *o, bool pn_metrics)
                     o->dir, j + 1, api, hb, o->dir);
         int mp = pn_metrics ? cluster_free_port() : -1;
         if (mp > 0)
-            cluster_cat(&text, &tl, "\n[metrics]\nlisten = 127.0.0.1:%d\n", mp);
+            cluster_cat(&text, &tl, "\n[metrics]\nlisten=127.0.0.1:%d\n", mp);
         snprintf(path, sizeof path, "%s/pn-%d.conf", o->dir, j + 1);
         rc = cluster_write(path, text);
         free(text);
