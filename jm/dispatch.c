@@ -20,7 +20,24 @@ struct dispatch {
     unsigned char *running; /* started at the PN */
     uint64_t *seq;          /* dispatch order */
     uint64_t next_seq;
+    /* The tasks in flight, in no order (fl_pos[task]: index in fl), so that upgrades and
+       downgrades look at them only, not at the whole job (a job of a million tasks has a few
+       hundred in flight). */
+    size_t *fl, *fl_pos, nfl;
 };
+
+static void dispatch__fly(dispatch_t *d, size_t task)
+{
+    d->fl_pos[task] = d->nfl;
+    d->fl[d->nfl++] = task;
+}
+
+static void dispatch__land(dispatch_t *d, size_t task)
+{
+    size_t i = d->fl_pos[task], last = d->fl[--d->nfl];
+    d->fl[i] = last;
+    d->fl_pos[last] = i;
+}
 
 void dispatch_config_default(struct dispatch_config *cfg)
 {
@@ -44,7 +61,10 @@ int dispatch_new(const struct dispatch_config *cfg, size_t ntasks, dispatch_t **
     d->running = mem_calloc(ntasks + 1, 1);
     d->seq = mem_calloc(ntasks + 1, sizeof *d->seq);
     d->cost = mem_calloc(ntasks + 1, sizeof *d->cost);
-    if (d->cls == NULL || d->running == NULL || d->seq == NULL || d->cost == NULL) {
+    d->fl = mem_calloc(ntasks + 1, sizeof *d->fl);
+    d->fl_pos = mem_calloc(ntasks + 1, sizeof *d->fl_pos);
+    if (d->cls == NULL || d->running == NULL || d->seq == NULL || d->cost == NULL ||
+        d->fl == NULL || d->fl_pos == NULL) {
         dispatch_destroy(&d);
         return ERR_NOMEM;
     }
@@ -63,6 +83,8 @@ void dispatch_destroy(dispatch_t **p)
     mem_free((*p)->running);
     mem_free((*p)->seq);
     mem_free((*p)->cost);
+    mem_free((*p)->fl);
+    mem_free((*p)->fl_pos);
     mem_free(*p);
     *p = NULL;
 }
@@ -207,6 +229,7 @@ int dispatch_place(dispatch_t *d, size_t task)
     d->running[task] = 0;
     d->seq[task] = d->next_seq++;
     dispatch__count(d, task, +1);
+    dispatch__fly(d, task);
     return cls;
 }
 
@@ -222,6 +245,7 @@ int dispatch_adopt(dispatch_t *d, size_t task, enum dispatch_class cls)
     d->running[task] = 0;
     d->seq[task] = d->next_seq++;
     dispatch__count(d, task, +1);
+    dispatch__fly(d, task);
     return 0;
 }
 
@@ -269,6 +293,7 @@ int dispatch_finished(dispatch_t *d, size_t task)
     if (d->cls[task] == DISPATCH_NONE)
         return ERR_STATE;
     dispatch__count(d, task, -1);
+    dispatch__land(d, task);
     d->cls[task] = DISPATCH_NONE;
     d->running[task] = 0;
     if (d->reserve == task)
@@ -283,7 +308,8 @@ size_t dispatch_upgrades(dispatch_t *d, const double *prio, size_t *out, size_t 
     while (k < cap && d->ureg < d->tokens) {
         size_t best = SIZE_MAX;
         int other = dispatch__reserved_by_other(d, SIZE_MAX);
-        for (size_t t = 0; t < d->n; t++) {
+        for (size_t i = 0; i < d->nfl; i++) {
+            size_t t = d->fl[i];
             if (d->cls[t] != DISPATCH_OPPORTUNISTIC || d->running[t])
                 continue;
             if (other && t != d->reserve)
@@ -328,7 +354,8 @@ size_t dispatch_downgrades(dispatch_t *d, const double *prio, const double *rema
     size_t k = 0;
     while (k < cap && d->ureg > d->tokens) {
         size_t best = SIZE_MAX;
-        for (size_t t = 0; t < d->n; t++) {
+        for (size_t i = 0; i < d->nfl; i++) {
+            size_t t = d->fl[i];
             if (d->cls[t] != DISPATCH_REGULAR)
                 continue;
             if (best == SIZE_MAX || dispatch__down_before(d, prio, remaining, t, best))
