@@ -53,6 +53,26 @@ static void jmd_sched__ready_sync(jmd_t *j, int64_t now)
             jmd_sched__ready_add(j, ready[i], now);
 }
 
+/* The queue holds exactly the READY tasks between rounds. A count that differs (O(1) to see)
+ * means the DAG changed out of band (a task made to run again sends its dependents back to
+ * waiting): the queue is rebuilt from the ready list, keeping the ready times. */
+static void jmd_sched__ready_check(jmd_t *j, int64_t now)
+{
+    if (readyq_count(j->rq) == dag_count(j->dag, DAG_READY))
+        return;
+    log_debug("ready queue: %zu tasks, the DAG has %zu ready: rebuilt", readyq_count(j->rq),
+              dag_count(j->dag, DAG_READY));
+    size_t n;
+    const size_t *ready = dag_ready(j->dag, &n);
+    readyq_clear(j->rq);
+    for (size_t i = 0; i < n; i++) {
+        const struct spec_task *sp = &j->spec->tasks[ready[i]];
+        readyq_push(j->rq, ready[i], j->stage_prio[sp->stage], sp->input_bytes);
+        if (j->tasks[ready[i]].ready_mono == 0)
+            j->tasks[ready[i]].ready_mono = now;
+    }
+}
+
 int jmd_sched_init(jmd_t *j, char *msg, size_t cap)
 {
     size_t n = j->spec->ntasks;
@@ -402,6 +422,7 @@ void jmd_sched_round(jmd_t *j)
        goes out (a resumed JM then never finds a child running whose parent it has no record
        of, nor an unjournaled attempt below a journaled one). */
     jmd_out_flush(j);
+    jmd_sched__ready_check(j, now);
     for (int round = 0; round < JMD_SCHED__ROUNDS; round++) {
         dispatch_round(j->disp);
         if (dispatch_next(j->disp) == DISPATCH_NONE)
@@ -415,9 +436,14 @@ void jmd_sched_round(jmd_t *j)
         uint64_t head = (tok > reg ? tok - reg : 0) + (allow > opp ? allow - opp : 0);
         size_t batch = head < JMD_SCHED__BATCH - JMD_SCHED__SLACK ? (size_t)head + JMD_SCHED__SLACK
                                                                   : JMD_SCHED__BATCH;
-        size_t n = readyq_pop(j->rq, j->ready_buf, batch);
-        if (n == 0)
+        size_t got = readyq_pop(j->rq, j->ready_buf, batch), n = 0;
+        if (got == 0)
             return;
+        for (size_t i = 0; i < got; i++) /* none should be otherwise: a guard, not a path */
+            if (dag_state(j->dag, j->ready_buf[i]) == DAG_READY)
+                j->ready_buf[n++] = j->ready_buf[i];
+        if (n == 0)
+            continue;
         size_t nm = 0;
         int rc = place_round(j->place, j->view, j->est, j->ready_buf, n, now, jmd_sched__draw,
                              &j->rng, j->matches, &nm);
