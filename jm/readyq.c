@@ -1,4 +1,4 @@
-/* readyq.c - the ready tasks as an indexed binary heap (see readyq.h). */
+/* readyq.c - the ready tasks as an indexed 4-ary heap (see readyq.h). */
 #include "jm/readyq.h"
 
 #include <math.h>
@@ -7,6 +7,7 @@
 #include "common/mem.h"
 
 #define READYQ__NONE SIZE_MAX
+#define READYQ__D    4 /* children per entry: a shallower heap touches fewer cache lines */
 
 /* A heap entry carries its key, so that sifting compares within the heap's own memory (a job of
  * 200,000 tasks would otherwise miss the cache at each comparison). */
@@ -76,7 +77,7 @@ static void readyq__fix(readyq_t *q, size_t i)
     struct readyq__ent e = q->heap[i];
     size_t start = i;
     while (i > 0) {
-        size_t parent = (i - 1) / 2;
+        size_t parent = (i - 1) / READYQ__D;
         if (!readyq__before(&e, &q->heap[parent]))
             break;
         readyq__set(q, i, &q->heap[parent]);
@@ -84,11 +85,13 @@ static void readyq__fix(readyq_t *q, size_t i)
     }
     if (i == start) {
         for (;;) {
-            size_t c = 2 * i + 1;
-            if (c >= q->len)
+            size_t first = READYQ__D * i + 1, c = first;
+            if (first >= q->len)
                 break;
-            if (c + 1 < q->len && readyq__before(&q->heap[c + 1], &q->heap[c]))
-                c++;
+            size_t end = first + READYQ__D < q->len ? first + READYQ__D : q->len;
+            for (size_t k = first + 1; k < end; k++)
+                if (readyq__before(&q->heap[k], &q->heap[c]))
+                    c = k;
             if (!readyq__before(&q->heap[c], &e))
                 break;
             readyq__set(q, i, &q->heap[c]);

@@ -7,7 +7,7 @@
  * sort them. A task's key (its priority and input bytes) is given when it enters and may be
  * changed in place (readyq_update).
  *
- * An indexed binary heap over task indices 0..ntasks-1: push, remove and update are O(log n),
+ * An indexed 4-ary heap over task indices 0..ntasks-1: push, remove and update are O(log n),
  * taking the best k is O(k log n), contains and count O(1). All storage is allocated by
  * readyq_new, so nothing after it allocates or fails for lack of memory. Pure.
  */
