@@ -325,6 +325,37 @@ int dag_succeed(dag_t *dag, size_t task, size_t *released)
     return 0;
 }
 
+int dag_redo(dag_t *dag, size_t task)
+{
+    if (task >= dag->n)
+        return ERR_RANGE;
+    if (dag->state[task] != DAG_SUCCEEDED)
+        return ERR_STATE;
+    size_t j = dag->spec->tasks[task].stage;
+    if (dag->stage_done[j] && dag->soff[j + 1] > dag->soff[j])
+        return ERR_STATE; /* a barrier it completed released other stages: not undone */
+    for (size_t e = dag->doff[task]; e < dag->doff[task + 1]; e++) {
+        enum dag_state st = (enum dag_state)dag->state[dag->dep[e]];
+        if (st == DAG_RUNNING || st == DAG_FAILED)
+            return ERR_STATE;
+    }
+    for (size_t e = dag->doff[task]; e < dag->doff[task + 1]; e++) {
+        size_t t = dag->dep[e];
+        if (dag->state[t] == DAG_SUCCEEDED)
+            continue; /* it has consumed the output already */
+        if (dag->state[t] == DAG_READY) {
+            dag__unready(dag, t);
+            dag__set(dag, t, DAG_WAITING);
+        }
+        dag->pending[t]++;
+    }
+    if (dag->stage_done[j])
+        dag->stage_done[j] = 0;
+    dag->stage_pending[j]++;
+    dag__make_ready(dag, task);
+    return 0;
+}
+
 int dag_fail(dag_t *dag, size_t task)
 {
     if (task >= dag->n)

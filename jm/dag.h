@@ -79,6 +79,13 @@ int dag_requeue(dag_t *dag, size_t task);
  * were released in *released (may be NULL). ERR_STATE if not RUNNING. */
 int dag_succeed(dag_t *dag, size_t task, size_t *released);
 
+/* SUCCEEDED -> READY: the task must run again (its node-local outputs were lost with their
+ * node). Its explicit dependents that have not succeeded go back to waiting for it (a READY one
+ * leaves the ready list); those that succeeded keep their state. ERR_STATE when it did not
+ * succeed, when a dependent is RUNNING or FAILED (the caller requeues in-flight dependents
+ * first), or when its stage completed a barrier that other stages wait on (not undone). */
+int dag_redo(dag_t *dag, size_t task);
+
 /* RUNNING -> FAILED (terminal). Dependents stay WAITING forever; the job has failed. */
 int dag_fail(dag_t *dag, size_t task);
 

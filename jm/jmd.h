@@ -163,6 +163,16 @@ struct jmd_node_link {
     int queried; /* resume: 1 TASK_QUERY sent, 2 answered (TASK_QUERY_REPLY or an error) */
 };
 
+/* Speculative copies, duplicates, re-matches and re-runs (jmd_spec.c), for state.json and
+ * report.json. */
+struct jmd_spec_stats {
+    size_t copies_started, copies_won; /* speculative copies of running tasks */
+    size_t dups_started, dups_won;     /* duplicates of queued tasks */
+    size_t rematched;                  /* upgrades re-placed as regular on another node */
+    size_t reruns;                     /* producers re-run for outputs lost with a node */
+};
+struct jmd_spec;
+
 /* A resumed JM asks every node what it remembers of the job before it places anything. */
 enum jmd_query_phase {
     JMD_QUERY_NONE = 0, /* not resumed, or the query is over */
@@ -267,8 +277,12 @@ typedef struct jmd {
     struct jmd_prog_sample *progs;
     size_t nprogs, capprogs;
     int64_t last_report_mono;
-    struct usage usage; /* token units in use over time, wall ms (jm/usage.h) */
+    struct usage usage;          /* token units in use over time, wall ms (jm/usage.h) */
     struct jmd_metrics *metrics; /* /metrics (jm/jmd_metrics.h); NULL: off */
+
+    /* issue 15 (jmd_spec.c) */
+    struct jmd_spec *sp;
+    struct jmd_spec_stats spec_stats;
 } jmd_t;
 
 int64_t jmd_now(const jmd_t *j);      /* monotonic ms */
@@ -289,6 +303,9 @@ void jmd_rm_finish(jmd_t *j); /* terminal renewal + release all */
  * cannot carry the task (an argument over its limit; err says which), ERR_UNAVAILABLE or
  * ERR_FULL: the link cannot take it now. */
 int jmd_pn_create(jmd_t *j, size_t task, uint32_t node, char *err, size_t cap);
+/* The same for a given attempt number and dispatch class (an extra attempt: jmd_spec.c). */
+int jmd_pn_create_attempt(jmd_t *j, size_t task, uint32_t attempt, int cls, uint32_t node,
+                          char *err, size_t cap);
 void jmd_pn_cancel(jmd_t *j, size_t task, uint32_t node, const char *why);
 void jmd_pn_upgrade(jmd_t *j, size_t task, uint32_t node);
 /* TASK_UPGRADE to the opportunistic class: the job's spare tokens were reclaimed. */
@@ -336,6 +353,31 @@ void jmd_end(jmd_t *j, enum jmd_outcome o, const char *reason);
 /* A newer incarnation holds the job (epoch > ours; 0: unknown, a PN's ERR_FENCED): logs it and
  * stops the loop at once; nothing more is written to the job directory. */
 void jmd_fenced(jmd_t *j, uint32_t epoch);
+
+/* Ends the attempt in flight of `task` with `state` as a status would (retry, re-place,
+ * success), the caller having cancelled it at its node where needed. */
+void jmd_sched_outcome(jmd_t *j, size_t task, int state, const proto_task_status_t *st,
+                       const char *reason);
+
+/* jmd_spec.c: extra attempts of a task (speculative copies, duplicates), re-matched upgrades,
+ * lost outputs (docs/stragglers.md). The hooks return 1 when they consumed the event. */
+int jmd_spec_init(jmd_t *j, char *msg, size_t cap);
+void jmd_spec_close(jmd_t *j);
+/* A status of an in-flight task, before jmd_sched_status looks at it: an extra attempt's is
+ * consumed (1), or that attempt takes the task's place and the status goes on as the task's. */
+int jmd_spec_status(jmd_t *j, size_t task, const proto_task_status_t *st);
+/* The task's tracked attempt ends with `state`: with an extra attempt live, that one takes over
+ * (1); a success or the job's end cancels the extra attempts (0). */
+int jmd_spec_outcome(jmd_t *j, size_t task, int state, const proto_task_status_t *st,
+                     const char *reason);
+void jmd_spec_succeeded(jmd_t *j, size_t task, double exec_s); /* the stage's figures */
+int jmd_spec_refused(jmd_t *j, size_t task, uint32_t attempt, const char *why);
+void jmd_spec_resend(jmd_t *j, uint32_t node); /* a remade link: the extra attempts' creates */
+void jmd_spec_tick(jmd_t *j, int64_t now);     /* stragglers, lost extras, lost outputs */
+int jmd_spec_correct(jmd_t *j, int64_t now);   /* queued tasks: move or duplicate (1: done) */
+int jmd_spec_upgrade(jmd_t *j, size_t task);   /* a freed token: re-placed elsewhere (1) */
+uint32_t jmd_spec_tokens(const jmd_t *j, uint32_t granted); /* less the extra attempts' units */
+size_t jmd_spec_extra(const jmd_t *j, size_t task);         /* extra attempts in flight */
 
 /* jmd_jockey.c */
 int jmd_jockey_init(jmd_t *j);

@@ -306,6 +306,18 @@ void jmd_out_failed_state(const char *job_dir, const char *job_id, int64_t start
     jmd_out__write_at(job_dir, "state.json", o, 1);
 }
 
+/* Issue 15's corrections (jmd_spec.c): speculative copies, duplicates, re-matched upgrades and
+ * re-runs for lost outputs. */
+static json_t *jmd_out__corrections(const jmd_t *j)
+{
+    const struct jmd_spec_stats *c = &j->spec_stats;
+    return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "copies_started",
+                     (json_int_t)c->copies_started, "copies_won", (json_int_t)c->copies_won,
+                     "duplicates_started", (json_int_t)c->dups_started, "duplicates_won",
+                     (json_int_t)c->dups_won, "rematched", (json_int_t)c->rematched, "reruns",
+                     (json_int_t)c->reruns);
+}
+
 static const char *jmd_out__state(const jmd_t *j)
 {
     return j->outcome == JMD_RUNNING ? "running" : jmd_outcome_name(j->outcome);
@@ -372,6 +384,7 @@ void jmd_out_state(jmd_t *j)
         json_object_set_new(o, "resumes", json_integer(j->o.resumes));
         json_object_set_new(o, "epoch", json_integer((json_int_t)j->epoch));
         json_object_set_new(o, "adopted", json_integer((json_int_t)j->adopted));
+        json_object_set_new(o, "corrections", jmd_out__corrections(j));
         int known = j->outcome == JMD_RUNNING && j->eta_s > 0;
         json_object_set_new(o, "eta_s", known ? json_real(j->eta_s) : json_null());
         json_object_set_new(o, "eta_p95_s", known ? json_real(j->eta_p95_s) : json_null());
@@ -415,6 +428,7 @@ void jmd_out_report(jmd_t *j)
                                       "tokens", toks ? toks : json_array()));
         json_object_set_new(o, "token_s", json_real((double)usage_token_ms(&j->usage) / 1000.0));
         json_object_set_new(o, "resumes", json_integer(j->o.resumes));
+        json_object_set_new(o, "corrections", jmd_out__corrections(j));
     }
     jmd_out__write(j, "report.json", o, j->outcome != JMD_RUNNING);
 }

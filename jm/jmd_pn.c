@@ -47,8 +47,12 @@ static void jmd_pn__on_msg(zuv_sock_t *zs, zmsg_t **msg, void *arg)
                  m.error.text ? m.error.text : err_text(m.error.code));
         jmd_sched_query_done(j, (size_t)link);
     } else if (m.type == PROTO_ERROR && m.error.in_reply_to == PROTO_TASK_CREATE) {
-        jmd_sched_create_refused(j, m.req_id, m.error.code,
-                                 m.error.text ? m.error.text : "refused");
+        size_t task;
+        uint32_t attempt;
+        jmd_pn_req_split(m.req_id, &task, &attempt);
+        if (!jmd_spec_refused(j, task, attempt, m.error.text ? m.error.text : "refused"))
+            jmd_sched_create_refused(j, m.req_id, m.error.code,
+                                     m.error.text ? m.error.text : "refused");
     }
     proto_msg_close(&m);
 }
@@ -123,19 +127,24 @@ static bool jmd_pn__urgent(const jmd_t *j)
 
 int jmd_pn_create(jmd_t *j, size_t task, uint32_t node, char *err, size_t cap)
 {
+    return jmd_pn_create_attempt(j, task, j->tasks[task].attempt, j->tasks[task].cls, node, err,
+                                 cap);
+}
+
+int jmd_pn_create_attempt(jmd_t *j, size_t task, uint32_t attempt, int cls, uint32_t node,
+                          char *err, size_t cap)
+{
     const struct spec_task *t = &j->spec->tasks[task];
-    struct jmd_task *jt = &j->tasks[task];
     proto_kv_t env[SPEC_MAX_ENV];
     proto_file_t files[SPEC_MAX_FILES];
     proto_msg_t m;
     proto_msg_init(&m, PROTO_TASK_CREATE);
-    m.req_id = jmd_pn__req(task, jt->attempt);
+    m.req_id = jmd_pn__req(task, attempt);
     proto_task_create_t *c = &m.task_create;
     c->job_id = (char *)j->o.job_id;
     c->task_id = t->id;
-    c->attempt = jt->attempt;
-    c->task_class =
-        jt->cls == DISPATCH_OPPORTUNISTIC ? PROTO_CLASS_OPPORTUNISTIC : PROTO_CLASS_REGULAR;
+    c->attempt = attempt;
+    c->task_class = cls == DISPATCH_OPPORTUNISTIC ? PROTO_CLASS_OPPORTUNISTIC : PROTO_CLASS_REGULAR;
     c->weight = 1.0;
     c->urgent = c->task_class == PROTO_CLASS_REGULAR && jmd_pn__urgent(j);
     c->stage = j->spec->stages[t->stage].name;
@@ -231,6 +240,7 @@ void jmd_pn_check(jmd_t *j)
                 char err[256];
                 (void)jmd_pn_create(j, t, (uint32_t)n, err, sizeof err);
             }
+        jmd_spec_resend(j, (uint32_t)n);
     }
 }
 

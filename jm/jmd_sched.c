@@ -121,11 +121,12 @@ int jmd_sched_init(jmd_t *j, char *msg, size_t cap)
     if (id_random_u64(&j->rng) != 0 || j->rng == 0)
         j->rng = 0x9e3779b97f4a7c15ull ^ (uint64_t)clock_mono_ns();
     jmd_sched__ready_sync(j, now);
-    return 0;
+    return jmd_spec_init(j, msg, cap);
 }
 
 void jmd_sched_close(jmd_t *j)
 {
+    jmd_spec_close(j);
     place_destroy(&j->place);
     readyq_destroy(&j->rq);
     dispatch_destroy(&j->disp);
@@ -168,6 +169,8 @@ static void jmd_sched__upgrades(jmd_t *j)
     while ((k = dispatch_upgrades(j->disp, j->task_bl, out, 64)) > 0) {
         for (size_t i = 0; i < k; i++) {
             struct jmd_task *t = &j->tasks[out[i]];
+            if (jmd_spec_upgrade(j, out[i]))
+                continue; /* re-placed as regular on a better node (jmd_spec.c) */
             t->cls = DISPATCH_REGULAR;
             t->cls_mono = jmd_now(j);
             if (t->node >= 0)
@@ -245,7 +248,7 @@ void jmd_sched_token_size(jmd_t *j, double token_cpu, uint64_t token_mem_mb, uin
 void jmd_sched_tokens(jmd_t *j, uint32_t granted)
 {
     j->granted = granted;
-    dispatch_set_tokens(j->disp, granted);
+    dispatch_set_tokens(j->disp, jmd_spec_tokens(j, granted));
     jmd_jockey_allowance(j);
     jmd_sched__downgrades(j);
     jmd_sched__upgrades(j);
@@ -514,6 +517,8 @@ void jmd_sched_round(jmd_t *j)
 static void jmd_sched__outcome(jmd_t *j, size_t task, int state, const proto_task_status_t *st,
                                const char *reason)
 {
+    if (jmd_spec_outcome(j, task, state, st, reason))
+        return; /* an extra attempt of the task takes over (jmd_spec.c) */
     struct jmd_task *t = &j->tasks[task];
     const struct spec_task *sp = &j->spec->tasks[task];
     int64_t now = jmd_now(j), wall = clock_wall_ms();
@@ -565,6 +570,7 @@ static void jmd_sched__outcome(jmd_t *j, size_t task, int state, const proto_tas
         size_t released = 0;
         dag_succeed(j->dag, task, &released);
         estimator_observe(j->est, sp->stage, sp->input_bytes, exec_s, t->est.io_s);
+        jmd_spec_succeeded(j, task, exec_s);
         if (t->node >= 0)
             place_note_cached(j->place, sp->stage, (uint32_t)t->node);
         j->run_actual_s += exec_s;
@@ -675,6 +681,8 @@ void jmd_sched_status(jmd_t *j, const proto_task_status_t *st, long link)
                st->state == PROTO_TASK_RUNNING;
     if (st->attempt > t->seen)
         t->seen = st->attempt;
+    if (jmd_spec_status(j, (size_t)ti, st))
+        return; /* an extra attempt's (jmd_spec.c) */
     if (!(t->inflight && st->attempt == t->attempt)) {
         /* Not the attempt we track. A resumed JM adopts what an earlier incarnation left at the
            nodes: an attempt above any journaled one, of a task ready here. Any other live one
@@ -787,6 +795,7 @@ void jmd_sched_tick(jmd_t *j)
     if (j->view_dirty)
         jmd_sched_view_changed(j);
     jmd_sched__correct(j, now);
+    jmd_spec_tick(j, now);
 }
 
 /* Deferred correction (Apollo §3.4; jm/correct.h): re-evaluates regular tasks queued at their
@@ -794,6 +803,8 @@ void jmd_sched_tick(jmd_t *j)
  * At most JMD_SCHED__CORRECT queued tasks per tick, round robin over the job. */
 static void jmd_sched__correct(jmd_t *j, int64_t now)
 {
+    if (jmd_spec_correct(j, now))
+        return; /* correct_decide: move or duplicate (jmd_spec.c) */
     size_t n = j->spec->ntasks, looked = 0, k = 0;
     for (; k < n && looked < JMD_SCHED__CORRECT; k++) {
         size_t i = (j->correct_next + k) % n;
@@ -846,6 +857,12 @@ static void jmd_sched__correct(jmd_t *j, int64_t now)
             return;
     }
     j->correct_next = n ? (j->correct_next + k) % n : 0;
+}
+
+void jmd_sched_outcome(jmd_t *j, size_t task, int state, const proto_task_status_t *st,
+                       const char *reason)
+{
+    jmd_sched__outcome(j, task, state, st, reason);
 }
 
 void jmd_sched_usage_start(jmd_t *j, size_t task, int64_t wall_ms)

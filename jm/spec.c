@@ -47,6 +47,9 @@ void spec_destroy(struct spec **p)
         for (size_t k = 0; k < t->nfiles; k++)
             mem_free(t->files[k].path);
         mem_free(t->files);
+        for (size_t k = 0; k < t->noutputs; k++)
+            mem_free(t->outputs[k].path);
+        mem_free(t->outputs);
         for (size_t k = 0; k < t->nenv; k++) {
             mem_free(t->env[k].key);
             mem_free(t->env[k].value);
@@ -283,6 +286,57 @@ static int spec__files(struct spec_task *t, const json_t *v, const char *ctx, ch
     return 0;
 }
 
+/* "outputs": [{"path": "...", "bytes": N, "local": true}]: what the task writes; "local" ones
+ * stay on the node that ran it (a child reads them from there), so losing that node before every
+ * child has run loses them (docs/stragglers.md, "Lost outputs"). */
+static int spec__outputs(struct spec_task *t, const json_t *v, const char *ctx, char *msg,
+                         size_t cap)
+{
+    static const char *const keys[] = {"path", "bytes", "local", NULL};
+    if (!json_is_array(v))
+        return err_fmt(msg, cap, ERR_INVAL, "%s\"outputs\" must be an array", ctx);
+    size_t n = json_array_size(v);
+    if (n > SPEC_MAX_OUTPUTS)
+        return err_fmt(msg, cap, ERR_TOOBIG, "%s\"outputs\" has %zu entries, over the limit of %d",
+                       ctx, n, SPEC_MAX_OUTPUTS);
+    if (n == 0)
+        return 0;
+    t->outputs = mem_calloc(n, sizeof *t->outputs);
+    if (t->outputs == NULL)
+        return err_fmt(msg, cap, ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        const json_t *f = json_array_get(v, i);
+        char sub[SPEC_MAX_ID_LEN + 160];
+        snprintf(sub, sizeof sub, "%soutputs[%zu]: ", ctx, i);
+        if (!json_is_object(f))
+            return err_fmt(msg, cap, ERR_INVAL, "%smust be an object", sub);
+        int rc = spec__keys(f, keys, sub, msg, cap);
+        if (rc != 0)
+            return rc;
+        const json_t *p = json_object_get(f, "path");
+        if (p == NULL)
+            return err_fmt(msg, cap, ERR_INVAL, "%smissing \"path\"", sub);
+        if ((rc = spec__string(p, SPEC_MAX_PATH_LEN, 1, sub, "\"path\"", &t->outputs[i].path, msg,
+                               cap)) != 0)
+            return rc;
+        t->noutputs = i + 1;
+        for (const char *c = t->outputs[i].path; *c; c++)
+            if ((unsigned char)*c < 0x20 || *c == 0x7f)
+                return err_fmt(msg, cap, ERR_INVAL, "%s\"path\" contains a control character", sub);
+        const json_t *b = json_object_get(f, "bytes");
+        if (b != NULL &&
+            (rc = spec__uint(b, sub, "\"bytes\"", &t->outputs[i].bytes, msg, cap)) != 0)
+            return rc;
+        const json_t *l = json_object_get(f, "local");
+        if (l != NULL && !json_is_boolean(l))
+            return err_fmt(msg, cap, ERR_INVAL, "%s\"local\" must be true or false", sub);
+        t->outputs[i].local = l != NULL && json_is_true(l);
+        if (t->outputs[i].local)
+            t->local_outputs++;
+    }
+    return 0;
+}
+
 static int spec__env(struct spec_task *t, const json_t *v, const char *ctx, char *msg, size_t cap)
 {
     if (!json_is_object(v))
@@ -326,8 +380,9 @@ static int spec__env(struct spec_task *t, const json_t *v, const char *ctx, char
 static int spec__task(struct spec_task *t, const json_t *v, size_t idx,
                       const struct spec_limits *lim, const char **stage_name, char *msg, size_t cap)
 {
-    static const char *const keys[] = {"id",    "stage",  "cmd",   "cpu", "mem_mb", "runtime_s",
-                                       "after", "inputs", "files", "env", NULL};
+    static const char *const keys[] = {"id",        "stage",     "cmd",    "cpu",   "mem_mb",
+                                       "runtime_s", "after",     "inputs", "files", "env",
+                                       "outputs",   "speculate", NULL};
     char ctx[SPEC_MAX_ID_LEN + 64];
     snprintf(ctx, sizeof ctx, "tasks[%zu]: ", idx);
     if (!json_is_object(v))
@@ -410,6 +465,15 @@ static int spec__task(struct spec_task *t, const json_t *v, size_t idx,
         return rc;
     if ((f = json_object_get(v, "env")) != NULL && (rc = spec__env(t, f, ctx, msg, cap)) != 0)
         return rc;
+    if ((f = json_object_get(v, "outputs")) != NULL &&
+        (rc = spec__outputs(t, f, ctx, msg, cap)) != 0)
+        return rc;
+    t->speculate = 1;
+    if ((f = json_object_get(v, "speculate")) != NULL) {
+        if (!json_is_boolean(f))
+            return err_fmt(msg, cap, ERR_INVAL, "%s\"speculate\" must be true or false", ctx);
+        t->speculate = json_is_true(f);
+    }
     return 0;
 }
 

@@ -20,8 +20,15 @@
  * "virtual_cluster" ("default"), "deadline_s" (none), "utility" (none), "reads" and "writes"
  * (none), "stages" (none), and per
  * task "stage" (the task's own id: a stage of one), "cpu" (1.0), "mem_mb" (256), "runtime_s"
- * (1.0), "after", "inputs", "files", "env" (empty). Unknown keys are rejected at every level, so a
- * typo ("cpus") is an error instead of a silently ignored request.
+ * (1.0), "after", "inputs", "files", "env", "outputs" (empty), "speculate" (true).
+ *
+ * "speculate": false (on a task, or on a stage in "stages", then for all its tasks) says the
+ * task's side effects forbid two attempts at once: the JM never starts a speculative copy or a
+ * queued duplicate of it (it may still move it, or re-run it after a failure).
+ * "outputs": [{"path": "...", "bytes": N, "local": true}] lists what a task writes; a "local"
+ * output stays on the node that ran the task, so when that node is lost before a task that
+ * waits for this one has run, the JM runs the producer again (docs/stragglers.md). Unknown keys are
+ * rejected at every level, so a typo ("cpus") is an error instead of a silently ignored request.
  *
  * "reads" and "writes" declare the files the job consumes and produces (absolute paths, at most
  * SPEC_MAX_DECLARED each, duplicates dropped): the JM sends them to the RM at registration
@@ -63,6 +70,7 @@
 #define SPEC_MAX_INPUTS      256        /* inputs per task */
 #define SPEC_MAX_INPUT_NODES 64         /* nodes per input */
 #define SPEC_MAX_FILES       256        /* files per task */
+#define SPEC_MAX_OUTPUTS     256        /* outputs per task */
 #define SPEC_MAX_ENV         256        /* env entries per task */
 #define SPEC_MAX_UTILITY     64         /* utility points */
 #define SPEC_MAX_DECLARED    64         /* entries of "reads", and of "writes" */
@@ -91,6 +99,12 @@ struct spec_file {
     uint64_t bytes; /* its size if given, else 0 (used for the staging-time estimate I) */
 };
 
+struct spec_output {
+    char *path;     /* what the task writes (a path on the node when local) */
+    uint64_t bytes; /* its expected size if given, else 0 */
+    int local;      /* 1: it stays on the node that ran the task ("local": true) */
+};
+
 struct spec_env {
     char *key;
     char *value;
@@ -114,6 +128,11 @@ struct spec_task {
     uint64_t file_bytes; /* sum of files[].bytes (saturating) */
     struct spec_env *env;
     size_t nenv;
+    struct spec_output *outputs; /* "outputs" (none: NULL) */
+    size_t noutputs;
+    size_t local_outputs; /* how many of them are node-local */
+    int speculate;        /* 0: never two attempts at once ("speculate": false on the task or
+                             its stage); default 1 */
 };
 
 struct spec_stage {
@@ -122,7 +141,8 @@ struct spec_stage {
     size_t nafter;
     size_t *tasks; /* indices into spec.tasks of the tasks in this stage, in spec order */
     size_t ntasks;
-    int declared; /* 1 when named in "stages", 0 when only used by tasks */
+    int declared;  /* 1 when named in "stages", 0 when only used by tasks */
+    int speculate; /* the stage's "speculate" (default 1; false applies to all its tasks) */
 };
 
 struct spec_point {

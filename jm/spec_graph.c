@@ -93,7 +93,7 @@ long spec_stage_index(const struct spec *spec, const char *name)
 static int spec__stages(struct spec *s, const json_t *decl, const char **stage_names, char *msg,
                         size_t cap)
 {
-    static const char *const keys[] = {"name", "after", NULL};
+    static const char *const keys[] = {"name", "after", "speculate", NULL};
     size_t ndecl = 0;
     if (decl != NULL) {
         if (!json_is_array(decl))
@@ -113,7 +113,8 @@ static int spec__stages(struct spec *s, const json_t *decl, const char **stage_n
             json_object_foreach((json_t *)st, key, val)
             {
                 (void)val;
-                if (strcmp(key, keys[0]) != 0 && strcmp(key, keys[1]) != 0)
+                if (strcmp(key, keys[0]) != 0 && strcmp(key, keys[1]) != 0 &&
+                    strcmp(key, keys[2]) != 0)
                     return err_fmt(msg, cap, ERR_INVAL, "%sunknown key \"%.64s\"", ctx, key);
             }
             const json_t *name = json_object_get(st, "name");
@@ -124,6 +125,11 @@ static int spec__stages(struct spec *s, const json_t *decl, const char **stage_n
             if (rc != 0)
                 return rc;
             mem_free(tmp);
+            const json_t *spec = json_object_get(st, "speculate");
+            if (spec != NULL && !json_is_boolean(spec))
+                return err_fmt(msg, cap, ERR_INVAL,
+                               "stage \"%s\": \"speculate\" must be true or false",
+                               json_string_value(name));
             const json_t *after = json_object_get(st, "after");
             if (after != NULL) {
                 if (!json_is_array(after))
@@ -182,6 +188,11 @@ static int spec__stages(struct spec *s, const json_t *decl, const char **stage_n
         s->stages[i].name = mem_strdup(all[i].name);
         s->nstages = i + 1;
         s->stages[i].declared = all[i].key < ndecl;
+        s->stages[i].speculate = 1;
+        if (all[i].key < ndecl) {
+            const json_t *sp = json_object_get(json_array_get(decl, all[i].key), "speculate");
+            s->stages[i].speculate = sp == NULL || json_is_true(sp);
+        }
         if (s->stages[i].name == NULL) {
             mem_free(all);
             return err_fmt(msg, cap, ERR_NOMEM, "out of memory");
@@ -216,6 +227,8 @@ static int spec__stages(struct spec *s, const json_t *decl, const char **stage_n
     for (size_t i = 0; i < s->ntasks; i++) {
         struct spec_stage *st = &s->stages[s->tasks[i].stage];
         st->tasks[st->ntasks++] = i;
+        if (!st->speculate)
+            s->tasks[i].speculate = 0; /* the stage's false wins over the task's default */
     }
 
     /* barriers */

@@ -199,7 +199,10 @@ int view_update(view_t *v, const struct view_entry *e, int64_t now_ms)
     if (idx >= 0) {
         struct view_node *n = &v->nodes[idx];
         int64_t info = now_ms - (int64_t)(e->age_ms > INT64_MAX / 2 ? INT64_MAX / 2 : e->age_ms);
-        if (e->boot_id == n->boot_id ? e->seq <= n->seq : info < n->info_ms)
+        /* The same heartbeat again is news when the RM calls the node down or draining: its
+           liveness judgement comes without a newer heartbeat (a dead node sends none). */
+        int down_news = e->boot_id == n->boot_id && e->seq == n->seq && !e->up;
+        if (!down_news && (e->boot_id == n->boot_id ? e->seq <= n->seq : info < n->info_ms))
             return 0;
         if (strcmp(v->racks[n->rack].name, rack) != 0) {
             /* moved to another rack: rare; re-file it */
