@@ -164,7 +164,14 @@ int jmd_pn_create_attempt(jmd_t *j, size_t task, uint32_t attempt, int cls, uint
     c->nfiles = (uint32_t)t->nfiles;
     c->cpu = t->cpu;
     c->mem_mb = t->mem_mb;
-    c->runtime_ms = (uint64_t)(t->runtime_s * 1000.0 + 0.5);
+    /* The JM's refined R (jm/estimator.h: the stage's observed CPU time scaled by input, and
+       the I/O at the placement), so the PN's queue simulation uses its best estimate. */
+    double r = estimator_cpu_s(j->est, place_task(j->place, task));
+    if (attempt == j->tasks[task].attempt && j->tasks[task].est.io_s > 0)
+        r += j->tasks[task].est.io_s;
+    if (!(r > 0) || r > SPEC_MAX_RUNTIME_S)
+        r = t->runtime_s;
+    c->runtime_ms = (uint64_t)(r * 1000.0 + 0.5);
     c->epoch = j->epoch;
     return jmd_pn__send(j, node, &m, err, cap);
 }

@@ -50,6 +50,7 @@ struct jmd_spec_task {
     uint32_t copies, dups;    /* started so far */
     int done_node;            /* node of the attempt that succeeded (-1) */
     uint64_t cpu_ms;          /* CPU time the PN last reported for the running primary */
+    uint64_t bytes_read;      /* ... and the input bytes it has read (0: unknown) */
 };
 
 struct jmd_spec {
@@ -258,6 +259,7 @@ static void jmd_spec__swap(jmd_t *j, size_t task, size_t k)
     t->est = e->est;
     t->pn_wait_s = -1;
     jt->cpu_ms = 0;
+    jt->bytes_read = 0;
     if (t->running && !dispatch_running(j->disp, task))
         dispatch_started(j->disp, task);
     *e = old;
@@ -285,6 +287,8 @@ int jmd_spec_status(jmd_t *j, size_t task, const proto_task_status_t *st)
         if (st->state == PROTO_TASK_RUNNING) {
             if (st->cpu_time_ms > jt->cpu_ms)
                 jt->cpu_ms = st->cpu_time_ms;
+            if (st->bytes_read > jt->bytes_read)
+                jt->bytes_read = st->bytes_read;
             /* Duplicates are discarded when one attempt starts (Apollo §3.4). */
             if (!t->running && jt->n > 0) {
                 uint32_t cancel[SPECULATE_MAX_ATTEMPTS];
@@ -585,8 +589,10 @@ static void jmd_spec__stragglers(jmd_t *j, int64_t now)
         in.stage_scale = r;
         in.est_run_s = r;
         double cpu_total = (r - t->est.io_s) * sp->cpu;
-        in.progress =
-            jt->cpu_ms > 0 ? speculate_progress((double)jt->cpu_ms / 1000.0, cpu_total, 0, 0) : -1;
+        in.progress = jt->cpu_ms > 0 || jt->bytes_read > 0
+                          ? speculate_progress((double)jt->cpu_ms / 1000.0, cpu_total,
+                                               jt->bytes_read, sp->input_bytes)
+                          : -1;
         in.copy_c_s = ESTIMATOR_INF;
         in.speculate = sp->speculate;
         in.copies = jt->copies;

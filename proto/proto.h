@@ -495,6 +495,9 @@ typedef struct proto_task_status { /* PN -> JM */
     uint64_t expected_wait_ms; /* queued regular task: its wait from now, as the PN simulates
                                   its queue forward (0 otherwise) */
     proto_matrix_t matrix;     /* the PN's current matrix, so the JM corrects its view */
+    uint64_t bytes_read;       /* input bytes the task has read so far (0: unknown); with
+                                  cpu_time_ms in a RUNNING status, the task's progress for the
+                                  JM's straggler detection (jm/speculate.h) */
 } proto_task_status_t;
 
 /* Admin query kinds (the RM answers with a JSON document; the names below are the contract

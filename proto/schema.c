@@ -449,6 +449,7 @@ static const proto__field_t task_status_f[] = {
     U32(S, cache_misses, OPT, 0, UINT32_MAX),
     DUR(S, expected_wait_ms),
     MATRIX(S, matrix),
+    BIG(S, bytes_read),
 };
 static SCHEMA(task_status, S, task_status_f, NULL);
 #undef S

@@ -346,6 +346,7 @@ void sample_msg(proto_msg_t *msg, proto_type_t type, enum sample_variant variant
             b->cache_hits = 3;
             b->cache_misses = 1;
             b->expected_wait_ms = 4250;
+            b->bytes_read = 1ull << 33;
             sample_matrix(&b->matrix, 6, 7, now);
         }
         break;
