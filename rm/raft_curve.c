@@ -266,6 +266,20 @@ static void rc_deliver(struct rc_conn *c, const uint8_t *p, size_t n)
 {
     if (n == 0)
         return;
+    c->t->st.bytes_in += n;
+    if (c->pipe.write_queue_size == 0) { /* most often raft keeps up: no copy, no request */
+        uv_buf_t b = uv_buf_init((char *)p, (unsigned)n);
+        int k = uv_try_write((uv_stream_t *)&c->pipe, &b, 1);
+        if (k > 0) {
+            p += k;
+            n -= (size_t)k;
+        } else if (k != UV_EAGAIN) {
+            rc_conn_drop(c, 0, true);
+            return;
+        }
+        if (n == 0)
+            return;
+    }
     struct rc_write *w = mem_alloc(sizeof *w + n);
     if (w == NULL) {
         rc_conn_drop(c, 0, true);
@@ -277,9 +291,7 @@ static void rc_deliver(struct rc_conn *c, const uint8_t *p, size_t n)
     if (uv_write(&w->req, (uv_stream_t *)&c->pipe, &b, 1, rc_written) != 0) {
         mem_free(w);
         rc_conn_drop(c, 0, true);
-        return;
     }
-    c->t->st.bytes_in += n;
 }
 
 static void rc_free_handle(uv_handle_t *h)

@@ -34,7 +34,7 @@
 #include <uv.h>
 
 #define RAFT_CURVE_PROTOCOL     1           /* OPEN's protocol version */
-#define RAFT_CURVE_CONNECT_MS   500         /* OPEN to ACK, else RAFT_NOCONNECTION */
+#define RAFT_CURVE_CONNECT_MS   1000        /* OPEN to ACK, else RAFT_NOCONNECTION */
 #define RAFT_CURVE_PING_MS      250         /* keepalive period on every open connection */
 #define RAFT_CURVE_DEAD_MS      1500        /* silence after which a connection is closed */
 #define RAFT_CURVE_HANDSHAKE_MS 2000        /* ZMTP/CURVE handshake deadline (ZMQ_HANDSHAKE_IVL) */
