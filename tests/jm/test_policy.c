@@ -547,6 +547,83 @@ static void test_alloc_failures(void **state)
     spec_destroy(&s);
 }
 
+/* Upgrades look at the tasks in flight only (an in-flight list the dispatcher keeps): after random
+ * adopts, placements, starts and ends, each upgrade is still the waiting opportunistic task of
+ * highest priority, the oldest dispatch on ties, found by scanning the whole job here. */
+static void test_dispatch_inflight_upgrades(void **state)
+{
+    (void)state;
+    enum { N = 300 };
+    dispatch_t *d = NULL;
+    assert_int_equal(dispatch_new(NULL, N, &d), 0);
+    double prio[N];
+    uint64_t seq[N], next = 0;
+    uint64_t r = 7;
+    for (size_t t = 0; t < N; t++)
+        prio[t] = (double)(t * 7919 % 13);
+    for (int step = 0; step < 20000; step++) {
+        r = r * 6364136223846793005ull + 1442695040888963407ull;
+        size_t t = (size_t)(r >> 33) % N;
+        enum dispatch_class c = dispatch_class_of(d, t);
+        switch ((r >> 20) % 6) {
+        case 0:
+        case 1: /* in flight as opportunistic whatever the capacity (no reservation) */
+            if (c == DISPATCH_NONE) {
+                assert_int_equal(dispatch_adopt(d, t, DISPATCH_OPPORTUNISTIC), 0);
+                seq[t] = next++;
+            }
+            break;
+        case 2: /* a regular placement while a unit is free */
+            if (c == DISPATCH_NONE && dispatch_regular_units(d) < dispatch_tokens(d)) {
+                assert_int_equal(dispatch_place(d, t), DISPATCH_REGULAR);
+                seq[t] = next++;
+            }
+            break;
+        case 3:
+            if (c != DISPATCH_NONE)
+                assert_int_equal(dispatch_started(d, t), 0);
+            break;
+        case 4:
+            if (c != DISPATCH_NONE)
+                assert_int_equal(dispatch_finished(d, t), 0);
+            break;
+        default: {
+            dispatch_set_tokens(d, (uint32_t)((r >> 40) % 40));
+            size_t up[4];
+            size_t k = dispatch_upgrades(d, prio, up, 1);
+            size_t best = SIZE_MAX, waiting = 0;
+            for (size_t u = 0; u < N; u++) {
+                int now_reg = k == 1 && u == up[0];
+                if ((dispatch_class_of(d, u) != DISPATCH_OPPORTUNISTIC && !now_reg) ||
+                    dispatch_running(d, u))
+                    continue;
+                waiting++;
+                if (best == SIZE_MAX || prio[u] > prio[best] ||
+                    (prio[u] == prio[best] && seq[u] < seq[best]))
+                    best = u;
+            }
+            if (k == 1) {
+                assert_int_equal(up[0], best);
+                assert_int_equal(dispatch_class_of(d, up[0]), DISPATCH_REGULAR);
+            } else {
+                /* none: nothing waits, or no unit is free */
+                assert_true(waiting == 0 ||
+                            dispatch_regular_units(d) + 1 > (uint64_t)dispatch_tokens(d));
+            }
+            break;
+        }
+        }
+        size_t nreg = 0, nopp = 0;
+        for (size_t u = 0; u < N; u++) {
+            nreg += dispatch_class_of(d, u) == DISPATCH_REGULAR;
+            nopp += dispatch_class_of(d, u) == DISPATCH_OPPORTUNISTIC;
+        }
+        assert_int_equal(dispatch_regular(d), nreg);
+        assert_int_equal(dispatch_opportunistic(d), nopp);
+    }
+    dispatch_destroy(&d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -560,6 +637,7 @@ int main(void)
         cmocka_unit_test(test_dispatch_sized),
         cmocka_unit_test(test_dispatch_adopt),
         cmocka_unit_test(test_dispatch_downgrades),
+        cmocka_unit_test(test_dispatch_inflight_upgrades),
         cmocka_unit_test(test_alloc_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
