@@ -428,6 +428,17 @@ static void rc_accept(struct rc *t, const uint8_t *rid, size_t rid_len, const ui
     t->accept_cb(t->tr, id, addr, stream);
 }
 
+/* Only replicas speak Raft. zauth lets in every allow-listed key (clients, PNs, users) and
+ * names the key that passed in the frame's User-Id; replicas connect with the identity they
+ * share (the RM's certificate), so an OPEN from any other key is refused. */
+static bool rc_peer_is_replica(const struct rc *t, zframe_t *body)
+{
+    if (t->curve == NULL)
+        return true; /* no keys: plaintext, loopback or --insecure */
+    const char *uid = zframe_meta(body, "User-Id");
+    return uid != NULL && strcmp(uid, curve_public_key(t->curve)) == 0;
+}
+
 static void rc_on_router(zuv_sock_t *zs, zmsg_t **msg, void *arg)
 {
     (void)zs;
@@ -450,6 +461,11 @@ static void rc_on_router(zuv_sock_t *zs, zmsg_t **msg, void *arg)
         c->last_rx = uv_now(t->loop);
     switch (p[0]) {
     case RC_OPEN:
+        if (!rc_peer_is_replica(t, body)) {
+            rc_reject(t, RAFT_CURVE_REJ_AUTH, "an allow-listed key that is not the replicas'");
+            rc_reply_close(t, rid, rid_len);
+            return;
+        }
         if (c != NULL) {
             rc_reject(t, RAFT_CURVE_REJ_FRAME, "a second OPEN on one connection");
             rc_conn_drop(c, 0, true);

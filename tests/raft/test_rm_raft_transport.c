@@ -412,6 +412,38 @@ static void test_replayed_capture_refused(void **state)
     }
 }
 
+/* A key on the allow-list (a user's, a PN's) passes CURVE but is not a replica's: its OPEN is
+ * refused, so only replicas speak Raft. */
+static void test_allowed_user_key_refused(void **state)
+{
+    (void)state;
+    char msg[256];
+    assert_int_equal(curve_keygen(g_keys, "raft-user", false, msg, sizeof msg), 0);
+    int i = (g_leader + 1) % 3;
+    long long before = rejected(i, "auth");
+    json_t *st = status(i);
+    long long accepted = jint(json_object_get(st, "raft_transport"), "accepted");
+    json_decref(st);
+    zsock_t *z = zsock_new(ZMQ_DEALER);
+    assert_non_null(z);
+    zsock_set_linger(z, 0);
+    curve_t *cluster = NULL, *user = NULL;
+    assert_int_equal(curve_load(&cluster, g_keys, "paddock", NULL, msg, sizeof msg), 0);
+    assert_int_equal(curve_load(&user, g_keys, "raft-user", NULL, msg, sizeof msg), 0);
+    assert_int_equal(curve_apply(z, user, CURVE_CLIENT, curve_server_key(cluster), msg, sizeof msg),
+                     0);
+    curve_destroy(&cluster);
+    curve_destroy(&user);
+    assert_int_equal(zsock_connect(z, "tcp://127.0.0.1:%d", g_port[i]), 0);
+    send_open(z);
+    assert_int_equal(recv_type(z, 2000), 4); /* CLOSE: the handshake passed, the OPEN did not */
+    zsock_destroy(&z);
+    assert_true(counted(i, "auth", before));
+    st = status(i);
+    assert_int_equal(jint(json_object_get(st, "raft_transport"), "accepted"), accepted);
+    json_decref(st);
+}
+
 static void test_member_bad_frames_refused(void **state)
 {
     (void)state;
@@ -626,6 +658,7 @@ int main(void)
         cmocka_unit_test(test_plain_zeromq_refused),
         cmocka_unit_test(test_unknown_key_refused),
         cmocka_unit_test(test_replayed_capture_refused),
+        cmocka_unit_test(test_allowed_user_key_refused),
         cmocka_unit_test(test_member_bad_frames_refused),
         cmocka_unit_test(test_counted_in_metrics),
         cmocka_unit_test(test_replicas_unharmed),
