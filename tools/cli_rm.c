@@ -456,6 +456,20 @@ static int cli_rm_write_replica(const struct cli_rm_opts *o, json_t *conf, const
         rmconf_close(&cfg);
         return 1;
     }
+    if (cfg.metrics_listen != NULL && cfg.metrics_listen[0] != '\0') {
+        /* the source replica's port is taken: the same host, a port picked when it starts */
+        char *colon = strrchr(cfg.metrics_listen, ':');
+        if (colon != NULL) {
+            char ml[300];
+            snprintf(ml, sizeof ml, "%.*s:0", (int)(colon - cfg.metrics_listen),
+                     cfg.metrics_listen);
+            char *dup = mem_strdup(ml);
+            if (dup != NULL) {
+                mem_free(cfg.metrics_listen);
+                cfg.metrics_listen = dup;
+            }
+        }
+    }
     snprintf(path, sizeof path, "%s/rm-%s.conf", o->dir, o->args[0]);
     FILE *f = fopen(path, "w");
     rc = f == NULL || config_write(rmconf_schema, &cfg, f) != 0;
