@@ -297,6 +297,8 @@ job=$(on $jmh "$bin/paddock" submit "$T/job.json" --cluster "$T/client" 2>"$T/su
     fail "paddock submit: $(cat "$T/submit.err")"
 jobdir="$T/client/jobs/$job"
 [ -f "$jobdir/jm.pid" ] && pids="$pids $(cat "$jobdir/jm.pid")"
+# submit returns once the JM is started (jm.pid); its state.json comes with its first round
+wait_for 20 "the JM's state.json" test -s "$jobdir/state.json"
 total=$("$probe" --json tasks_total <"$jobdir/state.json" 2>/dev/null || echo "?")
 say "job $job ($(basename "$wf"), $total tasks, time scale $TIME_SCALE) runs with its JM on host $jmh"
 
