@@ -17,7 +17,7 @@ const struct config_key rmconf_schema[] = {
     {"cluster", "ids", CONFIG_LIST, F(ids), "1", "Raft ids of the replicas", 1,
      RMCONF_MAX_REPLICAS},
     {"cluster", "raft", CONFIG_LIST, F(raft), "127.0.0.1:7301",
-     "host:port of each replica's Raft transport (plaintext: private network only)", 1,
+     "host:port of each replica's Raft transport (CURVE, docs/raft-transport.md)", 1,
      RMCONF_MAX_REPLICAS},
     {"cluster", "api", CONFIG_LIST, F(api), "tcp://127.0.0.1:7201",
      "ROUTER endpoint of each replica's API", 1, RMCONF_MAX_REPLICAS},

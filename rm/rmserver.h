@@ -1,9 +1,9 @@
 /* server.h - the paddock-rm daemon: one replica of the resource monitor (a thin shell).
  *
  * Wires the pure modules to the world on one libuv loop: canonical/raft with the libuv
- * backend (raft_uv + raft_uv_tcp) drives the ledger FSM (rm/fsm.h); ZeroMQ sockets through
- * common/zuv.h carry the API (ROUTER), PN heartbeats (ROUTER, or the API socket) and the
- * cluster view (PUB); CURVE with an allow-list when keys are configured.
+ * backend (raft_uv + the CURVE transport of rm/raft_curve.h) drives the ledger FSM (rm/fsm.h);
+ * ZeroMQ sockets through common/zuv.h carry the API (ROUTER), PN heartbeats (ROUTER, or the API
+ * socket) and the cluster view (PUB); CURVE with an allow-list when keys are configured.
  *
  * DESIGN.md §7 facts it is built around: raft 0.15 needs raft_barrier() on every new
  * leadership before serving writes (also what applies old entries after a whole-cluster

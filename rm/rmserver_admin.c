@@ -301,7 +301,7 @@ static json_t *rmserver__status(struct rmserver *s)
         fclose(fp);
     }
     json_object_set_new(o, "rss_kb", json_integer(rss * (sysconf(_SC_PAGESIZE) / 1024)));
-    /* where the memory goes: malloc's view (arenas capped in main.c), and what holds it */
+    /* where the memory goes: malloc's view, what holds it, and how often free heap went back */
     struct mallinfo2 mi = mallinfo2();
     json_t *mem = json_object();
     json_object_set_new(mem, "heap_in_use_kb", json_integer((json_int_t)(mi.uordblks / 1024)));
@@ -312,6 +312,7 @@ static json_t *rmserver__status(struct rmserver *s)
     json_object_set_new(mem, "ledger_jobs", json_integer((json_int_t)ledger_job_count(l)));
     json_object_set_new(mem, "ledger_nodes", json_integer((json_int_t)ledger_node_count(l)));
     json_object_set_new(mem, "history_runs", json_integer((json_int_t)ledger_history_count(l)));
+    json_object_set_new(mem, "trims", json_integer((json_int_t)s->trims));
     json_object_set_new(o, "memory", mem);
     return o;
 }

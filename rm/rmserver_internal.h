@@ -85,7 +85,7 @@ struct rmserver {
     fsm_t *fsm;
     struct raft raft;
     struct raft_io io;
-    struct raft_uv_transport transport; /* raft_uv_tcp */
+    struct raft_uv_transport transport; /* rm/raft_curve.h */
     struct raft_uv_transport wrap;      /* strips endpoints from addresses (rmserver_member.c) */
     char wrap_addr[RMSERVER_ADDR_MAX];
     bool raft_started, raft_closed;
@@ -172,7 +172,7 @@ char *rmserver_admin_write_json(struct rmserver *s, const struct rmserver_cmd *c
 
 /* rmserver_member.c: adding and removing replicas (docs/rm.md "Changing the replica set").
  * A replica added at run time is stored in the Raft configuration with the address
- * "RAFT|API|HEARTBEAT|PUB"; the wrapping transport hands raft_uv_tcp only RAFT. */
+ * "RAFT|API|HEARTBEAT|PUB"; the wrapping transport hands rm/raft_curve.c only RAFT. */
 void rmserver_member_transport(struct rmserver *s);
 /* Endpoints of replica `id`: from the Raft configuration's address when it carries them, else
  * from the configuration file. Strings point into s (valid until the next call) or cfg. */
