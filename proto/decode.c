@@ -479,6 +479,27 @@ static int proto__get_field(proto__dctx_t *c, const proto__schema_t *s, const pr
     }
     case PROTO__MATRIX:
         return proto__get_matrix(c, w, o, at);
+    case PROTO__BIN: {
+        uint32_t *count = (uint32_t *)(base + f->count_off);
+        if (o->type != MSGPACK_OBJECT_BIN)
+            return proto__reject(c, PROTO_REJ_FIELD_TYPE, "%s.%s: not bytes", w, key);
+        uint32_t n = o->via.bin.size;
+        if (n > f->umax)
+            return proto__reject(c, PROTO_REJ_LIMIT, "%s.%s: %u bytes, at most %llu", w, key, n,
+                                 (unsigned long long)f->umax);
+        if (n < f->umin && (f->required || n > 0))
+            return proto__reject(c, PROTO_REJ_RANGE, "%s.%s: %u bytes, at least %llu", w, key, n,
+                                 (unsigned long long)f->umin);
+        if (n == 0)
+            return 0;
+        uint8_t *v = mem_alloc(n);
+        if (v == NULL)
+            return proto__reject(c, PROTO_REJ_NOMEM, "%s.%s: out of memory", w, key);
+        memcpy(v, o->via.bin.ptr, n);
+        *(uint8_t **)at = v;
+        *count = n;
+        return 0;
+    }
     }
     return proto__reject(c, PROTO_REJ_FIELD_TYPE, "%s.%s: bad field kind", w, key);
 }

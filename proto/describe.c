@@ -80,7 +80,8 @@ static void proto__describe_body(proto__text_t *t, const proto__schema_t *s,
             break;
         case PROTO__STRS:
         case PROTO__KVS:
-        case PROTO__STRUCTS: {
+        case PROTO__STRUCTS:
+        case PROTO__BIN: {
             uint32_t n = *(const uint32_t *)(base + f->count_off);
             if (n > 0)
                 proto__put(t, " %s[%u]", f->key, n);

@@ -89,6 +89,7 @@ static int proto__present(const proto__field_t *f, const unsigned char *base)
     case PROTO__STRS:
     case PROTO__KVS:
     case PROTO__STRUCTS:
+    case PROTO__BIN:
         return *(const uint32_t *)(base + f->count_off) != 0 && *(void *const *)at != NULL;
     case PROTO__MATRIX: {
         const proto_matrix_t *m = at;
@@ -209,6 +210,17 @@ static int proto__check_field(const proto__schema_t *s, const proto__field_t *f,
     }
     case PROTO__MATRIX:
         return proto__matrix_check(at, err, errcap);
+    case PROTO__BIN: {
+        const uint8_t *v = *(const uint8_t *const *)at;
+        uint32_t n = *(const uint32_t *)(base + f->count_off);
+        if (n > f->umax)
+            return err_fmt(err, errcap, ERR_TOOBIG, "%s.%s: %u bytes, at most %llu", w, f->key, n,
+                           (unsigned long long)f->umax);
+        if ((n > 0 && v == NULL) || (n < f->umin && (f->required || n > 0)))
+            return err_fmt(err, errcap, ERR_RANGE, "%s.%s: %u bytes, at least %llu", w, f->key,
+                           v == NULL ? 0 : n, (unsigned long long)f->umin);
+        return 0;
+    }
     }
     return err_fmt(err, errcap, ERR_INVAL, "%s.%s: bad field kind", w, f->key);
 }
@@ -307,6 +319,11 @@ static int proto__pack_field(msgpack_packer *pk, const proto__field_t *f, const 
     }
     case PROTO__MATRIX:
         return rc | proto__pack_matrix(pk, at);
+    case PROTO__BIN: {
+        const uint8_t *v = *(const uint8_t *const *)at;
+        uint32_t n = v != NULL ? *(const uint32_t *)(base + f->count_off) : 0;
+        return rc | msgpack_pack_bin(pk, n) | (n > 0 ? msgpack_pack_bin_body(pk, v, n) : 0);
+    }
     }
     return -1;
 }

@@ -137,6 +137,13 @@ static void proto__free_field(const proto__field_t *f, unsigned char *base)
         *n = 0;
         break;
     }
+    case PROTO__BIN: {
+        uint8_t **v = at;
+        mem_free(*v);
+        *v = NULL;
+        *(uint32_t *)(base + f->count_off) = 0;
+        break;
+    }
     default:
         break;
     }

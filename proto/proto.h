@@ -47,6 +47,8 @@
  *     C:TASK_CANCEL  S:TASK_STATUS          (cancelled, or the terminal state it already had)
  *     C:TASK_UPGRADE S:TASK_STATUS          (the class asked for, in place, no restart:
  *                                            regular, or opportunistic for a downgrade)
+ *     C:TASK_ESTIMATE                       (no reply: the JM's refined R for a live task,
+ *                                            sent when it moved past a threshold)
  * CLI -> RM (RM API ROUTER):
  *     C:ADMIN_QUERY  S:ADMIN_REPLY          (the reply carries one JSON document as a string:
  *                                            the RM builds it, the CLI prints or reads it)
@@ -209,6 +211,12 @@ typedef struct proto_heartbeat { /* PN -> every RM replica */
     /* the PN's Prometheus endpoint, "http://HOST:PORT/metrics" (docs/metrics.md), bounded like
      * an endpoint; NULL or empty: none */
     char *metrics_url;
+    /* The PN's cache advertisement (issue 15): a Bloom filter (common/bloom.h wire form) of the
+     * source paths of the files its cache holds, so every JM can take I = 0 there. At most
+     * PROTO_MAX_CACHE_FILTER bytes; the decoder refuses one that bloom_decode refuses. Empty:
+     * nothing advertised. A false positive costs the task its staging (the PN stages anyway). */
+    uint8_t *cache_filter;
+    uint32_t cache_filter_len;
 } proto_heartbeat_t;
 
 typedef struct proto_job_info { /* one job as the RM's ledger has it */
@@ -238,11 +246,13 @@ typedef struct proto_view_node { /* one node in the RM's cluster view */
     uint32_t queued_regular;
     uint32_t queued_opportunistic;
     proto_matrix_t matrix;
-    uint64_t boot_id;   /* req; with seq, the freshness order a JM keeps per node */
-    uint64_t seq;       /* req */
-    uint64_t age_ms;    /* time since the replica received this node's last heartbeat */
-    uint64_t failures;  /* task attempts failed on this node (for Psucc) */
-    uint64_t successes; /* task attempts succeeded on this node */
+    uint64_t boot_id;      /* req; with seq, the freshness order a JM keeps per node */
+    uint64_t seq;          /* req */
+    uint64_t age_ms;       /* time since the replica received this node's last heartbeat */
+    uint64_t failures;     /* task attempts failed on this node (for Psucc) */
+    uint64_t successes;    /* task attempts succeeded on this node */
+    uint8_t *cache_filter; /* the node's last HEARTBEAT cache_filter, as it sent it */
+    uint32_t cache_filter_len;
 } proto_view_node_t;
 
 typedef struct proto_view_snapshot { /* RM -> JM */
@@ -461,6 +471,16 @@ typedef struct proto_task_upgrade { /* JM -> PN: a change of class, in place, no
     uint32_t epoch;      /* as in TASK_CREATE */
 } proto_task_upgrade_t;
 
+typedef struct proto_task_estimate { /* JM -> PN: a new runtime estimate for a live task */
+    char *job_id;                    /* req */
+    char *task_id;                   /* req */
+    uint32_t attempt;                /* req */
+    uint64_t runtime_ms;             /* req: the JM's refined R (as TASK_CREATE runtime_ms) */
+    uint32_t epoch;                  /* as in TASK_CREATE */
+} proto_task_estimate_t;
+/* No reply: the PN forward-simulates its queue (and its matrix) with the new R from now on; an
+ * unknown or finished task is ignored (counted), an older epoch is answered ERROR(ERR_FENCED). */
+
 typedef struct proto_task_query { /* JM -> PN: every task of the job the PN remembers */
     char *job_id;                 /* req */
     uint32_t epoch;               /* as in TASK_CREATE: a newer epoch fences older JMs from now */
@@ -575,7 +595,8 @@ typedef struct proto_error { /* any direction, in reply to a request */
     X(PROTO_JOB_RESUME, 20, "JOB_RESUME", job_resume, proto_job_resume_t)                          \
     X(PROTO_TASK_QUERY, 21, "TASK_QUERY", task_query, proto_task_query_t)                          \
     X(PROTO_TASK_QUERY_REPLY, 22, "TASK_QUERY_REPLY", task_query_reply, proto_task_query_reply_t)  \
-    X(PROTO_HEARTBEAT_ACK, 23, "HEARTBEAT_ACK", heartbeat_ack, proto_heartbeat_ack_t)
+    X(PROTO_HEARTBEAT_ACK, 23, "HEARTBEAT_ACK", heartbeat_ack, proto_heartbeat_ack_t)              \
+    X(PROTO_TASK_ESTIMATE, 24, "TASK_ESTIMATE", task_estimate, proto_task_estimate_t)
 
 #define PROTO__TYPE_ENUM(e, value, name, member, type) e = value,
 typedef enum {

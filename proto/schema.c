@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/bloom.h"
 #include "common/err.h"
 
 #define PROTO__KEY(m)    .key = #m, .keylen = sizeof(#m) - 1
@@ -52,6 +53,10 @@
     {                                                                                              \
         PROTO__AT(S, m), PROTO__CNT(S, c), .kind = PROTO__STRUCTS, .required = req, .umin = (lo),  \
                                            .umax = (hi), .sub = &(schema)                          \
+    }
+#define BIN(S, m, c, hi)                                                                           \
+    {                                                                                              \
+        PROTO__AT(S, m), PROTO__CNT(S, c), .kind = PROTO__BIN, .umax = (hi)                        \
     }
 #define MATRIX(S, m)                                                                               \
     {                                                                                              \
@@ -115,6 +120,32 @@ static const proto__field_t node_register_ack_f[] = {
 static SCHEMA(node_register_ack, S, node_register_ack_f, NULL);
 #undef S
 
+/* A cache filter, when present, must be one bloom_decode takes. */
+static int cache_filter_check(const uint8_t *f, uint32_t len, const char *w, char *err,
+                              size_t errcap)
+{
+    if (len == 0)
+        return 0;
+    bloom_t *b = NULL;
+    int rc = bloom_decode(f, len, &b);
+    bloom_destroy(&b);
+    if (rc == ERR_NOMEM)
+        return err_fmt(err, errcap, ERR_NOMEM, "%s.cache_filter: out of memory", w);
+    return rc != 0 ? err_fmt(err, errcap, ERR_RANGE, "%s.cache_filter: not a Bloom filter", w) : 0;
+}
+
+static int heartbeat_check(const void *body, char *err, size_t errcap)
+{
+    const proto_heartbeat_t *h = body;
+    return cache_filter_check(h->cache_filter, h->cache_filter_len, "heartbeat", err, errcap);
+}
+
+static int view_node_check(const void *body, char *err, size_t errcap)
+{
+    const proto_view_node_t *n = body;
+    return cache_filter_check(n->cache_filter, n->cache_filter_len, "view_node", err, errcap);
+}
+
 #define S proto_heartbeat_t
 static const proto__field_t heartbeat_f[] = {
     NAME(S, name, REQ),
@@ -135,23 +166,34 @@ static const proto__field_t heartbeat_f[] = {
     TIME(S, timestamp_ms, REQ),
     STRS(S, jobs, njobs, OPT, 0, PROTO_MAX_NODE_JOBS, PROTO_MAX_NAME),
     ENDPOINT(S, metrics_url, OPT),
+    BIN(S, cache_filter, cache_filter_len, PROTO_MAX_CACHE_FILTER),
 };
-static SCHEMA(heartbeat, S, heartbeat_f, NULL);
+static SCHEMA(heartbeat, S, heartbeat_f, heartbeat_check);
 #undef S
 
 #define S proto_view_node_t
 static const proto__field_t view_node_f[] = {
-    NAME(S, name, REQ),         ANYNAME(S, rack, REQ),
-    ENDPOINT(S, endpoint, REQ), ENUM(S, state, REQ, PROTO_NODE_STATE_COUNT),
-    CPU(S, cpu, OPT, 0),        MEM(S, mem_mb, OPT, 0),
-    CPU(S, used_cpu, OPT, 0),   MEM(S, used_mem_mb, OPT, 0),
-    COUNT(S, running_regular),  COUNT(S, running_opportunistic),
-    COUNT(S, queued_regular),   COUNT(S, queued_opportunistic),
-    MATRIX(S, matrix),          ID64(S, boot_id, REQ),
-    ID64(S, seq, REQ),          DUR(S, age_ms),
-    BIG(S, failures),           BIG(S, successes),
+    NAME(S, name, REQ),
+    ANYNAME(S, rack, REQ),
+    ENDPOINT(S, endpoint, REQ),
+    ENUM(S, state, REQ, PROTO_NODE_STATE_COUNT),
+    CPU(S, cpu, OPT, 0),
+    MEM(S, mem_mb, OPT, 0),
+    CPU(S, used_cpu, OPT, 0),
+    MEM(S, used_mem_mb, OPT, 0),
+    COUNT(S, running_regular),
+    COUNT(S, running_opportunistic),
+    COUNT(S, queued_regular),
+    COUNT(S, queued_opportunistic),
+    MATRIX(S, matrix),
+    ID64(S, boot_id, REQ),
+    ID64(S, seq, REQ),
+    DUR(S, age_ms),
+    BIG(S, failures),
+    BIG(S, successes),
+    BIN(S, cache_filter, cache_filter_len, PROTO_MAX_CACHE_FILTER),
 };
-static SCHEMA(view_node, S, view_node_f, NULL);
+static SCHEMA(view_node, S, view_node_f, view_node_check);
 #undef S
 
 static int view_snapshot_check(const void *body, char *err, size_t errcap)
@@ -391,6 +433,17 @@ static const proto__field_t task_upgrade_f[] = {
     DUR(S, grace_ms),     U32(S, epoch, OPT, 0, UINT32_MAX),
 };
 static SCHEMA(task_upgrade, S, task_upgrade_f, NULL);
+#undef S
+
+#define S proto_task_estimate_t
+static const proto__field_t task_estimate_f[] = {
+    NAME(S, job_id, REQ),
+    NAME(S, task_id, REQ),
+    ATTEMPT(S, attempt),
+    U64(S, runtime_ms, REQ, 0, PROTO_MAX_DURATION_MS),
+    U32(S, epoch, OPT, 0, UINT32_MAX),
+};
+static SCHEMA(task_estimate, S, task_estimate_f, NULL);
 #undef S
 
 #define S proto_task_query_t

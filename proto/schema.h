@@ -26,6 +26,7 @@ typedef enum {
     PROTO__KVS,     /* proto_kv_t * + count; wire: map str -> str; keys <= PROTO_MAX_ENV_KEY */
     PROTO__STRUCTS, /* array of sub->size structs + count; wire: array of maps */
     PROTO__MATRIX,  /* proto_matrix_t inline */
+    PROTO__BIN,     /* uint8_t * + uint32_t count at count_off, umin..umax bytes; wire: bin */
 } proto__kind_t;
 
 struct proto__schema;

@@ -3,8 +3,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/bloom.h"
 #include "common/err.h"
 #include "common/mem.h"
+
+static void sample_filter(uint8_t **out, uint32_t *len);
 
 char *sample_str(size_t len, char fill)
 {
@@ -68,6 +71,29 @@ void sample_view_node(proto_view_node_t *n, uint32_t i, int typical)
     n->age_ms = 250;
     n->failures = 2;
     n->successes = 1000 + i;
+    if (i == 0)
+        sample_filter(&n->cache_filter, &n->cache_filter_len);
+}
+
+/* A small Bloom filter's wire form holding "/data/a" and "/data/b" (through mem_*). */
+static void sample_filter(uint8_t **out, uint32_t *len)
+{
+    bloom_t *b = NULL;
+    *out = NULL;
+    *len = 0;
+    if (bloom_new(256, 3, &b) != 0)
+        return;
+    bloom_add(b, "/data/a", 7);
+    bloom_add(b, "/data/b", 7);
+    size_t n = bloom_encoded_size(b);
+    uint8_t *buf = mem_alloc(n);
+    if (buf != NULL && bloom_encode(b, buf, n, &n) == 0) {
+        *out = buf;
+        *len = (uint32_t)n;
+    } else {
+        mem_free(buf);
+    }
+    bloom_destroy(&b);
 }
 
 void sample_msg(proto_msg_t *msg, proto_type_t type, enum sample_variant variant)
@@ -125,6 +151,7 @@ void sample_msg(proto_msg_t *msg, proto_type_t type, enum sample_variant variant
             b->queued_opportunistic = 9;
             b->draining = true;
             sample_matrix(&b->matrix, 8, 8, now);
+            sample_filter(&b->cache_filter, &b->cache_filter_len);
         }
         break;
     }
@@ -409,6 +436,15 @@ void sample_msg(proto_msg_t *msg, proto_type_t type, enum sample_variant variant
         b->tasks = t ? 17 : 0;
         break;
     }
+    case PROTO_TASK_ESTIMATE: {
+        proto_task_estimate_t *b = &msg->task_estimate;
+        b->job_id = mem_strdup("j-000042");
+        b->task_id = mem_strdup("map-17");
+        b->attempt = t ? 2 : 0;
+        b->runtime_ms = t ? 12500 : 0;
+        b->epoch = t ? 3 : 0;
+        break;
+    }
     case PROTO_HEARTBEAT_ACK: {
         proto_heartbeat_ack_t *b = &msg->heartbeat_ack;
         if (t) {
@@ -484,6 +520,12 @@ static int sample_field_equal(const proto__field_t *f, const unsigned char *a,
             if (!sample_equal(f->sub, p + i * f->sub->size, q + i * f->sub->size, why, cap))
                 return 0;
         return 1;
+    }
+    case PROTO__BIN: {
+        uint32_t n = *(const uint32_t *)(a + f->count_off);
+        if (n != *(const uint32_t *)(b + f->count_off))
+            return 0;
+        return n == 0 || memcmp(*(uint8_t *const *)x, *(uint8_t *const *)y, n) == 0;
     }
     case PROTO__MATRIX: {
         const proto_matrix_t *m = x, *n = y;

@@ -580,7 +580,7 @@ static void test_describe(void **state)
     proto_msg_close(&m);
     proto_msg_init(&m, PROTO_TYPE_LIMIT);
     proto_describe(&m, line, sizeof line);
-    assert_string_equal(line, "type 24?");
+    assert_string_equal(line, "type 25?");
 }
 
 static void test_stats_json(void **state)

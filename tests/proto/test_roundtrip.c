@@ -12,6 +12,7 @@
 
 #include "common/err.h"
 #include "common/mem.h"
+#include "common/bloom.h"
 #include "proto/proto.h"
 #include "proto/schema.h"
 #include "sample.h"
@@ -385,6 +386,39 @@ static void sweep_str(const proto__schema_t *s, const proto__field_t *f, unsigne
     *p = save;
 }
 
+/* A bytes field (the cache filter): a Bloom filter of the largest size, one byte over the
+ * limit, bytes that are not a filter (the body check), and empty (absent). */
+static void sweep_bin(const proto__schema_t *s, const proto__field_t *f, unsigned char *base)
+{
+    uint8_t **p = (uint8_t **)(base + f->off), *save = *p;
+    uint32_t *n = (uint32_t *)(base + f->count_off), nsave = *n;
+    bloom_t *b = NULL;
+    assert_int_equal(bloom_new((uint32_t)(f->umax - BLOOM_HEADER_BYTES) * 8, 4, &b), 0);
+    bloom_add(b, "/data/x", 7);
+    size_t len = 0;
+    uint8_t *big = mem_calloc(f->umax + 1, 1);
+    assert_int_equal(bloom_encode(b, big, f->umax + 1, &len), 0);
+    assert_int_equal(len, f->umax);
+    bloom_destroy(&b);
+    at(s, f, "a filter at the limit");
+    *p = big;
+    *n = (uint32_t)len;
+    expect_roundtrip(&cur);
+    at(s, f, "one byte over");
+    *n = (uint32_t)len + 1;
+    expect_reject(&cur, ERR_TOOBIG, PROTO_REJ_LIMIT);
+    at(s, f, "not a filter");
+    *n = 20;
+    memset(big, 0x5a, 20);
+    expect_reject(&cur, ERR_RANGE, PROTO_REJ_RANGE);
+    at(s, f, "empty");
+    *n = 0;
+    expect_roundtrip(&cur);
+    mem_free(big);
+    *p = save;
+    *n = nsave;
+}
+
 static char **strv(uint32_t n, size_t len0)
 {
     char **v = mem_calloc(n ? n : 1, sizeof *v);
@@ -583,6 +617,9 @@ static void sweep(const proto__schema_t *s, unsigned char *base)
             break;
         case PROTO__MATRIX:
             sweep_matrix(s, f, base);
+            break;
+        case PROTO__BIN:
+            sweep_bin(s, f, base);
             break;
         }
     }
