@@ -240,10 +240,37 @@ static int exec__cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-int exec_rss_scan(const pid_t *pgids, uint64_t *rss_kb, size_t n)
+/* rchar and read_bytes of one process from /proc/PID/io (left as they are when unreadable). */
+static void exec__io(const char *pid, uint64_t *rchar, uint64_t *read_bytes)
+{
+    char path[300], buf[512];
+    if (snprintf(path, sizeof path, "/proc/%s/io", pid) >= (int)sizeof path)
+        return;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    ssize_t len = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (len <= 0)
+        return;
+    buf[len] = 0;
+    for (char *line = buf; line && *line;) {
+        char *nl = strchr(line, '\n');
+        if (nl)
+            *nl = 0;
+        unsigned long long v;
+        if (sscanf(line, "rchar: %llu", &v) == 1)
+            *rchar += v;
+        else if (sscanf(line, "read_bytes: %llu", &v) == 1)
+            *read_bytes += v;
+        line = nl ? nl + 1 : NULL;
+    }
+}
+
+int exec_usage_scan(const pid_t *pgids, exec_usage_t *out, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        rss_kb[i] = 0;
+        out[i] = (exec_usage_t){0};
     if (n == 0)
         return 0;
     exec__slot_t *slots = mem_calloc(n, sizeof *slots);
@@ -258,6 +285,7 @@ int exec_rss_scan(const pid_t *pgids, uint64_t *rss_kb, size_t n)
         return ERR_IO;
     }
     long page_kb = sysconf(_SC_PAGESIZE) / 1024;
+    long hz = sysconf(_SC_CLK_TCK) > 0 ? sysconf(_SC_CLK_TCK) : 100;
     struct dirent *de;
     char path[300], buf[1024];
     while ((de = readdir(d))) {
@@ -273,7 +301,8 @@ int exec_rss_scan(const pid_t *pgids, uint64_t *rss_kb, size_t n)
         if (len <= 0)
             continue;
         buf[len] = 0;
-        /* fields after "(comm)": state ppid pgrp ... rss is the 24th field overall */
+        /* fields after "(comm)": state ppid pgrp ... utime stime cutime cstime are the 14th to
+         * 17th fields overall, rss the 24th */
         char *p = strrchr(buf, ')');
         if (!p)
             continue;
@@ -287,12 +316,32 @@ int exec_rss_scan(const pid_t *pgids, uint64_t *rss_kb, size_t n)
             continue;
         exec__slot_t key = {(pid_t)fields[2], 0};
         exec__slot_t *hit = bsearch(&key, slots, n, sizeof *slots, exec__cmp);
-        if (hit && fields[21] > 0)
-            rss_kb[hit->idx] += (uint64_t)fields[21] * (uint64_t)page_kb;
+        if (!hit)
+            continue;
+        exec_usage_t *u = &out[hit->idx];
+        if (fields[21] > 0)
+            u->rss_kb += (uint64_t)fields[21] * (uint64_t)page_kb;
+        long ticks = 0;
+        for (int f = 11; f <= 14; f++)
+            ticks += fields[f] > 0 ? fields[f] : 0;
+        u->cpu_ms += (uint64_t)ticks * 1000u / (uint64_t)hz;
+        exec__io(de->d_name, &u->rchar, &u->read_bytes);
     }
     closedir(d);
     mem_free(slots);
     return 0;
+}
+
+int exec_rss_scan(const pid_t *pgids, uint64_t *rss_kb, size_t n)
+{
+    exec_usage_t *u = mem_calloc(n ? n : 1, sizeof *u);
+    if (!u)
+        return ERR_NOMEM;
+    int rc = exec_usage_scan(pgids, u, n);
+    for (size_t i = 0; i < n; i++)
+        rss_kb[i] = rc == 0 ? u[i].rss_kb : 0;
+    mem_free(u);
+    return rc;
 }
 
 unsigned long long exec_start_time(pid_t pid)

@@ -79,6 +79,22 @@ int exec_renice_group(pid_t pgid, int nice);
  * One pass over /proc. Returns 0 or ERR_IO. */
 int exec_rss_scan(const pid_t *pgids, uint64_t *rss_kb, size_t n);
 
+/* What a task's processes have used so far (exec_usage_scan), summed over its process group. */
+typedef struct exec_usage {
+    uint64_t rss_kb;     /* resident set now */
+    uint64_t cpu_ms;     /* user + system of the live processes and the children they waited
+                            for (/proc/PID/stat utime, stime, cutime, cstime) */
+    uint64_t rchar;      /* bytes read through read(2) and the like, page cache or not
+                            (/proc/PID/io rchar; 0 where /proc/PID/io cannot be read) */
+    uint64_t read_bytes; /* of those, fetched from storage (/proc/PID/io read_bytes) */
+} exec_usage_t;
+
+/* exec_rss_scan with CPU time and bytes read as well: one pass over /proc, and /proc/PID/io
+ * read only for the processes of the groups asked about. A process's counters leave the sum
+ * when it exits unless a process of the group waits for it (then cutime/cstime keep its CPU
+ * time; its bytes read are lost): the sums are lower bounds. Returns 0 or ERR_IO/ERR_NOMEM. */
+int exec_usage_scan(const pid_t *pgids, exec_usage_t *out, size_t n);
+
 /* Makes this process a child subreaper (orphaned grandchildren of tasks are reparented to it
  * and reaped by exec_reap instead of lingering). 0 or ERR_SYS. */
 int exec_become_subreaper(void);

@@ -298,6 +298,7 @@ static void node__status(node_t *n, node__task_t *t, uint64_t req_id)
     s->signal = t->signal;
     s->reason = t->reason;
     s->cpu_time_ms = t->cpu_time_ms;
+    s->bytes_read = t->bytes_read;
     s->peak_rss_kb = t->peak_rss_kb;
     s->queued_at_ms = t->queued_at_ms;
     s->started_at_ms = t->started_at_ms;
@@ -564,6 +565,15 @@ static node__task_t *node__lookup(node_t *n, const char *job, const char *task, 
     return t;
 }
 
+/* The queue's key of a job (pn/oppweight.h): FNV-1a of its id. */
+static uint64_t node__job_key(const char *job_id)
+{
+    uint64_t h = 14695981039346656037ull;
+    for (const unsigned char *p = (const unsigned char *)job_id; *p; p++)
+        h = (h ^ *p) * 1099511628211ull;
+    return h;
+}
+
 static void node__create(node_t *n, const void *peer, size_t plen, uint64_t req_id,
                          const proto_task_create_t *tc)
 {
@@ -630,6 +640,7 @@ static void node__create(node_t *n, const void *peer, size_t plen, uint64_t req_
                        .mem_mb = (double)tc->mem_mb,
                        .est_s = (double)tc->runtime_ms / 1000.0,
                        .weight = tc->weight,
+                       .job = node__job_key(tc->job_id),
                        .klass = t->klass == PROTO_CLASS_OPPORTUNISTIC ? QUEUE_OPPORTUNISTIC
                                                                       : QUEUE_REGULAR};
     int rc = node__prepare(n, t, tc, msg, sizeof msg);
@@ -798,6 +809,24 @@ static void node__upgrade(node_t *n, const void *peer, size_t plen, uint64_t req
     node__schedule(n);
 }
 
+/* TASK_ESTIMATE: the JM refined a live task's R; the queue's simulation (its expected waits,
+ * the matrix, backfill) takes it from now on. No reply (an older epoch: ERROR). */
+static void node__estimate(node_t *n, const void *peer, size_t plen, uint64_t req_id,
+                           const proto_task_estimate_t *te)
+{
+    if (node__fenced(n, te->job_id, te->epoch, peer, plen, req_id, PROTO_TASK_ESTIMATE))
+        return;
+    node__task_t *t = node__lookup(n, te->job_id, te->task_id, te->attempt);
+    if (!t || proto_task_state_terminal(t->state) ||
+        queue_set_estimate(n->queue, t->id, (double)te->runtime_ms / 1000.0) != 0) {
+        n->c.estimates_ignored++;
+        return;
+    }
+    n->c.estimates++;
+    n->matrix_dirty = 1;
+    node__schedule_soon(n); /* a reservation may have moved to now (backfill) */
+}
+
 /* TASK_QUERY: every remembered task's status, then the count. A query with an epoch makes the
  * node remember the job even when it has no task here, so that a create from an older JM that
  * arrives after the query is refused (the resumed JM schedules only what the answer lacks). */
@@ -955,11 +984,15 @@ void node_handle(node_t *n, const void *peer, size_t plen, const void *data, siz
     case PROTO_TASK_QUERY:
         node__query(n, peer, plen, m.req_id, &m.task_query);
         break;
+    case PROTO_TASK_ESTIMATE:
+        node__estimate(n, peer, plen, m.req_id, &m.task_estimate);
+        break;
     default:
         n->c.rejected++;
         node__reply_error(
             n, peer, plen, m.req_id, m.type, ERR_UNKNOWN_TYPE,
-            "a process node answers TASK_CREATE, TASK_CANCEL, TASK_UPGRADE, TASK_QUERY");
+            "a process node answers TASK_CREATE, TASK_CANCEL, TASK_UPGRADE, TASK_QUERY, "
+            "TASK_ESTIMATE");
         break;
     }
     proto_msg_close(&m);
@@ -1002,10 +1035,21 @@ void node_heartbeat(node_t *n, proto_heartbeat_t *hb)
 
 void node_refresh(node_t *n)
 {
+    /* Every running task's status (with its CPU time and bytes read so far: progress for the
+     * JM's straggler detection), and for a job with none running, one of its queued tasks'
+     * (the matrix refresh of Apollo §3.2). */
     uint64_t round = ++n->refresh_round;
     size_t it = 0;
     void *v;
     while (map_next(&n->byid, &it, NULL, NULL, &v)) { /* live tasks only */
+        node__task_t *t = v;
+        if (t->state != PROTO_TASK_RUNNING)
+            continue;
+        t->job->refreshed = round;
+        node__send_status(n, t);
+    }
+    it = 0;
+    while (map_next(&n->byid, &it, NULL, NULL, &v)) {
         node__task_t *t = v;
         if (t->job->refreshed == round || proto_task_state_terminal(t->state))
             continue;

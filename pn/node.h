@@ -11,6 +11,8 @@
  *                                     runs on, preemptible once its grace_ms has passed)
  *     C:TASK_QUERY   S:TASK_STATUS* S:TASK_QUERY_REPLY   (one status per task of the job the
  *                                     node remembers, live or finished within retention)
+ *     C:TASK_ESTIMATE                (no reply: the JM's new R for a live task; the queue
+ *                                     simulates with it from now on)
  *     any of them    S:ERROR          (ERR_FENCED: an epoch older than the job's, below)
  * Fencing (pn/fence.h): the node keeps per job the highest epoch its commands and queries
  * carried (and the RM's HEARTBEAT_ACK named) for as long as it remembers the job, and refuses
@@ -64,6 +66,8 @@ typedef struct node_counters {
     uint64_t queries;              /* TASK_QUERY answered */
     uint64_t reaped;               /* live tasks killed because the RM said their job was over */
     uint64_t acks_ignored;         /* HEARTBEAT_ACK job entries with a state the node ignores */
+    uint64_t estimates;            /* TASK_ESTIMATE applied to a live task */
+    uint64_t estimates_ignored;    /* TASK_ESTIMATE for a task not live here */
     uint64_t creates_refused[NODE_REFUSED_COUNT];
     uint64_t starts[2];                        /* processes started, by class */
     uint64_t ended[PROTO_TASK_STATE_COUNT][2]; /* terminal states reached, by class */
@@ -97,9 +101,10 @@ void node_reap(node_t *n);
 /* Polls RSS of running tasks, kills those over their memory limit. */
 void node_poll_memory(node_t *n);
 /* Apollo §3.2: "the PN sends this matrix, along with a timestamp, to every JM that has
- * running or queued tasks in this PN". Sends every job with a live task the current status
- * of one of them (state unchanged, fresh matrix and usage): JMs treat a repeated state as a
- * refresh. */
+ * running or queued tasks in this PN". Sends every running task's status (its CPU time and
+ * bytes read so far, from the last node_poll_memory: progress) and, for a job with no task
+ * running, the status of one of its queued tasks (state unchanged, fresh matrix): JMs treat a
+ * repeated state as a refresh. */
 void node_refresh(node_t *n);
 /* Forgets finished tasks past retention. */
 void node_sweep(node_t *n);

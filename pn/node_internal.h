@@ -82,6 +82,7 @@ typedef struct node__task {
     char *reason;
     int exit_code, signal;
     uint64_t cpu_time_ms, peak_rss_kb;
+    uint64_t bytes_read; /* while it runs: its processes' rchar (exec_usage_scan), for progress */
     int64_t queued_at_ms, started_at_ms, ended_at_ms;
     uint64_t start_mono_ms;
     uint64_t created_mono_ns; /* for the start delay histogram */

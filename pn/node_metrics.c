@@ -109,6 +109,11 @@ void node_metrics(const node_t *n, struct metrics *m)
                   "Commands and queries refused for carrying an older epoch than the job's.",
                   c.refused_fenced);
     node__counter(m, "paddock_pn_queries_total", "TASK_QUERY answered.", c.queries);
+    node__counter(m, "paddock_pn_estimates_total",
+                  "TASK_ESTIMATE that gave a live task the JM's new runtime estimate.",
+                  c.estimates);
+    node__counter(m, "paddock_pn_estimates_ignored_total",
+                  "TASK_ESTIMATE for a task that is not live here.", c.estimates_ignored);
     node__counter(m, "paddock_pn_statuses_sent_total", "TASK_STATUS messages sent.",
                   c.statuses_sent);
     node__counter(m, "paddock_pn_memory_kills_total",

@@ -374,9 +374,9 @@ void node_poll_memory(node_t *n)
     if (!old)
         return;
     pid_t *pg = mem_calloc(cnt, sizeof *pg);
-    uint64_t *rss = mem_calloc(cnt, sizeof *rss);
+    exec_usage_t *use = mem_calloc(cnt, sizeof *use);
     node__task_t **ts = mem_calloc(cnt, sizeof *ts);
-    if (pg && rss && ts) {
+    if (pg && use && ts) {
         size_t it = 0, k = 0;
         void *v;
         while (k < cnt && map_next(&n->bypid, &it, NULL, NULL, &v)) {
@@ -384,26 +384,33 @@ void node_poll_memory(node_t *n)
             pg[k] = ts[k]->pid;
             k++;
         }
-        if (exec_rss_scan(pg, rss, k) == 0) {
+        if (exec_usage_scan(pg, use, k) == 0) {
             for (size_t i = 0; i < k; i++) {
                 node__task_t *t = ts[i];
-                if (rss[i] > t->peak_rss_kb)
-                    t->peak_rss_kb = rss[i];
+                uint64_t rss = use[i].rss_kb;
+                if (rss > t->peak_rss_kb)
+                    t->peak_rss_kb = rss;
+                /* progress for the periodic RUNNING statuses (node_refresh): lower bounds, so
+                   never moved back */
+                if (use[i].cpu_ms > t->cpu_time_ms)
+                    t->cpu_time_ms = use[i].cpu_ms;
+                if (use[i].rchar > t->bytes_read)
+                    t->bytes_read = use[i].rchar;
                 double limit_kb =
                     (double)t->mem_mb * 1024.0 * (1.0 + n->cfg->memory_margin_pct / 100.0) +
                     (double)n->cfg->memory_margin_mb * 1024.0;
-                if ((double)rss[i] > limit_kb && t->kill == NODE__KILL_NONE) {
+                if ((double)rss > limit_kb && t->kill == NODE__KILL_NONE) {
                     t->kill = NODE__KILL_MEMORY;
-                    t->kill_rss_kb = rss[i];
+                    t->kill_rss_kb = rss;
                     log_info("task %s/%s over its memory: %llu KiB > %.0f KiB, killing",
-                             t->job->job_id, t->task_id, (unsigned long long)rss[i], limit_kb);
+                             t->job->job_id, t->task_id, (unsigned long long)rss, limit_kb);
                     node__kill(n, t);
                 }
             }
         }
     }
     mem_free(pg);
-    mem_free(rss);
+    mem_free(use);
     mem_free(ts);
 }
 

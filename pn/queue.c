@@ -5,6 +5,7 @@
 
 #include "common/err.h"
 #include "common/mem.h"
+#include "pn/oppweight.h"
 
 #define QUEUE__EPS 1e-9
 
@@ -23,6 +24,8 @@ typedef struct queue__vec {
 struct queue {
     queue_config_t cfg;
     queue__vec_t reg, opp;
+    struct oppweight_cand *cand; /* scratch for the opportunistic pick, cap_cand entries */
+    size_t cap_cand;
     queue__run_t *run;
     size_t nrun, caprun;
     double cpu_used, mem_used;
@@ -73,6 +76,7 @@ void queue_destroy(queue_t **qp)
     mem_free(q->reg.v);
     mem_free(q->opp.v);
     mem_free(q->run);
+    mem_free(q->cand);
     loadprof_close(&q->prof);
     loadprof_close(&q->tail);
     mem_free(q);
@@ -123,6 +127,27 @@ static long queue__run_find(const queue_t *q, uint64_t id)
 static double queue__est(const queue_t *q, const queue_task_t *t)
 {
     return t->est_s > 0 ? t->est_s : q->cfg.default_est_s;
+}
+
+int queue_set_estimate(queue_t *q, uint64_t id, double est_s)
+{
+    if (isnan(est_s))
+        return ERR_INVAL;
+    queue_task_t *t = NULL;
+    long i = queue__vec_find(&q->reg, id);
+    if (i >= 0) {
+        t = &q->reg.v[i];
+    } else if ((i = queue__vec_find(&q->opp, id)) >= 0) {
+        t = &q->opp.v[i];
+    } else if ((i = queue__run_find(q, id)) >= 0) {
+        t = &q->run[i].t;
+    }
+    if (!t)
+        return ERR_NOTFOUND;
+    if (t->est_s != est_s)
+        q->gen++; /* every reservation behind it may move */
+    t->est_s = est_s;
+    return 0;
 }
 
 int queue_hold(queue_t *q, uint64_t id, int held)
@@ -357,27 +382,27 @@ int queue_pick(queue_t *q, double now, double draw, queue_task_t *out)
             return rc;
         return i >= 0 ? queue__start(q, &q->reg, (size_t)i, now, out) : ERR_NOTFOUND;
     }
-    /* Weighted random pick among the opportunistic tasks that fit: the paper's "the randomized
-     * selection process continues until there is no more task that can execute" with one draw. */
-    double sum = 0;
-    for (size_t i = 0; i < q->opp.n; i++)
-        if (queue__fits_free(q, &q->opp.v[i]))
-            sum += q->opp.v[i].weight;
-    if (sum <= 0)
-        return ERR_NOTFOUND;
-    if (!(draw >= 0) || draw >= 1)
-        draw = 0;
-    double target = draw * sum, acc = 0;
-    long last = -1;
-    for (size_t i = 0; i < q->opp.n; i++) {
-        if (!queue__fits_free(q, &q->opp.v[i]))
-            continue;
-        last = (long)i;
-        acc += q->opp.v[i].weight;
-        if (target < acc)
-            break;
+    /* One draw picks among the opportunistic tasks that fit (the paper's "the randomized
+     * selection process continues until there is no more task that can execute"): a job first,
+     * then one of its tasks (pn/oppweight.h). */
+    if (q->cap_cand < q->opp.n) {
+        size_t cap = q->cap_cand ? q->cap_cand : 16;
+        while (cap < q->opp.n)
+            cap *= 2;
+        struct oppweight_cand *c = mem_reallocarray(q->cand, cap, sizeof *c);
+        if (!c)
+            return ERR_NOMEM;
+        q->cand = c;
+        q->cap_cand = cap;
     }
-    return queue__start(q, &q->opp, (size_t)last, now, out);
+    for (size_t i = 0; i < q->opp.n; i++)
+        q->cand[i] = (struct oppweight_cand){.job = q->opp.v[i].job,
+                                             .weight = q->opp.v[i].weight,
+                                             .eligible = queue__fits_free(q, &q->opp.v[i])};
+    long pick = oppweight_pick(q->cand, q->opp.n, draw);
+    if (pick < 0)
+        return ERR_NOTFOUND;
+    return queue__start(q, &q->opp, (size_t)pick, now, out);
 }
 
 size_t queue_preempt(queue_t *q, double now, uint64_t *ids, size_t cap)

@@ -9,8 +9,10 @@
  *   of any task ahead of it;
  * - the opportunistic queue is served only when the regular queue is empty (Apollo §3.5: "When
  *   a PN has spare capacity and the regular queue is empty, the PN picks a random task to
- *   execute from the opportunistic-task queue, regardless of when it was dispatched"), by a
- *   weighted random pick among the tasks that fit the free resources;
+ *   execute from the opportunistic-task queue, regardless of when it was dispatched"), by
+ *   oppweight_pick (pn/oppweight.h) among the tasks that fit the free resources: a job first,
+ *   in proportion to the mean weight of its tasks there, then one of its tasks by weight, so a
+ *   job with few opportunistic tasks is not starved by one with many;
  * - running opportunistic tasks are preemptible: they do not count against the reservations
  *   of regular tasks, and queue_preempt names those to kill when a regular task could start
  *   but for them.
@@ -53,6 +55,8 @@ typedef struct queue_task {
     double mem_mb;       /* MiB, > 0 */
     double est_s;        /* runtime estimate in seconds (<= 0: the configured default) */
     double weight;       /* opportunistic pick weight (<= 0: 1) */
+    uint64_t job;        /* the job's key (a hash of its id): opportunistic picks are fair
+                            across jobs (pn/oppweight.h); 0 for tasks of no particular job */
     queue_class_t klass; /* regular or opportunistic */
     int held;            /* private to the queue: set through queue_hold */
 } queue_task_t;
@@ -110,6 +114,12 @@ size_t queue_end_graces(queue_t *q);
 /* The earliest end of a grace (queue_downgrade) later than `now` among running tasks, or 0
  * when none: the caller wakes then to preempt if regular work waits. */
 double queue_next_grace(const queue_t *q, double now);
+
+/* A new runtime estimate (seconds; <= 0: the configured default) for a queued or running task
+ * (the JM refined it: TASK_ESTIMATE). The simulation (queue_simulate, queue_expected_start)
+ * and backfill use it from now on; a running task's remaining time is the new estimate less
+ * the time it has run. ERR_NOTFOUND, ERR_INVAL (NaN). */
+int queue_set_estimate(queue_t *q, uint64_t id, double est_s);
 
 /* Holds (held != 0) or releases a queued task: a held task keeps its place and its reservation
  * but does not start (its files are still being staged). A task pushed is not held.

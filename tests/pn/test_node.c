@@ -33,6 +33,7 @@ typedef struct sent {
     proto_task_state_t state;
     int code;
     uint32_t tasks;
+    uint64_t expected_wait_ms, cpu_time_ms, bytes_read;
 } sent_t;
 
 typedef struct fixture {
@@ -68,6 +69,9 @@ static void on_send(void *arg, const void *peer, size_t plen, const char *endpoi
         copy(s->task, sizeof s->task, m.task_status.task_id);
         copy(s->text, sizeof s->text, m.task_status.reason);
         s->state = m.task_status.state;
+        s->expected_wait_ms = m.task_status.expected_wait_ms;
+        s->cpu_time_ms = m.task_status.cpu_time_ms;
+        s->bytes_read = m.task_status.bytes_read;
     } else if (m.type == PROTO_ERROR) {
         s->code = m.error.code;
         copy(s->text, sizeof s->text, m.error.text);
@@ -210,6 +214,19 @@ static void upgrade(fixture_t *f, const char *peer, const char *job, const char 
     m.task_upgrade.attempt = 1;
     m.task_upgrade.task_class = PROTO_CLASS_REGULAR;
     m.task_upgrade.epoch = epoch;
+    deliver(f, peer, &m);
+}
+
+static void estimate(fixture_t *f, const char *peer, const char *job, const char *task,
+                     uint32_t epoch, uint64_t runtime_ms)
+{
+    proto_msg_t m;
+    proto_msg_init(&m, PROTO_TASK_ESTIMATE);
+    m.task_estimate.job_id = (char *)job;
+    m.task_estimate.task_id = (char *)task;
+    m.task_estimate.attempt = 1;
+    m.task_estimate.runtime_ms = runtime_ms;
+    m.task_estimate.epoch = epoch;
     deliver(f, peer, &m);
 }
 
@@ -485,6 +502,86 @@ static void test_heartbeat_jobs(void **state)
     assert_int_equal(proto_encode(&m, &f->buf, NULL, 0), 0);
 }
 
+/* ---- the JM's refined R (TASK_ESTIMATE) and progress in RUNNING statuses ---- */
+
+static void test_estimate_changes_wait(void **state)
+{
+    fixture_t *f = *state;
+    create(f, "A", "j", "t1", 1, 1); /* R 30 s, runs: one core */
+    wait_state(f, "j", "t1", PROTO_TASK_RUNNING);
+    create(f, "A", "j", "t2", 1, 2); /* queued behind it */
+    const sent_t *q = last_status(f, "j", "t2");
+    assert_int_equal(q->state, PROTO_TASK_QUEUED);
+    uint64_t before = q->expected_wait_ms;
+    assert_in_range(before, 25000, 30000);
+    size_t sent = f->nsent;
+    estimate(f, "A", "j", "t1", 1, 5000); /* the JM now expects 5 s: no reply */
+    assert_int_equal(f->nsent, sent);
+    assert_int_equal(counters(f).estimates, 1);
+    create(f, "A", "j", "t2", 1, 3); /* a retry answers where t2 stands now */
+    q = last_status(f, "j", "t2");
+    assert_int_equal(q->req_id, 3);
+    assert_in_range(q->expected_wait_ms, 1, 5000);
+    assert_true(q->expected_wait_ms + 20000 < before);
+    /* the queued task's own R does not move its start; a longer R for t1 moves it back */
+    estimate(f, "A", "j", "t2", 1, 600000);
+    estimate(f, "A", "j", "t1", 1, 60000);
+    create(f, "A", "j", "t2", 1, 4);
+    assert_in_range(last_status(f, "j", "t2")->expected_wait_ms, 55000, 60000);
+    /* an unknown task is ignored and counted; an older epoch is refused */
+    estimate(f, "A", "j", "nope", 1, 1000);
+    assert_int_equal(counters(f).estimates_ignored, 1);
+    assert_int_equal(f->nsent, sent + 2);
+    estimate(f, "A", "j", "t1", 0, 1000); /* epoch 0 is never refused */
+    assert_int_equal(counters(f).estimates, 4);
+    create(f, "B", "j", "t3", 2, 5); /* raises the job's epoch to 2 */
+    estimate(f, "A", "j", "t1", 1, 1000);
+    assert_int_equal(last(f)->type, PROTO_ERROR);
+    assert_int_equal(last(f)->code, ERR_FENCED);
+    assert_int_equal(counters(f).estimates, 4);
+}
+
+/* A RUNNING status from node_refresh carries the CPU time and bytes read so far. */
+static void test_refresh_progress(void **state)
+{
+    fixture_t *f = *state;
+    static const char *reader[] = {"/bin/sh", "-c",
+                                   "while :; do head -c 200000 /dev/zero >/dev/null; done"};
+    proto_msg_t m;
+    proto_msg_init(&m, PROTO_TASK_CREATE);
+    proto_task_create_t *c = &m.task_create;
+    c->job_id = "j";
+    c->task_id = "r";
+    c->attempt = 1;
+    c->cpu = 1;
+    c->mem_mb = 64;
+    c->runtime_ms = 30000;
+    c->argv = (char **)reader;
+    c->argc = 3;
+    deliver(f, "A", &m);
+    wait_state(f, "j", "r", PROTO_TASK_RUNNING);
+    create(f, "A", "k", "q", 0, 2); /* another job's task, queued: one core */
+    const sent_t *st = NULL;
+    for (int i = 0; i < 100; i++) {
+        pause_ms(50);
+        node_poll_memory(f->n);
+        node_refresh(f->n);
+        st = last_status(f, "j", "r");
+        if (st->cpu_time_ms >= 100 && st->bytes_read >= 1000000)
+            break;
+    }
+    assert_int_equal(st->state, PROTO_TASK_RUNNING);
+    assert_true(st->cpu_time_ms >= 100);
+    assert_true(st->bytes_read >= 1000000);
+    /* the job with nothing running still gets its queued task's refresh */
+    size_t before = f->nsent;
+    node_refresh(f->n);
+    assert_int_equal(f->nsent, before + 2);
+    assert_int_equal(last_status(f, "k", "q")->state, PROTO_TASK_QUEUED);
+    cancel(f, "A", "j", "r", 0);
+    wait_state(f, "j", "r", PROTO_TASK_CANCELLED);
+}
+
 /* ---- reaping from the RM's answers ---- */
 
 static void test_reap_ended_job(void **state)
@@ -738,6 +835,8 @@ int main(void)
         T(test_reap_ignores_other_jobs),
     };
     const struct CMUnitTest dirs[] = {
+        T(test_estimate_changes_wait),
+        T(test_refresh_progress),
         cmocka_unit_test_setup_teardown(test_task_dir_recycled, setup_forget, teardown),
         cmocka_unit_test_setup_teardown(test_task_dir_recycled_not_shared_output, setup_forget,
                                         teardown),

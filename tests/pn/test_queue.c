@@ -38,6 +38,84 @@ static uint64_t pick(queue_t *q, double now, double draw)
     return t.id;
 }
 
+static int push_job(queue_t *q, uint64_t id, uint64_t job)
+{
+    queue_task_t t = {.id = id,
+                      .cpu = 1,
+                      .mem_mb = 100,
+                      .est_s = 5,
+                      .klass = QUEUE_OPPORTUNISTIC,
+                      .weight = 1,
+                      .job = job};
+    return queue_push(q, &t);
+}
+
+/* Apollo §3.5's weights in the real queue: job 1 queues 2 opportunistic tasks, job 2 queues
+ * 200, all of weight 1. Over 1000 evenly spread draws (each picked task put back) job 1 gets
+ * half the picks (oppweight_pick draws a job first), not the 1% a flat pick over tasks gives. */
+static void test_opportunistic_fair_across_jobs(void **state)
+{
+    (void)state;
+    queue_t *q = mkq(1, 1000, 0, 0);
+    assert_int_equal(push_job(q, 1, 1), 0);
+    assert_int_equal(push_job(q, 2, 1), 0);
+    for (uint64_t id = 100; id < 300; id++)
+        assert_int_equal(push_job(q, id, 2), 0);
+    int small = 0, n = 1000;
+    for (int i = 0; i < n; i++) {
+        queue_task_t t;
+        assert_int_equal(queue_pick(q, i, (i + 0.5) / n, &t), 0);
+        small += t.job == 1;
+        assert_int_equal(queue_finish(q, t.id), 0);
+        assert_int_equal(queue_push(q, &t), 0);
+    }
+    assert_in_range(small, 450, 550);
+    /* with the node full no opportunistic task fits, whatever its job's share */
+    queue_task_t big = {.id = 999, .cpu = 1, .mem_mb = 100, .est_s = 5, .klass = QUEUE_REGULAR};
+    assert_int_equal(queue_push(q, &big), 0);
+    assert_int_equal(pick(q, 2000, 0.1), 999);
+    assert_int_equal(pick(q, 2000, 0.1), 0); /* full: no opportunistic task fits */
+    queue_destroy(&q);
+}
+
+/* TASK_ESTIMATE: a new R for the running task moves the expected start of the one queued behind
+ * it; a new R for a queued task moves the tasks behind it, not itself. */
+static void test_set_estimate_moves_expected_start(void **state)
+{
+    (void)state;
+    queue_t *q = mkq(1, 1000, 0, 0);
+    loadprof_t p;
+    loadprof_init(&p, 1, 1000);
+    assert_int_equal(push(q, 1, 1, 100, 30, QUEUE_REGULAR, 0), 0);
+    assert_int_equal(pick(q, 0, 0), 1);
+    assert_int_equal(push(q, 2, 1, 100, 10, QUEUE_REGULAR, 0), 0);
+    assert_int_equal(push(q, 3, 1, 100, 10, QUEUE_REGULAR, 0), 0);
+    double at = 0;
+    assert_int_equal(queue_expected_start(q, 0, 2, &p, &at), 0);
+    assert_float_equal(at, 30, 1e-9);
+    /* the tail cache is refreshed after an estimate */
+    assert_int_equal(queue_expected_start_tail(q, 0, 100, 3, &p, &at), 0);
+    assert_float_equal(at, 40, 1e-9);
+    assert_int_equal(queue_set_estimate(q, 1, 5), 0);
+    assert_int_equal(queue_expected_start(q, 0, 2, &p, &at), 0);
+    assert_float_equal(at, 5, 1e-9);
+    assert_int_equal(queue_expected_start_tail(q, 0, 100, 3, &p, &at), 0);
+    assert_float_equal(at, 15, 1e-9);
+    assert_int_equal(queue_set_estimate(q, 2, 50), 0);
+    assert_int_equal(queue_expected_start(q, 0, 2, &p, &at), 0);
+    assert_float_equal(at, 5, 1e-9);
+    assert_int_equal(queue_expected_start(q, 0, 3, &p, &at), 0);
+    assert_float_equal(at, 55, 1e-9);
+    /* a running task past its new estimate is given overrun_s (1 s) more */
+    assert_int_equal(queue_set_estimate(q, 1, 2), 0);
+    assert_int_equal(queue_expected_start(q, 3, 2, &p, &at), 0);
+    assert_float_equal(at, 4, 1e-9);
+    assert_int_equal(queue_set_estimate(q, 77, 2), ERR_NOTFOUND);
+    assert_int_equal(queue_set_estimate(q, 1, NAN), ERR_INVAL);
+    loadprof_close(&p);
+    queue_destroy(&q);
+}
+
 static void test_fifo_order(void **state)
 {
     (void)state;
@@ -575,6 +653,8 @@ int main(void)
         cmocka_unit_test(test_backfill_never_delays_ahead),
         cmocka_unit_test(test_expected_start_tail_matches),
         cmocka_unit_test(test_weighted_random_pick),
+        cmocka_unit_test(test_opportunistic_fair_across_jobs),
+        cmocka_unit_test(test_set_estimate_moves_expected_start),
         cmocka_unit_test(test_opportunistic_waits_for_regular_queue),
         cmocka_unit_test(test_upgrade_in_place),
         cmocka_unit_test(test_downgrade_queued),
