@@ -114,6 +114,7 @@ struct jmd_task {
     uint32_t seen;       /* highest attempt number seen anywhere (journal, nodes): the next
                             dispatch numbers above it */
     uint32_t used_units; /* token units the attempt counts in the usage skyline (0: none) */
+    uint64_t sent_r_ms;  /* the R its PN has (TASK_CREATE or TASK_ESTIMATE runtime_ms) */
 };
 
 /* One finished attempt (for report.json and the profile). */
@@ -251,7 +252,8 @@ typedef struct jmd {
     /* PNs (indexed like the view) */
     struct jmd_node_link *links;
     size_t nlinks;
-    uint8_t *rm_state; /* the RM's proto_node_state_t per view node (draining is not down) */
+    size_t est_observed; /* the estimator's observations when R was last re-sent (jmd_pn.c) */
+    uint8_t *rm_state;   /* the RM's proto_node_state_t per view node (draining is not down) */
     size_t nrm_state;
 
     /* Jockey */
@@ -319,6 +321,13 @@ void jmd_pn_cancel_attempt(jmd_t *j, size_t task, uint32_t attempt, uint32_t nod
  * that failed leaves a DEALER that never reconnects) is made anew and its creates are resent;
  * the PN answers a repeated create with the task's status, never runs it twice. */
 void jmd_pn_check(jmd_t *j);
+/* TASK_ESTIMATE to the node of every in-flight tracked attempt whose R (the estimator's, as
+ * TASK_CREATE sends it) moved past JMD_PN_ESTIMATE_FRAC of what its PN has and at least
+ * JMD_PN_ESTIMATE_MIN_MS; walks the tasks only when the estimator learnt something since the
+ * last walk. Returns how many were sent. Called by jmd_pn_check (every tick). */
+#define JMD_PN_ESTIMATE_FRAC   0.25
+#define JMD_PN_ESTIMATE_MIN_MS 1000
+size_t jmd_pn_estimates(jmd_t *j);
 /* Splits a create's req_id (set by jmd_pn_create) back into task and attempt. */
 void jmd_pn_req_split(uint64_t req_id, size_t *task, uint32_t *attempt);
 

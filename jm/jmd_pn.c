@@ -125,6 +125,53 @@ static bool jmd_pn__urgent(const jmd_t *j)
     return j->has_deadline && j->eta_p95_s > 0 && j->eta_p95_s >= 0.8 * j->deadline_s;
 }
 
+/* The JM's refined R (jm/estimator.h: the stage's observed CPU time scaled by input, and the
+   I/O at the placement), so the PN's queue simulation uses its best estimate. */
+static uint64_t jmd_pn__r_ms(jmd_t *j, size_t task, uint32_t attempt)
+{
+    double r = estimator_cpu_s(j->est, place_task(j->place, task));
+    if (attempt == j->tasks[task].attempt && j->tasks[task].est.io_s > 0)
+        r += j->tasks[task].est.io_s;
+    if (!(r > 0) || r > SPEC_MAX_RUNTIME_S)
+        r = j->spec->tasks[task].runtime_s;
+    return (uint64_t)(r * 1000.0 + 0.5);
+}
+
+size_t jmd_pn_estimates(jmd_t *j)
+{
+    size_t seen = 0;
+    for (size_t s = 0; s < j->spec->nstages; s++)
+        seen += estimator_observed(j->est, s);
+    if (seen == j->est_observed)
+        return 0;
+    j->est_observed = seen;
+    size_t sent = 0;
+    for (size_t i = 0; i < j->spec->ntasks; i++) {
+        struct jmd_task *t = &j->tasks[i];
+        if (!t->inflight || t->node < 0 || t->attempt == 0 || t->sent_r_ms == 0)
+            continue;
+        uint64_t r = jmd_pn__r_ms(j, i, t->attempt);
+        uint64_t d = r > t->sent_r_ms ? r - t->sent_r_ms : t->sent_r_ms - r;
+        if (d < JMD_PN_ESTIMATE_MIN_MS || (double)d < JMD_PN_ESTIMATE_FRAC * (double)t->sent_r_ms)
+            continue;
+        proto_msg_t m;
+        proto_msg_init(&m, PROTO_TASK_ESTIMATE);
+        m.task_estimate.job_id = (char *)j->o.job_id;
+        m.task_estimate.task_id = j->spec->tasks[i].id;
+        m.task_estimate.attempt = t->attempt;
+        m.task_estimate.runtime_ms = r;
+        m.task_estimate.epoch = j->epoch;
+        char err[256];
+        if (jmd_pn__send(j, (uint32_t)t->node, &m, err, sizeof err) == 0) {
+            log_debug("R of %s: %.1f s -> %.1f s, sent to its node", j->spec->tasks[i].id,
+                      (double)t->sent_r_ms / 1000.0, (double)r / 1000.0);
+            t->sent_r_ms = r;
+            sent++;
+        }
+    }
+    return sent;
+}
+
 int jmd_pn_create(jmd_t *j, size_t task, uint32_t node, char *err, size_t cap)
 {
     return jmd_pn_create_attempt(j, task, j->tasks[task].attempt, j->tasks[task].cls, node, err,
@@ -164,14 +211,9 @@ int jmd_pn_create_attempt(jmd_t *j, size_t task, uint32_t attempt, int cls, uint
     c->nfiles = (uint32_t)t->nfiles;
     c->cpu = t->cpu;
     c->mem_mb = t->mem_mb;
-    /* The JM's refined R (jm/estimator.h: the stage's observed CPU time scaled by input, and
-       the I/O at the placement), so the PN's queue simulation uses its best estimate. */
-    double r = estimator_cpu_s(j->est, place_task(j->place, task));
-    if (attempt == j->tasks[task].attempt && j->tasks[task].est.io_s > 0)
-        r += j->tasks[task].est.io_s;
-    if (!(r > 0) || r > SPEC_MAX_RUNTIME_S)
-        r = t->runtime_s;
-    c->runtime_ms = (uint64_t)(r * 1000.0 + 0.5);
+    c->runtime_ms = jmd_pn__r_ms(j, task, attempt);
+    if (attempt == j->tasks[task].attempt)
+        j->tasks[task].sent_r_ms = c->runtime_ms;
     c->epoch = j->epoch;
     return jmd_pn__send(j, node, &m, err, cap);
 }
@@ -232,6 +274,7 @@ void jmd_pn_downgrade(jmd_t *j, size_t task, uint32_t node, uint64_t grace_ms)
 
 void jmd_pn_check(jmd_t *j)
 {
+    (void)jmd_pn_estimates(j);
     int64_t now = jmd_now(j);
     for (size_t n = 0; n < j->nlinks; n++) {
         struct jmd_node_link *l = &j->links[n];
