@@ -313,6 +313,20 @@ int place_room(place_t *p, const view_t *view, uint32_t node, struct matcher_roo
     return 0;
 }
 
+int place_files_advertised(const place_t *p, const view_t *view, size_t task, uint32_t node)
+{
+    if (task >= p->spec->ntasks)
+        return 0;
+    const struct spec_task *st = &p->spec->tasks[task];
+    const struct view_node *vn = view_node(view, node);
+    if (st->nfiles == 0 || vn == NULL || vn->cache == NULL)
+        return 0;
+    for (size_t i = 0; i < st->nfiles; i++)
+        if (!view_cached(vn, st->files[i].path))
+            return 0;
+    return 1;
+}
+
 int place_round(place_t *p, const view_t *view, const estimator_t *est, const size_t *tasks,
                 size_t n, int64_t now_ms, place_draw_fn *draw, void *ctx, struct place_match *out,
                 size_t *nout)
@@ -356,8 +370,13 @@ int place_round(place_t *p, const view_t *view, const estimator_t *est, const si
                 p->room[cn] = place__room(p, view_node(view, cn), cn);
                 p->room_stamp[cn] = p->stamp;
             }
+            /* I = 0 where the node advertises the task's files (a cache it did not get from
+               this JM) */
+            struct estimator_task here = et;
+            if (here.file_bytes > 0 && place_files_advertised(p, view, t, cn))
+                here.file_bytes = 0;
             double cost =
-                estimator_estimate(est, view, &et, p->cnodes[c], now_ms, draw(ctx), &p->est[k]);
+                estimator_estimate(est, view, &here, p->cnodes[c], now_ms, draw(ctx), &p->est[k]);
             if (p->cnodes[c] == p->failed[t] && cost < ESTIMATOR_INF)
                 cost *= 2; /* a retry prefers another node */
             p->cand[k] = (struct matcher_cand){p->cnodes[c], cost, p->est[k].w_s};

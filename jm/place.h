@@ -8,8 +8,9 @@
  *
  * Also kept here, per job: the spec's input node names resolved to view indices (re-resolved
  * with place_resolve when the view learns nodes), the nodes known to hold each stage's files
- * (I = 0 there), and per task the node of its last failed attempt (a retry prefers another
- * node: that node's C is doubled).
+ * (I = 0 there, as on a node whose cache advertisement names all the task's files:
+ * place_files_advertised), and per task the node of its last failed attempt (a retry prefers
+ * another node: that node's C is doubled).
  *
  * Pure: time and random draws come from the caller. A place_t borrows the spec for its lifetime.
  *
@@ -78,6 +79,14 @@ const struct estimator_task *place_task(const place_t *p, size_t task);
 
 /* Records that `node` holds the files of `stage` (a task of the stage ran there). ERR_NOMEM. */
 int place_note_cached(place_t *p, size_t stage, uint32_t node);
+
+/* 1 when `node`'s cache advertisement (view_cached: the PN's Bloom filter in its heartbeats,
+ * through the RM's view) names every file `task` stages, so that its I is 0 there even when this
+ * JM never ran a task there; 0 for a task without files or a node that does not advertise them.
+ * A false positive (at most the rate the PN sized its filter for, about 1%) makes the estimate
+ * leave out a staging that the PN then does anyway: the task starts that much later than
+ * estimated, nothing else goes wrong. */
+int place_files_advertised(const place_t *p, const view_t *view, size_t task, uint32_t node);
 
 /* Records the node of a task's failed attempt, so the next placement prefers another node. */
 void place_note_failed(place_t *p, size_t task, uint32_t node);

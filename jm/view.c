@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/bloom.h"
 #include "common/err.h"
 #include "common/mem.h"
 
@@ -55,6 +56,8 @@ void view_destroy(view_t **p)
     if (p == NULL || *p == NULL)
         return;
     view_t *v = *p;
+    for (size_t i = 0; i < v->n; i++)
+        bloom_destroy(&v->nodes[i].cache);
     for (size_t i = 0; i < v->nracks; i++) {
         mem_free(v->racks[i].name);
         mem_free(v->racks[i].nodes);
@@ -163,8 +166,12 @@ static int view__check(const struct view_entry *e)
     return 0;
 }
 
-static void view__fill(struct view_node *n, const struct view_entry *e, int64_t now_ms)
+static void view__fill(struct view_node *n, const struct view_entry *e, int64_t now_ms,
+                       bloom_t **cache)
 {
+    bloom_destroy(&n->cache); /* the entry's filter replaces it, or its absence clears it */
+    n->cache = *cache;
+    *cache = NULL;
     if (e->endpoint != NULL)
         strcpy(n->endpoint, e->endpoint); /* length checked in view__check */
     n->cpu = e->cpu;
@@ -189,7 +196,27 @@ static void view__fill(struct view_node *n, const struct view_entry *e, int64_t 
     }
 }
 
+static int view__update(view_t *v, const struct view_entry *e, int64_t now_ms, bloom_t **cache);
+
 int view_update(view_t *v, const struct view_entry *e, int64_t now_ms)
+{
+    bloom_t *cache = NULL;
+    if (e->cache_filter != NULL && e->cache_filter_len > 0) {
+        int rc = bloom_decode(e->cache_filter, e->cache_filter_len, &cache);
+        if (rc != 0)
+            return rc == ERR_NOMEM ? rc : ERR_INVAL;
+    }
+    int rc = view__update(v, e, now_ms, &cache);
+    bloom_destroy(&cache); /* not taken: stale entry or error */
+    return rc;
+}
+
+int view_cached(const struct view_node *n, const char *path)
+{
+    return n != NULL && n->cache != NULL && path != NULL && bloom_has(n->cache, path, strlen(path));
+}
+
+static int view__update(view_t *v, const struct view_entry *e, int64_t now_ms, bloom_t **cache)
 {
     int rc = view__check(e);
     if (rc != 0)
@@ -234,7 +261,7 @@ int view_update(view_t *v, const struct view_entry *e, int64_t now_ms)
             nr->nodes[nr->n++] = (uint32_t)idx;
             n->rack = (uint32_t)r;
         }
-        view__fill(n, e, now_ms);
+        view__fill(n, e, now_ms, cache);
         return 1;
     }
     if (v->n >= VIEW_MAX_NODES)
@@ -255,7 +282,7 @@ int view_update(view_t *v, const struct view_entry *e, int64_t now_ms)
     memset(n, 0, sizeof *n);
     strcpy(n->name, e->name);
     n->rack = (uint32_t)r;
-    view__fill(n, e, now_ms);
+    view__fill(n, e, now_ms, cache);
     view__insert(v->table, v->tcap, v->nodes, (uint32_t)v->n);
     struct view__rack *rk = &v->racks[r];
     rk->nodes[rk->n++] = (uint32_t)v->n;

@@ -45,6 +45,10 @@ struct view_entry {
     const double *cpu_bins;    /* ncpu ascending upper bounds, cores */
     const double *mem_bins_mb; /* nmem ascending upper bounds, MiB */
     const double *wait_s;      /* ncpu * nmem */
+    /* the PN's cache advertisement (common/bloom.h wire form; NULL or 0 bytes: none, and a
+       filter the view held for the node is dropped) */
+    const uint8_t *cache_filter;
+    size_t cache_filter_len;
 };
 
 /* A node as the view holds it. Public, read-only for callers. */
@@ -63,6 +67,7 @@ struct view_node {
     float cpu_bins[VIEW_MAX_BINS];
     float mem_bins_mb[VIEW_MAX_BINS];
     float wait_s[VIEW_MAX_BINS * VIEW_MAX_BINS]; /* row-major [cpu][mem] */
+    struct bloom *cache; /* the files the node advertises (view_cached); NULL: none */
 };
 
 typedef struct view view_t;
@@ -85,6 +90,11 @@ int view_update(view_t *v, const struct view_entry *e, int64_t now_ms);
  * now_ms, e.g. a matrix the PN itself sent with a task status. ERR_NOTFOUND, ERR_INVAL. */
 int view_set_matrix(view_t *v, uint32_t node, uint32_t ncpu, uint32_t nmem, const double *cpu_bins,
                     const double *mem_bins_mb, const double *wait_s, int64_t now_ms);
+
+/* 1 when the node's cache advertisement says it may hold the file at `path` (a Bloom filter:
+ * never a false "no", a false "yes" at the rate the PN sized it for, about 1%), 0 when it surely
+ * does not or advertises nothing. */
+int view_cached(const struct view_node *n, const char *path);
 
 /* Marks a node down (e.g. it missed heartbeats and status past a timeout). ERR_NOTFOUND. */
 int view_set_up(view_t *v, uint32_t node, int up);

@@ -52,6 +52,8 @@ int view_update_from_proto(view_t *v, const proto_view_node_t *n, int64_t now_ms
         .cpu_bins = cpu,
         .mem_bins_mb = mem,
         .wait_s = cells,
+        .cache_filter = n->cache_filter,
+        .cache_filter_len = n->cache_filter_len,
     };
     return view_update(v, &e, now_ms);
 }

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/bloom.h"
 #include "common/clock.h"
 #include "common/err.h"
 #include "common/log.h"
@@ -235,6 +236,7 @@ void node_destroy(node_t **np)
     map_close(&n->jobs);
     orphan_destroy(&n->orphan);
     mem_free(n->hb_jobs);
+    mem_free(n->hb_filter);
     mem_free(n->done);
     queue_destroy(&n->queue);
     stage_destroy(&n->stage);
@@ -998,6 +1000,48 @@ void node_handle(node_t *n, const void *peer, size_t plen, const void *data, siz
     proto_msg_close(&m);
 }
 
+static void node__count_path(void *arg, const char *path)
+{
+    (void)path;
+    (*(size_t *)arg)++;
+}
+
+static void node__add_path(void *arg, const char *path)
+{
+    bloom_add(arg, path, strlen(path));
+}
+
+/* The cache advertisement (issue 15): a Bloom filter of the source paths the cache holds,
+ * rebuilt when the cache learnt a path since; sized for a 1% false-positive rate within
+ * PROTO_MAX_CACHE_FILTER bytes (4096 paths, the stage memo's bound, fit at about 2%). */
+static void node__cache_filter(node_t *n)
+{
+    uint64_t gen = stage_generation(n->stage) + 1;
+    if (gen == n->hb_filter_gen)
+        return;
+    size_t count = 0;
+    stage_paths(n->stage, node__count_path, &count);
+    n->hb_filter_len = 0;
+    uint32_t m = 0;
+    unsigned k = 0;
+    bloom_t *b = NULL;
+    if (count == 0 ||
+        bloom_size(count, 0.01, PROTO_MAX_CACHE_FILTER - BLOOM_HEADER_BYTES, &m, &k) != 0 ||
+        bloom_new(m, k, &b) != 0)
+        return;
+    if (!n->hb_filter && !(n->hb_filter = mem_alloc(PROTO_MAX_CACHE_FILTER))) {
+        bloom_destroy(&b);
+        return;
+    }
+    stage_paths(n->stage, node__add_path, b);
+    size_t len = 0;
+    if (bloom_encode(b, n->hb_filter, PROTO_MAX_CACHE_FILTER, &len) == 0) {
+        n->hb_filter_len = (uint32_t)len;
+        n->hb_filter_gen = gen;
+    }
+    bloom_destroy(&b);
+}
+
 void node_heartbeat(node_t *n, proto_heartbeat_t *hb)
 {
     queue_stats_t st;
@@ -1018,6 +1062,11 @@ void node_heartbeat(node_t *n, proto_heartbeat_t *hb)
     hb->queued_opportunistic = (uint32_t)st.opportunistic_queued;
     node__matrix_wire(n, &hb->matrix);
     hb->timestamp_ms = clock_wall_ms();
+    node__cache_filter(n);
+    if (n->hb_filter_len) {
+        hb->cache_filter = n->hb_filter;
+        hb->cache_filter_len = n->hb_filter_len;
+    }
     if (!n->hb_jobs && !(n->hb_jobs = mem_calloc(PROTO_MAX_NODE_JOBS, sizeof *n->hb_jobs)))
         return; /* no room: the heartbeat names no job this time */
     uint64_t round = ++n->hb_round;

@@ -130,9 +130,12 @@ struct node {
     orphan_t *orphan; /* jobs the RM says ended, expired or unknown, until reaped */
     int pgids_fd;     /* WORK/tasks.pgids: a line per task started, for the next boot */
     size_t pgids_lines;
-    int start_check;   /* start times from the clock: 0 not checked yet, 1 agree, -1 /proc */
-    char **hb_jobs;    /* PROTO_MAX_NODE_JOBS ids borrowed from the jobs map, for a heartbeat */
-    uint64_t hb_round; /* heartbeats filled */
+    int start_check;    /* start times from the clock: 0 not checked yet, 1 agree, -1 /proc */
+    char **hb_jobs;     /* PROTO_MAX_NODE_JOBS ids borrowed from the jobs map, for a heartbeat */
+    uint64_t hb_round;  /* heartbeats filled */
+    uint8_t *hb_filter; /* the cache advertisement (a Bloom filter of stage_paths), encoded */
+    uint32_t hb_filter_len;
+    uint64_t hb_filter_gen; /* stage_generation it was built at, + 1 (0: never built) */
     proto_buf_t buf;
     proto_stats_t pstats;
     node_counters_t c;

@@ -35,6 +35,7 @@ struct stage {
     uint64_t cache_max, cache_bytes;
     stage__memo_t *memo;
     size_t nmemo, next_evict;
+    uint64_t gen; /* bumped by every stage__memo_put (stage_generation) */
     stage_stats_t stats;
 };
 
@@ -145,6 +146,25 @@ static void stage__memo_put(stage_t *s, const char *src, const struct stat *st, 
                                  .mtime = st->st_mtim,
                                  .mode = st->st_mode};
     snprintf(s->memo[i].digest, sizeof s->memo[i].digest, "%s", digest);
+    s->gen++;
+}
+
+size_t stage_paths(stage_t *s, void (*fn)(void *arg, const char *path), void *arg)
+{
+    pthread_mutex_lock(&s->lock);
+    size_t n = s->nmemo;
+    for (size_t i = 0; i < n; i++)
+        fn(arg, s->memo[i].path);
+    pthread_mutex_unlock(&s->lock);
+    return n;
+}
+
+uint64_t stage_generation(stage_t *s)
+{
+    pthread_mutex_lock(&s->lock);
+    uint64_t g = s->gen;
+    pthread_mutex_unlock(&s->lock);
+    return g;
 }
 
 /* Copies src into the cache while hashing it; writes the cache name: the hex digest, with

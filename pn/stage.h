@@ -47,6 +47,15 @@ void stage_stats(stage_t *s, stage_stats_t *out);
  * call. Returns 0 or ERR_IO. */
 int stage_set_limit(stage_t *s, uint64_t bytes);
 
+/* The source paths the cache remembers having staged (at most 4096, the most recent; a path
+ * staged again after its file changed may appear twice): fn(arg, path) for each, under the
+ * cache's lock (fn must not call back into the stage). Returns how many. An entry trimmed
+ * from the cache since (stage_set_limit) is still named: staging it again is a miss. */
+size_t stage_paths(stage_t *s, void (*fn)(void *arg, const char *path), void *arg);
+
+/* Changes each time a path is added to what stage_paths names (starts at 0). */
+uint64_t stage_generation(stage_t *s);
+
 /* Bytes in the cache as last counted. */
 uint64_t stage_cache_bytes(stage_t *s);
 

@@ -35,6 +35,8 @@ void rmview_destroy(rmview_t **vp)
     if (vp == NULL || *vp == NULL)
         return;
     rmview_t *v = *vp;
+    for (size_t i = 0; i < v->n; i++)
+        mem_free(v->nodes[i].cache_filter);
     map_close(&v->index);
     mem_free(v->nodes);
     mem_free(v->scratch);
@@ -88,8 +90,31 @@ static struct rmview_node *rmview__add(rmview_t *v, const char *name, int *rc)
     return n;
 }
 
+/* Keeps a copy of the heartbeat's cache filter (unchanged bytes are not copied again). */
+static int rmview__filter(struct rmview_node *n, const proto_heartbeat_t *hb)
+{
+    uint32_t len = hb->cache_filter != NULL ? hb->cache_filter_len : 0;
+    if (len == n->cache_filter_len &&
+        (len == 0 || memcmp(n->cache_filter, hb->cache_filter, len) == 0))
+        return 0;
+    uint8_t *copy = NULL;
+    if (len > 0) {
+        if (len > PROTO_MAX_CACHE_FILTER)
+            return ERR_INVAL;
+        if ((copy = mem_alloc(len)) == NULL)
+            return ERR_NOMEM;
+        memcpy(copy, hb->cache_filter, len);
+    }
+    mem_free(n->cache_filter);
+    n->cache_filter = copy;
+    n->cache_filter_len = len;
+    return 0;
+}
+
 int rmview_ingest(rmview_t *v, const proto_heartbeat_t *hb, int64_t now)
 {
+    if ((hb->cache_filter != NULL ? hb->cache_filter_len : 0) > PROTO_MAX_CACHE_FILTER)
+        return ERR_INVAL;
     if (hb->name == NULL || strlen(hb->name) >= LEDGER_NAME_MAX ||
         (hb->rack != NULL && strlen(hb->rack) >= LEDGER_RACK_MAX) ||
         (hb->endpoint != NULL && strlen(hb->endpoint) >= LEDGER_ADDR_MAX))
@@ -103,6 +128,9 @@ int rmview_ingest(rmview_t *v, const proto_heartbeat_t *hb, int64_t now)
     } else if (n->rx_ms != 0 && n->boot_id == hb->boot_id && hb->seq <= n->seq) {
         return RMVIEW_STALE;
     }
+    int rc = rmview__filter(n, hb);
+    if (rc != 0)
+        return rc;
     rmview__copy(n->rack, sizeof n->rack, hb->rack);
     rmview__copy(n->endpoint, sizeof n->endpoint, hb->endpoint);
     n->cpu = hb->cpu;
@@ -209,6 +237,8 @@ static void rmview__wire(proto_view_node_t *w, const struct rmview_node *n, int6
     w->age_ms = n->rx_ms != 0 ? (uint64_t)age : PROTO_MAX_DURATION_MS;
     w->failures = n->failures;
     w->successes = n->successes;
+    w->cache_filter = n->cache_filter;
+    w->cache_filter_len = n->cache_filter != NULL ? n->cache_filter_len : 0;
 }
 
 int rmview_publish_snapshot(rmview_t *v, int64_t now, uint64_t rm_id, rmview_emit_fn *emit,

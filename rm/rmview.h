@@ -48,6 +48,10 @@ struct rmview_node {
     uint32_t state; /* proto_node_state_t, from the ledger */
     bool draining;  /* the PN's own word (SIGUSR1, stop_mode finish): published as DRAINING */
     uint64_t failures, successes;
+    /* The PN's cache advertisement as its latest heartbeat carried it (a Bloom filter's wire
+     * form, at most PROTO_MAX_CACHE_FILTER bytes; NULL: none), published with the node. */
+    uint8_t *cache_filter;
+    uint32_t cache_filter_len;
     bool dirty; /* private: changed since the last publication */
 };
 
@@ -60,7 +64,8 @@ enum rmview_ingest_result {
     RMVIEW_STALE = 1, /* older or repeated (boot_id, seq): ignored */
 };
 
-/* Merges one decoded heartbeat received at `now`. Returns RMVIEW_FRESH, RMVIEW_STALE, ERR_INVAL
+/* Merges one decoded heartbeat received at `now` (its cache filter is copied: a heartbeat
+ * without one clears the node's). Returns RMVIEW_FRESH, RMVIEW_STALE, ERR_INVAL
  * (a name, rack or endpoint too long for the ledger's fields) or ERR_NOMEM. The message is
  * borrowed. */
 int rmview_ingest(rmview_t *v, const proto_heartbeat_t *hb, int64_t now);

@@ -1,6 +1,7 @@
 /* test_rmview.c - the cluster view (pure): heartbeat freshness by (boot id, seq), durable facts
  * from the ledger, snapshots in parts and chained deltas that decode, per-node staleness, and
  * the liveness rule; rmconf's cross-field checks. */
+#include "common/bloom.h"
 #include "common/err.h"
 #include "common/mem.h"
 #include "proto/proto.h"
@@ -172,6 +173,123 @@ static void test_publish_snapshot_and_deltas(void **state)
     rmview_destroy(&v);
 }
 
+/* Collects the cache filters of a publication's nodes (after the wire). */
+struct filters {
+    int nodes, with_filter;
+    uint32_t len0;     /* the first node's filter length */
+    uint8_t first[16]; /* its first bytes */
+    size_t max_msg;    /* largest encoded message */
+};
+
+static int collect_filters(void *arg, const proto_msg_t *m)
+{
+    struct filters *c = arg;
+    proto_buf_t buf;
+    proto_buf_init(&buf);
+    char err[128];
+    assert_int_equal(proto_encode(m, &buf, err, sizeof err), 0);
+    if (buf.len > c->max_msg)
+        c->max_msg = buf.len;
+    proto_msg_t d;
+    assert_int_equal(proto_decode(buf.data, buf.len, &d, NULL, err, sizeof err), 0);
+    proto_buf_close(&buf);
+    const proto_view_node_t *v =
+        d.type == PROTO_VIEW_SNAPSHOT ? d.view_snapshot.nodes : d.view_delta.changed;
+    uint32_t n = d.type == PROTO_VIEW_SNAPSHOT ? d.view_snapshot.nnodes : d.view_delta.nchanged;
+    for (uint32_t i = 0; i < n; i++, c->nodes++) {
+        if (v[i].cache_filter_len == 0)
+            continue;
+        if (c->with_filter++ == 0) {
+            c->len0 = v[i].cache_filter_len;
+            memcpy(c->first, v[i].cache_filter, sizeof c->first);
+        }
+    }
+    proto_msg_close(&d);
+    return 0;
+}
+
+static uint32_t make_filter(uint8_t *out, size_t cap, uint32_t m_bits, const char *key)
+{
+    bloom_t *b = NULL;
+    assert_int_equal(bloom_new(m_bits, 4, &b), 0);
+    bloom_add(b, key, strlen(key));
+    size_t len = 0;
+    assert_int_equal(bloom_encode(b, out, cap, &len), 0);
+    bloom_destroy(&b);
+    return (uint32_t)len;
+}
+
+/* The PN's cache advertisement: kept per node (a copy), published in snapshots and deltas,
+ * replaced by a newer heartbeat's, cleared by one without; a full snapshot part of nodes with
+ * the largest filters and matrices still fits in one message. */
+static void test_cache_filter(void **state)
+{
+    (void)state;
+    rmview_t *v = rmview_new();
+    uint8_t f1[PROTO_MAX_CACHE_FILTER], f2[PROTO_MAX_CACHE_FILTER];
+    proto_heartbeat_t hb;
+    heartbeat(&hb, "pn-1", 1, 1);
+    hb.cache_filter = f1;
+    hb.cache_filter_len = make_filter(f1, sizeof f1, 1024, "/data/a");
+    assert_int_equal(rmview_ingest(v, &hb, 100), RMVIEW_FRESH);
+    memset(f1, 0, sizeof f1); /* the view holds its own copy */
+    const struct rmview_node *n = rmview_find(v, "pn-1");
+    assert_int_equal(n->cache_filter_len, BLOOM_HEADER_BYTES + 128);
+    assert_int_equal(n->cache_filter[0], 'B');
+    struct filters c = {0};
+    assert_int_equal(rmview_publish_snapshot(v, 200, 7, collect_filters, &c), 0);
+    assert_int_equal(c.with_filter, 1);
+    assert_int_equal(c.len0, BLOOM_HEADER_BYTES + 128);
+    assert_memory_equal(c.first, "BF", 2);
+    /* a newer heartbeat with another filter: in the delta */
+    heartbeat(&hb, "pn-1", 1, 2);
+    hb.cache_filter = f2;
+    hb.cache_filter_len = make_filter(f2, sizeof f2, 2048, "/data/b");
+    assert_int_equal(rmview_ingest(v, &hb, 300), RMVIEW_FRESH);
+    memset(&c, 0, sizeof c);
+    assert_int_equal(rmview_publish_delta(v, 400, 7, collect_filters, &c), 0);
+    assert_int_equal(c.with_filter, 1);
+    assert_int_equal(c.len0, BLOOM_HEADER_BYTES + 256);
+    /* a stale heartbeat changes nothing; one without a filter clears it */
+    heartbeat(&hb, "pn-1", 1, 2);
+    assert_int_equal(rmview_ingest(v, &hb, 500), RMVIEW_STALE);
+    assert_int_equal(rmview_find(v, "pn-1")->cache_filter_len, BLOOM_HEADER_BYTES + 256);
+    heartbeat(&hb, "pn-1", 1, 3);
+    assert_int_equal(rmview_ingest(v, &hb, 600), RMVIEW_FRESH);
+    assert_null(rmview_find(v, "pn-1")->cache_filter);
+    assert_int_equal(rmview_find(v, "pn-1")->cache_filter_len, 0);
+    /* over the bound: refused */
+    heartbeat(&hb, "pn-1", 1, 4);
+    hb.cache_filter = f2;
+    hb.cache_filter_len = PROTO_MAX_CACHE_FILTER + 1;
+    assert_int_equal(rmview_ingest(v, &hb, 700), ERR_INVAL);
+    /* 600 nodes with 16x16 matrices and 4 KiB filters: two parts, each under the message limit */
+    uint32_t big =
+        make_filter(f2, sizeof f2, (PROTO_MAX_CACHE_FILTER - BLOOM_HEADER_BYTES) * 8, "/data/c");
+    assert_int_equal(big, PROTO_MAX_CACHE_FILTER);
+    char name[32];
+    for (int i = 0; i < 600; i++) {
+        snprintf(name, sizeof name, "pn-big-%d", i);
+        heartbeat(&hb, name, 1, 1);
+        hb.matrix.ncpu = hb.matrix.nmem = PROTO_MAX_MATRIX_DIM;
+        for (uint32_t k = 0; k < PROTO_MAX_MATRIX_DIM; k++) {
+            hb.matrix.cpu_bounds[k] = k + 1;
+            hb.matrix.mem_bounds_mb[k] = 1024u * (k + 1);
+        }
+        for (uint32_t k = 0; k < PROTO_MAX_MATRIX_CELLS; k++)
+            hb.matrix.cells_ms[k] = 4000000000u - k;
+        hb.cache_filter = f2;
+        hb.cache_filter_len = big;
+        assert_int_equal(rmview_ingest(v, &hb, 800), RMVIEW_FRESH);
+    }
+    memset(&c, 0, sizeof c);
+    assert_int_equal(rmview_publish_snapshot(v, 900, 7, collect_filters, &c), 0);
+    assert_int_equal(c.nodes, 601);
+    assert_int_equal(c.with_filter, 600);
+    assert_true(c.max_msg < PROTO_MAX_MSG_BYTES);
+    rmview_destroy(&v);
+}
+
 /* A failed allocation refuses the heartbeat and leaves the view as it was. */
 static void test_allocation_failure(void **state)
 {
@@ -254,6 +372,7 @@ int main(void)
         cmocka_unit_test(test_liveness_rule),
         cmocka_unit_test(test_publish_snapshot_and_deltas),
         cmocka_unit_test(test_allocation_failure),
+        cmocka_unit_test(test_cache_filter),
         cmocka_unit_test(test_rmconf_checks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
