@@ -267,7 +267,7 @@ static void exec__io(const char *pid, uint64_t *rchar, uint64_t *read_bytes)
     }
 }
 
-int exec_usage_scan(const pid_t *pgids, exec_usage_t *out, size_t n)
+int exec_usage_scan(const pid_t *pgids, exec_usage_t *out, size_t n, int with_io)
 {
     for (size_t i = 0; i < n; i++)
         out[i] = (exec_usage_t){0};
@@ -325,7 +325,8 @@ int exec_usage_scan(const pid_t *pgids, exec_usage_t *out, size_t n)
         for (int f = 11; f <= 14; f++)
             ticks += fields[f] > 0 ? fields[f] : 0;
         u->cpu_ms += (uint64_t)ticks * 1000u / (uint64_t)hz;
-        exec__io(de->d_name, &u->rchar, &u->read_bytes);
+        if (with_io)
+            exec__io(de->d_name, &u->rchar, &u->read_bytes);
     }
     closedir(d);
     mem_free(slots);
@@ -337,7 +338,7 @@ int exec_rss_scan(const pid_t *pgids, uint64_t *rss_kb, size_t n)
     exec_usage_t *u = mem_calloc(n ? n : 1, sizeof *u);
     if (!u)
         return ERR_NOMEM;
-    int rc = exec_usage_scan(pgids, u, n);
+    int rc = exec_usage_scan(pgids, u, n, 0);
     for (size_t i = 0; i < n; i++)
         rss_kb[i] = rc == 0 ? u[i].rss_kb : 0;
     mem_free(u);

@@ -89,11 +89,11 @@ typedef struct exec_usage {
     uint64_t read_bytes; /* of those, fetched from storage (/proc/PID/io read_bytes) */
 } exec_usage_t;
 
-/* exec_rss_scan with CPU time and bytes read as well: one pass over /proc, and /proc/PID/io
- * read only for the processes of the groups asked about. A process's counters leave the sum
- * when it exits unless a process of the group waits for it (then cutime/cstime keep its CPU
+/* exec_rss_scan with CPU time and, when with_io, bytes read as well: one pass over /proc, and
+ * /proc/PID/io read only for the processes of the groups asked about. A process's counters leave
+ * the sum when it exits unless a process of the group waits for it (then cutime/cstime keep its CPU
  * time; its bytes read are lost): the sums are lower bounds. Returns 0 or ERR_IO/ERR_NOMEM. */
-int exec_usage_scan(const pid_t *pgids, exec_usage_t *out, size_t n);
+int exec_usage_scan(const pid_t *pgids, exec_usage_t *out, size_t n, int with_io);
 
 /* Makes this process a child subreaper (orphaned grandchildren of tasks are reparented to it
  * and reaped by exec_reap instead of lingering). 0 or ERR_SYS. */

@@ -136,6 +136,7 @@ struct node {
     uint8_t *hb_filter; /* the cache advertisement (a Bloom filter of stage_paths), encoded */
     uint32_t hb_filter_len;
     uint64_t hb_filter_gen; /* stage_generation it was built at, + 1 (0: never built) */
+    uint64_t io_mono_ms;    /* when the memory poll last read the tasks' /proc/PID/io */
     proto_buf_t buf;
     proto_stats_t pstats;
     node_counters_t c;

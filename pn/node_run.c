@@ -384,7 +384,11 @@ void node_poll_memory(node_t *n)
             pg[k] = ts[k]->pid;
             k++;
         }
-        if (exec_usage_scan(pg, use, k) == 0) {
+        /* bytes read only matter to the periodic statuses: read at most once a second */
+        int io = now - n->io_mono_ms >= 1000;
+        if (io)
+            n->io_mono_ms = now;
+        if (exec_usage_scan(pg, use, k, io) == 0) {
             for (size_t i = 0; i < k; i++) {
                 node__task_t *t = ts[i];
                 uint64_t rss = use[i].rss_kb;
@@ -394,7 +398,7 @@ void node_poll_memory(node_t *n)
                    never moved back */
                 if (use[i].cpu_ms > t->cpu_time_ms)
                     t->cpu_time_ms = use[i].cpu_ms;
-                if (use[i].rchar > t->bytes_read)
+                if (io && use[i].rchar > t->bytes_read)
                     t->bytes_read = use[i].rchar;
                 double limit_kb =
                     (double)t->mem_mb * 1024.0 * (1.0 + n->cfg->memory_margin_pct / 100.0) +
