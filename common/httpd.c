@@ -1,11 +1,21 @@
-/* httpd.c - libmicrohttpd in external-polling epoll mode, driven by libuv (see httpd.h). */
+/* httpd.c - libmicrohttpd in external-polling epoll mode, driven by libuv (see httpd.h).
+ *
+ * libmicrohttpd is not linked: it is loaded with dlopen the first time a server starts. Its
+ * library constructor initialises gnutls, which maps gnutls, p11-kit, nettle, libtasn1 and more
+ * into the process: about 2.7 MiB of resident memory in every daemon even with metrics off,
+ * enough to put the PN's idle RSS over DESIGN's 10 MiB target. So a daemon with metrics off
+ * never loads it; one with metrics on pays for it (docs/metrics.md, "Cost"). The header gives
+ * the types and constants; the functions are called through `mhd`, a table of pointers typed
+ * from the header's own declarations, resolved once. */
 #include "common/httpd.h"
 
 #include <arpa/inet.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <microhttpd.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -39,6 +49,72 @@ struct httpd {
 
 /* Marks a request whose headers were seen (libmicrohttpd's per-request pointer). */
 static int httpd__seen;
+
+/* The shared object loaded (Debian: package libmicrohttpd12; check the SONAME with
+ * `objdump -p libmicrohttpd.so | grep SONAME`). A build may name another with -D. */
+#ifndef HTTPD_MHD_SONAME
+#define HTTPD_MHD_SONAME "libmicrohttpd.so.12"
+#endif
+
+/* Every libmicrohttpd function this file calls: X(name) for MHD_name. */
+#define HTTPD__MHD_FUNCS(X)                                                                        \
+    X(start_daemon)                                                                                \
+    X(stop_daemon)                                                                                 \
+    X(run)                                                                                         \
+    X(get_timeout)                                                                                 \
+    X(get_daemon_info)                                                                             \
+    X(get_connection_info)                                                                         \
+    X(lookup_connection_value)                                                                     \
+    X(lookup_connection_value_n)                                                                   \
+    X(create_response_from_buffer)                                                                 \
+    X(add_response_header)                                                                         \
+    X(queue_response)                                                                              \
+    X(destroy_response)
+
+/* mhd.run is MHD_run, typed as microhttpd.h declares it. Filled once by httpd__mhd_load (under
+ * httpd__mhd_once) and read-only afterwards; valid only when httpd__mhd_err is "". The library
+ * stays loaded until the process exits. */
+static struct {
+#define HTTPD__MHD_FIELD(name) __typeof__(&MHD_##name) name;
+    HTTPD__MHD_FUNCS(HTTPD__MHD_FIELD)
+#undef HTTPD__MHD_FIELD
+} mhd;
+static pthread_once_t httpd__mhd_once = PTHREAD_ONCE_INIT;
+static char httpd__mhd_err[512]; /* why it could not be loaded; "" once loaded */
+
+static void httpd__mhd_load(void)
+{
+    void *lib = dlopen(HTTPD_MHD_SONAME, RTLD_NOW | RTLD_LOCAL);
+    if (lib == NULL) {
+        const char *e = dlerror();
+        snprintf(httpd__mhd_err, sizeof httpd__mhd_err,
+                 "HTTP server unavailable: cannot load %s (Debian package libmicrohttpd12): %s",
+                 HTTPD_MHD_SONAME, e ? e : "unknown error");
+        return;
+    }
+#define HTTPD__MHD_RESOLVE(name)                                                                   \
+    mhd.name = (__typeof__(mhd.name))dlsym(lib, "MHD_" #name);                                     \
+    if (mhd.name == NULL) {                                                                        \
+        snprintf(httpd__mhd_err, sizeof httpd__mhd_err,                                            \
+                 "HTTP server unavailable: %s has no MHD_" #name, HTTPD_MHD_SONAME);               \
+        memset(&mhd, 0, sizeof mhd);                                                               \
+        dlclose(lib);                                                                              \
+        return;                                                                                    \
+    }
+    HTTPD__MHD_FUNCS(HTTPD__MHD_RESOLVE)
+#undef HTTPD__MHD_RESOLVE
+    httpd__mhd_err[0] = '\0';
+}
+
+/* Loads libmicrohttpd on the first call (any thread). Returns 0, or ERR_UNAVAILABLE with the
+ * reason in msg (every later call gives the same answer). */
+static int httpd__mhd_ready(char *msg, size_t cap)
+{
+    pthread_once(&httpd__mhd_once, httpd__mhd_load);
+    if (httpd__mhd_err[0] != '\0')
+        return err_fmt(msg, cap, ERR_UNAVAILABLE, "%s", httpd__mhd_err);
+    return 0;
+}
 
 int httpd_parse_listen(const char *listen, char *host, size_t host_cap, uint16_t *port, char *msg,
                        size_t cap)
@@ -103,7 +179,7 @@ static void httpd__run(httpd_t *h)
 {
     if (h->stopping || h->mhd == NULL)
         return;
-    MHD_run(h->mhd);
+    mhd.run(h->mhd);
     httpd__rearm(h);
 }
 
@@ -122,7 +198,7 @@ static void httpd__on_timer(uv_timer_t *t)
 static void httpd__rearm(httpd_t *h)
 {
     MHD_UNSIGNED_LONG_LONG ms = 0;
-    if (MHD_get_timeout(h->mhd, &ms) == MHD_YES) {
+    if (mhd.get_timeout(h->mhd, &ms) == MHD_YES) {
         if (ms > 60000)
             ms = 60000;
         uv_timer_start(&h->timer, httpd__on_timer, (uint64_t)ms, 0);
@@ -150,15 +226,15 @@ const char *httpd_req_header(const struct httpd_req *r, const char *name)
 {
     if (r == NULL || name == NULL)
         return NULL;
-    return MHD_lookup_connection_value(r->conn_, MHD_HEADER_KIND, name);
+    return mhd.lookup_connection_value(r->conn_, MHD_HEADER_KIND, name);
 }
 
 const char *httpd_req_query(const struct httpd_req *r, const char *name)
 {
     if (r == NULL || name == NULL)
         return NULL;
-    const char *v = MHD_lookup_connection_value(r->conn_, MHD_GET_ARGUMENT_KIND, name);
-    if (v == NULL && MHD_lookup_connection_value_n(r->conn_, MHD_GET_ARGUMENT_KIND, name,
+    const char *v = mhd.lookup_connection_value(r->conn_, MHD_GET_ARGUMENT_KIND, name);
+    if (v == NULL && mhd.lookup_connection_value_n(r->conn_, MHD_GET_ARGUMENT_KIND, name,
                                                    strlen(name), NULL, NULL) == MHD_YES)
         return "";
     return v;
@@ -229,15 +305,15 @@ static void httpd__resp_close(struct httpd_resp *r)
 static enum MHD_Result httpd__queue(struct MHD_Connection *c, const struct httpd_resp *r)
 {
     struct MHD_Response *mr =
-        MHD_create_response_from_buffer(r->len, r->body, MHD_RESPMEM_MUST_COPY);
+        mhd.create_response_from_buffer(r->len, r->body, MHD_RESPMEM_MUST_COPY);
     if (mr == NULL)
         return MHD_NO; /* closes the connection: one failed request, not the process */
-    MHD_add_response_header(mr, MHD_HTTP_HEADER_CONTENT_TYPE, r->content_type);
-    MHD_add_response_header(mr, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+    mhd.add_response_header(mr, MHD_HTTP_HEADER_CONTENT_TYPE, r->content_type);
+    mhd.add_response_header(mr, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
     for (size_t i = 0; i < r->nheaders; i++)
-        MHD_add_response_header(mr, r->hname[i], r->hvalue[i]);
-    enum MHD_Result ok = MHD_queue_response(c, (unsigned)r->status, mr);
-    MHD_destroy_response(mr);
+        mhd.add_response_header(mr, r->hname[i], r->hvalue[i]);
+    enum MHD_Result ok = mhd.queue_response(c, (unsigned)r->status, mr);
+    mhd.destroy_response(mr);
     return ok;
 }
 
@@ -280,7 +356,7 @@ static enum MHD_Result httpd__access(void *cls, struct MHD_Connection *c, const 
     } else {
         struct httpd_req req = {.method = method, .path = url, .prefix = e->prefix, .conn_ = c};
         const union MHD_ConnectionInfo *ci =
-            MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+            mhd.get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
         if (ci != NULL && ci->client_addr != NULL) {
             const struct sockaddr *sa = ci->client_addr;
             socklen_t sl = sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
@@ -359,6 +435,9 @@ int httpd_start(httpd_t **out, uv_loop_t *loop, const char *listen_addr, char *m
     int rc = httpd_parse_listen(listen_addr, host, sizeof host, &port, msg, cap);
     if (rc != 0)
         return rc;
+    rc = httpd__mhd_ready(msg, cap);
+    if (rc != 0)
+        return rc;
     int fd = -1, family = AF_INET;
     rc = httpd__listen_socket(host, port, &fd, &family, msg, cap);
     if (rc != 0)
@@ -378,7 +457,7 @@ int httpd_start(httpd_t **out, uv_loop_t *loop, const char *listen_addr, char *m
     unsigned flags = MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
     if (family == AF_INET6)
         flags |= MHD_USE_IPv6;
-    h->mhd = MHD_start_daemon(flags, 0, NULL, NULL, httpd__access, h, MHD_OPTION_LISTEN_SOCKET,
+    h->mhd = mhd.start_daemon(flags, 0, NULL, NULL, httpd__access, h, MHD_OPTION_LISTEN_SOCKET,
                               (MHD_socket)fd, MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTPD_CONN_MAX,
                               MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTPD_IDLE_S,
                               MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)(HTTPD_CONN_MAX / 2),
@@ -389,9 +468,9 @@ int httpd_start(httpd_t **out, uv_loop_t *loop, const char *listen_addr, char *m
         mem_free(h);
         return err_fmt(msg, cap, ERR_SYS, "libmicrohttpd refused to start on %s", listen_addr);
     }
-    const union MHD_DaemonInfo *di = MHD_get_daemon_info(h->mhd, MHD_DAEMON_INFO_EPOLL_FD);
+    const union MHD_DaemonInfo *di = mhd.get_daemon_info(h->mhd, MHD_DAEMON_INFO_EPOLL_FD);
     if (di == NULL || uv_poll_init(loop, &h->poll, di->epoll_fd) != 0) {
-        MHD_stop_daemon(h->mhd); /* closes the listening socket it was given */
+        mhd.stop_daemon(h->mhd); /* closes the listening socket it was given */
         mem_free(h);
         return err_fmt(msg, cap, ERR_SYS, "cannot watch libmicrohttpd's epoll descriptor");
     }
@@ -460,6 +539,6 @@ void httpd_stop(httpd_t **hp)
     /* The poll handle watches MHD's epoll descriptor: close it before MHD closes that fd. */
     uv_close((uv_handle_t *)&h->poll, httpd__on_close);
     uv_close((uv_handle_t *)&h->timer, httpd__on_close);
-    MHD_stop_daemon(h->mhd);
+    mhd.stop_daemon(h->mhd);
     h->mhd = NULL;
 }

@@ -16,6 +16,10 @@
  * Limits: at most HTTPD_CONN_MAX connections at once, HTTPD_IDLE_S seconds idle per connection,
  * a request header block of at most 32 KiB (larger requests are refused by libmicrohttpd).
  *
+ * Loading: libmicrohttpd is not linked into the programs but loaded (dlopen, libmicrohttpd.so.12)
+ * by the first httpd_start, so a daemon with metrics off never maps it nor the TLS libraries it
+ * pulls in. Without it installed, httpd_start fails with ERR_UNAVAILABLE and says so.
+ *
  * Grammar of one exchange: C:request S:response (keep-alive connections repeat it).
  * Not thread-safe: use an httpd_t only from its loop's thread.
  */
@@ -92,7 +96,9 @@ int httpd_parse_listen(const char *listen, char *host, size_t host_cap, uint16_t
 
 /* Starts a server on `listen` ("host:port", see httpd_parse_listen) driven by `loop`.
  * Returns 0 and *out, or ERR_INVAL/ERR_CONFIG (bad address), ERR_SYS (bind failed: in use,
- * no such address) or ERR_NOMEM, with the reason in `msg`. Caller owns *out: httpd_stop. */
+ * no such address), ERR_UNAVAILABLE (libmicrohttpd cannot be loaded) or ERR_NOMEM, with the
+ * reason in `msg`. Caller owns *out: httpd_stop. Safe to call from several threads at once
+ * (each with its own loop). */
 int httpd_start(httpd_t **out, uv_loop_t *loop, const char *listen, char *msg, size_t cap);
 
 /* Routes requests whose path starts with `prefix` ("/metrics", "/", "/cluster/") to `fn`;
