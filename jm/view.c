@@ -198,15 +198,31 @@ static void view__fill(struct view_node *n, const struct view_entry *e, int64_t 
 
 static int view__update(view_t *v, const struct view_entry *e, int64_t now_ms, bloom_t **cache);
 
+/* An entry older than what the view holds for the node. The same heartbeat again is news when
+   the RM calls the node down or draining: its liveness judgement comes without a newer
+   heartbeat (a dead node sends none). */
+static int view__stale(const struct view_node *n, const struct view_entry *e, int64_t now_ms)
+{
+    int64_t info = now_ms - (int64_t)(e->age_ms > INT64_MAX / 2 ? INT64_MAX / 2 : e->age_ms);
+    int down_news = e->boot_id == n->boot_id && e->seq == n->seq && !e->up;
+    return !down_news && (e->boot_id == n->boot_id ? e->seq <= n->seq : info < n->info_ms);
+}
+
 int view_update(view_t *v, const struct view_entry *e, int64_t now_ms)
 {
+    int rc = view__check(e);
+    if (rc != 0)
+        return rc;
+    long idx = view_find(v, e->name);
+    if (idx >= 0 && view__stale(&v->nodes[idx], e, now_ms))
+        return 0; /* before decoding its filter: every replica publishes every node */
     bloom_t *cache = NULL;
     if (e->cache_filter != NULL && e->cache_filter_len > 0) {
-        int rc = bloom_decode(e->cache_filter, e->cache_filter_len, &cache);
+        rc = bloom_decode(e->cache_filter, e->cache_filter_len, &cache);
         if (rc != 0)
             return rc == ERR_NOMEM ? rc : ERR_INVAL;
     }
-    int rc = view__update(v, e, now_ms, &cache);
+    rc = view__update(v, e, now_ms, &cache);
     bloom_destroy(&cache); /* not taken: stale entry or error */
     return rc;
 }
@@ -225,11 +241,7 @@ static int view__update(view_t *v, const struct view_entry *e, int64_t now_ms, b
     long idx = view_find(v, e->name);
     if (idx >= 0) {
         struct view_node *n = &v->nodes[idx];
-        int64_t info = now_ms - (int64_t)(e->age_ms > INT64_MAX / 2 ? INT64_MAX / 2 : e->age_ms);
-        /* The same heartbeat again is news when the RM calls the node down or draining: its
-           liveness judgement comes without a newer heartbeat (a dead node sends none). */
-        int down_news = e->boot_id == n->boot_id && e->seq == n->seq && !e->up;
-        if (!down_news && (e->boot_id == n->boot_id ? e->seq <= n->seq : info < n->info_ms))
+        if (view__stale(n, e, now_ms))
             return 0;
         if (strcmp(v->racks[n->rack].name, rack) != 0) {
             /* moved to another rack: rare; re-file it */
