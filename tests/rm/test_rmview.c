@@ -287,6 +287,7 @@ static void test_cache_filter(void **state)
     assert_int_equal(c.nodes, 601);
     assert_int_equal(c.with_filter, 600);
     assert_true(c.max_msg < PROTO_MAX_MSG_BYTES);
+    print_message("largest view part, 512 nodes with 4 KiB filters: %zu bytes\n", c.max_msg);
     rmview_destroy(&v);
 }
 
