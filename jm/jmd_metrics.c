@@ -178,6 +178,24 @@ void jmd_metrics_write(jmd_t *j, struct metrics *m)
     metrics_counter1(m, "paddock_jm_corrections_total",
                      "Queued attempts moved to a better node (Apollo's correction).",
                      (double)j->attempts_moved);
+    /* Apollo's corrections of issue 15 (jmd_spec.c), by kind: started, and won */
+    const struct jmd_spec_stats *sp = &j->spec_stats;
+    metrics_family(m, "paddock_jm_speculative_attempts_total", METRICS_COUNTER,
+                   "Extra attempts started beside a task's own: copies of stragglers and "
+                   "duplicates of queued tasks.");
+    metrics_sample(m, (const char *const[]){"kind", "copy", NULL}, (double)sp->copies_started);
+    metrics_sample(m, (const char *const[]){"kind", "duplicate", NULL}, (double)sp->dups_started);
+    metrics_family(m, "paddock_jm_speculative_wins_total", METRICS_COUNTER,
+                   "Extra attempts that finished (copies) or started (duplicates) first.");
+    metrics_sample(m, (const char *const[]){"kind", "copy", NULL}, (double)sp->copies_won);
+    metrics_sample(m, (const char *const[]){"kind", "duplicate", NULL}, (double)sp->dups_won);
+    metrics_counter1(
+        m, "paddock_jm_rematched_total",
+        "Opportunistic tasks re-placed as regular on a better node when a token freed.",
+        (double)sp->rematched);
+    metrics_counter1(m, "paddock_jm_reruns_total",
+                     "Finished producers run again because their node-local outputs were lost.",
+                     (double)sp->reruns);
     metrics_counter1(m, "paddock_jm_downgrades_total",
                      "Regular tasks turned opportunistic when spare tokens were reclaimed.",
                      (double)j->downgrades);
