@@ -68,6 +68,7 @@ typedef struct node_counters {
     uint64_t acks_ignored;         /* HEARTBEAT_ACK job entries with a state the node ignores */
     uint64_t estimates;            /* TASK_ESTIMATE applied to a live task */
     uint64_t estimates_ignored;    /* TASK_ESTIMATE for a task not live here */
+    uint64_t dirs_early; /* directories given back when their task succeeded leaving nothing */
     uint64_t creates_refused[NODE_REFUSED_COUNT];
     uint64_t starts[2];                        /* processes started, by class */
     uint64_t ended[PROTO_TASK_STATE_COUNT][2]; /* terminal states reached, by class */

@@ -109,6 +109,10 @@ void node_metrics(const node_t *n, struct metrics *m)
                   "Commands and queries refused for carrying an older epoch than the job's.",
                   c.refused_fenced);
     node__counter(m, "paddock_pn_queries_total", "TASK_QUERY answered.", c.queries);
+    node__counter(m, "paddock_pn_task_dirs_early_total",
+                  "Task directories given back as soon as their task succeeded leaving nothing "
+                  "(empty stdout and stderr, no files).",
+                  c.dirs_early);
     node__counter(m, "paddock_pn_estimates_total",
                   "TASK_ESTIMATE that gave a live task the JM's new runtime estimate.",
                   c.estimates);

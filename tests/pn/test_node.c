@@ -914,6 +914,37 @@ static void test_task_dir_recycled(void **state)
     assert_int_equal(spares, 0);
 }
 
+/* A task that succeeded leaving nothing (empty stdout and stderr, no files) gives its
+ * directory back at once, before [tasks] retain: the next task reuses it. One that wrote
+ * something, or failed, keeps its directory for a reader. */
+static void test_task_dir_given_back_when_empty(void **state)
+{
+    fixture_t *f = *state;
+    const char *quiet[] = {"/bin/true"};
+    create_argv(f, "j", "q", quiet, 1);
+    wait_state(f, "j", "q", PROTO_TASK_SUCCEEDED);
+    settle(f);
+    size_t spares = 0, tasks = 0;
+    assert_int_equal(find_entry(f, "spare", NULL, NULL, 0, &spares), 0);
+    assert_int_equal(find_entry(f, "tasks", NULL, NULL, 0, &tasks), 0);
+    assert_int_equal(spares, 1); /* no sweep: given back at the end */
+    assert_int_equal(tasks, 0);
+
+    const char *talk[] = {"/bin/sh", "-c", "echo out"};
+    create_argv(f, "j", "t", talk, 3);
+    wait_state(f, "j", "t", PROTO_TASK_SUCCEEDED);
+    const char *fail[] = {"/bin/false"};
+    create_argv(f, "j", "f", fail, 1);
+    wait_state(f, "j", "f", PROTO_TASK_FAILED);
+    settle(f);
+    char t[512];
+    assert_int_equal(find_entry(f, "tasks", "-j-t-1", t, sizeof t, NULL), 0);
+    assert_int_equal(file_size(t, "stdout"), 4);
+    assert_int_equal(find_entry(f, "tasks", "-j-f-1", t, sizeof t, NULL), 0);
+    assert_int_equal(find_entry(f, "spare", NULL, NULL, 0, &spares), 0);
+    assert_int_equal(spares, 0); /* the quiet task's directory went to "t" */
+}
+
 /* A process that escaped its task (setsid) and still holds the task's stdout open: the
  * directory is reused, but not that file, so what it writes cannot land in the next task's
  * output. */
@@ -922,6 +953,7 @@ static void test_task_dir_recycled_not_shared_output(void **state)
     fixture_t *f = *state;
     char script[600];
     snprintf(script, sizeof script,
+             "echo kept > marker; " /* leaves something: its directory waits for the sweep */
              "setsid sh -c 'echo $$ > %s/escaped.pid; exec sleep 30' & "
              "while [ ! -s %s/escaped.pid ]; do sleep 0.01; done",
              f->dir, f->dir);
@@ -938,8 +970,8 @@ static void test_task_dir_recycled_not_shared_output(void **state)
     assert_int_equal(stat(p, &ea), 0);
     node_sweep(f->n);
     settle(f);
-    const char *quiet[] = {"/bin/true"};
-    create_argv(f, "j", "b", quiet, 1);
+    const char *say[] = {"/bin/sh", "-c", "echo b"}; /* output: its directory is kept */
+    create_argv(f, "j", "b", say, 3);
     wait_state(f, "j", "b", PROTO_TASK_SUCCEEDED);
     assert_int_equal(find_entry(f, "tasks", "-j-b-1", b, sizeof b, NULL), 0);
     assert_int_equal(stat(b, &db), 0);
@@ -987,6 +1019,8 @@ int main(void)
         T(test_refresh_progress),
         T(test_cache_advertised),
         cmocka_unit_test_setup_teardown(test_task_dir_recycled, setup_forget, teardown),
+        cmocka_unit_test_setup_teardown(test_task_dir_given_back_when_empty, setup_forget,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_task_dir_recycled_not_shared_output, setup_forget,
                                         teardown),
     };
