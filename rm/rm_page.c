@@ -180,12 +180,6 @@ static void rm_page__token_refresh(rm_page_t *p)
 
 /* ---- the document ---- */
 
-static void rm_page__job_id(uint64_t id, char out[ID_JOB_SIZE])
-{
-    snprintf(out, ID_JOB_SIZE, ID_JOB_PREFIX "%012llx",
-             (unsigned long long)(id & 0xffffffffffffull));
-}
-
 static json_t *rm_page__ms(int64_t v)
 {
     return v != 0 ? json_integer(v) : json_null();
@@ -236,7 +230,7 @@ static json_t *rm_page__node(struct rmserver *s, const struct ledger_node *n, in
 static json_t *rm_page__job(const ledger_t *l, const struct ledger_job *j)
 {
     char jid[ID_JOB_SIZE];
-    rm_page__job_id(j->id, jid);
+    rmserver_job_id(j->id, jid);
     const struct ledger_vc *vc = ledger_vc_at(l, j->vc);
     json_t *o = json_object();
     json_object_set_new(o, "job_id", json_string(jid));
@@ -279,38 +273,6 @@ static json_t *rm_page__jobs(const ledger_t *l)
         }
     }
     return arr;
-}
-
-static json_t *rm_page__vcs(const ledger_t *l)
-{
-    json_t *vcs = json_array();
-    for (size_t v = 0; v < ledger_vc_count(l); v++) {
-        const struct ledger_vc *vc = ledger_vc_at(l, v);
-        json_t *o = json_object(), *jobs = json_array();
-        json_object_set_new(o, "name", json_string(vc->name));
-        json_object_set_new(o, "capacity", json_integer(vc->capacity));
-        json_object_set_new(o, "granted", json_integer(vc->granted));
-        json_object_set_new(o, "spare", json_integer(vc->spare));
-        json_object_set_new(o, "token_cpu", json_real(vc->token_cpu_milli / 1000.0));
-        json_object_set_new(o, "token_mem_mb", json_integer(vc->token_mem_mb));
-        for (size_t i = 0; i < ledger_job_count(l); i++) {
-            const struct ledger_job *j = ledger_job_at(l, i);
-            if (j->vc != v || j->state != LEDGER_JOB_ACTIVE)
-                continue;
-            char jid[ID_JOB_SIZE];
-            rm_page__job_id(j->id, jid);
-            json_t *g = json_object();
-            json_object_set_new(g, "job_id", json_string(jid));
-            json_object_set_new(g, "name", json_string(j->name));
-            json_object_set_new(g, "tokens", json_integer(j->tokens));
-            json_object_set_new(g, "wanted", json_integer(j->wanted));
-            json_object_set_new(g, "minimum", json_integer(j->minimum));
-            json_array_append_new(jobs, g);
-        }
-        json_object_set_new(o, "jobs", jobs);
-        json_array_append_new(vcs, o);
-    }
-    return vcs;
 }
 
 /* Every replica of the configuration: this one as it knows itself, the others as the leader's
@@ -373,7 +335,7 @@ char *rm_page_json(struct rmserver *s, const struct rm_page_stats *stats)
         json_array_append_new(nodes, rm_page__node(s, ledger_node_at(l, i), mono));
     json_object_set_new(doc, "nodes", nodes);
     json_object_set_new(doc, "jobs", rm_page__jobs(l));
-    json_object_set_new(doc, "virtual_clusters", rm_page__vcs(l));
+    json_object_set_new(doc, "virtual_clusters", rmserver_admin_vcs(l));
     if (stats != NULL) {
         json_t *st = json_object();
         json_object_set_new(st, "pages", json_integer((json_int_t)stats->pages));

@@ -20,7 +20,7 @@
 static const char *const rmserver__reject_names[RMSERVER_REJ_COUNT] = {
     "decode", "frames", "type", "invalid", "not_leader", "busy"};
 
-static void rmserver__job_id(uint64_t id, char out[ID_JOB_SIZE])
+void rmserver_job_id(uint64_t id, char out[ID_JOB_SIZE])
 {
     snprintf(out, ID_JOB_SIZE, ID_JOB_PREFIX "%012llx",
              (unsigned long long)(id & 0xffffffffffffull));
@@ -96,7 +96,7 @@ static json_t *rmserver__node_json(struct rmserver *s, const struct ledger_node 
 static json_t *rmserver__job_json(struct rmserver *s, const ledger_t *l, const struct ledger_job *j)
 {
     char jid[ID_JOB_SIZE];
-    rmserver__job_id(j->id, jid);
+    rmserver_job_id(j->id, jid);
     const struct ledger_vc *vc = ledger_vc_at(l, j->vc);
     json_t *o = json_object();
     json_object_set_new(o, "job_id", json_string(jid));
@@ -317,6 +317,45 @@ static json_t *rmserver__status(struct rmserver *s)
     return o;
 }
 
+/* The virtual clusters and the active jobs' tokens in each (`paddock tokens`, the cluster page). */
+json_t *rmserver_admin_vcs(const ledger_t *l)
+{
+    json_t *vcs = json_array();
+    for (size_t v = 0; v < ledger_vc_count(l); v++) {
+        const struct ledger_vc *vc = ledger_vc_at(l, v);
+        json_t *o = json_object(), *jobs = json_array();
+        json_object_set_new(o, "name", json_string(vc->name));
+        json_object_set_new(o, "capacity", json_integer(vc->capacity));
+        json_object_set_new(o, "granted", json_integer(vc->granted));
+        json_object_set_new(o, "free", json_integer(vc->capacity - vc->granted));
+        json_object_set_new(o, "token_cpu", json_real(vc->token_cpu_milli / 1000.0));
+        json_object_set_new(o, "token_mem_mb", json_integer(vc->token_mem_mb));
+        json_object_set_new(o, "spare", json_integer(vc->spare));
+        json_object_set_new(o, "spare_grants", json_integer((json_int_t)vc->spare_grants));
+        json_object_set_new(o, "spare_reclaims", json_integer((json_int_t)vc->spare_reclaims));
+        for (size_t i = 0; i < ledger_job_count(l); i++) {
+            const struct ledger_job *j = ledger_job_at(l, i);
+            if (j->vc != v || j->state != LEDGER_JOB_ACTIVE)
+                continue;
+            char jid[ID_JOB_SIZE];
+            rmserver_job_id(j->id, jid);
+            json_t *g = json_object();
+            json_object_set_new(g, "job_id", json_string(jid));
+            json_object_set_new(g, "name", json_string(j->name));
+            json_object_set_new(g, "tokens", json_integer(j->tokens));
+            json_object_set_new(g, "wanted", json_integer(j->wanted));
+            json_object_set_new(g, "minimum", json_integer(j->minimum));
+            json_object_set_new(g, "deadline_ms",
+                                j->deadline_ms ? json_integer(j->deadline_ms) : json_null());
+            json_object_set_new(g, "best_effort", json_boolean(j->best_effort));
+            json_array_append_new(jobs, g);
+        }
+        json_object_set_new(o, "jobs", jobs);
+        json_array_append_new(vcs, o);
+    }
+    return vcs;
+}
+
 char *rmserver_admin_json(struct rmserver *s, const proto_admin_query_t *q, int *code, char *why,
                           size_t cap)
 {
@@ -340,39 +379,7 @@ char *rmserver_admin_json(struct rmserver *s, const proto_admin_query_t *q, int 
         }
         doc = rmserver__node_json(s, n, true);
     } else if (strcmp(q->kind, PROTO_ADMIN_TOKENS) == 0) {
-        json_t *vcs = json_array();
-        for (size_t v = 0; v < ledger_vc_count(l); v++) {
-            const struct ledger_vc *vc = ledger_vc_at(l, v);
-            json_t *o = json_object(), *jobs = json_array();
-            json_object_set_new(o, "name", json_string(vc->name));
-            json_object_set_new(o, "capacity", json_integer(vc->capacity));
-            json_object_set_new(o, "granted", json_integer(vc->granted));
-            json_object_set_new(o, "free", json_integer(vc->capacity - vc->granted));
-            json_object_set_new(o, "token_cpu", json_real(vc->token_cpu_milli / 1000.0));
-            json_object_set_new(o, "token_mem_mb", json_integer(vc->token_mem_mb));
-            json_object_set_new(o, "spare", json_integer(vc->spare));
-            json_object_set_new(o, "spare_grants", json_integer((json_int_t)vc->spare_grants));
-            json_object_set_new(o, "spare_reclaims", json_integer((json_int_t)vc->spare_reclaims));
-            for (size_t i = 0; i < ledger_job_count(l); i++) {
-                const struct ledger_job *j = ledger_job_at(l, i);
-                if (j->vc != v || j->state != LEDGER_JOB_ACTIVE)
-                    continue;
-                char jid[ID_JOB_SIZE];
-                rmserver__job_id(j->id, jid);
-                json_t *g = json_object();
-                json_object_set_new(g, "job_id", json_string(jid));
-                json_object_set_new(g, "name", json_string(j->name));
-                json_object_set_new(g, "tokens", json_integer(j->tokens));
-                json_object_set_new(g, "wanted", json_integer(j->wanted));
-                json_object_set_new(g, "minimum", json_integer(j->minimum));
-                json_object_set_new(g, "deadline_ms",
-                                    j->deadline_ms ? json_integer(j->deadline_ms) : json_null());
-                json_object_set_new(g, "best_effort", json_boolean(j->best_effort));
-                json_array_append_new(jobs, g);
-            }
-            json_object_set_new(o, "jobs", jobs);
-            json_array_append_new(vcs, o);
-        }
+        json_t *vcs = rmserver_admin_vcs(l);
         doc = json_object();
         json_object_set_new(doc, "virtual_clusters", vcs);
     } else if (strcmp(q->kind, PROTO_ADMIN_JOBS) == 0) {

@@ -5,6 +5,7 @@
 #define PADDOCK_RM_RMSERVER_INTERNAL_H
 
 #include "common/curve.h"
+#include "common/id.h"
 #include "common/vec.h"
 #include "common/zuv.h"
 #include "proto/proto.h"
@@ -164,6 +165,12 @@ uint64_t rmserver_key_hash(const char *key);
 
 /* rmserver_admin.c: the JSON document for a read-only admin query, or NULL with *code and
  * `why` set (ERR_NOTFOUND, ERR_INVAL). Caller frees with free(). */
+/* "j-" and the job's 12 hex digits. */
+void rmserver_job_id(uint64_t id, char out[ID_JOB_SIZE]);
+/* {"name","capacity","granted","free","token_cpu","token_mem_mb","spare","spare_grants",
+ * "spare_reclaims","jobs":[active jobs' {"job_id","name","tokens","wanted","minimum",
+ * "deadline_ms","best_effort"}]} per virtual cluster (`tokens` admin query, cluster page). */
+struct json_t *rmserver_admin_vcs(const ledger_t *l);
 char *rmserver_admin_json(struct rmserver *s, const proto_admin_query_t *q, int *code, char *why,
                           size_t cap);
 /* The JSON reply of an admin write, once applied. Caller frees with free(). */
