@@ -340,6 +340,9 @@ static void task_id(int k, char *out, size_t cap)
 }
 
 /* Writes a spec of NTASKS tasks, each `sleep SLEEP; echo ID >> MARKS`, to DIR/NAME.json. */
+/* Each task appends its id to the marks file, a side effect that must happen once: the stages
+ * say "speculate": false, so no speculative copy or duplicate (issue 15) runs a task twice and
+ * what is checked is what a resume does. */
 static void write_spec(const char *name, const char *marks, const char *sleep_s, char *path,
                        size_t cap)
 {
@@ -347,9 +350,10 @@ static void write_spec(const char *name, const char *marks, const char *sleep_s,
     char *spec = malloc(sz);
     assert_non_null(spec);
     n += (size_t)snprintf(spec + n, sz - n,
-                          "{\"version\": 1, \"name\": \"%s\",\n \"stages\": [{\"name\": \"a\"}, "
-                          "{\"name\": \"b\", \"after\": [\"a\"]}, {\"name\": \"c\", \"after\": "
-                          "[\"b\"]}],\n \"tasks\": [\n",
+                          "{\"version\": 1, \"name\": \"%s\",\n \"stages\": [{\"name\": \"a\", "
+                          "\"speculate\": false}, {\"name\": \"b\", \"after\": [\"a\"], "
+                          "\"speculate\": false}, {\"name\": \"c\", \"after\": [\"b\"], "
+                          "\"speculate\": false}],\n \"tasks\": [\n",
                           name);
     for (int k = 0; k < NTASKS; k++) {
         char id[16], after[64] = "";
