@@ -7,6 +7,7 @@
 #include "common/err.h"
 #include "common/mem.h"
 #include "jm/dag.h"
+#include "jm/jsim.h"
 #include "jm/priority.h"
 
 double shape_quantile_sd(const double *q)
@@ -218,4 +219,48 @@ done:
     mem_free(stage_tok);
     mem_free(stage_seen);
     return rc;
+}
+
+static int shape__cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+int shape_alpha(const struct spec *spec, const struct profile *prof, double token_cpu,
+                uint64_t token_mem_mb, uint32_t k, struct arbiter_shape *s, double *makespan,
+                char *msg, size_t cap)
+{
+    if (spec == NULL || s == NULL)
+        return err_fmt(msg, cap, ERR_INVAL, "shape_alpha: NULL argument");
+    uint32_t tokens = k < s->width ? k : s->width;
+    tokens = tokens < 1 ? 1 : tokens;
+    struct jsim_plan pl;
+    int rc = jsim_plan_init_sized(&pl, spec, prof, PROGRESS_VERTEXFRAC, token_cpu, token_mem_mb,
+                                  msg, cap);
+    if (rc != 0)
+        return rc;
+    /* the estimates alone are one deterministic run; a profile's spread, a median of a few */
+    int runs = pl.from_profile ? SHAPE_ALPHA_RUNS : 1;
+    double span[SHAPE_ALPHA_RUNS];
+    struct jsim_rng rng;
+    jsim_rng_seed(&rng, 1);
+    for (int r = 0; r < runs && rc == 0; r++) {
+        struct jsim_run_stats st;
+        rc = jsim_run(pl.job, &pl.model, (int)tokens, &pl.progress, &rng, NULL, &st);
+        span[r] = st.makespan;
+    }
+    jsim_plan_close(&pl);
+    if (rc != 0)
+        return err_fmt(msg, cap, rc, "shape_alpha: simulating the job: %s", err_name(rc));
+    qsort(span, (size_t)runs, sizeof *span, shape__cmp);
+    double S = span[runs / 2], kk = tokens;
+    double low = fmax(s->work / kk, s->path);
+    double up = fmax((s->work - s->path) / kk + s->path, low);
+    double a = up - low > 1e-9 ? (S - low) / (up - low) : 0.5;
+    s->has_alpha = true;
+    s->alpha = a < 0 ? 0 : a > 1 ? 1 : a;
+    if (makespan != NULL)
+        *makespan = S;
+    return 0;
 }

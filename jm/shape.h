@@ -50,6 +50,19 @@ int shape_from_spec(const struct spec *spec, const struct profile *prof, double 
                     uint64_t token_mem_mb, double cv, struct arbiter_shape *out, char *msg,
                     size_t cap);
 
+/* Where the job's own list schedule falls between ARIA's bounds at k tokens (rm/arbiter.h,
+ * arbiter_shape.alpha): the JM's simulator (jm/jsim.h) runs the job at min(k, width) tokens
+ * with bottom-level priority, at the spec's estimates or, with a profile, the median of
+ * SHAPE_ALPHA_RUNS seeded runs sampled from it; alpha = (S − low) / (up − low) with low =
+ * max(W/k, L) and up = (W − L)/k + L of the shape `s` (as shape_from_spec computed it), clamped
+ * to [0, 1] (0.5 when the bounds meet). Sets s->has_alpha and s->alpha, and *makespan (may be
+ * NULL) to S. Deterministic. Returns 0, or ERR_INVAL / ERR_TOOBIG / ERR_NOMEM with the reason
+ * in msg (s untouched). */
+#define SHAPE_ALPHA_RUNS 5
+int shape_alpha(const struct spec *spec, const struct profile *prof, double token_cpu,
+                uint64_t token_mem_mb, uint32_t k, struct arbiter_shape *s, double *makespan,
+                char *msg, size_t cap);
+
 /* The standard deviation of a run-time distribution given by PROFILE_NQ quantiles (linear
  * between quantiles, as profile_quantile reads them). 0 for a point mass. */
 double shape_quantile_sd(const double *q);

@@ -295,6 +295,10 @@ typedef struct proto_job_register { /* JM or CLI -> RM */
     uint64_t path_sd_ms;
     uint32_t width;
     bool has_profile;
+    /* Where its list schedule falls between ARIA's bounds (rm/arbiter.h), x 1000; only with
+     * has_alpha (without: Verma's mean of the bounds). */
+    bool has_alpha;
+    uint32_t alpha_milli;
     bool best_effort; /* run without admission control (deadline kept for ordering only) */
     double weight;    /* share of spare among jobs without a deadline; 0 = 1 */
     /* A run of a recurring job (Morpheus): its name and period instance (rm/period.h). The RM

@@ -244,6 +244,8 @@ static const proto__field_t job_register_f[] = {
     DUR(S, path_sd_ms),
     TOKENS(S, width, OPT),
     BOOL(S, has_profile, OPT),
+    BOOL(S, has_alpha, OPT),
+    U32(S, alpha_milli, OPT, 0, 1000),
     BOOL(S, best_effort, OPT),
     F64(S, weight, OPT, 0, PROTO_MAX_WEIGHT),
     ANYNAME(S, recurring, OPT),

@@ -312,9 +312,10 @@ static size_t arbiter__profile_split(struct arbiter__profile *p, double x)
 /* Places `work` token-seconds at up to `width` tokens from time 0 into the free profile (when
  * `take`, the tokens are used up) and returns the finish: the time the work is done plus the
  * Graham tail path·(1 − 1/k̄), at least `path`; *p50 (may be NULL) receives Verma's mean of the
- * lower and upper bound. */
+ * lower and upper bound. With alpha >= 0 (the job's list schedule's place between the bounds)
+ * both are low + alpha·(up − low). */
 static double arbiter__place(struct arbiter__profile *p, double work, double path, double width,
-                             bool take, double *p50)
+                             double alpha, bool take, double *p50)
 {
     double done = 0, busy = 0, t_end = 0;
     for (size_t i = 0; done < work; i++) {
@@ -364,6 +365,12 @@ static double arbiter__place(struct arbiter__profile *p, double work, double pat
     double up = t_end + path * (1 - 1 / kbar);
     double low = t_end > path ? t_end : path;
     up = up > low ? up : low;
+    if (alpha >= 0) {
+        double at = low + alpha * (up - low);
+        if (p50 != NULL)
+            *p50 = at;
+        return at;
+    }
     if (p50 != NULL)
         *p50 = (low + up) / 2;
     return up;
@@ -378,14 +385,27 @@ struct arbiter__ctx {
     struct arbiter__profile prof, work;
 };
 
+static double arbiter__scale(const struct arbiter_shape *s)
+{
+    return s->scale > 0 && isfinite(s->scale) ? s->scale : 1;
+}
+
 static double arbiter__cons_work(const struct arbiter__ctx *c, const struct arbiter_shape *s)
 {
-    return s->work + c->k * s->work_sd;
+    return arbiter__scale(s) * s->work + c->k * s->work_sd;
 }
 
 static double arbiter__cons_path(const struct arbiter__ctx *c, const struct arbiter_shape *s)
 {
-    return s->path + c->k * s->path_sd;
+    return arbiter__scale(s) * s->path + c->k * s->path_sd;
+}
+
+/* The shape's alpha for arbiter__place: -1 when it has none. */
+static double arbiter__alpha(const struct arbiter_shape *s)
+{
+    if (!s->has_alpha || !isfinite(s->alpha))
+        return -1;
+    return s->alpha < 0 ? 0 : s->alpha > 1 ? 1 : s->alpha;
 }
 
 static double arbiter__width(const struct arbiter_shape *s)
@@ -405,16 +425,18 @@ static uint64_t arbiter__run(struct arbiter__ctx *c, const struct arbiter_shape 
     for (size_t r = 0; r <= c->n; r++) {
         if (r == pos) {
             /* the median is measured on the same free profile, without taking */
-            arbiter__place(&c->work, job->work, job->path, arbiter__width(job), false, p50);
-            *finish = arbiter__place(&c->work, arbiter__cons_work(c, job),
-                                     arbiter__cons_path(c, job), arbiter__width(job), true, NULL);
+            arbiter__place(&c->work, job->work, job->path, arbiter__width(job), arbiter__alpha(job),
+                           false, p50);
+            *finish =
+                arbiter__place(&c->work, arbiter__cons_work(c, job), arbiter__cons_path(c, job),
+                               arbiter__width(job), arbiter__alpha(job), true, NULL);
         }
         if (r == c->n)
             break;
         const struct arbiter_load *l = &c->load[c->order[r]];
         double f = arbiter__place(&c->work, arbiter__cons_work(c, &l->remain),
                                   arbiter__cons_path(c, &l->remain), arbiter__width(&l->remain),
-                                  true, NULL);
+                                  arbiter__alpha(&l->remain), true, NULL);
         if (fin != NULL)
             fin[r] = f;
         if (c->base != NULL && broken == 0 && c->base[r] <= l->deadline + 1e-9 &&
@@ -471,7 +493,7 @@ static int arbiter__ctx_init(struct arbiter__ctx *c, double k, uint32_t capacity
     /* the baseline: every admitted job's finish without the new one */
     double *base = c->base;
     c->base = NULL;
-    struct arbiter_shape none = {0, 0, 0, 0, 1};
+    struct arbiter_shape none = {.width = 1};
     double f, m;
     arbiter__run(c, &none, n, &f, &m, base);
     c->base = base;

@@ -30,9 +30,12 @@
  *
  * Admission (MRM §3, §5): the finish time of a new deadline job is computed in a fluid model of
  * the virtual cluster: jobs in EDF order each take min(width, free) tokens over time until their
- * work is done; the Graham tail L·(1 − 1/k̄) is added, with k̄ the mean tokens the job received.
- * The conservative bound uses mean + k·sd of work and critical path (MRM's prediction-interval
- * upper bound; k = 1.645 for 95%); the median uses the means. The job is admitted when it and
+ * work is done; the Graham tail L·(1 − 1/k̄) is added, with k̄ the mean tokens the job received,
+ * or, when the shape carries its list schedule's place between the bounds (alpha), that place
+ * (a lone job's finish is then its simulated makespan). The conservative bound uses scale·mean
+ * + k·sd of work and critical path (MRM's prediction-interval upper bound: scale is the cluster's
+ * calibrated quantile of actual / predicted, rm/calib.h, and sd the job's own spread from its
+ * profile; k = 1.645 for 95%); the median uses the means. The job is admitted when it and
  * every admitted job that met its deadline before still meet it. Otherwise the earliest feasible
  * finish is the smallest deadline at which it would be admitted.
  *
@@ -71,13 +74,24 @@ static inline uint32_t arbiter_task_tokens(double cpu, uint64_t mem_mb, double t
     return t < 1 ? 1 : t > UINT32_MAX ? UINT32_MAX : (uint32_t)t;
 }
 
-/* A job's remaining work: public value. Times in seconds, work in token-seconds. */
+/* A job's remaining work: public value. Times in seconds, work in token-seconds. The fields
+ * after width may be left 0 (zero-initialised): Verma's mean of ARIA's bounds and the fixed
+ * k·sd spread, as before calibration. */
 struct arbiter_shape {
     double work;    /* W: sum over tasks of runtime x tokens */
     double work_sd; /* its standard deviation */
     double path;    /* L: the critical path */
     double path_sd;
     uint32_t width; /* most tokens the job can use at once (>= 1 when work > 0) */
+    /* Where the job's own list schedule falls between ARIA's bounds: its simulated makespan S
+     * at k tokens (jm/jsim.h, bottom-level priority) as alpha = (S − low) / (up − low), in
+     * [0, 1]. With has_alpha both the median and the conservative finish are low + alpha·(up −
+     * low) of their shapes; without, the median is the bounds' mean and the bound the upper. */
+    bool has_alpha;
+    double alpha;
+    /* The conservative shape's multiplier of work and path before k·sd is added: the cluster's
+     * calibrated quantile of actual / predicted (rm/calib.h). <= 0: 1. */
+    double scale;
 };
 
 /* ARIA's bounds at k tokens (k >= 1): lower max(W/k, L), upper (W − L)/k + L (never below the

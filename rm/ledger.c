@@ -293,6 +293,10 @@ static void ledger__job_finish(ledger_t *l, struct ledger_job *j, uint8_t state,
     j->finished_ms = l->now;
     if (end != NULL && end->started_ms > 0 && end->started_ms <= l->now)
         j->started_ms = end->started_ms;
+    /* the error model learns from the jobs it predicted that ran to the end as admitted or
+     * without a deadline (a best-effort job yields to admitted ones: not the model's run) */
+    if (state == LEDGER_JOB_DONE && j->pred_p50_ms > 0 && !j->best_effort && !j->reserved_run)
+        calib_add(&l->calib, (double)(j->finished_ms - j->submitted_ms), (double)j->pred_p50_ms);
     l->nfinished++;
     ledger__history_job(l, j, end);
 }
@@ -346,10 +350,27 @@ static double ledger__done(const struct ledger_job *j)
 static struct arbiter_shape ledger__remain(const struct ledger_job *j)
 {
     double left = ledger__done(j);
-    struct arbiter_shape s = {
-        (double)j->work_ms / 1000.0 * left, (double)j->work_sd_ms / 1000.0 * left,
-        (double)j->path_ms / 1000.0 * left, (double)j->path_sd_ms / 1000.0 * left, j->width};
+    struct arbiter_shape s = {.work = (double)j->work_ms / 1000.0 * left,
+                              .work_sd = (double)j->work_sd_ms / 1000.0 * left,
+                              .path = (double)j->path_ms / 1000.0 * left,
+                              .path_sd = (double)j->path_sd_ms / 1000.0 * left,
+                              .width = j->width,
+                              .has_alpha = j->has_alpha,
+                              .alpha = (double)j->alpha_milli / 1000.0};
     return s;
+}
+
+/* The conservative scale every shape gets now: the error model's quantile factor. */
+static double ledger__scale(const ledger_t *l)
+{
+    struct calib_factors f;
+    calib_factors(&l->calib, &f);
+    return f.hi;
+}
+
+void ledger_calibration(const ledger_t *l, struct calib_factors *out)
+{
+    calib_factors(&l->calib, out);
 }
 
 /* A deadline job's minimum: what its Jockey controller asks for when it has a profile (or no
@@ -440,6 +461,7 @@ static int ledger__load(const ledger_t *l, size_t vci, int64_t now, struct arbit
         load[n].id = j->id;
         load[n].deadline = (double)(j->deadline_ms - now) / 1000.0;
         load[n].remain = ledger__remain(j);
+        load[n].remain.scale = ledger__scale(l);
         n++;
     }
     *out = load;
@@ -447,17 +469,25 @@ static int ledger__load(const ledger_t *l, size_t vci, int64_t now, struct arbit
     return 0;
 }
 
-static struct arbiter_shape ledger__shape(const struct ledger_cmd *c)
+static struct arbiter_shape ledger__shape(const ledger_t *l, const struct ledger_cmd *c)
 {
-    struct arbiter_shape s = {(double)c->work_ms / 1000.0, (double)c->work_sd_ms / 1000.0,
-                              (double)c->path_ms / 1000.0, (double)c->path_sd_ms / 1000.0,
-                              c->width};
+    struct arbiter_shape s = {.work = (double)c->work_ms / 1000.0,
+                              .work_sd = (double)c->work_sd_ms / 1000.0,
+                              .path = (double)c->path_ms / 1000.0,
+                              .path_sd = (double)c->path_sd_ms / 1000.0,
+                              .width = c->width};
+    s.has_alpha = (c->flags & LEDGER_JOB_HAS_ALPHA) != 0;
+    s.alpha = (double)(c->alpha_milli > 1000 ? 1000 : c->alpha_milli) / 1000.0;
+    s.scale = ledger__scale(l);
     return s;
 }
 
-/* MRM's admission check of a new deadline job against the admitted ones of its cluster. */
+/* MRM's admission check of a new job against the admitted ones of its cluster: with a
+ * deadline (c->deadline_ms != 0) the verdict (ERR_ADMISSION with the earliest feasible finish
+ * in r), else only the prediction. *q receives the quote (zeroed when there is nothing to judge
+ * by). */
 static int ledger__admit(ledger_t *l, const struct ledger_cmd *c, size_t vci,
-                         struct ledger_result *r)
+                         struct ledger_result *r, struct arbiter_quote *q_out)
 {
     struct arbiter_load *load = NULL;
     size_t n = 0;
@@ -470,24 +500,28 @@ static int ledger__admit(ledger_t *l, const struct ledger_cmd *c, size_t vci,
         return ERR_NOMEM;
     }
     struct arbiter_reserve plan = {pt, ptok, pn};
-    struct arbiter_shape s = ledger__shape(c);
+    struct arbiter_shape s = ledger__shape(l, c);
     struct arbiter_quote q;
-    int rc =
-        arbiter_admit_plan((double)c->k_milli / 1000.0, l->vcs[vci].capacity, pn > 0 ? &plan : NULL,
-                           load, n, &s, (double)(c->deadline_ms - l->now) / 1000.0, &q);
+    double d = c->deadline_ms != 0 ? (double)(c->deadline_ms - l->now) / 1000.0 : 0;
+    int rc = arbiter_admit_plan((double)c->k_milli / 1000.0, l->vcs[vci].capacity,
+                                pn > 0 ? &plan : NULL, load, n, &s, d, &q);
     mem_free(load);
     mem_free(pt);
     mem_free(ptok);
+    memset(q_out, 0, sizeof *q_out);
     if (rc != 0)
         return rc == ERR_NOMEM ? rc : 0; /* nothing to judge by: admitted unchecked */
-    if (q.admit)
+    *q_out = q;
+    if (c->deadline_ms == 0 || q.admit)
         return 0;
     if (!isfinite(q.eff) || !isfinite(q.eff_p50)) {
         r->value = r->aux = 0; /* the plan leaves it nothing: no finish to offer */
         return ERR_ADMISSION;
     }
+    struct calib_factors f;
+    calib_factors(&l->calib, &f);
     r->value = (uint64_t)ceil(q.eff * 1000.0);
-    r->aux = (uint64_t)ceil(q.eff_p50 * 1000.0);
+    r->aux = (uint64_t)ceil(q.eff_p50 * f.p50 * 1000.0);
     return ERR_ADMISSION;
 }
 
@@ -508,7 +542,7 @@ int ledger_quote(const ledger_t *l, const struct ledger_cmd *c, int64_t now,
         return ERR_NOMEM;
     }
     struct arbiter_reserve plan = {pt, ptok, pn};
-    struct arbiter_shape s = ledger__shape(c);
+    struct arbiter_shape s = ledger__shape(l, c);
     double k = (double)c->k_milli / 1000.0;
     uint32_t cap = l->vcs[vci].capacity;
     double d = c->deadline_ms != 0 ? (double)(c->deadline_ms - now) / 1000.0 : 0;
@@ -524,7 +558,7 @@ int ledger_quote(const ledger_t *l, const struct ledger_cmd *c, int64_t now,
 static int ledger__job_register(ledger_t *l, const struct ledger_cmd *c, struct ledger_result *r)
 {
     size_t vci = 0;
-    if (c->name[0] == '\0' || c->deadline_ms < 0 || c->flags > 3)
+    if (c->name[0] == '\0' || c->deadline_ms < 0 || c->flags > 7 || c->alpha_milli > 1000)
         return ERR_INVAL;
     if (ledger__vc_find(l, c->vc, &vci) == NULL)
         return ERR_NOTFOUND;
@@ -541,10 +575,14 @@ static int ledger__job_register(ledger_t *l, const struct ledger_cmd *c, struct 
     int rc = ledger__recur_check(l, c, &reserved, &deadline);
     if (rc != 0)
         return rc;
-    if (deadline != 0 && !best_effort && !reserved && c->work_ms != 0 && c->width != 0) {
+    struct arbiter_quote q;
+    memset(&q, 0, sizeof q);
+    if (c->work_ms != 0 && c->width != 0 && !reserved) {
+        /* every job with a shape is predicted, so that its outcome calibrates the model; only
+         * an admitted deadline is judged */
         struct ledger_cmd a = *c;
-        a.deadline_ms = deadline;
-        rc = ledger__admit(l, &a, vci, r);
+        a.deadline_ms = deadline != 0 && !best_effort ? deadline : 0;
+        rc = ledger__admit(l, &a, vci, r, &q);
         if (rc == ERR_ADMISSION && c->recurring[0] != '\0') {
             /* a run of a recurring job without a reservation yet (no model, or no room in
              * the plan) still runs, without admission, rather than miss its period */
@@ -582,6 +620,12 @@ static int ledger__job_register(ledger_t *l, const struct ledger_cmd *c, struct 
     j->path_ms = c->path_ms;
     j->path_sd_ms = c->path_sd_ms;
     j->width = c->width;
+    j->has_alpha = (c->flags & LEDGER_JOB_HAS_ALPHA) != 0;
+    j->alpha_milli = j->has_alpha ? c->alpha_milli : 0;
+    if (isfinite(q.finish_p50) && q.finish_p50 > 0 && isfinite(q.finish) && q.finish < 1e9) {
+        j->pred_p50_ms = (int64_t)ceil(q.finish_p50 * 1000.0);
+        j->pred_bound_ms = (int64_t)ceil(q.finish * 1000.0);
+    }
     r->value = j->id;
     if (c->recurring[0] != '\0')
         ledger__recur_registered(l, j, c);

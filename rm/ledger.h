@@ -138,6 +138,14 @@ struct ledger_job {
     uint32_t jm_pid;
     char host[LEDGER_NAME_MAX];
     char job_dir[LEDGER_JOB_DIR_MAX];
+    /* Admission's model of it (rm/calib.h): its list schedule's place between ARIA's bounds
+     * (alpha x 1000, when the registration carried it), and the arbiter's uncalibrated median
+     * and conservative finish when it registered, ms from submission (0: no shape). A job that
+     * succeeds teaches the cluster's error model actual / pred_p50. */
+    bool has_alpha;
+    uint32_t alpha_milli;
+    int64_t pred_p50_ms;
+    int64_t pred_bound_ms;
 };
 
 /* Recurring jobs (Morpheus §3-7). Each period the leader fires exactly one run
@@ -233,6 +241,7 @@ struct ledger_run {
 
 #define LEDGER_JOB_BEST_EFFORT 1u /* JOB_REGISTER flags */
 #define LEDGER_JOB_HAS_PROFILE 2u
+#define LEDGER_JOB_HAS_ALPHA   4u /* alpha_milli carries the shape's list-schedule place */
 
 enum ledger_cmd_type {
     LEDGER_CMD_NODE_REGISTER = 1,  /* name rack address cpus_milli mem_mb boot_id -> 0 */
@@ -244,7 +253,8 @@ enum ledger_cmd_type {
     LEDGER_CMD_JOB_REGISTER = 6,   /* name vc deadline_ms lease_ms flags weight_milli work_ms
                                       work_sd_ms path_ms path_sd_ms width k_milli recurring
                                       period text(inputs) text2(job_dir) address(host)
-                                      boot_id(jm pid) -> job id */
+                                      boot_id(jm pid) alpha_milli (entry version 4) -> job
+                                      id */
     LEDGER_CMD_JOB_END = 7,        /* job state(done/failed/cancelled) text(reason) -> 0; an
                                       expired job can only be failed */
     LEDGER_CMD_JOB_DEADLINE = 8,   /* job deadline_ms -> 0 */
@@ -300,7 +310,8 @@ struct ledger_cmd {
     uint64_t path_ms;
     uint64_t path_sd_ms;
     uint32_t width;
-    uint32_t k_milli; /* admission's sd multiplier x 1000 (0: ARBITER_K_DEFAULT) */
+    uint32_t k_milli;     /* admission's sd multiplier x 1000 (0: ARBITER_K_DEFAULT) */
+    uint32_t alpha_milli; /* JOB_REGISTER with LEDGER_JOB_HAS_ALPHA: 0..1000 (rm/arbiter.h) */
     uint32_t done_permille;
     int64_t eta_ms;
     int64_t eta_p95_ms;
@@ -404,6 +415,10 @@ int64_t ledger_recurring_deadline(const struct ledger_recurring *r);
 uint32_t ledger_recurring_reserved_at(const struct ledger_recurring *r, int64_t t);
 /* The plan's reserved tokens in virtual cluster vc at absolute time t, all jobs together. */
 uint32_t ledger_plan_at(const ledger_t *l, uint32_t vc, int64_t t);
+
+/* The cluster's error model of admission's predictions (rm/calib.h): the factors now. */
+struct calib_factors;
+void ledger_calibration(const ledger_t *l, struct calib_factors *out);
 
 /* The history, oldest first (at most LEDGER_HISTORY_CAP runs). */
 size_t ledger_history_count(const ledger_t *l);

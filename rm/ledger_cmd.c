@@ -6,8 +6,10 @@
 #include <stdbool.h>
 #include <string.h>
 
-#define LEDGER_CMD__MAGIC   0x50444c45u /* "PDLE" */
-#define LEDGER_CMD__VERSION 3 /* 1: before the arbiter, 2: before recurring jobs (still read) */
+#define LEDGER_CMD__MAGIC 0x50444c45u /* "PDLE" */
+#define LEDGER_CMD__VERSION                                                                        \
+    4 /* 1: before the arbiter, 2: before recurring jobs, 3: before                                \
+         calibrated admission (all still read) */
 
 /* An array into the iterator's scratch (LEDGER_VALS_MAX values). */
 static uint32_t ledger_cmd__get_vals(struct enc_reader *r, uint32_t *out)
@@ -69,6 +71,7 @@ static void ledger_cmd__encode_one(struct enc_buf *b, const struct ledger_cmd *c
         enc_blob(b, c->text2, c->text2_len);
         enc_str(b, c->address);
         enc_u64(b, c->boot_id);
+        enc_u32(b, c->alpha_milli);
         break;
     case LEDGER_CMD_JOB_END:
         enc_u64(b, c->job);
@@ -256,6 +259,8 @@ int ledger_cmd_next(struct ledger_cmd_iter *it, struct ledger_cmd *c, char *msg,
             enc_get_str(r, c->address, sizeof c->address);
             c->boot_id = enc_get_u64(r);
         }
+        if (it->version >= 4)
+            c->alpha_milli = enc_get_u32(r);
         break;
     case LEDGER_CMD_JOB_END:
         c->job = enc_get_u64(r);

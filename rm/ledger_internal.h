@@ -4,6 +4,7 @@
 #define PADDOCK_RM_LEDGER_INTERNAL_H
 
 #include "rm/arbiter.h"
+#include "rm/calib.h"
 #include "rm/ledger.h"
 
 #define LEDGER__BUCKETS (2 * LEDGER_IDEM_CAP)
@@ -44,6 +45,8 @@ struct ledger {
     struct ledger__idem *idem; /* ring of LEDGER_IDEM_CAP, oldest at idem_head when full */
     size_t idem_n, idem_head;
     int32_t *idem_bucket; /* 2 * LEDGER_IDEM_CAP heads */
+
+    struct calib calib; /* admission's error model, from the jobs that succeeded */
 };
 
 /* Helpers the snapshot decoder rebuilds state with (ledger.c). */

@@ -10,8 +10,10 @@
 
 /* ---- snapshots ---- */
 
-#define LEDGER__SNAP_MAGIC   0x50444c53u /* "PDLS" */
-#define LEDGER__SNAP_VERSION 3 /* 1: before the arbiter, 2: before recurring jobs (read) */
+#define LEDGER__SNAP_MAGIC 0x50444c53u /* "PDLS" */
+#define LEDGER__SNAP_VERSION                                                                       \
+    4 /* 1: before the arbiter, 2: before recurring jobs, 3: before                                \
+         calibrated admission (all read) */
 
 void ledger_snapshot(const ledger_t *l, struct enc_buf *b)
 {
@@ -86,6 +88,10 @@ void ledger_snapshot(const ledger_t *l, struct enc_buf *b)
         enc_u32(b, j->jm_pid);
         enc_str(b, j->host);
         enc_str(b, j->job_dir);
+        enc_u8(b, j->has_alpha ? 1 : 0);
+        enc_u32(b, j->alpha_milli);
+        enc_i64(b, j->pred_p50_ms);
+        enc_i64(b, j->pred_bound_ms);
     }
     enc_u32(b, (uint32_t)l->idem_n);
     for (size_t k = 0; k < l->idem_n; k++) {
@@ -96,6 +102,11 @@ void ledger_snapshot(const ledger_t *l, struct enc_buf *b)
         enc_u64(b, e->res.aux);
     }
     ledger__recur_snap(l, b);
+    enc_u32(b, l->calib.n);
+    enc_u32(b, l->calib.head);
+    enc_u64(b, l->calib.total);
+    for (uint32_t i = 0; i < l->calib.n; i++)
+        enc_u32(b, l->calib.ratio_milli[i]);
     while (b->len % 8 != 0 && enc_buf_err(b) == 0) /* 8-byte multiples, as raft_uv likes */
         enc_u8(b, 0);
 }
@@ -237,6 +248,16 @@ static int ledger__restore_body(ledger_t *l, struct enc_reader *r, char *msg, si
         } else if (version == 2) {
             j->period = -1;
         }
+        if (version >= 4) {
+            uint8_t has_alpha = enc_get_u8(r);
+            j->has_alpha = has_alpha != 0;
+            j->alpha_milli = enc_get_u32(r);
+            j->pred_p50_ms = enc_get_i64(r);
+            j->pred_bound_ms = enc_get_i64(r);
+            if (has_alpha > 1 || j->alpha_milli > 1000 || j->pred_p50_ms < 0 ||
+                j->pred_bound_ms < 0)
+                return err_fmt(msg, cap, ERR_PARSE, "snapshot: bad job %zu", i);
+        }
         if (flags > 7 || j->minimum > j->tokens || j->done_permille > 1000)
             return err_fmt(msg, cap, ERR_PARSE, "snapshot: bad job %zu", i);
         if (j->id == 0 || j->id >= l->next_job_id || j->vc >= l->nvcs ||
@@ -263,6 +284,17 @@ static int ledger__restore_body(ledger_t *l, struct enc_reader *r, char *msg, si
         int rc = ledger__recur_restore(l, r, msg, cap);
         if (rc != 0)
             return rc;
+    }
+    if (version >= 4 && enc_reader_err(r) == 0) {
+        l->calib.n = enc_get_u32(r);
+        l->calib.head = enc_get_u32(r);
+        l->calib.total = enc_get_u64(r);
+        if (l->calib.n > CALIB_WINDOW || (size_t)l->calib.n * 4 > enc_reader_left(r))
+            return err_fmt(msg, cap, ERR_PARSE, "snapshot: bad calibration");
+        for (uint32_t i = 0; i < l->calib.n; i++)
+            l->calib.ratio_milli[i] = enc_get_u32(r);
+        if (enc_reader_err(r) == 0 && calib_check(&l->calib) != 0)
+            return err_fmt(msg, cap, ERR_PARSE, "snapshot: bad calibration");
     }
     if (enc_reader_err(r) != 0)
         return err_fmt(msg, cap, ERR_PARSE, "snapshot: truncated or malformed");

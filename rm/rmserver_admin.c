@@ -6,6 +6,7 @@
 #include "common/err.h"
 #include "common/id.h"
 #include "rm/arbiter.h"
+#include "rm/calib.h"
 #include "rm/rm_metrics.h"
 #include "rm/raft_curve.h"
 
@@ -158,21 +159,38 @@ static int rmserver__arg_u64(const char *a, uint64_t *out)
     return 0;
 }
 
-/* quote VC DEADLINE_MS WORK_MS WORK_SD_MS PATH_MS PATH_SD_MS WIDTH HAS_PROFILE: the admission
- * check and MRM's price-deadline curve, registering nothing. */
+void *rmserver_calibration_json(const ledger_t *l)
+{
+    struct calib_factors f;
+    ledger_calibration(l, &f);
+    json_t *o = json_object();
+    json_object_set_new(o, "outcomes", json_integer((json_int_t)f.n));
+    json_object_set_new(o, "outcomes_ever", json_integer((json_int_t)f.total));
+    json_object_set_new(o, "p50_factor", json_real(f.p50));
+    json_object_set_new(o, "bound_factor", json_real(f.hi));
+    json_object_set_new(o, "sample_p50", f.n > 0 ? json_real(f.sample_p50) : json_null());
+    json_object_set_new(o, "sample_q", f.n > 0 ? json_real(f.sample_hi) : json_null());
+    json_object_set_new(o, "quantile", json_real(CALIB_Q));
+    json_object_set_new(o, "prior_bound_factor", json_real(CALIB_PRIOR_HI));
+    json_object_set_new(o, "prior_weight", json_real(CALIB_PRIOR_N));
+    return o;
+}
+
+/* quote VC DEADLINE_MS WORK_MS WORK_SD_MS PATH_MS PATH_SD_MS WIDTH HAS_PROFILE [ALPHA_MILLI]:
+ * the admission check and MRM's price-deadline curve, registering nothing. */
 static json_t *rmserver__quote(struct rmserver *s, const proto_admin_query_t *q, int *code,
                                char *why, size_t cap)
 {
     ledger_t *l = fsm_ledger(s->fsm);
-    uint64_t v[7] = {0};
-    bool ok = q->nargs == 8 && strlen(q->args[0]) < LEDGER_NAME_MAX;
-    for (size_t i = 0; ok && i < 7; i++)
+    uint64_t v[8] = {0};
+    bool ok = (q->nargs == 8 || q->nargs == 9) && strlen(q->args[0]) < LEDGER_NAME_MAX;
+    for (size_t i = 0; ok && i + 1 < q->nargs; i++)
         ok = rmserver__arg_u64(q->args[i + 1], &v[i]) == 0;
-    if (!ok || v[5] > LEDGER_MAX_TOKENS) {
+    if (!ok || v[5] > LEDGER_MAX_TOKENS || v[7] > 1000) {
         *code = ERR_INVAL;
         err_fmt(why, cap, *code,
                 "usage: quote VC DEADLINE_MS WORK_MS WORK_SD_MS PATH_MS PATH_SD_MS WIDTH "
-                "HAS_PROFILE (decimal)");
+                "HAS_PROFILE [ALPHA_MILLI] (decimal; alpha 0..1000)");
         return NULL;
     }
     struct ledger_cmd c;
@@ -186,6 +204,10 @@ static json_t *rmserver__quote(struct rmserver *s, const proto_admin_query_t *q,
     c.path_ms = v[3];
     c.path_sd_ms = v[4];
     c.width = (uint32_t)v[5];
+    if (q->nargs == 9) {
+        c.flags |= LEDGER_JOB_HAS_ALPHA;
+        c.alpha_milli = (uint32_t)v[7];
+    }
     c.k_milli = (uint32_t)(s->cfg->admission_sd * 1000.0 + 0.5);
     struct arbiter_quote r;
     struct arbiter_price curve[16];
@@ -201,7 +223,15 @@ static json_t *rmserver__quote(struct rmserver *s, const proto_admin_query_t *q,
         return NULL;
     }
     const struct ledger_vc *vc = ledger_vc_find(l, c.vc);
-    struct arbiter_shape sh = {v[1] / 1000.0, v[2] / 1000.0, v[3] / 1000.0, v[4] / 1000.0, c.width};
+    struct arbiter_shape sh = {.work = v[1] / 1000.0,
+                               .work_sd = v[2] / 1000.0,
+                               .path = v[3] / 1000.0,
+                               .path_sd = v[4] / 1000.0,
+                               .width = c.width};
+    /* the median is the model's times the cluster's median error; the conservative finish
+     * already has the error model's quantile in it (rm/calib.h) */
+    struct calib_factors cf;
+    ledger_calibration(l, &cf);
     json_t *o = json_object();
     json_object_set_new(o, "virtual_cluster", json_string(vc->name));
     json_object_set_new(o, "capacity", json_integer(vc->capacity));
@@ -210,9 +240,10 @@ static json_t *rmserver__quote(struct rmserver *s, const proto_admin_query_t *q,
     json_object_set_new(o, "k", json_real(c.k_milli / 1000.0));
     json_object_set_new(o, "admit", json_boolean(v[0] != 0 && r.admit));
     json_object_set_new(o, "deadline_s", v[0] != 0 ? json_real(v[0] / 1000.0) : json_null());
-    json_object_set_new(o, "finish_p50_s", json_real(r.finish_p50));
+    json_object_set_new(o, "finish_p50_s", json_real(r.finish_p50 * cf.p50));
+    json_object_set_new(o, "finish_p50_model_s", json_real(r.finish_p50));
     json_object_set_new(o, "finish_s", json_real(r.finish));
-    json_object_set_new(o, "eff_p50_s", json_real(r.eff_p50));
+    json_object_set_new(o, "eff_p50_s", json_real(r.eff_p50 * cf.p50));
     json_object_set_new(o, "eff_s", json_real(r.eff));
     json_object_set_new(o, "min_tokens",
                         json_integer(v[0] != 0 ? arbiter_min_tokens(&sh, v[0] / 1000.0)
@@ -226,6 +257,7 @@ static json_t *rmserver__quote(struct rmserver *s, const proto_admin_query_t *q,
         json_array_append_new(pts, p);
     }
     json_object_set_new(o, "price_curve", pts);
+    json_object_set_new(o, "calibration", rmserver_calibration_json(l));
     return o;
 }
 
@@ -255,6 +287,7 @@ static json_t *rmserver__status(struct rmserver *s)
     ledger_t *l = fsm_ledger(s->fsm);
     json_object_set_new(o, "nodes", json_integer((json_int_t)ledger_node_count(l)));
     json_object_set_new(o, "jobs", json_integer((json_int_t)ledger_job_count(l)));
+    json_object_set_new(o, "calibration", rmserver_calibration_json(l));
     json_object_set_new(o, "view_nodes", json_integer((json_int_t)rmview_count(s->view)));
     json_object_set_new(o, "view_seq", json_integer((json_int_t)rmview_seq(s->view)));
     json_object_set_new(o, "requests", json_integer((json_int_t)s->requests));

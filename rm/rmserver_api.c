@@ -313,7 +313,9 @@ static void rmserver__job_register(struct rmserver *s, zuv_sock_t *sock, const v
     c.deadline_ms = r->deadline_ms != 0 ? base + (int64_t)r->deadline_ms : 0;
     c.lease_ms = s->cfg->lease_ms;
     c.flags = (uint8_t)((r->best_effort ? LEDGER_JOB_BEST_EFFORT : 0) |
-                        (r->has_profile ? LEDGER_JOB_HAS_PROFILE : 0));
+                        (r->has_profile ? LEDGER_JOB_HAS_PROFILE : 0) |
+                        (r->has_alpha ? LEDGER_JOB_HAS_ALPHA : 0));
+    c.alpha_milli = r->has_alpha ? r->alpha_milli : 0;
     c.weight_milli = (uint32_t)(r->weight * 1000.0 + 0.5);
     c.work_ms = r->work_ms;
     c.work_sd_ms = r->work_sd_ms;

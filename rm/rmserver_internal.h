@@ -216,5 +216,8 @@ bool rmserver_member_admin(struct rmserver *s, zuv_sock_t *sock, const void *pee
                            const proto_msg_t *m);
 /* The current configuration as a JSON array (a json_t *, typed void to keep jansson out). */
 void *rmserver_member_json(struct rmserver *s);
+/* The error model of admission (rm/calib.h) as a JSON object (json_t *, caller owns): `quote`,
+ * `status`, the cluster page. */
+void *rmserver_calibration_json(const ledger_t *l);
 
 #endif

@@ -7,7 +7,9 @@
  * an earlier run left one) and asks the RM's "quote" admin query. Prints the verdict for the
  * deadline (--deadline, else the spec's), the earliest feasible finish (median and the
  * conservative bound a resubmission should ask for), the fewest tokens that meet the deadline,
- * and MRM's price-deadline curve in token-seconds. --json prints the RM's document unchanged.
+ * the job's list schedule and the cluster's calibration (rm/calib.h) the bound comes from, and
+ * MRM's price-deadline curve in token-seconds. --json prints the RM's document with
+ * "list_schedule_s" (the job's simulated makespan at the cluster's tokens) added.
  *
  * Exit codes: 0 answered (admissible, or no deadline asked), 3 the deadline asked would be
  * refused (as `paddock submit` would), 1 the spec or the RM failed, 2 usage. */
@@ -128,7 +130,20 @@ static void quote__print(const struct spec *spec, const struct jobdir_shape *sh,
         printf("  earliest finish none: the virtual cluster cannot take it now (use "
                "--best-effort)\n");
     printf("  minimum tokens  %lld\n", (long long)jobdir_num(doc, "min_tokens", 0));
-    printf("  conservative    mean + %.3g sd of work and critical path\n", jobdir_num(doc, "k", 0));
+    if (sh->list_s > 0)
+        printf("  list schedule   %s at %u tokens (the JM's simulator, bottom-level priority)\n",
+               jobdir_format_duration(sh->list_s, false, f, sizeof f),
+               sh->capacity < sh->s.width ? sh->capacity : sh->s.width);
+    json_t *cal = json_object_get(doc, "calibration");
+    if (json_is_object(cal))
+        printf("  conservative    the model x %.3g (the cluster's q%.0f of actual / predicted "
+               "over %lld finished jobs, prior %.3g)%s\n",
+               jobdir_num(cal, "bound_factor", 0), jobdir_num(cal, "quantile", 0) * 100,
+               (long long)jobdir_num(cal, "outcomes", 0), jobdir_num(cal, "prior_bound_factor", 0),
+               sh->has_profile ? " + 1.645 sd of the profile" : "");
+    else
+        printf("  conservative    mean + %.3g sd of work and critical path\n",
+               jobdir_num(doc, "k", 0));
     json_t *curve = json_object_get(doc, "price_curve");
     if (json_array_size(curve) == 0)
         return;
@@ -189,7 +204,7 @@ static int quote_main(int argc, char **argv)
     int64_t deadline_ms = o.deadline_ms;
     if (deadline_ms == 0 && spec->has_deadline)
         deadline_ms = (int64_t)(spec->deadline_s * 1000.0 + 0.5);
-    char num[7][24];
+    char num[8][24];
     snprintf(num[0], sizeof num[0], "%lld", (long long)deadline_ms);
     snprintf(num[1], sizeof num[1], "%llu", (unsigned long long)sh.work_ms);
     snprintf(num[2], sizeof num[2], "%llu", (unsigned long long)sh.work_sd_ms);
@@ -197,11 +212,12 @@ static int quote_main(int argc, char **argv)
     snprintf(num[4], sizeof num[4], "%llu", (unsigned long long)sh.path_sd_ms);
     snprintf(num[5], sizeof num[5], "%u", sh.s.width);
     snprintf(num[6], sizeof num[6], "%d", sh.has_profile ? 1 : 0);
-    const char *args[8] = {
-        spec->virtual_cluster, num[0], num[1], num[2], num[3], num[4], num[5], num[6]};
+    snprintf(num[7], sizeof num[7], "%u", sh.alpha_milli);
+    const char *args[9] = {
+        spec->virtual_cluster, num[0], num[1], num[2], num[3], num[4], num[5], num[6], num[7]};
     char *text = NULL;
-    rc = rmclient_admin(c, -1, PROTO_ADMIN_QUOTE, args, 8, QUOTE_RM_TIMEOUT_MS, &text, msg,
-                        sizeof msg);
+    rc = rmclient_admin(c, -1, PROTO_ADMIN_QUOTE, args, sh.s.has_alpha ? 9 : 8, QUOTE_RM_TIMEOUT_MS,
+                        &text, msg, sizeof msg);
     rmclient_destroy(&c);
     if (rc != 0) {
         fprintf(stderr, "paddock quote: the RM: %s\n", msg);
@@ -216,9 +232,14 @@ static int quote_main(int argc, char **argv)
         spec_destroy(&spec);
         return 1;
     }
-    if (o.json)
-        printf("%s\n", text);
-    else
+    if (o.json) {
+        /* the RM's document, with the job's own list schedule beside it */
+        if (sh.list_s > 0)
+            json_object_set_new(doc, "list_schedule_s", json_real(sh.list_s));
+        char *out = json_dumps(doc, JSON_COMPACT);
+        printf("%s\n", out != NULL ? out : text);
+        free(out);
+    } else
         quote__print(spec, &sh, doc);
     bool refused = deadline_ms > 0 && !json_is_true(json_object_get(doc, "admit"));
     json_decref(doc);

@@ -241,6 +241,8 @@ static int submit__register(rmclient_t *c, const struct submit_opts *o, const st
     req.job_register.path_sd_ms = sh->path_sd_ms;
     req.job_register.width = sh->s.width;
     req.job_register.has_profile = sh->has_profile;
+    req.job_register.has_alpha = sh->s.has_alpha;
+    req.job_register.alpha_milli = sh->alpha_milli;
     req.job_register.best_effort = o->best_effort;
     /* the files it declares (the spec's "reads" and staged files, and "writes"): the RM learns
        from them when a recurring job's output is first consumed (Morpheus §4) */

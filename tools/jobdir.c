@@ -341,6 +341,16 @@ int jobdir_shape(struct rmclient *c, const struct spec *spec, const char *profil
         mem_free(text);
     }
     jobdir_token_size(tokens, spec->virtual_cluster, &sh.token_cpu, &sh.token_mem_mb);
+    size_t i;
+    json_t *v;
+    json_array_foreach(json_object_get(tokens, "virtual_clusters"), i, v)
+    {
+        const char *name = json_string_value(json_object_get(v, "name"));
+        double capacity = jobdir_num(v, "capacity", 0);
+        if (name != NULL && strcmp(name, spec->virtual_cluster) == 0 && capacity >= 1 &&
+            capacity <= UINT32_MAX)
+            sh.capacity = (uint32_t)capacity;
+    }
     json_decref(tokens);
     struct profile prof;
     profile_init(&prof);
@@ -348,11 +358,15 @@ int jobdir_shape(struct rmclient *c, const struct spec *spec, const char *profil
     if (profile_dir != NULL &&
         profile_load_job(&prof, profile_dir, spec->name, PROFILE_KEEP, NULL, why, sizeof why) == 0)
         sh.has_profile = true;
-    int rc = shape_from_spec(spec, sh.has_profile ? &prof : NULL, sh.token_cpu, sh.token_mem_mb,
-                             SHAPE_CV_DEFAULT, &sh.s, msg, cap);
+    int rc = shape_from_spec(spec, sh.has_profile ? &prof : NULL, sh.token_cpu, sh.token_mem_mb, 0,
+                             &sh.s, msg, cap);
+    if (rc == 0 && sh.capacity > 0)
+        rc = shape_alpha(spec, sh.has_profile ? &prof : NULL, sh.token_cpu, sh.token_mem_mb,
+                         sh.capacity, &sh.s, &sh.list_s, msg, cap);
     profile_close(&prof);
     if (rc != 0)
         return rc;
+    sh.alpha_milli = sh.s.has_alpha ? (uint32_t)lround(sh.s.alpha * 1000.0) : 0;
     sh.work_ms = jobdir__ms(sh.s.work);
     sh.work_sd_ms = jobdir__ms(sh.s.work_sd);
     sh.path_ms = jobdir__ms(sh.s.path);

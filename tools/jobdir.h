@@ -105,10 +105,17 @@ struct jobdir_shape {
     double token_cpu;       /* the virtual cluster's token size the shape counts in */
     uint64_t token_mem_mb;
     uint64_t work_ms, work_sd_ms, path_ms, path_sd_ms; /* s in ms (rounded up), as sent */
+    uint32_t capacity;    /* the virtual cluster's tokens (0: the RM did not say) */
+    double list_s;        /* the job's simulated makespan at min(capacity, width) tokens (0:
+                             not simulated): where s.alpha comes from (jm/shape.h shape_alpha) */
+    uint32_t alpha_milli; /* s.alpha x 1000 when s.has_alpha */
 };
 
-/* Computes the shape of `spec` (borrowed, validated) for the RM: the token size of the spec's
- * virtual cluster from the RM's "tokens" admin query on `c` (defaults when the RM does not say),
+/* Computes the shape of `spec` (borrowed, validated) for the RM: the token size and capacity of
+ * the spec's virtual cluster from the RM's "tokens" admin query on `c` (defaults when the RM
+ * does not say), the job's list schedule at that capacity (shape_alpha; skipped when the
+ * capacity is unknown), its spread only from a profile (a spec's estimates carry none: the
+ * cluster's calibrated error model, rm/calib.h, stands for their error),
  * and the job's profile from profile_dir (jm/profile.h profile_load_job: the merge of its last
  * successful runs, or the single <name>.profile.json of older versions) when there is one; a
  * profile that does not read is passed over (has_profile false), as the JM does.

@@ -14,6 +14,12 @@
 
 #include <cmocka.h>
 
+/* A shape without the calibration fields (rm/arbiter.h). */
+#define SHAPE(w, wsd, p, psd, k)                                                                   \
+    {                                                                                              \
+        .work = (w), .work_sd = (wsd), .path = (p), .path_sd = (psd), .width = (k)                 \
+    }
+
 static void sized_tokens(void **state)
 {
     (void)state;
@@ -31,7 +37,7 @@ static void sized_tokens(void **state)
 static void aria_bounds(void **state)
 {
     (void)state;
-    struct arbiter_shape s = {100, 0, 10, 0, 20};
+    struct arbiter_shape s = SHAPE(100, 0, 10, 0, 20);
     assert_float_equal(arbiter_time_low(&s, 1), 100, 1e-9);
     assert_float_equal(arbiter_time_up(&s, 1), 100, 1e-9);
     assert_float_equal(arbiter_time_low(&s, 4), 25, 1e-9);
@@ -46,7 +52,7 @@ static void aria_bounds(void **state)
     assert_true(arbiter_time_avg(&s, 3) > 30);
     assert_int_equal(arbiter_min_tokens(&s, 1000), 1);
     assert_int_equal(arbiter_min_tokens(&s, 5), 20); /* cannot be met: all it can use */
-    struct arbiter_shape none = {0, 0, 0, 0, 0};
+    struct arbiter_shape none = SHAPE(0, 0, 0, 0, 0);
     assert_int_equal(arbiter_min_tokens(&none, 10), 0);
 }
 
@@ -196,7 +202,7 @@ static void fcfs_and_edf_keep(void **state)
 static void admission_alone(void **state)
 {
     (void)state;
-    struct arbiter_shape s = {100, 0, 10, 0, 10};
+    struct arbiter_shape s = SHAPE(100, 0, 10, 0, 10);
     struct arbiter_quote q;
     assert_int_equal(arbiter_admit(1.645, 10, NULL, 0, &s, 19, &q), 0);
     assert_true(q.admit);
@@ -216,7 +222,7 @@ static void admission_alone(void **state)
     assert_false(q.admit);
     assert_float_equal(q.eff, 21, 1e-6);
     assert_float_equal(q.eff_p50, 14.5, 1e-6);
-    struct arbiter_shape none = {0, 0, 0, 0, 1};
+    struct arbiter_shape none = SHAPE(0, 0, 0, 0, 1);
     assert_int_equal(arbiter_admit(2, 10, NULL, 0, &none, 20, &q), ERR_INVAL);
 }
 
@@ -224,8 +230,8 @@ static void admission_with_load(void **state)
 {
     (void)state;
     /* admitted: job 7 needs the whole 10-token cluster for 10 s (W = 100, L = 0), due at 12 */
-    struct arbiter_load load[1] = {{7, 12, {100, 0, 0, 0, 10}}};
-    struct arbiter_shape s = {50, 0, 0, 0, 10};
+    struct arbiter_load load[1] = {{7, 12, SHAPE(100, 0, 0, 0, 10)}};
+    struct arbiter_shape s = SHAPE(50, 0, 0, 0, 10);
     struct arbiter_quote q;
     /* due at 6: it goes first and takes 5 s; job 7 would end at 15 > 12: refused, job 7 named */
     assert_int_equal(arbiter_admit(1.645, 10, load, 1, &s, 6, &q), 0);
@@ -243,7 +249,7 @@ static void admission_with_load(void **state)
     assert_float_equal(q.finish, 5, 1e-6);
     assert_float_equal(q.eff, 5, 1e-6);
     /* a narrow admitted job leaves room beside it: width 4 for 25 s, the new one runs at 6 */
-    load[0] = (struct arbiter_load){7, 30, {100, 0, 0, 0, 4}};
+    load[0] = (struct arbiter_load){7, 30, SHAPE(100, 0, 0, 0, 4)};
     assert_int_equal(arbiter_admit(1.645, 10, load, 1, &s, 40, &q), 0);
     assert_true(q.admit);
     assert_float_equal(q.finish, 50.0 / 6, 1e-6);
@@ -252,8 +258,9 @@ static void admission_with_load(void **state)
 static void price_curve_falls(void **state)
 {
     (void)state;
-    struct arbiter_load load[2] = {{1, 30, {100, 10, 5, 1, 10}}, {2, 60, {200, 20, 5, 1, 10}}};
-    struct arbiter_shape s = {80, 8, 4, 1, 10};
+    struct arbiter_load load[2] = {{1, 30, SHAPE(100, 10, 5, 1, 10)},
+                                   {2, 60, SHAPE(200, 20, 5, 1, 10)}};
+    struct arbiter_shape s = SHAPE(80, 8, 4, 1, 10);
     struct arbiter_price pts[16];
     int n = arbiter_price_curve(1.645, 10, load, 2, &s, pts, 16);
     assert_true(n >= 8);
@@ -322,7 +329,7 @@ static void reservations_first(void **state)
 static void admission_against_plan(void **state)
 {
     (void)state;
-    struct arbiter_shape s = {100, 0, 1, 0, 10};
+    struct arbiter_shape s = SHAPE(100, 0, 1, 0, 10);
     struct arbiter_quote q;
     assert_int_equal(arbiter_admit(1, 10, NULL, 0, &s, 12, &q), 0);
     assert_true(q.admit);

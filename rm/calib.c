@@ -1,0 +1,75 @@
+/* calib.c - the cluster's error model of admission's predictions (rm/calib.h). */
+#include "rm/calib.h"
+
+#include "common/err.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void calib_init(struct calib *c)
+{
+    memset(c, 0, sizeof *c);
+}
+
+int calib_add(struct calib *c, double actual, double predicted)
+{
+    if (!(predicted > 0) || !isfinite(predicted) || !(actual >= 0) || !isfinite(actual))
+        return ERR_INVAL;
+    double r = actual / predicted;
+    r = r < CALIB_RATIO_MIN ? CALIB_RATIO_MIN : r > CALIB_RATIO_MAX ? CALIB_RATIO_MAX : r;
+    c->ratio_milli[c->head] = (uint32_t)lround(r * 1000.0);
+    c->head = (c->head + 1) % CALIB_WINDOW;
+    if (c->n < CALIB_WINDOW)
+        c->n++;
+    c->total++;
+    return 0;
+}
+
+static int calib__cmp(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The q-quantile of sorted v[0..n), linear between order statistics. */
+static double calib__quantile(const uint32_t *v, uint32_t n, double q)
+{
+    double pos = q * (double)(n - 1);
+    uint32_t i = (uint32_t)pos;
+    double f = pos - (double)i;
+    double a = v[i], b = i + 1 < n ? v[i + 1] : v[i];
+    return (a + f * (b - a)) / 1000.0;
+}
+
+void calib_factors(const struct calib *c, struct calib_factors *out)
+{
+    memset(out, 0, sizeof *out);
+    out->n = c->n;
+    out->total = c->total;
+    double n = c->n, n0 = CALIB_PRIOR_N;
+    if (c->n > 0) {
+        uint32_t v[CALIB_WINDOW];
+        memcpy(v, c->ratio_milli, c->n * sizeof *v);
+        qsort(v, c->n, sizeof *v, calib__cmp);
+        out->sample_p50 = calib__quantile(v, c->n, 0.5);
+        out->sample_hi = calib__quantile(v, c->n, CALIB_Q);
+    }
+    out->p50 = (n0 * CALIB_PRIOR_P50 + n * out->sample_p50) / (n0 + n);
+    out->hi = (n0 * CALIB_PRIOR_HI + n * out->sample_hi) / (n0 + n);
+    if (out->hi < out->p50)
+        out->hi = out->p50;
+}
+
+int calib_check(const struct calib *c)
+{
+    if (c->n > CALIB_WINDOW || c->head >= CALIB_WINDOW || c->total < c->n ||
+        (c->n < CALIB_WINDOW && c->head != c->n))
+        return ERR_PARSE;
+    uint32_t lo = (uint32_t)lround(CALIB_RATIO_MIN * 1000.0);
+    uint32_t hi = (uint32_t)lround(CALIB_RATIO_MAX * 1000.0);
+    for (uint32_t i = 0; i < c->n; i++)
+        if (c->ratio_milli[i] < lo || c->ratio_milli[i] > hi)
+            return ERR_PARSE;
+    return 0;
+}

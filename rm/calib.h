@@ -1,0 +1,67 @@
+/* calib.h - the cluster's error model of admission's predictions, learned from outcomes (pure).
+ *
+ * MRM §3 bounds a job's finish with a prediction interval, and Jockey §4 keeps the margin a
+ * controller needs from what it has seen; a fixed multiplier on an assumed spread does neither.
+ * Here every job that finishes records the arbiter's median prediction made when it registered
+ * (rm/arbiter.h: the fluid model over the job's own list-schedule shape, unscaled) and its actual
+ * makespan. The ratios actual / predicted, over the latest CALIB_WINDOW outcomes, give two
+ * factors:
+ *
+ *   p50 = the median ratio      (the quoted median and the JM's ETA are scaled by it)
+ *   hi  = the CALIB_Q quantile  (the conservative bound: admission's work and path are scaled
+ *                                by it before the job's own profile spread is added)
+ *
+ * A new cluster has no outcomes and must not promise what it has not seen, so each factor is
+ * shrunk towards a conservative prior worth CALIB_PRIOR_N outcomes:
+ * factor = (n0 x prior + n x sample) / (n0 + n). It starts at CALIB_PRIOR_HI (about the old fixed
+ * 1.645 x 25% spread) and tightens as jobs finish; a cluster whose jobs run late widens it.
+ *
+ * No clock, no I/O: the ledger applies outcomes from its log, so every replica holds the same
+ * model, and the simulator uses the same code.
+ */
+#ifndef PADDOCK_RM_CALIB_H
+#define PADDOCK_RM_CALIB_H
+
+#include <stdint.h>
+
+#define CALIB_WINDOW    256  /* outcomes kept, newest replacing oldest */
+#define CALIB_PRIOR_N   8.0  /* the prior's weight, in outcomes */
+#define CALIB_PRIOR_P50 1.0  /* prior median ratio: the model is unbiased */
+#define CALIB_PRIOR_HI  1.5  /* prior quantile: a new cluster is conservative */
+#define CALIB_Q         0.95 /* the bound's quantile */
+#define CALIB_RATIO_MIN 0.05 /* a recorded ratio is clamped to [MIN, MAX]: one absurd outcome */
+#define CALIB_RATIO_MAX 20.0 /* (a job stuck for an hour) must not poison the window */
+
+/* Public value struct; callers own it. Fields are read-only outside calib.c. */
+struct calib {
+    uint32_t ratio_milli[CALIB_WINDOW]; /* ring: actual / predicted x 1000 */
+    uint32_t n;                         /* valid entries, <= CALIB_WINDOW */
+    uint32_t head;                      /* next slot to write */
+    uint64_t total;                     /* outcomes ever recorded */
+};
+
+/* The factors and what they come from: public value. */
+struct calib_factors {
+    double p50;        /* median factor, shrunk towards the prior */
+    double hi;         /* bound factor (>= p50), shrunk towards the prior */
+    double sample_p50; /* the window's own median ratio (0 with no outcome) */
+    double sample_hi;  /* the window's own CALIB_Q quantile (0 with no outcome) */
+    uint32_t n;        /* outcomes in the window */
+    uint64_t total;    /* outcomes ever */
+};
+
+void calib_init(struct calib *c);
+
+/* Records one finished job: actual and predicted makespan in the same unit. An outcome
+ * without a usable prediction (predicted <= 0 or either not finite) is ignored: returns 0 when
+ * recorded, ERR_INVAL when ignored. */
+int calib_add(struct calib *c, double actual, double predicted);
+
+/* The factors now. */
+void calib_factors(const struct calib *c, struct calib_factors *out);
+
+/* Checks a decoded model (n <= CALIB_WINDOW, head < CALIB_WINDOW, ratios within the clamp):
+ * 0 or ERR_PARSE. */
+int calib_check(const struct calib *c);
+
+#endif
