@@ -8,6 +8,9 @@
 #include "pn/oppweight.h"
 
 #define QUEUE__EPS 1e-9
+/* Higher-priority tasks of a job tried in the place of the one to start (each costs two
+ * simulations of the backfill window when the two differ in size or estimate). */
+#define QUEUE__REORDER_TRIES 4
 
 typedef struct queue__run {
     queue_task_t t;
@@ -30,6 +33,9 @@ struct queue {
     size_t nrun, caprun;
     double cpu_used, mem_used;
     loadprof_t prof; /* scratch for backfill decisions */
+    loadprof_t cmp;  /* scratch for the reorder check (queue__reorder) */
+    double *res;     /* reservations before and after a reorder, 2 x capres */
+    size_t capres;
     /* Changes other than a push at the tail of the regular queue (or a hold) bump gen. The
      * simulation of the whole regular queue is kept in `tail` (made at tail_now, over tail_n
      * tasks, at generation tail_gen): a task pushed at the tail moves no reservation ahead of
@@ -65,6 +71,7 @@ queue_t *queue_new(const queue_config_t *cfg)
         q->cfg.sim_depth = 256;
     loadprof_init(&q->prof, q->cfg.cpus, q->cfg.mem_mb);
     loadprof_init(&q->tail, q->cfg.cpus, q->cfg.mem_mb);
+    loadprof_init(&q->cmp, q->cfg.cpus, q->cfg.mem_mb);
     return q;
 }
 
@@ -79,6 +86,8 @@ void queue_destroy(queue_t **qp)
     mem_free(q->cand);
     loadprof_close(&q->prof);
     loadprof_close(&q->tail);
+    loadprof_close(&q->cmp);
+    mem_free(q->res);
     mem_free(q);
     *qp = NULL;
 }
@@ -367,20 +376,119 @@ static long queue__backfill(queue_t *q, double now, int want_free, int *rc)
     return -1;
 }
 
+/* Reservations of the first w queued regular tasks in the simulation of queue__simulate, but
+ * with the tasks at positions a and b exchanged (none when b == a) and the one at a starting at
+ * `now`, into res[0..w). */
+static int queue__reservations(const queue_t *q, double now, size_t w, size_t a, size_t b,
+                               loadprof_t *p, double *res)
+{
+    int rc = queue__running_profile(q, now, p);
+    for (size_t pos = 0; !rc && pos < w; pos++) {
+        size_t idx = pos == a ? b : pos == b ? a : pos;
+        const queue_task_t *t = &q->reg.v[idx];
+        double est = queue__est(q, t);
+        double at = pos == a ? now : loadprof_fit(p, t->cpu, t->mem_mb, est);
+        res[pos] = at;
+        if (!isinf(at))
+            rc = loadprof_add(p, at, at + est, t->cpu, t->mem_mb);
+    }
+    return rc;
+}
+
+/* Task i of the regular queue is to start now. A queued regular task of the same job with a
+ * higher priority that fits the free resources may start in its place, the two trading places
+ * in the queue, when no other job's reservation in the backfill window moves later: the job's
+ * own slots in queue order are given to its tasks in priority order. Returns the index to start
+ * (i, holding the other task after a trade); *moved says whether a trade was made. Any failure
+ * (no memory for the check) keeps the queue order. */
+static size_t queue__reorder(queue_t *q, double now, size_t i, int *moved)
+{
+    const queue_task_t *t = &q->reg.v[i];
+    size_t w = q->reg.n < q->cfg.backfill_depth + 1 ? q->reg.n : q->cfg.backfill_depth + 1;
+    if (!t->job || i + 1 >= w)
+        return i;
+    /* the best candidates, highest priority first, queue order among equals */
+    size_t cand[QUEUE__REORDER_TRIES], nc = 0;
+    for (size_t k = i + 1; k < w; k++) {
+        const queue_task_t *u = &q->reg.v[k];
+        if (u->job != t->job || !(u->prio > t->prio) || !queue__fits_free(q, u))
+            continue;
+        size_t at = nc;
+        while (at > 0 && q->reg.v[cand[at - 1]].prio < u->prio)
+            at--;
+        if (at >= QUEUE__REORDER_TRIES)
+            continue;
+        if (nc < QUEUE__REORDER_TRIES)
+            nc++;
+        memmove(&cand[at + 1], &cand[at], (nc - 1 - at) * sizeof *cand);
+        cand[at] = k;
+    }
+    int base = 0;
+    for (size_t c = 0; c < nc; c++) {
+        size_t k = cand[c];
+        const queue_task_t *u = &q->reg.v[k];
+        int same =
+            u->cpu == t->cpu && u->mem_mb == t->mem_mb && queue__est(q, u) == queue__est(q, t);
+        if (!same) { /* simulate both orders: no other job's reservation may move later */
+            if (q->capres < w) {
+                double *r = mem_reallocarray(q->res, 2 * w, sizeof *r);
+                if (!r)
+                    return i;
+                q->res = r;
+                q->capres = w;
+            }
+            double *before = q->res, *after = q->res + q->capres;
+            if (!base && queue__reservations(q, now, w, i, i, &q->cmp, before) != 0)
+                return i;
+            base = 1;
+            if (queue__reservations(q, now, w, i, k, &q->cmp, after) != 0)
+                return i;
+            int ok = 1;
+            for (size_t pos = i + 1; ok && pos < w; pos++)
+                if (pos != k && q->reg.v[pos].job != t->job &&
+                    after[pos] > before[pos] + QUEUE__EPS)
+                    ok = 0;
+            if (!ok)
+                continue;
+        }
+        queue_task_t tmp = q->reg.v[i];
+        q->reg.v[i] = q->reg.v[k];
+        q->reg.v[k] = tmp;
+        q->gen++;
+        *moved = 1;
+        return i;
+    }
+    return i;
+}
+
 int queue_pick(queue_t *q, double now, double draw, queue_task_t *out)
 {
+    return queue_pick_ex(q, now, draw, out, NULL);
+}
+
+int queue_pick_ex(queue_t *q, double now, double draw, queue_task_t *out, int *reordered)
+{
+    int moved = 0;
+    if (reordered)
+        *reordered = 0;
     if (q->reg.n == 0 && q->opp.n == 0)
         return ERR_NOTFOUND;
     if (q->nrun >= q->cfg.max_running)
         return ERR_FULL;
     if (q->reg.n) {
-        if (queue__fits_free(q, &q->reg.v[0]))
-            return queue__start(q, &q->reg, 0, now, out);
-        int rc;
-        long i = queue__backfill(q, now, 1, &rc);
-        if (rc)
-            return rc;
-        return i >= 0 ? queue__start(q, &q->reg, (size_t)i, now, out) : ERR_NOTFOUND;
+        long i = 0;
+        if (!queue__fits_free(q, &q->reg.v[0])) {
+            int rc;
+            i = queue__backfill(q, now, 1, &rc);
+            if (rc)
+                return rc;
+            if (i < 0)
+                return ERR_NOTFOUND;
+        }
+        size_t at = queue__reorder(q, now, (size_t)i, &moved);
+        if (reordered)
+            *reordered = moved;
+        return queue__start(q, &q->reg, at, now, out);
     }
     /* One draw picks among the opportunistic tasks that fit (the paper's "the randomized
      * selection process continues until there is no more task that can execute"): a job first,
@@ -402,7 +510,68 @@ int queue_pick(queue_t *q, double now, double draw, queue_task_t *out)
     long pick = oppweight_pick(q->cand, q->opp.n, draw);
     if (pick < 0)
         return ERR_NOTFOUND;
+    /* the draw chose the job; among its tasks that fit, the JM's priority goes first */
+    uint64_t job = q->opp.v[pick].job;
+    for (size_t k = 0; job && k < q->opp.n; k++)
+        if (q->opp.v[k].job == job && q->cand[k].eligible && q->opp.v[k].prio > q->opp.v[pick].prio)
+            pick = (long)k, moved = 1;
+    if (reordered)
+        *reordered = moved;
     return queue__start(q, &q->opp, (size_t)pick, now, out);
+}
+
+size_t queue_swap(queue_t *q, double now, uint64_t *up, size_t cap, uint64_t *down)
+{
+    if (!q->reg.n || !cap || q->opp.n >= q->cfg.max_opportunistic)
+        return 0;
+    int rc;
+    long i = queue__backfill(q, now, 0, &rc);
+    if (rc || i < 0)
+        return 0;
+    const queue_task_t *t = &q->reg.v[i];
+    if (!t->job || queue__fits_free(q, t))
+        return 0;
+    /* enough of the job's own running opportunistic work to cover the waiting task? */
+    double cpu = 0, mem = 0;
+    for (size_t k = 0; k < q->nrun; k++) {
+        const queue__run_t *r = &q->run[k];
+        if (r->t.klass == QUEUE_OPPORTUNISTIC && !r->preempting && r->t.job == t->job) {
+            cpu += r->t.cpu;
+            mem += r->t.mem_mb;
+        }
+    }
+    if (cpu + QUEUE__EPS < t->cpu || mem + QUEUE__EPS < t->mem_mb)
+        return 0;
+    queue_task_t d = *t;
+    d.klass = QUEUE_OPPORTUNISTIC;
+    if (!(d.weight > 0))
+        d.weight = 1;
+    if (queue__vec_push(&q->opp, &d) != 0)
+        return 0;
+    queue__vec_remove(&q->reg, (size_t)i);
+    q->gen++;
+    size_t n = 0;
+    cpu = mem = 0;
+    while (n < cap && (cpu + QUEUE__EPS < d.cpu || mem + QUEUE__EPS < d.mem_mb)) {
+        long best = -1; /* latest started first, as a preemption would have chosen */
+        for (size_t k = 0; k < q->nrun; k++) {
+            const queue__run_t *r = &q->run[k];
+            if (r->t.klass != QUEUE_OPPORTUNISTIC || r->preempting || r->t.job != d.job)
+                continue;
+            if (best < 0 || r->start > q->run[best].start)
+                best = (long)k;
+        }
+        if (best < 0)
+            break;
+        queue__run_t *r = &q->run[best];
+        r->t.klass = QUEUE_REGULAR;
+        r->grace_until = 0;
+        cpu += r->t.cpu;
+        mem += r->t.mem_mb;
+        up[n++] = r->t.id;
+    }
+    *down = d.id;
+    return n;
 }
 
 size_t queue_preempt(queue_t *q, double now, uint64_t *ids, size_t cap)
@@ -419,6 +588,7 @@ size_t queue_preempt(queue_t *q, double now, uint64_t *ids, size_t cap)
     if (rc || i < 0)
         return 0;
     const queue_task_t *t = &q->reg.v[i];
+    uint64_t own = t->job; /* a job never preempts itself (queue_swap) */
     double dc = q->cpu_used + t->cpu - q->cfg.cpus;
     double dm = q->mem_used + t->mem_mb - q->cfg.mem_mb;
     for (size_t k = 0; k < q->nrun; k++) {
@@ -432,7 +602,8 @@ size_t queue_preempt(queue_t *q, double now, uint64_t *ids, size_t cap)
         long best = -1;
         for (size_t k = 0; k < q->nrun; k++) {
             const queue__run_t *r = &q->run[k];
-            if (r->t.klass != QUEUE_OPPORTUNISTIC || r->preempting || queue__in_grace(r, now))
+            if (r->t.klass != QUEUE_OPPORTUNISTIC || r->preempting || queue__in_grace(r, now) ||
+                (own && r->t.job == own))
                 continue;
             if (!((dc > QUEUE__EPS && r->t.cpu > 0) || (dm > QUEUE__EPS && r->t.mem_mb > 0)))
                 continue;

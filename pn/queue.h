@@ -7,12 +7,22 @@
  *   the earliest reservation that does not move any reservation ahead of it; a later, smaller
  *   task starts early only when its reservation is "now", so it never delays the expected start
  *   of any task ahead of it;
+ * - within one job the JM's priority decides (issue 22, "critical paths that do not wait"): when
+ *   a regular task of job J is to start, a queued regular task of J with a higher priority (its
+ *   bottom level, TASK_CREATE `priority`) that fits the free resources starts instead, and the
+ *   two trade places in the queue, when that moves no other job's reservation later (checked
+ *   by simulating the queue both ways, or a trade of two tasks of the same size and estimate);
+ * - a job never preempts itself (Apollo §3.5's upgrade): when a regular task of J waits only
+ *   for running opportunistic work and J has some of that, queue_swap makes J's running
+ *   opportunistic tasks regular and moves the waiting task to the opportunistic queue instead
+ *   of killing anything; queue_preempt never names a task of the waiting task's own job;
  * - the opportunistic queue is served only when the regular queue is empty (Apollo §3.5: "When
  *   a PN has spare capacity and the regular queue is empty, the PN picks a random task to
  *   execute from the opportunistic-task queue, regardless of when it was dispatched"), by
  *   oppweight_pick (pn/oppweight.h) among the tasks that fit the free resources: a job first,
  *   in proportion to the mean weight of its tasks there, then one of its tasks by weight, so a
- *   job with few opportunistic tasks is not starved by one with many;
+ *   job with few opportunistic tasks is not starved by one with many; within the job drawn, its
+ *   highest-priority task that fits starts (the draw among its tasks decides only among equals);
  * - running opportunistic tasks are preemptible: they do not count against the reservations
  *   of regular tasks, and queue_preempt names those to kill when a regular task could start
  *   but for them.
@@ -57,6 +67,9 @@ typedef struct queue_task {
     double weight;       /* opportunistic pick weight (<= 0: 1) */
     uint64_t job;        /* the job's key (a hash of its id): opportunistic picks are fair
                             across jobs (pn/oppweight.h); 0 for tasks of no particular job */
+    double prio;         /* the JM's priority of the task within its job (its bottom level in
+                            seconds): higher starts first among the job's queued tasks; equal
+                            priorities keep queue order. Ignored for job 0. */
     queue_class_t klass; /* regular or opportunistic */
     int held;            /* private to the queue: set through queue_hold */
 } queue_task_t;
@@ -132,11 +145,27 @@ int queue_hold(queue_t *q, uint64_t id, int held);
  * ERR_FULL when max_running tasks run; ERR_NOMEM. */
 int queue_pick(queue_t *q, double now, double draw, queue_task_t *out);
 
+/* As queue_pick, and says in *reordered (NULL: not told) whether a higher-priority task of the
+ * same job started in the place of the one the queue order gave. */
+int queue_pick_ex(queue_t *q, double now, double draw, queue_task_t *out, int *reordered);
+
+/* No self-preemption (Apollo §3.5: a job's opportunistic task "can be upgraded to regular"):
+ * when the first regular task R whose reservation is "now" is held back by running
+ * opportunistic work and R's job (job != 0) has running opportunistic tasks not being
+ * preempted, those of its tasks are made regular, latest started first, until their CPU and
+ * memory together cover R's (or none is left), and R moves to the tail of the opportunistic
+ * queue keeping its resources, estimate and priority: the job keeps the same regular work here
+ * and nothing is killed. Writes the upgraded ids into up (at most cap) and R's id into *down;
+ * returns how many were upgraded (0: no swap; then queue_preempt). No swap when the
+ * opportunistic queue is full (R then waits for the room its own job holds). */
+size_t queue_swap(queue_t *q, double now, uint64_t *up, size_t cap, uint64_t *down);
+
 /* Names running opportunistic tasks to kill so that the first regular task whose reservation
  * is "now" can start: latest started first (least work lost), only as many as the deficit
  * needs, counting tasks already being preempted as freed, never a downgraded task within its
- * grace. Writes at most `cap` ids and marks
- * them QUEUE_PREEMPTING; returns how many (0 when no preemption helps). */
+ * grace, never a task of the waiting task's own job (job != 0; queue_swap handles those).
+ * Writes at most `cap` ids and marks them QUEUE_PREEMPTING; returns how many (0 when no
+ * preemption helps). */
 size_t queue_preempt(queue_t *q, double now, uint64_t *ids, size_t cap);
 
 /* A running task ended (any reason). ERR_NOTFOUND if it is not running. */

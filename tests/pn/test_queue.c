@@ -1,5 +1,6 @@
 /* Unit tests of pn/queue: FIFO order, backfill never delays a task ahead, weighted random
- * opportunistic pick, upgrade, downgrade and its grace, preemption choice, bounds. */
+ * opportunistic pick, upgrade, downgrade and its grace, preemption choice, bounds; a job's
+ * tasks in priority order without moving another job's reservation, and no self-preemption. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -595,6 +596,162 @@ static void test_preemption_choice(void **state)
     queue_destroy(&q);
 }
 
+static int push_full(queue_t *q, uint64_t id, double cpu, double est, queue_class_t k, uint64_t job,
+                     double prio)
+{
+    queue_task_t t = {.id = id,
+                      .cpu = cpu,
+                      .mem_mb = 100,
+                      .est_s = est,
+                      .klass = k,
+                      .weight = 1,
+                      .job = job,
+                      .prio = prio};
+    return queue_push(q, &t);
+}
+
+static double expected(queue_t *q, double now, uint64_t id)
+{
+    loadprof_t p;
+    loadprof_init(&p, queue_config(q)->cpus, queue_config(q)->mem_mb);
+    double at = -1;
+    assert_int_equal(queue_expected_start(q, now, id, &p, &at), 0);
+    loadprof_close(&p);
+    return at;
+}
+
+/* Issue 22: a critical task of job A (a chain link, bottom level 10 s) queued behind A's own
+ * side tasks (bottom level 1 s) starts first, in the place of the first of them, while job B's
+ * reservation stays where it was; without priorities the same queue runs in FIFO order. */
+static void test_critical_overtakes_own_siblings(void **state)
+{
+    (void)state;
+    for (int prios = 0; prios < 2; prios++) {
+        queue_t *q = mkq(2, 1000, 0, 0);
+        double side = prios ? 1 : 0, chain = prios ? 10 : 0;
+        assert_int_equal(push_full(q, 1, 1, 4, QUEUE_REGULAR, 0xa, side), 0);
+        assert_int_equal(push_full(q, 2, 1, 4, QUEUE_REGULAR, 0xa, side), 0);
+        assert_int_equal(push_full(q, 3, 2, 4, QUEUE_REGULAR, 0xb, 0), 0); /* job B */
+        assert_int_equal(push_full(q, 4, 1, 4, QUEUE_REGULAR, 0xa, side), 0);
+        assert_int_equal(push_full(q, 5, 1, 1, QUEUE_REGULAR, 0xa, chain), 0); /* critical */
+        assert_true(fabs(expected(q, 0, 3) - 4) < 1e-9);
+        queue_task_t t;
+        int moved = -1;
+        assert_int_equal(queue_pick_ex(q, 0, 0, &t, &moved), 0);
+        assert_int_equal(t.id, prios ? 5 : 1);
+        assert_int_equal(moved, prios);
+        assert_int_equal(queue_pick_ex(q, 0, 0, &t, &moved), 0);
+        assert_int_equal(t.id, 2);
+        assert_int_equal(moved, 0);
+        assert_int_equal(pick(q, 0, 0), 0);              /* B needs the whole node */
+        assert_true(fabs(expected(q, 0, 3) - 4) < 1e-9); /* B's reservation did not move */
+        if (prios) { /* the side task traded places with the critical one: it waits behind B */
+            assert_int_equal(queue_state(q, 1, NULL), QUEUE_QUEUED);
+            assert_true(expected(q, 0, 1) >= 8 - 1e-9);
+        }
+        queue_destroy(&q);
+    }
+}
+
+/* The trade is refused when it would move another job's reservation: A's long critical task
+ * in the place of a short sibling would push B's start from 1 s to 10 s. */
+static void test_reorder_keeps_other_jobs(void **state)
+{
+    (void)state;
+    queue_t *q = mkq(2, 1000, 0, 0);
+    assert_int_equal(push_full(q, 1, 1, 1, QUEUE_REGULAR, 0xa, 1), 0);
+    assert_int_equal(push_full(q, 2, 2, 5, QUEUE_REGULAR, 0xb, 0), 0);
+    assert_int_equal(push_full(q, 3, 1, 10, QUEUE_REGULAR, 0xa, 20), 0);
+    assert_true(fabs(expected(q, 0, 2) - 1) < 1e-9);
+    queue_task_t t;
+    int moved = -1;
+    assert_int_equal(queue_pick_ex(q, 0, 0, &t, &moved), 0);
+    assert_int_equal(t.id, 1);
+    assert_int_equal(moved, 0);
+    assert_true(fabs(expected(q, 0, 2) - 1) < 1e-9);
+    /* the same within one job (no other job behind): the critical task goes first */
+    queue_t *u = mkq(2, 1000, 0, 0);
+    assert_int_equal(push_full(u, 1, 2, 1, QUEUE_REGULAR, 0xa, 1), 0);
+    assert_int_equal(push_full(u, 3, 1, 10, QUEUE_REGULAR, 0xa, 20), 0);
+    assert_int_equal(queue_pick_ex(u, 0, 0, &t, &moved), 0);
+    assert_int_equal(t.id, 3);
+    assert_int_equal(moved, 1);
+    queue_destroy(&u);
+    queue_destroy(&q);
+}
+
+/* Among a job's opportunistic tasks the draw picks the job; its highest-priority task that fits
+ * starts. */
+static void test_opportunistic_priority_within_job(void **state)
+{
+    (void)state;
+    queue_t *q = mkq(1, 1000, 0, 0);
+    assert_int_equal(push_full(q, 1, 1, 5, QUEUE_OPPORTUNISTIC, 0xa, 1), 0);
+    assert_int_equal(push_full(q, 2, 1, 5, QUEUE_OPPORTUNISTIC, 0xa, 3), 0);
+    assert_int_equal(push_full(q, 3, 1, 5, QUEUE_OPPORTUNISTIC, 0xa, 2), 0);
+    assert_int_equal(pick(q, 0, 0.01), 2);
+    queue_destroy(&q);
+}
+
+/* Issue 22, no self-preemption: job A's regular task waiting only for A's own running
+ * opportunistic tasks makes the latest started of them regular and waits as opportunistic in
+ * its place (nothing killed); job B's regular task still preempts A's opportunistic work. */
+static void test_no_self_preemption(void **state)
+{
+    (void)state;
+    queue_t *q = mkq(2, 1000, 0, 0);
+    assert_int_equal(push_full(q, 1, 1, 10, QUEUE_OPPORTUNISTIC, 0xa, 0), 0);
+    assert_int_equal(pick(q, 0, 0), 1);
+    assert_int_equal(push_full(q, 2, 1, 10, QUEUE_OPPORTUNISTIC, 0xa, 0), 0);
+    assert_int_equal(pick(q, 1, 0), 2);
+    assert_int_equal(push_full(q, 3, 1, 10, QUEUE_REGULAR, 0xa, 0), 0);
+    assert_int_equal(pick(q, 2, 0), 0);
+    uint64_t ids[4], down = 0;
+    assert_int_equal(queue_preempt(q, 2, ids, 4), 0); /* never its own job's */
+    assert_int_equal(queue_swap(q, 2, ids, 4, &down), 1);
+    assert_int_equal(ids[0], 2); /* the latest started */
+    assert_int_equal(down, 3);
+    queue_class_t k;
+    assert_int_equal(queue_state(q, 2, &k), QUEUE_RUNNING);
+    assert_int_equal(k, QUEUE_REGULAR);
+    assert_int_equal(queue_state(q, 1, &k), QUEUE_RUNNING);
+    assert_int_equal(k, QUEUE_OPPORTUNISTIC);
+    assert_int_equal(queue_state(q, 3, &k), QUEUE_QUEUED);
+    assert_int_equal(k, QUEUE_OPPORTUNISTIC);
+    assert_int_equal(queue_swap(q, 2, ids, 4, &down), 0);
+    assert_int_equal(queue_preempt(q, 2, ids, 4), 0);
+    queue_stats_t st;
+    queue_stats(q, &st);
+    assert_int_equal(st.regular_running, 1);
+    assert_int_equal(st.opportunistic_running, 1);
+    /* another job's regular task preempts A's remaining opportunistic task */
+    assert_int_equal(push_full(q, 4, 1, 10, QUEUE_REGULAR, 0xb, 0), 0);
+    assert_int_equal(pick(q, 3, 0), 0);
+    assert_int_equal(queue_swap(q, 3, ids, 4, &down), 0);
+    assert_int_equal(queue_preempt(q, 3, ids, 4), 1);
+    assert_int_equal(ids[0], 1);
+    assert_int_equal(queue_finish(q, 1), 0);
+    assert_int_equal(pick(q, 3, 0), 4);
+    /* a task of no particular job (0) keeps the old rule: it preempts */
+    queue_t *u = mkq(1, 1000, 0, 0);
+    assert_int_equal(push_full(u, 1, 1, 10, QUEUE_OPPORTUNISTIC, 0, 0), 0);
+    assert_int_equal(pick(u, 0, 0), 1);
+    assert_int_equal(push_full(u, 2, 1, 10, QUEUE_REGULAR, 0, 0), 0);
+    assert_int_equal(queue_swap(u, 1, ids, 4, &down), 0);
+    assert_int_equal(queue_preempt(u, 1, ids, 4), 1);
+    queue_destroy(&u);
+    /* a bigger regular task takes as many of its job's opportunistic tasks as cover it */
+    queue_t *v = mkq(2, 1000, 0, 0);
+    assert_int_equal(push_full(v, 1, 1, 10, QUEUE_OPPORTUNISTIC, 0xa, 0), 0);
+    assert_int_equal(push_full(v, 2, 1, 10, QUEUE_OPPORTUNISTIC, 0xa, 0), 0);
+    assert_int_equal(pick(v, 0, 0) + pick(v, 0, 0), 3);
+    assert_int_equal(push_full(v, 3, 2, 10, QUEUE_REGULAR, 0xa, 0), 0);
+    assert_int_equal(queue_swap(v, 1, ids, 4, &down), 2);
+    assert_int_equal(down, 3);
+    queue_destroy(&v);
+    queue_destroy(&q);
+}
+
 static void test_bounds_and_cancel(void **state)
 {
     (void)state;
@@ -664,6 +821,10 @@ int main(void)
         cmocka_unit_test(test_preemption_choice),
         cmocka_unit_test(test_bounds_and_cancel),
         cmocka_unit_test(test_hold_keeps_place),
+        cmocka_unit_test(test_critical_overtakes_own_siblings),
+        cmocka_unit_test(test_reorder_keeps_other_jobs),
+        cmocka_unit_test(test_opportunistic_priority_within_job),
+        cmocka_unit_test(test_no_self_preemption),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
