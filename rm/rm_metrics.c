@@ -6,6 +6,7 @@
 #include "common/map.h"
 #include "common/mem.h"
 #include "proto/limits.h"
+#include "rm/calib.h"
 #include "rm/ledger.h"
 #include "rm/rmserver_internal.h"
 
@@ -224,6 +225,15 @@ static void rm_metrics__ledger(struct rmserver *s, struct metrics *m)
         const char *lb[] = {"state", jstates[k], NULL};
         metrics_sample(m, lb, jcount[k]);
     }
+    struct calib_factors cf;
+    ledger_calibration(l, &cf);
+    metrics_gauge1(m, "paddock_rm_admission_bound_factor",
+                   "Admission's conservative bound as a multiple of its model (rm/calib.h).",
+                   cf.hi);
+    metrics_gauge1(m, "paddock_rm_admission_median_factor",
+                   "Admission's median as a multiple of its model.", cf.p50);
+    metrics_gauge1(m, "paddock_rm_admission_outcomes",
+                   "Finished jobs the admission error model holds (its window).", (double)cf.n);
 }
 
 char *rm_metrics_text(struct rmserver *s, size_t *len)

@@ -254,6 +254,11 @@ static json_t *rm_page__job(const ledger_t *l, const struct ledger_job *j)
                                       : json_null());
     json_object_set_new(o, "epoch", json_integer(j->epoch));
     json_object_set_new(o, "restarts", json_integer(j->restarts));
+    /* admission's prediction when it registered, uncalibrated (rm/calib.h) */
+    json_object_set_new(o, "pred_p50_ms",
+                        j->pred_p50_ms > 0 ? json_integer(j->pred_p50_ms) : json_null());
+    json_object_set_new(o, "pred_bound_ms",
+                        j->pred_p50_ms > 0 ? json_integer(j->pred_bound_ms) : json_null());
     return o;
 }
 
@@ -336,6 +341,7 @@ char *rm_page_json(struct rmserver *s, const struct rm_page_stats *stats)
     json_object_set_new(doc, "nodes", nodes);
     json_object_set_new(doc, "jobs", rm_page__jobs(l));
     json_object_set_new(doc, "virtual_clusters", rmserver_admin_vcs(l));
+    json_object_set_new(doc, "calibration", rmserver_calibration_json(l));
     if (stats != NULL) {
         json_t *st = json_object();
         json_object_set_new(st, "pages", json_integer((json_int_t)stats->pages));

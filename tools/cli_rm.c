@@ -220,6 +220,27 @@ static int cli_rm_show(int argc, char **argv, int want, const char *usage, const
 
 /* ---- rm status ---- */
 
+/* Admission's error model (rm/calib.h), as the leader holds it. */
+static void cli_rm_print_calibration(json_t *cal)
+{
+    if (!json_is_object(cal))
+        return;
+    long long n = cli_rm_int(cal, "outcomes");
+    double q = json_number_value(json_object_get(cal, "quantile"));
+    printf("admission calibration: bound = model x %.3f, median = model x %.3f ",
+           json_number_value(json_object_get(cal, "bound_factor")),
+           json_number_value(json_object_get(cal, "p50_factor")));
+    if (n > 0)
+        printf("(q%.0f and median of actual/predicted over the last %lld finished jobs: %.3f, "
+               "%.3f; prior %.2g worth %.0f jobs)\n",
+               q * 100, n, json_number_value(json_object_get(cal, "sample_q")),
+               json_number_value(json_object_get(cal, "sample_p50")),
+               json_number_value(json_object_get(cal, "prior_bound_factor")),
+               json_number_value(json_object_get(cal, "prior_weight")));
+    else
+        printf("(no job has finished yet: the conservative prior)\n");
+}
+
 static int rm_status_main(int argc, char **argv)
 {
     struct cli_rm_opts o;
@@ -296,6 +317,9 @@ static int rm_status_main(int argc, char **argv)
                    cli_rm_num(r, "last_applied", b[3], 24), cli_rm_num(r, "nodes", b[4], 24),
                    cli_rm_num(r, "jobs", b[5], 24), murl != NULL ? murl : "-");
         }
+        cli_rm_print_calibration(
+            leader >= 0 ? json_object_get(json_array_get(reps, (size_t)leader), "calibration")
+                        : NULL);
     }
     json_decref(doc);
     rmclient_destroy(&c);

@@ -226,6 +226,40 @@ static void admission_alone(void **state)
     assert_int_equal(arbiter_admit(2, 10, NULL, 0, &none, 20, &q), ERR_INVAL);
 }
 
+/* The same job with its list schedule known (alpha) and a calibrated cluster (scale): a
+ * simulated makespan of 12.25 s between the bounds 10 and 19 is alpha = 0.25; the median is
+ * then that makespan, the bound the same place between the bounds of the scaled shape. */
+static void admission_calibrated(void **state)
+{
+    (void)state;
+    struct arbiter_shape s = SHAPE(100, 0, 10, 0, 10);
+    s.has_alpha = true;
+    s.alpha = 0.25;
+    struct arbiter_quote q;
+    assert_int_equal(arbiter_admit(1.645, 10, NULL, 0, &s, 0, &q), 0);
+    assert_float_equal(q.finish_p50, 12.25, 1e-6);
+    assert_float_equal(q.finish, 12.25, 1e-6); /* scale 0 is 1: no margin */
+    /* scale 1.2: W 120, L 12: bounds 12 and 22.8, a quarter of the way is 14.7 s */
+    s.scale = 1.2;
+    assert_int_equal(arbiter_admit(1.645, 10, NULL, 0, &s, 14.7, &q), 0);
+    assert_true(q.admit);
+    assert_float_equal(q.finish_p50, 12.25, 1e-6);
+    assert_float_equal(q.finish, 14.7, 1e-6);
+    assert_int_equal(arbiter_admit(1.645, 10, NULL, 0, &s, 14.6, &q), 0);
+    assert_false(q.admit);
+    assert_float_equal(q.eff, 14.7, 1e-6);
+    /* the profile's own spread still adds k sd on top: 10 token-s at k = 2 */
+    s.work_sd = 10;
+    assert_int_equal(arbiter_admit(2, 10, NULL, 0, &s, 0, &q), 0);
+    assert_float_equal(q.eff, 14 + 0.25 * (24.8 - 14), 1e-6); /* W 140, L 12 */
+    /* an out-of-range alpha is clamped: 1 is Graham's upper bound */
+    s = (struct arbiter_shape)SHAPE(100, 0, 10, 0, 10);
+    s.has_alpha = true;
+    s.alpha = 7;
+    assert_int_equal(arbiter_admit(1.645, 10, NULL, 0, &s, 0, &q), 0);
+    assert_float_equal(q.finish_p50, 19, 1e-6);
+}
+
 static void admission_with_load(void **state)
 {
     (void)state;
@@ -357,6 +391,7 @@ int main(void)
         cmocka_unit_test(best_effort_shrinks),
         cmocka_unit_test(fcfs_and_edf_keep),
         cmocka_unit_test(admission_alone),
+        cmocka_unit_test(admission_calibrated),
         cmocka_unit_test(admission_with_load),
         cmocka_unit_test(price_curve_falls),
         cmocka_unit_test(reservations_first),

@@ -3,6 +3,8 @@
  * failures. */
 #include "common/err.h"
 #include "common/mem.h"
+#include "rm/arbiter.h"
+#include "rm/calib.h"
 #include "rm/ledger.h"
 #include "rm/ledger_cmd.h"
 
@@ -179,23 +181,25 @@ static void test_deadline_jobs_arbitrated_and_admitted(void **state)
     rn.count = 0;
     assert_int_equal(apply(f->l, &rn, 0).code, 0);
     assert_int_equal(ledger_job_find(f->l, aid)->tokens, 10);
-    /* due in 20 s: alone it would need 19 s of the whole cluster, but job a's 100 token-s due
-     * at 60 fit after it: admitted, and a's spare is reclaimed for it */
-    r = deadline_job(f->l, "b", 20000, 0, 0);
+    /* A new cluster's error model has seen no outcome: the conservative shape is the model
+     * times the prior, 1.5 (rm/calib.h): W 150 token-s, L 15 s. Due in 30 s: alone it needs
+     * the whole cluster for 15 s and ends at 28.5 s with its Graham tail; job a's 150 token-s
+     * due at 60 fit after it (ends at 43.5 s): admitted, and a's spare is reclaimed for it */
+    r = deadline_job(f->l, "b", 30000, 0, 0);
     assert_int_equal(r.code, 0);
-    /* b's minimum for 20 s is 7 (avg(7) = 18.6 s), a keeps its minimum of 2, and the one
-     * token left is spare for the earlier deadline */
+    /* b's minimum for 30 s is 4 (means: avg(4) = 28.75 s), a keeps its minimum of 2, and the
+     * four tokens left are spare for the earlier deadline */
     const struct ledger_job *b = ledger_job_find(f->l, r.value);
-    assert_int_equal(b->minimum, 7);
+    assert_int_equal(b->minimum, 4);
     assert_int_equal(b->tokens, 8);
     assert_int_equal(ledger_job_find(f->l, aid)->tokens, 2);
     assert_true(ledger_vc_find(f->l, "default")->spare_reclaims >= 8);
-    /* a third due in 20 s cannot fit: refused, with the earliest feasible finish: between b
-     * (the whole cluster for 10 s, done at 19 s with its tail) and a (due at 60: it still ends
-     * at 39), c works from 10 to 20 s and ends at 20 + 9 = 29 s */
-    r = deadline_job(f->l, "c", 20000, 0, 0);
+    /* a third due in 30 s cannot fit: refused, with the earliest feasible finish: between b
+     * (the whole cluster for 15 s) and a (due at 60: it still ends at 58.5 s), c works from 15
+     * to 30 s and ends at 30 + 13.5 = 43.5 s */
+    r = deadline_job(f->l, "c", 30000, 0, 0);
     assert_int_equal(r.code, ERR_ADMISSION);
-    assert_int_equal(r.value, 29000);
+    assert_int_equal(r.value, 43500);
     assert_true(r.aux > 0 && r.aux <= r.value);
     assert_int_equal(ledger_job_count(f->l), 3); /* nothing registered */
     /* resubmitted with that deadline: admitted */
@@ -214,6 +218,84 @@ static void test_deadline_jobs_arbitrated_and_admitted(void **state)
         assert_memory_equal(ledger_job_at(copy, i), ledger_job_at(f->l, i),
                             sizeof(struct ledger_job));
     assert_memory_equal(ledger_vc_at(copy, 0), ledger_vc_at(f->l, 0), sizeof(struct ledger_vc));
+    ledger_destroy(&copy);
+    enc_buf_close(&x);
+}
+
+/* The error model (rm/calib.h) learns from the jobs that finish: a deadline a new cluster
+ * refuses (its prior bound is 1.5x the model) is admitted once jobs have finished close to
+ * their predictions, the quoted median follows them, and a snapshot carries the model. */
+static void test_calibration_tightens_after_outcomes(void **state)
+{
+    struct fixture *f = *state;
+    vc_set(f->l, "default", 10, 0);
+    /* W 100 token-s, L 10 s, width 10, its list schedule at alpha 0.25: the model says 12.25 s */
+    struct ledger_cmd q;
+    ledger_cmd_init(&q, LEDGER_CMD_JOB_REGISTER);
+    snprintf(q.vc, sizeof q.vc, "default");
+    q.work_ms = 100000;
+    q.path_ms = 10000;
+    q.width = 10;
+    q.flags = LEDGER_JOB_HAS_ALPHA;
+    q.alpha_milli = 250;
+    q.k_milli = 1645;
+    struct arbiter_quote a;
+    struct arbiter_price curve[4];
+    size_t np = 4;
+    int64_t now = 1000;
+    q.deadline_ms = now + 15000;
+    assert_int_equal(ledger_quote(f->l, &q, now, &a, curve, &np), 0);
+    assert_false(a.admit); /* 1.5 x: bounds 15 and 28.5, a quarter in: 18.4 s */
+    assert_float_equal(a.finish, 15 + 0.25 * 13.5, 1e-6);
+    /* twenty such jobs without a deadline each run 1.04-1.08 x their prediction */
+    for (int i = 0; i < 20; i++) {
+        struct ledger_cmd c = q;
+        snprintf(c.name, sizeof c.name, "run-%d", i);
+        c.deadline_ms = 0;
+        struct ledger_result r = apply(f->l, &c, now);
+        assert_int_equal(r.code, 0);
+        const struct ledger_job *j = ledger_job_find(f->l, r.value);
+        assert_int_equal(j->pred_p50_ms, 12250);
+        assert_true(j->pred_bound_ms > j->pred_p50_ms);
+        struct ledger_cmd e;
+        ledger_cmd_init(&e, LEDGER_CMD_JOB_END);
+        e.job = r.value;
+        e.state = LEDGER_JOB_DONE;
+        now += 12250 * (104 + i % 5) / 100;
+        assert_int_equal(apply(f->l, &e, now).code, 0);
+    }
+    /* a failed job and a best-effort one teach it nothing */
+    struct ledger_cmd c = q;
+    snprintf(c.name, sizeof c.name, "late");
+    c.deadline_ms = 0;
+    struct ledger_result r = apply(f->l, &c, now);
+    struct ledger_cmd e;
+    ledger_cmd_init(&e, LEDGER_CMD_JOB_END);
+    e.job = r.value;
+    e.state = LEDGER_JOB_FAILED;
+    now += 60000;
+    apply(f->l, &e, now);
+    struct calib_factors cf;
+    ledger_calibration(f->l, &cf);
+    assert_int_equal(cf.n, 20);
+    assert_true(cf.sample_hi > 1.07 && cf.sample_hi < 1.09);
+    assert_true(cf.hi < 1.21 && cf.hi > cf.sample_hi); /* (8 x 1.5 + 20 x 1.08) / 28 */
+    assert_true(cf.p50 > 1.0 && cf.p50 < cf.sample_hi);
+    q.deadline_ms = now + 15000;
+    np = 4;
+    assert_int_equal(ledger_quote(f->l, &q, now, &a, curve, &np), 0);
+    assert_true(a.admit);
+    assert_true(a.finish < 15 && a.finish > 12.25);
+    /* the same model on a replica restored from a snapshot */
+    struct enc_buf x;
+    enc_buf_init(&x);
+    ledger_snapshot(f->l, &x);
+    ledger_t *copy = NULL;
+    char msg[160];
+    assert_int_equal(ledger_restore(x.data, x.len, &copy, msg, sizeof msg), 0);
+    struct calib_factors cg;
+    ledger_calibration(copy, &cg);
+    assert_memory_equal(&cf, &cg, sizeof cf);
     ledger_destroy(&copy);
     enc_buf_close(&x);
 }
@@ -670,6 +752,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_grants_shared_by_the_arbiter, setup, teardown),
         cmocka_unit_test_setup_teardown(test_deadline_jobs_arbitrated_and_admitted, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_calibration_tightens_after_outcomes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_job_end_releases_and_refuses_more, setup, teardown),
         cmocka_unit_test_setup_teardown(test_leases_expire_and_reclaim, setup, teardown),
         cmocka_unit_test_setup_teardown(test_idempotency_keys, setup, teardown),
