@@ -591,28 +591,43 @@ struct jsim__run {
     const jsim_job_t *j;
     struct jsim__heap ready;
     int *attempts;
+    /* the rest of a run under way (jsim_run_rest); state == NULL for a whole run */
+    const uint8_t *state;
+    const double *left;
+    struct jsim__heap *events;
+    uint64_t used; /* token units held by the running attempts */
+    int *done_q;   /* tasks done before time 0 whose release is pending */
+    int ndone_q;
 };
 
 static int jsim__run_ready(void *ctx, int t)
 {
     struct jsim__run *r = ctx;
+    if (r->state != NULL && r->state[t] == JSIM_REST_DONE) {
+        r->done_q[r->ndone_q++] = t; /* released by the caller: the release is not reentrant */
+        return 0;
+    }
+    if (r->state != NULL && r->state[t] == JSIM_REST_RUNNING && r->attempts[t] == 0) {
+        r->attempts[t] = 1;
+        r->used += jsim_job_task_tokens(r->j, t);
+        double left = r->left[t] > 0 && isfinite(r->left[t]) ? r->left[t] : 0;
+        return jsim__heap_push(r->events, left, 2 * t);
+    }
     return jsim__heap_push(&r->ready, -r->j->prio[t], t);
 }
 
-int jsim_run(const jsim_job_t *j, const struct jsim_model *m, int tokens,
-             const struct progress_model *pm, struct jsim_rng *rng, struct jsim_trace *trace,
-             struct jsim_run_stats *out)
+/* jsim_run with a start state (jsim_run_rest) or without (state == NULL); pm may be NULL when
+ * trace is. Durations of attempts started in the run are multiplied by scale. */
+static int jsim__run(const jsim_job_t *j, const struct jsim_model *m, int tokens,
+                     const struct progress_model *pm, struct jsim_rng *rng,
+                     struct jsim_trace *trace, const uint8_t *state, const double *left,
+                     double scale, struct jsim_run_stats *out)
 {
-    if (j == NULL || m == NULL || pm == NULL || rng == NULL || out == NULL || tokens < 1 ||
-        m->nstages != j->nstages || pm->nstages != j->nstages ||
-        (trace != NULL && trace->cap < j->ntasks))
-        return ERR_INVAL;
-    if (!j->finalized)
-        return ERR_STATE;
     memset(out, 0, sizeof *out);
-    struct jsim__run run = {.j = j};
+    struct jsim__run run = {.j = j, .state = state, .left = left};
     struct jsim__release rel;
     struct jsim__heap events = {0};
+    run.events = &events;
     int *done = mem_calloc((size_t)j->nstages, sizeof *done);
     run.attempts = mem_calloc((size_t)j->ntasks, sizeof *run.attempts);
     int rc = jsim__release_init(j, &rel);
@@ -622,21 +637,31 @@ int jsim_run(const jsim_job_t *j, const struct jsim_model *m, int tokens,
         rc = jsim__heap_init(&events, tokens < j->ntasks ? tokens + 1 : j->ntasks + 1);
     if (rc == 0 && (done == NULL || run.attempts == NULL))
         rc = ERR_NOMEM;
+    if (rc == 0 && state != NULL &&
+        (run.done_q = mem_calloc((size_t)j->ntasks, sizeof *run.done_q)) == NULL)
+        rc = ERR_NOMEM;
     if (rc == 0)
         rc = jsim__release_start(j, &rel, jsim__run_ready, &run);
     if (trace != NULL)
         trace->n = 0;
     double now = 0, p = 0;
-    int finished = 0, linear = progress_is_linear(pm);
-    uint64_t used = 0; /* token units held by the running attempts */
+    int finished = 0, linear = pm != NULL && progress_is_linear(pm);
+    /* Tasks done before time 0: released at once, in any order (each is released once). */
+    while (rc == 0 && run.ndone_q > 0) {
+        int t = run.done_q[--run.ndone_q];
+        done[j->task_stage[t]]++;
+        finished++;
+        rc = jsim__release_task(j, &rel, t, jsim__run_ready, &run);
+    }
     uint64_t run_seed = jsim_rng_next(rng);
     /* An event's id encodes the task and whether the attempt fails: 2 * task + failed. */
     while (rc == 0 && finished < j->ntasks) {
         /* Sized tokens: the task at the head of the ready list waits until its units are free
          * (later ones do not overtake it, as the JM's reservation); one larger than the whole
          * allocation runs alone. */
-        while (run.ready.n > 0 && (used == 0 || used + jsim_job_task_tokens(j, run.ready.e[0].id) <=
-                                                    (uint64_t)tokens)) {
+        while (run.ready.n > 0 &&
+               (run.used == 0 ||
+                run.used + jsim_job_task_tokens(j, run.ready.e[0].id) <= (uint64_t)tokens)) {
             int t = jsim__heap_pop(&run.ready).id;
             const struct jsim_stage_model *sm = &m->stages[j->task_stage[t]];
             /* Draws come from a stream per (run, task, attempt), so runs of the same seed at
@@ -658,6 +683,8 @@ int jsim_run(const jsim_job_t *j, const struct jsim_model *m, int tokens,
             } else {
                 dur = j->est[t];
             }
+            init *= scale;
+            dur *= scale;
             int fail = 0;
             if (sm->fail_prob > 0 && k < JSIM_MAX_ATTEMPTS && u_fail < sm->fail_prob) {
                 fail = 1;
@@ -668,9 +695,9 @@ int jsim_run(const jsim_job_t *j, const struct jsim_model *m, int tokens,
             out->work += init + dur;
             if ((rc = jsim__heap_push(&events, now + init + dur, 2 * t + fail)) != 0)
                 break;
-            used += jsim_job_task_tokens(j, t);
-            if (used > (uint64_t)out->peak_running)
-                out->peak_running = used > INT32_MAX ? INT32_MAX : (int)used;
+            run.used += jsim_job_task_tokens(j, t);
+            if (run.used > (uint64_t)out->peak_running)
+                out->peak_running = run.used > INT32_MAX ? INT32_MAX : (int)run.used;
         }
         if (rc != 0)
             break;
@@ -681,7 +708,7 @@ int jsim_run(const jsim_job_t *j, const struct jsim_model *m, int tokens,
         struct jsim__hent ev = jsim__heap_pop(&events);
         now = ev.key;
         int t = ev.id / 2;
-        used -= jsim_job_task_tokens(j, t);
+        run.used -= jsim_job_task_tokens(j, t);
         if (ev.id & 1) {
             rc = jsim__run_ready(&run, t);
             continue;
@@ -689,13 +716,20 @@ int jsim_run(const jsim_job_t *j, const struct jsim_model *m, int tokens,
         int s = j->task_stage[t];
         done[s]++;
         finished++;
-        p = linear ? p + progress_task_weight(pm, s) : progress_eval(pm, done);
         if (trace != NULL) {
+            p = linear ? p + progress_task_weight(pm, s) : progress_eval(pm, done);
             trace->t[trace->n] = now;
             trace->p[trace->n] = p > 1 ? 1 : p;
             trace->n++;
         }
         rc = jsim__release_task(j, &rel, t, jsim__run_ready, &run);
+        /* a task done before time 0 released only now (its producer ran again) */
+        while (rc == 0 && run.ndone_q > 0) {
+            int d = run.done_q[--run.ndone_q];
+            done[j->task_stage[d]]++;
+            finished++;
+            rc = jsim__release_task(j, &rel, d, jsim__run_ready, &run);
+        }
     }
     out->makespan = now;
     jsim__release_close(&rel);
@@ -703,5 +737,31 @@ int jsim_run(const jsim_job_t *j, const struct jsim_model *m, int tokens,
     jsim__heap_close(&events);
     mem_free(done);
     mem_free(run.attempts);
+    mem_free(run.done_q);
     return rc;
+}
+
+int jsim_run(const jsim_job_t *j, const struct jsim_model *m, int tokens,
+             const struct progress_model *pm, struct jsim_rng *rng, struct jsim_trace *trace,
+             struct jsim_run_stats *out)
+{
+    if (j == NULL || m == NULL || pm == NULL || rng == NULL || out == NULL || tokens < 1 ||
+        m->nstages != j->nstages || pm->nstages != j->nstages ||
+        (trace != NULL && trace->cap < j->ntasks))
+        return ERR_INVAL;
+    if (!j->finalized)
+        return ERR_STATE;
+    return jsim__run(j, m, tokens, pm, rng, trace, NULL, NULL, 1.0, out);
+}
+
+int jsim_run_rest(const jsim_job_t *j, const struct jsim_model *m, int tokens, const uint8_t *state,
+                  const double *left_s, double scale, struct jsim_rng *rng,
+                  struct jsim_run_stats *out)
+{
+    if (j == NULL || m == NULL || state == NULL || left_s == NULL || rng == NULL || out == NULL ||
+        tokens < 1 || m->nstages != j->nstages || !(scale > 0) || !isfinite(scale))
+        return ERR_INVAL;
+    if (!j->finalized)
+        return ERR_STATE;
+    return jsim__run(j, m, tokens, NULL, rng, NULL, state, left_s, scale, out);
 }

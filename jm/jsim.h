@@ -171,6 +171,27 @@ int jsim_run(const jsim_job_t *j, const struct jsim_model *m, int tokens,
              const struct progress_model *pm, struct jsim_rng *rng, struct jsim_trace *trace,
              struct jsim_run_stats *out);
 
+/* ---- the rest of a run under way (the JM's ETA, issue 22) ---- */
+
+/* Where each task of a job under way stands, for jsim_run_rest. */
+enum jsim_rest_state {
+    JSIM_REST_PENDING = 0, /* not started (or queued at a node): scheduled by the run */
+    JSIM_REST_RUNNING,     /* running: holds its units from time 0 for left_s[task] seconds */
+    JSIM_REST_DONE,        /* succeeded before time 0 */
+};
+
+/* Simulates what is left of a job under way with `tokens` (>= 1) units, as jsim_run does from
+ * time 0 = now: state[task] (an enum jsim_rest_state; borrowed during the call) says which tasks
+ * are done, which run (each ending after left_s[task] seconds, borrowed) and which are still to
+ * run; tasks still to run take their durations from the model, times `scale` (> 0: how much
+ * slower than the model the job's tasks have run). out->makespan is then the time from now to the
+ * last task's end; out->attempts counts the attempts started in the run. Returns 0, ERR_INVAL,
+ * ERR_STATE (not finalized, or the state leaves a task that can never become ready) or
+ * ERR_NOMEM. */
+int jsim_run_rest(const jsim_job_t *j, const struct jsim_model *m, int tokens, const uint8_t *state,
+                  const double *left_s, double scale, struct jsim_rng *rng,
+                  struct jsim_run_stats *out);
+
 /* ---- the table C(p, a) ---- */
 typedef struct jsim_table jsim_table_t;
 

@@ -112,6 +112,47 @@ static void test_mapreduce_sized(void **state)
     amdahl_close(&am);
 }
 
+/* The rest of a run under way (the JM's ETA): map tasks 0 and 1 done, task 2 running with 4 s
+ * left, task 3 not started, the reduce waiting on the barrier. */
+static void test_rest_of_a_run(void **state)
+{
+    struct fixture *f = *state;
+    uint8_t st[5] = {JSIM_REST_DONE, JSIM_REST_DONE, JSIM_REST_RUNNING, JSIM_REST_PENDING,
+                     JSIM_REST_PENDING};
+    double left[5] = {0, 0, 4, 0, 0};
+    struct jsim_rng rng;
+    jsim_rng_seed(&rng, 1);
+    struct jsim_run_stats r;
+    /* 2 tokens: task 3 runs beside task 2 (10 s), then the reduce: 10 + 20 */
+    assert_int_equal(jsim_run_rest(f->job, &f->model, 2, st, left, 1.0, &rng, &r), 0);
+    assert_true(fabs(r.makespan - 30) < 1e-9);
+    assert_int_equal(r.attempts, 2); /* task 3 and the reduce start in the run */
+    /* 1 token: task 3 waits for task 2 (4 s), runs 10 s, then the reduce */
+    assert_int_equal(jsim_run_rest(f->job, &f->model, 1, st, left, 1.0, &rng, &r), 0);
+    assert_true(fabs(r.makespan - 34) < 1e-9);
+    /* tasks running slower than modelled: what starts in the run takes `scale` times longer */
+    assert_int_equal(jsim_run_rest(f->job, &f->model, 2, st, left, 1.5, &rng, &r), 0);
+    assert_true(fabs(r.makespan - 45) < 1e-9);
+    /* everything but the reduce done, the reduce running with 7 s left */
+    uint8_t st2[5] = {JSIM_REST_DONE, JSIM_REST_DONE, JSIM_REST_DONE, JSIM_REST_DONE,
+                      JSIM_REST_RUNNING};
+    double left2[5] = {0, 0, 0, 0, 7};
+    assert_int_equal(jsim_run_rest(f->job, &f->model, 1, st2, left2, 1.0, &rng, &r), 0);
+    assert_true(fabs(r.makespan - 7) < 1e-9);
+    assert_int_equal(r.attempts, 0);
+    /* nothing done: the whole run, as jsim_run */
+    memset(st, JSIM_REST_PENDING, sizeof st);
+    assert_int_equal(jsim_run_rest(f->job, &f->model, 2, st, left, 1.0, &rng, &r), 0);
+    assert_true(fabs(r.makespan - 40) < 1e-9);
+    /* a done reduce whose map 0 is not (its producer runs again): released when that ends */
+    uint8_t bad[5] = {JSIM_REST_PENDING, JSIM_REST_DONE, JSIM_REST_DONE, JSIM_REST_DONE,
+                      JSIM_REST_DONE};
+    assert_int_equal(jsim_run_rest(f->job, &f->model, 2, bad, left, 1.0, &rng, &r), 0);
+    assert_true(fabs(r.makespan - 10) < 1e-9); /* task 0, then the done reduce is released */
+    assert_int_equal(jsim_run_rest(f->job, &f->model, 0, st, left, 1.0, &rng, &r), ERR_INVAL);
+    assert_int_equal(jsim_run_rest(f->job, &f->model, 2, st, left, 0, &rng, &r), ERR_INVAL);
+}
+
 static void test_task_level_dag_by_hand(void **state)
 {
     (void)state;
@@ -485,6 +526,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_mapreduce_by_hand, setup_mapreduce, teardown),
         cmocka_unit_test_setup_teardown(test_mapreduce_sized, setup_mapreduce, teardown),
+        cmocka_unit_test_setup_teardown(test_rest_of_a_run, setup_mapreduce, teardown),
         cmocka_unit_test(test_task_level_dag_by_hand),
         cmocka_unit_test(test_pass_through_stage_and_cycle),
         cmocka_unit_test(test_failures_from_profile),
