@@ -58,6 +58,7 @@
 #define PROTO_MAX_TOKENS      1000000u     /* tokens in one request or grant */
 #define PROTO_MAX_ATTEMPT     1000u        /* attempt number of a task */
 #define PROTO_MAX_WEIGHT      1000000.0    /* opportunistic pick weight */
+#define PROTO_MAX_PRIORITY    1e12         /* a task's priority (bottom level, seconds) */
 #define PROTO_MAX_DURATION_MS (1ull << 48) /* any duration in ms (~8900 years) */
 #define PROTO_MAX_TIME_MS     (1ll << 52)  /* any timestamp, ms since the Unix epoch */
 

@@ -450,10 +450,14 @@ typedef struct proto_task_create { /* JM -> PN */
     proto_file_t *files; /* 0..PROTO_MAX_FILES */
     uint32_t nfiles;
     char *reply_endpoint; /* send TASK_STATUS there instead of to the sender, if set */
-    bool urgent;    /* regular, of a job with little slack left: it may preempt downgraded tasks
-                       still in their grace (TASK_UPGRADE grace_ms) */
-    uint32_t epoch; /* the sending JM's epoch (JOB_REGISTER_REPLY); the PN refuses a command
-                       from an older epoch than it has seen for the job (ERR_FENCED); 0: none */
+    bool urgent;     /* regular, of a job with little slack left: it may preempt downgraded tasks
+                        still in their grace (TASK_UPGRADE grace_ms) */
+    uint32_t epoch;  /* the sending JM's epoch (JOB_REGISTER_REPLY); the PN refuses a command
+                        from an older epoch than it has seen for the job (ERR_FENCED); 0: none */
+    double priority; /* the task's priority within its job: its bottom level in seconds (the
+                        longest estimated path from it to the job's end, jm/priority.h), 0..
+                        PROTO_MAX_PRIORITY; the PN starts the job's queued tasks highest first
+                        (pn/queue.h); 0: none */
 } proto_task_create_t;
 
 typedef struct proto_task_cancel { /* JM -> PN */

@@ -413,6 +413,7 @@ static const proto__field_t task_create_f[] = {
     ENDPOINT(S, reply_endpoint, OPT),
     BOOL(S, urgent, OPT),
     U32(S, epoch, OPT, 0, UINT32_MAX),
+    F64(S, priority, OPT, 0, PROTO_MAX_PRIORITY),
 };
 static SCHEMA(task_create, S, task_create_f, task_create_check);
 #undef S

@@ -329,6 +329,7 @@ void sample_msg(proto_msg_t *msg, proto_type_t type, enum sample_variant variant
             b->files[0].bytes = 2048;
             b->files[1].path = mem_strdup("/opt/jobs/lib.sh");
             b->reply_endpoint = mem_strdup("tcp://127.0.0.1:7300");
+            b->priority = 17.25;
         }
         break;
     }
