@@ -529,34 +529,45 @@ size_t queue_swap(queue_t *q, double now, uint64_t *up, size_t cap, uint64_t *do
     if (rc || i < 0)
         return 0;
     const queue_task_t *t = &q->reg.v[i];
-    if (!t->job || queue__fits_free(q, t))
+    uint64_t job = t->job;
+    if (!job || queue__fits_free(q, t))
         return 0;
-    /* enough of the job's own running opportunistic work to cover the waiting task? */
-    double cpu = 0, mem = 0;
+    double cpu = 0, mem = 0; /* the job's own running opportunistic work */
     for (size_t k = 0; k < q->nrun; k++) {
         const queue__run_t *r = &q->run[k];
-        if (r->t.klass == QUEUE_OPPORTUNISTIC && !r->preempting && r->t.job == t->job) {
+        if (r->t.klass == QUEUE_OPPORTUNISTIC && !r->preempting && r->t.job == job) {
             cpu += r->t.cpu;
             mem += r->t.mem_mb;
         }
     }
-    if (cpu + QUEUE__EPS < t->cpu || mem + QUEUE__EPS < t->mem_mb)
+    /* The job's queued regular task that waits as opportunistic: its lowest-priority one that
+       the running work covers (the latest queued among equals), so a critical task keeps its
+       regular place. The waiting task itself qualifies when nothing lower does. */
+    long d = -1;
+    for (size_t k = 0; k < q->reg.n; k++) {
+        const queue_task_t *u = &q->reg.v[k];
+        if (u->job != job || u->cpu > cpu + QUEUE__EPS || u->mem_mb > mem + QUEUE__EPS)
+            continue;
+        if (d < 0 || u->prio <= q->reg.v[d].prio)
+            d = (long)k;
+    }
+    if (d < 0)
         return 0;
-    queue_task_t d = *t;
-    d.klass = QUEUE_OPPORTUNISTIC;
-    if (!(d.weight > 0))
-        d.weight = 1;
-    if (queue__vec_push(&q->opp, &d) != 0)
+    queue_task_t dt = q->reg.v[d];
+    dt.klass = QUEUE_OPPORTUNISTIC;
+    if (!(dt.weight > 0))
+        dt.weight = 1;
+    if (queue__vec_push(&q->opp, &dt) != 0)
         return 0;
-    queue__vec_remove(&q->reg, (size_t)i);
+    queue__vec_remove(&q->reg, (size_t)d);
     q->gen++;
     size_t n = 0;
     cpu = mem = 0;
-    while (n < cap && (cpu + QUEUE__EPS < d.cpu || mem + QUEUE__EPS < d.mem_mb)) {
+    while (n < cap && (cpu + QUEUE__EPS < dt.cpu || mem + QUEUE__EPS < dt.mem_mb)) {
         long best = -1; /* latest started first, as a preemption would have chosen */
         for (size_t k = 0; k < q->nrun; k++) {
             const queue__run_t *r = &q->run[k];
-            if (r->t.klass != QUEUE_OPPORTUNISTIC || r->preempting || r->t.job != d.job)
+            if (r->t.klass != QUEUE_OPPORTUNISTIC || r->preempting || r->t.job != job)
                 continue;
             if (best < 0 || r->start > q->run[best].start)
                 best = (long)k;
@@ -570,7 +581,7 @@ size_t queue_swap(queue_t *q, double now, uint64_t *up, size_t cap, uint64_t *do
         mem += r->t.mem_mb;
         up[n++] = r->t.id;
     }
-    *down = d.id;
+    *down = dt.id;
     return n;
 }
 

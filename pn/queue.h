@@ -14,8 +14,9 @@
  *   by simulating the queue both ways, or a trade of two tasks of the same size and estimate);
  * - a job never preempts itself (Apollo §3.5's upgrade): when a regular task of J waits only
  *   for running opportunistic work and J has some of that, queue_swap makes J's running
- *   opportunistic tasks regular and moves the waiting task to the opportunistic queue instead
- *   of killing anything; queue_preempt never names a task of the waiting task's own job;
+ *   opportunistic tasks regular and moves J's lowest-priority queued regular task to the
+ *   opportunistic queue instead of killing anything; queue_preempt never names a task of the
+ *   waiting task's own job;
  * - the opportunistic queue is served only when the regular queue is empty (Apollo §3.5: "When
  *   a PN has spare capacity and the regular queue is empty, the PN picks a random task to
  *   execute from the opportunistic-task queue, regardless of when it was dispatched"), by
@@ -151,13 +152,16 @@ int queue_pick_ex(queue_t *q, double now, double draw, queue_task_t *out, int *r
 
 /* No self-preemption (Apollo §3.5: a job's opportunistic task "can be upgraded to regular"):
  * when the first regular task R whose reservation is "now" is held back by running
- * opportunistic work and R's job (job != 0) has running opportunistic tasks not being
- * preempted, those of its tasks are made regular, latest started first, until their CPU and
- * memory together cover R's (or none is left), and R moves to the tail of the opportunistic
- * queue keeping its resources, estimate and priority: the job keeps the same regular work here
- * and nothing is killed. Writes the upgraded ids into up (at most cap) and R's id into *down;
- * returns how many were upgraded (0: no swap; then queue_preempt). No swap when the
- * opportunistic queue is full (R then waits for the room its own job holds). */
+ * opportunistic work and R's job J (job != 0) has running opportunistic tasks not being
+ * preempted, J's regular work here trades classes with them instead of killing any: J's
+ * lowest-priority queued regular task D that their CPU and memory together cover (R itself
+ * when none is lower; the latest queued among equals) moves to the tail of the opportunistic
+ * queue keeping its resources, estimate, priority and hold, and J's running opportunistic tasks
+ * become regular, latest started first, until they cover D's CPU and memory. J keeps the same
+ * regular work here, a critical R keeps its regular place, and nothing is lost. Writes the
+ * upgraded ids into up (at most cap) and D's id into *down; returns how many were upgraded (0:
+ * no swap; then queue_preempt). No swap when the opportunistic queue is full (R then waits for
+ * the room its own job holds). */
 size_t queue_swap(queue_t *q, double now, uint64_t *up, size_t cap, uint64_t *down);
 
 /* Names running opportunistic tasks to kill so that the first regular task whose reservation

@@ -749,6 +749,20 @@ static void test_no_self_preemption(void **state)
     assert_int_equal(queue_swap(v, 1, ids, 4, &down), 2);
     assert_int_equal(down, 3);
     queue_destroy(&v);
+    /* the job's lowest-priority queued task waits as opportunistic, not its critical one */
+    queue_t *w = mkq(1, 1000, 0, 0);
+    assert_int_equal(push_full(w, 1, 1, 10, QUEUE_OPPORTUNISTIC, 0xa, 1), 0);
+    assert_int_equal(pick(w, 0, 0), 1);
+    assert_int_equal(push_full(w, 2, 1, 1, QUEUE_REGULAR, 0xa, 10), 0); /* critical, first */
+    assert_int_equal(push_full(w, 3, 1, 5, QUEUE_REGULAR, 0xa, 2), 0);
+    assert_int_equal(queue_swap(w, 1, ids, 4, &down), 1);
+    assert_int_equal(ids[0], 1);
+    assert_int_equal(down, 3);
+    assert_int_equal(queue_state(w, 2, &k), QUEUE_QUEUED);
+    assert_int_equal(k, QUEUE_REGULAR);
+    assert_int_equal(queue_finish(w, 1), 0);
+    assert_int_equal(pick(w, 2, 0), 2);
+    queue_destroy(&w);
     queue_destroy(&q);
 }
 
