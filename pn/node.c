@@ -684,6 +684,7 @@ static void node__create(node_t *n, const void *peer, size_t plen, uint64_t req_
                        .est_s = (double)tc->runtime_ms / 1000.0,
                        .weight = tc->weight,
                        .job = node__job_key(tc->job_id),
+                       .prio = tc->priority,
                        .klass = t->klass == PROTO_CLASS_OPPORTUNISTIC ? QUEUE_OPPORTUNISTIC
                                                                       : QUEUE_REGULAR};
     int rc = node__prepare(n, t, tc, msg, sizeof msg);
@@ -798,6 +799,36 @@ static int node__downgrade(node_t *n, node__task_t *t, uint64_t grace_ms)
     log_info("task %s/%s downgraded to opportunistic (grace %llu ms)", t->job->job_id, t->task_id,
              (unsigned long long)grace_ms);
     return 0;
+}
+
+void node__swapped(node_t *n, const uint64_t *up, size_t k, uint64_t down)
+{
+    n->c.swaps++;
+    for (size_t i = 0; i < k; i++) {
+        node__task_t *t = map_getn(&n->byid, &up[i], sizeof up[i]);
+        if (!t)
+            continue;
+        t->klass = PROTO_CLASS_REGULAR;
+        n->c.swapped++;
+        if (t->state == PROTO_TASK_RUNNING) {
+            if (t->cg)
+                taskcg_set_weight(n->cg, t->cg, 100);
+            if (exec_renice_group(t->pid, 0) != 0)
+                log_debug("task %s/%s made regular but its nice value stays (no privilege)",
+                          t->job->job_id, t->task_id);
+        }
+        node__send_status(n, t); /* its JM moves its units to the regular class */
+    }
+    node__task_t *d = map_getn(&n->byid, &down, sizeof down);
+    if (d) {
+        d->klass = PROTO_CLASS_OPPORTUNISTIC;
+        node__send_status(n, d);
+        log_info("task %s/%s waits as opportunistic: %zu running opportunistic task%s of its job "
+                 "made regular instead of preempted",
+                 d->job->job_id, d->task_id, k, k == 1 ? "" : "s");
+    }
+    n->grace_wake_s = queue_next_grace(n->queue, node__now_s());
+    n->matrix_dirty = 1;
 }
 
 void node__grace_tick(node_t *n)

@@ -69,6 +69,12 @@ typedef struct node_counters {
     uint64_t estimates;            /* TASK_ESTIMATE applied to a live task */
     uint64_t estimates_ignored;    /* TASK_ESTIMATE for a task not live here */
     uint64_t dirs_early; /* directories given back when their task succeeded leaving nothing */
+    /* a job's queued regular task and its own running opportunistic work traded classes
+       instead of a preemption (queue_swap); and the running tasks those swaps made regular */
+    uint64_t swaps, swapped;
+    /* starts of a higher-priority task of the same job in the place of the one the queue
+       order gave (queue_pick_ex) */
+    uint64_t reorders;
     uint64_t creates_refused[NODE_REFUSED_COUNT];
     uint64_t starts[2];                        /* processes started, by class */
     uint64_t ended[PROTO_TASK_STATE_COUNT][2]; /* terminal states reached, by class */

@@ -151,6 +151,9 @@ void node__finish(node_t *n, node__task_t *t); /* terminal: off the live maps, i
 void node__task_free(node__task_t *t);
 double node__now_s(void);
 void node__grace_tick(node_t *n); /* a downgrade's grace ended: preempt if regular work waits */
+/* queue_swap made the running tasks up[0..k) regular and the queued task `down` opportunistic
+ * (no self-preemption): their classes, nice values and statuses follow. */
+void node__swapped(node_t *n, const uint64_t *up, size_t k, uint64_t down);
 
 /* node_run.c */
 void node__schedule(node_t *n);

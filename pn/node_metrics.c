@@ -91,6 +91,14 @@ void node_metrics(const node_t *n, struct metrics *m)
                   "TASK_UPGRADE that made a live opportunistic task regular.", c.upgrades);
     node__counter(m, "paddock_pn_downgrades_total",
                   "TASK_UPGRADE that made a live regular task opportunistic.", c.downgrades);
+    node__counter(m, "paddock_pn_class_swaps_total",
+                  "Regular tasks that waited as opportunistic while their own job's running "
+                  "opportunistic tasks turned regular, instead of preempting them.",
+                  c.swaps);
+    node__counter(m, "paddock_pn_priority_reorders_total",
+                  "Starts of a higher-priority task of the same job in the place of the one the "
+                  "queue order gave.",
+                  c.reorders);
     node__counter(m, "paddock_pn_graces_ended_total",
                   "Urgent regular tasks that ended downgraded tasks' graces.", c.graces_ended);
 

@@ -260,9 +260,11 @@ void node__schedule(node_t *n)
     n->scheduling = 1;
     for (;;) {
         queue_task_t qt;
-        int rc = queue_pick(n->queue, node__now_s(), node__draw(n), &qt);
+        int reordered = 0;
+        int rc = queue_pick_ex(n->queue, node__now_s(), node__draw(n), &qt, &reordered);
         if (rc == 0) {
             node__task_t *t = map_getn(&n->byid, &qt.id, sizeof qt.id);
+            n->c.reorders += reordered != 0;
             if (t)
                 node__start(n, t);
             else
@@ -270,8 +272,13 @@ void node__schedule(node_t *n)
             continue;
         }
         if (rc == ERR_NOTFOUND) {
-            uint64_t ids[64];
-            size_t k = queue_preempt(n->queue, node__now_s(), ids, 64);
+            uint64_t ids[64], down = 0;
+            size_t k = queue_swap(n->queue, node__now_s(), ids, 64, &down);
+            if (k > 0) { /* the job's own opportunistic work turned regular: nothing killed */
+                node__swapped(n, ids, k, down);
+                continue;
+            }
+            k = queue_preempt(n->queue, node__now_s(), ids, 64);
             for (size_t i = 0; i < k; i++) {
                 node__task_t *t = map_getn(&n->byid, &ids[i], sizeof ids[i]);
                 if (t && t->pid > 0) {

@@ -263,6 +263,10 @@ static void test_memory_limit(void **state)
     assert_int_equal(x->signal, SIGKILL);
 }
 
+static long long await_counter(const char *key, long long want, int timeout_ms);
+
+/* Regular work preempts another job's running opportunistic task, but not its own job's: then
+ * the two trade classes (issue 22); an upgraded task is not preempted. */
 static void test_preemption(void **state)
 {
     (void)state;
@@ -279,11 +283,36 @@ static void test_preemption(void **state)
                     .argv = sleepy};
     assert_int_equal(pnc_create(s, &o), 0);
     assert_true(await_state(s, "opp", PROTO_TASK_RUNNING, 10000));
-    pnc_task_t r = {.job = "j-000000000004", .task = "reg", .cpu = 1, .mem_mb = 64, .argv = quick};
+    long long swaps0 = pnc_status_field(&d, "class_swaps");
+    /* the job's own regular task does not preempt it (issue 22): the two trade classes, the
+       running one regular, the queued one opportunistic, each told in a status */
+    pnc_task_t r = {.job = "j-000000000004", .task = "own", .cpu = 1, .mem_mb = 64, .argv = quick};
     assert_int_equal(pnc_create(s, &r), 0);
-    assert_true(await_state(s, "opp", PROTO_TASK_PREEMPTED, 10000));
-    assert_non_null(strstr(find("opp")->reason, "preempted"));
+    for (int i = 0;
+         i < 200 && (find("own") == NULL || find("own")->klass != PROTO_CLASS_OPPORTUNISTIC ||
+                     find("opp")->klass != PROTO_CLASS_REGULAR);
+         i++)
+        pump(s, 50, NULL);
+    assert_int_equal(find("opp")->klass, PROTO_CLASS_REGULAR);
+    assert_int_equal(find("opp")->last, PROTO_TASK_RUNNING);
+    assert_int_equal(find("own")->klass, PROTO_CLASS_OPPORTUNISTIC);
+    assert_int_equal(find("own")->last, PROTO_TASK_QUEUED);
+    assert_false(state_of("opp", PROTO_TASK_PREEMPTED));
+    assert_true(await_counter("class_swaps", swaps0 + 1, 5000) >= swaps0 + 1);
+    assert_int_equal(pnc_cancel(s, "j-000000000004", "opp", 0), 0);
+    assert_true(await_state(s, "opp", PROTO_TASK_CANCELLED, 10000));
+    assert_true(await_state(s, "own", PROTO_TASK_SUCCEEDED, 10000));
+    /* another job's regular task still preempts it */
+    o.task = "opp3";
+    assert_int_equal(pnc_create(s, &o), 0);
+    assert_true(await_state(s, "opp3", PROTO_TASK_RUNNING, 10000));
+    r.job = "j-000000000014";
+    r.task = "reg";
+    assert_int_equal(pnc_create(s, &r), 0);
+    assert_true(await_state(s, "opp3", PROTO_TASK_PREEMPTED, 10000));
+    assert_non_null(strstr(find("opp3")->reason, "preempted"));
     assert_true(await_state(s, "reg", PROTO_TASK_SUCCEEDED, 10000));
+    r.job = "j-000000000004";
     /* an upgraded opportunistic task is no longer preempted */
     o.task = "opp2";
     assert_int_equal(pnc_create(s, &o), 0);
@@ -370,7 +399,8 @@ static void test_downgrade_in_place(void **state)
     const int grace_ms = 1500;
     int64_t t0 = mono_ms();
     assert_int_equal(pnc_downgrade(s, "j-000000000012", "dg2", 0, grace_ms), 0);
-    pnc_task_t q = {.job = "j-000000000012", .task = "reg3", .cpu = 1, .mem_mb = 64, .argv = quick};
+    /* the tokens went to another job: its regular task (the job's own would swap classes) */
+    pnc_task_t q = {.job = "j-000000000013", .task = "reg3", .cpu = 1, .mem_mb = 64, .argv = quick};
     assert_int_equal(pnc_create(s, &q), 0);
     assert_true(await_state(s, "reg3", PROTO_TASK_QUEUED, 10000));
     assert_int_equal(find("dg2")->klass, PROTO_CLASS_OPPORTUNISTIC);
