@@ -129,6 +129,7 @@ struct jmd_rec {
     int exit_code, signal;
     double cpu_s;
     uint64_t rss_kb;
+    int started; /* its process started at the node (it ran, however briefly) */
     char reason[160];
 };
 
@@ -213,6 +214,9 @@ typedef struct jmd {
     size_t attempts_failed;
     size_t attempts_moved; /* queued attempts moved elsewhere (jm/correct.h) */
     size_t correct_next;   /* where the next correction pass starts */
+    /* ended attempts that were preempted at their node, and those whose process had started
+       (at the end of a job that lost nothing, attempts_started == its tasks) */
+    size_t attempts_preempted, attempts_started;
     int64_t end_wall;
     uint32_t epoch;       /* ours (fencing): every TASK_* command carries it */
     uint32_t fenced;      /* a newer incarnation was seen (its epoch, or ours + 1): stop */

@@ -175,6 +175,12 @@ void jmd_metrics_write(jmd_t *j, struct metrics *m)
                      "Task attempts placed on a PN (TASK_CREATE sent).", placements);
     metrics_counter1(m, "paddock_jm_attempts_failed_total", "Task attempts that failed.",
                      (double)j->attempts_failed);
+    metrics_counter1(m, "paddock_jm_attempts_preempted_total",
+                     "Task attempts killed at their node for other jobs' regular work.",
+                     (double)j->attempts_preempted);
+    metrics_counter1(m, "paddock_jm_attempts_started_total",
+                     "Task attempts whose process started, counted when they end.",
+                     (double)j->attempts_started);
     metrics_counter1(m, "paddock_jm_corrections_total",
                      "Queued attempts moved to a better node (Apollo's correction).",
                      (double)j->attempts_moved);

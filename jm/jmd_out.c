@@ -134,6 +134,9 @@ static json_t *jmd_out__rec(const jmd_t *j, const struct jmd_rec *r)
 
 void jmd_out_record(jmd_t *j, const struct jmd_rec *r)
 {
+    /* per job, what the PNs did to its work: process starts and preemptions (issue 22) */
+    j->attempts_started += r->started != 0;
+    j->attempts_preempted += r->state == PROTO_TASK_PREEMPTED;
     if (j->nrecs == j->caprecs) {
         size_t n = j->caprecs ? j->caprecs * 2 : 64;
         struct jmd_rec *p = mem_reallocarray(j->recs, n, sizeof *p);
@@ -294,9 +297,9 @@ void jmd_out_failed_state(const char *job_dir, const char *job_id, int64_t start
                           "failed", "reason", reason ? reason : "", "started_ms",
                           (json_int_t)started_ms, "elapsed_s", 0.0, "deadline_s");
     static const char *const zero[] = {
-        "tasks_total",    "tasks_succeeded", "tasks_running",
-        "tasks_ready",    "attempts_failed", "attempts_moved",
-        "tokens_granted", "tokens_target",   "opportunistic_allowance"};
+        "tasks_total",     "tasks_succeeded", "tasks_running",          "tasks_ready",
+        "attempts_failed", "attempts_moved",  "attempts_preempted",     "attempts_started",
+        "tokens_granted",  "tokens_target",   "opportunistic_allowance"};
     for (size_t i = 0; o && i < sizeof zero / sizeof zero[0]; i++)
         json_object_set_new(o, zero[i], json_integer(0));
     if (o) {
@@ -375,6 +378,9 @@ void jmd_out_state(jmd_t *j)
         jmd_out__deadline_met(j));
     if (o) {
         json_object_set_new(o, "attempts_moved", json_integer((json_int_t)j->attempts_moved));
+        json_object_set_new(o, "attempts_preempted",
+                            json_integer((json_int_t)j->attempts_preempted));
+        json_object_set_new(o, "attempts_started", json_integer((json_int_t)j->attempts_started));
         /* sized tokens, the arbiter's minimum, downgrades and the ETA (docs/jm-daemon.md) */
         json_object_set_new(o, "minimum", json_integer((json_int_t)j->minimum));
         json_object_set_new(o, "token_cpu", json_real(j->token_cpu));
@@ -429,6 +435,9 @@ void jmd_out_report(jmd_t *j)
         json_object_set_new(o, "token_s", json_real((double)usage_token_ms(&j->usage) / 1000.0));
         json_object_set_new(o, "resumes", json_integer(j->o.resumes));
         json_object_set_new(o, "corrections", jmd_out__corrections(j));
+        json_object_set_new(o, "attempts_started", json_integer((json_int_t)j->attempts_started));
+        json_object_set_new(o, "attempts_preempted",
+                            json_integer((json_int_t)j->attempts_preempted));
     }
     jmd_out__write(j, "report.json", o, j->outcome != JMD_RUNNING);
 }

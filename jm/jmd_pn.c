@@ -194,6 +194,9 @@ int jmd_pn_create_attempt(jmd_t *j, size_t task, uint32_t attempt, int cls, uint
     c->task_class = cls == DISPATCH_OPPORTUNISTIC ? PROTO_CLASS_OPPORTUNISTIC : PROTO_CLASS_REGULAR;
     c->weight = 1.0;
     c->urgent = c->task_class == PROTO_CLASS_REGULAR && jmd_pn__urgent(j);
+    /* its bottom level: the PN starts this job's queued tasks highest first (pn/queue.h) */
+    double bl = j->task_bl ? j->task_bl[task] : 0;
+    c->priority = bl > 0 && bl <= PROTO_MAX_PRIORITY ? bl : bl > 0 ? PROTO_MAX_PRIORITY : 0;
     c->stage = j->spec->stages[t->stage].name;
     c->argv = t->cmd;
     c->argc = (uint32_t)t->ncmd;

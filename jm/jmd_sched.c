@@ -349,6 +349,9 @@ int jmd_sched_replay(jmd_t *j, const struct journal *jr, char *msg, size_t cap)
         r.start_s = jrec->start_s;
         r.end_s = jrec->end_s;
         r.state = jrec->state;
+        /* the journal has no start flag: an attempt that ran has a start before its end, or
+           exited on its own */
+        r.started = jrec->start_s < jrec->end_s || jrec->state == PROTO_TASK_SUCCEEDED;
         r.exit_code = jrec->exit_code;
         r.signal = jrec->signal;
         r.cpu_s = jrec->cpu_s;
@@ -541,6 +544,7 @@ static void jmd_sched__outcome(jmd_t *j, size_t task, int state, const proto_tas
        run. */
     int never_ran = !s && state != PROTO_TASK_SUCCEEDED && state != PROTO_TASK_FAILED;
     r.start_s = s ? jmd_wall_rel_s(j, s) : never_ran ? r.end_s : r.queued_s;
+    r.started = s != 0;
     if (r.end_s < r.start_s)
         r.end_s = r.start_s;
     r.wait_s = t->queue_s;

@@ -179,6 +179,7 @@ static void jmd_spec__end(jmd_t *j, size_t task, size_t k, int state, const prot
     r.queued_s = jmd_wall_rel_s(j, q);
     r.end_s = jmd_wall_rel_s(j, en);
     r.start_s = b ? jmd_wall_rel_s(j, b) : r.end_s;
+    r.started = b != 0;
     if (r.end_s < r.start_s)
         r.end_s = r.start_s;
     r.state = state;

@@ -209,6 +209,12 @@ static int job_show_main(int argc, char **argv)
         json_object_set_new(doc, "jm_pid", pid > 0 ? json_integer(pid) : json_null());
         json_object_set_new(doc, "jm_running", json_boolean(alive));
         json_object_set_new(doc, "jm", st != NULL ? json_incref(st) : json_null());
+        /* what the nodes did to its work: process starts and preemptions (issue 22) */
+        static const char *const att[] = {"attempts_started", "attempts_preempted"};
+        for (size_t i = 0; i < 2; i++) {
+            json_t *v = json_object_get(st, att[i]);
+            json_object_set_new(doc, att[i], json_is_integer(v) ? json_incref(v) : json_null());
+        }
         json_object_set_new(doc, "rm", rm != NULL ? json_incref(rm) : json_null());
         /* where its JM's /metrics is, as the JM advertised it to the RM (docs/metrics.md) */
         json_t *murl = json_object_get(rm, "metrics");
@@ -226,6 +232,11 @@ static int job_show_main(int argc, char **argv)
             printf("  %-22s %s\n", "job dir", dir);
             printf("  %-22s %s\n", "progress", jobdir_progress_line(st, line, sizeof line));
             printf("  %-22s %ld (%s)\n", "jm pid", pid, alive ? "running" : "not running");
+            if (json_is_integer(json_object_get(st, "attempts_started")))
+                printf("  %-22s %lld started for %lld tasks, %lld preempted\n", "attempts",
+                       (long long)jobdir_num(st, "attempts_started", 0),
+                       (long long)jobdir_num(st, "tasks_total", 0),
+                       (long long)jobdir_num(st, "attempts_preempted", 0));
             static const char *const keys[] = {
                 "name",       "state",        "reason",      "deadline_s",
                 "makespan_s", "deadline_met", "tasks_ready", "opportunistic_allowance"};
