@@ -84,6 +84,7 @@ static void jmd__on_tick(uv_timer_t *h)
         jmd_sched_tick(j);
         if (j->sched_pending)
             jmd_sched_round(j);
+        jmd_jockey_tick(j);
         jmd_out_state(j);
         jmd_out_flush(j);
         int64_t now = jmd_now(j);

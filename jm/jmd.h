@@ -242,7 +242,12 @@ typedef struct jmd {
     uint64_t token_mem_mb; /* (defaults until the first grant says otherwise) */
     size_t downgrades;     /* regular tasks turned opportunistic (spare reclaimed) */
     double eta_s, eta_p95_s; /* expected finish, median and conservative, s from submission
-                                (0: unknown); refreshed every control period */
+                                (0: unknown); refreshed every control period and every tick
+                                tasks finished in (jmd_jockey_tick) */
+    double eta_half_s;       /* eta_s when half the tasks were done (0: not yet): state.json
+                                reports its error against the makespan (issue 22) */
+    size_t eta_done;         /* tasks done when eta_s was computed */
+    int64_t eta_mono;        /* and when */
     /* Task outcomes per view node for the RM's Psucc (Apollo §3.3): counted since the last
        renewal (pend_*) and carried by the renewal in flight (sent_*); ncount entries each. */
     uint32_t *pend_ok, *pend_failed, *sent_ok, *sent_failed;
@@ -401,8 +406,11 @@ int jmd_jockey_request(const jmd_t *j); /* tokens to hold now */
 void jmd_jockey_allowance(jmd_t *j);    /* the opportunistic allowance for the grant held */
 /* The token size changed: the plan (C(p, a) in token units) and the controller are rebuilt. */
 void jmd_jockey_resize(jmd_t *j);
-/* Recomputes eta_s / eta_p95_s from C(p, a) at the current progress and grant. */
+/* Recomputes eta_s / eta_p95_s: the JM's simulator over the tasks not yet done under the grant
+ * and the opportunistic allowance held now (jsim_run_rest); C(p, a) when it cannot. */
 void jmd_jockey_eta(jmd_t *j);
+/* Every tick: a fresh ETA when tasks finished, and eta_half_s once half the tasks are done. */
+void jmd_jockey_tick(jmd_t *j);
 
 /* jmd_out.c */
 /* Reads DIR/journal (missing: empty) into *jr (journal_parse). */

@@ -225,35 +225,138 @@ static void jmd_jockey__observe(jmd_t *j, struct controller_obs *obs)
     obs->done = j->done_buf;
 }
 
+/* How much slower than the model the job's finished tasks ran (1: as modelled), damped by a
+ * prior worth 5% of the job's work so the first few tasks do not swing it. */
+static double jmd_jockey__speed(const jmd_t *j)
+{
+    if (!(j->run_expected_s > 0))
+        return 1.0;
+    double prior = 0.05 * j->plan.amdahl.P0;
+    double speed = (j->run_actual_s + prior) / (j->run_expected_s + prior);
+    return speed > 0.25 ? (speed < 4.0 ? speed : 4.0) : 0.25;
+}
+
+/* The capacity the job actually gets: its grant (before the first one, what it asks for) plus
+ * the opportunistic allowance it may use, never more than the virtual cluster holds. */
+static int jmd_jockey__capacity(const jmd_t *j)
+{
+    uint64_t g = j->granted > 0 ? j->granted : (uint64_t)(j->target > 0 ? j->target : 1);
+    uint64_t a = g + dispatch_allowance(j->disp);
+    if (j->capacity > 0 && a > j->capacity)
+        a = j->capacity;
+    return a < 1 ? 1 : a > INT32_MAX ? INT32_MAX : (int)a;
+}
+
+/* Simulated runs per ETA: one when the model has no noise (the spec's estimates), else enough
+ * for the quantiles while a refresh costs about a million simulated tasks at most. */
+#define JMD_JOCKEY__ETA_RUNS 15
+
+/* The remaining time from the JM's simulator (jm/jsim.h, jsim_run_rest) over the tasks not yet
+ * done, under the capacity the job gets now: the list-schedule model admission uses. Running
+ * tasks hold their units until their expected end. 0 and p50/p95 of the remaining time, or
+ * an error (the caller falls back to C(p, a)). */
+static int jmd_jockey__eta_sim(jmd_t *j, double *p50, double *p95)
+{
+    size_t n = j->spec->ntasks;
+    uint8_t *state = mem_calloc(n, sizeof *state);
+    double *left = mem_calloc(n, sizeof *left);
+    int rc = ERR_NOMEM;
+    if (state == NULL || left == NULL)
+        goto out;
+    double speed = jmd_jockey__speed(j);
+    int64_t now = jmd_now(j);
+    for (size_t i = 0; i < n; i++) {
+        const struct jmd_task *t = &j->tasks[i];
+        if (dag_state(j->dag, i) == DAG_SUCCEEDED) {
+            state[i] = JSIM_REST_DONE;
+        } else if (t->inflight && t->running) {
+            double want = jsim_plan_task_expected(&j->plan, j->spec, i) * speed;
+            double ran = (double)(now - t->run_mono) / 1000.0;
+            state[i] = JSIM_REST_RUNNING;
+            /* one that overran its estimate is taken to be near its end */
+            left[i] = want - ran > 0.1 * want ? want - ran : 0.1 * want;
+        }
+    }
+    int runs = j->plan.from_profile ? JMD_JOCKEY__ETA_RUNS : 1;
+    if (runs > 1 && (size_t)runs * n > 1000000)
+        runs = n < 1000000 ? (int)(1000000 / n) : 1;
+    double c[JMD_JOCKEY__ETA_RUNS];
+    struct jsim_rng rng;
+    jsim_rng_seed(&rng, j->rng ? j->rng : 1);
+    int a = jmd_jockey__capacity(j);
+    for (int r = 0; r < runs; r++) {
+        struct jsim_run_stats st;
+        rc = jsim_run_rest(j->plan.job, &j->plan.model, a, state, left, speed, &rng, &st);
+        if (rc != 0)
+            goto out;
+        c[r] = st.makespan;
+    }
+    for (int x = 1; x < runs; x++) /* insertion sort: a handful of values */
+        for (int y = x; y > 0 && c[y - 1] > c[y]; y--) {
+            double tmp = c[y];
+            c[y] = c[y - 1];
+            c[y - 1] = tmp;
+        }
+    *p50 = jmd_jockey__quantile(c, runs, 0.5);
+    /* A run without noise has no spread: the controller's slack stands in for it. */
+    double slack = j->ctrl ? controller_config(j->ctrl)->slack : 1.2;
+    *p95 = runs > 1 ? jmd_jockey__quantile(c, runs, 0.95) : *p50 * slack;
+    rc = 0;
+out:
+    mem_free(state);
+    mem_free(left);
+    return rc;
+}
+
 void jmd_jockey_eta(jmd_t *j)
 {
     if (!j->have_plan || j->outcome != JMD_RUNNING)
         return;
     struct controller_obs obs;
     jmd_jockey__observe(j, &obs);
-    double a = j->granted > 0 ? (double)j->granted : 1.0;
-    double c[CONTROLLER_MAX_SAMPLES];
-    int n;
-    if (j->plan.table)
-        n = controller_predict_table(j->plan.table, &obs, a, c, CONTROLLER_MAX_SAMPLES);
-    else
-        n = controller_predict_amdahl(&j->plan.amdahl, &obs, a, c, CONTROLLER_MAX_SAMPLES);
-    if (n <= 0)
-        return;
-    double slack = j->ctrl ? controller_config(j->ctrl)->slack : 1.2;
-    double p50 = jmd_jockey__quantile(c, n, 0.5);
-    /* One Amdahl sample has no spread: the controller's slack stands in for it. */
-    double p95 = n > 1 ? jmd_jockey__quantile(c, n, 0.95) : p50 * slack;
-    if (j->run_expected_s > 0) { /* tasks running slower than the model said stretch both */
-        double prior = 0.05 * j->plan.amdahl.P0;
-        double speed = (j->run_actual_s + prior) / (j->run_expected_s + prior);
-        if (speed > 1) {
-            p50 *= speed;
-            p95 *= speed;
-        }
+    j->eta_done = dag_count(j->dag, DAG_SUCCEEDED);
+    j->eta_mono = jmd_now(j);
+    double p50, p95;
+    int rc = jmd_jockey__eta_sim(j, &p50, &p95);
+    if (rc != 0) {
+        /* The simulator cannot place the state (a done task whose producer runs again): C(p, a)
+           at the tokens granted, as before. */
+        double a = j->granted > 0 ? (double)j->granted : 1.0;
+        double c[CONTROLLER_MAX_SAMPLES];
+        int n;
+        if (j->plan.table)
+            n = controller_predict_table(j->plan.table, &obs, a, c, CONTROLLER_MAX_SAMPLES);
+        else
+            n = controller_predict_amdahl(&j->plan.amdahl, &obs, a, c, CONTROLLER_MAX_SAMPLES);
+        if (n <= 0)
+            return;
+        double slack = j->ctrl ? controller_config(j->ctrl)->slack : 1.2;
+        double speed = jmd_jockey__speed(j);
+        p50 = jmd_jockey__quantile(c, n, 0.5) * (speed > 1 ? speed : 1);
+        p95 = (n > 1 ? jmd_jockey__quantile(c, n, 0.95) : p50 * slack) * (speed > 1 ? speed : 1);
     }
     j->eta_s = obs.t_r + p50;
     j->eta_p95_s = obs.t_r + (p95 > p50 ? p95 : p50);
+}
+
+void jmd_jockey_tick(jmd_t *j)
+{
+    if (!j->have_plan || j->outcome != JMD_RUNNING)
+        return;
+    size_t done = dag_count(j->dag, DAG_SUCCEEDED);
+    /* Fresh when tasks finished since the last one, at most every tick and, for a large job,
+       no more often than its size makes cheap (a simulated task costs well under a
+       microsecond; a refresh of a 100,000-task job every 2 s). */
+    int64_t every = (int64_t)(j->spec->ntasks / 50);
+    if (done != j->eta_done && jmd_now(j) - j->eta_mono >= every)
+        jmd_jockey_eta(j);
+    if (j->eta_half_s <= 0 && done * 2 >= j->spec->ntasks && j->eta_s > 0) {
+        if (done != j->eta_done)
+            jmd_jockey_eta(j);
+        j->eta_half_s = j->eta_s;
+        log_info("half the tasks done at %.3f s: ETA %.3f s (p95 %.3f s)", jmd_elapsed_s(j),
+                 j->eta_s, j->eta_p95_s);
+    }
 }
 
 void jmd_jockey_step(jmd_t *j)

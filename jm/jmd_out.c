@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <math.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -394,6 +395,14 @@ void jmd_out_state(jmd_t *j)
         int known = j->outcome == JMD_RUNNING && j->eta_s > 0;
         json_object_set_new(o, "eta_s", known ? json_real(j->eta_s) : json_null());
         json_object_set_new(o, "eta_p95_s", known ? json_real(j->eta_p95_s) : json_null());
+        /* the ETA at half the tasks done and, once the job succeeded, |it - makespan| / makespan */
+        double ms = jmd_out__makespan(j);
+        json_object_set_new(o, "eta_half_s",
+                            j->eta_half_s > 0 ? json_real(j->eta_half_s) : json_null());
+        json_object_set_new(o, "eta_half_error",
+                            j->outcome == JMD_SUCCEEDED && j->eta_half_s > 0 && ms > 0
+                                ? json_real(fabs(j->eta_half_s - ms) / ms)
+                                : json_null());
     }
     jmd_out__write(j, "state.json", o, j->outcome != JMD_RUNNING);
 }
