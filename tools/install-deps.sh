@@ -6,8 +6,9 @@ set -euo pipefail
 pkgs=(build-essential cmake pkg-config git
       libczmq-dev libzmq3-dev libmsgpack-dev libraft-dev libuv1-dev libcmocka-dev libjansson-dev libglpk-dev
       libmicrohttpd-dev prometheus
-      clang libclang-rt-14-dev clang-format iproute2 systemd procps)
-# libmicrohttpd serves /metrics; prometheus (with promtool) is what tests/metrics scrapes with.
+      clang libclang-rt-14-dev clang-format iproute2 systemd procps python3)
+# libmicrohttpd serves /metrics; prometheus (with promtool) is what tests/metrics scrapes with;
+# python3 (standard library only) runs tools/deadline-eval.
 # Headless Chromium checks the rendered job reports; optional for building.
 if [ "${PADDOCK_WITH_BROWSER:-1}" = 1 ]; then
     pkgs+=(chromium)
