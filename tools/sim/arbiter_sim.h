@@ -19,9 +19,14 @@
  *    it, its work is lost) and paddock (MinEDF-WC whose reclaimed tasks are downgraded in place
  *    and keep running as opportunistic while a slot is free, preempted youngest first when a
  *    regular task needs the slot; minimums from a Jockey-like controller per job).
- *  - Admission (arbiter_admit) at a deadline job's arrival, with its conservative shape; a job
- *    refused runs best-effort (its deadline kept but not admitted: the arbiter orders it after
- *    the admitted ones) and still counts in missed_fraction.
+ *  - Admission as the RM does it (rm/ledger.c): at every job's arrival arbiter_admit predicts
+ *    it against the admitted jobs still running, and judges a deadline job. Shapes carry no
+ *    spread of their own (spec estimates: cv 0), their list schedule's place alpha (jm/shape.h
+ *    shape_alpha, jm/jsim) and as scale the hi factor of an error model (rm/calib.h) that
+ *    learns actual / predicted median from the jobs that finish as admitted or without a
+ *    deadline (calib_all; 0: admitted deadline jobs only). A job refused runs best-effort (its
+ *    deadline kept but not admitted: the arbiter orders it after the admitted ones), teaches
+ *    the model nothing and still counts in missed_fraction.
  * Same inputs and seed, same result: every draw comes from engine streams seeded per job.
  */
 #ifndef PADDOCK_TOOLS_SIM_ARBITER_SIM_H
@@ -64,7 +69,8 @@ struct arbiter_sim_config {
     double fb_time_scale; /* Facebook mix: task durations x this (default 0.1) */
     double task_sigma;    /* lognormal sigma of per-task noise (default 0.3) */
     double job_sigma;     /* lognormal sigma of the per-job factor (default 0.2) */
-    double k;             /* admission's sd multiplier (default ARBITER_K_DEFAULT) */
+    double k;             /* sd multiplier (default ARBITER_K_DEFAULT): admission's (its shapes
+                             carry no sd now) and paddock's conservative ETA */
     double slack;         /* paddock's controller: Jockey's slack S (default 1.2) */
     double period_frac;   /* paddock's controller period, share of the deadline (0.04) */
     double grace_frac;    /* paddock: a downgraded task whose estimate says it is at most this share
@@ -73,6 +79,9 @@ struct arbiter_sim_config {
     double urgent_frac;   /* paddock: a deadline job whose conservative finish leaves less than
                              this share of its deadline ends graces for its regular tasks
                              (TASK_CREATE urgent; default 0.2, as paddock-jm) */
+    int calib_all;        /* admission's error model learns from every job it predicted that
+                             ran as admitted or without a deadline, as rm/ledger.c does (1,
+                             default); 0: from admitted deadline jobs only */
     int profiled;         /* paddock: minimums from each job's controller, as the RM takes them
                              from a job with a profile; 0 (default): ARIA's, as for a job
                              without one */
@@ -105,6 +114,9 @@ void arbiter_sim_jobs_info(const arbiter_sim_jobs_t *j, struct arbiter_sim_jobs_
 
 struct arbiter_sim_result {
     size_t deadline_jobs, admitted, missed, admitted_missed, done;
+    size_t refused;                /* deadline jobs refused (run best-effort) */
+    size_t false_refusals;         /* ... that met their deadline in the reference run (ref_met) */
+    double false_refusal_fraction; /* false_refusals / refused (0 when none was refused) */
     double missed_fraction;
     double relative_deadline_exceeded; /* Verma's sum over missed jobs of (finish - d) / d,
                                           divided by the number of deadline jobs */
@@ -125,8 +137,13 @@ struct arbiter_sim_result {
     uint64_t events;
 };
 
-/* Runs the jobs under policy p, with admission or not. Returns 0 or an ERR_*. */
+/* Runs the jobs under policy p, with admission or not. met (may be NULL; room for every job)
+ * receives per job 1 when it has a deadline and met it, else 0. ref_met (may be NULL, borrowed)
+ * is met from a reference run of the same jobs (paddock-sim arbiter: minedf_wc without
+ * admission): a refused job that met its deadline there counts in false_refusals. Returns 0 or
+ * an ERR_*. */
 int arbiter_sim_run(const arbiter_sim_jobs_t *j, const struct arbiter_sim_config *cfg,
-                    enum arbiter_sim_policy p, int admission, struct arbiter_sim_result *out);
+                    enum arbiter_sim_policy p, int admission, const uint8_t *ref_met, uint8_t *met,
+                    struct arbiter_sim_result *out);
 
 #endif

@@ -33,6 +33,10 @@ struct arbiter_sim_job {
     double alone;        /* true makespan on the whole cluster */
     uint32_t oracle_dag; /* deadline jobs: smallest constant k meeting it on true run times */
     uint32_t oracle_td;  /* ceil(work_true / deadline) */
+    double alpha;        /* its list schedule's place between ARIA's bounds at min(capacity,
+                            width) tokens on estimates (rm/arbiter.h arbiter_shape.alpha): from
+                            the JM's simulator, jm/shape.h shape_alpha on a WfCommons spec, or
+                            jm/jsim on a Facebook job built by hand */
     int owns_graph;      /* 1: tok, npred, succ_at, succ, by_bl, bl_rank are this job's; 0:
                             borrowed from a WfCommons template (jobs.tmpl) */
 };

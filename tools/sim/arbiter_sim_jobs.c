@@ -8,6 +8,9 @@
 
 #include "common/err.h"
 #include "common/mem.h"
+#include "jm/jsim.h"
+#include "jm/progress.h"
+#include "jm/shape.h"
 #include "jm/spec.h"
 #include "tools/sim/arbiter_sim_internal.h"
 #include "tools/sim/cluster.h"
@@ -43,7 +46,8 @@ void arbiter_sim_config_default(struct arbiter_sim_config *c)
                                      .slack = 1.2,
                                      .period_frac = 0.04,
                                      .grace_frac = 0.25,
-                                     .urgent_frac = 0.2};
+                                     .urgent_frac = 0.2,
+                                     .calib_all = 1};
 }
 
 static void asj__job_free(struct arbiter_sim_job *j)
@@ -450,6 +454,16 @@ static int asj__templates(const struct arbiter_sim_config *cfg, struct arbiter_s
         if (rc == 0) {
             rc = asj__from_spec(sp, cfg->capacity, &s->tmpl[i]);
             s->ntmpl = i + 1;
+            /* the JM's list schedule of the spec as paddock submit sends it (tools/jobdir.c):
+             * no profile, the cluster's tokens; its place between the bounds does not change
+             * when every run time is scaled, so instances share it */
+            struct arbiter_shape sh;
+            if (rc == 0)
+                rc = shape_from_spec(sp, NULL, 0, 0, 0, &sh, msg, cap);
+            if (rc == 0)
+                rc = shape_alpha(sp, NULL, 0, 0, cfg->capacity, &sh, NULL, msg, cap);
+            if (rc == 0)
+                s->tmpl[i].alpha = sh.alpha;
             if (rc == 0 && (s->tmpl_names[i] = mem_strdup(cluster_workloads_name(w, i))) == NULL)
                 rc = ERR_NOMEM;
             if (rc != 0 && msg[0] == '\0')
@@ -459,6 +473,57 @@ static int asj__templates(const struct arbiter_sim_config *cfg, struct arbiter_s
     }
     cluster_workloads_destroy(&w);
     return rc;
+}
+
+/* A Facebook job's alpha (arbiter_sim_job.alpha) from the JM's simulator, as shape_alpha
+ * computes it for a spec: the job as jm/jsim sees it (maps in stage 0, reduces in stage 1
+ * behind a barrier, unit tokens), run once at the estimates (no profile) on min(capacity,
+ * width) tokens; alpha = (S - low) / (up - low) clamped to [0, 1], 0.5 when the bounds meet.
+ * j's estimates and width are set. Returns 0 or an ERR_*. */
+static int asj__fb_alpha(struct arbiter_sim_job *j, char *msg, size_t cap)
+{
+    size_t maps = 0;
+    while (maps < j->n && j->tok[maps] > 0)
+        maps++;
+    size_t reds = maps < j->n ? j->n - maps - 1 : 0;
+    int nstages = reds ? 2 : 1;
+    jsim_job_t *jj = jsim_job_new(nstages, (int)(maps + reds));
+    if (jj == NULL)
+        return ERR_NOMEM;
+    int rc = 0;
+    for (size_t v = 0; v < maps && rc == 0; v++)
+        rc = jsim_job_set_task(jj, (int)v, 0, j->est[v]);
+    for (size_t v = 0; v < reds && rc == 0; v++)
+        rc = jsim_job_set_task(jj, (int)(maps + v), 1, j->est[maps + 1 + v]);
+    if (rc == 0 && reds)
+        rc = jsim_job_add_barrier(jj, 0, 1);
+    if (rc == 0)
+        rc = jsim_job_finalize(jj, msg, cap);
+    struct jsim_model m = {0};
+    struct progress_model pm = {0};
+    int n[2] = {0, 0};
+    if (rc == 0)
+        rc = jsim_model_init(&m, jj, NULL, NULL);
+    if (rc == 0) {
+        jsim_job_stage_sizes(jj, n);
+        rc = progress_init(&pm, PROGRESS_VERTEXFRAC, nstages, n, NULL, NULL, NULL);
+    }
+    struct jsim_rng rng;
+    jsim_rng_seed(&rng, 1);
+    struct jsim_run_stats st = {0};
+    double k = j->width < 1 ? 1 : j->width;
+    if (rc == 0)
+        rc = jsim_run(jj, &m, (int)k, &pm, &rng, NULL, &st);
+    progress_close(&pm);
+    jsim_model_close(&m);
+    jsim_job_destroy(&jj);
+    if (rc != 0)
+        return err_fmt(msg, cap, rc, "a Facebook job's list schedule: %s", err_text(rc));
+    double low = fmax(j->work_est / k, j->path_est);
+    double up = fmax((j->work_est - j->path_est) / k + j->path_est, low);
+    double a = up - low > 1e-9 ? (st.makespan - low) / (up - low) : 0.5;
+    j->alpha = a < 0 ? 0 : a > 1 ? 1 : a;
+    return 0;
 }
 
 /* True run times, width, time alone, deadline and oracles of job j (its est set). */
@@ -560,6 +625,8 @@ int arbiter_sim_jobs_new(const struct arbiter_sim_config *cfg, arbiter_sim_jobs_
         s->n = i + 1;
         if (rc == 0)
             rc = asj__draw(cfg, &r, j);
+        if (rc == 0 && cfg->mix == ARBITER_SIM_FACEBOOK)
+            rc = asj__fb_alpha(j, msg, cap);
         total += j->work_true;
     }
     mem_free(alone_t);

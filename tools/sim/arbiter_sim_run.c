@@ -7,6 +7,7 @@
 
 #include "common/err.h"
 #include "common/mem.h"
+#include "rm/calib.h"
 #include "tools/sim/arbiter_sim_internal.h"
 #include "tools/sim/engine.h"
 
@@ -51,7 +52,10 @@ struct asr {
     size_t *order;
     struct arbiter_load *load;
     uint32_t used_reg, used_opp;
-    double wake_at; /* a pending wake-up at a grace's end (0: none) */
+    double wake_at;     /* a pending wake-up at a grace's end (0: none) */
+    struct calib calib; /* admission's error model, learned from this run's outcomes */
+    double *pred;       /* per job: the arbiter's median finish at its arrival, seconds from
+                           arrival, uncalibrated (0: none) */
     struct arbiter_sim_result *res;
     int rc;
 };
@@ -437,6 +441,10 @@ static void asr__finish_ev(engine_t *e, void *ctx, uint64_t arg)
     if (x->ndone == j->n) {
         x->finished = 1;
         x->finish = now;
+        /* the error model learns from the jobs it predicted that ran as admitted or without a
+         * deadline (rm/ledger.c ledger__job_finish); a best-effort job yields to admitted ones */
+        if (r->pred[i] > 0 && !x->refused && (j->deadline > 0 || r->cfg->calib_all))
+            calib_add(&r->calib, now - j->arrival, r->pred[i]);
         x->grant_acc += x->grant * (now - x->last_t);
         x->grant = 0;
         for (size_t a = 0; a < r->nact; a++)
@@ -469,7 +477,26 @@ static void asr__tick_ev(engine_t *e, void *ctx, uint64_t i)
     asr__allocate(r);
 }
 
-/* Admission (MRM §3): the job's conservative shape against the admitted jobs still running. */
+/* A shape as admission sees it, as the RM's ledger builds it (rm/ledger.c ledger__shape,
+ * ledger__remain): no spread of its own (a spec's estimates carry none: jobdir_shape's cv 0;
+ * the error model stands for their error), the job's list-schedule place alpha, and the error
+ * model's quantile factor as the conservative scale. */
+static void asr__admission_shape(const struct asr *r, const struct arbiter_sim_job *j,
+                                 struct arbiter_shape *sh)
+{
+    struct calib_factors f;
+    calib_factors(&r->calib, &f);
+    sh->work_sd = 0;
+    sh->path_sd = 0;
+    sh->has_alpha = true;
+    sh->alpha = j->alpha;
+    sh->scale = f.hi;
+}
+
+/* Admission (MRM §3) as the ledger does it at registration (rm/ledger.c ledger__job_register):
+ * every job is predicted against the admitted jobs still running (their remaining shapes), its
+ * median finish kept for the error model; a deadline job is judged at its deadline. Returns 1
+ * (admitted, or no deadline), 0 (refused) or an ERR_*. */
 static int asr__admit(struct asr *r, size_t i, double now)
 {
     const struct arbiter_sim_job *j = &r->s->v[i];
@@ -486,18 +513,18 @@ static int asr__admit(struct asr *r, size_t i, double now)
             asr__remaining_seen(r, o, now, &r->load[n].remain);
         else
             asr__remaining(r, o, now, &r->load[n].remain);
+        asr__admission_shape(r, &r->s->v[o], &r->load[n].remain);
         n++;
     }
-    struct arbiter_shape sh = {.work = j->work_est,
-                               .work_sd = j->work_sd,
-                               .path = j->path_est,
-                               .path_sd = j->path_sd,
-                               .width = j->width};
+    struct arbiter_shape sh = {.work = j->work_est, .path = j->path_est, .width = j->width};
+    asr__admission_shape(r, j, &sh);
     struct arbiter_quote q;
     int rc = arbiter_admit(r->cfg->k, r->cfg->capacity, r->load, n, &sh, j->deadline, &q);
     if (rc != 0)
         return rc;
-    return q.admit ? 1 : 0;
+    if (isfinite(q.finish_p50) && q.finish_p50 > 0 && isfinite(q.finish))
+        r->pred[i] = q.finish_p50;
+    return j->deadline <= 0 || q.admit ? 1 : 0;
 }
 
 static void asr__arrive_ev(engine_t *e, void *ctx, uint64_t arg)
@@ -509,7 +536,7 @@ static void asr__arrive_ev(engine_t *e, void *ctx, uint64_t arg)
     double now = engine_now(e);
     x->active = 1;
     x->last_t = now;
-    if (j->deadline > 0 && r->admission) {
+    if (r->admission) {
         int ok = asr__admit(r, i, now);
         if (ok < 0) {
             r->rc = ok;
@@ -548,21 +575,25 @@ static void asr__free(struct asr *r)
     mem_free(r->aj);
     mem_free(r->order);
     mem_free(r->load);
+    mem_free(r->pred);
     engine_destroy(&r->e);
 }
 
 int arbiter_sim_run(const arbiter_sim_jobs_t *s, const struct arbiter_sim_config *cfg,
-                    enum arbiter_sim_policy p, int admission, struct arbiter_sim_result *out)
+                    enum arbiter_sim_policy p, int admission, const uint8_t *ref_met, uint8_t *met,
+                    struct arbiter_sim_result *out)
 {
     memset(out, 0, sizeof *out);
     struct asr r = {.s = s, .cfg = cfg, .pol = p, .admission = admission, .res = out};
+    calib_init(&r.calib);
     size_t n = s->n;
     r.jobs = mem_calloc(n, sizeof *r.jobs);
     r.act = mem_calloc(n, sizeof *r.act);
     r.aj = mem_calloc(n, sizeof *r.aj);
     r.order = mem_calloc(n, sizeof *r.order);
     r.load = mem_calloc(n, sizeof *r.load);
-    int rc = r.jobs && r.act && r.aj && r.order && r.load ? engine_new(&r.e) : ERR_NOMEM;
+    r.pred = mem_calloc(n, sizeof *r.pred);
+    int rc = r.jobs && r.act && r.aj && r.order && r.load && r.pred ? engine_new(&r.e) : ERR_NOMEM;
     for (size_t i = 0; rc == 0 && i < n; i++) {
         const struct arbiter_sim_job *j = &s->v[i];
         struct asr_job *x = &r.jobs[i];
@@ -602,14 +633,21 @@ int arbiter_sim_run(const arbiter_sim_jobs_t *s, const struct arbiter_sim_config
             work += j->work_true;
             double took = x->finish - j->arrival;
             comp += took;
+            if (met != NULL)
+                met[i] = 0;
             if (j->deadline <= 0)
                 continue;
             out->deadline_jobs++;
             int missed = took > j->deadline * (1 + 1e-9);
             out->missed += missed;
+            if (met != NULL)
+                met[i] = !missed;
             if (!x->refused) {
                 out->admitted++;
                 out->admitted_missed += missed;
+            } else {
+                out->refused++;
+                out->false_refusals += ref_met != NULL && ref_met[i];
             }
             if (missed)
                 rde += (took - j->deadline) / j->deadline;
@@ -625,6 +663,8 @@ int arbiter_sim_run(const arbiter_sim_jobs_t *s, const struct arbiter_sim_config
             out->admitted_fraction = out->deadline_jobs ? (double)out->admitted / nd : 1;
             out->admitted_missed_fraction =
                 out->admitted ? (double)out->admitted_missed / (double)out->admitted : 0;
+            out->false_refusal_fraction =
+                out->refused ? (double)out->false_refusals / (double)out->refused : 0;
             out->utilization = last > first ? work / (cfg->capacity * (last - first)) : 0;
             out->mean_completion_s = comp / (double)n;
             out->alloc_mean = alloc / nd;

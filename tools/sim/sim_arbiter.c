@@ -4,12 +4,15 @@
  *
  *   paddock-sim arbiter [--jobs N] [--load X] [--seed S] [--mix wfcommons|facebook]
  *                       [--admission on|off|both] [--workloads DIR] [--capacity C]
- *                       [--deadline-frac F] [--task-sigma S] [--job-sigma S] [--json]
+ *                       [--deadline-frac F] [--task-sigma S] [--job-sigma S]
+ *                       [--calib-from all|deadline] [--json]
  *
  * Prints per policy: missed_fraction, relative_deadline_exceeded, utilization, spare_grants,
- * spare_reclaims, work_lost_s, admitted_fraction, admitted_missed_fraction, and the deadline
- * jobs' mean allocation against the structure-aware oracle and ceil(T/d). With admission a
- * policy's name gets "+admission". Same arguments and seed, same bytes.
+ * spare_reclaims, work_lost_s, admitted_fraction, admitted_missed_fraction,
+ * false_refusal_fraction (refused jobs that minedf_wc without admission made on time, over the
+ * refused ones), and the deadline jobs' mean allocation against the structure-aware oracle and
+ * ceil(T/d). With admission a policy's name gets "+admission". Same arguments and seed, same
+ * bytes.
  */
 #include <jansson.h>
 #include <stdio.h>
@@ -31,6 +34,7 @@ static int sa__usage(void)
             "[--capacity C]\n"
             "                           [--deadline-frac F] [--task-sigma S] [--job-sigma S] "
             "[--json]\n"
+            "                           [--calib-from all|deadline]\n"
             "                           paddock: [--profiled on|off] [--slack S] "
             "[--period-frac F] [--grace-frac F] [--urgent-frac F]\n"
             "  --workloads defaults to " SA_DEFAULT_WORKLOADS " (WfCommons instances)\n");
@@ -83,6 +87,9 @@ static int sa__parse(int argc, char **argv, struct arbiter_sim_config *c, int *a
             c->urgent_frac = x;
         else if (strcmp(a, "--profiled") == 0 && (strcmp(v, "on") == 0 || strcmp(v, "off") == 0))
             c->profiled = strcmp(v, "on") == 0;
+        else if (strcmp(a, "--calib-from") == 0 &&
+                 (strcmp(v, "all") == 0 || strcmp(v, "deadline") == 0))
+            c->calib_all = strcmp(v, "all") == 0;
         else if (strcmp(a, "--workloads") == 0)
             c->workloads = v;
         else if (strcmp(a, "--mix") == 0 && strcmp(v, "wfcommons") == 0)
@@ -103,13 +110,14 @@ static int sa__parse(int argc, char **argv, struct arbiter_sim_config *c, int *a
 
 static json_t *sa__result_json(const struct arbiter_sim_result *r)
 {
-    return json_pack("{s:f, s:f, s:f, s:I, s:I, s:f, s:f, s:f, s:I, s:I, s:I, s:f, s:f, s:f, "
-                     "s:f}",
+    return json_pack("{s:f, s:f, s:f, s:I, s:I, s:f, s:f, s:f, s:f, s:I, s:I, s:I, s:f, s:f, "
+                     "s:f, s:f}",
                      "missed_fraction", r->missed_fraction, "relative_deadline_exceeded",
                      r->relative_deadline_exceeded, "utilization", r->utilization, "spare_grants",
                      (json_int_t)r->spare_grants, "spare_reclaims", (json_int_t)r->spare_reclaims,
                      "work_lost_s", r->work_lost_s, "admitted_fraction", r->admitted_fraction,
-                     "admitted_missed_fraction", r->admitted_missed_fraction, "kills",
+                     "admitted_missed_fraction", r->admitted_missed_fraction,
+                     "false_refusal_fraction", r->false_refusal_fraction, "kills",
                      (json_int_t)r->kills, "downgrades", (json_int_t)r->downgrades, "preemptions",
                      (json_int_t)r->preemptions, "mean_completion_s", r->mean_completion_s,
                      "alloc_mean", r->alloc_mean, "alloc_vs_oracle_dag", r->alloc_vs_dag,
@@ -143,16 +151,30 @@ static int sa__main(int argc, char **argv)
                   info.alone_mean_s, "work_token_s", info.work_token_s, "oracle", "dag_mean",
                   info.oracle_dag_mean, "td_mean", info.oracle_td_mean);
     json_t *pols = json_object();
+    uint8_t *ref_met = NULL;
     if (root == NULL || pols == NULL) {
         rc = ERR_NOMEM;
         goto out;
+    }
+    /* The reference for false refusals: which deadline jobs minedf_wc meets without admission
+     * (run here when --admission on leaves it out of the table). */
+    ref_met = calloc(info.jobs ? info.jobs : 1, 1);
+    if (ref_met == NULL) {
+        rc = ERR_NOMEM;
+        goto out;
+    }
+    if (adm == 2) {
+        struct arbiter_sim_result r;
+        rc = arbiter_sim_run(jobs, &cfg, ARBITER_SIM_MINEDF_WC, 0, NULL, ref_met, &r);
     }
     for (int a = 0; a < 2 && rc == 0; a++) {
         if (!(adm & (1 << a)))
             continue;
         for (int p = 0; p < ARBITER_SIM_NPOLICIES && rc == 0; p++) {
             struct arbiter_sim_result r;
-            rc = arbiter_sim_run(jobs, &cfg, (enum arbiter_sim_policy)p, a, &r);
+            int ref = a == 0 && p == ARBITER_SIM_MINEDF_WC;
+            rc = arbiter_sim_run(jobs, &cfg, (enum arbiter_sim_policy)p, a, a ? ref_met : NULL,
+                                 ref ? ref_met : NULL, &r);
             if (rc != 0)
                 break;
             char name[64];
@@ -181,13 +203,14 @@ static int sa__main(int argc, char **argv)
     printf("deadline jobs: mean time alone %.1f s; oracle allocation: structure-aware %.2f "
            "tokens, ceil(T/d) %.2f tokens\n",
            info.alone_mean_s, info.oracle_dag_mean, info.oracle_td_mean);
-    printf("%-20s %7s %8s %6s %8s %8s %10s %6s %8s %9s %9s\n", "policy", "missed", "rel.exc",
-           "util", "spare", "reclaim", "lost tok-s", "admit", "adm.miss", "alloc/dag", "alloc/T/d");
+    printf("%-20s %7s %8s %6s %8s %8s %10s %6s %8s %8s %9s %9s\n", "policy", "missed", "rel.exc",
+           "util", "spare", "reclaim", "lost tok-s", "admit", "adm.miss", "f.refuse", "alloc/dag",
+           "alloc/T/d");
     const char *key;
     json_t *o;
     json_object_foreach(pols, key, o)
     {
-        printf("%-20s %7.3f %8.3f %6.3f %8lld %8lld %10.0f %6.3f %8.3f %9.2f %9.2f\n", key,
+        printf("%-20s %7.3f %8.3f %6.3f %8lld %8lld %10.0f %6.3f %8.3f %8.3f %9.2f %9.2f\n", key,
                json_real_value(json_object_get(o, "missed_fraction")),
                json_real_value(json_object_get(o, "relative_deadline_exceeded")),
                json_real_value(json_object_get(o, "utilization")),
@@ -196,10 +219,12 @@ static int sa__main(int argc, char **argv)
                json_real_value(json_object_get(o, "work_lost_s")),
                json_real_value(json_object_get(o, "admitted_fraction")),
                json_real_value(json_object_get(o, "admitted_missed_fraction")),
+               json_real_value(json_object_get(o, "false_refusal_fraction")),
                json_real_value(json_object_get(o, "alloc_vs_oracle_dag")),
                json_real_value(json_object_get(o, "alloc_vs_oracle_td")));
     }
 out:
+    free(ref_met);
     json_decref(pols);
     json_decref(root);
     arbiter_sim_jobs_destroy(&jobs);
