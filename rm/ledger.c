@@ -293,9 +293,12 @@ static void ledger__job_finish(ledger_t *l, struct ledger_job *j, uint8_t state,
     j->finished_ms = l->now;
     if (end != NULL && end->started_ms > 0 && end->started_ms <= l->now)
         j->started_ms = end->started_ms;
-    /* the error model learns from the jobs it predicted that ran to the end as admitted or
-     * without a deadline (a best-effort job yields to admitted ones: not the model's run) */
-    if (state == LEDGER_JOB_DONE && j->pred_p50_ms > 0 && !j->best_effort && !j->reserved_run)
+    /* The error model learns where the fluid model describes the run: an admitted deadline
+     * job (ahead of everything the model leaves out), or a job that had its virtual cluster to
+     * itself. A job without a deadline, or best effort, behind admitted ones and beside its
+     * peers measures the sharing, not the model. */
+    bool modelled = j->deadline_ms != 0 && !j->best_effort ? true : !j->shared;
+    if (state == LEDGER_JOB_DONE && j->pred_p50_ms > 0 && modelled && !j->reserved_run)
         calib_add(&l->calib, (double)(j->finished_ms - j->submitted_ms), (double)j->pred_p50_ms);
     l->nfinished++;
     ledger__history_job(l, j, end);
@@ -598,8 +601,17 @@ static int ledger__job_register(ledger_t *l, const struct ledger_cmd *c, struct 
         return ERR_FULL;
     if (l->njobs == l->capjobs && ledger__jobs_reserve(l, l->capjobs < 16 ? 16 : l->capjobs * 2))
         return ERR_NOMEM;
+    bool shared = false;
+    for (size_t i = 0; i < l->njobs; i++) {
+        struct ledger_job *o = &l->jobs[i];
+        if (o->vc == vci && o->state == LEDGER_JOB_ACTIVE) {
+            o->shared = true;
+            shared = true;
+        }
+    }
     struct ledger_job *j = &l->jobs[l->njobs++];
     memset(j, 0, sizeof *j);
+    j->shared = shared;
     j->id = l->next_job_id++;
     memcpy(j->name, c->name, sizeof j->name);
     j->vc = (uint32_t)vci;

@@ -146,6 +146,10 @@ struct ledger_job {
     uint32_t alpha_milli;
     int64_t pred_p50_ms;
     int64_t pred_bound_ms;
+    /* Another job was active in its virtual cluster at some time while it was: a job without
+     * an admitted deadline then shared what the fluid model does not hold (best-effort and
+     * deadline-less jobs), so its outcome says nothing about the model's error. */
+    bool shared;
 };
 
 /* Recurring jobs (Morpheus §3-7). Each period the leader fires exactly one run

@@ -88,7 +88,7 @@ void ledger_snapshot(const ledger_t *l, struct enc_buf *b)
         enc_u32(b, j->jm_pid);
         enc_str(b, j->host);
         enc_str(b, j->job_dir);
-        enc_u8(b, j->has_alpha ? 1 : 0);
+        enc_u8(b, (uint8_t)((j->has_alpha ? 1 : 0) | (j->shared ? 2 : 0)));
         enc_u32(b, j->alpha_milli);
         enc_i64(b, j->pred_p50_ms);
         enc_i64(b, j->pred_bound_ms);
@@ -249,13 +249,13 @@ static int ledger__restore_body(ledger_t *l, struct enc_reader *r, char *msg, si
             j->period = -1;
         }
         if (version >= 4) {
-            uint8_t has_alpha = enc_get_u8(r);
-            j->has_alpha = has_alpha != 0;
+            uint8_t bits = enc_get_u8(r);
+            j->has_alpha = (bits & 1) != 0;
+            j->shared = (bits & 2) != 0;
             j->alpha_milli = enc_get_u32(r);
             j->pred_p50_ms = enc_get_i64(r);
             j->pred_bound_ms = enc_get_i64(r);
-            if (has_alpha > 1 || j->alpha_milli > 1000 || j->pred_p50_ms < 0 ||
-                j->pred_bound_ms < 0)
+            if (bits > 3 || j->alpha_milli > 1000 || j->pred_p50_ms < 0 || j->pred_bound_ms < 0)
                 return err_fmt(msg, cap, ERR_PARSE, "snapshot: bad job %zu", i);
         }
         if (flags > 7 || j->minimum > j->tokens || j->done_permille > 1000)

@@ -275,6 +275,22 @@ static void test_calibration_tightens_after_outcomes(void **state)
     e.state = LEDGER_JOB_FAILED;
     now += 60000;
     apply(f->l, &e, now);
+    /* two jobs without a deadline that shared the cluster measure the sharing, not the model:
+     * nothing learned, however late they ran */
+    uint64_t shared[2];
+    for (int i = 0; i < 2; i++) {
+        snprintf(c.name, sizeof c.name, "shared-%d", i);
+        r = apply(f->l, &c, now);
+        assert_int_equal(r.code, 0);
+        shared[i] = r.value;
+    }
+    now += 40000;
+    for (int i = 0; i < 2; i++) {
+        assert_true(ledger_job_find(f->l, shared[i])->shared);
+        e.job = shared[i];
+        e.state = LEDGER_JOB_DONE;
+        assert_int_equal(apply(f->l, &e, now).code, 0);
+    }
     struct calib_factors cf;
     ledger_calibration(f->l, &cf);
     assert_int_equal(cf.n, 20);
