@@ -819,13 +819,21 @@ void node__swapped(node_t *n, const uint64_t *up, size_t k, uint64_t down)
         }
         node__send_status(n, t); /* its JM moves its units to the regular class */
     }
+    /* The queued task that gave up its regular place goes back to its JM, which places it
+       again where it can start: kept here as opportunistic it waited behind every regular task
+       of the node, unseen by the matrix (which counts regular work only) and by the JM's
+       corrections (regular tasks only), while other nodes stood idle. It never ran: no work
+       is lost and no start counted. */
     node__task_t *d = map_getn(&n->byid, &down, sizeof down);
     if (d) {
-        d->klass = PROTO_CLASS_OPPORTUNISTIC;
-        node__send_status(n, d);
-        log_info("task %s/%s waits as opportunistic: %zu running opportunistic task%s of its job "
-                 "made regular instead of preempted",
+        log_info("task %s/%s returned to its job: %zu running opportunistic task%s of the job "
+                 "made regular in its place instead of preempted",
                  d->job->job_id, d->task_id, k, k == 1 ? "" : "s");
+        queue_cancel(n->queue, d->id);
+        node__set_state(n, d, PROTO_TASK_CANCELLED,
+                        "returned: its job's own opportunistic work here turned regular in its "
+                        "place (no self-preemption)");
+        node__finish(n, d);
     }
     n->grace_wake_s = queue_next_grace(n->queue, node__now_s());
     n->matrix_dirty = 1;

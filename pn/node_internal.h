@@ -152,7 +152,8 @@ void node__task_free(node__task_t *t);
 double node__now_s(void);
 void node__grace_tick(node_t *n); /* a downgrade's grace ended: preempt if regular work waits */
 /* queue_swap made the running tasks up[0..k) regular and the queued task `down` opportunistic
- * (no self-preemption): their classes, nice values and statuses follow. */
+ * (no self-preemption): their classes, nice values and statuses follow, and `down`, which
+ * never ran, is returned to its JM (reported cancelled) to be placed again. */
 void node__swapped(node_t *n, const uint64_t *up, size_t k, uint64_t down);
 
 /* node_run.c */

@@ -284,24 +284,21 @@ static void test_preemption(void **state)
     assert_int_equal(pnc_create(s, &o), 0);
     assert_true(await_state(s, "opp", PROTO_TASK_RUNNING, 10000));
     long long swaps0 = pnc_status_field(&d, "class_swaps");
-    /* the job's own regular task does not preempt it (issue 22): the two trade classes, the
-       running one regular, the queued one opportunistic, each told in a status */
+    /* the job's own regular task does not preempt it (issue 22): the running one turns
+       regular in its place, and the queued one, which never ran, goes back to its JM */
     pnc_task_t r = {.job = "j-000000000004", .task = "own", .cpu = 1, .mem_mb = 64, .argv = quick};
     assert_int_equal(pnc_create(s, &r), 0);
-    for (int i = 0;
-         i < 200 && (find("own") == NULL || find("own")->klass != PROTO_CLASS_OPPORTUNISTIC ||
-                     find("opp")->klass != PROTO_CLASS_REGULAR);
-         i++)
+    assert_true(await_state(s, "own", PROTO_TASK_CANCELLED, 10000));
+    assert_non_null(strstr(find("own")->reason, "returned"));
+    assert_false(state_of("own", PROTO_TASK_RUNNING));
+    for (int i = 0; i < 100 && find("opp")->klass != PROTO_CLASS_REGULAR; i++)
         pump(s, 50, NULL);
     assert_int_equal(find("opp")->klass, PROTO_CLASS_REGULAR);
     assert_int_equal(find("opp")->last, PROTO_TASK_RUNNING);
-    assert_int_equal(find("own")->klass, PROTO_CLASS_OPPORTUNISTIC);
-    assert_int_equal(find("own")->last, PROTO_TASK_QUEUED);
     assert_false(state_of("opp", PROTO_TASK_PREEMPTED));
     assert_true(await_counter("class_swaps", swaps0 + 1, 5000) >= swaps0 + 1);
     assert_int_equal(pnc_cancel(s, "j-000000000004", "opp", 0), 0);
     assert_true(await_state(s, "opp", PROTO_TASK_CANCELLED, 10000));
-    assert_true(await_state(s, "own", PROTO_TASK_SUCCEEDED, 10000));
     /* another job's regular task still preempts it */
     o.task = "opp3";
     assert_int_equal(pnc_create(s, &o), 0);
