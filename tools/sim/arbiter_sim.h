@@ -11,7 +11,9 @@
  *    profile, which a profile-only model (ARIA) cannot see and a Jockey controller measures.
  *  - Jobs arrive with exponential gaps; the mean gap makes the offered load (true work over
  *    capacity x the arrival horizon) what --load asks. A fraction of the jobs has a deadline
- *    U[1,2] x its time alone on the whole cluster (Verma §IV), the rest have none.
+ *    U[1,2] x its time alone on the whole cluster (Verma §IV), the rest have none. The time
+ *    alone is by default its list schedule on the estimates, what its user can know (Verma's
+ *    estimates are exact, so his deadlines are on the true times: ARBITER_SIM_DEADLINE_TRUE).
  *  - A job runs its ready tasks on the tokens the arbiter grants it, highest bottom level first
  *    (greedy list scheduling; a task that does not fit what is left is skipped, a smaller one
  *    may start).
@@ -23,10 +25,12 @@
  *    it against the admitted jobs still running, and judges a deadline job. Shapes carry no
  *    spread of their own (spec estimates: cv 0), their list schedule's place alpha (jm/shape.h
  *    shape_alpha, jm/jsim) and as scale the hi factor of an error model (rm/calib.h) that
- *    learns actual / predicted median from the jobs that finish as admitted or without a
- *    deadline (calib_all; 0: admitted deadline jobs only). A job refused runs best-effort (its
- *    deadline kept but not admitted: the arbiter orders it after the admitted ones), teaches
- *    the model nothing and still counts in missed_fraction.
+ *    learns actual / predicted median as the ledger does (calib_from): from admitted deadline
+ *    jobs and from jobs that had the cluster to themselves. A job refused runs best-effort (its
+ *    deadline kept but not admitted: the arbiter orders it after the admitted ones) and still
+ *    counts in missed_fraction. No job has a profile: every instance is its own size (a
+ *    WfCommons template scaled to its time alone), and a profile is found by job name and
+ *    holds run times in seconds (jm/profile.h), so no earlier run describes it.
  * Same inputs and seed, same result: every draw comes from engine streams seeded per job.
  */
 #ifndef PADDOCK_TOOLS_SIM_ARBITER_SIM_H
@@ -41,6 +45,24 @@
 #define ARBITER_SIM_MAX_CAPACITY 100000
 
 enum arbiter_sim_mix { ARBITER_SIM_WFCOMMONS = 0, ARBITER_SIM_FACEBOOK = 1 };
+
+/* What a job's deadline is drawn relative to (U[1, 2] x its time alone on the whole cluster). */
+enum arbiter_sim_deadlines {
+    ARBITER_SIM_DEADLINE_ESTIMATE = 0, /* its list schedule on the estimates: what its user (and
+                                          the RM) can know at submit */
+    ARBITER_SIM_DEADLINE_TRUE,         /* on its true run times (Verma §IV, whose estimates are
+                                          exact) */
+};
+
+/* Which finished jobs teach admission's error model (rm/calib.h). */
+enum arbiter_sim_calib {
+    ARBITER_SIM_CALIB_LEDGER = 0, /* rm/ledger.c ledger__job_finish: an admitted deadline job,
+                                     or a job that had the cluster to itself (no other job
+                                     active at any time during its life) */
+    ARBITER_SIM_CALIB_ALL,        /* the ledger's rule before it: every job that ran admitted
+                                     or without a deadline, shared or not */
+    ARBITER_SIM_CALIB_DEADLINE,   /* admitted deadline jobs only */
+};
 
 /* The simulated policies: the rm/arbiter ones plus paddock. */
 enum arbiter_sim_policy {
@@ -63,7 +85,8 @@ struct arbiter_sim_config {
     enum arbiter_sim_mix mix; /* default wfcommons */
     const char *workloads;    /* WfCommons directory (borrowed); NULL: the caller must set it */
     double deadline_frac;     /* share of jobs with a deadline (default 0.5) */
-    double alone_min_s;       /* WfCommons jobs scaled to take U_log[min,max] s alone (20, 300) */
+    enum arbiter_sim_deadlines deadlines; /* their basis (default ..._ESTIMATE) */
+    double alone_min_s; /* WfCommons jobs scaled to take U_log[min,max] s alone (20, 300) */
     double alone_max_s;
     double fb_task_scale; /* Facebook mix: task counts x this (default 0.1), ceil, >= 1 */
     double fb_time_scale; /* Facebook mix: task durations x this (default 0.1) */
@@ -79,12 +102,11 @@ struct arbiter_sim_config {
     double urgent_frac;   /* paddock: a deadline job whose conservative finish leaves less than
                              this share of its deadline ends graces for its regular tasks
                              (TASK_CREATE urgent; default 0.2, as paddock-jm) */
-    int calib_all;        /* admission's error model learns from every job it predicted that
-                             ran as admitted or without a deadline, as rm/ledger.c does (1,
-                             default); 0: from admitted deadline jobs only */
-    int profiled;         /* paddock: minimums from each job's controller, as the RM takes them
-                             from a job with a profile; 0 (default): ARIA's, as for a job
-                             without one */
+    enum arbiter_sim_calib calib_from; /* which outcomes admission's error model learns from
+                                          (default ARBITER_SIM_CALIB_LEDGER) */
+    int profiled; /* paddock: minimums from each job's controller, as the RM takes them
+                     from a job with a profile; 0 (default): ARIA's, as for a job
+                     without one */
 };
 
 void arbiter_sim_config_default(struct arbiter_sim_config *c);

@@ -36,6 +36,7 @@ struct asr_job {
     double done_est, done_true;
     uint32_t grant, min_part, spare, ctl_min;
     int active, finished, refused;
+    int shared; /* another job was active at some time while it was (rm/ledger.h) */
     double finish, grant_acc, last_t;
 };
 
@@ -412,6 +413,25 @@ static void asr__allocate(struct asr *r)
     }
 }
 
+/* Whether finished job i teaches the error model. The ledger's rule (rm/ledger.c
+ * ledger__job_finish): where the fluid model describes the run, an admitted deadline job (ahead
+ * of everything the model leaves out) or a job that had the cluster to itself; a job without
+ * an admitted deadline that shared it measured the sharing. */
+static bool asr__teaches(const struct asr *r, size_t i)
+{
+    const struct arbiter_sim_job *j = &r->s->v[i];
+    const struct asr_job *x = &r->jobs[i];
+    bool admitted = j->deadline > 0 && !x->refused;
+    switch (r->cfg->calib_from) {
+    case ARBITER_SIM_CALIB_ALL:
+        return !x->refused;
+    case ARBITER_SIM_CALIB_DEADLINE:
+        return admitted;
+    default:
+        return admitted || !x->shared;
+    }
+}
+
 static void asr__finish_ev(engine_t *e, void *ctx, uint64_t arg)
 {
     struct asr *r = ctx;
@@ -441,9 +461,7 @@ static void asr__finish_ev(engine_t *e, void *ctx, uint64_t arg)
     if (x->ndone == j->n) {
         x->finished = 1;
         x->finish = now;
-        /* the error model learns from the jobs it predicted that ran as admitted or without a
-         * deadline (rm/ledger.c ledger__job_finish); a best-effort job yields to admitted ones */
-        if (r->pred[i] > 0 && !x->refused && (j->deadline > 0 || r->cfg->calib_all))
+        if (r->pred[i] > 0 && asr__teaches(r, i))
             calib_add(&r->calib, now - j->arrival, r->pred[i]);
         x->grant_acc += x->grant * (now - x->last_t);
         x->grant = 0;
@@ -536,6 +554,10 @@ static void asr__arrive_ev(engine_t *e, void *ctx, uint64_t arg)
     double now = engine_now(e);
     x->active = 1;
     x->last_t = now;
+    /* the ledger marks both sides shared when a job registers beside an active one */
+    for (size_t a = 0; a < r->nact; a++)
+        r->jobs[r->act[a]].shared = 1;
+    x->shared = r->nact > 0;
     if (r->admission) {
         int ok = asr__admit(r, i, now);
         if (ok < 0) {

@@ -5,7 +5,8 @@
  *   paddock-sim arbiter [--jobs N] [--load X] [--seed S] [--mix wfcommons|facebook]
  *                       [--admission on|off|both] [--workloads DIR] [--capacity C]
  *                       [--deadline-frac F] [--task-sigma S] [--job-sigma S]
- *                       [--calib-from all|deadline] [--json]
+ *                       [--deadlines estimate|true] [--calib-from ledger|all|deadline]
+ *                       [--json]
  *
  * Prints per policy: missed_fraction, relative_deadline_exceeded, utilization, spare_grants,
  * spare_reclaims, work_lost_s, admitted_fraction, admitted_missed_fraction,
@@ -34,7 +35,8 @@ static int sa__usage(void)
             "[--capacity C]\n"
             "                           [--deadline-frac F] [--task-sigma S] [--job-sigma S] "
             "[--json]\n"
-            "                           [--calib-from all|deadline]\n"
+            "                           [--deadlines estimate|true] "
+            "[--calib-from ledger|all|deadline]\n"
             "                           paddock: [--profiled on|off] [--slack S] "
             "[--period-frac F] [--grace-frac F] [--urgent-frac F]\n"
             "  --workloads defaults to " SA_DEFAULT_WORKLOADS " (WfCommons instances)\n");
@@ -87,9 +89,16 @@ static int sa__parse(int argc, char **argv, struct arbiter_sim_config *c, int *a
             c->urgent_frac = x;
         else if (strcmp(a, "--profiled") == 0 && (strcmp(v, "on") == 0 || strcmp(v, "off") == 0))
             c->profiled = strcmp(v, "on") == 0;
-        else if (strcmp(a, "--calib-from") == 0 &&
-                 (strcmp(v, "all") == 0 || strcmp(v, "deadline") == 0))
-            c->calib_all = strcmp(v, "all") == 0;
+        else if (strcmp(a, "--deadlines") == 0 && strcmp(v, "estimate") == 0)
+            c->deadlines = ARBITER_SIM_DEADLINE_ESTIMATE;
+        else if (strcmp(a, "--deadlines") == 0 && strcmp(v, "true") == 0)
+            c->deadlines = ARBITER_SIM_DEADLINE_TRUE;
+        else if (strcmp(a, "--calib-from") == 0 && strcmp(v, "ledger") == 0)
+            c->calib_from = ARBITER_SIM_CALIB_LEDGER;
+        else if (strcmp(a, "--calib-from") == 0 && strcmp(v, "all") == 0)
+            c->calib_from = ARBITER_SIM_CALIB_ALL;
+        else if (strcmp(a, "--calib-from") == 0 && strcmp(v, "deadline") == 0)
+            c->calib_from = ARBITER_SIM_CALIB_DEADLINE;
         else if (strcmp(a, "--workloads") == 0)
             c->workloads = v;
         else if (strcmp(a, "--mix") == 0 && strcmp(v, "wfcommons") == 0)
