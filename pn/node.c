@@ -249,10 +249,11 @@ void node_destroy(node_t **np)
     *np = NULL;
 }
 
-static void node__matrix_refresh(node_t *n)
+static void node__matrix_refresh(node_t *n, bool force)
 {
     uint64_t now = clock_mono_ms();
-    if (!n->matrix_dirty || now - n->matrix_at_ms < (uint64_t)n->cfg->matrix_min_interval_ms)
+    if (!n->matrix_dirty ||
+        (!force && now - n->matrix_at_ms < (uint64_t)n->cfg->matrix_min_interval_ms))
         return;
     if (matrix_compute(&n->matrix, n->queue, node__now_s(), &n->scratch) == 0) {
         n->matrix_dirty = 0;
@@ -260,9 +261,9 @@ static void node__matrix_refresh(node_t *n)
     }
 }
 
-static void node__matrix_wire(node_t *n, proto_matrix_t *m)
+static void node__matrix_wire(node_t *n, proto_matrix_t *m, bool force)
 {
-    node__matrix_refresh(n);
+    node__matrix_refresh(n, force);
     memset(m, 0, sizeof *m);
     m->ncpu = (uint32_t)n->matrix.ncpu;
     m->nmem = (uint32_t)n->matrix.nmem;
@@ -319,7 +320,12 @@ static void node__status(node_t *n, node__task_t *t, uint64_t req_id)
         if (queue_expected_start_tail(n->queue, now, age, t->id, &n->scratch, &at) == 0 && at > now)
             s->expected_wait_ms = (uint64_t)((at - now) * 1000.0 + 0.5);
     }
-    node__matrix_wire(n, &s->matrix);
+    /* A task that ended freed its room: its JM places the next task on what the status says,
+       so that matrix is computed now, not up to matrix_min_interval ago (with the task still
+       in it). */
+    bool ended = t->state != PROTO_TASK_QUEUED && t->state != PROTO_TASK_STAGING &&
+                 t->state != PROTO_TASK_RUNNING;
+    node__matrix_wire(n, &s->matrix, ended);
     char err[256];
     if (proto_encode(&m, &n->buf, err, sizeof err) != 0) {
         log_error("status of %s/%s: %s", t->job->job_id, t->task_id, err);
@@ -1140,7 +1146,7 @@ void node_heartbeat(node_t *n, proto_heartbeat_t *hb)
     hb->running_opportunistic = (uint32_t)st.opportunistic_running;
     hb->queued_regular = (uint32_t)st.regular_queued;
     hb->queued_opportunistic = (uint32_t)st.opportunistic_queued;
-    node__matrix_wire(n, &hb->matrix);
+    node__matrix_wire(n, &hb->matrix, false);
     hb->timestamp_ms = clock_wall_ms();
     node__cache_filter(n);
     if (n->hb_filter_len) {

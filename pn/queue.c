@@ -340,9 +340,16 @@ static int queue__running_profile(const queue_t *q, double now, loadprof_t *p)
         int grace = queue__in_grace(r, now) && !r->preempting;
         if (r->t.klass != QUEUE_REGULAR && !grace)
             continue;
-        double left = queue__est(q, &r->t) - (now - r->start);
-        if (left < q->cfg.overrun_s)
-            left = q->cfg.overrun_s;
+        /* Past its estimate, a task is assumed to need a little more: a quarter of its
+           estimate, at most overrun_s. (A floor of overrun_s on every running task made a node
+           whose 0.5 s tasks were about to end look a second away: JMs sent work elsewhere to
+           queue, or held it, while the slot freed.) */
+        double est = queue__est(q, &r->t);
+        double left = est - (now - r->start);
+        if (left <= 0) {
+            left = 0.25 * est < q->cfg.overrun_s ? 0.25 * est : q->cfg.overrun_s;
+            left = left > 0.01 ? left : 0.01;
+        }
         if (grace && r->grace_until - now < left)
             left = r->grace_until - now;
         rc = loadprof_add(p, now, now + left, r->t.cpu, r->t.mem_mb);

@@ -49,7 +49,8 @@ typedef struct queue_config {
     size_t max_opportunistic; /* bound on queued opportunistic tasks (0: 1024) */
     size_t max_running;       /* bound on running tasks of both kinds (0: 4096) */
     double default_est_s;     /* runtime estimate of a task that has none (<= 0: 10 s) */
-    double overrun_s;         /* remaining time assumed for a task past its estimate (<= 0: 1 s) */
+    double overrun_s;         /* remaining time assumed for a task past its estimate: a quarter
+                                 of the estimate, at most this (<= 0: 1 s) */
     size_t backfill_depth;    /* queued tasks past the head considered for backfill (0: 64) */
     size_t sim_depth;         /* queued tasks simulated exactly by queue_simulate (0: 256) */
 } queue_config_t;

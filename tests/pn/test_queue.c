@@ -107,10 +107,16 @@ static void test_set_estimate_moves_expected_start(void **state)
     assert_float_equal(at, 5, 1e-9);
     assert_int_equal(queue_expected_start(q, 0, 3, &p, &at), 0);
     assert_float_equal(at, 55, 1e-9);
-    /* a running task past its new estimate is given overrun_s (1 s) more */
+    /* a running task past its new estimate is given a quarter of it more (0.5 s), at most
+     * overrun_s (1 s); one not past it, only what is left of it */
     assert_int_equal(queue_set_estimate(q, 1, 2), 0);
     assert_int_equal(queue_expected_start(q, 3, 2, &p, &at), 0);
-    assert_float_equal(at, 4, 1e-9);
+    assert_float_equal(at, 3.5, 1e-9);
+    assert_int_equal(queue_expected_start(q, 1.8, 2, &p, &at), 0);
+    assert_float_equal(at, 2, 1e-9);
+    assert_int_equal(queue_set_estimate(q, 1, 8), 0);
+    assert_int_equal(queue_expected_start(q, 10, 2, &p, &at), 0);
+    assert_float_equal(at, 11, 1e-9);
     assert_int_equal(queue_set_estimate(q, 77, 2), ERR_NOTFOUND);
     assert_int_equal(queue_set_estimate(q, 1, NAN), ERR_INVAL);
     loadprof_close(&p);
