@@ -9,11 +9,16 @@
 #include "common/log.h"
 #include "common/mem.h"
 #include "jm/jmd.h"
+#include "jm/shape.h"
 
-/* A job without a deadline asks for its width: the most token units the tasks that can be ready
- * at once need when everything runs in waves (all ready tasks, then all they release, ...),
- * found by replaying a copy of the DAG (stage barriers included; the job's own may be under
- * way when the token size changes). At most max_tokens. */
+/* A job without a deadline asks for its width: the most token units its tasks use at once, the
+ * larger of two readings: in waves (all ready tasks, then all they release, ...; found by
+ * replaying a copy of the DAG, stage barriers included, as the job's own may be under way when
+ * the token size changes), and as soon as possible at the estimated run times (jm/shape.h,
+ * what admission counts). Waves alone undercount a DAG whose short tasks release longer ones:
+ * a chain of 0.5 s tasks each releasing four 1.2 s tasks is 5 wide in waves and 13 in time,
+ * and a job asking for 5 ran the rest as opportunistic work that its own regular tasks then
+ * displaced. At most max_tokens. */
 static int jmd_jockey__fixed(jmd_t *j)
 {
     uint64_t widest = 1;
@@ -41,6 +46,12 @@ static int jmd_jockey__fixed(jmd_t *j)
     }
     dag_destroy(&dag);
     mem_free(wave);
+    struct arbiter_shape sh;
+    char msg[256];
+    if (shape_from_spec(j->spec, NULL, j->token_cpu, j->token_mem_mb, 0, &sh, msg, sizeof msg) ==
+            0 &&
+        sh.width > widest)
+        widest = sh.width;
     return widest > (uint64_t)j->o.max_tokens ? j->o.max_tokens : (int)widest;
 }
 
@@ -393,17 +404,39 @@ void jmd_jockey_step(jmd_t *j)
     jmd_out_tokens(j);
 }
 
+/* Token units the cluster's nodes hold beyond the virtual cluster's capacity (cores and memory
+ * no token covers: idle to every job's regular work), from the view. */
+static int jmd_jockey__beyond(jmd_t *j)
+{
+    double units = 0;
+    for (size_t i = 0; i < view_count(j->view); i++) {
+        const struct view_node *n = view_node(j->view, (uint32_t)i);
+        if (n == NULL || !n->up)
+            continue;
+        double by_cpu = j->token_cpu > 0 ? n->cpu / j->token_cpu : n->cpu;
+        double by_mem = j->token_mem_mb > 0 ? (double)n->mem_mb / (double)j->token_mem_mb : by_cpu;
+        units += floor((by_cpu < by_mem ? by_cpu : by_mem) + 1e-9);
+    }
+    double beyond = units - (double)j->capacity;
+    return beyond > 0 ? (int)beyond : 0;
+}
+
 void jmd_jockey_allowance(jmd_t *j)
 {
-    if (!j->ctrl)
-        return; /* without a controller the configured factor stands */
     /* The controller's rule, min(spare, c x tokens), applied to the tokens actually held and
        re-applied whenever the grant changes, so opportunistic work starts with the first grant
-       and not a control period later. Spare is what the RM reported: the virtual cluster's
-       capacity beyond this job's grant. */
+       and not a control period later; a job without a controller (no deadline) follows it too.
+       Spare is the virtual cluster's capacity beyond this job's grant (what the RM reported)
+       plus the nodes' capacity no token covers. A job that holds every token of a cluster with
+       nothing beyond has no spare: an opportunistic task of its own could only take a slot one
+       of its regular tasks was about to (and a critical one then waits behind it). */
     int spare = (int)j->capacity - (int)j->granted;
     if (spare < 0)
         spare = 0;
+    if (j->capacity > 0)
+        spare += jmd_jockey__beyond(j);
+    else
+        spare = INT32_MAX; /* the RM has not said: the configured factor stands */
     double allow = j->o.opp_factor * (double)j->granted;
     if (allow > spare)
         allow = spare;
