@@ -82,6 +82,10 @@ static void jmd__on_tick(uv_timer_t *h)
         return;
     if (j->outcome == JMD_RUNNING) {
         jmd_sched_tick(j);
+        if (j->holding) {
+            j->holding = 0;
+            jmd_sched_request(j);
+        }
         if (j->sched_pending)
             jmd_sched_round(j);
         jmd_jockey_tick(j);

@@ -209,6 +209,7 @@ typedef struct jmd {
     struct place_match *matches;
     uint64_t rng;
     int sched_pending;
+    int holding; /* a round held ready tasks back (jm/place.h place_hold): the tick rounds again */
     enum jmd_outcome outcome;
     char reason[512];
     size_t attempts_failed;

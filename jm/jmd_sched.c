@@ -88,6 +88,7 @@ int jmd_sched_init(jmd_t *j, char *msg, size_t cap)
     struct place_config pc;
     place_config_default(&pc);
     pc.fill = 1; /* a node with room for several tasks now takes them in one round */
+    pc.hold_max_s = PLACE_HOLD_MAX_S; /* late binding: place_hold */
     if (!rc)
         rc = place_new(j->spec, &pc, &j->place);
     if (!rc)
@@ -458,9 +459,17 @@ void jmd_sched_round(jmd_t *j)
             log_error("placement failed: %s", err_text(rc));
             return;
         }
-        size_t placed = 0;
+        size_t placed = 0, held = 0;
+        size_t in_flight = dispatch_regular(j->disp) + dispatch_opportunistic(j->disp);
         for (size_t i = 0; i < nm; i++) {
             struct place_match *pm = &j->matches[i];
+            if (place_hold(place_get_config(j->place), pm,
+                           (double)(now - j->tasks[pm->task].ready_mono) / 1000.0, in_flight)) {
+                held++; /* stays ready: a node with room, or the hold's end, places it */
+                log_debug("%s held: best %s waits ~%.2f s", j->spec->tasks[pm->task].id,
+                          view_node(j->view, pm->node)->name, pm->est.w_s);
+                continue;
+            }
             int cls = dispatch_place(j->disp, pm->task);
             if (cls == DISPATCH_NONE) { /* this one does not fit; a smaller one may */
                 if (dispatch_next(j->disp) == DISPATCH_NONE) {
@@ -510,6 +519,8 @@ void jmd_sched_round(jmd_t *j)
             placed++;
         }
         jmd_sched__ready_back(j, n);
+        if (held > 0)
+            j->holding = 1; /* the next tick looks again, even if no status comes */
         if (placed == 0)
             return;
     }

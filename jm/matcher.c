@@ -4,6 +4,7 @@
 #include "jm/matcher_internal.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -235,15 +236,28 @@ static void matcher__accept(matcher_t *m, const struct matcher_room *q, uint32_t
     m->used_mem[node] += q->mem_mb;
 }
 
-/* A node's proposals together, the largest saving first, ties to the earlier task. */
+/* Whether saving x beats saving y at a node: by more than MATCHER_SAVING_TIE_S, or within it
+ * and x's task comes earlier in the batch (higher priority). Two tasks competing for the one
+ * node with room usually have the same next-best node, so their savings are that node's wait
+ * plus the estimator's deliberate random term (jm/estimator.h, Apollo §3.4): a difference that
+ * small is noise, and letting it decide gave a job's free slot to any of its ready tasks, a
+ * critical one no more often than the others. */
+static bool matcher__beats(double x, size_t tx, double y, size_t ty)
+{
+    if (x == y || fabs(x - y) <= MATCHER_SAVING_TIE_S)
+        return tx < ty;
+    return x > y;
+}
+
+/* A node's proposals together, the best saving first (matcher__beats). */
 static int matcher__prop_cmp(const void *a, const void *b)
 {
     const struct matcher__prop *x = a, *y = b;
     if (x->node != y->node)
         return x->node < y->node ? -1 : 1;
-    if (x->saving != y->saving)
-        return x->saving > y->saving ? -1 : 1;
-    return x->task < y->task ? -1 : x->task > y->task;
+    if (x->task == y->task)
+        return 0;
+    return matcher__beats(x->saving, x->task, y->saving, y->task) ? -1 : 1;
 }
 
 int matcher_stable_room(matcher_t *m, const struct matcher_batch *b,
@@ -353,8 +367,7 @@ int matcher_stable(matcher_t *m, const struct matcher_batch *b, int max_iter,
                 m->prop_task[node] = t;
                 m->prop_saving[node] = saving;
                 m->touched[ntouched++] = node;
-            } else if (saving > m->prop_saving[node] ||
-                       (saving == m->prop_saving[node] && t < m->prop_task[node])) {
+            } else if (matcher__beats(saving, t, m->prop_saving[node], m->prop_task[node])) {
                 m->prop_task[node] = t;
                 m->prop_saving[node] = saving;
             }

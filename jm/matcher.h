@@ -14,7 +14,9 @@
  * proposals and enter the next iteration that tries to match the remaining tasks and servers.
  * The algorithm iterates until all tasks have been assigned, or until it reaches the maximum
  * number of iterations." The saving is C at the task's next-best remaining node minus C here
- * (infinite when it has no other). Ties go to the task earlier in the batch (higher priority).
+ * (infinite when it has no other). Savings within MATCHER_SAVING_TIE_S of each other are a tie
+ * (the estimator's random term is of that order), and ties go to the task earlier in the batch
+ * (higher priority): a job's critical task takes the node with room before its siblings.
  *
  * Greedy matcher: tasks in batch order, each takes its cheapest remaining candidate.
  * Optimal matcher: the exact per-batch assignment minimising the sum of C (Hungarian algorithm,
@@ -35,6 +37,8 @@
 
 #include "jm/estimator.h"
 #include "jm/view.h"
+
+#define MATCHER_SAVING_TIE_S 0.05 /* savings closer than this are a tie (seconds) */
 
 /* One candidate of a task (public value). */
 struct matcher_cand {

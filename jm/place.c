@@ -46,6 +46,23 @@ void place_config_default(struct place_config *cfg)
     cfg->max_iter = 3;
     cfg->max_cands = 64;
     cfg->fill = 0;
+    cfg->hold_max_s = 0;
+}
+
+const struct place_config *place_get_config(const place_t *p)
+{
+    return &p->cfg;
+}
+
+int place_hold(const struct place_config *cfg, const struct place_match *m, double ready_s,
+               size_t in_flight)
+{
+    if (!(cfg->hold_max_s > 0) || in_flight == 0)
+        return 0;
+    double w = m->est.w_s;
+    if (!(w > PLACE_HOLD_WAIT_S))
+        return 0;
+    return ready_s < cfg->hold_max_s;
 }
 
 int place_new(const struct spec *spec, const struct place_config *cfg, place_t **out)
@@ -287,6 +304,29 @@ static struct matcher_room place__room(place_t *p, const struct view_node *vn, u
     return r;
 }
 
+/* The estimate `e` of task `t` on `node`, with what this JM sent there since the node last
+ * told (place_claim) counted as demand ahead of it: the wait for the claims and the task
+ * together. A node's matrix says one core is free now; three tasks sent there in one pass do
+ * not all start now, and without this each of them was estimated as if it were alone. Returns
+ * the new cost. */
+static double place__claimed_wait(place_t *p, const struct view_node *vn, uint32_t node,
+                                  const struct estimator_task *t, struct estimate *e)
+{
+    if (vn == NULL || p->claim_ms[node] == INT64_MIN || vn->info_ms > p->claim_ms[node] ||
+        (p->claim_cpu[node] <= 0 && p->claim_mem[node] <= 0))
+        return e->c_s;
+    double w = view_wait(vn, t->cpu + p->claim_cpu[node], t->mem_mb + p->claim_mem[node], 0);
+    if (w < 0) /* more than the node's capacity at once: it waits for one of them at least */
+        w = view_wait(vn, vn->cpu, t->mem_mb, 0);
+    if (!(w > e->w_s))
+        return e->c_s;
+    double factor = e->e_s > 0 ? e->c_s / e->e_s : 1;
+    e->e_s += w - e->w_s;
+    e->w_s = w;
+    e->c_s = e->e_s * factor;
+    return e->c_s;
+}
+
 int place_claim(place_t *p, size_t task, uint32_t node, int64_t now_ms)
 {
     if (task >= p->spec->ntasks || node >= VIEW_MAX_NODES)
@@ -377,6 +417,8 @@ int place_round(place_t *p, const view_t *view, const estimator_t *est, const si
                 here.file_bytes = 0;
             double cost =
                 estimator_estimate(est, view, &here, p->cnodes[c], now_ms, draw(ctx), &p->est[k]);
+            if (p->cfg.fill && cost < ESTIMATOR_INF)
+                cost = place__claimed_wait(p, view_node(view, cn), cn, &here, &p->est[k]);
             if (p->cnodes[c] == p->failed[t] && cost < ESTIMATOR_INF)
                 cost *= 2; /* a retry prefers another node */
             p->cand[k] = (struct matcher_cand){p->cnodes[c], cost, p->est[k].w_s};

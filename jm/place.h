@@ -44,12 +44,18 @@
 
 struct place_config {
     struct matcher_cand_config cand;
-    int max_iter;     /* stable matcher iterations (default 3) */
-    size_t max_cands; /* candidates per task (default 64) */
-    int fill;         /* 1: a node takes more than one task per round while its room holds them
-                         (matcher_stable_room); 0: Apollo's one task per node per round
-                         (default 0; the daemon sets 1) */
+    int max_iter;      /* stable matcher iterations (default 3) */
+    size_t max_cands;  /* candidates per task (default 64) */
+    int fill;          /* 1: a node takes more than one task per round while its room holds them
+                          (matcher_stable_room); 0: Apollo's one task per node per round
+                          (default 0; the daemon sets 1) */
+    double hold_max_s; /* late binding (place_hold): the longest a ready task waits in the JM
+                          for a node with room rather than queue behind work (default 0: off;
+                          the daemon sets PLACE_HOLD_MAX_S) */
 };
+
+#define PLACE_HOLD_MAX_S  2.0  /* the daemon's hold_max_s */
+#define PLACE_HOLD_WAIT_S 0.02 /* a wait at most this long is room now (the matrix's grain) */
 
 void place_config_default(struct place_config *cfg);
 
@@ -108,6 +114,26 @@ int place_round(place_t *p, const view_t *view, const estimator_t *est, const si
  * its request counts against the node's room until the view has information about the node from
  * after now_ms. 0, ERR_RANGE, ERR_NOMEM. */
 int place_claim(place_t *p, size_t task, uint32_t node, int64_t now_ms);
+
+/* Late binding (issue 22, "critical paths that do not wait"): whether the match `m` of a task
+ * ready for `ready_s` seconds should stay in the JM rather than be sent. A task sent to a node
+ * where it must wait is bound there: when a slot frees on another node, the task does not move,
+ * and the slot idles or goes to a later task (a chain of short critical tasks then waits behind
+ * its own job's longer ones, node by node). Greedy list scheduling gives every freed slot to
+ * the highest-priority ready task; holding the task while its best node has no room, and
+ * placing it when a node reports room (a finished task's status carries the node's matrix),
+ * does the same over the network. Held when cfg.hold_max_s > 0, the job has attempts in flight
+ * (`in_flight` > 0: one of them ending brings the next round), the estimated wait exceeds
+ * PLACE_HOLD_WAIT_S and the task has been ready for less than hold_max_s: past that it queues
+ * at its best node as in Apollo. Not min(wait, hold_max_s): a regular task queued at a node
+ * holds one of its job's tokens while it waits, so on a cluster the job fills, every task bound
+ * to a busy node is a slot idle elsewhere (a chain-and-fan-out job ran at 6 of 8 cores). 1:
+ * hold, 0: send. */
+int place_hold(const struct place_config *cfg, const struct place_match *m, double ready_s,
+               size_t in_flight);
+
+/* The placer's configuration (borrowed, valid until place_destroy). */
+const struct place_config *place_get_config(const place_t *p);
 
 /* The room place_round gives `node` now (cfg.fill), for tests and benchmarks. ERR_RANGE. */
 int place_room(place_t *p, const view_t *view, uint32_t node, struct matcher_room *out);

@@ -124,7 +124,8 @@ static void test_figure5(void **state)
 }
 
 /* A node wanted by two tasks goes to the one that would lose most elsewhere (the saving), not
- * to the earlier one; the loser proposes again in the next iteration. */
+ * to the earlier one, unless the savings are within the tie; the loser proposes again in the
+ * next iteration. */
 static void test_saving_decides_conflicts(void **state)
 {
     (void)state;
@@ -154,6 +155,16 @@ static void test_saving_decides_conflicts(void **state)
     assert_int_equal(n, 2);
     assert_int_equal(find_task(out, n, 0)->node, 0);
     assert_int_equal(find_task(out, n, 1)->node, 1);
+    /* savings within MATCHER_SAVING_TIE_S are a tie: the earlier task (higher priority)
+     * wins, as a job's critical task over its siblings; a saving larger by more still wins */
+    struct matcher_cand c3[4] = {{0, 0.5, 0}, {1, 1.5, 1}, {0, 1.2, 0}, {1, 2.23, 1}};
+    struct matcher_batch b3 = {2, off, c3}; /* savings 1.0 and 1.03 */
+    assert_int_equal(matcher_stable(m, &b3, 1, out, &n), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(out[0].task, 0);
+    c3[3].cost = 2.4; /* saving 1.2 */
+    assert_int_equal(matcher_stable(m, &b3, 1, out, &n), 0);
+    assert_int_equal(out[0].task, 1);
     matcher_destroy(&m);
 }
 

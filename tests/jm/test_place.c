@@ -272,12 +272,68 @@ static void test_fill_two_nodes(void **state)
     spec_destroy(&s);
 }
 
+/* Late binding (place_hold) and the claims in the wait: a node with 2 free cores of 4; the
+ * JM sends two tasks there. A third placed before the node tells again is estimated behind the
+ * two (its matrix still says 2 cores free now, the claims say otherwise), and is held in the
+ * JM while the job has work in flight, for at most hold_max_s; a task whose best node has room
+ * is never held. */
+static void test_claims_and_hold(void **state)
+{
+    (void)state;
+    struct spec *s = fill_spec(3, 1);
+    view_t *v = NULL;
+    assert_int_equal(view_new(&v), 0);
+    uint32_t a = fill_node(v, "a", 4, 2, 1, 0);
+    assert_int_equal(view_refresh_light(v, 10), 0);
+    estimator_t *est = NULL;
+    assert_int_equal(estimator_new(NULL, s->nstages, &est), 0);
+    struct place_config cfg;
+    place_config_default(&cfg);
+    cfg.fill = 1;
+    cfg.hold_max_s = 2;
+    place_t *p = NULL;
+    assert_int_equal(place_new(s, &cfg, &p), 0);
+    assert_int_equal(place_resolve(p, v), 0);
+    size_t tasks[3] = {0, 1, 2};
+    struct place_match out[3];
+    size_t n = 0;
+    assert_int_equal(place_round(p, v, est, tasks, 2, 10, draw_half, NULL, out, &n), 0);
+    assert_int_equal(n, 2);
+    for (size_t i = 0; i < n; i++) {
+        assert_true(out[i].est.w_s == 0);
+        assert_int_equal(place_hold(&cfg, &out[i], 0, 5), 0); /* room now: sent */
+        assert_int_equal(place_claim(p, out[i].task, a, 10), 0);
+    }
+    assert_int_equal(place_round(p, v, est, &tasks[2], 1, 11, draw_half, NULL, out, &n), 0);
+    assert_int_equal(n, 1);
+    assert_float_equal(out[0].est.w_s, 30, 1e-9); /* 3 cores wanted: the 4-core cell waits */
+    assert_int_equal(place_hold(&cfg, &out[0], 0, 2), 1);
+    assert_int_equal(place_hold(&cfg, &out[0], 1.9, 2), 1);
+    assert_int_equal(place_hold(&cfg, &out[0], 2.0, 2), 0); /* held long enough: it queues */
+    assert_int_equal(place_hold(&cfg, &out[0], 0, 0), 0);   /* nothing in flight to free room */
+    struct place_config off;
+    place_config_default(&off);
+    assert_int_equal(place_hold(&off, &out[0], 0, 2), 0); /* Apollo's binding (the default) */
+    /* the node tells again with 3 cores free: the claims give way to what it says */
+    fill_node(v, "a", 4, 3, 2, 20);
+    assert_int_equal(place_round(p, v, est, &tasks[2], 1, 21, draw_half, NULL, out, &n), 0);
+    assert_int_equal(n, 1);
+    assert_true(out[0].est.w_s == 0);
+    assert_ptr_equal(place_get_config(p), place_get_config(p));
+    assert_true(place_get_config(p)->hold_max_s == 2);
+    place_destroy(&p);
+    estimator_destroy(&est);
+    view_destroy(&v);
+    spec_destroy(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round),
         cmocka_unit_test(test_fill_one_big_node),
         cmocka_unit_test(test_fill_two_nodes),
+        cmocka_unit_test(test_claims_and_hold),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
