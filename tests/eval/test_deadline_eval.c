@@ -52,8 +52,14 @@ static void test_one_chainfan(void **state)
     assert_non_null(doc);
     json_t *runs = json_object_get(doc, "runs");
     assert_true(json_is_array(runs));
-    assert_int_equal(json_array_size(runs), 1);
-    json_t *r = json_array_get(runs, 0);
+    /* the default phases: without a deadline (it calibrates admission), then at 1.3x greedy */
+    assert_int_equal(json_array_size(runs), 2);
+    json_t *r0 = json_array_get(runs, 0);
+    assert_true(json_is_null(json_object_get(r0, "factor")));
+    assert_true(json_is_null(json_object_get(r0, "admitted")));
+    assert_string_equal(json_string_value(json_object_get(r0, "state")), "succeeded");
+    json_t *r = json_array_get(runs, 1);
+    assert_float_equal(json_number_value(json_object_get(r, "factor")), 1.3, 1e-9);
     static const char *const keys[] = {"workload", "greedy_s",    "quote_p50_s", "quote_bound_s",
                                        "admitted", "makespan_s",  "met",         "starts",
                                        "tasks",    "eta_error_50"};
