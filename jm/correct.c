@@ -30,6 +30,23 @@ static double correct__left_wait(const struct correct_input *in)
     return correct__nonneg(correct__nonneg(in->cur_wait_s) - correct__nonneg(in->own_share_s));
 }
 
+/* The thresholds for a task of run time run_s: min_wait_s and margin_s, but never more than
+ * CORRECT_SCALE of the task's own run time. A second's wait is nothing to a ten-minute task and
+ * twice the whole run of a half-second one: with fixed thresholds a short task stayed queued
+ * behind a busy node while another sat idle (one core of eight, all through a job of short
+ * tasks). */
+static double correct__min_wait(const struct correct_config *cfg, double run_s)
+{
+    double s = CORRECT_SCALE * run_s;
+    return run_s > 0 && s < cfg->min_wait_s ? s : cfg->min_wait_s;
+}
+
+static double correct__margin(const struct correct_config *cfg, double run_s)
+{
+    double s = CORRECT_SCALE * run_s;
+    return run_s > 0 && s < cfg->margin_s ? s : cfg->margin_s;
+}
+
 enum correct_verdict correct_check(const struct correct_config *cfg, const struct correct_input *in,
                                    double *left_s)
 {
@@ -43,25 +60,26 @@ enum correct_verdict correct_check(const struct correct_config *cfg, const struc
     if (left_s)
         *left_s = left;
     double waited = correct__nonneg(in->waited_s);
-    if (in->moves >= cfg->max_moves || waited < cfg->min_wait_s ||
+    double run = correct__nonneg(in->run_s);
+    if (in->moves >= cfg->max_moves || waited < correct__min_wait(cfg, run) ||
         waited + left_wait < cfg->wait_factor * correct__nonneg(in->placed_wait_s))
         return CORRECT_TOO_SOON;
     if (!isfinite(in->alt_c_s) || in->alt_c_s >= 1e300 || in->alt_c_s < 0)
         return CORRECT_STAY;
     double save = cfg->gain * left;
-    if (save < cfg->margin_s)
-        save = cfg->margin_s;
+    if (save < correct__margin(cfg, run))
+        save = correct__margin(cfg, run);
     return left - in->alt_c_s >= save ? CORRECT_MOVE : CORRECT_STAY;
 }
 
 /* 1 when alt saves at least max(margin, gain x left). */
-static int correct__better(const struct correct_config *cfg, double left, double alt)
+static int correct__better(const struct correct_config *cfg, double run, double left, double alt)
 {
     if (!isfinite(alt) || alt >= 1e300 || alt < 0)
         return 0;
     double save = cfg->gain * left;
-    if (save < cfg->margin_s)
-        save = cfg->margin_s;
+    if (save < correct__margin(cfg, run))
+        save = correct__margin(cfg, run);
     return left - alt >= save;
 }
 
@@ -81,15 +99,15 @@ enum correct_action correct_decide(const struct correct_config *cfg, enum correc
         *left_s = left;
     double waited = correct__nonneg(q->waited_s);
     double expected = waited + left_wait;
+    double run = correct__nonneg(q->run_s), min_wait = correct__min_wait(cfg, run);
     unsigned c = 0;
-    if (waited >= cfg->min_wait_s &&
-        expected >= cfg->wait_factor * correct__nonneg(q->placed_wait_s))
+    if (waited >= min_wait && expected >= cfg->wait_factor * correct__nonneg(q->placed_wait_s))
         c |= CORRECT_COND_WAIT_GREW;
     if (isfinite(in->stage_avg_wait_s) && in->stage_avg_wait_s >= 0) {
         double avg = cfg->stage_factor * in->stage_avg_wait_s;
-        if (expected >= cfg->min_wait_s && expected > avg)
+        if (expected >= min_wait && expected > avg)
             c |= CORRECT_COND_ABOVE_STAGE;
-        if (waited >= cfg->min_wait_s && waited > avg)
+        if (waited >= min_wait && waited > avg)
             c |= CORRECT_COND_WAITED_LONG;
     }
     if (conds)
@@ -99,7 +117,7 @@ enum correct_action correct_decide(const struct correct_config *cfg, enum correc
     int dup = mode == CORRECT_MODE_DUPLICATE && !in->no_copies;
     if (dup ? in->dups >= cfg->max_dups : q->moves >= cfg->max_moves)
         return CORRECT_NONE;
-    if (!correct__better(cfg, left, q->alt_c_s))
+    if (!correct__better(cfg, run, left, q->alt_c_s))
         return CORRECT_NONE;
     return dup ? CORRECT_ACT_DUPLICATE : CORRECT_ACT_MOVE;
 }
@@ -128,7 +146,7 @@ int correct_upgrade_pick(const struct correct_config *cfg, const struct correct_
         if (!(c[i].prio >= top - prio_eps) && isfinite(top))
             continue;
         double here = correct__nonneg(c[i].here_s);
-        int rep = !c[i].running && correct__better(cfg, here, c[i].alt_s);
+        int rep = !c[i].running && correct__better(cfg, 0, here, c[i].alt_s);
         double best = rep ? c[i].alt_s : here;
         if (out->idx < 0 || best < out->best_s) {
             out->idx = (long)i;

@@ -33,11 +33,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#define CORRECT_SCALE 0.25 /* min_wait_s and margin_s are at most this x the task's run time */
+
 struct correct_config {
-    double min_wait_s;   /* never move a task that waited less (default 1 s) */
+    double min_wait_s;   /* never move a task that waited less (default 1 s; at most
+                            CORRECT_SCALE x its run time) */
     double wait_factor;  /* the wait must exceed the placed one this many times (default 2) */
     double gain;         /* the move must save this fraction of what is left (default 0.25) */
-    double margin_s;     /* ... and at least this much (default 0.5 s) */
+    double margin_s;     /* ... and at least this much (default 0.5 s; at most CORRECT_SCALE x
+                            its run time) */
     uint32_t max_moves;  /* moves per task (default 3) */
     double stage_factor; /* conditions (ii)/(iii): x the stage's average wait (default 1) */
     uint32_t max_dups;   /* duplicates per task (default 1) */

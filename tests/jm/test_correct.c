@@ -40,7 +40,12 @@ static void test_too_soon(void **state)
 {
     (void)state;
     struct correct_input in = stuck();
-    in.waited_s = 0.5; /* under min_wait_s: not judged yet */
+    in.waited_s = 0.2; /* under min(min_wait_s, a quarter of its 1 s run): not judged yet */
+    assert_int_equal(correct_check(NULL, &in, NULL), CORRECT_TOO_SOON);
+    in.waited_s = 0.3; /* a quarter of its run: a 1 s task need not wait a second to move */
+    assert_int_equal(correct_check(NULL, &in, NULL), CORRECT_MOVE);
+    in.run_s = 8;
+    in.waited_s = 0.9; /* an 8 s task: min_wait_s (1 s) itself */
     assert_int_equal(correct_check(NULL, &in, NULL), CORRECT_TOO_SOON);
     /* Placed knowing it would wait 6 s: 1.5 s waited and 6.5 s to go is not twice that. */
     in = stuck();
@@ -96,15 +101,24 @@ static void test_margin_and_config(void **state)
     (void)state;
     struct correct_config cfg;
     correct_config_default(&cfg);
-    /* A short task: left 1.2 s, another node 0.9 s: a quarter is 0.3 s but the margin is 0.5. */
+    /* Left 10.2 s of a 10 s task, with a gain of 0.01: the margin (0.5 s) decides. */
+    cfg.gain = 0.01;
     struct correct_input in = stuck();
     in.pn_wait_s = 2.2;
     in.since_report_s = 2.0;
     in.waited_s = 2.0;
-    in.run_s = 1.0;
-    in.alt_c_s = 0.9;
+    in.run_s = 10.0;
+    in.alt_c_s = 9.8;
     assert_int_equal(correct_check(&cfg, &in, NULL), CORRECT_STAY);
     cfg.margin_s = 0.2;
+    assert_int_equal(correct_check(&cfg, &in, NULL), CORRECT_MOVE);
+    /* A 1 s task: the margin is at most a quarter of its run (0.25 s), not 0.5 s */
+    correct_config_default(&cfg);
+    cfg.gain = 0.01;
+    in.run_s = 1.0;
+    in.alt_c_s = 0.98; /* left 1.2 s: saves 0.22 s */
+    assert_int_equal(correct_check(&cfg, &in, NULL), CORRECT_STAY);
+    in.alt_c_s = 0.9; /* saves 0.3 s */
     assert_int_equal(correct_check(&cfg, &in, NULL), CORRECT_MOVE);
     /* Nonsense inputs are clamped, never a move on their account. */
     in = stuck();

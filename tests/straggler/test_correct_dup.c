@@ -105,7 +105,8 @@ static void test_too_soon(void **state)
 {
     (void)state;
     struct correct_dup_input in = quiet();
-    in.q.waited_s = 0.5; /* under min_wait_s: (i) and (iii) wait */
+    in.q.waited_s = 0.4; /* under min(min_wait_s, a quarter of its 2 s run): (i) and (iii)
+                            wait */
     in.q.pn_wait_s = 100;
     in.stage_avg_wait_s = 0.1;
     unsigned c = 0;
