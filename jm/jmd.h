@@ -345,6 +345,8 @@ void jmd_pn_req_split(uint64_t req_id, size_t *task, uint32_t *attempt);
 int jmd_sched_init(jmd_t *j, char *msg, size_t cap);
 void jmd_sched_close(jmd_t *j);
 void jmd_sched_request(jmd_t *j); /* a round soon (coalesced) */
+/* A ready task's key in the ready queue (jm/readyq.h): its bottom level. */
+double jmd_sched_prio(const jmd_t *j, size_t task);
 void jmd_sched_round(jmd_t *j);
 /* A status from the node behind link `link` (-1: unknown). */
 void jmd_sched_status(jmd_t *j, const proto_task_status_t *st, long link);

@@ -739,7 +739,7 @@ static void jmd_spec__lost_outputs(jmd_t *j, int64_t now)
             if (dag_state(j->dag, dep[i]) == DAG_WAITING)
                 readyq_remove(j->rq, dep[i]);
         const struct spec_task *sp = &j->spec->tasks[p];
-        if (readyq_push(j->rq, p, j->stage_prio[sp->stage], sp->input_bytes) == 0)
+        if (readyq_push(j->rq, p, jmd_sched_prio(j, p), sp->input_bytes) == 0)
             j->tasks[p].ready_mono = now;
         j->spec_stats.reruns++;
         log_info("re-running %s: its node-local outputs were on %s, which is down, and %zu "

@@ -54,10 +54,9 @@ const struct place_config *place_get_config(const place_t *p)
     return &p->cfg;
 }
 
-int place_hold(const struct place_config *cfg, const struct place_match *m, double ready_s,
-               size_t in_flight)
+int place_hold(const struct place_config *cfg, const struct place_match *m, double ready_s)
 {
-    if (!(cfg->hold_max_s > 0) || in_flight == 0)
+    if (!(cfg->hold_max_s > 0))
         return 0;
     double w = m->est.w_s;
     if (!(w > PLACE_HOLD_WAIT_S))
@@ -316,8 +315,12 @@ static double place__claimed_wait(place_t *p, const struct view_node *vn, uint32
         (p->claim_cpu[node] <= 0 && p->claim_mem[node] <= 0))
         return e->c_s;
     double w = view_wait(vn, t->cpu + p->claim_cpu[node], t->mem_mb + p->claim_mem[node], 0);
-    if (w < 0) /* more than the node's capacity at once: it waits for one of them at least */
-        w = view_wait(vn, vn->cpu, t->mem_mb, 0);
+    if (w < 0) {
+        /* more than the node holds at once: it waits for one of them to end at least; their
+           run times are not known here, its own stands in */
+        double all = view_wait(vn, vn->cpu, t->mem_mb, 0);
+        w = (all > 0 ? all : 0) + e->r_s;
+    }
     if (!(w > e->w_s))
         return e->c_s;
     double factor = e->e_s > 0 ? e->c_s / e->e_s : 1;

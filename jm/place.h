@@ -121,16 +121,17 @@ int place_claim(place_t *p, size_t task, uint32_t node, int64_t now_ms);
  * and the slot idles or goes to a later task (a chain of short critical tasks then waits behind
  * its own job's longer ones, node by node). Greedy list scheduling gives every freed slot to
  * the highest-priority ready task; holding the task while its best node has no room, and
- * placing it when a node reports room (a finished task's status carries the node's matrix),
- * does the same over the network. Held when cfg.hold_max_s > 0, the job has attempts in flight
- * (`in_flight` > 0: one of them ending brings the next round), the estimated wait exceeds
- * PLACE_HOLD_WAIT_S and the task has been ready for less than hold_max_s: past that it queues
- * at its best node as in Apollo. Not min(wait, hold_max_s): a regular task queued at a node
- * holds one of its job's tokens while it waits, so on a cluster the job fills, every task bound
- * to a busy node is a slot idle elsewhere (a chain-and-fan-out job ran at 6 of 8 cores). 1:
- * hold, 0: send. */
-int place_hold(const struct place_config *cfg, const struct place_match *m, double ready_s,
-               size_t in_flight);
+ * placing it when a node reports room (a finished task's status carries the node's matrix, a
+ * heartbeat the view, and the JM's tick looks again while it holds any), does the same over the
+ * network. Held when cfg.hold_max_s > 0, the estimated wait exceeds PLACE_HOLD_WAIT_S and the
+ * task has been ready for less than hold_max_s: past that it queues at its best node as in
+ * Apollo. Not min(wait, hold_max_s): a regular task queued at a node holds one of its job's
+ * tokens while it waits, so on a cluster the job fills, every task bound to a busy node is a
+ * slot idle elsewhere (a chain-and-fan-out job ran at 6 of 8 cores). Nor only while the job has
+ * work in flight: a new job's first round sees matrices up to a heartbeat old, busy with the
+ * job before it, and bound its first tasks behind work that had already ended. 1: hold, 0:
+ * send. */
+int place_hold(const struct place_config *cfg, const struct place_match *m, double ready_s);
 
 /* The placer's configuration (borrowed, valid until place_destroy). */
 const struct place_config *place_get_config(const place_t *p);

@@ -275,8 +275,7 @@ static void test_fill_two_nodes(void **state)
 /* Late binding (place_hold) and the claims in the wait: a node with 2 free cores of 4; the
  * JM sends two tasks there. A third placed before the node tells again is estimated behind the
  * two (its matrix still says 2 cores free now, the claims say otherwise), and is held in the
- * JM while the job has work in flight, for at most hold_max_s; a task whose best node has room
- * is never held. */
+ * JM for at most hold_max_s; a task whose best node has room is never held. */
 static void test_claims_and_hold(void **state)
 {
     (void)state;
@@ -301,19 +300,18 @@ static void test_claims_and_hold(void **state)
     assert_int_equal(n, 2);
     for (size_t i = 0; i < n; i++) {
         assert_true(out[i].est.w_s == 0);
-        assert_int_equal(place_hold(&cfg, &out[i], 0, 5), 0); /* room now: sent */
+        assert_int_equal(place_hold(&cfg, &out[i], 0), 0); /* room now: sent */
         assert_int_equal(place_claim(p, out[i].task, a, 10), 0);
     }
     assert_int_equal(place_round(p, v, est, &tasks[2], 1, 11, draw_half, NULL, out, &n), 0);
     assert_int_equal(n, 1);
     assert_float_equal(out[0].est.w_s, 30, 1e-9); /* 3 cores wanted: the 4-core cell waits */
-    assert_int_equal(place_hold(&cfg, &out[0], 0, 2), 1);
-    assert_int_equal(place_hold(&cfg, &out[0], 1.9, 2), 1);
-    assert_int_equal(place_hold(&cfg, &out[0], 2.0, 2), 0); /* held long enough: it queues */
-    assert_int_equal(place_hold(&cfg, &out[0], 0, 0), 0);   /* nothing in flight to free room */
+    assert_int_equal(place_hold(&cfg, &out[0], 0), 1);
+    assert_int_equal(place_hold(&cfg, &out[0], 1.9), 1);
+    assert_int_equal(place_hold(&cfg, &out[0], 2.0), 0); /* held long enough: it queues */
     struct place_config off;
     place_config_default(&off);
-    assert_int_equal(place_hold(&off, &out[0], 0, 2), 0); /* Apollo's binding (the default) */
+    assert_int_equal(place_hold(&off, &out[0], 0), 0); /* Apollo's binding (the default) */
     /* the node tells again with 3 cores free: the claims give way to what it says */
     fill_node(v, "a", 4, 3, 2, 20);
     assert_int_equal(place_round(p, v, est, &tasks[2], 1, 21, draw_half, NULL, out, &n), 0);
