@@ -10,6 +10,15 @@
 #include "jm/jsim.h"
 #include "jm/priority.h"
 
+/* The mean of a distribution given by PROFILE_NQ quantiles, linear between them. */
+static double shape__quantile_mean(const double *q)
+{
+    double du = 1.0 / (PROFILE_NQ - 1), m1 = 0;
+    for (int k = 0; k + 1 < PROFILE_NQ; k++)
+        m1 += (q[k] + q[k + 1]) / 2 * du;
+    return m1;
+}
+
 double shape_quantile_sd(const double *q)
 {
     /* X(u) is linear on each segment between quantiles: the segment's mean is (a + b) / 2 and
@@ -136,16 +145,29 @@ int shape_from_spec(const struct spec *spec, const struct profile *prof, double 
     uint32_t *tok = mem_calloc(n > 0 ? n : 1, sizeof *tok);
     double *stage_mean = mem_calloc(ns > 0 ? ns : 1, sizeof *stage_mean);
     double *stage_sd = mem_calloc(ns > 0 ? ns : 1, sizeof *stage_sd);
-    double *stage_tok = mem_calloc(ns > 0 ? ns : 1, sizeof *stage_tok);
+    double *stage_err = mem_calloc(ns > 0 ? ns : 1, sizeof *stage_err);
     int *stage_seen = mem_calloc(ns > 0 ? ns : 1, sizeof *stage_seen);
     dag_t *dag = NULL;
     int rc = ERR_NOMEM;
     if (rt == NULL || hi == NULL || bl == NULL || tok == NULL || stage_mean == NULL ||
-        stage_sd == NULL || stage_tok == NULL || stage_seen == NULL) {
+        stage_sd == NULL || stage_err == NULL || stage_seen == NULL) {
         err_fmt(msg, cap, rc, "shape: out of memory");
         goto done;
     }
-    /* Per stage: the profile's mean and spread, when it saw successful tasks of the stage. */
+    /* Per stage: the profile's mean and spread, when it saw successful tasks of the stage. Where
+     * it also saw how run times compared with the tasks' own estimates (ratio_q), a task is its
+     * estimate times the stage's mean ratio, spread by the ratio's: the tasks of a stage keep
+     * their differences (as the JM's simulator has them, jm/jsim.h), and the spread is the
+     * error of an estimate, not the difference between a stage's 0.01 s and 7 s tasks, which
+     * the spec states. */
+    double *stage_ratio = mem_calloc(ns > 0 ? ns : 1, sizeof *stage_ratio);
+    double *stage_rsd = mem_calloc(ns > 0 ? ns : 1, sizeof *stage_rsd);
+    if (stage_ratio == NULL || stage_rsd == NULL) {
+        mem_free(stage_ratio);
+        mem_free(stage_rsd);
+        err_fmt(msg, cap, rc, "shape: out of memory");
+        goto done;
+    }
     for (size_t s = 0; s < ns && prof != NULL; s++) {
         int k = profile_find_stage(prof, spec->stages[s].name);
         if (k < 0)
@@ -157,17 +179,28 @@ int shape_from_spec(const struct spec *spec, const struct profile *prof, double 
         stage_mean[s] = mean;
         stage_sd[s] = shape_quantile_sd(ps->runtime_q);
         stage_seen[s] = ps->tasks;
+        double r = shape__quantile_mean(ps->ratio_q);
+        if (ps->ratio_samples > 0 && r > 0 && isfinite(r)) {
+            stage_ratio[s] = r;
+            stage_rsd[s] = shape_quantile_sd(ps->ratio_q);
+        }
     }
     double work = 0, var_tasks = 0, sd_linear = 0;
     for (size_t i = 0; i < n; i++) {
         const struct spec_task *t = &spec->tasks[i];
         size_t s = t->stage;
         tok[i] = arbiter_task_tokens(t->cpu, t->mem_mb, token_cpu, token_mem_mb);
-        if (stage_seen[s] > 0) {
+        if (stage_seen[s] > 0 && stage_ratio[s] > 0 && t->runtime_s > 0) {
+            double sd = t->runtime_s * stage_rsd[s];
+            rt[i] = t->runtime_s * stage_ratio[s];
+            hi[i] = rt[i] + sd;
+            var_tasks += sd * sd * (double)tok[i] * tok[i];
+            stage_err[s] += sd * tok[i]; /* the stage's error, tasks together */
+        } else if (stage_seen[s] > 0) {
             rt[i] = stage_mean[s];
             hi[i] = stage_mean[s] + stage_sd[s];
             var_tasks += stage_sd[s] * stage_sd[s] * (double)tok[i] * tok[i];
-            stage_tok[s] += tok[i];
+            stage_err[s] += stage_sd[s] * tok[i];
         } else {
             rt[i] = t->runtime_s;
             hi[i] = t->runtime_s * (1 + cv);
@@ -180,9 +213,11 @@ int shape_from_spec(const struct spec *spec, const struct profile *prof, double 
     double var_means = 0;
     for (size_t s = 0; s < ns; s++)
         if (stage_seen[s] > 0) {
-            double e = stage_tok[s] * stage_sd[s] / sqrt((double)stage_seen[s]);
+            double e = stage_err[s] / sqrt((double)stage_seen[s]);
             var_means += e * e;
         }
+    mem_free(stage_ratio);
+    mem_free(stage_rsd);
     rc = dag_new(spec, &dag);
     if (rc != 0) {
         err_fmt(msg, cap, rc, "shape: cannot build the task graph");
@@ -216,7 +251,7 @@ done:
     mem_free(tok);
     mem_free(stage_mean);
     mem_free(stage_sd);
-    mem_free(stage_tok);
+    mem_free(stage_err);
     mem_free(stage_seen);
     return rc;
 }

@@ -5,11 +5,15 @@
  * MRM §3: the conservative bound adds k standard deviations). This module computes them from a
  * validated spec and, when one is given, the job's profile (jm/profile.h):
  *
- *  - a task's runtime: its stage's mean run time in the profile when the profile has the stage
- *    with successful tasks, else the spec's runtime_s;
+ *  - a task's runtime: with a profile stage that compared run times with the tasks' estimates
+ *    (ratio_q), its own runtime_s times the stage's mean ratio; with a profile stage without
+ *    ratios, the stage's mean run time; else the spec's runtime_s;
  *  - a task's tokens: arbiter_task_tokens(cpu, mem_mb, token_cpu, token_mem_mb);
  *  - work = sum over tasks of runtime x tokens;
- *  - work_sd: with a profile stage, the per-task variance of the stage's run-time distribution
+ *  - work_sd: with a profile stage with ratios, each task's runtime_s times the ratio's standard
+ *    deviation, as independent tasks plus a stage term as below (the error of an estimate, not
+ *    the spread between a stage's tasks, which the spec states); without ratios, the per-task
+ *    variance of the stage's run-time distribution
  *    (from its quantiles) times tokens², summed over tasks (independent tasks), plus a term for
  *    the uncertainty of the stage mean itself (one run's sample: the stage's token-weighted task
  *    count x sd / sqrt(tasks the profile saw)), the part that would show up between runs; tasks

@@ -109,7 +109,16 @@ static void test_width_overlap(void **state)
     spec_destroy(&s);
 }
 
+static void load_profile_ratio(struct profile *p, double lo, double hi, double rlo, double rhi,
+                               int ratio_samples);
+
 static void load_profile(struct profile *p, double lo, double hi)
+{
+    load_profile_ratio(p, lo, hi, 0, 0, 0);
+}
+
+static void load_profile_ratio(struct profile *p, double lo, double hi, double rlo, double rhi,
+                               int ratio_samples)
 {
     char q[PROFILE_NQ * 24 + 8], *w = q;
     w += sprintf(w, "[");
@@ -120,14 +129,20 @@ static void load_profile(struct profile *p, double lo, double hi)
     for (int k = 1; k < PROFILE_NQ; k++)
         strcat(z, ",0");
     strcat(z, "]");
+    char r[PROFILE_NQ * 24 + 8];
+    w = r;
+    w += sprintf(w, "[");
+    for (int k = 0; k < PROFILE_NQ; k++)
+        w += sprintf(w, "%s%.17g", k ? "," : "", rlo + (rhi - rlo) * k / (PROFILE_NQ - 1));
+    sprintf(w, "]");
     char buf[4096], msg[256];
     snprintf(buf, sizeof buf,
              "{\"format\":\"paddock-profile\",\"version\":1,\"job\":\"job\",\"stages\":["
              "{\"name\":\"map\",\"tasks\":4,\"attempts\":4,\"failures\":0,\"runtime_q\":%s,"
-             "\"ratio_q\":%s,\"ratio_samples\":0,\"runtime_total_s\":48,\"queue_total_s\":0,"
+             "\"ratio_q\":%s,\"ratio_samples\":%d,\"runtime_total_s\":48,\"queue_total_s\":0,"
              "\"init_q\":%s,\"fail_run_mean_s\":0,\"input_bytes_mean\":0,"
              "\"input_bytes_max\":0}]}",
-             q, z, z);
+             q, ratio_samples > 0 ? r : z, ratio_samples, z);
     profile_init(p);
     int rc = profile_from_json(p, buf, strlen(buf), msg, sizeof msg);
     if (rc != 0)
@@ -163,6 +178,19 @@ static void test_profile(void **state)
     NEAR(sh.path, 42);
     NEAR(sh.path_sd, sd + 7.5);
     assert_int_equal(sh.width, 64);
+    profile_close(&p);
+    /* The same run times, with the estimates compared: ratios uniform on [1.1, 1.3] (mean 1.2,
+     * sd 0.2 / sqrt(12)). Each map task is its own 10 s estimate times 1.2, spread by 10 x the
+     * ratio's sd: the spread is the estimate's error, not the difference between tasks. */
+    load_profile_ratio(&p, 8, 16, 1.1, 1.3, 4);
+    assert_int_equal(shape_from_spec(s, &p, 1.0, 4096, 0.25, &sh, msg, sizeof msg), 0);
+    double rsd = 0.2 / sqrt(12.0);
+    NEAR(sh.work, 4 * 12 * 16 + 2 * 30 * 2);
+    var_tasks = 4 * (10 * rsd) * (10 * rsd) * 16 * 16;
+    se = 4 * 10 * rsd * 16 / 2;
+    NEAR(sh.work_sd, sqrt(var_tasks + se * se) + 30);
+    NEAR(sh.path, 42);
+    NEAR(sh.path_sd, 10 * rsd + 7.5);
     profile_close(&p);
     spec_destroy(&s);
 }
