@@ -803,7 +803,20 @@ static void test_orphans_reaped(void **state)
     long pid = await_jm(job, 0, 10000);
     assert_true(pid > 1);
     long procs[64];
+    /* all three running, as its JM says (a task may wait in the JM for a node with room, up to
+       2 s: jm/place.h place_hold), then their processes */
+    char statef[1300];
+    snprintf(statef, sizeof statef, "%s/jobs/%s/state.json", e2e_dir(), job);
     int64_t end = wall_ms() + 30000;
+    long long running = 0;
+    while (wall_ms() < end && running < 3) {
+        json_t *st = json_load_file(statef, 0, NULL);
+        running = json_integer_value(json_object_get(st, "tasks_running"));
+        json_decref(st);
+        if (running < 3)
+            sleep_ms(50);
+    }
+    assert_int_equal(running, 3);
     while (wall_ms() < end && job_procs(job, procs, 64) < 3)
         sleep_ms(50);
     size_t live = job_procs(job, procs, 64);
