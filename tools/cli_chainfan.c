@@ -22,6 +22,7 @@
 
 #include "jm/spec.h"
 #include "tools/cli.h"
+#include "tools/jobdir.h"
 
 #define CHAINFAN__MAX_TASKS 100000
 
@@ -135,23 +136,7 @@ static int chainfan_main(int argc, char **argv)
         free(text);
         return 1;
     }
-    int ok;
-    if (strcmp(outp, "-") == 0) {
-        ok = fputs(text, stdout) >= 0 && fputc('\n', stdout) != EOF && fflush(stdout) == 0;
-    } else {
-        char tmp[4096];
-        snprintf(tmp, sizeof tmp, "%s.tmp.%ld", outp, (long)getpid());
-        FILE *f = fopen(tmp, "w");
-        ok = f != NULL && fputs(text, f) >= 0 && fputc('\n', f) != EOF;
-        if (f != NULL && fclose(f) != 0)
-            ok = 0;
-        if (ok && rename(tmp, outp) != 0)
-            ok = 0;
-        if (!ok) {
-            fprintf(stderr, "paddock import chainfan: %s: %s\n", outp, strerror(errno));
-            unlink(tmp);
-        }
-    }
+    int ok = jobdir_write_text("paddock import chainfan", outp, text) == 0;
     free(text);
     if (!ok)
         return 1;

@@ -11,6 +11,7 @@
 #include "common/mem.h"
 #include "jm/spec.h"
 #include "tools/cli.h"
+#include "tools/jobdir.h"
 #include "tools/wfcommons.h"
 
 static int import__usage(void)
@@ -168,25 +169,7 @@ static int import_wfcommons(int argc, char **argv)
         free(text);
         return 1;
     }
-    int ok = 1;
-    if (strcmp(outp, "-") == 0) {
-        ok = fputs(text, stdout) >= 0 && fputc('\n', stdout) != EOF && fflush(stdout) == 0;
-    } else {
-        char tmp[4096];
-        snprintf(tmp, sizeof tmp, "%s.tmp.%ld", outp, (long)getpid());
-        FILE *f = fopen(tmp, "w");
-        ok = f != NULL;
-        if (ok)
-            ok = fputs(text, f) >= 0 && fputc('\n', f) != EOF;
-        if (f != NULL && fclose(f) != 0)
-            ok = 0;
-        if (ok && rename(tmp, outp) != 0)
-            ok = 0;
-        if (!ok) {
-            fprintf(stderr, "paddock import: %s: %s\n", outp, strerror(errno));
-            unlink(tmp);
-        }
-    }
+    int ok = jobdir_write_text("paddock import", outp, text) == 0;
     free(text);
     if (!ok)
         return 1;

@@ -374,3 +374,23 @@ int jobdir_shape(struct rmclient *c, const struct spec *spec, const char *profil
     *out = sh;
     return 0;
 }
+
+int jobdir_write_text(const char *who, const char *path, const char *text)
+{
+    if (strcmp(path, "-") == 0)
+        return fputs(text, stdout) >= 0 && fputc('\n', stdout) != EOF && fflush(stdout) == 0 ? 0
+                                                                                             : -1;
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "w");
+    int ok = f != NULL && fputs(text, f) >= 0 && fputc('\n', f) != EOF;
+    if (f != NULL && fclose(f) != 0)
+        ok = 0;
+    if (ok && rename(tmp, path) != 0)
+        ok = 0;
+    if (!ok) {
+        fprintf(stderr, "%s: %s: %s\n", who, path, strerror(errno));
+        unlink(tmp);
+    }
+    return ok ? 0 : -1;
+}

@@ -123,4 +123,9 @@ struct jobdir_shape {
 int jobdir_shape(struct rmclient *c, const struct spec *spec, const char *profile_dir,
                  struct jobdir_shape *out, char *msg, size_t cap);
 
+/* Writes `text` and a newline to `path` ("-": standard output): to a temporary file beside it,
+ * renamed into place, so a reader never sees half of it. 0, or -1 with the reason printed to
+ * stderr after `who` ("paddock import"). */
+int jobdir_write_text(const char *who, const char *path, const char *text);
+
 #endif
