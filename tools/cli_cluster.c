@@ -17,6 +17,7 @@
 #include "common/curve.h"
 #include "common/err.h"
 #include "common/mem.h"
+#include "common/port.h"
 #include "rm/arbiter.h"
 #include "rm/rmclient.h"
 #include "tools/cli.h"
@@ -85,19 +86,9 @@ static int cluster_free_port(void)
 {
     if (cluster_nport_fds == (int)(sizeof cluster_port_fds / sizeof cluster_port_fds[0]))
         return -1;
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return -1;
-    struct sockaddr_in a;
-    memset(&a, 0, sizeof a);
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    int port = -1;
-    if (bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
-        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-        port = ntohs(a.sin_port);
-    cluster_port_fds[cluster_nport_fds++] = fd;
+    int fd, port = port_reserve(&fd);
+    if (port >= 0)
+        cluster_port_fds[cluster_nport_fds++] = fd;
     return port;
 }
 

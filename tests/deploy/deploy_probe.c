@@ -26,6 +26,7 @@
  * Prints a TCP port on 127.0.0.1 that was free a moment ago (bound to 0, then closed). */
 #include "common/clock.h"
 #include "common/curve.h"
+#include "common/port.h"
 #include "common/zuv.h"
 #include "proto/proto.h"
 
@@ -129,18 +130,12 @@ static int probe_notify(const char *path, const char *until, long timeout_ms)
 
 static int probe_free_port(void)
 {
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    struct sockaddr_in a;
-    memset(&a, 0, sizeof a);
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 ||
-        getsockname(fd, (struct sockaddr *)&a, &len) != 0) {
+    int fd, port = port_reserve(&fd);
+    if (port < 0) {
         perror("deploy_probe: free port");
         return 2;
     }
-    printf("%d\n", ntohs(a.sin_port));
+    printf("%d\n", port);
     close(fd);
     return 0;
 }

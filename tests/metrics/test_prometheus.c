@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "../e2e/e2e.h"
+#include "common/port.h"
 
 static pid_t prom_pid = -1;
 static int prom_port;
@@ -61,15 +62,9 @@ static bool have_binary(const char *name)
 
 static int free_port(void)
 {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET};
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t l = sizeof a;
-    int port = -1;
-    if (bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
-        getsockname(fd, (struct sockaddr *)&a, &l) == 0)
-        port = ntohs(a.sin_port);
-    close(fd);
+    int fd, port = port_reserve(&fd);
+    if (port >= 0)
+        close(fd);
     return port;
 }
 

@@ -3,6 +3,7 @@
 
 #include "common/clock.h"
 #include "common/mem.h"
+#include "common/port.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -278,18 +279,9 @@ json_t *rm_harness_wait_leader(rmclient_t *c, int ms)
 
 int rm_harness_free_port(void)
 {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    if (fd < 0)
+    int fd, port = port_reserve(&fd);
+    if (port < 0)
         return -1;
-    struct sockaddr_in a;
-    memset(&a, 0, sizeof a);
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    int port = -1;
-    if (bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
-        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-        port = ntohs(a.sin_port);
     if (rm_harness__nports < RM_HARNESS_PORTS)
         rm_harness__port_fds[rm_harness__nports++] = fd;
     else
