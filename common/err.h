@@ -32,7 +32,9 @@
     X(ERR_UNAVAILABLE, -19, "service unavailable")                                                 \
     X(ERR_CANCELLED, -20, "cancelled")                                                             \
     X(ERR_ADMISSION, -21, "admission refused: the deadline cannot be met")                         \
-    X(ERR_FENCED, -22, "a newer job manager holds this job (stale epoch)")
+    X(ERR_FENCED, -22, "a newer job manager holds this job (stale epoch)")                         \
+    X(ERR_DENIED, -23, "permission denied")                                                        \
+    X(ERR_QUOTA, -24, "quota exceeded")
 
 enum err_code {
 #define ERR__ENUM(name, value, text) name = value,
