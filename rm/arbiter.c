@@ -623,3 +623,13 @@ int arbiter_price_curve(double k, uint32_t capacity, const struct arbiter_load *
     arbiter__ctx_close(&c);
     return (int)w;
 }
+
+double arbiter_price_at(const struct arbiter_shape *job, double eff, double deadline)
+{
+    if (!(job->work > 0))
+        return 0;
+    double alone = arbiter_time_up(job, arbiter__width(job));
+    alone = alone > 1e-9 ? alone : 1e-9;
+    double slack = (deadline - eff) / alone;
+    return job->work / ((slack > 0 ? slack : 0) + 1);
+}

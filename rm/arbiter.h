@@ -201,4 +201,9 @@ struct arbiter_price {
 int arbiter_price_curve(double k, uint32_t capacity, const struct arbiter_load *load, size_t n,
                         const struct arbiter_shape *job, struct arbiter_price *out, size_t npoints);
 
+/* The price of a deadline `deadline` seconds from now for a job whose earliest feasible finish
+ * is `eff` (issue 25's accounting): MRM eq. 13's first term, work / (slack + 1) with slack =
+ * (deadline - eff) / time alone (0 when the deadline is earlier than eff). Token-seconds. */
+double arbiter_price_at(const struct arbiter_shape *job, double eff, double deadline);
+
 #endif

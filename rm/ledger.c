@@ -59,6 +59,7 @@ void ledger_destroy(ledger_t **lp)
     mem_free(l->idem);
     mem_free(l->idem_bucket);
     ledger__recur_free(l);
+    ledger__tenant_free(l);
     mem_free(l);
     *lp = NULL;
 }
@@ -302,6 +303,7 @@ static void ledger__job_finish(ledger_t *l, struct ledger_job *j, uint8_t state,
         calib_add(&l->calib, (double)(j->finished_ms - j->submitted_ms), (double)j->pred_p50_ms);
     l->nfinished++;
     ledger__history_job(l, j, end);
+    ledger__usage_job(l, j, end); /* issue 25: accounting */
 }
 
 /* Forgets the oldest finished jobs beyond LEDGER_JOBS_KEEP. */
@@ -578,6 +580,17 @@ static int ledger__job_register(ledger_t *l, const struct ledger_cmd *c, struct 
     int rc = ledger__recur_check(l, c, &reserved, &deadline);
     if (rc != 0)
         return rc;
+    /* issue 27: the user's quotas in this cluster, before admission; a job needs its MinEDF
+       minimum at once when it has a deadline and a shape, else one token */
+    uint32_t need = 1;
+    if (deadline != 0 && !best_effort && c->work_ms != 0 && c->width != 0 && deadline > l->now) {
+        struct arbiter_shape sh = ledger__shape(l, c);
+        uint32_t m = arbiter_min_tokens(&sh, (double)(deadline - l->now) / 1000.0);
+        need = m > need ? m : need;
+    }
+    rc = ledger__quota_check(l, c, vci, need, r);
+    if (rc != 0)
+        return rc;
     struct arbiter_quote q;
     memset(&q, 0, sizeof q);
     if (c->work_ms != 0 && c->width != 0 && !reserved) {
@@ -637,6 +650,13 @@ static int ledger__job_register(ledger_t *l, const struct ledger_cmd *c, struct 
     if (isfinite(q.finish_p50) && q.finish_p50 > 0 && isfinite(q.finish) && q.finish < 1e9) {
         j->pred_p50_ms = (int64_t)ceil(q.finish_p50 * 1000.0);
         j->pred_bound_ms = (int64_t)ceil(q.finish * 1000.0);
+    }
+    memcpy(j->user, c->user, sizeof j->user);
+    if (deadline != 0 && !best_effort && c->work_ms != 0 && c->width != 0 && isfinite(q.eff)) {
+        /* issue 25: what the admitted deadline costs (MRM eq. 13's first term) */
+        struct arbiter_shape sh = ledger__shape(l, c);
+        double p = arbiter_price_at(&sh, q.eff, (double)(deadline - l->now) / 1000.0);
+        j->price_milli = isfinite(p) && p > 0 && p < 1e12 ? (uint64_t)(p * 1000.0 + 0.5) : 0;
     }
     r->value = j->id;
     if (c->recurring[0] != '\0')
@@ -755,11 +775,42 @@ static int ledger__job_cmd(ledger_t *l, const struct ledger_cmd *c, uint64_t *va
         ledger__job_finish(l, j, c->state, c);
         ledger__arbitrate(l, vci, id); /* its tokens go to the others */
         return 0;
-    case LEDGER_CMD_JOB_DEADLINE:
+    case LEDGER_CMD_JOB_DEADLINE: {
         if (c->deadline_ms < 0)
             return ERR_INVAL;
+        /* issue 25: a tighter deadline (or a first one) goes through admission against the
+           other admitted jobs; a looser one, or none, always passes */
+        bool tighter =
+            c->deadline_ms != 0 && (j->deadline_ms == 0 || c->deadline_ms < j->deadline_ms);
+        /* k_milli comes with entry version 5: an older entry's change is applied as it was */
+        if (tighter && c->k_milli != 0 && !j->best_effort && j->work_ms != 0 && j->width != 0 &&
+            !j->reserved_run) {
+            struct arbiter_shape rem = ledger__remain(j);
+            struct ledger_cmd a;
+            ledger_cmd_init(&a, LEDGER_CMD_JOB_REGISTER);
+            a.deadline_ms = c->deadline_ms;
+            a.k_milli = c->k_milli;
+            a.work_ms = (uint64_t)(rem.work * 1000.0);
+            a.work_sd_ms = (uint64_t)(rem.work_sd * 1000.0);
+            a.path_ms = (uint64_t)(rem.path * 1000.0);
+            a.path_sd_ms = (uint64_t)(rem.path_sd * 1000.0);
+            a.width = j->width;
+            a.flags = j->has_alpha ? LEDGER_JOB_HAS_ALPHA : 0;
+            a.alpha_milli = j->alpha_milli;
+            int64_t old = j->deadline_ms;
+            j->deadline_ms = 0; /* judged as a newcomer: not part of the load it is judged by */
+            struct ledger_result ar = {0, 0, 0};
+            struct arbiter_quote q;
+            int arc = a.work_ms > 0 ? ledger__admit(l, &a, vci, &ar, &q) : 0;
+            j->deadline_ms = old;
+            if (arc != 0) {
+                *value = ar.value; /* the earliest feasible finish, ms from now */
+                return arc;
+            }
+        }
         j->deadline_ms = c->deadline_ms;
         break;
+    }
     case LEDGER_CMD_TOKEN_REQUEST:
         if (c->count > LEDGER_MAX_TOKENS)
             return ERR_RANGE;
@@ -860,12 +911,19 @@ int ledger_apply(ledger_t *l, const struct ledger_cmd *c, int64_t now, struct le
     case LEDGER_CMD_RECUR_MODEL:
         r.code = ledger__recur_cmd(l, c, &r);
         break;
+    case LEDGER_CMD_ROLE_SET:
+    case LEDGER_CMD_GRANT_SET:
+    case LEDGER_CMD_QUOTA_SET:
+    case LEDGER_CMD_AUDIT:
+        r.code = ledger__tenant_cmd(l, c, &r);
+        break;
     default:
         r.code = ledger__job_cmd(l, c, &r.value);
         break;
     }
-    if (r.code != 0 && r.code != ERR_ADMISSION)
+    if (r.code != 0 && r.code != ERR_ADMISSION && r.code != ERR_QUOTA)
         r.value = r.aux = 0;
+    ledger__audit_cmd(l, c, &r); /* issue 27 */
     if (c->key != 0 && r.code != ERR_NOMEM)
         ledger__idem_put(l, c->key, &r);
     if (res != NULL)

@@ -150,6 +150,11 @@ struct ledger_job {
      * an admitted deadline then shared what the fluid model does not hold (best-effort and
      * deadline-less jobs), so its outcome says nothing about the model's error. */
     bool shared;
+    /* Tenants (issue 27): the user who registered it (from the key of the connection; "" for
+     * a job of an older log), and the price of its admitted deadline in token-seconds x 1000
+     * (MRM eq. 13's first term at that deadline; 0 without an admitted deadline). */
+    char user[LEDGER_NAME_MAX];
+    uint64_t price_milli;
 };
 
 /* Recurring jobs (Morpheus §3-7). Each period the leader fires exactly one run
@@ -261,7 +266,9 @@ enum ledger_cmd_type {
                                       id */
     LEDGER_CMD_JOB_END = 7,        /* job state(done/failed/cancelled) text(reason) -> 0; an
                                       expired job can only be failed */
-    LEDGER_CMD_JOB_DEADLINE = 8,   /* job deadline_ms -> 0 */
+    LEDGER_CMD_JOB_DEADLINE = 8,   /* job deadline_ms k_milli (v5) -> 0; a tighter one (v5)
+                                      through admission: ERR_ADMISSION, value the earliest
+                                      feasible finish, ms from now */
     LEDGER_CMD_TOKEN_REQUEST = 9,  /* job count(target) -> tokens now held; renews the lease */
     LEDGER_CMD_TOKEN_RELEASE = 10, /* job count(to give back) -> tokens now held */
     LEDGER_CMD_LEASE_RENEW = 11,   /* job lease_ms (0: keep the job's) done_permille eta_ms
@@ -285,7 +292,17 @@ enum ledger_cmd_type {
     LEDGER_CMD_JOB_RESUME = 20,   /* job text2(job_dir) address(host) boot_id(jm pid)
                                      count(restart limit) -> the new epoch; ERR_STATE: it
                                      ended; ERR_FULL: over the limit (the job is failed) */
-    LEDGER_CMD__MAX = 20,
+    /* Tenants (issue 27, entry version 5: every command also carries `user`, who asked). */
+    LEDGER_CMD_ROLE_SET = 21,  /* name(user) state(enum ledger_role; 0 forgets) -> 0 */
+    LEDGER_CMD_GRANT_SET = 22, /* name(user) vc count(1 grant, 0 revoke) -> 0; a virtual
+                                  cluster with a grant is open only to its grantees and admins */
+    LEDGER_CMD_QUOTA_SET = 23, /* name(user; "*": each user without their own) vc count(tokens
+                                  held at once; 0: none) token_ms(token-ms per day; 0: none)
+                                  -> 0 */
+    LEDGER_CMD_AUDIT = 24,     /* name(action) address(target) state(enum ledger_audit_state)
+                                  text(detail) -> 0: a line of the audit trail, nothing else
+                                  (replica changes, requests the RM refused) */
+    LEDGER_CMD__MAX = 24,
 };
 
 /* One command. Public struct: fill the fields the type uses (ledger.h enum comments), zero
@@ -326,7 +343,8 @@ struct ledger_cmd {
     int64_t offset_ms;               /* RECUR_ADD */
     int64_t started_ms;              /* JOB_END: first task start */
     uint32_t epoch;                  /* LEASE_RENEW, JOB_END: the JM's epoch (0: none) */
-    uint64_t token_ms;               /* JOB_END */
+    uint64_t token_ms;               /* JOB_END; QUOTA_SET: token-ms per day */
+    char user[LEDGER_NAME_MAX];      /* entry version 5: who asked ("" internal) */
     uint32_t step_ms;                /* JOB_END: skyline step */
     /* Borrowed: valid while the command is applied or encoded (decoding points them into the
      * iterator's scratch). text: RECUR_ADD spec, JOB_REGISTER inputs (newline-separated),
@@ -428,6 +446,65 @@ void ledger_calibration(const ledger_t *l, struct calib_factors *out);
 size_t ledger_history_count(const ledger_t *l);
 const struct ledger_run *ledger_history_at(const ledger_t *l, size_t i);
 const char *ledger_outcome_name(uint8_t outcome);
+
+/* ---- Tenants (issue 27): roles, grants, quotas, the audit trail and accounting. ----
+ * Quotas (per virtual cluster and user) are checked by JOB_REGISTER before admission: tokens
+ * held at once (the user's active jobs' tokens there plus the new job's MinEDF minimum, 1
+ * without a deadline) and token-seconds per day (the user's jobs there that ended in the last
+ * 24 h of ledger time); a registration over one is refused with ERR_QUOTA, the result's value
+ * naming the quota (enum ledger_quota_kind) and aux its limit. */
+enum ledger_role { LEDGER_ROLE_USER = 1, LEDGER_ROLE_ADMIN = 2 };
+enum ledger_quota_kind { LEDGER_QUOTA_TOKENS = 1, LEDGER_QUOTA_TOKEN_S_DAY = 2 };
+enum ledger_audit_state { LEDGER_AUDIT_DONE = 0, LEDGER_AUDIT_DENIED = 1, LEDGER_AUDIT_FAILED = 2 };
+#define LEDGER_MAX_RULES 1024
+#define LEDGER_AUDIT_CAP 2048 /* lines of the audit trail kept (oldest forgotten first) */
+#define LEDGER_USAGE_CAP 4096 /* finished jobs kept for accounting */
+#define LEDGER_DAY_MS    86400000
+
+/* A user's role (vc "") or their grant and quota in a virtual cluster. */
+struct ledger_rule {
+    char user[LEDGER_NAME_MAX]; /* "*" in a quota: each user without their own */
+    char vc[LEDGER_NAME_MAX];
+    uint8_t role;              /* vc "": enum ledger_role */
+    bool granted;              /* vc set */
+    uint32_t max_tokens;       /* 0: no quota */
+    uint64_t max_token_ms_day; /* 0: no quota */
+};
+
+struct ledger_audit {
+    int64_t at_ms;
+    char who[LEDGER_NAME_MAX];
+    char action[32];
+    char target[LEDGER_ADDR_MAX];
+    int32_t code; /* 0 done, else the refusal's ERR_* */
+    char detail[LEDGER_REASON_MAX];
+};
+
+/* One finished job, for `paddock usage` (Slurm's sacct). */
+struct ledger_usage {
+    uint64_t job;
+    char name[LEDGER_NAME_MAX];
+    char user[LEDGER_NAME_MAX];
+    char vc[LEDGER_NAME_MAX];
+    uint8_t state; /* enum ledger_job_state */
+    int64_t submit_ms, end_ms, deadline_ms;
+    uint64_t token_ms;
+    uint64_t price_milli;
+};
+
+size_t ledger_rule_count(const ledger_t *l);
+const struct ledger_rule *ledger_rule_at(const ledger_t *l, size_t i);
+/* enum ledger_role of `user`, 0 when none was set. */
+uint8_t ledger_user_role(const ledger_t *l, const char *user);
+/* Whether `user` may submit to virtual cluster `vc`: it has no grants (open to all) or one
+ * for this user. Admins are the caller's to exempt. */
+bool ledger_vc_granted(const ledger_t *l, const char *vc, const char *user);
+/* The audit trail and the accounting, oldest first. */
+size_t ledger_audit_count(const ledger_t *l);
+const struct ledger_audit *ledger_audit_at(const ledger_t *l, size_t i);
+size_t ledger_usage_count(const ledger_t *l);
+const struct ledger_usage *ledger_usage_at(const ledger_t *l, size_t i);
+const char *ledger_quota_name(uint64_t kind);
 
 /* Checks the invariants; returns 0, or ERR_STATE with the broken one in msg. */
 int ledger_check(const ledger_t *l, char *msg, size_t cap);

@@ -8,8 +8,8 @@
 
 #define LEDGER_CMD__MAGIC 0x50444c45u /* "PDLE" */
 #define LEDGER_CMD__VERSION                                                                        \
-    4 /* 1: before the arbiter, 2: before recurring jobs, 3: before                                \
-         calibrated admission (all still read) */
+    5 /* 1: before the arbiter, 2: before recurring jobs, 3: before                                \
+         calibrated admission, 4: before tenants (all still read) */
 
 /* An array into the iterator's scratch (LEDGER_VALS_MAX values). */
 static uint32_t ledger_cmd__get_vals(struct enc_reader *r, uint32_t *out)
@@ -85,6 +85,7 @@ static void ledger_cmd__encode_one(struct enc_buf *b, const struct ledger_cmd *c
     case LEDGER_CMD_JOB_DEADLINE:
         enc_u64(b, c->job);
         enc_i64(b, c->deadline_ms);
+        enc_u32(b, c->k_milli);
         break;
     case LEDGER_CMD_TOKEN_REQUEST:
     case LEDGER_CMD_TOKEN_RELEASE:
@@ -149,9 +150,31 @@ static void ledger_cmd__encode_one(struct enc_buf *b, const struct ledger_cmd *c
         enc_u32s(b, c->vals2, c->nvals2);
         enc_blob(b, c->text, c->text_len);
         break;
+    case LEDGER_CMD_ROLE_SET:
+        enc_str(b, c->name);
+        enc_u8(b, c->state);
+        break;
+    case LEDGER_CMD_GRANT_SET:
+        enc_str(b, c->name);
+        enc_str(b, c->vc);
+        enc_u32(b, c->count);
+        break;
+    case LEDGER_CMD_QUOTA_SET:
+        enc_str(b, c->name);
+        enc_str(b, c->vc);
+        enc_u32(b, c->count);
+        enc_u64(b, c->token_ms);
+        break;
+    case LEDGER_CMD_AUDIT:
+        enc_str(b, c->name);
+        enc_str(b, c->address);
+        enc_u8(b, c->state);
+        enc_blob(b, c->text, c->text_len);
+        break;
     default: /* TICK and unknown types carry no fields */
         break;
     }
+    enc_str(b, c->user); /* version 5: who asked */
 }
 
 void ledger_cmd_encode(struct enc_buf *b, const struct ledger_cmd *cmds, size_t n, int64_t now)
@@ -277,6 +300,8 @@ int ledger_cmd_next(struct ledger_cmd_iter *it, struct ledger_cmd *c, char *msg,
     case LEDGER_CMD_JOB_DEADLINE:
         c->job = enc_get_u64(r);
         c->deadline_ms = enc_get_i64(r);
+        if (it->version >= 5)
+            c->k_milli = enc_get_u32(r);
         break;
     case LEDGER_CMD_TOKEN_REQUEST:
     case LEDGER_CMD_TOKEN_RELEASE:
@@ -349,9 +374,32 @@ int ledger_cmd_next(struct ledger_cmd_iter *it, struct ledger_cmd *c, char *msg,
         c->vals2 = it->vals2;
         c->text = enc_get_blob(r, LEDGER_REASON_MAX, &c->text_len);
         break;
+    case LEDGER_CMD_ROLE_SET:
+    case LEDGER_CMD_GRANT_SET:
+    case LEDGER_CMD_QUOTA_SET:
+    case LEDGER_CMD_AUDIT:
+        if (it->version < 5)
+            return err_fmt(msg, cap, ERR_PARSE, "log entry: %s in a version %u entry",
+                           ledger_cmd_name(c->type), it->version);
+        enc_get_str(r, c->name, sizeof c->name);
+        if (c->type == LEDGER_CMD_ROLE_SET) {
+            c->state = enc_get_u8(r);
+        } else if (c->type == LEDGER_CMD_AUDIT) {
+            enc_get_str(r, c->address, sizeof c->address);
+            c->state = enc_get_u8(r);
+            c->text = enc_get_blob(r, LEDGER_REASON_MAX, &c->text_len);
+        } else {
+            enc_get_str(r, c->vc, sizeof c->vc);
+            c->count = enc_get_u32(r);
+            if (c->type == LEDGER_CMD_QUOTA_SET)
+                c->token_ms = enc_get_u64(r);
+        }
+        break;
     default:
         return err_fmt(msg, cap, ERR_PARSE, "log entry: unknown command type %u", c->type);
     }
+    if (it->version >= 5)
+        enc_get_str(r, c->user, sizeof c->user);
     if (enc_reader_err(r) != 0)
         return err_fmt(msg, cap, ERR_PARSE, "log entry: truncated %s command",
                        ledger_cmd_name(c->type));
@@ -390,6 +438,10 @@ const char *ledger_cmd_name(uint8_t type)
                                         "recur_fire",
                                         "recur_note",
                                         "recur_model",
-                                        "job_resume"};
+                                        "job_resume",
+                                        "role_set",
+                                        "grant_set",
+                                        "quota_set",
+                                        "audit"};
     return type <= LEDGER_CMD__MAX ? names[type] : "?";
 }

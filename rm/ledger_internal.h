@@ -47,6 +47,14 @@ struct ledger {
     int32_t *idem_bucket; /* 2 * LEDGER_IDEM_CAP heads */
 
     struct calib calib; /* admission's error model, from the jobs that succeeded */
+
+    /* tenants (ledger_tenant.c) */
+    struct ledger_rule *rules; /* LEDGER_MAX_RULES, by (user, vc) */
+    size_t nrules;
+    struct ledger_audit *audit; /* ring of LEDGER_AUDIT_CAP, oldest at audit_head when full */
+    size_t audit_n, audit_head;
+    struct ledger_usage *usage; /* ring of LEDGER_USAGE_CAP */
+    size_t usage_n, usage_head;
 };
 
 /* Helpers the snapshot decoder rebuilds state with (ledger.c). */
@@ -93,5 +101,21 @@ int ledger__plan_reserve(const ledger_t *l, size_t vci, int64_t now, double **t,
                          size_t *n);
 void ledger__recur_snap(const ledger_t *l, struct enc_buf *b);
 int ledger__recur_restore(ledger_t *l, struct enc_reader *r, char *msg, size_t cap);
+
+/* Tenants (ledger_tenant.c, issue 27). */
+void ledger__tenant_free(ledger_t *l);
+/* ROLE_SET, GRANT_SET, QUOTA_SET, AUDIT. */
+int ledger__tenant_cmd(ledger_t *l, const struct ledger_cmd *c, struct ledger_result *r);
+/* The quotas of c->user in virtual cluster vci, for a new job needing `need` tokens at once:
+ * 0, or ERR_QUOTA with r->value the quota's kind and r->aux its limit. */
+int ledger__quota_check(const ledger_t *l, const struct ledger_cmd *c, size_t vci, uint32_t need,
+                        struct ledger_result *r);
+/* After a command was applied: its line in the audit trail, when it is one that is audited. */
+void ledger__audit_cmd(ledger_t *l, const struct ledger_cmd *c, const struct ledger_result *r);
+/* A job ended: its accounting record. */
+void ledger__usage_job(ledger_t *l, const struct ledger_job *j, const struct ledger_cmd *end);
+/* Snapshot section (version 5): owners and prices of the jobs, rules, audit, usage. */
+void ledger__tenant_snap(const ledger_t *l, struct enc_buf *b);
+int ledger__tenant_restore(ledger_t *l, struct enc_reader *r, char *msg, size_t cap);
 
 #endif

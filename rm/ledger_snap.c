@@ -12,8 +12,8 @@
 
 #define LEDGER__SNAP_MAGIC 0x50444c53u /* "PDLS" */
 #define LEDGER__SNAP_VERSION                                                                       \
-    4 /* 1: before the arbiter, 2: before recurring jobs, 3: before                                \
-         calibrated admission (all read) */
+    5 /* 1: before the arbiter, 2: before recurring jobs, 3: before                                \
+         calibrated admission, 4: before tenants (all read) */
 
 void ledger_snapshot(const ledger_t *l, struct enc_buf *b)
 {
@@ -107,6 +107,7 @@ void ledger_snapshot(const ledger_t *l, struct enc_buf *b)
     enc_u64(b, l->calib.total);
     for (uint32_t i = 0; i < l->calib.n; i++)
         enc_u32(b, l->calib.ratio_milli[i]);
+    ledger__tenant_snap(l, b);
     while (b->len % 8 != 0 && enc_buf_err(b) == 0) /* 8-byte multiples, as raft_uv likes */
         enc_u8(b, 0);
 }
@@ -295,6 +296,11 @@ static int ledger__restore_body(ledger_t *l, struct enc_reader *r, char *msg, si
             l->calib.ratio_milli[i] = enc_get_u32(r);
         if (enc_reader_err(r) == 0 && calib_check(&l->calib) != 0)
             return err_fmt(msg, cap, ERR_PARSE, "snapshot: bad calibration");
+    }
+    if (version >= 5 && enc_reader_err(r) == 0) {
+        int rc = ledger__tenant_restore(l, r, msg, cap);
+        if (rc != 0)
+            return rc;
     }
     if (enc_reader_err(r) != 0)
         return err_fmt(msg, cap, ERR_PARSE, "snapshot: truncated or malformed");
