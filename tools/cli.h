@@ -8,24 +8,43 @@
  *
  * A handler gets argc/argv starting at its first argument after the command words, returns
  * the process exit code (0 success, 1 failure, 2 usage error) and prints errors to stderr.
+ *
+ * Help (the same for every command): a command registered with a usage function answers
+ * `--help` or `-h` anywhere among its arguments (before a "--"), and `paddock help CMD`, with
+ * that usage on stdout and exit 0, without running the handler; a usage error prints the same
+ * text on stderr and exits 2. The usage function writes to cli_usage_out(), which is stdout
+ * while answering --help and stderr otherwise. A command group (the first word of multi-word
+ * commands, "cluster", "job", "rm") given alone lists its subcommands on stderr and exits 2, as
+ * `paddock` alone does: nothing was asked, and a script that forgot the subcommand fails
+ * loudly; `paddock GROUP --help` lists them on stdout and exits 0.
  */
 #ifndef PADDOCK_TOOLS_CLI_H
 #define PADDOCK_TOOLS_CLI_H
 
+#include <stdio.h>
+
 typedef int cli_handler_fn(int argc, char **argv);
+/* Prints the command's usage on cli_usage_out(); returns 2 (the usage-error exit code). */
+typedef int cli_usage_fn(void);
 
 struct cli_command {
     const char *name;    /* "rm status" */
     const char *summary; /* one line for `paddock help` */
     cli_handler_fn *run;
+    cli_usage_fn *usage; /* NULL: the handler answers --help itself */
 };
 
 void cli_register(const struct cli_command *cmd);
 
+/* Where usage text goes: stdout while the dispatcher answers --help, stderr otherwise. */
+FILE *cli_usage_out(void);
+
 #define CLI__CAT2(a, b) a##b
 #define CLI__CAT(a, b)  CLI__CAT2(a, b)
-#define CLI_COMMAND(NAME, SUMMARY, FN)                                                             \
-    static const struct cli_command CLI__CAT(cli__cmd_, __LINE__) = {NAME, SUMMARY, FN};           \
+/* CLI_COMMAND(NAME, SUMMARY, HANDLER) or CLI_COMMAND(NAME, SUMMARY, HANDLER, USAGE). */
+#define CLI_COMMAND(NAME, SUMMARY, ...)                                                            \
+    static const struct cli_command CLI__CAT(cli__cmd_, __LINE__) = {                              \
+        .name = NAME, .summary = SUMMARY, .run = __VA_ARGS__};                                     \
     __attribute__((constructor)) static void CLI__CAT(cli__reg_, __LINE__)(void)                   \
     {                                                                                              \
         cli_register(&CLI__CAT(cli__cmd_, __LINE__));                                              \

@@ -28,11 +28,12 @@
 
 static int chainfan__usage(void)
 {
-    fprintf(stderr, "usage: paddock import chainfan -o OUT.json [--chain N] [--side K]\n"
-                    "                               [--chain-s S] [--side-s S] [--join-s S]\n"
-                    "                               [--name NAME]\n"
-                    "  a chain of N tasks of S s (default 20 x 0.5 s), each releasing K tasks of\n"
-                    "  S s (default 4 x 1.2 s) that only a final join (0.1 s) waits for\n");
+    fprintf(cli_usage_out(),
+            "usage: paddock import chainfan -o OUT.json [--chain N] [--side K]\n"
+            "                               [--chain-s S] [--side-s S] [--join-s S]\n"
+            "                               [--name NAME]\n"
+            "  a chain of N tasks of S s (default 20 x 0.5 s), each releasing K tasks of\n"
+            "  S s (default 4 x 1.2 s) that only a final join (0.1 s) waits for\n");
     return 2;
 }
 
@@ -146,4 +147,4 @@ static int chainfan_main(int argc, char **argv)
 }
 
 CLI_COMMAND("import chainfan", "write a synthetic chain-and-fan-out job spec (issue 22)",
-            chainfan_main)
+            chainfan_main, chainfan__usage)

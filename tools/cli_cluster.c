@@ -4,7 +4,8 @@
  * `up` makes a local cluster on 127.0.0.1: CURVE keys (DIR/keys), one configuration file per
  * daemon (DIR/rm-ID.conf, DIR/pn-N.conf) on free ports, DIR/cluster.conf with the endpoints
  * `--cluster DIR` reads, then starts the daemons detached (setsid, logs in DIR/NAME.log, pid files
- * DIR/NAME.pid) and returns once an RM leader serves writes and every PN is registered. Run on a
+ * DIR/NAME.pid) and returns once an RM leader serves writes and every PN's record is complete
+ * (registered, heard from, and with its metrics URL where metrics are on). Run on a
  * directory that already holds a cluster, it keeps the files and starts only the daemons that
  * are not running (a replica restarts from its data directory, without --bootstrap).
  * `down` stops exactly the pids in DIR/NAME.pid files (after checking each is still a paddock
@@ -335,7 +336,25 @@ static int cluster_count_files(const char *dir, const char *prefix)
     return n;
 }
 
-/* Polls until a ready leader and `pn` registered nodes that are up; bounded. */
+/* Whether a node's record in the RM's "nodes" document is complete: registered and up, heard
+ * from (its first heartbeat carries the load and the metrics URL), and with its metrics URL
+ * when its configuration turns metrics on. Registration alone leaves `paddock nodes` without
+ * the URL until the first heartbeat. */
+static bool cluster_node_complete(const struct cluster_opts *o, const json_t *n)
+{
+    const char *state = json_string_value(json_object_get(n, "state"));
+    const char *name = json_string_value(json_object_get(n, "name"));
+    if (state == NULL || strcmp(state, "up") != 0 || json_is_null(json_object_get(n, "age_ms")))
+        return false;
+    int idx = 0;
+    char url[600], tail;
+    if (name != NULL && sscanf(name, "pn-%d%c", &idx, &tail) == 1 && idx >= 1 &&
+        cluster_metrics_url(o->dir, "pn", idx, url, sizeof url))
+        return json_is_string(json_object_get(n, "metrics"));
+    return true;
+}
+
+/* Polls until a ready leader and `pn` registered nodes whose records are complete; bounded. */
 static int cluster_wait(const struct cluster_opts *o, json_t **status)
 {
     char msg[512];
@@ -387,8 +406,7 @@ static int cluster_wait(const struct cluster_opts *o, json_t **status)
             json_t *n;
             json_array_foreach(json_object_get(nodes, "nodes"), i, n)
             {
-                const char *state = json_string_value(json_object_get(n, "state"));
-                up += state != NULL && strcmp(state, "up") == 0;
+                up += cluster_node_complete(o, n);
             }
             if (up >= o->pn)
                 break;
@@ -396,7 +414,8 @@ static int cluster_wait(const struct cluster_opts *o, json_t **status)
         usleep(50 * 1000);
     }
     if (up < o->pn) {
-        fprintf(stderr, "paddock: %d of %d PNs registered within %d s (see %s/pn-*.log)\n",
+        fprintf(stderr,
+                "paddock: %d of %d PNs registered and heard from within %d s (see %s/pn-*.log)\n",
                 up < 0 ? 0 : up, o->pn, CLUSTER_UP_PN_S, o->dir);
         json_decref(nodes);
         rmclient_destroy(&c);
@@ -412,6 +431,29 @@ static int cluster_wait(const struct cluster_opts *o, json_t **status)
     json_decref(nodes);
     rmclient_destroy(&c);
     return 0;
+}
+
+static int cluster_up_usage(void)
+{
+    fprintf(cli_usage_out(),
+            "usage: paddock cluster up --dir DIR [--rm 3] [--pn 4] [--pn-cpus N] [--pn-mem-mb M]\n"
+            "                          [--racks R] [--tokens T] [--json]\n"
+            "  Starts a local cluster on 127.0.0.1 in DIR (keys, configuration files, logs);\n"
+            "  returns once an RM leader serves writes and every PN's record is complete.\n"
+            "  --rm N       RM replicas (1..%d, default 3)\n"
+            "  --pn N       process nodes (0..%d, default 4)\n"
+            "  --pn-cpus N  cpus per PN (default 2); --pn-mem-mb M memory per PN (default 2048)\n"
+            "  --racks R    racks the PNs are spread over (default 2)\n"
+            "  --tokens T   tokens of the default virtual cluster (default: the PNs' cpus)\n",
+            RMCLIENT_MAX_REPLICAS, CLUSTER_MAX_PN);
+    return 2;
+}
+
+static int cluster_down_usage(void)
+{
+    fprintf(cli_usage_out(), "usage: paddock cluster down --dir DIR\n"
+                             "  Stops the job managers and daemons of the local cluster in DIR.\n");
+    return 2;
 }
 
 static int cluster_up_main(int argc, char **argv)
@@ -437,11 +479,8 @@ static int cluster_up_main(int argc, char **argv)
             o.tokens = atol(argv[++i]);
         else if (strcmp(a, "--json") == 0)
             o.json = true;
-        else {
-            fprintf(stderr, "usage: paddock cluster up --dir DIR [--rm 3] [--pn 4] [--pn-cpus N] "
-                            "[--pn-mem-mb M] [--racks R] [--tokens T] [--json]\n");
-            return 2;
-        }
+        else
+            return cluster_up_usage();
     }
     /* Tokens default to what the PNs can run: admission's promises hold only if tokens are
      * slots (1-core tokens; --tokens over-subscribes on purpose) */
@@ -573,15 +612,11 @@ static int cluster_down_main(int argc, char **argv)
     for (int i = 0; i < argc; i++) {
         if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc)
             dir = argv[++i];
-        else {
-            fprintf(stderr, "usage: paddock cluster down --dir DIR\n");
-            return 2;
-        }
+        else
+            return cluster_down_usage();
     }
-    if (dir == NULL) {
-        fprintf(stderr, "usage: paddock cluster down --dir DIR\n");
-        return 2;
-    }
+    if (dir == NULL)
+        return cluster_down_usage();
     DIR *d = opendir(dir);
     if (d == NULL) {
         fprintf(stderr, "paddock: %s: %s\n", dir, strerror(errno));
@@ -628,5 +663,6 @@ static int cluster_down_main(int argc, char **argv)
 }
 
 CLI_COMMAND("cluster up", "start a local cluster on 127.0.0.1 (RM replicas and PNs)",
-            cluster_up_main)
-CLI_COMMAND("cluster down", "stop the daemons of a local cluster", cluster_down_main)
+            cluster_up_main, cluster_up_usage)
+CLI_COMMAND("cluster down", "stop the daemons of a local cluster", cluster_down_main,
+            cluster_down_usage)

@@ -26,7 +26,7 @@
 
 static int greedy__usage(void)
 {
-    fprintf(stderr,
+    fprintf(cli_usage_out(),
             "usage: paddock greedy SPEC.json [--cpus N] [--json]\n"
             "  the makespan of a list schedule of the spec's estimates on N cpus (default 8):\n"
             "  bottom-level priority, no overheads, memory not counted (jm/jsim.h)\n");
@@ -124,4 +124,4 @@ static int greedy_main(int argc, char **argv)
 }
 
 CLI_COMMAND("greedy", "a spec's greedy list-schedule makespan on N cpus (the JM's simulator)",
-            greedy_main)
+            greedy_main, greedy__usage)

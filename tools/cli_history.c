@@ -17,8 +17,9 @@
 
 static int history__usage(void)
 {
-    fprintf(stderr, "usage: paddock history [NAME] [--json] [--limit N]\n"
-                    "                       [--cluster DIR | --rm ENDPOINTS --keys DIR]\n");
+    fprintf(cli_usage_out(),
+            "usage: paddock history [NAME] [--json] [--limit N]\n"
+            "                       [--cluster DIR | --rm ENDPOINTS --keys DIR]\n");
     return 2;
 }
 
@@ -67,4 +68,4 @@ static int history_main(int argc, char **argv)
 }
 
 CLI_COMMAND("history", "the runs the RM remembers: times, deadline met or missed, token-seconds",
-            history_main)
+            history_main, history__usage)

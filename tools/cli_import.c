@@ -16,7 +16,7 @@
 
 static int import__usage(void)
 {
-    fprintf(stderr,
+    fprintf(cli_usage_out(),
             "usage: paddock import wfcommons IN.json -o OUT.json [--time-scale X] [--name NAME]\n"
             "                                [--min-runtime S] [--max-cpu C] [--max-mem-mb M]\n"
             "  --time-scale X   multiply recorded runtimes by X (e.g. 0.001: seconds -> ms)\n"
@@ -181,4 +181,4 @@ static int import_wfcommons(int argc, char **argv)
 }
 
 CLI_COMMAND("import wfcommons", "convert a WfCommons workflow instance into a job spec",
-            import_wfcommons)
+            import_wfcommons, import__usage)

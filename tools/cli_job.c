@@ -31,6 +31,31 @@ struct job_opts {
     int nargs;
 };
 
+/* Prints "usage: paddock job WHAT [options]" where usage text goes (tools/cli.h); returns 2. */
+static int job__usage(const char *what)
+{
+    fprintf(cli_usage_out(),
+            "usage: paddock job %s [--cluster DIR | --rm ENDPOINTS --keys DIR] "
+            "[--jobs-dir DIR] [--json]\n",
+            what);
+    return 2;
+}
+
+static int job_show_usage(void)
+{
+    return job__usage("show ID");
+}
+
+static int job_cancel_usage(void)
+{
+    return job__usage("cancel ID");
+}
+
+static int job_deadline_usage(void)
+{
+    return job__usage("deadline ID DURATION");
+}
+
 static int job__parse(int argc, char **argv, struct job_opts *o, int want, const char *usage)
 {
     memset(o, 0, sizeof *o);
@@ -52,13 +77,8 @@ static int job__parse(int argc, char **argv, struct job_opts *o, int want, const
         else
             o->nargs = 99;
     }
-    if (o->nargs != want) {
-        fprintf(stderr,
-                "usage: paddock job %s [--cluster DIR | --rm ENDPOINTS --keys DIR] "
-                "[--jobs-dir DIR] [--json]\n",
-                usage);
-        return 2;
-    }
+    if (o->nargs != want)
+        return job__usage(usage);
     if (strchr(o->args[0], '/') != NULL || o->args[0][0] == '.' || o->args[0][0] == '\0') {
         fprintf(stderr, "paddock job: '%s' is not a job id\n", o->args[0]);
         return 2;
@@ -326,6 +346,9 @@ static int job_deadline_main(int argc, char **argv)
     return job_write(&o, PROTO_ADMIN_JOB_DEADLINE, args, 2, done);
 }
 
-CLI_COMMAND("job show", "one job: its progress (state.json) and the RM's record", job_show_main)
-CLI_COMMAND("job cancel", "cancel a job (through the RM; its JM stops it)", job_cancel_main)
-CLI_COMMAND("job deadline", "change a job's deadline (DURATION from submission)", job_deadline_main)
+CLI_COMMAND("job show", "one job: its progress (state.json) and the RM's record", job_show_main,
+            job_show_usage)
+CLI_COMMAND("job cancel", "cancel a job (through the RM; its JM stops it)", job_cancel_main,
+            job_cancel_usage)
+CLI_COMMAND("job deadline", "change a job's deadline (DURATION from submission)", job_deadline_main,
+            job_deadline_usage)

@@ -10,13 +10,15 @@
 #include "rm/rm_page.h"
 #include "tools/cli.h"
 
-static void keygen__usage(FILE *out)
+static int keygen__usage(void)
 {
-    fprintf(out, "usage: paddock keygen --dir DIR [--name NAME] [--force] [--json]\n"
-                 "  Writes DIR/NAME.pub (public), DIR/NAME.secret (secret, mode 0600) and\n"
-                 "  DIR/allow/NAME.pub (the allow-list servers read). NAME defaults to "
-                 "'" CURVE_DEFAULT_NAME "'.\n"
-                 "  Copy a client's NAME.pub into a server's allow/ directory to let it in.\n");
+    fprintf(cli_usage_out(),
+            "usage: paddock keygen --dir DIR [--name NAME] [--force] [--json]\n"
+            "  Writes DIR/NAME.pub (public), DIR/NAME.secret (secret, mode 0600) and\n"
+            "  DIR/allow/NAME.pub (the allow-list servers read). NAME defaults to "
+            "'" CURVE_DEFAULT_NAME "'.\n"
+            "  Copy a client's NAME.pub into a server's allow/ directory to let it in.\n");
+    return 2;
 }
 
 static int keygen_main(int argc, char **argv)
@@ -44,17 +46,12 @@ static int keygen_main(int argc, char **argv)
         case 'j':
             json = true;
             break;
-        case 'h':
-            keygen__usage(stdout);
-            return 0;
-        default:
-            keygen__usage(stderr);
-            return 2;
+        default: /* --help is answered before the handler runs (tools/cli.h) */
+            return keygen__usage();
         }
     }
     if (dir == NULL || optind != argc + 1) {
-        keygen__usage(stderr);
-        return 2;
+        return keygen__usage();
     }
     char msg[1024];
     int rc = curve_keygen(dir, name, force, msg, sizeof msg);
@@ -95,4 +92,5 @@ static int keygen_main(int argc, char **argv)
     return 0;
 }
 
-CLI_COMMAND("keygen", "make a CURVE certificate (--dir DIR [--name NAME])", keygen_main)
+CLI_COMMAND("keygen", "make a CURVE certificate (--dir DIR [--name NAME])", keygen_main,
+            keygen__usage)

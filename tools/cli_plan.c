@@ -23,11 +23,12 @@
 
 static int plan__usage(void)
 {
-    fprintf(stderr, "usage: paddock plan [--json] [--width N] [--html FILE]\n"
-                    "                    [--cluster DIR | --rm ENDPOINTS --keys DIR]\n"
-                    "  --width N    columns of the ASCII view (default 72)\n"
-                    "  --html FILE  write the plan, the recurring jobs and the recent runs as one\n"
-                    "               HTML page\n");
+    fprintf(cli_usage_out(),
+            "usage: paddock plan [--json] [--width N] [--html FILE]\n"
+            "                    [--cluster DIR | --rm ENDPOINTS --keys DIR]\n"
+            "  --width N    columns of the ASCII view (default 72)\n"
+            "  --html FILE  write the plan, the recurring jobs and the recent runs as one\n"
+            "               HTML page\n");
     return 2;
 }
 
@@ -107,4 +108,5 @@ static int plan_main(int argc, char **argv)
     return rc;
 }
 
-CLI_COMMAND("plan", "the periodic reservations per virtual cluster (--html: as a chart)", plan_main)
+CLI_COMMAND("plan", "the periodic reservations per virtual cluster (--html: as a chart)", plan_main,
+            plan__usage)

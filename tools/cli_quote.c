@@ -37,7 +37,7 @@ struct quote_opts {
 
 static int quote__usage(void)
 {
-    fprintf(stderr,
+    fprintf(cli_usage_out(),
             "usage: paddock quote SPEC.json [--deadline DURATION] [--json]\n"
             "                     [--cluster DIR | --rm ENDPOINTS --keys DIR] [--jobs-dir DIR]\n"
             "  --deadline D   the deadline to check, from submission (90s, 3m10s, 1h; default: "
@@ -249,4 +249,4 @@ static int quote_main(int argc, char **argv)
 }
 
 CLI_COMMAND("quote", "admission check without submitting: earliest finish, price-deadline curve",
-            quote_main)
+            quote_main, quote__usage)

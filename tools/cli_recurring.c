@@ -91,7 +91,7 @@ int cli_admin_print_json(const json_t *doc)
 static int rec__usage(void)
 {
     fprintf(
-        stderr,
+        cli_usage_out(),
         "usage: paddock recurring add NAME --every PERIOD [--deadline D] [--offset O] [--vc VC]\n"
         "                             SPEC.json\n"
         "       paddock recurring list\n"
@@ -348,4 +348,4 @@ static int recurring_main(int argc, char **argv)
 }
 
 CLI_COMMAND("recurring", "recurring jobs: add, list, show, pause, resume, remove, accept",
-            recurring_main)
+            recurring_main, rec__usage)

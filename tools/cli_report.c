@@ -40,6 +40,14 @@ static int report__resolve(const char *job, const char *cluster, char *path, siz
     return -1;
 }
 
+static int report__usage(void)
+{
+    fprintf(cli_usage_out(), "usage: paddock report JOB -o report.html [--cluster DIR]\n"
+                             "  JOB is a job id (with --cluster DIR or PADDOCK_CLUSTER) or a job "
+                             "directory\n");
+    return 2;
+}
+
 static int report_main(int argc, char **argv)
 {
     static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
@@ -58,15 +66,12 @@ static int report_main(int argc, char **argv)
         case 'c':
             cluster = optarg;
             break;
-        default:
-            fprintf(stderr, "usage: paddock report JOB -o report.html [--cluster DIR]\n");
-            return c == 'h' ? 0 : 2;
+        default: /* --help is answered before the handler runs (tools/cli.h) */
+            return report__usage();
         }
     }
-    if (optind + 1 != argc + 1 || out_path == NULL) {
-        fprintf(stderr, "usage: paddock report JOB -o report.html [--cluster DIR]\n");
-        return 2;
-    }
+    if (optind + 1 != argc + 1 || out_path == NULL)
+        return report__usage();
     const char *job = argv[optind - 1];
     char path[4096];
     if (report__resolve(job, cluster, path, sizeof path) != 0) {
@@ -95,4 +100,5 @@ static int report_main(int argc, char **argv)
     return 0;
 }
 
-CLI_COMMAND("report", "render a job's report as a self-contained HTML page", report_main)
+CLI_COMMAND("report", "render a job's report as a self-contained HTML page", report_main,
+            report__usage)

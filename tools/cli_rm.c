@@ -37,6 +37,59 @@ struct cli_rm_opts {
 #define CLI_RM_QUERY  0 /* --cluster, --rm, --keys, --json */
 #define CLI_RM_CHANGE 1 /* those and --dir, --heartbeat, --start */
 
+#define CLI_RM_USAGE_RM_STATUS "rm status [--cluster DIR | --rm ENDPOINTS [--keys DIR]] [--json]"
+#define CLI_RM_USAGE_RM_ADD                                                                        \
+    "rm add ID RAFT_ADDR API_ENDPOINT PUB_ENDPOINT [--heartbeat ENDPOINT]\n"                       \
+    "       [--cluster DIR | --rm ENDPOINTS [--keys DIR]] [--dir CLUSTER_DIR [--start]] [--json]"
+#define CLI_RM_USAGE_RM_REMOVE                                                                     \
+    "rm remove ID [--cluster DIR | --rm ENDPOINTS [--keys DIR]] [--dir CLUSTER_DIR] [--json]"
+#define CLI_RM_USAGE_NODES     "nodes [--cluster DIR | --rm ENDPOINTS] [--json]"
+#define CLI_RM_USAGE_NODE_SHOW "node show NAME [--cluster DIR | --rm ENDPOINTS] [--json]"
+#define CLI_RM_USAGE_TOKENS    "tokens [--cluster DIR | --rm ENDPOINTS] [--json]"
+#define CLI_RM_USAGE_JOBS      "jobs [--cluster DIR | --rm ENDPOINTS] [--json]"
+
+/* Prints "usage: paddock USAGE" where usage text goes (tools/cli.h); returns 2. */
+static int cli_rm_usage(const char *usage)
+{
+    fprintf(cli_usage_out(), "usage: paddock %s\n", usage);
+    return 2;
+}
+
+static int rm_status_usage(void)
+{
+    return cli_rm_usage(CLI_RM_USAGE_RM_STATUS);
+}
+
+static int rm_add_usage(void)
+{
+    return cli_rm_usage(CLI_RM_USAGE_RM_ADD);
+}
+
+static int rm_remove_usage(void)
+{
+    return cli_rm_usage(CLI_RM_USAGE_RM_REMOVE);
+}
+
+static int nodes_usage(void)
+{
+    return cli_rm_usage(CLI_RM_USAGE_NODES);
+}
+
+static int node_show_usage(void)
+{
+    return cli_rm_usage(CLI_RM_USAGE_NODE_SHOW);
+}
+
+static int tokens_usage(void)
+{
+    return cli_rm_usage(CLI_RM_USAGE_TOKENS);
+}
+
+static int jobs_usage(void)
+{
+    return cli_rm_usage(CLI_RM_USAGE_JOBS);
+}
+
 /* Parses argv into o: exactly `want` positional arguments and the options of `kind`
  * (CLI_RM_QUERY or CLI_RM_CHANGE). --start needs --dir, and --dir stands for --cluster when
  * neither --cluster nor --rm is given. Returns 0, or 2 after printing the usage line. */
@@ -67,8 +120,7 @@ static int cli_rm_parse(int argc, char **argv, struct cli_rm_opts *o, int want, 
             bad = true;
     }
     if (bad || o->nargs != want || (o->start && o->dir == NULL)) {
-        fprintf(stderr, "usage: paddock %s\n", usage);
-        return 2;
+        return cli_rm_usage(usage);
     }
     if (o->dir != NULL && o->cluster == NULL && o->rm == NULL)
         o->cluster = o->dir;
@@ -244,8 +296,7 @@ static void cli_rm_print_calibration(json_t *cal)
 static int rm_status_main(int argc, char **argv)
 {
     struct cli_rm_opts o;
-    int rc = cli_rm_parse(argc, argv, &o, 0, CLI_RM_QUERY,
-                          "rm status [--cluster DIR | --rm ENDPOINTS [--keys DIR]] [--json]");
+    int rc = cli_rm_parse(argc, argv, &o, 0, CLI_RM_QUERY, CLI_RM_USAGE_RM_STATUS);
     if (rc != 0)
         return rc;
     rmclient_t *c = NULL;
@@ -524,11 +575,7 @@ static int cli_rm_start(const struct cli_rm_opts *o)
 static int rm_add_main(int argc, char **argv)
 {
     struct cli_rm_opts o;
-    int rc = cli_rm_parse(
-        argc, argv, &o, 4, CLI_RM_CHANGE,
-        "rm add ID RAFT_ADDR API_ENDPOINT PUB_ENDPOINT [--heartbeat ENDPOINT]\n"
-        "       [--cluster DIR | --rm ENDPOINTS [--keys DIR]] [--dir CLUSTER_DIR [--start]] "
-        "[--json]");
+    int rc = cli_rm_parse(argc, argv, &o, 4, CLI_RM_CHANGE, CLI_RM_USAGE_RM_ADD);
     if (rc != 0)
         return rc;
     const char *hb = o.heartbeat != NULL ? o.heartbeat : o.args[2];
@@ -575,9 +622,7 @@ static int rm_add_main(int argc, char **argv)
 static int rm_remove_main(int argc, char **argv)
 {
     struct cli_rm_opts o;
-    int rc = cli_rm_parse(
-        argc, argv, &o, 1, CLI_RM_CHANGE,
-        "rm remove ID [--cluster DIR | --rm ENDPOINTS [--keys DIR]] [--dir CLUSTER_DIR] [--json]");
+    int rc = cli_rm_parse(argc, argv, &o, 1, CLI_RM_CHANGE, CLI_RM_USAGE_RM_REMOVE);
     if (rc != 0)
         return rc;
     json_t *doc = NULL;
@@ -621,8 +666,7 @@ static void nodes_table(json_t *doc)
 
 static int nodes_main(int argc, char **argv)
 {
-    return cli_rm_show(argc, argv, 0, "nodes [--cluster DIR | --rm ENDPOINTS] [--json]", "nodes",
-                       nodes_table);
+    return cli_rm_show(argc, argv, 0, CLI_RM_USAGE_NODES, "nodes", nodes_table);
 }
 
 static void node_show_table(json_t *doc)
@@ -661,8 +705,7 @@ static void node_show_table(json_t *doc)
 
 static int node_show_main(int argc, char **argv)
 {
-    return cli_rm_show(argc, argv, 1, "node show NAME [--cluster DIR | --rm ENDPOINTS] [--json]",
-                       "node", node_show_table);
+    return cli_rm_show(argc, argv, 1, CLI_RM_USAGE_NODE_SHOW, "node", node_show_table);
 }
 
 /* ---- tokens, jobs ---- */
@@ -697,8 +740,7 @@ static void tokens_table(json_t *doc)
 
 static int tokens_main(int argc, char **argv)
 {
-    return cli_rm_show(argc, argv, 0, "tokens [--cluster DIR | --rm ENDPOINTS] [--json]", "tokens",
-                       tokens_table);
+    return cli_rm_show(argc, argv, 0, CLI_RM_USAGE_TOKENS, "tokens", tokens_table);
 }
 
 /* A job's ETA cell: "4m10s/5m2s" (median/p95 from submission), "-" when unknown, a trailing
@@ -745,15 +787,18 @@ static void jobs_table(json_t *doc)
 
 static int jobs_main(int argc, char **argv)
 {
-    return cli_rm_show(argc, argv, 0, "jobs [--cluster DIR | --rm ENDPOINTS] [--json]", "jobs",
-                       jobs_table);
+    return cli_rm_show(argc, argv, 0, CLI_RM_USAGE_JOBS, "jobs", jobs_table);
 }
 
-CLI_COMMAND("rm status", "the RM replicas: leader, roles, terms, commit indexes", rm_status_main)
+CLI_COMMAND("rm status", "the RM replicas: leader, roles, terms, commit indexes", rm_status_main,
+            rm_status_usage)
 CLI_COMMAND("rm add", "add an RM replica under a new id (joins as a spare, promoted to voter)",
-            rm_add_main)
-CLI_COMMAND("rm remove", "remove an RM replica from the Raft configuration", rm_remove_main)
-CLI_COMMAND("nodes", "the nodes the RM knows, with load and heartbeat age", nodes_main)
-CLI_COMMAND("node show", "one node, with its full wait-time matrix", node_show_main)
-CLI_COMMAND("tokens", "virtual clusters, token capacity and grants per job", tokens_main)
-CLI_COMMAND("jobs", "jobs registered with the RM", jobs_main)
+            rm_add_main, rm_add_usage)
+CLI_COMMAND("rm remove", "remove an RM replica from the Raft configuration", rm_remove_main,
+            rm_remove_usage)
+CLI_COMMAND("nodes", "the nodes the RM knows, with load and heartbeat age", nodes_main, nodes_usage)
+CLI_COMMAND("node show", "one node, with its full wait-time matrix", node_show_main,
+            node_show_usage)
+CLI_COMMAND("tokens", "virtual clusters, token capacity and grants per job", tokens_main,
+            tokens_usage)
+CLI_COMMAND("jobs", "jobs registered with the RM", jobs_main, jobs_usage)

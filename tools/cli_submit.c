@@ -60,7 +60,7 @@ static void submit__on_signal(int sig)
 static int submit__usage(void)
 {
     fprintf(
-        stderr,
+        cli_usage_out(),
         "usage: paddock submit SPEC.json [--deadline DURATION] [--best-effort] [--name NAME]\n"
         "                      [--wait] [--json]\n"
         "                      [--cluster DIR | --rm ENDPOINTS --keys DIR [--pub ENDPOINTS]]\n"
@@ -646,4 +646,5 @@ static int submit_main(int argc, char **argv)
     return rc;
 }
 
-CLI_COMMAND("submit", "submit a job spec: validate, register, start its job manager", submit_main)
+CLI_COMMAND("submit", "submit a job spec: validate, register, start its job manager", submit_main,
+            submit__usage)

@@ -2,6 +2,7 @@
  * commands registered with CLI_COMMAND by the files linked beside it. */
 #include "tools/cli.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,13 +43,59 @@ static int cli__cmp(const void *a, const void *b)
 }
 
 static const char *cli__prog = "paddock";
+static bool cli__help; /* answering --help: usage goes to stdout */
+
+FILE *cli_usage_out(void)
+{
+    return cli__help ? stdout : stderr;
+}
+
+static bool cli__is_help(const char *a)
+{
+    return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0 || strcmp(a, "help") == 0;
+}
 
 static void cli__usage(FILE *out)
 {
     fprintf(out, "usage: %s COMMAND [ARGS...]\n\ncommands:\n", cli__prog);
     for (int i = 0; i < cli__ncommands; i++)
         fprintf(out, "  %-22s %s\n", cli__commands[i]->name, cli__commands[i]->summary);
-    fprintf(out, "\nEvery query command takes --json. See README.md and docs/.\n");
+    fprintf(out,
+            "\n%s help COMMAND, or COMMAND --help, prints a command's usage.\n"
+            "Every query command takes --json. See README.md and docs/.\n",
+            cli__prog);
+}
+
+/* The commands whose first word is `group` and that have more words ("cluster" for "cluster
+ * up"), listed on out; returns how many. */
+static int cli__group(const char *group, FILE *out)
+{
+    size_t len = strlen(group);
+    int n = 0;
+    for (int i = 0; i < cli__ncommands; i++) {
+        const char *name = cli__commands[i]->name;
+        if (strncmp(name, group, len) != 0 || name[len] != ' ')
+            continue;
+        if (out != NULL) {
+            if (n == 0)
+                fprintf(out, "usage: %s %s SUBCOMMAND [ARGS...]\n\nsubcommands:\n", cli__prog,
+                        group);
+            fprintf(out, "  %-22s %s\n", name + len + 1, cli__commands[i]->summary);
+        }
+        n++;
+    }
+    if (out != NULL && n > 0)
+        fprintf(out, "\n%s %s SUBCOMMAND --help prints a subcommand's usage.\n", cli__prog, group);
+    return n;
+}
+
+/* Whether args ask for help: --help or -h among them, before a "--". */
+static bool cli__wants_help(int argc, char **argv)
+{
+    for (int i = 0; i < argc && strcmp(argv[i], "--") != 0; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+            return true;
+    return false;
 }
 
 int main(int argc, char **argv)
@@ -58,10 +105,20 @@ int main(int argc, char **argv)
         cli__prog = slash != NULL ? slash + 1 : argv[0];
     }
     qsort(cli__commands, (size_t)cli__ncommands, sizeof cli__commands[0], cli__cmp);
-    if (argc < 2 || strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0 ||
-        strcmp(argv[1], "-h") == 0) {
-        cli__usage(argc < 2 ? stderr : stdout);
-        return argc < 2 ? 2 : 0;
+    if (argc < 2) {
+        cli__usage(stderr);
+        return 2;
+    }
+    /* `paddock help CMD...` is `paddock CMD... --help` */
+    bool help = false;
+    if (cli__is_help(argv[1])) {
+        if (argc == 2) {
+            cli__usage(stdout);
+            return 0;
+        }
+        help = true;
+        argc--;
+        argv++;
     }
     const struct cli_command *best = NULL;
     int best_words = 0;
@@ -73,9 +130,30 @@ int main(int argc, char **argv)
         }
     }
     if (best == NULL) {
+        /* a command group: alone, a usage error; with --help, an answer */
+        bool asked = help || (argc > 2 && cli__is_help(argv[2]));
+        if (cli__group(argv[1], NULL) > 0) {
+            if (argc > 2 && !asked)
+                fprintf(stderr, "%s %s: unknown subcommand '%s'\n", cli__prog, argv[1], argv[2]);
+            cli__group(argv[1], asked ? stdout : stderr);
+            return asked ? 0 : 2;
+        }
         fprintf(stderr, "%s: unknown command '%s' (try '%s help')\n", cli__prog, argv[1],
                 cli__prog);
         return 2;
     }
-    return best->run(argc - 1 - best_words, argv + 1 + best_words);
+    int cargc = argc - 1 - best_words;
+    char **cargv = argv + 1 + best_words;
+    if (best->usage != NULL && (help || cli__wants_help(cargc, cargv))) {
+        cli__help = true;
+        best->usage();
+        return fflush(stdout) == 0 ? 0 : 1;
+    }
+    if (help && best->usage == NULL) {
+        /* a handler that answers --help itself */
+        static char help_arg[] = "--help";
+        char *hargv[] = {help_arg, NULL};
+        return best->run(1, hargv);
+    }
+    return best->run(cargc, cargv);
 }

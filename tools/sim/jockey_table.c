@@ -20,6 +20,13 @@
 #include "jm/jsim.h"
 #include "tools/cli.h"
 
+static int jtable__usage(void)
+{
+    fprintf(cli_usage_out(), "usage: paddock-sim jockey-table [--tasks N] [--stages S] [--edges] "
+                             "[--runs R] [--max-tokens M] [--seed S] [--json]\n");
+    return 2;
+}
+
 static int jtable__cmd(int argc, char **argv)
 {
     long tasks = 10000, stages = 4, runs = 24, max_tokens = 0;
@@ -42,9 +49,7 @@ static int jtable__cmd(int argc, char **argv)
         } else if (v != NULL && strcmp(argv[i], "--seed") == 0) {
             seed = strtoull(v, NULL, 10), i++;
         } else {
-            fprintf(stderr, "usage: paddock-sim jockey-table [--tasks N] [--stages S] [--edges] "
-                            "[--runs R] [--max-tokens M] [--seed S] [--json]\n");
-            return 2;
+            return jtable__usage();
         }
     }
     if (tasks < 1 || tasks > JSIM_MAX_TASKS || stages < 1 || stages > tasks || runs < 1 ||
@@ -165,4 +170,4 @@ out:
 }
 
 CLI_COMMAND("jockey-table", "cost of building Jockey's C(p,a) table for a synthetic job",
-            jtable__cmd)
+            jtable__cmd, jtable__usage)

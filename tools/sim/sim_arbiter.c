@@ -28,7 +28,7 @@
 
 static int sa__usage(void)
 {
-    fprintf(stderr,
+    fprintf(cli_usage_out(),
             "usage: paddock-sim arbiter [--jobs N] [--load X] [--seed S] "
             "[--mix wfcommons|facebook]\n"
             "                           [--admission on|off|both] [--workloads DIR] "
@@ -243,4 +243,4 @@ out:
 CLI_COMMAND("arbiter",
             "deadline arbiter policies (fcfs, edf, minedf, minedf_wc, paddock) on a "
             "shared cluster",
-            sa__main)
+            sa__main, sa__usage)

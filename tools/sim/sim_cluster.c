@@ -20,7 +20,7 @@
 
 static int sc__usage(void)
 {
-    fprintf(stderr,
+    fprintf(cli_usage_out(),
             "usage: paddock-sim cluster --nodes N --jobs J [--workloads DIR] [--seed S] [--json]\n"
             "         [--no-estimation | --compare [--svg FILE]] [--time-scale X] [--tokens T]\n"
             "         [--bg-util U] [--node-mtbf S] [--arrival S] [--fail P] [--opp C] "
@@ -254,4 +254,4 @@ static int sc__main(int argc, char **argv)
 }
 
 CLI_COMMAND("cluster", "a whole cluster in virtual time: decisions/s, queueing, utilization",
-            sc__main)
+            sc__main, sc__usage)

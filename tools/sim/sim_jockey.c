@@ -53,7 +53,7 @@ struct jockey__args {
 
 static int jockey__usage(void)
 {
-    fprintf(stderr,
+    fprintf(cli_usage_out(),
             "usage: paddock-sim jockey --workload SPEC.json | --workloads DIR\n"
             "                          [--runs N] [--seed S] [--json]\n"
             "                          [--max-tokens M] [--deadline SECONDS]\n"
@@ -564,4 +564,4 @@ static int jockey__cmd(int argc, char **argv)
 }
 
 CLI_COMMAND("jockey", "Jockey vs. no adaptation, Amdahl and max allocation on a workload",
-            jockey__cmd)
+            jockey__cmd, jockey__usage)

@@ -182,8 +182,9 @@ static double sim__lower_bound(const struct sim_workload *w)
 
 static int sim__usage(void)
 {
-    fprintf(stderr, "usage: paddock-sim match --tasks N --servers S [--seed S] [--speedup X]\n"
-                    "                         [--iterations K] [--batch B] [--json]\n");
+    fprintf(cli_usage_out(),
+            "usage: paddock-sim match --tasks N --servers S [--seed S] [--speedup X]\n"
+            "                         [--iterations K] [--batch B] [--json]\n");
     return 2;
 }
 
@@ -283,4 +284,4 @@ out:
 }
 
 CLI_COMMAND("match", "matching quality on Apollo's Figure 12 setup (stable, greedy, optimal)",
-            sim_match_main)
+            sim_match_main, sim__usage)

@@ -24,14 +24,15 @@
 
 static int sr__usage(void)
 {
-    fprintf(stderr, "usage: paddock-sim recurring [--jobs N] [--load X] [--seed S] [--capacity C]\n"
-                    "                             [--workloads DIR] [--periodic-share F] "
-                    "[--warmup STEPS] [--eval STEPS]\n"
-                    "                             [--step-s S] [--given-frac F] [--run-sigma S] "
-                    "[--slow-prob P] [--elastic E]\n"
-                    "                             [--adhoc-deadline-frac F] [--admission on|off] "
-                    "[--rho R] [--json]\n"
-                    "  --workloads defaults to " SR_DEFAULT_WORKLOADS " (WfCommons instances)\n");
+    fprintf(cli_usage_out(),
+            "usage: paddock-sim recurring [--jobs N] [--load X] [--seed S] [--capacity C]\n"
+            "                             [--workloads DIR] [--periodic-share F] "
+            "[--warmup STEPS] [--eval STEPS]\n"
+            "                             [--step-s S] [--given-frac F] [--run-sigma S] "
+            "[--slow-prob P] [--elastic E]\n"
+            "                             [--adhoc-deadline-frac F] [--admission on|off] "
+            "[--rho R] [--json]\n"
+            "  --workloads defaults to " SR_DEFAULT_WORKLOADS " (WfCommons instances)\n");
     return 2;
 }
 
@@ -197,4 +198,4 @@ out:
 CLI_COMMAND("recurring",
             "periodic reservations (none, greedy, lowcost, lowcost_reprov) with ad-hoc jobs "
             "on a token cluster",
-            sr__main)
+            sr__main, sr__usage)

@@ -25,7 +25,7 @@
 
 static int ss__usage(void)
 {
-    fprintf(stderr,
+    fprintf(cli_usage_out(),
             "usage: paddock-sim stragglers [--runs N] [--seed S] [--workloads DIR] [--only NAME]\n"
             "                              [--nodes N] [--slots N] [--load X] "
             "[--straggler-prob P]\n"
@@ -165,4 +165,4 @@ static int sim_stragglers_main(int argc, char **argv)
 
 CLI_COMMAND("stragglers",
             "makespans with injected stragglers: no correction, moves, duplicates, speculation",
-            sim_stragglers_main)
+            sim_stragglers_main, ss__usage)
