@@ -17,7 +17,7 @@
 void spec_limits_default(struct spec_limits *lim)
 {
     lim->max_bytes = (size_t)64 << 20;
-    lim->max_tasks = 200000;
+    lim->max_tasks = 1000000;
     lim->max_cpu = 1024.0;
     lim->max_mem_mb = (uint64_t)16 << 20;
 }
@@ -31,31 +31,34 @@ static void spec__free_strv(char **v, size_t n)
     mem_free(v);
 }
 
+static void spec__task_free(struct spec_task *t)
+{
+    mem_free(t->id);
+    spec__free_strv(t->cmd, t->ncmd);
+    mem_free(t->after);
+    for (size_t k = 0; k < t->ninputs; k++)
+        spec__free_strv(t->inputs[k].nodes, t->inputs[k].nnodes);
+    mem_free(t->inputs);
+    for (size_t k = 0; k < t->nfiles; k++)
+        mem_free(t->files[k].path);
+    mem_free(t->files);
+    for (size_t k = 0; k < t->noutputs; k++)
+        mem_free(t->outputs[k].path);
+    mem_free(t->outputs);
+    for (size_t k = 0; k < t->nenv; k++) {
+        mem_free(t->env[k].key);
+        mem_free(t->env[k].value);
+    }
+    mem_free(t->env);
+}
+
 void spec_destroy(struct spec **p)
 {
     if (p == NULL || *p == NULL)
         return;
     struct spec *s = *p;
-    for (size_t i = 0; i < s->ntasks; i++) {
-        struct spec_task *t = &s->tasks[i];
-        mem_free(t->id);
-        spec__free_strv(t->cmd, t->ncmd);
-        mem_free(t->after);
-        for (size_t k = 0; k < t->ninputs; k++)
-            spec__free_strv(t->inputs[k].nodes, t->inputs[k].nnodes);
-        mem_free(t->inputs);
-        for (size_t k = 0; k < t->nfiles; k++)
-            mem_free(t->files[k].path);
-        mem_free(t->files);
-        for (size_t k = 0; k < t->noutputs; k++)
-            mem_free(t->outputs[k].path);
-        mem_free(t->outputs);
-        for (size_t k = 0; k < t->nenv; k++) {
-            mem_free(t->env[k].key);
-            mem_free(t->env[k].value);
-        }
-        mem_free(t->env);
-    }
+    for (size_t i = 0; i < s->ntasks; i++)
+        spec__task_free(&s->tasks[i]);
     mem_free(s->tasks);
     for (size_t i = 0; i < s->nstages; i++) {
         mem_free(s->stages[i].name);
@@ -375,14 +378,15 @@ static int spec__env(struct spec_task *t, const json_t *v, const char *ctx, char
     return 0;
 }
 
-/* Fields of one task that need no other task: everything but "after" (kept in `after_json`) and
- * the stage (its name kept in `stage_name`). */
-static int spec__task(struct spec_task *t, const json_t *v, size_t idx,
+/* Fields of one task that need no other task: everything but "after" (read again by
+ * spec__graph) and the stage (its name kept in `stage_name`, borrowed from `v` or t->id). An
+ * "array" entry (`array` > 0) is parsed once as a template, "{i}" still in it. */
+static int spec__task(struct spec_task *t, const json_t *v, size_t idx, size_t array,
                       const struct spec_limits *lim, const char **stage_name, char *msg, size_t cap)
 {
     static const char *const keys[] = {"id",        "stage",     "cmd",    "cpu",   "mem_mb",
                                        "runtime_s", "after",     "inputs", "files", "env",
-                                       "outputs",   "speculate", NULL};
+                                       "outputs",   "speculate", "array",  NULL};
     char ctx[SPEC_MAX_ID_LEN + 64];
     snprintf(ctx, sizeof ctx, "tasks[%zu]: ", idx);
     if (!json_is_object(v))
@@ -397,6 +401,15 @@ static int spec__task(struct spec_task *t, const json_t *v, size_t idx,
         if (*c == ' ' || *c == '"' || *c == '\\')
             return err_fmt(msg, cap, ERR_INVAL,
                            "%s\"id\" \"%s\" contains a space, quote or backslash", ctx, t->id);
+    int has_i = strstr(t->id, SPEC_ARRAY_INDEX) != NULL;
+    if (array > 0 && !has_i)
+        return err_fmt(msg, cap, ERR_INVAL,
+                       "%s\"array\" needs \"" SPEC_ARRAY_INDEX "\" in \"id\" (got \"%s\")", ctx,
+                       t->id);
+    if (array == 0 && has_i)
+        return err_fmt(msg, cap, ERR_INVAL,
+                       "%s\"id\" \"%s\" has \"" SPEC_ARRAY_INDEX "\" but the task has no \"array\"",
+                       ctx, t->id);
     snprintf(ctx, sizeof ctx, "task \"%s\": ", t->id);
     if ((rc = spec__keys(v, keys, ctx, msg, cap)) != 0)
         return rc;
@@ -439,7 +452,8 @@ static int spec__task(struct spec_task *t, const json_t *v, size_t idx,
             return err_fmt(msg, cap, ERR_RANGE, "%sruntime_s %g is over one year", ctx,
                            t->runtime_s);
     }
-    *stage_name = t->id;
+    /* an array's elements are one stage, named by default as the array's id is written */
+    *stage_name = array > 0 ? json_string_value(id) : t->id;
     if ((f = json_object_get(v, "stage")) != NULL) {
         char *tmp;
         if ((rc = spec__string(f, SPEC_MAX_ID_LEN, 1, ctx, "\"stage\"", &tmp, msg, cap)) != 0)
@@ -474,6 +488,156 @@ static int spec__task(struct spec_task *t, const json_t *v, size_t idx,
             return err_fmt(msg, cap, ERR_INVAL, "%s\"speculate\" must be true or false", ctx);
         t->speculate = json_is_true(f);
     }
+    return 0;
+}
+
+/* A copy of `s` with every "{i}" replaced by `num` (caller owns), or NULL when out of memory or
+ * when the result would be over `maxlen` bytes (*toolong set). */
+static char *spec__subst(const char *s, const char *num, size_t maxlen, int *toolong)
+{
+    static const size_t tlen = sizeof SPEC_ARRAY_INDEX - 1;
+    size_t nlen = strlen(num), len = 0;
+    const char *p = s, *q;
+    while ((q = strstr(p, SPEC_ARRAY_INDEX)) != NULL) {
+        len += (size_t)(q - p) + nlen;
+        p = q + tlen;
+    }
+    len += strlen(p);
+    *toolong = len > maxlen;
+    if (*toolong)
+        return NULL;
+    char *out = mem_alloc(len + 1), *w = out;
+    if (out == NULL)
+        return NULL;
+    for (p = s; (q = strstr(p, SPEC_ARRAY_INDEX)) != NULL; p = q + tlen) {
+        memcpy(w, p, (size_t)(q - p));
+        w += q - p;
+        memcpy(w, num, nlen);
+        w += nlen;
+    }
+    strcpy(w, p);
+    return out;
+}
+
+/* One string of an array element: "{i}" replaced, or the reason it cannot be. */
+static int spec__elem_str(const char *tpl, const char *num, size_t maxlen, const char *ctx,
+                          const char *what, char **out, char *msg, size_t cap)
+{
+    int toolong = 0;
+    *out = spec__subst(tpl, num, maxlen, &toolong);
+    if (toolong)
+        return err_fmt(msg, cap, ERR_TOOBIG, "%s%s is over %zu bytes", ctx, what, maxlen);
+    return *out == NULL ? err_fmt(msg, cap, ERR_NOMEM, "out of memory") : 0;
+}
+
+/* Element `elem` of an array task: a deep copy of the template `tpl` with "{i}" replaced by the
+ * element's index in the id, the command, env values and the paths of files and outputs. On
+ * failure `out` holds what was copied so far (spec__task_free frees it). */
+static int spec__elem(const struct spec_task *tpl, size_t elem, struct spec_task *out, char *msg,
+                      size_t cap)
+{
+    char num[24], ctx[SPEC_MAX_ID_LEN + 64];
+    snprintf(num, sizeof num, "%zu", elem);
+    snprintf(ctx, sizeof ctx, "task \"%s\" element %zu: ", tpl->id, elem);
+    *out = *tpl;
+    out->id = NULL;
+    out->cmd = NULL;
+    out->ncmd = 0;
+    out->after = NULL;
+    out->nafter = 0;
+    out->inputs = NULL;
+    out->ninputs = 0;
+    out->files = NULL;
+    out->nfiles = 0;
+    out->env = NULL;
+    out->nenv = 0;
+    out->outputs = NULL;
+    out->noutputs = 0;
+    int rc = spec__elem_str(tpl->id, num, SPEC_MAX_ID_LEN, ctx, "\"id\"", &out->id, msg, cap);
+    if (rc != 0)
+        return rc;
+    if ((out->cmd = mem_calloc(tpl->ncmd, sizeof *out->cmd)) == NULL)
+        return err_fmt(msg, cap, ERR_NOMEM, "out of memory");
+    for (size_t k = 0; k < tpl->ncmd; k++, out->ncmd++)
+        if ((rc = spec__elem_str(tpl->cmd[k], num, SPEC_MAX_ARG_LEN, ctx, "\"cmd\" element",
+                                 &out->cmd[k], msg, cap)) != 0)
+            return rc;
+    if (tpl->ninputs > 0) {
+        if ((out->inputs = mem_calloc(tpl->ninputs, sizeof *out->inputs)) == NULL)
+            return err_fmt(msg, cap, ERR_NOMEM, "out of memory");
+        for (size_t k = 0; k < tpl->ninputs; k++, out->ninputs++) {
+            const struct spec_input *in = &tpl->inputs[k];
+            out->inputs[k].bytes = in->bytes;
+            if (in->nnodes == 0)
+                continue;
+            if ((out->inputs[k].nodes = mem_calloc(in->nnodes, sizeof(char *))) == NULL)
+                return err_fmt(msg, cap, ERR_NOMEM, "out of memory");
+            for (size_t m = 0; m < in->nnodes; m++, out->inputs[k].nnodes++)
+                if ((out->inputs[k].nodes[m] = mem_strdup(in->nodes[m])) == NULL)
+                    return err_fmt(msg, cap, ERR_NOMEM, "out of memory");
+        }
+    }
+    if (tpl->nfiles > 0) {
+        if ((out->files = mem_calloc(tpl->nfiles, sizeof *out->files)) == NULL)
+            return err_fmt(msg, cap, ERR_NOMEM, "out of memory");
+        for (size_t k = 0; k < tpl->nfiles; k++, out->nfiles++) {
+            out->files[k].bytes = tpl->files[k].bytes;
+            if ((rc = spec__elem_str(tpl->files[k].path, num, SPEC_MAX_ARG_LEN, ctx,
+                                     "\"files\" path", &out->files[k].path, msg, cap)) != 0)
+                return rc;
+        }
+    }
+    if (tpl->nenv > 0) {
+        if ((out->env = mem_calloc(tpl->nenv, sizeof *out->env)) == NULL)
+            return err_fmt(msg, cap, ERR_NOMEM, "out of memory");
+        for (size_t k = 0; k < tpl->nenv; k++, out->nenv++) {
+            if ((out->env[k].key = mem_strdup(tpl->env[k].key)) == NULL)
+                return err_fmt(msg, cap, ERR_NOMEM, "out of memory");
+            if ((rc = spec__elem_str(tpl->env[k].value, num, SPEC_MAX_ARG_LEN, ctx, "\"env\" value",
+                                     &out->env[k].value, msg, cap)) != 0)
+                return rc;
+        }
+    }
+    if (tpl->noutputs > 0) {
+        if ((out->outputs = mem_calloc(tpl->noutputs, sizeof *out->outputs)) == NULL)
+            return err_fmt(msg, cap, ERR_NOMEM, "out of memory");
+        for (size_t k = 0; k < tpl->noutputs; k++, out->noutputs++) {
+            out->outputs[k].bytes = tpl->outputs[k].bytes;
+            out->outputs[k].local = tpl->outputs[k].local;
+            if ((rc = spec__elem_str(tpl->outputs[k].path, num, SPEC_MAX_PATH_LEN, ctx,
+                                     "\"outputs\" path", &out->outputs[k].path, msg, cap)) != 0)
+                return rc;
+        }
+    }
+    return 0;
+}
+
+/* How many tasks entry `idx` of "tasks" stands for: its "array" length, else 1. The length is
+ * checked here, before anything is allocated in proportion to it. */
+static int spec__array_len(const json_t *v, size_t idx, const struct spec_limits *lim, size_t *out,
+                           char *msg, size_t cap)
+{
+    const json_t *a = json_is_object(v) ? json_object_get(v, "array") : NULL;
+    *out = 1;
+    if (a == NULL)
+        return 0;
+    const json_t *id = json_object_get(v, "id");
+    char ctx[SPEC_MAX_ID_LEN + 64];
+    if (json_is_string(id) && json_string_length(id) <= SPEC_MAX_ID_LEN &&
+        strlen(json_string_value(id)) == json_string_length(id))
+        snprintf(ctx, sizeof ctx, "task \"%s\": ", json_string_value(id));
+    else
+        snprintf(ctx, sizeof ctx, "tasks[%zu]: ", idx);
+    if (!json_is_integer(a))
+        return err_fmt(msg, cap, ERR_INVAL, "%s\"array\" must be a positive integer", ctx);
+    json_int_t n = json_integer_value(a);
+    if (n <= 0)
+        return err_fmt(msg, cap, ERR_INVAL, "%s\"array\" must be a positive integer (got %lld)",
+                       ctx, (long long)n);
+    if ((unsigned long long)n > lim->max_tasks)
+        return err_fmt(msg, cap, ERR_TOOBIG, "%s\"array\" of %lld tasks is over the limit of %zu",
+                       ctx, (long long)n, lim->max_tasks);
+    *out = (size_t)n;
     return 0;
 }
 
@@ -622,6 +786,7 @@ int spec_parse(const char *buf, size_t len, const struct spec_limits *lim, struc
                        jerr.column, jerr.text);
     struct spec *s = mem_calloc(1, sizeof *s);
     const char **stage_names = NULL;
+    struct spec__src *src = NULL;
     int rc;
     if (s == NULL) {
         rc = err_fmt(msg, cap, ERR_NOMEM, "out of memory");
@@ -638,36 +803,70 @@ int spec_parse(const char *buf, size_t len, const struct spec_limits *lim, struc
         rc = err_fmt(msg, cap, ERR_INVAL, "\"tasks\" must be an array");
         goto fail;
     }
-    size_t n = json_array_size(tasks);
-    if (n == 0) {
+    size_t nentries = json_array_size(tasks), n = 0;
+    if (nentries == 0) {
         rc = err_fmt(msg, cap, ERR_INVAL, "\"tasks\" is empty: a job needs at least one task");
         goto fail;
     }
+    /* arrays are expanded at load: count first, so the total is bounded before allocation */
+    int arrays = 0;
+    for (size_t e = 0; e < nentries; e++) {
+        size_t alen;
+        if ((rc = spec__array_len(json_array_get(tasks, e), e, lim, &alen, msg, cap)) != 0)
+            goto fail;
+        arrays |= alen > 1;
+        n = alen > SIZE_MAX - n ? SIZE_MAX : n + alen;
+    }
     if (n > lim->max_tasks) {
-        rc = err_fmt(msg, cap, ERR_TOOBIG, "too many tasks: %zu, over the limit of %zu", n,
-                     lim->max_tasks);
+        rc = err_fmt(msg, cap, ERR_TOOBIG, "too many tasks: %zu%s, over the limit of %zu", n,
+                     arrays ? " with arrays expanded" : "", lim->max_tasks);
         goto fail;
     }
     s->tasks = mem_calloc(n, sizeof *s->tasks);
     stage_names = mem_calloc(n, sizeof *stage_names);
-    if (s->tasks == NULL || stage_names == NULL) {
+    src = mem_calloc(n, sizeof *src);
+    if (s->tasks == NULL || stage_names == NULL || src == NULL) {
         rc = err_fmt(msg, cap, ERR_NOMEM, "out of memory");
         goto fail;
     }
-    for (size_t i = 0; i < n; i++) {
-        s->ntasks = i + 1;
-        if ((rc = spec__task(&s->tasks[i], json_array_get(tasks, i), i, lim, &stage_names[i], msg,
-                             cap)) != 0)
+    for (size_t e = 0; e < nentries; e++) {
+        const json_t *v = json_array_get(tasks, e);
+        size_t alen;
+        spec__array_len(v, e, lim, &alen, msg, cap); /* checked above */
+        const json_t *a = json_is_object(v) ? json_object_get(v, "array") : NULL;
+        size_t first = s->ntasks;
+        if (a == NULL) {
+            s->ntasks++;
+            src[first] = (struct spec__src){e, SPEC__NOT_ARRAY};
+            if ((rc = spec__task(&s->tasks[first], v, e, 0, lim, &stage_names[first], msg, cap)) !=
+                0)
+                goto fail;
+            continue;
+        }
+        struct spec_task tpl;
+        memset(&tpl, 0, sizeof tpl);
+        const char *stage = NULL;
+        rc = spec__task(&tpl, v, e, alen, lim, &stage, msg, cap);
+        for (size_t k = 0; k < alen && rc == 0; k++) {
+            s->ntasks++;
+            src[first + k] = (struct spec__src){e, k};
+            stage_names[first + k] = stage;
+            rc = spec__elem(&tpl, k, &s->tasks[first + k], msg, cap);
+        }
+        spec__task_free(&tpl);
+        if (rc != 0)
             goto fail;
     }
-    if ((rc = spec__graph(s, root, stage_names, msg, cap)) != 0)
+    if ((rc = spec__graph(s, root, stage_names, src, msg, cap)) != 0)
         goto fail;
     mem_free(stage_names);
+    mem_free(src);
     json_decref(root);
     *out = s;
     return 0;
 fail:
     mem_free(stage_names);
+    mem_free(src);
     spec_destroy(&s);
     json_decref(root);
     return rc;

@@ -35,6 +35,13 @@
  * (JOB_REGISTER inputs and outputs), which learns from them when a recurring job's output is
  * first consumed (Morpheus §4). They change nothing in how the job runs.
  *
+ * Arrays: a task with "array": N (1..limits.max_tasks) and "{i}" in its id stands for N tasks,
+ * expanded at parse in place: element k has "{i}" replaced by k in its id, cmd elements, env
+ * values, files[].path, outputs[].path and "after" entries (element-wise dependencies); the
+ * elements form one stage ("stage", else the id as written). "{i}" in the id of a task without
+ * "array", an array id without "{i}", and duplicate ids after expansion are refused; the
+ * duplicate message names both origins ("tasks[0] element 10 and tasks[1] element 0").
+ *
  * Dependencies: tasks[].after lists task ids. stages[].after is an all-to-all barrier: every task
  * of the stage waits until every task of each named stage (and, transitively, everything those
  * stages wait for) has succeeded. Barriers are kept at stage level (never expanded into n*m
@@ -57,6 +64,10 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+/* The placeholder an "array" task's id (and command, env values, file and output paths, "after"
+ * entries) carries: replaced by the element's index, 0 .. N-1. */
+#define SPEC_ARRAY_INDEX "{i}"
 
 /* Hard bounds (independent of the caller's limits). */
 #define SPEC_MAX_ID_LEN      128        /* task ids, stage names, node names, env keys (bytes) */
@@ -81,7 +92,7 @@
 /* Caller-chosen limits. Public value struct: fill with spec_limits_default() then adjust. */
 struct spec_limits {
     size_t max_bytes;    /* largest accepted document (default 64 MiB) */
-    size_t max_tasks;    /* default 200000 */
+    size_t max_tasks;    /* default 1000000, after arrays are expanded */
     double max_cpu;      /* largest cpu request any node could hold (default 1024) */
     uint64_t max_mem_mb; /* largest mem_mb any node could hold (default 16 TiB in MiB) */
 };

@@ -259,7 +259,16 @@ static int spec__stages(struct spec *s, const json_t *decl, const char **stage_n
     return 0;
 }
 
-static int spec__ids(struct spec *s, char *msg, size_t cap)
+/* "tasks[3]" or "tasks[3] element 12": where task `i` was written. */
+static void spec__origin(const struct spec__src *src, size_t i, char *buf, size_t cap)
+{
+    if (src[i].elem == SPEC__NOT_ARRAY)
+        snprintf(buf, cap, "tasks[%zu]", src[i].entry);
+    else
+        snprintf(buf, cap, "tasks[%zu] element %zu", src[i].entry, src[i].elem);
+}
+
+static int spec__ids(struct spec *s, const struct spec__src *src, char *msg, size_t cap)
 {
     struct spec__named *all = mem_calloc(s->ntasks, sizeof *all);
     s->by_id__ = mem_calloc(s->ntasks, sizeof *s->by_id__);
@@ -272,9 +281,11 @@ static int spec__ids(struct spec *s, char *msg, size_t cap)
     qsort(all, s->ntasks, sizeof *all, spec__named_cmp);
     for (size_t i = 0; i < s->ntasks; i++) {
         if (i > 0 && strcmp(all[i].name, all[i - 1].name) == 0) {
-            int rc =
-                err_fmt(msg, cap, ERR_INVAL, "duplicate task id \"%s\" (tasks[%zu] and tasks[%zu])",
-                        all[i].name, all[i - 1].key, all[i].key);
+            char a[64], b[64];
+            spec__origin(src, all[i - 1].key, a, sizeof a);
+            spec__origin(src, all[i].key, b, sizeof b);
+            int rc = err_fmt(msg, cap, ERR_INVAL, "duplicate task id \"%s\" (%s and %s)",
+                             all[i].name, a, b);
             mem_free(all);
             return rc;
         }
@@ -284,11 +295,59 @@ static int spec__ids(struct spec *s, char *msg, size_t cap)
     return 0;
 }
 
-static int spec__after(struct spec *s, const json_t *tasks, char *msg, size_t cap)
+/* Resolves one "after" entry of task i: for an array element, "{i}" is its index first. */
+static int spec__after_one(const struct spec *s, size_t i, const struct spec__src *src,
+                           const char *id, long *out, char *msg, size_t cap)
+{
+    const struct spec_task *t = &s->tasks[i];
+    char buf[SPEC_MAX_ID_LEN + 1];
+    const char *name = id;
+    if (src[i].elem != SPEC__NOT_ARRAY && strstr(id, SPEC_ARRAY_INDEX) != NULL) {
+        /* element-wise: "extract-{i}" is extract-7 for element 7 */
+        char num[24];
+        int nl = snprintf(num, sizeof num, "%zu", src[i].elem);
+        size_t w = 0;
+        const char *p = id, *q;
+        while ((q = strstr(p, SPEC_ARRAY_INDEX)) != NULL && w != SIZE_MAX) {
+            size_t seg = (size_t)(q - p);
+            if (w + seg + (size_t)nl > SPEC_MAX_ID_LEN)
+                w = SIZE_MAX;
+            else {
+                memcpy(buf + w, p, seg);
+                memcpy(buf + w + seg, num, (size_t)nl);
+                w += seg + (size_t)nl;
+                p = q + sizeof SPEC_ARRAY_INDEX - 1;
+            }
+        }
+        if (w != SIZE_MAX && w + strlen(p) <= SPEC_MAX_ID_LEN) {
+            strcpy(buf + w, p);
+            name = buf;
+        } else {
+            name = NULL; /* longer than any id: unknown */
+        }
+    }
+    long a = name != NULL ? spec_task_index(s, name) : -1;
+    if (a < 0 && src[i].elem == SPEC__NOT_ARRAY && strstr(id, SPEC_ARRAY_INDEX) != NULL)
+        return err_fmt(msg, cap, ERR_INVAL,
+                       "task \"%s\": \"after\" names \"%.*s\", an array: a task waits for a whole "
+                       "array through its stage (\"stages\": [{\"name\": \"%s\", \"after\": "
+                       "[\"<the array's stage>\"]}])",
+                       t->id, SPEC_MAX_ID_LEN, id, s->stages[t->stage].name);
+    if (a < 0)
+        return err_fmt(msg, cap, ERR_INVAL, "task \"%s\": \"after\" names unknown task \"%.*s\"",
+                       t->id, SPEC_MAX_ID_LEN, name != NULL ? name : id);
+    if ((size_t)a == i)
+        return err_fmt(msg, cap, ERR_INVAL, "task \"%s\": depends on itself", t->id);
+    *out = a;
+    return 0;
+}
+
+static int spec__after(struct spec *s, const json_t *tasks, const struct spec__src *src, char *msg,
+                       size_t cap)
 {
     size_t edges = 0;
     for (size_t i = 0; i < s->ntasks; i++) {
-        const json_t *after = json_object_get(json_array_get(tasks, i), "after");
+        const json_t *after = json_object_get(json_array_get(tasks, src[i].entry), "after");
         size_t na = after != NULL ? json_array_size(after) : 0;
         edges += na;
         if (edges > SPEC_MAX_EDGES)
@@ -301,14 +360,11 @@ static int spec__after(struct spec *s, const json_t *tasks, char *msg, size_t ca
         if (t->after == NULL)
             return err_fmt(msg, cap, ERR_NOMEM, "out of memory");
         for (size_t k = 0; k < na; k++) {
-            const char *id = json_string_value(json_array_get(after, k));
-            long a = spec_task_index(s, id);
-            if (a < 0)
-                return err_fmt(msg, cap, ERR_INVAL,
-                               "task \"%s\": \"after\" names unknown task \"%.*s\"", t->id,
-                               SPEC_MAX_ID_LEN, id);
-            if ((size_t)a == i)
-                return err_fmt(msg, cap, ERR_INVAL, "task \"%s\": depends on itself", t->id);
+            long a = -1;
+            int rc = spec__after_one(s, i, src, json_string_value(json_array_get(after, k)), &a,
+                                     msg, cap);
+            if (rc != 0)
+                return rc;
             t->after[t->nafter++] = (size_t)a;
         }
         spec__uniq(t->after, &t->nafter);
@@ -489,13 +545,14 @@ out:
     return rc;
 }
 
-int spec__graph(struct spec *s, const json_t *root, const char **stage_names, char *msg, size_t cap)
+int spec__graph(struct spec *s, const json_t *root, const char **stage_names,
+                const struct spec__src *src, char *msg, size_t cap)
 {
-    int rc = spec__ids(s, msg, cap);
+    int rc = spec__ids(s, src, msg, cap);
     if (rc == 0)
         rc = spec__stages(s, json_object_get(root, "stages"), stage_names, msg, cap);
     if (rc == 0)
-        rc = spec__after(s, json_object_get(root, "tasks"), msg, cap);
+        rc = spec__after(s, json_object_get(root, "tasks"), src, msg, cap);
     if (rc == 0)
         rc = spec__topo(s, msg, cap);
     return rc;

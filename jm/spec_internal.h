@@ -4,6 +4,7 @@
 
 #include <jansson.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "jm/spec.h"
 
@@ -12,10 +13,19 @@
 int spec__string(const json_t *v, size_t maxlen, int printable, const char *ctx, const char *what,
                  char **out, char *msg, size_t cap);
 
+/* Where a task of the spec came from: entry `entry` of "tasks", element `elem` of its "array"
+ * (SPEC__NOT_ARRAY when the entry is a single task). */
+#define SPEC__NOT_ARRAY SIZE_MAX
+struct spec__src {
+    size_t entry;
+    size_t elem;
+};
+
 /* Resolves stages (declared in root's "stages" and named by tasks via stage_names[i]), task
- * "after" ids, barriers; rejects duplicates, unknown names and cycles; fills s->stages,
- * s->by_id__, s->by_name__, s->topo and s->stage_topo. `root` is the parsed document. */
-int spec__graph(struct spec *s, const json_t *root, const char **stage_names, char *msg,
-                size_t cap);
+ * "after" ids (with "{i}" replaced by the element's index for array elements, src[i]), barriers;
+ * rejects duplicates, unknown names and cycles; fills s->stages, s->by_id__, s->by_name__, s->topo
+ * and s->stage_topo. `root` is the parsed document. */
+int spec__graph(struct spec *s, const json_t *root, const char **stage_names,
+                const struct spec__src *src, char *msg, size_t cap);
 
 #endif

@@ -398,6 +398,179 @@ static void test_alloc_failure(void **state)
     assert_true(failures > 20);
 }
 
+/* The array form: ids, commands and the other "{i}" fields of each element, one stage per array,
+ * element-wise "after", a stage barrier on a whole array. */
+static void test_array_expand(void **state)
+{
+    (void)state;
+    char fp[4096], msg[512] = "";
+    snprintf(fp, sizeof fp, "%s/tests/specs/valid/array.json", src_dir());
+    struct spec *s = NULL;
+    assert_int_equal(spec_load(fp, NULL, &s, msg, sizeof msg), 0);
+    assert_int_equal(s->ntasks, 8);
+    /* elements in spec order, indices 0..N-1, in place of the array entry */
+    static const char *const ids[8] = {"split-0", "split-1", "split-2", "map-0",
+                                       "map-1",   "map-2",   "setup",   "merge"};
+    for (size_t i = 0; i < 8; i++)
+        assert_string_equal(s->tasks[i].id, ids[i]);
+    const struct spec_task *sp = &s->tasks[spec_task_index(s, "split-2")];
+    assert_int_equal(sp->ncmd, 3);
+    assert_string_equal(sp->cmd[2], "split part 2");
+    assert_true(sp->runtime_s == 2.0);
+    assert_int_equal(sp->noutputs, 1);
+    assert_string_equal(sp->outputs[0].path, "part-2");
+    assert_int_equal(sp->local_outputs, 1);
+    const struct spec_task *m = &s->tasks[spec_task_index(s, "map-1")];
+    assert_string_equal(m->cmd[2], "part-1");
+    assert_int_equal(m->nenv, 2);
+    for (size_t k = 0; k < m->nenv; k++)
+        assert_string_equal(m->env[k].value, strcmp(m->env[k].key, "PART") == 0 ? "1" : "V");
+    assert_string_equal(m->files[0].path, "/opt/jobs/map-1.cfg");
+    assert_int_equal(m->file_bytes, 10);
+    assert_string_equal(m->inputs[0].nodes[0], "pn-1");
+    /* element-wise: map-1 waits for split-1 (not split-0 or split-2) and for setup */
+    assert_int_equal(m->nafter, 2);
+    assert_int_equal(m->after[0], (size_t)spec_task_index(s, "split-1"));
+    assert_int_equal(m->after[1], (size_t)spec_task_index(s, "setup"));
+    /* an array without "stage" is one stage named as its id is written */
+    long st = spec_stage_index(s, "split-{i}");
+    assert_true(st >= 0);
+    assert_int_equal(s->stages[st].ntasks, 3);
+    assert_int_equal(spec_stage_index(s, "split-0"), -1);
+    long map = spec_stage_index(s, "map");
+    assert_int_equal(s->stages[map].ntasks, 3);
+    /* the whole array: merge's stage waits for the map stage */
+    long merge = spec_stage_index(s, "merge");
+    assert_int_equal(s->stages[merge].nafter, 1);
+    assert_int_equal(s->stages[merge].after[0], (size_t)map);
+    size_t pos[8];
+    for (size_t i = 0; i < 8; i++)
+        pos[s->topo[i]] = i;
+    for (size_t i = 3; i < 6; i++)
+        assert_true(pos[i] < pos[spec_task_index(s, "merge")]);
+    spec_destroy(&s);
+}
+
+/* Refusals of bad arrays, each with its code and reason. */
+static void test_array_refusals(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *tasks; /* the "tasks" array */
+        int rc;
+        const char *frag;
+    } cases[] = {
+        {"[{\"id\":\"a-{i}\",\"array\":0,\"cmd\":[\"t\"]}]", ERR_INVAL,
+         "task \"a-{i}\": \"array\" must be a positive integer (got 0)"},
+        {"[{\"id\":\"a-{i}\",\"array\":-5,\"cmd\":[\"t\"]}]", ERR_INVAL,
+         "\"array\" must be a positive integer (got -5)"},
+        {"[{\"id\":\"a-{i}\",\"array\":2.5,\"cmd\":[\"t\"]}]", ERR_INVAL,
+         "\"array\" must be a positive integer"},
+        {"[{\"id\":\"a-{i}\",\"array\":true,\"cmd\":[\"t\"]}]", ERR_INVAL,
+         "\"array\" must be a positive integer"},
+        {"[{\"id\":\"a-{i}\",\"array\":101,\"cmd\":[\"t\"]}]", ERR_TOOBIG,
+         "\"array\" of 101 tasks is over the limit of 100"},
+        {"[{\"id\":\"a-{i}\",\"array\":9223372036854775807,\"cmd\":[\"t\"]}]", ERR_TOOBIG,
+         "is over the limit of 100"},
+        {"[{\"id\":\"a-{i}\",\"array\":60,\"cmd\":[\"t\"]},{\"id\":\"b-{i}\",\"array\":41,"
+         "\"cmd\":[\"t\"]}]",
+         ERR_TOOBIG, "too many tasks: 101 with arrays expanded, over the limit of 100"},
+        {"[{\"id\":\"a\",\"array\":3,\"cmd\":[\"t\"]}]", ERR_INVAL,
+         "\"array\" needs \"{i}\" in \"id\" (got \"a\")"},
+        {"[{\"id\":\"a-{i}\",\"cmd\":[\"t\"]}]", ERR_INVAL,
+         "\"id\" \"a-{i}\" has \"{i}\" but the task has no \"array\""},
+        {"[{\"id\":\"a{i}\",\"array\":11,\"cmd\":[\"t\"]},{\"id\":\"a1{i}\",\"array\":2,"
+         "\"cmd\":[\"t\"]}]",
+         ERR_INVAL, "duplicate task id \"a10\" (tasks[0] element 10 and tasks[1] element 0)"},
+        {"[{\"id\":\"a-{i}\",\"array\":2,\"cmd\":[\"t\"]},{\"id\":\"a-1\",\"cmd\":[\"t\"]}]",
+         ERR_INVAL, "duplicate task id \"a-1\" (tasks[0] element 1 and tasks[1])"},
+        {"[{\"id\":\"a-{i}\",\"array\":2,\"cmd\":[\"t\"]},{\"id\":\"b-{i}\",\"array\":3,"
+         "\"cmd\":[\"t\"],\"after\":[\"a-{i}\"]}]",
+         ERR_INVAL, "task \"b-2\": \"after\" names unknown task \"a-2\""},
+        {"[{\"id\":\"a-{i}\",\"array\":2,\"cmd\":[\"t\"],\"after\":[\"a-{i}\"]}]", ERR_INVAL,
+         "task \"a-0\": depends on itself"},
+        {"[{\"id\":\"a-{i}\",\"array\":2,\"cmd\":[\"t\"]},{\"id\":\"r\",\"cmd\":[\"t\"],"
+         "\"after\":[\"a-{i}\"]}]",
+         ERR_INVAL, "task \"r\": \"after\" names \"a-{i}\", an array"},
+        /* the cycle closes element-wise: a-1 after b-1 after a-1 */
+        {"[{\"id\":\"a-{i}\",\"array\":2,\"cmd\":[\"t\"],\"after\":[\"b-{i}\"]},"
+         "{\"id\":\"b-{i}\",\"array\":2,\"cmd\":[\"t\"],\"after\":[\"a-{i}\"]}]",
+         ERR_INVAL, "dependency cycle: task \""},
+        {"[{\"id\":\"a-{i}\",\"array\":2,\"cmd\":[\"t\"],\"arrray\":1}]", ERR_INVAL,
+         "unknown key \"arrray\""},
+    };
+    struct spec_limits lim;
+    spec_limits_default(&lim);
+    lim.max_tasks = 100;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char doc[1024], msg[512] = "";
+        snprintf(doc, sizeof doc, "{\"version\":1,\"tasks\":%s}", cases[i].tasks);
+        int rc = parse_bad(doc, &lim, msg, sizeof msg);
+        if (rc != cases[i].rc || strstr(msg, cases[i].frag) == NULL)
+            fail_msg("case %zu: rc %d msg \"%s\", expected %d with \"%s\"", i, rc, msg, cases[i].rc,
+                     cases[i].frag);
+    }
+    /* an element's id past the length bound once its index is in it: 125 bytes and "{i}" */
+    char longid[1024], lmsg[512] = "";
+    snprintf(longid, sizeof longid,
+             "{\"version\":1,\"tasks\":[{\"id\":\"%0125d{i}\",\"array\":1001,"
+             "\"cmd\":[\"t\"]}]}",
+             0);
+    lim.max_tasks = 2000;
+    assert_int_equal(parse_bad(longid, &lim, lmsg, sizeof lmsg), ERR_TOOBIG);
+    assert_non_null(strstr(lmsg, "element 1000: \"id\" is over 128 bytes"));
+    lim.max_tasks = 100;
+    /* the bound itself is accepted */
+    const char *full = "{\"version\":1,\"tasks\":[{\"id\":\"a-{i}\",\"array\":60,\"cmd\":[\"t\"]},"
+                       "{\"id\":\"b-{i}\",\"array\":40,\"cmd\":[\"t\"]}]}";
+    char msg[512] = "";
+    struct spec *s = NULL;
+    assert_int_equal(spec_parse(full, strlen(full), &lim, &s, msg, sizeof msg), 0);
+    assert_int_equal(s->ntasks, 100);
+    assert_string_equal(s->tasks[99].id, "b-39");
+    spec_destroy(&s);
+}
+
+/* A million-task array is a few lines: parsed within the default limits. */
+static void test_array_million(void **state)
+{
+    (void)state;
+    const char *doc = "{\"version\":1,\"tasks\":[{\"id\":\"t{i}\",\"array\":1000000,"
+                      "\"cmd\":[\"sh\",\"-c\",\"echo {i}\"],\"stage\":\"all\"}]}";
+    struct spec *s = parse_ok(doc);
+    assert_int_equal(s->ntasks, 1000000);
+    assert_int_equal(s->nstages, 1);
+    assert_string_equal(s->tasks[999999].cmd[2], "echo 999999");
+    assert_int_equal(spec_task_index(s, "t123456"), 123456);
+    spec_destroy(&s);
+}
+
+static void test_array_alloc_failure(void **state)
+{
+    (void)state;
+    char fp[4096], msg[512];
+    snprintf(fp, sizeof fp, "%s/tests/specs/valid/array.json", src_dir());
+    int failures = 0, done = 0;
+    for (long n = 0; n < 1000 && !done; n++) {
+        struct spec *s = NULL;
+        mem_fail_after(n);
+        int rc = spec_load(fp, NULL, &s, msg, sizeof msg);
+        long refused = mem_fail_count();
+        mem_fail_reset();
+        if (rc == 0) {
+            assert_non_null(s);
+            spec_destroy(&s);
+            done = refused == 0;
+        } else {
+            assert_int_equal(rc, ERR_NOMEM);
+            assert_null(s);
+            failures++;
+        }
+    }
+    assert_true(done);
+    assert_true(failures > 50);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -412,6 +585,10 @@ int main(void)
         cmocka_unit_test(test_cycle_message_names_tasks),
         cmocka_unit_test(test_alloc_failure),
         cmocka_unit_test(test_declared_files),
+        cmocka_unit_test(test_array_expand),
+        cmocka_unit_test(test_array_refusals),
+        cmocka_unit_test(test_array_million),
+        cmocka_unit_test(test_array_alloc_failure),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
