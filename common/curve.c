@@ -2,11 +2,13 @@
 #include "common/curve.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/err.h"
@@ -23,6 +25,21 @@ struct curve {
 };
 
 static zactor_t *curve__auth;
+
+/* The allow-list as names (issue 27): key -> base name of its certificate, read again when the
+ * directory changes. */
+struct curve__user {
+    char key[CURVE_KEY_Z85_LEN + 1];
+    char name[129];
+};
+static struct {
+    char dir[4096];
+    struct curve__user *users;
+    size_t n;
+    struct timespec mtime;
+    time_t read_at; /* when it was last read (monotonic seconds) */
+    bool loaded;
+} curve__users;
 
 static bool curve__name_ok(const char *name)
 {
@@ -202,12 +219,105 @@ int curve_auth_start(const char *allow_dir, char *msg, size_t cap)
         return err_fmt(msg, cap, ERR_SYS, "zauth did not accept the CURVE allow-list");
     }
     curve__auth = auth;
+    memset(&curve__users, 0, sizeof curve__users);
+    snprintf(curve__users.dir, sizeof curve__users.dir, "%s", allow_dir);
     return 0;
 }
 
 void curve_auth_stop(void)
 {
     zactor_destroy(&curve__auth);
+    mem_free(curve__users.users);
+    memset(&curve__users, 0, sizeof curve__users);
+}
+
+const char *curve_frame_key(zframe_t *frame)
+{
+    if (frame == NULL)
+        return NULL;
+    const char *k = zframe_meta(frame, "User-Id");
+    return k != NULL && strlen(k) == CURVE_KEY_Z85_LEN ? k : NULL;
+}
+
+static int curve__users_read(void)
+{
+    DIR *d = opendir(curve__users.dir);
+    if (d == NULL)
+        return ERR_NOTFOUND;
+    struct curve__user *u = NULL;
+    size_t n = 0, cap = 0;
+    struct dirent *e;
+    int rc = 0;
+    while (rc == 0 && (e = readdir(d)) != NULL) {
+        size_t len = strlen(e->d_name);
+        if (len <= 4 || len - 4 >= sizeof u->name || e->d_name[0] == '.' ||
+            strcmp(e->d_name + len - 4, ".pub") != 0)
+            continue;
+        char path[4096 + 256];
+        snprintf(path, sizeof path, "%s/%s", curve__users.dir, e->d_name);
+        zcert_t *c = NULL;
+        char why[64];
+        if (curve__load_cert(path, &c, why, sizeof why) != 0)
+            continue; /* zauth skips it too */
+        if (n == cap) {
+            size_t ncap = cap < 16 ? 16 : cap * 2;
+            void *p = mem_reallocarray(u, ncap, sizeof *u);
+            if (p == NULL) {
+                zcert_destroy(&c);
+                rc = ERR_NOMEM;
+                break;
+            }
+            u = p;
+            cap = ncap;
+        }
+        memcpy(u[n].key, zcert_public_txt(c), CURVE_KEY_Z85_LEN);
+        u[n].key[CURVE_KEY_Z85_LEN] = '\0';
+        memcpy(u[n].name, e->d_name, len - 4);
+        u[n].name[len - 4] = '\0';
+        n++;
+        zcert_destroy(&c);
+    }
+    closedir(d);
+    if (rc != 0) {
+        mem_free(u);
+        return rc;
+    }
+    mem_free(curve__users.users);
+    curve__users.users = u;
+    curve__users.n = n;
+    curve__users.loaded = true;
+    return 0;
+}
+
+int curve_auth_user(const char *key, char *name, size_t cap)
+{
+    if (curve__auth == NULL || curve__users.dir[0] == '\0')
+        return ERR_STATE;
+    if (key == NULL || cap == 0)
+        return ERR_NOTFOUND;
+    struct stat st;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    bool changed =
+        stat(curve__users.dir, &st) == 0 && (st.st_mtim.tv_sec != curve__users.mtime.tv_sec ||
+                                             st.st_mtim.tv_nsec != curve__users.mtime.tv_nsec);
+    /* a directory's mtime has a coarse grain: a file written within the same tick is seen by
+       reading again at most once a second */
+    if (!curve__users.loaded || changed || now.tv_sec != curve__users.read_at) {
+        int rc = curve__users_read();
+        if (rc == ERR_NOMEM)
+            return rc;
+        if (changed)
+            curve__users.mtime = st.st_mtim;
+        curve__users.read_at = now.tv_sec;
+    }
+    for (size_t i = 0; i < curve__users.n; i++) {
+        if (strcmp(curve__users.users[i].key, key) == 0) {
+            snprintf(name, cap, "%s", curve__users.users[i].name);
+            return 0;
+        }
+    }
+    return ERR_NOTFOUND;
 }
 
 bool curve_auth_running(void)

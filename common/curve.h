@@ -73,6 +73,18 @@ void curve_auth_stop(void);
 
 bool curve_auth_running(void);
 
+/* Identity from the key (issue 27). The CURVE public key (Z85) that authenticated the
+ * connection a received frame came on (ZeroMQ's "User-Id" property, set by zauth), or NULL
+ * when the connection is not CURVE (insecure or loopback without keys). Owned by the frame. */
+const char *curve_frame_key(zframe_t *frame);
+
+/* The user an allow-listed key belongs to: the base name of its certificate in the allow-list
+ * directory given to curve_auth_start (allow/alice.pub is user "alice"), written to name (cap
+ * bytes). The directory is read again when it changed, so an added or removed user counts
+ * within a second, as zauth does. Returns 0, ERR_NOTFOUND (no certificate of that key),
+ * ERR_STATE (zauth is not running) or ERR_NOMEM. Not thread-safe. */
+int curve_auth_user(const char *key, char *name, size_t cap);
+
 /* THE helper, applied to every TCP socket before bind (server) or connect (client).
  * c == NULL means insecure mode and does nothing (returns 0): the caller has passed
  * curve_check_listen / chosen --insecure. Server: requires zauth running (ERR_STATE

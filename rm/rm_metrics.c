@@ -27,8 +27,8 @@ struct rm_metrics {
 };
 
 /* Names of enum rmserver_reject, as `rm status` spells them. */
-static const char *const rm_metrics__reject_names[] = {"decode",  "frames",     "type",
-                                                       "invalid", "not_leader", "busy"};
+static const char *const rm_metrics__reject_names[] = {"decode",     "frames", "type",  "invalid",
+                                                       "not_leader", "busy",   "denied"};
 _Static_assert(sizeof rm_metrics__reject_names / sizeof rm_metrics__reject_names[0] ==
                    RMSERVER_REJ_COUNT,
                "one name per rmserver_reject");
@@ -160,6 +160,12 @@ static void rm_metrics__traffic(struct rmserver *s, struct metrics *m)
     for (int i = 0; i < RMSERVER_REJ_COUNT; i++) {
         const char *l[] = {"reason", rm_metrics__reject_names[i], NULL};
         metrics_sample(m, l, (double)s->rejected[i]);
+    }
+    metrics_family(m, "paddock_rm_denied_total", METRICS_COUNTER,
+                   "Requests refused because the caller may not make them, by what was tried.");
+    for (int i = 0; i < RMSERVER_DENY_COUNT; i++) {
+        const char *l[] = {"action", rmserver_deny_names[i], NULL};
+        metrics_sample(m, l, (double)s->denied[i]);
     }
     metrics_family(m, "paddock_rm_decode_rejected_total", METRICS_COUNTER,
                    "Messages the protocol decoder refused, by reason.");

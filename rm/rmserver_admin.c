@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 static const char *const rmserver__reject_names[RMSERVER_REJ_COUNT] = {
-    "decode", "frames", "type", "invalid", "not_leader", "busy"};
+    "decode", "frames", "type", "invalid", "not_leader", "busy", "denied"};
 
 void rmserver_job_id(uint64_t id, char out[ID_JOB_SIZE])
 {
@@ -102,7 +102,9 @@ static json_t *rmserver__job_json(struct rmserver *s, const ledger_t *l, const s
     json_t *o = json_object();
     json_object_set_new(o, "job_id", json_string(jid));
     json_object_set_new(o, "name", json_string(j->name));
+    json_object_set_new(o, "user", json_string(j->user));
     json_object_set_new(o, "virtual_cluster", json_string(vc != NULL ? vc->name : "?"));
+    json_object_set_new(o, "price_token_s", json_real((double)j->price_milli / 1000.0));
     json_object_set_new(o, "metrics", rmserver__url(rm_metrics_job_url(s, j->id)));
     json_object_set_new(o, "state", json_string(ledger_job_state_name(j->state)));
     json_object_set_new(o, "tokens", json_integer(j->tokens));
@@ -313,6 +315,10 @@ static json_t *rmserver__status(struct rmserver *s)
                                 json_integer((json_int_t)n));
     }
     json_object_set_new(rej, "decode_reasons", why);
+    json_t *den = json_object();
+    for (int i = 0; i < RMSERVER_DENY_COUNT; i++)
+        json_object_set_new(den, rmserver_deny_names[i], json_integer((json_int_t)s->denied[i]));
+    json_object_set_new(rej, "denied_by", den);
     json_object_set_new(o, "rejected", rej);
     json_object_set_new(o, "raft_transport", raft_curve_json(&s->transport));
     struct fsm_stats fs;
@@ -389,6 +395,87 @@ json_t *rmserver_admin_vcs(const ledger_t *l)
     return vcs;
 }
 
+/* Issue 27's reads: a user sees their own lines and jobs, an admin everyone's. */
+static json_t *rmserver__tenant_json(struct rmserver *s, const char *kind)
+{
+    const ledger_t *l = fsm_ledger(s->fsm);
+    const struct rmserver_caller *who = &s->caller;
+    json_t *doc = json_object();
+    if (strcmp(kind, RMSERVER_ADMIN_WHOAMI) == 0) {
+        json_object_set_new(doc, "user", json_string(who->user));
+        json_object_set_new(doc, "role", json_string(who->admin ? "admin" : "user"));
+        json_t *vcs = json_array();
+        for (size_t i = 0; i < ledger_vc_count(l); i++) {
+            const char *vc = ledger_vc_at(l, i)->name;
+            if (who->admin || ledger_vc_granted(l, vc, who->user))
+                json_array_append_new(vcs, json_string(vc));
+        }
+        json_object_set_new(doc, "virtual_clusters", vcs);
+    } else if (strcmp(kind, RMSERVER_ADMIN_AUDIT) == 0) {
+        json_t *arr = json_array();
+        for (size_t i = 0; i < ledger_audit_count(l); i++) {
+            const struct ledger_audit *a = ledger_audit_at(l, i);
+            if (!who->admin && strcmp(a->who, who->user) != 0)
+                continue;
+            json_t *o = json_object();
+            json_object_set_new(o, "at_ms", json_integer(a->at_ms));
+            json_object_set_new(o, "user", json_string(a->who));
+            json_object_set_new(o, "action", json_string(a->action));
+            json_object_set_new(o, "target", json_string(a->target));
+            json_object_set_new(o, "result", json_string(a->code == 0 ? "ok" : err_name(a->code)));
+            json_object_set_new(o, "detail", json_string(a->detail));
+            json_array_append_new(arr, o);
+        }
+        json_object_set_new(doc, "audit", arr);
+    } else if (strcmp(kind, RMSERVER_ADMIN_USAGE) == 0) {
+        json_t *arr = json_array();
+        for (size_t i = 0; i < ledger_usage_count(l); i++) {
+            const struct ledger_usage *u = ledger_usage_at(l, i);
+            if (!who->admin && strcmp(u->user, who->user) != 0)
+                continue;
+            char jid[ID_JOB_SIZE];
+            rmserver_job_id(u->job, jid);
+            json_t *o = json_object();
+            json_object_set_new(o, "job_id", json_string(jid));
+            json_object_set_new(o, "name", json_string(u->name));
+            json_object_set_new(o, "user", json_string(u->user));
+            json_object_set_new(o, "virtual_cluster", json_string(u->vc));
+            json_object_set_new(o, "state", json_string(ledger_job_state_name(u->state)));
+            json_object_set_new(o, "submitted_ms", json_integer(u->submit_ms));
+            json_object_set_new(o, "finished_ms", json_integer(u->end_ms));
+            json_object_set_new(o, "deadline_ms",
+                                u->deadline_ms ? json_integer(u->deadline_ms) : json_null());
+            json_object_set_new(o, "token_s", json_real((double)u->token_ms / 1000.0));
+            json_object_set_new(o, "price_token_s", json_real((double)u->price_milli / 1000.0));
+            json_array_append_new(arr, o);
+        }
+        json_object_set_new(doc, "usage", arr);
+    } else {
+        json_t *arr = json_array();
+        for (size_t i = 0; i < ledger_rule_count(l); i++) {
+            const struct ledger_rule *r = ledger_rule_at(l, i);
+            json_t *o = json_object();
+            json_object_set_new(o, "user", json_string(r->user));
+            if (r->vc[0] == '\0') {
+                json_object_set_new(o, "role",
+                                    json_string(r->role == LEDGER_ROLE_ADMIN ? "admin" : "user"));
+            } else {
+                json_object_set_new(o, "virtual_cluster", json_string(r->vc));
+                json_object_set_new(o, "granted", json_boolean(r->granted));
+                json_object_set_new(o, "max_tokens",
+                                    r->max_tokens ? json_integer(r->max_tokens) : json_null());
+                json_object_set_new(o, "max_token_s_per_day",
+                                    r->max_token_ms_day
+                                        ? json_integer((json_int_t)(r->max_token_ms_day / 1000))
+                                        : json_null());
+            }
+            json_array_append_new(arr, o);
+        }
+        json_object_set_new(doc, "rules", arr);
+    }
+    return doc;
+}
+
 char *rmserver_admin_json(struct rmserver *s, const proto_admin_query_t *q, int *code, char *why,
                           size_t cap)
 {
@@ -433,6 +520,11 @@ char *rmserver_admin_json(struct rmserver *s, const proto_admin_query_t *q, int 
             }
             return NULL;
         }
+    } else if (strcmp(q->kind, RMSERVER_ADMIN_WHOAMI) == 0 ||
+               strcmp(q->kind, RMSERVER_ADMIN_AUDIT) == 0 ||
+               strcmp(q->kind, RMSERVER_ADMIN_USAGE) == 0 ||
+               strcmp(q->kind, RMSERVER_ADMIN_TENANTS) == 0) {
+        doc = rmserver__tenant_json(s, q->kind);
     } else if (strcmp(q->kind, PROTO_ADMIN_QUOTE) == 0) {
         doc = rmserver__quote(s, q, code, why, cap);
         if (doc == NULL)
@@ -476,9 +568,10 @@ char *rmserver_admin_write_json(struct rmserver *s, const struct rmserver_cmd *c
     (void)res;
     ledger_t *l = fsm_ledger(s->fsm);
     const struct ledger_job *j = ledger_job_find(l, c->cmd.job);
-    json_t *doc = c->cmd.type >= LEDGER_CMD_RECUR_ADD ? rmserver_recur_write_json(s, c, res)
-                  : j != NULL                         ? rmserver__job_json(s, l, j)
-                                                      : json_object();
+    bool recur = c->cmd.type >= LEDGER_CMD_RECUR_ADD && c->cmd.type <= LEDGER_CMD_RECUR_MODEL;
+    json_t *doc = recur       ? rmserver_recur_write_json(s, c, res)
+                  : j != NULL ? rmserver__job_json(s, l, j)
+                              : json_object();
     json_object_set_new(doc, "ok", json_true());
     json_object_set_new(doc, "kind", json_string(c->w.admin_kind));
     char *text = json_dumps(doc, JSON_COMPACT);

@@ -8,12 +8,17 @@
 #include "common/log.h"
 #include "common/mem.h"
 #include "common/map.h"
+#include "rm/arbiter.h"
 #include "rm/ledger_cmd.h"
 #include "rm/rm_metrics.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+const char *const rmserver_deny_names[RMSERVER_DENY_COUNT] = {
+    "unknown_key", "node",       "submit",  "job",      "cancel",
+    "deadline",    "membership", "tenants", "recurring"};
 
 uint64_t rmserver_key_hash(const char *key)
 {
@@ -75,6 +80,98 @@ static void rmserver__reject(struct rmserver *s, zuv_sock_t *sock, const void *p
     s->rejected[why]++;
     log_debug("refused %s: %s", proto_type_name(m->type) ? proto_type_name(m->type) : "?", text);
     rmserver_send_error(s, sock, peer, peer_len, m->req_id, m->type, code, text);
+}
+
+/* ---- who asks (issue 27) ---- */
+
+/* The caller of the request in `body`: the allow-list names the key's user. */
+static void rmserver__identify(struct rmserver *s, zframe_t *body)
+{
+    struct rmserver_caller *c = &s->caller;
+    memset(c, 0, sizeof *c);
+    const char *self = s->cfg->key_name != NULL && s->cfg->key_name[0] != '\0' ? s->cfg->key_name
+                                                                               : CURVE_DEFAULT_NAME;
+    const char *key = curve_frame_key(body);
+    if (s->curve == NULL || key == NULL) {
+        /* no CURVE: loopback only (curve_check_listen), the single-user cluster of today */
+        snprintf(c->user, sizeof c->user, "%s", self);
+        c->admin = c->known = true;
+        return;
+    }
+    if (strcmp(key, curve_public_key(s->curve)) == 0) {
+        snprintf(c->user, sizeof c->user, "%s", self); /* the replicas' and PNs' identity */
+        c->admin = c->known = true;
+        return;
+    }
+    if (curve_auth_user(key, c->user, sizeof c->user) != 0) {
+        snprintf(c->user, sizeof c->user, "?");
+        return;
+    }
+    c->known = true;
+    c->admin = strcmp(c->user, self) == 0 ||
+               ledger_user_role(fsm_ledger(s->fsm), c->user) == LEDGER_ROLE_ADMIN;
+}
+
+/* Refuses a request the caller may not make: counted by what was tried, answered with the
+ * reason, and (for the commands users type) a line in the replicated audit trail. Nothing
+ * else changes. */
+static void rmserver__deny(struct rmserver *s, zuv_sock_t *sock, const void *peer, size_t peer_len,
+                           const proto_msg_t *m, enum rmserver_deny what, const char *action,
+                           const char *target, const char *why)
+{
+    s->rejected[RMSERVER_REJ_DENIED]++;
+    s->denied[what]++;
+    char text[320];
+    snprintf(text, sizeof text, "permission denied: %s", why);
+    log_info("denied %s %s to %s: %s", action, target != NULL ? target : "", s->caller.user, why);
+    bool audit = what != RMSERVER_DENY_NODE && what != RMSERVER_DENY_JOB &&
+                 what != RMSERVER_DENY_UNKNOWN_KEY;
+    if (audit && s->ready) {
+        struct ledger_cmd c;
+        ledger_cmd_init(&c, LEDGER_CMD_AUDIT);
+        snprintf(c.user, sizeof c.user, "%s", s->caller.user);
+        snprintf(c.name, sizeof c.name, "%s", action);
+        snprintf(c.address, sizeof c.address, "%s", target != NULL ? target : "");
+        c.state = LEDGER_AUDIT_DENIED;
+        c.text = why;
+        c.text_len = (uint32_t)(strlen(why) < LEDGER_REASON_MAX ? strlen(why) : LEDGER_REASON_MAX);
+        rmserver_submit(s, &c, NULL); /* best effort: a full queue drops the line, not the reply */
+    }
+    rmserver_send_error(s, sock, peer, peer_len, m->req_id, m->type, ERR_DENIED, text);
+}
+
+/* A line in the audit trail for something done outside the ledger (replica changes). */
+static void rmserver__audit(struct rmserver *s, const char *action, const char *target,
+                            const char *detail)
+{
+    struct ledger_cmd c;
+    ledger_cmd_init(&c, LEDGER_CMD_AUDIT);
+    snprintf(c.user, sizeof c.user, "%s", s->caller.user);
+    snprintf(c.name, sizeof c.name, "%s", action);
+    snprintf(c.address, sizeof c.address, "%s", target != NULL ? target : "");
+    c.state = LEDGER_AUDIT_DONE;
+    c.text = detail;
+    c.text_len = (uint32_t)strlen(detail);
+    rmserver_submit(s, &c, NULL);
+}
+
+/* Whether the caller may act on job `id`: its owner or an admin (a job the ledger does not
+ * know is the ledger's to refuse). */
+static bool rmserver__owns(struct rmserver *s, uint64_t id)
+{
+    if (s->caller.admin)
+        return true;
+    const struct ledger_job *j = ledger_job_find(fsm_ledger(s->fsm), id);
+    return j == NULL || strcmp(j->user, s->caller.user) == 0;
+}
+
+static void rmserver__owner_text(struct rmserver *s, uint64_t id, const char *what, char *out,
+                                 size_t cap)
+{
+    const struct ledger_job *j = ledger_job_find(fsm_ledger(s->fsm), id);
+    snprintf(out, cap, "%s may not %s job j-%012llx of %s (only its owner or an admin)",
+             s->caller.user, what, (unsigned long long)(id & 0xffffffffffffull),
+             j != NULL && j->user[0] != '\0' ? j->user : "another user");
 }
 
 /* ---- replies once a command is applied ---- */
@@ -163,6 +260,15 @@ void rmserver_reply(struct rmserver *s, const struct rmserver_cmd *c, int code,
         m.job_register_reply.job_id = jid;
         m.job_register_reply.code = res->code;
         m.job_register_reply.reason = res->code != 0 ? (char *)err_text(res->code) : NULL;
+        char qwhy[256];
+        if (res->code == ERR_QUOTA) { /* issue 27: name the quota */
+            snprintf(qwhy, sizeof qwhy, "quota exceeded: %s's %s in virtual cluster %s is %llu%s",
+                     c->cmd.user, ledger_quota_name(res->value), c->cmd.vc,
+                     (unsigned long long)(res->value == LEDGER_QUOTA_TOKEN_S_DAY ? res->aux / 1000
+                                                                                 : res->aux),
+                     res->value == LEDGER_QUOTA_TOKEN_S_DAY ? " (used up in the last 24 h)" : "");
+            m.job_register_reply.reason = qwhy;
+        }
         if (res->code == ERR_ADMISSION) { /* MRM: the earliest feasible finish, from submission */
             m.job_register_reply.eff_ms = res->value;
             m.job_register_reply.eff_p50_ms = res->aux;
@@ -186,6 +292,27 @@ void rmserver_reply(struct rmserver *s, const struct rmserver_cmd *c, int code,
         return;
     }
     case PROTO_ADMIN_QUERY: {
+        if (res->code == ERR_ADMISSION && c->cmd.type == LEDGER_CMD_JOB_DEADLINE) {
+            /* issue 25: the earliest feasible finish, from submission, and the old deadline */
+            ledger_t *l = fsm_ledger(s->fsm);
+            const struct ledger_job *j = ledger_job_find(l, c->cmd.job);
+            char why[320];
+            if (j != NULL && res->value > 0)
+                snprintf(why, sizeof why,
+                         "admission refused: the deadline cannot be met; earliest feasible "
+                         "finish %.1fs after submission; the deadline stays %s%.1fs",
+                         (double)(ledger_now(l) - j->submitted_ms + (int64_t)res->value) / 1000.0,
+                         j->deadline_ms != 0 ? "" : "none, ",
+                         j->deadline_ms != 0 ? (double)(j->deadline_ms - j->submitted_ms) / 1000.0
+                                             : 0.0);
+            else
+                snprintf(why, sizeof why,
+                         "admission refused: no deadline is feasible now; the "
+                         "deadline stays as it was");
+            rmserver_send_error(s, w->sock, w->peer, w->peer_len, w->req_id, w->type, res->code,
+                                why);
+            return;
+        }
         if (res->code != 0) {
             rmserver_send_error(s, w->sock, w->peer, w->peer_len, w->req_id, w->type, res->code,
                                 NULL);
@@ -236,6 +363,7 @@ static void rmserver__write(struct rmserver *s, zuv_sock_t *sock, const void *pe
     }
     struct rmserver_cmd c;
     c.cmd = *cmd;
+    snprintf(c.cmd.user, sizeof c.cmd.user, "%s", s->caller.user); /* issue 27: who asked */
     rmserver__waiter(&c.w, sock, peer, peer_len, m, key);
     if (admin_kind != NULL)
         snprintf(c.w.admin_kind, sizeof c.w.admin_kind, "%s", admin_kind);
@@ -259,6 +387,11 @@ static void rmserver__node_register(struct rmserver *s, zuv_sock_t *sock, const 
                                     size_t peer_len, const proto_msg_t *m)
 {
     const proto_node_register_t *r = &m->node_register;
+    if (!s->caller.admin) {
+        rmserver__deny(s, sock, peer, peer_len, m, RMSERVER_DENY_NODE, "node_register", r->name,
+                       "only the cluster's identity registers nodes");
+        return;
+    }
     if (!rmserver__fits(r->name, LEDGER_NAME_MAX) || r->name[0] == '\0' ||
         !rmserver__fits(r->rack, LEDGER_RACK_MAX) ||
         !rmserver__fits(r->endpoint, LEDGER_ADDR_MAX) || r->cpu * 1000.0 < 1.0 ||
@@ -302,6 +435,14 @@ static void rmserver__job_register(struct rmserver *s, zuv_sock_t *sock, const v
         r->deadline_ms > (uint64_t)LEDGER_LEASE_MAX_MS * 3650) {
         rmserver__reject(s, sock, peer, peer_len, m, RMSERVER_REJ_INVALID, ERR_RANGE,
                          "job name or virtual cluster (< 64 bytes) or deadline out of range");
+        return;
+    }
+    if (!s->caller.admin &&
+        !ledger_vc_granted(fsm_ledger(s->fsm), r->virtual_cluster, s->caller.user)) {
+        char why[256];
+        snprintf(why, sizeof why, "%s is not granted virtual cluster %s", s->caller.user,
+                 r->virtual_cluster);
+        rmserver__deny(s, sock, peer, peer_len, m, RMSERVER_DENY_SUBMIT, "submit", r->name, why);
         return;
     }
     struct ledger_cmd c;
@@ -436,6 +577,13 @@ static void rmserver__job_write(struct rmserver *s, zuv_sock_t *sock, const void
                          "job_id is not a job id (j- and 12 hex digits)");
         return;
     }
+    if (!rmserver__owns(s, c.job)) {
+        char why[256];
+        rmserver__owner_text(s, c.job, "act for", why, sizeof why);
+        rmserver__deny(s, sock, peer, peer_len, m, RMSERVER_DENY_JOB, proto_type_name(m->type), job,
+                       why);
+        return;
+    }
     c.key = rmserver_key_hash(key);
     if (m->type == PROTO_LEASE_RENEW) /* where its JM's /metrics is (rm_metrics.h) */
         rm_metrics_note_job(s, c.job, m->lease_renew.metrics_url);
@@ -459,17 +607,106 @@ static void rmserver__job_resume(struct rmserver *s, zuv_sock_t *sock, const voi
                          "job_id is not a job id (j- and 12 hex digits)");
         return;
     }
+    if (!rmserver__owns(s, c.job)) {
+        char why[256];
+        rmserver__owner_text(s, c.job, "resume", why, sizeof why);
+        rmserver__deny(s, sock, peer, peer_len, m, RMSERVER_DENY_JOB, "job_resume", r->job_id, why);
+        return;
+    }
     c.key = rmserver_key_hash(r->key);
     c.count = (uint32_t)s->cfg->restart_max;
     rmserver__where(&c, r->job_dir, r->host, r->jm_pid);
     rmserver__write(s, sock, peer, peer_len, m, &c, r->key, NULL);
 }
 
+static bool rmserver__u32(const char *v, uint64_t max, uint64_t *out)
+{
+    char *end = NULL;
+    unsigned long long x = strtoull(v, &end, 10);
+    if (end == v || *end != '\0' || v[0] == '-' || x > max)
+        return false;
+    *out = x;
+    return true;
+}
+
+/* Issue 27: role_set, grant_set and quota_set, admins only; false when q is another kind. */
+static bool rmserver__tenant_admin(struct rmserver *s, zuv_sock_t *sock, const void *peer,
+                                   size_t peer_len, const proto_msg_t *m)
+{
+    const proto_admin_query_t *q = &m->admin_query;
+    bool role = strcmp(q->kind, RMSERVER_ADMIN_ROLE_SET) == 0;
+    bool grant = strcmp(q->kind, RMSERVER_ADMIN_GRANT_SET) == 0;
+    bool quota = strcmp(q->kind, RMSERVER_ADMIN_QUOTA_SET) == 0;
+    if (!role && !grant && !quota)
+        return false;
+    const char *target = q->nargs > 0 ? q->args[0] : "";
+    if (!s->caller.admin) {
+        char why[256];
+        snprintf(why, sizeof why, "%s may not change roles, grants or quotas (admins only)",
+                 s->caller.user);
+        rmserver__deny(s, sock, peer, peer_len, m, RMSERVER_DENY_TENANTS, q->kind, target, why);
+        return true;
+    }
+    struct ledger_cmd c;
+    uint64_t a = 0, b = 0;
+    bool ok = q->nargs == (role    ? 2u
+                           : grant ? 3u
+                                   : 4u) &&
+              strlen(q->args[0]) > 0 && strlen(q->args[0]) < LEDGER_NAME_MAX &&
+              (role || strlen(q->args[1]) < LEDGER_NAME_MAX);
+    if (ok && role) {
+        ledger_cmd_init(&c, LEDGER_CMD_ROLE_SET);
+        c.state = strcmp(q->args[1], "admin") == 0  ? LEDGER_ROLE_ADMIN
+                  : strcmp(q->args[1], "user") == 0 ? LEDGER_ROLE_USER
+                                                    : 0;
+        ok = c.state != 0 || strcmp(q->args[1], "none") == 0;
+    } else if (ok && grant) {
+        ledger_cmd_init(&c, LEDGER_CMD_GRANT_SET);
+        ok = rmserver__u32(q->args[2], 1, &a);
+        c.count = (uint32_t)a;
+    } else if (ok) {
+        ledger_cmd_init(&c, LEDGER_CMD_QUOTA_SET);
+        ok = rmserver__u32(q->args[2], LEDGER_MAX_TOKENS, &a) &&
+             rmserver__u32(q->args[3], (1ull << 52) / 1000, &b);
+        c.count = (uint32_t)a;
+        c.token_ms = b * 1000;
+    }
+    if (!ok) {
+        rmserver__reject(s, sock, peer, peer_len, m, RMSERVER_REJ_INVALID, ERR_INVAL,
+                         role    ? "usage: role_set USER admin|user|none"
+                         : grant ? "usage: grant_set USER VC 1|0"
+                                 : "usage: quota_set USER|* VC TOKENS TOKEN_S_PER_DAY (0: none)");
+        return true;
+    }
+    snprintf(c.name, sizeof c.name, "%s", q->args[0]);
+    if (!role)
+        snprintf(c.vc, sizeof c.vc, "%s", q->args[1]);
+    uint64_t nonce = 0;
+    id_random_u64(&nonce);
+    c.key = nonce;
+    rmserver__write(s, sock, peer, peer_len, m, &c, "", q->kind);
+    return true;
+}
+
 static void rmserver__admin(struct rmserver *s, zuv_sock_t *sock, const void *peer, size_t peer_len,
                             const proto_msg_t *m)
 {
     const proto_admin_query_t *q = &m->admin_query;
+    bool member = strcmp(q->kind, RMSERVER_ADMIN_REPLICA_ADD) == 0 ||
+                  strcmp(q->kind, RMSERVER_ADMIN_REPLICA_REMOVE) == 0;
+    const char *target = q->nargs > 0 ? q->args[0] : "";
+    if (member && !s->caller.admin) {
+        char why[256];
+        snprintf(why, sizeof why, "%s may not change the replica set (admins only)",
+                 s->caller.user);
+        rmserver__deny(s, sock, peer, peer_len, m, RMSERVER_DENY_MEMBERSHIP, q->kind, target, why);
+        return;
+    }
+    if (member && s->ready)
+        rmserver__audit(s, q->kind, target, "requested");
     if (rmserver_member_admin(s, sock, peer, peer_len, m))
+        return;
+    if (rmserver__tenant_admin(s, sock, peer, peer_len, m))
         return;
     bool cancel = strcmp(q->kind, PROTO_ADMIN_JOB_CANCEL) == 0;
     if (cancel || strcmp(q->kind, PROTO_ADMIN_JOB_DEADLINE) == 0) {
@@ -486,9 +723,23 @@ static void rmserver__admin(struct rmserver *s, zuv_sock_t *sock, const void *pe
                                     : "usage: job_deadline JOB_ID MS (from submission)");
             return;
         }
+        if (!rmserver__owns(s, c.job)) {
+            char why[256];
+            rmserver__owner_text(s, c.job, cancel ? "cancel" : "change the deadline of", why,
+                                 sizeof why);
+            rmserver__deny(s, sock, peer, peer_len, m,
+                           cancel ? RMSERVER_DENY_CANCEL : RMSERVER_DENY_DEADLINE,
+                           cancel ? "cancel" : "deadline", q->args[0], why);
+            return;
+        }
         if (!cancel) {
             const struct ledger_job *j = ledger_job_find(fsm_ledger(s->fsm), c.job);
             c.deadline_ms = ms == 0 ? 0 : (j != NULL ? j->submitted_ms : clock_wall_ms()) + ms;
+            /* issue 25: a tighter deadline goes through admission with this k (entry v5) */
+            c.k_milli =
+                (uint32_t)((s->cfg->admission_sd > 0 ? s->cfg->admission_sd : ARBITER_K_DEFAULT) *
+                               1000.0 +
+                           0.5);
         }
         uint64_t nonce = 0;
         id_random_u64(&nonce); /* admin writes carry no key: one of our own */
@@ -499,6 +750,12 @@ static void rmserver__admin(struct rmserver *s, zuv_sock_t *sock, const void *pe
     struct ledger_cmd rc_cmd;
     char outs[LEDGER_FILES_MAX], rwhy[256];
     int rrc = rmserver_recur_write(s, q, &rc_cmd, outs, sizeof outs, rwhy, sizeof rwhy);
+    if (rrc == 0 && !s->caller.admin) {
+        char why[256];
+        snprintf(why, sizeof why, "%s may not change recurring jobs (admins only)", s->caller.user);
+        rmserver__deny(s, sock, peer, peer_len, m, RMSERVER_DENY_RECURRING, q->kind, target, why);
+        return;
+    }
     if (rrc < 0) {
         rmserver__reject(s, sock, peer, peer_len, m, RMSERVER_REJ_INVALID, rrc, rwhy);
         return;
@@ -555,6 +812,11 @@ static void rmserver__heartbeat(struct rmserver *s, zuv_sock_t *sock, const void
                                 size_t peer_len, const proto_msg_t *m)
 {
     const proto_heartbeat_t *hb = &m->heartbeat;
+    if (!s->caller.admin) {
+        rmserver__deny(s, sock, peer, peer_len, m, RMSERVER_DENY_NODE, "heartbeat", hb->name,
+                       "only the cluster's identity sends heartbeats");
+        return;
+    }
     s->heartbeats++;
     const struct ledger_node *n = ledger_node_find(fsm_ledger(s->fsm), hb->name);
     if (n == NULL || n->boot_id != hb->boot_id) {
@@ -610,6 +872,13 @@ void rmserver_on_api(zuv_sock_t *zs, zmsg_t **msg, void *arg)
         return;
     const void *p = zframe_data(peer);
     size_t plen = zframe_size(peer);
+    rmserver__identify(s, zmsg_last(*msg));
+    if (!s->caller.known) {
+        rmserver__deny(s, zs, p, plen, &m, RMSERVER_DENY_UNKNOWN_KEY, "request", "",
+                       "the key is no longer on the allow-list");
+        proto_msg_close(&m);
+        return;
+    }
     switch (m.type) {
     case PROTO_HEARTBEAT:
         rmserver__heartbeat(s, zs, p, plen, &m);
@@ -646,6 +915,7 @@ void rmserver_on_hb(zuv_sock_t *zs, zmsg_t **msg, void *arg)
     zframe_t *peer = NULL;
     if (!rmserver__decode(s, zs, *msg, &s->hb_stats, &m, &peer))
         return;
+    rmserver__identify(s, zmsg_last(*msg));
     if (m.type == PROTO_HEARTBEAT)
         rmserver__heartbeat(s, zs, zframe_data(peer), zframe_size(peer), &m);
     else

@@ -26,6 +26,15 @@
 #define RMSERVER_ADDR_MAX             1100 /* a Raft configuration address: raft|api|heartbeat|pub */
 #define RMSERVER_ADMIN_REPLICA_ADD    "replica_add"    /* id raft api heartbeat pub */
 #define RMSERVER_ADMIN_REPLICA_REMOVE "replica_remove" /* id */
+/* Tenants (issue 27): writes, admins only */
+#define RMSERVER_ADMIN_ROLE_SET  "role_set"  /* user admin|user|none */
+#define RMSERVER_ADMIN_GRANT_SET "grant_set" /* user vc 1|0 */
+#define RMSERVER_ADMIN_QUOTA_SET "quota_set" /* user|* vc tokens token_s_per_day (0: none) */
+/* ... and reads: a user sees their own lines and jobs, an admin everyone's */
+#define RMSERVER_ADMIN_AUDIT   "audit"   /* no args */
+#define RMSERVER_ADMIN_USAGE   "usage"   /* no args */
+#define RMSERVER_ADMIN_TENANTS "tenants" /* no args: roles, grants, quotas */
+#define RMSERVER_ADMIN_WHOAMI  "whoami"  /* no args: the caller as the RM sees them */
 
 /* Who waits for a command's result, and how to answer. */
 struct rmserver_waiter {
@@ -73,7 +82,32 @@ enum rmserver_reject {
     RMSERVER_REJ_INVALID,   /* fields out of range for the ledger */
     RMSERVER_REJ_NOTLEADER, /* a write sent to a follower (answered with a hint) */
     RMSERVER_REJ_BUSY,      /* too many commands pending */
+    RMSERVER_REJ_DENIED,    /* the caller may not do this (issue 27; by action below) */
     RMSERVER_REJ_COUNT
+};
+
+/* What a refused caller tried (issue 27), for `rm status` and the metrics. */
+enum rmserver_deny {
+    RMSERVER_DENY_UNKNOWN_KEY, /* a key no longer in allow/ */
+    RMSERVER_DENY_NODE,        /* node registration or heartbeat from a user's key */
+    RMSERVER_DENY_SUBMIT,      /* to a virtual cluster the user is not granted */
+    RMSERVER_DENY_JOB,         /* a JM's request for another user's job */
+    RMSERVER_DENY_CANCEL,
+    RMSERVER_DENY_DEADLINE,
+    RMSERVER_DENY_MEMBERSHIP, /* replica_add, replica_remove */
+    RMSERVER_DENY_TENANTS,    /* roles, grants, quotas */
+    RMSERVER_DENY_RECURRING,  /* recurring jobs' definitions */
+    RMSERVER_DENY_COUNT
+};
+extern const char *const rmserver_deny_names[RMSERVER_DENY_COUNT];
+
+/* Who sent the request being handled (issue 27): the user named by the key that authenticated
+ * the connection (allow/NAME.pub), and whether they are an admin: the replicas' own identity
+ * (and a connection without CURVE, loopback only) always, another user when the ledger says. */
+struct rmserver_caller {
+    char user[LEDGER_NAME_MAX];
+    bool admin;
+    bool known; /* false: the key is no longer on the allow-list */
 };
 
 struct rmserver {
@@ -121,6 +155,8 @@ struct rmserver {
     proto_buf_t buf;
     proto_stats_t api_stats, hb_stats;
     uint64_t rejected[RMSERVER_REJ_COUNT];
+    uint64_t denied[RMSERVER_DENY_COUNT];
+    struct rmserver_caller caller; /* of the request being handled */
     uint64_t requests, heartbeats, heartbeats_stale, writes_committed, entries_appended;
     char msg[512];
 
