@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "common/err.h"
 #include "common/mem.h"
@@ -72,20 +73,22 @@ static struct shape__ev shape__pop(struct shape__ev *h, size_t *n)
     return top;
 }
 
-/* Starts every ready task at time t; adds their tokens to *cur. */
+/* Starts every ready task at time t; adds their tokens to *cur. Starting a task readies no
+ * other, so the ready list is read once, into `scratch` (n entries): dag_start edits the list,
+ * and reading it again after each start compacted it each time, O(n) per task. */
 static int shape__start_ready(dag_t *dag, const double *rt, const uint32_t *tok, double t,
-                              struct shape__ev *heap, size_t *nheap, uint64_t *cur)
+                              struct shape__ev *heap, size_t *nheap, uint64_t *cur, size_t *scratch)
 {
     size_t nready;
     const size_t *ready = dag_ready(dag, &nready);
-    while (nready > 0) {
-        size_t task = ready[0];
+    memcpy(scratch, ready, nready * sizeof *scratch);
+    for (size_t i = 0; i < nready; i++) {
+        size_t task = scratch[i];
         int rc = dag_start(dag, task);
         if (rc != 0)
             return rc;
         *cur += tok[task];
         shape__push(heap, nheap, (struct shape__ev){t + rt[task], task});
-        ready = dag_ready(dag, &nready);
     }
     return 0;
 }
@@ -96,11 +99,15 @@ static int shape__width(dag_t *dag, const double *rt, const uint32_t *tok, uint6
 {
     size_t n = dag_ntasks(dag), nheap = 0;
     struct shape__ev *heap = mem_calloc(n > 0 ? n : 1, sizeof *heap);
-    if (heap == NULL)
+    size_t *scratch = mem_calloc(n > 0 ? n : 1, sizeof *scratch);
+    if (heap == NULL || scratch == NULL) {
+        mem_free(heap);
+        mem_free(scratch);
         return ERR_NOMEM;
+    }
     uint64_t cur = 0;
     *peak = 0;
-    int rc = shape__start_ready(dag, rt, tok, 0, heap, &nheap, &cur);
+    int rc = shape__start_ready(dag, rt, tok, 0, heap, &nheap, &cur, scratch);
     if (cur > *peak)
         *peak = cur;
     while (rc == 0 && nheap > 0) {
@@ -111,11 +118,12 @@ static int shape__width(dag_t *dag, const double *rt, const uint32_t *tok, uint6
             rc = dag_succeed(dag, e.task, NULL);
         }
         if (rc == 0)
-            rc = shape__start_ready(dag, rt, tok, t, heap, &nheap, &cur);
+            rc = shape__start_ready(dag, rt, tok, t, heap, &nheap, &cur, scratch);
         if (cur > *peak)
             *peak = cur;
     }
     mem_free(heap);
+    mem_free(scratch);
     return rc;
 }
 
