@@ -50,6 +50,8 @@
 /* A PN's cache advertisement (HEARTBEAT and view node cache_filter: common/bloom.h's wire form,
  * header included): 4 KiB keeps a full view part (512 nodes) under PROTO_MAX_MSG_BYTES. */
 #define PROTO_MAX_CACHE_FILTER 4096u
+/* Bytes of a task's output in one TASK_OUTPUT (`paddock logs` reads a longer one in parts). */
+#define PROTO_MAX_OUTPUT_CHUNK (256u * 1024u)
 
 /* Value ranges. */
 #define PROTO_MAX_CPU         4096.0       /* cores of one node or task */

@@ -52,6 +52,10 @@
  * CLI -> RM (RM API ROUTER):
  *     C:ADMIN_QUERY  S:ADMIN_REPLY          (the reply carries one JSON document as a string:
  *                                            the RM builds it, the CLI prints or reads it)
+ * CLI -> PN (PN ROUTER, the same CURVE keys as a JM's; `paddock logs`):
+ *     C:TASK_OUTPUT_READ S:TASK_OUTPUT      (a part of a task attempt's stdout or stderr, for as
+ *                                            long as the PN keeps the task's directory; ERROR
+ *                                            with ERR_NOTFOUND when it does not)
  *
  * ## Ownership
  * A proto_msg_t owns every pointer in it once decoded (allocated through mem_*), and
@@ -528,6 +532,30 @@ typedef struct proto_task_status { /* PN -> JM */
                                   JM's straggler detection (jm/speculate.h) */
 } proto_task_status_t;
 
+typedef struct proto_task_output_read { /* CLI -> PN: part of a task's output */
+    char *job_id;                       /* req */
+    char *task_id;                      /* req */
+    uint32_t attempt;                   /* req; 0: the newest attempt the PN knows of the task */
+    uint32_t stream;                    /* 0 stdout, 1 stderr */
+    uint64_t offset;                    /* first byte wanted */
+    uint64_t tail;      /* with offset 0: start this many bytes before the end instead (0: none) */
+    uint32_t max_bytes; /* at most this many bytes back, 0..PROTO_MAX_OUTPUT_CHUNK (0: the most) */
+} proto_task_output_read_t;
+
+typedef struct proto_task_output { /* PN -> CLI: the bytes asked for, as far as they exist */
+    char *job_id;                  /* req */
+    char *task_id;                 /* req */
+    uint32_t attempt;              /* req: the attempt read (the newest when 0 was asked) */
+    char *node;                    /* the PN's name, req */
+    uint32_t stream;               /* as asked */
+    uint32_t state;                /* proto_task_state_t of the attempt; req */
+    bool done;       /* the attempt ended: its output grows no more (read to size, then stop) */
+    uint64_t offset; /* where data starts in the file */
+    uint64_t size;   /* the file's size when it was read */
+    uint8_t *data;   /* 0..PROTO_MAX_OUTPUT_CHUNK bytes, as the task wrote them */
+    uint32_t data_len;
+} proto_task_output_t;
+
 /* Admin query kinds (the RM answers with a JSON document; the names below are the contract
  * between the CLI and the RM, arguments in order). */
 #define PROTO_ADMIN_NODES        "nodes"        /* no args */
@@ -604,7 +632,9 @@ typedef struct proto_error { /* any direction, in reply to a request */
     X(PROTO_TASK_QUERY, 21, "TASK_QUERY", task_query, proto_task_query_t)                          \
     X(PROTO_TASK_QUERY_REPLY, 22, "TASK_QUERY_REPLY", task_query_reply, proto_task_query_reply_t)  \
     X(PROTO_HEARTBEAT_ACK, 23, "HEARTBEAT_ACK", heartbeat_ack, proto_heartbeat_ack_t)              \
-    X(PROTO_TASK_ESTIMATE, 24, "TASK_ESTIMATE", task_estimate, proto_task_estimate_t)
+    X(PROTO_TASK_ESTIMATE, 24, "TASK_ESTIMATE", task_estimate, proto_task_estimate_t)              \
+    X(PROTO_TASK_OUTPUT_READ, 25, "TASK_OUTPUT_READ", task_output_read, proto_task_output_read_t)  \
+    X(PROTO_TASK_OUTPUT, 26, "TASK_OUTPUT", task_output, proto_task_output_t)
 
 #define PROTO__TYPE_ENUM(e, value, name, member, type) e = value,
 typedef enum {

@@ -467,6 +467,35 @@ static const proto__field_t task_query_reply_f[] = {
 static SCHEMA(task_query_reply, S, task_query_reply_f, NULL);
 #undef S
 
+#define S proto_task_output_read_t
+static const proto__field_t task_output_read_f[] = {
+    NAME(S, job_id, REQ),
+    NAME(S, task_id, REQ),
+    ATTEMPT(S, attempt),
+    U32(S, stream, OPT, 0, 1),
+    BIG(S, offset),
+    BIG(S, tail),
+    U32(S, max_bytes, OPT, 0, PROTO_MAX_OUTPUT_CHUNK),
+};
+static SCHEMA(task_output_read, S, task_output_read_f, NULL);
+#undef S
+
+#define S proto_task_output_t
+static const proto__field_t task_output_f[] = {
+    NAME(S, job_id, REQ),
+    NAME(S, task_id, REQ),
+    ATTEMPT(S, attempt),
+    NAME(S, node, REQ),
+    U32(S, stream, OPT, 0, 1),
+    ENUM(S, state, REQ, PROTO_TASK_STATE_COUNT),
+    BOOL(S, done, OPT),
+    BIG(S, offset),
+    BIG(S, size),
+    BIN(S, data, data_len, PROTO_MAX_OUTPUT_CHUNK),
+};
+static SCHEMA(task_output, S, task_output_f, NULL);
+#undef S
+
 #define S proto_job_info_t
 static const proto__field_t job_info_f[] = {
     NAME(S, job_id, REQ),

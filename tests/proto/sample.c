@@ -446,6 +446,38 @@ void sample_msg(proto_msg_t *msg, proto_type_t type, enum sample_variant variant
         b->epoch = t ? 3 : 0;
         break;
     }
+    case PROTO_TASK_OUTPUT_READ: {
+        proto_task_output_read_t *b = &msg->task_output_read;
+        b->job_id = mem_strdup("j-000042");
+        b->task_id = mem_strdup("map-17");
+        if (t) {
+            b->attempt = 2;
+            b->stream = 1;
+            b->offset = 4096;
+            b->tail = 2048;
+            b->max_bytes = 65536;
+        }
+        break;
+    }
+    case PROTO_TASK_OUTPUT: {
+        proto_task_output_t *b = &msg->task_output;
+        b->job_id = mem_strdup("j-000042");
+        b->task_id = mem_strdup("map-17");
+        b->node = mem_strdup("pn-3");
+        b->attempt = t ? 2 : 0;
+        b->state = t ? PROTO_TASK_FAILED : PROTO_TASK_QUEUED;
+        if (t) {
+            static const char text[] = "line 1\nreal error: file not found: /data/x\n\0bin";
+            b->stream = 1;
+            b->done = true;
+            b->offset = 100;
+            b->size = 100 + sizeof text;
+            b->data_len = sizeof text;
+            b->data = mem_alloc(sizeof text);
+            memcpy(b->data, text, sizeof text);
+        }
+        break;
+    }
     case PROTO_HEARTBEAT_ACK: {
         proto_heartbeat_ack_t *b = &msg->heartbeat_ack;
         if (t) {
