@@ -8,10 +8,12 @@
 #include "common/err.h"
 #include "common/log.h"
 #include "common/mem.h"
+#include "jm/grain.h"
 #include "jm/jmd.h"
 #include "jm/shape.h"
 
-/* A job without a deadline asks for its width: the most token units its tasks use at once, the
+/* A job without a deadline asks for its width: the most tokens its tasks use at once (counted in
+ * the dispatcher's finer units, jm/grain.h, then rounded up), the
  * larger of two readings: in waves (all ready tasks, then all they release, ...; found by
  * replaying a copy of the DAG, stage barriers included, as the job's own may be under way when
  * the token size changes), and as soon as possible at the estimated run times (jm/shape.h,
@@ -21,7 +23,7 @@
  * displaced. At most max_tokens. */
 static int jmd_jockey__fixed(jmd_t *j)
 {
-    uint64_t widest = 1;
+    uint64_t widest = 1; /* dispatcher units */
     size_t n;
     dag_t *dag = NULL;
     size_t *wave = mem_calloc(j->spec->ntasks, sizeof *wave);
@@ -45,14 +47,17 @@ static int jmd_jockey__fixed(jmd_t *j)
         }
     }
     dag_destroy(&dag);
+    /* in time, at the dispatcher's units: tasks smaller than a token share one (jm/grain.h) */
     mem_free(wave);
-    struct arbiter_shape sh;
-    char msg[256];
-    if (shape_from_spec(j->spec, NULL, j->token_cpu, j->token_mem_mb, 0, &sh, msg, sizeof msg) ==
-            0 &&
-        sh.width > widest)
-        widest = sh.width;
-    return widest > (uint64_t)j->o.max_tokens ? j->o.max_tokens : (int)widest;
+    uint32_t *units = mem_calloc(j->spec->ntasks ? j->spec->ntasks : 1, sizeof *units);
+    uint64_t peak = 0;
+    for (size_t i = 0; units && i < j->spec->ntasks; i++)
+        units[i] = dispatch_cost(j->disp, i);
+    if (units && shape_peak_units(j->spec, units, &peak) == 0 && peak > widest)
+        widest = peak;
+    mem_free(units);
+    uint64_t tokens = grain_tokens(widest);
+    return tokens > (uint64_t)j->o.max_tokens ? j->o.max_tokens : tokens < 1 ? 1 : (int)tokens;
 }
 
 static void jmd_jockey__tail(jmd_t *j);
@@ -199,10 +204,11 @@ void jmd_jockey_close(jmd_t *j)
  * 100-token job sends about seven smaller requests, not one per finished task). */
 static void jmd_jockey__tail(jmd_t *j)
 {
-    uint64_t left = 0; /* token units of the unfinished tasks */
-    for (size_t i = 0; i < j->spec->ntasks && left * 2 <= (uint64_t)j->target; i++)
+    uint64_t units = 0, cap = (uint64_t)grain_units((uint32_t)j->target);
+    for (size_t i = 0; i < j->spec->ntasks && units * 2 <= cap; i++)
         if (dag_state(j->dag, i) != DAG_SUCCEEDED)
-            left += dispatch_cost(j->disp, i);
+            units += dispatch_cost(j->disp, i);
+    uint64_t left = grain_tokens(units); /* tokens that cover the unfinished tasks */
     if (left == 0 || j->target <= 1 || left * 2 > (uint64_t)j->target)
         return;
     log_info("%llu token units left: asking for that many instead of %d", (unsigned long long)left,
@@ -252,7 +258,7 @@ static double jmd_jockey__speed(const jmd_t *j)
 static int jmd_jockey__capacity(const jmd_t *j)
 {
     uint64_t g = j->granted > 0 ? j->granted : (uint64_t)(j->target > 0 ? j->target : 1);
-    uint64_t a = g + dispatch_allowance(j->disp);
+    uint64_t a = g + dispatch_allowance(j->disp) / GRAIN_UNITS;
     if (j->capacity > 0 && a > j->capacity)
         a = j->capacity;
     return a < 1 ? 1 : a > INT32_MAX ? INT32_MAX : (int)a;

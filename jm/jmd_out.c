@@ -13,6 +13,7 @@
 #include "common/err.h"
 #include "common/log.h"
 #include "common/mem.h"
+#include "jm/grain.h"
 #include "jm/jmd.h"
 
 #define JMD_OUT__MAX_SAMPLES 100000 /* token and progress samples kept at most */
@@ -206,7 +207,7 @@ void jmd_out_tokens(jmd_t *j)
     if (j->ntoks >= JMD_OUT__MAX_SAMPLES)
         return;
     struct jmd_tok_sample s = {jmd_elapsed_s(j), (int)j->granted, j->target, j->oracle,
-                               (int)dispatch_allowance(j->disp)};
+                               (int)(dispatch_allowance(j->disp) / GRAIN_UNITS)};
     if (j->ntoks > 0) {
         struct jmd_tok_sample *l = &j->toks[j->ntoks - 1];
         if (l->granted == s.granted && l->target == s.target && l->oracle == s.oracle &&
@@ -374,7 +375,7 @@ void jmd_out_state(jmd_t *j)
         (json_int_t)(dispatch_regular(j->disp) + dispatch_opportunistic(j->disp)), "tasks_ready",
         (json_int_t)n, "attempts_failed", (json_int_t)j->attempts_failed, "tokens_granted",
         (json_int_t)j->granted, "tokens_target", j->target, "opportunistic_allowance",
-        (json_int_t)dispatch_allowance(j->disp), "makespan_s",
+        (json_int_t)(dispatch_allowance(j->disp) / GRAIN_UNITS), "makespan_s",
         j->outcome == JMD_RUNNING ? json_null() : json_real(jmd_out__makespan(j)), "deadline_met",
         jmd_out__deadline_met(j));
     if (o) {

@@ -9,6 +9,7 @@
 #include "common/id.h"
 #include "common/log.h"
 #include "common/mem.h"
+#include "jm/grain.h"
 #include "jm/jmd.h"
 #include "jm/jmd_metrics.h"
 #include "jm/view_proto.h"
@@ -261,7 +262,8 @@ static uint32_t jmd_rm__demand(const jmd_t *j)
     uint64_t units = dispatch_regular_units(j->disp) + dispatch_opportunistic_units(j->disp);
     for (size_t i = 0; i < n; i++)
         units += dispatch_cost(j->disp, ready[i]);
-    return units >= PROTO_MAX_TOKENS ? PROTO_MAX_TOKENS + 1 : (uint32_t)units + 1;
+    uint32_t tokens = grain_tokens(units); /* the dispatcher counts finer units (jm/grain.h) */
+    return tokens >= PROTO_MAX_TOKENS ? PROTO_MAX_TOKENS + 1 : tokens + 1;
 }
 
 /* A new renewal takes what is counted: whatever an earlier one carried without an ack (its key

@@ -8,6 +8,7 @@
 #include "common/id.h"
 #include "common/log.h"
 #include "common/mem.h"
+#include "jm/grain.h"
 #include "jm/jmd.h"
 #include "jm/priority.h"
 #include "jm/view_proto.h"
@@ -117,8 +118,8 @@ int jmd_sched_init(jmd_t *j, char *msg, size_t cap)
     j->token_mem_mb = ARBITER_TOKEN_MEM_MB_DEFAULT;
     for (size_t i = 0; i < n; i++)
         dispatch_set_cost(j->disp, i,
-                          arbiter_task_tokens(j->spec->tasks[i].cpu, j->spec->tasks[i].mem_mb,
-                                              j->token_cpu, j->token_mem_mb));
+                          grain_task_units(j->spec->tasks[i].cpu, j->spec->tasks[i].mem_mb,
+                                           j->token_cpu, j->token_mem_mb));
     if (id_random_u64(&j->rng) != 0 || j->rng == 0)
         j->rng = 0x9e3779b97f4a7c15ull ^ (uint64_t)clock_mono_ns();
     jmd_sched__ready_sync(j, now);
@@ -251,8 +252,8 @@ void jmd_sched_token_size(jmd_t *j, double token_cpu, uint64_t token_mem_mb, uin
     j->token_mem_mb = token_mem_mb;
     for (size_t i = 0; i < j->spec->ntasks; i++)
         dispatch_set_cost(j->disp, i,
-                          arbiter_task_tokens(j->spec->tasks[i].cpu, j->spec->tasks[i].mem_mb,
-                                              token_cpu, token_mem_mb));
+                          grain_task_units(j->spec->tasks[i].cpu, j->spec->tasks[i].mem_mb,
+                                           token_cpu, token_mem_mb));
     jmd_jockey_resize(j);
 }
 

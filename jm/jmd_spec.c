@@ -23,6 +23,7 @@
 #include "common/err.h"
 #include "common/log.h"
 #include "common/mem.h"
+#include "jm/grain.h"
 #include "jm/jmd.h"
 #include "jm/speculate.h"
 #include "rm/arbiter.h"
@@ -120,8 +121,8 @@ void jmd_spec_close(jmd_t *j)
 uint32_t jmd_spec_tokens(const jmd_t *j, uint32_t granted)
 {
     const struct jmd_spec *s = j->sp;
-    uint64_t held = s ? s->reg_units : 0;
-    return held >= granted ? 0 : (uint32_t)(granted - held);
+    uint64_t held = s ? s->reg_units : 0, units = grain_units(granted); /* jm/grain.h */
+    return held >= units ? 0 : (uint32_t)(units - held);
 }
 
 size_t jmd_spec_extra(const jmd_t *j, size_t task)

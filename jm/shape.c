@@ -127,6 +127,23 @@ static int shape__width(dag_t *dag, const double *rt, const uint32_t *tok, uint6
     return rc;
 }
 
+int shape_peak_units(const struct spec *spec, const uint32_t *units, uint64_t *peak)
+{
+    if (spec == NULL || units == NULL || peak == NULL)
+        return ERR_INVAL;
+    size_t n = spec->ntasks;
+    double *rt = mem_calloc(n > 0 ? n : 1, sizeof *rt);
+    dag_t *dag = NULL;
+    int rc = rt == NULL ? ERR_NOMEM : dag_new(spec, &dag);
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        rt[i] = spec->tasks[i].runtime_s;
+    if (rc == 0)
+        rc = shape__width(dag, rt, units, peak);
+    dag_destroy(&dag);
+    mem_free(rt);
+    return rc;
+}
+
 static double shape__max(const double *v, size_t n)
 {
     double m = 0;

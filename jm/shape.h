@@ -67,6 +67,11 @@ int shape_alpha(const struct spec *spec, const struct profile *prof, double toke
                 uint64_t token_mem_mb, uint32_t k, struct arbiter_shape *s, double *makespan,
                 char *msg, size_t cap);
 
+/* The width of shape_from_spec at the spec's estimates with each task costing units[i] (any
+ * unit: the JM's dispatcher counts finer ones, jm/grain.h): the most units in use at once in the
+ * as-soon-as-possible schedule, into *peak. 0, ERR_INVAL (NULL argument) or ERR_NOMEM. */
+int shape_peak_units(const struct spec *spec, const uint32_t *units, uint64_t *peak);
+
 /* The standard deviation of a run-time distribution given by PROFILE_NQ quantiles (linear
  * between quantiles, as profile_quantile reads them). 0 for a point mass. */
 double shape_quantile_sd(const double *q);

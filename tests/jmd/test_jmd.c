@@ -65,6 +65,14 @@ static void add_marked(json_t *tasks, const char *prefix, const char *stage, int
     }
 }
 
+/* Gives every task of `tasks` a whole token's cpu (1.0): the JM packs smaller tasks several to
+ * a token (jm/grain.h), and the token tests count one task per token. */
+static void whole_tokens(json_t *tasks)
+{
+    for (size_t i = 0; i < json_array_size(tasks); i++)
+        json_object_set_new(json_array_get(tasks, i), "cpu", json_real(1.0));
+}
+
 /* A job spec named `name` with `tasks` (stolen) and no stages or deadline. */
 static json_t *plain_job(const char *name, json_t *tasks)
 {
@@ -377,6 +385,7 @@ static void test_tokens_refilled(void **state)
     struct jmf hog = g_f;
     json_t *tasks = json_array();
     add_marked(tasks, "h", "hog", 3, 2.0);
+    whole_tokens(tasks);
     assert_int_equal(jmf_new_job(&hog, "hog"), 0);
     assert_int_equal(jmf_start_jm(&hog, plain_job("jmd-hog", tasks), ""), 0);
     char buf[256];
@@ -392,6 +401,7 @@ static void test_tokens_refilled(void **state)
        and all 4 once hog is done. */
     tasks = json_array();
     add_marked(tasks, "w", "wide", 4, 3.0);
+    whole_tokens(tasks);
     assert_int_equal(jmf_new_job(&g_f, "wide"), 0);
     assert_int_equal(jmf_start_jm(&g_f, plain_job("jmd-wide", tasks), "--opp-factor 0"), 0);
     int hrc = jmf_wait_jm(&hog, 60);
@@ -434,6 +444,7 @@ static void test_tail_gives_back(void **state)
     char buf[256];
     add_marked(tasks, "s", "short", 3, 0.3);
     json_array_append_new(tasks, marked_task("long", "long", 8.0));
+    whole_tokens(tasks);
     assert_int_equal(jmf_new_job(&tail, "tail"), 0);
     assert_int_equal(jmf_start_jm(&tail, plain_job("jmd-tail", tasks), "--opp-factor 0"), 0);
     /* Until the short tasks are done and the tail's target is down to 1. */
@@ -453,6 +464,7 @@ static void test_tail_gives_back(void **state)
 
     tasks = json_array();
     add_marked(tasks, "n", "next", 3, 0.5);
+    whole_tokens(tasks);
     assert_int_equal(jmf_new_job(&g_f, "next"), 0);
     assert_int_equal(jmf_start_jm(&g_f, plain_job("jmd-next", tasks), "--opp-factor 0"), 0);
     int rc = jmf_wait_jm(&g_f, 60);
