@@ -60,6 +60,9 @@ node_t *node_new(const pnconf_t *cfg, uv_loop_t *loop, uint64_t boot_id, uid_t u
     n->rng = boot_id | 1;
     n->uid = uid;
     n->gid = gid;
+    n->caller.uid = (uid_t)-1;
+    n->caller.gid = (gid_t)-1;
+    n->caller.admin = 1;
     n->send = send;
     n->send_arg = send_arg;
     static const double spawn_b[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
@@ -642,6 +645,11 @@ static void node__create(node_t *n, const void *peer, size_t plen, uint64_t req_
         return;
     }
     char msg[512];
+    if (n->caller.refuse[0]) { /* issue 27: no such user here, root, or a revoked key */
+        n->c.creates_refused[NODE_REFUSED_USER]++;
+        node__reply_error(n, peer, plen, req_id, PROTO_TASK_CREATE, ERR_DENIED, n->caller.refuse);
+        return;
+    }
     if (tc->cpu > n->cfg->cpus || tc->mem_mb > (n->cfg->memory >> 20)) {
         n->c.refused_other++;
         n->c.creates_refused[NODE_REFUSED_CAPACITY]++;
@@ -677,6 +685,9 @@ static void node__create(node_t *n, const void *peer, size_t plen, uint64_t req_
     }
     t->id = ++n->next_id;
     t->job = j;
+    t->uid = n->caller.uid != (uid_t)-1 ? n->caller.uid : n->uid;
+    t->gid = n->caller.uid != (uid_t)-1 ? n->caller.gid : n->gid;
+    memcpy(t->user, n->caller.user, sizeof t->user);
     t->attempt = tc->attempt;
     t->req_id = req_id;
     t->klass = tc->task_class == PROTO_CLASS_OPPORTUNISTIC ? PROTO_CLASS_OPPORTUNISTIC
@@ -759,6 +770,12 @@ static void node__cancel(node_t *n, const void *peer, size_t plen, uint64_t req_
     node__task_t *t = node__lookup(n, tc->job_id, tc->task_id, tc->attempt);
     if (!t) {
         node__reply_error(n, peer, plen, req_id, PROTO_TASK_CANCEL, ERR_NOTFOUND, "no such task");
+        return;
+    }
+    if (!n->caller.admin && strcmp(t->user, n->caller.user) != 0) { /* issue 27 */
+        n->c.rejected++;
+        node__reply_error(n, peer, plen, req_id, PROTO_TASK_CANCEL, ERR_DENIED,
+                          "permission denied: the task belongs to another user");
         return;
     }
     node__job(n, tc->job_id, peer, plen, req_id, tc->epoch, 1);
@@ -1041,6 +1058,16 @@ void node_count_rejected(node_t *n)
 {
     n->c.requests++;
     n->c.rejected++;
+}
+
+void node_set_caller(node_t *n, const char *user, uid_t uid, gid_t gid, int admin,
+                     const char *refuse)
+{
+    snprintf(n->caller.user, sizeof n->caller.user, "%s", user != NULL ? user : "");
+    n->caller.uid = uid;
+    n->caller.gid = gid;
+    n->caller.admin = admin;
+    snprintf(n->caller.refuse, sizeof n->caller.refuse, "%s", refuse != NULL ? refuse : "");
 }
 
 void node_handle(node_t *n, const void *peer, size_t plen, const void *data, size_t len)

@@ -53,6 +53,7 @@ typedef enum node_refusal {
     NODE_REFUSED_DRAINING,   /* the node is draining (the shell refuses, node_count_draining) */
     NODE_REFUSED_INVALID,    /* resources the queue does not take (NaN, negative) */
     NODE_REFUSED_NO_MEMORY,
+    NODE_REFUSED_USER, /* issue 27: its user has no account here, is root, or was revoked */
     NODE_REFUSED_COUNT
 } node_refusal_t;
 
@@ -93,6 +94,14 @@ void node_destroy(node_t **np);
 void node_handle(node_t *n, const void *peer, size_t plen, const void *data, size_t len);
 /* A malformed frame sequence (not identity + one payload), counted. */
 void node_count_rejected(node_t *n);
+
+/* Issue 27: who sends the requests node_handle gets next (the shell derives it from the key of
+ * the connection). Tasks created run as uid/gid ((uid_t)-1: as the node's run_as) with their
+ * directories owned by that user; a caller that is not `admin` may cancel only tasks of its own
+ * `user`; a non-NULL `refuse` refuses its TASK_CREATE with that reason (ERR_DENIED, counted as
+ * NODE_REFUSED_USER). Strings copied. */
+void node_set_caller(node_t *n, const char *user, uid_t uid, gid_t gid, int admin,
+                     const char *refuse);
 /* A TASK_CREATE the shell refused because the node is draining, counted. */
 void node_count_draining(node_t *n);
 

@@ -86,6 +86,9 @@ typedef struct node__task {
     int64_t queued_at_ms, started_at_ms, ended_at_ms;
     uint64_t start_mono_ms;
     uint64_t created_mono_ns; /* for the start delay histogram */
+    uid_t uid;                /* issue 27: runs as its submitter */
+    gid_t gid;
+    char user[64];
 } node__task_t;
 
 struct node {
@@ -127,6 +130,13 @@ struct node {
     mode_t file_mode;
     char *tasks_dir;
     char *shim;
+    struct { /* issue 27: node_set_caller */
+        char user[64];
+        uid_t uid;
+        gid_t gid;
+        int admin;
+        char refuse[160];
+    } caller;
     orphan_t *orphan; /* jobs the RM says ended, expired or unknown, until reaped */
     int pgids_fd;     /* WORK/tasks.pgids: a line per task started, for the next boot */
     size_t pgids_lines;

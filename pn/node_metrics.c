@@ -10,7 +10,7 @@ static const char *const node__refusal_name[NODE_REFUSED_COUNT] = {
     [NODE_REFUSED_FENCED] = "fenced",         [NODE_REFUSED_CAPACITY] = "capacity",
     [NODE_REFUSED_QUEUE_FULL] = "queue_full", [NODE_REFUSED_SPEC_BYTES] = "spec_bytes",
     [NODE_REFUSED_DRAINING] = "draining",     [NODE_REFUSED_INVALID] = "invalid",
-    [NODE_REFUSED_NO_MEMORY] = "no_memory",
+    [NODE_REFUSED_NO_MEMORY] = "no_memory",   [NODE_REFUSED_USER] = "user",
 };
 
 static void node__counter(struct metrics *m, const char *name, const char *help, uint64_t v)

@@ -173,8 +173,8 @@ static void node__start(node_t *n, node__task_t *t)
                       .stderr_path = errp,
                       .nice = opp ? (int)n->cfg->opportunistic_nice : 0,
                       .shim = n->shim,
-                      .uid = n->uid,
-                      .gid = n->gid};
+                      .uid = t->uid,
+                      .gid = t->gid};
     pid_t pid;
     exec_started_t at;
     t->start_mono_ms = clock_mono_ms();
@@ -532,15 +532,15 @@ int node__setup_start(node_t *n, node__task_t *t)
         return ERR_NOMEM;
     r->n = n;
     r->t = t;
-    r->uid = n->uid;
-    r->gid = n->gid;
+    r->uid = t->uid;
+    r->gid = t->gid;
     r->work.data = r;
     r->dir = mem_strdup(t->dir);
     r->paths = t->nfiles ? mem_calloc(t->nfiles, sizeof *r->paths) : NULL;
     int ok = r->dir && (r->paths || !t->nfiles);
     for (uint32_t i = 0; ok && i < t->nfiles; i++, r->npaths++)
         ok = (r->paths[i] = mem_strdup(t->files[i].path)) != NULL;
-    if (ok && n->nspares > 0) {
+    if (ok && n->nspares > 0 && t->uid == n->uid) { /* spares are the run_as user's */
         char sp[4200];
         snprintf(sp, sizeof sp, "%s/%llu", n->spare_dir,
                  (unsigned long long)n->spares[n->nspares - 1]);

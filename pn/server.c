@@ -144,6 +144,42 @@ static int server__refuse_draining(server_t *s, zframe_t *peer, zframe_t *body)
     return refuse;
 }
 
+/* Issue 27: the user behind the connection a request came on (allow/NAME.pub is user NAME),
+ * and the Unix account their tasks run as. The cluster's own key, and a connection without
+ * CURVE (loopback only), keep today's behaviour: tasks run as [pn] run_as. */
+static void server__caller(server_t *s, zframe_t *body)
+{
+    const char *key = curve_frame_key(body);
+    if (s->curve == NULL || key == NULL || strcmp(key, curve_public_key(s->curve)) == 0) {
+        node_set_caller(s->node, "", (uid_t)-1, (gid_t)-1, 1, NULL);
+        return;
+    }
+    char user[128], why[192];
+    if (curve_auth_user(key, user, sizeof user) != 0) {
+        node_set_caller(s->node, "?", (uid_t)-1, (gid_t)-1, 0,
+                        "permission denied: the key is no longer on the allow-list");
+        return;
+    }
+    if (strcmp(user, s->cfg->key_name[0] ? s->cfg->key_name : CURVE_DEFAULT_NAME) == 0) {
+        node_set_caller(s->node, user, (uid_t)-1, (gid_t)-1, 1, NULL); /* the cluster's name */
+        return;
+    }
+    if (geteuid() != 0) {
+        /* a PN that is not root cannot change users: its tasks run as the PN (docs/deploy.md) */
+        node_set_caller(s->node, user, (uid_t)-1, (gid_t)-1, 0, NULL);
+        return;
+    }
+    struct passwd *pw = getpwnam(user);
+    if (pw == NULL || pw->pw_uid == 0) {
+        snprintf(why, sizeof why, "permission denied: %s%s", user,
+                 pw == NULL ? " has no Unix account on this node"
+                            : " is root: tasks never run as root");
+        node_set_caller(s->node, user, (uid_t)-1, (gid_t)-1, 0, why);
+        return;
+    }
+    node_set_caller(s->node, user, pw->pw_uid, pw->pw_gid, 0, NULL);
+}
+
 static void server__on_router(zuv_sock_t *zs, zmsg_t **msg, void *arg)
 {
     server_t *s = arg;
@@ -156,6 +192,7 @@ static void server__on_router(zuv_sock_t *zs, zmsg_t **msg, void *arg)
     zframe_t *body = zmsg_next(*msg);
     if (s->draining && server__refuse_draining(s, peer, body))
         return;
+    server__caller(s, body);
     node_handle(s->node, zframe_data(peer), zframe_size(peer), zframe_data(body),
                 zframe_size(body));
 }

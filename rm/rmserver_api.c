@@ -12,6 +12,7 @@
 #include "rm/ledger_cmd.h"
 #include "rm/rm_metrics.h"
 
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -444,6 +445,20 @@ static void rmserver__job_register(struct rmserver *s, zuv_sock_t *sock, const v
                  r->virtual_cluster);
         rmserver__deny(s, sock, peer, peer_len, m, RMSERVER_DENY_SUBMIT, "submit", r->name, why);
         return;
+    }
+    if (!s->caller.admin) {
+        /* tasks run as their submitter (the PNs check again): a user without a Unix account,
+           or root, is refused here already (the RM's hosts share the users' directory) */
+        struct passwd *pw = getpwnam(s->caller.user);
+        if (pw == NULL || pw->pw_uid == 0) {
+            char why[256];
+            snprintf(why, sizeof why, "%s %s", s->caller.user,
+                     pw == NULL ? "has no Unix account to run tasks as"
+                                : "is root: tasks never run as root");
+            rmserver__deny(s, sock, peer, peer_len, m, RMSERVER_DENY_SUBMIT, "submit", r->name,
+                           why);
+            return;
+        }
     }
     struct ledger_cmd c;
     ledger_cmd_init(&c, LEDGER_CMD_JOB_REGISTER);

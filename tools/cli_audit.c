@@ -31,8 +31,8 @@ static void audit__time(json_int_t ms, char *out, size_t cap)
 
 static int audit__usage(void)
 {
-    fprintf(stderr, "usage: paddock audit [--json] [--limit N]\n"
-                    "                     [--cluster DIR | --rm ENDPOINTS --keys DIR]\n");
+    fprintf(cli_usage_out(), "usage: paddock audit [--json] [--limit N]\n"
+                             "                     [--cluster DIR | --rm ENDPOINTS --keys DIR]\n");
     return 2;
 }
 
@@ -94,11 +94,12 @@ CLI_COMMAND("audit",
 
 static int user__usage(void)
 {
-    fprintf(stderr, "usage: paddock user whoami|list [--json]\n"
-                    "       paddock user role USER admin|user|none\n"
-                    "       paddock user grant|revoke USER VC\n"
-                    "       paddock user quota USER|* VC [--tokens N] [--token-s-per-day S]\n"
-                    "       (each with [--cluster DIR | --rm ENDPOINTS --keys DIR])\n");
+    fprintf(cli_usage_out(),
+            "usage: paddock user whoami|list [--json]\n"
+            "       paddock user role USER admin|user|none\n"
+            "       paddock user grant|revoke USER VC\n"
+            "       paddock user quota USER|* VC [--tokens N] [--token-s-per-day S]\n"
+            "       (each with [--cluster DIR | --rm ENDPOINTS --keys DIR])\n");
     return 2;
 }
 
@@ -258,17 +259,13 @@ static int user_quota(int argc, char **argv)
     return user__write(&c, "user quota", "quota_set", pos, 4, done);
 }
 
-static int user_main(int argc, char **argv)
-{
-    (void)argc;
-    (void)argv;
-    return user__usage();
-}
-
-CLI_COMMAND("user", "tenants: whoami, list, role, grant, revoke, quota", user_main)
-CLI_COMMAND("user whoami", "the user and role the RM derives from your key", user_whoami)
-CLI_COMMAND("user list", "users' roles, grants of virtual clusters, quotas", user_list)
-CLI_COMMAND("user role", "make a user an admin or an ordinary user (admins only)", user_role)
-CLI_COMMAND("user grant", "open a virtual cluster to a user (admins only)", user_grant)
-CLI_COMMAND("user revoke", "take a virtual cluster's grant back (admins only)", user_revoke)
-CLI_COMMAND("user quota", "tokens held at once and token-seconds per day (admins only)", user_quota)
+CLI_COMMAND("user whoami", "the user and role the RM derives from your key", user_whoami,
+            user__usage)
+CLI_COMMAND("user list", "users' roles, grants of virtual clusters, quotas", user_list, user__usage)
+CLI_COMMAND("user role", "make a user an admin or an ordinary user (admins only)", user_role,
+            user__usage)
+CLI_COMMAND("user grant", "open a virtual cluster to a user (admins only)", user_grant, user__usage)
+CLI_COMMAND("user revoke", "take a virtual cluster's grant back (admins only)", user_revoke,
+            user__usage)
+CLI_COMMAND("user quota", "tokens held at once and token-seconds per day (admins only)", user_quota,
+            user__usage)

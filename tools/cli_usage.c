@@ -18,8 +18,8 @@
 
 static int usage__usage(void)
 {
-    fprintf(stderr, "usage: paddock usage [--by vc|name|user] [--since D] [--json]\n"
-                    "                     [--cluster DIR | --rm ENDPOINTS --keys DIR]\n");
+    fprintf(cli_usage_out(), "usage: paddock usage [--by vc|name|user] [--since D] [--json]\n"
+                             "                     [--cluster DIR | --rm ENDPOINTS --keys DIR]\n");
     return 2;
 }
 
@@ -129,4 +129,4 @@ static int usage_main(int argc, char **argv)
 }
 
 CLI_COMMAND("usage", "accounting: token-seconds and deadline prices of finished jobs, totalled",
-            usage_main)
+            usage_main, usage__usage)

@@ -1,15 +1,16 @@
 /* paddock-pn-exec - the PN's exec shim for running tasks as another user.
  *
  * usage (by paddock-pn only): paddock-pn-exec UID GID PATH ARGV0 [ARGS...]
- * Drops supplementary groups, sets the group then the user id, refuses to go on if root could
- * be regained, then execs PATH with ARGV0 ARGS... and the environment it was given. The PN has
- * already put it in the task's process group, with its nice value, cwd and output files, so
- * everything set there survives the exec; it sets the parent-death signal again (changing ids
- * cleared it), so the task still dies with its PN. Exit status 126 when the ids cannot be dropped,
- * 127 when exec fails (the message goes to the task's stderr file).
+ * Sets the supplementary groups of UID's account (none without one), the group then the user id,
+ * refuses to go on if root could be regained, then execs PATH with ARGV0 ARGS... and the
+ * environment it was given. The PN has already put it in the task's process group, with its nice
+ * value, cwd and output files, so everything set there survives the exec; it sets the parent-death
+ * signal again (changing ids cleared it), so the task still dies with its PN. Exit status 126 when
+ * the ids cannot be dropped, 127 when exec fails (the message goes to the task's stderr file).
  */
 #include <errno.h>
 #include <grp.h>
+#include <pwd.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <limits.h>
@@ -36,7 +37,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "paddock-pn-exec: usage: paddock-pn-exec UID GID PATH ARGV0 [ARGS...]\n");
         return 126;
     }
-    if (setgroups(0, NULL) != 0 && errno != EPERM) {
+    /* the user's own supplementary groups (issue 27: a task runs with its submitter's uid and
+       groups); none when the uid has no account name */
+    struct passwd *pw = getpwuid((uid_t)uid);
+    int grc = pw != NULL ? initgroups(pw->pw_name, (gid_t)gid) : setgroups(0, NULL);
+    if (grc != 0 && errno != EPERM) {
         perror("paddock-pn-exec: setgroups");
         return 126;
     }
