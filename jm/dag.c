@@ -27,6 +27,8 @@ struct dag {
     size_t *ready;
     size_t *ready_pos; /* index into ready, or DAG__NONE */
     size_t nready_slots, nready_live;
+    unsigned char *held; /* per task: 1 while dag_hold keeps it back (NULL until the first hold) */
+    size_t nheld;
 };
 
 static const char *const dag__names[DAG_NSTATES] = {"waiting", "ready", "running", "succeeded",
@@ -129,6 +131,9 @@ void dag_reset(dag_t *d)
     memset(d->counts, 0, sizeof d->counts);
     memset(d->stage_counts, 0, d->ns * DAG_NSTATES * sizeof *d->stage_counts);
     memset(d->stage_done, 0, d->ns);
+    if (d->held != NULL)
+        memset(d->held, 0, d->n);
+    d->nheld = 0;
     d->nready_slots = d->nready_live = 0;
     for (size_t i = 0; i < d->n; i++) {
         d->state[i] = DAG_WAITING;
@@ -233,6 +238,7 @@ void dag_destroy(dag_t **p)
     mem_free(d->stack);
     mem_free(d->ready);
     mem_free(d->ready_pos);
+    mem_free(d->held);
     mem_free(d);
     *p = NULL;
 }
@@ -300,6 +306,8 @@ int dag_requeue(dag_t *dag, size_t task)
     return 0;
 }
 
+static void dag__finish(dag_t *dag, size_t task, size_t *released);
+
 int dag_succeed(dag_t *dag, size_t task, size_t *released)
 {
     if (released != NULL)
@@ -308,6 +316,13 @@ int dag_succeed(dag_t *dag, size_t task, size_t *released)
         return ERR_RANGE;
     if (dag->state[task] != DAG_RUNNING)
         return ERR_STATE;
+    dag__finish(dag, task, released);
+    return 0;
+}
+
+/* The task succeeded (state set here): its dependents and its stage's barrier are released. */
+static void dag__finish(dag_t *dag, size_t task, size_t *released)
+{
     dag__set(dag, task, DAG_SUCCEEDED);
     size_t rel = 0;
     for (size_t e = dag->doff[task]; e < dag->doff[task + 1]; e++) {
@@ -322,7 +337,6 @@ int dag_succeed(dag_t *dag, size_t task, size_t *released)
         rel += dag__complete_stage(dag, j);
     if (released != NULL)
         *released = rel;
-    return 0;
 }
 
 int dag_redo(dag_t *dag, size_t task)
@@ -405,4 +419,61 @@ const size_t *dag_stage_dependents(const dag_t *dag, size_t stage, size_t *n)
 size_t dag_pending(const dag_t *dag, size_t task)
 {
     return task < dag->n ? dag->pending[task] : 0;
+}
+
+int dag_hold(dag_t *dag, size_t task)
+{
+    if (task >= dag->n)
+        return ERR_RANGE;
+    enum dag_state st = (enum dag_state)dag->state[task];
+    if ((st != DAG_WAITING && st != DAG_READY) || (dag->held != NULL && dag->held[task]))
+        return ERR_STATE;
+    if (dag->held == NULL && (dag->held = mem_calloc(dag->n, 1)) == NULL)
+        return ERR_NOMEM;
+    if (st == DAG_READY) {
+        dag__unready(dag, task);
+        dag__set(dag, task, DAG_WAITING);
+    }
+    dag->pending[task]++;
+    dag->held[task] = 1;
+    dag->nheld++;
+    return 0;
+}
+
+int dag_held(const dag_t *dag, size_t task)
+{
+    return task < dag->n && dag->held != NULL && dag->held[task];
+}
+
+size_t dag_nheld(const dag_t *dag)
+{
+    return dag->nheld;
+}
+
+int dag_release(dag_t *dag, size_t task)
+{
+    if (task >= dag->n)
+        return ERR_RANGE;
+    if (!dag_held(dag, task))
+        return ERR_STATE;
+    dag->held[task] = 0;
+    dag->nheld--;
+    if (--dag->pending[task] == 0)
+        dag__make_ready(dag, task);
+    return 0;
+}
+
+int dag_skip(dag_t *dag, size_t task, size_t *released)
+{
+    if (released != NULL)
+        *released = 0;
+    if (task >= dag->n)
+        return ERR_RANGE;
+    if (!dag_held(dag, task) || dag->pending[task] != 1)
+        return ERR_STATE;
+    dag->held[task] = 0;
+    dag->nheld--;
+    dag->pending[task] = 0;
+    dag__finish(dag, task, released);
+    return 0;
 }

@@ -104,7 +104,26 @@ const size_t *dag_dependents(const dag_t *dag, size_t task, size_t *n);
 /* Stages whose barrier waits for `stage` (stages listing it in "after"). Borrowed. */
 const size_t *dag_stage_dependents(const dag_t *dag, size_t stage, size_t *n);
 
-/* Number of dependencies of `task` not yet satisfied (explicit tasks plus barrier stages). */
+/* Number of dependencies of `task` not yet satisfied (explicit tasks plus barrier stages, plus
+ * one while it is held). */
 size_t dag_pending(const dag_t *dag, size_t task);
+
+/* Holds: an open job's tasks wait for a client to bind them (jm/jmd_grow.h, docs/snakemake.md).
+ *
+ *   dag_hold:    WAITING or READY -> WAITING with one more unmet dependency (a READY task leaves
+ *                the ready list). ERR_STATE when it is in another state or held already,
+ *                ERR_NOMEM (the first hold allocates one byte per task; nothing changed).
+ *   dag_release: the hold goes; a task with nothing else unmet becomes READY (appended to the
+ *                ready list). ERR_STATE when it is not held.
+ *   dag_skip:    a held task whose only unmet dependency is its hold -> SUCCEEDED without
+ *                running (the client did its work elsewhere), releasing its dependents as
+ *                dag_succeed does (*released as there; may be NULL). ERR_STATE otherwise.
+ *
+ * dag_reset drops every hold. */
+int dag_hold(dag_t *dag, size_t task);
+int dag_release(dag_t *dag, size_t task);
+int dag_skip(dag_t *dag, size_t task, size_t *released);
+int dag_held(const dag_t *dag, size_t task); /* 1 while held */
+size_t dag_nheld(const dag_t *dag);          /* tasks held now */
 
 #endif

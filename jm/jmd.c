@@ -8,6 +8,7 @@
 #include "common/log.h"
 #include "common/mem.h"
 #include "jm/jmd.h"
+#include "jm/jmd_grow.h"
 #include "jm/jmd_metrics.h"
 
 #define JMD__TICK_MS   250  /* state.json, silent nodes, RM retries */
@@ -80,6 +81,7 @@ static void jmd__on_tick(uv_timer_t *h)
     jmd_rm_tick(j);
     if (j->resync)
         return;
+    jmd_grow_tick(j);
     if (j->outcome == JMD_RUNNING) {
         jmd_sched_tick(j);
         if (j->holding) {
@@ -203,7 +205,7 @@ int jmd_run(const struct jmd_opts *opts, char *msg, size_t cap)
         }
         j->query_phase = JMD_QUERY_VIEW;
     }
-    if ((rc = jmd_sched_init(j, msg, cap)) != 0) {
+    if ((rc = jmd_sched_init(j, msg, cap)) != 0 || (rc = jmd_grow_init(j, msg, cap)) != 0) {
         journal_close(&jr);
         goto out;
     }
@@ -288,6 +290,7 @@ out:
         uv_run(&j->loop, UV_RUN_DEFAULT);
         uv_loop_close(&j->loop);
     }
+    jmd_grow_close(j);
     jmd_jockey_close(j);
     jmd_out_close(j);
     jmd_sched_close(j);

@@ -295,6 +295,8 @@ typedef struct jmd {
     /* issue 15 (jmd_spec.c) */
     struct jmd_spec *sp;
     struct jmd_spec_stats spec_stats;
+
+    struct jmd_grow *grow; /* an open job's binds (jm/jmd_grow.h); NULL: not open */
 } jmd_t;
 
 int64_t jmd_now(const jmd_t *j);      /* monotonic ms */

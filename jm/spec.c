@@ -71,6 +71,7 @@ void spec_destroy(struct spec **p)
     spec__free_strv(s->writes, s->nwrites);
     mem_free(s->name);
     mem_free(s->virtual_cluster);
+    mem_free(s->open_spool);
     mem_free(s->topo);
     mem_free(s->stage_topo);
     mem_free(s->by_id__);
@@ -714,11 +715,46 @@ static int spec__paths(const json_t *v, const char *key, char ***out, size_t *no
     return 0;
 }
 
+/* "open": {"spool": "/abs/dir", "idle_s": N} (docs/snakemake.md): the job's tasks are held until
+ * a client binds them through the spool. */
+static int spec__open(struct spec *s, const json_t *v, char *msg, size_t cap)
+{
+    static const char *const keys[] = {"spool", "idle_s", NULL};
+    if (!json_is_object(v))
+        return err_fmt(msg, cap, ERR_INVAL, "\"open\" must be an object");
+    int rc = spec__keys(v, keys, "\"open\": ", msg, cap);
+    if (rc != 0)
+        return rc;
+    const json_t *p = json_object_get(v, "spool");
+    if (p == NULL)
+        return err_fmt(msg, cap, ERR_INVAL, "\"open\" needs \"spool\" (an absolute directory)");
+    rc = spec__string(p, SPEC_MAX_PATH_LEN, 1, "\"open\": ", "\"spool\"", &s->open_spool, msg, cap);
+    if (rc != 0)
+        return rc == ERR_NOMEM ? err_fmt(msg, cap, rc, "out of memory") : rc;
+    if (s->open_spool[0] != '/')
+        return err_fmt(msg, cap, ERR_INVAL,
+                       "\"open\": \"spool\" must be an absolute path (got \"%s\")", s->open_spool);
+    for (const char *c = s->open_spool; *c; c++)
+        if ((unsigned char)*c < 0x20)
+            return err_fmt(msg, cap, ERR_INVAL, "\"open\": \"spool\" has a control character");
+    s->open_idle_s = 300;
+    if ((p = json_object_get(v, "idle_s")) != NULL) {
+        if ((rc = spec__number(p, "\"open\": ", "\"idle_s\"", &s->open_idle_s, msg, cap)) != 0)
+            return rc;
+        if (s->open_idle_s <= 0 || s->open_idle_s > SPEC_MAX_DEADLINE_S)
+            return err_fmt(msg, cap, ERR_INVAL,
+                           "\"open\": \"idle_s\" must be in (0, one year] (got %g)",
+                           s->open_idle_s);
+    }
+    s->open = 1;
+    return 0;
+}
+
 static int spec__top(struct spec *s, const json_t *root, char *msg, size_t cap)
 {
-    static const char *const keys[] = {"version", "name",  "virtual_cluster", "deadline_s",
-                                       "utility", "reads", "writes",          "stages",
-                                       "tasks",   NULL};
+    static const char *const keys[] = {
+        "version", "name",   "virtual_cluster", "deadline_s", "utility", "reads",
+        "writes",  "stages", "tasks",           "open",       NULL};
     if (!json_is_object(root))
         return err_fmt(msg, cap, ERR_INVAL, "spec must be a JSON object");
     int rc = spec__keys(root, keys, "", msg, cap);
@@ -759,6 +795,8 @@ static int spec__top(struct spec *s, const json_t *root, char *msg, size_t cap)
         return rc;
     if ((v = json_object_get(root, "writes")) != NULL &&
         (rc = spec__paths(v, "writes", &s->writes, &s->nwrites, msg, cap)) != 0)
+        return rc;
+    if ((v = json_object_get(root, "open")) != NULL && (rc = spec__open(s, v, msg, cap)) != 0)
         return rc;
     return 0;
 }
