@@ -910,6 +910,26 @@ fail:
     return rc;
 }
 
+int spec_check_limits(const struct spec *spec, const struct spec_limits *lim, char *msg, size_t cap)
+{
+    if (spec->ntasks > lim->max_tasks)
+        return err_fmt(msg, cap, ERR_TOOBIG, "too many tasks: %zu, over the limit of %zu",
+                       spec->ntasks, lim->max_tasks);
+    for (size_t i = 0; i < spec->ntasks; i++) {
+        const struct spec_task *t = &spec->tasks[i];
+        if (t->cpu > lim->max_cpu)
+            return err_fmt(msg, cap, ERR_CAPACITY,
+                           "task \"%s\": cpu %g is larger than any node could hold (max %g)", t->id,
+                           t->cpu, lim->max_cpu);
+        if (t->mem_mb > lim->max_mem_mb)
+            return err_fmt(msg, cap, ERR_CAPACITY,
+                           "task \"%s\": mem_mb %llu is larger than any node could hold (max %llu)",
+                           t->id, (unsigned long long)t->mem_mb,
+                           (unsigned long long)lim->max_mem_mb);
+    }
+    return 0;
+}
+
 int spec_load(const char *path, const struct spec_limits *lim, struct spec **out, char *msg,
               size_t cap)
 {

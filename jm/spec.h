@@ -197,6 +197,12 @@ struct spec {
 int spec_parse(const char *buf, size_t len, const struct spec_limits *lim, struct spec **out,
                char *msg, size_t cap);
 
+/* Checks a parsed spec against `lim` without parsing it again (limits known only afterwards, as
+ * the cluster's largest node): the task count, cpu and mem_mb checks of spec_parse, with its
+ * codes and messages. Returns 0, ERR_TOOBIG or ERR_CAPACITY (reason in msg). O(tasks). */
+int spec_check_limits(const struct spec *spec, const struct spec_limits *lim, char *msg,
+                      size_t cap);
+
 /* Reads the file at `path` (at most lim->max_bytes; larger is ERR_TOOBIG without reading it
  * all) and parses it as spec_parse does. ERR_IO when it cannot be opened or read. */
 int spec_load(const char *path, const struct spec_limits *lim, struct spec **out, char *msg,

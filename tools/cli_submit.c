@@ -114,44 +114,94 @@ static int submit__parse(int argc, char **argv, struct submit_opts *o)
     return 0;
 }
 
+/* The file's bytes, NUL-terminated (caller frees with free()), at most `max` of them; NULL after
+ * printing why. */
+static char *submit__read(const char *path, size_t max, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        fprintf(stderr, "paddock submit: %s: %s\n", path, strerror(errno));
+        return NULL;
+    }
+    size_t have = 0, alloc = 0, cap = max + 2; /* one byte over max is enough to tell */
+    char *buf = NULL;
+    for (;;) {
+        if (alloc - have < 2) {
+            size_t na = alloc == 0 ? 65536 : alloc * 2;
+            na = na > cap ? cap : na;
+            char *nb = na == alloc ? NULL : realloc(buf, na);
+            if (nb == NULL) {
+                if (na == alloc)
+                    fprintf(stderr, "paddock submit: %s: over the limit of %zu bytes\n", path, max);
+                else
+                    fprintf(stderr, "paddock submit: %s: out of memory\n", path);
+                free(buf);
+                fclose(f);
+                return NULL;
+            }
+            buf = nb;
+            alloc = na;
+        }
+        size_t r = fread(buf + have, 1, alloc - have - 1, f);
+        have += r;
+        if (r == 0)
+            break;
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        fprintf(stderr, "paddock submit: %s: read error\n", path);
+        free(buf);
+        return NULL;
+    }
+    buf[have] = '\0';
+    *len = have;
+    return buf;
+}
+
 /* The spec's text with --deadline and --name applied, validated with `lim`; *spec_out holds
- * the parsed result. Returns the text (caller frees with free()) or NULL after printing why. */
+ * the parsed result. Returns the text (caller frees with free()) or NULL after printing why.
+ * The file is read and parsed once: without --deadline and --name its bytes are the text. */
 static char *submit__prepare(const struct submit_opts *o, const struct spec_limits *lim,
                              struct spec **spec_out)
 {
     char msg[1024];
     struct spec *spec = NULL;
-    /* First as written: the reason names the file's own content. */
-    if (spec_load(o->spec, lim, &spec, msg, sizeof msg) != 0) {
-        fprintf(stderr, "paddock submit: %s: %s\n", o->spec, msg);
+    size_t len = 0;
+    char *text = submit__read(o->spec, lim->max_bytes, &len);
+    if (text == NULL)
         return NULL;
-    }
-    spec_destroy(&spec);
-    json_error_t jerr;
-    json_t *doc = json_load_file(o->spec, JSON_REJECT_DUPLICATES, &jerr);
-    if (doc == NULL) {
-        fprintf(stderr, "paddock submit: %s: %s\n", o->spec, jerr.text);
-        return NULL;
-    }
-    if (o->deadline != NULL) {
-        int64_t ms = 0;
-        if (jobdir_parse_duration(o->deadline, &ms, msg, sizeof msg) != 0 || ms <= 0) {
-            fprintf(stderr, "paddock submit: --deadline '%s': %s\n", o->deadline,
-                    ms <= 0 && msg[0] == '\0' ? "must be positive" : msg);
-            json_decref(doc);
+    if (o->deadline != NULL || o->name != NULL) {
+        /* JSON errors name the file's own lines and columns */
+        json_error_t jerr;
+        json_t *doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+        free(text);
+        if (doc == NULL) {
+            fprintf(stderr, "paddock submit: %s: not valid JSON (line %d, column %d): %s\n",
+                    o->spec, jerr.line, jerr.column, jerr.text);
             return NULL;
         }
-        json_object_set_new(doc, "deadline_s", json_real((double)ms / 1000.0));
+        if (o->deadline != NULL) {
+            int64_t ms = 0;
+            if (jobdir_parse_duration(o->deadline, &ms, msg, sizeof msg) != 0 || ms <= 0) {
+                fprintf(stderr, "paddock submit: --deadline '%s': %s\n", o->deadline,
+                        ms <= 0 && msg[0] == '\0' ? "must be positive" : msg);
+                json_decref(doc);
+                return NULL;
+            }
+            json_object_set_new(doc, "deadline_s", json_real((double)ms / 1000.0));
+        }
+        if (o->name != NULL)
+            json_object_set_new(doc, "name", json_string(o->name));
+        text = json_dumps(doc, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
+        json_decref(doc);
+        if (text == NULL) {
+            fprintf(stderr, "paddock submit: out of memory\n");
+            return NULL;
+        }
+        len = strlen(text);
     }
-    if (o->name != NULL)
-        json_object_set_new(doc, "name", json_string(o->name));
-    char *text = json_dumps(doc, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
-    json_decref(doc);
-    if (text == NULL) {
-        fprintf(stderr, "paddock submit: out of memory\n");
-        return NULL;
-    }
-    if (spec_parse(text, strlen(text), lim, &spec, msg, sizeof msg) != 0) {
+    if (spec_parse(text, len, lim, &spec, msg, sizeof msg) != 0) {
         fprintf(stderr, "paddock submit: %s: %s\n", o->spec, msg);
         free(text);
         return NULL;
@@ -562,28 +612,35 @@ static int submit_main(int argc, char **argv)
     char *text = submit__prepare(&o, &lim, &spec);
     if (text == NULL)
         return 1;
-    spec_destroy(&spec);
     char msg[1024], root[JOBDIR_PATH], jm[PATH_MAX + 16];
     if (jobdir_root(&o.d, true, root, sizeof root, msg, sizeof msg) != 0) {
         fprintf(stderr, "paddock submit: %s\n", msg);
+        spec_destroy(&spec);
         free(text);
         return 1;
     }
     submit__jm_path(jm, sizeof jm);
     if (strchr(jm, '/') == NULL && system("command -v paddock-jm >/dev/null 2>&1") != 0) {
         fprintf(stderr, "paddock submit: paddock-jm not found beside paddock nor on PATH\n");
+        spec_destroy(&spec);
         free(text);
         return 1;
     }
     rmclient_t *c = NULL;
     if (rmclient_open(&c, o.d.cluster, o.d.rm, o.d.keys, msg, sizeof msg) != 0) {
         fprintf(stderr, "paddock submit: %s\n", msg);
+        spec_destroy(&spec);
         free(text);
         return 1;
     }
     jobdir_cluster_limits(c, &lim);
-    free(text);
-    text = submit__prepare(&o, &lim, &spec); /* again, against the cluster's largest node */
+    /* again, against the cluster's largest node: a check of the parsed tasks, not a new parse */
+    if (spec_check_limits(spec, &lim, msg, sizeof msg) != 0) {
+        fprintf(stderr, "paddock submit: %s: %s\n", o.spec, msg);
+        spec_destroy(&spec);
+        free(text);
+        text = NULL;
+    }
     char job_id[SUBMIT_ID_SIZE], profiles[JOBDIR_PATH + 64];
     struct jobdir_shape sh;
     memset(&sh, 0, sizeof sh);

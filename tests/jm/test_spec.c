@@ -571,6 +571,34 @@ static void test_array_alloc_failure(void **state)
     assert_true(failures > 50);
 }
 
+/* Limits known after parsing (the cluster's largest node): the same codes and reasons as a
+ * parse with those limits, without parsing again. */
+static void test_check_limits(void **state)
+{
+    (void)state;
+    struct spec *s = parse_ok("{\"version\":1,\"tasks\":[{\"id\":\"a-{i}\",\"array\":3,"
+                              "\"cmd\":[\"t\"],\"cpu\":2,\"mem_mb\":1000}]}");
+    struct spec_limits lim;
+    spec_limits_default(&lim);
+    char msg[512] = "";
+    assert_int_equal(spec_check_limits(s, &lim, msg, sizeof msg), 0);
+    lim.max_cpu = 1.5;
+    assert_int_equal(spec_check_limits(s, &lim, msg, sizeof msg), ERR_CAPACITY);
+    assert_non_null(
+        strstr(msg, "task \"a-0\": cpu 2 is larger than any node could hold (max 1.5)"));
+    lim.max_cpu = 2;
+    lim.max_mem_mb = 999;
+    assert_int_equal(spec_check_limits(s, &lim, msg, sizeof msg), ERR_CAPACITY);
+    assert_non_null(strstr(msg, "task \"a-0\": mem_mb 1000 is larger than any node could hold"));
+    lim.max_mem_mb = 1000;
+    lim.max_tasks = 2;
+    assert_int_equal(spec_check_limits(s, &lim, msg, sizeof msg), ERR_TOOBIG);
+    assert_non_null(strstr(msg, "too many tasks: 3, over the limit of 2"));
+    lim.max_tasks = 3;
+    assert_int_equal(spec_check_limits(s, &lim, msg, sizeof msg), 0);
+    spec_destroy(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -589,6 +617,7 @@ int main(void)
         cmocka_unit_test(test_array_refusals),
         cmocka_unit_test(test_array_million),
         cmocka_unit_test(test_array_alloc_failure),
+        cmocka_unit_test(test_check_limits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
