@@ -90,7 +90,7 @@ static int audit_main(int argc, char **argv)
 
 CLI_COMMAND("audit",
             "the audit trail: who submitted, cancelled, changed what, and what was refused",
-            audit_main)
+            audit_main, audit__usage)
 
 static int user__usage(void)
 {

@@ -111,8 +111,13 @@ static void check_tool(const char *bin, const char *const *must, size_t nmust)
         assert_true(listed(names, n, must[i]));
     }
     for (int i = 0; i < n; i++) {
-        char args[128], want[128];
-        snprintf(want, sizeof want, "usage: %.40s %.31s", bin, names[i]);
+        /* the usage starts with the command's first word and names its last one (a group's
+           subcommands may share one usage: "usage: paddock user whoami|list ...") */
+        char args[128], want[128], first[32];
+        snprintf(first, sizeof first, "%.31s", names[i]);
+        first[strcspn(first, " ")] = '\0';
+        const char *last = strrchr(names[i], ' ') != NULL ? strrchr(names[i], ' ') + 1 : names[i];
+        snprintf(want, sizeof want, "usage: %.40s %.31s", bin, first);
         static const char *const forms[] = {"%.31s --help", "%.31s -h", "help %.31s",
                                             "%.31s --json --help"};
         for (size_t f = 0; f < sizeof forms / sizeof forms[0]; f++) {
@@ -121,6 +126,7 @@ static void check_tool(const char *bin, const char *const *must, size_t nmust)
             snprintf(args, sizeof args, forms[f], names[i]);
 #pragma GCC diagnostic pop
             expect_help(run(bin, args), bin, args, want);
+            assert_non_null(strstr(out_buf, last));
         }
         snprintf(args, sizeof args, "%.31s --no-such-option", names[i]);
         expect_usage_error(run(bin, args), bin, args);
