@@ -617,6 +617,34 @@ static node__task_t *node__lookup(node_t *n, const char *job, const char *task, 
     return t;
 }
 
+int node_task_dir(node_t *n, const char *job, const char *task, uint32_t attempt, const char **dir,
+                  proto_task_state_t *state, uint32_t *found)
+{
+    uint32_t lo = attempt ? attempt : 1, hi = attempt ? attempt : PROTO_MAX_ATTEMPT;
+    for (uint32_t a = hi; a >= lo; a--) { /* attempt 0: the newest remembered */
+        node__task_t *t = node__lookup(n, job, task, a);
+        if (t && !n->caller.admin && strcmp(t->user, n->caller.user) != 0)
+            return ERR_DENIED; /* issue 27: a user reads their own tasks' output */
+        if (t) {
+            *dir = t->dir;
+            *state = t->state;
+            *found = a;
+            return 0;
+        }
+    }
+    return ERR_NOTFOUND;
+}
+
+const char *node_tasks_dir(const node_t *n)
+{
+    return n->tasks_dir;
+}
+
+bool node_caller_admin(const node_t *n)
+{
+    return n->caller.admin != 0;
+}
+
 /* The queue's key of a job (pn/oppweight.h): FNV-1a of its id. */
 static uint64_t node__job_key(const char *job_id)
 {

@@ -140,5 +140,16 @@ const proto_stats_t *node_proto_stats(const node_t *n);
 void node_load(const node_t *n, size_t *running, size_t *queued);
 /* Tasks remembered (live and finished within retention) and the jobs they belong to. */
 void node_remembered(const node_t *n, size_t *tasks, size_t *jobs);
+/* For reading a task's output (pn/output.h): the directory and state of attempt `attempt` of
+ * (job, task), or with attempt 0 of the newest attempt the node remembers. Returns 0 with *dir
+ * (borrowed until the node next changes; NULL when the task left nothing and its directory
+ * was given back), *state and *found (the attempt); ERR_NOTFOUND when not remembered;
+ * ERR_DENIED when the caller (node_set_caller) is neither an admin nor the task's user. */
+int node_task_dir(node_t *n, const char *job, const char *task, uint32_t attempt, const char **dir,
+                  proto_task_state_t *state, uint32_t *found);
+/* WORK/tasks, where the task directories are. Borrowed. */
+const char *node_tasks_dir(const node_t *n);
+/* Whether the caller node_set_caller named last is an admin (the cluster's own key). */
+bool node_caller_admin(const node_t *n);
 
 #endif

@@ -16,6 +16,7 @@
 #include "common/mem.h"
 #include "pn/exec.h"
 #include "pn/node_internal.h"
+#include "pn/output.h"
 
 static int node__rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
@@ -353,6 +354,7 @@ void node_reap(node_t *n)
                              strsignal(e.signal));
                 else
                     snprintf(reason, sizeof reason, "exit code %d", e.exit_code);
+                output_reason_append(t->dir, reason, sizeof reason); /* what it said last */
                 why = reason;
             }
             break;

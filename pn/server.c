@@ -21,6 +21,7 @@
 #include "common/zuv.h"
 #include "pn/exec.h"
 #include "pn/node.h"
+#include "pn/output.h"
 
 #define SERVER__MAX_RM      16
 #define SERVER__MAX_REPLIES 256 /* reply_endpoint sockets kept open at once */
@@ -180,6 +181,18 @@ static void server__caller(server_t *s, zframe_t *body)
     node_set_caller(s->node, user, pw->pw_uid, pw->pw_gid, 0, NULL);
 }
 
+/* `paddock logs`: TASK_OUTPUT_READ is answered here, from the task directories, whatever the
+ * node is doing (draining included); it changes nothing. */
+static void server__output(server_t *s, zframe_t *peer, zframe_t *body)
+{
+    proto_msg_t m;
+    if (proto_decode(zframe_data(body), zframe_size(body), &m, &s->rm_stats, NULL, 0) != 0)
+        return; /* counted */
+    if (output_answer(s->node, s->cfg->name, &m, &s->buf) == 0)
+        zuv_send_bytes(s->router, zframe_data(peer), zframe_size(peer), s->buf.data, s->buf.len);
+    proto_msg_close(&m);
+}
+
 static void server__on_router(zuv_sock_t *zs, zmsg_t **msg, void *arg)
 {
     server_t *s = arg;
@@ -190,6 +203,11 @@ static void server__on_router(zuv_sock_t *zs, zmsg_t **msg, void *arg)
     }
     zframe_t *peer = zmsg_first(*msg);
     zframe_t *body = zmsg_next(*msg);
+    if (proto_peek_type(zframe_data(body), zframe_size(body)) == PROTO_TASK_OUTPUT_READ) {
+        server__caller(s, body); /* issue 27: whose output it may read */
+        server__output(s, peer, body);
+        return;
+    }
     if (s->draining && server__refuse_draining(s, peer, body))
         return;
     server__caller(s, body);

@@ -68,6 +68,16 @@ const char *proto_type_name(proto_type_t type)
     return NULL;
 }
 
+proto_type_t proto_peek_type(const void *buf, size_t len)
+{
+    const uint8_t *b = buf;
+    /* fixarray of 4, version as a positive fixint, type as a positive fixint or a uint8 */
+    if (b == NULL || len < 4 || b[0] != 0x94 || b[1] > 0x7f)
+        return PROTO_TYPE_NONE;
+    uint32_t t = b[2] <= 0x7f ? b[2] : b[2] == 0xcc ? b[3] : 0;
+    return proto_type_valid(t) ? (proto_type_t)t : PROTO_TYPE_NONE;
+}
+
 bool proto_type_valid(uint32_t type)
 {
     return proto__schema_of(type) != NULL;

@@ -658,6 +658,11 @@ typedef struct proto_msg {
 const char *proto_type_name(proto_type_t type);
 /* True if `type` is in the table. */
 bool proto_type_valid(uint32_t type);
+/* The type an encoded message says it is, read from its envelope without decoding it (for a
+ * server that hands one type to another handler): PROTO_TYPE_NONE when the envelope does not
+ * start as proto_encode writes it ([version, type, ...] with both as small integers). A hint
+ * only: the message may still fail to decode. */
+proto_type_t proto_peek_type(const void *buf, size_t len);
 
 /* Zeroes *msg and sets its type and version. */
 void proto_msg_init(proto_msg_t *msg, proto_type_t type);

@@ -585,6 +585,35 @@ static void test_describe(void **state)
     assert_string_equal(line, want);
 }
 
+/* proto_peek_type: what every encoded type says it is, without decoding; garbage is NONE. */
+static void test_peek_type(void **state)
+{
+    (void)state;
+    proto_buf_t b;
+    proto_buf_init(&b);
+    for (int t = 1; t < PROTO_TYPE_LIMIT; t++) {
+        proto_msg_t m;
+        sample_msg(&m, (proto_type_t)t, SAMPLE_TYPICAL);
+        assert_int_equal(proto_encode(&m, &b, NULL, 0), 0);
+        assert_int_equal(proto_peek_type(b.data, b.len), t);
+        assert_int_equal(proto_peek_type(b.data, 3), PROTO_TYPE_NONE);
+        proto_msg_close(&m);
+    }
+    proto_buf_close(&b);
+    static const uint8_t bad[][4] = {
+        {0x93, 0x01, 0x19, 0x00}, /* three elements */
+        {0x94, 0xcc, 0x19, 0x00}, /* a version that is not a fixint */
+        {0x94, 0x01, 0x7f, 0x00}, /* a type past the table */
+        {0x94, 0x01, 0x00, 0x00}, /* type 0 */
+        {0x94, 0x01, 0xa1, 0x41}, /* a string */
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        assert_int_equal(proto_peek_type(bad[i], 4), PROTO_TYPE_NONE);
+    static const uint8_t wide[] = {0x94, 0x01, 0xcc, 0x19};
+    assert_int_equal(proto_peek_type(wide, sizeof wide), PROTO_TASK_OUTPUT_READ);
+    assert_int_equal(proto_peek_type(NULL, 0), PROTO_TYPE_NONE);
+}
+
 static void test_stats_json(void **state)
 {
     proto_stats_t st;
@@ -672,6 +701,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_error_reply_to_a_bad_request, setup, teardown),
         cmocka_unit_test_setup_teardown(test_describe, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stats_json, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_peek_type, setup, teardown),
         cmocka_unit_test_setup_teardown(test_names, setup, teardown),
     };
     return cmocka_run_group_tests_name("proto_decode", tests, NULL, NULL);
