@@ -45,6 +45,8 @@ pids=""
 made_ns=""
 ok=0
 
+made_user=""
+
 cleanup() {
     for p in $pids; do
         kill -TERM "$p" 2>/dev/null
@@ -66,6 +68,7 @@ cleanup() {
     for ns in $made_ns; do
         ip netns del "$ns" 2>/dev/null
     done
+    [ -z "$made_user" ] || userdel "$made_user" 2>/dev/null
     if [ $ok = 1 ] || [ -z "${PADDOCK_KEEP_TEST_DIR:-}" ]; then
         if [ $ok != 1 ]; then
             for f in "$T"/h*/rm.log "$T"/h*/pn.log "$T"/client/jobs/*/jm.log; do
@@ -117,6 +120,12 @@ say "namespaces $tag-h1..3 on a bridge in $sw: $NET.1-3"
 mkdir -p "$T/client"
 "$bin/paddock" keygen --dir "$T/client/keys" --name alice >/dev/null || fail "keygen alice"
 cp "$T/cluster-keys/paddock.pub" "$T/client/keys/alice.pub"
+# tasks run as the user who submitted them (issue 27): alice needs a Unix account
+if ! id alice >/dev/null 2>&1; then
+    useradd -M -s /bin/sh alice 2>/dev/null || skip "cannot create the Unix user alice"
+    made_user=alice
+fi
+chmod 1777 "$T" # alice's tasks (the probe's markers below) write here
 
 ids="1, 2, 3"
 raft="$NET.1:7301, $NET.2:7301, $NET.3:7301"
