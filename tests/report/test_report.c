@@ -105,6 +105,13 @@ static void test_cli_renders_page(void **state)
     assert_int_equal(count(dom, "class=\"bar\""), 25);
     assert_non_null(strstr(dom, "id=\"tokens-chart\""));
     assert_non_null(strstr(dom, "data-marks=\"26\"")); /* progress samples */
+    /* every attempt listed with the command that prints its output, those that did not
+       succeed first and with --stderr */
+    assert_int_equal(count(dom, "class=\"logs\""), 25);
+    const char *first = strstr(dom, "class=\"logs\">");
+    assert_non_null(first);
+    static const char want[] = "paddock logs j-0123456789ab extract-5 --attempt 1 --stderr<";
+    assert_memory_equal(first + strlen("class=\"logs\">"), want, strlen(want));
     free(dom);
 }
 
