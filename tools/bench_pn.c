@@ -3,7 +3,9 @@
  * Prints, from one run on this machine:
  *   - the machine's floor for running processes: posix_spawn of /bin/true (output to /dev/null)
  *     with as many in flight as the PN has slots for these tasks (node.cpus / 0.01 cpu), capped
- *     at the online cores (bench_spawnfloor.h);
+ *     at the online cores, from one process and as the best of P processes; --floor-runs R
+ *     (default 3, at least 3) measurements, the first half before the PN starts and the rest
+ *     after it stops, every one printed, the PN held to their medians (bench_spawnfloor.h);
  *   - the rate of a serial fork + exec("true") + wait loop, kept for comparison with earlier
  *     figures (far slower than the floor on more than one core);
  *   - the rate at which a real paddock-pn, driven over 127.0.0.1 by this program acting as a
@@ -16,7 +18,7 @@
  *     less than the rates on what else the machine runs meanwhile.
  * DESIGN.md section 5 targets: PN throughput >= half the floor; idle RSS < 10 MiB.
  *
- * usage: bench_pn [--tasks N] [--forks N] [--spawns N] [--bin DIR] [--json]
+ * usage: bench_pn [--tasks N] [--forks N] [--spawns N] [--floor-runs R] [--bin DIR] [--json]
  *                 [--set SECTION.KEY=VALUE]...
  * (--set lines are added to the PN's configuration, e.g. --set tasks.cgroup_base=DIR; the PN's
  * work directory is made under $TMPDIR, else /tmp)
@@ -107,7 +109,7 @@ static long rss_kb(pid_t pid)
 
 int main(int argc, char **argv)
 {
-    int ntasks = 5000, nforks = 3000, nspawns = 4000, json = 0;
+    int ntasks = 5000, nforks = 3000, nspawns = 4000, json = 0, floor_runs = 3;
     double node_cpus = 0; /* --set node.cpus=X; 0: the PN detects the online cores */
     const char *sets[16];
     int nsets = 0;
@@ -120,6 +122,8 @@ int main(int argc, char **argv)
             nforks = atoi(argv[++i]);
         else if (strcmp(argv[i], "--spawns") == 0 && i + 1 < argc)
             nspawns = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--floor-runs") == 0 && i + 1 < argc)
+            floor_runs = atoi(argv[++i]);
         else if (strcmp(argv[i], "--bin") == 0 && i + 1 < argc)
             bin = argv[++i];
         else if (strcmp(argv[i], "--json") == 0)
@@ -130,12 +134,13 @@ int main(int argc, char **argv)
             if (strncmp(argv[i], "node.cpus=", 10) == 0)
                 node_cpus = atof(argv[i] + 10);
         } else {
-            fprintf(stderr, "usage: bench_pn [--tasks N] [--forks N] [--spawns N] [--bin DIR] "
-                            "[--json] [--set SECTION.KEY=VALUE]...\n");
+            fprintf(stderr, "usage: bench_pn [--tasks N] [--forks N] [--spawns N] [--floor-runs R] "
+                            "[--bin DIR] [--json] [--set SECTION.KEY=VALUE]...\n");
             return 2;
         }
     }
-    if (ntasks < 1 || ntasks > 1000000 || nforks < 1 || nspawns < 1) {
+    if (ntasks < 1 || ntasks > 1000000 || nforks < 1 || nspawns < 1 || floor_runs < 3 ||
+        floor_runs > SPAWNFLOOR_MAX_RUNS) {
         fprintf(stderr, "bench_pn: bad counts\n");
         return 2;
     }
@@ -149,12 +154,13 @@ int main(int argc, char **argv)
     }
     zsys_handler_set(NULL);
 
-    /* Both floors before the PN starts: the floor reaps any child (bench_spawnfloor.h). */
+    /* Floors while the PN is not running: the floor reaps any child (bench_spawnfloor.h). */
     double fork_rate = fork_exec_rate(nforks);
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     double slots = (node_cpus > 0 ? node_cpus : (double)cores) / BENCH_TASK_CPU;
-    spawnfloor_result_t sf;
-    if (spawnfloor_measure(spawnfloor_in_flight(slots), nspawns, &sf) != 0) {
+    int in_flight = spawnfloor_in_flight(slots);
+    static spawnfloor_series_t sf;
+    if (spawnfloor_series_add(&sf, in_flight, nspawns, (floor_runs + 1) / 2, 'b') != 0) {
         perror("bench_pn: posix_spawn floor");
         return 1;
     }
@@ -294,28 +300,44 @@ int main(int argc, char **argv)
     pause_ms(1500);
     long idle_after = rss_kb(pn);
     proto_buf_close(&buf);
-    double to_floor = sf.per_s > 0 ? pn_rate / sf.per_s : 0;
-    if (json)
-        printf("{\"fork_exec_per_s\":%.0f,\"spawn_floor_per_s\":%.0f,"
-               "\"spawn_floor_in_flight\":%d,\"pn_tasks_per_s\":%.0f,\"ratio\":%.3f,"
-               "\"ratio_to_spawn_floor\":%.3f,\"tasks\":%d,\"succeeded\":%d,"
-               "\"pn_idle_rss_kb\":%ld,\"pn_idle_rss_after_kb\":%ld,"
+    /* the rest of the floor runs once the PN is gone */
+    zsock_destroy(&s);
+    kill(pn, SIGTERM);
+    int pst;
+    waitpid(pn, &pst, 0);
+    pn = 0;
+    if (spawnfloor_series_add(&sf, in_flight, nspawns, floor_runs / 2, 'a') != 0) {
+        perror("bench_pn: posix_spawn floor");
+        goto out;
+    }
+    spawnfloor_series_finish(&sf);
+    double to_floor = sf.one_median > 0 ? pn_rate / sf.one_median : 0;
+    double to_best = sf.best_median > 0 ? pn_rate / sf.best_median : 0;
+    if (json) {
+        printf("{\"fork_exec_per_s\":%.0f,", fork_rate);
+        spawnfloor_series_json(stdout, &sf);
+        printf(",\"pn_tasks_per_s\":%.0f,\"ratio\":%.3f,"
+               "\"ratio_to_spawn_floor\":%.3f,\"ratio_to_best_floor\":%.3f,\"tasks\":%d,"
+               "\"succeeded\":%d,\"pn_idle_rss_kb\":%ld,\"pn_idle_rss_after_kb\":%ld,"
                "\"start_latency_p50_ms\":%.3f,\"start_latency_p99_ms\":%.3f,"
                "\"pn_cpu_us_per_task\":%.1f}\n",
-               fork_rate, sf.per_s, sf.in_flight, pn_rate, pn_rate / fork_rate, to_floor, ntasks,
-               ok, idle_before, idle_after, p50, p99, cpu_us);
-    else
-        printf("posix_spawn floor:     %8.0f processes/s (%ld of %ld, %d in flight: %g slots "
-               "capped at %ld cores)\n"
-               "serial fork+exec+wait: %8.0f processes/s (%d)\n"
-               "paddock-pn true tasks: %8.0f tasks/s (%d, %d succeeded) = %.2f x the posix_spawn "
-               "floor (target >= 0.5), %.2f x the serial fork+exec loop\n"
+               pn_rate, pn_rate / fork_rate, to_floor, to_best, ntasks, ok, idle_before, idle_after,
+               p50, p99, cpu_us);
+    } else {
+        printf("posix_spawn floor:     %d in flight (%g slots capped at %ld cores), %d spawns "
+               "per configuration\n",
+               in_flight, slots, cores, nspawns);
+        spawnfloor_series_print(stdout, &sf);
+        printf("serial fork+exec+wait: %8.0f processes/s (%d)\n"
+               "paddock-pn true tasks: %8.0f tasks/s (%d, %d succeeded) = %.2f x the one-process "
+               "floor, %.2f x the best of P processes (target >= 0.8), %.2f x the serial "
+               "fork+exec loop\n"
                "paddock-pn idle RSS:   %8.1f MiB at start (target < 10)\n"
                "paddock-pn RSS after:  %8.1f MiB idle after "
                "the run, its %d finished tasks still remembered for reconnecting JMs\n",
-               sf.per_s, sf.succeeded, sf.spawned, sf.in_flight, slots, cores, fork_rate, nforks,
-               pn_rate, ntasks, ok, to_floor, pn_rate / fork_rate, idle_before / 1024.0,
-               idle_after / 1024.0, ntasks);
+               fork_rate, nforks, pn_rate, ntasks, ok, to_floor, to_best, pn_rate / fork_rate,
+               idle_before / 1024.0, idle_after / 1024.0, ntasks);
+    }
     if (!json)
         printf("idle PN start latency: %8.3f ms p50, %.3f ms p99 (create sent -> running "
                "received, %d tasks)\n"
