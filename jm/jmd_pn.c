@@ -7,6 +7,7 @@
 #include "common/log.h"
 #include "common/mem.h"
 #include "jm/jmd.h"
+#include "pn/oppweight.h"
 
 /* req_id of a create: the task and its attempt, so an ERROR names what it refuses. */
 static uint64_t jmd_pn__req(size_t task, uint32_t attempt)
@@ -192,7 +193,12 @@ int jmd_pn_create_attempt(jmd_t *j, size_t task, uint32_t attempt, int cls, uint
     c->task_id = t->id;
     c->attempt = attempt;
     c->task_class = cls == DISPATCH_OPPORTUNISTIC ? PROTO_CLASS_OPPORTUNISTIC : PROTO_CLASS_REGULAR;
-    c->weight = 1.0;
+    /* Apollo §3.5: spare capacity "shared fairly among jobs, proportionally to jobs' token
+       allocation". The PN draws a job by the mean weight of its queued opportunistic tasks
+       (pn/oppweight.h), so each task carries its job's tokens: a job granted 3 tokens gets
+       three times the picks of a job granted 1 on a node where both wait, whatever their task
+       counts. Regular tasks carry it too, for when they are downgraded. */
+    c->weight = oppweight_job_weight(j->granted, 1.0);
     c->urgent = c->task_class == PROTO_CLASS_REGULAR && jmd_pn__urgent(j);
     /* its bottom level: the PN starts this job's queued tasks highest first (pn/queue.h) */
     double bl = j->task_bl ? j->task_bl[task] : 0;

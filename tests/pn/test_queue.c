@@ -11,6 +11,7 @@
 
 #include "common/err.h"
 #include "common/mem.h"
+#include "pn/oppweight.h"
 #include "pn/queue.h"
 
 static queue_t *mkq(double cpus, double mem, size_t max_reg, size_t max_opp)
@@ -76,6 +77,60 @@ static void test_opportunistic_fair_across_jobs(void **state)
     assert_int_equal(queue_push(q, &big), 0);
     assert_int_equal(pick(q, 2000, 0.1), 999);
     assert_int_equal(pick(q, 2000, 0.1), 0); /* full: no opportunistic task fits */
+    queue_destroy(&q);
+}
+
+/* Issue 25, Apollo §3.5 ("shared fairly among jobs, proportionally to jobs' token allocation"):
+ * two jobs' opportunistic tasks wait on one node of 2 cpus, job 1 granted 1 token and job 2
+ * granted 3, each task weighed as the JM weighs it (oppweight_job_weight of its grant). Job 1
+ * queues 30 tasks of 0.5 cpu, job 2 only 6, so a pick by task count would favour job 1. Tasks
+ * start as room frees (a random running one ends each step, pseudo-random draws) and go back to
+ * the queue; over 4000 starts, job 2 gets three times job 1's, within 10%. */
+static void test_opportunistic_shares_by_tokens(void **state)
+{
+    (void)state;
+    queue_t *q = mkq(2, 1000, 0, 0);
+    double w1 = oppweight_job_weight(1, 1.0), w3 = oppweight_job_weight(3, 1.0);
+    for (uint64_t id = 1; id <= 36; id++) {
+        queue_task_t t = {.id = id,
+                          .cpu = 0.5,
+                          .mem_mb = 10,
+                          .est_s = 5,
+                          .klass = QUEUE_OPPORTUNISTIC,
+                          .weight = id <= 30 ? w1 : w3,
+                          .job = id <= 30 ? 1 : 2};
+        assert_int_equal(queue_push(q, &t), 0);
+    }
+    uint64_t rng = 0x2545f4914f6cdd1dull, running[4];
+    size_t nrun = 0;
+    int starts[3] = {0, 0, 0};
+    for (int step = 0; starts[1] + starts[2] < 4000; step++) {
+        queue_task_t t;
+        while (nrun < 4) {
+            rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+            double draw = (double)(rng >> 11) / 9007199254740992.0;
+            assert_int_equal(queue_pick(q, step, draw, &t), 0);
+            starts[t.job]++;
+            running[nrun++] = t.id;
+        }
+        rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+        size_t k = (size_t)(rng >> 33) % nrun;
+        uint64_t id = running[k];
+        running[k] = running[--nrun];
+        assert_int_equal(queue_finish(q, id), 0);
+        queue_task_t back = {.id = id,
+                             .cpu = 0.5,
+                             .mem_mb = 10,
+                             .est_s = 5,
+                             .klass = QUEUE_OPPORTUNISTIC,
+                             .weight = id <= 30 ? w1 : w3,
+                             .job = id <= 30 ? 1 : 2};
+        assert_int_equal(queue_push(q, &back), 0);
+    }
+    double ratio = (double)starts[2] / (double)starts[1];
+    print_message("starts: job 1 (1 token) %d, job 2 (3 tokens) %d: ratio %.3f\n", starts[1],
+                  starts[2], ratio);
+    assert_true(ratio >= 3 * 0.9 && ratio <= 3 * 1.1);
     queue_destroy(&q);
 }
 
@@ -831,6 +886,7 @@ int main(void)
         cmocka_unit_test(test_expected_start_tail_matches),
         cmocka_unit_test(test_weighted_random_pick),
         cmocka_unit_test(test_opportunistic_fair_across_jobs),
+        cmocka_unit_test(test_opportunistic_shares_by_tokens),
         cmocka_unit_test(test_set_estimate_moves_expected_start),
         cmocka_unit_test(test_opportunistic_waits_for_regular_queue),
         cmocka_unit_test(test_upgrade_in_place),
