@@ -11,6 +11,8 @@
 #     RM leader is cut off the bridge mid-job: a new leader is elected among the other two, the
 #     cut PN goes down, its tasks are placed again, the job finishes;
 #   - after the link comes back, the cut replica rejoins and its PN is up again;
+#   - `paddock logs` run on each host prints a task's stdout and stderr from the PN that ran
+#     it, whichever host that is (issue 25);
 #   - the leader's replica stopped with SIGTERM exits 0, another leads, and restarted on its
 #     data directory it follows again.
 # Traffic stays inside the namespaces. The test removes its namespaces and kills exactly the
@@ -375,6 +377,31 @@ ip -n "$sw" link set "p$cut" up
 wait_for 60 "the cut replica to rejoin and apply up to $min_index" role_of_cut
 wait_for 20 "pn-$cut up again" node_is $jmh "pn-$cut" up
 say "host $cut rejoined: its replica follows and applied the log up to $min_index, pn-$cut is up"
+
+# ---- paddock logs from every host: a task's output from the PN that ran it (issue 25) ------
+# The CLI finds the node in the job's report and its endpoint in the RM's view, and reads over
+# CURVE with the client's key; from at least two of the three hosts the PN is on another host.
+cat >"$T/say.json" <<'EOF'
+{"version": 1, "name": "say", "tasks": [
+  {"id": "say", "cmd": ["sh", "-c", "echo out-line; echo err-line >&2"], "runtime_s": 0.1}]}
+EOF
+sjob=$(on $jmh "$bin/paddock" submit "$T/say.json" --cluster "$T/client" 2>"$T/say.err") ||
+    fail "paddock submit say.json: $(cat "$T/say.err")"
+sdir="$T/client/jobs/$sjob"
+[ -f "$sdir/jm.pid" ] && pids="$pids $(cat "$sdir/jm.pid")"
+say_done() { [ "$("$probe" --json state <"$sdir/state.json" 2>/dev/null)" = succeeded ]; }
+wait_for 30 "job $sjob (say.json) to succeed" say_done
+wait_for 10 "its report.json" test -s "$sdir/report.json"
+ran_on=$(grep -o '"node": *"pn-[0-9]"' "$sdir/report.json" | head -n 1 | grep -o 'pn-[0-9]')
+for h in 1 2 3; do
+    o=$(on $h "$bin/paddock" logs "$sjob" say --cluster "$T/client" 2>&1) ||
+        fail "paddock logs on host $h (the task ran on $ran_on): $o"
+    [ "$o" = out-line ] || fail "paddock logs on host $h printed '$o', want out-line"
+    o=$(on $h "$bin/paddock" logs "$sjob" say --stderr --cluster "$T/client" 2>&1) ||
+        fail "paddock logs --stderr on host $h (the task ran on $ran_on): $o"
+    [ "$o" = err-line ] || fail "paddock logs --stderr on host $h printed '$o', want err-line"
+done
+say "paddock logs on hosts 1-3 read the task's stdout and stderr from $ran_on"
 
 # ---- a replica leaves cleanly and comes back ----------------------------------------------
 # SIGTERM to the leader's replica (what systemctl stop sends): it exits 0 at once, the others
