@@ -127,6 +127,12 @@ uint32_t attempt_reserve(attempt_t *a, size_t task)
     return task < a->n ? attempt__next(attempt__t(a, task)) : 0;
 }
 
+void attempt_extra_ended(attempt_t *a, size_t task, int state)
+{
+    if (task < a->n && state == PROTO_TASK_FAILED)
+        attempt__t(a, task)->failures++;
+}
+
 void attempt_replayed(attempt_t *a, size_t task, uint32_t attempt, int state, int moved)
 {
     if (task >= a->n)
@@ -406,6 +412,12 @@ int attempt_step(attempt_t *a, const struct attempt_event *ev, int64_t now_ms,
         t->avoid = t->node;
         attempt__emit(&o, ATTEMPT_ACT_AVOID, ev->task, t);
         rc = attempt__end(a, ev->task, PROTO_TASK_CANCELLED, 0, 0, now_ms, &o);
+        break;
+    case ATTEMPT_EV_CANCEL:
+        if (!t->inflight)
+            break;
+        attempt__emit(&o, ATTEMPT_ACT_CANCEL, ev->task, t);
+        rc = attempt__end(a, ev->task, PROTO_TASK_CANCELLED, ev->extra, 0, now_ms, &o);
         break;
     case ATTEMPT_EV_UNSENDABLE:
         if (!t->inflight)

@@ -11,7 +11,8 @@
  * queued, running, or an end: succeeded, failed, preempted, cancelled, lost), REFUSED (the node
  * answered the create with an error), NODE (its node went down or silent), MOVED (a queued
  * attempt is moved elsewhere: jm/correct.h), UNSENDABLE (the protocol cannot carry the task),
- * JOB_END (the job ended: whatever is in flight is cancelled). Grant changes come through
+ * CANCEL (the JM cancels it: placed again, uncharged), JOB_END (the job ended: whatever is in
+ * flight is cancelled). Grant changes come through
  * attempt_downgrades and attempt_upgrades, time through attempt_due.
  *
  * Actions out (struct attempt_action), in the order the caller carries them out: CREATE (send
@@ -74,20 +75,25 @@ struct attempt_config {
 };
 void attempt_config_default(struct attempt_config *c);
 
-/* One task's attempt record (public value, read-only outside attempt.c). */
+/* One task's attempt record (public value, read-only outside attempt.c):
+ *   attempt   last wire attempt number (0: never dispatched)
+ *   seen      highest attempt number seen anywhere: the next one is above it
+ *   failures  failed attempts (charged)
+ *   replaced  attempts lost, preempted, moved or cancelled (not charged)
+ *   moves     attempts moved off a long queue (jm/correct.h)
+ *   inflight  the tracked attempt is out; running: its node said running
+ *   node      its node (view index), -1; cls: its enum dispatch_class
+ *   avoid     the node of the last failure or loss (-1)
+ *   retry_ms  backing off: not ready before this (0: not held)
+ *   placed_ms, run_ms, cls_ms  when placed, said running, its class last changed
+ * ATTEMPT_TASK_FIELDS lets a caller's per-task struct hold the record as an anonymous member
+ * (union { struct attempt_task at; struct { ATTEMPT_TASK_FIELDS }; }) and read it by name. */
+#define ATTEMPT_TASK_FIELDS                                                                        \
+    uint32_t attempt, seen, failures, replaced, moves;                                             \
+    int inflight, running, node, cls, avoid;                                                       \
+    int64_t retry_ms, placed_ms, run_ms, cls_ms;
 struct attempt_task {
-    uint32_t attempt;  /* last wire attempt number (0: never dispatched) */
-    uint32_t seen;     /* highest attempt number seen anywhere: the next one is above it */
-    uint32_t failures; /* failed attempts (charged) */
-    uint32_t replaced; /* attempts lost, preempted, moved or cancelled (not charged) */
-    uint32_t moves;    /* attempts moved off a long queue (jm/correct.h) */
-    int inflight;      /* the tracked attempt is out */
-    int running;       /* its node said running */
-    int node;          /* its node (view index), -1 */
-    int cls;           /* enum dispatch_class of the attempt */
-    int avoid;         /* the node of the last failure or loss (-1) */
-    int64_t retry_ms;  /* backing off: not ready before this (0: not held) */
-    int64_t placed_ms, run_ms, cls_ms; /* when placed, said running, its class last changed */
+    ATTEMPT_TASK_FIELDS
 };
 
 enum attempt_ev_kind {
@@ -97,6 +103,7 @@ enum attempt_ev_kind {
     ATTEMPT_EV_NODE,       /* state: ATTEMPT_NODE_DOWN or ATTEMPT_NODE_SILENT */
     ATTEMPT_EV_MOVED,      /* the queued attempt goes elsewhere */
     ATTEMPT_EV_UNSENDABLE, /* the create cannot be sent at all: a failed attempt */
+    ATTEMPT_EV_CANCEL,     /* the JM cancels the attempt (its input was lost): placed again */
     ATTEMPT_EV_JOB_END,    /* the job ended: cancel and record whatever is in flight */
 };
 
@@ -193,6 +200,10 @@ void attempt_note_seen(attempt_t *a, size_t task, uint32_t attempt);
 
 /* A new wire number for an extra attempt of `task` (copies, duplicates). */
 uint32_t attempt_reserve(attempt_t *a, size_t task);
+
+/* An extra attempt of `task` ended with `state`: a failure is charged to the task (no cap
+ * checked: the tracked attempt goes on). */
+void attempt_extra_ended(attempt_t *a, size_t task, int state);
 
 /* An ended attempt replayed from the journal (resume): counted as when it ended. */
 void attempt_replayed(attempt_t *a, size_t task, uint32_t attempt, int state, int moved);

@@ -12,12 +12,9 @@
  *   jmd_out.c    the job directory: journal, state.json, report.json, the profile
  *   jmd.c        set-up, timers, signals, tear-down
  *
- * Attempt states (per task, changed only in jmd_sched.c): idle (not in flight) -> in flight
- * (TASK_CREATE sent to a node; waiting or running there) -> an outcome (succeeded, failed,
- * preempted, cancelled, lost) -> idle again or done. Every dispatch gets a new wire attempt
- * number, so a status of an earlier attempt is recognised and ignored. Only "failed" counts
- * against the attempt limit; preemption and lost nodes re-place the task without charging it
- * (bounded separately so a task can never bounce forever).
+ * Attempt states and their rules (retries, back-off, re-placement caps, lost nodes, grace) are
+ * jm/attempt.h's: the daemon carries events from the wire into the machine (jmd_sched_event)
+ * and its actions out to sockets, journal and log.
  *
  * Internal header: not a public API; everything here is owned by struct jmd.
  */
@@ -30,6 +27,7 @@
 
 #include "common/curve.h"
 #include "common/zuv.h"
+#include "jm/attempt.h"
 #include "jm/controller.h"
 #include "jm/correct.h"
 #include "jm/dag.h"
@@ -94,25 +92,20 @@ int jmd_run(const struct jmd_opts *opts, char *msg, size_t cap);
 /* ---- internals shared by the jmd_*.c files ---- */
 
 struct jmd_task {
-    uint32_t attempt;     /* last wire attempt number (0: never dispatched) */
-    uint32_t failures;    /* failed attempts */
-    uint32_t replaced;    /* attempts lost/preempted/moved (not charged) */
-    uint32_t moves;       /* attempts moved off a long queue (jm/correct.h) */
+    union { /* the lifecycle record (jm/attempt.h): changed only by the attempt machine */
+        struct attempt_task at;
+        struct {
+            ATTEMPT_TASK_FIELDS
+        };
+    };
     double pn_wait_s;     /* the PN's expected wait for the queued attempt, < 0: none yet */
     int64_t pn_wait_mono; /* when that came */
-    int inflight;         /* a create is out */
-    int running;          /* the PN said running */
-    int node;             /* view node of the attempt in flight, -1 */
-    int cls;              /* dispatch class of the attempt */
-    int64_t cls_mono;     /* when the JM last changed it (TASK_UPGRADE sent) */
     int64_t ready_mono;   /* when it (last) became ready */
     int64_t disp_mono;    /* when the attempt was dispatched */
     int64_t run_mono;     /* when the PN said running */
     int64_t disp_wall, queued_wall, start_wall;
     double queue_s;      /* ready -> dispatch of the current attempt */
     struct estimate est; /* what it was placed on */
-    uint32_t seen;       /* highest attempt number seen anywhere (journal, nodes): the next
-                            dispatch numbers above it */
     uint32_t used_units; /* token units the attempt counts in the usage skyline (0: none) */
     uint64_t sent_r_ms;  /* the R its PN has (TASK_CREATE or TASK_ESTIMATE runtime_ms) */
 };
@@ -204,9 +197,11 @@ typedef struct jmd {
     struct jmd_task *tasks;
     double *task_bl, *stage_prio;
     double *remaining_buf; /* per task: expected remaining run time (downgrade order) */
+    double *estimate_buf;  /* per task: its run-time estimate (downgrade grace) */
     readyq_t *rq;          /* the DAG's ready tasks in priority order (jmd_sched.c keeps it) */
     size_t *ready_buf;     /* one round's batch, taken from rq */
     struct place_match *matches;
+    attempt_t *att; /* the attempts' lifecycle (jm/attempt.h) over tasks[].at */
     uint64_t rng;
     int sched_pending;
     int holding; /* a round held ready tasks back (jm/place.h place_hold): the tick rounds again */
@@ -257,6 +252,7 @@ typedef struct jmd {
     char last_refusal[160]; /* the RM's last refusal text (logged once) */
     int want;               /* tokens to ask for now */
     int64_t rm_heard_mono;
+    size_t rm_dropped; /* messages from the RM that did not decode (state.json "rm_dropped") */
     int end_acked;
 
     /* PNs (indexed like the view) */
@@ -377,10 +373,13 @@ void jmd_end(jmd_t *j, enum jmd_outcome o, const char *reason);
  * stops the loop at once; nothing more is written to the job directory. */
 void jmd_fenced(jmd_t *j, uint32_t epoch);
 
-/* Ends the attempt in flight of `task` with `state` as a status would (retry, re-place,
- * success), the caller having cancelled it at its node where needed. */
-void jmd_sched_outcome(jmd_t *j, size_t task, int state, const proto_task_status_t *st,
-                       const char *reason);
+/* Feeds one event to the attempt machine (jm/attempt.h) and carries out its actions: sends,
+ * journal records, retries, the job's end. `st`: the status behind it (NULL: none), `reason`:
+ * what the record and a cancel say (NULL: the status's). ev->extra is filled in here. */
+void jmd_sched_event(jmd_t *j, struct attempt_event *ev, const proto_task_status_t *st,
+                     const char *reason);
+/* What the daemon knows of view node `n` for jm/attempt.h's lost-node rule. */
+enum attempt_node jmd_sched_node_check(const jmd_t *j, uint32_t n, int64_t placed_ms, int64_t now);
 
 /* jmd_spec.c: extra attempts of a task (speculative copies, duplicates), re-matched upgrades,
  * lost outputs (docs/stragglers.md). The hooks return 1 when they consumed the event. */
@@ -389,15 +388,18 @@ void jmd_spec_close(jmd_t *j);
 /* A status of an in-flight task, before jmd_sched_status looks at it: an extra attempt's is
  * consumed (1), or that attempt takes the task's place and the status goes on as the task's. */
 int jmd_spec_status(jmd_t *j, size_t task, const proto_task_status_t *st);
-/* The task's tracked attempt ends with `state`: with an extra attempt live, that one takes over
- * (1); a success or the job's end cancels the extra attempts (0). */
-int jmd_spec_outcome(jmd_t *j, size_t task, int state, const proto_task_status_t *st,
-                     const char *reason);
-void jmd_spec_succeeded(jmd_t *j, size_t task, double exec_s); /* the stage's figures */
+/* The task's tracked attempt succeeded or the job ended: its extra attempts are cancelled. */
+void jmd_spec_outcome(jmd_t *j, size_t task, int state, const char *reason);
+/* The attempt machine's TAKEOVER: an extra attempt (a running one first) takes the place of the
+ * tracked one, which ended with `state` and is recorded as that extra attempt. */
+void jmd_spec_takeover(jmd_t *j, size_t task, int state, const proto_task_status_t *st,
+                       const char *reason);
+/* The task succeeded on `node` after exec_s: the stage's figures, where its outputs are. */
+void jmd_spec_succeeded(jmd_t *j, size_t task, int node, double exec_s);
 int jmd_spec_refused(jmd_t *j, size_t task, uint32_t attempt, const char *why);
 void jmd_spec_resend(jmd_t *j, uint32_t node); /* a remade link: the extra attempts' creates */
 void jmd_spec_tick(jmd_t *j, int64_t now);     /* stragglers, lost extras, lost outputs */
-int jmd_spec_correct(jmd_t *j, int64_t now);   /* queued tasks: move or duplicate (1: done) */
+void jmd_spec_correct(jmd_t *j, int64_t now);  /* queued tasks: move or duplicate */
 int jmd_spec_upgrade(jmd_t *j, size_t task);   /* a freed token: re-placed elsewhere (1) */
 uint32_t jmd_spec_tokens(const jmd_t *j, uint32_t granted); /* less the extra attempts' units */
 size_t jmd_spec_extra(const jmd_t *j, size_t task);         /* extra attempts in flight */

@@ -49,6 +49,20 @@ static void jmd_rm__note_state(jmd_t *j, const proto_view_node_t *n)
     j->rm_state[i] = (uint8_t)n->state;
 }
 
+/* Decodes one message from the RM. One that does not decode is dropped and counted
+ * (j->rm_dropped, in state.json), logged the first time and every 100th after. */
+static int jmd_rm__decode(jmd_t *j, zframe_t *f, proto_msg_t *m, const char *from)
+{
+    char why[160] = "";
+    int rc = proto_decode(zframe_data(f), zframe_size(f), m, NULL, why, sizeof why);
+    if (rc == 0)
+        return 0;
+    if (j->rm_dropped++ % 100 == 0)
+        log_warn("dropped an undecodable message on the RM %s link (%zu so far): %s", from,
+                 j->rm_dropped, why[0] ? why : err_text(rc));
+    return rc;
+}
+
 static void jmd_rm__on_view(zuv_sock_t *zs, zmsg_t **msg, void *arg)
 {
     jmd_t *j = arg;
@@ -57,7 +71,7 @@ static void jmd_rm__on_view(zuv_sock_t *zs, zmsg_t **msg, void *arg)
     if (!f)
         return;
     proto_msg_t m;
-    if (proto_decode(zframe_data(f), zframe_size(f), &m, NULL, NULL, 0) != 0)
+    if (jmd_rm__decode(j, f, &m, "view") != 0)
         return;
     int64_t now = jmd_now(j);
     size_t before = view_count(j->view);
@@ -120,7 +134,7 @@ static void jmd_rm__on_api(zuv_sock_t *zs, zmsg_t **msg, void *arg)
     if (!f)
         return;
     proto_msg_t m;
-    if (proto_decode(zframe_data(f), zframe_size(f), &m, NULL, NULL, 0) != 0)
+    if (jmd_rm__decode(j, f, &m, "API") != 0)
         return;
     j->rm_heard_mono = jmd_now(j);
     uint32_t epoch = m.type == PROTO_TOKEN_GRANT ? m.token_grant.epoch

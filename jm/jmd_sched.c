@@ -14,15 +14,11 @@
 #include "jm/view_proto.h"
 #include "rm/arbiter.h"
 
-#define JMD_SCHED__ROUNDS   16   /* place_round calls per scheduling pass at most */
-#define JMD_SCHED__BATCH    512  /* tasks offered to one place_round at most */
-#define JMD_SCHED__SLACK    4    /* a batch: the free token units and this many more */
-#define JMD_SCHED__LIGHT    64   /* lightly-loaded list length */
-#define JMD_SCHED__REPLACE  10   /* uncharged re-placements per allowed attempt */
-#define JMD_SCHED__CORRECT  64   /* queued tasks re-evaluated per tick at most */
-#define JMD_VIEW_GRACE_MS   3000 /* placing waits this long for a whole view at most */
-#define JMD_SCHED__GRACE_MS 5000 /* a downgraded task's grace at most */
-#define JMD_SCHED__CLASS_MS 2000 /* a class change of ours is in transit this long at most */
+#define JMD_SCHED__ROUNDS 16   /* place_round calls per scheduling pass at most */
+#define JMD_SCHED__BATCH  512  /* tasks offered to one place_round at most */
+#define JMD_SCHED__SLACK  4    /* a batch: the free token units and this many more */
+#define JMD_SCHED__LIGHT  64   /* lightly-loaded list length */
+#define JMD_VIEW_GRACE_MS 3000 /* placing waits this long for a whole view at most */
 
 static double jmd_sched__draw(void *ctx)
 {
@@ -38,9 +34,14 @@ static double jmd_sched__draw(void *ctx)
  * it is dispatched or adopted. Keyed by its stage's priority and its input (jm/priority.h). */
 static void jmd_sched__ready_add(jmd_t *j, size_t task, int64_t now)
 {
+    if (attempt_is_held(j->att, task))
+        return; /* backing off after a failure: attempt_due releases it */
     const struct spec_task *sp = &j->spec->tasks[task];
-    if (readyq_push(j->rq, task, jmd_sched_prio(j, task), sp->input_bytes) == 0)
+    int rc = readyq_push(j->rq, task, jmd_sched_prio(j, task), sp->input_bytes);
+    if (rc == 0)
         j->tasks[task].ready_mono = now;
+    else if (rc != ERR_EXISTS)
+        log_error("%s cannot enter the ready queue: %s", sp->id, err_text(rc));
 }
 
 /* Adds every READY task the queue lacks: O(ready) (after the journal's replay, and when a stage
@@ -54,12 +55,12 @@ static void jmd_sched__ready_sync(jmd_t *j, int64_t now)
             jmd_sched__ready_add(j, ready[i], now);
 }
 
-/* The queue holds exactly the READY tasks between rounds. A count that differs (O(1) to see)
- * means the DAG changed out of band (a task made to run again sends its dependents back to
- * waiting): the queue is rebuilt from the ready list, keeping the ready times. */
+/* The queue holds exactly the READY tasks not backing off between rounds. A count that differs
+ * (O(1) to see) means the DAG changed out of band (a task made to run again sends its dependents
+ * back to waiting): the queue is rebuilt from the ready list, keeping the ready times. */
 static void jmd_sched__ready_check(jmd_t *j, int64_t now)
 {
-    if (readyq_count(j->rq) == dag_count(j->dag, DAG_READY))
+    if (readyq_count(j->rq) + attempt_held(j->att) == dag_count(j->dag, DAG_READY))
         return;
     log_debug("ready queue: %zu tasks, the DAG has %zu ready: rebuilt", readyq_count(j->rq),
               dag_count(j->dag, DAG_READY));
@@ -68,7 +69,11 @@ static void jmd_sched__ready_check(jmd_t *j, int64_t now)
     readyq_clear(j->rq);
     for (size_t i = 0; i < n; i++) {
         const struct spec_task *sp = &j->spec->tasks[ready[i]];
-        readyq_push(j->rq, ready[i], jmd_sched_prio(j, ready[i]), sp->input_bytes);
+        if (attempt_is_held(j->att, ready[i]))
+            continue;
+        int rc = readyq_push(j->rq, ready[i], jmd_sched_prio(j, ready[i]), sp->input_bytes);
+        if (rc)
+            log_error("%s cannot enter the ready queue: %s", sp->id, err_text(rc));
         if (j->tasks[ready[i]].ready_mono == 0)
             j->tasks[ready[i]].ready_mono = now;
     }
@@ -103,17 +108,23 @@ int jmd_sched_init(jmd_t *j, char *msg, size_t cap)
     j->stage_prio = mem_calloc(j->spec->nstages, sizeof *j->stage_prio);
     j->ready_buf = mem_calloc(JMD_SCHED__BATCH, sizeof *j->ready_buf);
     j->remaining_buf = mem_calloc(n, sizeof *j->remaining_buf);
+    j->estimate_buf = mem_calloc(n, sizeof *j->estimate_buf);
     j->matches = mem_calloc(JMD_SCHED__BATCH, sizeof *j->matches);
     if (!j->tasks || !j->task_bl || !j->stage_prio || !j->ready_buf || !j->remaining_buf ||
-        !j->matches)
+        !j->estimate_buf || !j->matches)
         return err_fmt(msg, cap, ERR_NOMEM, "out of memory for %zu tasks", n);
+    struct attempt_config ac;
+    attempt_config_default(&ac);
+    ac.max_attempts = j->o.max_attempts;
+    ac.node_timeout_s = (double)j->o.node_timeout_ms / 1000.0;
+    rc = attempt_new(&ac, n, j->dag, j->disp, j->tasks, sizeof *j->tasks, &j->att);
+    if (rc)
+        return err_fmt(msg, cap, rc, "cannot set up the job's attempts: %s", err_text(rc));
     if (priority_compute(j->dag, NULL, j->task_bl, j->stage_prio) != 0)
         return err_fmt(msg, cap, ERR_NOMEM, "out of memory computing priorities");
     int64_t now = jmd_now(j);
-    for (size_t i = 0; i < n; i++) {
-        j->tasks[i].node = -1;
+    for (size_t i = 0; i < n; i++)
         j->tasks[i].ready_mono = now;
-    }
     j->token_cpu = ARBITER_TOKEN_CPU_DEFAULT;
     j->token_mem_mb = ARBITER_TOKEN_MEM_MB_DEFAULT;
     for (size_t i = 0; i < n; i++)
@@ -129,6 +140,7 @@ int jmd_sched_init(jmd_t *j, char *msg, size_t cap)
 void jmd_sched_close(jmd_t *j)
 {
     jmd_spec_close(j);
+    attempt_destroy(&j->att);
     place_destroy(&j->place);
     readyq_destroy(&j->rq);
     dispatch_destroy(&j->disp);
@@ -140,7 +152,8 @@ void jmd_sched_close(jmd_t *j)
     mem_free(j->stage_prio);
     mem_free(j->ready_buf);
     mem_free(j->remaining_buf);
-    j->remaining_buf = NULL;
+    mem_free(j->estimate_buf);
+    j->remaining_buf = j->estimate_buf = NULL;
     mem_free(j->matches);
     j->tasks = NULL;
     j->task_bl = j->stage_prio = NULL;
@@ -174,20 +187,20 @@ void jmd_sched_view_changed(jmd_t *j)
     jmd_sched_request(j);
 }
 
+/* Freed units upgrade waiting opportunistic tasks, highest bottom level first (jm/attempt.h);
+ * one that a better node would finish sooner is re-placed there instead (jmd_spec.c). */
 static void jmd_sched__upgrades(jmd_t *j)
 {
-    size_t out[64];
+    struct attempt_action act[64];
     size_t k;
-    while ((k = dispatch_upgrades(j->disp, j->task_bl, out, 64)) > 0) {
+    while ((k = attempt_upgrades(j->att, j->task_bl, jmd_now(j), act, 64)) > 0) {
         for (size_t i = 0; i < k; i++) {
-            struct jmd_task *t = &j->tasks[out[i]];
-            if (jmd_spec_upgrade(j, out[i]))
+            size_t task = act[i].task;
+            if (jmd_spec_upgrade(j, task))
                 continue; /* re-placed as regular on a better node (jmd_spec.c) */
-            t->cls = DISPATCH_REGULAR;
-            t->cls_mono = jmd_now(j);
-            if (t->node >= 0)
-                jmd_pn_upgrade(j, out[i], (uint32_t)t->node);
-            log_debug("upgraded %s to regular", j->spec->tasks[out[i]].id);
+            if (act[i].node >= 0)
+                jmd_pn_upgrade(j, task, (uint32_t)act[i].node);
+            log_debug("upgraded %s to regular", j->spec->tasks[task].id);
         }
         if (k < 64)
             break;
@@ -195,11 +208,9 @@ static void jmd_sched__upgrades(jmd_t *j)
 }
 
 /* The grant fell below the regular units in flight (the arbiter reclaimed spare): regular
- * tasks turn opportunistic in place, queued ones first, then the running ones with the most
- * time left. A task nearly done (at most a quarter of its estimate and 5 s left) keeps a grace
- * of that time, so its work is not lost; no other gets one: the tokens were reclaimed because an
- * earlier deadline needs them now, and paddock-sim arbiter showed a longer grace costing such
- * jobs their deadline (docs/arbiter.md). */
+ * tasks turn opportunistic in place, in jm/attempt.h's order and with its grace (a task nearly
+ * done keeps a grace of its time left; no other gets one: the tokens were reclaimed because an
+ * earlier deadline needs them now, docs/arbiter.md). */
 static void jmd_sched__downgrades(jmd_t *j)
 {
     if (dispatch_regular_units(j->disp) <= dispatch_tokens(j->disp))
@@ -208,29 +219,25 @@ static void jmd_sched__downgrades(jmd_t *j)
     for (size_t i = 0; i < j->spec->ntasks; i++) {
         const struct jmd_task *t = &j->tasks[i];
         double r = t->est.r_s > 0 ? t->est.r_s : j->spec->tasks[i].runtime_s;
+        j->estimate_buf[i] = r;
         if (t->inflight && t->running)
             r -= (double)(now - t->run_mono) / 1000.0;
         j->remaining_buf[i] = r > 0 ? r : 0;
     }
-    size_t out[64], k;
-    while ((k = dispatch_downgrades(j->disp, j->task_bl, j->remaining_buf, out, 64)) > 0) {
+    struct attempt_action act[64];
+    size_t k;
+    while ((k = attempt_downgrades(j->att, j->task_bl, j->remaining_buf, j->estimate_buf, now, act,
+                                   64)) > 0) {
         for (size_t i = 0; i < k; i++) {
-            size_t task = out[i];
-            struct jmd_task *t = &j->tasks[task];
-            double rem = j->remaining_buf[task];
-            double est = t->est.r_s > 0 ? t->est.r_s : j->spec->tasks[task].runtime_s;
-            uint64_t grace = (uint64_t)(rem * 1000.0);
-            if (grace > JMD_SCHED__GRACE_MS || rem > est / 4)
-                grace = 0;
-            t->cls = DISPATCH_OPPORTUNISTIC;
-            t->cls_mono = now;
+            size_t task = act[i].task;
+            const struct jmd_task *t = &j->tasks[task];
             j->downgrades++;
-            if (t->node >= 0)
-                jmd_pn_downgrade(j, task, (uint32_t)t->node, t->running ? grace : 0);
+            if (act[i].node >= 0)
+                jmd_pn_downgrade(j, task, (uint32_t)act[i].node, act[i].grace_ms);
             log_info("downgraded %s to opportunistic (%s, ~%.1f s left, grace %llu ms): grant %u "
                      "below the regular units in flight",
-                     j->spec->tasks[task].id, t->running ? "running" : "queued", rem,
-                     (unsigned long long)(t->running ? grace : 0), j->granted);
+                     j->spec->tasks[task].id, t->running ? "running" : "queued",
+                     j->remaining_buf[task], (unsigned long long)act[i].grace_ms, j->granted);
         }
         if (k < 64)
             break;
@@ -267,10 +274,6 @@ void jmd_sched_tokens(jmd_t *j, uint32_t granted)
     jmd_out_tokens(j);
     jmd_sched_request(j);
 }
-
-static void jmd_sched__outcome(jmd_t *j, size_t task, int state, const proto_task_status_t *st,
-                               const char *reason);
-static void jmd_sched__correct(jmd_t *j, int64_t now);
 
 #define JMD_SCHED__QUERY_MS 3000 /* a resumed JM waits this long for the nodes' answers at most */
 
@@ -334,23 +337,14 @@ int jmd_sched_replay(jmd_t *j, const struct journal *jr, char *msg, size_t cap)
                            "journal record %zu names task \"%s\", which the spec does not have",
                            i + 1, jrec->task);
         }
-        struct jmd_task *t = &j->tasks[ti];
-        if (jrec->attempt > t->attempt)
-            t->attempt = jrec->attempt;
-        if (jrec->attempt > t->seen)
-            t->seen = jrec->attempt;
-        if (jrec->state == PROTO_TASK_SUCCEEDED) {
+        int moved = strncmp(jrec->reason, "moved", 5) == 0;
+        attempt_replayed(j->att, (size_t)ti, jrec->attempt, jrec->state, moved);
+        if (jrec->state == PROTO_TASK_SUCCEEDED)
             ok[ti] = 1;
-        } else if (jrec->state == PROTO_TASK_FAILED) {
-            t->failures++;
+        else if (jrec->state == PROTO_TASK_FAILED)
             j->attempts_failed++;
-        } else {
-            t->replaced++;
-            if (strncmp(jrec->reason, "moved", 5) == 0) {
-                t->moves++;
-                j->attempts_moved++;
-            }
-        }
+        else
+            j->attempts_moved += (size_t)moved;
         struct jmd_rec r;
         memset(&r, 0, sizeof r);
         r.task = (size_t)ti;
@@ -413,8 +407,11 @@ static void jmd_sched__ready_back(jmd_t *j, size_t n)
     for (size_t i = 0; i < n; i++) {
         size_t t = j->ready_buf[i];
         const struct spec_task *sp = &j->spec->tasks[t];
-        if (dag_state(j->dag, t) == DAG_READY)
-            readyq_push(j->rq, t, jmd_sched_prio(j, t), sp->input_bytes);
+        if (dag_state(j->dag, t) != DAG_READY)
+            continue;
+        int rc = readyq_push(j->rq, t, jmd_sched_prio(j, t), sp->input_bytes);
+        if (rc)
+            log_error("%s cannot go back into the ready queue: %s", sp->id, err_text(rc));
     }
 }
 
@@ -491,38 +488,14 @@ void jmd_sched_round(jmd_t *j)
             if (cls < 0)
                 continue;
             struct jmd_task *t = &j->tasks[pm->task];
-            t->attempt = (t->attempt > t->seen ? t->attempt : t->seen) + 1;
-            t->seen = t->attempt;
-            t->inflight = 1;
-            t->running = 0;
-            t->pn_wait_s = -1; /* until the node says where it stands */
-            t->node = (int)pm->node;
-            t->cls = cls;
             t->est = pm->est;
-            t->disp_mono = now;
-            t->disp_wall = clock_wall_ms();
-            t->queued_wall = t->start_wall = 0;
-            t->queue_s = (double)(now - t->ready_mono) / 1000.0;
-            dag_start(j->dag, pm->task);
-            place_claim(j->place, pm->task, pm->node, now);
-            char err[256] = "";
-            int crc = jmd_pn_create(j, pm->task, pm->node, err, sizeof err);
-            if (pm->node < j->nlinks) {
-                struct jmd_node_link *l = &j->links[pm->node];
-                if (l->inflight++ == 0)
-                    l->heard_mono = now;
-            }
-            if (crc == ERR_TOOBIG || crc == ERR_RANGE) { /* no node could ever take it */
-                char why[320];
-                snprintf(why, sizeof why, "cannot be sent: %s", err);
-                jmd_sched__outcome(j, pm->task, PROTO_TASK_FAILED, NULL, why);
-                if (j->outcome != JMD_RUNNING)
-                    return;
-                continue;
-            } else if (crc != 0) {
-                log_warn("cannot send %s to node %u yet (%s)", j->spec->tasks[pm->task].id,
-                         pm->node, err);
-            }
+            struct attempt_event ev = {
+                .kind = ATTEMPT_EV_PLACED, .task = pm->task, .node = (int)pm->node, .cls = cls};
+            jmd_sched_event(j, &ev, NULL, NULL);
+            if (j->outcome != JMD_RUNNING)
+                return;
+            if (!t->inflight || t->node != (int)pm->node)
+                continue; /* refused by the DAG (logged), or it could not be sent at all */
             log_debug("%s attempt %u -> %s (%s, C=%.3f s)", j->spec->tasks[pm->task].id, t->attempt,
                       view_node(j->view, pm->node)->name,
                       cls == DISPATCH_REGULAR ? "regular" : "opportunistic", pm->est.c_s);
@@ -537,121 +510,210 @@ void jmd_sched_round(jmd_t *j)
     jmd_sched_request(j); /* more may fit: go on in the next loop turn */
 }
 
-/* Ends the attempt in flight of `task` with `state`; the caller decides nothing else. */
-static void jmd_sched__outcome(jmd_t *j, size_t task, int state, const proto_task_status_t *st,
-                               const char *reason)
+/* CREATE: the attempt just placed goes to its node. */
+static void jmd_sched__create(jmd_t *j, const struct attempt_action *x, int64_t now)
 {
-    if (jmd_spec_outcome(j, task, state, st, reason))
-        return; /* an extra attempt of the task takes over (jmd_spec.c) */
+    struct jmd_task *t = &j->tasks[x->task];
+    uint32_t node = (uint32_t)x->node;
+    t->pn_wait_s = -1; /* until the node says where it stands */
+    t->disp_mono = now;
+    t->run_mono = 0;
+    t->disp_wall = clock_wall_ms();
+    t->queued_wall = t->start_wall = 0;
+    t->queue_s = (double)(now - t->ready_mono) / 1000.0;
+    int rc = place_claim(j->place, x->task, node, now);
+    if (rc)
+        log_warn("%s: the claim on node %u was not recorded (%s)", j->spec->tasks[x->task].id, node,
+                 err_text(rc));
+    char err[256] = "";
+    int crc = jmd_pn_create(j, x->task, node, err, sizeof err);
+    if (node < j->nlinks) {
+        struct jmd_node_link *l = &j->links[node];
+        if (l->inflight++ == 0)
+            l->heard_mono = now;
+    }
+    if (crc == ERR_TOOBIG || crc == ERR_RANGE) { /* no node could ever take it */
+        char why[320];
+        snprintf(why, sizeof why, "cannot be sent: %s", err);
+        struct attempt_event ev = {.kind = ATTEMPT_EV_UNSENDABLE, .task = x->task};
+        jmd_sched_event(j, &ev, NULL, why);
+    } else if (crc != 0) {
+        log_warn("cannot send %s to node %u yet (%s)", j->spec->tasks[x->task].id, node, err);
+    }
+}
+
+/* RECORD: the ended attempt in the journal and the report; its units and link given back. */
+static void jmd_sched__record(jmd_t *j, const struct attempt_action *x,
+                              const proto_task_status_t *st, const char *reason, struct jmd_rec *r)
+{
+    size_t task = x->task;
     struct jmd_task *t = &j->tasks[task];
-    const struct spec_task *sp = &j->spec->tasks[task];
-    int64_t now = jmd_now(j), wall = clock_wall_ms();
-    struct jmd_rec r;
-    memset(&r, 0, sizeof r);
-    r.task = task;
-    r.attempt = t->attempt;
-    const struct view_node *vn = t->node >= 0 ? view_node(j->view, (uint32_t)t->node) : NULL;
-    snprintf(r.node, sizeof r.node, "%s", vn ? vn->name : "?");
-    r.cls = st && st->task_class == PROTO_CLASS_OPPORTUNISTIC ? DISPATCH_OPPORTUNISTIC : t->cls;
+    int state = x->state;
+    int64_t wall = clock_wall_ms();
+    memset(r, 0, sizeof *r);
+    r->task = task;
+    r->attempt = x->attempt;
+    const struct view_node *vn = x->node >= 0 ? view_node(j->view, (uint32_t)x->node) : NULL;
+    snprintf(r->node, sizeof r->node, "%s", vn ? vn->name : "?");
+    r->cls = st && st->task_class == PROTO_CLASS_OPPORTUNISTIC ? DISPATCH_OPPORTUNISTIC : x->cls;
     int64_t q = st && st->queued_at_ms ? st->queued_at_ms
                 : t->queued_wall       ? t->queued_wall
                                        : t->disp_wall;
     int64_t s = st && st->started_at_ms ? st->started_at_ms : t->start_wall;
     int64_t e = st && st->ended_at_ms ? st->ended_at_ms : wall;
-    r.queued_s = jmd_wall_rel_s(j, q);
-    r.end_s = jmd_wall_rel_s(j, e);
+    r->queued_s = jmd_wall_rel_s(j, q);
+    r->end_s = jmd_wall_rel_s(j, e);
     /* An attempt that never ran and ended otherwise than by its own exit (moved, cancelled,
        lost or preempted in the queue) waited until its end: the report draws the wait, not a
        run. */
     int never_ran = !s && state != PROTO_TASK_SUCCEEDED && state != PROTO_TASK_FAILED;
-    r.start_s = s ? jmd_wall_rel_s(j, s) : never_ran ? r.end_s : r.queued_s;
-    r.started = s != 0;
-    if (r.end_s < r.start_s)
-        r.end_s = r.start_s;
-    r.wait_s = t->queue_s;
-    r.state = state;
-    r.exit_code = st ? st->exit_code : -1;
-    r.signal = st ? st->signal : 0;
-    r.cpu_s = st ? (double)st->cpu_time_ms / 1000.0 : 0;
-    r.rss_kb = st ? st->peak_rss_kb : 0;
-    snprintf(r.reason, sizeof r.reason, "%s",
+    r->start_s = s ? jmd_wall_rel_s(j, s) : never_ran ? r->end_s : r->queued_s;
+    r->started = s != 0;
+    if (r->end_s < r->start_s)
+        r->end_s = r->start_s;
+    r->wait_s = t->queue_s;
+    r->state = state;
+    r->exit_code = st ? st->exit_code : -1;
+    r->signal = st ? st->signal : 0;
+    r->cpu_s = st ? (double)st->cpu_time_ms / 1000.0 : 0;
+    r->rss_kb = st ? st->peak_rss_kb : 0;
+    snprintf(r->reason, sizeof r->reason, "%s",
              reason ? reason : (st && st->reason ? st->reason : ""));
-    jmd_out_attempt(j, &r);
-
+    jmd_out_attempt(j, r);
     /* An attempt whose RUNNING status never came (it ran and ended between two statuses) still
        counts from when its node says it started. */
     if (!t->used_units && s)
         jmd_sched_usage_start(j, task, s);
     jmd_sched_usage_end(j, task, e);
-    if (t->node >= 0 && (size_t)t->node < j->nlinks && j->links[t->node].inflight > 0)
-        j->links[t->node].inflight--;
-    dispatch_finished(j->disp, task);
-    t->inflight = 0;
-    t->running = 0;
-    if (t->node >= 0 && (state == PROTO_TASK_SUCCEEDED || state == PROTO_TASK_FAILED))
-        jmd_rm_note_outcome(j, (uint32_t)t->node, state == PROTO_TASK_SUCCEEDED);
-    double exec_s = r.end_s - r.start_s;
-    if (state == PROTO_TASK_SUCCEEDED) {
-        size_t released = 0;
-        dag_succeed(j->dag, task, &released);
-        estimator_observe(j->est, sp->stage, sp->input_bytes, exec_s, t->est.io_s);
-        jmd_spec_succeeded(j, task, exec_s);
-        if (t->node >= 0)
-            place_note_cached(j->place, sp->stage, (uint32_t)t->node);
-        j->run_actual_s += exec_s;
-        if (j->have_plan)
-            j->run_expected_s += jsim_plan_task_expected(&j->plan, j->spec, task);
-        /* The released tasks enter the ready queue: the dependents through explicit edges are
-           looked at directly; a stage barrier that opened (more released than found) costs one
-           pass over the ready list, once per stage. */
-        size_t found = 0, nd;
-        const size_t *dep = released ? dag_dependents(j->dag, task, &nd) : NULL;
-        for (size_t i = 0; dep && i < nd; i++)
-            if (dag_state(j->dag, dep[i]) == DAG_READY && !readyq_contains(j->rq, dep[i])) {
-                jmd_sched__ready_add(j, dep[i], now);
-                found++;
-            }
-        if (found < released)
-            jmd_sched__ready_sync(j, now);
-        if (dag_done(j->dag))
-            jmd_end(j, JMD_SUCCEEDED, "");
-    } else if (state == PROTO_TASK_FAILED) {
-        t->failures++;
+    if (x->node >= 0 && (size_t)x->node < j->nlinks && j->links[x->node].inflight > 0)
+        j->links[x->node].inflight--;
+    if (x->node >= 0 && (state == PROTO_TASK_SUCCEEDED || state == PROTO_TASK_FAILED))
+        jmd_rm_note_outcome(j, (uint32_t)x->node, state == PROTO_TASK_SUCCEEDED);
+    if (state == PROTO_TASK_FAILED)
         j->attempts_failed++;
-        if ((int)t->failures >= j->o.max_attempts) {
-            dag_fail(j->dag, task);
-            char why[512];
-            snprintf(why, sizeof why, "task \"%s\" failed %u times; last on %s: %s", sp->id,
-                     t->failures, r.node, r.reason[0] ? r.reason : "failed");
-            jmd_end(j, JMD_FAILED, why);
-        } else {
-            if (t->node >= 0)
-                place_note_failed(j->place, task, (uint32_t)t->node);
-            dag_requeue(j->dag, task);
-            jmd_sched__ready_add(j, task, now);
-            log_info("%s attempt %u failed on %s (%s); retrying", sp->id, t->attempt, r.node,
-                     r.reason);
+}
+
+/* DONE: the task succeeded on x->node; its dependents are ready. */
+static void jmd_sched__done(jmd_t *j, const struct attempt_action *x, double exec_s, int64_t now)
+{
+    size_t task = x->task;
+    const struct spec_task *sp = &j->spec->tasks[task];
+    struct jmd_task *t = &j->tasks[task];
+    estimator_observe(j->est, sp->stage, sp->input_bytes, exec_s, t->est.io_s);
+    jmd_spec_succeeded(j, task, x->node, exec_s);
+    if (x->node >= 0) {
+        int rc = place_note_cached(j->place, sp->stage, (uint32_t)x->node);
+        if (rc)
+            log_warn("%s: node %d's cache not noted (%s)", sp->id, x->node, err_text(rc));
+    }
+    j->run_actual_s += exec_s;
+    if (j->have_plan)
+        j->run_expected_s += jsim_plan_task_expected(&j->plan, j->spec, task);
+    /* The released tasks enter the ready queue: the dependents through explicit edges are
+       looked at directly; a stage barrier that opened (more released than found) costs one
+       pass over the ready list, once per stage. */
+    size_t found = 0, nd;
+    const size_t *dep = x->released ? dag_dependents(j->dag, task, &nd) : NULL;
+    for (size_t i = 0; dep && i < nd; i++)
+        if (dag_state(j->dag, dep[i]) == DAG_READY && !readyq_contains(j->rq, dep[i])) {
+            jmd_sched__ready_add(j, dep[i], now);
+            found++;
         }
-    } else if (j->outcome == JMD_RUNNING) { /* preempted, lost, cancelled under us */
-        t->replaced++;
-        if ((int)t->replaced > JMD_SCHED__REPLACE * j->o.max_attempts) {
-            dag_fail(j->dag, task);
+    if (found < x->released)
+        jmd_sched__ready_sync(j, now);
+    if (dag_done(j->dag))
+        jmd_end(j, JMD_SUCCEEDED, "");
+}
+
+void jmd_sched_event(jmd_t *j, struct attempt_event *ev, const proto_task_status_t *st,
+                     const char *reason)
+{
+    int64_t now = jmd_now(j);
+    int tracked = j->tasks[ev->task].inflight;
+    int success = ev->kind == ATTEMPT_EV_STATUS && ev->state == PROTO_TASK_SUCCEEDED &&
+                  attempt_tracks(j->att, ev->task, ev->attempt);
+    if (tracked && (success || ev->kind == ATTEMPT_EV_JOB_END || j->outcome != JMD_RUNNING))
+        jmd_spec_outcome(j, ev->task, success ? PROTO_TASK_SUCCEEDED : PROTO_TASK_CANCELLED,
+                         reason); /* the extra attempts go first */
+    ev->extra = jmd_spec_extra(j, ev->task) > 0;
+    struct attempt_action act[ATTEMPT_MAX_ACTIONS];
+    int n = attempt_step(j->att, ev, now, act, ATTEMPT_MAX_ACTIONS);
+    if (n < 0) {
+        log_error("%s: event %d refused by the attempt machine: %s", j->spec->tasks[ev->task].id,
+                  ev->kind, err_text(n));
+        return;
+    }
+    struct jmd_rec r;
+    memset(&r, 0, sizeof r);
+    snprintf(r.node, sizeof r.node, "?");
+    double exec_s = 0;
+    for (int i = 0; i < n; i++) {
+        const struct attempt_action *x = &act[i];
+        const struct spec_task *sp = &j->spec->tasks[x->task];
+        struct jmd_task *t = &j->tasks[x->task];
+        switch (x->kind) {
+        case ATTEMPT_ACT_CREATE:
+            jmd_sched__create(j, x, now);
+            break;
+        case ATTEMPT_ACT_CANCEL:
+            if (x->node >= 0)
+                jmd_pn_cancel_attempt(j, x->task, x->attempt, (uint32_t)x->node,
+                                      reason ? reason : "cancelled");
+            break;
+        case ATTEMPT_ACT_NODE_OFF: /* until a fresher view entry says it is up */
+            if (x->node >= 0)
+                view_set_up(j->view, (uint32_t)x->node, 0);
+            j->view_dirty = 1;
+            break;
+        case ATTEMPT_ACT_STARTED:
+            t->run_mono = now;
+            t->start_wall = st && st->started_at_ms ? st->started_at_ms : clock_wall_ms();
+            jmd_sched_usage_start(j, x->task, t->start_wall);
+            break;
+        case ATTEMPT_ACT_RECORD:
+            jmd_sched__record(j, x, st, reason, &r);
+            exec_s = r.end_s - r.start_s;
+            break;
+        case ATTEMPT_ACT_DONE:
+            jmd_sched__done(j, x, exec_s, now);
+            break;
+        case ATTEMPT_ACT_AVOID:
+            place_note_failed(j->place, x->task, (uint32_t)x->node);
+            break;
+        case ATTEMPT_ACT_RETRY:
+            if (x->at_ms <= now)
+                jmd_sched__ready_add(j, x->task, now);
+            log_info("%s attempt %u %s on %s (%s); %s in %.1f s", sp->id, r.attempt,
+                     proto_task_state_name((proto_task_state_t)r.state), r.node, r.reason,
+                     r.state == PROTO_TASK_FAILED ? "retrying" : "re-placing",
+                     (double)(x->at_ms - now) / 1000.0);
+            break;
+        case ATTEMPT_ACT_TAKEOVER:
+            if (x->state == PROTO_TASK_FAILED)
+                j->attempts_failed++;
+            jmd_spec_takeover(j, x->task, x->state, st, reason);
+            break;
+        case ATTEMPT_ACT_FAIL_JOB: {
             char why[512];
-            snprintf(why, sizeof why, "task \"%s\" was lost or preempted %u times; last on %s: %s",
-                     sp->id, t->replaced, r.node, r.reason);
+            if (x->why == ATTEMPT_WHY_FAILED)
+                snprintf(why, sizeof why, "task \"%s\" failed %u times; last on %s: %s", sp->id,
+                         t->failures, r.node, r.reason[0] ? r.reason : "failed");
+            else
+                snprintf(why, sizeof why,
+                         "task \"%s\" was lost or preempted %u times; last on %s: %s", sp->id,
+                         t->replaced, r.node, r.reason);
             jmd_end(j, JMD_FAILED, why);
-        } else {
-            if (state == PROTO_TASK_LOST && t->node >= 0)
-                place_note_failed(j->place, task, (uint32_t)t->node);
-            dag_requeue(j->dag, task);
-            jmd_sched__ready_add(j, task, now);
-            log_info("%s attempt %u %s on %s (%s); re-placing", sp->id, t->attempt,
-                     proto_task_state_name((proto_task_state_t)state), r.node, r.reason);
+            break;
+        }
+        case ATTEMPT_ACT_ROUND:
+            if (j->outcome == JMD_RUNNING)
+                jmd_sched__upgrades(j);
+            jmd_sched_request(j);
+            break;
+        default:
+            break;
         }
     }
-    t->node = -1;
-    jmd_sched__upgrades(j);
-    jmd_sched_request(j);
 }
 
 /* Takes over an attempt a node holds for a task not in flight here (resume): it is tracked as
@@ -661,20 +723,17 @@ static void jmd_sched__adopt(jmd_t *j, size_t ti, const proto_task_status_t *st,
     struct jmd_task *t = &j->tasks[ti];
     int cls =
         st->task_class == PROTO_CLASS_OPPORTUNISTIC ? DISPATCH_OPPORTUNISTIC : DISPATCH_REGULAR;
-    if (dag_start(j->dag, ti) != 0)
-        return;
-    readyq_remove(j->rq, ti);
-    if (dispatch_adopt(j->disp, ti, (enum dispatch_class)cls) != 0)
-        return;
     int64_t now = jmd_now(j);
-    t->attempt = st->attempt;
-    t->inflight = 1;
-    t->running = 0;
+    int rc = attempt_adopt(j->att, ti, st->attempt, (int)n, cls, now);
+    if (rc) {
+        log_warn("cannot adopt %s attempt %u: %s", j->spec->tasks[ti].id, st->attempt,
+                 err_text(rc));
+        return;
+    }
+    (void)readyq_remove(j->rq, ti); /* ERR_NOTFOUND: it was not queued */
     t->pn_wait_s = -1;
-    t->node = (int)n;
-    t->cls = cls;
-    t->cls_mono = now;
     t->disp_mono = now;
+    t->run_mono = 0;
     t->disp_wall = st->queued_at_ms ? st->queued_at_ms : clock_wall_ms();
     t->queued_wall = st->queued_at_ms;
     t->start_wall = 0;
@@ -704,11 +763,10 @@ void jmd_sched_status(jmd_t *j, const proto_task_status_t *st, long link)
     struct jmd_task *t = &j->tasks[ti];
     int live = st->state == PROTO_TASK_QUEUED || st->state == PROTO_TASK_STAGING ||
                st->state == PROTO_TASK_RUNNING;
-    if (st->attempt > t->seen)
-        t->seen = st->attempt;
+    attempt_note_seen(j->att, (size_t)ti, st->attempt);
     if (jmd_spec_status(j, (size_t)ti, st))
         return; /* an extra attempt's (jmd_spec.c) */
-    if (!(t->inflight && st->attempt == t->attempt)) {
+    if (!attempt_tracks(j->att, (size_t)ti, st->attempt)) {
         /* Not the attempt we track. A resumed JM adopts what an earlier incarnation left at the
            nodes: an attempt above any journaled one, of a task ready here. Any other live one
            is a stray (journaled as ended, or beside the attempt we track): cancelled. Outside a
@@ -726,37 +784,19 @@ void jmd_sched_status(jmd_t *j, const proto_task_status_t *st, long link)
     }
     if (st->queued_at_ms && !t->queued_wall)
         t->queued_wall = st->queued_at_ms;
-    int cls =
-        st->task_class == PROTO_CLASS_OPPORTUNISTIC ? DISPATCH_OPPORTUNISTIC : DISPATCH_REGULAR;
-    if (live && cls != t->cls && now - t->cls_mono > JMD_SCHED__CLASS_MS) {
-        /* The PN runs it in another class than recorded: the PN's word is what it runs, so the
-           units follow it. A status sent before our own TASK_UPGRADE reached the PN says the old
-           class: statuses within JMD_SCHED__CLASS_MS of a change are not taken as news. */
-        log_debug("%s is %s at its node", j->spec->tasks[ti].id,
-                  cls == DISPATCH_REGULAR ? "regular" : "opportunistic");
-        dispatch_reclass(j->disp, (size_t)ti, (enum dispatch_class)cls);
-        t->cls = cls;
-        jmd_sched_request(j);
-    }
-    switch ((proto_task_state_t)st->state) {
-    case PROTO_TASK_QUEUED:
-    case PROTO_TASK_STAGING:
+    if (st->state == PROTO_TASK_QUEUED || st->state == PROTO_TASK_STAGING) {
         t->pn_wait_s = (double)st->expected_wait_ms / 1000.0;
         t->pn_wait_mono = now;
-        break;
-    case PROTO_TASK_RUNNING:
-        if (!t->running) {
-            t->running = 1;
-            t->run_mono = now;
-            t->start_wall = st->started_at_ms ? st->started_at_ms : clock_wall_ms();
-            dispatch_started(j->disp, (size_t)ti);
-            jmd_sched_usage_start(j, (size_t)ti, t->start_wall);
-        }
-        break;
-    default:
-        jmd_sched__outcome(j, (size_t)ti, (int)st->state, st, NULL);
-        break;
     }
+    struct attempt_event ev = {
+        .kind = ATTEMPT_EV_STATUS,
+        .task = (size_t)ti,
+        .attempt = st->attempt,
+        .state = (int)st->state,
+        .cls =
+            st->task_class == PROTO_CLASS_OPPORTUNISTIC ? DISPATCH_OPPORTUNISTIC : DISPATCH_REGULAR,
+    };
+    jmd_sched_event(j, &ev, st, NULL);
 }
 
 void jmd_sched_create_refused(jmd_t *j, uint64_t req_id, int code, const char *why)
@@ -764,20 +804,27 @@ void jmd_sched_create_refused(jmd_t *j, uint64_t req_id, int code, const char *w
     size_t task;
     uint32_t attempt;
     jmd_pn_req_split(req_id, &task, &attempt);
-    if (task >= j->spec->ntasks || !j->tasks[task].inflight || j->tasks[task].attempt != attempt)
+    if (task >= j->spec->ntasks || !attempt_tracks(j->att, task, attempt))
         return;
     char reason[256];
     snprintf(reason, sizeof reason, "refused by the node: %s", why);
-    int node = j->tasks[task].node;
-    if (code == ERR_UNAVAILABLE && node >= 0) {
-        /* The node is draining: not the task's fault. No new tasks there until a fresher view
-           entry says it is up again (the RM publishes a draining PN as DRAINING). */
-        view_set_up(j->view, (uint32_t)node, 0);
-        j->view_dirty = 1;
-        jmd_sched__outcome(j, task, PROTO_TASK_CANCELLED, NULL, reason);
-        return;
-    }
-    jmd_sched__outcome(j, task, PROTO_TASK_FAILED, NULL, reason);
+    struct attempt_event ev = {
+        .kind = ATTEMPT_EV_REFUSED, .task = task, .attempt = attempt, .code = code};
+    jmd_sched_event(j, &ev, NULL, reason);
+}
+
+enum attempt_node jmd_sched_node_check(const jmd_t *j, uint32_t n, int64_t placed_ms, int64_t now)
+{
+    const struct view_node *vn = view_node(j->view, n);
+    struct attempt_node_obs o = {
+        .known = vn != NULL,
+        .view_up = vn && vn->up,
+        .rm_known = n < j->nrm_state,
+        .rm_down = n < j->nrm_state && j->rm_state[n] == PROTO_NODE_DOWN,
+        .heard_ms = n < j->nlinks ? j->links[n].heard_mono : now, /* no link: never silent */
+        .placed_ms = placed_ms,
+    };
+    return attempt_node_check(attempt_get_config(j->att), &o, now);
 }
 
 void jmd_sched_tick(jmd_t *j)
@@ -795,99 +842,33 @@ void jmd_sched_tick(jmd_t *j)
         if (!t->inflight || t->node < 0)
             continue;
         uint32_t n = (uint32_t)t->node;
+        enum attempt_node v = jmd_sched_node_check(j, n, t->disp_mono, now);
+        if (v == ATTEMPT_NODE_OK)
+            continue;
         const struct view_node *vn = view_node(j->view, n);
-        const char *why = NULL;
-        char buf[320];
-        int rm_down = n < j->nrm_state && j->rm_state[n] == PROTO_NODE_DOWN;
-        if (vn && !vn->up && (rm_down || n >= j->nrm_state)) { /* draining keeps its tasks */
-            snprintf(buf, sizeof buf, "node %s is down", vn->name);
-            why = buf;
-        } else if (n < j->nlinks && now - j->links[n].heard_mono > j->o.node_timeout_ms &&
-                   now - t->disp_mono > j->o.node_timeout_ms) {
-            snprintf(buf, sizeof buf, "node %s silent for %lld ms", vn ? vn->name : "?",
-                     (long long)(now - j->links[n].heard_mono));
-            why = buf;
-            view_set_up(j->view, n, 0); /* until a fresher view entry says otherwise */
-            j->view_dirty = 1;
-        }
-        if (why) {
-            jmd_pn_cancel(j, i, n, why);
-            jmd_sched__outcome(j, i, PROTO_TASK_LOST, NULL, why);
-            if (j->outcome != JMD_RUNNING)
-                return;
-        }
-    }
-    if (j->view_dirty)
-        jmd_sched_view_changed(j);
-    jmd_sched__correct(j, now);
-    jmd_spec_tick(j, now);
-}
-
-/* Deferred correction (Apollo §3.4; jm/correct.h): re-evaluates regular tasks queued at their
- * node with the freshest view and moves those a much shorter queue elsewhere would finish sooner.
- * At most JMD_SCHED__CORRECT queued tasks per tick, round robin over the job. */
-static void jmd_sched__correct(jmd_t *j, int64_t now)
-{
-    if (jmd_spec_correct(j, now))
-        return; /* correct_decide: move or duplicate (jmd_spec.c) */
-    size_t n = j->spec->ntasks, looked = 0, k = 0;
-    for (; k < n && looked < JMD_SCHED__CORRECT; k++) {
-        size_t i = (j->correct_next + k) % n;
-        struct jmd_task *t = &j->tasks[i];
-        if (!t->inflight || t->running || t->node < 0 || t->cls != DISPATCH_REGULAR ||
-            !t->queued_wall)
-            continue;
-        looked++;
-        uint32_t node = (uint32_t)t->node;
-        const struct estimator_task *et = place_task(j->place, i);
-        const struct view_node *vn = view_node(j->view, node);
-        struct estimate cur;
-        estimator_estimate(j->est, j->view, et, node, now, 0.5, &cur);
-        struct correct_input in = {0};
-        in.waited_s = (double)(now - t->disp_mono) / 1000.0;
-        in.placed_wait_s = t->est.w_s;
-        in.pn_wait_s = t->pn_wait_s;
-        in.since_report_s = (double)(now - t->pn_wait_mono) / 1000.0;
-        in.cur_wait_s = cur.w_s;
-        in.own_share_s = vn && vn->cpu > 0 ? cur.r_s * et->cpu / vn->cpu : cur.r_s;
-        in.run_s = cur.r_s;
-        in.moves = t->moves;
-        in.alt_c_s = ESTIMATOR_INF;
-        if (correct_check(NULL, &in, NULL) == CORRECT_TOO_SOON)
-            continue;
-        struct place_match m;
-        size_t nm = 0;
-        if (place_round(j->place, j->view, j->est, &i, 1, now, jmd_sched__draw, &j->rng, &m, &nm) !=
-                0 ||
-            nm == 0 || m.node == node)
-            continue;
-        in.alt_c_s = m.est.e_s; /* I + W + R, on the scale of what is left here */
-        double left = 0;
-        enum correct_verdict v = correct_check(NULL, &in, &left);
-        log_debug("%s queued %.1f s on node %u: ~%.1f s to go there, %.1f s on node %u: %s",
-                  j->spec->tasks[i].id, in.waited_s, node, left, in.alt_c_s, m.node,
-                  v == CORRECT_MOVE ? "move" : "stay");
-        if (v != CORRECT_MOVE)
-            continue;
-        const struct view_node *to = view_node(j->view, m.node);
         char why[320];
-        snprintf(why, sizeof why, "moved: queued %.1f s on %s with ~%.1f s to go, ~%.1f s on %s",
-                 in.waited_s, vn ? vn->name : "?", left, m.est.e_s, to ? to->name : "?");
-        t->moves++;
-        j->attempts_moved++;
-        jmd_pn_cancel(j, i, node, why);
-        place_note_failed(j->place, i, node); /* its next placement prefers another node */
-        jmd_sched__outcome(j, i, PROTO_TASK_CANCELLED, NULL, why);
+        if (v == ATTEMPT_NODE_DOWN)
+            snprintf(why, sizeof why, "node %s is down", vn ? vn->name : "?");
+        else
+            snprintf(why, sizeof why, "node %s silent for %lld ms", vn ? vn->name : "?",
+                     (long long)(now - j->links[n].heard_mono));
+        struct attempt_event ev = {.kind = ATTEMPT_EV_NODE, .task = i, .state = (int)v};
+        jmd_sched_event(j, &ev, NULL, why);
         if (j->outcome != JMD_RUNNING)
             return;
     }
-    j->correct_next = n ? (j->correct_next + k) % n : 0;
-}
-
-void jmd_sched_outcome(jmd_t *j, size_t task, int state, const proto_task_status_t *st,
-                       const char *reason)
-{
-    jmd_sched__outcome(j, task, state, st, reason);
+    size_t due[64], k;
+    while ((k = attempt_due(j->att, now, due, 64)) > 0) { /* back-offs that ended */
+        for (size_t i = 0; i < k; i++)
+            jmd_sched__ready_add(j, due[i], now);
+        jmd_sched_request(j);
+        if (k < 64)
+            break;
+    }
+    if (j->view_dirty)
+        jmd_sched_view_changed(j);
+    jmd_spec_correct(j, now); /* deferred correction: move or duplicate (jmd_spec.c) */
+    jmd_spec_tick(j, now);
 }
 
 void jmd_sched_usage_start(jmd_t *j, size_t task, int64_t wall_ms)
@@ -943,12 +924,10 @@ void jmd_end(jmd_t *j, enum jmd_outcome o, const char *reason)
     snprintf(j->reason, sizeof j->reason, "%s", reason ? reason : "");
     /* Cancel whatever is still in flight (a failed or cancelled job). */
     for (size_t i = 0; i < j->spec->ntasks; i++) {
-        struct jmd_task *t = &j->tasks[i];
-        if (!t->inflight || t->node < 0)
+        if (!j->tasks[i].inflight || j->tasks[i].node < 0)
             continue;
-        jmd_pn_cancel(j, i, (uint32_t)t->node, o == JMD_CANCELLED ? "job cancelled" : "job failed");
-        jmd_sched__outcome(j, i, PROTO_TASK_CANCELLED, NULL,
-                           o == JMD_CANCELLED ? "job cancelled" : "job failed");
+        struct attempt_event ev = {.kind = ATTEMPT_EV_JOB_END, .task = i};
+        jmd_sched_event(j, &ev, NULL, o == JMD_CANCELLED ? "job cancelled" : "job failed");
     }
     if (o == JMD_SUCCEEDED)
         log_info("job succeeded: %zu tasks in %.3f s", j->spec->ntasks,

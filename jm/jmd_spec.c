@@ -144,9 +144,7 @@ static void jmd_spec__units(jmd_t *j, int cls, uint32_t cost, int add)
 
 static int jmd_spec__node_down(const jmd_t *j, uint32_t n)
 {
-    const struct view_node *vn = view_node(j->view, n);
-    int rm_down = n < j->nrm_state && j->rm_state[n] == PROTO_NODE_DOWN;
-    return vn && !vn->up && (rm_down || n >= j->nrm_state);
+    return jmd_sched_node_check(j, n, 0, 0) == ATTEMPT_NODE_DOWN;
 }
 
 static const char *jmd_spec__name(const jmd_t *j, int node)
@@ -242,16 +240,14 @@ static void jmd_spec__swap(jmd_t *j, size_t task, size_t k)
         .est = t->est,
     };
     int64_t now = jmd_now(j);
-    if (e->cls != t->cls) {
-        dispatch_reclass(j->disp, task, (enum dispatch_class)e->cls);
+    int rc = attempt_takeover(j->att, task, e->attempt, e->node, e->cls, e->running, now);
+    if (rc)
+        log_error("%s: attempt %u cannot take over: %s", j->spec->tasks[task].id, e->attempt,
+                  err_text(rc));
+    if (old.cls != e->cls) { /* the units moved with the class */
         jmd_spec__units(j, e->cls, e->cost, 0);
-        jmd_spec__units(j, t->cls, e->cost, 1);
+        jmd_spec__units(j, old.cls, e->cost, 1);
     }
-    t->attempt = e->attempt;
-    t->node = e->node;
-    t->cls = e->cls;
-    t->cls_mono = now;
-    t->running = e->running;
     t->disp_mono = e->disp_mono;
     t->run_mono = e->run_mono;
     t->disp_wall = e->disp_wall;
@@ -262,8 +258,6 @@ static void jmd_spec__swap(jmd_t *j, size_t task, size_t k)
     t->pn_wait_s = -1;
     jt->cpu_ms = 0;
     jt->bytes_read = 0;
-    if (t->running && !dispatch_running(j->disp, task))
-        dispatch_started(j->disp, task);
     *e = old;
 }
 
@@ -369,10 +363,9 @@ int jmd_spec_status(jmd_t *j, size_t task, const proto_task_status_t *st)
     }
     default: {
         int state = (int)st->state;
-        if (state == PROTO_TASK_FAILED) {
-            t->failures++;
+        attempt_extra_ended(j->att, task, state);
+        if (state == PROTO_TASK_FAILED)
             j->attempts_failed++;
-        }
         (void)speculate_task_failed(&jt->st, e->attempt);
         log_info("%s: %s attempt %u %s on %s; attempt %u goes on", j->spec->tasks[task].id,
                  e->dup ? "duplicate" : "copy", e->attempt,
@@ -384,28 +377,33 @@ int jmd_spec_status(jmd_t *j, size_t task, const proto_task_status_t *st)
     }
 }
 
-int jmd_spec_outcome(jmd_t *j, size_t task, int state, const proto_task_status_t *st,
-                     const char *reason)
+void jmd_spec_outcome(jmd_t *j, size_t task, int state, const char *reason)
 {
     struct jmd_spec *s = j->sp;
     if (!s || s->t[task].n == 0)
-        return 0;
+        return;
     struct jmd_spec_task *jt = &s->t[task];
     struct jmd_task *t = &j->tasks[task];
     char why[512];
-    if (state == PROTO_TASK_SUCCEEDED || j->outcome != JMD_RUNNING) {
-        if (state == PROTO_TASK_SUCCEEDED) {
-            uint32_t cancel[SPECULATE_MAX_ATTEMPTS];
-            (void)speculate_task_finished(&jt->st, t->attempt, cancel, SPECULATE_MAX_ATTEMPTS);
-            snprintf(why, sizeof why, "cancelled: attempt %u finished first", t->attempt);
-        } else {
-            snprintf(why, sizeof why, "%s", reason ? reason : "job ended");
-        }
-        jmd_spec__cancel_rest(j, task, why);
-        return 0;
+    if (state == PROTO_TASK_SUCCEEDED) {
+        uint32_t cancel[SPECULATE_MAX_ATTEMPTS];
+        (void)speculate_task_finished(&jt->st, t->attempt, cancel, SPECULATE_MAX_ATTEMPTS);
+        snprintf(why, sizeof why, "cancelled: attempt %u finished first", t->attempt);
+    } else {
+        snprintf(why, sizeof why, "%s", reason ? reason : "job ended");
     }
-    /* The primary ended otherwise with an extra attempt live: the extra takes over (a running
-       one first) and the primary's end is recorded as that attempt's. */
+    jmd_spec__cancel_rest(j, task, why);
+}
+
+void jmd_spec_takeover(jmd_t *j, size_t task, int state, const proto_task_status_t *st,
+                       const char *reason)
+{
+    struct jmd_spec *s = j->sp;
+    if (!s || s->t[task].n == 0)
+        return;
+    struct jmd_spec_task *jt = &s->t[task];
+    struct jmd_task *t = &j->tasks[task];
+    /* a running extra attempt first; the tracked one's end is recorded as that attempt's */
     size_t k = 0;
     for (size_t i = 0; i < jt->n; i++)
         if (jt->a[i].running) {
@@ -413,24 +411,17 @@ int jmd_spec_outcome(jmd_t *j, size_t task, int state, const proto_task_status_t
             break;
         }
     (void)speculate_task_failed(&jt->st, t->attempt);
-    if (state == PROTO_TASK_FAILED) {
-        t->failures++;
-        j->attempts_failed++;
-        if (t->node >= 0)
-            place_note_failed(j->place, task, (uint32_t)t->node);
-    }
     uint32_t old = t->attempt;
     jmd_spec__swap(j, task, k);
     log_info("%s attempt %u %s on %s; %s attempt %u on %s goes on", j->spec->tasks[task].id, old,
              proto_task_state_name((proto_task_state_t)state), jmd_spec__name(j, jt->a[k].node),
              jt->a[k].dup ? "duplicate" : "copy", t->attempt, jmd_spec__name(j, t->node));
-    /* a status of the old primary is already in; a cancel is still due when the JM decided */
+    /* a status of the old attempt is already in; a cancel is still due when the JM decided */
     int cancel = st == NULL && state != PROTO_TASK_FAILED;
     jmd_spec__end(j, task, k, state, st, reason, cancel);
-    return 1;
 }
 
-void jmd_spec_succeeded(jmd_t *j, size_t task, double exec_s)
+void jmd_spec_succeeded(jmd_t *j, size_t task, int node, double exec_s)
 {
     struct jmd_spec *s = j->sp;
     if (!s)
@@ -440,11 +431,11 @@ void jmd_spec_succeeded(jmd_t *j, size_t task, double exec_s)
     double r = t->est.r_s > 0 ? t->est.r_s : sp->runtime_s;
     if (exec_s >= 0 && r > 0)
         (void)speculate_dist_add(&s->dist[sp->stage], exec_s / r);
-    if (t->running && t->run_mono >= t->disp_mono) {
+    if (t->run_mono > 0 && t->run_mono >= t->disp_mono) { /* it was seen running */
         s->wait_sum[sp->stage] += (double)(t->run_mono - t->disp_mono) / 1000.0;
         s->wait_n[sp->stage]++;
     }
-    s->t[task].done_node = t->node;
+    s->t[task].done_node = node;
 }
 
 int jmd_spec_refused(jmd_t *j, size_t task, uint32_t attempt, const char *why)
@@ -493,7 +484,7 @@ static long jmd_spec__best_other(jmd_t *j, size_t task, int64_t now, struct esti
         for (size_t k = 0; k < jt->n; k++)
             used |= jt->a[k].node == (int)n;
         const struct view_node *vn = view_node(j->view, n);
-        if (used || !vn || !vn->up || !vn->endpoint[0] || jmd_spec__node_down(j, n))
+        if (used || !vn || !vn->up || !vn->endpoint[0])
             continue;
         struct estimate e;
         double c = estimator_estimate(j->est, j->view, et, n, now, 0.5, &e);
@@ -521,11 +512,10 @@ static int jmd_spec__start(jmd_t *j, size_t task, uint32_t node, int cls, int du
         if (t->running)
             (void)speculate_task_started(&jt->st, t->attempt, 0, NULL, 0);
     }
-    uint32_t attempt = (t->attempt > t->seen ? t->attempt : t->seen) + 1;
+    uint32_t attempt = attempt_reserve(j->att, task);
     int rc = speculate_task_add(&jt->st, attempt, (int32_t)node, 1);
     if (rc)
         return rc;
-    t->seen = attempt;
     struct jmd_spec_att *e = &jt->a[jt->n++];
     memset(e, 0, sizeof *e);
     e->attempt = attempt;
@@ -541,7 +531,9 @@ static int jmd_spec__start(jmd_t *j, size_t task, uint32_t node, int cls, int du
         s->stage_inflight[j->spec->tasks[task].stage]++;
     }
     jmd_spec__units(j, cls, e->cost, 1);
-    place_claim(j->place, task, node, now);
+    if ((rc = place_claim(j->place, task, node, now)) != 0)
+        log_warn("%s: the claim on node %u was not recorded (%s)", j->spec->tasks[task].id, node,
+                 err_text(rc));
     return 0;
 }
 
@@ -631,12 +623,7 @@ static void jmd_spec__stragglers(jmd_t *j, int64_t now)
         enum speculate_verdict v = speculate_check(&s->scfg, &in, &why);
         if (v != SPECULATE_COPY)
             continue;
-        uint64_t tok = dispatch_tokens(j->disp), reg = dispatch_regular_units(j->disp);
-        uint64_t allow = dispatch_allowance(j->disp);
-        uint64_t opp = dispatch_opportunistic_units(j->disp) + s->opp_units;
-        uint32_t cost = dispatch_cost(j->disp, i);
-        enum dispatch_class cls =
-            speculate_copy_class(tok > reg ? tok - reg : 0, allow > opp ? allow - opp : 0, cost);
+        enum dispatch_class cls = attempt_copy_class(j->disp, i, sp->speculate, s->opp_units);
         if (cls == DISPATCH_NONE) {
             log_debug("%s: a copy would save %.1f s, but no token or allowance is free", sp->id,
                       why.saving_s);
@@ -674,15 +661,14 @@ static void jmd_spec__lost_extras(jmd_t *j, int64_t now)
                 continue;
             uint32_t n = (uint32_t)e->node;
             char why[512];
-            if (jmd_spec__node_down(j, n)) {
+            enum attempt_node v = jmd_sched_node_check(j, n, e->disp_mono, now);
+            if (v == ATTEMPT_NODE_OK)
+                continue;
+            if (v == ATTEMPT_NODE_DOWN)
                 snprintf(why, sizeof why, "node %s is down", jmd_spec__name(j, e->node));
-            } else if (n < j->nlinks && now - j->links[n].heard_mono > j->o.node_timeout_ms &&
-                       now - e->disp_mono > j->o.node_timeout_ms) {
+            else
                 snprintf(why, sizeof why, "node %s silent for %lld ms", jmd_spec__name(j, e->node),
                          (long long)(now - j->links[n].heard_mono));
-            } else {
-                continue;
-            }
             (void)speculate_task_failed(&jt->st, e->attempt);
             jmd_spec__end(j, i, k, PROTO_TASK_LOST, NULL, why, 1);
         }
@@ -711,7 +697,7 @@ static void jmd_spec__lost_outputs(jmd_t *j, int64_t now)
                 child = j->spec->tasks[dep[i]].id;
             }
         const char *node = jmd_spec__name(j, jt->done_node);
-        if (need == 0) {
+        if (!attempt_outputs_lost(1, 1, need)) {
             jt->done_node = -1; /* nobody needs them any more */
             continue;
         }
@@ -723,9 +709,8 @@ static void jmd_spec__lost_outputs(jmd_t *j, int64_t now)
             struct jmd_task *ct = &j->tasks[c];
             if (dag_state(j->dag, c) != DAG_RUNNING || !ct->inflight)
                 continue;
-            if (ct->node >= 0)
-                jmd_pn_cancel(j, c, (uint32_t)ct->node, why);
-            jmd_sched_outcome(j, c, PROTO_TASK_CANCELLED, NULL, why);
+            struct attempt_event ev = {.kind = ATTEMPT_EV_CANCEL, .task = c};
+            jmd_sched_event(j, &ev, NULL, why);
             if (j->outcome != JMD_RUNNING)
                 return;
         }
@@ -740,8 +725,11 @@ static void jmd_spec__lost_outputs(jmd_t *j, int64_t now)
             if (dag_state(j->dag, dep[i]) == DAG_WAITING)
                 readyq_remove(j->rq, dep[i]);
         const struct spec_task *sp = &j->spec->tasks[p];
-        if (readyq_push(j->rq, p, jmd_sched_prio(j, p), sp->input_bytes) == 0)
+        rc = readyq_push(j->rq, p, jmd_sched_prio(j, p), sp->input_bytes);
+        if (rc == 0)
             j->tasks[p].ready_mono = now;
+        else
+            log_error("%s cannot enter the ready queue: %s", sp->id, err_text(rc));
         j->spec_stats.reruns++;
         log_info("re-running %s: its node-local outputs were on %s, which is down, and %zu "
                  "task(s) waiting for it need them (%s among them)",
@@ -764,21 +752,14 @@ void jmd_spec_tick(jmd_t *j, int64_t now)
     jmd_spec__stragglers(j, now);
 }
 
-/* The capacity class a new extra attempt of `task` can have now (DISPATCH_NONE: none). */
-static enum dispatch_class jmd_spec__class(jmd_t *j, size_t task)
-{
-    uint64_t tok = dispatch_tokens(j->disp), reg = dispatch_regular_units(j->disp);
-    uint64_t allow = dispatch_allowance(j->disp);
-    uint64_t opp = dispatch_opportunistic_units(j->disp) + j->sp->opp_units;
-    return speculate_copy_class(tok > reg ? tok - reg : 0, allow > opp ? allow - opp : 0,
-                                dispatch_cost(j->disp, task));
-}
-
-int jmd_spec_correct(jmd_t *j, int64_t now)
+/* Deferred correction (Apollo §3.4; jm/correct.h): re-evaluates regular tasks queued at their
+ * node with the freshest view and moves or duplicates those another node would finish much
+ * sooner. At most JMD_SPEC__CORRECT queued tasks per tick, round robin over the job. */
+void jmd_spec_correct(jmd_t *j, int64_t now)
 {
     struct jmd_spec *s = j->sp;
     if (!s)
-        return 0;
+        return;
     size_t n = j->spec->ntasks, looked = 0, k = 0;
     for (; k < n && looked < JMD_SPEC__CORRECT; k++) {
         size_t i = (s->cnext + k) % n;
@@ -834,15 +815,13 @@ int jmd_spec_correct(jmd_t *j, int64_t now)
             snprintf(why, sizeof why,
                      "moved: queued %.1f s on %s with ~%.1f s to go, ~%.1f s on %s", in.q.waited_s,
                      jmd_spec__name(j, t->node), left, e.e_s, jmd_spec__name(j, (int)to));
-            t->moves++;
             j->attempts_moved++;
-            jmd_pn_cancel(j, i, node, why);
-            place_note_failed(j->place, i, node); /* its next placement prefers another node */
-            jmd_sched_outcome(j, i, PROTO_TASK_CANCELLED, NULL, why);
+            struct attempt_event ev = {.kind = ATTEMPT_EV_MOVED, .task = i};
+            jmd_sched_event(j, &ev, NULL, why); /* its next placement avoids the node */
             if (j->outcome != JMD_RUNNING)
-                return 1;
+                return;
         } else if (act == CORRECT_ACT_DUPLICATE) {
-            enum dispatch_class cls = jmd_spec__class(j, i);
+            enum dispatch_class cls = attempt_copy_class(j->disp, i, 1, s->opp_units);
             if (cls == DISPATCH_NONE)
                 continue;
             if (jmd_spec__start(j, i, (uint32_t)to, cls, 1, &e, now) != 0)
@@ -858,20 +837,18 @@ int jmd_spec_correct(jmd_t *j, int64_t now)
                      in.stage_avg_wait_s, e.e_s);
             jmd_spec__send(j, i, (uint32_t)to, now);
             if (j->outcome != JMD_RUNNING)
-                return 1;
+                return;
         }
     }
     s->cnext = n ? (s->cnext + k) % n : 0;
-    return 1;
 }
 
 int jmd_spec_upgrade(jmd_t *j, size_t task)
 {
     struct jmd_spec *s = j->sp;
     struct jmd_task *t = &j->tasks[task];
-    if (!s || !t->inflight || t->running || t->node < 0 || s->t[task].n > 0 ||
-        t->cls != DISPATCH_OPPORTUNISTIC)
-        return 0;
+    if (!s || !t->inflight || t->running || t->node < 0 || s->t[task].n > 0)
+        return 0; /* called for an upgrade: the task is regular already (jm/attempt.h) */
     int64_t now = jmd_now(j);
     const struct estimator_task *et = place_task(j->place, task);
     struct estimate here, alt;

@@ -280,6 +280,17 @@ static const struct row ROWS[] = {
      0,
      -1,
      DAG_RUNNING},
+    {"cancelled by the JM (input lost): placed again, uncharged",
+     1,
+     {PL(1), {ATTEMPT_EV_CANCEL, 0, 0, 0, 0, "XRYN"}},
+     END_STEPS,
+     0,
+     1,
+     0,
+     0,
+     0,
+     -1,
+     DAG_READY},
     {"the protocol cannot carry it: a failure",
      1,
      {PL(1), {ATTEMPT_EV_UNSENDABLE, 0, 0, 0, 0, "RAYN"}},
@@ -552,6 +563,9 @@ static void test_adopt_replay(void **state)
     assert_int_equal(t->failures, 1);
     assert_int_equal(t->replaced, 1);
     assert_int_equal(t->moves, 1);
+    attempt_extra_ended(f->a, 1, PROTO_TASK_FAILED);
+    attempt_extra_ended(f->a, 1, PROTO_TASK_CANCELLED);
+    assert_int_equal(t->failures, 2);
     assert_int_equal(attempt_adopt(f->a, 1, 7, 2, DISPATCH_REGULAR, f->now), 0);
     assert_true(attempt_tracks(f->a, 1, 7));
     assert_int_equal(attempt_adopt(f->a, 1, 8, 2, DISPATCH_REGULAR, f->now), ERR_STATE);
