@@ -924,6 +924,8 @@ int ledger_apply(ledger_t *l, const struct ledger_cmd *c, int64_t now, struct le
     if (r.code != 0 && r.code != ERR_ADMISSION && r.code != ERR_QUOTA)
         r.value = r.aux = 0;
     ledger__audit_cmd(l, c, &r); /* issue 27 */
+    if (c->type == LEDGER_CMD_JOB_END && r.code == ERR_STATE && c->token_ms > 0)
+        ledger__usage_amend(l, c); /* issue 25: a cancelled job's usage, from its JM */
     if (c->key != 0 && r.code != ERR_NOMEM)
         ledger__idem_put(l, c->key, &r);
     if (res != NULL)

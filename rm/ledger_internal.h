@@ -114,6 +114,9 @@ int ledger__quota_check(const ledger_t *l, const struct ledger_cmd *c, size_t vc
 void ledger__audit_cmd(ledger_t *l, const struct ledger_cmd *c, const struct ledger_result *r);
 /* A job ended: its accounting record. */
 void ledger__usage_job(ledger_t *l, const struct ledger_job *j, const struct ledger_cmd *end);
+/* A JM's last word (JOB_END with its usage) for a job that had already ended (cancelled through
+ * the RM): its accounting record takes the token-seconds the JM counted. */
+void ledger__usage_amend(ledger_t *l, const struct ledger_cmd *end);
 /* Snapshot section (version 5): owners and prices of the jobs, rules, audit, usage. */
 void ledger__tenant_snap(const ledger_t *l, struct enc_buf *b);
 int ledger__tenant_restore(ledger_t *l, struct enc_reader *r, char *msg, size_t cap);

@@ -225,7 +225,9 @@ void ledger__audit_cmd(ledger_t *l, const struct ledger_cmd *c, const struct led
                      c->deadline_ms != 0 ? "yes" : "none");
         break;
     case LEDGER_CMD_JOB_END:
-        if (c->state != LEDGER_JOB_CANCELLED)
+        /* a cancel someone asked for (`job cancel`: "cancelled by USER"), not a JM's last word */
+        if (c->state != LEDGER_JOB_CANCELLED || c->text_len < 13 ||
+            memcmp(c->text, "cancelled by ", 13) != 0)
             return;
         action = "cancel";
         ledger__job_name(c->job, target, sizeof target);
@@ -301,6 +303,18 @@ void ledger__usage_job(ledger_t *l, const struct ledger_job *j, const struct led
     u->deadline_ms = j->deadline_ms;
     u->token_ms = end != NULL ? end->token_ms : 0;
     u->price_milli = j->price_milli;
+}
+
+void ledger__usage_amend(ledger_t *l, const struct ledger_cmd *end)
+{
+    for (size_t k = l->usage_n; k > 0; k--) {
+        struct ledger_usage *u = &l->usage[(l->usage_head + k - 1) % LEDGER_USAGE_CAP];
+        if (u->job == end->job) {
+            if (u->token_ms == 0)
+                u->token_ms = end->token_ms;
+            return;
+        }
+    }
 }
 
 /* ---- queries ---- */

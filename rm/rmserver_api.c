@@ -120,13 +120,19 @@ static void rmserver__deny(struct rmserver *s, zuv_sock_t *sock, const void *pee
                            const proto_msg_t *m, enum rmserver_deny what, const char *action,
                            const char *target, const char *why)
 {
+    bool audit = what != RMSERVER_DENY_NODE && what != RMSERVER_DENY_JOB &&
+                 what != RMSERVER_DENY_UNKNOWN_KEY;
+    if (audit && s->role != RAFT_LEADER) {
+        /* a write: refused (counted, audited) by the leader, where the client retries */
+        rmserver__reject(s, sock, peer, peer_len, m, RMSERVER_REJ_NOTLEADER, ERR_NOTLEADER,
+                         "not the leader");
+        return;
+    }
     s->rejected[RMSERVER_REJ_DENIED]++;
     s->denied[what]++;
     char text[320];
     snprintf(text, sizeof text, "permission denied: %s", why);
     log_info("denied %s %s to %s: %s", action, target != NULL ? target : "", s->caller.user, why);
-    bool audit = what != RMSERVER_DENY_NODE && what != RMSERVER_DENY_JOB &&
-                 what != RMSERVER_DENY_UNKNOWN_KEY;
     if (audit && s->ready) {
         struct ledger_cmd c;
         ledger_cmd_init(&c, LEDGER_CMD_AUDIT);
@@ -746,6 +752,12 @@ static void rmserver__admin(struct rmserver *s, zuv_sock_t *sock, const void *pe
                            cancel ? RMSERVER_DENY_CANCEL : RMSERVER_DENY_DEADLINE,
                            cancel ? "cancel" : "deadline", q->args[0], why);
             return;
+        }
+        char by[LEDGER_REASON_MAX];
+        if (cancel) { /* the reason in the history, and what the audit trail knows it by */
+            snprintf(by, sizeof by, "cancelled by %s", s->caller.user);
+            c.text = by;
+            c.text_len = (uint32_t)strlen(by);
         }
         if (!cancel) {
             const struct ledger_job *j = ledger_job_find(fsm_ledger(s->fsm), c.job);

@@ -93,6 +93,10 @@ static struct ledger_result end_job(ledger_t *l, const char *who, uint64_t job, 
 {
     struct ledger_cmd c;
     ledger_cmd_init(&c, LEDGER_CMD_JOB_END);
+    if (state == LEDGER_JOB_CANCELLED) { /* as `job cancel` sends it */
+        c.text = "cancelled by someone";
+        c.text_len = (uint32_t)strlen(c.text);
+    }
     snprintf(c.user, sizeof c.user, "%s", who);
     c.job = job;
     c.state = state;
@@ -189,7 +193,14 @@ static void test_audit_and_usage(void **state)
     assert_true(j->price_milli > 0);
     assert_true(j->price_milli <= 40000); /* at most its work: slack >= 0 */
     uint64_t price = j->price_milli;
-    assert_int_equal(end_job(f->l, "alice", a.value, LEDGER_JOB_CANCELLED, 5000, 2000).code, 0);
+    assert_int_equal(end_job(f->l, "alice", a.value, LEDGER_JOB_CANCELLED, 0, 2000).code, 0);
+    /* its JM's last word comes after the cancel: refused, but its usage is counted */
+    struct ledger_cmd last;
+    ledger_cmd_init(&last, LEDGER_CMD_JOB_END);
+    last.job = a.value;
+    last.state = LEDGER_JOB_CANCELLED;
+    last.token_ms = 5000;
+    assert_int_equal(apply(f->l, &last, 2050).code, ERR_STATE);
     /* a JM's own end of a job that succeeded is not a command to audit */
     struct ledger_result b = submit(f->l, "bob", "default", 0, 2100);
     assert_int_equal(end_job(f->l, "bob", b.value, LEDGER_JOB_DONE, 7000, 2500).code, 0);
