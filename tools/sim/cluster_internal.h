@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "jm/attempt.h"
 #include "jm/dag.h"
 #include "jm/dispatch.h"
 #include "jm/estimator.h"
@@ -42,8 +43,7 @@ struct cl_node {
 
 struct cl_task {
     uint32_t node;
-    uint32_t attempt; /* attempts started so far; events carry it to detect stale ones */
-    uint32_t tries;   /* failed attempts (counted against max_attempts) */
+    uint32_t attempt; /* the attempt sent to the node (jm/attempt.h's number); events carry it */
     int klass;        /* queue class of the attempt in flight; | 0x100: the attempt will fail */
     int running;
     double pushed_at; /* arrival at the PN */
@@ -61,7 +61,8 @@ struct cl_job {
     dispatch_t *disp;
     place_t *place;
     struct cl_task *tasks;
-    double *stage_prio;
+    attempt_t *att; /* the attempts' lifecycle: jm/attempt.h, as the daemon drives it */
+    double *stage_prio, *task_bl;
     size_t *ready; /* scratch: sorted ready list */
     struct place_match *matches;
     struct engine_rng rng;
@@ -121,7 +122,12 @@ int cl_job_init(struct cl_world *w, struct cl_job *j, const struct cluster_job *
 void cl_job_close(struct cl_job *j);
 void cl_job_arrive_ev(engine_t *e, void *ctx, uint64_t job);
 void cl_job_kick(struct cl_world *w, struct cl_job *j);
-/* Outcomes reported to a JM: 1 success, 0 failure, -1 lost or preempted (no attempt counted). */
+/* Outcomes reported to a JM (jm/attempt.h rules them). */
+#define CL_SUCCEEDED 1
+#define CL_FAILED    0
+#define CL_PREEMPTED (-1) /* killed at its node for other work */
+#define CL_NODE_LOST (-2) /* its node went down: the JM noticed after node_timeout_s */
+#define CL_REFUSED   (-3) /* the node could not take the create (down, or refused) */
 void cl_job_report(struct cl_world *w, size_t job, size_t task, uint32_t attempt, int outcome,
                    double exec_s);
 void cl_job_started(struct cl_world *w, size_t job, size_t task);

@@ -1,6 +1,8 @@
 /* cluster_job.c - the simulated JMs: each drives its own jm/dag, jm/estimator, jm/place and
- * jm/dispatch exactly as jm/place.h describes the daemon doing it (ready list in priority order,
- * place_round on a prefix, dispatch_place in quality order until NONE, feedback on completion). */
+ * jm/dispatch as jm/place.h describes the daemon doing it (ready list in priority order,
+ * place_round on a prefix, dispatch_place in quality order skipping a misfit until NONE, claims,
+ * feedback on completion), and the attempts through jm/attempt.h, the daemon's own lifecycle:
+ * retries with back-off, the re-placement cap, avoided nodes, upgrades in bottom-level order. */
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -8,6 +10,7 @@
 #include "common/err.h"
 #include "common/mem.h"
 #include "jm/priority.h"
+#include "proto/proto.h"
 #include "tools/sim/cluster_internal.h"
 
 static double cl__wall(void)
@@ -36,31 +39,43 @@ int cl_job_init(struct cl_world *w, struct cl_job *j, const struct cluster_job *
     struct dispatch_config dc;
     dispatch_config_default(&dc);
     dc.opp_factor = w->cfg.opp_factor;
+    struct place_config pc;
+    place_config_default(&pc);
+    pc.fill = 1; /* as the daemon: a node with room takes several tasks in one round */
+    struct attempt_config ac;
+    attempt_config_default(&ac);
+    ac.max_attempts = w->cfg.max_attempts;
+    ac.node_timeout_s = w->cfg.node_timeout_s;
     int rc;
     if ((rc = dag_new(j->spec, &j->dag)) != 0 ||
         (rc = estimator_new(&ec, j->spec->nstages, &j->est)) != 0 ||
         (rc = dispatch_new(&dc, nt, &j->disp)) != 0 ||
-        (rc = place_new(j->spec, NULL, &j->place)) != 0)
+        (rc = place_new(j->spec, &pc, &j->place)) != 0 ||
+        (rc = attempt_new(&ac, nt, j->dag, j->disp, NULL, 0, &j->att)) != 0)
         return rc;
     dispatch_set_tokens(j->disp, w->cfg.tokens);
     j->tasks = mem_calloc(nt, sizeof *j->tasks);
     j->stage_prio = mem_calloc(j->spec->nstages, sizeof *j->stage_prio);
+    j->task_bl = mem_calloc(nt ? nt : 1, sizeof *j->task_bl);
     j->ready = mem_calloc(nt, sizeof *j->ready);
     j->matches = mem_calloc(w->cfg.max_batch, sizeof *j->matches);
-    if (j->tasks == NULL || j->stage_prio == NULL || j->ready == NULL || j->matches == NULL)
+    if (j->tasks == NULL || j->stage_prio == NULL || j->task_bl == NULL || j->ready == NULL ||
+        j->matches == NULL)
         return ERR_NOMEM;
     engine_rng_seed(&j->rng, w->cfg.seed, 0x200000000ull + idx);
-    return priority_compute(j->dag, NULL, NULL, j->stage_prio);
+    return priority_compute(j->dag, NULL, j->task_bl, j->stage_prio);
 }
 
 void cl_job_close(struct cl_job *j)
 {
+    attempt_destroy(&j->att);
     place_destroy(&j->place);
     dispatch_destroy(&j->disp);
     estimator_destroy(&j->est);
     dag_destroy(&j->dag);
     mem_free(j->tasks);
     mem_free(j->stage_prio);
+    mem_free(j->task_bl);
     mem_free(j->ready);
     mem_free(j->matches);
     memset(j, 0, sizeof *j);
@@ -111,11 +126,16 @@ void cl_job_arrive_ev(engine_t *e, void *ctx, uint64_t job)
     cl_job_kick(w, j);
 }
 
+/* Free units for new work (jm/attempt.h's rule), the batch a round offers. */
 static size_t cl__free_capacity(const dispatch_t *d)
 {
-    size_t tok = dispatch_tokens(d), reg = dispatch_regular(d);
-    size_t allow = dispatch_allowance(d), opp = dispatch_opportunistic(d);
-    return (tok > reg ? tok - reg : 0) + (allow > opp ? allow - opp : 0);
+    struct attempt_free f = attempt_free(d, 0, 0);
+    return (size_t)(f.regular + f.opportunistic);
+}
+
+static int64_t cl__ms(double t)
+{
+    return (int64_t)(t * 1000.0 + 0.5);
 }
 
 static void cl_job_round_ev(engine_t *e, void *ctx, uint64_t job)
@@ -130,7 +150,13 @@ static void cl_job_round_ev(engine_t *e, void *ctx, uint64_t job)
     size_t cap = cl__free_capacity(j->disp);
     if (nready == 0 || cap == 0)
         return;
-    memcpy(j->ready, ready, nready * sizeof *ready);
+    size_t k = 0;
+    for (size_t i = 0; i < nready; i++) /* a task backing off after a failure waits */
+        if (!attempt_is_held(j->att, ready[i]))
+            j->ready[k++] = ready[i];
+    nready = k;
+    if (nready == 0)
+        return;
     priority_sort(j->dag, j->stage_prio, j->ready, nready);
     size_t n = nready < cap ? nready : cap;
     if (n > w->cfg.max_batch)
@@ -154,15 +180,26 @@ static void cl_job_round_ev(engine_t *e, void *ctx, uint64_t job)
             cl__stop(w, cls);
             return;
         }
-        if (cls == DISPATCH_NONE)
-            break;
-        if ((rc = dag_start(j->dag, m->task)) != 0) {
+        if (cls == DISPATCH_NONE) { /* this one does not fit; a smaller one may */
+            if (dispatch_next(j->disp) == DISPATCH_NONE)
+                break;
+            continue;
+        }
+        struct attempt_event ev = {
+            .kind = ATTEMPT_EV_PLACED, .task = m->task, .node = (int)m->node, .cls = cls};
+        struct attempt_action act[ATTEMPT_MAX_ACTIONS];
+        int na = attempt_step(j->att, &ev, now_ms, act, ATTEMPT_MAX_ACTIONS);
+        if (na < 0) {
+            cl__stop(w, na);
+            return;
+        }
+        if ((rc = place_claim(j->place, m->task, m->node, now_ms)) != 0) {
             cl__stop(w, rc);
             return;
         }
         struct cl_task *tk = &j->tasks[m->task];
         tk->node = m->node;
-        tk->attempt++;
+        tk->attempt = act[0].attempt;
         tk->klass = cls == DISPATCH_REGULAR ? QUEUE_REGULAR : QUEUE_OPPORTUNISTIC;
         tk->running = 0;
         tk->io_s = m->est.io_s;
@@ -191,7 +228,15 @@ static void cl_job_round_ev(engine_t *e, void *ctx, uint64_t job)
 
 void cl_job_started(struct cl_world *w, size_t job, size_t task)
 {
-    (void)dispatch_started(w->jobs[job].disp, task);
+    struct cl_job *j = &w->jobs[job];
+    struct attempt_event ev = {.kind = ATTEMPT_EV_STATUS,
+                               .task = task,
+                               .attempt = j->tasks[task].attempt,
+                               .state = PROTO_TASK_RUNNING};
+    struct attempt_action act[ATTEMPT_MAX_ACTIONS];
+    int n = attempt_step(j->att, &ev, cl__ms(engine_now(w->eng)), act, ATTEMPT_MAX_ACTIONS);
+    if (n < 0)
+        cl__stop(w, n);
 }
 
 static void cl__job_end(struct cl_world *w, struct cl_job *j, int failed)
@@ -213,58 +258,101 @@ static void cl__job_end(struct cl_world *w, struct cl_job *j, int failed)
     }
 }
 
+/* A back-off ended: the held tasks are ready again. */
+static void cl_job_due_ev(engine_t *e, void *ctx, uint64_t job)
+{
+    struct cl_world *w = ctx;
+    struct cl_job *j = &w->jobs[job];
+    size_t due[64];
+    while (attempt_due(j->att, cl__ms(engine_now(e)), due, 64) == 64)
+        ;
+    cl_job_kick(w, j);
+}
+
+/* Carries out the attempt machine's actions for job j, as jm/jmd_sched.c does on the wire. */
+static void cl__act(struct cl_world *w, struct cl_job *j, const struct attempt_action *act, int n,
+                    double exec_s)
+{
+    double now = engine_now(w->eng);
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0 && !j->done; i++) {
+        const struct attempt_action *x = &act[i];
+        const struct spec_task *st = &j->spec->tasks[x->task];
+        switch (x->kind) {
+        case ATTEMPT_ACT_RECORD:
+            if (x->state == PROTO_TASK_FAILED)
+                w->res->failures++;
+            break;
+        case ATTEMPT_ACT_DONE:
+            w->res->tasks++;
+            estimator_observe(j->est, st->stage, st->input_bytes, exec_s, j->tasks[x->task].io_s);
+            rc = place_note_cached(j->place, st->stage, (uint32_t)x->node);
+            if (rc == 0 && dag_done(j->dag))
+                cl__job_end(w, j, 0);
+            break;
+        case ATTEMPT_ACT_AVOID:
+            place_note_failed(j->place, x->task, (uint32_t)x->node);
+            break;
+        case ATTEMPT_ACT_RETRY:
+            if ((double)x->at_ms / 1000.0 > now)
+                rc =
+                    engine_after(w->eng, (double)x->at_ms / 1000.0 - now, cl_job_due_ev, w, j->idx);
+            break;
+        case ATTEMPT_ACT_FAIL_JOB:
+            cl__job_end(w, j, 1);
+            break;
+        case ATTEMPT_ACT_ROUND: {
+            /* A freed unit upgrades waiting opportunistic tasks, the highest bottom level first,
+               in place at their node. */
+            struct attempt_action up[32];
+            size_t k;
+            while ((k = attempt_upgrades(j->att, j->task_bl, cl__ms(now), up, 32)) > 0) {
+                for (size_t u = 0; u < k; u++) {
+                    struct cl_task *ut = &j->tasks[up[u].task];
+                    ut->klass = (ut->klass & 0x100) | QUEUE_REGULAR;
+                    struct cl_node *nd = &w->nodes[ut->node];
+                    if (nd->up && queue_upgrade(nd->q, cl_qid(j->idx, up[u].task)) == 0)
+                        nd->dirty = 1;
+                    nd->changes++;
+                }
+                if (k < 32)
+                    break;
+            }
+            cl_job_kick(w, j);
+            break;
+        }
+        default: /* CANCEL, NODE_OFF: the node's side already knows */
+            break;
+        }
+    }
+    if (rc != 0)
+        cl__stop(w, rc);
+}
+
 void cl_job_report(struct cl_world *w, size_t job, size_t task, uint32_t attempt, int outcome,
                    double exec_s)
 {
     struct cl_job *j = &w->jobs[job];
-    struct cl_task *tk = &j->tasks[task];
-    if (j->done || (tk->attempt & 0xffffu) != attempt)
+    if (j->done)
         return;
-    if (dispatch_class_of(j->disp, task) == DISPATCH_NONE)
-        return;
-    int rc = dispatch_finished(j->disp, task);
-    if (rc != 0) {
-        cl__stop(w, rc);
-        return;
-    }
-    const struct spec_task *st = &j->spec->tasks[task];
-    if (outcome > 0) {
-        w->res->tasks++;
-        if ((rc = dag_succeed(j->dag, task, NULL)) != 0) {
-            cl__stop(w, rc);
+    struct attempt_event ev = {.task = task, .attempt = attempt};
+    if (outcome == CL_NODE_LOST) {
+        if (!attempt_tracks(j->att, task, attempt))
             return;
-        }
-        estimator_observe(j->est, st->stage, st->input_bytes, exec_s, tk->io_s);
-        if ((rc = place_note_cached(j->place, st->stage, tk->node)) != 0) {
-            cl__stop(w, rc);
-            return;
-        }
-        if (dag_done(j->dag)) {
-            cl__job_end(w, j, 0);
-            return;
-        }
-    } else if (outcome == 0) {
-        w->res->failures++;
-        if (++tk->tries >= (uint32_t)w->cfg.max_attempts) {
-            (void)dag_fail(j->dag, task);
-            cl__job_end(w, j, 1);
-            return;
-        }
-        place_note_failed(j->place, task, tk->node);
-        (void)dag_requeue(j->dag, task);
+        ev.kind = ATTEMPT_EV_NODE;
+        ev.state = ATTEMPT_NODE_DOWN;
     } else {
-        (void)dag_requeue(j->dag, task);
+        ev.kind = ATTEMPT_EV_STATUS;
+        ev.state = outcome == CL_SUCCEEDED ? PROTO_TASK_SUCCEEDED
+                   : outcome == CL_FAILED  ? PROTO_TASK_FAILED
+                   : outcome == CL_REFUSED ? PROTO_TASK_LOST
+                                           : PROTO_TASK_PREEMPTED;
     }
-    /* A freed token upgrades waiting opportunistic tasks in place (Apollo §3.5). */
-    size_t up[32];
-    size_t k = dispatch_upgrades(j->disp, NULL, up, 32);
-    for (size_t i = 0; i < k; i++) {
-        struct cl_task *ut = &j->tasks[up[i]];
-        ut->klass = (ut->klass & 0x100) | QUEUE_REGULAR;
-        struct cl_node *nd = &w->nodes[ut->node];
-        if (nd->up && queue_upgrade(nd->q, cl_qid(job, up[i])) == 0)
-            nd->dirty = 1;
-        nd->changes++;
+    struct attempt_action act[ATTEMPT_MAX_ACTIONS];
+    int n = attempt_step(j->att, &ev, cl__ms(engine_now(w->eng)), act, ATTEMPT_MAX_ACTIONS);
+    if (n < 0) {
+        cl__stop(w, n);
+        return;
     }
-    cl_job_kick(w, j);
+    cl__act(w, j, act, n, exec_s);
 }

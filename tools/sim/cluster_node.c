@@ -243,10 +243,9 @@ static void cl__kill(struct cl_world *w, uint32_t n, uint64_t id)
     nd->cpu_used -= cpu;
     nd->cpu_jobs -= cpu;
     cl_account(w, -cpu, -cpu);
-    tk->running = 0;
+    tk->running = 0; /* fences the scheduled end */
     tk->klass &= 0xff;
-    uint32_t a = ++tk->attempt; /* fences the scheduled end */
-    cl_job_report(w, job, task, a, -1, 0);
+    cl_job_report(w, job, task, tk->attempt, CL_PREEMPTED, 0);
 }
 
 void cl_node_try_start(struct cl_world *w, uint32_t n)
@@ -346,9 +345,8 @@ void cl_node_loss_ev(engine_t *e, void *ctx, uint64_t arg)
                 continue;
             tk->running = 0;
             tk->klass &= 0xff;
-            uint32_t a = ++tk->attempt;
             w->res->lost++;
-            rc = engine_after(e, w->cfg.node_timeout_s, cl_lost_ev, w, cl_key(j, t, a));
+            rc = engine_after(e, w->cfg.node_timeout_s, cl_lost_ev, w, cl_key(j, t, tk->attempt));
             if (rc != 0)
                 cl__fail(w, rc);
         }
@@ -365,7 +363,17 @@ void cl_lost_ev(engine_t *e, void *ctx, uint64_t key)
     size_t job, task;
     uint32_t attempt;
     cl_key_split(key, &job, &task, &attempt);
-    cl_job_report(w, job, task, attempt, -1, 0);
+    cl_job_report(w, job, task, attempt, CL_NODE_LOST, 0);
+    (void)e;
+}
+
+static void cl_refused_ev(engine_t *e, void *ctx, uint64_t key)
+{
+    struct cl_world *w = ctx;
+    size_t job, task;
+    uint32_t attempt;
+    cl_key_split(key, &job, &task, &attempt);
+    cl_job_report(w, job, task, attempt, CL_REFUSED, 0);
     (void)e;
 }
 
@@ -377,8 +385,8 @@ void cl_task_create_ev(engine_t *e, void *ctx, uint64_t key)
     cl_key_split(key, &job, &task, &attempt);
     struct cl_job *j = &w->jobs[job];
     struct cl_task *tk = &j->tasks[task];
-    if ((tk->attempt & 0xffffu) != attempt)
-        return;
+    if ((tk->attempt & 0xffffu) != attempt || !attempt_tracks(j->att, task, tk->attempt))
+        return; /* the JM gave it up on the way */
     struct cl_node *nd = &w->nodes[tk->node];
     const struct spec_task *st = &j->spec->tasks[task];
     queue_task_t t = {0};
@@ -389,9 +397,8 @@ void cl_task_create_ev(engine_t *e, void *ctx, uint64_t key)
     t.klass = (queue_class_t)(tk->klass & 0xff);
     if (!nd->up || queue_push(nd->q, &t) != 0) {
         /* Refused or the node is gone: the JM hears it one message later and re-places. */
-        uint32_t a = ++tk->attempt;
         w->res->lost++;
-        int rc = engine_after(e, w->cfg.net_delay_s, cl_lost_ev, w, cl_key(job, task, a));
+        int rc = engine_after(e, w->cfg.net_delay_s, cl_refused_ev, w, cl_key(job, task, attempt));
         if (rc != 0)
             cl__fail(w, rc);
         return;
