@@ -177,6 +177,9 @@ int controller_step(controller_t *c, const struct controller_obs *obs, struct co
         int up = (int)ceil(A - 1e-9);
         tokens = up > tokens ? up : tokens;
         o.action = CONTROLLER_RAISE;
+    } else if (obs->granted > 0 && obs->granted < raw) {
+        /* Asked for enough, granted too little: hold the request and the smoothed state. */
+        o.action = CONTROLLER_SHORT;
     } else {
         int raw2;
         if ((rc = controller__raw(c, obs, 2 * D, &raw2)) != 0)
@@ -198,8 +201,9 @@ int controller_step(controller_t *c, const struct controller_obs *obs, struct co
         tokens = c->cfg.min_tokens;
     if (tokens > c->cfg.max_tokens)
         tokens = c->cfg.max_tokens;
+    int held = obs->granted > 0 ? obs->granted : tokens;
     double smp[CONTROLLER_MAX_SAMPLES];
-    int n = c->predict(c->ctx, obs, tokens, smp, CONTROLLER_MAX_SAMPLES);
+    int n = c->predict(c->ctx, obs, held, smp, CONTROLLER_MAX_SAMPLES);
     if (n < 1 || n > CONTROLLER_MAX_SAMPLES)
         return n < 0 ? n : ERR_STATE;
     o.predicted_finish = obs->t_r + controller__stretch(c, obs) * smp[n / 2];
@@ -209,7 +213,9 @@ int controller_step(controller_t *c, const struct controller_obs *obs, struct co
     c->retarget = 0;
     o.tokens = tokens;
     o.smoothed = A;
-    double opp = floor(c->cfg.opp_factor * tokens);
+    o.held = held;
+    o.short_by = o.raw > held ? o.raw - held : 0;
+    double opp = floor(c->cfg.opp_factor * held);
     o.opportunistic =
         obs->spare_tokens < opp ? (obs->spare_tokens > 0 ? obs->spare_tokens : 0) : (int)opp;
     *out = o;

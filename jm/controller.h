@@ -32,8 +32,17 @@
  * deadlines scale period and D in proportion (controller_config_default). The deadline may change
  * while the job runs (controller_set_deadline, controller_set_utility).
  *
- * The opportunistic allowance (Apollo §3.5) is min(spare, opp_factor * tokens): tokens are what
- * the deadline needs, opportunistic capacity is what the cluster can spare.
+ * The opportunistic allowance (Apollo §3.5) is min(spare, opp_factor * tokens held): tokens are
+ * what the deadline needs, opportunistic capacity is what the cluster can spare.
+ *
+ * The grant (issue 25): Jockey assumes the job gets what it asks for; under MinEDF-WC the RM may
+ * grant less (a tighter deadline's minimum comes first) or more (spare). The caller passes the
+ * grant (obs.granted), and the controller predicts the finish, sizes the opportunistic allowance
+ * and judges "behind" by what the job holds, not by its own last request. When the request
+ * already covers A^r but the grant does not, the request stands (CONTROLLER_SHORT): raising it
+ * buys nothing the RM withholds, and its hysteresis state is left as it was, so the job does not
+ * ratchet its claim up while it waits. A^r is reported (out.raw) for the RM to take as the job's
+ * minimum, the request (out.tokens) as what it wants.
  *
  * Pure: no clock (the caller passes t_r and calls controller_step once per period); an opaque
  * object, caller owns (controller_new / controller_destroy).
@@ -76,6 +85,9 @@ struct controller_obs {
     int spare_tokens; /* what the cluster can spare now (for the opportunistic allowance) */
     double speed;     /* optional: observed / profiled run time of the tasks finished so far;
                          above 1 the predictions are stretched by it (0 or <= 1: unused) */
+    int granted;      /* optional: the tokens the RM granted for the last request (MinEDF-WC may
+                         grant less than asked, or more: spare); <= 0: unknown, taken to be the
+                         request itself */
 };
 
 enum controller_action {
@@ -84,14 +96,21 @@ enum controller_action {
     CONTROLLER_LOWER,     /* ahead of schedule by more than the dead zone */
     CONTROLLER_HOLD,      /* inside the dead zone */
     CONTROLLER_RETARGET,  /* first decision after a new deadline or utility: jumped to A^r */
+    CONTROLLER_SHORT,     /* the request covers A^r but the grant does not: the request stands
+                             (asking more buys nothing the RM withholds; lowering it would give
+                             up the claim) */
 };
 
 struct controller_out {
     int tokens;              /* guaranteed tokens to request from the RM */
-    int opportunistic;       /* opportunistic allowance */
-    int raw;                 /* A^r this period */
+    int opportunistic;       /* opportunistic allowance: min(spare, opp_factor * held) */
+    int raw;                 /* A^r this period: what the job needs now (the RM's minimum for
+                                it; `tokens` adds hysteresis on top) */
     double smoothed;         /* A_t before rounding */
-    double predicted_finish; /* t_r + S * (median C(p, tokens)) */
+    double predicted_finish; /* t_r + S * (median C(p, held)) */
+    int held;                /* the allocation the job runs with: obs.granted when known, else
+                                `tokens` */
+    int short_by;            /* raw - held when the grant is below A^r, else 0 */
     enum controller_action action;
 };
 

@@ -389,6 +389,7 @@ void jmd_jockey_step(jmd_t *j)
     jmd_jockey__observe(j, &obs);
     int spare = (int)j->capacity - (int)j->granted;
     obs.spare_tokens = spare > 0 ? spare : 0;
+    obs.granted = j->granted > INT32_MAX ? INT32_MAX : (int)j->granted; /* 0: not yet known */
     if (j->run_expected_s > 0) {
         double prior = 0.05 * j->plan.amdahl.P0;
         obs.speed = (j->run_actual_s + prior) / (j->run_expected_s + prior);
@@ -399,12 +400,12 @@ void jmd_jockey_step(jmd_t *j)
         log_warn("controller step failed: %s", err_text(rc));
         return;
     }
-    static const char *act[] = {"first", "raise", "lower", "hold", "retarget"};
+    static const char *act[] = {"first", "raise", "lower", "hold", "retarget", "short"};
     if (out.tokens != j->target || out.action != CONTROLLER_HOLD)
-        log_info("Jockey t=%.2f p=%.3f: %s -> %d tokens (raw %d, smoothed %.2f, finish ~%.2f s), "
-                 "opportunistic %d",
-                 obs.t_r, obs.progress, act[out.action % 5], out.tokens, out.raw, out.smoothed,
-                 out.predicted_finish, out.opportunistic);
+        log_info("Jockey t=%.2f p=%.3f: %s -> %d tokens (raw %d, smoothed %.2f, granted %d, "
+                 "finish ~%.2f s), opportunistic %d",
+                 obs.t_r, obs.progress, act[out.action % 6], out.tokens, out.raw, out.smoothed,
+                 out.held, out.predicted_finish, out.opportunistic);
     j->target = out.tokens;
     jmd_jockey_allowance(j);
     jmd_out_tokens(j);

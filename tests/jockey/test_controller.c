@@ -137,6 +137,59 @@ static void test_dead_zone_holds(void **state)
     assert_int_equal(o.tokens, 11);
 }
 
+static struct controller_out step_granted(struct fixture *f, double t_r, double work, int granted)
+{
+    struct controller_obs obs = {
+        .t_r = t_r, .progress = 0, .spare_tokens = 1000, .granted = granted};
+    struct controller_out out;
+    f->work = work;
+    assert_int_equal(controller_step(f->c, &obs, &out), 0);
+    return out;
+}
+
+/* Issue 25: the controller under a grant below its ask. It asked for 10; the RM granted 6. With
+ * 15300 token-s left at 1800 s, 10 tokens would finish at 3330 s (inside the dead zone: a hold),
+ * but 6 finish at 4350 s, past the deadline: the controller says so (SHORT, the finish at the
+ * grant, short by 4), keeps its request and its smoothed state, and sizes the opportunistic
+ * allowance by the 6 it holds. Granted the full 10 again, it is back to HOLD; granted more
+ * (spare), it predicts with that. */
+static void test_grant_below_ask(void **state)
+{
+    struct fixture *f = *state;
+    f->cfg.opp_factor = 1.0;
+    start(f);
+    struct controller_out o = step_granted(f, 1800, 15300, 6);
+    assert_int_equal(o.action, CONTROLLER_SHORT);
+    assert_int_equal(o.tokens, 10);
+    assert_int_equal(o.raw, 10);
+    assert_int_equal(o.held, 6);
+    assert_int_equal(o.short_by, 4);
+    assert_true(fabs(o.smoothed - 10) < 1e-9);
+    assert_true(fabs(o.predicted_finish - (1800 + 15300.0 / 6)) < 1e-6);
+    assert_int_equal(o.opportunistic, 6);
+    /* several periods short do not ratchet the request up */
+    for (int i = 0; i < 5; i++) {
+        o = step_granted(f, 1800 + i, 15300, 6);
+        assert_int_equal(o.action, CONTROLLER_SHORT);
+        assert_int_equal(o.tokens, 10);
+    }
+    o = step_granted(f, 1810, 15300, 10);
+    assert_int_equal(o.action, CONTROLLER_HOLD);
+    assert_int_equal(o.short_by, 0);
+    assert_true(fabs(o.predicted_finish - (1810 + 1530)) < 1e-6);
+    o = step_granted(f, 1810, 15300, 15);
+    assert_int_equal(o.held, 15);
+    assert_true(fabs(o.predicted_finish - (1810 + 1020)) < 1e-6);
+    /* unknown grant (0): the request is taken as held, as before */
+    o = step_granted(f, 1810, 15300, 0);
+    assert_int_equal(o.held, 10);
+    assert_int_equal(o.action, CONTROLLER_HOLD);
+    /* behind even at the request: it still raises, whatever the grant */
+    o = step_granted(f, 1810, 30000, 6);
+    assert_int_equal(o.action, CONTROLLER_RAISE);
+    assert_true(o.tokens > 10);
+}
+
 static void test_hysteresis_smooths_a_step(void **state)
 {
     struct fixture *f = *state;
@@ -345,6 +398,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_behind_schedule_raises, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ahead_of_schedule_lowers, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dead_zone_holds, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_grant_below_ask, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hysteresis_smooths_a_step, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shorter_deadline_raises_longer_lowers, setup,
                                         teardown),
