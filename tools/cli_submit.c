@@ -20,6 +20,7 @@
 #include "rm/rmclient.h"
 #include "tools/cli.h"
 #include "tools/spawn.h"
+#include "tools/submit_price.h"
 #include "tools/jobdir.h"
 
 #include <errno.h>
@@ -46,7 +47,7 @@
 
 struct submit_opts {
     struct jobdir_opts d;
-    const char *spec, *deadline, *name, *log_level, *pub;
+    const char *spec, *deadline, *name, *log_level, *pub, *max_price;
     bool wait, json, best_effort;
 };
 
@@ -65,6 +66,8 @@ static int submit__usage(void)
         "                      [--wait] [--json]\n"
         "                      [--cluster DIR | --rm ENDPOINTS --keys DIR [--pub ENDPOINTS]]\n"
         "                      [--jobs-dir DIR] [--log-level LEVEL]\n"
+        "  --max-price P    the earliest deadline whose price is at most P token-seconds\n"
+        "                   (MRM's price-deadline curve, as `paddock quote` prints it)\n"
         "  --deadline D     from submission (90s, 3m10s, 1h); the RM admits it or refuses with\n"
         "                   the earliest feasible finish (exit 3; see `paddock quote`)\n"
         "  --best-effort    run without admission control: the deadline orders the job but is\n"
@@ -89,6 +92,8 @@ static int submit__parse(int argc, char **argv, struct submit_opts *o)
             o->best_effort = true;
         else if (strcmp(a, "--deadline") == 0 && has)
             o->deadline = argv[++i];
+        else if (strcmp(a, "--max-price") == 0 && has)
+            o->max_price = argv[++i];
         else if (strcmp(a, "--name") == 0 && has)
             o->name = argv[++i];
         else if (strcmp(a, "--cluster") == 0 && has)
@@ -650,6 +655,25 @@ static int submit_main(int argc, char **argv)
         /* the RM then admits without a check (proto.h); say so rather than fail the submit */
         fprintf(stderr, "paddock submit: warning: no shape for the arbiter: %s\n", msg);
         memset(&sh, 0, sizeof sh);
+    }
+    if (rc == 0 && o.max_price != NULL) { /* issue 25: a deadline chosen by its price */
+        char *end = NULL;
+        double p = strtod(o.max_price, &end), d = 0, paid = 0;
+        if (end == o.max_price || *end != '\0' || !(p > 0) || o.deadline != NULL) {
+            fprintf(stderr,
+                    "paddock submit: --max-price '%s': a price > 0 in token-seconds, "
+                    "without --deadline\n",
+                    o.max_price);
+            rc = 2;
+        } else if (submit_price_deadline(c, spec->virtual_cluster, &sh, p, &d, &paid, msg,
+                                         sizeof msg) != 0) {
+            fprintf(stderr, "paddock submit: --max-price %s: %s\n", o.max_price, msg);
+            rc = SUBMIT_EXIT_REFUSED;
+        } else {
+            spec->deadline_s = d;
+            spec->has_deadline = true;
+            fprintf(stderr, "paddock submit: deadline %.1fs, priced %.1f token-seconds\n", d, paid);
+        }
     }
     int64_t submit_ms = clock_wall_ms();
     if (rc == 0)
