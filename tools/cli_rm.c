@@ -371,6 +371,25 @@ static int rm_status_main(int argc, char **argv)
         cli_rm_print_calibration(
             leader >= 0 ? json_object_get(json_array_get(reps, (size_t)leader), "calibration")
                         : NULL);
+        /* issue 27: requests refused because the caller may not make them, by what was tried */
+        json_t *den =
+            leader >= 0
+                ? json_object_get(json_object_get(json_array_get(reps, (size_t)leader), "rejected"),
+                                  "denied_by")
+                : NULL;
+        const char *what;
+        json_t *v;
+        int first = 1;
+        json_object_foreach(den, what, v)
+        {
+            if (json_integer_value(v) == 0)
+                continue;
+            printf("%s %s %lld", first ? "denied (leader):" : ",", what,
+                   (long long)json_integer_value(v));
+            first = 0;
+        }
+        if (!first)
+            printf("\n");
     }
     json_decref(doc);
     rmclient_destroy(&c);

@@ -239,29 +239,33 @@ pdk admin 1 user grant "$alice" batch >/dev/null || fail "grant batch to alice"
 pdk admin 1 user quota "$bob" default --tokens 1 >/dev/null || fail "quota for bob"
 
 # ---- alice and bob each submit; their tasks run as themselves -------------------------------
-spec() { # spec FILE NAME SECONDS VC WIDTH: WIDTH tasks that write who runs them, then sleep
+spec() { # spec FILE NAME SECONDS VC WIDTH [SH]: WIDTH tasks that write who runs them and
+    # their pid, run SH, then sleep
+    extra=${6:-true}
     {
         printf '{"version":1,"name":"%s","virtual_cluster":"%s","tasks":[' "$2" "$4"
         i=1
         while [ "$i" -le "$5" ]; do
             [ "$i" -gt 1 ] && printf ','
             printf '{"id":"t%s","runtime_s":%s,"cmd":["sh","-c",' "$i" "$3"
-            printf '"{ id -un; id -u; stat -c %%U .; } > %s/out/%s-t%s; sleep %s"]}' \
-                "$T" "$2" "$i" "$3"
+            printf '"{ id -un; id -u; stat -c %%U .; } > %s/out/%s-t%s; echo $$ > %s/out/%s-t%s.pid; %s; sleep %s"]}' \
+                "$T" "$2" "$i" "$T" "$2" "$i" "$extra" "$3"
             i=$((i + 1))
         done
         printf ']}\n'
     } >"$1"
 }
 spec "$T/a.json" alices-job 40 default 2
-spec "$T/b.json" bobs-job 1 default 1
+# bob's task tries to signal alice's first task (kill -0: may it?) and writes what it got
+spec "$T/b.json" bobs-job 1 default 1 \
+    "kill -0 \$(cat $T/out/alices-job-t1.pid) 2>/dev/null; echo \$? > $T/out/bob-kill"
 A=$(pdk "$alice" 2 submit "$T/a.json" --deadline 10m 2>"$T/err") || fail "alice's submit: $(cat "$T/err")"
 [ -f "$T/$alice/jobs/$A/jm.pid" ] && pids="$pids $(cat "$T/$alice/jobs/$A/jm.pid")"
+wait_for 30 "alice's two tasks to start" test -s "$T/out/alices-job-t2.pid" -a -s "$T/out/alices-job-t1.pid"
 B=$(pdk "$bob" 3 submit "$T/b.json" 2>"$T/err") || fail "bob's submit: $(cat "$T/err")"
 [ -f "$T/$bob/jobs/$B/jm.pid" ] && pids="$pids $(cat "$T/$bob/jobs/$B/jm.pid")"
 say "alice submitted $A, bob $B"
-wait_for 30 "alice's two tasks to start" test -s "$T/out/alices-job-t2" -a -s "$T/out/alices-job-t1"
-wait_for 30 "bob's task" test -s "$T/out/bobs-job-t1"
+wait_for 30 "bob's task" test -s "$T/out/bob-kill"
 check_ran_as() { # FILE USER
     set -- "$1" "$2" "$(id -u "$2")"
     want=$(printf '%s\n%s\n%s' "$2" "$3" "$2")
@@ -271,6 +275,10 @@ check_ran_as "$T/out/alices-job-t1" "$alice"
 check_ran_as "$T/out/alices-job-t2" "$alice"
 check_ran_as "$T/out/bobs-job-t1" "$bob"
 say "alice's tasks ran as uid $(id -u "$alice"), bob's as $(id -u "$bob"), each in a directory they own"
+[ "$(cat "$T/out/bob-kill")" = 1 ] ||
+    fail "bob's task could signal alice's task (kill -0 said $(cat "$T/out/bob-kill"))"
+kill -0 "$(cat "$T/out/alices-job-t1.pid")" 2>/dev/null || fail "alice's task is not running"
+say "bob's task may not signal alice's (kill -0 $(cat "$T/out/alices-job-t1.pid"): exit 1)"
 b_done() { [ "$("$probe" --json state <"$T/$bob/jobs/$B/state.json" 2>/dev/null)" = succeeded ]; }
 wait_for 30 "bob's job to succeed" b_done
 
@@ -307,6 +315,7 @@ done
     fail "a replica is missing after bob's attempt: $st"
 [ ! -e "$T/out/bobs-batch-t1" ] || fail "bob's batch job ran"
 say "each refusal counted once in rm status (denied_by); alice's job and the replica set unchanged"
+pdk admin 1 rm status | grep "^denied" || fail "rm status does not show the refusals"
 
 # ---- a quota stops a submission that would exceed it ----------------------------------------
 spec "$T/wide.json" bobs-wide 20 default 4
