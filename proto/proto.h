@@ -580,8 +580,12 @@ typedef struct proto_task_output { /* PN -> CLI: the bytes asked for, as far as 
 #define PROTO_ADMIN_RECURRING_PAUSE  "recurring_pause"  /* name, 1 or 0 */
 #define PROTO_ADMIN_RECURRING_REMOVE "recurring_remove" /* name */
 #define PROTO_ADMIN_RECURRING_ACCEPT "recurring_accept" /* name: adopt the inferred deadline */
-#define PROTO_ADMIN_HISTORY          "history"          /* [name] */
-#define PROTO_ADMIN_PLAN             "plan"             /* no args */
+/* Jobs whose ad-hoc submissions recur at a regular period (Morpheus §4; rm/period.h), with the
+ * period, offset, inferred deadline and the evidence: [name] (only that name, with the verdict
+ * when it is not periodic). */
+#define PROTO_ADMIN_RECURRING_SUGGEST "recurring_suggest"
+#define PROTO_ADMIN_HISTORY           "history" /* [name] */
+#define PROTO_ADMIN_PLAN              "plan"    /* no args */
 
 typedef struct proto_admin_query { /* CLI -> RM */
     char *kind;                    /* req, non-empty */

@@ -870,9 +870,148 @@ static json_t *recur__plan(struct rmserver *s)
     return doc;
 }
 
+/* ---- suggestions: ad-hoc jobs that recur (Morpheus §4) ---- */
+
+#define RECUR__SUGGEST_NAMES 256 /* distinct names judged in one query */
+
+static json_t *recur__fit_json(const struct period_fit *f)
+{
+    json_t *e = json_object();
+    json_object_set_new(e, "runs", json_integer(f->runs));
+    json_object_set_new(e, "median_gap_s", recur__s(f->median_gap_ms));
+    json_object_set_new(e, "mad_gap_s", recur__s(f->mad_gap_ms));
+    json_object_set_new(e, "cv", json_real(f->cv));
+    json_object_set_new(e, "phase_mad_s", recur__s(f->phase_mad_ms));
+    json_object_set_new(e, "first_submit_ms", json_integer(f->first_ms));
+    json_object_set_new(e, "last_submit_ms", json_integer(f->last_ms));
+    json_object_set_new(e, "next_ms", json_integer(f->next_ms));
+    return e;
+}
+
+/* One name's ad-hoc runs judged: a suggestion (periodic) or NULL with *other set (why not). */
+static json_t *recur__suggest_one(struct rmserver *s, const char *name,
+                                  const struct period_params *pp, int64_t now, json_t **other)
+{
+    ledger_t *l = fsm_ledger(s->fsm);
+    int64_t sub[PERIOD_MAX_RUNS];
+    const struct ledger_run *run[PERIOD_MAX_RUNS];
+    size_t k = 0;
+    for (size_t i = ledger_history_count(l); i-- > 0 && k < pp->max_runs;) {
+        const struct ledger_run *h = ledger_history_at(l, i);
+        if (h == NULL || h->recurring[0] != '\0' || h->job == 0 || h->submit_ms <= 0 ||
+            strcmp(h->name, name) != 0)
+            continue;
+        sub[k] = h->submit_ms;
+        run[k++] = h;
+    }
+    struct period_fit f;
+    if (k == 0 || period_infer(sub, k, now, pp, &f) != 0)
+        return NULL;
+    if (f.verdict != PERIOD_PERIODIC) {
+        *other = json_object();
+        json_object_set_new(*other, "name", json_string(name));
+        json_object_set_new(*other, "verdict", json_string(period_verdict_name(f.verdict)));
+        json_object_set_new(*other, "period_s",
+                            f.period_ms > 0 ? recur__s(f.period_ms) : json_null());
+        json_object_set_new(*other, "evidence", recur__fit_json(&f));
+        return NULL;
+    }
+    /* the deadline from the runs' completion (rm/slo.h), each run against its own period */
+    struct slo_run sr[PERIOD_MAX_RUNS];
+    size_t m = 0, ok = 0;
+    for (size_t i = 0; i < k; i++) {
+        if (run[i]->end_ms <= 0)
+            continue;
+        int64_t ps = period_nearest_start(run[i]->submit_ms, f.period_ms, f.offset_ms);
+        sr[m].start = (run[i]->start_ms > 0 ? run[i]->start_ms : run[i]->submit_ms) - ps;
+        sr[m].end = run[i]->end_ms - ps;
+        sr[m].out_read = -1; /* consumers are known for recurring jobs' declared outputs only */
+        sr[m].ok = run[i]->outcome == LEDGER_RUN_SUCCEEDED;
+        ok += sr[m].ok;
+        m++;
+    }
+    struct slo_params sp;
+    struct slo_inference inf;
+    slo_params_default(&sp);
+    if (slo_infer(sr, m, &sp, &inf) != 0)
+        memset(&inf, 0, sizeof inf);
+    int64_t deadline = inf.deadline;
+    bool capped = deadline > f.period_ms;
+    if (capped)
+        deadline = f.period_ms; /* one run ends before the next starts (recurring add's rule) */
+    const struct ledger_vc *vc = ledger_vc_at(l, run[0]->vc);
+    char jid[ID_JOB_SIZE];
+    rmserver_job_id(run[0]->job, jid);
+    json_t *o = json_object();
+    json_object_set_new(o, "name", json_string(name));
+    json_object_set_new(o, "virtual_cluster", json_string(vc != NULL ? vc->name : ""));
+    json_object_set_new(o, "period_ms", json_integer(f.period_ms));
+    json_object_set_new(o, "period_s", recur__s(f.period_ms));
+    json_object_set_new(o, "offset_ms", json_integer(f.offset_ms));
+    json_object_set_new(o, "deadline_ms", deadline > 0 ? json_integer(deadline) : json_null());
+    json_object_set_new(o, "deadline_s", recur__opt_s(deadline));
+    json_object_set_new(o, "deadline_source", json_string(slo_source_name(inf.source)));
+    json_object_set_new(o, "deadline_capped", json_boolean(capped));
+    json_object_set_new(o, "last_job_id", json_string(jid));
+    json_t *e = recur__fit_json(&f);
+    json_object_set_new(e, "succeeded", json_integer((json_int_t)ok));
+    json_object_set_new(e, "end_pct_s",
+                        inf.source != SLO_NONE ? recur__s(inf.end_pct) : json_null());
+    json_object_set_new(o, "evidence", e);
+    return o;
+}
+
+static json_t *recur__suggest(struct rmserver *s, const proto_admin_query_t *q, int *code,
+                              char *why, size_t cap)
+{
+    ledger_t *l = fsm_ledger(s->fsm);
+    const char *only = q->nargs >= 1 && q->args[0][0] != '\0' ? q->args[0] : NULL;
+    if (only != NULL && ledger_recurring_find(l, only) != NULL) {
+        *code = ERR_EXISTS;
+        err_fmt(why, cap, *code, "%s is a recurring job already", only);
+        return NULL;
+    }
+    struct period_params pp;
+    period_params_default(&pp);
+    pp.quantum_ms = s->cfg->plan_step_ms > 0 ? s->cfg->plan_step_ms : 1000;
+    pp.min_period_ms = pp.quantum_ms > 1000 ? pp.quantum_ms : 1000;
+    int64_t now = (int64_t)clock_wall_ms();
+    char names[RECUR__SUGGEST_NAMES][LEDGER_NAME_MAX]; /* 16 KiB */
+    size_t nn = 0;
+    for (size_t i = ledger_history_count(l); i-- > 0 && nn < RECUR__SUGGEST_NAMES;) {
+        const struct ledger_run *h = ledger_history_at(l, i);
+        if (h == NULL || h->recurring[0] != '\0' || h->job == 0 ||
+            (only != NULL && strcmp(h->name, only) != 0) ||
+            ledger_recurring_find(l, h->name) != NULL)
+            continue;
+        bool seen = false;
+        for (size_t j = 0; j < nn && !seen; j++)
+            seen = strcmp(names[j], h->name) == 0;
+        if (!seen)
+            snprintf(names[nn++], LEDGER_NAME_MAX, "%s", h->name);
+    }
+    json_t *sug = json_array(), *others = json_array();
+    for (size_t j = 0; j < nn; j++) {
+        json_t *other = NULL;
+        json_t *o = recur__suggest_one(s, names[j], &pp, now, &other);
+        if (o != NULL)
+            json_array_append_new(sug, o);
+        else if (other != NULL)
+            json_array_append_new(others, other);
+    }
+    json_t *doc = json_object();
+    json_object_set_new(doc, "suggestions", sug);
+    json_object_set_new(doc, "not_periodic", others);
+    json_object_set_new(doc, "plan_step_ms", json_integer(pp.quantum_ms));
+    json_object_set_new(doc, "now_ms", json_integer(now));
+    return doc;
+}
+
 json_t *rmserver_recur_json(struct rmserver *s, const proto_admin_query_t *q, int *code, char *why,
                             size_t cap)
 {
+    if (strcmp(q->kind, PROTO_ADMIN_RECURRING_SUGGEST) == 0)
+        return recur__suggest(s, q, code, why, cap);
     ledger_t *l = fsm_ledger(s->fsm);
     if (strcmp(q->kind, PROTO_ADMIN_RECURRING_LIST) == 0) {
         json_t *arr = json_array();

@@ -72,6 +72,10 @@ bool cli_admin_option(int argc, char **argv, int *i, struct cli_admin_opts *o);
  * after printing "paddock CMD: reason" on stderr (no cluster, no leader, a refusal). */
 int cli_admin_ask(const struct cli_admin_opts *o, const char *cmd, const char *kind,
                   const char *const *args, size_t nargs, const char *data, struct json_t **doc);
+/* The same without printing: 0 with *doc, or the ERR_* code (the RM's refusal, or why there was
+ * no answer) with the reason in msg. */
+int cli_admin_query(const struct cli_admin_opts *o, const char *kind, const char *const *args,
+                    size_t nargs, const char *data, struct json_t **doc, char *msg, size_t cap);
 
 /* Prints doc as indented JSON on stdout. Returns 0, or 1 when it cannot be serialised. */
 int cli_admin_print_json(const struct json_t *doc);
