@@ -423,6 +423,9 @@ void ledger__arbitrate(ledger_t *l, size_t vci, uint64_t cause)
     vc->arbitrated_ms = l->now;
     arbiter_allocate_plan(ARBITER_MINEDF_WC, vc->capacity, ledger__held_back(l, vci), l->arb, n,
                           l->arb_order);
+    if (ledger__quota_trim(l, vci, l->arb, l->arb_pos, n)) /* issue 27: tokens held at once */
+        arbiter_allocate_plan(ARBITER_MINEDF_WC, vc->capacity, ledger__held_back(l, vci), l->arb, n,
+                              l->arb_order);
     vc->spare = 0;
     for (size_t k = 0; k < n; k++) {
         struct ledger_job *j = &l->jobs[l->arb_pos[k]];

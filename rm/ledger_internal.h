@@ -110,6 +110,12 @@ int ledger__tenant_cmd(ledger_t *l, const struct ledger_cmd *c, struct ledger_re
  * 0, or ERR_QUOTA with r->value the quota's kind and r->aux its limit. */
 int ledger__quota_check(const ledger_t *l, const struct ledger_cmd *c, size_t vci, uint32_t need,
                         struct ledger_result *r);
+/* Issue 27: after an arbitration of virtual cluster vci over arb[0..n) (jobs[pos[k]]), takes the
+ * spare tokens back from the latest jobs of any user over their `tokens held at once` quota
+ * (never below a job's minimum) and caps those jobs there (width and wanted); true when it did,
+ * and the caller arbitrates again so that what was taken back goes to others. */
+bool ledger__quota_trim(const ledger_t *l, size_t vci, struct arbiter_job *arb, const size_t *pos,
+                        size_t n);
 /* After a command was applied: its line in the audit trail, when it is one that is audited. */
 void ledger__audit_cmd(ledger_t *l, const struct ledger_cmd *c, const struct ledger_result *r);
 /* A job ended: its accounting record. */

@@ -130,7 +130,13 @@ int ledger__tenant_cmd(ledger_t *l, const struct ledger_cmd *c, struct ledger_re
             g->max_tokens = c->count;
             g->max_token_ms_day = c->token_ms;
         }
-        break;
+        ledger__rule_gc(l);
+        if (c->type == LEDGER_CMD_QUOTA_SET) { /* a quota binds the grants at once */
+            size_t vci = 0;
+            ledger__vc_find(l, c->vc, &vci);
+            ledger__arbitrate(l, vci, 0);
+        }
+        return 0;
     }
     case LEDGER_CMD_AUDIT:
         if (c->name[0] == '\0' || c->state > LEDGER_AUDIT_FAILED)
@@ -189,6 +195,70 @@ int ledger__quota_check(const ledger_t *l, const struct ledger_cmd *c, size_t vc
         }
     }
     return 0;
+}
+
+#define LEDGER__TRIM_USERS                                                                         \
+    64 /* users over a quota handled per arbitration (more: the rest wait)                         \
+        */
+
+bool ledger__quota_trim(const ledger_t *l, size_t vci, struct arbiter_job *arb, const size_t *pos,
+                        size_t n)
+{
+    const char *vc = l->vcs[vci].name;
+    bool any = false;
+    for (size_t i = 0; i < l->nrules && !any; i++)
+        any = l->rules[i].max_tokens != 0 && strcmp(l->rules[i].vc, vc) == 0;
+    if (!any)
+        return false;
+    struct {
+        const char *user;
+        uint32_t max;
+        uint64_t sum;
+    } u[LEDGER__TRIM_USERS];
+    size_t nu = 0;
+    for (size_t k = 0; k < n; k++) {
+        const char *who = l->jobs[pos[k]].user;
+        if (who[0] == '\0')
+            continue;
+        size_t x = 0;
+        while (x < nu && strcmp(u[x].user, who) != 0)
+            x++;
+        if (x == nu) {
+            const struct ledger_rule *q = ledger__quota_rule(l, who, vc);
+            if (q == NULL || q->max_tokens == 0 || nu == LEDGER__TRIM_USERS)
+                continue;
+            u[nu].user = who;
+            u[nu].max = q->max_tokens;
+            u[nu].sum = 0;
+            nu++;
+        }
+        u[x].sum += arb[k].grant;
+    }
+    bool trimmed = false;
+    for (size_t x = 0; x < nu; x++) {
+        if (u[x].sum <= u[x].max)
+            continue;
+        /* the latest jobs give back first: the earlier ones were admitted when it fitted */
+        for (size_t k = n; k-- > 0 && u[x].sum > u[x].max;) {
+            if (strcmp(l->jobs[pos[k]].user, u[x].user) != 0)
+                continue;
+            struct arbiter_job *a = &arb[k];
+            uint32_t spare = a->grant - a->min_part;
+            uint32_t cut =
+                (uint64_t)spare < u[x].sum - u[x].max ? spare : (uint32_t)(u[x].sum - u[x].max);
+            a->grant -= cut;
+            u[x].sum -= cut;
+        }
+        /* and none of the user's jobs may grow into what was given back */
+        for (size_t k = 0; k < n; k++) {
+            if (strcmp(l->jobs[pos[k]].user, u[x].user) != 0)
+                continue;
+            arb[k].width = arb[k].grant;
+            arb[k].wanted = arb[k].wanted < arb[k].grant ? arb[k].wanted : arb[k].grant;
+        }
+        trimmed = true;
+    }
+    return trimmed;
 }
 
 const char *ledger_quota_name(uint64_t kind)

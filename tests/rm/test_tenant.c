@@ -183,6 +183,42 @@ static void test_quotas_refuse_and_name_the_quota(void **state)
     assert_int_equal(submit(f->l, "carol", "default", 0, 3000 + LEDGER_DAY_MS + 1).code, 0);
 }
 
+/* Tokens held at once bind the grants too, not only admission: two jobs of bob that each want 4
+ * get 3 together, the rest goes to alice. */
+static void test_quota_caps_grants(void **state)
+{
+    struct fixture *f = *state;
+    vc_set(f->l, "default", 10);
+    assert_int_equal(rule(f->l, LEDGER_CMD_QUOTA_SET, "paddock", "bob", "default", 3, 0).code, 0);
+    uint64_t b1 = submit(f->l, "bob", "default", 0, 1000).value;
+    uint64_t b2 = submit(f->l, "bob", "default", 0, 1000).value;
+    uint64_t a1 = submit(f->l, "alice", "default", 0, 1000).value;
+    uint64_t ids[3] = {b1, b2, a1};
+    for (int i = 0; i < 3; i++) {
+        struct ledger_cmd c;
+        ledger_cmd_init(&c, LEDGER_CMD_TOKEN_REQUEST);
+        c.job = ids[i];
+        c.count = i < 2 ? 4 : 7;
+        apply(f->l, &c, 1100);
+    }
+    uint32_t bob = ledger_job_find(f->l, b1)->tokens + ledger_job_find(f->l, b2)->tokens;
+    assert_int_equal(bob, 3);
+    assert_int_equal(ledger_job_find(f->l, a1)->tokens, 7);
+    /* a quota changed binds at once: 2 */
+    assert_int_equal(rule(f->l, LEDGER_CMD_QUOTA_SET, "paddock", "bob", "default", 2, 0).code, 0);
+    bob = ledger_job_find(f->l, b1)->tokens + ledger_job_find(f->l, b2)->tokens;
+    assert_int_equal(bob, 2);
+    /* without the quota, bob's jobs get their asks back (alice asks less now) */
+    struct ledger_cmd c;
+    ledger_cmd_init(&c, LEDGER_CMD_TOKEN_REQUEST);
+    c.job = a1;
+    c.count = 2;
+    apply(f->l, &c, 1200);
+    assert_int_equal(rule(f->l, LEDGER_CMD_QUOTA_SET, "paddock", "bob", "default", 0, 0).code, 0);
+    bob = ledger_job_find(f->l, b1)->tokens + ledger_job_find(f->l, b2)->tokens;
+    assert_int_equal(bob, 8);
+}
+
 static void test_audit_and_usage(void **state)
 {
     struct fixture *f = *state;
@@ -385,6 +421,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_owner_roles_grants, setup, teardown),
         cmocka_unit_test_setup_teardown(test_quotas_refuse_and_name_the_quota, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_quota_caps_grants, setup, teardown),
         cmocka_unit_test_setup_teardown(test_audit_and_usage, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tighter_deadline_through_admission, setup, teardown),
         cmocka_unit_test_setup_teardown(test_snapshot_and_entries, setup, teardown),
