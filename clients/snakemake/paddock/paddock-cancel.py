@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Snakemake's --cluster-cancel command for Paddock: paddock-cancel.py EXTERNAL_ID...
 
 Snakemake calls it on Ctrl-C with the external ids of the jobs still running. Each run's open

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Snakemake's --cluster command for Paddock: paddock-submit.py JOBSCRIPT (docs/snakemake.md).
 
 One Paddock job per workflow run. The run's first submission asks Snakemake for the run's
@@ -88,10 +88,25 @@ def paddock_cmd(s, *args):
     return cmd
 
 
-def submit_spec(s, spec, spool, tag):
+def quote(s, path, spool):
+    """`paddock quote` for the run: its summary to Snakemake's log, the whole in SPOOL/quote.txt.
+    The shape comes from the profile of earlier runs of the same job name when there is one."""
+    cmd = paddock_cmd(s, "quote", path)
+    if s["deadline"]:
+        cmd += ["--deadline", s["deadline"]]
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    write_atomic(os.path.join(spool, "quote.txt"), r.stdout + r.stderr)
+    lines = [line for line in (r.stdout + r.stderr).splitlines() if line.strip()]
+    for line in lines[:5]:
+        say("quote: " + line.strip())
+
+
+def submit_spec(s, spec, spool, tag, with_quote=False):
     """paddock submit; returns the job id."""
     path = os.path.join(spool, tag + ".spec.json")
     write_atomic(path, json.dumps(spec))
+    if with_quote:
+        quote(s, path, spool)
     cmd = paddock_cmd(s, "submit", path)
     if s["deadline"]:
         cmd += ["--deadline", s["deadline"]]
@@ -236,6 +251,8 @@ def build_spec(s, jobs, graph, spool, workdir):
             "mem_mb": max(1, int(num(res.get("mem_mb"), 256))),
             "runtime_s": max(0.001, runtime if runtime is not None else s["runtime_s"]),
             "after": sorted(ids[p] for p in run_parents(j, set())),
+            # A Snakemake job writes its outputs in place: two attempts at once would race.
+            "speculate": False,
         })
         keys[wildcards_key(job["rule"], job["wildcards"])] = tid
     name = s["name"] or "snakemake-" + safe(os.path.basename(workdir.rstrip("/")) or "run")
@@ -264,7 +281,8 @@ def submit_alone(s, spool, props, jobscript, why):
                 "cmd": ["/bin/sh", "-c", 'exec /bin/sh "$0" >"$0.out" 2>"$0.err"', script],
                 "cpu": max(1, int(props.get("threads", 1))),
                 "mem_mb": max(1, int(num(res.get("mem_mb"), 256))),
-                "runtime_s": max(0.001, runtime if runtime is not None else s["runtime_s"])}]}
+                "runtime_s": max(0.001, runtime if runtime is not None else s["runtime_s"]),
+                "speculate": False}]}
     job = submit_spec(s, spec, spool, tid)
     print("job:%s:%s.err" % (os.path.join(jobs_dir(s), job), script))
 
@@ -298,7 +316,7 @@ def main():
                     raise RuntimeError("the snakemake process that runs this was not found")
                 jobs, graph = run_dag(anc[0], anc[1], anc[2])
                 spec, keys = build_spec(s, jobs, graph, spool, anc[2])
-                run = {"job_id": submit_spec(s, spec, spool, "run"), "keys": keys,
+                run = {"job_id": submit_spec(s, spec, spool, "run", True), "keys": keys,
                        "jobs_dir": jobs_dir(s), "cluster": s["cluster"], "name": spec["name"],
                        "tasks": len(spec["tasks"])}
                 say("run %s: Paddock job %s (%d tasks, name %s)"
