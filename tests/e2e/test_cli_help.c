@@ -162,7 +162,8 @@ static void test_paddock_commands(void **state)
                                        "nodes",
                                        "node show",
                                        "tokens",
-                                       "jobs"};
+                                       "jobs",
+                                       "logs"};
     check_tool("paddock", must, sizeof must / sizeof must[0]);
     /* a subcommand of a command that parses its own: the command's usage */
     expect_help(run("paddock", "recurring add --help"), "paddock", "recurring add --help",
