@@ -106,7 +106,7 @@ static void test_logs_while_running_and_after(void **state)
     char id[64];
     submit("talk",
            "{\"id\": \"talk\", \"cmd\": [\"sh\", \"-c\", \"for i in 1 2 3 4 5 6 7 8; do echo line "
-           "$i; sleep 0.4; done; echo bye >&2\"], \"runtime_s\": 3.2},\n"
+           "$i; sleep 0.5; done; echo bye >&2\"], \"runtime_s\": 4},\n"
            "{\"id\": \"big\", \"cmd\": [\"sh\", \"-c\", \"head -c "
            "600000 /dev/zero | tr '\\\\000' x\"], \"runtime_s\": 0.2}",
            id, sizeof id);
@@ -123,12 +123,15 @@ static void test_logs_while_running_and_after(void **state)
     if (!seen)
         fprintf(stderr, "logs while running: exit %d\n%s%s\n", r.status, r.out, r.err);
     assert_true(seen);
-    assert_null(strstr(r.out, "line 8")); /* 3 s of output to come */
+    assert_null(strstr(r.out, "line 8")); /* 3.5 s of output to come */
+    char *early = strdup(r.out);
     e2e_run_close(&r);
     /* --follow: returns once the attempt ended, every line once */
     e2e_paddock(&r, 30, "logs %s talk --follow", id);
     assert_int_equal(r.status, 0);
     assert_string_equal(r.out, "line 1\nline 2\nline 3\nline 4\nline 5\nline 6\nline 7\nline 8\n");
+    assert_memory_equal(r.out, early, strlen(early)); /* what it had written so far */
+    free(early);
     e2e_run_close(&r);
     json_t *st = e2e_job_wait(id, 60);
     assert_non_null(st);
