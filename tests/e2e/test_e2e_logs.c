@@ -7,7 +7,7 @@
  *     stream, and an output larger than one message (256 KiB) arrives whole;
  *   - a task that fails says why in the job's reason: the last lines of its stderr, set by the
  *     PN; each attempt's output is there by --attempt; an attempt that never ran is an error.
- * Skipped while paddock-jm is not built. */
+ * Without the job's directory every node is asked. Skipped while paddock-jm is not built. */
 #include "tests/e2e/e2e.h"
 
 #include <setjmp.h>
@@ -185,6 +185,13 @@ static void test_failure_reason_and_attempts(void **state)
     e2e_paddock(&r, 10, "logs %s b", id);
     assert_int_equal(r.status, 0);
     assert_string_equal(r.out, "starting\n");
+    e2e_run_close(&r);
+    /* without the job's directory (a host that did not submit it): every node is asked */
+    e2e_paddock(&r, 20, "logs %s b --stderr --jobs-dir '%s/elsewhere'", id, e2e_dir());
+    if (r.status != 0)
+        fprintf(stderr, "logs without the job directory: %s%s\n", r.out, r.err);
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.out, "reading /data/x\nreal error: file not found: /data/x\n");
     e2e_run_close(&r);
     /* an attempt that never ran, a task that does not exist, a bad call */
     e2e_paddock(&r, 20, "logs %s b --attempt 7", id);
