@@ -363,6 +363,8 @@ static void submit__jm_path(char *out, size_t cap)
     snprintf(out, cap, "paddock-jm");
 }
 
+/* Writes DIR/NAME through a temporary file and a rename, so a reader (the JM) sees all of it or
+ * none. Not yet on disk: submit__sync_file makes it durable, overlapped with the JM's start. */
 static int submit__write_file(const char *dir, const char *name, const char *text)
 {
     char path[JOBDIR_PATH + 256], tmp[JOBDIR_PATH + 300];
@@ -372,13 +374,30 @@ static int submit__write_file(const char *dir, const char *name, const char *tex
     if (f == NULL)
         return -1;
     bool ok = fputs(text, f) >= 0 && fputc('\n', f) != EOF;
-    ok = fflush(f) == 0 && fsync(fileno(f)) == 0 && ok;
     ok = fclose(f) == 0 && ok;
     if (!ok || rename(tmp, path) != 0) {
         unlink(tmp);
         return -1;
     }
     return 0;
+}
+
+/* fsync of DIR/NAME and of DIR: before `paddock submit` returns, the spec is on disk, as it was
+ * when the fsync came before the rename; the JM meanwhile starts (its start was the longest
+ * part of submit to first task running, and waited on this fsync). */
+static int submit__sync_file(const char *dir, const char *name)
+{
+    char path[JOBDIR_PATH + 256];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    int ok = 1;
+    const char *paths[2] = {path, dir};
+    for (int i = 0; i < 2; i++) {
+        int fd = open(paths[i], O_RDONLY | O_CLOEXEC);
+        ok = ok && fd >= 0 && fsync(fd) == 0;
+        if (fd >= 0)
+            close(fd);
+    }
+    return ok ? 0 : -1;
 }
 
 /* Starts paddock-jm in its own session, output to DIR/jm.log. Returns its pid or -1. */
@@ -702,6 +721,9 @@ static int submit_main(int argc, char **argv)
     }
     free(text);
     pid_t pid = submit__spawn(jm, &o, job_dir, job_id, root);
+    if (submit__sync_file(job_dir, "spec.json") != 0)
+        fprintf(stderr, "paddock submit: warning: %s/spec.json may not be on disk: %s\n", job_dir,
+                strerror(errno));
     int status = 0;
     if (pid < 0 || submit__await_start(pid, job_dir, &status) != 0) {
         fprintf(stderr, "paddock submit: paddock-jm for %s did not start (see %s/jm.log)\n", job_id,
