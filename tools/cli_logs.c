@@ -278,8 +278,14 @@ static int logs__find(struct logs_node *nodes, size_t n, const struct logs_opts 
 {
     uint64_t *req = mem_calloc(n ? n : 1, sizeof *req);
     bool *waiting = mem_calloc(n ? n : 1, sizeof *waiting);
+    if (req == NULL || waiting == NULL) {
+        fprintf(stderr, "paddock logs: out of memory\n");
+        mem_free(req);
+        mem_free(waiting);
+        return -1;
+    }
     size_t left = 0;
-    for (size_t i = 0; req != NULL && waiting != NULL && i < n; i++)
+    for (size_t i = 0; i < n; i++)
         if (nodes[i].sock != NULL && logs__send(&nodes[i], o, o->attempt, 0, 1, &req[i]) == 0) {
             waiting[i] = true;
             left++;
@@ -407,8 +413,11 @@ static int logs_main(int argc, char **argv)
         json_t *e = json_array_get(list, i);
         const char *name = json_string_value(json_object_get(e, "name"));
         const char *ep = json_string_value(json_object_get(e, "address"));
+        const char *state = json_string_value(json_object_get(e, "state"));
         if (name == NULL || ep == NULL || (want[0] != '\0' && strcmp(name, want) != 0))
             continue;
+        if (want[0] == '\0' && state != NULL && strcmp(state, "down") == 0)
+            continue; /* asking around: a node the RM has lost would only cost the timeout */
         snprintf(nodes[n].name, sizeof nodes[n].name, "%s", name);
         snprintf(nodes[n].endpoint, sizeof nodes[n].endpoint, "%s", ep);
         if (logs__connect(&nodes[n], curve, msg, sizeof msg) != 0) {
