@@ -30,6 +30,7 @@
 #include "common/mem.h"
 #include "common/zuv.h"
 #include "jm/jmd.h"
+#include "jm/jobreg.h"
 #include "jm/journal.h"
 #include "jm/spec.h"
 #include "rm/rmclient.h"
@@ -125,9 +126,29 @@ static void link_run_dir(const char *job_dir, const char *job_id)
         log_warn("cannot link %s to the run's directory: %s", link, strerror(errno));
 }
 
+/* The job's shape as `paddock submit` sends it (jm/jobreg.h): the token size and capacity of its
+ * virtual cluster from the RM's "tokens" query (the defaults when the RM does not answer), its
+ * profile from profile_dir. 0, or an error with the reason in msg. */
+static int register_shape(rmclient_t *c, const struct spec *spec, const char *profile_dir,
+                          struct jobreg_shape *sh, char *msg, size_t cap)
+{
+    char *text = NULL, why[512];
+    if (rmclient_admin(c, -1, PROTO_ADMIN_TOKENS, NULL, 0, 3000, &text, why, sizeof why) != 0) {
+        log_warn("no token size from the RM (%s): the defaults", why);
+        text = NULL;
+    }
+    double token_cpu;
+    uint64_t token_mem_mb;
+    uint32_t capacity;
+    jobreg_cluster(text, spec->virtual_cluster, &token_cpu, &token_mem_mb, &capacity);
+    mem_free(text);
+    return jobreg_shape(spec, profile_dir, token_cpu, token_mem_mb, capacity, sh, msg, cap);
+}
+
 static int register_job(const char *cluster, const char *rm, const char *keys, const char *job_dir,
-                        const char *abs_dir, const char *host, struct reg *g, char *id,
-                        size_t idcap, uint32_t *epoch, char *msg, size_t cap)
+                        const char *abs_dir, const char *host, const char *profile_dir,
+                        struct reg *g, char *id, size_t idcap, uint32_t *epoch, char *msg,
+                        size_t cap)
 {
     char path[4096], why[1024];
     snprintf(path, sizeof path, "%s/spec.json", job_dir);
@@ -140,16 +161,22 @@ static int register_job(const char *cluster, const char *rm, const char *keys, c
     if (!rc) {
         char key[64];
         rmclient_new_key(key, sizeof key);
-        proto_msg_t req, rep;
-        proto_msg_init(&req, PROTO_JOB_REGISTER);
-        req.job_register.key = key;
-        req.job_register.name = spec->name;
-        req.job_register.virtual_cluster = spec->virtual_cluster;
-        req.job_register.deadline_ms =
-            spec->has_deadline ? (uint64_t)(spec->deadline_s * 1000.0 + 0.5) : 0;
-        req.job_register.tasks_total = (uint32_t)spec->ntasks;
+        /* the shape `paddock submit` would send, so admission checks this job as it checks a
+           submitted one (issue 25: a JM that registered itself was admitted unchecked) */
+        struct jobreg_shape sh;
+        int have_shape = register_shape(c, spec, profile_dir, &sh, why, sizeof why) == 0;
+        if (!have_shape)
+            log_warn("no shape for admission (%s): the RM admits the job unchecked", why);
+        struct jobreg r = {.key = key,
+                           .spec = spec,
+                           .shape = have_shape ? &sh : NULL,
+                           .recurring = g->recurring,
+                           .period = g->period,
+                           .job_dir = abs_dir,
+                           .host = host,
+                           .jm_pid = (uint32_t)getpid()};
         g->submit_ms = clock_wall_ms();
-        req.job_register.submit_ms = g->submit_ms;
+        r.submit_ms = g->submit_ms;
         if (g->deadline_at > 0) {
             int64_t rel = g->deadline_at - g->submit_ms;
             if (rel < 1) {
@@ -157,22 +184,11 @@ static int register_job(const char *cluster, const char *rm, const char *keys, c
                          (long long)(1 - rel));
                 rel = 1;
             }
-            req.job_register.deadline_ms = (uint64_t)rel;
+            r.deadline_ms = (uint64_t)rel;
             g->deadline_s = (double)rel / 1000.0;
         }
-        if (g->recurring) {
-            req.job_register.recurring = (char *)g->recurring;
-            req.job_register.period = g->period;
-        }
-        const char *inputs[PROTO_MAX_JOB_FILES];
-        size_t nin = spec_declared_inputs(spec, PROTO_MAX_ARG, inputs, PROTO_MAX_JOB_FILES);
-        req.job_register.inputs = nin > 0 ? (char **)inputs : NULL;
-        req.job_register.ninputs = (uint32_t)nin;
-        req.job_register.outputs = spec->nwrites > 0 ? spec->writes : NULL;
-        req.job_register.noutputs = (uint32_t)spec->nwrites;
-        req.job_register.job_dir = (char *)abs_dir;
-        req.job_register.host = (char *)host;
-        req.job_register.jm_pid = (uint32_t)getpid();
+        proto_msg_t req, rep;
+        jobreg_build(&r, &req);
         rc = rmclient_call(c, &req, &rep, 1000, 10000, msg, cap);
         if (!rc) {
             if (rep.type == PROTO_JOB_REGISTER_REPLY)
@@ -183,6 +199,12 @@ static int register_job(const char *cluster, const char *rm, const char *keys, c
             if (rep.type == PROTO_JOB_REGISTER_REPLY && rep.job_register_reply.code == 0 &&
                 rep.job_register_reply.job_id)
                 snprintf(id, idcap, "%s", rep.job_register_reply.job_id);
+            else if (code == ERR_ADMISSION && rep.type == PROTO_JOB_REGISTER_REPLY)
+                rc = err_fmt(msg, cap, ERR_ADMISSION,
+                             "%s (job \"%s\"); earliest feasible finish %.3f s",
+                             rep.job_register_reply.reason ? rep.job_register_reply.reason
+                                                           : "admission refused",
+                             spec->name, (double)rep.job_register_reply.eff_ms / 1000.0);
             else if (code == ERR_EXISTS)
                 rc = err_fmt(msg, cap, ERR_EXISTS, "%s",
                              rep.type == PROTO_ERROR && rep.error.text ? rep.error.text
@@ -562,7 +584,14 @@ int main(int argc, char **argv)
         o.resume = 1;
         log_info("job %s resumed: epoch %u, resume %d", job_id, epoch, o.resumes);
     } else if (!job_id) {
-        rc = register_job(cluster, rm, keys, job_dir, abs_dir, host, &g, idbuf, sizeof idbuf,
+        /* the profiles `paddock submit` reads: --profile-dir, else the cluster's */
+        char reg_prof[4200];
+        const char *rp = profile_dir;
+        if (!rp && cluster) {
+            snprintf(reg_prof, sizeof reg_prof, "%s/profiles", cluster);
+            rp = reg_prof;
+        }
+        rc = register_job(cluster, rm, keys, job_dir, abs_dir, host, rp, &g, idbuf, sizeof idbuf,
                           &epoch, msg, sizeof msg);
         if (rc == ERR_EXISTS && g.recurring) {
             /* A relaunch, or a second leader's launcher: the run is another JM's. Its job

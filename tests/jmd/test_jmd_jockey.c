@@ -255,12 +255,15 @@ static void test_flood(void **state)
     int64_t started = json_integer_value(json_object_get(st, "started_ms"));
     json_decref(st);
 
-    /* The flood: a job without a deadline, eight tasks of 60 s. It asks for its width, eight
-       tokens, which the virtual cluster has free (and a little more): six of its tasks take every
-       slot (the free ones at once, the job's as its running tasks finish) and two queue behind
-       them, and so do the job's next regular tasks. It lasts until the job's allocation rises (at
-       most 16 s), then it is stopped: the job must still catch up. */
-    json_t *flood = job_spec("jmd-flood", 8, 60.0, 0);
+    /* The flood: eight tasks of 60 s that say they take 1 s, with a 10 s deadline, earlier than
+       the job's: a JM registers its shape (jm/jobreg.h), so the RM's arbiter serves the earlier
+       deadline first, its minimum and then spare up to its width, eight tokens (a flood without
+       a deadline would get nothing: MinEDF-WC hands the job spare up to its width first). Six
+       of its tasks take every slot (the free ones at once, the job's as its running tasks
+       finish) and two queue behind them, and so do the job's next regular tasks. It lasts until
+       the job's allocation rises (at most 16 s), then it is stopped: the job must still catch
+       up. */
+    json_t *flood = job_spec_est("jmd-flood", 8, 60.0, 1.0, 10.0);
     g_flood = g_f;
     assert_int_equal(jmf_new_job(&g_flood, "flood"), 0);
     double flood_at = (double)(wall_ms() - started) / 1000.0;
