@@ -3,6 +3,9 @@
  * (pn/node.h). Sockets are CURVE-protected when keys are configured (DESIGN.md 3.2); without
  * keys the PN listens only on loopback unless started with --insecure.
  *
+ * The ROUTER also answers `paddock logs` (C:TASK_OUTPUT_READ S:TASK_OUTPUT, pn/output.h) from the
+ * task directories itself, before the node sees the request; everything else goes to the node.
+ *
  * Files it writes in the work directory: pn.endpoint (the bound ROUTER endpoint, useful when
  * the configured port is "*" or 0) and status.json (counters, rewritten every heartbeat).
  */
