@@ -16,6 +16,7 @@
 #include "common/config.h"
 #include "common/err.h"
 #include "common/mem.h"
+#include "jm/jobreg.h"
 #include "jm/spec.h"
 #include "rm/rmclient.h"
 #include "tools/cli.h"
@@ -279,34 +280,23 @@ static int submit__register(rmclient_t *c, const struct submit_opts *o, const st
     gethostname(host, sizeof host - 1);
     const char *user = getenv("USER");
     snprintf(who, sizeof who, "%s@%s", user != NULL ? user : "?", host);
+    /* one builder for every registration (jm/jobreg.h): a JM that registers itself sends the
+       same message, shape included */
+    struct jobreg_shape js = {.s = sh->s,
+                              .has_profile = sh->has_profile,
+                              .token_cpu = sh->token_cpu,
+                              .token_mem_mb = sh->token_mem_mb,
+                              .capacity = sh->capacity,
+                              .list_s = sh->list_s};
+    struct jobreg r = {.key = key,
+                       .spec = spec,
+                       .shape = &js,
+                       .submitter = who,
+                       .submit_ms = submit_ms,
+                       .best_effort = o->best_effort};
     proto_msg_t req, rep;
-    proto_msg_init(&req, PROTO_JOB_REGISTER);
+    jobreg_build(&r, &req);
     memset(&rep, 0, sizeof rep);
-    req.job_register.key = key;
-    req.job_register.name = spec->name;
-    req.job_register.virtual_cluster = spec->virtual_cluster;
-    req.job_register.deadline_ms =
-        spec->has_deadline ? (uint64_t)(spec->deadline_s * 1000.0 + 0.5) : 0;
-    req.job_register.tasks_total = (uint32_t)spec->ntasks;
-    req.job_register.submitter = who;
-    req.job_register.submit_ms = submit_ms;
-    req.job_register.work_ms = sh->work_ms;
-    req.job_register.work_sd_ms = sh->work_sd_ms;
-    req.job_register.path_ms = sh->path_ms;
-    req.job_register.path_sd_ms = sh->path_sd_ms;
-    req.job_register.width = sh->s.width;
-    req.job_register.has_profile = sh->has_profile;
-    req.job_register.has_alpha = sh->s.has_alpha;
-    req.job_register.alpha_milli = sh->alpha_milli;
-    req.job_register.best_effort = o->best_effort;
-    /* the files it declares (the spec's "reads" and staged files, and "writes"): the RM learns
-       from them when a recurring job's output is first consumed (Morpheus §4) */
-    const char *inputs[PROTO_MAX_JOB_FILES];
-    size_t nin = spec_declared_inputs(spec, PROTO_MAX_ARG, inputs, PROTO_MAX_JOB_FILES);
-    req.job_register.inputs = nin > 0 ? (char **)inputs : NULL;
-    req.job_register.ninputs = (uint32_t)nin;
-    req.job_register.outputs = spec->nwrites > 0 ? spec->writes : NULL;
-    req.job_register.noutputs = (uint32_t)spec->nwrites;
     int rc = rmclient_call(c, &req, &rep, 1000, SUBMIT_RM_TIMEOUT_MS * 2, msg, sizeof msg);
     if (rc != 0) {
         fprintf(stderr, "paddock submit: cannot register the job with the RM: %s\n", msg);

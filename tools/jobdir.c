@@ -4,8 +4,7 @@
 #include "common/config.h"
 #include "common/err.h"
 #include "common/mem.h"
-#include "jm/profile.h"
-#include "jm/shape.h"
+#include "jm/jobreg.h"
 #include "jm/spec.h"
 #include "rm/arbiter.h"
 #include "rm/rmclient.h"
@@ -322,12 +321,6 @@ void jobdir_cluster_limits(struct rmclient *c, struct spec_limits *lim)
     }
 }
 
-static uint64_t jobdir__ms(double s)
-{
-    double ms = ceil(s * 1000.0 - 1e-6);
-    return isfinite(ms) && ms > 0 ? (ms < 1.8e19 ? (uint64_t)ms : UINT64_MAX) : 0;
-}
-
 int jobdir_shape(struct rmclient *c, const struct spec *spec, const char *profile_dir,
                  struct jobdir_shape *out, char *msg, size_t cap)
 {
@@ -352,25 +345,20 @@ int jobdir_shape(struct rmclient *c, const struct spec *spec, const char *profil
             sh.capacity = (uint32_t)capacity;
     }
     json_decref(tokens);
-    struct profile prof;
-    profile_init(&prof);
-    /* the merge of the last successful runs, as the JM reads it (jm/profile.h, "History") */
-    if (profile_dir != NULL &&
-        profile_load_job(&prof, profile_dir, spec->name, PROFILE_KEEP, NULL, why, sizeof why) == 0)
-        sh.has_profile = true;
-    int rc = shape_from_spec(spec, sh.has_profile ? &prof : NULL, sh.token_cpu, sh.token_mem_mb, 0,
-                             &sh.s, msg, cap);
-    if (rc == 0 && sh.capacity > 0)
-        rc = shape_alpha(spec, sh.has_profile ? &prof : NULL, sh.token_cpu, sh.token_mem_mb,
-                         sh.capacity, &sh.s, &sh.list_s, msg, cap);
-    profile_close(&prof);
+    /* the very computation a JM that registers itself makes (jm/jobreg.h) */
+    struct jobreg_shape js;
+    int rc =
+        jobreg_shape(spec, profile_dir, sh.token_cpu, sh.token_mem_mb, sh.capacity, &js, msg, cap);
     if (rc != 0)
         return rc;
+    sh.s = js.s;
+    sh.has_profile = js.has_profile;
+    sh.list_s = js.list_s;
     sh.alpha_milli = sh.s.has_alpha ? (uint32_t)lround(sh.s.alpha * 1000.0) : 0;
-    sh.work_ms = jobdir__ms(sh.s.work);
-    sh.work_sd_ms = jobdir__ms(sh.s.work_sd);
-    sh.path_ms = jobdir__ms(sh.s.path);
-    sh.path_sd_ms = jobdir__ms(sh.s.path_sd);
+    sh.work_ms = jobreg_ms(sh.s.work);
+    sh.work_sd_ms = jobreg_ms(sh.s.work_sd);
+    sh.path_ms = jobreg_ms(sh.s.path);
+    sh.path_sd_ms = jobreg_ms(sh.s.path_sd);
     *out = sh;
     return 0;
 }
