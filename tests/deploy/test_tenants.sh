@@ -8,6 +8,8 @@
 #   - bob cannot cancel or re-deadline alice's job, remove a replica, or submit to a virtual
 #     cluster he is not granted: each refused with the reason, counted by what was tried in
 #     `rm status`, and nothing changes (alice's job runs on with its deadline, three replicas);
+#   - bob's task cannot signal alice's running task;
+#   - a key with no Unix account behind it (carol$$) is refused at submit and by every PN;
 #   - a quota (bob may hold 1 token at once in default) stops a submission that would exceed
 #     it, naming the quota;
 #   - the cluster's admin can do all of the above;
@@ -40,6 +42,7 @@ tag="pdt$$"
 sw="$tag-sw"
 alice="alice$$"
 bob="bob$$"
+carol="carol$$" # allow-listed, but no Unix account: refused at submit and at every PN
 T=$(mktemp -d "${TMPDIR:-/tmp}/paddock-tenants.XXXXXX") || exit 1
 chmod 755 "$T" # the users' tasks write their findings under $T/out
 pids=""
@@ -140,7 +143,8 @@ EOF
 mkdir -p "$T/admin"
 cp -r "$T/cluster-keys" "$T/admin/keys"
 client_conf "$T/admin" paddock
-for u in "$alice" "$bob"; do
+id "$carol" >/dev/null 2>&1 && skip "a Unix user $carol exists"
+for u in "$alice" "$bob" "$carol"; do
     mkdir -p "$T/$u"
     "$bin/paddock" keygen --dir "$T/$u/keys" --name "$u" >/dev/null || fail "keygen $u"
     cp "$T/cluster-keys/paddock.pub" "$T/$u/keys/$u.pub"
@@ -151,7 +155,7 @@ for h in 1 2 3; do
     d="$T/h$h"
     mkdir -p "$d/pn"
     cp -r "$T/cluster-keys" "$d/keys"
-    for u in "$alice" "$bob"; do
+    for u in "$alice" "$bob" "$carol"; do
         cp "$T/$u/keys/allow/$u.pub" "$d/keys/allow/$u.pub" # the user is named by this file
     done
     cat >"$d/rm.conf" <<EOF
@@ -316,6 +320,20 @@ done
 [ ! -e "$T/out/bobs-batch-t1" ] || fail "bob's batch job ran"
 say "each refusal counted once in rm status (denied_by); alice's job and the replica set unchanged"
 pdk admin 1 rm status | grep "^denied" || fail "rm status does not show the refusals"
+
+# ---- a key without a Unix account behind it: refused at submit, and again at every PN --------
+out=$(pdk "$carol" 2 submit "$T/b.json" 2>&1) && fail "carol (no Unix account) could submit: $out"
+case $out in *"permission denied"*"no Unix account"*) ;; *) fail "carol's refusal: $out" ;; esac
+say "carol refused at submit: $(printf '%s' "$out" | head -n 1)"
+for h in 1 2 3; do
+    o=$(on 2 "$probe" --pn "tcp://$NET.$h:7400" --keys "$T/$carol/keys" --name "$carol" \
+        --server-pub "$T/cluster-keys/paddock.pub" --marker "$T/out/carol-ran-$h" \
+        --timeout-ms 3000) || fail "the PN on host $h did not answer carol: $o"
+    case $o in "ERROR -23 "*"no Unix account"*) ;; *) fail "the PN on host $h: $o" ;; esac
+done
+sleep 0.5
+ls "$T"/out/carol-ran-* >/dev/null 2>&1 && fail "carol's task ran"
+say "carol's task refused by every PN: $o"
 
 # ---- a quota stops a submission that would exceed it ----------------------------------------
 spec "$T/wide.json" bobs-wide 20 default 4
