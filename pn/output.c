@@ -101,30 +101,18 @@ int output_read(const char *dir, uint32_t stream, uint64_t offset, uint64_t tail
     return rc;
 }
 
-size_t output_stderr_tail(const char *dir, size_t max, char *out, size_t cap)
+size_t output_tail_line(const uint8_t *raw, size_t n, size_t max, char *out, size_t cap)
 {
     if (cap == 0)
         return 0;
     out[0] = '\0';
-    if (dir == NULL || max == 0)
+    if (raw == NULL || n == 0 || max == 0)
         return 0;
-    uint8_t *raw = NULL;
-    uint32_t n = 0;
-    uint64_t start = 0, size = 0;
-    char msg[128];
-    if (output_read(dir, OUTPUT_STDERR, 0, OUTPUT__TAIL_READ, OUTPUT__TAIL_READ, &raw, &n, &start,
-                    &size, msg, sizeof msg) != 0 ||
-        n == 0) {
-        mem_free(raw);
-        return 0;
-    }
     /* Lines from the end, non-empty ones, until `max` is reached; the first line may be a
        fragment when the read began mid-file. */
-    char *join = mem_alloc((size_t)n * 2 + 8);
-    if (join == NULL) {
-        mem_free(raw);
+    char *join = mem_alloc(n * 2 + 8);
+    if (join == NULL)
         return 0;
-    }
     size_t jl = 0;
     size_t end = n;
     while (end > 0 && jl <= max) {
@@ -149,18 +137,39 @@ size_t output_stderr_tail(const char *dir, size_t max, char *out, size_t cap)
         }
         end = s > 0 ? s - 1 : 0;
     }
-    mem_free(raw);
     const char *from = join;
     size_t len = jl;
     bool cut = false;
     if (len > max) {
-        from = join + (len - (max > 3 ? max - 3 : 0));
-        len = max > 3 ? max - 3 : 0;
-        cut = true;
+        cut = max > 3; /* marked "..." when there is room for more than the mark */
+        size_t keep = cut ? max - 3 : max;
+        from = join + (len - keep);
+        len = keep;
     }
     int w = snprintf(out, cap, "%s%.*s", cut ? "..." : "", (int)len, from);
     mem_free(join);
     return w < 0 ? 0 : (size_t)w < cap ? (size_t)w : cap - 1;
+}
+
+size_t output_stderr_tail(const char *dir, size_t max, char *out, size_t cap)
+{
+    if (cap == 0)
+        return 0;
+    out[0] = '\0';
+    if (dir == NULL || max == 0)
+        return 0;
+    uint8_t *raw = NULL;
+    uint32_t n = 0;
+    uint64_t start = 0, size = 0;
+    char msg[128];
+    if (output_read(dir, OUTPUT_STDERR, 0, OUTPUT__TAIL_READ, OUTPUT__TAIL_READ, &raw, &n, &start,
+                    &size, msg, sizeof msg) != 0) {
+        mem_free(raw);
+        return 0;
+    }
+    size_t w = output_tail_line(raw, n, max, out, cap);
+    mem_free(raw);
+    return w;
 }
 
 void output_reason_append(const char *dir, char *reason, size_t cap)

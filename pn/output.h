@@ -40,6 +40,10 @@ int output_read(const char *dir, uint32_t stream, uint64_t offset, uint64_t tail
  * empty, dir NULL). Returns the length written (< cap). */
 size_t output_stderr_tail(const char *dir, size_t max, char *out, size_t cap);
 
+/* output_stderr_tail's work on bytes already read: raw[0..n) (the end of a file) made into one
+ * line as above, into out. Pure; what the fuzz target drives. */
+size_t output_tail_line(const uint8_t *raw, size_t n, size_t max, char *out, size_t cap);
+
 /* Appends "; stderr: TAIL" (OUTPUT_REASON_TAIL bytes at most) to reason (a NUL-terminated
  * string in a buffer of cap bytes) when DIR/stderr has text; leaves it as it is otherwise. */
 void output_reason_append(const char *dir, char *reason, size_t cap);

@@ -175,6 +175,8 @@ static void test_stderr_tail(void **state)
                "...second | the very last line");
     /* control characters and bytes outside ASCII, a tab as a blank, no newline at the end */
     check_tail(fx->dir, "bad\x1b[31m red\tx\xc3\xa9", 120, "bad?[31m red x??");
+    check_tail(fx->dir, "abcdef\n", 2, "ef"); /* no room for the mark: the end alone */
+    check_tail(fx->dir, "abcdef\n", 4, "...f");
     check_tail(fx->dir, "", 120, "");
     check_tail(fx->dir, "\n\n  \n", 120, "");
     char out[64] = "x";
