@@ -549,6 +549,18 @@ int node__setup_start(node_t *n, node__task_t *t)
         if ((r->spare = mem_strdup(sp)) != NULL)
             n->nspares--;
     }
+    if (ok && r->spare && t->nfiles == 0) {
+        /* Nothing to stage and an emptied directory at hand: one rename, here. The round trip
+           through the thread pool (a wake-up of a worker, an async wake-up of this loop, one
+           more pass of it) cost more of the PN's CPU per task than the rename. */
+        if (rename(r->spare, r->dir) == 0) {
+            node__setup_free(r);
+            queue_hold(n->queue, t->id, 0);
+            node__schedule_soon(n);
+            return 0;
+        }
+        /* leave it to the pool, as when it cannot be renamed there (node__setup_work) */
+    }
     if (!ok || uv_queue_work(n->loop, &r->work, node__setup_work, node__setup_done) != 0) {
         if (r->spare)
             n->nspares++; /* still there */
