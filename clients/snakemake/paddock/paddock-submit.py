@@ -125,8 +125,25 @@ def jobs_dir(s):
 
 # ---- the run's DAG, from Snakemake itself ----
 
+def started_in(pid):
+    """Where the process was started: Snakemake changes into its --directory at start-up, so
+    its cwd is the workflow's directory; its relative arguments are relative to the PWD it was
+    started with (its environment)."""
+    try:
+        with open("/proc/%d/environ" % pid, "rb") as f:
+            for var in f.read().split(b"\0"):
+                if var.startswith(b"PWD="):
+                    pwd = var[4:].decode()
+                    if os.path.isdir(pwd):
+                        return pwd
+    except OSError:
+        pass
+    return os.readlink("/proc/%d/cwd" % pid)
+
+
 def snakemake_ancestor():
-    """The Python, argv (after the snakemake program) and cwd of the snakemake that runs us."""
+    """The Python, argv (after the snakemake program), the directory it was started in and its
+    working directory, of the snakemake that runs us."""
     pid = os.getppid()
     for _ in range(8):
         try:
@@ -146,7 +163,7 @@ def snakemake_ancestor():
                 exe = os.readlink("/proc/%d/exe" % pid)
                 if not os.path.basename(exe).startswith("python"):
                     exe = sys.executable
-                return exe, rest, os.readlink("/proc/%d/cwd" % pid)
+                return exe, rest, started_in(pid), os.readlink("/proc/%d/cwd" % pid)
         pid = ppid
         if pid <= 1:
             return None
@@ -315,7 +332,7 @@ def main():
                 if anc is None:
                     raise RuntimeError("the snakemake process that runs this was not found")
                 jobs, graph = run_dag(anc[0], anc[1], anc[2])
-                spec, keys = build_spec(s, jobs, graph, spool, anc[2])
+                spec, keys = build_spec(s, jobs, graph, spool, anc[3])
                 run = {"job_id": submit_spec(s, spec, spool, "run", True), "keys": keys,
                        "jobs_dir": jobs_dir(s), "cluster": s["cluster"], "name": spec["name"],
                        "tasks": len(spec["tasks"])}
