@@ -192,6 +192,25 @@ static void job__rm_summary(json_t *rm)
     json_decref(doc);
 }
 
+/* For a job that failed because a task did ('task "b" failed 3 times; ...'): the command that
+ * prints that task's stderr from its node (`paddock logs`, docs/pn.md). */
+static void job__logs_hint(const char *id, const char *reason)
+{
+    static const char lead[] = "task \"";
+    if (reason == NULL || strncmp(reason, lead, sizeof lead - 1) != 0)
+        return;
+    const char *t = reason + sizeof lead - 1, *q = strchr(t, '"');
+    if (q == NULL || q == t || q - t > 255)
+        return;
+    bool plain = true;
+    for (const char *c = t; c < q; c++)
+        plain &= (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+                 *c == '-' || *c == '_' || *c == '.';
+    if (!plain)
+        return; /* an id the shell would need quoting for: the report page lists it */
+    printf("  %-22s paddock logs %s %.*s --stderr\n", "output", id, (int)(q - t), t);
+}
+
 static int job_show_main(int argc, char **argv)
 {
     struct job_opts o;
@@ -263,8 +282,11 @@ static int job_show_main(int argc, char **argv)
             char eta[160];
             if (jobdir_eta_text(st, eta, sizeof eta)[0] != '\0')
                 printf("  %-22s %s (from submission)\n", "eta", eta + 4);
-            for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+            for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
                 job__kv(keys[i], json_object_get(st, keys[i]));
+                if (strcmp(keys[i], "reason") == 0)
+                    job__logs_hint(id, json_string_value(json_object_get(st, "reason")));
+            }
             if (!alive && !jobdir_state_final(state))
                 printf("  warning: its paddock-jm is gone but the job never ended (see "
                        "%s/jm.log)\n",

@@ -174,6 +174,9 @@ static void test_failure_reason_and_attempts(void **state)
         fprintf(stderr, "job show:\n%s\n", r.out);
     assert_non_null(strstr(r.out, "exit code 3; stderr: reading /data/x | real error: file not "
                                   "found: /data/x"));
+    char hint[200]; /* and how to read the rest */
+    snprintf(hint, sizeof hint, "paddock logs %s b --stderr\n", id);
+    assert_non_null(strstr(r.out, hint));
     e2e_run_close(&r);
     /* every attempt's output, the newest by default */
     for (int a = 1; a <= 3; a++) {
