@@ -33,29 +33,32 @@
 
 /* Public value struct: cluster_config_default() then adjust. */
 struct cluster_config {
-    size_t nodes;          /* PNs (default 1000) */
-    size_t rack_size;      /* nodes per rack (default 40) */
-    double node_cpus;      /* cores per node (default 8) */
-    double node_mem_mb;    /* MiB per node (default 32768) */
-    uint64_t seed;         /* default 1 */
-    int estimation;        /* 1: JMs see wait-time matrices (default); 0: Figure 11 baseline */
-    int status_matrix;     /* 1: task status carries the PN's matrix to the JMs (default) */
-    uint32_t tokens;       /* guaranteed tokens per job (default 40) */
-    double opp_factor;     /* opportunistic allowance per token (default 1.0) */
-    double arrival_mean_s; /* mean gap between job arrivals (default 0.5) */
-    double heartbeat_s;    /* PN heartbeat interval (default 1.0) */
-    size_t hb_groups;      /* heartbeat phases (default 10) */
-    double rm_delay_s;     /* heartbeat -> JM view (default 0.5; < heartbeat_s) */
-    double net_delay_s;    /* one JM<->PN message (default 0.001) */
-    double round_s;        /* a JM's scheduling round after something changed (default 0.02) */
-    size_t max_batch;      /* tasks placed per round at most (default 256) */
-    int max_attempts;      /* per task (default 4) */
-    double node_timeout_s; /* lost node's tasks re-placed after this (default 3 heartbeats) */
-    double bg_util;        /* mean background CPU load per node, share of cores (default 0.5) */
-    double bg_runtime_s;   /* mean background task run time (default 20) */
-    double bg_cpu;         /* cores per background task (default 1) */
-    double window_s;       /* window of the per-machine queueing-time stdev (default 60) */
-    double max_time_s;     /* virtual-time cap (default 36000) */
+    size_t nodes;           /* PNs (default 1000) */
+    size_t rack_size;       /* nodes per rack (default 40) */
+    double node_cpus;       /* cores per node (default 8) */
+    double node_mem_mb;     /* MiB per node (default 32768) */
+    uint64_t seed;          /* default 1 */
+    int estimation;         /* 1: JMs see wait-time matrices (default); 0: Figure 11 baseline */
+    int status_matrix;      /* 1: task status carries the PN's matrix to the JMs (default) */
+    uint32_t tokens;        /* guaranteed tokens per job (default 40) */
+    double opp_factor;      /* opportunistic allowance per token (default 1.0) */
+    double arrival_mean_s;  /* mean gap between job arrivals (default 0.5) */
+    double heartbeat_s;     /* PN heartbeat interval (default 1.0) */
+    size_t hb_groups;       /* heartbeat phases (default 10) */
+    double rm_delay_s;      /* heartbeat -> JM view (default 0.5; < heartbeat_s) */
+    double net_delay_s;     /* one JM<->PN message (default 0.001) */
+    double round_s;         /* a JM's scheduling round after something changed (default 0.02) */
+    size_t max_batch;       /* tasks placed per round at most (default 256) */
+    int max_attempts;       /* per task (default 4) */
+    double node_timeout_s;  /* lost node's tasks re-placed after this (default 3 heartbeats) */
+    double bg_util;         /* mean background CPU load per node, share of cores (default 0.5) */
+    double bg_runtime_s;    /* mean background task run time (default 20) */
+    double bg_cpu;          /* cores per background task (default 1) */
+    double window_s;        /* window of the per-machine queueing-time stdev (default 60) */
+    double max_time_s;      /* virtual-time cap (default 36000) */
+    double task_overhead_s; /* added to every job task's run: the PN's process start and exit
+                               and the status back (default 0; `paddock-sim predict` sets it) */
+    int no_io;              /* 1: job tasks read nothing (sleep-only specs; default 0) */
     struct engine_noise noise;
 };
 

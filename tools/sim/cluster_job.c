@@ -202,10 +202,10 @@ static void cl_job_round_ev(engine_t *e, void *ctx, uint64_t job)
         tk->attempt = act[0].attempt;
         tk->klass = cls == DISPATCH_REGULAR ? QUEUE_REGULAR : QUEUE_OPPORTUNISTIC;
         tk->running = 0;
-        tk->io_s = m->est.io_s;
+        tk->io_s = w->cfg.no_io ? 0 : m->est.io_s;
         /* The I/O time a task really spends follows its placement's locality: the estimator's
            I/O part is exactly bytes / bandwidth by locality, with replica locations known. */
-        tk->planned_io = m->est.io_s;
+        tk->planned_io = tk->io_s;
         tk->est_s = m->est.r_s;
         const struct view_node *vn = view_node(w->view, m->node);
         w->age_sum += (double)view_age_ms(vn, now_ms) / 1000.0;

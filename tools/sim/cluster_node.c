@@ -212,7 +212,7 @@ static void cl__start_job_task(struct cl_world *w, uint32_t n, const queue_task_
     struct engine_rng r;
     engine_rng_seed(&r, w->cfg.seed ^ 0x7a5c0000ull, cl_key(job, task, tk->attempt));
     double run = engine_noise_runtime(&w->cfg.noise, &r, j->spec->tasks[task].runtime_s, NULL) +
-                 tk->planned_io;
+                 tk->planned_io + w->cfg.task_overhead_s;
     double fail_at = engine_noise_failure(&w->cfg.noise, &r, run);
     if (fail_at >= 0) {
         run = fail_at;
