@@ -497,7 +497,7 @@ static void ss__speculate(struct ss *s, double now)
         double r = tk->est * (st->dist.n >= 3 ? speculate_dist_median(&st->dist) : 1);
         in.copy_c_s = ss__alt_wait(s, a->node) + r;
         in.copy_spread_s = tk->est * (st->dist.n >= 3 ? ss__stddev(&st->dist) : 0.25);
-        in.speculate = 1;
+        in.speculate = s->sp->tasks[a->task].speculate; /* "speculate": false, as the JM */
         in.copies = tk->copies;
         in.job_inflight = s->spec_inflight;
         in.job_started = (uint32_t)s->spec_started;
