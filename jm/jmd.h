@@ -269,6 +269,8 @@ typedef struct jmd {
     int has_deadline;
     double deadline_s;
     int target; /* tokens the controller (or the fixed rule) wants */
+    int raw;    /* of them, the controller's raw allocation A^r, the RM's minimum (0: none) */
+    uint32_t raw_sent; /* the raw allocation last sent with a TOKEN_REQUEST */
     int opp_allowance;
     int oracle;
     int *done_buf;

@@ -407,6 +407,7 @@ void jmd_jockey_step(jmd_t *j)
                  obs.t_r, obs.progress, act[out.action % 6], out.tokens, out.raw, out.smoothed,
                  out.held, out.predicted_finish, out.opportunistic);
     j->target = out.tokens;
+    j->raw = out.raw > 0 ? out.raw : 0; /* the RM's minimum for the job: what it needs now */
     jmd_jockey_allowance(j);
     jmd_out_tokens(j);
 }

@@ -311,6 +311,7 @@ static void jmd_rm__send(jmd_t *j, struct jmd_call *c)
         m.token_request.key = c->key;
         m.token_request.job_id = (char *)j->o.job_id;
         m.token_request.tokens = c->tokens;
+        m.token_request.raw = j->raw_sent; /* the controller's A^r: the RM's minimum */
         break;
     case PROTO_TOKEN_RELEASE:
         m.token_release.key = c->key;
@@ -429,9 +430,11 @@ void jmd_rm_tick(jmd_t *j)
        full) is asked again every 2 s, since the ledger never takes tokens from other jobs and
        grants them only when asked. */
     int64_t again = j->tok_sent_mono + 2000;
-    if (!j->call_tok.active &&
-        ((uint32_t)want != j->requested || (j->granted < (uint32_t)want && now >= again))) {
+    uint32_t raw = j->raw > 0 && j->raw < want ? (uint32_t)j->raw : 0;
+    if (!j->call_tok.active && ((uint32_t)want != j->requested || raw != j->raw_sent ||
+                                (j->granted < (uint32_t)want && now >= again))) {
         j->requested = (uint32_t)want;
+        j->raw_sent = raw;
         j->tok_sent_mono = now;
         jmd_rm__start(j, &j->call_tok, PROTO_TOKEN_REQUEST, (uint32_t)want, 0);
     }

@@ -355,6 +355,9 @@ typedef struct proto_token_request { /* JM -> RM */
     char *key;                       /* idempotency key, req */
     char *job_id;                    /* req */
     uint32_t tokens;                 /* absolute number of guaranteed tokens wanted, req */
+    uint32_t raw; /* of them, what the job needs now: its Jockey controller's raw allocation A^r
+                     (the rest is its hysteresis); the RM takes it as the job's minimum. 0:
+                     unknown (a job without a controller, older JMs): `tokens` */
 } proto_token_request_t;
 
 typedef struct proto_token_grant { /* RM -> JM */

@@ -285,6 +285,7 @@ static const proto__field_t token_request_f[] = {
     KEY(S, key),
     NAME(S, job_id, REQ),
     TOKENS(S, tokens, REQ),
+    TOKENS(S, raw, OPT),
 };
 static SCHEMA(token_request, S, token_request_f, NULL);
 #undef S

@@ -378,14 +378,16 @@ void ledger_calibration(const ledger_t *l, struct calib_factors *out)
     calib_factors(&l->calib, out);
 }
 
-/* A deadline job's minimum: what its Jockey controller asks for when it has a profile (or no
- * registered shape), else MinEDF's from ARIA's bounds over what is left and the time left. */
+/* A deadline job's minimum: what its Jockey controller needs when it has a profile (or no
+ * registered shape): its raw allocation when its JM said one (issue 25: the request adds the
+ * controller's hysteresis, which a job granted less kept claiming), else its request; without
+ * a profile MinEDF's from ARIA's bounds over what is left and the time left. */
 static uint32_t ledger__minimum(const ledger_t *l, const struct ledger_job *j)
 {
     if (j->deadline_ms == 0)
         return 0;
     if (j->work_ms == 0 || j->width == 0 || (j->has_profile && j->asked))
-        return j->wanted;
+        return j->raw != 0 && j->raw < j->wanted ? j->raw : j->wanted;
     struct arbiter_shape s = ledger__remain(j);
     return arbiter_min_tokens(&s, (double)(j->deadline_ms - l->now) / 1000.0);
 }
@@ -818,6 +820,7 @@ static int ledger__job_cmd(ledger_t *l, const struct ledger_cmd *c, uint64_t *va
         if (c->count > LEDGER_MAX_TOKENS)
             return ERR_RANGE;
         j->wanted = c->count;
+        j->raw = c->raw <= LEDGER_MAX_TOKENS ? c->raw : 0;
         j->asked = true;
         j->lease_expiry_ms = l->now + j->lease_ms;
         break;

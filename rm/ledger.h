@@ -108,6 +108,7 @@ struct ledger_job {
     int64_t finished_ms; /* 0 while active */
     uint32_t tokens;     /* granted guaranteed tokens */
     uint32_t wanted;     /* the job's latest target */
+    uint32_t raw;        /* of it, its controller's raw allocation (0: none said): the minimum */
     /* The arbiter's view (rm/arbiter.h). */
     uint32_t minimum;      /* of tokens, the guaranteed minimum; the rest is spare */
     bool asked;            /* the job has sent a token request */
@@ -346,6 +347,7 @@ struct ledger_cmd {
     uint64_t token_ms;               /* JOB_END; QUOTA_SET: token-ms per day */
     char user[LEDGER_NAME_MAX];      /* entry version 5: who asked ("" internal) */
     uint32_t step_ms;                /* JOB_END: skyline step */
+    uint32_t raw; /* TOKEN_REQUEST (entry version 6): the raw allocation of `count` (0: none) */
     /* Borrowed: valid while the command is applied or encoded (decoding points them into the
      * iterator's scratch). text: RECUR_ADD spec, JOB_REGISTER inputs (newline-separated),
      * RECUR_NOTE/RECUR_MODEL/JOB_END reason; text2: RECUR_ADD outputs. vals: JOB_END skyline,

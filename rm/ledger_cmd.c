@@ -8,8 +8,8 @@
 
 #define LEDGER_CMD__MAGIC 0x50444c45u /* "PDLE" */
 #define LEDGER_CMD__VERSION                                                                        \
-    5 /* 1: before the arbiter, 2: before recurring jobs, 3: before                                \
-         calibrated admission, 4: before tenants (all still read) */
+    6 /* 1: before the arbiter, 2: before recurring jobs, 3: before                                \
+         calibrated admission, 4: before tenants, 5: before the raw allocation (all still read) */
 
 /* An array into the iterator's scratch (LEDGER_VALS_MAX values). */
 static uint32_t ledger_cmd__get_vals(struct enc_reader *r, uint32_t *out)
@@ -91,6 +91,8 @@ static void ledger_cmd__encode_one(struct enc_buf *b, const struct ledger_cmd *c
     case LEDGER_CMD_TOKEN_RELEASE:
         enc_u64(b, c->job);
         enc_u32(b, c->count);
+        if (c->type == LEDGER_CMD_TOKEN_REQUEST)
+            enc_u32(b, c->raw); /* version 6 */
         break;
     case LEDGER_CMD_LEASE_RENEW:
         enc_u64(b, c->job);
@@ -307,6 +309,8 @@ int ledger_cmd_next(struct ledger_cmd_iter *it, struct ledger_cmd *c, char *msg,
     case LEDGER_CMD_TOKEN_RELEASE:
         c->job = enc_get_u64(r);
         c->count = enc_get_u32(r);
+        if (c->type == LEDGER_CMD_TOKEN_REQUEST && it->version >= 6)
+            c->raw = enc_get_u32(r);
         break;
     case LEDGER_CMD_LEASE_RENEW:
         c->job = enc_get_u64(r);

@@ -12,8 +12,8 @@
 
 #define LEDGER__SNAP_MAGIC 0x50444c53u /* "PDLS" */
 #define LEDGER__SNAP_VERSION                                                                       \
-    5 /* 1: before the arbiter, 2: before recurring jobs, 3: before                                \
-         calibrated admission, 4: before tenants (all read) */
+    6 /* 1: before the arbiter, 2: before recurring jobs, 3: before                                \
+         calibrated admission, 4: before tenants, 5: before the raw allocation (all read) */
 
 void ledger_snapshot(const ledger_t *l, struct enc_buf *b)
 {
@@ -92,6 +92,7 @@ void ledger_snapshot(const ledger_t *l, struct enc_buf *b)
         enc_u32(b, j->alpha_milli);
         enc_i64(b, j->pred_p50_ms);
         enc_i64(b, j->pred_bound_ms);
+        enc_u32(b, j->raw); /* version 6 */
     }
     enc_u32(b, (uint32_t)l->idem_n);
     for (size_t k = 0; k < l->idem_n; k++) {
@@ -259,7 +260,10 @@ static int ledger__restore_body(ledger_t *l, struct enc_reader *r, char *msg, si
             if (bits > 3 || j->alpha_milli > 1000 || j->pred_p50_ms < 0 || j->pred_bound_ms < 0)
                 return err_fmt(msg, cap, ERR_PARSE, "snapshot: bad job %zu", i);
         }
-        if (flags > 7 || j->minimum > j->tokens || j->done_permille > 1000)
+        if (version >= 6)
+            j->raw = enc_get_u32(r);
+        if (flags > 7 || j->minimum > j->tokens || j->done_permille > 1000 ||
+            j->raw > LEDGER_MAX_TOKENS)
             return err_fmt(msg, cap, ERR_PARSE, "snapshot: bad job %zu", i);
         if (j->id == 0 || j->id >= l->next_job_id || j->vc >= l->nvcs ||
             j->state < LEDGER_JOB_ACTIVE || j->state > LEDGER_JOB_EXPIRED ||

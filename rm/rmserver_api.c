@@ -548,6 +548,7 @@ static void rmserver__job_write(struct rmserver *s, zuv_sock_t *sock, const void
         key = m->token_request.key;
         job = m->token_request.job_id;
         c.count = m->token_request.tokens;
+        c.raw = m->token_request.raw;
         break;
     case PROTO_TOKEN_RELEASE:
         ledger_cmd_init(&c, LEDGER_CMD_TOKEN_RELEASE);

@@ -225,6 +225,61 @@ static void test_deadline_jobs_arbitrated_and_admitted(void **state)
 /* The error model (rm/calib.h) learns from the jobs that finish: a deadline a new cluster
  * refuses (its prior bound is 1.5x the model) is admitted once jobs have finished close to
  * their predictions, the quoted median follows them, and a snapshot carries the model. */
+/* Issue 25: a profiled job's minimum is its controller's raw allocation A^r when its JM says it,
+ * not its request (which adds the controller's hysteresis). Two profiled deadline jobs both ask
+ * for 8 of 10 tokens; the earlier needs 3 now, the later 6. With the raw allocations the later
+ * job gets its 6 (minimums 3 + 6, the spare token to the earlier deadline); with requests only
+ * the earlier's 8 left the later 2. The raw allocation survives the log and snapshots. */
+static void snapshot_bytes(const ledger_t *l, struct enc_buf *b);
+
+static void test_raw_allocation_is_the_minimum(void **state)
+{
+    struct fixture *f = *state;
+    vc_set(f->l, "default", 10, 0);
+    struct ledger_result r1 = deadline_job(f->l, "early", 60000, LEDGER_JOB_HAS_PROFILE, 0);
+    struct ledger_result r2 = deadline_job(f->l, "late", 120000, LEDGER_JOB_HAS_PROFILE, 0);
+    assert_int_equal(r1.code, 0);
+    assert_int_equal(r2.code, 0);
+    uint64_t early = r1.value, late = r2.value;
+    struct ledger_cmd c;
+    ledger_cmd_init(&c, LEDGER_CMD_TOKEN_REQUEST);
+    c.job = early;
+    c.count = 8;
+    c.raw = 3;
+    assert_int_equal(apply(f->l, &c, 1).code, 0);
+    c.job = late;
+    c.raw = 6;
+    assert_int_equal(apply(f->l, &c, 2).code, 0);
+    assert_int_equal(ledger_job_find(f->l, late)->raw, 6);
+    assert_int_equal(ledger_job_find(f->l, late)->tokens, 6);
+    assert_int_equal(ledger_job_find(f->l, late)->minimum, 6);
+    assert_int_equal(ledger_job_find(f->l, early)->tokens, 4);
+    assert_int_equal(ledger_job_find(f->l, early)->minimum, 3);
+    /* the log and a snapshot keep it */
+    struct enc_buf b;
+    enc_buf_init(&b);
+    ledger_cmd_encode(&b, &c, 1, 3);
+    char msg[160];
+    struct ledger_cmd_iter it;
+    struct ledger_cmd d;
+    assert_int_equal(ledger_cmd_iter_init(&it, b.data, b.len, msg, sizeof msg), 0);
+    assert_int_equal(ledger_cmd_next(&it, &d, msg, sizeof msg), 1);
+    assert_int_equal(d.raw, 6);
+    enc_buf_close(&b);
+    snapshot_bytes(f->l, &b);
+    ledger_t *rl = NULL;
+    assert_int_equal(ledger_restore(b.data, b.len, &rl, msg, sizeof msg), 0);
+    assert_int_equal(ledger_job_find(rl, late)->raw, 6);
+    ledger_destroy(&rl);
+    enc_buf_close(&b);
+    /* a JM that says no raw allocation (0): its request is its minimum, as before */
+    c.job = early;
+    c.raw = 0;
+    assert_int_equal(apply(f->l, &c, 3).code, 0);
+    assert_int_equal(ledger_job_find(f->l, early)->tokens, 8);
+    assert_int_equal(ledger_job_find(f->l, late)->tokens, 2);
+}
+
 static void test_calibration_tightens_after_outcomes(void **state)
 {
     struct fixture *f = *state;
@@ -768,6 +823,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_grants_shared_by_the_arbiter, setup, teardown),
         cmocka_unit_test_setup_teardown(test_deadline_jobs_arbitrated_and_admitted, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_raw_allocation_is_the_minimum, setup, teardown),
         cmocka_unit_test_setup_teardown(test_calibration_tightens_after_outcomes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_job_end_releases_and_refuses_more, setup, teardown),
         cmocka_unit_test_setup_teardown(test_leases_expire_and_reclaim, setup, teardown),
