@@ -566,8 +566,9 @@ static int spec__elem(const struct spec_task *tpl, size_t elem, struct spec_task
     if (tpl->ninputs > 0) {
         if ((out->inputs = mem_calloc(tpl->ninputs, sizeof *out->inputs)) == NULL)
             return err_fmt(msg, cap, ERR_NOMEM, "out of memory");
-        for (size_t k = 0; k < tpl->ninputs; k++, out->ninputs++) {
+        for (size_t k = 0; k < tpl->ninputs; k++) {
             const struct spec_input *in = &tpl->inputs[k];
+            out->ninputs = k + 1; /* counted before its nodes, so a failure frees them */
             out->inputs[k].bytes = in->bytes;
             if (in->nnodes == 0)
                 continue;
@@ -591,7 +592,8 @@ static int spec__elem(const struct spec_task *tpl, size_t elem, struct spec_task
     if (tpl->nenv > 0) {
         if ((out->env = mem_calloc(tpl->nenv, sizeof *out->env)) == NULL)
             return err_fmt(msg, cap, ERR_NOMEM, "out of memory");
-        for (size_t k = 0; k < tpl->nenv; k++, out->nenv++) {
+        for (size_t k = 0; k < tpl->nenv; k++) {
+            out->nenv = k + 1; /* counted before its key and value, so a failure frees them */
             if ((out->env[k].key = mem_strdup(tpl->env[k].key)) == NULL)
                 return err_fmt(msg, cap, ERR_NOMEM, "out of memory");
             if ((rc = spec__elem_str(tpl->env[k].value, num, SPEC_MAX_ARG_LEN, ctx, "\"env\" value",
