@@ -112,9 +112,15 @@ void rmserver_jobs_tick(struct rmserver *s)
         return;
     ledger_t *l = fsm_ledger(s->fsm);
     int64_t now = clock_wall_ms();
+    const char *self = s->cfg->key_name != NULL && s->cfg->key_name[0] != '\0' ? s->cfg->key_name
+                                                                               : CURVE_DEFAULT_NAME;
     for (size_t i = 0; i < ledger_job_count(l); i++) {
         const struct ledger_job *j = ledger_job_at(l, i);
         if (j->job_dir[0] == '\0' || strcmp(j->host, host) != 0)
+            continue;
+        /* issue 27: a JM started here holds the cluster's key, so its tasks would run as [pn]
+           run_as: another user's job is theirs to resume (paddock-jm --job-dir DIR --resume) */
+        if (j->user[0] != '\0' && strcmp(j->user, self) != 0)
             continue;
         bool dead = false;
         if (j->state == LEDGER_JOB_EXPIRED)
