@@ -26,6 +26,7 @@
 #include <uv.h>
 
 #include "common/curve.h"
+#include "common/rng.h"
 #include "common/zuv.h"
 #include "jm/attempt.h"
 #include "jm/controller.h"
@@ -201,8 +202,9 @@ typedef struct jmd {
     readyq_t *rq;          /* the DAG's ready tasks in priority order (jmd_sched.c keeps it) */
     size_t *ready_buf;     /* one round's batch, taken from rq */
     struct place_match *matches;
-    attempt_t *att; /* the attempts' lifecycle (jm/attempt.h) over tasks[].at */
-    uint64_t rng;
+    attempt_t *att;       /* the attempts' lifecycle (jm/attempt.h) over tasks[].at */
+    uint64_t rng;         /* the job's random seed (Jockey's simulations seed from it) */
+    struct rng place_rng; /* placement's random term (common/rng.h), seeded from rng */
     int sched_pending;
     int holding; /* a round held ready tasks back (jm/place.h place_hold): the tick rounds again */
     enum jmd_outcome outcome;

@@ -8,6 +8,7 @@
 #include "common/id.h"
 #include "common/log.h"
 #include "common/mem.h"
+#include "common/rng.h"
 #include "jm/grain.h"
 #include "jm/jmd.h"
 #include "jm/priority.h"
@@ -19,15 +20,6 @@
 #define JMD_SCHED__SLACK  4    /* a batch: the free token units and this many more */
 #define JMD_SCHED__LIGHT  64   /* lightly-loaded list length */
 #define JMD_VIEW_GRACE_MS 3000 /* placing waits this long for a whole view at most */
-
-static double jmd_sched__draw(void *ctx)
-{
-    uint64_t *s = ctx; /* xorshift64* */
-    *s ^= *s >> 12;
-    *s ^= *s << 25;
-    *s ^= *s >> 27;
-    return (double)((*s * 2685821657736338717ull) >> 11) / 9007199254740992.0;
-}
 
 /* The ready queue (jm/readyq.h) holds the DAG's READY tasks, except a round's batch while it is
  * being placed: a task enters it when it becomes ready (jmd_sched__ready_add) and leaves it when
@@ -132,7 +124,8 @@ int jmd_sched_init(jmd_t *j, char *msg, size_t cap)
                           grain_task_units(j->spec->tasks[i].cpu, j->spec->tasks[i].mem_mb,
                                            j->token_cpu, j->token_mem_mb));
     if (id_random_u64(&j->rng) != 0 || j->rng == 0)
-        j->rng = 0x9e3779b97f4a7c15ull ^ (uint64_t)clock_mono_ns();
+        j->rng = (uint64_t)clock_mono_ns() | 1;
+    rng_seed(&j->place_rng, j->rng);
     jmd_sched__ready_sync(j, now);
     return jmd_spec_init(j, msg, cap);
 }
@@ -460,8 +453,8 @@ void jmd_sched_round(jmd_t *j)
         if (n == 0)
             continue;
         size_t nm = 0;
-        int rc = place_round(j->place, j->view, j->est, j->ready_buf, n, now, jmd_sched__draw,
-                             &j->rng, j->matches, &nm);
+        int rc = place_round(j->place, j->view, j->est, j->ready_buf, n, now, rng_draw,
+                             &j->place_rng, j->matches, &nm);
         if (rc) {
             jmd_sched__ready_back(j, n);
             log_error("placement failed: %s", err_text(rc));

@@ -33,34 +33,13 @@
 #include <string.h>
 
 #include "common/err.h"
+#include "common/rng.h"
 #include "common/mem.h"
 #include "jm/matcher.h"
 #include "tools/cli.h"
 
 #define SIM_MATCH_MAX_TASKS   100000
 #define SIM_MATCH_MAX_SERVERS 10000
-
-struct sim_rng {
-    uint64_t s;
-};
-
-static uint64_t sim__next(struct sim_rng *r) /* splitmix64 */
-{
-    uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-static double sim__unif(struct sim_rng *r)
-{
-    return (double)(sim__next(r) >> 11) / 9007199254740992.0;
-}
-
-static double sim__exp(struct sim_rng *r)
-{
-    return -log1p(-sim__unif(r));
-}
 
 struct sim_workload {
     size_t n, s;
@@ -246,12 +225,12 @@ static int sim_match_main(int argc, char **argv)
         fprintf(stderr, "paddock-sim match: out of memory\n");
         goto out;
     }
-    struct sim_rng rng = {seed * 0x2545f4914f6cdd1dull + 1};
+    struct rng rng = {seed * 0x2545f4914f6cdd1dull + 1};
     for (size_t j = 0; j < w.s; j++)
-        w.wait0[j] = sim__exp(&rng);
+        w.wait0[j] = rng_exp(&rng, 1.0);
     for (size_t t = 0; t < w.n; t++) {
-        w.runtime[t] = sim__exp(&rng);
-        w.pref[t] = (uint32_t)(sim__next(&rng) % w.s);
+        w.runtime[t] = rng_exp(&rng, 1.0);
+        w.pref[t] = (uint32_t)(rng_next(&rng) % w.s);
     }
     size_t nb = batch > 0 ? (size_t)batch : w.n;
     double st = sim__run(&w, SIM_STABLE, (int)iterations, nb);
