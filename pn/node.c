@@ -555,6 +555,7 @@ static node__job_t *node__job(node_t *n, const char *job_id, const void *peer, s
             mem_free(j);
             return NULL;
         }
+        memcpy(j->user, n->caller.user, sizeof j->user);
     } else if (j->plen != plen || memcmp(j->peer, peer, plen) != 0) {
         changed = 1;
     }
@@ -673,11 +674,6 @@ static void node__create(node_t *n, const void *peer, size_t plen, uint64_t req_
         return;
     }
     char msg[512];
-    if (n->caller.refuse[0]) { /* issue 27: no such user here, root, or a revoked key */
-        n->c.creates_refused[NODE_REFUSED_USER]++;
-        node__reply_error(n, peer, plen, req_id, PROTO_TASK_CREATE, ERR_DENIED, n->caller.refuse);
-        return;
-    }
     if (tc->cpu > n->cfg->cpus || tc->mem_mb > (n->cfg->memory >> 20)) {
         n->c.refused_other++;
         n->c.creates_refused[NODE_REFUSED_CAPACITY]++;
@@ -1112,6 +1108,32 @@ void node_handle(node_t *n, const void *peer, size_t plen, const void *data, siz
         n->c.rejected++;
         log_debug("rejected a request: %s", err);
         node__reply_error(n, peer, plen, 0, PROTO_TYPE_NONE, rc, err);
+        return;
+    }
+    if (m.type == PROTO_TASK_CREATE && n->caller.refuse[0]) {
+        /* issue 27: no such user here, root, or a revoked key; refused before the job is
+           remembered, so that it names no owner */
+        n->c.creates_refused[NODE_REFUSED_USER]++;
+        node__reply_error(n, peer, plen, m.req_id, m.type, ERR_DENIED, n->caller.refuse);
+        proto_msg_close(&m);
+        return;
+    }
+    /* issue 27: a job's tasks, statuses and epoch are its user's (and the admins') alone */
+    const char *jid = m.type == PROTO_TASK_CREATE     ? m.task_create.job_id
+                      : m.type == PROTO_TASK_CANCEL   ? m.task_cancel.job_id
+                      : m.type == PROTO_TASK_UPGRADE  ? m.task_upgrade.job_id
+                      : m.type == PROTO_TASK_QUERY    ? m.task_query.job_id
+                      : m.type == PROTO_TASK_ESTIMATE ? m.task_estimate.job_id
+                                                      : NULL;
+    node__job_t *owner = jid != NULL && !n->caller.admin ? map_get(&n->jobs, jid) : NULL;
+    if (owner != NULL && strcmp(owner->user, n->caller.user) != 0) {
+        n->c.rejected++;
+        if (m.type == PROTO_TASK_CREATE)
+            n->c.creates_refused[NODE_REFUSED_USER]++;
+        char why[160];
+        snprintf(why, sizeof why, "permission denied: job %s belongs to another user", jid);
+        node__reply_error(n, peer, plen, m.req_id, m.type, ERR_DENIED, why);
+        proto_msg_close(&m);
         return;
     }
     switch (m.type) {

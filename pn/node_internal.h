@@ -52,6 +52,7 @@ typedef struct node__job {
     int64_t touched_ms; /* wall time of the last request for the job: a record without tasks
                            (a TASK_QUERY's) is kept this long plus the tasks' retention */
     uint64_t hb_round;  /* the heartbeat that last named the job */
+    char user[64];      /* issue 27: whose job it is (the caller that first named it) */
 } node__job_t;
 
 typedef struct node__task {

@@ -10,6 +10,7 @@
 #     `rm status`, and nothing changes (alice's job runs on with its deadline, three replicas);
 #   - bob's task cannot signal alice's running task;
 #   - a key with no Unix account behind it (carol$$) is refused at submit and by every PN;
+#   - at a PN, a job is its user's: bob's task in alice's job is refused;
 #   - a quota (bob may hold 1 token at once in default) stops a submission that would exceed
 #     it, naming the quota;
 #   - the cluster's admin can do all of the above;
@@ -334,6 +335,19 @@ done
 sleep 0.5
 ls "$T"/out/carol-ran-* >/dev/null 2>&1 && fail "carol's task ran"
 say "carol's task refused by every PN: $o"
+
+# ---- a job at a PN is its user's: bob cannot create tasks in (or query, cancel) alice's -------
+probe_as() { # probe_as USER MARKER: a TASK_CREATE for the probe's job (j-deploy-probe) on pn-1
+    on 2 "$probe" --pn "tcp://$NET.1:7400" --keys "$T/$1/keys" --name "$1" \
+        --server-pub "$T/cluster-keys/paddock.pub" --marker "$2" --timeout-ms 3000
+}
+o=$(probe_as "$alice" "$T/out/alice-probe") || fail "pn-1 did not answer alice: $o"
+wait_for 10 "alice's probe task" test -e "$T/out/alice-probe"
+o=$(probe_as "$bob" "$T/out/bob-probe") || fail "pn-1 did not answer bob: $o"
+case $o in "ERROR -23 "*"belongs to another user"*) ;; *) fail "bob joined alice's job at pn-1: $o" ;; esac
+sleep 0.5
+[ ! -e "$T/out/bob-probe" ] || fail "bob's task ran in alice's job"
+say "bob's task in alice's job at pn-1 refused: $o"
 
 # ---- a quota stops a submission that would exceed it ----------------------------------------
 spec "$T/wide.json" bobs-wide 20 default 4
