@@ -274,7 +274,7 @@ wait_for 30 "bob's task" test -s "$T/out/bob-kill"
 check_ran_as() { # FILE USER
     set -- "$1" "$2" "$(id -u "$2")"
     want=$(printf '%s\n%s\n%s' "$2" "$3" "$2")
-    [ "$(cat "$1")" = "$want" ] || fail "$1: ran as '$(cat "$1" | tr '\n' ' ')', not $2 ($3)"
+    [ "$(cat "$1")" = "$want" ] || fail "$1: ran as '$(tr '\n' ' ' <"$1")', not $2 ($3)"
 }
 check_ran_as "$T/out/alices-job-t1" "$alice"
 check_ran_as "$T/out/alices-job-t2" "$alice"
@@ -398,7 +398,8 @@ say "the audit trail lists every submission, refusal and change; bob sees only h
 
 pdk admin 1 usage --by user >"$T/usage" || fail "paddock usage"
 cat "$T/usage"
-grep -q "^$alice " "$T/usage" && grep -q "^$bob " "$T/usage" || fail "usage lacks a user"
+grep -q "^$alice " "$T/usage" || fail "usage lacks $alice"
+grep -q "^$bob " "$T/usage" || fail "usage lacks $bob"
 
 ok=1
 say "PASS"
