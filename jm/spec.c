@@ -33,6 +33,14 @@ static void spec__free_strv(char **v, size_t n)
 
 static void spec__task_free(struct spec_task *t)
 {
+    if (t->block__ != NULL) { /* an array element: id, cmd and env in one block */
+        mem_free(t->block__);
+        t->id = NULL;
+        t->cmd = NULL;
+        t->ncmd = 0;
+        t->env = NULL;
+        t->nenv = 0;
+    }
     mem_free(t->id);
     spec__free_strv(t->cmd, t->ncmd);
     mem_free(t->after);
@@ -60,6 +68,9 @@ void spec_destroy(struct spec **p)
     for (size_t i = 0; i < s->ntasks; i++)
         spec__task_free(&s->tasks[i]);
     mem_free(s->tasks);
+    for (size_t i = 0; i < s->narrays__; i++) /* after the elements sharing their strings */
+        spec__task_free(&s->arrays__[i]);
+    mem_free(s->arrays__);
     for (size_t i = 0; i < s->nstages; i++) {
         mem_free(s->stages[i].name);
         mem_free(s->stages[i].after);
@@ -492,31 +503,46 @@ static int spec__task(struct spec_task *t, const json_t *v, size_t idx, size_t a
     return 0;
 }
 
-/* A copy of `s` with every "{i}" replaced by `num` (caller owns), or NULL when out of memory or
- * when the result would be over `maxlen` bytes (*toolong set). */
-static char *spec__subst(const char *s, const char *num, size_t maxlen, int *toolong)
+/* The length of `s` with every "{i}" replaced by a number of `nlen` digits. */
+static size_t spec__subst_len(const char *s, size_t nlen)
 {
     static const size_t tlen = sizeof SPEC_ARRAY_INDEX - 1;
-    size_t nlen = strlen(num), len = 0;
+    size_t len = 0;
     const char *p = s, *q;
     while ((q = strstr(p, SPEC_ARRAY_INDEX)) != NULL) {
         len += (size_t)(q - p) + nlen;
         p = q + tlen;
     }
-    len += strlen(p);
-    *toolong = len > maxlen;
-    if (*toolong)
-        return NULL;
-    char *out = mem_alloc(len + 1), *w = out;
-    if (out == NULL)
-        return NULL;
+    return len + strlen(p);
+}
+
+/* Writes `s` with "{i}" replaced by `num` (and a NUL) at w; returns the byte after the NUL. */
+static char *spec__subst_into(char *w, const char *s, const char *num, size_t nlen)
+{
+    static const size_t tlen = sizeof SPEC_ARRAY_INDEX - 1;
+    const char *p, *q;
     for (p = s; (q = strstr(p, SPEC_ARRAY_INDEX)) != NULL; p = q + tlen) {
         memcpy(w, p, (size_t)(q - p));
         w += q - p;
         memcpy(w, num, nlen);
         w += nlen;
     }
-    strcpy(w, p);
+    size_t rest = strlen(p) + 1;
+    memcpy(w, p, rest);
+    return w + rest;
+}
+
+/* A copy of `s` with every "{i}" replaced by `num` (caller owns), or NULL when out of memory or
+ * when the result would be over `maxlen` bytes (*toolong set). */
+static char *spec__subst(const char *s, const char *num, size_t maxlen, int *toolong)
+{
+    size_t nlen = strlen(num), len = spec__subst_len(s, nlen);
+    *toolong = len > maxlen;
+    if (*toolong)
+        return NULL;
+    char *out = mem_alloc(len + 1);
+    if (out != NULL)
+        spec__subst_into(out, s, num, nlen);
     return out;
 }
 
@@ -539,8 +565,8 @@ static int spec__elem(const struct spec_task *tpl, size_t elem, struct spec_task
 {
     char num[24], ctx[SPEC_MAX_ID_LEN + 64];
     snprintf(num, sizeof num, "%zu", elem);
-    snprintf(ctx, sizeof ctx, "task \"%s\" element %zu: ", tpl->id, elem);
     *out = *tpl;
+    out->block__ = NULL;
     out->id = NULL;
     out->cmd = NULL;
     out->ncmd = 0;
@@ -554,15 +580,62 @@ static int spec__elem(const struct spec_task *tpl, size_t elem, struct spec_task
     out->nenv = 0;
     out->outputs = NULL;
     out->noutputs = 0;
-    int rc = spec__elem_str(tpl->id, num, SPEC_MAX_ID_LEN, ctx, "\"id\"", &out->id, msg, cap);
-    if (rc != 0)
-        return rc;
-    if ((out->cmd = mem_calloc(tpl->ncmd, sizeof *out->cmd)) == NULL)
+    /* id, cmd and env in one allocation: the pointer arrays, then the strings "{i}" changes;
+       the others point into the template, which the spec keeps (arrays__) */
+    size_t nlen = strlen(num),
+           sz = tpl->ncmd * sizeof(char *) + tpl->nenv * sizeof(struct spec_env);
+    size_t idlen = spec__subst_len(tpl->id, nlen);
+    if (idlen > SPEC_MAX_ID_LEN)
+        return err_fmt(msg, cap, ERR_TOOBIG, "task \"%s\" element %zu: \"id\" is over %d bytes",
+                       tpl->id, elem, SPEC_MAX_ID_LEN);
+    sz += idlen + 1;
+    for (size_t k = 0; k < tpl->ncmd; k++) {
+        size_t l = spec__subst_len(tpl->cmd[k], nlen);
+        if (l > SPEC_MAX_ARG_LEN)
+            return err_fmt(msg, cap, ERR_TOOBIG,
+                           "task \"%s\" element %zu: \"cmd\" element is over %d bytes", tpl->id,
+                           elem, SPEC_MAX_ARG_LEN);
+        sz += strstr(tpl->cmd[k], SPEC_ARRAY_INDEX) != NULL ? l + 1 : 0;
+    }
+    for (size_t k = 0; k < tpl->nenv; k++) {
+        size_t l = spec__subst_len(tpl->env[k].value, nlen);
+        if (l > SPEC_MAX_ARG_LEN)
+            return err_fmt(msg, cap, ERR_TOOBIG,
+                           "task \"%s\" element %zu: \"env\" value is over %d bytes", tpl->id, elem,
+                           SPEC_MAX_ARG_LEN);
+        sz += strstr(tpl->env[k].value, SPEC_ARRAY_INDEX) != NULL ? l + 1 : 0;
+    }
+    char *b = mem_alloc(sz);
+    if (b == NULL)
         return err_fmt(msg, cap, ERR_NOMEM, "out of memory");
-    for (size_t k = 0; k < tpl->ncmd; k++, out->ncmd++)
-        if ((rc = spec__elem_str(tpl->cmd[k], num, SPEC_MAX_ARG_LEN, ctx, "\"cmd\" element",
-                                 &out->cmd[k], msg, cap)) != 0)
-            return rc;
+    out->block__ = b;
+    out->cmd = (char **)(void *)b;
+    out->ncmd = tpl->ncmd;
+    out->env = tpl->nenv > 0 ? (struct spec_env *)(void *)(b + tpl->ncmd * sizeof(char *)) : NULL;
+    out->nenv = tpl->nenv;
+    char *w = b + tpl->ncmd * sizeof(char *) + tpl->nenv * sizeof(struct spec_env);
+    out->id = w;
+    w = spec__subst_into(w, tpl->id, num, nlen);
+    for (size_t k = 0; k < tpl->ncmd; k++) {
+        if (strstr(tpl->cmd[k], SPEC_ARRAY_INDEX) == NULL) {
+            out->cmd[k] = tpl->cmd[k];
+            continue;
+        }
+        out->cmd[k] = w;
+        w = spec__subst_into(w, tpl->cmd[k], num, nlen);
+    }
+    for (size_t k = 0; k < tpl->nenv; k++) {
+        out->env[k].key = tpl->env[k].key;
+        if (strstr(tpl->env[k].value, SPEC_ARRAY_INDEX) == NULL) {
+            out->env[k].value = tpl->env[k].value;
+            continue;
+        }
+        out->env[k].value = w;
+        w = spec__subst_into(w, tpl->env[k].value, num, nlen);
+    }
+    int rc;
+    if (tpl->nfiles > 0 || tpl->noutputs > 0) /* only these name the element in a message */
+        snprintf(ctx, sizeof ctx, "task \"%s\" element %zu: ", tpl->id, elem);
     if (tpl->ninputs > 0) {
         if ((out->inputs = mem_calloc(tpl->ninputs, sizeof *out->inputs)) == NULL)
             return err_fmt(msg, cap, ERR_NOMEM, "out of memory");
@@ -586,18 +659,6 @@ static int spec__elem(const struct spec_task *tpl, size_t elem, struct spec_task
             out->files[k].bytes = tpl->files[k].bytes;
             if ((rc = spec__elem_str(tpl->files[k].path, num, SPEC_MAX_ARG_LEN, ctx,
                                      "\"files\" path", &out->files[k].path, msg, cap)) != 0)
-                return rc;
-        }
-    }
-    if (tpl->nenv > 0) {
-        if ((out->env = mem_calloc(tpl->nenv, sizeof *out->env)) == NULL)
-            return err_fmt(msg, cap, ERR_NOMEM, "out of memory");
-        for (size_t k = 0; k < tpl->nenv; k++) {
-            out->nenv = k + 1; /* counted before its key and value, so a failure frees them */
-            if ((out->env[k].key = mem_strdup(tpl->env[k].key)) == NULL)
-                return err_fmt(msg, cap, ERR_NOMEM, "out of memory");
-            if ((rc = spec__elem_str(tpl->env[k].value, num, SPEC_MAX_ARG_LEN, ctx, "\"env\" value",
-                                     &out->env[k].value, msg, cap)) != 0)
                 return rc;
         }
     }
@@ -850,11 +911,14 @@ int spec_parse(const char *buf, size_t len, const struct spec_limits *lim, struc
     }
     /* arrays are expanded at load: count first, so the total is bounded before allocation */
     int arrays = 0;
+    size_t narrays = 0;
     for (size_t e = 0; e < nentries; e++) {
         size_t alen;
-        if ((rc = spec__array_len(json_array_get(tasks, e), e, lim, &alen, msg, cap)) != 0)
+        const json_t *v = json_array_get(tasks, e);
+        if ((rc = spec__array_len(v, e, lim, &alen, msg, cap)) != 0)
             goto fail;
         arrays |= alen > 1;
+        narrays += json_is_object(v) && json_object_get(v, "array") != NULL;
         n = alen > SIZE_MAX - n ? SIZE_MAX : n + alen;
     }
     if (n > lim->max_tasks) {
@@ -865,7 +929,9 @@ int spec_parse(const char *buf, size_t len, const struct spec_limits *lim, struc
     s->tasks = mem_calloc(n, sizeof *s->tasks);
     stage_names = mem_calloc(n, sizeof *stage_names);
     src = mem_calloc(n, sizeof *src);
-    if (s->tasks == NULL || stage_names == NULL || src == NULL) {
+    s->arrays__ = narrays > 0 ? mem_calloc(narrays, sizeof *s->arrays__) : NULL;
+    if (s->tasks == NULL || stage_names == NULL || src == NULL ||
+        (narrays > 0 && s->arrays__ == NULL)) {
         rc = err_fmt(msg, cap, ERR_NOMEM, "out of memory");
         goto fail;
     }
@@ -883,17 +949,16 @@ int spec_parse(const char *buf, size_t len, const struct spec_limits *lim, struc
                 goto fail;
             continue;
         }
-        struct spec_task tpl;
-        memset(&tpl, 0, sizeof tpl);
+        /* the template stays with the spec: its elements share its strings */
+        struct spec_task *tpl = &s->arrays__[s->narrays__++];
         const char *stage = NULL;
-        rc = spec__task(&tpl, v, e, alen, lim, &stage, msg, cap);
+        rc = spec__task(tpl, v, e, alen, lim, &stage, msg, cap);
         for (size_t k = 0; k < alen && rc == 0; k++) {
             s->ntasks++;
             src[first + k] = (struct spec__src){e, k};
             stage_names[first + k] = stage;
-            rc = spec__elem(&tpl, k, &s->tasks[first + k], msg, cap);
+            rc = spec__elem(tpl, k, &s->tasks[first + k], msg, cap);
         }
-        spec__task_free(&tpl);
         if (rc != 0)
             goto fail;
     }

@@ -142,6 +142,8 @@ struct spec_task {
     struct spec_output *outputs; /* "outputs" (none: NULL) */
     size_t noutputs;
     size_t local_outputs; /* how many of them are node-local */
+    void *block__;        /* private: for an array element, the one allocation holding its id,
+                             cmd and env (strings without "{i}" are the array's, shared) */
     int speculate;        /* 0: never two attempts at once ("speculate": false on the task or
                              its stage); default 1 */
 };
@@ -186,6 +188,9 @@ struct spec {
     size_t *stage_topo; /* all stage indices in a topological order of the stage barriers */
     size_t *by_id__;    /* private: task indices sorted by id */
     size_t *by_name__;  /* private: stage indices sorted by name */
+    struct spec_task *arrays__; /* private: each array's template ("{i}" in it), whose strings
+                                   its elements share */
+    size_t narrays__;
 };
 
 /* Parses and validates `len` bytes at `buf` (need not be NUL-terminated). `lim` may be NULL for
