@@ -61,6 +61,12 @@ int main(int argc, char **argv)
             c->cpus_milli = 1000;
             c->mem_mb = 0;
         }
+        snprintf(c->user, sizeof c->user, "alice"); /* entry version 5: who asked */
+        if (t >= LEDGER_CMD_ROLE_SET) {             /* tenants: a grant, a quota, an audit line */
+            c->count = t == LEDGER_CMD_QUOTA_SET ? 4 : 1;
+            c->token_ms = 60000;
+            c->state = 1;
+        }
         if (t == LEDGER_CMD_JOB_REGISTER) {
             snprintf(c->recurring, sizeof c->recurring, "etl");
             c->period = 1;
