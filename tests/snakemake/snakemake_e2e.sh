@@ -3,7 +3,8 @@
 # clients/snakemake/paddock, each run as ONE Paddock job (docs/snakemake.md):
 #   (a) wordcount: split a text, count words per part, merge, plot (an SVG); outputs checked
 #   (b) fanout: 317 jobs in 5 rules with fan-out and fan-in; the result checked
-# A second wordcount run is quoted from the first run's profile.
+# A second wordcount run is quoted from the first run's profile, and survives its job manager's
+# death (SIGKILL once a task is bound).
 # Each run's job succeeded with its deadline met, has every task, and `paddock history` shows
 # it. Then a failing rule: Snakemake reports the failure with the task's stderr tail.
 # Exit 77 (skipped) when snakemake is not installed.
@@ -89,11 +90,28 @@ check_job "$W" snk-wordcount 7
 grep -q "Submitted job .* with external jobid '.*/status/count\." "$T/wordcount.log" ||
     fail "the count jobs were not bound to the run's job"
 
-# The second run of the same workflow is quoted from the first run's profile.
-rm -f "$W/total.txt" "$W/plot.svg"
+# The second run of the same workflow is quoted from the first run's profile; its job manager
+# is killed once the first task is bound, and the job resumes (the RM starts a JM again, which
+# reads the binds back) and succeeds.
+rm -rf "$W/total.txt" "$W/plot.svg" "$W/.snakemake/paddock"
 PADDOCK_DEADLINE=5m PADDOCK_JOB_NAME=snk-wordcount \
     snakemake -s "$SRC/tests/snakemake/wordcount/Snakefile" -d "$W" --profile "$PROFILE" \
-    --jobs 20 --forceall >"$T/wordcount2.log" 2>&1 || { tail -n 40 "$T/wordcount2.log"; fail "wordcount run 2"; }
+    --jobs 20 --forceall >"$T/wordcount2.log" 2>&1 &
+snk=$!
+i=0
+until [ -s "$W"/.snakemake/paddock/*/binds ] 2>/dev/null; do
+    i=$((i + 1))
+    [ $i -lt 600 ] || fail "run 2 bound nothing in 60 s"
+    sleep 0.1
+done
+id=$(job_of "$W")
+kill -9 "$(cat "$T/c/jobs/$id/jm.pid")"
+wait $snk || { tail -n 40 "$T/wordcount2.log"; fail "wordcount run 2"; }
+"$BIN/paddock" job show "$id" --json >"$T/show.json"
+python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))["jm"]
+assert d["resumes"] >= 1 and d["state"] == "succeeded", (d["resumes"], d["state"])
+print("snk-wordcount run 2: job %s resumed %d time(s), succeeded" % (d["job_id"], d["resumes"]))' "$T/show.json"
 grep -q "paddock-submit: quote: .*from the profile of an earlier run" "$T/wordcount2.log" ||
     fail "the second run was not quoted from the first run's profile"
 grep -q "paddock-submit: quote: .*deadline 5m *admitted" "$T/wordcount2.log" ||
