@@ -1,5 +1,5 @@
 /* dispatch.h - capacity management: regular tasks within the granted tokens, opportunistic tasks
- * within the allowance, upgrades when tokens free up (Apollo §2.1, §3.5; DESIGN.md 4).
+ * within the allowance, upgrades when tokens free up (Apollo §2.1, §3.5; docs/architecture.md).
  *
  * From §3.5: "Each scheduler first applies optimistic scheduling to dispatch regular tasks with
  * its allocated tokens. If all the tokens are utilized and there are still pending tasks to be

@@ -299,3 +299,20 @@ out:
     mem_free(j);
     return rc;
 }
+
+void jmd_fenced(jmd_t *j, uint32_t epoch)
+{
+    if (j->fenced)
+        return;
+    j->fenced = epoch > j->epoch ? epoch : j->epoch + 1;
+    if (epoch > j->epoch)
+        log_error("a newer job manager holds job %s (epoch %u): this one (epoch %u) stops",
+                  j->o.job_id, epoch, j->epoch);
+    else
+        log_error("a newer job manager holds job %s (epoch > %u): a node refused this one's "
+                  "command; it stops",
+                  j->o.job_id, j->epoch);
+    j->jlen = 0; /* its unwritten lines are the newer incarnation's business now */
+    j->stopping = 1;
+    uv_stop(&j->loop);
+}

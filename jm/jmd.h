@@ -1,4 +1,4 @@
-/* jmd.h - the paddock-jm daemon's internals: one job, one uv loop (DESIGN.md 2,
+/* jmd.h - the paddock-jm daemon's internals: one job, one uv loop (docs/architecture.md,
  * docs/jm-placement.md, docs/jockey.md, docs/job-directory.md).
  *
  * The daemon is a thin shell over the pure modules (jm/place.h says how it drives them). Its
@@ -7,7 +7,9 @@
  *                LEASE_RENEW, TOKEN_RELEASE), leader redirects, retries with the same key
  *   jmd_pn.c     the PN links: one DEALER per PN used, TASK_CREATE/CANCEL/UPGRADE out,
  *                TASK_STATUS and ERROR in
- *   jmd_sched.c  scheduling rounds, attempt outcomes, retries, silent nodes, cancel, the end
+ *   jmd_sched.c  scheduling rounds, the ready queue, tokens, statuses, lost nodes, the end
+ *   jmd_attempt.c events into jm/attempt.h, its actions out (jmd_sched_event)
+ *   jmd_resume.c the journal's replay, the nodes' query, adopted attempts
  *   jmd_jockey.c the Jockey control loop: profile, table, controller, token target
  *   jmd_out.c    the job directory: journal, state.json, report.json, the profile
  *   jmd.c        set-up, timers, signals, tear-down
@@ -345,6 +347,11 @@ void jmd_pn_req_split(uint64_t req_id, size_t *task, uint32_t *attempt);
 
 /* jmd_sched.c */
 int jmd_sched_init(jmd_t *j, char *msg, size_t cap);
+/* The ready queue: a READY task enters (not one backing off); every READY task it lacks. */
+void jmd_sched_ready_add(jmd_t *j, size_t task, int64_t now);
+void jmd_sched_ready_sync(jmd_t *j, int64_t now);
+/* Freed units upgrade waiting opportunistic tasks (jm/attempt.h's order). */
+void jmd_sched_upgrades(jmd_t *j);
 void jmd_sched_close(jmd_t *j);
 void jmd_sched_request(jmd_t *j); /* a round soon (coalesced) */
 /* A ready task's key in the ready queue (jm/readyq.h): its bottom level. */
@@ -352,6 +359,10 @@ double jmd_sched_prio(const jmd_t *j, size_t task);
 void jmd_sched_round(jmd_t *j);
 /* A status from the node behind link `link` (-1: unknown). */
 void jmd_sched_status(jmd_t *j, const proto_task_status_t *st, long link);
+/* jmd_resume.c: the query of a resumed JM; 1 when placing may go on. */
+int jmd_resume_query(jmd_t *j, int64_t now);
+/* Takes over an attempt node `n` holds for READY task `ti` (resume). */
+void jmd_resume_adopt(jmd_t *j, size_t ti, const proto_task_status_t *st, long n);
 /* Rebuilds the job's state from a parsed journal (resume): succeeded tasks done, failed
  * attempts counted, the attempts in the report. ERR_PARSE when it names a task the spec lacks. */
 int jmd_sched_replay(jmd_t *j, const struct journal *jr, char *msg, size_t cap);
@@ -373,8 +384,8 @@ void jmd_sched_view_changed(jmd_t *j);
 void jmd_sched_usage_start(jmd_t *j, size_t task, int64_t wall_ms);
 void jmd_sched_usage_end(jmd_t *j, size_t task, int64_t wall_ms);
 void jmd_end(jmd_t *j, enum jmd_outcome o, const char *reason);
-/* A newer incarnation holds the job (epoch > ours; 0: unknown, a PN's ERR_FENCED): logs it and
- * stops the loop at once; nothing more is written to the job directory. */
+/* (jmd.c) A newer incarnation holds the job (epoch > ours; 0: unknown, a PN's ERR_FENCED): logs it
+ * and stops the loop at once; nothing more is written to the job directory. */
 void jmd_fenced(jmd_t *j, uint32_t epoch);
 
 /* Feeds one event to the attempt machine (jm/attempt.h) and carries out its actions: sends,

@@ -1,4 +1,5 @@
-/* jmd_sched.c - scheduling rounds and attempt outcomes: the daemon's drive of jm/place.h,
+/* jmd_sched.c - scheduling rounds, the ready queue, tokens, statuses, lost nodes, the end: the
+ * daemon's drive of jm/place.h,
  * jm/dispatch.h and jm/dag.h (Apollo §2.2, §3.3-3.5), retries, silent nodes, cancel, the end. */
 #include <math.h>
 #include <string.h>
@@ -24,7 +25,7 @@
 /* The ready queue (jm/readyq.h) holds the DAG's READY tasks, except a round's batch while it is
  * being placed: a task enters it when it becomes ready (jmd_sched__ready_add) and leaves it when
  * it is dispatched or adopted. Keyed by its stage's priority and its input (jm/priority.h). */
-static void jmd_sched__ready_add(jmd_t *j, size_t task, int64_t now)
+void jmd_sched_ready_add(jmd_t *j, size_t task, int64_t now)
 {
     if (attempt_is_held(j->att, task))
         return; /* backing off after a failure: attempt_due releases it */
@@ -38,13 +39,13 @@ static void jmd_sched__ready_add(jmd_t *j, size_t task, int64_t now)
 
 /* Adds every READY task the queue lacks: O(ready) (after the journal's replay, and when a stage
  * barrier released tasks the dependents' walk did not find). */
-static void jmd_sched__ready_sync(jmd_t *j, int64_t now)
+void jmd_sched_ready_sync(jmd_t *j, int64_t now)
 {
     size_t n;
     const size_t *ready = dag_ready(j->dag, &n);
     for (size_t i = 0; i < n; i++)
         if (!readyq_contains(j->rq, ready[i]))
-            jmd_sched__ready_add(j, ready[i], now);
+            jmd_sched_ready_add(j, ready[i], now);
 }
 
 /* The queue holds exactly the READY tasks not backing off between rounds. A count that differs
@@ -126,7 +127,7 @@ int jmd_sched_init(jmd_t *j, char *msg, size_t cap)
     if (id_random_u64(&j->rng) != 0 || j->rng == 0)
         j->rng = (uint64_t)clock_mono_ns() | 1;
     rng_seed(&j->place_rng, j->rng);
-    jmd_sched__ready_sync(j, now);
+    jmd_sched_ready_sync(j, now);
     return jmd_spec_init(j, msg, cap);
 }
 
@@ -182,7 +183,7 @@ void jmd_sched_view_changed(jmd_t *j)
 
 /* Freed units upgrade waiting opportunistic tasks, highest bottom level first (jm/attempt.h);
  * one that a better node would finish sooner is re-placed there instead (jmd_spec.c). */
-static void jmd_sched__upgrades(jmd_t *j)
+void jmd_sched_upgrades(jmd_t *j)
 {
     struct attempt_action act[64];
     size_t k;
@@ -263,134 +264,9 @@ void jmd_sched_tokens(jmd_t *j, uint32_t granted)
     dispatch_set_tokens(j->disp, jmd_spec_tokens(j, granted));
     jmd_jockey_allowance(j);
     jmd_sched__downgrades(j);
-    jmd_sched__upgrades(j);
+    jmd_sched_upgrades(j);
     jmd_out_tokens(j);
     jmd_sched_request(j);
-}
-
-#define JMD_SCHED__QUERY_MS 3000 /* a resumed JM waits this long for the nodes' answers at most */
-
-/* The resume's query (docs/jm-daemon.md, "Resume"): TASK_QUERY to every node of the whole view
- * that is up, then statuses are adopted until each answered or JMD_SCHED__QUERY_MS passed. A
- * node down has lost its tasks: they are placed again as when a node is lost. 1 when placing
- * may go on. */
-static int jmd_sched__query(jmd_t *j, int64_t now)
-{
-    if (j->query_phase == JMD_QUERY_VIEW) {
-        size_t asked = 0;
-        for (uint32_t n = 0; n < view_count(j->view); n++) {
-            const struct view_node *vn = view_node(j->view, n);
-            int rm_down = n < j->nrm_state && j->rm_state[n] == PROTO_NODE_DOWN;
-            if (!vn || rm_down || (!vn->up && n >= j->nrm_state) || !vn->endpoint[0])
-                continue;
-            if (jmd_pn_query(j, n) != 0 || n >= j->nlinks)
-                continue;
-            j->links[n].queried = 1;
-            asked++;
-        }
-        j->query_pending = asked;
-        j->query_mono = now;
-        j->query_phase = JMD_QUERY_WAIT;
-        log_info("resume: asked %zu of %zu nodes what they hold of the job", asked,
-                 view_count(j->view));
-    }
-    if (j->query_pending > 0 && now - j->query_mono < JMD_SCHED__QUERY_MS)
-        return 0;
-    if (j->query_pending > 0)
-        log_warn("resume: %zu nodes did not answer within %d ms: going on without them",
-                 j->query_pending, JMD_SCHED__QUERY_MS);
-    log_info("resume: %zu attempts adopted, %zu tasks succeeded, %zu in flight", j->adopted,
-             dag_count(j->dag, DAG_SUCCEEDED),
-             dispatch_regular(j->disp) + dispatch_opportunistic(j->disp));
-    j->query_phase = JMD_QUERY_NONE;
-    return 1;
-}
-
-void jmd_sched_query_done(jmd_t *j, size_t link)
-{
-    if (link >= j->nlinks || j->links[link].queried != 1)
-        return;
-    j->links[link].queried = 2;
-    if (j->query_pending > 0 && --j->query_pending == 0)
-        jmd_sched_request(j);
-}
-
-int jmd_sched_replay(jmd_t *j, const struct journal *jr, char *msg, size_t cap)
-{
-    size_t n = j->spec->ntasks;
-    unsigned char *ok = mem_calloc(n ? n : 1, 1);
-    if (!ok)
-        return err_fmt(msg, cap, ERR_NOMEM, "out of memory replaying the journal");
-    for (size_t i = 0; i < jr->nrecs; i++) {
-        const struct journal_rec *jrec = &jr->recs[i];
-        long ti = spec_task_index(j->spec, jrec->task);
-        if (ti < 0) {
-            mem_free(ok);
-            return err_fmt(msg, cap, ERR_PARSE,
-                           "journal record %zu names task \"%s\", which the spec does not have",
-                           i + 1, jrec->task);
-        }
-        int moved = strncmp(jrec->reason, "moved", 5) == 0;
-        attempt_replayed(j->att, (size_t)ti, jrec->attempt, jrec->state, moved);
-        if (jrec->state == PROTO_TASK_SUCCEEDED)
-            ok[ti] = 1;
-        else if (jrec->state == PROTO_TASK_FAILED)
-            j->attempts_failed++;
-        else
-            j->attempts_moved += (size_t)moved;
-        struct jmd_rec r;
-        memset(&r, 0, sizeof r);
-        r.task = (size_t)ti;
-        r.attempt = jrec->attempt;
-        snprintf(r.node, sizeof r.node, "%.127s", jrec->node);
-        r.cls = jrec->opportunistic ? DISPATCH_OPPORTUNISTIC : DISPATCH_REGULAR;
-        r.queued_s = jrec->queued_s;
-        r.start_s = jrec->start_s;
-        r.end_s = jrec->end_s;
-        r.state = jrec->state;
-        /* the journal has no start flag: an attempt that ran has a start before its end, or
-           exited on its own */
-        r.started = jrec->start_s < jrec->end_s || jrec->state == PROTO_TASK_SUCCEEDED;
-        r.exit_code = jrec->exit_code;
-        r.signal = jrec->signal;
-        r.cpu_s = jrec->cpu_s;
-        r.rss_kb = jrec->rss_kb;
-        snprintf(r.reason, sizeof r.reason, "%s", jrec->reason);
-        jmd_out_record(j, &r);
-        if (jrec->state == PROTO_TASK_SUCCEEDED) {
-            const struct spec_task *sp = &j->spec->tasks[ti];
-            double exec_s = jrec->end_s > jrec->start_s ? jrec->end_s - jrec->start_s : 0;
-            estimator_observe(j->est, sp->stage, sp->input_bytes, exec_s, 0);
-            j->run_actual_s += exec_s;
-        }
-    }
-    /* The DAG in topological order: each task that succeeded is ready by the time it comes (its
-       parents succeeded before it, and the writer journals them first). */
-    size_t nt, done = 0, orphans = 0;
-    const size_t *topo = dag_topo(j->dag, &nt);
-    for (size_t k = 0; k < nt; k++) {
-        size_t ti = topo[k];
-        if (!ok[ti])
-            continue;
-        if (dag_state(j->dag, ti) != DAG_READY || dag_start(j->dag, ti) != 0 ||
-            dag_succeed(j->dag, ti, NULL) != 0) {
-            orphans++;
-            continue;
-        }
-        done++;
-    }
-    mem_free(ok);
-    readyq_clear(j->rq); /* what replay started is no longer ready */
-    jmd_sched__ready_sync(j, jmd_now(j));
-    if (orphans > 0)
-        log_warn("journal: %zu tasks succeeded before a parent of theirs did (run again)", orphans);
-    for (size_t i = 0; i < n && !j->resume_end[0]; i++)
-        if ((int)j->tasks[i].failures >= j->o.max_attempts && dag_state(j->dag, i) != DAG_SUCCEEDED)
-            snprintf(j->resume_end, sizeof j->resume_end, "task \"%s\" failed %u times",
-                     j->spec->tasks[i].id, j->tasks[i].failures);
-    log_info("journal replayed: version %d, %zu attempts, %zu of %zu tasks succeeded%s",
-             jr->version, jr->nrecs, done, n, jr->torn ? " (a torn last line cut)" : "");
-    return 0;
 }
 
 /* The batch's tasks that are still READY (not dispatched) go back into the ready queue, with
@@ -424,7 +300,7 @@ void jmd_sched_round(jmd_t *j)
         log_warn("no whole cluster view after %d ms: placing on %zu nodes known", JMD_VIEW_GRACE_MS,
                  view_count(j->view));
     }
-    if (j->query_phase != JMD_QUERY_NONE && !jmd_sched__query(j, now))
+    if (j->query_phase != JMD_QUERY_NONE && !jmd_resume_query(j, now))
         return; /* resumed: nothing is placed before the nodes said what they hold */
     /* The fsync policy: the outcomes journaled so far are on disk before any create they led to
        goes out (a resumed JM then never finds a child running whose parent it has no record
@@ -503,242 +379,6 @@ void jmd_sched_round(jmd_t *j)
     jmd_sched_request(j); /* more may fit: go on in the next loop turn */
 }
 
-/* CREATE: the attempt just placed goes to its node. */
-static void jmd_sched__create(jmd_t *j, const struct attempt_action *x, int64_t now)
-{
-    struct jmd_task *t = &j->tasks[x->task];
-    uint32_t node = (uint32_t)x->node;
-    t->pn_wait_s = -1; /* until the node says where it stands */
-    t->disp_mono = now;
-    t->run_mono = 0;
-    t->disp_wall = clock_wall_ms();
-    t->queued_wall = t->start_wall = 0;
-    t->queue_s = (double)(now - t->ready_mono) / 1000.0;
-    int rc = place_claim(j->place, x->task, node, now);
-    if (rc)
-        log_warn("%s: the claim on node %u was not recorded (%s)", j->spec->tasks[x->task].id, node,
-                 err_text(rc));
-    char err[256] = "";
-    int crc = jmd_pn_create(j, x->task, node, err, sizeof err);
-    if (node < j->nlinks) {
-        struct jmd_node_link *l = &j->links[node];
-        if (l->inflight++ == 0)
-            l->heard_mono = now;
-    }
-    if (crc == ERR_TOOBIG || crc == ERR_RANGE) { /* no node could ever take it */
-        char why[320];
-        snprintf(why, sizeof why, "cannot be sent: %s", err);
-        struct attempt_event ev = {.kind = ATTEMPT_EV_UNSENDABLE, .task = x->task};
-        jmd_sched_event(j, &ev, NULL, why);
-    } else if (crc != 0) {
-        log_warn("cannot send %s to node %u yet (%s)", j->spec->tasks[x->task].id, node, err);
-    }
-}
-
-/* RECORD: the ended attempt in the journal and the report; its units and link given back. */
-static void jmd_sched__record(jmd_t *j, const struct attempt_action *x,
-                              const proto_task_status_t *st, const char *reason, struct jmd_rec *r)
-{
-    size_t task = x->task;
-    struct jmd_task *t = &j->tasks[task];
-    int state = x->state;
-    int64_t wall = clock_wall_ms();
-    memset(r, 0, sizeof *r);
-    r->task = task;
-    r->attempt = x->attempt;
-    const struct view_node *vn = x->node >= 0 ? view_node(j->view, (uint32_t)x->node) : NULL;
-    snprintf(r->node, sizeof r->node, "%s", vn ? vn->name : "?");
-    r->cls = st && st->task_class == PROTO_CLASS_OPPORTUNISTIC ? DISPATCH_OPPORTUNISTIC : x->cls;
-    int64_t q = st && st->queued_at_ms ? st->queued_at_ms
-                : t->queued_wall       ? t->queued_wall
-                                       : t->disp_wall;
-    int64_t s = st && st->started_at_ms ? st->started_at_ms : t->start_wall;
-    int64_t e = st && st->ended_at_ms ? st->ended_at_ms : wall;
-    r->queued_s = jmd_wall_rel_s(j, q);
-    r->end_s = jmd_wall_rel_s(j, e);
-    /* An attempt that never ran and ended otherwise than by its own exit (moved, cancelled,
-       lost or preempted in the queue) waited until its end: the report draws the wait, not a
-       run. */
-    int never_ran = !s && state != PROTO_TASK_SUCCEEDED && state != PROTO_TASK_FAILED;
-    r->start_s = s ? jmd_wall_rel_s(j, s) : never_ran ? r->end_s : r->queued_s;
-    r->started = s != 0;
-    if (r->end_s < r->start_s)
-        r->end_s = r->start_s;
-    r->wait_s = t->queue_s;
-    r->state = state;
-    r->exit_code = st ? st->exit_code : -1;
-    r->signal = st ? st->signal : 0;
-    r->cpu_s = st ? (double)st->cpu_time_ms / 1000.0 : 0;
-    r->rss_kb = st ? st->peak_rss_kb : 0;
-    snprintf(r->reason, sizeof r->reason, "%s",
-             reason ? reason : (st && st->reason ? st->reason : ""));
-    jmd_out_attempt(j, r);
-    /* An attempt whose RUNNING status never came (it ran and ended between two statuses) still
-       counts from when its node says it started. */
-    if (!t->used_units && s)
-        jmd_sched_usage_start(j, task, s);
-    jmd_sched_usage_end(j, task, e);
-    if (x->node >= 0 && (size_t)x->node < j->nlinks && j->links[x->node].inflight > 0)
-        j->links[x->node].inflight--;
-    if (x->node >= 0 && (state == PROTO_TASK_SUCCEEDED || state == PROTO_TASK_FAILED))
-        jmd_rm_note_outcome(j, (uint32_t)x->node, state == PROTO_TASK_SUCCEEDED);
-    if (state == PROTO_TASK_FAILED)
-        j->attempts_failed++;
-}
-
-/* DONE: the task succeeded on x->node; its dependents are ready. */
-static void jmd_sched__done(jmd_t *j, const struct attempt_action *x, double exec_s, int64_t now)
-{
-    size_t task = x->task;
-    const struct spec_task *sp = &j->spec->tasks[task];
-    struct jmd_task *t = &j->tasks[task];
-    estimator_observe(j->est, sp->stage, sp->input_bytes, exec_s, t->est.io_s);
-    jmd_spec_succeeded(j, task, x->node, exec_s);
-    if (x->node >= 0) {
-        int rc = place_note_cached(j->place, sp->stage, (uint32_t)x->node);
-        if (rc)
-            log_warn("%s: node %d's cache not noted (%s)", sp->id, x->node, err_text(rc));
-    }
-    j->run_actual_s += exec_s;
-    if (j->have_plan)
-        j->run_expected_s += jsim_plan_task_expected(&j->plan, j->spec, task);
-    /* The released tasks enter the ready queue: the dependents through explicit edges are
-       looked at directly; a stage barrier that opened (more released than found) costs one
-       pass over the ready list, once per stage. */
-    size_t found = 0, nd;
-    const size_t *dep = x->released ? dag_dependents(j->dag, task, &nd) : NULL;
-    for (size_t i = 0; dep && i < nd; i++)
-        if (dag_state(j->dag, dep[i]) == DAG_READY && !readyq_contains(j->rq, dep[i])) {
-            jmd_sched__ready_add(j, dep[i], now);
-            found++;
-        }
-    if (found < x->released)
-        jmd_sched__ready_sync(j, now);
-    if (dag_done(j->dag))
-        jmd_end(j, JMD_SUCCEEDED, "");
-}
-
-void jmd_sched_event(jmd_t *j, struct attempt_event *ev, const proto_task_status_t *st,
-                     const char *reason)
-{
-    int64_t now = jmd_now(j);
-    int tracked = j->tasks[ev->task].inflight;
-    int success = ev->kind == ATTEMPT_EV_STATUS && ev->state == PROTO_TASK_SUCCEEDED &&
-                  attempt_tracks(j->att, ev->task, ev->attempt);
-    if (tracked && (success || ev->kind == ATTEMPT_EV_JOB_END || j->outcome != JMD_RUNNING))
-        jmd_spec_outcome(j, ev->task, success ? PROTO_TASK_SUCCEEDED : PROTO_TASK_CANCELLED,
-                         reason); /* the extra attempts go first */
-    ev->extra = jmd_spec_extra(j, ev->task) > 0;
-    struct attempt_action act[ATTEMPT_MAX_ACTIONS];
-    int n = attempt_step(j->att, ev, now, act, ATTEMPT_MAX_ACTIONS);
-    if (n < 0) {
-        log_error("%s: event %d refused by the attempt machine: %s", j->spec->tasks[ev->task].id,
-                  ev->kind, err_text(n));
-        return;
-    }
-    struct jmd_rec r;
-    memset(&r, 0, sizeof r);
-    snprintf(r.node, sizeof r.node, "?");
-    double exec_s = 0;
-    for (int i = 0; i < n; i++) {
-        const struct attempt_action *x = &act[i];
-        const struct spec_task *sp = &j->spec->tasks[x->task];
-        struct jmd_task *t = &j->tasks[x->task];
-        switch (x->kind) {
-        case ATTEMPT_ACT_CREATE:
-            jmd_sched__create(j, x, now);
-            break;
-        case ATTEMPT_ACT_CANCEL:
-            if (x->node >= 0)
-                jmd_pn_cancel_attempt(j, x->task, x->attempt, (uint32_t)x->node,
-                                      reason ? reason : "cancelled");
-            break;
-        case ATTEMPT_ACT_NODE_OFF: /* until a fresher view entry says it is up */
-            if (x->node >= 0)
-                view_set_up(j->view, (uint32_t)x->node, 0);
-            j->view_dirty = 1;
-            break;
-        case ATTEMPT_ACT_STARTED:
-            t->run_mono = now;
-            t->start_wall = st && st->started_at_ms ? st->started_at_ms : clock_wall_ms();
-            jmd_sched_usage_start(j, x->task, t->start_wall);
-            break;
-        case ATTEMPT_ACT_RECORD:
-            jmd_sched__record(j, x, st, reason, &r);
-            exec_s = r.end_s - r.start_s;
-            break;
-        case ATTEMPT_ACT_DONE:
-            jmd_sched__done(j, x, exec_s, now);
-            break;
-        case ATTEMPT_ACT_AVOID:
-            place_note_failed(j->place, x->task, (uint32_t)x->node);
-            break;
-        case ATTEMPT_ACT_RETRY:
-            if (x->at_ms <= now)
-                jmd_sched__ready_add(j, x->task, now);
-            log_info("%s attempt %u %s on %s (%s); %s in %.1f s", sp->id, r.attempt,
-                     proto_task_state_name((proto_task_state_t)r.state), r.node, r.reason,
-                     r.state == PROTO_TASK_FAILED ? "retrying" : "re-placing",
-                     (double)(x->at_ms - now) / 1000.0);
-            break;
-        case ATTEMPT_ACT_TAKEOVER:
-            if (x->state == PROTO_TASK_FAILED)
-                j->attempts_failed++;
-            jmd_spec_takeover(j, x->task, x->state, st, reason);
-            break;
-        case ATTEMPT_ACT_FAIL_JOB: {
-            char why[512];
-            if (x->why == ATTEMPT_WHY_FAILED)
-                snprintf(why, sizeof why, "task \"%s\" failed %u times; last on %s: %s", sp->id,
-                         t->failures, r.node, r.reason[0] ? r.reason : "failed");
-            else
-                snprintf(why, sizeof why,
-                         "task \"%s\" was lost or preempted %u times; last on %s: %s", sp->id,
-                         t->replaced, r.node, r.reason);
-            jmd_end(j, JMD_FAILED, why);
-            break;
-        }
-        case ATTEMPT_ACT_ROUND:
-            if (j->outcome == JMD_RUNNING)
-                jmd_sched__upgrades(j);
-            jmd_sched_request(j);
-            break;
-        default:
-            break;
-        }
-    }
-}
-
-/* Takes over an attempt a node holds for a task not in flight here (resume): it is tracked as
- * in flight on that node, and a terminal status is then processed as any other. */
-static void jmd_sched__adopt(jmd_t *j, size_t ti, const proto_task_status_t *st, long n)
-{
-    struct jmd_task *t = &j->tasks[ti];
-    int cls =
-        st->task_class == PROTO_CLASS_OPPORTUNISTIC ? DISPATCH_OPPORTUNISTIC : DISPATCH_REGULAR;
-    int64_t now = jmd_now(j);
-    int rc = attempt_adopt(j->att, ti, st->attempt, (int)n, cls, now);
-    if (rc) {
-        log_warn("cannot adopt %s attempt %u: %s", j->spec->tasks[ti].id, st->attempt,
-                 err_text(rc));
-        return;
-    }
-    (void)readyq_remove(j->rq, ti); /* ERR_NOTFOUND: it was not queued */
-    t->pn_wait_s = -1;
-    t->disp_mono = now;
-    t->run_mono = 0;
-    t->disp_wall = st->queued_at_ms ? st->queued_at_ms : clock_wall_ms();
-    t->queued_wall = st->queued_at_ms;
-    t->start_wall = 0;
-    t->queue_s = 0;
-    memset(&t->est, 0, sizeof t->est);
-    if ((size_t)n < j->nlinks && j->links[n].inflight++ == 0)
-        j->links[n].heard_mono = now;
-    j->adopted++;
-    log_info("adopted %s attempt %u on %s (%s)", j->spec->tasks[ti].id, st->attempt,
-             st->node ? st->node : "?", proto_task_state_name((proto_task_state_t)st->state));
-}
-
 void jmd_sched_status(jmd_t *j, const proto_task_status_t *st, long link)
 {
     int64_t now = jmd_now(j);
@@ -767,7 +407,7 @@ void jmd_sched_status(jmd_t *j, const proto_task_status_t *st, long link)
         long n = link >= 0 ? link : (st->node ? view_find(j->view, st->node) : -1);
         if (j->o.resume && n >= 0 && !t->inflight && st->attempt > t->attempt &&
             dag_state(j->dag, (size_t)ti) == DAG_READY && j->outcome == JMD_RUNNING) {
-            jmd_sched__adopt(j, (size_t)ti, st, n);
+            jmd_resume_adopt(j, (size_t)ti, st, n);
         } else {
             if (j->o.resume && live && n >= 0 && j->outcome == JMD_RUNNING)
                 jmd_pn_cancel_attempt(j, (size_t)ti, st->attempt, (uint32_t)n,
@@ -853,7 +493,7 @@ void jmd_sched_tick(jmd_t *j)
     size_t due[64], k;
     while ((k = attempt_due(j->att, now, due, 64)) > 0) { /* back-offs that ended */
         for (size_t i = 0; i < k; i++)
-            jmd_sched__ready_add(j, due[i], now);
+            jmd_sched_ready_add(j, due[i], now);
         jmd_sched_request(j);
         if (k < 64)
             break;
@@ -889,23 +529,6 @@ void jmd_sched_cancel(jmd_t *j, const char *why)
         return;
     log_info("cancelling the job: %s", why);
     jmd_end(j, JMD_CANCELLED, why);
-}
-
-void jmd_fenced(jmd_t *j, uint32_t epoch)
-{
-    if (j->fenced)
-        return;
-    j->fenced = epoch > j->epoch ? epoch : j->epoch + 1;
-    if (epoch > j->epoch)
-        log_error("a newer job manager holds job %s (epoch %u): this one (epoch %u) stops",
-                  j->o.job_id, epoch, j->epoch);
-    else
-        log_error("a newer job manager holds job %s (epoch > %u): a node refused this one's "
-                  "command; it stops",
-                  j->o.job_id, j->epoch);
-    j->jlen = 0; /* its unwritten lines are the newer incarnation's business now */
-    j->stopping = 1;
-    uv_stop(&j->loop);
 }
 
 void jmd_end(jmd_t *j, enum jmd_outcome o, const char *reason)

@@ -1,5 +1,5 @@
 /* cluster.h - `paddock-sim cluster`: a whole Apollo cluster in virtual time (Apollo §3, §5.2-5.4;
- * DESIGN.md 1 "Simulator", 5).
+ * docs/architecture.md, "The simulator").
  *
  * Many simulated PNs, each with a real pn/queue and pn/matrix; an RM whose view of them arrives
  * late (each PN's matrix leaves it on its heartbeat, every heartbeat_s, in one of `hb_groups`

@@ -1,6 +1,6 @@
 /* engine.h - the simulator's discrete-event core: a virtual clock, an event queue with a
- * deterministic tie-break, and seeded random streams (DESIGN.md 1, "Simulator"; STYLE.md
- * practice 2, "one deterministic fixture").
+ * deterministic tie-break, and seeded random streams (docs/architecture.md, "The
+ * simulator"; one deterministic fixture for tests and the simulator alike).
  *
  * Time is virtual, in seconds (a double), and only moves when an event runs: engine_step pops
  * the earliest event, sets the clock to its time and calls it. Events at the same time run in

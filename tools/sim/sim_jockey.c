@@ -1,5 +1,5 @@
 /* sim_jockey.c - `paddock-sim jockey`: Jockey against its comparison policies (Jockey §5.2) on
- * one workload, in virtual time (DESIGN.md 3.4, 5).
+ * one workload, in virtual time (docs/jockey.md, docs/architecture.md).
  *
  *   paddock-sim jockey --workload SPEC.json [--runs N] [--seed S] [--json]
  *                      [--max-tokens M] [--deadline SECONDS] [--progress KIND]
