@@ -8,10 +8,10 @@
  * when its expected wait turns out much higher than the one it was placed on and another node
  * would now do clearly better.
  *
- correct_check is the move rule the daemon (jm/jmd_sched.c) applies today with one attempt per
- * task in flight: the queued attempt is cancelled at its PN and the task placed again
- * (docs/jm-placement.md). correct_decide, below, is Apollo's full rule with the choice of move
- * or duplicate (docs/stragglers.md: duplicate is the default).
+ * correct_check is the move rule: the queued attempt is cancelled at its PN and the task placed
+ * again (docs/jm-placement.md). correct_decide, below, is Apollo's full rule with the choice of
+ * move or duplicate, the one the daemon applies (jm/jmd_spec.c; docs/stragglers.md: duplicate
+ * is the default).
  *
  * correct_check, for a regular task still queued at its node (not started):
  *   left_wait = what it still has to wait there: the PN's own expected wait for it (its queue
