@@ -22,6 +22,7 @@
 
 #include "common/err.h"
 #include "tools/cli.h"
+#include "tools/sim/sim_args.h"
 #include "tools/sim/arbiter_sim.h"
 
 #define SA_DEFAULT_WORKLOADS "tests/data/wfcommons"
@@ -43,16 +44,6 @@ static int sa__usage(void)
     return 2;
 }
 
-static int sa__num(const char *s, double lo, double hi, double *out)
-{
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || *end != '\0' || !(v >= lo) || !(v <= hi))
-        return -1;
-    *out = v;
-    return 0;
-}
-
 static int sa__parse(int argc, char **argv, struct arbiter_sim_config *c, int *adm, int *json)
 {
     for (int i = 0; i < argc; i++) {
@@ -65,27 +56,28 @@ static int sa__parse(int argc, char **argv, struct arbiter_sim_config *c, int *a
         if (v == NULL)
             return -1;
         i++;
-        if (strcmp(a, "--jobs") == 0 && sa__num(v, 1, ARBITER_SIM_MAX_JOBS, &x) == 0)
+        if (strcmp(a, "--jobs") == 0 && sim_args_num(v, 1, ARBITER_SIM_MAX_JOBS, &x) == 0)
             c->jobs = (size_t)x;
-        else if (strcmp(a, "--load") == 0 && sa__num(v, 0.01, 10, &x) == 0)
+        else if (strcmp(a, "--load") == 0 && sim_args_num(v, 0.01, 10, &x) == 0)
             c->load = x;
-        else if (strcmp(a, "--seed") == 0 && sa__num(v, 0, 1e15, &x) == 0)
+        else if (strcmp(a, "--seed") == 0 && sim_args_num(v, 0, 1e15, &x) == 0)
             c->seed = (uint64_t)x;
-        else if (strcmp(a, "--capacity") == 0 && sa__num(v, 1, ARBITER_SIM_MAX_CAPACITY, &x) == 0)
+        else if (strcmp(a, "--capacity") == 0 &&
+                 sim_args_num(v, 1, ARBITER_SIM_MAX_CAPACITY, &x) == 0)
             c->capacity = (uint32_t)x;
-        else if (strcmp(a, "--deadline-frac") == 0 && sa__num(v, 0, 1, &x) == 0)
+        else if (strcmp(a, "--deadline-frac") == 0 && sim_args_num(v, 0, 1, &x) == 0)
             c->deadline_frac = x;
-        else if (strcmp(a, "--task-sigma") == 0 && sa__num(v, 0, 3, &x) == 0)
+        else if (strcmp(a, "--task-sigma") == 0 && sim_args_num(v, 0, 3, &x) == 0)
             c->task_sigma = x;
-        else if (strcmp(a, "--job-sigma") == 0 && sa__num(v, 0, 3, &x) == 0)
+        else if (strcmp(a, "--job-sigma") == 0 && sim_args_num(v, 0, 3, &x) == 0)
             c->job_sigma = x;
-        else if (strcmp(a, "--slack") == 0 && sa__num(v, 0.1, 10, &x) == 0)
+        else if (strcmp(a, "--slack") == 0 && sim_args_num(v, 0.1, 10, &x) == 0)
             c->slack = x;
-        else if (strcmp(a, "--period-frac") == 0 && sa__num(v, 0.001, 1, &x) == 0)
+        else if (strcmp(a, "--period-frac") == 0 && sim_args_num(v, 0.001, 1, &x) == 0)
             c->period_frac = x;
-        else if (strcmp(a, "--grace-frac") == 0 && sa__num(v, 0, 1, &x) == 0)
+        else if (strcmp(a, "--grace-frac") == 0 && sim_args_num(v, 0, 1, &x) == 0)
             c->grace_frac = x;
-        else if (strcmp(a, "--urgent-frac") == 0 && sa__num(v, 0, 1, &x) == 0)
+        else if (strcmp(a, "--urgent-frac") == 0 && sim_args_num(v, 0, 1, &x) == 0)
             c->urgent_frac = x;
         else if (strcmp(a, "--profiled") == 0 && (strcmp(v, "on") == 0 || strcmp(v, "off") == 0))
             c->profiled = strcmp(v, "on") == 0;

@@ -15,6 +15,7 @@
 #include "common/err.h"
 #include "common/mem.h"
 #include "tools/cli.h"
+#include "tools/sim/sim_args.h"
 #include "tools/sim/cluster.h"
 #include "tools/sim/engine.h"
 
@@ -27,16 +28,6 @@ static int sc__usage(void)
             "[--window S]\n         [--heartbeat S] [--rm-delay S] [--no-status-matrix] "
             "[--no-timing]\n");
     return 2;
-}
-
-static int sc__num(const char *s, double lo, double hi, double *out)
-{
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || *end != '\0' || !(v >= lo) || !(v <= hi))
-        return -1;
-    *out = v;
-    return 0;
 }
 
 static long sc__rss_kb(void)
@@ -131,37 +122,38 @@ static int sc__main(int argc, char **argv)
         if (val == NULL)
             return sc__usage();
         i++;
-        if (strcmp(a, "--nodes") == 0 && sc__num(val, 1, CLUSTER_MAX_NODES, &v) == 0) {
+        if (strcmp(a, "--nodes") == 0 && sim_args_num(val, 1, CLUSTER_MAX_NODES, &v) == 0) {
             cfg.nodes = (size_t)v;
             have_nodes = 1;
-        } else if (strcmp(a, "--jobs") == 0 && sc__num(val, 1, CLUSTER_MAX_JOBS, &v) == 0)
+        } else if (strcmp(a, "--jobs") == 0 && sim_args_num(val, 1, CLUSTER_MAX_JOBS, &v) == 0)
             njobs = v;
-        else if (strcmp(a, "--seed") == 0 && sc__num(val, 0, 1e18, &v) == 0)
+        else if (strcmp(a, "--seed") == 0 && sim_args_num(val, 0, 1e18, &v) == 0)
             cfg.seed = (uint64_t)v;
         else if (strcmp(a, "--workloads") == 0)
             dir = val;
         else if (strcmp(a, "--svg") == 0)
             svg = val;
-        else if (strcmp(a, "--time-scale") == 0 && sc__num(val, 1e-6, 1e6, &time_scale) == 0)
+        else if (strcmp(a, "--time-scale") == 0 && sim_args_num(val, 1e-6, 1e6, &time_scale) == 0)
             ;
-        else if (strcmp(a, "--tokens") == 0 && sc__num(val, 1, 1e6, &v) == 0)
+        else if (strcmp(a, "--tokens") == 0 && sim_args_num(val, 1, 1e6, &v) == 0)
             cfg.tokens = (uint32_t)v;
-        else if (strcmp(a, "--bg-util") == 0 && sc__num(val, 0, 0.95, &cfg.bg_util) == 0)
+        else if (strcmp(a, "--bg-util") == 0 && sim_args_num(val, 0, 0.95, &cfg.bg_util) == 0)
             ;
         else if (strcmp(a, "--node-mtbf") == 0 &&
-                 sc__num(val, 0, 1e12, &cfg.noise.node_mtbf_s) == 0)
+                 sim_args_num(val, 0, 1e12, &cfg.noise.node_mtbf_s) == 0)
             ;
-        else if (strcmp(a, "--arrival") == 0 && sc__num(val, 0, 1e6, &cfg.arrival_mean_s) == 0)
+        else if (strcmp(a, "--arrival") == 0 && sim_args_num(val, 0, 1e6, &cfg.arrival_mean_s) == 0)
             ;
-        else if (strcmp(a, "--heartbeat") == 0 && sc__num(val, 1e-3, 3600, &cfg.heartbeat_s) == 0)
+        else if (strcmp(a, "--heartbeat") == 0 &&
+                 sim_args_num(val, 1e-3, 3600, &cfg.heartbeat_s) == 0)
             ;
-        else if (strcmp(a, "--rm-delay") == 0 && sc__num(val, 0, 3600, &cfg.rm_delay_s) == 0)
+        else if (strcmp(a, "--rm-delay") == 0 && sim_args_num(val, 0, 3600, &cfg.rm_delay_s) == 0)
             ;
-        else if (strcmp(a, "--window") == 0 && sc__num(val, 1e-3, 1e9, &cfg.window_s) == 0)
+        else if (strcmp(a, "--window") == 0 && sim_args_num(val, 1e-3, 1e9, &cfg.window_s) == 0)
             ;
-        else if (strcmp(a, "--opp") == 0 && sc__num(val, 0, 100, &cfg.opp_factor) == 0)
+        else if (strcmp(a, "--opp") == 0 && sim_args_num(val, 0, 100, &cfg.opp_factor) == 0)
             ;
-        else if (strcmp(a, "--fail") == 0 && sc__num(val, 0, 1, &cfg.noise.fail_prob) == 0)
+        else if (strcmp(a, "--fail") == 0 && sim_args_num(val, 0, 1, &cfg.noise.fail_prob) == 0)
             ;
         else
             return sc__usage();

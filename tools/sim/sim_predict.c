@@ -17,6 +17,7 @@
 #include "common/mem.h"
 #include "jm/spec.h"
 #include "tools/cli.h"
+#include "tools/sim/sim_args.h"
 #include "tools/sim/cluster.h"
 
 /* Fitted to 29 real runs of the deadline-eval workloads on the default local cluster on a
@@ -34,16 +35,6 @@ static int sp__usage(void)
             "         [--deadline S] [--overhead-s X] [--net-delay-s X] [--heartbeat S] "
             "[--round-s X] [--opp C] [--json]\n");
     return 2;
-}
-
-static int sp__num(const char *s, double lo, double hi, double *out)
-{
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || *end != '\0' || !(v >= lo) || !(v <= hi))
-        return -1;
-    *out = v;
-    return 0;
 }
 
 static int sp__main(int argc, char **argv)
@@ -84,23 +75,25 @@ static int sp__main(int argc, char **argv)
         if (val == NULL)
             return sp__usage();
         i++;
-        if (strcmp(a, "--nodes") == 0 && sp__num(val, 1, 10000, &v) == 0)
+        if (strcmp(a, "--nodes") == 0 && sim_args_num(val, 1, 10000, &v) == 0)
             cfg.nodes = (size_t)v;
-        else if (strcmp(a, "--node-cpus") == 0 && sp__num(val, 0.1, 1024, &cfg.node_cpus) == 0)
+        else if (strcmp(a, "--node-cpus") == 0 && sim_args_num(val, 0.1, 1024, &cfg.node_cpus) == 0)
             ;
-        else if (strcmp(a, "--tokens") == 0 && sp__num(val, 1, 1e6, &v) == 0)
+        else if (strcmp(a, "--tokens") == 0 && sim_args_num(val, 1, 1e6, &v) == 0)
             cfg.tokens = (uint32_t)v;
-        else if (strcmp(a, "--deadline") == 0 && sp__num(val, 0, 1e9, &deadline) == 0)
+        else if (strcmp(a, "--deadline") == 0 && sim_args_num(val, 0, 1e9, &deadline) == 0)
             ;
-        else if (strcmp(a, "--overhead-s") == 0 && sp__num(val, 0, 60, &cfg.task_overhead_s) == 0)
+        else if (strcmp(a, "--overhead-s") == 0 &&
+                 sim_args_num(val, 0, 60, &cfg.task_overhead_s) == 0)
             ;
-        else if (strcmp(a, "--net-delay-s") == 0 && sp__num(val, 0, 10, &cfg.net_delay_s) == 0)
+        else if (strcmp(a, "--net-delay-s") == 0 && sim_args_num(val, 0, 10, &cfg.net_delay_s) == 0)
             ;
-        else if (strcmp(a, "--opp") == 0 && sp__num(val, 0, 100, &cfg.opp_factor) == 0)
+        else if (strcmp(a, "--opp") == 0 && sim_args_num(val, 0, 100, &cfg.opp_factor) == 0)
             ;
-        else if (strcmp(a, "--round-s") == 0 && sp__num(val, 0, 10, &cfg.round_s) == 0)
+        else if (strcmp(a, "--round-s") == 0 && sim_args_num(val, 0, 10, &cfg.round_s) == 0)
             ;
-        else if (strcmp(a, "--heartbeat") == 0 && sp__num(val, 0.01, 60, &cfg.heartbeat_s) == 0)
+        else if (strcmp(a, "--heartbeat") == 0 &&
+                 sim_args_num(val, 0.01, 60, &cfg.heartbeat_s) == 0)
             cfg.rm_delay_s = cfg.heartbeat_s / 20;
         else
             return sp__usage();

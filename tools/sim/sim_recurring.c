@@ -18,6 +18,7 @@
 
 #include "common/err.h"
 #include "tools/cli.h"
+#include "tools/sim/sim_args.h"
 #include "tools/sim/recurring_sim.h"
 
 #define SR_DEFAULT_WORKLOADS "tests/data/wfcommons"
@@ -36,16 +37,6 @@ static int sr__usage(void)
     return 2;
 }
 
-static int sr__num(const char *s, double lo, double hi, double *out)
-{
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || *end != '\0' || !(v >= lo) || !(v <= hi))
-        return -1;
-    *out = v;
-    return 0;
-}
-
 static int sr__parse(int argc, char **argv, struct recurring_sim_config *c, int *json)
 {
     for (int i = 0; i < argc; i++) {
@@ -58,33 +49,35 @@ static int sr__parse(int argc, char **argv, struct recurring_sim_config *c, int 
         if (v == NULL)
             return -1;
         i++;
-        if (strcmp(a, "--jobs") == 0 && sr__num(v, 1, RECURRING_SIM_MAX_JOBS, &x) == 0)
+        if (strcmp(a, "--jobs") == 0 && sim_args_num(v, 1, RECURRING_SIM_MAX_JOBS, &x) == 0)
             c->jobs = (size_t)x;
-        else if (strcmp(a, "--load") == 0 && sr__num(v, 0.01, 5, &x) == 0)
+        else if (strcmp(a, "--load") == 0 && sim_args_num(v, 0.01, 5, &x) == 0)
             c->load = x;
-        else if (strcmp(a, "--seed") == 0 && sr__num(v, 0, 1e15, &x) == 0)
+        else if (strcmp(a, "--seed") == 0 && sim_args_num(v, 0, 1e15, &x) == 0)
             c->seed = (uint64_t)x;
-        else if (strcmp(a, "--capacity") == 0 && sr__num(v, 1, RECURRING_SIM_MAX_CAPACITY, &x) == 0)
+        else if (strcmp(a, "--capacity") == 0 &&
+                 sim_args_num(v, 1, RECURRING_SIM_MAX_CAPACITY, &x) == 0)
             c->capacity = (uint32_t)x;
-        else if (strcmp(a, "--periodic-share") == 0 && sr__num(v, 0.01, 1, &x) == 0)
+        else if (strcmp(a, "--periodic-share") == 0 && sim_args_num(v, 0.01, 1, &x) == 0)
             c->periodic_share = x;
-        else if (strcmp(a, "--warmup") == 0 && sr__num(v, 360, 10 * RECURRING_SIM_DAY, &x) == 0)
+        else if (strcmp(a, "--warmup") == 0 &&
+                 sim_args_num(v, 360, 10 * RECURRING_SIM_DAY, &x) == 0)
             c->warmup_steps = (uint32_t)x;
-        else if (strcmp(a, "--eval") == 0 && sr__num(v, 1, 30 * RECURRING_SIM_DAY, &x) == 0)
+        else if (strcmp(a, "--eval") == 0 && sim_args_num(v, 1, 30 * RECURRING_SIM_DAY, &x) == 0)
             c->eval_steps = (uint32_t)x;
-        else if (strcmp(a, "--step-s") == 0 && sr__num(v, 0.001, 86400, &x) == 0)
+        else if (strcmp(a, "--step-s") == 0 && sim_args_num(v, 0.001, 86400, &x) == 0)
             c->step_s = x;
-        else if (strcmp(a, "--given-frac") == 0 && sr__num(v, 0, 1, &x) == 0)
+        else if (strcmp(a, "--given-frac") == 0 && sim_args_num(v, 0, 1, &x) == 0)
             c->given_frac = x;
-        else if (strcmp(a, "--run-sigma") == 0 && sr__num(v, 0, 2, &x) == 0)
+        else if (strcmp(a, "--run-sigma") == 0 && sim_args_num(v, 0, 2, &x) == 0)
             c->run_sigma = x;
-        else if (strcmp(a, "--slow-prob") == 0 && sr__num(v, 0, 1, &x) == 0)
+        else if (strcmp(a, "--slow-prob") == 0 && sim_args_num(v, 0, 1, &x) == 0)
             c->slow_prob = x;
-        else if (strcmp(a, "--elastic") == 0 && sr__num(v, 0, 1, &x) == 0)
+        else if (strcmp(a, "--elastic") == 0 && sim_args_num(v, 0, 1, &x) == 0)
             c->elastic = x;
-        else if (strcmp(a, "--adhoc-deadline-frac") == 0 && sr__num(v, 0, 1, &x) == 0)
+        else if (strcmp(a, "--adhoc-deadline-frac") == 0 && sim_args_num(v, 0, 1, &x) == 0)
             c->adhoc_deadline_frac = x;
-        else if (strcmp(a, "--rho") == 0 && sr__num(v, 1, 100, &x) == 0)
+        else if (strcmp(a, "--rho") == 0 && sim_args_num(v, 1, 100, &x) == 0)
             c->rho = x;
         else if (strcmp(a, "--admission") == 0 && (strcmp(v, "on") == 0 || strcmp(v, "off") == 0))
             c->admission = strcmp(v, "on") == 0;

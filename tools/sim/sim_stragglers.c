@@ -21,6 +21,7 @@
 
 #include "common/err.h"
 #include "tools/cli.h"
+#include "tools/sim/sim_args.h"
 #include "tools/sim/straggler_sim.h"
 
 static int ss__usage(void)
@@ -36,16 +37,6 @@ static int ss__usage(void)
     return 2;
 }
 
-static int ss__num(const char *s, double lo, double hi, double *out)
-{
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || *end != '\0' || !(v >= lo) || !(v <= hi))
-        return -1;
-    *out = v;
-    return 0;
-}
-
 static int ss__parse(int argc, char **argv, struct straggler_sim_config *c, int *json)
 {
     for (int i = 0; i < argc; i++) {
@@ -58,29 +49,29 @@ static int ss__parse(int argc, char **argv, struct straggler_sim_config *c, int 
         if (v == NULL)
             return -1;
         i++;
-        if (strcmp(a, "--runs") == 0 && ss__num(v, 1, 10000, &x) == 0)
+        if (strcmp(a, "--runs") == 0 && sim_args_num(v, 1, 10000, &x) == 0)
             c->runs = (size_t)x;
-        else if (strcmp(a, "--seed") == 0 && ss__num(v, 0, 1e15, &x) == 0)
+        else if (strcmp(a, "--seed") == 0 && sim_args_num(v, 0, 1e15, &x) == 0)
             c->seed = (uint64_t)x;
         else if (strcmp(a, "--workloads") == 0)
             c->workloads = v;
         else if (strcmp(a, "--only") == 0)
             c->only = v;
-        else if (strcmp(a, "--nodes") == 0 && ss__num(v, 2, 4096, &x) == 0)
+        else if (strcmp(a, "--nodes") == 0 && sim_args_num(v, 2, 4096, &x) == 0)
             c->cond.nodes = (size_t)x;
-        else if (strcmp(a, "--slots") == 0 && ss__num(v, 1, 64, &x) == 0)
+        else if (strcmp(a, "--slots") == 0 && sim_args_num(v, 1, 64, &x) == 0)
             c->cond.slots = (size_t)x;
-        else if (strcmp(a, "--load") == 0 && ss__num(v, 0.01, 0.95, &x) == 0)
+        else if (strcmp(a, "--load") == 0 && sim_args_num(v, 0.01, 0.95, &x) == 0)
             c->cond.load = x;
-        else if (strcmp(a, "--straggler-prob") == 0 && ss__num(v, 0, 1, &x) == 0)
+        else if (strcmp(a, "--straggler-prob") == 0 && sim_args_num(v, 0, 1, &x) == 0)
             c->cond.straggler_prob = x;
-        else if (strcmp(a, "--slow-factor") == 0 && ss__num(v, 1, 100, &x) == 0)
+        else if (strcmp(a, "--slow-factor") == 0 && sim_args_num(v, 1, 100, &x) == 0)
             c->cond.slow_factor = x;
-        else if (strcmp(a, "--slack") == 0 && ss__num(v, 1, 100, &x) == 0)
+        else if (strcmp(a, "--slack") == 0 && sim_args_num(v, 1, 100, &x) == 0)
             c->slack = x;
-        else if (strcmp(a, "--spec-gain") == 0 && ss__num(v, 0, 10, &x) == 0)
+        else if (strcmp(a, "--spec-gain") == 0 && sim_args_num(v, 0, 10, &x) == 0)
             c->cond.speculate.gain = x;
-        else if (strcmp(a, "--spec-cap") == 0 && ss__num(v, 0, 1, &x) == 0)
+        else if (strcmp(a, "--spec-cap") == 0 && sim_args_num(v, 0, 1, &x) == 0)
             c->cond.speculate.job_cap_frac = c->cond.speculate.job_total_frac =
                 c->cond.speculate.stage_cap_frac = x;
         else if (strcmp(a, "--queued") == 0 && strcmp(v, "move") == 0)
