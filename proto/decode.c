@@ -21,6 +21,7 @@
 
 #include "common/err.h"
 #include "common/mem.h"
+#include "proto/pack.h"
 #include "proto/schema.h"
 
 typedef struct proto__dctx {
@@ -606,7 +607,10 @@ int proto_decode_ex(const void *buf, size_t len, proto_msg_t *out, proto_stats_t
                     proto_reject_t *reason, char *err, size_t errcap)
 {
     proto__dctx_t c = {PROTO_REJ_MALFORMED, err, errcap};
-    uint32_t type = 0;
+    uint32_t type = 0, packed_type = 0;
+    uint64_t packed_req = 0;
+    proto_buf_t inner;
+    proto_buf_init(&inner);
     int ok = -1;
     memset(out, 0, sizeof *out);
     if (stats != NULL) {
@@ -617,6 +621,21 @@ int proto_decode_ex(const void *buf, size_t len, proto_msg_t *out, proto_stats_t
         proto__reject(&c, PROTO_REJ_SIZE, "message of %zu bytes, limit %u", buf ? len : 0,
                       PROTO_MAX_MSG_BYTES);
         goto done;
+    }
+    /* a packed view (pack.h): inflate, then decode the inner message as any other */
+    if (len >= 2 && ((const uint8_t *)buf)[0] == 0x94 &&
+        ((const uint8_t *)buf)[1] == PROTO_VERSION_PACKED) {
+        int pr = proto__unpack(buf, len, &inner, &packed_type, &packed_req, err, errcap);
+        if (pr != 0) {
+            c.reason = (proto_reject_t)(pr - 1);
+            out->type = (proto_type_t)packed_type;
+            out->version = PROTO_VERSION_PACKED;
+            out->req_id = packed_req;
+            type = packed_type;
+            goto done;
+        }
+        buf = inner.data;
+        len = inner.len;
     }
     size_t used = 0;
     int rc = proto__prescan(buf, len, &used, err, errcap);
@@ -646,8 +665,17 @@ int proto_decode_ex(const void *buf, size_t len, proto_msg_t *out, proto_stats_t
     else
         proto__reject(&c, PROTO_REJ_MALFORMED, "msgpack: malformed (%d)", (int)ur);
     msgpack_zone_destroy(&zone);
+    if (ok == 0 && packed_type != 0 && (out->type != packed_type || out->req_id != packed_req)) {
+        proto__body_free(proto__schema_of(type), (unsigned char *)out + PROTO__BODY_OFF);
+        ok = proto__reject(&c, PROTO_REJ_ENVELOPE,
+                           "packed: the inner message is not the %s it wraps",
+                           proto_type_name((proto_type_t)packed_type));
+    }
 done:
+    proto_buf_close(&inner);
     if (ok == 0) {
+        if (packed_type != 0)
+            out->version = PROTO_VERSION_PACKED;
         if (stats != NULL) {
             stats->decoded_total++;
             stats->decoded_by_type[type]++;

@@ -1,12 +1,15 @@
 /* fuzz-proto-corpus DIR: writes seed inputs for the proto fuzz targets, every sample message
  * of every type: DIR/decode/<type>-<variant> (whole messages) and DIR/body/<type>-<variant>
- * (type byte + body, the fuzz_proto_body format). The typical variant sets every optional
- * field (the arbiter's job shape, admission verdict, token size, ETA and downgrade too), so
- * every key of every type is in the seeds; the minimal one is what an older peer sends. */
+ * (type byte + body, the fuzz_proto_body format); the view types also packed (proto/pack.h) in
+ * DIR/decode/<type>-<variant>-packed, and plainly in DIR/packed for fuzz_proto_packed. The typical
+ * variant sets every optional field (the arbiter's job shape, admission verdict, token size, ETA
+ * and downgrade too), so every key of every type is in the seeds; the minimal one is what an older
+ * peer sends. */
 #include <errno.h>
 #include <stdio.h>
 #include <sys/stat.h>
 
+#include "proto/pack.h"
 #include "proto/proto.h"
 #include "sample.h"
 
@@ -34,6 +37,9 @@ int main(int argc, char **argv)
     snprintf(path, sizeof path, "%s/body", argv[1]);
     if (mkdir(path, 0755) != 0 && errno != EEXIST)
         return 1;
+    snprintf(path, sizeof path, "%s/packed", argv[1]);
+    if (mkdir(path, 0755) != 0 && errno != EEXIST)
+        return 1;
     proto_buf_t buf;
     proto_buf_init(&buf);
     for (int t = 1; t < PROTO_TYPE_LIMIT; t++)
@@ -42,6 +48,20 @@ int main(int argc, char **argv)
             sample_msg(&m, (proto_type_t)t, (enum sample_variant)v);
             m.req_id = 0; /* envelope is then 4 bytes: 94 01 <type> 00 */
             int rc = proto_encode(&m, &buf, NULL, 0);
+            if (rc == 0 && proto_type_packable((proto_type_t)t)) {
+                /* the packed form (proto/pack.h) of the view types: DIR/decode and, whole
+                   plain messages for fuzz_proto_packed to deflate, DIR/packed */
+                proto_buf_t pk;
+                proto_buf_init(&pk);
+                rc = proto_encode_packed(&m, &pk, NULL, 0);
+                snprintf(path, sizeof path, "%s/decode/%02d-%d-packed", argv[1], t, v);
+                if (rc == 0)
+                    rc = write_file(path, pk.data, pk.len, "", 0);
+                snprintf(path, sizeof path, "%s/packed/%02d-%d", argv[1], t, v);
+                if (rc == 0)
+                    rc = write_file(path, buf.data, buf.len, "", 0);
+                proto_buf_close(&pk);
+            }
             proto_msg_close(&m);
             if (rc != 0 || buf.len < 4)
                 return 1;
