@@ -289,6 +289,17 @@ static int curve__users_read(void)
     return 0;
 }
 
+static bool curve__users_find(const char *key, char *name, size_t cap)
+{
+    for (size_t i = 0; i < curve__users.n; i++) {
+        if (strcmp(curve__users.users[i].key, key) == 0) {
+            snprintf(name, cap, "%s", curve__users.users[i].name);
+            return true;
+        }
+    }
+    return false;
+}
+
 int curve_auth_user(const char *key, char *name, size_t cap)
 {
     if (curve__auth == NULL || curve__users.dir[0] == '\0')
@@ -301,21 +312,20 @@ int curve_auth_user(const char *key, char *name, size_t cap)
     bool changed =
         stat(curve__users.dir, &st) == 0 && (st.st_mtim.tv_sec != curve__users.mtime.tv_sec ||
                                              st.st_mtim.tv_nsec != curve__users.mtime.tv_nsec);
-    /* a directory's mtime has a coarse grain: a file written within the same tick is seen by
-       reading again at most once a second */
-    if (!curve__users.loaded || changed || now.tv_sec != curve__users.read_at) {
-        int rc = curve__users_read();
-        if (rc == ERR_NOMEM)
-            return rc;
-        if (changed)
-            curve__users.mtime = st.st_mtim;
-        curve__users.read_at = now.tv_sec;
-    }
-    for (size_t i = 0; i < curve__users.n; i++) {
-        if (strcmp(curve__users.users[i].key, key) == 0) {
-            snprintf(name, cap, "%s", curve__users.users[i].name);
-            return 0;
+    /* read again when a file was added, removed or renamed (the directory's mtime); a key not
+       found is looked for once more at most once a second (a certificate rewritten in place) */
+    for (int pass = 0; pass < 2; pass++) {
+        if (!curve__users.loaded || changed || (pass == 1 && now.tv_sec != curve__users.read_at)) {
+            int rc = curve__users_read();
+            if (rc == ERR_NOMEM)
+                return rc;
+            if (changed)
+                curve__users.mtime = st.st_mtim;
+            curve__users.read_at = now.tv_sec;
+            changed = false;
         }
+        if (curve__users_find(key, name, cap))
+            return 0;
     }
     return ERR_NOTFOUND;
 }
