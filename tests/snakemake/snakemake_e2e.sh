@@ -61,6 +61,57 @@ assert len(runs) == 1 and runs[0]["outcome"] == "succeeded" and runs[0]["met"], 
 PY
 }
 
+# Polls until the command succeeds (60 s at most).
+wait_for() {
+    i=0
+    until "$@"; do
+        i=$((i + 1))
+        [ $i -lt 600 ] || fail "timed out waiting for: $*"
+        sleep 0.1
+    done
+}
+state_is() { # ID STATE [REASON-WORDS]
+    "$BIN/paddock" job show "$1" --json >"$T/open.json" 2>/dev/null || return 1
+    python3 -c 'import json, sys
+d = json.load(open(sys.argv[1])).get("jm") or {}
+sys.exit(0 if d.get("state") == sys.argv[2] and sys.argv[3] in (d.get("reason") or "") else 1)' \
+        "$T/open.json" "$2" "${3:-}"
+}
+
+# An open job driven by hand: nothing runs until bound; binding c's child b skips a (never
+# bound, an ancestor of a bound task); a line naming no task is ignored; statuses appear; the
+# job ends when its last task is bound and done. Then the idle rule: an open job that gets no
+# binds is cancelled after idle_s.
+O="$T/open"
+mkdir -p "$O/spool"
+cat >"$O/spec.json" <<JSON
+{"version": 1, "name": "snk-open", "open": {"spool": "$O/spool", "idle_s": 600}, "tasks": [
+ {"id": "a", "cmd": ["sh", "-c", "echo a > $O/a.out"]},
+ {"id": "b", "cmd": ["sh", "-c", "echo b > $O/b.out"], "after": ["a"]},
+ {"id": "c", "cmd": ["sh", "-c", "echo c > $O/c.out"], "after": ["b"]}]}
+JSON
+oid=$("$BIN/paddock" submit "$O/spec.json" --deadline 2m)
+wait_for state_is "$oid" running
+sleep 1
+[ ! -e "$O/a.out" ] && [ ! -e "$O/spool/status/a" ] || fail "an open job ran a task nobody bound"
+printf 'nosuch\nb\n' >>"$O/spool/binds"
+wait_for test -f "$O/spool/status/b"
+[ "$(head -n 1 "$O/spool/status/b")" = success ] || fail "status/b: $(cat "$O/spool/status/b")"
+[ -f "$O/b.out" ] && [ ! -e "$O/a.out" ] || fail "b did not run, or a (skipped) ran"
+printf 'c\n' >>"$O/spool/binds"
+wait_for state_is "$oid" succeeded
+[ "$(cat "$O/spool/status/c")" = success ] && [ -f "$O/c.out" ] || fail "c did not run"
+python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))["jm"]
+assert d["tasks_succeeded"] == 3 and d["attempts_started"] == 2, d' "$T/open.json"
+cat >"$O/idle.json" <<JSON
+{"version": 1, "name": "snk-idle", "open": {"spool": "$O/idle", "idle_s": 2}, "tasks": [
+ {"id": "x", "cmd": ["true"]}]}
+JSON
+iid=$("$BIN/paddock" submit "$O/idle.json")
+wait_for state_is "$iid" cancelled "the workflow stopped submitting"
+echo "open job: binds, a skip and statuses; the idle rule cancelled $iid"
+
 # (a) wordcount
 W="$T/wordcount"
 mkdir -p "$W"
