@@ -1,11 +1,17 @@
 /* bench_rm - figures for the resource monitor (DESIGN.md §5).
  *
- *   bench_rm [--nodes N] [--seconds S] [--requests R] [--subscribers K] [--failovers F]
- *            [--only view|ingest|grant|failover[,...]] [--json]
+ *   bench_rm [--nodes N] [--seconds S] [--requests R] [--subscribers K] [--procs P] [--plain]
+ *            [--failovers F] [--only view|ingest|grant|failover[,...]] [--json]
  *
- * 1. view: the pure view with N nodes (6x7 wait-time matrices): the cost of building and
- *    encoding one full snapshot, and of delivering it over a PUB socket to K subscribers on
- *    127.0.0.1 (target: a 20,000-node view to 100 subscribers each second).
+ * 1. view: the pure view with N nodes (6x7 wait-time matrices, values varied per node and per
+ *    heartbeat): the cost of building and encoding one full snapshot (packed, proto/pack.h,
+ *    unless --plain) and a JM's cost of decoding and merging it; then K subscribers spread
+ *    over P receiving processes (forked; default 4) subscribe to an XPUB on 127.0.0.1 with the
+ *    RM's high-water mark, get a snapshot once all have joined, then S seconds of the RM's
+ *    schedule (a delta every 250 ms naming the quarter of the nodes that heartbeated, a
+ *    snapshot every 2 s). Per subscriber: time from subscribing to a whole view, and after
+ *    that, messages lost and the latest arrival after publication (target: 1,000 subscribers
+ *    of a 20,000-node view whole within 10 s, then fresh within 1 s).
  * 2. ingest: one paddock-rm replica (`paddock cluster up --rm 1`, CURVE on) with N simulated
  *    PNs registered; heartbeats from several DEALER sockets for S seconds; the rate the replica
  *    counted, and its RSS holding the N-node view (targets: 50,000 heartbeats/s on one core,
@@ -21,9 +27,12 @@
 #include "common/curve.h"
 #include "common/err.h"
 #include "common/mem.h"
+#include "proto/pack.h"
 #include "proto/proto.h"
 #include "rm/rmclient.h"
 #include "rm/rmview.h"
+#include "jm/view.h"
+#include "jm/view_proto.h"
 
 #include <czmq.h>
 #include <ftw.h>
@@ -34,10 +43,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
+#include <zlib.h>
 
 static char g_bin[PATH_MAX];
 static json_t *g_out;
+static bool g_plain; /* --plain: views in the version-1 encoding, not packed (proto/pack.h) */
+
+static int bench_encode(const proto_msg_t *m, proto_buf_t *buf)
+{
+    return g_plain ? proto_encode(m, buf, NULL, 0) : proto_encode_packed(m, buf, NULL, 0);
+}
 
 /* Runs `paddock cluster VERB --dir DIR EXTRA` quietly. */
 static int bench_run(const char *verb, const char *dir, const char *extra)
@@ -56,20 +73,38 @@ static int bench_rm_tree(const char *path, const struct stat *st, int flag, stru
     return remove(path);
 }
 
+/* A PN's heartbeat with values as varied as a busy cluster's (each node its own address,
+ * boot id, load and wait times, changing with every seq), so that what compresses in the
+ * packed view is what would compress in a real one. */
+static uint64_t bench_mix(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ull;
+    return x ^ (x >> 33);
+}
+
 static void bench_fill_hb(proto_heartbeat_t *hb, const char *name, uint64_t boot, uint64_t seq)
 {
+    static char rack[32], ep[64];
+    int idx = atoi(name + 3);
+    uint64_t h = bench_mix((uint64_t)idx * 1000003u + seq);
+    snprintf(rack, sizeof rack, "rack-%03d", idx / 40);
+    snprintf(ep, sizeof ep, "tcp://10.%d.%d.%d:7100", idx / 65536, idx / 256 % 256, idx % 256);
     memset(hb, 0, sizeof *hb);
     hb->name = (char *)name;
-    hb->rack = "rack-1";
-    hb->endpoint = "tcp://127.0.0.1:9";
-    hb->boot_id = boot;
+    hb->rack = rack;
+    hb->endpoint = ep;
+    hb->boot_id = boot + bench_mix((uint64_t)idx);
     hb->seq = seq;
     hb->cpu = 16;
     hb->mem_mb = 65536;
-    hb->used_cpu = 3.5;
-    hb->used_mem_mb = 1024;
-    hb->running_regular = 3;
-    hb->queued_regular = (uint32_t)(seq % 7);
+    hb->used_cpu = (double)(h % 1600) / 100.0;
+    hb->used_mem_mb = h % 65536;
+    hb->running_regular = (uint32_t)(h >> 16) % 16;
+    hb->running_opportunistic = (uint32_t)(h >> 20) % 4;
+    hb->queued_regular = (uint32_t)(h >> 24) % 7;
     proto_matrix_t *m = &hb->matrix;
     m->ncpu = 6;
     m->nmem = 7;
@@ -77,8 +112,10 @@ static void bench_fill_hb(proto_heartbeat_t *hb, const char *name, uint64_t boot
         m->cpu_bounds[r] = 0.5 * (1u << r);
     for (uint32_t c = 0; c < 7; c++)
         m->mem_bounds_mb[c] = 1024ull << c;
+    /* waits grow with the request; each node and each heartbeat its own */
+    uint32_t base = (uint32_t)(h % 5000);
     for (uint32_t i = 0; i < 42; i++)
-        m->cells_ms[i] = (uint32_t)((seq * 13 + i * 101) % 5000);
+        m->cells_ms[i] = base + (i / 7 + i % 7) * 200 + (uint32_t)(bench_mix(h + i) % 150);
     m->timestamp_ms = clock_wall_ms();
 }
 
@@ -93,7 +130,7 @@ struct bench_pub {
 static int bench_emit(void *arg, const proto_msg_t *m)
 {
     struct bench_pub *p = arg;
-    if (proto_encode(m, &p->buf, NULL, 0) != 0)
+    if (bench_encode(m, &p->buf) != 0)
         return ERR_RANGE;
     p->bytes += p->buf.len;
     p->parts++;
@@ -102,35 +139,275 @@ static int bench_emit(void *arg, const proto_msg_t *m)
     return 0;
 }
 
-struct bench_subs {
-    zsock_t **subs;
-    int n;
-    size_t want_parts; /* per subscriber */
-    size_t got;
-    volatile int done;
+/* The header of a view message without decoding its nodes: a receiver holding hundreds of
+ * subscriptions measures delivery, not msgpack-c (a JM's decoding cost is measured apart). The
+ * envelope is [version, type, req_id, {body}] and the encoder writes the body's fields in schema
+ * order, so the integers come before the nodes. */
+struct bench_hdr {
+    int type;
+    uint64_t view_seq, base_seq, part, parts;
+    int64_t ts;
 };
 
-static void *bench_sub_main(void *arg)
+static bool bench_mp_int(const uint8_t **p, const uint8_t *end, int64_t *v)
 {
-    struct bench_subs *s = arg;
-    zpoller_t *p = zpoller_new(NULL);
-    for (int i = 0; i < s->n; i++)
-        zpoller_add(p, s->subs[i]);
-    size_t want = s->want_parts * (size_t)s->n;
-    while (s->got < want) {
-        zsock_t *z = zpoller_wait(p, 5000);
-        if (z == NULL)
-            break;
-        zframe_t *f = zframe_recv(z);
-        zframe_destroy(&f);
-        s->got++;
+    if (*p >= end)
+        return false;
+    uint8_t b = *(*p)++;
+    int n = 0;
+    bool sign = false;
+    if (b <= 0x7f) {
+        *v = b;
+        return true;
     }
-    zpoller_destroy(&p);
-    s->done = 1;
-    return NULL;
+    if (b >= 0xe0) {
+        *v = (int8_t)b;
+        return true;
+    }
+    switch (b) {
+    case 0xcc:
+        n = 1;
+        break;
+    case 0xcd:
+        n = 2;
+        break;
+    case 0xce:
+        n = 4;
+        break;
+    case 0xcf:
+        n = 8;
+        break;
+    case 0xd0:
+        n = 1, sign = true;
+        break;
+    case 0xd1:
+        n = 2, sign = true;
+        break;
+    case 0xd2:
+        n = 4, sign = true;
+        break;
+    case 0xd3:
+        n = 8, sign = true;
+        break;
+    default:
+        return false;
+    }
+    if (end - *p < n)
+        return false;
+    uint64_t u = 0;
+    for (int i = 0; i < n; i++)
+        u = u << 8 | (*p)[i];
+    *p += n;
+    if (sign && n < 8 && (u >> (8 * n - 1)) != 0)
+        u |= ~0ull << (8 * n);
+    *v = (int64_t)u;
+    return true;
 }
 
-static void bench_view(int nodes, int subscribers)
+static bool bench_hdr_read(const uint8_t *p, size_t len, struct bench_hdr *h);
+
+/* A packed message (pack.h, header of fixed widths as proto_encode_packed writes it): inflate
+ * only the first bytes, where the plain header lies. */
+static bool bench_hdr_packed(const uint8_t *p, size_t len, struct bench_hdr *h)
+{
+    uint8_t head[256];
+    if (len < 18 || p[13] != 0xc6)
+        return false;
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    if (inflateInit2(&z, -15) != Z_OK)
+        return false;
+    z.next_in = (Bytef *)p + 18;
+    z.avail_in = (uInt)(len - 18);
+    z.next_out = head;
+    z.avail_out = sizeof head;
+    int zr = inflate(&z, Z_SYNC_FLUSH);
+    size_t n = z.total_out;
+    inflateEnd(&z);
+    return (zr == Z_OK || zr == Z_STREAM_END || zr == Z_BUF_ERROR) && n > 0 &&
+           bench_hdr_read(head, n, h);
+}
+
+static bool bench_hdr_read(const uint8_t *p, size_t len, struct bench_hdr *h)
+{
+    if (len >= 2 && p[0] == 0x94 && p[1] == PROTO_VERSION_PACKED)
+        return bench_hdr_packed(p, len, h);
+    const uint8_t *end = p + len;
+    int64_t v, t, req;
+    memset(h, 0, sizeof *h);
+    if (len < 2 || *p++ != 0x94 || !bench_mp_int(&p, end, &v) || !bench_mp_int(&p, end, &t) ||
+        !bench_mp_int(&p, end, &req) || p >= end)
+        return false;
+    h->type = (int)t;
+    uint8_t b = *p++;
+    uint32_t fields = (b & 0xf0) == 0x80 ? b & 0x0fu : 0;
+    for (uint32_t i = 0; i < fields && p < end; i++) {
+        if ((*p & 0xe0) != 0xa0)
+            return false;
+        size_t kl = *p++ & 0x1fu;
+        if ((size_t)(end - p) < kl)
+            return false;
+        const char *k = (const char *)p;
+        p += kl;
+        if (!bench_mp_int(&p, end, &v))
+            return true; /* the nodes: the integers are behind us */
+#define BENCH_KEY(s) (kl == sizeof s - 1 && memcmp(k, s, kl) == 0)
+        if (BENCH_KEY("view_seq"))
+            h->view_seq = (uint64_t)v;
+        else if (BENCH_KEY("base_seq"))
+            h->base_seq = (uint64_t)v;
+        else if (BENCH_KEY("part"))
+            h->part = (uint64_t)v;
+        else if (BENCH_KEY("parts"))
+            h->parts = (uint64_t)v;
+        else if (BENCH_KEY("timestamp_ms"))
+            h->ts = v;
+#undef BENCH_KEY
+    }
+    return true;
+}
+
+/* What one subscriber saw. complete_ms: from its connect to holding every part of one
+ * snapshot (-1: never); lag: after that, publication to receipt of each later message; gaps:
+ * view_seqs it missed after completing (a delta or a snapshot part lost). */
+struct bench_sub_result {
+    int64_t complete_ms;
+    uint32_t parts_got, msgs_after, gaps;
+    int64_t lag_max_ms;
+};
+
+struct bench_sub_state {
+    zsock_t *z;
+    int64_t t_sub;
+    uint64_t snap_seq, seen_seq;
+    uint32_t snap_parts;
+    struct bench_sub_result r;
+};
+
+/* A receiving process: n SUB sockets on 127.0.0.1:port; runs until every subscription has
+ * completed and `quiet_ms` pass without a message, then writes its results to fd. */
+static void bench_receiver(int n, int port, int fd, int64_t quiet_ms)
+{
+    struct bench_sub_state *s = calloc((size_t)n, sizeof *s);
+    zpoller_t *poller = zpoller_new(NULL);
+    for (int i = 0; i < n; i++) {
+        s[i].z = zsock_new(ZMQ_SUB);
+        zsock_set_rcvhwm(s[i].z, 2 * (int)PROTO_MAX_VIEW_PARTS);
+        zsock_set_subscribe(s[i].z, "");
+        s[i].t_sub = (int64_t)clock_mono_ms();
+        zsock_connect(s[i].z, "tcp://127.0.0.1:%d", port);
+        s[i].r.complete_ms = -1;
+        zpoller_add(poller, s[i].z);
+    }
+    int64_t last = (int64_t)clock_mono_ms();
+    for (;;) {
+        zsock_t *z = zpoller_wait(poller, 100);
+        int64_t now = (int64_t)clock_mono_ms();
+        if (z == NULL) {
+            if (zpoller_terminated(poller) || now - last > quiet_ms)
+                break;
+            continue;
+        }
+        last = now;
+        /* drain every socket: zpoller names only the first ready one */
+        for (int i = 0; i < n; i++) {
+            zframe_t *f;
+            while ((f = zframe_recv_nowait(s[i].z)) != NULL) {
+                struct bench_hdr h;
+                struct bench_sub_state *b = &s[i];
+                if (bench_hdr_read(zframe_data(f), zframe_size(f), &h)) {
+                    if (b->r.complete_ms >= 0) {
+                        b->r.msgs_after++;
+                        if (now - h.ts > b->r.lag_max_ms)
+                            b->r.lag_max_ms = now - h.ts;
+                        uint64_t base = h.type == PROTO_VIEW_DELTA ? h.base_seq : h.view_seq - 1;
+                        if (h.view_seq > b->seen_seq && base > b->seen_seq)
+                            b->r.gaps++;
+                        if (h.view_seq > b->seen_seq)
+                            b->seen_seq = h.view_seq;
+                    } else if (h.type == PROTO_VIEW_SNAPSHOT) {
+                        if (h.view_seq != b->snap_seq)
+                            b->snap_seq = h.view_seq, b->snap_parts = 0;
+                        b->snap_parts++;
+                        b->r.parts_got++;
+                        if (b->snap_parts == h.parts) {
+                            b->r.complete_ms = now - b->t_sub;
+                            b->seen_seq = h.view_seq;
+                        }
+                    }
+                }
+                zframe_destroy(&f);
+            }
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        if (write(fd, &s[i].r, sizeof s[i].r) != (ssize_t)sizeof s[i].r)
+            break;
+        zsock_destroy(&s[i].z);
+    }
+    zpoller_destroy(&poller);
+    free(s);
+}
+
+static int bench_cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* A JM's own cost of taking the view: decoding every part of one snapshot and merging it into a
+ * jm/view (view_proto.h), as jmd_rm does; milliseconds of CPU per whole snapshot. */
+struct bench_take {
+    proto_buf_t buf;
+    view_t *jv;
+    int64_t now;
+    uint64_t decode_ns;
+};
+
+static int bench_take_emit(void *arg, const proto_msg_t *m)
+{
+    struct bench_take *t = arg;
+    if (bench_encode(m, &t->buf) != 0)
+        return ERR_RANGE;
+    uint64_t t0 = clock_mono_ns();
+    proto_msg_t d;
+    if (proto_decode(t->buf.data, t->buf.len, &d, NULL, NULL, 0) == 0) {
+        for (uint32_t i = 0; i < d.view_snapshot.nnodes; i++)
+            view_update_from_proto(t->jv, &d.view_snapshot.nodes[i], t->now);
+        proto_msg_close(&d);
+    }
+    t->decode_ns += clock_mono_ns() - t0;
+    return 0;
+}
+
+static double bench_view_take_ms(rmview_t *v)
+{
+    struct bench_take t = {{0}, NULL, 5000, 0};
+    proto_buf_init(&t.buf);
+    const int rounds = 3;
+    for (int r = 0; r < rounds; r++) {
+        view_new(&t.jv);
+        rmview_publish_snapshot(v, t.now, 1, bench_take_emit, &t);
+        view_destroy(&t.jv);
+    }
+    proto_buf_close(&t.buf);
+    return (double)t.decode_ns / 1e6 / rounds;
+}
+
+/* Marks `k` nodes changed from node *next on (a heartbeat each), as the PNs' heartbeats do. */
+static void bench_touch(rmview_t *v, int nodes, int k, int *next, uint64_t seq, int64_t now)
+{
+    char name[32];
+    for (int i = 0; i < k; i++) {
+        proto_heartbeat_t hb;
+        snprintf(name, sizeof name, "pn-%05d", *next);
+        bench_fill_hb(&hb, name, 7, seq);
+        rmview_ingest(v, &hb, now);
+        *next = (*next + 1) % nodes;
+    }
+}
+
+static void bench_view(int nodes, int subscribers, int procs, double seconds)
 {
     rmview_t *v = rmview_new();
     char name[32];
@@ -148,42 +425,129 @@ static void bench_view(int nodes, int subscribers)
         rmview_publish_snapshot(v, 2000, 1, bench_emit, &p);
     double encode_ms = (double)(clock_mono_ns() - t0) / 1e6 / rounds;
     size_t bytes = p.bytes / rounds, parts = p.parts / rounds;
-    /* delivery to subscribers over TCP on 127.0.0.1 */
-    p.pub = zsock_new(ZMQ_PUB);
-    zsock_set_sndhwm(p.pub, 1000000);
-    int port = zsock_bind(p.pub, "tcp://127.0.0.1:*");
-    struct bench_subs s = {NULL, subscribers, parts, 0, 0};
-    s.subs = calloc((size_t)subscribers, sizeof *s.subs);
-    for (int i = 0; i < subscribers; i++) {
-        s.subs[i] = zsock_new(ZMQ_SUB);
-        zsock_set_rcvhwm(s.subs[i], 1000000);
-        zsock_set_subscribe(s.subs[i], "");
-        zsock_connect(s.subs[i], "tcp://127.0.0.1:%d", port);
+    double take_ms = bench_view_take_ms(v);
+
+    /* Receivers are forked before this process touches ZeroMQ (a context does not survive a
+     * fork); each learns the port from its pipe and answers on another. */
+    if (procs > subscribers)
+        procs = subscribers;
+    pid_t *pids = calloc((size_t)procs, sizeof *pids);
+    int *to = calloc((size_t)procs, sizeof *to), *from = calloc((size_t)procs, sizeof *from);
+    for (int k = 0; k < procs; k++) {
+        int a[2], b[2];
+        if (pipe(a) != 0 || pipe(b) != 0)
+            return;
+        pids[k] = fork();
+        if (pids[k] == 0) {
+            close(a[1]);
+            close(b[0]);
+            int port = 0;
+            if (read(a[0], &port, sizeof port) == (ssize_t)sizeof port && port > 0)
+                bench_receiver(subscribers / procs + (k < subscribers % procs), port, b[1], 3000);
+            _exit(0);
+        }
+        close(a[0]);
+        close(b[1]);
+        to[k] = a[1];
+        from[k] = b[0];
     }
-    zclock_sleep(500); /* PUB drops until subscriptions arrive: let them */
-    pthread_t th;
-    pthread_create(&th, NULL, bench_sub_main, &s);
+    /* an XPUB as the RM's, with its high-water mark: a subscriber further behind loses parts */
+    p.pub = zsock_new(ZMQ_XPUB);
+    zsock_set_sndhwm(p.pub, 2 * (int)PROTO_MAX_VIEW_PARTS);
+    zsock_set_xpub_verbose(p.pub, 1);
+    int port = zsock_bind(p.pub, "tcp://127.0.0.1:*");
+    for (int k = 0; k < procs; k++) {
+        if (write(to[k], &port, sizeof port) != (ssize_t)sizeof port)
+            break;
+        close(to[k]);
+    }
+    int joined = 0;
+    uint64_t tj = clock_mono_ms();
+    zpoller_t *jp = zpoller_new(p.pub, NULL);
+    while (joined < subscribers && clock_mono_ms() - tj < 30000) {
+        if (zpoller_wait(jp, 1000) == NULL)
+            continue;
+        zframe_t *f = zframe_recv(p.pub);
+        joined += f != NULL && zframe_size(f) >= 1 && zframe_data(f)[0] == 1;
+        zframe_destroy(&f);
+    }
+    zpoller_destroy(&jp);
+    double join_ms = (double)(clock_mono_ms() - tj);
+    /* The RM's schedule (rm.conf [view] defaults): a snapshot for the joiners, then a delta
+     * every 250 ms naming the nodes heard since the last (every PN heartbeats each second), and
+     * a whole snapshot every 2 s. */
     p.bytes = p.parts = 0;
     t0 = clock_mono_ns();
-    rmview_publish_snapshot(v, 3000, 1, bench_emit, &p);
-    pthread_join(th, NULL);
-    double deliver_ms = (double)(clock_mono_ns() - t0) / 1e6;
-    printf("view: %d nodes, snapshot of %zu parts, %.1f MiB: build+encode %.1f ms; delivered to "
-           "%d subscribers (%zu of %zu parts) in %.1f ms\n",
-           nodes, parts, (double)bytes / 1048576.0, encode_ms, subscribers, s.got,
-           parts * (size_t)subscribers, deliver_ms);
+    rmview_publish_snapshot(v, (int64_t)clock_mono_ms(), 1, bench_emit, &p);
+    double first_ms = (double)(clock_mono_ns() - t0) / 1e6;
+    int next = 0;
+    uint64_t seq = 2, end = clock_mono_ms() + (uint64_t)(seconds * 1000), tick = clock_mono_ms();
+    for (int n = 1; clock_mono_ms() < end; n++) {
+        tick += 250;
+        while (clock_mono_ms() < tick)
+            zclock_sleep((int)(tick - clock_mono_ms()));
+        int64_t now = (int64_t)clock_mono_ms();
+        bench_touch(v, nodes, nodes / 4, &next, seq++, now);
+        if (n % 8 == 0)
+            rmview_publish_snapshot(v, now, 1, bench_emit, &p);
+        else
+            rmview_publish_delta(v, now, 1, bench_emit, &p);
+    }
+    double pub_s = (double)(clock_mono_ns() - t0) / 1e9;
+    /* results */
+    int64_t *done = calloc((size_t)subscribers, sizeof *done);
+    int64_t lag_max = 0;
+    size_t got = 0, complete = 0, gaps = 0, after = 0, nres = 0;
+    for (int k = 0; k < procs; k++) {
+        struct bench_sub_result r;
+        while (read(from[k], &r, sizeof r) == (ssize_t)sizeof r && nres < (size_t)subscribers) {
+            got += r.parts_got;
+            after += r.msgs_after;
+            gaps += r.gaps;
+            done[nres++] = r.complete_ms >= 0 ? r.complete_ms : INT64_MAX;
+            complete += r.complete_ms >= 0;
+            if (r.lag_max_ms > lag_max)
+                lag_max = r.lag_max_ms;
+        }
+        close(from[k]);
+        waitpid(pids[k], NULL, 0);
+    }
+    qsort(done, nres, sizeof *done, bench_cmp_i64);
+    double c50 = nres > 0 && done[nres / 2] != INT64_MAX ? (double)done[nres / 2] : -1;
+    double cmax = nres > 0 && done[nres - 1] != INT64_MAX ? (double)done[nres - 1] : -1;
+    printf("view: %d nodes, snapshot of %zu parts, %.2f MiB (%s): build+encode %.1f ms, a JM's "
+           "decode and merge %.1f ms\n",
+           nodes, parts, (double)bytes / 1048576.0, g_plain ? "plain" : "packed", encode_ms,
+           take_ms);
+    printf("view: %d subscribers in %d receiving processes (joined in %.0f ms): %zu complete "
+           "(p50 %.0f ms, max %.0f ms from subscribing; -1: not all), first snapshot's %zu "
+           "parts published in %.0f ms; then %.1f s of deltas every 250 ms (%d nodes each) and a "
+           "snapshot every 2 s: %zu messages after completion, %zu lost, latest arrival %lld ms "
+           "after publication; %.2f MiB published per subscriber\n",
+           subscribers, procs, join_ms, complete, c50, cmax, parts, first_ms, seconds, nodes / 4,
+           after, gaps, (long long)lag_max, (double)p.bytes / 1048576.0);
     json_t *o = json_object();
     json_object_set_new(o, "nodes", json_integer(nodes));
     json_object_set_new(o, "parts", json_integer((json_int_t)parts));
     json_object_set_new(o, "snapshot_bytes", json_integer((json_int_t)bytes));
     json_object_set_new(o, "encode_ms", json_real(encode_ms));
+    json_object_set_new(o, "jm_take_ms", json_real(take_ms));
     json_object_set_new(o, "subscribers", json_integer(subscribers));
-    json_object_set_new(o, "delivered_parts", json_integer((json_int_t)s.got));
-    json_object_set_new(o, "deliver_ms", json_real(deliver_ms));
+    json_object_set_new(o, "receiving_processes", json_integer(procs));
+    json_object_set_new(o, "complete", json_integer((json_int_t)complete));
+    json_object_set_new(o, "complete_p50_ms", json_real(c50));
+    json_object_set_new(o, "complete_max_ms", json_real(cmax));
+    json_object_set_new(o, "snapshot_parts_delivered", json_integer((json_int_t)got));
+    json_object_set_new(o, "messages_after", json_integer((json_int_t)after));
+    json_object_set_new(o, "lost_after", json_integer((json_int_t)gaps));
+    json_object_set_new(o, "lag_max_ms", json_integer(lag_max));
+    json_object_set_new(o, "published_mib", json_real((double)p.bytes / 1048576.0));
+    json_object_set_new(o, "publish_s", json_real(pub_s));
     json_object_set_new(g_out, "view", o);
-    for (int i = 0; i < subscribers; i++)
-        zsock_destroy(&s.subs[i]);
-    free(s.subs);
+    free(done);
+    free(pids);
+    free(to);
+    free(from);
     zsock_destroy(&p.pub);
     proto_buf_close(&p.buf);
     rmview_destroy(&v);
@@ -578,7 +942,7 @@ static bool bench_want(const char *only, const char *what)
 
 int main(int argc, char **argv)
 {
-    int nodes = 20000, requests = 2000, subscribers = 100, failovers = 10;
+    int nodes = 20000, requests = 2000, subscribers = 100, failovers = 10, procs = 4;
     const char *only = NULL;
     double seconds = 3;
     bool json = false;
@@ -591,21 +955,25 @@ int main(int argc, char **argv)
             requests = atoi(argv[++i]);
         else if (strcmp(argv[i], "--subscribers") == 0 && i + 1 < argc)
             subscribers = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--procs") == 0 && i + 1 < argc)
+            procs = atoi(argv[++i]);
         else if (strcmp(argv[i], "--failovers") == 0 && i + 1 < argc)
             failovers = atoi(argv[++i]);
         else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc)
             only = argv[++i];
         else if (strcmp(argv[i], "--json") == 0)
             json = true;
+        else if (strcmp(argv[i], "--plain") == 0)
+            g_plain = true;
         else {
             fprintf(stderr, "usage: bench_rm [--nodes N] [--seconds S] [--requests R] "
-                            "[--subscribers K] [--failovers F] [--only "
+                            "[--subscribers K] [--procs P] [--plain] [--failovers F] [--only "
                             "view|ingest|grant|failover[,...]] [--json]\n");
             return 2;
         }
     }
     if (nodes < 4 || nodes > 99999 || requests < 1 || subscribers < 1 || seconds <= 0 ||
-        failovers < 1) {
+        failovers < 1 || procs < 1 || procs > 64) {
         fprintf(stderr, "bench_rm: out-of-range option\n");
         return 2;
     }
@@ -622,7 +990,7 @@ int main(int argc, char **argv)
     }
     g_out = json_object();
     if (bench_want(only, "view"))
-        bench_view(nodes, subscribers);
+        bench_view(nodes, subscribers, procs, seconds);
     if (bench_want(only, "ingest"))
         bench_ingest(nodes, seconds);
     if (bench_want(only, "grant"))
