@@ -11,19 +11,17 @@
 #include "common/err.h"
 #include "common/log.h"
 #include "common/mem.h"
+#include "jm/bindlog.h"
 #include "jm/jmd.h"
 
-#define JMD_GROW__LINE     (SPEC_MAX_ID_LEN + 2) /* an id, its newline, one byte to see more */
-#define JMD_GROW__READ     65536                 /* bytes of DIR/binds read per tick at most */
-#define JMD_GROW__LOG_BAD  10                    /* bad lines logged one by one, then counted */
+#define JMD_GROW__READ     65536 /* bytes of DIR/binds read per tick at most */
+#define JMD_GROW__LOG_BAD  10    /* bad lines logged one by one, then counted */
 #define JMD_GROW__PATH_MAX 4352
 
 struct jmd_grow {
     struct jmd_grow_stats st;
-    int fd; /* DIR/binds, -1 until it exists */
-    char line[JMD_GROW__LINE];
-    size_t nline;             /* bytes of the line being read */
-    int line_long;            /* the line being read is over the bound: dropped at its newline */
+    int fd;                   /* DIR/binds, -1 until it exists */
+    struct bindlog log;       /* DIR/binds read so far */
     unsigned char *bound;     /* per task */
     unsigned char *want_skip; /* per task: skip once its dependencies are done */
     size_t nwant;
@@ -114,6 +112,11 @@ static void jmd_grow__bind(jmd_t *j, const char *id)
     log_debug("open job: bound %s", id);
 }
 
+static void jmd_grow__bind_cb(void *ctx, const char *id)
+{
+    jmd_grow__bind(ctx, id);
+}
+
 /* The new bytes of DIR/binds: one id per line; a line without its newline yet waits. */
 static int jmd_grow__read(jmd_t *j)
 {
@@ -126,7 +129,7 @@ static int jmd_grow__read(jmd_t *j)
             return 0;
     }
     char buf[4096];
-    size_t total = 0, before = g->st.bound;
+    size_t total = 0, before = g->st.bound, bad = g->log.bad;
     while (total < JMD_GROW__READ) {
         ssize_t r = read(g->fd, buf, sizeof buf);
         if (r < 0 && errno == EINTR)
@@ -134,26 +137,12 @@ static int jmd_grow__read(jmd_t *j)
         if (r <= 0)
             break;
         total += (size_t)r;
-        for (ssize_t i = 0; i < r; i++) {
-            char c = buf[i];
-            if (c != '\n') {
-                if (g->nline < sizeof g->line - 1)
-                    g->line[g->nline++] = c;
-                else
-                    g->line_long = 1;
-                continue;
-            }
-            g->line[g->nline] = '\0';
-            if (g->line_long) {
-                if (g->st.bad_binds++ < JMD_GROW__LOG_BAD)
-                    log_warn("open job: a bind line over %d bytes ignored", SPEC_MAX_ID_LEN);
-            } else if (g->nline > 0) {
-                jmd_grow__bind(j, g->line);
-            }
-            g->nline = 0;
-            g->line_long = 0;
-        }
+        bindlog_feed(&g->log, buf, (size_t)r, jmd_grow__bind_cb, j);
     }
+    for (; bad < g->log.bad; bad++)
+        if (g->st.bad_binds++ < JMD_GROW__LOG_BAD)
+            log_warn("open job: a bind line over %d bytes, or with a NUL, ignored",
+                     BINDLOG_LINE_MAX);
     return g->st.bound > before;
 }
 
@@ -215,6 +204,7 @@ int jmd_grow_init(jmd_t *j, char *msg, size_t cap)
         return err_fmt(msg, cap, ERR_NOMEM, "out of memory");
     j->grow = g;
     g->fd = -1;
+    bindlog_init(&g->log);
     g->bound = mem_calloc(n, 1);
     g->want_skip = mem_calloc(n, 1);
     g->open = mem_calloc(n, sizeof *g->open);
