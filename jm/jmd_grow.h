@@ -13,7 +13,8 @@
  *   - its ancestors that were never bound are skipped (dag_skip: succeeded without running):
  *     the workflow system submits a job only when its inputs exist, so what it did not hand us
  *     it ran elsewhere (a local rule) or found done;
- *   - an id the spec lacks, or one bound already, is counted and logged, nothing else.
+ *   - an id the spec lacks, or one bound already, is counted and logged, nothing else; so is
+ *     a line over 128 bytes or with a NUL (jm/bindlog.h reads the lines).
  *
  * For every bound task the JM writes DIR/status/ID once its fate is known, so a status poll is
  * one small file read: "success\n" when it succeeded, "failed\n" and the reason when it failed or
