@@ -228,6 +228,9 @@ struct ledger_vc *ledger__vc_find(const ledger_t *l, const char *name, size_t *i
 static void ledger__job_set_tokens(ledger_t *l, struct ledger_job *j, uint32_t tokens)
 {
     struct ledger_vc *vc = &l->vcs[j->vc];
+    if (j->held_since_ms > 0 && l->now > j->held_since_ms) /* issue 27: tokens x time held */
+        j->held_ms += (uint64_t)j->tokens * (uint64_t)(l->now - j->held_since_ms);
+    j->held_since_ms = l->now;
     vc->granted = vc->granted - j->tokens + tokens;
     j->tokens = tokens;
 }
@@ -657,6 +660,7 @@ static int ledger__job_register(ledger_t *l, const struct ledger_cmd *c, struct 
         j->pred_bound_ms = (int64_t)ceil(q.finish * 1000.0);
     }
     memcpy(j->user, c->user, sizeof j->user);
+    j->held_since_ms = l->now;
     if (deadline != 0 && !best_effort && c->work_ms != 0 && c->width != 0 && isfinite(q.eff)) {
         /* issue 25: what the admitted deadline costs (MRM eq. 13's first term) */
         struct arbiter_shape sh = ledger__shape(l, c);

@@ -156,6 +156,10 @@ struct ledger_job {
      * (MRM eq. 13's first term at that deadline; 0 without an admitted deadline). */
     char user[LEDGER_NAME_MAX];
     uint64_t price_milli;
+    /* The guaranteed tokens it held over time, token-ms, up to held_since_ms (a running job's
+     * share of its user's token-seconds-per-day quota). */
+    uint64_t held_ms;
+    int64_t held_since_ms;
 };
 
 /* Recurring jobs (Morpheus §3-7). Each period the leader fires exactly one run
@@ -453,7 +457,8 @@ const char *ledger_outcome_name(uint8_t outcome);
  * Quotas (per virtual cluster and user) are checked by JOB_REGISTER before admission: tokens
  * held at once (the user's active jobs' tokens there plus the new job's MinEDF minimum, 1
  * without a deadline) and token-seconds per day (the user's jobs there that ended in the last
- * 24 h of ledger time); a registration over one is refused with ERR_QUOTA, the result's value
+ * 24 h of ledger time, plus what their running jobs there have held so far, held_ms); a
+ * registration over one is refused with ERR_QUOTA, the result's value
  * naming the quota (enum ledger_quota_kind) and aux its limit. */
 enum ledger_role { LEDGER_ROLE_USER = 1, LEDGER_ROLE_ADMIN = 2 };
 enum ledger_quota_kind { LEDGER_QUOTA_TOKENS = 1, LEDGER_QUOTA_TOKEN_S_DAY = 2 };

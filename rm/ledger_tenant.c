@@ -181,7 +181,17 @@ int ledger__quota_check(const ledger_t *l, const struct ledger_cmd *c, size_t vc
         }
     }
     if (q->max_token_ms_day != 0) {
+        /* what the user's running jobs there have held so far, and what the ones that ended in
+           the last day used (as their JMs counted it) */
         uint64_t used = 0;
+        for (size_t i = 0; i < l->njobs; i++) {
+            const struct ledger_job *j = &l->jobs[i];
+            if (j->vc == vci && j->state == LEDGER_JOB_ACTIVE && strcmp(j->user, c->user) == 0)
+                used +=
+                    j->held_ms + (j->held_since_ms > 0 && l->now > j->held_since_ms
+                                      ? (uint64_t)j->tokens * (uint64_t)(l->now - j->held_since_ms)
+                                      : 0);
+        }
         for (size_t k = 0; k < l->usage_n; k++) {
             const struct ledger_usage *u = &l->usage[(l->usage_head + k) % LEDGER_USAGE_CAP];
             if (u->end_ms > l->now - LEDGER_DAY_MS && strcmp(u->user, c->user) == 0 &&
@@ -447,6 +457,8 @@ void ledger__tenant_snap(const ledger_t *l, struct enc_buf *b)
     for (size_t i = 0; i < l->njobs; i++) {
         enc_str(b, l->jobs[i].user);
         enc_u64(b, l->jobs[i].price_milli);
+        enc_u64(b, l->jobs[i].held_ms);
+        enc_i64(b, l->jobs[i].held_since_ms);
     }
     enc_u32(b, (uint32_t)l->nrules);
     for (size_t i = 0; i < l->nrules; i++) {
@@ -502,6 +514,8 @@ int ledger__tenant_restore(ledger_t *l, struct enc_reader *r, char *msg, size_t 
     for (size_t i = 0; i < l->njobs && enc_reader_err(r) == 0; i++) {
         enc_get_str(r, l->jobs[i].user, sizeof l->jobs[i].user);
         l->jobs[i].price_milli = enc_get_u64(r);
+        l->jobs[i].held_ms = enc_get_u64(r);
+        l->jobs[i].held_since_ms = enc_get_i64(r);
     }
     uint32_t nr = ledger__count(r, LEDGER_MAX_RULES, 18);
     if (nr > 0 && (l->rules = mem_calloc(LEDGER_MAX_RULES, sizeof *l->rules)) == NULL)

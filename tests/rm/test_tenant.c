@@ -219,6 +219,30 @@ static void test_quota_caps_grants(void **state)
     assert_int_equal(bob, 8);
 }
 
+/* The day's token-seconds count what running jobs have held so far too. */
+static void test_quota_counts_running_jobs(void **state)
+{
+    struct fixture *f = *state;
+    vc_set(f->l, "default", 8);
+    assert_int_equal(rule(f->l, LEDGER_CMD_QUOTA_SET, "paddock", "bob", "default", 0, 100000).code,
+                     0);
+    uint64_t b = submit(f->l, "bob", "default", 0, 1000).value;
+    struct ledger_cmd c;
+    ledger_cmd_init(&c, LEDGER_CMD_TOKEN_REQUEST);
+    c.job = b;
+    c.count = 4;
+    c.lease_ms = 0;
+    apply(f->l, &c, 1000);
+    /* 4 tokens for 20 s: 80 token-s, under 100 */
+    assert_int_equal(submit(f->l, "bob", "default", 0, 21000).code, 0);
+    /* 10 s later the first job alone has held 4 x 30 s = 120 token-s: refused */
+    struct ledger_result r = submit(f->l, "bob", "default", 0, 31000);
+    assert_int_equal(r.code, ERR_QUOTA);
+    assert_int_equal(r.value, LEDGER_QUOTA_TOKEN_S_DAY);
+    const struct ledger_job *j = ledger_job_find(f->l, b);
+    assert_true(j->held_ms >= 80000);
+}
+
 static void test_audit_and_usage(void **state)
 {
     struct fixture *f = *state;
@@ -422,6 +446,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_owner_roles_grants, setup, teardown),
         cmocka_unit_test_setup_teardown(test_quotas_refuse_and_name_the_quota, setup, teardown),
         cmocka_unit_test_setup_teardown(test_quota_caps_grants, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_quota_counts_running_jobs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_audit_and_usage, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tighter_deadline_through_admission, setup, teardown),
         cmocka_unit_test_setup_teardown(test_snapshot_and_entries, setup, teardown),
