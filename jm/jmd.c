@@ -19,11 +19,8 @@
 
 void jmd_opts_default(struct jmd_opts *o)
 {
-    memset(o, 0, sizeof *o);
-    o->max_attempts = 3;
-    o->node_timeout_ms = 15000;
-    o->opp_factor = 1.0;
-    o->max_tokens = 100;
+    *o = (struct jmd_opts){
+        .max_attempts = 3, .node_timeout_ms = 15000, .opp_factor = 1.0, .max_tokens = 100};
 }
 
 const char *jmd_outcome_name(enum jmd_outcome o)

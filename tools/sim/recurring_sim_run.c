@@ -522,11 +522,11 @@ static int rsr__step(struct rsr *r, uint32_t t, uint32_t end)
             rc = rsr__record(r, x);
         if (x->periodic && x->eval && x->deadline > 0 && x->finish > x->deadline)
             r->res->missed++;
-        mem_free(x->left);
-        mem_free(x->pl);
-        mem_free(x->wid);
+        mem_free(x->left); /* the job is done: its buffers go */
         x->left = NULL;
+        mem_free(x->pl);
         x->pl = NULL;
+        mem_free(x->wid);
         x->wid = NULL;
     }
     r->nact = w;
