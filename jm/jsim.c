@@ -587,9 +587,138 @@ out:
 
 /* ---- one run ---- */
 
+/* The ready list of a run: sorted runs of entries merged through a heap of runs. The tasks that
+ * become ready between two reads (a stage's release: thousands at once) are sorted once into a
+ * run, and a pop costs log(runs) rather than log(ready tasks). The order (key, then id) is
+ * total, so what pops, and when, is what a heap of the entries gives. */
+struct jsim__runs {
+    struct jsim__hent *pool; /* every entry pushed in this run, batch after batch */
+    int npool, cappool, sealed;
+    int *head, *end; /* per run: its next entry and its end in pool */
+    int nruns, capruns;
+    int *heap; /* runs with entries left, ordered by their head entry */
+    int nheap;
+    int n; /* entries not yet popped */
+};
+
+static void jsim__runs_close(struct jsim__runs *q)
+{
+    mem_free(q->pool);
+    mem_free(q->head);
+    mem_free(q->end);
+    mem_free(q->heap);
+    memset(q, 0, sizeof *q);
+}
+
+static int jsim__runs_push(struct jsim__runs *q, double key, int id)
+{
+    if (q->npool == q->cappool) {
+        int cap = q->cappool ? 2 * q->cappool : 64;
+        struct jsim__hent *v = mem_reallocarray(q->pool, (size_t)cap, sizeof *v);
+        if (v == NULL)
+            return ERR_NOMEM;
+        q->pool = v;
+        q->cappool = cap;
+    }
+    q->pool[q->npool++] = (struct jsim__hent){key, id};
+    q->n++;
+    return 0;
+}
+
+static int jsim__hent_cmp(const void *a, const void *b)
+{
+    const struct jsim__hent *x = a, *y = b;
+    return jsim__less(x, y) ? -1 : jsim__less(y, x);
+}
+
+static int jsim__runs_less(const struct jsim__runs *q, int a, int b)
+{
+    return jsim__less(&q->pool[q->head[a]], &q->pool[q->head[b]]);
+}
+
+static void jsim__runs_down(struct jsim__runs *q, int i)
+{
+    int x = q->heap[i];
+    for (;;) {
+        int c = 2 * i + 1;
+        if (c >= q->nheap)
+            break;
+        if (c + 1 < q->nheap && jsim__runs_less(q, q->heap[c + 1], q->heap[c]))
+            c++;
+        if (!jsim__runs_less(q, q->heap[c], x))
+            break;
+        q->heap[i] = q->heap[c];
+        i = c;
+    }
+    q->heap[i] = x;
+}
+
+/* Makes the entries pushed since the last seal one sorted run. */
+static int jsim__runs_seal(struct jsim__runs *q)
+{
+    int from = q->sealed, to = q->npool;
+    if (from == to)
+        return 0;
+    if (q->nruns == q->capruns) {
+        int cap = q->capruns ? 2 * q->capruns : 16;
+        int *h = mem_reallocarray(q->head, (size_t)cap, sizeof *h);
+        if (h == NULL)
+            return ERR_NOMEM;
+        q->head = h;
+        int *e = mem_reallocarray(q->end, (size_t)cap, sizeof *e);
+        if (e == NULL)
+            return ERR_NOMEM;
+        q->end = e;
+        int *hp = mem_reallocarray(q->heap, (size_t)cap, sizeof *hp);
+        if (hp == NULL)
+            return ERR_NOMEM;
+        q->heap = hp;
+        q->capruns = cap;
+    }
+    int sorted = 1;
+    for (int i = from + 1; i < to && sorted; i++)
+        sorted = jsim__less(&q->pool[i - 1], &q->pool[i]);
+    if (!sorted)
+        qsort(q->pool + from, (size_t)(to - from), sizeof *q->pool, jsim__hent_cmp);
+    int r = q->nruns++;
+    q->head[r] = from;
+    q->end[r] = to;
+    q->sealed = to;
+    int i = q->nheap++; /* sift up */
+    while (i > 0) {
+        int p = (i - 1) / 2;
+        if (!jsim__runs_less(q, r, q->heap[p]))
+            break;
+        q->heap[i] = q->heap[p];
+        i = p;
+    }
+    q->heap[i] = r;
+    return 0;
+}
+
+/* The smallest entry; q->n > 0 and everything pushed sealed. */
+static const struct jsim__hent *jsim__runs_peek(const struct jsim__runs *q)
+{
+    return &q->pool[q->head[q->heap[0]]];
+}
+
+static struct jsim__hent jsim__runs_pop(struct jsim__runs *q)
+{
+    int r = q->heap[0];
+    struct jsim__hent top = q->pool[q->head[r]++];
+    q->n--;
+    if (q->head[r] == q->end[r]) {
+        q->heap[0] = q->heap[--q->nheap];
+        if (q->nheap == 0)
+            return top;
+    }
+    jsim__runs_down(q, 0);
+    return top;
+}
+
 struct jsim__run {
     const jsim_job_t *j;
-    struct jsim__heap ready;
+    struct jsim__runs ready;
     int *attempts;
     /* the rest of a run under way (jsim_run_rest); state == NULL for a whole run */
     const uint8_t *state;
@@ -613,7 +742,7 @@ static int jsim__run_ready(void *ctx, int t)
         double left = r->left[t] > 0 && isfinite(r->left[t]) ? r->left[t] : 0;
         return jsim__heap_push(r->events, left, 2 * t);
     }
-    return jsim__heap_push(&r->ready, -r->j->prio[t], t);
+    return jsim__runs_push(&r->ready, -r->j->prio[t], t);
 }
 
 /* jsim_run with a start state (jsim_run_rest) or without (state == NULL); pm may be NULL when
@@ -631,8 +760,6 @@ static int jsim__run(const jsim_job_t *j, const struct jsim_model *m, int tokens
     int *done = mem_calloc((size_t)j->nstages, sizeof *done);
     run.attempts = mem_calloc((size_t)j->ntasks, sizeof *run.attempts);
     int rc = jsim__release_init(j, &rel);
-    if (rc == 0)
-        rc = jsim__heap_init(&run.ready, 64);
     if (rc == 0)
         rc = jsim__heap_init(&events, tokens < j->ntasks ? tokens + 1 : j->ntasks + 1);
     if (rc == 0 && (done == NULL || run.attempts == NULL))
@@ -659,10 +786,13 @@ static int jsim__run(const jsim_job_t *j, const struct jsim_model *m, int tokens
         /* Sized tokens: the task at the head of the ready list waits until its units are free
          * (later ones do not overtake it, as the JM's reservation); one larger than the whole
          * allocation runs alone. */
-        while (run.ready.n > 0 &&
-               (run.used == 0 ||
-                run.used + jsim_job_task_tokens(j, run.ready.e[0].id) <= (uint64_t)tokens)) {
-            int t = jsim__heap_pop(&run.ready).id;
+        if ((rc = jsim__runs_seal(&run.ready)) != 0)
+            break;
+        while (
+            run.ready.n > 0 &&
+            (run.used == 0 || run.used + jsim_job_task_tokens(j, jsim__runs_peek(&run.ready)->id) <=
+                                  (uint64_t)tokens)) {
+            int t = jsim__runs_pop(&run.ready).id;
             const struct jsim_stage_model *sm = &m->stages[j->task_stage[t]];
             /* Draws come from a stream per (run, task, attempt), so runs of the same seed at
              * different allocations see the same run times (common random numbers): the table's
@@ -733,7 +863,7 @@ static int jsim__run(const jsim_job_t *j, const struct jsim_model *m, int tokens
     }
     out->makespan = now;
     jsim__release_close(&rel);
-    jsim__heap_close(&run.ready);
+    jsim__runs_close(&run.ready);
     jsim__heap_close(&events);
     mem_free(done);
     mem_free(run.attempts);
