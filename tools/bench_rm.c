@@ -1,17 +1,18 @@
 /* bench_rm - figures for the resource monitor (DESIGN.md §5).
  *
  *   bench_rm [--nodes N] [--seconds S] [--requests R] [--subscribers K] [--procs P] [--plain]
- *            [--failovers F] [--only view|ingest|grant|failover[,...]] [--json]
+ *            [--delta-nodes D] [--snapshot-ms MS] [--failovers F]
+ *            [--only view|ingest|grant|failover[,...]] [--json]
  *
  * 1. view: the pure view with N nodes (6x7 wait-time matrices, values varied per node and per
  *    heartbeat): the cost of building and encoding one full snapshot (packed, proto/pack.h,
  *    unless --plain) and a JM's cost of decoding and merging it; then K subscribers spread
  *    over P receiving processes (forked; default 4) subscribe to an XPUB on 127.0.0.1 with the
  *    RM's high-water mark, get a snapshot once all have joined, then S seconds of the RM's
- *    schedule (a delta every 250 ms naming the quarter of the nodes that heartbeated, a
- *    snapshot every 2 s). Per subscriber: time from subscribing to a whole view, and after
- *    that, messages lost and the latest arrival after publication (target: 1,000 subscribers
- *    of a 20,000-node view whole within 10 s, then fresh within 1 s).
+ *    schedule (a delta every 250 ms naming the quarter of the nodes that heartbeated, or D
+ *    nodes, and a snapshot every 2 s, or MS). Per subscriber: time from subscribing to a whole
+ * view, and after that, messages lost and the latest arrival after publication (target: 1,000
+ * subscribers of a 20,000-node view whole within 10 s, then fresh within 1 s).
  * 2. ingest: one paddock-rm replica (`paddock cluster up --rm 1`, CURVE on) with N simulated
  *    PNs registered; heartbeats from several DEALER sockets for S seconds; the rate the replica
  *    counted, and its RSS holding the N-node view (targets: 50,000 heartbeats/s on one core,
@@ -50,6 +51,8 @@
 static char g_bin[PATH_MAX];
 static json_t *g_out;
 static bool g_plain; /* --plain: views in the version-1 encoding, not packed (proto/pack.h) */
+static int g_delta_nodes = -1;   /* --delta-nodes: nodes changed per 250 ms (default: a quarter) */
+static int g_snapshot_ms = 2000; /* --snapshot-ms: the RM's view.snapshot_interval */
 
 static int bench_encode(const proto_msg_t *m, proto_buf_t *buf)
 {
@@ -211,19 +214,21 @@ static bool bench_hdr_read(const uint8_t *p, size_t len, struct bench_hdr *h);
 static bool bench_hdr_packed(const uint8_t *p, size_t len, struct bench_hdr *h)
 {
     uint8_t head[256];
+    static z_stream z; /* one per receiving process, reset for each message */
+    static bool ready;
     if (len < 18 || p[13] != 0xc6)
         return false;
-    z_stream z;
-    memset(&z, 0, sizeof z);
-    if (inflateInit2(&z, -15) != Z_OK)
+    if (!ready && inflateInit2(&z, -15) != Z_OK)
         return false;
+    if (ready && inflateReset(&z) != Z_OK)
+        return false;
+    ready = true;
     z.next_in = (Bytef *)p + 18;
     z.avail_in = (uInt)(len - 18);
     z.next_out = head;
     z.avail_out = sizeof head;
     int zr = inflate(&z, Z_SYNC_FLUSH);
     size_t n = z.total_out;
-    inflateEnd(&z);
     return (zr == Z_OK || zr == Z_STREAM_END || zr == Z_BUF_ERROR) && n > 0 &&
            bench_hdr_read(head, n, h);
 }
@@ -274,6 +279,7 @@ struct bench_sub_result {
     int64_t complete_ms;
     uint32_t parts_got, msgs_after, gaps;
     int64_t lag_max_ms;
+    int64_t fresh_lag_max_ms; /* of the messages published after it completed (-1: none) */
 };
 
 struct bench_sub_state {
@@ -297,6 +303,7 @@ static void bench_receiver(int n, int port, int fd, int64_t quiet_ms)
         s[i].t_sub = (int64_t)clock_mono_ms();
         zsock_connect(s[i].z, "tcp://127.0.0.1:%d", port);
         s[i].r.complete_ms = -1;
+        s[i].r.fresh_lag_max_ms = -1;
         zpoller_add(poller, s[i].z);
     }
     int64_t last = (int64_t)clock_mono_ms();
@@ -320,6 +327,9 @@ static void bench_receiver(int n, int port, int fd, int64_t quiet_ms)
                         b->r.msgs_after++;
                         if (now - h.ts > b->r.lag_max_ms)
                             b->r.lag_max_ms = now - h.ts;
+                        if (h.ts >= b->t_sub + b->r.complete_ms &&
+                            now - h.ts > b->r.fresh_lag_max_ms)
+                            b->r.fresh_lag_max_ms = now - h.ts;
                         uint64_t base = h.type == PROTO_VIEW_DELTA ? h.base_seq : h.view_seq - 1;
                         if (h.view_seq > b->seen_seq && base > b->seen_seq)
                             b->r.gaps++;
@@ -482,13 +492,15 @@ static void bench_view(int nodes, int subscribers, int procs, double seconds)
     double first_ms = (double)(clock_mono_ns() - t0) / 1e6;
     int next = 0;
     uint64_t seq = 2, end = clock_mono_ms() + (uint64_t)(seconds * 1000), tick = clock_mono_ms();
+    int changed = g_delta_nodes >= 0 ? g_delta_nodes : nodes / 4;
+    int snap_every = g_snapshot_ms / 250 > 0 ? g_snapshot_ms / 250 : 1;
     for (int n = 1; clock_mono_ms() < end; n++) {
         tick += 250;
         while (clock_mono_ms() < tick)
             zclock_sleep((int)(tick - clock_mono_ms()));
         int64_t now = (int64_t)clock_mono_ms();
-        bench_touch(v, nodes, nodes / 4, &next, seq++, now);
-        if (n % 8 == 0)
+        bench_touch(v, nodes, changed, &next, seq++, now);
+        if (n % snap_every == 0)
             rmview_publish_snapshot(v, now, 1, bench_emit, &p);
         else
             rmview_publish_delta(v, now, 1, bench_emit, &p);
@@ -496,7 +508,8 @@ static void bench_view(int nodes, int subscribers, int procs, double seconds)
     double pub_s = (double)(clock_mono_ns() - t0) / 1e9;
     /* results */
     int64_t *done = calloc((size_t)subscribers, sizeof *done);
-    int64_t lag_max = 0;
+    int64_t lag_max = 0, fresh_max = -1;
+    size_t fresh_none = 0;
     size_t got = 0, complete = 0, gaps = 0, after = 0, nres = 0;
     for (int k = 0; k < procs; k++) {
         struct bench_sub_result r;
@@ -508,6 +521,9 @@ static void bench_view(int nodes, int subscribers, int procs, double seconds)
             complete += r.complete_ms >= 0;
             if (r.lag_max_ms > lag_max)
                 lag_max = r.lag_max_ms;
+            if (r.fresh_lag_max_ms > fresh_max)
+                fresh_max = r.fresh_lag_max_ms;
+            fresh_none += r.complete_ms >= 0 && r.fresh_lag_max_ms < 0;
         }
         close(from[k]);
         waitpid(pids[k], NULL, 0);
@@ -522,10 +538,12 @@ static void bench_view(int nodes, int subscribers, int procs, double seconds)
     printf("view: %d subscribers in %d receiving processes (joined in %.0f ms): %zu complete "
            "(p50 %.0f ms, max %.0f ms from subscribing; -1: not all), first snapshot's %zu "
            "parts published in %.0f ms; then %.1f s of deltas every 250 ms (%d nodes each) and a "
-           "snapshot every 2 s: %zu messages after completion, %zu lost, latest arrival %lld ms "
-           "after publication; %.2f MiB published per subscriber\n",
-           subscribers, procs, join_ms, complete, c50, cmax, parts, first_ms, seconds, nodes / 4,
-           after, gaps, (long long)lag_max, (double)p.bytes / 1048576.0);
+           "snapshot every %d ms: %zu messages after completion, %zu lost, latest arrival %lld ms "
+           "after publication (%lld ms for those published after the subscriber was complete; %zu "
+           "subscribers got none such); %.2f MiB published per subscriber\n",
+           subscribers, procs, join_ms, complete, c50, cmax, parts, first_ms, seconds,
+           g_delta_nodes >= 0 ? g_delta_nodes : nodes / 4, g_snapshot_ms, after, gaps,
+           (long long)lag_max, (long long)fresh_max, fresh_none, (double)p.bytes / 1048576.0);
     json_t *o = json_object();
     json_object_set_new(o, "nodes", json_integer(nodes));
     json_object_set_new(o, "parts", json_integer((json_int_t)parts));
@@ -541,6 +559,8 @@ static void bench_view(int nodes, int subscribers, int procs, double seconds)
     json_object_set_new(o, "messages_after", json_integer((json_int_t)after));
     json_object_set_new(o, "lost_after", json_integer((json_int_t)gaps));
     json_object_set_new(o, "lag_max_ms", json_integer(lag_max));
+    json_object_set_new(o, "fresh_lag_max_ms", json_integer(fresh_max));
+    json_object_set_new(o, "fresh_none", json_integer((json_int_t)fresh_none));
     json_object_set_new(o, "published_mib", json_real((double)p.bytes / 1048576.0));
     json_object_set_new(o, "publish_s", json_real(pub_s));
     json_object_set_new(g_out, "view", o);
@@ -965,15 +985,20 @@ int main(int argc, char **argv)
             json = true;
         else if (strcmp(argv[i], "--plain") == 0)
             g_plain = true;
+        else if (strcmp(argv[i], "--delta-nodes") == 0 && i + 1 < argc)
+            g_delta_nodes = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--snapshot-ms") == 0 && i + 1 < argc)
+            g_snapshot_ms = atoi(argv[++i]);
         else {
             fprintf(stderr, "usage: bench_rm [--nodes N] [--seconds S] [--requests R] "
-                            "[--subscribers K] [--procs P] [--plain] [--failovers F] [--only "
+                            "[--subscribers K] [--procs P] [--plain] [--delta-nodes D] "
+                            "[--snapshot-ms MS] [--failovers F] [--only "
                             "view|ingest|grant|failover[,...]] [--json]\n");
             return 2;
         }
     }
     if (nodes < 4 || nodes > 99999 || requests < 1 || subscribers < 1 || seconds <= 0 ||
-        failovers < 1 || procs < 1 || procs > 64) {
+        failovers < 1 || procs < 1 || procs > 64 || g_delta_nodes > nodes || g_snapshot_ms < 250) {
         fprintf(stderr, "bench_rm: out-of-range option\n");
         return 2;
     }
