@@ -39,6 +39,7 @@
 #include <ftw.h>
 #include <jansson.h>
 #include <limits.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -390,14 +391,19 @@ static int bench_take_emit(void *arg, const proto_msg_t *m)
     return 0;
 }
 
-static double bench_view_take_ms(rmview_t *v)
+/* Also sets *heap_mib: the memory a JM's view of the whole cluster holds (mallinfo2, heap and
+ * mmapped, after the decoding buffers are freed). */
+static double bench_view_take_ms(rmview_t *v, double *heap_mib)
 {
     struct bench_take t = {{0}, NULL, 5000, 0};
     proto_buf_init(&t.buf);
     const int rounds = 3;
     for (int r = 0; r < rounds; r++) {
+        malloc_trim(0);
+        size_t before = mallinfo2().uordblks + mallinfo2().hblkhd;
         view_new(&t.jv);
         rmview_publish_snapshot(v, t.now, 1, bench_take_emit, &t);
+        *heap_mib = (double)(mallinfo2().uordblks + mallinfo2().hblkhd - before) / 1048576.0;
         view_destroy(&t.jv);
     }
     proto_buf_close(&t.buf);
@@ -435,7 +441,8 @@ static void bench_view(int nodes, int subscribers, int procs, double seconds)
         rmview_publish_snapshot(v, 2000, 1, bench_emit, &p);
     double encode_ms = (double)(clock_mono_ns() - t0) / 1e6 / rounds;
     size_t bytes = p.bytes / rounds, parts = p.parts / rounds;
-    double take_ms = bench_view_take_ms(v);
+    double view_heap_mib = 0;
+    double take_ms = bench_view_take_ms(v, &view_heap_mib);
 
     /* Receivers are forked before this process touches ZeroMQ (a context does not survive a
      * fork); each learns the port from its pipe and answers on another. */
@@ -532,9 +539,9 @@ static void bench_view(int nodes, int subscribers, int procs, double seconds)
     double c50 = nres > 0 && done[nres / 2] != INT64_MAX ? (double)done[nres / 2] : -1;
     double cmax = nres > 0 && done[nres - 1] != INT64_MAX ? (double)done[nres - 1] : -1;
     printf("view: %d nodes, snapshot of %zu parts, %.2f MiB (%s): build+encode %.1f ms, a JM's "
-           "decode and merge %.1f ms\n",
+           "decode and merge %.1f ms, its view %.1f MiB of heap\n",
            nodes, parts, (double)bytes / 1048576.0, g_plain ? "plain" : "packed", encode_ms,
-           take_ms);
+           take_ms, view_heap_mib);
     printf("view: %d subscribers in %d receiving processes (joined in %.0f ms): %zu complete "
            "(p50 %.0f ms, max %.0f ms from subscribing; -1: not all), first snapshot's %zu "
            "parts published in %.0f ms; then %.1f s of deltas every 250 ms (%d nodes each) and a "
@@ -550,6 +557,7 @@ static void bench_view(int nodes, int subscribers, int procs, double seconds)
     json_object_set_new(o, "snapshot_bytes", json_integer((json_int_t)bytes));
     json_object_set_new(o, "encode_ms", json_real(encode_ms));
     json_object_set_new(o, "jm_take_ms", json_real(take_ms));
+    json_object_set_new(o, "jm_view_heap_mib", json_real(view_heap_mib));
     json_object_set_new(o, "subscribers", json_integer(subscribers));
     json_object_set_new(o, "receiving_processes", json_integer(procs));
     json_object_set_new(o, "complete", json_integer((json_int_t)complete));
