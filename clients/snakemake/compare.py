@@ -10,7 +10,7 @@ Prints wall times, Paddock jobs and job managers started, token-seconds, and tok
 time (granted by the RM, and in use by running tasks), from each job's report.json.
 
   clients/snakemake/compare.py --bin build/bin [--n 40] [--work-s 3] [--pns 2] [--cpus 4]
-                               [--deadline 10m] [--step 10] [--json OUT]
+                               [--deadline 10m] [--step 10] [--json OUT] [--fast-poll]
 """
 import argparse
 import glob
@@ -90,6 +90,8 @@ def main():
     ap.add_argument("--step", type=float, default=10)
     ap.add_argument("--json", help="write the figures here too")
     ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--fast-poll", action="store_true",
+                    help="CI=true: Snakemake 7 polls its cluster jobs every 1 s, not every 10 s")
     a = ap.parse_args()
     paddock = os.path.join(os.path.abspath(a.bin), "paddock")
     cores = a.pns * a.cpus
@@ -103,6 +105,9 @@ def main():
         profile = ["--profile", os.path.join(HERE, "paddock"), "--jobs", "100"] + config
         env = dict(os.environ, PADDOCK=paddock, PADDOCK_CLUSTER=cluster)
         env.pop("PADDOCK_DEADLINE", None)
+        env.pop("CI", None)
+        if a.fast_poll:
+            env["CI"] = "true"
         ways = {}
         t0, t1 = run_snakemake(os.path.join(tmp, "local"), ["--cores", str(cores)] + config, env,
                                os.path.join(tmp, "local.log"))
@@ -121,8 +126,9 @@ def main():
         subprocess.run([paddock, "cluster", "down", "--dir", cluster],
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     jobs = 2 * a.n + (a.n + 9) // 10 + 2
-    print("fanout workflow: %d Snakemake jobs (n=%d, work_s=%g), %d cores (%d PNs x %d cpus)"
-          % (jobs, a.n, a.work_s, cores, a.pns, a.cpus))
+    print("fanout workflow: %d Snakemake jobs (n=%d, work_s=%g), %d cores (%d PNs x %d cpus)%s"
+          % (jobs, a.n, a.work_s, cores, a.pns, a.cpus,
+             ", Snakemake polling every 1 s" if a.fast_poll else ""))
     print()
     print("| way | wall (s) | Paddock jobs (JMs) | token-s in use | token-s granted | peak in use |"
           " deadline |")
