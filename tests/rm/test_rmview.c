@@ -1,9 +1,13 @@
 /* test_rmview.c - the cluster view (pure): heartbeat freshness by (boot id, seq), durable facts
  * from the ledger, snapshots in parts and chained deltas that decode, per-node staleness, and
- * the liveness rule; rmconf's cross-field checks. */
+ * the liveness rule; packed publications (proto/pack.h) taken into a JM's view; rmconf's
+ * cross-field checks. */
 #include "common/bloom.h"
 #include "common/err.h"
 #include "common/mem.h"
+#include "jm/view.h"
+#include "jm/view_proto.h"
+#include "proto/pack.h"
 #include "proto/proto.h"
 #include "rm/rmconf.h"
 #include "rm/rmview.h"
@@ -173,12 +177,89 @@ static void test_publish_snapshot_and_deltas(void **state)
     rmview_destroy(&v);
 }
 
+/* What the RM publishes packed, a JM takes whole: a 1,200-node snapshot and two chained deltas,
+ * each message packed as rmserver sends it, decoded and merged into a jm/view. */
+struct to_jm {
+    view_t *jv;
+    size_t plain, packed;
+    int64_t now;
+};
+
+static int to_jm(void *arg, const proto_msg_t *m)
+{
+    struct to_jm *t = arg;
+    proto_buf_t a, b;
+    proto_buf_init(&a);
+    proto_buf_init(&b);
+    char err[128];
+    assert_int_equal(proto_encode(m, &a, err, sizeof err), 0);
+    assert_int_equal(proto_encode_packed(m, &b, err, sizeof err), 0);
+    t->plain += a.len;
+    t->packed += b.len;
+    proto_msg_t d;
+    assert_int_equal(proto_decode(b.data, b.len, &d, NULL, err, sizeof err), 0);
+    assert_int_equal(d.version, PROTO_VERSION_PACKED);
+    const proto_view_node_t *v =
+        d.type == PROTO_VIEW_SNAPSHOT ? d.view_snapshot.nodes : d.view_delta.changed;
+    uint32_t n = d.type == PROTO_VIEW_SNAPSHOT ? d.view_snapshot.nnodes : d.view_delta.nchanged;
+    for (uint32_t i = 0; i < n; i++)
+        assert_true(view_update_from_proto(t->jv, &v[i], t->now) >= 0);
+    proto_msg_close(&d);
+    proto_buf_close(&a);
+    proto_buf_close(&b);
+    return 0;
+}
+
+static void test_packed_to_jm_view(void **state)
+{
+    (void)state;
+    rmview_t *v = rmview_new();
+    struct to_jm t = {NULL, 0, 0, 5000};
+    assert_int_equal(view_new(&t.jv), 0);
+    char name[32];
+    const int n = 1200;
+    for (int i = 0; i < n; i++) {
+        proto_heartbeat_t hb;
+        snprintf(name, sizeof name, "pn-%d", i);
+        heartbeat(&hb, name, 1, 1);
+        hb.matrix.cells_ms[0] = (uint32_t)i * 7; /* each node its own wait */
+        assert_int_equal(rmview_ingest(v, &hb, 1000), RMVIEW_FRESH);
+    }
+    assert_int_equal(rmview_publish_snapshot(v, 5000, 7, to_jm, &t), 0);
+    assert_int_equal(view_count(t.jv), n);
+    assert_true(t.packed * 2 < t.plain);
+    for (int i = 0; i < 600; i++) {
+        proto_heartbeat_t hb;
+        snprintf(name, sizeof name, "pn-%d", i * 2);
+        heartbeat(&hb, name, 1, 2);
+        hb.matrix.cells_ms[0] = (uint32_t)i * 7;
+        rmview_ingest(v, &hb, 6000);
+    }
+    t.now = 6100;
+    assert_int_equal(rmview_publish_delta(v, 6100, 7, to_jm, &t), 0);
+    assert_int_equal(view_count(t.jv), n);
+    const struct view_node *a = view_node(t.jv, (uint32_t)view_find(t.jv, "pn-10"));
+    const struct view_node *b = view_node(t.jv, (uint32_t)view_find(t.jv, "pn-11"));
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_int_equal(a->seq, 2); /* from the delta */
+    assert_int_equal(b->seq, 1); /* from the snapshot */
+    assert_int_equal(a->running, 2);
+    assert_true(a->wait_s[0] == 5 * 7 / 1000.0f);
+    assert_true(b->wait_s[0] == 11 * 7 / 1000.0f);
+    assert_true(a->wait_s[3] == 20 / 1000.0f);
+    assert_string_equal(a->endpoint, "tcp://127.0.0.1:7000");
+    view_destroy(&t.jv);
+    rmview_destroy(&v);
+}
+
 /* Collects the cache filters of a publication's nodes (after the wire). */
 struct filters {
     int nodes, with_filter;
     uint32_t len0;     /* the first node's filter length */
     uint8_t first[16]; /* its first bytes */
     size_t max_msg;    /* largest encoded message */
+    size_t max_packed; /* largest packed one */
 };
 
 static int collect_filters(void *arg, const proto_msg_t *m)
@@ -190,6 +271,12 @@ static int collect_filters(void *arg, const proto_msg_t *m)
     assert_int_equal(proto_encode(m, &buf, err, sizeof err), 0);
     if (buf.len > c->max_msg)
         c->max_msg = buf.len;
+    proto_buf_t packed; /* as the RM publishes it: must fit too */
+    proto_buf_init(&packed);
+    assert_int_equal(proto_encode_packed(m, &packed, err, sizeof err), 0);
+    if (packed.len > c->max_packed)
+        c->max_packed = packed.len;
+    proto_buf_close(&packed);
     proto_msg_t d;
     assert_int_equal(proto_decode(buf.data, buf.len, &d, NULL, err, sizeof err), 0);
     proto_buf_close(&buf);
@@ -287,6 +374,7 @@ static void test_cache_filter(void **state)
     assert_int_equal(c.nodes, 601);
     assert_int_equal(c.with_filter, 600);
     assert_true(c.max_msg < PROTO_MAX_MSG_BYTES);
+    assert_true(c.max_packed > 0 && c.max_packed < PROTO_MAX_MSG_BYTES);
     print_message("largest view part, 512 nodes with 4 KiB filters: %zu bytes\n", c.max_msg);
     rmview_destroy(&v);
 }
@@ -374,6 +462,7 @@ int main(void)
         cmocka_unit_test(test_publish_snapshot_and_deltas),
         cmocka_unit_test(test_allocation_failure),
         cmocka_unit_test(test_cache_filter),
+        cmocka_unit_test(test_packed_to_jm_view),
         cmocka_unit_test(test_rmconf_checks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
