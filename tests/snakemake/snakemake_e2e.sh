@@ -100,6 +100,7 @@ wait_for test -f "$O/spool/status/b"
 [ -f "$O/b.out" ] && [ ! -e "$O/a.out" ] || fail "b did not run, or a (skipped) ran"
 printf 'c\n' >>"$O/spool/binds"
 wait_for state_is "$oid" succeeded
+wait_for test -f "$O/spool/status/c" # written at the JM's next tick, or as it stops
 [ "$(cat "$O/spool/status/c")" = success ] && [ -f "$O/c.out" ] || fail "c did not run"
 python3 -c 'import json, sys
 d = json.load(open(sys.argv[1]))["jm"]
