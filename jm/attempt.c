@@ -219,6 +219,7 @@ int attempt_is_held(const attempt_t *a, size_t task)
 struct attempt__out {
     struct attempt_action *a;
     size_t n, cap;
+    int fatal; /* the end being ruled is a fatal failure (attempt__status) */
 };
 
 static struct attempt_action *attempt__emit(struct attempt__out *o, int kind, size_t task,
@@ -270,9 +271,10 @@ static int attempt__end(attempt_t *a, size_t task, int state, int extra, int job
         x->released = released;
     } else if (state == PROTO_TASK_FAILED) {
         t->failures++;
-        if ((int)t->failures >= a->cfg.max_attempts) {
+        if ((int)t->failures >= a->cfg.max_attempts || o->fatal) {
             (void)dag_fail(a->dag, task);
-            attempt__emit(o, ATTEMPT_ACT_FAIL_JOB, task, t)->why = ATTEMPT_WHY_FAILED;
+            attempt__emit(o, ATTEMPT_ACT_FAIL_JOB, task, t)->why =
+                o->fatal ? ATTEMPT_WHY_FATAL : ATTEMPT_WHY_FAILED;
             return 0;
         }
         if (job_over)
@@ -363,7 +365,10 @@ static int attempt__status(attempt_t *a, const struct attempt_event *ev, int64_t
         return 0;
     if (ev->state < PROTO_TASK_SUCCEEDED || ev->state >= PROTO_TASK_STATE_COUNT)
         return ERR_INVAL;
-    return attempt__end(a, ev->task, ev->state, ev->extra, 0, now, o);
+    o->fatal = ev->fatal && ev->state == PROTO_TASK_FAILED && !ev->extra;
+    int rc = attempt__end(a, ev->task, ev->state, ev->extra, 0, now, o);
+    o->fatal = 0;
+    return rc;
 }
 
 int attempt_step(attempt_t *a, const struct attempt_event *ev, int64_t now_ms,
@@ -373,7 +378,7 @@ int attempt_step(attempt_t *a, const struct attempt_event *ev, int64_t now_ms,
         return ERR_RANGE;
     if (!out || cap < ATTEMPT_MAX_ACTIONS)
         return ERR_INVAL;
-    struct attempt__out o = {out, 0, cap};
+    struct attempt__out o = {out, 0, cap, 0};
     struct attempt_task *t = attempt__t(a, ev->task);
     int rc = 0;
     switch (ev->kind) {
@@ -494,7 +499,7 @@ size_t attempt_downgrades(attempt_t *a, const double *prio, const double *remain
         return 0;
     size_t want = cap < 64 ? cap : 64;
     size_t k = dispatch_downgrades(a->disp, prio, remaining, a->buf, want);
-    struct attempt__out o = {out, 0, cap};
+    struct attempt__out o = {out, 0, cap, 0};
     for (size_t i = 0; i < k; i++) {
         size_t task = a->buf[i];
         struct attempt_task *t = attempt__t(a, task);
@@ -512,7 +517,7 @@ size_t attempt_upgrades(attempt_t *a, const double *prio, int64_t now_ms,
 {
     size_t want = cap < 64 ? cap : 64;
     size_t k = dispatch_upgrades(a->disp, prio, a->buf, want);
-    struct attempt__out o = {out, 0, cap};
+    struct attempt__out o = {out, 0, cap, 0};
     for (size_t i = 0; i < k; i++) {
         struct attempt_task *t = attempt__t(a, a->buf[i]);
         t->cls = DISPATCH_REGULAR;

@@ -25,7 +25,9 @@
  * one), FAIL_JOB (the job fails: `why` says which cap), ROUND (capacity freed: place again).
  *
  * The rules, written once here:
- *   - a failed attempt is charged; at max_attempts failures the job fails. Otherwise the task is
+ *   - a failed attempt is charged; at max_attempts failures the job fails, and at once when the
+ *     failure is fatal (killed over its memory request: the same request fails the same way,
+ *     and a spec's request is the user's to raise). Otherwise the task is
  *     retried after a back-off (backoff_s, doubling per failure, at most backoff_max_s) and its
  *     next placement avoids the node it failed on;
  *   - a preempted, lost, moved or cancelled attempt is not charged but counted: after
@@ -116,6 +118,7 @@ struct attempt_event {
     int cls;          /* PLACED; STATUS: the class the node runs it in (DISPATCH_NONE: unsaid) */
     int code;         /* REFUSED */
     int extra;        /* an extra attempt of the task is live and may take over an end */
+    int fatal;        /* STATUS FAILED: a retry as it is cannot succeed (over its memory request) */
 };
 
 enum attempt_act_kind {
@@ -137,6 +140,7 @@ enum attempt_why {
     ATTEMPT_WHY_NONE = 0,
     ATTEMPT_WHY_FAILED,   /* FAIL_JOB: max_attempts failures */
     ATTEMPT_WHY_REPLACED, /* FAIL_JOB: too many uncharged re-placements */
+    ATTEMPT_WHY_FATAL,    /* FAIL_JOB: a failure no retry of the same task can mend */
 };
 
 struct attempt_action {

@@ -193,7 +193,12 @@ void jmd_sched_event(jmd_t *j, struct attempt_event *ev, const proto_task_status
             break;
         case ATTEMPT_ACT_FAIL_JOB: {
             char why[512];
-            if (x->why == ATTEMPT_WHY_FAILED)
+            if (x->why == ATTEMPT_WHY_FATAL)
+                snprintf(why, sizeof why,
+                         "task \"%s\" went over its memory request on %s (%s); not retried with "
+                         "the same request: raise the task's mem_mb",
+                         sp->id, r.node, r.reason);
+            else if (x->why == ATTEMPT_WHY_FAILED)
                 snprintf(why, sizeof why, "task \"%s\" failed %u times; last on %s: %s", sp->id,
                          t->failures, r.node, r.reason[0] ? r.reason : "failed");
             else

@@ -428,6 +428,8 @@ void jmd_sched_status(jmd_t *j, const proto_task_status_t *st, long link)
         .state = (int)st->state,
         .cls =
             st->task_class == PROTO_CLASS_OPPORTUNISTIC ? DISPATCH_OPPORTUNISTIC : DISPATCH_REGULAR,
+        .fatal = st->state == PROTO_TASK_FAILED && st->reason &&
+                 strncmp(st->reason, PROTO_REASON_MEMORY, strlen(PROTO_REASON_MEMORY)) == 0,
     };
     jmd_sched_event(j, &ev, st, NULL);
 }

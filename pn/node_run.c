@@ -339,7 +339,7 @@ void node_reap(node_t *n)
         case NODE__KILL_MEMORY:
             s = PROTO_TASK_FAILED;
             snprintf(reason, sizeof reason,
-                     "memory limit: rss %llu KiB over the request of %llu MiB",
+                     PROTO_REASON_MEMORY ": rss %llu KiB over the request of %llu MiB",
                      (unsigned long long)t->kill_rss_kb, (unsigned long long)t->mem_mb);
             why = reason;
             n->c.memory_kills++;

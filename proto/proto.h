@@ -509,6 +509,10 @@ typedef struct proto_task_query_reply { /* PN -> JM */
     uint32_t tasks;                     /* statuses sent before this reply */
 } proto_task_query_reply_t;
 
+/* A FAILED status whose reason starts with this was killed by its PN for going over its memory
+ * request: the same request would fail the same way, so its JM does not retry it unchanged. */
+#define PROTO_REASON_MEMORY "memory limit"
+
 typedef struct proto_task_status { /* PN -> JM */
     char *job_id;                  /* req */
     char *task_id;                 /* req */

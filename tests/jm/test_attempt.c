@@ -399,6 +399,24 @@ static void test_backoff(void **state)
     assert_int_equal(f->act[1].why, ATTEMPT_WHY_FAILED);
 }
 
+/* A task killed over its memory request fails the job at its first failure: retrying the same
+ * request cannot succeed. Any other failure is retried (the back-off above). */
+static void test_fatal_memory(void **state)
+{
+    struct fixture *f = *state;
+    uint32_t a = place(f, 1, 2);
+    struct attempt_event ev = status(1, a, PROTO_TASK_FAILED);
+    ev.fatal = 1;
+    assert_string_equal(step(f, ev), "RF");
+    assert_int_equal(f->act[1].why, ATTEMPT_WHY_FATAL);
+    assert_int_equal(attempt_get(f->a, 1)->failures, 1);
+    /* fatal only counts for a failure: a success flagged so is still a success */
+    a = place(f, 0, 1);
+    ev = status(0, a, PROTO_TASK_SUCCEEDED);
+    ev.fatal = 1;
+    assert_string_equal(step(f, ev), "RDN");
+}
+
 /* Downgrades: queued tasks first; a running one keeps a grace only when it has at most 5 s and
  * a quarter of its estimate left. Upgrades: the highest bottom level first. */
 static void test_grant(void **state)
@@ -579,6 +597,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_table, setup, teardown),
         cmocka_unit_test_setup_teardown(test_replace_cap, setup, teardown),
         cmocka_unit_test_setup_teardown(test_backoff, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fatal_memory, setup, teardown),
         cmocka_unit_test_setup_teardown(test_grant, setup, teardown),
         cmocka_unit_test_setup_teardown(test_upgrade_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_class_settle, setup, teardown),

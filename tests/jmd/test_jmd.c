@@ -268,6 +268,25 @@ static void test_retries(void **state)
     assert_int_equal(json_integer_value(json_object_get(st, "attempts_failed")), 3);
     json_decref(st);
 
+    /* A task its PN kills for going over its memory request fails the job at once: the same
+       request would be killed again, so it is not retried unchanged. */
+    assert_int_equal(jmf_new_job(&g_f, "job-mem"), 0);
+    spec = json_pack("{s:i, s:s, s:[{s:s, s:i, s:[s, s, s]}]}", "version", 1, "name", "jmd-hungry",
+                     "tasks", "id", "hungry", "mem_mb", 8, "cmd", "python3", "-c",
+                     "import time; b = bytearray(256 << 20); time.sleep(30)");
+    assert_int_equal(jmf_start_jm(&g_f, spec, ""), 0);
+    rc = jmf_wait_jm(&g_f, 60);
+    assert_final("failed", 1, rc);
+    st = jmf_job_file(&g_f, "state.json");
+    reason = json_string_value(json_object_get(st, "reason"));
+    assert_non_null(reason);
+    fprintf(stderr, "over memory: %s\n", reason);
+    assert_non_null(strstr(reason, "\"hungry\""));
+    assert_non_null(strstr(reason, "memory request"));
+    assert_non_null(strstr(reason, "mem_mb"));
+    assert_int_equal(json_integer_value(json_object_get(st, "attempts_failed")), 1);
+    json_decref(st);
+
     /* A spec the JM refuses (a cycle): exit 1, state failed, the reason names the cycle. */
     assert_int_equal(jmf_new_job(&g_f, "job3"), 0);
     spec =
