@@ -257,6 +257,7 @@ typedef struct jmd {
     int want;               /* tokens to ask for now */
     int64_t rm_heard_mono;
     size_t rm_dropped; /* messages from the RM that did not decode (state.json "rm_dropped") */
+    size_t pn_dropped; /* messages from PNs that did not decode (state.json "pn_dropped") */
     int end_acked;
 
     /* PNs (indexed like the view) */

@@ -394,6 +394,7 @@ void jmd_out_state(jmd_t *j)
         json_object_set_new(o, "adopted", json_integer((json_int_t)j->adopted));
         /* messages from the RM that did not decode: dropped, counted */
         json_object_set_new(o, "rm_dropped", json_integer((json_int_t)j->rm_dropped));
+        json_object_set_new(o, "pn_dropped", json_integer((json_int_t)j->pn_dropped));
         json_object_set_new(o, "corrections", jmd_out__corrections(j));
         int known = j->outcome == JMD_RUNNING && j->eta_s > 0;
         json_object_set_new(o, "eta_s", known ? json_real(j->eta_s) : json_null());

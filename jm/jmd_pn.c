@@ -28,8 +28,16 @@ static void jmd_pn__on_msg(zuv_sock_t *zs, zmsg_t **msg, void *arg)
     if (!f || j->fenced)
         return;
     proto_msg_t m;
-    if (proto_decode(zframe_data(f), zframe_size(f), &m, NULL, NULL, 0) != 0)
+    char why[160] = "";
+    int rc = proto_decode(zframe_data(f), zframe_size(f), &m, NULL, why, sizeof why);
+    if (rc != 0) {
+        /* dropped and counted (state.json "pn_dropped"), logged the first time and every 100th */
+        if (j->pn_dropped++ % 100 == 0)
+            log_warn("dropped an undecodable message from %s (%zu so far): %s",
+                     link >= 0 ? j->links[link].endpoint : "a node", j->pn_dropped,
+                     why[0] ? why : err_text(rc));
         return;
+    }
     if (m.type == PROTO_ERROR && m.error.code == ERR_FENCED) {
         /* Any command of ours refused for an older epoch: a newer JM holds the job. */
         jmd_fenced(j, 0);

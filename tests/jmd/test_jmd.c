@@ -266,6 +266,10 @@ static void test_retries(void **state)
     assert_non_null(strstr(reason, "\"doomed\""));
     assert_non_null(strstr(reason, "3 times"));
     assert_int_equal(json_integer_value(json_object_get(st, "attempts_failed")), 3);
+    /* every message from the nodes and the RM decoded: nothing dropped, and both counted */
+    assert_true(json_is_integer(json_object_get(st, "pn_dropped")));
+    assert_int_equal(json_integer_value(json_object_get(st, "pn_dropped")), 0);
+    assert_int_equal(json_integer_value(json_object_get(st, "rm_dropped")), 0);
     json_decref(st);
 
     /* A task its PN kills for going over its memory request fails the job at once: the same
