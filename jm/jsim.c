@@ -14,25 +14,22 @@
 
 void jsim_rng_seed(struct jsim_rng *r, uint64_t seed)
 {
-    r->s = seed ^ 0x9e3779b97f4a7c15ull;
+    rng_seed(&r->g, seed);
 }
 
 uint64_t jsim_rng_next(struct jsim_rng *r)
 {
-    uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
+    return rng_next(&r->g);
 }
 
 double jsim_rng_uniform(struct jsim_rng *r)
 {
-    return (double)(jsim_rng_next(r) >> 11) * 0x1.0p-53;
+    return rng_unif(&r->g);
 }
 
 double jsim_rng_exp(struct jsim_rng *r, double mean)
 {
-    return -mean * log1p(-jsim_rng_uniform(r));
+    return rng_exp(&r->g, mean);
 }
 
 double jsim_rng_normal(struct jsim_rng *r)

@@ -32,6 +32,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/rng.h"
 #include "jm/amdahl.h"
 #include "jm/controller.h"
 #include "jm/profile.h"
@@ -44,8 +45,9 @@
 #define JSIM_NQ           20 /* quantiles of a C(p, a) cell, at (k + 0.5) / JSIM_NQ */
 
 /* ---- random numbers (splitmix64): a value struct the caller seeds and owns ---- */
+/* common/rng's splitmix64 (the same sequence), with the draws the simulator adds. */
 struct jsim_rng {
-    uint64_t s; /* private */
+    struct rng g; /* private */
 };
 void jsim_rng_seed(struct jsim_rng *r, uint64_t seed);
 uint64_t jsim_rng_next(struct jsim_rng *r);
