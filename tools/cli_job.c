@@ -61,16 +61,9 @@ static int job__parse(int argc, char **argv, struct job_opts *o, int want, const
     memset(o, 0, sizeof *o);
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
-        bool has = i + 1 < argc;
-        if (strcmp(a, "--cluster") == 0 && has)
-            o->d.cluster = argv[++i];
-        else if (strcmp(a, "--rm") == 0 && has)
-            o->d.rm = argv[++i];
-        else if (strcmp(a, "--keys") == 0 && has)
-            o->d.keys = argv[++i];
-        else if (strcmp(a, "--jobs-dir") == 0 && has)
-            o->d.jobs_dir = argv[++i];
-        else if (strcmp(a, "--json") == 0)
+        if (jobdir_opts_take(&o->d, argc, argv, &i))
+            continue;
+        if (strcmp(a, "--json") == 0)
             o->json = true;
         else if (a[0] != '-' && o->nargs < 2)
             o->args[o->nargs++] = a;

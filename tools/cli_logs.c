@@ -64,15 +64,9 @@ static int logs__parse(int argc, char **argv, struct logs_opts *o)
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         bool has = i + 1 < argc;
-        if (strcmp(a, "--cluster") == 0 && has)
-            o->d.cluster = argv[++i];
-        else if (strcmp(a, "--rm") == 0 && has)
-            o->d.rm = argv[++i];
-        else if (strcmp(a, "--keys") == 0 && has)
-            o->d.keys = argv[++i];
-        else if (strcmp(a, "--jobs-dir") == 0 && has)
-            o->d.jobs_dir = argv[++i];
-        else if (strcmp(a, "--node") == 0 && has)
+        if (jobdir_opts_take(&o->d, argc, argv, &i))
+            continue;
+        if (strcmp(a, "--node") == 0 && has)
             o->node = argv[++i];
         else if (strcmp(a, "--attempt") == 0 && has) {
             char *end;

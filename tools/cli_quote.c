@@ -64,14 +64,8 @@ static int quote__parse(int argc, char **argv, struct quote_opts *o)
                         msg[0] != '\0' ? msg : "must be positive");
                 return 2;
             }
-        } else if (strcmp(a, "--cluster") == 0 && has) {
-            o->d.cluster = argv[++i];
-        } else if (strcmp(a, "--rm") == 0 && has) {
-            o->d.rm = argv[++i];
-        } else if (strcmp(a, "--keys") == 0 && has) {
-            o->d.keys = argv[++i];
-        } else if (strcmp(a, "--jobs-dir") == 0 && has) {
-            o->d.jobs_dir = argv[++i];
+        } else if (jobdir_opts_take(&o->d, argc, argv, &i)) {
+            continue;
         } else if (a[0] != '-' && o->spec == NULL) {
             o->spec = a;
         } else {

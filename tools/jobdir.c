@@ -19,6 +19,20 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+bool jobdir_opts_take(struct jobdir_opts *o, int argc, char **argv, int *i)
+{
+    const char *a = argv[*i];
+    const char **slot = strcmp(a, "--cluster") == 0    ? &o->cluster
+                        : strcmp(a, "--rm") == 0       ? &o->rm
+                        : strcmp(a, "--keys") == 0     ? &o->keys
+                        : strcmp(a, "--jobs-dir") == 0 ? &o->jobs_dir
+                                                       : NULL;
+    if (slot == NULL || *i + 1 >= argc)
+        return false;
+    *slot = argv[++*i];
+    return true;
+}
+
 void jobdir_opts_defaults(struct jobdir_opts *o)
 {
     if (o->cluster == NULL && o->rm == NULL) {

@@ -26,6 +26,10 @@ struct jobdir_opts {
     const char *jobs_dir; /* --jobs-dir DIR */
 };
 
+/* Takes argv[*i] when it is one of the shared options (--cluster, --rm, --keys, --jobs-dir) and
+ * its value follows: stores the value, moves *i past it and returns true; else false. */
+bool jobdir_opts_take(struct jobdir_opts *o, int argc, char **argv, int *i);
+
 /* Fills the cluster default from PADDOCK_CLUSTER when neither --cluster nor --rm is set; with
  * --rm (and no --cluster) removes PADDOCK_CLUSTER from the environment, so that neither the RM
  * client nor a job manager started from here takes the local cluster instead. */
