@@ -53,6 +53,24 @@ static struct {
 } cluster_started[RMCLIENT_MAX_REPLICAS + 256];
 static int cluster_nstarted;
 
+/* The last lines of DIR/NAME.log on stderr: why a daemon that exited at start did (its log is
+ * the only place that says, and a test's directory is gone by the time anyone reads it). */
+static void cluster_log_tail(const char *dir, const char *name)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/%s.log", dir, name);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    char lines[5][512];
+    int n = 0;
+    while (fgets(lines[n % 5], sizeof lines[0], f))
+        n++;
+    fclose(f);
+    for (int k = n > 5 ? n - 5 : 0; k < n; k++)
+        fprintf(stderr, "  %s: %s%s", name, lines[k % 5], strchr(lines[k % 5], '\n') ? "" : "\n");
+}
+
 /* 0 while every started daemon runs; else 1 after saying which one exited. */
 static int cluster_check_started(const char *dir)
 {
@@ -62,6 +80,7 @@ static int cluster_check_started(const char *dir)
             fprintf(stderr, "paddock: %s exited at start (status %d): see %s/%s.log\n",
                     cluster_started[i].name, WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st),
                     dir, cluster_started[i].name);
+            cluster_log_tail(dir, cluster_started[i].name);
             cluster_started[i].pid = 0;
             return 1;
         }
