@@ -28,7 +28,7 @@ static int jmf__rm(const char *path, const struct stat *st, int flag, struct FTW
     return remove(path);
 }
 
-int jmf_up(struct jmf *f, const char *args)
+static int jmf__up_once(struct jmf *f, const char *args)
 {
     memset(f, 0, sizeof *f);
     f->jm_rc = -1;
@@ -52,6 +52,18 @@ int jmf_up(struct jmf *f, const char *args)
         return -1;
     }
     return 0;
+}
+
+/* A daemon of a fresh test cluster has been seen to exit at start about once in a few full
+ * runs under load, always in the second cluster a test binary starts, for a reason its log
+ * gives (printed above by `paddock cluster up`). Until that is understood the fixture says so
+ * and tries once more, rather than failing tests that are not about cluster start. */
+int jmf_up(struct jmf *f, const char *args)
+{
+    if (jmf__up_once(f, args) == 0)
+        return 0;
+    fprintf(stderr, "jmd fixture: cluster up failed (reason above); trying once more\n");
+    return jmf__up_once(f, args);
 }
 
 void jmf_down(struct jmf *f)
