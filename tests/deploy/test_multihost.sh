@@ -41,7 +41,6 @@ for b in paddock paddock-rm paddock-pn paddock-jm deploy_probe; do
 done
 
 tag="pdk$$"
-sw="$tag-sw"
 T=$(mktemp -d "${TMPDIR:-/tmp}/paddock-multihost.XXXXXX") || exit 1
 pids=""
 made_ns=""
@@ -50,35 +49,11 @@ ok=0
 made_user=""
 
 cleanup() {
-    for p in $pids; do
-        kill -TERM "$p" 2>/dev/null
-    done
-    # bounded wait, then SIGKILL whatever is left of exactly these pids
-    i=0
-    while [ $i -lt 50 ]; do
-        alive=""
-        for p in $pids; do
-            kill -0 "$p" 2>/dev/null && alive="$alive $p"
-        done
-        [ -z "$alive" ] && break
-        sleep 0.1
-        i=$((i + 1))
-    done
-    for p in $pids; do
-        kill -KILL "$p" 2>/dev/null
-    done
-    for ns in $made_ns; do
-        ip netns del "$ns" 2>/dev/null
-    done
+    kill_pids # a bounded wait, then SIGKILL whatever is left of exactly these pids
+    del_netns
     [ -z "$made_user" ] || userdel "$made_user" 2>/dev/null
+    [ $ok = 1 ] || tail_logs "$T"/h*/rm.log "$T"/h*/pn.log "$T"/client/jobs/*/jm.log
     if [ $ok = 1 ] || [ -z "${PADDOCK_KEEP_TEST_DIR:-}" ]; then
-        if [ $ok != 1 ]; then
-            for f in "$T"/h*/rm.log "$T"/h*/pn.log "$T"/client/jobs/*/jm.log; do
-                [ -f "$f" ] || continue
-                echo "---- last lines of $f"
-                tail -n 15 "$f"
-            done
-        fi
         rm -rf "$T"
     else
         echo "test directory kept: $T"
@@ -87,31 +62,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
 
-# on HOST CMD...: runs CMD inside host HOST's namespace
-on() {
-    h=$1
-    shift
-    ip netns exec "$tag-h$h" "$@"
-}
-
-
 # ---- the network: a bridge in its own namespace, one veth pair per host ------------------
-ip netns add "$sw" 2>/dev/null || skip "cannot create a network namespace (ip netns add failed)"
-made_ns="$sw"
-ip -n "$sw" link set lo up
-ip -n "$sw" link add br0 type bridge || skip "cannot create a bridge in a namespace"
-ip -n "$sw" link set br0 up
-for h in 1 2 3; do
-    ip netns add "$tag-h$h" || fail "ip netns add $tag-h$h"
-    made_ns="$made_ns $tag-h$h"
-    ip -n "$sw" link add "p$h" type veth peer name eth0 netns "$tag-h$h" ||
-        skip "cannot create veth pairs across namespaces"
-    ip -n "$sw" link set "p$h" master br0
-    ip -n "$sw" link set "p$h" up
-    ip -n "$tag-h$h" link set lo up
-    ip -n "$tag-h$h" addr add "$NET.$h/24" dev eth0
-    ip -n "$tag-h$h" link set eth0 up
-done
+netns_hosts 3
 say "namespaces $tag-h1..3 on a bridge in $sw: $NET.1-3"
 
 # ---- keys: the cluster's server identity on every host; an intruder nobody allowed -------

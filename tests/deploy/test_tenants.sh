@@ -40,7 +40,6 @@ for b in paddock paddock-rm paddock-pn paddock-jm paddock-pn-exec deploy_probe; 
 done
 
 tag="pdt$$"
-sw="$tag-sw"
 alice="alice$$"
 bob="bob$$"
 carol="carol$$" # allow-listed, but no Unix account: refused at submit and at every PN
@@ -52,35 +51,12 @@ made_users=""
 ok=0
 
 cleanup() {
-    for p in $pids; do
-        kill -TERM "$p" 2>/dev/null
-    done
-    i=0
-    while [ $i -lt 50 ]; do
-        alive=""
-        for p in $pids; do
-            kill -0 "$p" 2>/dev/null && alive="$alive $p"
-        done
-        [ -z "$alive" ] && break
-        sleep 0.1
-        i=$((i + 1))
-    done
-    for p in $pids; do
-        kill -KILL "$p" 2>/dev/null
-    done
-    for ns in $made_ns; do
-        ip netns del "$ns" 2>/dev/null
-    done
+    kill_pids
+    del_netns
     for u in $made_users; do
         userdel "$u" 2>/dev/null
     done
-    if [ $ok != 1 ]; then
-        for f in "$T"/h*/rm.log "$T"/h*/pn.log "$T"/*/jobs/*/jm.log; do
-            [ -f "$f" ] || continue
-            echo "---- last lines of $f"
-            tail -n 15 "$f"
-        done
-    fi
+    [ $ok = 1 ] || tail_logs "$T"/h*/rm.log "$T"/h*/pn.log "$T"/*/jobs/*/jm.log
     if [ $ok = 1 ] || [ -z "${PADDOCK_KEEP_TEST_DIR:-}" ]; then
         rm -rf "$T"
     else
@@ -90,29 +66,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
 
-on() {
-    h=$1
-    shift
-    ip netns exec "$tag-h$h" "$@"
-}
-
 # ---- the network --------------------------------------------------------------------------
-ip netns add "$sw" 2>/dev/null || skip "cannot create a network namespace"
-made_ns="$sw"
-ip -n "$sw" link set lo up
-ip -n "$sw" link add br0 type bridge || skip "cannot create a bridge in a namespace"
-ip -n "$sw" link set br0 up
-for h in 1 2 3; do
-    ip netns add "$tag-h$h" || fail "ip netns add $tag-h$h"
-    made_ns="$made_ns $tag-h$h"
-    ip -n "$sw" link add "p$h" type veth peer name eth0 netns "$tag-h$h" ||
-        skip "cannot create veth pairs across namespaces"
-    ip -n "$sw" link set "p$h" master br0
-    ip -n "$sw" link set "p$h" up
-    ip -n "$tag-h$h" link set lo up
-    ip -n "$tag-h$h" addr add "$NET.$h/24" dev eth0
-    ip -n "$tag-h$h" link set eth0 up
-done
+netns_hosts 3
 
 # ---- Unix users, as an operator adds them (docs/deploy.md "Users, admins and quotas") -------
 for u in "$alice" "$bob"; do
