@@ -31,6 +31,7 @@
 #define JMD_SPEC__EXTRA   (SPECULATE_MAX_ATTEMPTS - 1) /* extra attempts per task */
 #define JMD_SPEC__CHECK   64                           /* running tasks judged per tick at most */
 #define JMD_SPEC__CORRECT 64 /* queued tasks re-evaluated per tick at most */
+#define JMD_SPEC__N(jt)   ((jt)->x ? (jt)->x->n : 0) /* extra attempts in flight */
 
 struct jmd_spec_att {
     uint32_t attempt;
@@ -44,14 +45,21 @@ struct jmd_spec_att {
     struct estimate est;
 };
 
-struct jmd_spec_task {
+/* A task's extra attempts, allocated when its first one starts and freed when its last one
+ * ends: only stragglers and queued tasks worth a duplicate ever have one, so the per-task record
+ * below stays small (issue 24: the JM at most 1 KiB per task at rest). */
+struct jmd_spec_extra {
     struct jmd_spec_att a[JMD_SPEC__EXTRA];
-    size_t n;
-    struct speculate_task st; /* winner and cancel (jm/speculate.h); n == 0: unused */
-    uint32_t copies, dups;    /* started so far */
-    int done_node;            /* node of the attempt that succeeded (-1) */
+    size_t n;                 /* >= 1 while allocated */
+    struct speculate_task st; /* winner and cancel (jm/speculate.h) */
+};
+
+struct jmd_spec_task {
+    struct jmd_spec_extra *x; /* NULL: no extra attempt in flight */
     uint64_t cpu_ms;          /* CPU time the PN last reported for the running primary */
     uint64_t bytes_read;      /* ... and the input bytes it has read (0: unknown) */
+    uint32_t copies, dups;    /* started so far */
+    int32_t done_node;        /* node of the attempt that succeeded (-1) */
 };
 
 struct jmd_spec {
@@ -108,6 +116,8 @@ void jmd_spec_close(jmd_t *j)
         return;
     for (size_t k = 0; s->dist && k < j->spec->nstages; k++)
         speculate_dist_close(&s->dist[k]);
+    for (size_t i = 0; s->t && i < j->spec->ntasks; i++)
+        mem_free(s->t[i].x);
     mem_free(s->t);
     mem_free(s->dist);
     mem_free(s->wait_sum);
@@ -127,7 +137,7 @@ uint32_t jmd_spec_tokens(const jmd_t *j, uint32_t granted)
 
 size_t jmd_spec_extra(const jmd_t *j, size_t task)
 {
-    return j->sp ? j->sp->t[task].n : 0;
+    return j->sp ? JMD_SPEC__N(&j->sp->t[task]) : 0;
 }
 
 static void jmd_spec__units(jmd_t *j, int cls, uint32_t cost, int add)
@@ -160,7 +170,7 @@ static void jmd_spec__end(jmd_t *j, size_t task, size_t k, int state, const prot
 {
     struct jmd_spec *s = j->sp;
     struct jmd_spec_task *jt = &s->t[task];
-    struct jmd_spec_att e = jt->a[k];
+    struct jmd_spec_att e = jt->x->a[k];
     if (cancel && e.node >= 0)
         jmd_pn_cancel_attempt(j, task, e.attempt, (uint32_t)e.node, reason);
     int64_t wall = clock_wall_ms();
@@ -203,17 +213,18 @@ static void jmd_spec__end(jmd_t *j, size_t task, size_t k, int state, const prot
         if (s->stage_inflight[stg] > 0)
             s->stage_inflight[stg]--;
     }
-    for (size_t i = 0; i < jt->st.n; i++)
-        if (jt->st.a[i].id == e.attempt && jt->st.a[i].state == SPECULATE_A_LIVE) {
+    for (size_t i = 0; i < jt->x->st.n; i++)
+        if (jt->x->st.a[i].id == e.attempt && jt->x->st.a[i].state == SPECULATE_A_LIVE) {
             if (state == PROTO_TASK_SUCCEEDED)
                 break;
-            jt->st.a[i].state =
+            jt->x->st.a[i].state =
                 state == PROTO_TASK_CANCELLED ? SPECULATE_A_CANCELLED : SPECULATE_A_FAILED;
         }
-    memmove(&jt->a[k], &jt->a[k + 1], (jt->n - k - 1) * sizeof jt->a[0]);
-    jt->n--;
-    if (jt->n == 0)
-        speculate_task_init(&jt->st);
+    memmove(&jt->x->a[k], &jt->x->a[k + 1], (jt->x->n - k - 1) * sizeof jt->x->a[0]);
+    if (--jt->x->n == 0) { /* the task's speculation state ends with its last extra attempt */
+        mem_free(jt->x);
+        jt->x = NULL;
+    }
     jmd_spec__units(j, e.cls, e.cost, 0);
     jmd_sched_request(j);
 }
@@ -223,7 +234,7 @@ static void jmd_spec__swap(jmd_t *j, size_t task, size_t k)
 {
     struct jmd_spec_task *jt = &j->sp->t[task];
     struct jmd_task *t = &j->tasks[task];
-    struct jmd_spec_att *e = &jt->a[k];
+    struct jmd_spec_att *e = &jt->x->a[k];
     struct jmd_spec_att old = {
         .attempt = t->attempt,
         .node = t->node,
@@ -265,8 +276,8 @@ static void jmd_spec__swap(jmd_t *j, size_t task, size_t k)
 static void jmd_spec__cancel_rest(jmd_t *j, size_t task, const char *why)
 {
     struct jmd_spec_task *jt = &j->sp->t[task];
-    while (jt->n > 0)
-        jmd_spec__end(j, task, jt->n - 1, PROTO_TASK_CANCELLED, NULL, why, 1);
+    while (JMD_SPEC__N(jt) > 0)
+        jmd_spec__end(j, task, JMD_SPEC__N(jt) - 1, PROTO_TASK_CANCELLED, NULL, why, 1);
 }
 
 int jmd_spec_status(jmd_t *j, size_t task, const proto_task_status_t *st)
@@ -286,14 +297,14 @@ int jmd_spec_status(jmd_t *j, size_t task, const proto_task_status_t *st)
             if (st->bytes_read > jt->bytes_read)
                 jt->bytes_read = st->bytes_read;
             /* Duplicates are discarded when one attempt starts (Apollo §3.4). */
-            if (!t->running && jt->n > 0) {
+            if (!t->running && JMD_SPEC__N(jt) > 0) {
                 uint32_t cancel[SPECULATE_MAX_ATTEMPTS];
-                int nc =
-                    speculate_task_started(&jt->st, t->attempt, 1, cancel, SPECULATE_MAX_ATTEMPTS);
+                int nc = speculate_task_started(&jt->x->st, t->attempt, 1, cancel,
+                                                SPECULATE_MAX_ATTEMPTS);
                 snprintf(why, sizeof why, "discarded: attempt %u started first", t->attempt);
                 for (int c = 0; c < nc; c++)
-                    for (size_t k = 0; k < jt->n; k++)
-                        if (jt->a[k].attempt == cancel[c] && jt->a[k].dup) {
+                    for (size_t k = 0; k < JMD_SPEC__N(jt); k++)
+                        if (jt->x->a[k].attempt == cancel[c] && jt->x->a[k].dup) {
                             jmd_spec__end(j, task, k, PROTO_TASK_CANCELLED, NULL, why, 1);
                             break;
                         }
@@ -302,11 +313,11 @@ int jmd_spec_status(jmd_t *j, size_t task, const proto_task_status_t *st)
         return 0;
     }
     size_t k = 0;
-    while (k < jt->n && jt->a[k].attempt != st->attempt)
+    while (k < JMD_SPEC__N(jt) && jt->x->a[k].attempt != st->attempt)
         k++;
-    if (k == jt->n)
+    if (k == JMD_SPEC__N(jt))
         return 0;
-    struct jmd_spec_att *e = &jt->a[k];
+    struct jmd_spec_att *e = &jt->x->a[k];
     switch ((proto_task_state_t)st->state) {
     case PROTO_TASK_QUEUED:
     case PROTO_TASK_STAGING:
@@ -319,7 +330,7 @@ int jmd_spec_status(jmd_t *j, size_t task, const proto_task_status_t *st)
         if (e->dup && !t->running) {
             /* the duplicate started first: it becomes the task's attempt, the original goes */
             uint32_t cancel[SPECULATE_MAX_ATTEMPTS];
-            (void)speculate_task_started(&jt->st, e->attempt, 1, cancel, SPECULATE_MAX_ATTEMPTS);
+            (void)speculate_task_started(&jt->x->st, e->attempt, 1, cancel, SPECULATE_MAX_ATTEMPTS);
             uint32_t a = e->attempt, old = t->attempt;
             const char *from = jmd_spec__name(j, t->node);
             jmd_spec__swap(j, task, k);
@@ -339,11 +350,11 @@ int jmd_spec_status(jmd_t *j, size_t task, const proto_task_status_t *st)
             usage_add(&j->usage, e->start_wall, (int64_t)e->used_units);
         }
         if (e->dup)
-            (void)speculate_task_started(&jt->st, e->attempt, 0, NULL, 0);
+            (void)speculate_task_started(&jt->x->st, e->attempt, 0, NULL, 0);
         return 1;
     case PROTO_TASK_SUCCEEDED: {
         uint32_t cancel[SPECULATE_MAX_ATTEMPTS];
-        if (speculate_task_finished(&jt->st, e->attempt, cancel, SPECULATE_MAX_ATTEMPTS) < 0)
+        if (speculate_task_finished(&jt->x->st, e->attempt, cancel, SPECULATE_MAX_ATTEMPTS) < 0)
             return 1; /* a finish after a winner: its outputs are ignored */
         uint32_t a = e->attempt, old = t->attempt;
         int dup = e->dup;
@@ -366,7 +377,7 @@ int jmd_spec_status(jmd_t *j, size_t task, const proto_task_status_t *st)
         attempt_extra_ended(j->att, task, state);
         if (state == PROTO_TASK_FAILED)
             j->attempts_failed++;
-        (void)speculate_task_failed(&jt->st, e->attempt);
+        (void)speculate_task_failed(&jt->x->st, e->attempt);
         log_info("%s: %s attempt %u %s on %s; attempt %u goes on", j->spec->tasks[task].id,
                  e->dup ? "duplicate" : "copy", e->attempt,
                  proto_task_state_name((proto_task_state_t)state), jmd_spec__name(j, e->node),
@@ -380,14 +391,14 @@ int jmd_spec_status(jmd_t *j, size_t task, const proto_task_status_t *st)
 void jmd_spec_outcome(jmd_t *j, size_t task, int state, const char *reason)
 {
     struct jmd_spec *s = j->sp;
-    if (!s || s->t[task].n == 0)
+    if (!s || JMD_SPEC__N(&s->t[task]) == 0)
         return;
     struct jmd_spec_task *jt = &s->t[task];
     struct jmd_task *t = &j->tasks[task];
     char why[512];
     if (state == PROTO_TASK_SUCCEEDED) {
         uint32_t cancel[SPECULATE_MAX_ATTEMPTS];
-        (void)speculate_task_finished(&jt->st, t->attempt, cancel, SPECULATE_MAX_ATTEMPTS);
+        (void)speculate_task_finished(&jt->x->st, t->attempt, cancel, SPECULATE_MAX_ATTEMPTS);
         snprintf(why, sizeof why, "cancelled: attempt %u finished first", t->attempt);
     } else {
         snprintf(why, sizeof why, "%s", reason ? reason : "job ended");
@@ -399,23 +410,23 @@ void jmd_spec_takeover(jmd_t *j, size_t task, int state, const proto_task_status
                        const char *reason)
 {
     struct jmd_spec *s = j->sp;
-    if (!s || s->t[task].n == 0)
+    if (!s || JMD_SPEC__N(&s->t[task]) == 0)
         return;
     struct jmd_spec_task *jt = &s->t[task];
     struct jmd_task *t = &j->tasks[task];
     /* a running extra attempt first; the tracked one's end is recorded as that attempt's */
     size_t k = 0;
-    for (size_t i = 0; i < jt->n; i++)
-        if (jt->a[i].running) {
+    for (size_t i = 0; i < JMD_SPEC__N(jt); i++)
+        if (jt->x->a[i].running) {
             k = i;
             break;
         }
-    (void)speculate_task_failed(&jt->st, t->attempt);
+    (void)speculate_task_failed(&jt->x->st, t->attempt);
     uint32_t old = t->attempt;
     jmd_spec__swap(j, task, k);
     log_info("%s attempt %u %s on %s; %s attempt %u on %s goes on", j->spec->tasks[task].id, old,
-             proto_task_state_name((proto_task_state_t)state), jmd_spec__name(j, jt->a[k].node),
-             jt->a[k].dup ? "duplicate" : "copy", t->attempt, jmd_spec__name(j, t->node));
+             proto_task_state_name((proto_task_state_t)state), jmd_spec__name(j, jt->x->a[k].node),
+             jt->x->a[k].dup ? "duplicate" : "copy", t->attempt, jmd_spec__name(j, t->node));
     /* a status of the old attempt is already in; a cancel is still due when the JM decided */
     int cancel = st == NULL && state != PROTO_TASK_FAILED;
     jmd_spec__end(j, task, k, state, st, reason, cancel);
@@ -444,11 +455,11 @@ int jmd_spec_refused(jmd_t *j, size_t task, uint32_t attempt, const char *why)
     if (!s || task >= j->spec->ntasks)
         return 0;
     struct jmd_spec_task *jt = &s->t[task];
-    for (size_t k = 0; k < jt->n; k++)
-        if (jt->a[k].attempt == attempt) {
+    for (size_t k = 0; k < JMD_SPEC__N(jt); k++)
+        if (jt->x->a[k].attempt == attempt) {
             char reason[256];
             snprintf(reason, sizeof reason, "refused by the node: %s", why);
-            (void)speculate_task_failed(&jt->st, attempt);
+            (void)speculate_task_failed(&jt->x->st, attempt);
             jmd_spec__end(j, task, k, PROTO_TASK_CANCELLED, NULL, reason, 0);
             return 1;
         }
@@ -461,11 +472,11 @@ void jmd_spec_resend(jmd_t *j, uint32_t node)
     if (!s)
         return;
     for (size_t i = 0; i < j->spec->ntasks; i++)
-        for (size_t k = 0; k < s->t[i].n; k++)
-            if (s->t[i].a[k].node == (int)node) {
+        for (size_t k = 0; k < JMD_SPEC__N(&s->t[i]); k++)
+            if (s->t[i].x->a[k].node == (int)node) {
                 char err[256];
-                (void)jmd_pn_create_attempt(j, i, s->t[i].a[k].attempt, s->t[i].a[k].cls, node, err,
-                                            sizeof err);
+                (void)jmd_pn_create_attempt(j, i, s->t[i].x->a[k].attempt, s->t[i].x->a[k].cls,
+                                            node, err, sizeof err);
             }
 }
 
@@ -481,8 +492,8 @@ static long jmd_spec__best_other(jmd_t *j, size_t task, int64_t now, struct esti
         if ((int)n == j->tasks[task].node)
             continue;
         int used = 0;
-        for (size_t k = 0; k < jt->n; k++)
-            used |= jt->a[k].node == (int)n;
+        for (size_t k = 0; k < JMD_SPEC__N(jt); k++)
+            used |= jt->x->a[k].node == (int)n;
         const struct view_node *vn = view_node(j->view, n);
         if (used || !vn || !vn->up || !vn->endpoint[0])
             continue;
@@ -504,19 +515,26 @@ static int jmd_spec__start(jmd_t *j, size_t task, uint32_t node, int cls, int du
     struct jmd_spec *s = j->sp;
     struct jmd_spec_task *jt = &s->t[task];
     struct jmd_task *t = &j->tasks[task];
-    if (jt->n >= JMD_SPEC__EXTRA)
+    if (JMD_SPEC__N(jt) >= JMD_SPEC__EXTRA)
         return ERR_FULL;
-    if (jt->n == 0) {
-        speculate_task_init(&jt->st);
-        (void)speculate_task_add(&jt->st, t->attempt, t->node, 0);
+    if (JMD_SPEC__N(jt) == 0) {
+        if (!jt->x && !(jt->x = mem_calloc(1, sizeof *jt->x)))
+            return ERR_NOMEM;
+        speculate_task_init(&jt->x->st);
+        (void)speculate_task_add(&jt->x->st, t->attempt, t->node, 0);
         if (t->running)
-            (void)speculate_task_started(&jt->st, t->attempt, 0, NULL, 0);
+            (void)speculate_task_started(&jt->x->st, t->attempt, 0, NULL, 0);
     }
     uint32_t attempt = attempt_reserve(j->att, task);
-    int rc = speculate_task_add(&jt->st, attempt, (int32_t)node, 1);
-    if (rc)
+    int rc = speculate_task_add(&jt->x->st, attempt, (int32_t)node, 1);
+    if (rc) {
+        if (jt->x->n == 0) {
+            mem_free(jt->x);
+            jt->x = NULL;
+        }
         return rc;
-    struct jmd_spec_att *e = &jt->a[jt->n++];
+    }
+    struct jmd_spec_att *e = &jt->x->a[jt->x->n++];
     memset(e, 0, sizeof *e);
     e->attempt = attempt;
     e->node = (int)node;
@@ -542,13 +560,13 @@ static int jmd_spec__start(jmd_t *j, size_t task, uint32_t node, int cls, int du
 static void jmd_spec__send(jmd_t *j, size_t task, uint32_t node, int64_t now)
 {
     struct jmd_spec_task *jt = &j->sp->t[task];
-    struct jmd_spec_att *e = &jt->a[jt->n - 1];
+    struct jmd_spec_att *e = &jt->x->a[JMD_SPEC__N(jt) - 1];
     char err[256] = "";
     int rc = jmd_pn_create_attempt(j, task, e->attempt, e->cls, node, err, sizeof err);
     if (node < j->nlinks && j->links[node].inflight++ == 0)
         j->links[node].heard_mono = now;
     if (rc == ERR_TOOBIG || rc == ERR_RANGE) {
-        jmd_spec__end(j, task, jt->n - 1, PROTO_TASK_CANCELLED, NULL, err, 0);
+        jmd_spec__end(j, task, JMD_SPEC__N(jt) - 1, PROTO_TASK_CANCELLED, NULL, err, 0);
     } else if (rc != 0) {
         log_warn("cannot send %s attempt %u to %s yet (%s)", j->spec->tasks[task].id, e->attempt,
                  jmd_spec__name(j, (int)node), err);
@@ -567,7 +585,7 @@ static void jmd_spec__stragglers(jmd_t *j, int64_t now)
         size_t i = (s->next + k) % n;
         struct jmd_task *t = &j->tasks[i];
         struct jmd_spec_task *jt = &s->t[i];
-        if (!t->inflight || !t->running || t->node < 0 || jt->n > 0)
+        if (!t->inflight || !t->running || t->node < 0 || JMD_SPEC__N(jt) > 0)
             continue;
         looked++;
         const struct spec_task *sp = &j->spec->tasks[i];
@@ -634,7 +652,7 @@ static void jmd_spec__stragglers(jmd_t *j, int64_t now)
             continue;
         jt->copies++;
         j->spec_stats.copies_started++;
-        struct jmd_spec_att *a = &jt->a[jt->n - 1];
+        struct jmd_spec_att *a = &jt->x->a[JMD_SPEC__N(jt) - 1];
         log_info("speculative copy of %s: attempt %u on %s (%s) beside attempt %u on %s: ran "
                  "%.1f s, ~%.1f s left (stage: %zu finished, median %.2f x R, R %.1f s, "
                  "progress %.2f), a copy ~%.1f s there (C %.1f s + spread), saving ~%.1f s",
@@ -655,8 +673,8 @@ static void jmd_spec__lost_extras(jmd_t *j, int64_t now)
     struct jmd_spec *s = j->sp;
     for (size_t i = 0; i < j->spec->ntasks; i++) {
         struct jmd_spec_task *jt = &s->t[i];
-        for (size_t k = jt->n; k-- > 0;) {
-            struct jmd_spec_att *e = &jt->a[k];
+        for (size_t k = JMD_SPEC__N(jt); k-- > 0;) {
+            struct jmd_spec_att *e = &jt->x->a[k];
             if (e->node < 0)
                 continue;
             uint32_t n = (uint32_t)e->node;
@@ -669,7 +687,7 @@ static void jmd_spec__lost_extras(jmd_t *j, int64_t now)
             else
                 snprintf(why, sizeof why, "node %s silent for %lld ms", jmd_spec__name(j, e->node),
                          (long long)(now - j->links[n].heard_mono));
-            (void)speculate_task_failed(&jt->st, e->attempt);
+            (void)speculate_task_failed(&jt->x->st, e->attempt);
             jmd_spec__end(j, i, k, PROTO_TASK_LOST, NULL, why, 1);
         }
     }
@@ -766,7 +784,7 @@ void jmd_spec_correct(jmd_t *j, int64_t now)
         struct jmd_task *t = &j->tasks[i];
         struct jmd_spec_task *jt = &s->t[i];
         if (!t->inflight || t->running || t->node < 0 || t->cls != DISPATCH_REGULAR ||
-            !t->queued_wall || jt->n > 0)
+            !t->queued_wall || JMD_SPEC__N(jt) > 0)
             continue;
         looked++;
         const struct spec_task *sp = &j->spec->tasks[i];
@@ -831,7 +849,7 @@ void jmd_spec_correct(jmd_t *j, int64_t now)
             log_info("duplicate of %s: attempt %u on %s (%s) beside attempt %u queued %.1f s on "
                      "%s with ~%.1f s to go (placed on a wait of %.1f s; stage average wait "
                      "%.1f s), ~%.1f s there",
-                     sp->id, jt->a[jt->n - 1].attempt, jmd_spec__name(j, (int)to),
+                     sp->id, jt->x->a[JMD_SPEC__N(jt) - 1].attempt, jmd_spec__name(j, (int)to),
                      cls == DISPATCH_REGULAR ? "regular" : "opportunistic", t->attempt,
                      in.q.waited_s, jmd_spec__name(j, t->node), left, in.q.placed_wait_s,
                      in.stage_avg_wait_s, e.e_s);
@@ -847,7 +865,7 @@ int jmd_spec_upgrade(jmd_t *j, size_t task)
 {
     struct jmd_spec *s = j->sp;
     struct jmd_task *t = &j->tasks[task];
-    if (!s || !t->inflight || t->running || t->node < 0 || s->t[task].n > 0)
+    if (!s || !t->inflight || t->running || t->node < 0 || JMD_SPEC__N(&s->t[task]) > 0)
         return 0; /* called for an upgrade: the task is regular already (jm/attempt.h) */
     int64_t now = jmd_now(j);
     const struct estimator_task *et = place_task(j->place, task);
@@ -873,9 +891,9 @@ int jmd_spec_upgrade(jmd_t *j, size_t task)
         return 0;
     jmd_spec__send(j, task, (uint32_t)to, now);
     struct jmd_spec_task *jt = &s->t[task];
-    if (jt->n == 0)
+    if (JMD_SPEC__N(jt) == 0)
         return 0; /* it could not be sent at all: upgraded in place */
-    jmd_spec__swap(j, task, jt->n - 1);
+    jmd_spec__swap(j, task, JMD_SPEC__N(jt) - 1);
     j->spec_stats.rematched++;
     char why[512];
     snprintf(why, sizeof why,
