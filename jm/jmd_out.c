@@ -5,7 +5,9 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -291,6 +293,24 @@ static void jmd_out__write(jmd_t *j, const char *name, json_t *o, int sync)
     jmd_out__write_at(j->o.job_dir, name, o, sync);
 }
 
+/* This process's resident set now and its peak, in KiB (0 where unknown). */
+static void jmd_out__rss(uint64_t *now_kb, uint64_t *peak_kb)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    unsigned long long size = 0, resident = 0;
+    if (f) {
+        if (fscanf(f, "%llu %llu", &size, &resident) != 2)
+            resident = 0;
+        fclose(f);
+    }
+    long page = sysconf(_SC_PAGESIZE);
+    *now_kb = page > 0 ? resident * (uint64_t)page / 1024 : 0;
+    struct rusage ru;
+    *peak_kb = getrusage(RUSAGE_SELF, &ru) == 0 && ru.ru_maxrss > 0 ? (uint64_t)ru.ru_maxrss : 0;
+    if (*peak_kb < *now_kb) /* the kernel updates its high-water mark lazily */
+        *peak_kb = *now_kb;
+}
+
 void jmd_out_failed_state(const char *job_dir, const char *job_id, int64_t started_ms,
                           const char *reason)
 {
@@ -396,6 +416,11 @@ void jmd_out_state(jmd_t *j)
         json_object_set_new(o, "rm_dropped", json_integer((json_int_t)j->rm_dropped));
         json_object_set_new(o, "pn_dropped", json_integer((json_int_t)j->pn_dropped));
         json_object_set_new(o, "corrections", jmd_out__corrections(j));
+        /* the JM's own memory now and at its peak (issue 24: at most 1 KiB per task at rest) */
+        uint64_t rss_kb = 0, peak_kb = 0;
+        jmd_out__rss(&rss_kb, &peak_kb);
+        json_object_set_new(o, "rss_kb", json_integer((json_int_t)rss_kb));
+        json_object_set_new(o, "rss_peak_kb", json_integer((json_int_t)peak_kb));
         int known = j->outcome == JMD_RUNNING && j->eta_s > 0;
         json_object_set_new(o, "eta_s", known ? json_real(j->eta_s) : json_null());
         json_object_set_new(o, "eta_p95_s", known ? json_real(j->eta_p95_s) : json_null());

@@ -1,8 +1,8 @@
 /* bench_e2e - the real daemons end to end on this machine (DESIGN.md section 5, "End to end on one
  * machine").
  *
- *   bench_e2e [--tasks N] [--chain M] [--forks F] [--spawns S] [--floor-runs R] [--rm R]
- *             [--pn K] [--pn-cpus C] [--deadline D] [--bin DIR] [--json]
+ *   bench_e2e [--tasks N] [--array] [--chain M] [--forks F] [--spawns S] [--floor-runs R]
+ *             [--rm R] [--pn K] [--pn-cpus C] [--deadline D] [--bin DIR] [--json]
  *
  * Starts local clusters in a temporary directory ($TMPDIR, else /tmp; `paddock cluster up --rm R
  * --pn K`, R = 1 unless told, one per job), then:
@@ -19,6 +19,9 @@
  *      command (registration and JM start included), as a ratio to the posix_spawn floor
  *      (target: at least half of it) and to the serial loop; --deadline D is passed to submit
  *      (without one the JM asks for a single token and runs the rest opportunistically);
+ *      --array writes the N tasks as one array entry ("t{i}", "array": N) instead of N entries
+ *      (N up to 1,000,000; written out, at most 100,000). The JM's RSS at the end and its peak
+ *      (state.json rss_kb, rss_peak_kb) are printed with the peak per task;
  *   3. one job of M `true` tasks in a chain on the idle cluster: each task becomes ready when its
  *      predecessor ends, so start_s(i) - end_s(i-1) from report.json is the ready-to-running
  *      latency (p50, p99; target p99 <= 5 ms). It includes the PN -> JM exit report.
@@ -96,10 +99,14 @@ static double fork_exec_rate(int n)
     return dt > 0 ? done / dt : 0;
 }
 
-static int write_spec(const char *path, const char *name, int n, int chain)
+static int write_spec(const char *path, const char *name, int n, int chain, int array)
 {
     json_t *tasks = json_array();
-    for (int i = 0; i < n; i++) {
+    if (array) /* one entry for all n: what a million-task job is written as */
+        json_array_append_new(tasks, json_pack("{s:s, s:i, s:[s], s:f, s:i, s:f}", "id", "t{i}",
+                                               "array", n, "cmd", "true", "cpu", BENCH_TASK_CPU,
+                                               "mem_mb", 16, "runtime_s", 0.01));
+    for (int i = 0; !array && i < n; i++) {
         char id[32], prev[32];
         snprintf(id, sizeof id, "t%d", i);
         snprintf(prev, sizeof prev, "t%d", i - 1);
@@ -116,14 +123,14 @@ static int write_spec(const char *path, const char *name, int n, int chain)
 }
 
 /* `paddock submit SPEC --wait --json`: the final JSON object (caller decrefs) or NULL. */
-static json_t *submit_wait(const char *spec, const char *extra, double *wall)
+static json_t *submit_wait(const char *spec, const char *extra, int timeout_s, double *wall)
 {
     static char out[1 << 16];
     char args[2 * PATH_MAX + 64];
     snprintf(args, sizeof args, "submit '%s' --wait --json --cluster '%s' %s", spec, g_cluster,
              extra);
     double t0 = now_s();
-    int rc = run_paddock(out, sizeof out, 300, args);
+    int rc = run_paddock(out, sizeof out, timeout_s, args);
     *wall = now_s() - t0;
     /* the last JSON object that starts a line (the result may span several lines) */
     json_t *res = NULL;
@@ -234,13 +241,17 @@ static void pctl(double *v, size_t n, double *p50, double *p99)
 int main(int argc, char **argv)
 {
     int ntasks = 2000, nchain = 200, forks = 2000, spawns = 4000, rms = 1, pns = 1, json = 0,
-        floor_runs = 3;
+        floor_runs = 3, array = 0;
     char deadline[64] = "";
     double pn_cpus = 2;
     const char *bin = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0) {
             json = 1;
+            continue;
+        }
+        if (strcmp(argv[i], "--array") == 0) {
+            array = 1;
             continue;
         }
         if (i + 1 >= argc)
@@ -269,9 +280,9 @@ int main(int argc, char **argv)
         else
             goto usage;
     }
-    if (ntasks < 1 || ntasks > 100000 || nchain < 2 || nchain > 100000 || forks < 1 || spawns < 1 ||
-        pns < 1 || pns > 64 || rms < 1 || rms > 7 || !(pn_cpus > 0) || floor_runs < 3 ||
-        floor_runs > SPAWNFLOOR_MAX_RUNS)
+    if (ntasks < 1 || ntasks > (array ? 1000000 : 100000) || nchain < 2 || nchain > 100000 ||
+        forks < 1 || spawns < 1 || pns < 1 || pns > 64 || rms < 1 || rms > 7 || !(pn_cpus > 0) ||
+        floor_runs < 3 || floor_runs > SPAWNFLOOR_MAX_RUNS)
         goto usage;
     if (bin != NULL) {
         snprintf(g_bin, sizeof g_bin, "%s", bin);
@@ -311,9 +322,22 @@ int main(int argc, char **argv)
     char spec[PATH_MAX + 32];
     snprintf(spec, sizeof spec, "%s/flat.json", g_tmp);
     double flat_wall = 0, chain_wall = 0;
-    if (write_spec(spec, "bench-e2e-flat", ntasks, 0) != 0 || cluster_up(1, rms, pns, pn_cpus) != 0)
+    if (write_spec(spec, "bench-e2e-flat", ntasks, 0, array) != 0 ||
+        cluster_up(1, rms, pns, pn_cpus) != 0)
         goto down;
-    flat = submit_wait(spec, deadline, &flat_wall);
+    /* 5 minutes, and a second more per 100 tasks: a million tasks run for many minutes here */
+    flat = submit_wait(spec, deadline, 300 + ntasks / 100, &flat_wall);
+    /* the JM's memory, from its state.json (it has exited: the values are its last) */
+    double jm_rss_kb = 0, jm_peak_kb = 0;
+    if (flat != NULL) {
+        char sp[2 * PATH_MAX];
+        snprintf(sp, sizeof sp, "%s/state.json",
+                 json_string_value(json_object_get(flat, "job_dir")));
+        json_t *st = json_load_file(sp, 0, NULL);
+        jm_rss_kb = json_number_value(json_object_get(st, "rss_kb"));
+        jm_peak_kb = json_number_value(json_object_get(st, "rss_peak_kb"));
+        json_decref(st);
+    }
     cluster_down();
     if (flat == NULL)
         goto down;
@@ -323,9 +347,9 @@ int main(int argc, char **argv)
     }
     spawnfloor_series_finish(&sf);
     snprintf(spec, sizeof spec, "%s/chain.json", g_tmp);
-    if (write_spec(spec, "bench-e2e-chain", nchain, 1) != 0 ||
+    if (write_spec(spec, "bench-e2e-chain", nchain, 1, 0) != 0 ||
         cluster_up(2, rms, pns, pn_cpus) != 0 ||
-        (chain = submit_wait(spec, "", &chain_wall)) == NULL)
+        (chain = submit_wait(spec, "", 300, &chain_wall)) == NULL)
         goto down;
 
     char path[2 * PATH_MAX];
@@ -379,9 +403,11 @@ int main(int argc, char **argv)
                "\"ratio_to_best_floor\": %.3f, \"wall_ratio_to_spawn_floor\": %.3f, "
                "\"wall_ratio_to_best_floor\": %.3f, "
                "\"ratio_to_fork_exec\": %.3f, \"chain\": %d, "
-               "\"ready_to_running_ms\": {\"p50\": %.3f, \"p99\": %.3f, \"samples\": %zu}}\n",
+               "\"ready_to_running_ms\": {\"p50\": %.3f, \"p99\": %.3f, \"samples\": %zu}, "
+               "\"array\": %s, \"jm_rss_kb\": %.0f, \"jm_rss_peak_kb\": %.0f}\n",
                ntasks, ok, json_string_value(json_object_get(flat, "state")), ms, rate, rate_wall,
-               to_floor, to_best, wall_to_floor, wall_to_best, to_fork, nchain, l50, l99, nlat);
+               to_floor, to_best, wall_to_floor, wall_to_best, to_fork, nchain, l50, l99, nlat,
+               array ? "true" : "false", jm_rss_kb, jm_peak_kb);
     } else {
         printf("posix_spawn floor:            %d in flight (%g slots capped at %ld cores), %d "
                "spawns per configuration\n",
@@ -399,6 +425,10 @@ int main(int argc, char **argv)
         printf("ready -> running, idle:       %.3f ms p50, %.3f ms p99 (%zu tasks in a chain; "
                "target p99 <= 5 ms)\n",
                l50, l99, nlat);
+        printf("JM memory (%s spec):       %.1f MiB at the end, %.1f MiB peak = %.0f bytes per "
+               "task\n",
+               array ? "array" : "written-out", jm_rss_kb / 1024, jm_peak_kb / 1024,
+               jm_peak_kb * 1024 / ntasks);
     }
     status = 0;
     free(lat);
@@ -413,7 +443,7 @@ down:
     nftw(g_tmp, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
     return status;
 usage:
-    fprintf(stderr, "usage: bench_e2e [--tasks N] [--chain M] [--forks F] [--spawns S] "
+    fprintf(stderr, "usage: bench_e2e [--tasks N] [--array] [--chain M] [--forks F] [--spawns S] "
                     "[--floor-runs R] [--rm R] [--pn K] [--pn-cpus C] [--deadline D] [--bin DIR] "
                     "[--json]\n");
     return 2;
