@@ -28,6 +28,7 @@
 #include <uv.h>
 
 #include "common/curve.h"
+#include "common/intern.h"
 #include "common/rng.h"
 #include "common/zuv.h"
 #include "jm/attempt.h"
@@ -113,7 +114,8 @@ struct jmd_task {
     uint64_t sent_r_ms;  /* the R its PN has (TASK_CREATE or TASK_ESTIMATE runtime_ms) */
 };
 
-/* One finished attempt (for report.json and the profile). */
+/* One finished attempt (for report.json and the profile), as its writers fill it in: the JM keeps
+ * it as a struct jmd_out_rec (below). */
 struct jmd_rec {
     size_t task;
     uint32_t attempt;
@@ -127,6 +129,21 @@ struct jmd_rec {
     uint64_t rss_kb;
     int started; /* its process started at the node (it ran, however briefly) */
     char reason[160];
+};
+
+/* A finished attempt as the JM keeps it (jmd_out_record): struct jmd_rec without its two fixed
+ * buffers (288 of its 376 bytes), whose strings come from a few values (the nodes' names, the
+ * reasons attempts end with) and are interned in jmd_t.strs (issue 24: a million records in
+ * 80 MB). Read-only outside jmd_out.c. */
+struct jmd_out_rec {
+    size_t task;
+    uint32_t attempt;
+    uint32_t node, reason; /* ids in jmd_t.strs (intern_str) */
+    int32_t exit_code, signal;
+    int8_t cls, state;
+    uint8_t started;
+    double queued_s, start_s, end_s, wait_s, cpu_s;
+    uint64_t rss_kb;
 };
 
 struct jmd_tok_sample {
@@ -285,8 +302,9 @@ typedef struct jmd {
     int journal_fd; /* -1: none */
     char *jbuf;     /* journal lines not yet written (written and fdatasync'd by jmd_out_flush) */
     size_t jlen, jcap;
-    struct jmd_rec *recs;
+    struct jmd_out_rec *recs; /* every finished attempt, compact (jmd_out.c) */
     size_t nrecs, caprecs;
+    struct intern strs; /* the records' node names and reasons, each stored once */
     struct jmd_tok_sample *toks;
     size_t ntoks, captoks;
     struct jmd_prog_sample *progs;

@@ -117,11 +117,52 @@ void jmd_out_close(jmd_t *j)
     j->jbuf = NULL;
     j->jlen = j->jcap = 0;
     mem_free(j->recs);
+    intern_close(&j->strs);
     mem_free(j->toks);
     mem_free(j->progs);
     j->recs = NULL;
     j->toks = NULL;
     j->progs = NULL;
+}
+
+static void jmd_out__pack(jmd_t *j, const struct jmd_rec *r, struct jmd_out_rec *c)
+{
+    memset(c, 0, sizeof *c);
+    c->task = r->task;
+    c->attempt = r->attempt;
+    if (intern_add(&j->strs, r->node, &c->node) || intern_add(&j->strs, r->reason, &c->reason))
+        log_warn("out of memory for an attempt's strings: recorded without them");
+    c->exit_code = r->exit_code;
+    c->signal = r->signal;
+    c->cls = (int8_t)r->cls;
+    c->state = (int8_t)r->state;
+    c->started = r->started != 0;
+    c->queued_s = r->queued_s;
+    c->start_s = r->start_s;
+    c->end_s = r->end_s;
+    c->wait_s = r->wait_s;
+    c->cpu_s = r->cpu_s;
+    c->rss_kb = r->rss_kb;
+}
+
+static void jmd_out__unpack(const jmd_t *j, const struct jmd_out_rec *c, struct jmd_rec *r)
+{
+    memset(r, 0, sizeof *r);
+    r->task = c->task;
+    r->attempt = c->attempt;
+    snprintf(r->node, sizeof r->node, "%s", intern_str(&j->strs, c->node));
+    snprintf(r->reason, sizeof r->reason, "%s", intern_str(&j->strs, c->reason));
+    r->exit_code = c->exit_code;
+    r->signal = c->signal;
+    r->cls = c->cls;
+    r->state = c->state;
+    r->started = c->started;
+    r->queued_s = c->queued_s;
+    r->start_s = c->start_s;
+    r->end_s = c->end_s;
+    r->wait_s = c->wait_s;
+    r->cpu_s = c->cpu_s;
+    r->rss_kb = c->rss_kb;
 }
 
 static json_t *jmd_out__rec(const jmd_t *j, const struct jmd_rec *r)
@@ -143,14 +184,14 @@ void jmd_out_record(jmd_t *j, const struct jmd_rec *r)
     j->attempts_preempted += r->state == PROTO_TASK_PREEMPTED;
     if (j->nrecs == j->caprecs) {
         size_t n = j->caprecs ? j->caprecs * 2 : 64;
-        struct jmd_rec *p = mem_reallocarray(j->recs, n, sizeof *p);
+        struct jmd_out_rec *p = mem_reallocarray(j->recs, n, sizeof *p);
         if (p) {
             j->recs = p;
             j->caprecs = n;
         }
     }
     if (j->nrecs < j->caprecs)
-        j->recs[j->nrecs++] = *r;
+        jmd_out__pack(j, r, &j->recs[j->nrecs++]);
 }
 
 void jmd_out_attempt(jmd_t *j, const struct jmd_rec *r)
@@ -436,11 +477,69 @@ void jmd_out_state(jmd_t *j)
     jmd_out__write(j, "state.json", o, j->outcome != JMD_RUNNING);
 }
 
+/* report.json: `o` (consumed) with "attempts" appended, one record at a time: a tree of every
+ * attempt would hold a few KiB per attempt while the file is written (GBs for a million). Written
+ * like jmd_out__write_at (a temp file renamed into place, fsync'd when `sync`). */
+static void jmd_out__write_report(jmd_t *j, json_t *o, int sync)
+{
+    if (j->fenced || !o) {
+        json_decref(o);
+        return;
+    }
+    char path[4096], tmp[4200];
+    snprintf(path, sizeof path, "%s/report.json", j->o.job_dir);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    char *head = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(9));
+    json_decref(o);
+    size_t hlen = head ? strlen(head) : 0;
+    if (hlen < 2 || head[hlen - 1] != '}') {
+        free(head);
+        log_warn("cannot encode %s", path);
+        return;
+    }
+    FILE *f = fopen(tmp, "we");
+    int ok = f != NULL;
+    if (ok) {
+        setvbuf(f, NULL, _IOFBF, 1 << 16);
+        ok = fwrite(head, 1, hlen - 1, f) == hlen - 1 && fputs(",\"attempts\":[", f) >= 0;
+    }
+    free(head);
+    char buf[4096];
+    for (size_t i = 0; ok && i < j->nrecs; i++) {
+        struct jmd_rec r;
+        jmd_out__unpack(j, &j->recs[i], &r);
+        json_t *a = jmd_out__rec(j, &r);
+        size_t n = a ? json_dumpb(a, buf, sizeof buf, JSON_COMPACT | JSON_REAL_PRECISION(9)) : 0;
+        if (i > 0 && fputc(',', f) == EOF)
+            ok = 0;
+        if (n > 0 && n <= sizeof buf) {
+            ok = ok && fwrite(buf, 1, n, f) == n;
+        } else { /* longer than the buffer (a long id and reason) */
+            char *big = a ? json_dumps(a, JSON_COMPACT | JSON_REAL_PRECISION(9)) : NULL;
+            ok = ok && big && fputs(big, f) >= 0;
+            free(big);
+        }
+        json_decref(a);
+    }
+    if (ok && fputs("]}\n", f) < 0)
+        ok = 0;
+    if (ok && fflush(f) != 0)
+        ok = 0;
+    if (ok && sync && fsync(fileno(f)) != 0)
+        ok = 0;
+    if (f && fclose(f) != 0)
+        ok = 0;
+    if (ok && rename(tmp, path) != 0)
+        ok = 0;
+    if (!ok) {
+        log_warn("cannot write %s: %s", path, strerror(errno));
+        unlink(tmp);
+    }
+}
+
 void jmd_out_report(jmd_t *j)
 {
-    json_t *att = json_array(), *tok = json_array(), *prog = json_array();
-    for (size_t i = 0; att && i < j->nrecs; i++)
-        json_array_append_new(att, jmd_out__rec(j, &j->recs[i]));
+    json_t *tok = json_array(), *prog = json_array();
     for (size_t i = 0; tok && i < j->ntoks; i++) {
         const struct jmd_tok_sample *s = &j->toks[i];
         json_array_append_new(tok, json_pack("{s:f, s:i, s:i, s:o, s:i}", "t_s", s->t_s, "granted",
@@ -452,14 +551,14 @@ void jmd_out_report(jmd_t *j)
         json_array_append_new(prog, json_pack("{s:f, s:I, s:f}", "t_s", j->progs[i].t_s, "done",
                                               (json_int_t)j->progs[i].done, "fraction",
                                               j->progs[i].fraction));
-    json_t *o = json_pack(
-        "{s:i, s:s, s:s, s:s, s:s, s:I, s:f, s:o, s:o, s:I, s:I, s:o, s:o, s:o}", "version", 1,
-        "job_id", j->o.job_id, "name", j->spec->name, "state", jmd_out__state(j), "reason",
-        j->reason, "started_ms", (json_int_t)j->t0_wall, "makespan_s", jmd_out__makespan(j),
-        "deadline_s", j->has_deadline ? json_real(j->deadline_s) : json_null(), "deadline_met",
-        jmd_out__deadline_met(j), "tasks_total", (json_int_t)j->spec->ntasks, "tasks_succeeded",
-        (json_int_t)dag_count(j->dag, DAG_SUCCEEDED), "attempts", att ? att : json_array(),
-        "tokens", tok ? tok : json_array(), "progress", prog ? prog : json_array());
+    json_t *o = json_pack("{s:i, s:s, s:s, s:s, s:s, s:I, s:f, s:o, s:o, s:I, s:I, s:o, s:o}",
+                          "version", 1, "job_id", j->o.job_id, "name", j->spec->name, "state",
+                          jmd_out__state(j), "reason", j->reason, "started_ms",
+                          (json_int_t)j->t0_wall, "makespan_s", jmd_out__makespan(j), "deadline_s",
+                          j->has_deadline ? json_real(j->deadline_s) : json_null(), "deadline_met",
+                          jmd_out__deadline_met(j), "tasks_total", (json_int_t)j->spec->ntasks,
+                          "tasks_succeeded", (json_int_t)dag_count(j->dag, DAG_SUCCEEDED), "tokens",
+                          tok ? tok : json_array(), "progress", prog ? prog : json_array());
     if (o) {
         /* the usage skyline the ending LEASE_RENEW carries (jm/usage.h), in token-seconds */
         uint32_t milli[USAGE_MAX_STEPS];
@@ -477,7 +576,7 @@ void jmd_out_report(jmd_t *j)
         json_object_set_new(o, "attempts_preempted",
                             json_integer((json_int_t)j->attempts_preempted));
     }
-    jmd_out__write(j, "report.json", o, j->outcome != JMD_RUNNING);
+    jmd_out__write_report(j, o, j->outcome != JMD_RUNNING);
 }
 
 void jmd_out_profile(jmd_t *j)
@@ -497,7 +596,7 @@ void jmd_out_profile(jmd_t *j)
     for (size_t s = 0; s < j->spec->nstages; s++)
         names[s] = j->spec->stages[s].name;
     for (size_t i = 0; i < j->nrecs; i++) {
-        const struct jmd_rec *r = &j->recs[i];
+        const struct jmd_out_rec *r = &j->recs[i];
         if (r->state != PROTO_TASK_SUCCEEDED && r->state != PROTO_TASK_FAILED)
             continue; /* lost, preempted and cancelled attempts say nothing about the job */
         const struct spec_task *t = &j->spec->tasks[r->task];
