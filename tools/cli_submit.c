@@ -457,19 +457,31 @@ static int submit__await_start(pid_t pid, const char *job_dir, int *status)
     return 0; /* slow to start but alive: --wait keeps watching it */
 }
 
+static const char *const submit__result_keys[] = {
+    "state",      "reason",       "tasks_total", "tasks_succeeded", "attempts_failed", "makespan_s",
+    "deadline_s", "deadline_met", "started_ms",  "eta_s",           "eta_p95_s"};
+
 /* The result document of --wait --json: state.json's final values, the report's where missing. */
 static json_t *submit__result(const char *job_id, const char *job_dir, json_t *st,
                               const struct spec *spec)
 {
-    json_t *rep = jobdir_load(job_dir, "report.json");
+    /* The report only where state.json lacks a value: a million-task job's report is hundreds
+       of MB, and state.json's final values hold everything but the ETA (null once ended). */
+    json_t *rep = NULL;
+    int need = 0;
+    for (size_t i = 0; i < sizeof submit__result_keys / sizeof submit__result_keys[0]; i++) {
+        json_t *v = json_object_get(st, submit__result_keys[i]);
+        need |= (v == NULL || json_is_null(v)) && strncmp(submit__result_keys[i], "eta", 3) != 0 &&
+                strcmp(submit__result_keys[i], "deadline_s") != 0 &&
+                strcmp(submit__result_keys[i], "deadline_met") != 0;
+    }
+    if (need)
+        rep = jobdir_load(job_dir, "report.json");
     json_t *r = json_object();
     json_object_set_new(r, "job_id", json_string(job_id));
     json_object_set_new(r, "name", json_string(spec->name));
-    static const char *const keys[] = {"state",           "reason",          "tasks_total",
-                                       "tasks_succeeded", "attempts_failed", "makespan_s",
-                                       "deadline_s",      "deadline_met",    "started_ms",
-                                       "eta_s",           "eta_p95_s"};
-    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+    const char *const *keys = submit__result_keys;
+    for (size_t i = 0; i < sizeof submit__result_keys / sizeof submit__result_keys[0]; i++) {
         json_t *v = json_object_get(st, keys[i]);
         if (v == NULL || json_is_null(v))
             v = json_object_get(rep, keys[i]);
@@ -488,7 +500,7 @@ static json_t *submit__result(const char *job_id, const char *job_dir, json_t *s
     json_object_set_new(r, "job_dir", json_string(job_dir));
     char path[JOBDIR_PATH + 256];
     snprintf(path, sizeof path, "%s/report.json", job_dir);
-    json_object_set_new(r, "report", rep != NULL ? json_string(path) : json_null());
+    json_object_set_new(r, "report", access(path, R_OK) == 0 ? json_string(path) : json_null());
     json_decref(rep);
     return r;
 }
