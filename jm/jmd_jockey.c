@@ -92,7 +92,10 @@ static void jmd_jockey__build(jmd_t *j)
         log_warn("no job model (%s): fixed allocation", msg);
     } else {
         j->have_plan = 1;
-        if (have_prof) {
+        /* The table is the controller's: a job without a deadline or utility has none, and its
+           ETA simulates what is left instead, so it starts without the table's tens of ms
+           (issue 24, lean job start). */
+        if (have_prof && (j->has_deadline || j->spec->nutility > 0)) {
             struct jsim_table_config tc;
             jsim_table_config_default(&tc);
             if (tc.max_tokens <= 0 || tc.max_tokens > j->o.max_tokens)
