@@ -28,10 +28,12 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -505,6 +507,21 @@ static json_t *submit__result(const char *job_id, const char *job_dir, json_t *s
     return r;
 }
 
+/* Waits SUBMIT_POLL_MS, or less when the job directory changed (inotify fd `ino`, -1: none). */
+static void submit__pause(int ino)
+{
+    if (ino < 0) {
+        usleep(SUBMIT_POLL_MS * 1000);
+        return;
+    }
+    struct pollfd p = {.fd = ino, .events = POLLIN};
+    if (poll(&p, 1, SUBMIT_POLL_MS) > 0) {
+        char buf[4096];
+        while (read(ino, buf, sizeof buf) > 0) /* drained: only the wake-up matters */
+            ;
+    }
+}
+
 /* Follows state.json until the job ends or its JM exits. Returns the exit code. */
 static int submit__wait(const struct submit_opts *o, const char *job_id, const char *job_dir,
                         pid_t pid, const struct spec *spec)
@@ -522,6 +539,13 @@ static int submit__wait(const struct submit_opts *o, const char *job_id, const c
     uint64_t last_print = 0;
     char line[512];
     json_t *eta = json_null(), *eta95 = json_null(); /* the last known, for --json */
+    /* The JM renames a new state.json into place: waking on that, not only on the poll
+       interval, sees the end when it lands (a one-task job's --wait was up to 100 ms late). */
+    int ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    if (ino >= 0 && inotify_add_watch(ino, job_dir, IN_MOVED_TO | IN_CLOSE_WRITE) < 0) {
+        close(ino);
+        ino = -1;
+    }
     for (;;) {
         json_t *now = jobdir_load(job_dir, "state.json");
         if (now != NULL) {
@@ -560,8 +584,10 @@ static int submit__wait(const struct submit_opts *o, const char *job_id, const c
         }
         if (final || jm_gone || submit_interrupted)
             break;
-        usleep(SUBMIT_POLL_MS * 1000);
+        submit__pause(ino);
     }
+    if (ino >= 0)
+        close(ino);
     if (tty && st != NULL)
         fputc('\n', pf);
     if (submit_interrupted) {
