@@ -49,6 +49,10 @@ struct cluster_config {
     double net_delay_s;     /* one JM<->PN message (default 0.001) */
     double round_s;         /* a JM's scheduling round after something changed (default 0.02) */
     size_t max_batch;       /* tasks placed per round at most (default 256) */
+    double hold_max_s;      /* late binding (jm/place.h place_hold; default 0: off, `paddock-sim
+                               predict` sets the daemon's PLACE_HOLD_MAX_S) */
+    double tick_s;          /* while it holds tasks, a JM looks again this often (default 0.25,
+                               the daemon's tick) */
     int max_attempts;       /* per task (default 4) */
     double node_timeout_s;  /* lost node's tasks re-placed after this (default 3 heartbeats) */
     double bg_util;         /* mean background CPU load per node, share of cores (default 0.5) */
@@ -59,6 +63,7 @@ struct cluster_config {
     double task_overhead_s; /* added to every job task's run: the PN's process start and exit
                                and the status back (default 0; `paddock-sim predict` sets it) */
     int no_io;              /* 1: job tasks read nothing (sleep-only specs; default 0) */
+    int trace;              /* 1: every ended job attempt recorded in cluster_result.trace */
     struct engine_noise noise;
 };
 
@@ -68,6 +73,16 @@ void cluster_config_default(struct cluster_config *cfg);
 struct cluster_job {
     const struct spec *spec;
     double arrival_s;
+};
+
+/* One ended attempt of a job task (cfg.trace), times in virtual seconds from its job's arrival,
+ * in the shape of the attempts of a job's report.json (docs/deadline-eval.md reads both). */
+struct cluster_trace_rec {
+    uint32_t job, task, attempt, node;
+    double placed_s; /* the JM's decision */
+    double queued_s; /* arrival at the PN */
+    double start_s, end_s;
+    int outcome; /* 1 succeeded, 0 failed, -1 preempted */
 };
 
 struct cluster_result {
@@ -91,6 +106,8 @@ struct cluster_result {
     double *qtimes;          /* every job task attempt's queueing time, sorted (caller owns:
                                 mem_free); for the CDF */
     size_t nqtimes;
+    struct cluster_trace_rec *trace; /* cfg.trace: in end order (caller owns: mem_free) */
+    size_t ntrace;
 };
 
 /* Runs jobs[0..njobs) on the cluster. Fills *out (caller owns out->qtimes). Returns 0,

@@ -11,6 +11,7 @@
 #include "jm/dispatch.h"
 #include "jm/estimator.h"
 #include "jm/place.h"
+#include "jm/readyq.h"
 #include "jm/view.h"
 #include "pn/matrix.h"
 #include "pn/queue.h"
@@ -46,6 +47,8 @@ struct cl_task {
     uint32_t attempt; /* the attempt sent to the node (jm/attempt.h's number); events carry it */
     int klass;        /* queue class of the attempt in flight; | 0x100: the attempt will fail */
     int running;
+    double ready_at;  /* entered the ready queue (late binding's hold counts from here) */
+    double placed_at; /* the JM's decision */
     double pushed_at; /* arrival at the PN */
     double started_at;
     double io_s;       /* estimator's I/O part for the placement */
@@ -63,10 +66,11 @@ struct cl_job {
     struct cl_task *tasks;
     attempt_t *att; /* the attempts' lifecycle: jm/attempt.h, as the daemon drives it */
     double *stage_prio, *task_bl;
-    size_t *ready; /* scratch: sorted ready list */
+    readyq_t *rq;  /* ready tasks in the daemon's order (task bottom level, bytes, index) */
+    size_t *ready; /* scratch: a round's batch */
     struct place_match *matches;
     struct engine_rng rng;
-    int arrived, done, failed, round_pending;
+    int arrived, done, failed, round_pending, tick_pending;
     double arrival, finish;
 };
 
@@ -90,6 +94,7 @@ struct cl_world {
     /* metrics */
     struct cl_sample *samples;
     size_t nsamples, csamples;
+    size_t ctrace; /* capacity of res->trace */
     double used_cpu, used_jobs, last_t, cpu_int, jobs_int;
     double first_arrival, last_finish;
     double age_sum;
@@ -106,6 +111,8 @@ void cl_heartbeat_ev(engine_t *e, void *ctx, uint64_t group);
 void cl_bg_arrival_ev(engine_t *e, void *ctx, uint64_t node);
 void cl_node_loss_ev(engine_t *e, void *ctx, uint64_t node);
 void cl_account(struct cl_world *w, double dcpu, double djobs);
+/* cfg.trace: records the attempt of (job, task) in flight as ended now with `outcome`. */
+void cl_trace(struct cl_world *w, size_t job, size_t task, int outcome);
 /* A job task's creation reaches its PN. */
 void cl_task_create_ev(engine_t *e, void *ctx, uint64_t key);
 /* A lost or refused attempt reported to its JM. */

@@ -42,6 +42,7 @@ int cl_job_init(struct cl_world *w, struct cl_job *j, const struct cluster_job *
     struct place_config pc;
     place_config_default(&pc);
     pc.fill = 1; /* as the daemon: a node with room takes several tasks in one round */
+    pc.hold_max_s = w->cfg.hold_max_s;
     struct attempt_config ac;
     attempt_config_default(&ac);
     ac.max_attempts = w->cfg.max_attempts;
@@ -50,14 +51,14 @@ int cl_job_init(struct cl_world *w, struct cl_job *j, const struct cluster_job *
     if ((rc = dag_new(j->spec, &j->dag)) != 0 ||
         (rc = estimator_new(&ec, j->spec->nstages, &j->est)) != 0 ||
         (rc = dispatch_new(&dc, nt, &j->disp)) != 0 ||
-        (rc = place_new(j->spec, &pc, &j->place)) != 0 ||
+        (rc = place_new(j->spec, &pc, &j->place)) != 0 || (rc = readyq_new(nt, &j->rq)) != 0 ||
         (rc = attempt_new(&ac, nt, j->dag, j->disp, NULL, 0, &j->att)) != 0)
         return rc;
     dispatch_set_tokens(j->disp, w->cfg.tokens);
     j->tasks = mem_calloc(nt, sizeof *j->tasks);
     j->stage_prio = mem_calloc(j->spec->nstages, sizeof *j->stage_prio);
     j->task_bl = mem_calloc(nt ? nt : 1, sizeof *j->task_bl);
-    j->ready = mem_calloc(nt, sizeof *j->ready);
+    j->ready = mem_calloc(w->cfg.max_batch, sizeof *j->ready);
     j->matches = mem_calloc(w->cfg.max_batch, sizeof *j->matches);
     if (j->tasks == NULL || j->stage_prio == NULL || j->task_bl == NULL || j->ready == NULL ||
         j->matches == NULL)
@@ -69,6 +70,7 @@ int cl_job_init(struct cl_world *w, struct cl_job *j, const struct cluster_job *
 void cl_job_close(struct cl_job *j)
 {
     attempt_destroy(&j->att);
+    readyq_destroy(&j->rq);
     place_destroy(&j->place);
     dispatch_destroy(&j->disp);
     estimator_destroy(&j->est);
@@ -138,6 +140,55 @@ static int64_t cl__ms(double t)
     return (int64_t)(t * 1000.0 + 0.5);
 }
 
+/* While a JM holds tasks (late binding), its tick looks again even when no status comes. */
+static void cl_job_tick_ev(engine_t *e, void *ctx, uint64_t job)
+{
+    struct cl_world *w = ctx;
+    struct cl_job *j = &w->jobs[job];
+    j->tick_pending = 0;
+    cl_job_kick(w, j);
+    (void)e;
+}
+
+/* The DAG's ready tasks not yet in the ready queue enter it (and their ready time starts), as
+ * jmd_sched_ready_add does when the daemon learns a task became ready; one backing off after a
+ * failure waits outside. */
+static int cl__ready_sync(struct cl_job *j, double now)
+{
+    size_t nready;
+    const size_t *ready = dag_ready(j->dag, &nready);
+    for (size_t i = 0; i < nready; i++) {
+        size_t t = ready[i];
+        if (attempt_is_held(j->att, t))
+            continue;
+        int rc = readyq_push(j->rq, t, j->task_bl[t], j->spec->tasks[t].input_bytes);
+        if (rc == 0)
+            j->tasks[t].ready_at = now;
+        else if (rc != ERR_EXISTS)
+            return rc;
+    }
+    return 0;
+}
+
+/* The batch's tasks still ready go back into the queue (jmd_sched__ready_back). */
+static int cl__ready_back(struct cl_job *j, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        size_t t = j->ready[i];
+        if (dag_state(j->dag, t) != DAG_READY || attempt_is_held(j->att, t))
+            continue;
+        int rc = readyq_push(j->rq, t, j->task_bl[t], j->spec->tasks[t].input_bytes);
+        if (rc != 0 && rc != ERR_EXISTS)
+            return rc;
+    }
+    return 0;
+}
+
+#define CL__SLACK 4 /* a batch: the free token units and this many more (jmd_sched.c) */
+
+/* One scheduling round as jmd_sched_round does it: the first ready tasks in priority order, as
+ * many as the free units and a few more, placed by place_round; each match is held back (late
+ * binding) or dispatched in quality order, a misfit skipped while a smaller task may fit. */
 static void cl_job_round_ev(engine_t *e, void *ctx, uint64_t job)
 {
     struct cl_world *w = ctx;
@@ -145,36 +196,34 @@ static void cl_job_round_ev(engine_t *e, void *ctx, uint64_t job)
     j->round_pending = 0;
     if (j->done)
         return;
-    size_t nready;
-    const size_t *ready = dag_ready(j->dag, &nready);
-    size_t cap = cl__free_capacity(j->disp);
-    if (nready == 0 || cap == 0)
-        return;
-    size_t k = 0;
-    for (size_t i = 0; i < nready; i++) /* a task backing off after a failure waits */
-        if (!attempt_is_held(j->att, ready[i]))
-            j->ready[k++] = ready[i];
-    nready = k;
-    if (nready == 0)
-        return;
-    priority_sort(j->dag, j->stage_prio, j->ready, nready);
-    size_t n = nready < cap ? nready : cap;
-    if (n > w->cfg.max_batch)
-        n = w->cfg.max_batch;
     double now = engine_now(e);
+    int rc = cl__ready_sync(j, now);
+    if (rc != 0) {
+        cl__stop(w, rc);
+        return;
+    }
+    size_t cap = cl__free_capacity(j->disp);
+    if (readyq_count(j->rq) == 0 || cap == 0)
+        return;
+    size_t batch = cap + CL__SLACK < w->cfg.max_batch ? cap + CL__SLACK : w->cfg.max_batch;
+    size_t n = readyq_pop(j->rq, j->ready, batch);
     int64_t now_ms = (int64_t)(now * 1000.0 + 0.5);
     size_t nm = 0;
     double t0 = cl__wall();
-    int rc = place_round(j->place, w->view, j->est, j->ready, n, now_ms, cl__draw, &j->rng,
-                         j->matches, &nm);
+    rc = place_round(j->place, w->view, j->est, j->ready, n, now_ms, cl__draw, &j->rng, j->matches,
+                     &nm);
     w->res->place_wall_s += cl__wall() - t0;
     if (rc != 0) {
         cl__stop(w, rc);
         return;
     }
-    size_t placed = 0;
+    size_t placed = 0, held = 0;
     for (size_t i = 0; i < nm; i++) {
         const struct place_match *m = &j->matches[i];
+        if (place_hold(place_get_config(j->place), m, now - j->tasks[m->task].ready_at)) {
+            held++; /* stays ready: a node with room, or the hold's end, places it */
+            continue;
+        }
         int cls = dispatch_place(j->disp, m->task);
         if (cls < 0) {
             cl__stop(w, cls);
@@ -202,6 +251,7 @@ static void cl_job_round_ev(engine_t *e, void *ctx, uint64_t job)
         tk->attempt = act[0].attempt;
         tk->klass = cls == DISPATCH_REGULAR ? QUEUE_REGULAR : QUEUE_OPPORTUNISTIC;
         tk->running = 0;
+        tk->placed_at = now;
         tk->io_s = w->cfg.no_io ? 0 : m->est.io_s;
         /* The I/O time a task really spends follows its placement's locality: the estimator's
            I/O part is exactly bytes / bandwidth by locality, with replica locations known. */
@@ -220,8 +270,19 @@ static void cl_job_round_ev(engine_t *e, void *ctx, uint64_t job)
             return;
         }
     }
+    if ((rc = cl__ready_back(j, n)) != 0) {
+        cl__stop(w, rc);
+        return;
+    }
+    if (held > 0 && !j->tick_pending) {
+        j->tick_pending = 1;
+        if ((rc = engine_after(e, w->cfg.tick_s, cl_job_tick_ev, w, j->idx)) != 0) {
+            cl__stop(w, rc);
+            return;
+        }
+    }
     /* More ready work and capacity left after a productive round: go again. Otherwise wait for
-       a completion or the next view. */
+       a completion, the next view or the tick. */
     if (placed > 0)
         cl_job_kick(w, j);
 }

@@ -43,6 +43,38 @@ void cl_account(struct cl_world *w, double dcpu, double djobs)
     w->used_jobs += djobs;
 }
 
+void cl_trace(struct cl_world *w, size_t job, size_t task, int outcome)
+{
+    if (!w->cfg.trace)
+        return;
+    struct cluster_result *r = w->res;
+    if (r->ntrace == w->ctrace) {
+        size_t nc = w->ctrace ? w->ctrace * 2 : 1024;
+        struct cluster_trace_rec *t = mem_reallocarray(r->trace, nc, sizeof *t);
+        if (t == NULL) {
+            if (w->err == 0)
+                w->err = ERR_NOMEM;
+            engine_stop(w->eng);
+            return;
+        }
+        r->trace = t;
+        w->ctrace = nc;
+    }
+    const struct cl_job *j = &w->jobs[job];
+    const struct cl_task *tk = &j->tasks[task];
+    r->trace[r->ntrace++] = (struct cluster_trace_rec){
+        .job = (uint32_t)job,
+        .task = (uint32_t)task,
+        .attempt = tk->attempt,
+        .node = tk->node,
+        .placed_s = tk->placed_at - j->arrival,
+        .queued_s = tk->pushed_at - j->arrival,
+        .start_s = tk->started_at - j->arrival,
+        .end_s = engine_now(w->eng) - j->arrival,
+        .outcome = outcome,
+    };
+}
+
 static int cl__new_queue(struct cl_world *w, struct cl_node *nd)
 {
     queue_config_t qc = {0};
@@ -179,6 +211,7 @@ static void cl_task_end_ev(engine_t *e, void *ctx, uint64_t key)
     int outcome = tk->klass >= 0x100 ? 0 : 1; /* failure flag set at start */
     tk->klass &= 0xff;
     uint32_t node = tk->node;
+    cl_trace(w, job, task, outcome);
     cl_node_try_start(w, node);
     cl__status_matrix(w, node);
     cl_job_report(w, job, task, attempt, outcome, engine_now(e) - tk->started_at);
@@ -245,6 +278,7 @@ static void cl__kill(struct cl_world *w, uint32_t n, uint64_t id)
     cl_account(w, -cpu, -cpu);
     tk->running = 0; /* fences the scheduled end */
     tk->klass &= 0xff;
+    cl_trace(w, job, task, -1);
     cl_job_report(w, job, task, tk->attempt, CL_PREEMPTED, 0);
 }
 
