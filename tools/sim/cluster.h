@@ -33,24 +33,27 @@
 
 /* Public value struct: cluster_config_default() then adjust. */
 struct cluster_config {
-    size_t nodes;           /* PNs (default 1000) */
-    size_t rack_size;       /* nodes per rack (default 40) */
-    double node_cpus;       /* cores per node (default 8) */
-    double node_mem_mb;     /* MiB per node (default 32768) */
-    uint64_t seed;          /* default 1 */
-    int estimation;         /* 1: JMs see wait-time matrices (default); 0: Figure 11 baseline */
-    int status_matrix;      /* 1: task status carries the PN's matrix to the JMs (default) */
-    uint32_t tokens;        /* guaranteed tokens per job (default 40) */
-    double opp_factor;      /* opportunistic allowance per token (default 1.0) */
-    double arrival_mean_s;  /* mean gap between job arrivals (default 0.5) */
-    double heartbeat_s;     /* PN heartbeat interval (default 1.0) */
-    size_t hb_groups;       /* heartbeat phases (default 10) */
-    double rm_delay_s;      /* heartbeat -> JM view (default 0.5; < heartbeat_s) */
-    double net_delay_s;     /* one JM<->PN message (default 0.001) */
-    double round_s;         /* a JM's scheduling round after something changed (default 0.02) */
-    size_t max_batch;       /* tasks placed per round at most (default 256) */
-    double hold_max_s;      /* late binding (jm/place.h place_hold; default 0: off, `paddock-sim
-                               predict` sets the daemon's PLACE_HOLD_MAX_S) */
+    size_t nodes;          /* PNs (default 1000) */
+    size_t rack_size;      /* nodes per rack (default 40) */
+    double node_cpus;      /* cores per node (default 8) */
+    double node_mem_mb;    /* MiB per node (default 32768) */
+    uint64_t seed;         /* default 1 */
+    int estimation;        /* 1: JMs see wait-time matrices (default); 0: Figure 11 baseline */
+    int status_matrix;     /* 1: task status carries the PN's matrix to the JMs (default) */
+    uint32_t tokens;       /* guaranteed tokens per job (default 40) */
+    double opp_factor;     /* opportunistic allowance per token (default 1.0) */
+    double arrival_mean_s; /* mean gap between job arrivals (default 0.5) */
+    double heartbeat_s;    /* PN heartbeat interval (default 1.0) */
+    size_t hb_groups;      /* heartbeat phases (default 10) */
+    double rm_delay_s;     /* heartbeat -> JM view (default 0.5; < heartbeat_s) */
+    double net_delay_s;    /* one JM<->PN message (default 0.001) */
+    double round_s;        /* a JM's scheduling round after something changed (default 0.02) */
+    size_t max_batch;      /* tasks placed per round at most (default 256) */
+    double hold_max_s;     /* late binding (jm/place.h place_hold; default 0: off, `paddock-sim
+                              predict` sets the daemon's PLACE_HOLD_MAX_S) */
+    double matrix_min_interval_s; /* a PN recomputes the matrix a queued or running status carries
+                                     at most this often (pn.conf matrix_min_interval; an end's
+                                     status always fresh; default 0: always fresh) */
     double tick_s;          /* while it holds tasks, a JM looks again this often (default 0.25,
                                the daemon's tick) */
     int max_attempts;       /* per task (default 4) */

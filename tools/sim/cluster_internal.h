@@ -24,6 +24,7 @@ struct cl_node {
     queue_t *q;
     matrix_t m;
     int dirty;        /* queue changed since the matrix was computed */
+    double matrix_at; /* when the matrix was computed */
     uint64_t changes; /* queue changes so far; the heartbeat re-reads the queue only on news */
     uint64_t hb_changes;
     int up;

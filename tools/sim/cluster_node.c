@@ -109,6 +109,7 @@ int cl_nodes_init(struct cl_world *w)
             return ERR_NOMEM;
         nd->up = nd->hb_up = 1;
         nd->boot = 1;
+        nd->matrix_at = -1e9;
         nd->rack = (uint32_t)(i / w->cfg.rack_size);
         snprintf(nd->name, sizeof nd->name, "pn-%zu", i);
         snprintf(nd->rack_name, sizeof nd->rack_name, "r-%u", nd->rack);
@@ -143,22 +144,28 @@ static void cl__fail(struct cl_world *w, int rc)
     engine_stop(w->eng);
 }
 
-/* A PN's TASK_STATUS carries its current matrix to the task's JM (Apollo §3.1: "once a task is
+/* A PN's TASK_STATUS carries its matrix to the task's JM (Apollo §3.1: "once a task is
  * scheduled to a PN, the JM obtains up-to-date load information directly from the PN"). The JMs
- * share one view here, so every JM sees it (an optimistic simplification, docs/benchmarks.md). */
-static void cl__status_matrix(struct cl_world *w, uint32_t n)
+ * share one view here, so every JM sees it (an optimistic simplification, docs/benchmarks.md).
+ * As pn/node.c does, the matrix of a queued or running status is recomputed only when the last
+ * one is at least matrix_min_interval_s old (an end's always), and the JM takes it as news from
+ * when it arrives (jm/view: info_ms is the receive time), which clears the claims of tasks sent
+ * there meanwhile: two tasks that reach an idle node within the interval leave the JM seeing the
+ * room the first one found. */
+static void cl__status_matrix(struct cl_world *w, uint32_t n, int ended)
 {
     struct cl_node *nd = &w->nodes[n];
     if (!w->cfg.estimation || !w->cfg.status_matrix || !nd->up)
         return;
     double now = engine_now(w->eng);
-    if (nd->dirty) {
+    if (nd->dirty && (ended || now - nd->matrix_at >= w->cfg.matrix_min_interval_s)) {
         int rc = matrix_compute(&nd->m, nd->q, now, &w->scratch);
         if (rc != 0) {
             cl__fail(w, rc);
             return;
         }
         nd->dirty = 0;
+        nd->matrix_at = now;
     }
     double cells[MATRIX_MAX_BINS * MATRIX_MAX_BINS];
     for (size_t c = 0; c < nd->m.ncpu; c++)
@@ -213,7 +220,7 @@ static void cl_task_end_ev(engine_t *e, void *ctx, uint64_t key)
     uint32_t node = tk->node;
     cl_trace(w, job, task, outcome);
     cl_node_try_start(w, node);
-    cl__status_matrix(w, node);
+    cl__status_matrix(w, node, 1);
     cl_job_report(w, job, task, attempt, outcome, engine_now(e) - tk->started_at);
 }
 
@@ -441,7 +448,7 @@ void cl_task_create_ev(engine_t *e, void *ctx, uint64_t key)
     nd->dirty = 1;
     nd->changes++;
     cl_node_try_start(w, tk->node);
-    cl__status_matrix(w, tk->node);
+    cl__status_matrix(w, tk->node, 0);
 }
 
 static void cl_view_ev(engine_t *e, void *ctx, uint64_t group);
@@ -470,6 +477,7 @@ void cl_heartbeat_ev(engine_t *e, void *ctx, uint64_t group)
                 return;
             }
             nd->dirty = 0;
+            nd->matrix_at = now;
         }
         if (nd->hb_changes != nd->changes || !nd->hb_up) {
             for (size_t c = 0; c < nd->m.ncpu; c++)

@@ -45,10 +45,10 @@ static int cl__check(const struct cluster_config *c, char *msg, size_t cap)
     if (c->rack_size < 1 || !(c->node_cpus > 0) || !(c->node_mem_mb > 0) || c->tokens < 1 ||
         !(c->heartbeat_s > 0) || c->hb_groups < 1 || !(c->rm_delay_s >= 0) ||
         !(c->rm_delay_s < c->heartbeat_s) || !(c->net_delay_s >= 0) || !(c->round_s >= 0) ||
-        c->max_batch < 1 || !(c->hold_max_s >= 0) || !(c->tick_s > 0) || c->max_attempts < 1 ||
-        !(c->bg_util >= 0) || !(c->bg_runtime_s > 0) || !(c->bg_cpu > 0) ||
-        c->bg_cpu > c->node_cpus || !(c->window_s > 0) || !(c->max_time_s > 0) ||
-        !(c->opp_factor >= 0))
+        c->max_batch < 1 || !(c->hold_max_s >= 0) || !(c->tick_s > 0) ||
+        !(c->matrix_min_interval_s >= 0) || c->max_attempts < 1 || !(c->bg_util >= 0) ||
+        !(c->bg_runtime_s > 0) || !(c->bg_cpu > 0) || c->bg_cpu > c->node_cpus ||
+        !(c->window_s > 0) || !(c->max_time_s > 0) || !(c->opp_factor >= 0))
         return err_fmt(msg, cap, ERR_INVAL, "bad cluster configuration");
     return 0;
 }

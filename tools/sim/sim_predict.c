@@ -29,10 +29,11 @@
  * slot X + 3-6 ms (fork, exec, exit, the status) and starts 1-2 ms after it reaches a PN with
  * room; a token freed by an end carries the next task to a PN 6-9 ms later, two messages and a
  * round that runs at the daemon's next loop turn. */
-#define SP__OVERHEAD_S  0.005
-#define SP__NET_DELAY_S 0.003
-#define SP__HEARTBEAT_S 1.0
-#define SP__ROUND_S     0.0015
+#define SP__OVERHEAD_S   0.005
+#define SP__NET_DELAY_S  0.003
+#define SP__HEARTBEAT_S  1.0
+#define SP__ROUND_S      0.0015
+#define SP__MATRIX_MIN_S 0.02 /* pn.conf's matrix_min_interval default (pn/pnconf.c) */
 
 /* Writes the run's attempts as JSON in the shape of a job report's "attempts" (the same script
  * reads a real run and a simulated one side by side: docs/deadline-eval.md). */
@@ -84,6 +85,8 @@ static int sp__main(int argc, char **argv)
     cfg.round_s = SP__ROUND_S;
     cfg.max_attempts = 3;
     cfg.hold_max_s = PLACE_HOLD_MAX_S; /* the daemon's late binding */
+    cfg.matrix_min_interval_s = SP__MATRIX_MIN_S;
+    cfg.node_mem_mb = 2048; /* `paddock cluster up`'s PNs */
     cfg.no_io = 1;
     cfg.opp_factor = 0; /* a job alone sends no opportunistic work its tokens cover */
     engine_noise_none(&cfg.noise);
