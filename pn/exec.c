@@ -57,12 +57,24 @@ int exec_resolve(const char *name, char *const *envp, char *out, size_t cap)
 }
 
 /* Clock ticks since boot (the unit of /proc/PID/stat's start time), rounded down. */
+/* Set once (pthread_once): spawner threads (pn/spawner.h) call exec_spawn_timed at once. */
+static long exec__hz = 100;
+static int exec__null = -1;
+static pthread_once_t exec__once = PTHREAD_ONCE_INIT;
+
+static void exec__init(void)
+{
+    long hz = sysconf(_SC_CLK_TCK);
+    if (hz > 0)
+        exec__hz = hz;
+    exec__null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+}
+
 static unsigned long long exec__boot_ticks(void)
 {
     struct timespec ts;
-    static long hz;
-    if (!hz)
-        hz = sysconf(_SC_CLK_TCK) > 0 ? sysconf(_SC_CLK_TCK) : 100;
+    pthread_once(&exec__once, exec__init);
+    long hz = exec__hz;
     if (clock_gettime(CLOCK_BOOTTIME, &ts) != 0)
         return 0;
     unsigned long long ns =
@@ -73,10 +85,8 @@ static unsigned long long exec__boot_ticks(void)
 /* /dev/null, opened once (close-on-exec): the stdin of every task */
 static int exec__devnull(void)
 {
-    static int fd = -1;
-    if (fd < 0)
-        fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    return fd;
+    pthread_once(&exec__once, exec__init);
+    return exec__null;
 }
 
 int exec_spawn(const exec_spec_t *spec, pid_t *pid, char *msg, size_t cap)
@@ -93,9 +103,10 @@ int exec_spawn_timed(const exec_spec_t *spec, pid_t *pid, exec_started_t *starte
     if (exec_resolve(spec->argv[0], spec->envp, path, sizeof path))
         return err_fmt(msg, cap, ERR_NOTFOUND, "%s: command not found", spec->argv[0]);
 
-    int as_user = spec->uid != (uid_t)-1 && spec->gid != (gid_t)-1;
-    char **argv = (char **)spec->argv;
-    char **shim_argv = NULL;
+    volatile int as_user = spec->uid != (uid_t)-1 && spec->gid != (gid_t)-1;
+    /* volatile: both live across the vfork */
+    char **volatile argv = (char **)spec->argv;
+    char **volatile shim_argv = NULL;
     char ubuf[24], gbuf[24];
     if (as_user) {
         if (!spec->shim)

@@ -154,6 +154,16 @@ node_t *node_new(const pnconf_t *cfg, uv_loop_t *loop, uint64_t boot_id, uid_t u
             n->shim = mem_strdup(path);
         }
     }
+    int64_t threads = cfg->spawn_threads;
+    if (threads < 0) { /* a quarter of the cores: one spawner thread keeps up with ~4 cores */
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        threads = cores >= 8 ? cores / 4 : 1;
+    }
+    if (threads > 0 &&
+        !(n->spawner = spawner_new(loop, (unsigned)threads, node__spawned, n, msg, cap))) {
+        node_destroy(&n);
+        return NULL;
+    }
     return n;
 }
 
@@ -189,6 +199,8 @@ void node_destroy(node_t **np)
     if (!np || !*np)
         return;
     node_t *n = *np;
+    /* every start in flight comes back first, so that what it started is killed below */
+    spawner_flush(n->spawner);
     n->stopping = 1;
     size_t it = 0;
     void *v;
@@ -218,6 +230,8 @@ void node_destroy(node_t **np)
     }
     node__trash_flush(n, 1);
     mem_free(n->trash);
+    spawner_free(&n->spawner);
+    mem_free(n->parked);
     if (n->sched_check) /* freed once closed: the loop runs after node_destroy */
         uv_close((uv_handle_t *)n->sched_check, node__free_handle);
     if (n->spare_dir && n->nspares + n->spares_pending == 0)
@@ -811,7 +825,7 @@ static void node__cancel(node_t *n, const void *peer, size_t plen, uint64_t req_
     char reason[PROTO_MAX_TEXT];
     snprintf(reason, sizeof reason, "cancelled%s%s", tc->reason ? ": " : "",
              tc->reason ? tc->reason : "");
-    if (t->state == PROTO_TASK_RUNNING) {
+    if (t->state == PROTO_TASK_RUNNING || t->spawning) { /* spawning: killed on its result */
         if (t->kill == NODE__KILL_NONE || t->kill == NODE__KILL_PREEMPT)
             t->kill = NODE__KILL_CANCEL;
         node__kill(n, t);
@@ -1014,7 +1028,7 @@ static void node__query(node_t *n, const void *peer, size_t plen, uint64_t req_i
 static void node__reap_task(node_t *n, node__task_t *t, proto_task_state_t s, const char *reason)
 {
     n->c.reaped++;
-    if (t->state == PROTO_TASK_RUNNING) {
+    if (t->state == PROTO_TASK_RUNNING || t->spawning) {
         if (t->kill == NODE__KILL_NONE || t->kill == NODE__KILL_PREEMPT) {
             t->kill = NODE__KILL_REAP;
             t->reap_state = s;
@@ -1273,6 +1287,11 @@ void node_refresh(node_t *n)
 size_t node_busy(const node_t *n)
 {
     return n->busy;
+}
+
+size_t node_spawning(const node_t *n)
+{
+    return spawner_pending(n->spawner);
 }
 
 void node_counters(const node_t *n, node_counters_t *out)

@@ -134,6 +134,8 @@ void node_heartbeat(node_t *n, proto_heartbeat_t *hb);
 void node_jobs_ack(node_t *n, const proto_heartbeat_ack_t *ack, uint64_t now_ms);
 /* Number of staging jobs in flight on the thread pool. */
 size_t node_busy(const node_t *n);
+/* Starts handed to spawner threads whose results the loop has not taken yet. */
+size_t node_spawning(const node_t *n);
 void node_counters(const node_t *n, node_counters_t *out);
 const proto_stats_t *node_proto_stats(const node_t *n);
 /* Running and queued task counts (for the status file and tests). */

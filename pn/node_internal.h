@@ -11,6 +11,7 @@
 #include "pn/node.h"
 #include "pn/orphan.h"
 #include "pn/queue.h"
+#include "pn/spawner.h"
 #include "pn/stage.h"
 #include "pn/taskcg.h"
 
@@ -77,8 +78,10 @@ typedef struct node__task {
     node__kill_t kill;
     uint64_t kill_rss_kb;
     proto_task_state_t reap_state; /* NODE__KILL_REAP: reported as this (cancelled or lost) */
-    int staging;   /* its set-up (directory, files) is in flight on the thread pool */
-    int forgotten; /* the node dropped it while staging ran: free when staging returns */
+    int staging;    /* its set-up (directory, files) is in flight on the thread pool */
+    int spawning;   /* handed to a spawner thread, result not back yet (state still queued) */
+    int spawn_nice; /* the nice value it was spawned with */
+    int forgotten;  /* the node dropped it while staging ran: free when staging returns */
     uint32_t cache_hits, cache_misses;
     char *reason;
     int exit_code, signal;
@@ -151,6 +154,9 @@ struct node {
     proto_buf_t buf;
     proto_stats_t pstats;
     node_counters_t c;
+    spawner_t *spawner;  /* NULL: tasks are spawned on the loop thread */
+    exec_exit_t *parked; /* exits reaped before their spawner's result (node__spawned) */
+    size_t nparked, capparked;
     struct metrics_hist spawn_hist; /* seconds in exec_spawn (vfork to exec) */
     struct metrics_hist delay_hist; /* seconds from TASK_CREATE to the process started */
 };
@@ -169,6 +175,7 @@ void node__swapped(node_t *n, const uint64_t *up, size_t k, uint64_t down);
 
 /* node_run.c */
 void node__schedule(node_t *n);
+void node__spawned(void *arg, const spawner_result_t *r); /* a spawner thread's result */
 /* node__schedule at the end of this loop iteration, once however many events asked (set-ups
  * done, children reaped): a burst of them costs one walk of the queue, not one each. */
 void node__schedule_soon(node_t *n);

@@ -161,6 +161,98 @@ static void node__note_pgid(node_t *n, pid_t pid, const exec_started_t *at)
         n->pgids_lines++;
 }
 
+/* The second half of a start, on the loop thread: the spawn's outcome (from exec_spawn_timed
+ * here, or from a spawner thread). */
+static void node__started(node_t *n, node__task_t *t, int rc, pid_t pid, const exec_started_t *at,
+                          uint64_t t0, uint64_t t1, const char *why, int nice)
+{
+    char msg[512];
+    int32_t key = pid;
+    if (!rc && map_putn(&n->bypid, &key, sizeof key, t, NULL) != 0) {
+        exec_kill_group(pid, SIGKILL);
+        rc = ERR_NOMEM;
+        why = "out of memory";
+    }
+    if (rc) {
+        snprintf(msg, sizeof msg, "%s", why && why[0] ? why : err_text(rc));
+        n->c.spawn_failures++;
+        queue_finish(n->queue, t->id);
+        node__set_state(n, t, PROTO_TASK_FAILED, msg);
+        node__finish(n, t);
+        return;
+    }
+    int opp = t->klass == PROTO_CLASS_OPPORTUNISTIC;
+    t->pid = pid;
+    n->c.starts[opp]++;
+    metrics_hist_observe(&n->spawn_hist, (double)(t1 - t0) / 1e9);
+    if (t->created_mono_ns)
+        metrics_hist_observe(&n->delay_hist, (double)(t1 - t->created_mono_ns) / 1e9);
+    node__note_pgid(n, pid, at);
+    int want = opp ? (int)n->cfg->opportunistic_nice : 0;
+    if (want != nice) /* downgraded or upgraded while a spawner thread started it */
+        (void)exec_renice_group(pid, want);
+    if (n->cg) {
+        char cg[512] = "";
+        if (taskcg_create(n->cg, t->id, cg, sizeof cg) == 0 && taskcg_attach(cg, pid) == 0) {
+            t->cg = mem_strdup(cg);
+            if (opp)
+                taskcg_set_weight(n->cg, cg, 1);
+        } else {
+            log_warn("task %s/%s: cannot put it in a cgroup under %s", t->job->job_id, t->task_id,
+                     n->cfg->cgroup_base);
+        }
+        if (!t->cg && cg[0])
+            rmdir(cg);
+    }
+    node__set_state(n, t, PROTO_TASK_RUNNING, NULL);
+}
+
+/* An exit reaped before its spawner's result arrived (a short task): kept until the result
+ * names the pid. Emptied whenever no spawn is in flight (what is left was a grandchild's). */
+static void node__park_exit(node_t *n, const exec_exit_t *e)
+{
+    if (n->nparked == n->capparked) {
+        size_t cap = n->capparked ? n->capparked * 2 : 16;
+        exec_exit_t *p = mem_reallocarray(n->parked, cap, sizeof *p);
+        if (!p) {
+            log_warn("pid %d exited before its start was recorded, and is lost", (int)e->pid);
+            return;
+        }
+        n->parked = p;
+        n->capparked = cap;
+    }
+    n->parked[n->nparked++] = *e;
+}
+
+static void node__exited(node_t *n, node__task_t *t, const exec_exit_t *e);
+
+void node__spawned(void *arg, const spawner_result_t *r)
+{
+    node_t *n = arg;
+    node__task_t *t = map_getn(&n->byid, &r->id, sizeof r->id);
+    if (!t) { /* cannot happen: a spawning task is never finished before its result */
+        if (r->rc == 0)
+            exec_kill_group(r->pid, SIGKILL);
+        return;
+    }
+    t->spawning = 0;
+    node__started(n, t, r->rc, r->pid, &r->at, r->t0_ns, r->t1_ns, r->msg, t->spawn_nice);
+    if (r->rc == 0 && t->pid == r->pid) {
+        if (t->kill != NODE__KILL_NONE) /* cancelled, preempted or reaped meanwhile */
+            node__kill(n, t);
+        for (size_t i = 0; i < n->nparked; i++)
+            if (n->parked[i].pid == r->pid) {
+                exec_exit_t e = n->parked[i];
+                n->parked[i] = n->parked[--n->nparked];
+                node__exited(n, t, &e);
+                node__schedule_soon(n);
+                break;
+            }
+    }
+    if (spawner_pending(n->spawner) == 0)
+        n->nparked = 0;
+}
+
 static void node__start(node_t *n, node__task_t *t)
 {
     char out[4200], errp[4200], msg[512];
@@ -176,44 +268,18 @@ static void node__start(node_t *n, node__task_t *t)
                       .shim = n->shim,
                       .uid = t->uid,
                       .gid = t->gid};
-    pid_t pid;
-    exec_started_t at;
     t->start_mono_ms = clock_mono_ms();
+    if (n->spawner && spawner_submit(n->spawner, t->id, &sp) == 0) {
+        t->spawning = 1; /* node__spawned finishes the start */
+        t->spawn_nice = sp.nice;
+        return;
+    }
+    pid_t pid = 0;
+    exec_started_t at = {0, 0};
     uint64_t t0 = clock_mono_ns();
     int rc = exec_spawn_timed(&sp, &pid, &at, msg, sizeof msg);
     uint64_t t1 = clock_mono_ns();
-    int32_t key = pid;
-    if (!rc && map_putn(&n->bypid, &key, sizeof key, t, NULL) != 0) {
-        exec_kill_group(pid, SIGKILL);
-        rc = err_fmt(msg, sizeof msg, ERR_NOMEM, "out of memory");
-    }
-    if (rc) {
-        n->c.spawn_failures++;
-        queue_finish(n->queue, t->id);
-        node__set_state(n, t, PROTO_TASK_FAILED, msg);
-        node__finish(n, t);
-        return;
-    }
-    t->pid = pid;
-    n->c.starts[opp]++;
-    metrics_hist_observe(&n->spawn_hist, (double)(t1 - t0) / 1e9);
-    if (t->created_mono_ns)
-        metrics_hist_observe(&n->delay_hist, (double)(t1 - t->created_mono_ns) / 1e9);
-    node__note_pgid(n, pid, &at);
-    if (n->cg) {
-        char cg[512] = "";
-        if (taskcg_create(n->cg, t->id, cg, sizeof cg) == 0 && taskcg_attach(cg, pid) == 0) {
-            t->cg = mem_strdup(cg);
-            if (opp)
-                taskcg_set_weight(n->cg, cg, 1);
-        } else {
-            log_warn("task %s/%s: cannot put it in a cgroup under %s", t->job->job_id, t->task_id,
-                     n->cfg->cgroup_base);
-        }
-        if (!t->cg && cg[0])
-            rmdir(cg);
-    }
-    node__set_state(n, t, PROTO_TASK_RUNNING, NULL);
+    node__started(n, t, rc, pid, &at, t0, t1, msg, sp.nice);
 }
 
 static double node__draw(node_t *n)
@@ -282,7 +348,7 @@ void node__schedule(node_t *n)
             k = queue_preempt(n->queue, node__now_s(), ids, 64);
             for (size_t i = 0; i < k; i++) {
                 node__task_t *t = map_getn(&n->byid, &ids[i], sizeof ids[i]);
-                if (t && t->pid > 0) {
+                if (t && (t->pid > 0 || t->spawning)) { /* spawning: killed on its result */
                     if (t->kill == NODE__KILL_NONE)
                         t->kill = NODE__KILL_PREEMPT;
                     node__kill(n, t);
@@ -294,6 +360,67 @@ void node__schedule(node_t *n)
     n->scheduling = 0;
 }
 
+static void node__exited(node_t *n, node__task_t *t, const exec_exit_t *e)
+{
+    exec_kill_group(e->pid, SIGKILL); /* stragglers left in the task's group */
+    if (t->cg) {                      /* and in its cgroup, setsid or not */
+        taskcg_kill(t->cg);
+        node__trash_cg(n, t->cg);
+        mem_free(t->cg);
+        t->cg = NULL;
+    }
+    queue_finish(n->queue, t->id);
+    t->exit_code = e->exit_code;
+    t->signal = e->signal;
+    t->cpu_time_ms = e->cpu_time_ms;
+    if (e->maxrss_kb > t->peak_rss_kb)
+        t->peak_rss_kb = e->maxrss_kb;
+    char reason[256];
+    proto_task_state_t s;
+    const char *why = NULL;
+    /* A task that exited on its own with 0 finished its work before a kill reached it (it
+     * raced the preemption or cancel): it succeeded, and must not be run again. */
+    int kill = e->signal == 0 && e->exit_code == 0 ? NODE__KILL_NONE : t->kill;
+    switch (kill) {
+    case NODE__KILL_CANCEL:
+        s = PROTO_TASK_CANCELLED;
+        why = "cancelled";
+        break;
+    case NODE__KILL_PREEMPT:
+        s = PROTO_TASK_PREEMPTED;
+        why = "preempted by regular work";
+        break;
+    case NODE__KILL_REAP:
+        s = t->reap_state;
+        why = t->reason; /* set when the reaping began */
+        break;
+    case NODE__KILL_MEMORY:
+        s = PROTO_TASK_FAILED;
+        snprintf(reason, sizeof reason,
+                 PROTO_REASON_MEMORY ": rss %llu KiB over the request of %llu MiB",
+                 (unsigned long long)t->kill_rss_kb, (unsigned long long)t->mem_mb);
+        why = reason;
+        n->c.memory_kills++;
+        break;
+    default:
+        if (e->exit_code == 0) {
+            s = PROTO_TASK_SUCCEEDED;
+        } else {
+            s = PROTO_TASK_FAILED;
+            if (e->signal)
+                snprintf(reason, sizeof reason, "killed by signal %d (%s)", e->signal,
+                         strsignal(e->signal));
+            else
+                snprintf(reason, sizeof reason, "exit code %d", e->exit_code);
+            output_reason_append(t->dir, reason, sizeof reason); /* what it said last */
+            why = reason;
+        }
+        break;
+    }
+    node__set_state(n, t, s, why);
+    node__finish(n, t);
+}
+
 void node_reap(node_t *n)
 {
     exec_exit_t e;
@@ -301,66 +428,15 @@ void node_reap(node_t *n)
     while (exec_reap(&e)) {
         int32_t key = e.pid;
         node__task_t *t = map_getn(&n->bypid, &key, sizeof key);
-        if (!t)
-            continue; /* an orphaned grandchild (we are a subreaper) */
+        if (!t) {
+            /* an orphaned grandchild (we are a subreaper), or a task whose spawner thread has
+             * not reported it yet */
+            if (spawner_pending(n->spawner) > 0)
+                node__park_exit(n, &e);
+            continue;
+        }
         any = 1;
-        exec_kill_group(e.pid, SIGKILL); /* stragglers left in the task's group */
-        if (t->cg) {                     /* and in its cgroup, setsid or not */
-            taskcg_kill(t->cg);
-            node__trash_cg(n, t->cg);
-            mem_free(t->cg);
-            t->cg = NULL;
-        }
-        queue_finish(n->queue, t->id);
-        t->exit_code = e.exit_code;
-        t->signal = e.signal;
-        t->cpu_time_ms = e.cpu_time_ms;
-        if (e.maxrss_kb > t->peak_rss_kb)
-            t->peak_rss_kb = e.maxrss_kb;
-        char reason[256];
-        proto_task_state_t s;
-        const char *why = NULL;
-        /* A task that exited on its own with 0 finished its work before a kill reached it (it
-         * raced the preemption or cancel): it succeeded, and must not be run again. */
-        int kill = e.signal == 0 && e.exit_code == 0 ? NODE__KILL_NONE : t->kill;
-        switch (kill) {
-        case NODE__KILL_CANCEL:
-            s = PROTO_TASK_CANCELLED;
-            why = "cancelled";
-            break;
-        case NODE__KILL_PREEMPT:
-            s = PROTO_TASK_PREEMPTED;
-            why = "preempted by regular work";
-            break;
-        case NODE__KILL_REAP:
-            s = t->reap_state;
-            why = t->reason; /* set when the reaping began */
-            break;
-        case NODE__KILL_MEMORY:
-            s = PROTO_TASK_FAILED;
-            snprintf(reason, sizeof reason,
-                     PROTO_REASON_MEMORY ": rss %llu KiB over the request of %llu MiB",
-                     (unsigned long long)t->kill_rss_kb, (unsigned long long)t->mem_mb);
-            why = reason;
-            n->c.memory_kills++;
-            break;
-        default:
-            if (e.exit_code == 0) {
-                s = PROTO_TASK_SUCCEEDED;
-            } else {
-                s = PROTO_TASK_FAILED;
-                if (e.signal)
-                    snprintf(reason, sizeof reason, "killed by signal %d (%s)", e.signal,
-                             strsignal(e.signal));
-                else
-                    snprintf(reason, sizeof reason, "exit code %d", e.exit_code);
-                output_reason_append(t->dir, reason, sizeof reason); /* what it said last */
-                why = reason;
-            }
-            break;
-        }
-        node__set_state(n, t, s, why);
-        node__finish(n, t);
+        node__exited(n, t, &e);
     }
     if (any)
         node__schedule_soon(n);

@@ -992,6 +992,86 @@ static void test_task_dir_recycled_not_shared_output(void **state)
     kill(pid, SIGKILL);
 }
 
+/* ---- spawner threads (issue 24) ---- */
+
+static int setup_spawners(void **state)
+{
+    return setup_with(state, "tasks.spawn_threads=3");
+}
+
+/* Many short tasks through three spawner threads: most exit before their spawner's result
+ * reaches the loop (their exits are parked until it does). Every task is reported RUNNING once
+ * and then its true outcome; none is lost. */
+static void test_spawners_short_tasks(void **state)
+{
+    fixture_t *f = *state;
+    enum { N = 60 };
+    const char *ok[] = {"/bin/true"};
+    const char *bad[] = {"/bin/sh", "-c", "exit 3"};
+    char ids[N][16];
+    for (int i = 0; i < N; i++) {
+        snprintf(ids[i], sizeof ids[i], "t%d", i);
+        if (i % 6 == 5)
+            create_argv(f, "j", ids[i], bad, 3);
+        else
+            create_argv(f, "j", ids[i], ok, 1);
+    }
+    for (int i = 0; i < N; i++)
+        wait_state(f, "j", ids[i], i % 6 == 5 ? PROTO_TASK_FAILED : PROTO_TASK_SUCCEEDED);
+    for (int i = 0; i < N; i++) {
+        size_t running = 0, terminal = 0;
+        for (size_t k = 0; k < f->nsent; k++) {
+            const sent_t *st = &f->sent[k];
+            if (st->type != PROTO_TASK_STATUS || strcmp(st->task, ids[i]) != 0)
+                continue;
+            running += st->state == PROTO_TASK_RUNNING;
+            terminal += proto_task_state_terminal(st->state);
+            if (st->state == PROTO_TASK_FAILED)
+                assert_non_null(strstr(st->text, "exit code 3"));
+        }
+        assert_int_equal(running, 1);
+        assert_int_equal(terminal, 1);
+    }
+    node_counters_t c = counters(f);
+    assert_int_equal(c.starts[0] + c.starts[1], N);
+    assert_int_equal(c.spawn_failures, 0);
+    assert_int_equal(node_spawning(f->n), 0);
+}
+
+/* A task cancelled while a spawner thread starts it (its result not yet taken by the loop) is
+ * killed when the result comes and reported cancelled, never left running. */
+static void test_spawners_cancel_in_flight(void **state)
+{
+    fixture_t *f = *state;
+    enum { N = 5 };
+    char ids[N][16];
+    for (int i = 0; i < N; i++) {
+        snprintf(ids[i], sizeof ids[i], "s%d", i);
+        const char *sl[] = {"/bin/sleep", "30"};
+        create_argv(f, "j", ids[i], sl, 2);
+    }
+    for (int i = 0; i < 10000 && node_spawning(f->n) < N; i++) { /* all handed to threads */
+        uv_run(&f->loop, UV_RUN_NOWAIT);
+        pause_ms(1);
+    }
+    assert_int_equal(node_spawning(f->n), N); /* results wait for the loop: still in flight */
+    for (int i = 0; i < N; i++)
+        cancel(f, "A", "j", ids[i], 0);
+    for (int i = 0; i < N; i++) {
+        const sent_t *st = wait_state(f, "j", ids[i], PROTO_TASK_CANCELLED);
+        assert_non_null(strstr(st->text, "cancelled"));
+    }
+    node_counters_t c = counters(f);
+    assert_int_equal(c.starts[0] + c.starts[1], N); /* each started, then killed and reaped */
+    assert_int_equal(node_spawning(f->n), 0);
+}
+
+/* With the loop thread spawning (spawn_threads=0), the same tasks behave the same. */
+static int setup_inline(void **state)
+{
+    return setup_with(state, "tasks.spawn_threads=0");
+}
+
 int main(void)
 {
     if (exec_become_subreaper() != 0)
@@ -1024,7 +1104,13 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_task_dir_recycled_not_shared_output, setup_forget,
                                         teardown),
     };
+    const struct CMUnitTest spawners[] = {
+        cmocka_unit_test_setup_teardown(test_spawners_short_tasks, setup_spawners, teardown),
+        cmocka_unit_test_setup_teardown(test_spawners_cancel_in_flight, setup_spawners, teardown),
+        cmocka_unit_test_setup_teardown(test_spawners_short_tasks, setup_inline, teardown),
+    };
     int rc = cmocka_run_group_tests_name("node fencing", fence, NULL, NULL);
+    rc |= cmocka_run_group_tests_name("node spawner threads", spawners, NULL, NULL);
     rc |= cmocka_run_group_tests_name("node task directories", dirs, NULL, NULL);
     rc |= cmocka_run_group_tests_name("node query", query_tests, NULL, NULL);
     return rc | cmocka_run_group_tests_name("node reaping", reap, NULL, NULL);
