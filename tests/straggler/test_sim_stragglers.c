@@ -1,7 +1,8 @@
 /* test_sim_stragglers.c - `paddock-sim stragglers` as a user runs it (issue 15, "It must show"
  * 3): the JSON is exactly the documented shape, speculation cuts the p99 makespan below no
  * correction's on a small workload, its copies mostly win and cost reported extra work, queued
- * corrections are counted, the same seed prints the same bytes, and bad usage exits 2. */
+ * corrections are counted, the same seed prints the same bytes, and bad usage exits 2; a copy
+ * passes jm/attempt.h's gate (a free unit, "speculate": false honoured; issue 23). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -118,6 +120,73 @@ static void test_table_and_usage(void **state)
     assert_int_equal(sim("stragglers --only no-such-workload", out_buf, sizeof out_buf), 1);
 }
 
+static void test_copy_gate_needs_a_free_unit(void **state)
+{
+    (void)state;
+    /* jm/attempt.h's gate: with one token and no allowance the job's one unit is always held by
+       the task in flight, so no duplicate or copy can start, though the policy wants them (the
+       default run starts copies: test_json_shape_and_ordering). */
+    assert_int_equal(sim(SMALL " --tokens 1 --opp-factor 0 --json", out_buf, sizeof out_buf), 0);
+    json_t *doc = json_loads(out_buf, 0, NULL);
+    assert_non_null(doc);
+    json_t *m = json_object_get(doc, "modes");
+    assert_true(FIG("duplicate", "copies_started") == 0);
+    assert_true(FIG("speculate", "copies_started") == 0);
+    assert_true(FIG("speculate", "extra_work_fraction") == 0);
+    json_decref(doc);
+    assert_int_equal(sim(SMALL " --tokens 1 --opp-factor 0", out_buf, sizeof out_buf), 0);
+    assert_non_null(strstr(out_buf, "1 tokens, allowance 0.00"));
+}
+
+/* Writes a two-stage job (200 maps, 20 reduces) whose tasks say "speculate": `sp` into dir. */
+static void write_job(const char *dir, const char *sp)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/job.json", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f,
+            "{\"version\": 1, \"name\": \"copies\", \"stages\": [{\"name\": \"map\"}, {\"name\": "
+            "\"reduce\", \"after\": [\"map\"]}], \"tasks\": [{\"id\": \"m{i}\", \"stage\": "
+            "\"map\", \"cmd\": [\"true\"], \"runtime_s\": 10, \"array\": 200, \"speculate\": %s}, "
+            "{\"id\": \"r{i}\", \"stage\": \"reduce\", \"cmd\": [\"true\"], \"runtime_s\": 20, "
+            "\"array\": 20, \"speculate\": %s}]}\n",
+            sp, sp);
+    assert_int_equal(fclose(f), 0);
+}
+
+static void test_speculate_false_is_honoured(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/paddock-stragglers-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char args[1024];
+    snprintf(args, sizeof args, "stragglers --workloads %s --runs 3 --json", dir);
+    /* the same job allowing copies gets some, so the zero below is the spec's doing */
+    write_job(dir, "true");
+    assert_int_equal(sim(args, out_buf, sizeof out_buf), 0);
+    json_t *doc = json_loads(out_buf, 0, NULL);
+    assert_non_null(doc);
+    json_t *m = json_object_get(doc, "modes");
+    assert_true(FIG("speculate", "copies_started") > 0);
+    assert_true(FIG("duplicate", "copies_started") > 0);
+    json_decref(doc);
+    write_job(dir, "false");
+    assert_int_equal(sim(args, out_buf, sizeof out_buf), 0);
+    doc = json_loads(out_buf, 0, NULL);
+    assert_non_null(doc);
+    m = json_object_get(doc, "modes");
+    /* no copy of a running task, and a duplicate becomes a move (never two attempts at once) */
+    assert_true(FIG("speculate", "copies_started") == 0);
+    assert_true(FIG("duplicate", "copies_started") == 0);
+    assert_true(FIG("speculate", "extra_work_fraction") == 0);
+    json_decref(doc);
+    char path[600];
+    snprintf(path, sizeof path, "%s/job.json", dir);
+    assert_int_equal(remove(path), 0);
+    assert_int_equal(rmdir(dir), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -125,6 +194,8 @@ int main(void)
         cmocka_unit_test(test_same_seed_same_bytes),
         cmocka_unit_test(test_no_stragglers_no_copies),
         cmocka_unit_test(test_table_and_usage),
+        cmocka_unit_test(test_copy_gate_needs_a_free_unit),
+        cmocka_unit_test(test_speculate_false_is_honoured),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

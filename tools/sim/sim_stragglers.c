@@ -32,7 +32,8 @@ static int ss__usage(void)
             "[--straggler-prob P]\n"
             "                              [--slow-factor F] [--slack X] "
             "[--queued move|duplicate]\n"
-            "                              [--spec-gain G] [--spec-cap F] [--json]\n"
+            "                              [--spec-gain G] [--spec-cap F] [--tokens N]\n"
+            "                              [--opp-factor C] [--json]\n"
             "  --workloads defaults to tests/data/wfcommons (WfCommons instances)\n");
     return 2;
 }
@@ -74,6 +75,10 @@ static int ss__parse(int argc, char **argv, struct straggler_sim_config *c, int 
         else if (strcmp(a, "--spec-cap") == 0 && sim_args_num(v, 0, 1, &x) == 0)
             c->cond.speculate.job_cap_frac = c->cond.speculate.job_total_frac =
                 c->cond.speculate.stage_cap_frac = x;
+        else if (strcmp(a, "--tokens") == 0 && sim_args_num(v, 1, 1000000, &x) == 0)
+            c->cond.tokens = (size_t)x;
+        else if (strcmp(a, "--opp-factor") == 0 && sim_args_num(v, 0, 100, &x) == 0)
+            c->cond.opp_factor = x;
         else if (strcmp(a, "--queued") == 0 && strcmp(v, "move") == 0)
             c->cond.queued_mode = CORRECT_MODE_MOVE;
         else if (strcmp(a, "--queued") == 0 && strcmp(v, "duplicate") == 0)
@@ -128,14 +133,16 @@ static int sim_stragglers_main(int argc, char **argv)
         return ss__json(&r) ? 1 : 0;
     printf("stragglers: %zu workloads x %zu runs on %zu nodes x %zu slots, load %.2f; attempts "
            "%.0f%% x U[%.0f, %.0f] slower, node 0 %.1fx slower; deadline = no-straggler "
-           "makespan x %.2f; speculate treats queued tasks by %s\n",
+           "makespan x %.2f; speculate treats queued tasks by %s; %zu tokens, allowance %.2f "
+           "per token\n",
            r.workloads, c.runs, c.cond.nodes, c.cond.slots, c.cond.load,
            100 * c.cond.straggler_prob, c.cond.straggler_min, c.cond.straggler_max,
            c.cond.slow_factor, c.slack,
-           c.cond.queued_mode == CORRECT_MODE_MOVE ? "moves" : "duplicates");
-    printf("%-10s %10s %10s %6s %6s %6s %7s %6s %5s %6s %5s %6s %6s %5s\n", "mode", "p50_s",
+           c.cond.queued_mode == CORRECT_MODE_MOVE ? "moves" : "duplicates",
+           c.cond.tokens ? c.cond.tokens : c.cond.nodes * c.cond.slots, c.cond.opp_factor);
+    printf("%-10s %10s %10s %6s %6s %6s %7s %6s %5s %6s %5s %6s %6s %5s %6s\n", "mode", "p50_s",
            "p99_s", "x_p50", "x_p99", "x_mean", "missed", "dups", "won", "specs", "won", "moves",
-           "extra", "work");
+           "extra", "work", "gated");
     for (int m = 0; m < STRAGGLER_NMODES; m++) {
         const struct straggler_mode_result *x = &r.m[m];
         char dw[16] = "-", sw[16] = "-";
@@ -145,11 +152,12 @@ static int sim_stragglers_main(int argc, char **argv)
         if (x->spec_started)
             snprintf(sw, sizeof sw, "%.0f%%",
                      100.0 * (double)x->spec_won / (double)x->spec_started);
-        printf(
-            "%-10s %10.1f %10.1f %6.3f %6.3f %6.3f %6.1f%% %6ld %5s %6ld %5s %6ld %5.1f%% %5.3f\n",
-            straggler_mode_name(m), x->makespan_p50_s, x->makespan_p99_s, x->slowdown_p50,
-            x->slowdown_p99, x->slowdown_mean, 100 * x->missed_fraction, x->dups_started, dw,
-            x->spec_started, sw, x->moves, 100 * x->extra_work_fraction, x->work_vs_none);
+        printf("%-10s %10.1f %10.1f %6.3f %6.3f %6.3f %6.1f%% %6ld %5s %6ld %5s %6ld %5.1f%% %5.3f "
+               "%6ld\n",
+               straggler_mode_name(m), x->makespan_p50_s, x->makespan_p99_s, x->slowdown_p50,
+               x->slowdown_p99, x->slowdown_mean, 100 * x->missed_fraction, x->dups_started, dw,
+               x->spec_started, sw, x->moves, 100 * x->extra_work_fraction, x->work_vs_none,
+               x->copies_gated);
     }
     return 0;
 }

@@ -8,6 +8,8 @@
 
 #include "common/err.h"
 #include "common/mem.h"
+#include "jm/attempt.h"
+#include "jm/dispatch.h"
 #include "jm/speculate.h"
 #include "tools/sim/engine.h"
 
@@ -23,6 +25,7 @@ struct ss_att {
     int state; /* SS_QUEUED ... */
     double enq, start, dur, placed_wait, pn_start;
     uint32_t slot;
+    int cls; /* an extra attempt's class (jm/attempt.h attempt_copy_class) */
 };
 
 struct ss_item {
@@ -48,8 +51,8 @@ struct ss_node {
 };
 
 struct ss_task {
-    size_t pending; /* dependencies not finished */
-    int done, placed;
+    size_t pending;            /* dependencies not finished */
+    int done, placed, waiting; /* waiting: in the JM's ready list for a unit */
     struct speculate_task st;
     uint32_t natt, moves, dups, copies;
     double est;
@@ -81,6 +84,10 @@ struct ss {
     long spec_started;
     uint32_t spec_inflight;
     struct engine_rng prog; /* progress readings */
+    dispatch_t *disp;       /* the job's tokens and allowance: what is in flight (jm/dispatch.h) */
+    uint64_t extra_opp;     /* units the extra attempts hold as opportunistic (the daemon's gate) */
+    size_t *ready;          /* the JM's ready list, in the order tasks became ready */
+    size_t rh, rn;
     struct straggler_run *out;
     int rc;
 };
@@ -103,6 +110,8 @@ void straggler_cond_default(struct straggler_cond *c)
     c->straggler_min = 3;
     c->straggler_max = 10;
     c->slow_factor = 4;
+    c->tokens = 0;
+    c->opp_factor = 1.0;
     c->queued_mode = CORRECT_MODE_DUPLICATE;
     correct_config_default(&c->correct);
     speculate_config_default(&c->speculate);
@@ -187,7 +196,7 @@ static void ss__simulate(struct ss *s, uint32_t ni, double now, int view)
 static void ss__pump(struct ss *s, uint32_t ni);
 
 /* Queues a new attempt of task t of the given kind at the best node other than `exclude`. */
-static int ss__place(struct ss *s, size_t t, int kind, long exclude)
+static int ss__place(struct ss *s, size_t t, int kind, int cls, long exclude)
 {
     struct ss_task *tk = &s->tasks[t];
     long best = -1;
@@ -228,6 +237,9 @@ static int ss__place(struct ss *s, size_t t, int kind, long exclude)
     if (rc)
         return s->rc = rc;
     tk->natt++;
+    if (kind != SS_ORIG && cls == DISPATCH_OPPORTUNISTIC)
+        s->extra_opp++;
+    a->cls = kind != SS_ORIG ? cls : DISPATCH_NONE;
     struct ss_item it = {.att = (long)s->natt, .dur = a->dur, .est = tk->est};
     s->natt++;
     if (ss__push(s, n, &it))
@@ -238,9 +250,18 @@ static int ss__place(struct ss *s, size_t t, int kind, long exclude)
     return s->rc;
 }
 
+/* An extra attempt ended: the units it held are free again. */
+static void ss__extra_end(struct ss *s, struct ss_att *a)
+{
+    if (a->cls == DISPATCH_OPPORTUNISTIC && s->extra_opp > 0)
+        s->extra_opp--;
+    a->cls = DISPATCH_NONE;
+}
+
 static void ss__kill(struct ss *s, size_t ai, double now)
 {
     struct ss_att *a = &s->att[ai];
+    ss__extra_end(s, a);
     if (a->state == SS_RUNNING) {
         struct ss_slot *sl = &s->nodes[a->node].slot[a->slot];
         sl->busy = 0;
@@ -316,10 +337,34 @@ static void ss__pump(struct ss *s, uint32_t ni)
     }
 }
 
+/* The JM's ready list goes out while the dispatcher gives a class (a unit of the tokens or
+ * the allowance, jm/dispatch.h): every task costs one unit, as it takes one slot, so the first
+ * that gets none stops the round. */
+static void ss__drain(struct ss *s)
+{
+    while (s->rh < s->rn && !s->rc) {
+        size_t t = s->ready[s->rh];
+        int cls = dispatch_place(s->disp, t);
+        if (cls < 0) {
+            s->rc = cls;
+            return;
+        }
+        if (cls == DISPATCH_NONE)
+            return;
+        s->rh++;
+        s->tasks[t].waiting = 0;
+        ss__place(s, t, SS_ORIG, cls, -1);
+    }
+}
+
 static void ss__ready(struct ss *s, size_t t)
 {
-    if (s->tasks[t].pending == 0 && !s->tasks[t].placed && !s->tasks[t].done)
-        ss__place(s, t, SS_ORIG, -1);
+    struct ss_task *tk = &s->tasks[t];
+    if (tk->pending != 0 || tk->placed || tk->done || tk->waiting)
+        return;
+    tk->waiting = 1;
+    s->ready[s->rn++] = t;
+    ss__drain(s);
 }
 
 static void ss__task_done(struct ss *s, size_t t, double now)
@@ -327,6 +372,9 @@ static void ss__task_done(struct ss *s, size_t t, double now)
     struct ss_task *tk = &s->tasks[t];
     tk->done = 1;
     s->left--;
+    int rc = dispatch_finished(s->disp, t); /* the task's unit is free */
+    if (rc != 0)
+        s->rc = rc;
     s->last_end = now;
     size_t sg = s->sp->tasks[t].stage;
     if (--s->stages[sg].left == 0) {
@@ -345,6 +393,7 @@ static void ss__task_done(struct ss *s, size_t t, double now)
         s->tasks[c].pending--;
         ss__ready(s, c);
     }
+    ss__drain(s);
     if (s->left == 0)
         engine_stop(s->e);
 }
@@ -368,6 +417,7 @@ static void ss__finish(struct ss *s, uint32_t ni, size_t slot, uint32_t gen)
         uint32_t cancel[SPECULATE_MAX_ATTEMPTS];
         int k = speculate_task_finished(&tk->st, (uint32_t)ai, cancel, SPECULATE_MAX_ATTEMPTS);
         a->state = SS_DONE;
+        ss__extra_end(s, a);
         if (a->kind == SS_SPEC) {
             s->out->copies_won++;
             s->out->spec_won++;
@@ -441,6 +491,7 @@ static void ss__correct_queued(struct ss *s, enum correct_mode mode, double now)
         in.q.moves = tk->moves;
         in.stage_avg_wait_s = st->wait_n ? st->wait_sum / (double)st->wait_n : -1;
         in.dups = tk->dups;
+        in.no_copies = !s->sp->tasks[a->task].speculate; /* moved instead, as the daemon */
         enum correct_action act = correct_decide(&s->c->correct, mode, &in, NULL, NULL);
         if (act == CORRECT_ACT_MOVE) {
             uint32_t node = a->node;
@@ -449,12 +500,18 @@ static void ss__correct_queued(struct ss *s, enum correct_mode mode, double now)
             tk->moves++;
             s->out->moves++;
             tk->placed = 0;
-            ss__place(s, a->task, SS_ORIG, node);
+            ss__place(s, a->task, SS_ORIG, DISPATCH_NONE, node); /* it keeps its unit */
         } else if (act == CORRECT_ACT_DUPLICATE) {
+            /* the daemon's gate (jm/jmd_spec.c): a duplicate needs a free unit */
+            enum dispatch_class cls = attempt_copy_class(s->disp, a->task, 1, s->extra_opp);
+            if (cls == DISPATCH_NONE) {
+                s->out->copies_gated++;
+                continue;
+            }
             tk->dups++;
             s->out->copies_started++;
             s->out->dups_started++;
-            ss__place(s, a->task, SS_DUP, a->node);
+            ss__place(s, a->task, SS_DUP, cls, a->node);
         }
     }
 }
@@ -507,13 +564,21 @@ static void ss__speculate(struct ss *s, double now)
         in.stage_tasks = (uint32_t)s->sp->stages[sg].ntasks;
         if (speculate_check(&s->c->speculate, &in, NULL) != SPECULATE_COPY)
             continue;
+        /* jm/attempt.h's copy gate: "speculate": false, and a free unit of the tokens or the
+           allowance */
+        enum dispatch_class cls =
+            attempt_copy_class(s->disp, a->task, s->sp->tasks[a->task].speculate, s->extra_opp);
+        if (cls == DISPATCH_NONE) {
+            s->out->copies_gated++;
+            continue;
+        }
         tk->copies++;
         s->spec_started++;
         s->spec_inflight++;
         s->stages[sg].inflight++;
         s->out->copies_started++;
         s->out->spec_started++;
-        ss__place(s, a->task, SS_SPEC, a->node);
+        ss__place(s, a->task, SS_SPEC, cls, a->node);
     }
 }
 
@@ -629,6 +694,8 @@ static void ss__free(struct ss *s)
     mem_free(s->tasks);
     mem_free(s->stages);
     mem_free(s->att);
+    mem_free(s->ready);
+    dispatch_destroy(&s->disp);
     engine_destroy(&s->e);
 }
 
@@ -637,7 +704,8 @@ int straggler_sim_job(const struct spec *sp, enum straggler_mode m, const struct
 {
     memset(out, 0, sizeof *out);
     if (!sp || !sp->ntasks || m >= STRAGGLER_NMODES || c->nodes < 2 || c->nodes > 0xffff ||
-        c->slots < 1 || c->slots > 64 || !(c->load > 0) || !(c->load < 1))
+        c->slots < 1 || c->slots > 64 || !(c->load > 0) || !(c->load < 1) || c->tokens > 1000000 ||
+        !(c->opp_factor >= 0) || c->opp_factor > 100)
         return ERR_INVAL;
     struct ss s;
     memset(&s, 0, sizeof s);
@@ -654,8 +722,13 @@ int straggler_sim_job(const struct spec *sp, enum straggler_mode m, const struct
     s.stages = mem_calloc(sp->nstages ? sp->nstages : 1, sizeof *s.stages);
     s.children = mem_calloc(sp->ntasks, sizeof *s.children);
     s.nchildren = mem_calloc(sp->ntasks, sizeof *s.nchildren);
+    s.ready = mem_calloc(sp->ntasks, sizeof *s.ready);
     double *est = mem_calloc(sp->ntasks, sizeof *est);
-    if (!s.nodes || !s.tasks || !s.stages || !s.children || !s.nchildren || !est) {
+    struct dispatch_config dc;
+    dispatch_config_default(&dc);
+    dc.opp_factor = c->opp_factor;
+    if (!s.ready || !est || dispatch_new(&dc, sp->ntasks, &s.disp) != 0 || !s.nodes || !s.tasks ||
+        !s.stages || !s.children || !s.nchildren) {
         mem_free(est);
         ss__free(&s);
         return ERR_NOMEM;
@@ -685,6 +758,7 @@ int straggler_sim_job(const struct spec *sp, enum straggler_mode m, const struct
         s.stages[g].left = sp->stages[g].ntasks;
     }
     engine_rng_seed(&s.prog, seed, 0x3000000000ull);
+    dispatch_set_tokens(s.disp, c->tokens ? (uint32_t)c->tokens : (uint32_t)(c->nodes * c->slots));
     if ((rc = ss__graph(&s))) {
         ss__free(&s);
         return rc;

@@ -15,6 +15,13 @@
  *    straggler_prob, U[straggler_min, straggler_max], x slow_factor on node 0 (the slow node).
  *    Every draw of attempt k of task t comes from its own stream, so every mode faces the same
  *    original attempts.
+ *  - The JM's side runs through the daemon's own modules: jm/dispatch.h holds the job's tokens
+ *    (default nodes x slots) and opportunistic allowance, and a ready task goes out, in the
+ *    order it became ready, only when the dispatcher gives it a unit (each task costs one, as it
+ *    takes one slot); a duplicate or a speculative copy needs jm/attempt.h's copy gate
+ *    (attempt_copy_class: the task allows copies, `"speculate": false` is honoured, and a unit
+ *    of the tokens or the allowance is free, counting the opportunistic units extras hold, as
+ *    jm/jmd_spec.c does), and a task that forbids copies is moved instead of duplicated.
  *  - The JM places a ready task where its view's wait plus R is least (the view: each node's
  *    expected wait for a new task, forward-simulated from the estimates like pn/matrix.h,
  *    refreshed every 4 ticks as the RM's matrices would be, plus what the JM itself queued
@@ -70,6 +77,8 @@ struct straggler_cond {
     double straggler_min;          /* default 3 */
     double straggler_max;          /* default 10 */
     double slow_factor;            /* node 0's slowdown, default 4 (1: no slow node) */
+    size_t tokens;                 /* the job's tokens (0, the default: nodes x slots) */
+    double opp_factor;             /* its opportunistic allowance per token (default 1) */
     enum correct_mode queued_mode; /* what speculate does with queued tasks */
     struct correct_config correct; /* the JM's rules, defaults unless changed */
     struct speculate_config speculate;
@@ -85,6 +94,7 @@ struct straggler_run {
     long moves;
     long dups_started, dups_won; /* of copies_*: the duplicates of queued tasks */
     long spec_started, spec_won; /* ... and the speculative copies of running ones */
+    long copies_gated;           /* copies the policy wanted but no unit was free for */
     double work_s;               /* slot-seconds run by the job's attempts, losers included */
     double useful_s;             /* slot-seconds of the winning attempts */
 };
@@ -112,6 +122,7 @@ struct straggler_mode_result {
     double slowdown_mean;
     long copies_started, copies_won, moves;
     long dups_started, dups_won, spec_started, spec_won;
+    long copies_gated;
     double extra_work_fraction; /* (work - useful) / useful, over all runs */
     double work_vs_none;        /* work / the work of mode none (killed stragglers save some) */
 };

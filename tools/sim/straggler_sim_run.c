@@ -98,6 +98,7 @@ int straggler_sim_run(const struct straggler_sim_config *c, struct straggler_sim
                 out->m[m].dups_won += sr.dups_won;
                 out->m[m].spec_started += sr.spec_started;
                 out->m[m].spec_won += sr.spec_won;
+                out->m[m].copies_gated += sr.copies_gated;
                 out->m[m].slowdown_mean += slow[m][k];
             }
             if (rc)
