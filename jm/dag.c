@@ -25,8 +25,10 @@ struct dag {
     size_t *stack;        /* ns: completing stages */
     /* Ready list: append-only array with tombstones, compacted lazily when read. */
     size_t *ready;
-    size_t *ready_pos; /* index into ready, or DAG__NONE */
+    size_t *ready_pos; /* index into ready (READY) or running (RUNNING), else DAG__NONE */
     size_t nready_slots, nready_live;
+    size_t *running; /* the RUNNING tasks, dense, in no order (dag_running) */
+    size_t nrunning;
     unsigned char *held; /* per task: 1 while dag_hold keeps it back (NULL until the first hold) */
     size_t nheld;
 };
@@ -43,6 +45,15 @@ static void dag__set(dag_t *d, size_t t, enum dag_state st)
 {
     size_t stage = d->spec->tasks[t].stage;
     enum dag_state old = (enum dag_state)d->state[t];
+    if (old == DAG_RUNNING && st != DAG_RUNNING) { /* out of the running set: the last fills in */
+        size_t at = d->ready_pos[t], last = d->running[--d->nrunning];
+        d->running[at] = last;
+        d->ready_pos[last] = at;
+        d->ready_pos[t] = DAG__NONE;
+    } else if (st == DAG_RUNNING && old != DAG_RUNNING) {
+        d->ready_pos[t] = d->nrunning;
+        d->running[d->nrunning++] = t;
+    }
     d->counts[old]--;
     d->stage_counts[stage * DAG_NSTATES + old]--;
     d->state[t] = (unsigned char)st;
@@ -135,6 +146,7 @@ void dag_reset(dag_t *d)
         memset(d->held, 0, d->n);
     d->nheld = 0;
     d->nready_slots = d->nready_live = 0;
+    d->nrunning = 0;
     for (size_t i = 0; i < d->n; i++) {
         d->state[i] = DAG_WAITING;
         d->pending[i] = s->tasks[i].nafter + 1;
@@ -183,7 +195,8 @@ int dag_new(const struct spec *spec, dag_t **out)
     d->stack = mem_calloc(ns, sizeof *d->stack);
     d->ready = mem_calloc(n, sizeof *d->ready);
     d->ready_pos = mem_calloc(n, sizeof *d->ready_pos);
-    if (d->state == NULL || d->pending == NULL || d->gate_pending == NULL ||
+    d->running = mem_calloc(n, sizeof *d->running);
+    if (d->running == NULL || d->state == NULL || d->pending == NULL || d->gate_pending == NULL ||
         d->stage_pending == NULL || d->stage_done == NULL || d->stage_counts == NULL ||
         d->doff == NULL || d->soff == NULL || d->stack == NULL || d->ready == NULL ||
         d->ready_pos == NULL)
@@ -238,6 +251,7 @@ void dag_destroy(dag_t **p)
     mem_free(d->stack);
     mem_free(d->ready);
     mem_free(d->ready_pos);
+    mem_free(d->running);
     mem_free(d->held);
     mem_free(d);
     *p = NULL;
@@ -283,6 +297,12 @@ const size_t *dag_ready(const dag_t *dag, size_t *n)
         dag__compact(d);
     *n = d->nready_live;
     return d->ready;
+}
+
+const size_t *dag_running(const dag_t *dag, size_t *n)
+{
+    *n = dag->nrunning;
+    return dag->running;
 }
 
 int dag_start(dag_t *dag, size_t task)

@@ -65,6 +65,10 @@ int dag_stage_complete(const dag_t *dag, size_t stage);
 
 /* The ready list: *n tasks, borrowed until the next mutating call. */
 const size_t *dag_ready(const dag_t *dag, size_t *n);
+/* The RUNNING tasks (*n of them), in no particular order: the order changes as tasks start and
+ * end, and the pointer is valid until the next call that changes a state. O(1); lets a caller
+ * that looks at tasks in flight skip the rest of a large job (issue 24). */
+const size_t *dag_running(const dag_t *dag, size_t *n);
 
 /* READY -> RUNNING (removes it from the ready list). ERR_STATE if not READY, ERR_RANGE for a bad
  * index. */

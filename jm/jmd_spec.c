@@ -72,6 +72,8 @@ struct jmd_spec {
     uint32_t *wait_n;
     uint32_t *stage_inflight; /* copies in flight per stage */
     size_t *local;            /* tasks with node-local outputs */
+    size_t *flight;           /* the tick's copy of the DAG's running tasks (jmd_spec__flight) */
+    size_t capflight;
     size_t nlocal;
     size_t inflight; /* copies in flight */
     uint64_t reg_units, opp_units;
@@ -124,6 +126,7 @@ void jmd_spec_close(jmd_t *j)
     mem_free(s->wait_n);
     mem_free(s->stage_inflight);
     mem_free(s->local);
+    mem_free(s->flight);
     mem_free(s);
     j->sp = NULL;
 }
@@ -573,16 +576,41 @@ static void jmd_spec__send(jmd_t *j, size_t task, uint32_t node, int64_t now)
     }
 }
 
+/* The tasks that can have an attempt in flight: the DAG's running ones (a task is placed with
+ * dag_start and leaves with its end), copied so that what a pass does (a move, an end) cannot
+ * reorder what it walks. The passes below looked at every task of the job each tick: with a
+ * million tasks and forty in flight, most of the JM's time (issue 24). 0 when out of memory. */
+static size_t jmd_spec__flight(jmd_t *j, const size_t **out)
+{
+    struct jmd_spec *s = j->sp;
+    size_t n;
+    const size_t *r = dag_running(j->dag, &n);
+    if (n > s->capflight) {
+        size_t c = n < 64 ? 64 : 2 * n;
+        size_t *p = mem_reallocarray(s->flight, c, sizeof *p);
+        if (!p)
+            return 0;
+        s->flight = p;
+        s->capflight = c;
+    }
+    if (n)
+        memcpy(s->flight, r, n * sizeof *r);
+    *out = s->flight;
+    return n;
+}
+
 /* Straggler detection for the running tasks (jm/speculate.h), at most JMD_SPEC__CHECK a tick. */
 static void jmd_spec__stragglers(jmd_t *j, int64_t now)
 {
     struct jmd_spec *s = j->sp;
     size_t n = j->spec->ntasks, looked = 0, k = 0, running = 0;
-    for (size_t i = 0; i < n; i++)
-        running += j->tasks[i].inflight && j->tasks[i].running;
+    const size_t *fl = NULL;
+    size_t nfl = jmd_spec__flight(j, &fl);
+    for (size_t f = 0; f < nfl; f++)
+        running += j->tasks[fl[f]].inflight && j->tasks[fl[f]].running;
     running += s->inflight;
-    for (; k < n && looked < JMD_SPEC__CHECK; k++) {
-        size_t i = (s->next + k) % n;
+    for (; k < nfl && looked < JMD_SPEC__CHECK; k++) {
+        size_t i = fl[(s->next + k) % nfl];
         struct jmd_task *t = &j->tasks[i];
         struct jmd_spec_task *jt = &s->t[i];
         if (!t->inflight || !t->running || t->node < 0 || JMD_SPEC__N(jt) > 0)
@@ -664,14 +692,17 @@ static void jmd_spec__stragglers(jmd_t *j, int64_t now)
         if (j->outcome != JMD_RUNNING)
             return;
     }
-    s->next = n ? (s->next + k) % n : 0;
+    s->next = nfl ? (s->next + k) % nfl : 0;
 }
 
 /* Extra attempts on nodes that went down or silent: lost (the task's primary goes on). */
 static void jmd_spec__lost_extras(jmd_t *j, int64_t now)
 {
     struct jmd_spec *s = j->sp;
-    for (size_t i = 0; i < j->spec->ntasks; i++) {
+    const size_t *fl = NULL;
+    size_t nfl = jmd_spec__flight(j, &fl);
+    for (size_t f = 0; f < nfl; f++) {
+        size_t i = fl[f];
         struct jmd_spec_task *jt = &s->t[i];
         for (size_t k = JMD_SPEC__N(jt); k-- > 0;) {
             struct jmd_spec_att *e = &jt->x->a[k];
@@ -778,9 +809,11 @@ void jmd_spec_correct(jmd_t *j, int64_t now)
     struct jmd_spec *s = j->sp;
     if (!s)
         return;
-    size_t n = j->spec->ntasks, looked = 0, k = 0;
-    for (; k < n && looked < JMD_SPEC__CORRECT; k++) {
-        size_t i = (s->cnext + k) % n;
+    size_t looked = 0, k = 0;
+    const size_t *fl = NULL;
+    size_t nfl = jmd_spec__flight(j, &fl);
+    for (; k < nfl && looked < JMD_SPEC__CORRECT; k++) {
+        size_t i = fl[(s->cnext + k) % nfl];
         struct jmd_task *t = &j->tasks[i];
         struct jmd_spec_task *jt = &s->t[i];
         if (!t->inflight || t->running || t->node < 0 || t->cls != DISPATCH_REGULAR ||
@@ -858,7 +891,7 @@ void jmd_spec_correct(jmd_t *j, int64_t now)
                 return;
         }
     }
-    s->cnext = n ? (s->cnext + k) % n : 0;
+    s->cnext = nfl ? (s->cnext + k) % nfl : 0;
 }
 
 int jmd_spec_upgrade(jmd_t *j, size_t task)

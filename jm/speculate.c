@@ -175,6 +175,15 @@ int speculate_dist_add(struct speculate_dist *d, double dur_s)
 {
     if (!isfinite(dur_s) || dur_s < 0)
         return ERR_INVAL;
+    if (d->stride > 1 && d->seen++ % d->stride != 0)
+        return 0;                     /* not this one's turn: the sample stays systematic */
+    if (d->n == SPECULATE_DIST_MAX) { /* full: keep every other one, and half as many from now */
+        for (size_t i = 0; i < d->n / 2; i++)
+            d->v[i] = d->v[2 * i + 1];
+        d->n /= 2;
+        d->stride = d->stride > 1 ? 2 * d->stride : 2;
+        d->seen = 1; /* this one is kept, the next stride - 1 are not */
+    }
     if (d->n == d->cap) {
         size_t cap = d->cap ? 2 * d->cap : 16;
         double *v = mem_reallocarray(d->v, cap, sizeof *v);

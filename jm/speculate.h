@@ -126,11 +126,18 @@ double speculate_remaining(const struct speculate_config *cfg, const struct spec
 double speculate_progress(double cpu_s, double cpu_total_s, uint64_t bytes_read,
                           uint64_t bytes_total);
 
-/* The stage's finished durations kept ascending (caller owns; speculate_dist_close frees). */
+/* The stage's finished durations kept ascending (caller owns; speculate_dist_close frees). At
+ * most SPECULATE_DIST_MAX are kept: a full one drops every other duration and from then on keeps
+ * one in `stride` of those added (a systematic sample: its quantiles stay those of all of them,
+ * to within the sample's step), so a million-task stage costs O(1) per finished task instead
+ * of an insertion into a million-long array. */
+#define SPECULATE_DIST_MAX 4096
 struct speculate_dist {
-    double *v;  /* read-only */
-    size_t n;   /* read-only */
-    size_t cap; /* private */
+    double *v;     /* read-only */
+    size_t n;      /* read-only */
+    size_t cap;    /* private */
+    size_t stride; /* private: one in `stride` added is kept (0 or 1: all) */
+    size_t seen;   /* private: added since the stride last changed */
 };
 
 void speculate_dist_init(struct speculate_dist *d);

@@ -117,6 +117,62 @@ static void test_passthrough_stage(void **state)
     spec_destroy(&s);
 }
 
+/* Whether task t is in dag_running's set, and the set agrees with the RUNNING count. */
+static int running_has(const dag_t *d, size_t t)
+{
+    size_t n, hits = 0;
+    const size_t *r = dag_running(d, &n);
+    assert_int_equal(n, dag_count(d, DAG_RUNNING));
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(dag_state(d, r[i]), DAG_RUNNING);
+        hits += r[i] == t;
+    }
+    assert_true(hits <= 1);
+    return hits == 1;
+}
+
+/* dag_running: tasks enter when started, leave on success, requeue, failure and reset; the
+ * ready list is unaffected by the running set sharing its position index. */
+static void test_running_set(void **state)
+{
+    (void)state;
+    struct spec *s = parse("{\"version\":1,\"tasks\":[{\"id\":\"t{i}\",\"array\":6,"
+                           "\"cmd\":[\"t\"]},{\"id\":\"z\",\"cmd\":[\"t\"],\"after\":[\"t0\"]}]}");
+    dag_t *d = NULL;
+    assert_int_equal(dag_new(s, &d), 0);
+    size_t n;
+    dag_running(d, &n);
+    assert_int_equal(n, 0);
+    for (size_t t = 0; t < 6; t++)
+        assert_int_equal(dag_start(d, t), 0);
+    for (size_t t = 0; t < 6; t++)
+        assert_true(running_has(d, t));
+    assert_int_equal(dag_succeed(d, 2, NULL), 0); /* from the middle: the last moves in */
+    assert_false(running_has(d, 2));
+    assert_int_equal(dag_requeue(d, 5), 0);
+    assert_false(running_has(d, 5));
+    assert_true(ready_has(d, s, "t5"));
+    assert_int_equal(dag_succeed(d, 0, NULL), 0); /* releases z */
+    assert_true(ready_has(d, s, "z"));
+    assert_int_equal(dag_start(d, 6), 0);
+    assert_int_equal(dag_start(d, 5), 0);
+    assert_true(running_has(d, 5) && running_has(d, 6) && running_has(d, 1));
+    assert_int_equal(dag_fail(d, 3), 0);
+    assert_false(running_has(d, 3));
+    dag_running(d, &n);
+    assert_int_equal(n, 4); /* 1, 4, 5, 6 */
+    const size_t *r = dag_ready(d, &n);
+    assert_int_equal(n, 0);
+    (void)r;
+    dag_reset(d);
+    dag_running(d, &n);
+    assert_int_equal(n, 0);
+    assert_int_equal(dag_start(d, 4), 0);
+    assert_true(running_has(d, 4));
+    dag_destroy(&d);
+    spec_destroy(&s);
+}
+
 static void test_transitions(void **state)
 {
     (void)state;
@@ -245,9 +301,8 @@ static void test_random_executions(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_diamond_barriers),
-        cmocka_unit_test(test_passthrough_stage),
-        cmocka_unit_test(test_transitions),
+        cmocka_unit_test(test_diamond_barriers),  cmocka_unit_test(test_passthrough_stage),
+        cmocka_unit_test(test_transitions),       cmocka_unit_test(test_running_set),
         cmocka_unit_test(test_random_executions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -225,6 +225,26 @@ static void test_dist(void **state)
     assert_null(d.v);
 }
 
+/* A stage far larger than SPECULATE_DIST_MAX: a bounded, sorted sample whose quantiles are the
+ * stage's (1,000,000 durations 0..999,999 in a scrambled order). */
+static void test_dist_bounded(void **state)
+{
+    (void)state;
+    struct speculate_dist d;
+    speculate_dist_init(&d);
+    const size_t n = 1000000;
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(speculate_dist_add(&d, (double)((i * 7919) % n)), 0);
+    assert_true(d.n > SPECULATE_DIST_MAX / 2 && d.n <= SPECULATE_DIST_MAX);
+    for (size_t i = 1; i < d.n; i++)
+        assert_true(d.v[i - 1] <= d.v[i]);
+    double med = speculate_dist_median(&d);
+    assert_true(med > 0.49 * n && med < 0.51 * n);
+    double p90 = d.v[(size_t)(0.9 * (double)(d.n - 1))];
+    assert_true(p90 > 0.88 * n && p90 < 0.92 * n);
+    speculate_dist_close(&d);
+}
+
 static void test_winner_and_cancel(void **state)
 {
     (void)state;
@@ -303,6 +323,7 @@ int main(void)
         cmocka_unit_test(test_caps),
         cmocka_unit_test(test_copy_class),
         cmocka_unit_test(test_dist),
+        cmocka_unit_test(test_dist_bounded),
         cmocka_unit_test(test_winner_and_cancel),
         cmocka_unit_test(test_failed_copy_leaves_the_original),
         cmocka_unit_test(test_duplicate_discarded_when_one_starts),
