@@ -114,8 +114,12 @@ static void test_json_and_orderings(void **state)
     json_decref(doc);
 }
 
-/* On a WfCommons run at load 0.9, downgrades in place lose less work than Verma's kills and
- * miss no more deadlines (a fixed scenario: the same seed gives the same figures). */
+/* On a WfCommons run at load 0.9, Paddock downgrades instead of killing. With the daemon's rule
+ * (jm/attempt.h: the most time left first, a grace only when at most 5 s and a quarter of the
+ * estimate; issue 23) nearly every downgraded task is later preempted, so downgrades no longer
+ * save work over Verma's kills here (the simulator's own youngest-first rule with an uncapped
+ * grace did, by 0.2%): the bounds say they cost at most 10% more work and 5 points of missed
+ * deadlines (a fixed scenario: the same seed gives the same figures; docs/arbiter.md). */
 static void test_downgrades_keep_work(void **state)
 {
     (void)state;
@@ -125,10 +129,11 @@ static void test_downgrades_keep_work(void **state)
     json_t *pol = json_object_get(doc, "policies");
     json_t *pd = json_object_get(pol, "paddock"), *mw = json_object_get(pol, "minedf_wc");
     assert_true(json_integer_value(json_object_get(pd, "downgrades")) > 0);
+    assert_int_equal(json_integer_value(json_object_get(pd, "kills")), 0);
     assert_true(json_number_value(json_object_get(pd, "work_lost_s")) <
-                json_number_value(json_object_get(mw, "work_lost_s")));
+                1.1 * json_number_value(json_object_get(mw, "work_lost_s")));
     assert_true(json_number_value(json_object_get(pd, "missed_fraction")) <=
-                json_number_value(json_object_get(mw, "missed_fraction")));
+                json_number_value(json_object_get(mw, "missed_fraction")) + 0.05);
     json_decref(doc);
 }
 

@@ -19,8 +19,10 @@
  *    may start).
  *  - Policies: fcfs, edf, minedf, minedf_wc (Verma: a reclaimed spare token kills the task on
  *    it, its work is lost) and paddock (MinEDF-WC whose reclaimed tasks are downgraded in place
- *    and keep running as opportunistic while a slot is free, preempted youngest first when a
- *    regular task needs the slot; minimums from a Jockey-like controller per job).
+ *    by the daemon's rule, jm/attempt.h: the most time left first, a grace only when at most
+ *    attempt_grace_ms allows; they keep running as opportunistic while a slot is free,
+ *    preempted youngest first when a regular task needs the slot; minimums from a Jockey-like
+ *    controller per job). Grants through arbiter_allocate_plan, as rm/ledger.c calls it.
  *  - Admission as the RM does it (rm/ledger.c): at every job's arrival arbiter_admit predicts
  *    it against the admitted jobs still running, and judges a deadline job. Shapes carry no
  *    spread of their own (spec estimates: cv 0), their list schedule's place alpha (jm/shape.h

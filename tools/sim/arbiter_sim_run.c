@@ -7,6 +7,7 @@
 
 #include "common/err.h"
 #include "common/mem.h"
+#include "jm/attempt.h"
 #include "rm/calib.h"
 #include "tools/sim/arbiter_sim_internal.h"
 #include "tools/sim/engine.h"
@@ -45,6 +46,7 @@ struct asr {
     const struct arbiter_sim_config *cfg;
     enum arbiter_sim_policy pol;
     int admission;
+    struct attempt_config att_cfg; /* the daemon's downgrade grace (grace_frac from cfg) */
     engine_t *e;
     struct asr_job *jobs;
     size_t *act; /* active job indices, in arrival order */
@@ -233,6 +235,26 @@ static uint32_t asr__youngest(const struct asr *r, size_t i, uint8_t st)
     return best;
 }
 
+/* The running task of job i in state st with the most estimated time left (UINT32_MAX: none):
+ * the order in which the daemon downgrades running tasks (jm/attempt.h, dispatch_downgrades;
+ * this simulation has no queued tasks, which the daemon downgrades first). */
+static uint32_t asr__most_left(const struct asr *r, size_t i, uint8_t st, double now)
+{
+    const struct arbiter_sim_job *j = &r->s->v[i];
+    const struct asr_job *x = &r->jobs[i];
+    uint32_t best = UINT32_MAX;
+    double bl = 0;
+    for (size_t k = 0; k < x->nrun; k++) {
+        uint32_t v = x->run[k];
+        if (x->st[v] != st)
+            continue;
+        double left = j->est[v] - (now - x->start[v]);
+        if (best == UINT32_MAX || left > bl || (left == bl && v < best))
+            best = v, bl = left;
+    }
+    return best;
+}
+
 /* Frees a slot of `need` tokens by preempting opportunistic tasks, youngest first, never one
  * within its grace (as pn/queue's queue_preempt); when only those are left, wakes the run at the
  * first grace's end. */
@@ -331,7 +353,9 @@ static void asr__allocate(struct asr *r)
                                         .held = x->grant,
                                         .weight = 1};
     }
-    arbiter_allocate(asr__arbiter_policy(r->pol), cap, r->aj, r->nact, r->order);
+    /* the RM's ledger allocates through arbiter_allocate_plan (rm/ledger.c); no job here has a
+       reservation, so nothing is held back */
+    arbiter_allocate_plan(asr__arbiter_policy(r->pol), cap, 0, r->aj, r->nact, r->order);
     for (size_t a = 0; a < r->nact; a++) {
         size_t i = r->act[a];
         const struct arbiter_sim_job *j = &r->s->v[i];
@@ -346,12 +370,16 @@ static void asr__allocate(struct asr *r)
         x->spare = spare;
         /* Tokens taken back: Verma kills the tasks on them; Paddock downgrades them. */
         while (x->reg_tok > x->grant) {
-            uint32_t v = asr__youngest(r, i, ASR_REG);
+            uint32_t v = r->pol == ARBITER_SIM_PADDOCK ? asr__most_left(r, i, ASR_REG, now)
+                                                       : asr__youngest(r, i, ASR_REG);
             r->res->spare_reclaims++;
             if (r->pol == ARBITER_SIM_PADDOCK) {
+                /* the daemon's downgrade (jm/attempt.h): the most time left first, a grace of
+                   its time left only when that is short (attempt_grace_ms) */
                 double rest = j->est[v] - (now - x->start[v]);
                 rest = rest > 0 ? rest : 0;
-                x->grace[v] = rest <= r->cfg->grace_frac * j->est[v] ? now + 1.1 * rest : 0;
+                uint64_t g = attempt_grace_ms(&r->att_cfg, 1, rest, j->est[v]);
+                x->grace[v] = g > 0 ? now + (double)g / 1000.0 : 0;
                 x->st[v] = ASR_OPP;
                 x->reg_tok -= j->tok[v];
                 x->opp_tok += j->tok[v];
@@ -607,6 +635,8 @@ int arbiter_sim_run(const arbiter_sim_jobs_t *s, const struct arbiter_sim_config
 {
     memset(out, 0, sizeof *out);
     struct asr r = {.s = s, .cfg = cfg, .pol = p, .admission = admission, .res = out};
+    attempt_config_default(&r.att_cfg);
+    r.att_cfg.grace_frac = cfg->grace_frac;
     calib_init(&r.calib);
     size_t n = s->n;
     r.jobs = mem_calloc(n, sizeof *r.jobs);
