@@ -11,7 +11,6 @@
 #include "common/clock.h"
 #include "common/curve.h"
 #include "common/err.h"
-#include "common/httpd.h"
 #include "common/id.h"
 #include "common/log.h"
 #include "common/map.h"
@@ -20,6 +19,7 @@
 #include "common/notify.h"
 #include "common/zuv.h"
 #include "pn/exec.h"
+#include "pn/metrics_http.h"
 #include "pn/node.h"
 #include "pn/output.h"
 
@@ -52,9 +52,9 @@ typedef struct server {
     uint64_t last_register_ms;
     proto_buf_t buf;
     proto_stats_t rm_stats;
-    struct map replies; /* reply endpoint -> server__reply_t */
-    httpd_t *http;      /* [metrics] listen: /metrics, or NULL */
-    char metrics_url[HTTPD_LISTEN_MAX + 32];
+    struct map replies;   /* reply endpoint -> server__reply_t */
+    metrics_http_t *http; /* [metrics] listen: /metrics, or NULL */
+    char metrics_url[255 + 32];
     uint64_t heartbeats, scrapes;
 } server_t;
 
@@ -551,14 +551,9 @@ static int server__bind(server_t *s, char *msg, size_t cap)
 }
 
 /* GET /metrics: the node's families, then the shell's and the process's. */
-static void server__serve_metrics(const struct httpd_req *req, struct httpd_resp *resp, void *arg)
+static void server__serve_metrics(void *arg, char **body, size_t *blen)
 {
     server_t *s = arg;
-    if (strcmp(req->path, "/metrics") != 0) {
-        httpd_resp_status(resp, 404);
-        httpd_resp_body(resp, "not found\n", 10);
-        return;
-    }
     s->scrapes++;
     struct metrics m;
     metrics_init(&m);
@@ -582,15 +577,8 @@ static void server__serve_metrics(const struct httpd_req *req, struct httpd_resp
     metrics_process(&m); /* process_resident_memory_bytes: the PN's RSS */
     if (metrics_error(&m) != 0)
         log_warn("metrics: %s while building the exposition", err_name(metrics_error(&m)));
-    size_t len = 0;
-    char *t = metrics_take(&m, &len);
+    *body = metrics_take(&m, blen);
     metrics_close(&m);
-    if (!t) {
-        resp->err = ERR_NOMEM;
-        return;
-    }
-    httpd_resp_type(resp, METRICS_CONTENT_TYPE);
-    httpd_resp_take(resp, &t, len);
 }
 
 /* [metrics] listen: the HTTP server, its URL in WORK/metrics.url and in heartbeats. */
@@ -599,14 +587,13 @@ static int server__metrics_start(server_t *s, char *msg, size_t cap)
     if (!s->cfg->metrics_listen[0])
         return 0;
     char why[256];
-    int rc = httpd_start(&s->http, &s->loop, s->cfg->metrics_listen, why, sizeof why);
+    /* the PN's own GET-only responder, not common/httpd's libmicrohttpd: an idle PN stays
+     * under 10 MiB (pn/metrics_http.h) */
+    int rc = metrics_http_start(&s->http, &s->loop, s->cfg->metrics_listen, "/metrics",
+                                server__serve_metrics, s, why, sizeof why);
     if (rc)
         return err_fmt(msg, cap, rc, "[metrics] listen: %s", why);
-    if (httpd_route(s->http, "/metrics", server__serve_metrics, s) != 0) {
-        httpd_stop(&s->http);
-        return err_fmt(msg, cap, ERR_NOMEM, "[metrics]: cannot route /metrics");
-    }
-    snprintf(s->metrics_url, sizeof s->metrics_url, "%s/metrics", httpd_url(s->http));
+    snprintf(s->metrics_url, sizeof s->metrics_url, "%s/metrics", metrics_http_url(s->http));
     char path[4200];
     snprintf(path, sizeof path, "%s/metrics.url", s->cfg->work_dir);
     FILE *f = fopen(path, "w");
@@ -729,9 +716,9 @@ int server_run(pnconf_t *cfg, bool insecure, char *msg, size_t cap)
         while (s->node && node_busy(s->node) > 0)
             uv_run(&s->loop, UV_RUN_ONCE);
     }
-    httpd_stop(&s->http);   /* its handles close on the loop run below */
-    node_destroy(&s->node); /* reports running tasks lost */
-    if (s->router)          /* give those last statuses a moment to leave */
+    metrics_http_stop(&s->http); /* its handles close on the loop run below */
+    node_destroy(&s->node);      /* reports running tasks lost */
+    if (s->router)               /* give those last statuses a moment to leave */
         zsock_set_linger(zuv_sock_zsock(s->router), 200);
     if (handles) {
         uv_close((uv_handle_t *)&s->hb_timer, server__close_cb);
