@@ -396,13 +396,15 @@ static void asr__allocate(struct asr *r)
         size_t i = r->act[a];
         const struct arbiter_sim_job *j = &r->s->v[i];
         struct asr_job *x = &r->jobs[i];
-        /* Opportunistic tasks of its own first (Apollo's upgrade), oldest first. */
+        /* Opportunistic tasks of its own first (Apollo's upgrade), in the daemon's order
+           (jm/attempt.h attempt_upgrades): the highest bottom level first (by_bl's rank),
+           repeated while the grant has room. */
         while (x->opp_tok > 0) {
             uint32_t best = UINT32_MAX;
             for (size_t k = 0; k < x->nrun; k++) {
                 uint32_t v = x->run[k];
                 if (x->st[v] == ASR_OPP && x->reg_tok + j->tok[v] <= x->grant &&
-                    (best == UINT32_MAX || x->start[v] < x->start[best]))
+                    (best == UINT32_MAX || j->bl_rank[v] < j->bl_rank[best]))
                     best = v;
             }
             if (best == UINT32_MAX)
