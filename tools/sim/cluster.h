@@ -66,6 +66,9 @@ struct cluster_config {
     double task_overhead_s; /* added to every job task's run: the PN's process start and exit
                                and the status back (default 0; `paddock-sim predict` sets it) */
     int no_io;              /* 1: job tasks read nothing (sleep-only specs; default 0) */
+    int grain;              /* 1: token units as the daemon counts them (jm/grain.h: a task costs
+                               its share of a default-sized token in hundredths, a round's batch is
+                               the free units and 4 more); 0: one unit per task (default) */
     int trace;              /* 1: every ended job attempt recorded in cluster_result.trace */
     struct engine_noise noise;
 };

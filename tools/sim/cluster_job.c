@@ -9,6 +9,7 @@
 
 #include "common/err.h"
 #include "common/mem.h"
+#include "jm/grain.h"
 #include "jm/priority.h"
 #include "proto/proto.h"
 #include "tools/sim/cluster_internal.h"
@@ -54,7 +55,16 @@ int cl_job_init(struct cl_world *w, struct cl_job *j, const struct cluster_job *
         (rc = place_new(j->spec, &pc, &j->place)) != 0 || (rc = readyq_new(nt, &j->rq)) != 0 ||
         (rc = attempt_new(&ac, nt, j->dag, j->disp, NULL, 0, &j->att)) != 0)
         return rc;
-    dispatch_set_tokens(j->disp, w->cfg.tokens);
+    if (w->cfg.grain) { /* as jmd_sched_init: costs at the default token size (rm/arbiter.h) */
+        for (size_t i = 0; i < nt; i++)
+            if ((rc = dispatch_set_cost(
+                     j->disp, i,
+                     grain_task_units(j->spec->tasks[i].cpu, j->spec->tasks[i].mem_mb, 0, 0))) != 0)
+                return rc;
+        dispatch_set_tokens(j->disp, (uint32_t)grain_units(w->cfg.tokens));
+    } else {
+        dispatch_set_tokens(j->disp, w->cfg.tokens);
+    }
     j->tasks = mem_calloc(nt, sizeof *j->tasks);
     j->stage_prio = mem_calloc(j->spec->nstages, sizeof *j->stage_prio);
     j->task_bl = mem_calloc(nt ? nt : 1, sizeof *j->task_bl);
@@ -202,8 +212,9 @@ static void cl_job_round_ev(engine_t *e, void *ctx, uint64_t job)
         cl__stop(w, rc);
         return;
     }
+    dispatch_round(j->disp); /* a reservation its task was not offered for lapses */
     size_t cap = cl__free_capacity(j->disp);
-    if (readyq_count(j->rq) == 0 || cap == 0)
+    if (readyq_count(j->rq) == 0 || cap == 0 || dispatch_next(j->disp) == DISPATCH_NONE)
         return;
     size_t batch = cap + CL__SLACK < w->cfg.max_batch ? cap + CL__SLACK : w->cfg.max_batch;
     size_t n = readyq_pop(j->rq, j->ready, batch);

@@ -435,6 +435,8 @@ void cl_task_create_ev(engine_t *e, void *ctx, uint64_t key)
     t.cpu = st->cpu;
     t.mem_mb = (double)st->mem_mb;
     t.est_s = tk->est_s;
+    t.job = (uint64_t)job + 1; /* as the daemon's TASK_CREATE: the PN starts a job's queued tasks */
+    t.prio = j->task_bl[task]; /* highest bottom level first (pn/queue.h) */
     t.klass = (queue_class_t)(tk->klass & 0xff);
     if (!nd->up || queue_push(nd->q, &t) != 0) {
         /* Refused or the node is gone: the JM hears it one message later and re-places. */

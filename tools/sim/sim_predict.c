@@ -86,6 +86,8 @@ static int sp__main(int argc, char **argv)
     cfg.max_attempts = 3;
     cfg.hold_max_s = PLACE_HOLD_MAX_S; /* the daemon's late binding */
     cfg.matrix_min_interval_s = SP__MATRIX_MIN_S;
+    cfg.grain = 1;          /* the daemon's token units and batch */
+    cfg.max_batch = 512;    /* jmd_sched.c's JMD_SCHED__BATCH */
     cfg.node_mem_mb = 2048; /* `paddock cluster up`'s PNs */
     cfg.no_io = 1;
     cfg.opp_factor = 0; /* a job alone sends no opportunistic work its tokens cover */
@@ -112,6 +114,9 @@ static int sp__main(int argc, char **argv)
         if (strcmp(a, "--nodes") == 0 && sim_args_num(val, 1, 10000, &v) == 0)
             cfg.nodes = (size_t)v;
         else if (strcmp(a, "--node-cpus") == 0 && sim_args_num(val, 0.1, 1024, &cfg.node_cpus) == 0)
+            ;
+        else if (strcmp(a, "--node-mem-mb") == 0 &&
+                 sim_args_num(val, 1, 1e9, &cfg.node_mem_mb) == 0)
             ;
         else if (strcmp(a, "--tokens") == 0 && sim_args_num(val, 1, 1e6, &v) == 0)
             cfg.tokens = (uint32_t)v;
