@@ -9,7 +9,10 @@
 #include "common/err.h"
 #include "common/mem.h"
 #include "jm/attempt.h"
+#include "jm/dag.h"
 #include "jm/dispatch.h"
+#include "jm/priority.h"
+#include "jm/readyq.h"
 #include "jm/speculate.h"
 #include "tools/sim/engine.h"
 
@@ -86,8 +89,9 @@ struct ss {
     struct engine_rng prog; /* progress readings */
     dispatch_t *disp;       /* the job's tokens and allowance: what is in flight (jm/dispatch.h) */
     uint64_t extra_opp;     /* units the extra attempts hold as opportunistic (the daemon's gate) */
-    size_t *ready;          /* the JM's ready list, in the order tasks became ready */
-    size_t rh, rn;
+    dag_t *dag;             /* the job's graph, for the daemon's ready order (jm/priority.h) */
+    double *bl;             /* per task: its bottom level */
+    readyq_t *rq;           /* ready tasks waiting for a unit, in the daemon's order */
     struct straggler_run *out;
     int rc;
 };
@@ -337,13 +341,15 @@ static void ss__pump(struct ss *s, uint32_t ni)
     }
 }
 
-/* The JM's ready list goes out while the dispatcher gives a class (a unit of the tokens or
- * the allowance, jm/dispatch.h): every task costs one unit, as it takes one slot, so the first
- * that gets none stops the round. */
+/* Ready tasks go out in the daemon's order (jm/readyq.h: the highest bottom level first, then
+ * the larger input) while the dispatcher gives a class (a unit of the tokens or the allowance,
+ * jm/dispatch.h): every task costs one unit, as it takes one slot, so the first that gets none
+ * stops the round (as the daemon's rounds, each begins with dispatch_round). */
 static void ss__drain(struct ss *s)
 {
-    while (s->rh < s->rn && !s->rc) {
-        size_t t = s->ready[s->rh];
+    size_t t;
+    dispatch_round(s->disp); /* a round: a reservation not offered again lapses */
+    while (!s->rc && readyq_peek(s->rq, &t) == 0) {
         int cls = dispatch_place(s->disp, t);
         if (cls < 0) {
             s->rc = cls;
@@ -351,7 +357,11 @@ static void ss__drain(struct ss *s)
         }
         if (cls == DISPATCH_NONE)
             return;
-        s->rh++;
+        int rc = readyq_remove(s->rq, t);
+        if (rc != 0) {
+            s->rc = rc;
+            return;
+        }
         s->tasks[t].waiting = 0;
         ss__place(s, t, SS_ORIG, cls, -1);
     }
@@ -363,7 +373,11 @@ static void ss__ready(struct ss *s, size_t t)
     if (tk->pending != 0 || tk->placed || tk->done || tk->waiting)
         return;
     tk->waiting = 1;
-    s->ready[s->rn++] = t;
+    int rc = readyq_push(s->rq, t, s->bl[t], s->sp->tasks[t].input_bytes);
+    if (rc != 0) {
+        s->rc = rc;
+        return;
+    }
     ss__drain(s);
 }
 
@@ -694,7 +708,9 @@ static void ss__free(struct ss *s)
     mem_free(s->tasks);
     mem_free(s->stages);
     mem_free(s->att);
-    mem_free(s->ready);
+    readyq_destroy(&s->rq);
+    mem_free(s->bl);
+    dag_destroy(&s->dag);
     dispatch_destroy(&s->disp);
     engine_destroy(&s->e);
 }
@@ -722,13 +738,15 @@ int straggler_sim_job(const struct spec *sp, enum straggler_mode m, const struct
     s.stages = mem_calloc(sp->nstages ? sp->nstages : 1, sizeof *s.stages);
     s.children = mem_calloc(sp->ntasks, sizeof *s.children);
     s.nchildren = mem_calloc(sp->ntasks, sizeof *s.nchildren);
-    s.ready = mem_calloc(sp->ntasks, sizeof *s.ready);
+    s.bl = mem_calloc(sp->ntasks, sizeof *s.bl);
     double *est = mem_calloc(sp->ntasks, sizeof *est);
     struct dispatch_config dc;
     dispatch_config_default(&dc);
     dc.opp_factor = c->opp_factor;
-    if (!s.ready || !est || dispatch_new(&dc, sp->ntasks, &s.disp) != 0 || !s.nodes || !s.tasks ||
-        !s.stages || !s.children || !s.nchildren) {
+    if (!s.bl || !est || dispatch_new(&dc, sp->ntasks, &s.disp) != 0 ||
+        readyq_new(sp->ntasks, &s.rq) != 0 || dag_new(sp, &s.dag) != 0 ||
+        priority_compute(s.dag, NULL, s.bl, NULL) != 0 || !s.nodes || !s.tasks || !s.stages ||
+        !s.children || !s.nchildren) {
         mem_free(est);
         ss__free(&s);
         return ERR_NOMEM;

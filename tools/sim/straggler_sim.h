@@ -16,12 +16,13 @@
  *    Every draw of attempt k of task t comes from its own stream, so every mode faces the same
  *    original attempts.
  *  - The JM's side runs through the daemon's own modules: jm/dispatch.h holds the job's tokens
- *    (default nodes x slots) and opportunistic allowance, and a ready task goes out, in the
- *    order it became ready, only when the dispatcher gives it a unit (each task costs one, as it
- *    takes one slot); a duplicate or a speculative copy needs jm/attempt.h's copy gate
- *    (attempt_copy_class: the task allows copies, `"speculate": false` is honoured, and a unit
- *    of the tokens or the allowance is free, counting the opportunistic units extras hold, as
- *    jm/jmd_spec.c does), and a task that forbids copies is moved instead of duplicated.
+ *    (default nodes x slots) and opportunistic allowance; ready tasks go out in the daemon's
+ *    order (jm/readyq.h: the highest bottom level first) only while the dispatcher gives a unit
+ *    (each task costs one, as it takes one slot); a duplicate or a speculative copy needs
+ *    jm/attempt.h's copy gate (attempt_copy_class: the task allows copies, `"speculate": false`
+ *    is honoured, and a unit of the tokens or the allowance is free, counting the opportunistic
+ *    units extras hold, as jm/jmd_spec.c does), and a task that forbids copies is moved instead
+ *    of duplicated.
  *  - The JM places a ready task where its view's wait plus R is least (the view: each node's
  *    expected wait for a new task, forward-simulated from the estimates like pn/matrix.h,
  *    refreshed every 4 ticks as the RM's matrices would be, plus what the JM itself queued
