@@ -1,15 +1,16 @@
-/* sim_predict.c - `paddock-sim predict SPEC [--nodes N] [--node-cpus C] [--tokens T]
- * [--deadline S] [--overhead-s X] [--net-delay-s X] [--round-s X] [--heartbeat S] [--json]`: what
- * the cluster simulator (tools/sim/cluster.h) predicts for one job alone on a small cluster like
- * the one `paddock cluster up` starts: N nodes of C cpus, no other tenants, no noise, tasks that
- * only sleep their estimate (no input reads). The simulated JM drives the daemon's own modules
- * (place, dispatch, dag, estimator, jm/attempt.h) and every node a real pn/queue; what the
- * simulator adds per task is `--overhead-s`, the PN's process start and exit and the status back,
- * and `--net-delay-s` per JM<->PN message, `--round-s` from a status to the JM's round; it places
- * as the daemon does, ready tasks by bottom level and late binding (`--hold-max-s`, the
- * daemon's PLACE_HOLD_MAX_S; a JM holding tasks looks again every 0.25 s). `--trace FILE` writes
- * every attempt in the shape of a report's. tools/deadline-eval prints the prediction beside each
- * real run (sim_makespan_s, sim_met; docs/deadline-eval.md).
+/* sim_predict.c - `paddock-sim predict SPEC [--nodes N] [--node-cpus C] [--node-mem-mb M]
+ * [--tokens T] [--deadline S] [--overhead-s X] [--net-delay-s X] [--round-s X] [--hold-max-s X]
+ * [--heartbeat S] [--trace FILE] [--json]`: what the cluster simulator (tools/sim/cluster.h)
+ * predicts for one job alone on a small cluster like the one `paddock cluster up` starts: N nodes
+ * of C cpus and M MiB (2048), no other tenants, no noise, tasks that only sleep their estimate
+ * (no input reads). The simulated JM drives the daemon's own modules (readyq order, place with
+ * late binding, dispatch in token hundredths, dag, estimator, jm/attempt.h) and every node a real
+ * pn/queue; what the simulator adds per task is `--overhead-s` (the PN's process start and exit
+ * and the status back), `--net-delay-s` per JM<->PN message and `--round-s` from a status to the
+ * JM's round (`--hold-max-s`: late binding's PLACE_HOLD_MAX_S; a JM holding tasks looks again
+ * every 0.25 s). `--trace FILE` writes every attempt in the shape of a report's. tools/deadline-
+ * eval prints the prediction beside each real run (sim_makespan_s, sim_met;
+ * docs/deadline-eval.md, which shows where each figure comes from).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,7 +62,8 @@ static int sp__trace(const char *path, const struct spec *s, const struct cluste
 static int sp__usage(void)
 {
     fprintf(cli_usage_out(),
-            "usage: paddock-sim predict SPEC [--nodes N] [--node-cpus C] [--tokens T]\n"
+            "usage: paddock-sim predict SPEC [--nodes N] [--node-cpus C] [--node-mem-mb M] "
+            "[--tokens T]\n"
             "         [--deadline S] [--overhead-s X] [--net-delay-s X] [--heartbeat S] "
             "[--round-s X] [--hold-max-s X] [--opp C]\n"
             "         [--trace FILE] [--json]\n");
