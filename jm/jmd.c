@@ -99,6 +99,8 @@ static void jmd__on_tick(uv_timer_t *h)
         if (now - j->last_report_mono >= every) {
             j->last_report_mono = now;
             jmd_out_report(j);
+        } else {
+            jmd_out_report_step(j); /* the rest of a report begun on an earlier tick */
         }
     } else if (j->end_acked == 3 || jmd_now(j) - j->rm_heard_mono > JMD__END_WAIT) {
         jmd__stop(j);

@@ -304,7 +304,9 @@ typedef struct jmd {
     size_t jlen, jcap;
     struct jmd_out_rec *recs; /* every finished attempt, compact (jmd_out.c) */
     size_t nrecs, caprecs;
-    struct intern strs; /* the records' node names and reasons, each stored once */
+    struct intern strs;       /* the records' node names and reasons, each stored once */
+    FILE *rep_f;              /* report.json.tmp while a periodic report is being written */
+    size_t rep_next, rep_end; /* its next attempt, and the attempts it holds */
     struct jmd_tok_sample *toks;
     size_t ntoks, captoks;
     struct jmd_prog_sample *progs;
@@ -465,7 +467,10 @@ void jmd_out_record(jmd_t *j, const struct jmd_rec *r); /* the report only (repl
 void jmd_out_tokens(jmd_t *j);
 void jmd_out_progress(jmd_t *j);
 void jmd_out_state(jmd_t *j);
+/* report.json: while the job runs, started here and written JMD_OUT__CHUNK attempts a tick by
+ * jmd_out_report_step (the loop is never held for long); at the end, whole. */
 void jmd_out_report(jmd_t *j);
+void jmd_out_report_step(jmd_t *j);
 void jmd_out_flush(jmd_t *j);
 void jmd_out_profile(jmd_t *j);
 /* A job that could not start at all (its spec refused, the RM refused it): DIR/state.json with

@@ -106,6 +106,8 @@ int jmd_out_open(jmd_t *j, size_t keep, char *msg, size_t cap)
     return 0;
 }
 
+static void jmd_out__report_abort(jmd_t *j);
+
 void jmd_out_close(jmd_t *j)
 {
     if (j->journal_fd >= 0) {
@@ -116,6 +118,7 @@ void jmd_out_close(jmd_t *j)
     mem_free(j->jbuf);
     j->jbuf = NULL;
     j->jlen = j->jcap = 0;
+    jmd_out__report_abort(j);
     mem_free(j->recs);
     intern_close(&j->strs);
     mem_free(j->toks);
@@ -479,39 +482,39 @@ void jmd_out_state(jmd_t *j)
 }
 
 /* report.json: `o` (consumed) with "attempts" appended, one record at a time: a tree of every
- * attempt would hold a few KiB per attempt while the file is written (GBs for a million). Written
- * like jmd_out__write_at (a temp file renamed into place, fsync'd when `sync`). */
-static void jmd_out__write_report(jmd_t *j, json_t *o, int sync)
+ * attempt would hold a few KiB per attempt while the file is written (GBs for a million).
+ * Written to a temp file renamed into place (fsync'd when `sync`). While the job runs the
+ * attempts go out JMD_OUT__CHUNK per tick (jmd_out_report_step): writing a million in one
+ * go held the event loop for seconds, long enough for the JM to think it had been paused. The
+ * final report is written whole. */
+#define JMD_OUT__CHUNK 20000
+
+static void jmd_out__report_abort(jmd_t *j)
 {
-    if (j->fenced || !o) {
-        json_decref(o);
+    if (!j->rep_f)
         return;
-    }
-    char path[4096], tmp[4200];
-    snprintf(path, sizeof path, "%s/report.json", j->o.job_dir);
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    char *head = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(9));
-    json_decref(o);
-    size_t hlen = head ? strlen(head) : 0;
-    if (hlen < 2 || head[hlen - 1] != '}') {
-        free(head);
-        log_warn("cannot encode %s", path);
+    fclose(j->rep_f);
+    j->rep_f = NULL;
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s/report.json.tmp", j->o.job_dir);
+    unlink(tmp);
+}
+
+/* Writes attempts up to `limit` more; at the end of the snapshot, the tail and the rename. */
+static void jmd_out__report_more(jmd_t *j, size_t limit, int sync)
+{
+    FILE *f = j->rep_f;
+    if (!f)
         return;
-    }
-    FILE *f = fopen(tmp, "we");
-    int ok = f != NULL;
-    if (ok) {
-        setvbuf(f, NULL, _IOFBF, 1 << 16);
-        ok = fwrite(head, 1, hlen - 1, f) == hlen - 1 && fputs(",\"attempts\":[", f) >= 0;
-    }
-    free(head);
+    int ok = 1;
     char buf[4096];
-    for (size_t i = 0; ok && i < j->nrecs; i++) {
+    size_t stop = j->rep_end - j->rep_next > limit ? j->rep_next + limit : j->rep_end;
+    for (; ok && j->rep_next < stop; j->rep_next++) {
         struct jmd_rec r;
-        jmd_out__unpack(j, &j->recs[i], &r);
+        jmd_out__unpack(j, &j->recs[j->rep_next], &r);
         json_t *a = jmd_out__rec(j, &r);
         size_t n = a ? json_dumpb(a, buf, sizeof buf, JSON_COMPACT | JSON_REAL_PRECISION(9)) : 0;
-        if (i > 0 && fputc(',', f) == EOF)
+        if (j->rep_next > 0 && fputc(',', f) == EOF)
             ok = 0;
         if (n > 0 && n <= sizeof buf) {
             ok = ok && fwrite(buf, 1, n, f) == n;
@@ -522,20 +525,71 @@ static void jmd_out__write_report(jmd_t *j, json_t *o, int sync)
         }
         json_decref(a);
     }
+    if (ok && j->rep_next < j->rep_end)
+        return; /* more on the next tick */
+    char path[4096], tmp[4200];
+    snprintf(path, sizeof path, "%s/report.json", j->o.job_dir);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
     if (ok && fputs("]}\n", f) < 0)
         ok = 0;
     if (ok && fflush(f) != 0)
         ok = 0;
     if (ok && sync && fsync(fileno(f)) != 0)
         ok = 0;
-    if (f && fclose(f) != 0)
+    if (fclose(f) != 0)
         ok = 0;
+    j->rep_f = NULL;
     if (ok && rename(tmp, path) != 0)
         ok = 0;
     if (!ok) {
         log_warn("cannot write %s: %s", path, strerror(errno));
         unlink(tmp);
     }
+}
+
+static void jmd_out__write_report(jmd_t *j, json_t *o, int final)
+{
+    jmd_out__report_abort(j); /* a newer snapshot replaces one still being written */
+    if (j->fenced || !o) {
+        json_decref(o);
+        return;
+    }
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s/report.json.tmp", j->o.job_dir);
+    char *head = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(9));
+    json_decref(o);
+    size_t hlen = head ? strlen(head) : 0;
+    if (hlen < 2 || head[hlen - 1] != '}') {
+        free(head);
+        log_warn("cannot encode %s/report.json", j->o.job_dir);
+        return;
+    }
+    FILE *f = fopen(tmp, "we");
+    if (f) {
+        setvbuf(f, NULL, _IOFBF, 1 << 16);
+        if (fwrite(head, 1, hlen - 1, f) != hlen - 1 || fputs(",\"attempts\":[", f) < 0) {
+            fclose(f);
+            f = NULL;
+            unlink(tmp);
+        }
+    }
+    free(head);
+    if (!f) {
+        log_warn("cannot write %s: %s", tmp, strerror(errno));
+        return;
+    }
+    j->rep_f = f;
+    j->rep_next = 0;
+    j->rep_end = j->nrecs; /* the attempts recorded now: later ones are in the next report */
+    jmd_out__report_more(j, final ? SIZE_MAX : JMD_OUT__CHUNK, final);
+}
+
+void jmd_out_report_step(jmd_t *j)
+{
+    if (j->rep_f && !j->fenced)
+        jmd_out__report_more(j, JMD_OUT__CHUNK, 0);
+    else if (j->rep_f)
+        jmd_out__report_abort(j);
 }
 
 void jmd_out_report(jmd_t *j)
