@@ -155,9 +155,9 @@ node_t *node_new(const pnconf_t *cfg, uv_loop_t *loop, uint64_t boot_id, uid_t u
         }
     }
     int64_t threads = cfg->spawn_threads;
-    if (threads < 0) { /* a quarter of the cores: one spawner thread keeps up with ~4 cores */
+    if (threads < 0) { /* a quarter of the cores, at least 2 (2 beat 1 on 2 cores: bench_pn) */
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
-        threads = cores >= 8 ? cores / 4 : 1;
+        threads = cores >= 8 ? cores / 4 : 2;
     }
     if (threads > 0 &&
         !(n->spawner = spawner_new(loop, (unsigned)threads, node__spawned, n, msg, cap))) {
@@ -269,12 +269,15 @@ void node_destroy(node_t **np)
 static void node__matrix_refresh(node_t *n, bool force)
 {
     uint64_t now = clock_mono_ms();
+    if (n->matrix_batch && n->matrix_batch_fresh)
+        force = false; /* computed after every task of the batch left the queue */
     if (!n->matrix_dirty ||
         (!force && now - n->matrix_at_ms < (uint64_t)n->cfg->matrix_min_interval_ms))
         return;
     if (matrix_compute(&n->matrix, n->queue, node__now_s(), &n->scratch) == 0) {
         n->matrix_dirty = 0;
         n->matrix_at_ms = now;
+        n->matrix_batch_fresh = n->matrix_batch;
     }
 }
 

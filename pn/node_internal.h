@@ -107,6 +107,8 @@ struct node {
     matrix_t matrix;
     loadprof_t scratch;
     int matrix_dirty;
+    int matrix_batch;       /* node_reap's batch: the queue has lost every task of it already */
+    int matrix_batch_fresh; /*   and the matrix was computed since: no forced recompute */
     uint64_t matrix_at_ms;
     double grace_wake_s; /* when the earliest downgrade grace ends (node__now_s), 0: none */
     stage_t *stage;

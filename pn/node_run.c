@@ -224,7 +224,7 @@ static void node__park_exit(node_t *n, const exec_exit_t *e)
     n->parked[n->nparked++] = *e;
 }
 
-static void node__exited(node_t *n, node__task_t *t, const exec_exit_t *e);
+static void node__exited(node_t *n, node__task_t *t, const exec_exit_t *e, int finish);
 
 void node__spawned(void *arg, const spawner_result_t *r)
 {
@@ -244,7 +244,7 @@ void node__spawned(void *arg, const spawner_result_t *r)
             if (n->parked[i].pid == r->pid) {
                 exec_exit_t e = n->parked[i];
                 n->parked[i] = n->parked[--n->nparked];
-                node__exited(n, t, &e);
+                node__exited(n, t, &e, 1);
                 node__schedule_soon(n);
                 break;
             }
@@ -360,7 +360,9 @@ void node__schedule(node_t *n)
     n->scheduling = 0;
 }
 
-static void node__exited(node_t *n, node__task_t *t, const exec_exit_t *e)
+/* A task's process exited: its state from how, and its end. `finish`: it is still in the
+ * queue (node_reap takes it out itself, for a batch). */
+static void node__exited(node_t *n, node__task_t *t, const exec_exit_t *e, int finish)
 {
     exec_kill_group(e->pid, SIGKILL); /* stragglers left in the task's group */
     if (t->cg) {                      /* and in its cgroup, setsid or not */
@@ -369,7 +371,8 @@ static void node__exited(node_t *n, node__task_t *t, const exec_exit_t *e)
         mem_free(t->cg);
         t->cg = NULL;
     }
-    queue_finish(n->queue, t->id);
+    if (finish)
+        queue_finish(n->queue, t->id);
     t->exit_code = e->exit_code;
     t->signal = e->signal;
     t->cpu_time_ms = e->cpu_time_ms;
@@ -423,20 +426,40 @@ static void node__exited(node_t *n, node__task_t *t, const exec_exit_t *e)
 
 void node_reap(node_t *n)
 {
-    exec_exit_t e;
+    /* Exits are taken in batches: every one of a batch leaves the queue first, then their
+     * statuses go out, so one fresh matrix (computed for the first) holds for them all
+     * (node__matrix_refresh): not one simulation of the queue per ended task. */
+    enum { BATCH = 64 };
+    exec_exit_t es[BATCH];
+    node__task_t *ts[BATCH];
     int any = 0;
-    while (exec_reap(&e)) {
-        int32_t key = e.pid;
-        node__task_t *t = map_getn(&n->bypid, &key, sizeof key);
-        if (!t) {
-            /* an orphaned grandchild (we are a subreaper), or a task whose spawner thread has
-             * not reported it yet */
-            if (spawner_pending(n->spawner) > 0)
-                node__park_exit(n, &e);
-            continue;
+    for (;;) {
+        size_t k = 0;
+        exec_exit_t e;
+        while (k < BATCH && exec_reap(&e)) {
+            int32_t key = e.pid;
+            node__task_t *t = map_getn(&n->bypid, &key, sizeof key);
+            if (!t) {
+                /* an orphaned grandchild (we are a subreaper), or a task whose spawner thread
+                 * has not reported it yet */
+                if (spawner_pending(n->spawner) > 0)
+                    node__park_exit(n, &e);
+                continue;
+            }
+            queue_finish(n->queue, t->id);
+            es[k] = e;
+            ts[k++] = t;
         }
+        if (k == 0)
+            break;
         any = 1;
-        node__exited(n, t, &e);
+        n->matrix_batch = 1;
+        n->matrix_batch_fresh = 0;
+        for (size_t i = 0; i < k; i++)
+            node__exited(n, ts[i], &es[i], 0);
+        n->matrix_batch = 0;
+        if (k < BATCH)
+            break;
     }
     if (any)
         node__schedule_soon(n);

@@ -78,7 +78,7 @@ const struct config_key pnconf_schema[] = {
      "nice value of opportunistic tasks", 0, 19},
     {"tasks", "spawn_threads", CONFIG_INT, F(spawn_threads), "-1",
      "threads that start task processes (0: the event loop's own; -1: a quarter of the cores, "
-     "at least 1)",
+     "at least 2)",
      -1, 64},
     {"tasks", "path", CONFIG_STRING, F(task_path), "/usr/local/bin:/usr/bin:/bin",
      "PATH of tasks (a task's env may override it)", 1, 4096},

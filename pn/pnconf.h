@@ -49,7 +49,7 @@ typedef struct pnconf {
     double memory_margin_pct;
     int64_t memory_poll_ms;
     int64_t opportunistic_nice;
-    int64_t spawn_threads; /* threads that spawn tasks; 0: the loop thread; -1: cores / 4, >= 1 */
+    int64_t spawn_threads; /* threads that spawn tasks; 0: the loop thread; -1: cores / 4, >= 2 */
     char *task_path;
     struct config_list stage_allow;
     uint64_t stage_max_file;
