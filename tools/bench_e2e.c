@@ -337,6 +337,16 @@ int main(int argc, char **argv)
         jm_rss_kb = json_number_value(json_object_get(st, "rss_kb"));
         jm_peak_kb = json_number_value(json_object_get(st, "rss_peak_kb"));
         json_decref(st);
+        const char *state = json_string_value(json_object_get(flat, "state"));
+        if (state == NULL || strcmp(state, "succeeded") != 0) { /* why, before it is removed */
+            fprintf(stderr, "bench_e2e: the job %s: %s\n", state ? state : "?",
+                    json_string_value(json_object_get(flat, "reason")));
+            char cmd[2 * PATH_MAX + 64];
+            snprintf(cmd, sizeof cmd, "grep -E 'warn|error' '%s/jm.log' | tail -20 >&2",
+                     json_string_value(json_object_get(flat, "job_dir")));
+            if (system(cmd) != 0)
+                fprintf(stderr, "bench_e2e: no warnings in jm.log\n");
+        }
     }
     cluster_down();
     if (flat == NULL)
