@@ -299,8 +299,15 @@ static int jockey__dispatch(struct jockey__run *r)
 {
     jockey__hold(r);
     while (r->reg < r->tokens && r->nopp > 0) {
-        int t = r->opp[0]; /* upgrade the oldest opportunistic task in place */
-        memmove(r->opp, r->opp + 1, (r->nopp - 1) * sizeof *r->opp);
+        /* upgrade in place the opportunistic task of highest priority, the oldest of equals:
+           the daemon's order (jm/attempt.h attempt_upgrades) */
+        size_t b = 0;
+        for (size_t i = 1; i < r->nopp; i++)
+            if (jsim_job_task_priority(r->w->job, r->opp[i]) >
+                jsim_job_task_priority(r->w->job, r->opp[b]))
+                b = i;
+        int t = r->opp[b];
+        memmove(r->opp + b, r->opp + b + 1, (r->nopp - b - 1) * sizeof *r->opp);
         r->nopp--;
         r->kind[t] = 1;
         r->reg++;
