@@ -87,12 +87,22 @@ const struct estimator_config *estimator_config(const estimator_t *est);
 void estimator_observe(estimator_t *est, size_t stage, uint64_t input_bytes, double exec_s,
                        double io_s);
 
+/* estimator_observe with the task's own estimate (its spec runtime_s; 0: none), so that a
+ * stage whose tasks' estimates differ refines each task's own (estimator_cpu_s). Additive. */
+void estimator_observe_est(estimator_t *est, size_t stage, uint64_t input_bytes, double exec_s,
+                           double io_s, double estimate_s);
+
+/* A stage's observed estimates whose largest is over this times the smallest refine per task. */
+#define ESTIMATOR_OWN_SPREAD 1.5
+
 /* Number of finished tasks observed for a stage. */
 size_t estimator_observed(const estimator_t *est, size_t stage);
 
-/* The CPU-time part of R for a task: the spec's estimate until its stage has observations, then
- * (sum of observed CPU parts / sum of observed input bytes) × the task's input bytes when both
- * are positive, else the mean observed CPU part. */
+/* The CPU-time part of R for a task: the spec's estimate until its stage has observations; then,
+ * where the stage's observed tasks had estimates (estimator_observe_est) differing by more than
+ * ESTIMATOR_OWN_SPREAD, the task's estimate × (their CPU parts / their estimates); else (sum of
+ * observed CPU parts / sum of observed input bytes) × the task's input bytes when both are
+ * positive, else the mean observed CPU part. */
 double estimator_cpu_s(const estimator_t *est, const struct estimator_task *t);
 
 /* Estimates task `t` on view node `node` at now_ms with random draw in [0,1). Fills *out and

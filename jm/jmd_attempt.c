@@ -97,7 +97,7 @@ static void jmd_sched__done(jmd_t *j, const struct attempt_action *x, double exe
     size_t task = x->task;
     const struct spec_task *sp = &j->spec->tasks[task];
     struct jmd_task *t = &j->tasks[task];
-    estimator_observe(j->est, sp->stage, sp->input_bytes, exec_s, t->est.io_s);
+    estimator_observe_est(j->est, sp->stage, sp->input_bytes, exec_s, t->est.io_s, sp->runtime_s);
     jmd_spec_succeeded(j, task, x->node, exec_s);
     if (x->node >= 0) {
         int rc = place_note_cached(j->place, sp->stage, (uint32_t)x->node);

@@ -88,6 +88,8 @@ int jmd_sched_init(jmd_t *j, char *msg, size_t cap)
     place_config_default(&pc);
     pc.fill = 1; /* a node with room for several tasks now takes them in one round */
     pc.hold_max_s = PLACE_HOLD_MAX_S; /* late binding: place_hold */
+    pc.cand.all_nodes_max = PLACE_ALL_NODES_MAX;
+    pc.age_waits = 1;
     if (!rc)
         rc = place_new(j->spec, &pc, &j->place);
     if (!rc)
@@ -365,9 +367,10 @@ void jmd_sched_round(jmd_t *j)
                 return;
             if (!t->inflight || t->node != (int)pm->node)
                 continue; /* refused by the DAG (logged), or it could not be sent at all */
-            log_debug("%s attempt %u -> %s (%s, C=%.3f s)", j->spec->tasks[pm->task].id, t->attempt,
-                      view_node(j->view, pm->node)->name,
-                      cls == DISPATCH_REGULAR ? "regular" : "opportunistic", pm->est.c_s);
+            log_debug("%s attempt %u -> %s (%s, C=%.3f s: I %.3f W %.3f R %.3f)",
+                      j->spec->tasks[pm->task].id, t->attempt, view_node(j->view, pm->node)->name,
+                      cls == DISPATCH_REGULAR ? "regular" : "opportunistic", pm->est.c_s,
+                      pm->est.i_s, pm->est.w_s, pm->est.r_s);
             placed++;
         }
         jmd_sched__ready_back(j, n);
@@ -415,6 +418,10 @@ void jmd_sched_status(jmd_t *j, const proto_task_status_t *st, long link)
             return;
         }
     }
+    if (st->state != PROTO_TASK_QUEUED && st->state != PROTO_TASK_STAGING &&
+        st->state != PROTO_TASK_RUNNING)
+        log_debug("%s attempt %u %s at %s", j->spec->tasks[ti].id, st->attempt,
+                  proto_task_state_name(st->state), st->node ? st->node : "?");
     if (st->queued_at_ms && !t->queued_wall)
         t->queued_wall = st->queued_at_ms;
     if (st->state == PROTO_TASK_QUEUED || st->state == PROTO_TASK_STAGING) {

@@ -74,6 +74,8 @@ struct matcher_cand_config {
                                 (default 0.1) */
     size_t max_rack_nodes;   /* rack-mates taken per significant rack (default 16) */
     size_t nrandom;          /* random picks from the lightly-loaded list (default 2) */
+    size_t all_nodes_max;    /* a view of at most this many nodes offers every up node (default
+                                0: off; the daemon sets PLACE_ALL_NODES_MAX) */
 };
 
 void matcher_cand_config_default(struct matcher_cand_config *cfg);

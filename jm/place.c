@@ -47,6 +47,7 @@ void place_config_default(struct place_config *cfg)
     cfg->max_cands = 64;
     cfg->fill = 0;
     cfg->hold_max_s = 0;
+    cfg->age_waits = 0;
 }
 
 const struct place_config *place_get_config(const place_t *p)
@@ -269,21 +270,39 @@ static int place__grow_nodes(place_t *p, size_t n)
 
 /* What `node` can start now: its zero-wait cells (place.h), less the claims since its view
  * information. Needs place__grow_nodes past node. */
-static struct matcher_room place__room(place_t *p, const struct view_node *vn, uint32_t node)
+/* A node's matrix tells the waits as they were when it was taken (info_ms): by now, `age` later,
+ * each is that much shorter. Without this, a node that said "a core frees in 0.1 s" a second ago
+ * still looked busy until it next told, and the JM held a task, or queued it behind work
+ * elsewhere, while the core idled (montage, seismology: a sixth of the cluster's time). */
+static double place__aged(double w, double age_s)
+{
+    if (w < 0)
+        return w; /* never */
+    return w > age_s ? w - age_s : 0;
+}
+
+static double place__age_s(const struct view_node *vn, int64_t now_ms)
+{
+    return (double)view_age_ms(vn, now_ms) / 1000.0;
+}
+
+static struct matcher_room place__room(place_t *p, const struct view_node *vn, uint32_t node,
+                                       int64_t now_ms)
 {
     struct matcher_room r = {0, 0};
     if (vn == NULL || !vn->up)
         return r;
+    double age = p->cfg.age_waits ? place__age_s(vn, now_ms) : 0;
     if (vn->ncpu == 0) {
         r = (struct matcher_room){vn->cpu, (double)vn->mem_mb};
     } else {
         for (int c = 0; c < vn->ncpu; c++) {
-            float w = vn->wait_s[c * vn->nmem];
+            double w = place__aged(vn->wait_s[c * vn->nmem], age);
             if (w >= 0 && w <= PLACE__ZERO_WAIT_S)
                 r.cpu = vn->cpu_bins[c];
         }
         for (int m = 0; m < vn->nmem; m++) {
-            float w = vn->wait_s[m];
+            double w = place__aged(vn->wait_s[m], age);
             if (w >= 0 && w <= PLACE__ZERO_WAIT_S)
                 r.mem_mb = vn->mem_bins_mb[m];
         }
@@ -309,22 +328,38 @@ static struct matcher_room place__room(place_t *p, const struct view_node *vn, u
  * not all start now, and without this each of them was estimated as if it were alone. Returns
  * the new cost. */
 static double place__claimed_wait(place_t *p, const struct view_node *vn, uint32_t node,
-                                  const struct estimator_task *t, struct estimate *e)
+                                  const struct estimator_task *t, struct estimate *e,
+                                  int64_t now_ms)
 {
     if (vn == NULL || p->claim_ms[node] == INT64_MIN || vn->info_ms > p->claim_ms[node] ||
         (p->claim_cpu[node] <= 0 && p->claim_mem[node] <= 0))
         return e->c_s;
-    double w = view_wait(vn, t->cpu + p->claim_cpu[node], t->mem_mb + p->claim_mem[node], 0);
+    double age = p->cfg.age_waits ? place__age_s(vn, now_ms) : 0;
+    double w = place__aged(
+        view_wait(vn, t->cpu + p->claim_cpu[node], t->mem_mb + p->claim_mem[node], 0), age);
     if (w < 0) {
         /* more than the node holds at once: it waits for one of them to end at least; their
            run times are not known here, its own stands in */
-        double all = view_wait(vn, vn->cpu, t->mem_mb, 0);
+        double all = place__aged(view_wait(vn, vn->cpu, t->mem_mb, 0), age);
         w = (all > 0 ? all : 0) + e->r_s;
     }
     if (!(w > e->w_s))
         return e->c_s;
     double factor = e->e_s > 0 ? e->c_s / e->e_s : 1;
     e->e_s += w - e->w_s;
+    e->w_s = w;
+    e->c_s = e->e_s * factor;
+    return e->c_s;
+}
+
+/* The estimate `e` with its wait aged (place__aged): the node's wait as of now. */
+static double place__age_estimate(const struct view_node *vn, struct estimate *e, int64_t now_ms)
+{
+    double w = place__aged(e->w_s, place__age_s(vn, now_ms));
+    if (!(w < e->w_s))
+        return e->c_s;
+    double factor = e->e_s > 0 ? e->c_s / e->e_s : 1;
+    e->e_s -= e->w_s - w;
     e->w_s = w;
     e->c_s = e->e_s * factor;
     return e->c_s;
@@ -352,7 +387,7 @@ int place_room(place_t *p, const view_t *view, uint32_t node, struct matcher_roo
     int rc = place__grow_nodes(p, view_count(view));
     if (rc != 0)
         return rc;
-    *out = place__room(p, vn, node);
+    *out = place__room(p, vn, node, vn->info_ms);
     return 0;
 }
 
@@ -410,7 +445,7 @@ int place_round(place_t *p, const view_t *view, const estimator_t *est, const si
         for (size_t c = 0; c < nc; c++) {
             uint32_t cn = p->cnodes[c];
             if (p->cfg.fill && p->room_stamp[cn] != p->stamp) {
-                p->room[cn] = place__room(p, view_node(view, cn), cn);
+                p->room[cn] = place__room(p, view_node(view, cn), cn, now_ms);
                 p->room_stamp[cn] = p->stamp;
             }
             /* I = 0 where the node advertises the task's files (a cache it did not get from
@@ -420,8 +455,10 @@ int place_round(place_t *p, const view_t *view, const estimator_t *est, const si
                 here.file_bytes = 0;
             double cost =
                 estimator_estimate(est, view, &here, p->cnodes[c], now_ms, draw(ctx), &p->est[k]);
+            if (p->cfg.age_waits && cost < ESTIMATOR_INF)
+                cost = place__age_estimate(view_node(view, cn), &p->est[k], now_ms);
             if (p->cfg.fill && cost < ESTIMATOR_INF)
-                cost = place__claimed_wait(p, view_node(view, cn), cn, &here, &p->est[k]);
+                cost = place__claimed_wait(p, view_node(view, cn), cn, &here, &p->est[k], now_ms);
             if (p->cnodes[c] == p->failed[t] && cost < ESTIMATOR_INF)
                 cost *= 2; /* a retry prefers another node */
             p->cand[k] = (struct matcher_cand){p->cnodes[c], cost, p->est[k].w_s};

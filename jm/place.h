@@ -52,10 +52,14 @@ struct place_config {
     double hold_max_s; /* late binding (place_hold): the longest a ready task waits in the JM
                           for a node with room rather than queue behind work (default 0: off;
                           the daemon sets PLACE_HOLD_MAX_S) */
+    int age_waits;     /* 1: a node's waits count down from when its matrix was taken (the
+                          view's info_ms): a wait of 0.1 s told a second ago is no wait now
+                          (default 0; the daemon sets 1) */
 };
 
-#define PLACE_HOLD_MAX_S  2.0  /* the daemon's hold_max_s */
-#define PLACE_HOLD_WAIT_S 0.02 /* a wait at most this long is room now (the matrix's grain) */
+#define PLACE_HOLD_MAX_S    2.0  /* the daemon's hold_max_s */
+#define PLACE_HOLD_WAIT_S   0.02 /* a wait at most this long is room now (the matrix's grain) */
+#define PLACE_ALL_NODES_MAX 64   /* the daemon's cand.all_nodes_max: every node up to 64 */
 
 void place_config_default(struct place_config *cfg);
 

@@ -197,6 +197,28 @@ static void test_refinement_scaled_by_input(void **state)
     estimator_destroy(&est);
 }
 
+/* A stage whose tasks' own estimates differ (by more than ESTIMATOR_OWN_SPREAD) refines each
+ * task's estimate by the stage's actual / estimated ratio, not by its input bytes; with equal
+ * estimates, Apollo's input scaling stands. */
+static void test_refinement_own_estimates(void **state)
+{
+    (void)state;
+    estimator_t *est = NULL;
+    assert_int_equal(estimator_new(NULL, 2, &est), 0);
+    struct estimator_task t = {
+        .stage = 0, .cpu = 1, .mem_mb = 1, .runtime_s = 0.1, .input_bytes = 2000000};
+    estimator_observe_est(est, 0, 1000000, 1.1, 0, 1.0);  /* 1 s estimated, 1.1 s ran */
+    estimator_observe_est(est, 0, 1000000, 0.11, 0, 0.1); /* 0.1 s estimated, 0.11 s ran */
+    NEAR(estimator_cpu_s(est, &t), 0.11);                 /* 0.1 x 1.21 / 1.1 */
+    t.runtime_s = 2;
+    NEAR(estimator_cpu_s(est, &t), 2.2);
+    estimator_observe_est(est, 1, 1000000, 2.0, 0, 1.0); /* equal estimates: by input */
+    estimator_observe_est(est, 1, 1000000, 4.0, 0, 1.0);
+    t.stage = 1;
+    NEAR(estimator_cpu_s(est, &t), 6.0); /* 3e-6 s/byte x 2e6 bytes */
+    estimator_destroy(&est);
+}
+
 static void test_psucc_kfail_and_random(void **state)
 {
     (void)state;
@@ -256,6 +278,7 @@ int main(void)
         cmocka_unit_test(test_best_replica_per_input),
         cmocka_unit_test(test_stale_matrix_is_pessimistic),
         cmocka_unit_test(test_refinement_scaled_by_input),
+        cmocka_unit_test(test_refinement_own_estimates),
         cmocka_unit_test(test_psucc_kfail_and_random),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -100,6 +100,19 @@ static void test_figure5(void **state)
         }
         off[t + 1] = k;
     }
+    /* a view this small offers every up node when asked (the daemon's all_nodes_max) */
+    {
+        struct estimator_task none = {.stage = SIZE_MAX, .cpu = 1, .mem_mb = 1};
+        uint32_t nodes[8];
+        double draws[3] = {0.0, 0.1, 0.9};
+        /* no input: the two random picks of the light list only */
+        assert_int_equal(matcher_candidates(m, v, &none, &cc, draws, 3, nodes, 8), 2);
+        cc.all_nodes_max = view_count(v);
+        assert_int_equal(matcher_candidates(m, v, &none, &cc, draws, 3, nodes, 8), view_count(v));
+        cc.all_nodes_max = view_count(v) - 1; /* a node more than that: sampled again */
+        assert_int_equal(matcher_candidates(m, v, &none, &cc, draws, 3, nodes, 8), 2);
+        cc.all_nodes_max = 0;
+    }
     struct matcher_batch b = {3, off, cand};
     struct matcher_match g[3], s[3], o[3];
     size_t ng, ns, no;

@@ -1,7 +1,8 @@
 /* test_place.c - a JM scheduling round end to end on the pure modules: spec inputs resolved to
  * view nodes, locality wins on an idle cluster, a busy holder loses to an idle rack-mate, a
  * retry avoids the failed node, cached files make a node cheaper, one task per node; with
- * fill, a node takes as many tasks in one round as its zero-wait room holds. */
+ * fill, a node takes as many tasks in one round as its zero-wait room holds; aged waits count
+ * down from when a node told them. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -325,13 +326,64 @@ static void test_claims_and_hold(void **state)
     spec_destroy(&s);
 }
 
+/* A node's waits count down from when its matrix was taken (cfg.age_waits): "a core frees in
+ * 0.5 s" told 0.3 s ago is 0.2 s now, told 0.5 s ago is room; without the option, 0.5 s still. */
+static void test_waits_age(void **state)
+{
+    (void)state;
+    struct spec *s = fill_spec(1, 1);
+    view_t *v = NULL;
+    assert_int_equal(view_new(&v), 0);
+    double cpu_bins[2] = {1, 2}, mem_bins[1] = {65536}, cells[2] = {0.5, 0.5};
+    struct view_entry e = {.name = "a",
+                           .rack = "r0",
+                           .cpu = 2,
+                           .mem_mb = 65536,
+                           .up = 1,
+                           .boot_id = 1,
+                           .seq = 1,
+                           .ncpu = 2,
+                           .nmem = 1,
+                           .cpu_bins = cpu_bins,
+                           .mem_bins_mb = mem_bins,
+                           .wait_s = cells};
+    assert_int_equal(view_update(v, &e, 1000), 1);
+    assert_int_equal(view_refresh_light(v, 10), 0);
+    estimator_t *est = NULL;
+    assert_int_equal(estimator_new(NULL, s->nstages, &est), 0);
+    for (int aged = 0; aged <= 1; aged++) {
+        struct place_config cfg;
+        place_config_default(&cfg);
+        cfg.fill = 1;
+        cfg.hold_max_s = 2;
+        cfg.age_waits = aged;
+        place_t *p = NULL;
+        assert_int_equal(place_new(s, &cfg, &p), 0);
+        assert_int_equal(place_resolve(p, v), 0);
+        size_t task = 0;
+        struct place_match out[1];
+        size_t n = 0;
+        assert_int_equal(place_round(p, v, est, &task, 1, 1300, draw_half, NULL, out, &n), 0);
+        assert_int_equal(n, 1);
+        assert_float_equal(out[0].est.w_s, aged ? 0.2 : 0.5, 1e-9);
+        assert_int_equal(place_hold(&cfg, &out[0], 0), 1);
+        assert_int_equal(place_round(p, v, est, &task, 1, 1500, draw_half, NULL, out, &n), 0);
+        assert_int_equal(n, 1);
+        assert_float_equal(out[0].est.w_s, aged ? 0 : 0.5, 1e-9);
+        assert_int_equal(place_hold(&cfg, &out[0], 0), !aged); /* room by now: sent */
+        place_destroy(&p);
+    }
+    estimator_destroy(&est);
+    view_destroy(&v);
+    spec_destroy(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_round),
-        cmocka_unit_test(test_fill_one_big_node),
-        cmocka_unit_test(test_fill_two_nodes),
-        cmocka_unit_test(test_claims_and_hold),
+        cmocka_unit_test(test_round),          cmocka_unit_test(test_fill_one_big_node),
+        cmocka_unit_test(test_fill_two_nodes), cmocka_unit_test(test_claims_and_hold),
+        cmocka_unit_test(test_waits_age),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
