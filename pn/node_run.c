@@ -238,17 +238,22 @@ void node__spawned(void *arg, const spawner_result_t *r)
     t->spawning = 0;
     node__started(n, t, r->rc, r->pid, &r->at, r->t0_ns, r->t1_ns, r->msg, t->spawn_nice);
     if (r->rc == 0 && t->pid == r->pid) {
-        if (t->kill != NODE__KILL_NONE) /* cancelled, preempted or reaped meanwhile */
-            node__kill(n, t);
         for (size_t i = 0; i < n->nparked; i++)
-            if (n->parked[i].pid == r->pid) {
+            if (n->parked[i].pid == r->pid) { /* it has ended already */
                 exec_exit_t e = n->parked[i];
                 n->parked[i] = n->parked[--n->nparked];
                 node__exited(n, t, &e, 1);
                 node__schedule_soon(n);
-                break;
+                goto done;
             }
+        if (t->kill != NODE__KILL_NONE) { /* cancelled, preempted or reaped meanwhile */
+            node__kill(n, t);
+            /* and the leader itself (not reaped: its pid is still ours), for where vfork is
+             * emulated by fork (valgrind) and the child may not have made its group yet */
+            kill(r->pid, SIGKILL);
+        }
     }
+done:
     if (spawner_pending(n->spawner) == 0)
         n->nparked = 0;
 }
