@@ -246,12 +246,8 @@ void node__spawned(void *arg, const spawner_result_t *r)
                 node__schedule_soon(n);
                 goto done;
             }
-        if (t->kill != NODE__KILL_NONE) { /* cancelled, preempted or reaped meanwhile */
+        if (t->kill != NODE__KILL_NONE) /* cancelled, preempted or reaped meanwhile */
             node__kill(n, t);
-            /* and the leader itself (not reaped: its pid is still ours), for where vfork is
-             * emulated by fork (valgrind) and the child may not have made its group yet */
-            kill(r->pid, SIGKILL);
-        }
     }
 done:
     if (spawner_pending(n->spawner) == 0)
@@ -732,8 +728,10 @@ static void node__trash_done(uv_work_t *w, int status)
 void node__kill(node_t *n, node__task_t *t)
 {
     (void)n;
-    if (t->pid > 0)
-        exec_kill_group(t->pid, SIGKILL);
+    /* the group, or else the leader (unreaped while the task is live, so the pid is still its):
+     * where vfork is emulated by fork (valgrind) a child may not have made its group yet */
+    if (t->pid > 0 && exec_kill_group(t->pid, SIGKILL) != 0)
+        kill(t->pid, SIGKILL);
     if (t->cg)
         taskcg_kill(t->cg);
 }
