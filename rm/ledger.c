@@ -682,8 +682,9 @@ static void ledger__job_where(struct ledger_job *j, const struct ledger_cmd *c)
         memcpy(j->job_dir, c->text2, c->text2_len);
         j->job_dir[c->text2_len] = '\0';
     }
-    if (c->address[0] != '\0' && strlen(c->address) < sizeof j->host)
-        snprintf(j->host, sizeof j->host, "%s", c->address);
+    size_t alen = strlen(c->address);
+    if (alen > 0 && alen < sizeof j->host)
+        memcpy(j->host, c->address, alen + 1);
     if (c->boot_id != 0 && c->boot_id <= UINT32_MAX)
         j->jm_pid = (uint32_t)c->boot_id;
 }

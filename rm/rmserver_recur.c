@@ -546,8 +546,9 @@ void rmserver_recur_tick(struct rmserver *s)
                      (long long)(s->cfg->launch_retry_ms / 1000), tail[0] ? ": " : "", tail);
         }
         if (r->pend_launches >= (uint32_t)s->cfg->launch_max) {
-            char gave[LEDGER_REASON_MAX];
+            char gave[LEDGER_REASON_MAX + 48];
             snprintf(gave, sizeof gave, "gave up after %u launches: %s", r->pend_launches, why);
+            gave[LEDGER_REASON_MAX - 1] = '\0'; /* a note's text is at most this long */
             log_warn("recurring %s: period %lld: %s", r->name, (long long)r->pend_period, gave);
             recur__note(s, r, 3, gave, recur__key("giveup", r->name, r->id, r->pend_period));
             continue;
