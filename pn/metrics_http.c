@@ -1,6 +1,7 @@
 /* metrics_http.c - the PN's own /metrics responder (metrics_http.h). */
 #include "pn/metrics_http.h"
 
+#include <http_parser.h>
 #include <netdb.h>
 #include <stdio.h>
 #include <string.h>
@@ -39,40 +40,63 @@ struct metrics_http {
     int stopping;
 };
 
+/* What the request's callbacks gather: where the target lies in the buffer (one span, as the
+ * whole head is parsed from one buffer), and whether the head ended. */
+struct mh__req {
+    const char *url;
+    size_t url_len;
+    int head_done;
+};
+
+static int mh__on_url(http_parser *p, const char *at, size_t n)
+{
+    struct mh__req *r = p->data;
+    if (r->url == NULL)
+        r->url = at;
+    else if (at != r->url + r->url_len)
+        return 1; /* not one span: stops the parser (HPE_CB_url) */
+    r->url_len += n;
+    return 0;
+}
+
+static int mh__on_headers_complete(http_parser *p)
+{
+    struct mh__req *r = p->data;
+    r->head_done = 1;
+    http_parser_pause(p, 1); /* the head is all a scrape sends that we read */
+    return 0;
+}
+
+/* The request head is parsed by Debian's http-parser (libhttp-parser-dev), not by hand. */
 int metrics_http_parse(const char *buf, size_t len, char *method, size_t mcap, char *path,
                        size_t pcap)
 {
-    const char *end = NULL;
-    for (size_t i = 0; i + 3 < len; i++)
-        if (buf[i] == '\r' && buf[i + 1] == '\n' && buf[i + 2] == '\r' && buf[i + 3] == '\n') {
-            end = buf + i;
-            break;
-        }
-    if (!end)
-        return 0;
-    const char *line_end = memchr(buf, '\r', (size_t)(end - buf) + 1);
-    const char *sp1 = memchr(buf, ' ', (size_t)(line_end - buf));
-    if (!sp1 || sp1 == buf)
+    static const http_parser_settings settings = {
+        .on_url = mh__on_url,
+        .on_headers_complete = mh__on_headers_complete,
+    };
+    struct mh__req r = {0};
+    http_parser p;
+    http_parser_init(&p, HTTP_REQUEST);
+    p.data = &r;
+    http_parser_execute(&p, &settings, buf, len);
+    enum http_errno e = HTTP_PARSER_ERRNO(&p);
+    if (!r.head_done)
+        return e == HPE_OK ? 0 : -1;
+    if ((e != HPE_OK && e != HPE_PAUSED) || p.http_major != 1 || r.url == NULL)
         return -1;
-    const char *target = sp1 + 1;
-    const char *sp2 = memchr(target, ' ', (size_t)(line_end - target));
-    if (!sp2 || sp2 == target || target[0] != '/')
+    struct http_parser_url u;
+    http_parser_url_init(&u);
+    if (http_parser_parse_url(r.url, r.url_len, 0, &u) != 0 || !(u.field_set & (1 << UF_PATH)))
         return -1;
-    size_t vlen = (size_t)(line_end - sp2 - 1);
-    if (vlen != 8 || strncmp(sp2 + 1, "HTTP/1.", 7) != 0 || sp2[8] < '0' || sp2[8] > '9')
+    const char *name = http_method_str((enum http_method)p.method);
+    size_t ml = strlen(name), pl = u.field_data[UF_PATH].len;
+    const char *at = r.url + u.field_data[UF_PATH].off;
+    if (ml + 1 > mcap || pl + 1 > pcap || pl == 0 || at[0] != '/')
         return -1;
-    size_t ml = (size_t)(sp1 - buf);
-    const char *q = memchr(target, '?', (size_t)(sp2 - target));
-    size_t pl = (size_t)((q ? q : sp2) - target);
-    if (ml + 1 > mcap || pl + 1 > pcap)
-        return -1;
-    for (size_t i = 0; i < ml; i++)
-        if (buf[i] < 'A' || buf[i] > 'Z')
-            return -1;
-    memcpy(method, buf, ml);
-    method[ml] = 0;
-    memcpy(path, target, pl);
-    path[pl] = 0;
+    memcpy(method, name, ml + 1);
+    memcpy(path, at, pl);
+    path[pl] = '\0';
     return 1;
 }
 

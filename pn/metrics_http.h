@@ -4,11 +4,12 @@
  * nettle, p11-kit, ...) maps about 2.5 MiB into every process that loads it; an idle PN with
  * metrics on held 10.9-11.2 MiB, over its 10 MiB budget. A Prometheus scrape needs none of
  * it: one GET per connection. This responder reads one request head (at most
- * METRICS_HTTP_HEAD_MAX bytes, within METRICS_HTTP_IDLE_MS), answers GET and HEAD of the
- * handler's body with "Connection: close", 404 for any other path, 405 for any other method,
- * 400 for a head it cannot parse or that is too long, and closes. At most
- * METRICS_HTTP_CONN_MAX connections at once (more are closed at once). Every callback runs on
- * the loop's thread. Not thread-safe.
+ * METRICS_HTTP_HEAD_MAX bytes, within METRICS_HTTP_IDLE_MS; parsed by Debian's http-parser,
+ * libhttp-parser-dev, about 40 KiB and no other library), answers GET and HEAD of the handler's
+ * body with "Connection: close", 404 for any other path, 405 for any other method, 400 for a
+ * head it cannot parse or that is too long, and closes. At most METRICS_HTTP_CONN_MAX
+ * connections at once (more are closed at once). Every callback runs on the loop's thread.
+ * Not thread-safe.
  */
 #ifndef PADDOCK_PN_METRICS_HTTP_H
 #define PADDOCK_PN_METRICS_HTTP_H

@@ -5,7 +5,7 @@ set -euo pipefail
 
 pkgs=(build-essential cmake pkg-config git
       libczmq-dev libzmq3-dev libmsgpack-dev libraft-dev libuv1-dev libcmocka-dev libjansson-dev libglpk-dev
-      libmicrohttpd-dev zlib1g-dev prometheus
+      libmicrohttpd-dev libhttp-parser-dev zlib1g-dev prometheus
       clang libclang-rt-14-dev clang-format iproute2 systemd procps python3 snakemake)
 # zlib packs the RM's views (proto/pack.h); libmicrohttpd serves /metrics; prometheus (with promtool) is what tests/metrics scrapes with;
 # python3 (standard library only) runs tools/deadline-eval; snakemake (Debian's 7.21, with its
