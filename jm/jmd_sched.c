@@ -85,11 +85,7 @@ int jmd_sched_init(jmd_t *j, char *msg, size_t cap)
     if (!rc)
         rc = dispatch_new(&dc, n, &j->disp);
     struct place_config pc;
-    place_config_default(&pc);
-    pc.fill = 1; /* a node with room for several tasks now takes them in one round */
-    pc.hold_max_s = PLACE_HOLD_MAX_S; /* late binding: place_hold */
-    pc.cand.all_nodes_max = PLACE_ALL_NODES_MAX;
-    pc.age_waits = 1;
+    place_config_daemon(&pc);
     if (!rc)
         rc = place_new(j->spec, &pc, &j->place);
     if (!rc)

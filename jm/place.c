@@ -50,6 +50,15 @@ void place_config_default(struct place_config *cfg)
     cfg->age_waits = 0;
 }
 
+void place_config_daemon(struct place_config *cfg)
+{
+    place_config_default(cfg);
+    cfg->fill = 1; /* a node with room for several tasks now takes them in one round */
+    cfg->hold_max_s = PLACE_HOLD_MAX_S; /* late binding: place_hold */
+    cfg->cand.all_nodes_max = PLACE_ALL_NODES_MAX;
+    cfg->age_waits = 1;
+}
+
 const struct place_config *place_get_config(const place_t *p)
 {
     return &p->cfg;

@@ -62,6 +62,10 @@ struct place_config {
 #define PLACE_ALL_NODES_MAX 64   /* the daemon's cand.all_nodes_max: every node up to 64 */
 
 void place_config_default(struct place_config *cfg);
+/* The daemon's settings, which the simulator takes too so that it places as the daemon does:
+ * the defaults with fill, late binding (PLACE_HOLD_MAX_S), every node of a cluster of up to
+ * PLACE_ALL_NODES_MAX as a candidate, and aged waits. */
+void place_config_daemon(struct place_config *cfg);
 
 /* One placement decision (public value). */
 struct place_match {

@@ -41,8 +41,7 @@ int cl_job_init(struct cl_world *w, struct cl_job *j, const struct cluster_job *
     dispatch_config_default(&dc);
     dc.opp_factor = w->cfg.opp_factor;
     struct place_config pc;
-    place_config_default(&pc);
-    pc.fill = 1; /* as the daemon: a node with room takes several tasks in one round */
+    place_config_daemon(&pc); /* places as the daemon does */
     pc.hold_max_s = w->cfg.hold_max_s;
     struct attempt_config ac;
     attempt_config_default(&ac);
@@ -357,7 +356,8 @@ static void cl__act(struct cl_world *w, struct cl_job *j, const struct attempt_a
             break;
         case ATTEMPT_ACT_DONE:
             w->res->tasks++;
-            estimator_observe(j->est, st->stage, st->input_bytes, exec_s, j->tasks[x->task].io_s);
+            estimator_observe_est(j->est, st->stage, st->input_bytes, exec_s,
+                                  j->tasks[x->task].io_s, st->runtime_s);
             rc = place_note_cached(j->place, st->stage, (uint32_t)x->node);
             if (rc == 0 && dag_done(j->dag))
                 cl__job_end(w, j, 0);
