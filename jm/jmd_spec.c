@@ -656,15 +656,8 @@ static void jmd_spec__stragglers(jmd_t *j, int64_t now)
         if (to < 0)
             continue;
         in.copy_c_s = e.e_s;
-        if (d->n >= 2) {
-            double mean = 0, var = 0;
-            for (size_t q = 0; q < d->n; q++)
-                mean += d->v[q];
-            mean /= (double)d->n;
-            for (size_t q = 0; q < d->n; q++)
-                var += (d->v[q] - mean) * (d->v[q] - mean);
-            in.copy_spread_s = sqrt(var / (double)(d->n - 1)) * r;
-        }
+        if (d->n >= 2)
+            in.copy_spread_s = speculate_dist_stddev(d) * r;
         struct speculate_why why;
         enum speculate_verdict v = speculate_check(&s->scfg, &in, &why);
         if (v != SPECULATE_COPY)

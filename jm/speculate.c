@@ -209,6 +209,19 @@ double speculate_dist_median(const struct speculate_dist *d)
     return d->n % 2 ? d->v[d->n / 2] : 0.5 * (d->v[d->n / 2 - 1] + d->v[d->n / 2]);
 }
 
+double speculate_dist_stddev(const struct speculate_dist *d)
+{
+    if (d->n < 2)
+        return 0;
+    double mean = 0, var = 0;
+    for (size_t i = 0; i < d->n; i++)
+        mean += d->v[i];
+    mean /= (double)d->n;
+    for (size_t i = 0; i < d->n; i++)
+        var += (d->v[i] - mean) * (d->v[i] - mean);
+    return sqrt(var / (double)(d->n - 1));
+}
+
 enum dispatch_class speculate_copy_class(uint64_t free_units, uint64_t opp_free_units,
                                          uint32_t cost)
 {

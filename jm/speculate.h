@@ -145,6 +145,9 @@ void speculate_dist_close(struct speculate_dist *d);
 /* Inserts a finished duration in order. ERR_INVAL (NaN, negative), ERR_NOMEM. */
 int speculate_dist_add(struct speculate_dist *d, double dur_s);
 double speculate_dist_median(const struct speculate_dist *d); /* 0 when empty */
+/* The sample standard deviation of the durations kept (n - 1 in the divisor); 0 when fewer
+ * than two. */
+double speculate_dist_stddev(const struct speculate_dist *d);
 
 /* Which allowance a copy spends: DISPATCH_REGULAR when a token unit is free for it
  * (free_units >= cost), else DISPATCH_OPPORTUNISTIC when the opportunistic allowance has room

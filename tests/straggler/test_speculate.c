@@ -211,6 +211,14 @@ static void test_dist(void **state)
     struct speculate_dist d;
     speculate_dist_init(&d);
     assert_int_equal(speculate_dist_median(&d), 0);
+    assert_true(speculate_dist_stddev(&d) == 0);
+    assert_int_equal(speculate_dist_add(&d, 2), 0);
+    assert_true(speculate_dist_stddev(&d) == 0); /* one duration: no spread */
+    assert_int_equal(speculate_dist_add(&d, 4), 0);
+    assert_int_equal(speculate_dist_add(&d, 6), 0);
+    assert_float_equal(speculate_dist_stddev(&d), 2.0, 1e-12); /* sample sd of 2, 4, 6 */
+    speculate_dist_close(&d);
+    speculate_dist_init(&d);
     const double v[] = {5, 1, 4, 2, 3, 3.5};
     for (size_t i = 0; i < 6; i++)
         assert_int_equal(speculate_dist_add(&d, v[i]), 0);

@@ -530,19 +530,6 @@ static void ss__correct_queued(struct ss *s, enum correct_mode mode, double now)
     }
 }
 
-static double ss__stddev(const struct speculate_dist *d)
-{
-    if (d->n < 2)
-        return 0;
-    double m = 0, v = 0;
-    for (size_t i = 0; i < d->n; i++)
-        m += d->v[i];
-    m /= (double)d->n;
-    for (size_t i = 0; i < d->n; i++)
-        v += (d->v[i] - m) * (d->v[i] - m);
-    return sqrt(v / (double)(d->n - 1));
-}
-
 static void ss__speculate(struct ss *s, double now)
 {
     size_t natt = s->natt;
@@ -567,7 +554,7 @@ static void ss__speculate(struct ss *s, double now)
         in.progress = p > 1 ? 0.99 : p;
         double r = tk->est * (st->dist.n >= 3 ? speculate_dist_median(&st->dist) : 1);
         in.copy_c_s = ss__alt_wait(s, a->node) + r;
-        in.copy_spread_s = tk->est * (st->dist.n >= 3 ? ss__stddev(&st->dist) : 0.25);
+        in.copy_spread_s = tk->est * (st->dist.n >= 3 ? speculate_dist_stddev(&st->dist) : 0.25);
         in.speculate = s->sp->tasks[a->task].speculate; /* "speculate": false, as the JM */
         in.copies = tk->copies;
         in.job_inflight = s->spec_inflight;
