@@ -385,17 +385,23 @@ size_t metrics_escape_label(char *out, size_t cap, const char *s)
     return need;
 }
 
-int metrics_process(struct metrics *m)
+uint64_t metrics_rss_bytes(void)
 {
-    long pages = 0, size = 0;
+    unsigned long long size = 0, pages = 0;
     FILE *fp = fopen("/proc/self/statm", "r");
     if (fp != NULL) {
-        if (fscanf(fp, "%ld %ld", &size, &pages) != 2)
+        if (fscanf(fp, "%llu %llu", &size, &pages) != 2)
             pages = 0;
         fclose(fp);
     }
+    long page = sysconf(_SC_PAGESIZE);
+    return page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
+}
+
+int metrics_process(struct metrics *m)
+{
     int rc = metrics_gauge1(m, "process_resident_memory_bytes", "Resident memory size in bytes.",
-                            (double)pages * (double)sysconf(_SC_PAGESIZE));
+                            (double)metrics_rss_bytes());
     struct rusage ru;
     double cpu = 0;
     if (getrusage(RUSAGE_SELF, &ru) == 0)

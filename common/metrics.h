@@ -100,6 +100,8 @@ int metrics_gauge1(struct metrics *m, const char *name, const char *help, double
  * process_resident_memory_bytes (gauge, /proc/self/statm), process_cpu_seconds_total (counter,
  * user + system, getrusage) and process_open_fds (gauge). Same returns as metrics_family. */
 int metrics_process(struct metrics *m);
+/* This process's resident set in bytes (/proc/self/statm), 0 where unknown. */
+uint64_t metrics_rss_bytes(void);
 
 /* First error recorded since metrics_init (0 when everything was written). */
 int metrics_error(const struct metrics *m);

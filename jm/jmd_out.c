@@ -15,6 +15,7 @@
 #include "common/err.h"
 #include "common/log.h"
 #include "common/mem.h"
+#include "common/metrics.h"
 #include "jm/grain.h"
 #include "jm/jmd.h"
 
@@ -341,15 +342,7 @@ static void jmd_out__write(jmd_t *j, const char *name, json_t *o, int sync)
 /* This process's resident set now and its peak, in KiB (0 where unknown). */
 static void jmd_out__rss(uint64_t *now_kb, uint64_t *peak_kb)
 {
-    FILE *f = fopen("/proc/self/statm", "r");
-    unsigned long long size = 0, resident = 0;
-    if (f) {
-        if (fscanf(f, "%llu %llu", &size, &resident) != 2)
-            resident = 0;
-        fclose(f);
-    }
-    long page = sysconf(_SC_PAGESIZE);
-    *now_kb = page > 0 ? resident * (uint64_t)page / 1024 : 0;
+    *now_kb = metrics_rss_bytes() / 1024;
     struct rusage ru;
     *peak_kb = getrusage(RUSAGE_SELF, &ru) == 0 && ru.ru_maxrss > 0 ? (uint64_t)ru.ru_maxrss : 0;
     if (*peak_kb < *now_kb) /* the kernel updates its high-water mark lazily */

@@ -313,18 +313,6 @@ static void server__register(server_t *s)
     s->last_register_ms = clock_mono_ms();
 }
 
-static uint64_t server__rss_kb(void)
-{
-    FILE *f = fopen("/proc/self/statm", "r");
-    unsigned long long size = 0, res = 0;
-    if (f) {
-        if (fscanf(f, "%llu %llu", &size, &res) != 2)
-            res = 0;
-        fclose(f);
-    }
-    return res * (unsigned long long)(sysconf(_SC_PAGESIZE) / 1024);
-}
-
 static void server__write_status(server_t *s)
 {
     char tmp[4200], path[4200];
@@ -361,7 +349,7 @@ static void server__write_status(server_t *s)
             (unsigned long long)c.reaped, (unsigned long long)c.acks_ignored,
             (unsigned long long)c.memory_kills, (unsigned long long)c.cache_hits,
             (unsigned long long)c.cache_misses, (unsigned long long)c.statuses_sent,
-            (unsigned long long)s->auth_failures, (unsigned long long)server__rss_kb(),
+            (unsigned long long)s->auth_failures, (unsigned long long)(metrics_rss_bytes() / 1024),
             s->draining ? "true" : "false", s->metrics_url);
     if (fclose(f) == 0)
         rename(tmp, path);

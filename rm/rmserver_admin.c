@@ -5,6 +5,7 @@
 #include "common/clock.h"
 #include "common/err.h"
 #include "common/id.h"
+#include "common/metrics.h"
 #include "rm/arbiter.h"
 #include "rm/calib.h"
 #include "rm/rm_metrics.h"
@@ -331,15 +332,7 @@ static json_t *rmserver__status(struct rmserver *s)
     json_object_set_new(f, "snapshots", json_integer((json_int_t)fs.snapshots));
     json_object_set_new(f, "restores", json_integer((json_int_t)fs.restores));
     json_object_set_new(o, "fsm", f);
-    long rss = 0;
-    FILE *fp = fopen("/proc/self/statm", "r");
-    if (fp != NULL) {
-        long size = 0;
-        if (fscanf(fp, "%ld %ld", &size, &rss) != 2)
-            rss = 0;
-        fclose(fp);
-    }
-    json_object_set_new(o, "rss_kb", json_integer(rss * (sysconf(_SC_PAGESIZE) / 1024)));
+    json_object_set_new(o, "rss_kb", json_integer((json_int_t)(metrics_rss_bytes() / 1024)));
     /* where the memory goes: malloc's view, what holds it, and how often free heap went back */
     struct mallinfo2 mi = mallinfo2();
     json_t *mem = json_object();
