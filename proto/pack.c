@@ -9,6 +9,15 @@
 #include "common/err.h"
 #include "common/mem.h"
 
+const uint8_t PROTO_VIEW_TOPIC_SNAPSHOT[PROTO_VIEW_TOPIC_LEN] = {0x94, PROTO_VERSION_PACKED, 0xcc,
+                                                                 PROTO_VIEW_SNAPSHOT};
+const uint8_t PROTO_VIEW_TOPIC_DELTA[PROTO_VIEW_TOPIC_LEN] = {0x94, PROTO_VERSION_PACKED, 0xcc,
+                                                              PROTO_VIEW_DELTA};
+const uint8_t PROTO_VIEW_TOPIC_PLAIN_SNAPSHOT[PROTO_VIEW_TOPIC_PLAIN_LEN] = {0x94, PROTO_VERSION,
+                                                                             PROTO_VIEW_SNAPSHOT};
+const uint8_t PROTO_VIEW_TOPIC_PLAIN_DELTA[PROTO_VIEW_TOPIC_PLAIN_LEN] = {0x94, PROTO_VERSION,
+                                                                          PROTO_VIEW_DELTA};
+
 bool proto_type_packable(proto_type_t type)
 {
     return type == PROTO_VIEW_SNAPSHOT || type == PROTO_VIEW_DELTA;

@@ -25,6 +25,25 @@
 
 #define PROTO_VERSION_PACKED 2u
 
+/* View topics (proto/README.md "View subscriptions"): the first bytes of a packed VIEW_SNAPSHOT
+ * and of a packed VIEW_DELTA, as a ZeroMQ subscription prefix. A JM subscribes to the delta
+ * topic for as long as it runs and to the snapshot topic only until it holds a whole view (or
+ * again after it missed a delta); the RM publishes snapshots only while someone subscribes to
+ * them. A subscriber of "" (an older JM) takes both. The plain (version-1) forms are
+ * PROTO_VIEW_TOPIC_PLAIN_*, for an RM from before the packed form. */
+#define PROTO_VIEW_TOPIC_LEN 4u
+extern const uint8_t PROTO_VIEW_TOPIC_SNAPSHOT[PROTO_VIEW_TOPIC_LEN];
+extern const uint8_t PROTO_VIEW_TOPIC_DELTA[PROTO_VIEW_TOPIC_LEN];
+#define PROTO_VIEW_TOPIC_PLAIN_LEN 3u
+extern const uint8_t PROTO_VIEW_TOPIC_PLAIN_SNAPSHOT[PROTO_VIEW_TOPIC_PLAIN_LEN];
+extern const uint8_t PROTO_VIEW_TOPIC_PLAIN_DELTA[PROTO_VIEW_TOPIC_PLAIN_LEN];
+
+/* A view node published with age_ms below this is live: until the replica publishes it again,
+ * every delta of that replica that follows in sequence confirms it unchanged (its waits within
+ * the RM's tolerance, rm/rmview.h) as of one heartbeat before the delta. The replica publishes a
+ * live node again once it has not heard from it for this long. */
+#define PROTO_VIEW_LIVE_MS 2000
+
 /* Whether messages of this type may travel packed. */
 bool proto_type_packable(proto_type_t type);
 

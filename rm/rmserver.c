@@ -385,6 +385,7 @@ static void rmserver__snapshot(struct rmserver *s)
         rmview_note(s->view, ledger_node_at(l, i));
     s->snap_last_ms = (int64_t)clock_mono_ms();
     s->snap_wanted = false;
+    s->snapshots++;
     rmview_publish_snapshot(s->view, s->snap_last_ms, s->id, rmserver__emit, s);
 }
 
@@ -397,9 +398,14 @@ static void rmserver__on_delta(uv_timer_t *t)
         rmview_publish_delta(s->view, (int64_t)clock_mono_ms(), s->id, rmserver__emit, s);
 }
 
+/* The periodic snapshot goes only to those who subscribe to snapshots: JMs joining or
+ * repairing a gap, and older JMs that take everything (the XPUB sends a message only to the
+ * subscribers of its topic). With none, deltas alone go out. */
 static void rmserver__on_snapshot(uv_timer_t *t)
 {
-    rmserver__snapshot(t->data);
+    struct rmserver *s = t->data;
+    if (s->snap_topics != 0)
+        rmserver__snapshot(s);
 }
 
 /* ---- start and stop ---- */
@@ -451,18 +457,27 @@ static void rmserver__on_signal(uv_signal_t *h, int sig)
     rmserver__stop(s);
 }
 
-/* A PUB socket receives nothing; zuv wants a callback all the same. */
-/* The view socket is an XPUB: a frame starting with 1 is a new subscription (a JM starting).
- * It gets a whole snapshot at once instead of deltas naming only the nodes that changed last,
- * so it never places a job on part of the cluster; joins within RMSERVER__SNAP_JOIN_MS of the
- * last snapshot share the next delta tick's. */
+/* The view socket is an XPUB: a frame starting with 1 is a subscription, with 0 the last
+ * unsubscription of its topic (xpub_verbose passes every subscription, and an unsubscription
+ * when no subscriber of the topic is left). A subscription to snapshots (rmview_topic_snapshot:
+ * a JM starting, or one that missed a delta) gets a whole snapshot at once, so it never places
+ * a job on part of the cluster; joins within RMSERVER__SNAP_JOIN_MS of the last snapshot share
+ * the next delta tick's. A subscription to deltas alone asks for nothing. */
 static void rmserver__on_pub(zuv_sock_t *zs, zmsg_t **msg, void *arg)
 {
     (void)zs;
     struct rmserver *s = arg;
     zframe_t *f = zmsg_first(*msg);
-    if (f == NULL || zframe_size(f) < 1 || zframe_data(f)[0] != 1)
+    if (f == NULL || zframe_size(f) < 1 || zframe_data(f)[0] > 1)
         return;
+    int len = rmview_topic_snapshot(zframe_data(f) + 1, zframe_size(f) - 1);
+    if (len < 0)
+        return;
+    if (zframe_data(f)[0] == 0) {
+        s->snap_topics &= ~(1u << len);
+        return;
+    }
+    s->snap_topics |= 1u << len;
     if ((int64_t)clock_mono_ms() - s->snap_last_ms >= RMSERVER__SNAP_JOIN_MS)
         rmserver__snapshot(s);
     else

@@ -293,6 +293,7 @@ static json_t *rmserver__status(struct rmserver *s)
     json_object_set_new(o, "calibration", rmserver_calibration_json(l));
     json_object_set_new(o, "view_nodes", json_integer((json_int_t)rmview_count(s->view)));
     json_object_set_new(o, "view_seq", json_integer((json_int_t)rmview_seq(s->view)));
+    json_object_set_new(o, "view_snapshots", json_integer((json_int_t)s->snapshots));
     json_object_set_new(o, "requests", json_integer((json_int_t)s->requests));
     json_object_set_new(o, "heartbeats", json_integer((json_int_t)s->heartbeats));
     json_object_set_new(o, "heartbeats_stale", json_integer((json_int_t)s->heartbeats_stale));

@@ -4,6 +4,7 @@
 #include "common/err.h"
 #include "common/map.h"
 #include "common/mem.h"
+#include "proto/pack.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -35,8 +36,10 @@ void rmview_destroy(rmview_t **vp)
     if (vp == NULL || *vp == NULL)
         return;
     rmview_t *v = *vp;
-    for (size_t i = 0; i < v->n; i++)
+    for (size_t i = 0; i < v->n; i++) {
         mem_free(v->nodes[i].cache_filter);
+        mem_free(v->nodes[i].pub_cells);
+    }
     map_close(&v->index);
     mem_free(v->nodes);
     mem_free(v->scratch);
@@ -111,6 +114,39 @@ static int rmview__filter(struct rmview_node *n, const proto_heartbeat_t *hb)
     return 0;
 }
 
+static bool rmview__str_differs(const char *held, const char *got)
+{
+    return strcmp(held, got != NULL ? got : "") != 0;
+}
+
+/* Whether a heartbeat changes what a JM uses of a node that is not dirty (its held facts are
+ * then the published ones, but for the load and the waits, compared with pub_cells). */
+static bool rmview__relevant(const struct rmview_node *n, const proto_heartbeat_t *hb)
+{
+    const proto_matrix_t *a = &n->matrix, *b = &hb->matrix;
+    if (n->rx_ms == 0 || n->boot_id != hb->boot_id || rmview__str_differs(n->rack, hb->rack) ||
+        rmview__str_differs(n->endpoint, hb->endpoint) || n->cpu != hb->cpu ||
+        n->mem_mb != hb->mem_mb || n->draining != hb->draining || a->ncpu != b->ncpu ||
+        a->nmem != b->nmem || n->pub_ncells != b->ncpu * b->nmem)
+        return true;
+    for (uint32_t i = 0; i < b->ncpu && i < PROTO_MAX_MATRIX_DIM; i++)
+        if (a->cpu_bounds[i] != b->cpu_bounds[i])
+            return true;
+    for (uint32_t i = 0; i < b->nmem && i < PROTO_MAX_MATRIX_DIM; i++)
+        if (a->mem_bounds_mb[i] != b->mem_bounds_mb[i])
+            return true;
+    for (uint32_t i = 0; i < n->pub_ncells && i < PROTO_MAX_MATRIX_CELLS; i++) {
+        uint32_t was = n->pub_cells[i], now = b->cells_ms[i];
+        if ((was == PROTO_WAIT_NEVER) != (now == PROTO_WAIT_NEVER))
+            return true;
+        uint32_t d = was > now ? was - now : now - was;
+        uint32_t tol = was / RMVIEW_WAIT_TOL_DIV;
+        if (d > (tol > RMVIEW_WAIT_TOL_MS ? tol : RMVIEW_WAIT_TOL_MS))
+            return true;
+    }
+    return false;
+}
+
 int rmview_ingest(rmview_t *v, const proto_heartbeat_t *hb, int64_t now)
 {
     if ((hb->cache_filter != NULL ? hb->cache_filter_len : 0) > PROTO_MAX_CACHE_FILTER)
@@ -128,9 +164,13 @@ int rmview_ingest(rmview_t *v, const proto_heartbeat_t *hb, int64_t now)
     } else if (n->rx_ms != 0 && n->boot_id == hb->boot_id && hb->seq <= n->seq) {
         return RMVIEW_STALE;
     }
+    bool relevant = n->dirty || rmview__relevant(n, hb);
+    uint8_t *filter = n->cache_filter;
+    uint32_t filter_len = n->cache_filter_len;
     int rc = rmview__filter(n, hb);
     if (rc != 0)
         return rc;
+    relevant = relevant || n->cache_filter != filter || n->cache_filter_len != filter_len;
     rmview__copy(n->rack, sizeof n->rack, hb->rack);
     rmview__copy(n->endpoint, sizeof n->endpoint, hb->endpoint);
     n->cpu = hb->cpu;
@@ -146,7 +186,7 @@ int rmview_ingest(rmview_t *v, const proto_heartbeat_t *hb, int64_t now)
     n->boot_id = hb->boot_id;
     n->seq = hb->seq;
     n->rx_ms = now;
-    n->dirty = true;
+    n->dirty = relevant;
     return RMVIEW_FRESH;
 }
 
@@ -244,17 +284,24 @@ static void rmview__wire(proto_view_node_t *w, const struct rmview_node *n, int6
 int rmview_publish_snapshot(rmview_t *v, int64_t now, uint64_t rm_id, rmview_emit_fn *emit,
                             void *arg)
 {
+    int drc = rmview_publish_delta(v, now, rm_id, emit, arg);
+    if (drc != 0)
+        return drc;
     uint32_t parts = (uint32_t)((v->n + PROTO_MAX_VIEW_NODES - 1) / PROTO_MAX_VIEW_NODES);
     if (parts == 0)
         parts = 1;
     if (parts > PROTO_MAX_VIEW_PARTS)
         return ERR_TOOBIG;
-    uint64_t seq = ++v->seq;
+    if (v->seq == 0)
+        v->seq = 1; /* nothing published yet: the chain starts here */
+    uint64_t seq = v->seq;
     for (uint32_t p = 0; p < parts; p++) {
         size_t first = (size_t)p * PROTO_MAX_VIEW_NODES, k = 0;
         for (; k < PROTO_MAX_VIEW_NODES && first + k < v->n; k++) {
-            rmview__wire(&v->scratch[k], &v->nodes[first + k], now);
-            v->nodes[first + k].dirty = false;
+            struct rmview_node *n = &v->nodes[first + k];
+            rmview__wire(&v->scratch[k], n, now);
+            /* a joiner takes it live: its going silent must reach the joiner too */
+            n->pub_live = n->pub_live || v->scratch[k].age_ms < PROTO_VIEW_LIVE_MS;
         }
         proto_msg_t m;
         proto_msg_init(&m, PROTO_VIEW_SNAPSHOT);
@@ -272,16 +319,40 @@ int rmview_publish_snapshot(rmview_t *v, int64_t now, uint64_t rm_id, rmview_emi
     return 0;
 }
 
+/* Keeps the wait cells a delta names the node with: the reference for the next heartbeats. */
+static int rmview__published(struct rmview_node *n)
+{
+    uint32_t cells = n->matrix.ncpu * n->matrix.nmem;
+    if (cells > PROTO_MAX_MATRIX_CELLS)
+        cells = PROTO_MAX_MATRIX_CELLS;
+    if (cells > n->pub_ncells || n->pub_cells == NULL) {
+        uint32_t *p = mem_reallocarray(n->pub_cells, cells > 0 ? cells : 1, sizeof *p);
+        if (p == NULL)
+            return ERR_NOMEM;
+        n->pub_cells = p;
+    }
+    memcpy(n->pub_cells, n->matrix.cells_ms, cells * sizeof *n->pub_cells);
+    n->pub_ncells = cells;
+    return 0;
+}
+
 int rmview_publish_delta(rmview_t *v, int64_t now, uint64_t rm_id, rmview_emit_fn *emit, void *arg)
 {
     size_t i = 0;
     for (;;) {
         size_t k = 0;
         for (; i < v->n && k < PROTO_MAX_VIEW_NODES; i++) {
-            if (v->nodes[i].dirty) {
-                rmview__wire(&v->scratch[k++], &v->nodes[i], now);
-                v->nodes[i].dirty = false;
-            }
+            struct rmview_node *n = &v->nodes[i];
+            bool silent = n->pub_live && (n->rx_ms == 0 || now - n->rx_ms >= PROTO_VIEW_LIVE_MS);
+            if (!n->dirty && !silent)
+                continue;
+            int rc = rmview__published(n);
+            if (rc != 0)
+                return rc;
+            rmview__wire(&v->scratch[k], n, now);
+            n->pub_live = v->scratch[k].age_ms < PROTO_VIEW_LIVE_MS;
+            n->dirty = false;
+            k++;
         }
         if (k == 0)
             return 0;
@@ -302,4 +373,12 @@ int rmview_publish_delta(rmview_t *v, int64_t now, uint64_t rm_id, rmview_emit_f
 uint64_t rmview_seq(const rmview_t *v)
 {
     return v->seq;
+}
+
+int rmview_topic_snapshot(const uint8_t *topic, size_t len)
+{
+    if (len > PROTO_VIEW_TOPIC_LEN ||
+        (len > 0 && memcmp(topic, PROTO_VIEW_TOPIC_SNAPSHOT, len) != 0))
+        return -1;
+    return (int)len;
 }

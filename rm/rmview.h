@@ -10,12 +10,26 @@
  * restarted). Durable facts (state up/suspect/down/draining, failure history) come from the
  * ledger through rmview_note.
  *
- * Publication (proto.h grammar S:(VIEW_SNAPSHOT+ VIEW_DELTA*)*): rmview_publish_snapshot emits
- * every node in parts of at most PROTO_MAX_VIEW_NODES sharing one view_seq; rmview_publish_delta
- * emits the nodes changed since the previous publication, each delta applying to the view at
- * base_seq and yielding view_seq (several deltas chain when more nodes changed than one holds).
- * Each published node carries age_ms, the time since this replica heard from it, so
- * subscribers see staleness per node.
+ * Publication (proto.h grammar S:(VIEW_SNAPSHOT+ VIEW_DELTA*)*): rmview_publish_delta emits
+ * the nodes changed since the previous delta, each delta applying to the view at base_seq and
+ * yielding view_seq (several deltas chain when more nodes changed than one holds): one unbroken
+ * chain, so a subscriber that takes only deltas sees a gap as base_seq != its view_seq.
+ * rmview_publish_snapshot first publishes what changed as deltas, then every node in parts of at
+ * most PROTO_MAX_VIEW_NODES sharing view_seq = the latest delta's: the view a joiner takes whole
+ * is exactly where the chain stands, and a snapshot neither moves the chain nor hides a change
+ * from a subscriber that takes deltas only. Each published node carries age_ms, the time since
+ * this replica heard from it, so subscribers see staleness per node.
+ *
+ * What a delta names (a JM subscribes once and follows deltas, so they are what every
+ * subscriber pays for): a node whose JM-relevant facts changed since the delta that last named
+ * it. Exact: rack, endpoint, capacity, boot id, draining, state and failure history, the cache
+ * filter, the matrix's bins. Within a tolerance: the wait cells, published again only when one
+ * moved by more than max(RMVIEW_WAIT_TOL_MS, 1/RMVIEW_WAIT_TOL_DIV of the published wait).
+ * Load (used cpu and memory, running and queued counts) alone is not a change: it travels with
+ * the node when something else is. And liveness: a node published live (proto/pack.h
+ * PROTO_VIEW_LIVE_MS) is published again once it has been silent that long, so that a JM, which
+ * takes every delta in sequence as a confirmation of the live nodes it does not name, stops
+ * confirming it.
  */
 #ifndef PADDOCK_RM_RMVIEW_H
 #define PADDOCK_RM_RMVIEW_H
@@ -52,8 +66,15 @@ struct rmview_node {
      * form, at most PROTO_MAX_CACHE_FILTER bytes; NULL: none), published with the node. */
     uint8_t *cache_filter;
     uint32_t cache_filter_len;
-    bool dirty; /* private: changed since the last publication */
+    bool dirty; /* private: changed since the last delta */
+    /* private: what the last delta that named the node said (the reference for "changed") */
+    bool pub_live;       /* published with an age below PROTO_VIEW_LIVE_MS */
+    uint32_t pub_ncells; /* 0: never published */
+    uint32_t *pub_cells; /* pub_ncells wait cells, ms */
 };
+
+#define RMVIEW_WAIT_TOL_MS  250u /* a wait cell within this of the published one is unchanged */
+#define RMVIEW_WAIT_TOL_DIV 8u   /* ... or within an eighth of it, whichever is larger */
 
 /* A new empty view. Caller owns; NULL on ERR_NOMEM. */
 rmview_t *rmview_new(void);
@@ -88,14 +109,20 @@ enum ledger_liveness rmview_liveness(int64_t heard_ms, int64_t now, int64_t susp
  * the call (encode it there). Return 0 to go on, non-zero to stop (that code is returned). */
 typedef int rmview_emit_fn(void *arg, const proto_msg_t *msg);
 
-/* Publishes the whole view as parts sharing view_seq = ++seq; clears the changed marks.
- * Returns 0 or the emitter's code. */
+/* Publishes what changed as deltas (rmview_publish_delta), then the whole view as parts sharing
+ * view_seq = the latest delta's (1 when nothing was ever published). Returns 0 or the emitter's
+ * code. */
 int rmview_publish_snapshot(rmview_t *v, int64_t now, uint64_t rm_id, rmview_emit_fn *emit,
                             void *arg);
-/* Publishes the nodes changed since the last publication as deltas (none when nothing
- * changed). Returns 0 or the emitter's code. */
+/* Publishes the nodes changed since the last delta as deltas (none when nothing changed), and
+ * the live nodes gone silent for PROTO_VIEW_LIVE_MS. Returns 0 or the emitter's code. */
 int rmview_publish_delta(rmview_t *v, int64_t now, uint64_t rm_id, rmview_emit_fn *emit, void *arg);
 /* The seq of the latest publication (0 before the first). */
 uint64_t rmview_seq(const rmview_t *v);
+
+/* Whether a subscription to `topic` (an XPUB subscription message without its first byte) takes
+ * snapshots: "" or a prefix of proto/pack.h's PROTO_VIEW_TOPIC_SNAPSHOT. Returns the topic's
+ * length (0..PROTO_VIEW_TOPIC_LEN) when it does, -1 when it does not. */
+int rmview_topic_snapshot(const uint8_t *topic, size_t len);
 
 #endif

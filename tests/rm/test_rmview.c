@@ -39,7 +39,7 @@ static void heartbeat(proto_heartbeat_t *hb, const char *name, uint64_t boot, ui
     hb->matrix.cpu_bounds[1] = 2;
     hb->matrix.mem_bounds_mb[0] = 1024;
     hb->matrix.mem_bounds_mb[1] = 2048;
-    hb->matrix.cells_ms[3] = (uint32_t)seq * 10;
+    hb->matrix.cells_ms[3] = (uint32_t)seq * 1000; /* each seq a wait a JM would notice */
 }
 
 static void test_freshness(void **state)
@@ -59,7 +59,7 @@ static void test_freshness(void **state)
     heartbeat(&hb, "pn-1", 2, 1); /* the PN restarted: a new boot replaces the entry */
     assert_int_equal(rmview_ingest(v, &hb, 130), RMVIEW_FRESH);
     assert_int_equal(rmview_find(v, "pn-1")->boot_id, 2);
-    assert_int_equal(rmview_find(v, "pn-1")->matrix.cells_ms[3], 10);
+    assert_int_equal(rmview_find(v, "pn-1")->matrix.cells_ms[3], 1000);
     char longname[100];
     memset(longname, 'x', sizeof longname - 1);
     longname[sizeof longname - 1] = '\0';
@@ -112,6 +112,10 @@ static int collect(void *arg, const proto_msg_t *m)
         c->last_seq = d.view_delta.view_seq;
         c->deltas++;
         c->nodes += d.view_delta.nchanged;
+        for (uint32_t i = 0; i < d.view_delta.nchanged; i++) {
+            if (d.view_delta.changed[i].age_ms > c->oldest_age)
+                c->oldest_age = d.view_delta.changed[i].age_ms;
+        }
     }
     proto_msg_close(&d);
     return 0;
@@ -131,9 +135,15 @@ static void test_publish_snapshot_and_deltas(void **state)
     }
     struct collected c = {0, 0, 0, 0, 0, true};
     assert_int_equal(rmview_publish_snapshot(v, 5000, 7, collect, &c), 0);
+    /* what changed goes out as deltas first (512 + 512 + 176), then the snapshot at their seq */
+    assert_int_equal(c.deltas, 3);
     assert_int_equal(c.snapshots, 3);
-    assert_int_equal(c.nodes, n);
+    assert_int_equal(c.nodes, 2 * n);
+    assert_int_equal(c.last_seq, 3);
+    assert_int_equal(rmview_seq(v), 3);
+    assert_true(c.chained);
     assert_int_equal(c.oldest_age, 4000); /* pn-0 was heard at 1000 */
+    c.deltas = 0;
     /* nothing changed: no delta */
     c.nodes = 0;
     assert_int_equal(rmview_publish_delta(v, 5100, 7, collect, &c), 0);
@@ -148,8 +158,31 @@ static void test_publish_snapshot_and_deltas(void **state)
     assert_int_equal(rmview_publish_delta(v, 6100, 7, collect, &c), 0);
     assert_int_equal(c.deltas, 2);
     assert_int_equal(c.nodes, 600);
-    assert_true(c.chained);
+    assert_true(c.chained); /* the first delta's base is the snapshot's seq */
     assert_int_equal(rmview_seq(v), c.last_seq);
+    /* heartbeats that change only the load, and waits within the tolerance: no delta */
+    for (int i = 0; i < 600; i++) {
+        proto_heartbeat_t hb;
+        snprintf(name, sizeof name, "pn-%d", i * 2);
+        heartbeat(&hb, name, 1, 3);
+        hb.matrix.cells_ms[3] = 2000 + RMVIEW_WAIT_TOL_MS; /* 2000 published: within an 8th */
+        hb.used_cpu = 3.5;
+        assert_int_equal(rmview_ingest(v, &hb, 6050), RMVIEW_FRESH);
+    }
+    c.nodes = 0;
+    assert_int_equal(rmview_publish_delta(v, 6100, 7, collect, &c), 0);
+    assert_int_equal(c.nodes, 0);
+    /* past the tolerance (an eighth of 2000 is under 251 ms... 2000 + 251 is not) */
+    proto_heartbeat_t moved;
+    heartbeat(&moved, "pn-4", 1, 4);
+    moved.matrix.cells_ms[3] = 2000 + RMVIEW_WAIT_TOL_MS + 1;
+    assert_int_equal(rmview_ingest(v, &moved, 6060), RMVIEW_FRESH);
+    heartbeat(&moved, "pn-6", 1, 4);
+    moved.matrix.cells_ms[3] = PROTO_WAIT_NEVER; /* never is always news */
+    assert_int_equal(rmview_ingest(v, &moved, 6060), RMVIEW_FRESH);
+    assert_int_equal(rmview_publish_delta(v, 6100, 7, collect, &c), 0);
+    assert_int_equal(c.nodes, 2);
+    assert_true(c.chained);
     /* a ledger fact (down) marks the node changed */
     struct ledger_node ln;
     memset(&ln, 0, sizeof ln);
@@ -161,6 +194,17 @@ static void test_publish_snapshot_and_deltas(void **state)
     c.nodes = 0;
     assert_int_equal(rmview_publish_delta(v, 6200, 7, collect, &c), 0);
     assert_int_equal(c.nodes, 1);
+    /* the 600 nodes published live (heard at 6000-6060) go silent: each published once more,
+       with its age, so that JMs stop taking deltas as news of them */
+    c.nodes = 0;
+    c.oldest_age = 0;
+    assert_int_equal(rmview_publish_delta(v, 8060, 7, collect, &c), 0);
+    assert_int_equal(c.nodes, 600);
+    assert_true(c.oldest_age >= PROTO_VIEW_LIVE_MS);
+    c.nodes = 0;
+    assert_int_equal(rmview_publish_delta(v, 8100, 7, collect, &c), 0);
+    assert_int_equal(c.nodes, 0);
+    assert_true(c.chained);
     /* a registered node never heard from is published as maximally stale */
     snprintf(ln.name, sizeof ln.name, "pn-silent");
     ln.liveness = LEDGER_NODE_UP;
@@ -171,9 +215,24 @@ static void test_publish_snapshot_and_deltas(void **state)
     assert_true(rmview_find(v, "pn-silent")->cpu == 2.5);
     c.oldest_age = 0;
     c.nodes = 0;
-    assert_int_equal(rmview_publish_snapshot(v, 7000, 7, collect, &c), 0);
-    assert_int_equal(c.nodes, n + 1);
+    c.deltas = c.snapshots = 0;
+    assert_int_equal(rmview_publish_snapshot(v, 9000, 7, collect, &c), 0);
+    assert_int_equal(c.deltas, 1); /* pn-silent, new */
+    assert_int_equal(c.snapshots, 3);
+    assert_int_equal(c.nodes, 1 + n + 1);
     assert_int_equal(c.oldest_age, PROTO_MAX_DURATION_MS);
+    assert_true(c.chained);
+    /* the topics a subscriber takes snapshots with: "" and the packed snapshot header's prefixes */
+    assert_int_equal(rmview_topic_snapshot(NULL, 0), 0);
+    assert_int_equal(rmview_topic_snapshot(PROTO_VIEW_TOPIC_SNAPSHOT, PROTO_VIEW_TOPIC_LEN),
+                     (int)PROTO_VIEW_TOPIC_LEN);
+    assert_int_equal(rmview_topic_snapshot(PROTO_VIEW_TOPIC_SNAPSHOT, 2), 2);
+    assert_int_equal(rmview_topic_snapshot(PROTO_VIEW_TOPIC_DELTA, PROTO_VIEW_TOPIC_LEN), -1);
+    assert_int_equal(rmview_topic_snapshot(PROTO_VIEW_TOPIC_PLAIN_SNAPSHOT, 3), -1);
+    uint8_t longer[PROTO_VIEW_TOPIC_LEN + 1];
+    memcpy(longer, PROTO_VIEW_TOPIC_SNAPSHOT, PROTO_VIEW_TOPIC_LEN);
+    longer[PROTO_VIEW_TOPIC_LEN] = 0;
+    assert_int_equal(rmview_topic_snapshot(longer, sizeof longer), -1);
     rmview_destroy(&v);
 }
 
@@ -247,7 +306,7 @@ static void test_packed_to_jm_view(void **state)
     assert_int_equal(a->running, 2);
     assert_true(a->wait_s[0] == 5 * 7 / 1000.0f);
     assert_true(b->wait_s[0] == 11 * 7 / 1000.0f);
-    assert_true(a->wait_s[3] == 20 / 1000.0f);
+    assert_true(a->wait_s[3] == 2.0f);
     assert_string_equal(a->endpoint, "tcp://127.0.0.1:7000");
     view_destroy(&t.jv);
     rmview_destroy(&v);
@@ -325,7 +384,7 @@ static void test_cache_filter(void **state)
     assert_int_equal(n->cache_filter[0], 'B');
     struct filters c = {0};
     assert_int_equal(rmview_publish_snapshot(v, 200, 7, collect_filters, &c), 0);
-    assert_int_equal(c.with_filter, 1);
+    assert_int_equal(c.with_filter, 2); /* the new node's delta, then the snapshot */
     assert_int_equal(c.len0, BLOOM_HEADER_BYTES + 128);
     assert_memory_equal(c.first, "BF", 2);
     /* a newer heartbeat with another filter: in the delta */
@@ -371,8 +430,8 @@ static void test_cache_filter(void **state)
     }
     memset(&c, 0, sizeof c);
     assert_int_equal(rmview_publish_snapshot(v, 900, 7, collect_filters, &c), 0);
-    assert_int_equal(c.nodes, 601);
-    assert_int_equal(c.with_filter, 600);
+    assert_int_equal(c.nodes, 601 + 601); /* what changed (pn-1 too) as deltas, then the snapshot */
+    assert_int_equal(c.with_filter, 2 * 600);
     assert_true(c.max_msg < PROTO_MAX_MSG_BYTES);
     assert_true(c.max_packed > 0 && c.max_packed < PROTO_MAX_MSG_BYTES);
     print_message("largest view part, 512 nodes with 4 KiB filters: %zu bytes\n", c.max_msg);
