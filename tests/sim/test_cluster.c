@@ -35,6 +35,7 @@ static void make_jobs(struct jobs *j, const struct cluster_workloads *wl, size_t
                          0);
         j->jobs[i].spec = j->specs[i];
         j->jobs[i].arrival_s = gap * (double)i;
+        j->jobs[i].jockey = NULL;
         j->tasks += j->specs[i]->ntasks;
     }
 }
@@ -158,7 +159,7 @@ static void test_bad_config(void **state)
     small_config(&cfg);
     struct cluster_result r;
     char msg[256] = "";
-    struct cluster_job none = {NULL, 0};
+    struct cluster_job none = {.spec = NULL, .arrival_s = 0};
     assert_true(cluster_run(&cfg, &none, 1, &r, msg, sizeof msg) < 0);
     cfg.rm_delay_s = cfg.heartbeat_s; /* the view must arrive before the next heartbeat */
     assert_true(cluster_run(&cfg, &none, 1, &r, msg, sizeof msg) < 0);

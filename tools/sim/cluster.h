@@ -25,7 +25,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "jm/jsim.h"
 #include "jm/spec.h"
+#include "jm/utility.h"
 #include "tools/sim/engine_noise.h"
 
 #define CLUSTER_MAX_NODES 100000
@@ -70,21 +72,64 @@ struct cluster_config {
                                its share of a default-sized token in hundredths, a round's batch is
                                the free units and 4 more); 0: one unit per task (default) */
     int trace;              /* 1: every ended job attempt recorded in cluster_result.trace */
+    double run_slowdown;    /* every job task's run time times this (a slow run: Jockey's
+                               whole-run slowdown; default 1) */
     struct engine_noise noise;
 };
 
 void cluster_config_default(struct cluster_config *cfg);
 
+/* Jockey in a job's JM (cluster_jockey.c; docs/jockey.md): what jm/jmd_jockey.c does in the
+ * daemon, at its control period (deadline / 30, 1 to 60 s): jm/progress over the stages done,
+ * controller_step with the grant, the spare capacity and the observed speed, the guaranteed
+ * tokens it asks for granted at once (the simulated RM has them: one virtual cluster of
+ * `max_tokens`), the opportunistic allowance by jmd_jockey_allowance's rule, and downgrades and
+ * upgrades through jm/attempt.h when the grant moves. */
+enum cluster_jockey_policy {
+    CLUSTER_JOCKEY_CONTROL = 0, /* the controller over the plan's predictor (C(p, a) when the plan
+                                   has a table, else the Amdahl model): the daemon's */
+    CLUSTER_JOCKEY_NOADAPT,     /* the controller's first decision, kept for the whole run */
+    CLUSTER_JOCKEY_AMDAHL,      /* the controller over the plan's Amdahl model */
+    CLUSTER_JOCKEY_FIXED,       /* fixed_tokens throughout (no controller) */
+};
+
+struct cluster_jockey {
+    int policy;                      /* enum cluster_jockey_policy */
+    int fixed_tokens;                /* CLUSTER_JOCKEY_FIXED */
+    const struct jsim_plan *plan;    /* BORROWED; NULL: the daemon's plan without a profile (the
+                                        spec's estimates, Amdahl predictor) built per job */
+    double deadline_s;               /* > 0 */
+    const struct utility *utility;   /* BORROWED; NULL: Jockey 5.1's from deadline_s */
+    int max_tokens;                  /* the virtual cluster's capacity: the most a job is granted */
+    int speed;                       /* 1: the observed speed goes to the controller (the daemon) */
+    double change_at_s, change_to_s; /* > 0: at change_at_s the deadline becomes change_to_s */
+};
+
 /* One job to run: a parsed spec (borrowed for the run) and its arrival time. */
 struct cluster_job {
     const struct spec *spec;
     double arrival_s;
+    const struct cluster_jockey *jockey; /* NULL: cfg.tokens throughout */
+};
+
+/* Per job, when any job runs Jockey (cluster_result.job_stats). */
+struct cluster_job_stat {
+    int done, failed;
+    double makespan_s;   /* finish - arrival (until the run's end when not finished) */
+    double work_s;       /* run time of the attempts that succeeded */
+    double deadline_s;   /* the deadline at the end (the changed one, if it changed) */
+    double alloc_mean;   /* time-averaged guaranteed tokens held */
+    double alloc_before; /* ... before the deadline changed (0 without a change) */
+    double alloc_after;  /* ... after it */
+    int first_tokens, peak_tokens;
+    uint64_t downgrades, upgrades;
 };
 
 /* One ended attempt of a job task (cfg.trace), times in virtual seconds from its job's arrival,
  * in the shape of the attempts of a job's report.json (docs/deadline-eval.md reads both). */
 struct cluster_trace_rec {
     uint32_t job, task, attempt, node;
+    double ready_s;  /* entered the JM's ready queue */
     double placed_s; /* the JM's decision */
     double queued_s; /* arrival at the PN */
     double start_s, end_s;
@@ -114,6 +159,8 @@ struct cluster_result {
     size_t nqtimes;
     struct cluster_trace_rec *trace; /* cfg.trace: in end order (caller owns: mem_free) */
     size_t ntrace;
+    struct cluster_job_stat *job_stats; /* per job when any job has `jockey`, else NULL (caller
+                                           owns: mem_free) */
 };
 
 /* Runs jobs[0..njobs) on the cluster. Fills *out (caller owns out->qtimes). Returns 0,

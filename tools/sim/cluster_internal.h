@@ -71,6 +71,7 @@ struct cl_job {
     size_t *ready; /* scratch: a round's batch */
     struct place_match *matches;
     struct engine_rng rng;
+    struct cl_jockey *jk; /* Jockey's loop (cluster_jockey.c) or NULL: cfg.tokens throughout */
     int arrived, done, failed, round_pending, tick_pending;
     double arrival, finish;
 };
@@ -139,5 +140,14 @@ void cl_job_kick(struct cl_world *w, struct cl_job *j);
 void cl_job_report(struct cl_world *w, size_t job, size_t task, uint32_t attempt, int outcome,
                    double exec_s);
 void cl_job_started(struct cl_world *w, size_t job, size_t task);
+/* Units freed: waiting opportunistic tasks turn regular (jm/attempt.h's order); how many. */
+size_t cl_job_upgrade(struct cl_world *w, struct cl_job *j);
+
+/* cluster_jockey.c: Jockey's control loop in a JM (jm/jmd_jockey.c's) */
+int cl_jockey_init(struct cl_world *w, struct cl_job *j, const struct cluster_jockey *cfg);
+int cl_jockey_arrive(struct cl_world *w, struct cl_job *j);
+void cl_jockey_done(struct cl_world *w, struct cl_job *j, size_t task, double exec_s);
+void cl_jockey_stat(const struct cl_world *w, const struct cl_job *j, struct cluster_job_stat *st);
+void cl_jockey_close(struct cl_job *j);
 
 #endif

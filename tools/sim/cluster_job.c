@@ -73,11 +73,14 @@ int cl_job_init(struct cl_world *w, struct cl_job *j, const struct cluster_job *
         j->matches == NULL)
         return ERR_NOMEM;
     engine_rng_seed(&j->rng, w->cfg.seed, 0x200000000ull + idx);
-    return priority_compute(j->dag, NULL, j->task_bl, j->stage_prio);
+    if ((rc = priority_compute(j->dag, NULL, j->task_bl, j->stage_prio)) != 0)
+        return rc;
+    return src->jockey != NULL ? cl_jockey_init(w, j, src->jockey) : 0;
 }
 
 void cl_job_close(struct cl_job *j)
 {
+    cl_jockey_close(j);
     attempt_destroy(&j->att);
     readyq_destroy(&j->rq);
     place_destroy(&j->place);
@@ -134,6 +137,10 @@ void cl_job_arrive_ev(engine_t *e, void *ctx, uint64_t job)
     w->jobs_active++;
     if (w->jobs_active > w->res->jobs_peak)
         w->res->jobs_peak = w->jobs_active;
+    if (j->jk != NULL && (rc = cl_jockey_arrive(w, j)) != 0) {
+        cl__stop(w, rc);
+        return;
+    }
     cl_job_kick(w, j);
 }
 
@@ -340,6 +347,28 @@ static void cl_job_due_ev(engine_t *e, void *ctx, uint64_t job)
     cl_job_kick(w, j);
 }
 
+/* A freed unit upgrades waiting opportunistic tasks, the highest bottom level first, in place at
+ * their node. */
+size_t cl_job_upgrade(struct cl_world *w, struct cl_job *j)
+{
+    struct attempt_action up[32];
+    size_t k, total = 0;
+    while ((k = attempt_upgrades(j->att, j->task_bl, cl__ms(engine_now(w->eng)), up, 32)) > 0) {
+        for (size_t u = 0; u < k; u++) {
+            struct cl_task *ut = &j->tasks[up[u].task];
+            ut->klass = (ut->klass & 0x100) | QUEUE_REGULAR;
+            struct cl_node *nd = &w->nodes[ut->node];
+            if (nd->up && queue_upgrade(nd->q, cl_qid(j->idx, up[u].task)) == 0)
+                nd->dirty = 1;
+            nd->changes++;
+        }
+        total += k;
+        if (k < 32)
+            break;
+    }
+    return total;
+}
+
 /* Carries out the attempt machine's actions for job j, as jm/jmd_sched.c does on the wire. */
 static void cl__act(struct cl_world *w, struct cl_job *j, const struct attempt_action *act, int n,
                     double exec_s)
@@ -356,6 +385,8 @@ static void cl__act(struct cl_world *w, struct cl_job *j, const struct attempt_a
             break;
         case ATTEMPT_ACT_DONE:
             w->res->tasks++;
+            if (j->jk != NULL)
+                cl_jockey_done(w, j, x->task, exec_s);
             estimator_observe_est(j->est, st->stage, st->input_bytes, exec_s,
                                   j->tasks[x->task].io_s, st->runtime_s);
             rc = place_note_cached(j->place, st->stage, (uint32_t)x->node);
@@ -373,26 +404,10 @@ static void cl__act(struct cl_world *w, struct cl_job *j, const struct attempt_a
         case ATTEMPT_ACT_FAIL_JOB:
             cl__job_end(w, j, 1);
             break;
-        case ATTEMPT_ACT_ROUND: {
-            /* A freed unit upgrades waiting opportunistic tasks, the highest bottom level first,
-               in place at their node. */
-            struct attempt_action up[32];
-            size_t k;
-            while ((k = attempt_upgrades(j->att, j->task_bl, cl__ms(now), up, 32)) > 0) {
-                for (size_t u = 0; u < k; u++) {
-                    struct cl_task *ut = &j->tasks[up[u].task];
-                    ut->klass = (ut->klass & 0x100) | QUEUE_REGULAR;
-                    struct cl_node *nd = &w->nodes[ut->node];
-                    if (nd->up && queue_upgrade(nd->q, cl_qid(j->idx, up[u].task)) == 0)
-                        nd->dirty = 1;
-                    nd->changes++;
-                }
-                if (k < 32)
-                    break;
-            }
+        case ATTEMPT_ACT_ROUND:
+            cl_job_upgrade(w, j);
             cl_job_kick(w, j);
             break;
-        }
         default: /* CANCEL, NODE_OFF: the node's side already knows */
             break;
         }

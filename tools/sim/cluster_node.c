@@ -67,6 +67,7 @@ void cl_trace(struct cl_world *w, size_t job, size_t task, int outcome)
         .task = (uint32_t)task,
         .attempt = tk->attempt,
         .node = tk->node,
+        .ready_s = tk->ready_at - j->arrival,
         .placed_s = tk->placed_at - j->arrival,
         .queued_s = tk->pushed_at - j->arrival,
         .start_s = tk->started_at - j->arrival,
@@ -251,8 +252,10 @@ static void cl__start_job_task(struct cl_world *w, uint32_t n, const queue_task_
     w->samples[w->nsamples++] = (struct cl_sample){now, now - tk->pushed_at, n};
     struct engine_rng r;
     engine_rng_seed(&r, w->cfg.seed ^ 0x7a5c0000ull, cl_key(job, task, tk->attempt));
-    double run = engine_noise_runtime(&w->cfg.noise, &r, j->spec->tasks[task].runtime_s, NULL) +
-                 tk->planned_io + w->cfg.task_overhead_s;
+    double slow = w->cfg.run_slowdown > 0 ? w->cfg.run_slowdown : 1.0;
+    double run =
+        engine_noise_runtime(&w->cfg.noise, &r, j->spec->tasks[task].runtime_s * slow, NULL) +
+        tk->planned_io + w->cfg.task_overhead_s;
     double fail_at = engine_noise_failure(&w->cfg.noise, &r, run);
     if (fail_at >= 0) {
         run = fail_at;

@@ -35,6 +35,7 @@ void cluster_config_default(struct cluster_config *cfg)
     cfg->bg_cpu = 1;
     cfg->window_s = 60;
     cfg->max_time_s = 36000;
+    cfg->run_slowdown = 1.0;
     engine_noise_default(&cfg->noise);
 }
 
@@ -211,6 +212,12 @@ int cluster_run(const struct cluster_config *cfg, const struct cluster_job *jobs
     }
     out->events = engine_events_run(w->eng);
     rc = cl__figures(w, out);
+    for (size_t i = 0; rc == 0 && i < njobs; i++)
+        if (jobs[i].jockey != NULL && out->job_stats == NULL &&
+            (out->job_stats = mem_calloc(njobs, sizeof *out->job_stats)) == NULL)
+            rc = ERR_NOMEM;
+    for (size_t i = 0; rc == 0 && out->job_stats != NULL && i < njobs; i++)
+        cl_jockey_stat(w, &w->jobs[i], &out->job_stats[i]);
 done:
     if (w->jobs != NULL)
         for (size_t i = 0; i < w->njobs; i++)

@@ -32,6 +32,7 @@
 #include "common/err.h"
 #include "common/mem.h"
 #include "tools/cli.h"
+#include "tools/sim/jockey_cluster.h"
 #include "tools/sim/jockey_engine.h"
 
 struct jockey__args {
@@ -48,6 +49,7 @@ struct jockey__args {
     double spare;                     /* spare capacity at most spare x the oracle estimate */
     int no_speed;
     int hold_runnable;
+    int slice; /* --engine slice: the token-slice engine (jockey_engine.h), for the old figures */
     enum progress_kind progress;
 };
 
@@ -62,6 +64,7 @@ static int jockey__usage(void)
             "                          [--slowdown SIGMA] [--noise SIGMA] [--failures P]\n"
             "                          [--spare FRACTION_OF_ORACLE]\n"
             "                          [--no-speed] [--hold-runnable] [--verbose] [--trace-run R]\n"
+            "                          [--engine cluster|slice]\n"
             "                          [--progress totalworkWithQ|totalwork|vertexfrac|cp]\n");
     return 2;
 }
@@ -102,6 +105,13 @@ static int jockey__parse(int argc, char **argv, struct jockey__args *a)
             return -1;
         if (strcmp(argv[i], "--workload") == 0) {
             a->workload = v;
+        } else if (strcmp(argv[i], "--engine") == 0) {
+            if (strcmp(v, "slice") == 0)
+                a->slice = 1;
+            else if (strcmp(v, "cluster") == 0)
+                a->slice = 0;
+            else
+                return -1;
         } else if (strcmp(argv[i], "--workloads") == 0) {
             a->workloads = v;
         } else if (strcmp(argv[i], "--runs") == 0) {
@@ -158,6 +168,8 @@ static int jockey__parse(int argc, char **argv, struct jockey__args *a)
     }
     if ((a->change_at > 0) != (a->change_to > 0))
         return -1;
+    if (a->hold_runnable && !a->slice)
+        return -1; /* the cluster's JM holds what the daemon holds */
     return (a->workload != NULL) != (a->workloads != NULL) ? 0 : -1;
 }
 
@@ -237,8 +249,11 @@ static int jockey__workload(const struct jockey__args *ap, const char *path, jso
     struct jockey_result res;
     uint64_t train_seed = jockey__mix(a.seed, 0x747261696eull);
     int train_tokens = a.max_tokens / 2 > 0 ? a.max_tokens / 2 : 1;
-    if ((rc = jockey_engine_run(&w, JOCKEY_POLICY_FIXED, train_tokens, &train, train_seed, &rec,
-                                &res)) != 0 ||
+    double scale = jockey_cluster_scale(jsim_job_critical_path(est.job));
+    if ((rc = a.slice ? jockey_engine_run(&w, JOCKEY_POLICY_FIXED, train_tokens, &train, train_seed,
+                                          &rec, &res)
+                      : jockey_cluster_train(spec, a.max_tokens, train_tokens, scale, &train,
+                                             train_seed, &rec)) != 0 ||
         (rc = profile_build(&prof, spec->name, (int)spec->nstages, est.stage_names, rec.v, rec.n,
                             msg, sizeof msg)) != 0) {
         fprintf(stderr, "paddock-sim jockey: training run: %s\n", err_text(rc));
@@ -326,8 +341,12 @@ static int jockey__workload(const struct jockey__args *ap, const char *path, jso
         uint64_t seed = jockey__mix(a.seed, 1000 + (uint64_t)r);
         for (int p = 0; p < 4; p++) {
             w.trace = a.verbose > 1 && r == a.verbose - 2 ? stderr : NULL;
-            if ((rc = jockey_engine_run(&w, (enum jockey_policy)p, 0, &cond, seed, NULL, &res)) !=
-                0) {
+            if (a.slice)
+                rc = jockey_engine_run(&w, (enum jockey_policy)p, 0, &cond, seed, NULL, &res);
+            else
+                rc = jockey_cluster_run(&w, &plan, (enum jockey_policy)p, scale, a.spare, &cond,
+                                        seed, &res);
+            if (rc != 0) {
                 fprintf(stderr, "paddock-sim jockey: run %d (%s): %s\n", r,
                         jockey_policy_name((enum jockey_policy)p), err_text(rc));
                 goto out;
@@ -392,6 +411,7 @@ static int jockey__workload(const struct jockey__args *ap, const char *path, jso
     json_object_set_new(root, "progress", json_string(progress_kind_name(a.progress)));
     json_object_set_new(root, "speed_signal", json_boolean(!a.no_speed));
     json_object_set_new(root, "hold_runnable", json_boolean(a.hold_runnable));
+    json_object_set_new(root, "engine", json_string(a.slice ? "slice" : "cluster"));
     json_object_set_new(root, "spare_max_tokens", json_real(cond.spare_max));
     json_object_set_new(root, "critical_path_s", json_real(jsim_job_critical_path(plan.job)));
     json_object_set_new(root, "oracle_mean", json_real(oracle_sum / a.runs));

@@ -1,0 +1,315 @@
+/* cluster_jockey.c - Jockey's control loop in a simulated JM (cluster.h, struct cluster_jockey;
+ * docs/jockey.md): what jm/jmd_jockey.c does in the daemon, calling the same modules at the same
+ * period. Every period the JM observes the stages done (jm/dag), the progress (jm/progress), the
+ * grant, the spare capacity and the observed speed (finished tasks' run time against
+ * jsim_plan_task_expected), steps jm/controller, and asks for its tokens; the simulated RM grants
+ * them at once (one job's virtual cluster of max_tokens), and the grant reaches the JM as
+ * jmd_sched_tokens does it: the dispatcher's tokens, the opportunistic allowance
+ * (jmd_jockey_allowance's rule), downgrades with jm/attempt.h's grace when the grant falls below
+ * the regular work in flight, upgrades when it rises. */
+#include <math.h>
+#include <string.h>
+
+#include "common/err.h"
+#include "common/mem.h"
+#include "jm/controller.h"
+#include "jm/grain.h"
+#include "tools/sim/cluster_internal.h"
+
+struct cl_jockey {
+    struct cluster_jockey cfg;
+    struct jsim_plan own; /* the daemon's plan without a profile (cfg.plan NULL) */
+    const struct jsim_plan *plan;
+    controller_t *ctrl;
+    int *done; /* per stage: tasks succeeded */
+    uint32_t granted;
+    int first_done; /* NOADAPT: the first decision is taken */
+    int changed;
+    double run_actual_s, run_expected_s;
+    double last_t, alloc_int, alloc_before; /* token-seconds; before the deadline change */
+    double change_t;
+    double work_s;
+    int first_tokens, peak_tokens;
+    uint64_t downgrades, upgrades;
+    double *remaining, *estimate; /* scratch for downgrades */
+};
+
+static void cl_jk__fail(struct cl_world *w, int rc)
+{
+    if (w->err == 0)
+        w->err = rc;
+    engine_stop(w->eng);
+}
+
+int cl_jockey_init(struct cl_world *w, struct cl_job *j, const struct cluster_jockey *cfg)
+{
+    if (!(cfg->deadline_s > 0) || cfg->max_tokens < 1 || cfg->policy < CLUSTER_JOCKEY_CONTROL ||
+        cfg->policy > CLUSTER_JOCKEY_FIXED ||
+        (cfg->policy == CLUSTER_JOCKEY_FIXED && cfg->fixed_tokens < 1))
+        return ERR_INVAL;
+    struct cl_jockey *k = mem_calloc(1, sizeof *k);
+    if (k == NULL)
+        return ERR_NOMEM;
+    j->jk = k;
+    k->cfg = *cfg;
+    size_t nt = j->spec->ntasks ? j->spec->ntasks : 1;
+    k->done = mem_calloc(j->spec->nstages ? j->spec->nstages : 1, sizeof *k->done);
+    k->remaining = mem_calloc(nt, sizeof *k->remaining);
+    k->estimate = mem_calloc(nt, sizeof *k->estimate);
+    if (k->done == NULL || k->remaining == NULL || k->estimate == NULL)
+        return ERR_NOMEM;
+    if (cfg->policy == CLUSTER_JOCKEY_FIXED)
+        return 0;
+    char msg[256];
+    int rc;
+    k->plan = cfg->plan;
+    if (k->plan == NULL) { /* jmd_jockey__build without a profile: the spec's estimates */
+        rc = jsim_plan_init_sized(&k->own, j->spec, NULL, PROGRESS_TOTALWORK_Q,
+                                  w->cfg.grain ? 0 : -1, 0, msg, sizeof msg);
+        if (rc != 0)
+            return rc;
+        k->plan = &k->own;
+    }
+    struct utility ut;
+    if (cfg->utility != NULL)
+        ut = *cfg->utility;
+    else if ((rc = utility_init_deadline(&ut, cfg->deadline_s)) != 0)
+        return rc;
+    struct controller_config cc; /* as jmd_jockey__build: the daemon's period */
+    controller_config_default(&cc, cfg->deadline_s);
+    double period = cfg->deadline_s / 30.0;
+    cc.period_s = period < 1.0 ? 1.0 : period > 60.0 ? 60.0 : period;
+    cc.max_tokens = cfg->max_tokens;
+    cc.opp_factor = w->cfg.opp_factor;
+    controller_predict_fn *fn;
+    void *ctx;
+    if (cfg->policy == CLUSTER_JOCKEY_AMDAHL) {
+        fn = controller_predict_amdahl;
+        ctx = (void *)&k->plan->amdahl;
+    } else {
+        jsim_plan_predictor(k->plan, &fn, &ctx);
+    }
+    k->ctrl = controller_new(&cc, &ut, fn, ctx);
+    return k->ctrl != NULL ? 0 : ERR_NOMEM;
+}
+
+void cl_jockey_close(struct cl_job *j)
+{
+    struct cl_jockey *k = j->jk;
+    if (k == NULL)
+        return;
+    controller_destroy(&k->ctrl);
+    jsim_plan_close(&k->own);
+    mem_free(k->done);
+    mem_free(k->remaining);
+    mem_free(k->estimate);
+    mem_free(k);
+    j->jk = NULL;
+}
+
+/* Token-seconds held so far. */
+static void cl_jk__account(struct cl_jockey *k, double now)
+{
+    if (now > k->last_t)
+        k->alloc_int += (double)k->granted * (now - k->last_t);
+    k->last_t = now;
+}
+
+/* The grant fell below the regular units in flight: jmd_sched__downgrades, in place at the
+ * tasks' nodes with their grace. */
+static void cl_jk__downgrades(struct cl_world *w, struct cl_job *j)
+{
+    struct cl_jockey *k = j->jk;
+    if (dispatch_regular_units(j->disp) <= dispatch_tokens(j->disp))
+        return;
+    double now = engine_now(w->eng);
+    for (size_t i = 0; i < j->spec->ntasks; i++) {
+        const struct cl_task *t = &j->tasks[i];
+        double r = t->est_s > 0 ? t->est_s : j->spec->tasks[i].runtime_s;
+        k->estimate[i] = r;
+        if (t->running)
+            r -= now - t->started_at;
+        k->remaining[i] = r > 0 ? r : 0;
+    }
+    int64_t now_ms = (int64_t)(now * 1000.0 + 0.5);
+    struct attempt_action act[64];
+    size_t n;
+    while ((n = attempt_downgrades(j->att, j->task_bl, k->remaining, k->estimate, now_ms, act,
+                                   64)) > 0) {
+        for (size_t i = 0; i < n; i++) {
+            struct cl_task *t = &j->tasks[act[i].task];
+            k->downgrades++;
+            t->klass = (t->klass & 0x100) | QUEUE_OPPORTUNISTIC;
+            if (act[i].node < 0)
+                continue;
+            struct cl_node *nd = &w->nodes[act[i].node];
+            if (nd->up && queue_downgrade(nd->q, cl_qid(j->idx, act[i].task),
+                                          now + (double)act[i].grace_ms / 1000.0) == 0) {
+                nd->dirty = 1;
+                nd->changes++;
+            }
+        }
+        if (n < 64)
+            break;
+    }
+}
+
+/* Token units the nodes hold beyond the virtual cluster (jmd_jockey__beyond): idle to every
+ * job's regular work, so spare to this one's opportunistic work. */
+static double cl_jk__beyond(const struct cl_world *w, const struct cl_jockey *k)
+{
+    double beyond = floor(w->cfg.node_cpus + 1e-9) * (double)w->nnodes - (double)k->cfg.max_tokens;
+    return beyond > 0 ? beyond : 0;
+}
+
+/* The RM's grant reaches the JM (jmd_sched_tokens): tokens, allowance, downgrades, upgrades. */
+static void cl_jk__grant(struct cl_world *w, struct cl_job *j, int tokens)
+{
+    struct cl_jockey *k = j->jk;
+    if (tokens < 1)
+        tokens = 1;
+    if (tokens > k->cfg.max_tokens)
+        tokens = k->cfg.max_tokens;
+    double now = engine_now(w->eng);
+    cl_jk__account(k, now);
+    if (k->first_tokens == 0)
+        k->first_tokens = tokens;
+    if (tokens > k->peak_tokens)
+        k->peak_tokens = tokens;
+    uint32_t before = k->granted;
+    k->granted = (uint32_t)tokens;
+    dispatch_set_tokens(j->disp, w->cfg.grain ? grain_units(k->granted) : k->granted);
+    /* jmd_jockey_allowance: min(c x granted, spare), spare being the virtual cluster beyond the
+       grant and the nodes beyond the virtual cluster */
+    double spare = (double)k->cfg.max_tokens - (double)k->granted + cl_jk__beyond(w, k);
+    double allow = w->cfg.opp_factor * (double)k->granted;
+    if (allow > spare)
+        allow = spare;
+    dispatch_set_factor(j->disp, allow / (double)k->granted);
+    if (k->granted < before)
+        cl_jk__downgrades(w, j);
+    else if (k->granted > before)
+        k->upgrades += cl_job_upgrade(w, j);
+    cl_job_kick(w, j);
+}
+
+/* One control period: jmd_jockey_step. */
+static void cl_jk__step(struct cl_world *w, struct cl_job *j)
+{
+    struct cl_jockey *k = j->jk;
+    if (k->ctrl == NULL || (k->cfg.policy == CLUSTER_JOCKEY_NOADAPT && k->first_done))
+        return;
+    for (size_t s = 0; s < j->spec->nstages; s++)
+        k->done[s] = (int)dag_stage_count(j->dag, s, DAG_SUCCEEDED);
+    struct controller_obs obs;
+    memset(&obs, 0, sizeof obs);
+    obs.t_r = engine_now(w->eng) - j->arrival;
+    obs.progress = progress_eval(&k->plan->progress, k->done);
+    obs.done = k->done;
+    int spare = k->cfg.max_tokens - (int)k->granted;
+    obs.spare_tokens = spare > 0 ? spare : 0;
+    obs.granted = (int)k->granted;
+    if (k->cfg.speed && k->run_expected_s > 0) {
+        double prior = 0.05 * k->plan->amdahl.P0;
+        obs.speed = (k->run_actual_s + prior) / (k->run_expected_s + prior);
+    }
+    struct controller_out out;
+    int rc = controller_step(k->ctrl, &obs, &out);
+    if (rc != 0) {
+        cl_jk__fail(w, rc);
+        return;
+    }
+    k->first_done = 1;
+    if (out.tokens != (int)k->granted)
+        cl_jk__grant(w, j, out.tokens);
+}
+
+static void cl_jk__period_ev(engine_t *e, void *ctx, uint64_t job)
+{
+    struct cl_world *w = ctx;
+    struct cl_job *j = &w->jobs[job];
+    if (j->done || j->jk == NULL || j->jk->ctrl == NULL)
+        return;
+    cl_jk__step(w, j);
+    if (j->jk->cfg.policy == CLUSTER_JOCKEY_NOADAPT)
+        return;
+    int rc = engine_after(e, controller_config(j->jk->ctrl)->period_s, cl_jk__period_ev, w, job);
+    if (rc != 0)
+        cl_jk__fail(w, rc);
+}
+
+/* The deadline changes (`paddock job deadline`): jmd_jockey_deadline. */
+static void cl_jk__change_ev(engine_t *e, void *ctx, uint64_t job)
+{
+    struct cl_world *w = ctx;
+    struct cl_job *j = &w->jobs[job];
+    struct cl_jockey *k = j->jk;
+    if (j->done || k == NULL)
+        return;
+    cl_jk__account(k, engine_now(e));
+    k->alloc_before = k->alloc_int;
+    k->change_t = engine_now(e);
+    k->changed = 1;
+    k->cfg.deadline_s = k->cfg.change_to_s;
+    if (k->ctrl != NULL && k->cfg.policy != CLUSTER_JOCKEY_NOADAPT &&
+        controller_set_deadline(k->ctrl, k->cfg.change_to_s) == 0)
+        cl_jk__step(w, j);
+}
+
+int cl_jockey_arrive(struct cl_world *w, struct cl_job *j)
+{
+    struct cl_jockey *k = j->jk;
+    k->last_t = engine_now(w->eng);
+    k->granted = 0;
+    if (k->ctrl == NULL) {
+        cl_jk__grant(w, j, k->cfg.fixed_tokens);
+    } else {
+        cl_jk__step(w, j);
+        if (w->err != 0)
+            return w->err;
+        int rc =
+            engine_after(w->eng, controller_config(k->ctrl)->period_s, cl_jk__period_ev, w, j->idx);
+        if (rc != 0)
+            return rc;
+    }
+    if (k->cfg.change_at_s > 0 && k->cfg.change_to_s > 0)
+        return engine_after(w->eng, k->cfg.change_at_s, cl_jk__change_ev, w, j->idx);
+    return 0;
+}
+
+void cl_jockey_done(struct cl_world *w, struct cl_job *j, size_t task, double exec_s)
+{
+    struct cl_jockey *k = j->jk;
+    (void)w;
+    k->work_s += exec_s;
+    if (k->plan != NULL) { /* jmd_attempt.c: the speed signal's sums */
+        k->run_actual_s += exec_s;
+        k->run_expected_s += jsim_plan_task_expected(k->plan, j->spec, task);
+    }
+}
+
+void cl_jockey_stat(const struct cl_world *w, const struct cl_job *j, struct cluster_job_stat *st)
+{
+    memset(st, 0, sizeof *st);
+    st->done = j->done && !j->failed;
+    st->failed = j->failed;
+    double end = j->done ? j->finish : w->last_finish;
+    st->makespan_s = end - j->arrival;
+    const struct cl_jockey *k = j->jk;
+    if (k == NULL)
+        return;
+    double integ = k->alloc_int + (end > k->last_t ? (double)k->granted * (end - k->last_t) : 0);
+    double span = end - j->arrival;
+    st->work_s = k->work_s;
+    st->deadline_s = k->cfg.deadline_s;
+    st->alloc_mean = span > 0 ? integ / span : (double)k->granted;
+    if (k->changed) {
+        double b = k->change_t - j->arrival, a = end - k->change_t;
+        st->alloc_before = b > 0 ? k->alloc_before / b : 0;
+        st->alloc_after = a > 0 ? (integ - k->alloc_before) / a : 0;
+    }
+    st->first_tokens = k->first_tokens;
+    st->peak_tokens = k->peak_tokens;
+    st->downgrades = k->downgrades;
+    st->upgrades = k->upgrades;
+}
