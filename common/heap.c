@@ -21,20 +21,43 @@ void heap_close(struct heap *h)
 
 static bool heap__less(const struct heap_entry *a, const struct heap_entry *b)
 {
-    return a->key < b->key || (a->key == b->key && a->seq < b->seq);
+    if (a->key != b->key)
+        return a->key < b->key;
+    if (a->tie != b->tie)
+        return a->tie < b->tie;
+    return a->seq < b->seq;
+}
+
+int heap_reserve(struct heap *h, size_t n)
+{
+    if (n <= h->cap)
+        return 0;
+    struct heap_entry *items = mem_reallocarray(h->items, n, sizeof *items);
+    if (items == NULL)
+        return ERR_NOMEM;
+    h->items = items;
+    h->cap = n;
+    return 0;
+}
+
+void heap_clear(struct heap *h)
+{
+    h->len = 0;
 }
 
 int heap_push(struct heap *h, uint64_t key, void *value)
 {
+    return heap_push_tie(h, key, 0, value);
+}
+
+int heap_push_tie(struct heap *h, uint64_t key, uint64_t tie, void *value)
+{
     if (h->len == h->cap) {
-        size_t ncap = h->cap < 16 ? 16 : h->cap * 2;
-        struct heap_entry *items = mem_reallocarray(h->items, ncap, sizeof *items);
-        if (items == NULL)
-            return ERR_NOMEM;
-        h->items = items;
-        h->cap = ncap;
+        int rc = heap_reserve(h, h->cap < 16 ? 16 : h->cap * 2);
+        if (rc != 0)
+            return rc;
     }
-    struct heap_entry e = {.key = key, .seq = h->next_seq++, .value = value};
+    struct heap_entry e = {.key = key, .tie = tie, .seq = h->next_seq++, .value = value};
     size_t i = h->len++;
     while (i > 0) {
         size_t parent = (i - 1) / 2;

@@ -1,9 +1,10 @@
 /* heap.h - a binary min-heap of (key, value) pairs: timers, event queues, top-k.
  *
  * A value type: the caller owns the struct (heap_init / heap_close). Entries with equal keys
- * come out in insertion order (a sequence number breaks ties), so a simulation driven by the
- * heap is deterministic. Values are BORROWED pointers the heap never frees.
- * Storage comes from mem_*; a failed push leaves the heap unchanged.
+ * come out by their tie (heap_push_tie; 0 from heap_push), then in insertion order (a sequence
+ * number breaks what is left), so a simulation driven by the heap is deterministic. Values are
+ * BORROWED pointers the heap never frees. Storage comes from mem_*; a failed push leaves the heap
+ * unchanged.
  */
 #ifndef PADDOCK_COMMON_HEAP_H
 #define PADDOCK_COMMON_HEAP_H
@@ -14,7 +15,8 @@
 
 struct heap_entry {
     uint64_t key; /* public: smaller comes out first (e.g. virtual time in ns) */
-    uint64_t seq; /* private: insertion order, breaks ties */
+    uint64_t tie; /* public: among equal keys, smaller comes out first */
+    uint64_t seq; /* private: insertion order, breaks the ties left */
     void *value;  /* public */
 };
 
@@ -29,8 +31,17 @@ void heap_init(struct heap *h);
 /* Frees the storage (not the values); the heap is then empty and usable. */
 void heap_close(struct heap *h);
 
-/* Adds an entry. Returns 0 or ERR_NOMEM. O(log n). */
+/* Adds an entry (tie 0). Returns 0 or ERR_NOMEM. O(log n). */
 int heap_push(struct heap *h, uint64_t key, void *value);
+/* Adds an entry that, among entries of equal key, comes out before those of a larger tie (a
+ * second key, for an order on two fields). Returns 0 or ERR_NOMEM. O(log n). */
+int heap_push_tie(struct heap *h, uint64_t key, uint64_t tie, void *value);
+
+/* Makes room for `n` entries in all, so that pushes up to that many cannot fail. Returns 0 or
+ * ERR_NOMEM (the heap unchanged). */
+int heap_reserve(struct heap *h, size_t n);
+/* Removes every entry and keeps the storage. */
+void heap_clear(struct heap *h);
 
 /* The minimum entry without removing it; false when empty. `out` may be NULL. */
 bool heap_peek(const struct heap *h, struct heap_entry *out);

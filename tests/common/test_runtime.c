@@ -292,7 +292,7 @@ static void test_heap(void **state)
         vals[i] = i;
         assert_int_equal(heap_push(&h, x % 100, &vals[i]), 0);
     }
-    struct heap_entry e, prev = {0, 0, NULL};
+    struct heap_entry e, prev = {.key = 0, .value = NULL};
     int n = 0;
     while (heap_pop(&h, &e)) {
         if (n > 0) {
@@ -312,6 +312,58 @@ static void test_heap(void **state)
     assert_true(heap_key_from_double(1.0) < heap_key_from_double(2.0));
 }
 
+/* A second key (the tie) orders entries of equal key before insertion order does; reserved room
+ * is kept by clear. */
+static void test_heap_tie(void **state)
+{
+    (void)state;
+    struct heap h;
+    heap_init(&h);
+    assert_int_equal(heap_reserve(&h, 40), 0);
+    assert_true(h.cap >= 40);
+    static int vals[40];
+    for (int round = 0; round < 2; round++) {
+        /* keys 0..3, ties pushed in the opposite of the order they must come out in */
+        for (int i = 0; i < 40; i++) {
+            vals[i] = i;
+            assert_int_equal(heap_push_tie(&h, (uint64_t)(i % 4), (uint64_t)(39 - i), &vals[i]), 0);
+        }
+        assert_int_equal(h.len, 40);
+        if (round == 0) {
+            struct heap_entry e, prev = {.key = 0, .value = NULL};
+            int n = 0;
+            while (heap_pop(&h, &e)) {
+                if (n > 0) {
+                    assert_true(e.key >= prev.key);
+                    if (e.key == prev.key) /* larger i, smaller tie: first */
+                        assert_true(*(int *)e.value < *(int *)prev.value);
+                }
+                prev = e;
+                n++;
+            }
+            assert_int_equal(n, 40);
+        } else {
+            size_t cap = h.cap;
+            heap_clear(&h);
+            assert_int_equal(h.len, 0);
+            assert_int_equal(h.cap, cap);
+            assert_false(heap_peek(&h, NULL));
+        }
+    }
+    /* equal key and tie: insertion order, as heap_push */
+    assert_int_equal(heap_push_tie(&h, 7, 1, &vals[0]), 0);
+    assert_int_equal(heap_push_tie(&h, 7, 1, &vals[1]), 0);
+    assert_int_equal(heap_push(&h, 7, &vals[2]), 0);
+    struct heap_entry e;
+    assert_true(heap_pop(&h, &e));
+    assert_ptr_equal(e.value, &vals[2]); /* tie 0 */
+    assert_true(heap_pop(&h, &e));
+    assert_ptr_equal(e.value, &vals[0]);
+    assert_true(heap_pop(&h, &e));
+    assert_ptr_equal(e.value, &vals[1]);
+    heap_close(&h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -323,6 +375,7 @@ int main(void)
         cmocka_unit_test(test_vec),
         cmocka_unit_test(test_map),
         cmocka_unit_test(test_heap),
+        cmocka_unit_test(test_heap_tie),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
