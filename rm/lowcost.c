@@ -3,6 +3,7 @@
 #include "rm/lowcost.h"
 
 #include "common/err.h"
+#include "common/heap.h"
 #include "common/mem.h"
 
 #include <math.h>
@@ -19,16 +20,17 @@
 struct lowcost__ctx {
     uint32_t period, release;
     double cap, eps;
-    double *base;    /* [period]: the largest load among the instances at each offset */
-    double *alloc;   /* [period]: the candidate being evaluated (zero outside it) */
-    double *best;    /* [period]: the best candidate so far */
-    uint32_t *heap;  /* steps of the current stage with room left, lowest level first */
-    uint32_t nheap;  /* entries in heap */
-    double *demand;  /* [m]: the non-zero stages, in order */
-    double *cum;     /* [m]: cum[k] = demand[0] + ... + demand[k] */
-    uint32_t m;      /* non-zero stages */
-    double best_pk;  /* peak level of best, INFINITY when none */
-    uint32_t best_e; /* end (exclusive) of best */
+    double *base;     /* [period]: the largest load among the instances at each offset */
+    double *alloc;    /* [period]: the candidate being evaluated (zero outside it) */
+    double *best;     /* [period]: the best candidate so far */
+    struct heap heap; /* steps of the current stage with room left (values point into alloc),
+                       * lowest level first; room for `period` entries is reserved */
+    double *demand;   /* [m]: the non-zero stages, in order */
+    double *cum;      /* [m]: cum[k] = demand[0] + ... + demand[k] */
+    uint32_t m;       /* non-zero stages */
+    double best_pk;   /* peak level of best, INFINITY when none */
+    uint32_t best_e;  /* end (exclusive) of best */
+    int rc;           /* ERR_NOMEM when a push failed (it cannot: the room is reserved) */
 };
 
 static double lowcost__eps(double cap)
@@ -95,51 +97,23 @@ static double lowcost__level(const struct lowcost__ctx *c, uint32_t x)
 }
 
 /* Heap order: the lower level first; on a tie the later step, so a stage stays compact against
- * the stage after it. */
-static int lowcost__before(const struct lowcost__ctx *c, uint32_t a, uint32_t b)
+ * the stage after it. A step is in the heap at most once, so the order is total. The room for
+ * `period` entries is reserved, so the push cannot fail. */
+static int lowcost__push(struct lowcost__ctx *c, uint32_t x)
 {
-    double la = lowcost__level(c, a), lb = lowcost__level(c, b);
-    if (la != lb)
-        return la < lb;
-    return a > b;
+    int rc = heap_push_tie(&c->heap, heap_key_from_double(lowcost__level(c, x)),
+                           UINT32_MAX - (uint64_t)x, &c->alloc[x]);
+    if (rc != 0)
+        c->rc = rc;
+    return rc;
 }
 
-static void lowcost__sift_down(struct lowcost__ctx *c, uint32_t i)
+/* The step of the heap's first entry; the heap is not empty. */
+static uint32_t lowcost__top(const struct lowcost__ctx *c)
 {
-    for (;;) {
-        uint32_t l = 2 * i + 1, r = l + 1, m = i;
-        if (l < c->nheap && lowcost__before(c, c->heap[l], c->heap[m]))
-            m = l;
-        if (r < c->nheap && lowcost__before(c, c->heap[r], c->heap[m]))
-            m = r;
-        if (m == i)
-            return;
-        uint32_t t = c->heap[i];
-        c->heap[i] = c->heap[m];
-        c->heap[m] = t;
-        i = m;
-    }
-}
-
-static void lowcost__push(struct lowcost__ctx *c, uint32_t x)
-{
-    uint32_t i = c->nheap++;
-    c->heap[i] = x;
-    while (i > 0) {
-        uint32_t p = (i - 1) / 2;
-        if (!lowcost__before(c, c->heap[i], c->heap[p]))
-            return;
-        uint32_t t = c->heap[i];
-        c->heap[i] = c->heap[p];
-        c->heap[p] = t;
-        i = p;
-    }
-}
-
-static void lowcost__pop(struct lowcost__ctx *c)
-{
-    c->heap[0] = c->heap[--c->nheap];
-    lowcost__sift_down(c, 0);
+    struct heap_entry e;
+    heap_peek(&c->heap, &e);
+    return (uint32_t)((const double *)e.value - c->alloc);
 }
 
 /* Room at step x for a stage that may use at most `width` tokens in one step. */
@@ -174,19 +148,20 @@ static double lowcost__eval(struct lowcost__ctx *c, uint32_t end, double bound, 
         uint32_t cur = tau_r + 1; /* the stage's leftmost step: none yet */
         if (piece < 1)
             piece = 1;
-        c->nheap = 0;
+        heap_clear(&c->heap);
         while (left > c->eps) {
             /* eligible: the steps the stage already holds, and the one just left of them
              * (contiguity, §6.3); the first piece therefore goes to tau_r */
             double ext = 0;
             if (cur > tau_l)
                 ext = lowcost__room(c, cur - 1, width);
-            int stack = c->nheap > 0 && (ext <= c->eps || lowcost__level(c, c->heap[0]) <=
-                                                              lowcost__level(c, cur - 1) + c->eps);
+            int stack = c->heap.len > 0 &&
+                        (ext <= c->eps ||
+                         lowcost__level(c, lowcost__top(c)) <= lowcost__level(c, cur - 1) + c->eps);
             uint32_t x;
             double room;
             if (stack) {
-                x = c->heap[0];
+                x = lowcost__top(c);
                 room = lowcost__room(c, x, width);
             } else if (ext > c->eps) {
                 x = --cur;
@@ -207,12 +182,10 @@ static double lowcost__eval(struct lowcost__ctx *c, uint32_t end, double bound, 
                     return INFINITY;
             }
             int full = room - q <= c->eps;
-            if (stack && full)
-                lowcost__pop(c);
-            else if (stack)
-                lowcost__sift_down(c, 0);
-            else if (!full)
-                lowcost__push(c, x);
+            if (stack)
+                heap_pop(&c->heap, NULL); /* its level changed: back in below unless full */
+            if (!full && lowcost__push(c, x) != 0)
+                return INFINITY;
         }
         tau_r = cur - 1;
     }
@@ -240,7 +213,7 @@ static void lowcost__free(struct lowcost__ctx *c)
     mem_free(c->base);
     mem_free(c->alloc);
     mem_free(c->best);
-    mem_free(c->heap);
+    heap_close(&c->heap);
     mem_free(c->demand);
     mem_free(c->cum);
 }
@@ -271,10 +244,11 @@ int lowcost_place(struct lowcost_plan *plan, const struct lowcost_job *j, double
     c.base = mem_calloc(j->period, sizeof *c.base);
     c.alloc = mem_calloc(j->period, sizeof *c.alloc);
     c.best = mem_calloc(j->period, sizeof *c.best);
-    c.heap = mem_calloc(j->period, sizeof *c.heap);
+    heap_init(&c.heap);
     c.demand = mem_calloc(m, sizeof *c.demand);
     c.cum = mem_calloc(m, sizeof *c.cum);
-    if (!c.base || !c.alloc || !c.best || !c.heap || !c.demand || !c.cum) {
+    if (!c.base || !c.alloc || !c.best || !c.demand || !c.cum ||
+        heap_reserve(&c.heap, j->period) != 0) {
         lowcost__free(&c);
         return ERR_NOMEM;
     }
@@ -306,9 +280,10 @@ int lowcost_place(struct lowcost_plan *plan, const struct lowcost_job *j, double
                 lowcost__try(&c, e);
         }
     }
-    if (!isfinite(c.best_pk)) {
+    if (c.rc != 0 || !isfinite(c.best_pk)) {
+        rc = c.rc != 0 ? c.rc : ERR_FULL;
         lowcost__free(&c);
-        return ERR_FULL;
+        return rc;
     }
     memcpy(resv, c.best, j->period * sizeof *resv);
     lowcost__add(plan, j->period, resv, 1);
