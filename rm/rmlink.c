@@ -36,6 +36,7 @@ struct rmlink {
     size_t nreqs, capreqs;
     uv_timer_t *timer; /* own allocation: freed by its close callback */
     proto_buf_t buf;
+    size_t dropped; /* replies that did not decode (rmlink_dropped) */
 };
 
 size_t rmlink_pending(const rmlink_t *l)
@@ -43,12 +44,22 @@ size_t rmlink_pending(const rmlink_t *l)
     return l->nreqs;
 }
 
+size_t rmlink_dropped(const rmlink_t *l)
+{
+    return l->dropped;
+}
+
 static void rmlink__send(rmlink_t *l, struct rmlink__req *r)
 {
     uint64_t now = clock_mono_ms();
     r->resend_at = 0;
     r->try_end = now + (uint64_t)r->try_ms;
-    zuv_send_bytes(l->sock[r->target], NULL, 0, r->bytes, r->len);
+    int rc = zuv_send_bytes(l->sock[r->target], NULL, 0, r->bytes, r->len);
+    if (rc != 0) { /* not even queued (the socket's queue is full): the same replica, shortly */
+        log_debug("RM request %llu not sent to %s: %s", (unsigned long long)r->req_id,
+                  l->endpoint[r->target], err_text(rc));
+        r->resend_at = now + RMLINK__PAUSE_MS;
+    }
 }
 
 /* Removes request i and runs its callback (the callback may call rmlink_call). */
@@ -77,9 +88,17 @@ static void rmlink__on_recv(zuv_sock_t *zs, zmsg_t **msg, void *arg)
         from++;
     zframe_t *f = zmsg_first(*msg);
     proto_msg_t m;
-    if (zmsg_size(*msg) != 1 ||
-        proto_decode(zframe_data(f), zframe_size(f), &m, NULL, NULL, 0) != 0)
+    char why[160] = "";
+    int rc = zmsg_size(*msg) != 1
+                 ? err_fmt(why, sizeof why, ERR_INVAL, "%zu frames, not 1", zmsg_size(*msg))
+                 : proto_decode(zframe_data(f), zframe_size(f), &m, NULL, why, sizeof why);
+    if (rc != 0) { /* dropped and counted, logged the first time and every 100th after */
+        if (l->dropped++ % 100 == 0)
+            log_warn("dropped an undecodable message from the RM at %s (%zu so far): %s",
+                     from < l->n ? l->endpoint[from] : "?", l->dropped,
+                     why[0] ? why : err_text(rc));
         return;
+    }
     size_t i = 0;
     while (i < l->nreqs && l->reqs[i].req_id != m.req_id)
         i++;

@@ -44,4 +44,9 @@ int rmlink_call(rmlink_t *l, proto_msg_t *req, int try_ms, int deadline_ms, rmli
 /* Requests waiting for their callback. */
 size_t rmlink_pending(const rmlink_t *l);
 
+/* Messages from the replicas that did not decode (not one frame, or rejected by proto_decode):
+ * dropped, counted here and logged the first time and every 100th after; the request they may
+ * have answered is retried as for a silent replica. */
+size_t rmlink_dropped(const rmlink_t *l);
+
 #endif

@@ -214,11 +214,72 @@ static void test_timeout_and_cancel(void **state)
     assert_int_equal(uv_loop_close(&loop), 0);
 }
 
+/* A replica that answers with bytes that do not decode, then with a refusal: the garbage is
+ * dropped and counted, the refusal reaches the callback. The "replica" is a ROUTER of the test's
+ * own on loopback. */
+static void test_undecodable_counted(void **state)
+{
+    (void)state;
+    zsock_t *router = zsock_new_router("@tcp://127.0.0.1:*");
+    assert_non_null(router);
+    zsock_set_rcvtimeo(router, 5); /* the loop below turns both sides */
+    const char *ep = zsock_endpoint(router);
+    assert_non_null(ep);
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    char msg[256];
+    rmlink_t *l = NULL;
+    assert_int_equal(rmlink_new(&l, &loop, &ep, 1, NULL, msg, sizeof msg), 0);
+    proto_msg_t q;
+    proto_msg_init(&q, PROTO_ADMIN_QUERY);
+    q.admin_query.kind = "rm_status";
+    struct one a = {0, 1};
+    assert_int_equal(rmlink_call(l, &q, 5000, 8000, on_one, &a), 0);
+    assert_int_equal(rmlink_dropped(l), 0);
+    bool answered = false;
+    for (uint64_t end = clock_mono_ms() + 6000; a.calls == 0 && clock_mono_ms() < end;) {
+        uv_run(&loop, UV_RUN_NOWAIT);
+        zmsg_t *in = zmsg_recv(router);
+        if (in == NULL || answered) {
+            zmsg_destroy(&in);
+            continue;
+        }
+        assert_int_equal(zmsg_size(in), 2); /* routing id, request */
+        zframe_t *id = zmsg_first(in), *body = zmsg_next(in);
+        proto_msg_t req;
+        assert_int_equal(proto_decode(zframe_data(body), zframe_size(body), &req, NULL, NULL, 0),
+                         0);
+        /* first garbage (a msgpack "never used" byte), then two frames where one is expected */
+        static const uint8_t junk[] = {0xc1, 0x01, 0x02};
+        assert_int_equal(zsock_send(router, "fb", id, junk, sizeof junk), 0);
+        assert_int_equal(zsock_send(router, "fbb", id, junk, sizeof junk, junk, sizeof junk), 0);
+        proto_msg_t err;
+        proto_msg_error(&err, &req, ERR_INVAL, "refused by the test", NULL);
+        proto_buf_t buf;
+        proto_buf_init(&buf);
+        assert_int_equal(proto_encode(&err, &buf, NULL, 0), 0);
+        assert_int_equal(zsock_send(router, "fb", id, buf.data, buf.len), 0);
+        proto_buf_close(&buf);
+        proto_msg_close(&req);
+        zmsg_destroy(&in);
+        answered = true;
+    }
+    assert_true(answered);
+    assert_int_equal(a.calls, 1);
+    assert_int_equal(a.status, 0); /* the refusal is an answer */
+    assert_int_equal(rmlink_dropped(l), 2);
+    rmlink_destroy(&l);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    assert_int_equal(uv_loop_close(&loop), 0);
+    zsock_destroy(&router);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_chain_survives_leader_kill),
         cmocka_unit_test(test_timeout_and_cancel),
+        cmocka_unit_test(test_undecodable_counted),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
