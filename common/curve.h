@@ -1,4 +1,5 @@
-/* curve.h - CURVE authentication and encryption for every TCP socket (DESIGN.md 3.2, 7).
+/* curve.h - CURVE authentication and encryption for every TCP socket (docs/architecture.md,
+ * "Sockets, keys and the event loop").
  *
  * Key files, as written by `paddock keygen --dir DIR [--name NAME]` (czmq zcert text format):
  *     DIR/NAME.pub       public certificate (public key, Z85). Shareable.

@@ -3,10 +3,10 @@
  * libmicrohttpd is not linked: it is loaded with dlopen the first time a server starts. Its
  * library constructor initialises gnutls, which maps gnutls, p11-kit, nettle, libtasn1 and more
  * into the process: about 2.7 MiB of resident memory in every daemon even with metrics off,
- * enough to put the PN's idle RSS over DESIGN's 10 MiB target. So a daemon with metrics off
- * never loads it; one with metrics on pays for it (docs/metrics.md, "Cost"). The header gives
- * the types and constants; the functions are called through `mhd`, a table of pointers typed
- * from the header's own declarations, resolved once. */
+ * enough to put the PN's idle RSS over its 10 MiB target (docs/architecture.md, "Targets"). So a
+ * daemon with metrics off never loads it; one with metrics on pays for it (docs/metrics.md,
+ * "Cost"). The header gives the types and constants; the functions are called through `mhd`, a
+ * table of pointers typed from the header's own declarations, resolved once. */
 #include "common/httpd.h"
 
 #include <arpa/inet.h>

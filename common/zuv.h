@@ -1,7 +1,8 @@
 /* zuv.h - ZeroMQ sockets (czmq) driven by one libuv loop per daemon.
  *
- * Why this is subtle (DESIGN.md 7): a ZeroMQ socket's ZMQ_FD is edge-triggered and signals
- * only that the socket's command mailbox changed, not that a message is there. So zuv:
+ * Why this is subtle (docs/architecture.md, "Facts about the dependencies"): a ZeroMQ socket's
+ * ZMQ_FD is edge-triggered and signals only that the socket's command mailbox changed, not that a
+ * message is there. So zuv:
  *  - watches ZMQ_FD with uv_poll for readability only;
  *  - on every wake-up reads ZMQ_EVENTS at the top of every iteration and receives without
  *    blocking while ZMQ_POLLIN is set, until nothing is left;

@@ -1,5 +1,5 @@
 /* matcher.h - candidate sets and task-to-node matching for one scheduling batch (Apollo §3.3
- * "Stable Matching", §5.5; DESIGN.md 4).
+ * "Stable Matching", §5.5; docs/jm-placement.md).
  *
  * A batch is a set of tasks (in descending priority), each with a candidate list of nodes and the
  * estimated completion time C (jm/estimator.h) and wait W on each. At most one task is matched

@@ -1,4 +1,4 @@
-/* priority.h - task priorities (Apollo §3.3, "Task Priorities"; DESIGN.md 4).
+/* priority.h - task priorities (Apollo §3.3, "Task Priorities"; docs/jm-placement.md).
  *
  * "A static task priority is annotated per stage ... by analyzing the job DAG and calculating
  * the potential critical path of the job execution. Tasks within a stage are prioritized based on

@@ -1,4 +1,4 @@
-/* spec.h - job spec v1: parse and validate a job description (DESIGN.md 3.3).
+/* spec.h - job spec v1: parse and validate a job description (docs/job-spec.md).
  *
  * A spec is JSON parsed with jansson into a `struct spec`: plain public data, read-only after
  * spec_parse returns, owned by the caller and freed with spec_destroy(). Everything the JM,

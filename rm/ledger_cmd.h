@@ -1,8 +1,9 @@
 /* ledger_cmd.h - ledger commands as Raft log entries.
  *
- * One log entry carries a batch of commands and the time the leader stamped on it (DESIGN.md
- * §7: with several buffers in one raft_apply only the first entry's result is reported, so a
- * batch is packed into one entry). Format (rm/enc.h primitives):
+ * One log entry carries a batch of commands and the time the leader stamped on it
+ * (docs/architecture.md, "Facts about the dependencies": with several buffers in one raft_apply
+ * only the first entry's result is reported, so a batch is packed into one entry).
+ * Format (rm/enc.h primitives):
  *
  *   entry   = magic:u32 "PDLE" version:u8 now:i64 count:u32 command*count
  *   command = type:u8 key:u64 fields(type)

@@ -7,9 +7,10 @@
  * of it within an overall deadline. The request is re-sent unchanged, so a write's idempotency
  * key makes the retries safe (proto.h). Replies are matched by req_id, which the client sets.
  *
- * Where the replicas are: rmclient_open takes the CLI's options (DESIGN.md §3.4): a local
- * cluster's directory (--cluster DIR, or PADDOCK_CLUSTER), whose cluster.conf names the
- * endpoints and the keys, or a comma-separated endpoint list with a keys directory.
+ * Where the replicas are: rmclient_open takes the CLI's options (docs/architecture.md,
+ * "The command line"): a local cluster's directory (--cluster DIR, or PADDOCK_CLUSTER), whose
+ * cluster.conf names the endpoints and the keys, or a comma-separated endpoint list with a keys
+ * directory.
  *
  * Not thread-safe; a blocking client (use zuv sockets inside daemons). Several clients may
  * live in several threads once czmq is initialised: call zsys_init() (or create any client)

@@ -5,14 +5,14 @@
  * ZeroMQ sockets through common/zuv.h carry the API (ROUTER), PN heartbeats (ROUTER, or the API
  * socket) and the cluster view (PUB); CURVE with an allow-list when keys are configured.
  *
- * DESIGN.md §7 facts it is built around: raft 0.15 needs raft_barrier() on every new
- * leadership before serving writes (also what applies old entries after a whole-cluster
- * restart); SIGPIPE is ignored; there is no state-change callback, so raft_state() is polled
- * every 10 ms; with several buffers in one raft_apply only the first result is reported, so a
- * batch of commands is packed into one entry; raft does not lock its directory, so the replica
- * flocks DATA_DIR/lock; a follower cannot apply, so writes sent to it are answered with
- * ERROR(ERR_NOTLEADER) carrying the leader's API endpoint, and clients retry there with the
- * same idempotency key.
+ * The facts about raft it is built around (docs/architecture.md, "Facts about the dependencies"):
+ * raft 0.15 needs raft_barrier() on every new leadership before serving writes (also what applies
+ * old entries after a whole-cluster restart); SIGPIPE is ignored; there is no state-change
+ * callback, so raft_state() is polled every 10 ms; with several buffers in one raft_apply only the
+ * first result is reported, so a batch of commands is packed into one entry; raft does not lock its
+ * directory, so the replica flocks DATA_DIR/lock; a follower cannot apply, so writes sent to it are
+ * answered with ERROR(ERR_NOTLEADER) carrying the leader's API endpoint, and clients retry there
+ * with the same idempotency key.
  */
 #ifndef PADDOCK_RM_RMSERVER_H
 #define PADDOCK_RM_RMSERVER_H

@@ -1,7 +1,8 @@
 /* rmserver_member.c - changing the replica set at run time: replica_add (raft_add as a spare,
  * then raft_assign RAFT_VOTER, which in raft 0.15 first catches the spare up with the log) and
  * replica_remove (raft_remove; the leader removing itself first hands leadership over with
- * raft_transfer). One change at a time; ids are never reused (DESIGN.md §7).
+ * raft_transfer). One change at a time; ids are never reused (docs/architecture.md,
+ * "Facts about the dependencies").
  *
  * Where a replica added at run time listens is replicated with the Raft configuration itself:
  * its address there is "RAFT|API|HEARTBEAT|PUB", and the transport below hands rm/raft_curve.c the

@@ -1,5 +1,6 @@
 /* cli_cluster.c - `paddock cluster up --dir DIR [--rm 3] [--pn 4] [--pn-cpus N] [--pn-mem-mb M]
- * [--racks R] [--tokens T]` and `paddock cluster down --dir DIR` (DESIGN.md §3.4).
+ * [--racks R] [--tokens T]` and `paddock cluster down --dir DIR` (docs/architecture.md,
+ * "The command line").
  *
  * `up` makes a local cluster on 127.0.0.1: CURVE keys (DIR/keys), one configuration file per
  * daemon (DIR/rm-ID.conf, DIR/pn-N.conf) on free ports, DIR/cluster.conf with the endpoints

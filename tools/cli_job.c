@@ -1,6 +1,6 @@
 /* cli_job.c - `paddock job show ID [--json]`, `paddock job cancel ID`, `paddock job deadline ID
- * DURATION` (DESIGN.md §3.4, docs/job-directory.md). Each takes --cluster DIR (default
- * PADDOCK_CLUSTER) or --rm ENDPOINTS --keys DIR, and --jobs-dir DIR.
+ * DURATION` (docs/architecture.md, "The command line", and docs/job-directory.md). Each takes
+ * --cluster DIR (default PADDOCK_CLUSTER) or --rm ENDPOINTS --keys DIR, and --jobs-dir DIR.
  *
  * `show` joins the job's own view (state.json in its job directory, whether its paddock-jm still
  * runs) with the RM's (admin query "job"): either may be missing (a job submitted from another

@@ -1,7 +1,7 @@
 /* cli_rm.c - `paddock rm status`, `paddock nodes`, `paddock node show`, `paddock tokens`,
- * `paddock jobs`: queries of the resource monitor (DESIGN.md §3.4), and `paddock rm add` /
- * `paddock rm remove`: changing the replica set (docs/deploy.md). Every command takes
- * --cluster DIR (default PADDOCK_CLUSTER) or --rm ENDPOINTS [--keys DIR], and --json. */
+ * `paddock jobs`: queries of the resource monitor (docs/architecture.md, "The command line"), and
+ * `paddock rm add` / `paddock rm remove`: changing the replica set (docs/deploy.md). Every command
+ * takes --cluster DIR (default PADDOCK_CLUSTER) or --rm ENDPOINTS [--keys DIR], and --json. */
 #include "common/clock.h"
 #include "common/config.h"
 #include "common/err.h"

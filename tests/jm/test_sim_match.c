@@ -1,6 +1,7 @@
-/* test_sim_match.c - `paddock-sim match`: the DESIGN.md 3.4 output keys, determinism for a seed,
- * and the orderings that must hold whatever the seed (every completion time at least the lower
- * bound; the bottleneck optimum never behind greedy or the sum optimum at one batch). */
+/* test_sim_match.c - `paddock-sim match`: the output keys of docs/architecture.md, "The command
+ * line", determinism for a seed, and the orderings that must hold whatever the seed (every
+ * completion time at least the lower bound; the bottleneck optimum never behind greedy or the sum
+ * optimum at one batch). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

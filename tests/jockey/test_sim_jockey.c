@@ -1,5 +1,6 @@
 /* `paddock-sim jockey` end to end on the hand-written three-stage spec: the output contract of
- * DESIGN.md 3.4, determinism for a seed, and the policies' relative behaviour. */
+ * docs/architecture.md, "The command line", determinism for a seed, and the policies' relative
+ * behaviour. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,7 +1,7 @@
 /* test_sim_cli.c - `paddock-sim cluster` as a user runs it: the same seed prints the same bytes
- * (DESIGN.md 3.4: "same seed, same output"; wall-clock figures left out with --no-timing),
- * another seed another run, the JSON carries the documented figures, --svg writes a plot, and
- * bad usage exits 2. */
+ * (docs/architecture.md, "The command line": "the same seed prints the same output"; wall-clock
+ * figures left out with --no-timing), another seed another run, the JSON carries the documented
+ * figures, --svg writes a plot, and bad usage exits 2. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
