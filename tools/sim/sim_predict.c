@@ -10,7 +10,10 @@
  * JM's round (`--hold-max-s`: late binding's PLACE_HOLD_MAX_S; a JM holding tasks looks again
  * every 0.25 s). `--trace FILE` writes every attempt in the shape of a report's. tools/deadline-
  * eval prints the prediction beside each real run (sim_makespan_s, sim_met;
- * docs/deadline-eval.md, which shows where each figure comes from).
+ * docs/deadline-eval.md, which shows where each figure comes from). `--controller` (with a
+ * deadline) runs Jockey's controller in the simulated JM as the daemon does for a job without a
+ * profile (the spec's estimates, Amdahl's predictor; tools/sim/cluster_jockey.c): its grant
+ * follows the controller instead of holding every token.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,7 +69,7 @@ static int sp__usage(void)
             "[--tokens T]\n"
             "         [--deadline S] [--overhead-s X] [--net-delay-s X] [--heartbeat S] "
             "[--round-s X] [--hold-max-s X] [--opp C]\n"
-            "         [--trace FILE] [--json]\n");
+            "         [--controller] [--trace FILE] [--json]\n");
     return 2;
 }
 
@@ -96,12 +99,16 @@ static int sp__main(int argc, char **argv)
     engine_noise_none(&cfg.noise);
     const char *path = NULL, *trace = NULL;
     double deadline = 0, v;
-    int json = 0;
+    int json = 0, controller = 0;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--json") == 0) {
             json = 1;
+            continue;
+        }
+        if (strcmp(a, "--controller") == 0) {
+            controller = 1;
             continue;
         }
         if (a[0] != '-') {
@@ -144,7 +151,7 @@ static int sp__main(int argc, char **argv)
         else
             return sp__usage();
     }
-    if (!path)
+    if (!path || (controller && !(deadline > 0)))
         return sp__usage();
     cfg.rack_size = cfg.nodes;
     char msg[512] = "";
@@ -154,7 +161,11 @@ static int sp__main(int argc, char **argv)
         fprintf(stderr, "paddock-sim predict: %s: %s\n", path, msg[0] ? msg : err_text(rc));
         return 1;
     }
-    struct cluster_job job = {.spec = s, .arrival_s = 0};
+    struct cluster_jockey jk = {.policy = CLUSTER_JOCKEY_CONTROL,
+                                .deadline_s = deadline,
+                                .max_tokens = (int)cfg.tokens,
+                                .speed = 1};
+    struct cluster_job job = {.spec = s, .arrival_s = 0, .jockey = controller ? &jk : NULL};
     struct cluster_result res;
     memset(&res, 0, sizeof res);
     rc = cluster_run(&cfg, &job, 1, &res, msg, sizeof msg);
@@ -163,22 +174,32 @@ static int sp__main(int argc, char **argv)
     } else {
         double ms = res.makespan_mean_s;
         int ok = res.jobs_done == 1;
-        char dl[32] = "null";
+        char dl[32] = "null", ctl[96] = "";
         if (deadline > 0)
             snprintf(dl, sizeof dl, "%.3f", deadline);
-        if (json)
+        const struct cluster_job_stat *st = res.job_stats;
+        if (json) {
+            if (st != NULL)
+                snprintf(ctl, sizeof ctl,
+                         ", \"controller\": {\"mean_tokens\": %.2f, \"first\": %d, \"peak\": %d}",
+                         st->alloc_mean, st->first_tokens, st->peak_tokens);
             printf("{\"tasks\": %zu, \"nodes\": %zu, \"node_cpus\": %g, \"tokens\": %u, "
                    "\"succeeded\": %s, \"makespan_s\": %.3f, \"attempts\": %llu, "
-                   "\"deadline_s\": %s, \"met\": %s}\n",
+                   "\"deadline_s\": %s, \"met\": %s%s}\n",
                    s->ntasks, cfg.nodes, cfg.node_cpus, cfg.tokens, ok ? "true" : "false", ms,
                    (unsigned long long)res.attempts, dl,
-                   deadline > 0 ? (ok && ms <= deadline ? "true" : "false") : "null");
-        else
-            printf("%s: %zu tasks on %zu nodes of %g cpus, %u tokens: %s in %.2f s (simulated)%s\n",
-                   s->name, s->ntasks, cfg.nodes, cfg.node_cpus, cfg.tokens,
+                   deadline > 0 ? (ok && ms <= deadline ? "true" : "false") : "null", ctl);
+        } else {
+            if (st != NULL)
+                snprintf(ctl, sizeof ctl, " (controller: %d tokens first, %d at most, %.2f mean)",
+                         st->first_tokens, st->peak_tokens, st->alloc_mean);
+            printf("%s: %zu tasks on %zu nodes of %g cpus, %u tokens%s: %s in %.2f s "
+                   "(simulated)%s\n",
+                   s->name, s->ntasks, cfg.nodes, cfg.node_cpus, cfg.tokens, ctl,
                    ok ? "succeeded" : "failed", ms,
                    deadline > 0 ? (ok && ms <= deadline ? ", deadline met" : ", deadline missed")
                                 : "");
+        }
     }
     if (rc == 0 && trace && sp__trace(trace, s, &res) != 0) {
         fprintf(stderr, "paddock-sim predict: %s: cannot write the trace\n", trace);
@@ -186,6 +207,7 @@ static int sp__main(int argc, char **argv)
     }
     mem_free(res.qtimes);
     mem_free(res.trace);
+    mem_free(res.job_stats);
     spec_destroy(&s);
     return rc == 0 ? 0 : 1;
 }
