@@ -31,7 +31,8 @@ for s in queue_push queue_pick queue_finish queue_preempt queue_simulate matrix_
 done
 for s in matcher_stable matcher_candidates place_round estimator_estimate estimator_observe \
          dispatch_place dispatch_upgrades dag_start dag_succeed priority_sort view_update \
-         view_set_matrix; do
+         view_set_matrix controller_step progress_eval jsim_plan_task_expected \
+         attempt_step attempt_downgrades attempt_upgrades; do
     check "$s" "$libjm"
 done
 
@@ -43,7 +44,7 @@ if [ -z "$objs" ]; then
 fi
 for o in $objs; do
     dup=$("$NM" --defined-only "$o" | awk '$2 ~ /^[TtDdBb]$/ {print $3}' |
-          grep -E '^(queue|matrix|loadprof|matcher|place|estimator|dispatch|dag|priority|view|spec|controller)_' || true)
+          grep -E '^(queue|matrix|loadprof|matcher|place|estimator|dispatch|dag|priority|view|spec|controller|progress|jsim|attempt|utility)_' || true)
     if [ -n "$dup" ]; then
         echo "FAIL: $(basename "$o") defines policy symbols: $dup"
         fail=1
