@@ -45,6 +45,7 @@
 #include "jm/spec.h"
 #include "jm/usage.h"
 #include "jm/view.h"
+#include "jm/view_proto.h"
 #include "proto/proto.h"
 
 #define JMD_MAX_RM 7
@@ -248,6 +249,8 @@ typedef struct jmd {
 
     /* RM */
     zuv_sock_t *sub[JMD_MAX_RM];
+    struct view_stream vstream[JMD_MAX_RM]; /* each replica's view stream (jmd_rm.c) */
+    int vsnap[JMD_MAX_RM];                  /* sub[i] subscribes to snapshots */
     zuv_sock_t *api[JMD_MAX_RM];
     int api_answered[JMD_MAX_RM]; /* anything received on api[i] since it was made */
     int leader;

@@ -13,6 +13,7 @@
 #include "jm/jmd.h"
 #include "jm/jmd_metrics.h"
 #include "jm/view_proto.h"
+#include "proto/pack.h"
 #include "rm/rmclient.h"
 
 #define JMD_RM__TRY_MS 1000 /* an unanswered request moves to the next replica after this */
@@ -63,33 +64,63 @@ static int jmd_rm__decode(jmd_t *j, zframe_t *f, proto_msg_t *m, const char *fro
     return rc;
 }
 
+/* Snapshots on replica i's view socket, or not (proto/README.md "View subscriptions"): a JM
+ * takes them until it holds that replica's whole view, and again after it missed a delta; the
+ * deltas, always. The plain topics serve an RM from before the packed form. */
+static void jmd_rm__want_snapshots(jmd_t *j, size_t i, int want)
+{
+    if (!j->sub[i] || j->vsnap[i] == want)
+        return;
+    void *z = zsock_resolve(zuv_sock_zsock(j->sub[i]));
+    int opt = want ? ZMQ_SUBSCRIBE : ZMQ_UNSUBSCRIBE;
+    zmq_setsockopt(z, opt, PROTO_VIEW_TOPIC_SNAPSHOT, PROTO_VIEW_TOPIC_LEN);
+    zmq_setsockopt(z, opt, PROTO_VIEW_TOPIC_PLAIN_SNAPSHOT, PROTO_VIEW_TOPIC_PLAIN_LEN);
+    j->vsnap[i] = want;
+    zuv_kick(j->sub[i]);
+}
+
 static void jmd_rm__on_view(zuv_sock_t *zs, zmsg_t **msg, void *arg)
 {
     jmd_t *j = arg;
-    (void)zs;
     zframe_t *f = zmsg_first(*msg);
     if (!f)
         return;
     proto_msg_t m;
     if (jmd_rm__decode(j, f, &m, "view") != 0)
         return;
+    size_t r = 0;
+    while (r < j->o.nrm && j->sub[r] != zs)
+        r++;
     int64_t now = jmd_now(j);
     size_t before = view_count(j->view);
+    int flow = r < j->o.nrm ? view_stream_take(&j->vstream[r], &m) : 0;
+    if (flow & VIEW_STREAM_WHOLE)
+        jmd_rm__want_snapshots(j, r, 0);
+    else if (flow & VIEW_STREAM_GAP) {
+        log_info("view of RM replica %zu: a delta missed, asking for a snapshot", r);
+        jmd_rm__want_snapshots(j, r, 1);
+    } else if (flow & VIEW_STREAM_NEXT) {
+        /* the live nodes this replica does not name are as they were, as of its last heartbeat
+           from them at worst */
+        if (view_confirm(j->view, (uint8_t)(r + 1), now - PROTO_VIEW_LIVE_MS / 2) > 0)
+            j->view_dirty = 1;
+    }
     if (m.type == PROTO_VIEW_SNAPSHOT) {
         for (uint32_t i = 0; i < m.view_snapshot.nnodes; i++)
-            if (view_update_from_proto(j->view, &m.view_snapshot.nodes[i], now) > 0) {
+            if (view_update_from_replica(j->view, &m.view_snapshot.nodes[i], now, (uint32_t)r) >
+                0) {
                 j->view_dirty = 1;
                 jmd_rm__note_state(j, &m.view_snapshot.nodes[i]);
             }
-        if (!j->view_whole && m.view_snapshot.part + 1 == m.view_snapshot.parts) {
-            /* Parts go out in order on one socket: the last one completes the cluster. */
+        if (!j->view_whole && (flow & VIEW_STREAM_WHOLE)) {
+            /* every part of one snapshot, in order: the whole cluster */
             j->view_whole = 1;
             j->view_dirty = 1;
             log_info("cluster view: %zu nodes", view_count(j->view));
         }
     } else if (m.type == PROTO_VIEW_DELTA) {
         for (uint32_t i = 0; i < m.view_delta.nchanged; i++)
-            if (view_update_from_proto(j->view, &m.view_delta.changed[i], now) > 0) {
+            if (view_update_from_replica(j->view, &m.view_delta.changed[i], now, (uint32_t)r) > 0) {
                 j->view_dirty = 1;
                 jmd_rm__note_state(j, &m.view_delta.changed[i]);
             }
@@ -464,8 +495,11 @@ static int jmd_rm__socket(jmd_t *j, int type, const char *endpoint, zuv_sock_t *
     if (!z)
         return err_fmt(msg, cap, ERR_SYS, "cannot create a socket");
     int rc = curve_apply(z, j->curve, CURVE_CLIENT, NULL, msg, cap);
-    if (!rc && type == ZMQ_SUB)
-        zsock_set_subscribe(z, "");
+    if (!rc && type == ZMQ_SUB) { /* deltas; snapshots come with jmd_rm__want_snapshots */
+        void *zz = zsock_resolve(z);
+        zmq_setsockopt(zz, ZMQ_SUBSCRIBE, PROTO_VIEW_TOPIC_DELTA, PROTO_VIEW_TOPIC_LEN);
+        zmq_setsockopt(zz, ZMQ_SUBSCRIBE, PROTO_VIEW_TOPIC_PLAIN_DELTA, PROTO_VIEW_TOPIC_PLAIN_LEN);
+    }
     if (!rc && zsock_connect(z, "%s", endpoint) != 0)
         rc = err_fmt(msg, cap, ERR_CONFIG, "cannot connect to %s", endpoint);
     if (!rc)
@@ -485,8 +519,13 @@ int jmd_rm_open(jmd_t *j, char *msg, size_t cap)
     for (size_t i = 0; i < j->o.nrm; i++) {
         int rc =
             jmd_rm__socket(j, ZMQ_DEALER, j->o.rm_api[i], &j->api[i], jmd_rm__on_api, msg, cap);
-        if (!rc && j->o.rm_pub[i])
+        if (!rc && j->o.rm_pub[i]) {
             rc = jmd_rm__socket(j, ZMQ_SUB, j->o.rm_pub[i], &j->sub[i], jmd_rm__on_view, msg, cap);
+            memset(&j->vstream[i], 0, sizeof j->vstream[i]);
+            j->vsnap[i] = 0;
+            if (!rc)
+                jmd_rm__want_snapshots(j, i, 1);
+        }
         if (rc)
             return rc;
     }

@@ -184,6 +184,8 @@ static void view__fill(struct view_node *n, const struct view_entry *e, int64_t 
     n->info_ms = now_ms - (int64_t)(e->age_ms > INT64_MAX / 2 ? INT64_MAX / 2 : e->age_ms);
     double att = (double)e->failures + (double)e->successes;
     n->psucc = ((double)e->successes + 1.0) / (att + 2.0);
+    n->src = e->src;
+    n->live = e->live;
     n->ncpu = (uint8_t)e->ncpu;
     n->nmem = (uint8_t)e->nmem;
     for (uint32_t i = 0; i < e->ncpu; i++)
@@ -331,6 +333,21 @@ int view_set_matrix(view_t *v, uint32_t node, uint32_t ncpu, uint32_t nmem, cons
     if (now_ms > n->info_ms)
         n->info_ms = now_ms;
     return 0;
+}
+
+size_t view_confirm(view_t *v, uint8_t src, int64_t info_ms)
+{
+    size_t moved = 0;
+    if (src == 0)
+        return 0;
+    for (size_t i = 0; i < v->n; i++) {
+        struct view_node *n = &v->nodes[i];
+        if (n->src == src && n->live && n->info_ms < info_ms) {
+            n->info_ms = info_ms;
+            moved++;
+        }
+    }
+    return moved;
 }
 
 int view_set_up(view_t *v, uint32_t node, int up)

@@ -49,6 +49,10 @@ struct view_entry {
        filter the view held for the node is dropped) */
     const uint8_t *cache_filter;
     size_t cache_filter_len;
+    /* where it came from, for view_confirm: 1 + the RM replica's index, 0 for anything else; and
+       whether that replica heard from the node recently (proto/pack.h PROTO_VIEW_LIVE_MS) */
+    uint8_t src;
+    uint8_t live;
 };
 
 /* A node as the view holds it. Public, read-only for callers. */
@@ -68,6 +72,7 @@ struct view_node {
     float mem_bins_mb[VIEW_MAX_BINS];
     float wait_s[VIEW_MAX_BINS * VIEW_MAX_BINS]; /* row-major [cpu][mem] */
     struct bloom *cache; /* the files the node advertises (view_cached); NULL: none */
+    uint8_t src, live;   /* of the entry it holds (struct view_entry) */
 };
 
 typedef struct view view_t;
@@ -95,6 +100,10 @@ int view_set_matrix(view_t *v, uint32_t node, uint32_t ncpu, uint32_t nmem, cons
  * never a false "no", a false "yes" at the rate the PN sized it for, about 1%), 0 when it surely
  * does not or advertises nothing. */
 int view_cached(const struct view_node *n, const char *path);
+
+/* A replica's word that the live nodes it sent (src, live) are unchanged as of info_ms: their
+ * information is that recent (it is never made older). Returns the nodes it moved. */
+size_t view_confirm(view_t *v, uint8_t src, int64_t info_ms);
 
 /* Marks a node down (e.g. it missed heartbeats and status past a timeout). ERR_NOTFOUND. */
 int view_set_up(view_t *v, uint32_t node, int up);

@@ -2,6 +2,7 @@
 #include "jm/view_proto.h"
 
 #include "common/err.h"
+#include "proto/pack.h"
 
 /* Converts a wire matrix; returns 0 with *ncpu = *nmem = 0 for "no matrix". */
 static int view__matrix(const proto_matrix_t *m, uint32_t *ncpu, uint32_t *nmem, double *cpu,
@@ -26,7 +27,52 @@ static int view__matrix(const proto_matrix_t *m, uint32_t *ncpu, uint32_t *nmem,
     return 0;
 }
 
+static int view__from_proto(view_t *v, const proto_view_node_t *n, int64_t now_ms, uint8_t src);
+
 int view_update_from_proto(view_t *v, const proto_view_node_t *n, int64_t now_ms)
+{
+    return view__from_proto(v, n, now_ms, 0);
+}
+
+int view_update_from_replica(view_t *v, const proto_view_node_t *n, int64_t now_ms,
+                             uint32_t replica)
+{
+    return view__from_proto(v, n, now_ms, replica < 255 ? (uint8_t)(replica + 1) : 0);
+}
+
+int view_stream_take(struct view_stream *s, const proto_msg_t *m)
+{
+    if (m->type == PROTO_VIEW_SNAPSHOT) {
+        const proto_view_snapshot_t *p = &m->view_snapshot;
+        if (p->part == 0) {
+            s->building = p->view_seq;
+            s->next_part = 1;
+        } else if (s->building != 0 && s->building == p->view_seq && p->part == s->next_part) {
+            s->next_part++;
+        } else {
+            s->building = 0; /* a part missed: wait for the next snapshot */
+        }
+        if (s->building == 0 || s->next_part < p->parts)
+            return 0;
+        s->seq = s->building;
+        s->building = 0;
+        s->synced = 1;
+        s->wholes++;
+        return VIEW_STREAM_WHOLE;
+    }
+    if (m->type != PROTO_VIEW_DELTA || !s->synced)
+        return 0;
+    if (m->view_delta.base_seq != s->seq) {
+        s->synced = 0;
+        s->gaps++;
+        return VIEW_STREAM_GAP;
+    }
+    s->seq = m->view_delta.view_seq;
+    s->confirms++;
+    return VIEW_STREAM_NEXT;
+}
+
+static int view__from_proto(view_t *v, const proto_view_node_t *n, int64_t now_ms, uint8_t src)
 {
     double cpu[VIEW_MAX_BINS], mem[VIEW_MAX_BINS], cells[VIEW_MAX_BINS * VIEW_MAX_BINS];
     uint32_t nc, nm;
@@ -54,6 +100,8 @@ int view_update_from_proto(view_t *v, const proto_view_node_t *n, int64_t now_ms
         .wait_s = cells,
         .cache_filter = n->cache_filter,
         .cache_filter_len = n->cache_filter_len,
+        .src = src,
+        .live = n->age_ms < PROTO_VIEW_LIVE_MS,
     };
     return view_update(v, &e, now_ms);
 }

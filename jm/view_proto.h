@@ -17,6 +17,32 @@
  * view_update). Returns view_update's result. */
 int view_update_from_proto(view_t *v, const proto_view_node_t *n, int64_t now_ms);
 
+/* The same for a node from RM replica `replica` (0-based): the entry remembers it, and whether
+ * it was live (age_ms below PROTO_VIEW_LIVE_MS), for view_confirm. */
+int view_update_from_replica(view_t *v, const proto_view_node_t *n, int64_t now_ms,
+                             uint32_t replica);
+
+/* One replica's view stream as a JM follows it (proto/README.md "View subscriptions"): whole
+ * once every part of one snapshot arrived in order, then in sequence for as long as each delta's
+ * base_seq is the view_seq held. Pure: the caller subscribes and unsubscribes. */
+struct view_stream {
+    uint64_t seq;       /* the view_seq held when in sequence */
+    uint64_t building;  /* the snapshot whose parts are arriving (0: none) */
+    uint32_t next_part; /* the part expected next */
+    int synced;         /* whole, and every delta since taken */
+    uint64_t wholes, gaps, confirms;
+};
+
+enum {
+    VIEW_STREAM_WHOLE = 1, /* a snapshot completed: in sequence from here; snapshots not needed */
+    VIEW_STREAM_GAP = 2,   /* a delta did not follow the one before: ask for a snapshot */
+    VIEW_STREAM_NEXT = 4,  /* a delta followed in sequence: the live nodes it omits are confirmed */
+};
+
+/* Takes one VIEW_SNAPSHOT or VIEW_DELTA (its nodes are merged by the caller whatever this says:
+ * each node's own freshness rules). Returns a VIEW_STREAM_* flag, or 0. */
+int view_stream_take(struct view_stream *s, const proto_msg_t *m);
+
 /* Replaces a known node's matrix with the one a PN sent directly (TASK_STATUS) at now_ms: the
  * freshest information there is, so its age restarts at 0. ERR_NOTFOUND for an unknown node
  * name, ERR_INVAL for a bad matrix; an empty matrix (0 x 0) changes nothing. */

@@ -1,0 +1,375 @@
+/* test_rm_view_join.c - one real paddock-rm replica on 127.0.0.1 with CURVE, 520 registered
+ * nodes heartbeating (two snapshot parts), and subscribers that follow the view as a JM does
+ * (jm/view_proto.h's view_stream, the JM's topics from proto/pack.h, the nodes merged into a
+ * jm/view): a JM that joins late gets a whole view at once, stops taking snapshots, then follows
+ * deltas in sequence; deltas name only the nodes whose waits moved; another JM joining gets its
+ * snapshot without the first one receiving it or losing its place; with nobody subscribed to
+ * snapshots the replica publishes none; a JM that missed a delta asks again and is whole again.
+ * The test stops exactly the pid it started. */
+#include "common/clock.h"
+#include "common/curve.h"
+#include "common/err.h"
+#include "common/mem.h"
+#include "jm/view.h"
+#include "jm/view_proto.h"
+#include "proto/pack.h"
+#include "rm/rmclient.h"
+#include "tests/rm/rm_harness.h"
+
+#include <czmq.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#define NODES    520 /* two snapshot parts */
+#define MOVERS   10  /* nodes whose waits move with every heartbeat; the rest hold still */
+#define BEAT_MS  100 /* the test's heartbeat period */
+#define SNAP_MS  500 /* view.snapshot_interval */
+#define DELTA_MS 50  /* view.delta_interval */
+
+static char g_dir[256], g_conf[512], g_keys[512], g_exe[1024];
+static char g_api[64], g_pub[64];
+static pid_t g_pid;
+static zsock_t *g_hb;
+static uint64_t g_seq;
+
+static int group_setup(void **state)
+{
+    (void)state;
+    zsys_handler_set(NULL);
+    if (rm_harness_init("rmvj") != 0)
+        return -1;
+    snprintf(g_dir, sizeof g_dir, "%s", rm_harness_dir());
+    snprintf(g_exe, sizeof g_exe, "%s/paddock-rm", rm_harness_bin());
+    char msg[256];
+    snprintf(g_keys, sizeof g_keys, "%s/keys", g_dir);
+    if (curve_keygen(g_keys, CURVE_DEFAULT_NAME, false, msg, sizeof msg) != 0)
+        return -1;
+    snprintf(g_api, sizeof g_api, "tcp://127.0.0.1:%d", rm_harness_free_port());
+    snprintf(g_pub, sizeof g_pub, "tcp://127.0.0.1:%d", rm_harness_free_port());
+    snprintf(g_conf, sizeof g_conf, "%s/rm.conf", g_dir);
+    FILE *f = fopen(g_conf, "w");
+    if (f == NULL)
+        return -1;
+    fprintf(f,
+            "[rm]\nid = 1\ndata_dir = %s/data\n[cluster]\nids = 1\nraft = 127.0.0.1:%d\n"
+            "api = %s\npub = %s\n[ledger]\nvirtual_clusters = default=10\n"
+            "[liveness]\nsuspect_after = 5s\ndown_after = 20s\n"
+            "[view]\ndelta_interval = %dms\nsnapshot_interval = %dms\n"
+            "[security]\nkeys_dir = %s\n",
+            g_dir, rm_harness_free_port(), g_api, g_pub, DELTA_MS, SNAP_MS, g_keys);
+    fclose(f);
+    rm_harness_ports_release();
+    return 0;
+}
+
+static int group_teardown(void **state)
+{
+    (void)state;
+    zsock_destroy(&g_hb);
+    rm_harness_fini(); /* stops g_pid, the one child it was handed */
+    return 0;
+}
+
+static void apply_curve(zsock_t *z)
+{
+    curve_t *cv = NULL;
+    char msg[256];
+    assert_int_equal(curve_load(&cv, g_keys, CURVE_DEFAULT_NAME, NULL, msg, sizeof msg), 0);
+    assert_int_equal(curve_apply(z, cv, CURVE_CLIENT, NULL, msg, sizeof msg), 0);
+    curve_destroy(&cv);
+}
+
+static void send_msg(zsock_t *z, proto_msg_t *m)
+{
+    proto_buf_t b;
+    proto_buf_init(&b);
+    assert_int_equal(proto_encode(m, &b, NULL, 0), 0);
+    assert_int_equal(zsock_send(z, "b", b.data, b.len), 0);
+    proto_buf_close(&b);
+}
+
+/* Node i's heartbeat: a mover's waits change by a second each seq, the others' never. */
+static void beat_all(void)
+{
+    g_seq++;
+    char name[32];
+    for (int i = 0; i < NODES; i++) {
+        proto_msg_t m;
+        proto_msg_init(&m, PROTO_HEARTBEAT);
+        snprintf(name, sizeof name, "pn-%03d", i);
+        m.heartbeat.name = name;
+        m.heartbeat.rack = "r1";
+        m.heartbeat.endpoint = "tcp://127.0.0.1:9";
+        m.heartbeat.boot_id = 1000 + (uint64_t)i;
+        m.heartbeat.seq = g_seq;
+        m.heartbeat.cpu = 4;
+        m.heartbeat.mem_mb = 4096;
+        m.heartbeat.used_cpu = (double)(g_seq % 4); /* load alone is no news */
+        m.heartbeat.matrix.ncpu = 1;
+        m.heartbeat.matrix.nmem = 1;
+        m.heartbeat.matrix.cpu_bounds[0] = 4;
+        m.heartbeat.matrix.mem_bounds_mb[0] = 4096;
+        m.heartbeat.matrix.cells_ms[0] = i < MOVERS ? (uint32_t)(g_seq % 50) * 1000 : 500;
+        m.heartbeat.timestamp_ms = clock_wall_ms();
+        send_msg(g_hb, &m);
+    }
+    /* answers (none expected for registered nodes) are drained and ignored */
+    zframe_t *f;
+    while ((f = zframe_recv_nowait(g_hb)) != NULL)
+        zframe_destroy(&f);
+}
+
+/* A JM's view subscription to the replica, as jm/jmd_rm.c makes it. */
+struct jm {
+    zsock_t *sub;
+    view_t *view;
+    struct view_stream st;
+    int snap_sub;
+    int drop; /* lose the next delta (as a full pipe would) */
+    int snapshot_parts, deltas, gaps, wholes;
+    uint32_t max_changed;
+    uint64_t whole_ms, t0;
+};
+
+static void jm_want_snapshots(struct jm *j, int want)
+{
+    if (j->snap_sub == want)
+        return;
+    zmq_setsockopt(zsock_resolve(j->sub), want ? ZMQ_SUBSCRIBE : ZMQ_UNSUBSCRIBE,
+                   PROTO_VIEW_TOPIC_SNAPSHOT, PROTO_VIEW_TOPIC_LEN);
+    j->snap_sub = want;
+}
+
+static void jm_join(struct jm *j)
+{
+    memset(j, 0, sizeof *j);
+    assert_int_equal(view_new(&j->view), 0);
+    j->sub = zsock_new(ZMQ_SUB);
+    apply_curve(j->sub);
+    zmq_setsockopt(zsock_resolve(j->sub), ZMQ_SUBSCRIBE, PROTO_VIEW_TOPIC_DELTA,
+                   PROTO_VIEW_TOPIC_LEN);
+    jm_want_snapshots(j, 1);
+    j->t0 = clock_mono_ms();
+    zsock_connect(j->sub, "%s", g_pub);
+}
+
+static void jm_leave(struct jm *j)
+{
+    zsock_destroy(&j->sub);
+    view_destroy(&j->view);
+}
+
+/* Takes what arrived. */
+static void jm_take(struct jm *j)
+{
+    zframe_t *f;
+    while ((f = zframe_recv_nowait(j->sub)) != NULL) {
+        proto_msg_t m;
+        char err[160];
+        int rc = proto_decode(zframe_data(f), zframe_size(f), &m, NULL, err, sizeof err);
+        zframe_destroy(&f);
+        assert_int_equal(rc, 0);
+        if (m.type == PROTO_VIEW_DELTA && j->drop) {
+            j->drop = 0;
+            proto_msg_close(&m);
+            continue;
+        }
+        int flow = view_stream_take(&j->st, &m);
+        const proto_view_node_t *nodes =
+            m.type == PROTO_VIEW_SNAPSHOT ? m.view_snapshot.nodes : m.view_delta.changed;
+        uint32_t n = m.type == PROTO_VIEW_SNAPSHOT ? m.view_snapshot.nnodes : m.view_delta.nchanged;
+        for (uint32_t i = 0; i < n; i++)
+            assert_true(view_update_from_replica(j->view, &nodes[i], 0, 0) >= 0);
+        if (m.type == PROTO_VIEW_SNAPSHOT) {
+            j->snapshot_parts++;
+        } else {
+            j->deltas++;
+            if (n > j->max_changed)
+                j->max_changed = n;
+        }
+        if (flow & VIEW_STREAM_WHOLE) {
+            j->wholes++;
+            if (j->whole_ms == 0)
+                j->whole_ms = clock_mono_ms() - j->t0;
+            jm_want_snapshots(j, 0);
+        }
+        if (flow & VIEW_STREAM_GAP) {
+            j->gaps++;
+            jm_want_snapshots(j, 1);
+        }
+        proto_msg_close(&m);
+    }
+}
+
+/* Beats and takes for `ms`, or until `until` says enough. */
+static void run_for(struct jm **js, size_t njs, int ms, bool (*until)(struct jm **, size_t))
+{
+    uint64_t end = clock_mono_ms() + (uint64_t)ms, next = 0;
+    while (clock_mono_ms() < end) {
+        if (clock_mono_ms() >= next) {
+            beat_all();
+            next = clock_mono_ms() + BEAT_MS;
+        }
+        for (size_t i = 0; i < njs; i++)
+            jm_take(js[i]);
+        if (until != NULL && until(js, njs))
+            return;
+        usleep(5 * 1000);
+    }
+}
+
+static bool all_whole(struct jm **js, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!js[i]->st.synced)
+            return false;
+    return true;
+}
+
+static uint64_t snapshots_published(rmclient_t *c)
+{
+    json_t *st = rm_harness_admin(c, 0, "rm_status", 1000);
+    assert_non_null(st);
+    assert_true(json_is_integer(json_object_get(st, "view_snapshots")));
+    uint64_t n = (uint64_t)json_integer_value(json_object_get(st, "view_snapshots"));
+    json_decref(st);
+    return n;
+}
+
+static void test_late_join_then_deltas(void **state)
+{
+    (void)state;
+    char log[512], msg[256];
+    snprintf(log, sizeof log, "%s/rm.log", g_dir);
+    g_pid = fork();
+    if (g_pid == 0) {
+        int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0600);
+        if (fd >= 0) {
+            dup2(fd, 1);
+            dup2(fd, 2);
+        }
+        execl(g_exe, g_exe, "--config", g_conf, "--bootstrap", (char *)NULL);
+        _exit(127);
+    }
+    rm_harness_child(g_pid);
+    rmclient_t *c = NULL;
+    assert_int_equal(rmclient_open(&c, NULL, g_api, g_keys, msg, sizeof msg), 0);
+    json_t *leader = rm_harness_wait_leader(c, 15000);
+    assert_non_null(leader);
+    json_decref(leader);
+    /* register every node (pipelined on one DEALER), then heartbeat them */
+    g_hb = zsock_new(ZMQ_DEALER);
+    zsock_set_linger(g_hb, 0);
+    apply_curve(g_hb);
+    zsock_connect(g_hb, "%s", g_api);
+    char name[32], key[32];
+    for (int i = 0; i < NODES; i++) {
+        proto_msg_t m;
+        proto_msg_init(&m, PROTO_NODE_REGISTER);
+        snprintf(name, sizeof name, "pn-%03d", i);
+        snprintf(key, sizeof key, "reg-%d", i);
+        m.req_id = (uint64_t)i + 1;
+        m.node_register.key = key;
+        m.node_register.name = name;
+        m.node_register.rack = "r1";
+        m.node_register.endpoint = "tcp://127.0.0.1:9";
+        m.node_register.boot_id = 1000 + (uint64_t)i;
+        m.node_register.cpu = 4;
+        m.node_register.mem_mb = 4096;
+        send_msg(g_hb, &m);
+    }
+    int acked = 0;
+    zpoller_t *p = zpoller_new(g_hb, NULL);
+    for (uint64_t end = clock_mono_ms() + 30000; acked < NODES && clock_mono_ms() < end;) {
+        if (zpoller_wait(p, 500) == NULL)
+            continue;
+        zframe_t *f = zframe_recv(g_hb);
+        proto_msg_t m;
+        if (f != NULL && proto_decode(zframe_data(f), zframe_size(f), &m, NULL, NULL, 0) == 0) {
+            acked += m.type == PROTO_NODE_REGISTER_ACK &&
+                     m.node_register_ack.verdict == PROTO_VERDICT_ACCEPTED;
+            proto_msg_close(&m);
+        }
+        zframe_destroy(&f);
+    }
+    zpoller_destroy(&p);
+    assert_int_equal(acked, NODES);
+    /* the cluster runs a while before the JM starts: the view has moved on from its start */
+    run_for(NULL, 0, 1000, NULL);
+
+    struct jm a, b;
+    struct jm *one[] = {&a}, *two[] = {&a, &b};
+    jm_join(&a);
+    run_for(one, 1, 5000, all_whole);
+    assert_true(a.st.synced);
+    fprintf(stderr, "a late JM whole after %llu ms, %d snapshot parts\n",
+            (unsigned long long)a.whole_ms, a.snapshot_parts);
+    assert_int_equal(view_count(a.view), NODES);
+    assert_int_equal(a.snapshot_parts, 2);
+    /* then deltas only, in sequence, naming only the nodes whose waits moved */
+    int parts = a.snapshot_parts, deltas = a.deltas;
+    a.max_changed = 0;
+    run_for(one, 1, 1500, NULL);
+    fprintf(stderr, "then %d deltas in 1.5 s, %d gaps, at most %u nodes in one, at seq %llu\n",
+            a.deltas - deltas, a.gaps, a.max_changed, (unsigned long long)a.st.seq);
+    assert_true(a.deltas - deltas >= 3);
+    assert_int_equal(a.gaps, 0);
+    assert_true(a.st.synced);
+    assert_true(a.max_changed <= MOVERS);
+    assert_true(a.max_changed >= 1);
+    /* the periodic snapshot (every 500 ms) has nobody left to go to: none published */
+    uint64_t snaps = snapshots_published(c);
+    run_for(one, 1, 3 * SNAP_MS, NULL);
+    assert_int_equal(snapshots_published(c), snaps);
+    assert_int_equal(a.snapshot_parts, parts);
+    /* the movers' waits in a's view follow the deltas */
+    const struct view_node *mover = view_node(a.view, (uint32_t)view_find(a.view, "pn-003"));
+    assert_non_null(mover);
+    assert_true(mover->seq + 5 >= g_seq);
+
+    /* another JM joins: it gets a snapshot; a gets none and keeps its place */
+    jm_join(&b);
+    run_for(two, 2, 5000, all_whole);
+    assert_true(b.st.synced);
+    assert_int_equal(view_count(b.view), NODES);
+    run_for(two, 2, 500, NULL);
+    assert_true(snapshots_published(c) > snaps);
+    assert_int_equal(a.snapshot_parts, parts);
+    assert_int_equal(a.gaps, 0);
+    assert_true(a.st.synced);
+
+    /* a misses a delta: it sees the gap, asks again, and is whole again */
+    a.drop = 1;
+    for (uint64_t end = clock_mono_ms() + 3000; a.gaps == 0 && clock_mono_ms() < end;)
+        run_for(one, 1, 50, NULL);
+    assert_int_equal(a.drop, 0);
+    assert_int_equal(a.gaps, 1);
+    run_for(one, 1, 5000, all_whole);
+    assert_true(a.st.synced);
+    assert_int_equal(a.wholes, 2);
+    assert_int_equal(a.snapshot_parts, parts + 2);
+    fprintf(stderr, "after a missed delta: whole again, %d snapshot parts in all\n",
+            a.snapshot_parts);
+    jm_leave(&a);
+    jm_leave(&b);
+    rmclient_destroy(&c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_late_join_then_deltas),
+    };
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
