@@ -40,6 +40,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "rm/arbiter.h"
 
@@ -109,6 +110,8 @@ struct arbiter_sim_config {
     int profiled; /* paddock: minimums from each job's controller, as the RM takes them
                      from a job with a profile; 0 (default): ARIA's, as for a job
                      without one */
+    FILE *trace;  /* borrowed; not NULL: each run with admission writes one line per deadline
+                     job (what admission predicted against what happened; docs/arbiter.md) */
 };
 
 void arbiter_sim_config_default(struct arbiter_sim_config *c);

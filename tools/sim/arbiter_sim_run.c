@@ -59,6 +59,8 @@ struct asr {
     struct calib calib; /* admission's error model, learned from this run's outcomes */
     double *pred;       /* per job: the arbiter's median finish at its arrival, seconds from
                            arrival, uncalibrated (0: none) */
+    double *bound;      /* per job: the conservative finish at its arrival (trace only) */
+    double *scale;      /* per job: the error model's hi factor at its arrival (trace only) */
     struct arbiter_sim_result *res;
     int rc;
 };
@@ -572,6 +574,8 @@ static int asr__admit(struct asr *r, size_t i, double now)
         return rc;
     if (isfinite(q.finish_p50) && q.finish_p50 > 0 && isfinite(q.finish))
         r->pred[i] = q.finish_p50;
+    r->bound[i] = q.finish;
+    r->scale[i] = sh.scale;
     return j->deadline <= 0 || q.admit ? 1 : 0;
 }
 
@@ -628,7 +632,27 @@ static void asr__free(struct asr *r)
     mem_free(r->order);
     mem_free(r->load);
     mem_free(r->pred);
+    mem_free(r->bound);
+    mem_free(r->scale);
     engine_destroy(&r->e);
+}
+
+/* One deadline job's line of --trace: its shape, deadline, what admission said at arrival and
+ * what happened (times in seconds from its arrival). */
+static void asr__trace(const struct asr *r, size_t i, double took)
+{
+    const struct arbiter_sim_job *j = &r->s->v[i];
+    const struct asr_job *x = &r->jobs[i];
+    double est = arbiter_sim_makespan(j, r->s->capacity, 0, NULL);
+    fprintf(r->cfg->trace,
+            "%s job %zu width %u alpha %.3f work %.1f path %.1f est_alone %.2f true_alone %.2f "
+            "deadline %.2f pred_p50 %.2f bound %.2f scale %.3f %s took %.2f %s act/pred %.3f "
+            "shared %d\n",
+            arbiter_sim_policy_name(r->pol), i, j->width, j->alpha, j->work_est, j->path_est, est,
+            j->alone, j->deadline, r->pred[i], r->bound[i], r->scale[i],
+            x->refused ? "refused" : "admitted", took,
+            took > j->deadline * (1 + 1e-9) ? "missed" : "met",
+            r->pred[i] > 0 ? took / r->pred[i] : 0, x->shared);
 }
 
 int arbiter_sim_run(const arbiter_sim_jobs_t *s, const struct arbiter_sim_config *cfg,
@@ -647,7 +671,11 @@ int arbiter_sim_run(const arbiter_sim_jobs_t *s, const struct arbiter_sim_config
     r.order = mem_calloc(n, sizeof *r.order);
     r.load = mem_calloc(n, sizeof *r.load);
     r.pred = mem_calloc(n, sizeof *r.pred);
-    int rc = r.jobs && r.act && r.aj && r.order && r.load && r.pred ? engine_new(&r.e) : ERR_NOMEM;
+    r.bound = mem_calloc(n, sizeof *r.bound);
+    r.scale = mem_calloc(n, sizeof *r.scale);
+    int rc = r.jobs && r.act && r.aj && r.order && r.load && r.pred && r.bound && r.scale
+                 ? engine_new(&r.e)
+                 : ERR_NOMEM;
     for (size_t i = 0; rc == 0 && i < n; i++) {
         const struct arbiter_sim_job *j = &s->v[i];
         struct asr_job *x = &r.jobs[i];
@@ -705,6 +733,8 @@ int arbiter_sim_run(const arbiter_sim_jobs_t *s, const struct arbiter_sim_config
             }
             if (missed)
                 rde += (took - j->deadline) / j->deadline;
+            if (cfg->trace != NULL && admission)
+                asr__trace(&r, i, took);
             double a = took > 0 ? x->grant_acc / took : 0;
             alloc += a;
             vs_dag += a / j->oracle_dag;

@@ -37,10 +37,11 @@ static int sa__usage(void)
             "                           [--deadline-frac F] [--task-sigma S] [--job-sigma S] "
             "[--json]\n"
             "                           [--deadlines estimate|true] "
-            "[--calib-from ledger|all|deadline]\n"
+            "[--calib-from ledger|all|deadline] [--trace]\n"
             "                           paddock: [--profiled on|off] [--slack S] "
             "[--period-frac F] [--grace-frac F] [--urgent-frac F]\n"
-            "  --workloads defaults to " SA_DEFAULT_WORKLOADS " (WfCommons instances)\n");
+            "  --workloads defaults to " SA_DEFAULT_WORKLOADS " (WfCommons instances)\n"
+            "  --trace: per deadline job, admission's prediction and the outcome, on stderr\n");
     return 2;
 }
 
@@ -51,6 +52,10 @@ static int sa__parse(int argc, char **argv, struct arbiter_sim_config *c, int *a
         double x;
         if (strcmp(a, "--json") == 0) {
             *json = 1;
+            continue;
+        }
+        if (strcmp(a, "--trace") == 0) {
+            c->trace = stderr; /* one line per deadline job of each run with admission */
             continue;
         }
         if (v == NULL)
