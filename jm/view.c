@@ -201,12 +201,13 @@ static void view__fill(struct view_node *n, const struct view_entry *e, int64_t 
 static int view__update(view_t *v, const struct view_entry *e, int64_t now_ms, bloom_t **cache);
 
 /* An entry older than what the view holds for the node. The same heartbeat again is news when
-   the RM calls the node down or draining: its liveness judgement comes without a newer
-   heartbeat (a dead node sends none). */
+   the RM calls the node down or draining, or no longer live (silent for PROTO_VIEW_LIVE_MS): its
+   liveness judgement comes without a newer heartbeat (a dead node sends none). */
 static int view__stale(const struct view_node *n, const struct view_entry *e, int64_t now_ms)
 {
     int64_t info = now_ms - (int64_t)(e->age_ms > INT64_MAX / 2 ? INT64_MAX / 2 : e->age_ms);
-    int down_news = e->boot_id == n->boot_id && e->seq == n->seq && !e->up;
+    int down_news =
+        e->boot_id == n->boot_id && e->seq == n->seq && (!e->up || (n->live && !e->live));
     return !down_news && (e->boot_id == n->boot_id ? e->seq <= n->seq : info < n->info_ms);
 }
 

@@ -85,7 +85,8 @@ void view_destroy(view_t **p);
 
 /* Merges one entry received at local time now_ms (copied). Returns 1 if it was applied, 0 if it
  * was older than what the view holds (an entry of the same boot and seq is applied only when it
- * says the node is not up: the RM's liveness verdict on a node that stopped heartbeating),
+ * says the node is not up, or not live where the view held it live: the RM's liveness verdict
+ * on a node that stopped heartbeating),
  * ERR_INVAL for a bad entry (no name, name, rack or endpoint too long, capacity not positive,
  * matrix dimensions over VIEW_MAX_BINS or bins not ascending), ERR_FULL past VIEW_MAX_NODES,
  * ERR_NOMEM. On error the view is unchanged. */

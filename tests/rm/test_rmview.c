@@ -312,6 +312,117 @@ static void test_packed_to_jm_view(void **state)
     rmview_destroy(&v);
 }
 
+/* The JM's side of the stream (jm/view_proto.h view_stream): whole after every part of one
+ * snapshot in order, then in sequence through the deltas, a gap when one is missed, whole again
+ * with the next snapshot; an in-sequence delta confirms the live nodes it omits (view_confirm). */
+struct stream_jm {
+    struct view_stream st;
+    view_t *jv;
+    int64_t now;
+    int flows[64];
+    int n;
+    int skip_part, skip_delta; /* lose part 1 of the next snapshot / the next delta */
+};
+
+static int stream_jm(void *arg, const proto_msg_t *m)
+{
+    struct stream_jm *t = arg;
+    if (m->type == PROTO_VIEW_SNAPSHOT && t->skip_part && m->view_snapshot.part == 1) {
+        t->skip_part = 0;
+        return 0;
+    }
+    if (m->type == PROTO_VIEW_DELTA && t->skip_delta) {
+        t->skip_delta = 0;
+        return 0;
+    }
+    int flow = view_stream_take(&t->st, m);
+    if (t->n < 64)
+        t->flows[t->n++] = flow;
+    const proto_view_node_t *v =
+        m->type == PROTO_VIEW_SNAPSHOT ? m->view_snapshot.nodes : m->view_delta.changed;
+    uint32_t n = m->type == PROTO_VIEW_SNAPSHOT ? m->view_snapshot.nnodes : m->view_delta.nchanged;
+    for (uint32_t i = 0; i < n; i++)
+        assert_true(view_update_from_replica(t->jv, &v[i], t->now, 2) >= 0);
+    if (flow & VIEW_STREAM_NEXT)
+        view_confirm(t->jv, 3, t->now - PROTO_VIEW_LIVE_MS / 2);
+    return 0;
+}
+
+static void test_stream_and_confirm(void **state)
+{
+    (void)state;
+    rmview_t *v = rmview_new();
+    struct stream_jm t;
+    memset(&t, 0, sizeof t);
+    assert_int_equal(view_new(&t.jv), 0);
+    char name[32];
+    for (int i = 0; i < 1100; i++) { /* three parts */
+        proto_heartbeat_t hb;
+        snprintf(name, sizeof name, "pn-%d", i);
+        heartbeat(&hb, name, 1, 1);
+        assert_int_equal(rmview_ingest(v, &hb, 1000), RMVIEW_FRESH);
+    }
+    /* part 1 lost: not whole; the deltas before the snapshot are taken, out of sequence */
+    t.skip_part = 1;
+    t.now = 1100;
+    assert_int_equal(rmview_publish_snapshot(v, 1100, 7, stream_jm, &t), 0);
+    assert_int_equal(t.st.synced, 0);
+    for (int i = 0; i < t.n; i++)
+        assert_int_equal(t.flows[i], 0);
+    t.n = 0;
+    assert_int_equal(rmview_publish_snapshot(v, 1200, 7, stream_jm, &t), 0);
+    assert_int_equal(t.n, 3); /* nothing changed: the parts alone */
+    assert_int_equal(t.flows[2], VIEW_STREAM_WHOLE);
+    assert_int_equal(t.st.seq, rmview_seq(v));
+    /* deltas follow in sequence; a node that did not change is confirmed as of the delta */
+    proto_heartbeat_t hb;
+    heartbeat(&hb, "pn-5", 1, 2);
+    assert_int_equal(rmview_ingest(v, &hb, 1800), RMVIEW_FRESH);
+    t.n = 0;
+    t.now = 2500;
+    assert_int_equal(rmview_publish_delta(v, 2500, 7, stream_jm, &t), 0);
+    assert_int_equal(t.n, 1);
+    assert_int_equal(t.flows[0], VIEW_STREAM_NEXT);
+    const struct view_node *quiet = view_node(t.jv, (uint32_t)view_find(t.jv, "pn-6"));
+    assert_int_equal(quiet->src, 3);
+    assert_int_equal(quiet->live, 1);
+    assert_int_equal(view_age_ms(quiet, 2500), PROTO_VIEW_LIVE_MS / 2); /* heard at 1000 */
+    /* a delta lost: the next one is a gap; the next snapshot makes the JM whole again */
+    heartbeat(&hb, "pn-5", 1, 3);
+    rmview_ingest(v, &hb, 2600);
+    t.skip_delta = 1;
+    assert_int_equal(rmview_publish_delta(v, 2600, 7, stream_jm, &t), 0);
+    heartbeat(&hb, "pn-5", 1, 4);
+    rmview_ingest(v, &hb, 2700);
+    t.n = 0;
+    assert_int_equal(rmview_publish_delta(v, 2700, 7, stream_jm, &t), 0);
+    assert_int_equal(t.flows[0], VIEW_STREAM_GAP);
+    assert_int_equal(t.st.gaps, 1);
+    t.n = 0;
+    assert_int_equal(rmview_publish_snapshot(v, 2800, 7, stream_jm, &t), 0);
+    assert_int_equal(t.flows[t.n - 1], VIEW_STREAM_WHOLE);
+    assert_int_equal(t.st.wholes, 2);
+    /* a node the replica stopped hearing from is published once, not live: no more confirms */
+    t.n = 0;
+    t.now = 3500;
+    heartbeat(&hb, "pn-5", 1, 5);
+    rmview_ingest(v, &hb, 3400);
+    assert_int_equal(rmview_publish_delta(v, 3500, 7, stream_jm, &t), 0);
+    quiet = view_node(t.jv, (uint32_t)view_find(t.jv, "pn-6"));
+    assert_int_equal(quiet->live, 0);
+    int64_t age = view_age_ms(quiet, 3500);
+    assert_true(age >= PROTO_VIEW_LIVE_MS);
+    t.now = 3600;
+    heartbeat(&hb, "pn-5", 1, 6);
+    rmview_ingest(v, &hb, 3600);
+    assert_int_equal(rmview_publish_delta(v, 3600, 7, stream_jm, &t), 0);
+    assert_int_equal(t.flows[t.n - 1], VIEW_STREAM_NEXT);
+    assert_int_equal(view_age_ms(quiet, 3600), age + 100); /* not confirmed */
+    assert_int_equal(view_age_ms(view_node(t.jv, (uint32_t)view_find(t.jv, "pn-5")), 3600), 0);
+    view_destroy(&t.jv);
+    rmview_destroy(&v);
+}
+
 /* Collects the cache filters of a publication's nodes (after the wire). */
 struct filters {
     int nodes, with_filter;
@@ -522,6 +633,7 @@ int main(void)
         cmocka_unit_test(test_allocation_failure),
         cmocka_unit_test(test_cache_filter),
         cmocka_unit_test(test_packed_to_jm_view),
+        cmocka_unit_test(test_stream_and_confirm),
         cmocka_unit_test(test_rmconf_checks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
