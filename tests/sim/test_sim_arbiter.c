@@ -192,6 +192,55 @@ static void test_calibrated_admission(void **state)
         json_decref(doc[i]);
 }
 
+static char err_buf[1 << 18];
+
+/* Issue 22's per-job view (`--trace`, docs/arbiter.md): it leaves the JSON unchanged, and every
+ * line keeps admission's own contract: the error model starts at its conservative prior, the
+ * bound is never below the median, and no job is admitted whose bound is past its deadline. */
+static void test_trace_explains_admission(void **state)
+{
+    (void)state;
+    const char *bin = getenv("PADDOCK_BIN_DIR"), *src = getenv("PADDOCK_SOURCE_DIR");
+    assert_int_equal(sim(FB " --seed 2 --admission on --json"), 0);
+    char *plain = strdup(out_buf);
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && '%s/paddock-sim' " FB " --seed 2 --admission on --json --trace "
+             "2>&1 >/dev/null",
+             src, bin);
+    assert_int_equal(capture_run(cmd, err_buf, sizeof err_buf), 0);
+    assert_int_equal(sim(FB " --seed 2 --admission on --json --trace"), 0);
+    assert_string_equal(plain, out_buf);
+    free(plain);
+    size_t lines = 0, admitted = 0;
+    int first = 1;
+    for (char *l = strtok(err_buf, "\n"); l != NULL; l = strtok(NULL, "\n")) {
+        if (strncmp(l, "paddock job ", 12) != 0)
+            continue;
+        double d, p50, bound, scale;
+        char verdict[16];
+        assert_int_equal(sscanf(strstr(l, " deadline "),
+                                " deadline %lf pred_p50 %lf bound %lf "
+                                "scale %lf %15s",
+                                &d, &p50, &bound, &scale, verdict),
+                         5);
+        if (first) /* the first deadline job meets a model without outcomes: the prior */
+            assert_true(scale > 1.49 && scale < 1.51);
+        first = 0;
+        assert_true(p50 > 0);
+        assert_true(bound >= p50 - 1e-6);
+        if (strcmp(verdict, "admitted") == 0) {
+            admitted++;
+            assert_true(bound <= d + 0.01);
+        } else {
+            assert_string_equal(verdict, "refused");
+        }
+        lines++;
+    }
+    assert_true(lines > 50);
+    assert_true(admitted > 0 && admitted < lines);
+}
+
 static void test_usage(void **state)
 {
     (void)state;
@@ -216,6 +265,7 @@ int main(void)
         cmocka_unit_test(test_downgrades_keep_work),
         cmocka_unit_test(test_json_and_orderings),
         cmocka_unit_test(test_calibrated_admission),
+        cmocka_unit_test(test_trace_explains_admission),
         cmocka_unit_test(test_usage),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
