@@ -132,12 +132,11 @@ static void test_view_wait_lookup(void **state)
     n.mem_mb = 4096;
     n.ncpu = 2;
     n.nmem = 2;
-    n.cpu_bins[0] = 1;
-    n.cpu_bins[1] = 2;
-    n.mem_bins_mb[0] = 1024;
-    n.mem_bins_mb[1] = 2048;
+    const float cpu_bins[2] = {1, 2}, mem_bins[2] = {1024, 2048};
     float cells[4] = {1, 2, 3, 4};
-    memcpy(n.wait_s, cells, sizeof cells);
+    n.cpu_bins = cpu_bins;
+    n.mem_bins_mb = mem_bins;
+    n.wait_s = cells;
     assert_true(view_wait(&n, 0.5, 100, 0) == 1.0);
     assert_true(view_wait(&n, 1.5, 100, 0) == 3.0);
     assert_true(view_wait(&n, 1, 1500, 0) == 2.0);
