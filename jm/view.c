@@ -14,7 +14,27 @@ struct view__rack {
     size_t n, cap;
 };
 
+/* The arena: chunks carved in 8-byte steps, freed only with the view. What a node replaces (an
+ * endpoint that changed, a larger matrix) stays unused there: rare, and bounded by the changes. */
+struct view__chunk {
+    struct view__chunk *next;
+    size_t used, cap;
+    max_align_t data[];
+};
+
+#define VIEW__CHUNK    (64u * 1024u)
+#define VIEW__MAX_SETS 64 /* distinct bin sets interned; beyond, a node's own copy */
+
+struct view__set {
+    uint8_t n;
+    const float *b;
+};
+
 struct view {
+    struct view__chunk *arena;
+    size_t arena_bytes;
+    struct view__set sets[VIEW__MAX_SETS];
+    size_t nsets;
     struct view_node *nodes;
     size_t n, cap;
     uint32_t *table; /* open addressing: node index + 1, 0 = empty */
@@ -33,6 +53,64 @@ static uint64_t view__hash(const char *s)
         h *= 1099511628211ull;
     }
     return h;
+}
+
+static void *view__alloc(view_t *v, size_t len)
+{
+    len = (len + 7) & ~(size_t)7;
+    struct view__chunk *c = v->arena;
+    if (c == NULL || c->cap - c->used < len) {
+        size_t cap = len > VIEW__CHUNK / 4 ? len : VIEW__CHUNK - sizeof *c;
+        c = mem_alloc(sizeof *c + cap);
+        if (c == NULL)
+            return NULL;
+        c->next = v->arena;
+        c->used = 0;
+        c->cap = cap;
+        v->arena = c;
+        v->arena_bytes += sizeof *c + cap;
+    }
+    void *p = (char *)c->data + c->used;
+    c->used += len;
+    return p;
+}
+
+static const char *view__strdup(view_t *v, const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *p = view__alloc(v, n);
+    if (p != NULL)
+        memcpy(p, s, n);
+    return p;
+}
+
+/* Bins as floats in the arena, shared with every node that has the same set. */
+static const float *view__bins(view_t *v, const float *held, uint8_t held_n, const double *b,
+                               uint32_t n)
+{
+    float f[VIEW_MAX_BINS];
+    for (uint32_t i = 0; i < n; i++)
+        f[i] = (float)b[i];
+    if (held != NULL && held_n == n && memcmp(held, f, n * sizeof *f) == 0)
+        return held;
+    for (size_t i = 0; i < v->nsets; i++)
+        if (v->sets[i].n == n && memcmp(v->sets[i].b, f, n * sizeof *f) == 0)
+            return v->sets[i].b;
+    float *p = view__alloc(v, n * sizeof *p);
+    if (p == NULL)
+        return NULL;
+    memcpy(p, f, n * sizeof *p);
+    if (v->nsets < VIEW__MAX_SETS)
+        v->sets[v->nsets++] = (struct view__set){(uint8_t)n, p};
+    return p;
+}
+
+size_t view_bytes(const view_t *v)
+{
+    size_t b = sizeof *v + v->arena_bytes + v->cap * sizeof *v->nodes + v->tcap * sizeof *v->table;
+    for (size_t i = 0; i < v->nracks; i++)
+        b += v->racks[i].cap * sizeof *v->racks[i].nodes + strlen(v->racks[i].name) + 1;
+    return b + v->rcap * sizeof *v->racks;
 }
 
 int view_new(view_t **out)
@@ -66,6 +144,11 @@ void view_destroy(view_t **p)
     mem_free(v->nodes);
     mem_free(v->table);
     mem_free(v->light);
+    while (v->arena != NULL) {
+        struct view__chunk *c = v->arena;
+        v->arena = c->next;
+        mem_free(c);
+    }
     mem_free(v);
     *p = NULL;
 }
@@ -103,7 +186,7 @@ static long view__rack_find(const view_t *v, const char *name)
 static int view__reserve(view_t *v, int new_node, int new_rack, uint32_t rack)
 {
     if (new_node && v->n == v->cap) {
-        size_t nc = v->cap == 0 ? 64 : v->cap * 2;
+        size_t nc = v->cap == 0 ? 64 : v->cap + v->cap / 2; /* a node is 120 bytes: 1.5x */
         struct view_node *nn = mem_reallocarray(v->nodes, nc, sizeof *nn);
         if (nn == NULL)
             return ERR_NOMEM;
@@ -166,14 +249,68 @@ static int view__check(const struct view_entry *e)
     return 0;
 }
 
+/* What an entry needs from the arena, taken before the node changes (so that ERR_NOMEM leaves
+ * it as it was). */
+struct view__prep {
+    const char *endpoint;
+    const float *cpu_bins, *mem_bins;
+    float *cells;
+    uint16_t cells_cap;
+};
+
+static int view__prepare(view_t *v, const struct view_node *n, const struct view_entry *e,
+                         struct view__prep *p)
+{
+    p->endpoint = n != NULL ? n->endpoint : "";
+    if (e->endpoint != NULL && strcmp(p->endpoint, e->endpoint) != 0) {
+        p->endpoint = e->endpoint[0] == '\0' ? "" : view__strdup(v, e->endpoint);
+        if (p->endpoint == NULL)
+            return ERR_NOMEM;
+    }
+    p->cpu_bins = n != NULL ? n->cpu_bins : NULL;
+    p->mem_bins = n != NULL ? n->mem_bins_mb : NULL;
+    p->cells = n != NULL ? n->wait_s : NULL;
+    p->cells_cap = n != NULL ? n->wait_cap : 0;
+    if (e->ncpu == 0)
+        return 0;
+    p->cpu_bins = view__bins(v, p->cpu_bins, n != NULL ? n->ncpu : 0, e->cpu_bins, e->ncpu);
+    p->mem_bins = view__bins(v, p->mem_bins, n != NULL ? n->nmem : 0, e->mem_bins_mb, e->nmem);
+    if (p->cpu_bins == NULL || p->mem_bins == NULL)
+        return ERR_NOMEM;
+    uint32_t cells = e->ncpu * e->nmem;
+    if (cells > p->cells_cap) {
+        p->cells = view__alloc(v, cells * sizeof *p->cells);
+        if (p->cells == NULL)
+            return ERR_NOMEM;
+        p->cells_cap = (uint16_t)cells;
+    }
+    return 0;
+}
+
+static void view__matrix_fill(struct view_node *n, const struct view__prep *p, uint32_t ncpu,
+                              uint32_t nmem, const double *wait_s)
+{
+    n->ncpu = (uint8_t)ncpu;
+    n->nmem = (uint8_t)nmem;
+    if (ncpu == 0)
+        return; /* bins and cells kept for a later matrix; unused while ncpu is 0 */
+    n->cpu_bins = p->cpu_bins;
+    n->mem_bins_mb = p->mem_bins;
+    n->wait_s = p->cells;
+    n->wait_cap = p->cells_cap;
+    for (uint32_t i = 0; i < ncpu * nmem; i++) {
+        double w = wait_s[i];
+        n->wait_s[i] = w < 0 ? VIEW_WAIT_NEVER : (float)w;
+    }
+}
+
 static void view__fill(struct view_node *n, const struct view_entry *e, int64_t now_ms,
-                       bloom_t **cache)
+                       bloom_t **cache, const struct view__prep *p)
 {
     bloom_destroy(&n->cache); /* the entry's filter replaces it, or its absence clears it */
     n->cache = *cache;
     *cache = NULL;
-    if (e->endpoint != NULL)
-        strcpy(n->endpoint, e->endpoint); /* length checked in view__check */
+    n->endpoint = p->endpoint;
     n->cpu = e->cpu;
     n->mem_mb = e->mem_mb;
     n->up = e->up;
@@ -186,16 +323,7 @@ static void view__fill(struct view_node *n, const struct view_entry *e, int64_t 
     n->psucc = ((double)e->successes + 1.0) / (att + 2.0);
     n->src = e->src;
     n->live = e->live;
-    n->ncpu = (uint8_t)e->ncpu;
-    n->nmem = (uint8_t)e->nmem;
-    for (uint32_t i = 0; i < e->ncpu; i++)
-        n->cpu_bins[i] = (float)e->cpu_bins[i];
-    for (uint32_t i = 0; i < e->nmem; i++)
-        n->mem_bins_mb[i] = (float)e->mem_bins_mb[i];
-    for (uint32_t i = 0; i < e->ncpu * e->nmem; i++) {
-        double w = e->wait_s[i];
-        n->wait_s[i] = w < 0 ? VIEW_WAIT_NEVER : (float)w;
-    }
+    view__matrix_fill(n, p, e->ncpu, e->nmem, e->wait_s);
 }
 
 static int view__update(view_t *v, const struct view_entry *e, int64_t now_ms, bloom_t **cache);
@@ -246,6 +374,9 @@ static int view__update(view_t *v, const struct view_entry *e, int64_t now_ms, b
         struct view_node *n = &v->nodes[idx];
         if (view__stale(n, e, now_ms))
             return 0;
+        struct view__prep p;
+        if ((rc = view__prepare(v, n, e, &p)) != 0)
+            return rc;
         if (strcmp(v->racks[n->rack].name, rack) != 0) {
             /* moved to another rack: rare; re-file it */
             long r = view__rack_find(v, rack);
@@ -276,11 +407,17 @@ static int view__update(view_t *v, const struct view_entry *e, int64_t now_ms, b
             nr->nodes[nr->n++] = (uint32_t)idx;
             n->rack = (uint32_t)r;
         }
-        view__fill(n, e, now_ms, cache);
+        view__fill(n, e, now_ms, cache, &p);
         return 1;
     }
     if (v->n >= VIEW_MAX_NODES)
         return ERR_FULL;
+    struct view__prep p;
+    const char *name = view__strdup(v, e->name);
+    if (name == NULL)
+        return ERR_NOMEM;
+    if ((rc = view__prepare(v, NULL, e, &p)) != 0)
+        return rc;
     long r = view__rack_find(v, rack);
     if (r < 0) {
         if ((rc = view__reserve(v, 1, 1, 0)) != 0)
@@ -295,9 +432,9 @@ static int view__update(view_t *v, const struct view_entry *e, int64_t now_ms, b
         return rc;
     struct view_node *n = &v->nodes[v->n];
     memset(n, 0, sizeof *n);
-    strcpy(n->name, e->name);
+    n->name = name;
     n->rack = (uint32_t)r;
-    view__fill(n, e, now_ms, cache);
+    view__fill(n, e, now_ms, cache, &p);
     view__insert(v->table, v->tcap, v->nodes, (uint32_t)v->n);
     struct view__rack *rk = &v->racks[r];
     rk->nodes[rk->n++] = (uint32_t)v->n;
@@ -321,16 +458,12 @@ int view_set_matrix(view_t *v, uint32_t node, uint32_t ncpu, uint32_t nmem, cons
                            .mem_bins_mb = mem_bins_mb,
                            .wait_s = wait_s};
     int rc = view__check(&e);
+    struct view__prep p;
+    if (rc == 0)
+        rc = view__prepare(v, n, &e, &p);
     if (rc != 0)
         return rc;
-    n->ncpu = (uint8_t)ncpu;
-    n->nmem = (uint8_t)nmem;
-    for (uint32_t i = 0; i < ncpu; i++)
-        n->cpu_bins[i] = (float)cpu_bins[i];
-    for (uint32_t i = 0; i < nmem; i++)
-        n->mem_bins_mb[i] = (float)mem_bins_mb[i];
-    for (uint32_t i = 0; i < ncpu * nmem; i++)
-        n->wait_s[i] = wait_s[i] < 0 ? VIEW_WAIT_NEVER : (float)wait_s[i];
+    view__matrix_fill(n, &p, ncpu, nmem, wait_s);
     if (now_ms > n->info_ms)
         n->info_ms = now_ms;
     return 0;

@@ -423,6 +423,78 @@ static void test_stream_and_confirm(void **state)
     rmview_destroy(&v);
 }
 
+/* The JM's view is compact: names and endpoints at their length, shared bins, cells at the
+ * matrix's size; 20,000 nodes of 6 x 7 cells in under 8 MiB; an endpoint that changes is taken,
+ * a matrix that grows gets room. */
+static void test_compact_jm_view(void **state)
+{
+    (void)state;
+    view_t *jv = NULL;
+    assert_int_equal(view_new(&jv), 0);
+    double cpu[6], mem[7], cells[42];
+    for (int i = 0; i < 6; i++)
+        cpu[i] = 0.5 * (1 << i);
+    for (int i = 0; i < 7; i++)
+        mem[i] = 1024.0 * (1 << i);
+    char name[32], ep[64], rack[16];
+    for (int i = 0; i < 20000; i++) {
+        for (int c = 0; c < 42; c++)
+            cells[c] = (double)((i + c) % 97) / 10.0;
+        snprintf(name, sizeof name, "pn-%05d", i);
+        snprintf(ep, sizeof ep, "tcp://10.0.%d.%d:7100", i / 256, i % 256);
+        snprintf(rack, sizeof rack, "rack-%03d", i / 40);
+        struct view_entry e = {.name = name,
+                               .rack = rack,
+                               .endpoint = ep,
+                               .cpu = 16,
+                               .mem_mb = 65536,
+                               .up = 1,
+                               .boot_id = 1,
+                               .seq = 1,
+                               .ncpu = 6,
+                               .nmem = 7,
+                               .cpu_bins = cpu,
+                               .mem_bins_mb = mem,
+                               .wait_s = cells};
+        assert_int_equal(view_update(jv, &e, 100), 1);
+    }
+    print_message("a 20,000-node view: %.2f MiB\n", (double)view_bytes(jv) / 1048576.0);
+    assert_true(view_bytes(jv) < 8u * 1024u * 1024u);
+    const struct view_node *a = view_node(jv, 7), *b = view_node(jv, 19999);
+    assert_ptr_equal(a->cpu_bins, b->cpu_bins);
+    assert_ptr_equal(a->mem_bins_mb, b->mem_bins_mb);
+    assert_string_equal(a->name, "pn-00007");
+    assert_string_equal(a->endpoint, "tcp://10.0.0.7:7100");
+    assert_true(a->wait_s[41] == (float)((7 + 41) % 97) / 10.0f);
+    /* a new endpoint and a larger matrix */
+    double big[16 * 16], bins[16];
+    for (int i = 0; i < 16; i++)
+        bins[i] = i + 1;
+    for (int i = 0; i < 256; i++)
+        big[i] = i;
+    struct view_entry e = {.name = "pn-00007",
+                           .rack = "rack-000",
+                           .endpoint = "tcp://h:1",
+                           .cpu = 16,
+                           .mem_mb = 65536,
+                           .up = 1,
+                           .boot_id = 1,
+                           .seq = 2,
+                           .ncpu = 16,
+                           .nmem = 16,
+                           .cpu_bins = bins,
+                           .mem_bins_mb = bins,
+                           .wait_s = big};
+    assert_int_equal(view_update(jv, &e, 200), 1);
+    a = view_node(jv, 7);
+    assert_string_equal(a->endpoint, "tcp://h:1");
+    assert_int_equal(a->ncpu, 16);
+    assert_true(a->wait_s[255] == 255.0f);
+    assert_true(view_wait(a, 16, 16, 0) == 255.0);
+    assert_true(view_node(jv, 8)->wait_s[41] == (float)((8 + 41) % 97) / 10.0f); /* untouched */
+    view_destroy(&jv);
+}
+
 /* Collects the cache filters of a publication's nodes (after the wire). */
 struct filters {
     int nodes, with_filter;
@@ -634,6 +706,7 @@ int main(void)
         cmocka_unit_test(test_cache_filter),
         cmocka_unit_test(test_packed_to_jm_view),
         cmocka_unit_test(test_stream_and_confirm),
+        cmocka_unit_test(test_compact_jm_view),
         cmocka_unit_test(test_rmconf_checks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
