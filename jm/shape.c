@@ -287,14 +287,68 @@ static int shape__cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* The median of `runs` simulated makespans at `tokens`, each run seeded alike (jsim_run's
+ * streams: equal seeds sample the same run times at any allocation). */
+static int shape__median_run(const jsim_job_t *job, const struct jsim_model *m,
+                             const struct progress_model *pm, int runs, int tokens, double *out)
+{
+    double span[SHAPE_ALPHA_RUNS];
+    struct jsim_rng rng;
+    jsim_rng_seed(&rng, 1);
+    for (int r = 0; r < runs; r++) {
+        struct jsim_run_stats st;
+        int rc = jsim_run(job, m, tokens, pm, &rng, NULL, &st);
+        if (rc != 0)
+            return rc;
+        span[r] = st.makespan;
+    }
+    qsort(span, (size_t)runs, sizeof *span, shape__cmp);
+    *out = span[runs / 2];
+    return 0;
+}
+
+int shape_place_sim(const jsim_job_t *job, const struct jsim_model *m,
+                    const struct progress_model *pm, int runs, uint32_t k, struct arbiter_shape *s,
+                    double *makespan)
+{
+    if (job == NULL || m == NULL || pm == NULL || s == NULL || runs < 1 || runs > SHAPE_ALPHA_RUNS)
+        return ERR_INVAL;
+    uint32_t tokens = k < s->width ? k : s->width;
+    tokens = tokens < 1 ? 1 : tokens;
+    double S, path = s->path;
+    int rc = shape__median_run(job, m, pm, runs, (int)tokens, &S);
+    if (rc == 0 && runs > 1) {
+        /* every task's units free at once: nothing waits but for its inputs */
+        uint64_t all = 0;
+        for (int t = 0; t < jsim_job_ntasks(job); t++) {
+            uint32_t u = jsim_job_task_tokens(job, t);
+            all += u > 0 ? u : 1;
+        }
+        double cp;
+        rc = shape__median_run(job, m, pm, runs, all > INT32_MAX ? INT32_MAX : (int)all, &cp);
+        if (rc == 0 && cp > path)
+            path = cp;
+    }
+    if (rc != 0)
+        return rc;
+    double kk = tokens;
+    double low = fmax(s->work / kk, path);
+    double up = fmax((s->work - path) / kk + path, low);
+    double a = up - low > 1e-9 ? (S - low) / (up - low) : 0.5;
+    s->path = path;
+    s->has_alpha = true;
+    s->alpha = a < 0 ? 0 : a > 1 ? 1 : a;
+    if (makespan != NULL)
+        *makespan = S;
+    return 0;
+}
+
 int shape_alpha(const struct spec *spec, const struct profile *prof, double token_cpu,
                 uint64_t token_mem_mb, uint32_t k, struct arbiter_shape *s, double *makespan,
                 char *msg, size_t cap)
 {
     if (spec == NULL || s == NULL)
         return err_fmt(msg, cap, ERR_INVAL, "shape_alpha: NULL argument");
-    uint32_t tokens = k < s->width ? k : s->width;
-    tokens = tokens < 1 ? 1 : tokens;
     struct jsim_plan pl;
     int rc = jsim_plan_init_sized(&pl, spec, prof, PROGRESS_VERTEXFRAC, token_cpu, token_mem_mb,
                                   msg, cap);
@@ -302,25 +356,9 @@ int shape_alpha(const struct spec *spec, const struct profile *prof, double toke
         return rc;
     /* the estimates alone are one deterministic run; a profile's spread, a median of a few */
     int runs = pl.from_profile ? SHAPE_ALPHA_RUNS : 1;
-    double span[SHAPE_ALPHA_RUNS];
-    struct jsim_rng rng;
-    jsim_rng_seed(&rng, 1);
-    for (int r = 0; r < runs && rc == 0; r++) {
-        struct jsim_run_stats st;
-        rc = jsim_run(pl.job, &pl.model, (int)tokens, &pl.progress, &rng, NULL, &st);
-        span[r] = st.makespan;
-    }
+    rc = shape_place_sim(pl.job, &pl.model, &pl.progress, runs, k, s, makespan);
     jsim_plan_close(&pl);
     if (rc != 0)
         return err_fmt(msg, cap, rc, "shape_alpha: simulating the job: %s", err_name(rc));
-    qsort(span, (size_t)runs, sizeof *span, shape__cmp);
-    double S = span[runs / 2], kk = tokens;
-    double low = fmax(s->work / kk, s->path);
-    double up = fmax((s->work - s->path) / kk + s->path, low);
-    double a = up - low > 1e-9 ? (S - low) / (up - low) : 0.5;
-    s->has_alpha = true;
-    s->alpha = a < 0 ? 0 : a > 1 ? 1 : a;
-    if (makespan != NULL)
-        *makespan = S;
     return 0;
 }

@@ -59,13 +59,30 @@ int shape_from_spec(const struct spec *spec, const struct profile *prof, double 
  * with bottom-level priority, at the spec's estimates or, with a profile, the median of
  * SHAPE_ALPHA_RUNS seeded runs sampled from it; alpha = (S − low) / (up − low) with low =
  * max(W/k, L) and up = (W − L)/k + L of the shape `s` (as shape_from_spec computed it), clamped
- * to [0, 1] (0.5 when the bounds meet). Sets s->has_alpha and s->alpha, and *makespan (may be
- * NULL) to S. Deterministic. Returns 0, or ERR_INVAL / ERR_TOOBIG / ERR_NOMEM with the reason
- * in msg (s untouched). */
+ * to [0, 1] (0.5 when the bounds meet). With a profile, the path first becomes the critical
+ * path under the profile's spread (shape_place_sim): a wide stage ends with its slowest task
+ * (issue 22: "stage runtime spread from its profile and history"). Sets s->has_alpha, s->alpha
+ * (and s->path, as said), and *makespan (may be NULL) to S. Deterministic. Returns 0, or
+ * ERR_INVAL / ERR_TOOBIG / ERR_NOMEM with the reason in msg (s untouched). */
 #define SHAPE_ALPHA_RUNS 5
 int shape_alpha(const struct spec *spec, const struct profile *prof, double token_cpu,
                 uint64_t token_mem_mb, uint32_t k, struct arbiter_shape *s, double *makespan,
                 char *msg, size_t cap);
+
+/* shape_alpha on a job as the JM's simulator holds it (jm/jsim.h: a finalized job, its attempt
+ * model, a progress model for the runs; all borrowed): `runs` (1..SHAPE_ALPHA_RUNS) seeded runs
+ * at min(k, s->width) tokens give S, their median. With runs > 1 (a model sampled from a
+ * profile) the same runs are also made with every task's units free at once: their median
+ * makespan is the critical path with the run times (and initialization latencies) drawn, and
+ * when it is longer than s->path it replaces it, before alpha is computed as shape_alpha says.
+ * The simulator (tools/sim/arbiter_sim) calls this for jobs it builds by hand. Returns 0,
+ * ERR_INVAL or ERR_NOMEM (s untouched on error). */
+struct jsim_job;
+struct jsim_model;
+struct progress_model;
+int shape_place_sim(const struct jsim_job *job, const struct jsim_model *m,
+                    const struct progress_model *pm, int runs, uint32_t k, struct arbiter_shape *s,
+                    double *makespan);
 
 /* The width of shape_from_spec at the spec's estimates with each task costing units[i] (any
  * unit: the JM's dispatcher counts finer ones, jm/grain.h): the most units in use at once in the

@@ -195,6 +195,63 @@ static void test_profile(void **state)
     spec_destroy(&s);
 }
 
+/* 64 one-core tasks of 10 s in stage "map" (no barrier, no edges). */
+static struct spec *wide_stage(void)
+{
+    char buf[16384], *w = buf;
+    w += sprintf(w, "{\"version\":1,\"stages\":[{\"name\":\"map\"}],\"tasks\":[");
+    for (int i = 0; i < 64; i++)
+        w += sprintf(w,
+                     "%s{\"id\":\"m%d\",\"stage\":\"map\",\"cmd\":[\"true\"],\"cpu\":1,"
+                     "\"mem_mb\":100,\"runtime_s\":10}",
+                     i ? "," : "", i);
+    sprintf(w, "]}");
+    return parse(buf);
+}
+
+/* Issue 22: the JM's simulator with a profile's spread places a wide stage at its slowest task,
+ * which Graham's bounds at the mean run times cannot hold: the path under the spread replaces
+ * the path of the means, and the list schedule's median is that path. Without a profile the
+ * estimates are one deterministic run and nothing changes. */
+static void test_alpha_spread(void **state)
+{
+    (void)state;
+    struct spec *s = wide_stage();
+    struct arbiter_shape sh;
+    double S = 0;
+    char msg[256];
+    assert_int_equal(shape_from_spec(s, NULL, 1.0, 4096, 0, &sh, msg, sizeof msg), 0);
+    NEAR(sh.work, 640);
+    NEAR(sh.path, 10);
+    assert_int_equal(sh.width, 64);
+    struct arbiter_shape at32 = sh;
+    assert_int_equal(shape_alpha(s, NULL, 1.0, 4096, 64, &sh, &S, msg, sizeof msg), 0);
+    NEAR(S, 10);
+    NEAR(sh.path, 10);
+    assert_true(sh.has_alpha);
+    NEAR(sh.alpha, 0);
+    assert_int_equal(shape_alpha(s, NULL, 1.0, 4096, 32, &at32, &S, msg, sizeof msg), 0);
+    NEAR(S, 20); /* two waves */
+    NEAR(at32.alpha, 0);
+    /* each task 10 s x a ratio uniform on [0.5, 1.5]: the slowest of 64 is near 15 s */
+    struct profile p;
+    load_profile_ratio(&p, 5, 15, 0.5, 1.5, 4);
+    assert_int_equal(shape_from_spec(s, &p, 1.0, 4096, 0, &sh, msg, sizeof msg), 0);
+    NEAR(sh.work, 640); /* the mean ratio is 1 */
+    NEAR(sh.path, 10);
+    assert_int_equal(shape_alpha(s, &p, 1.0, 4096, 64, &sh, &S, msg, sizeof msg), 0);
+    assert_true(sh.path > 13.5 && sh.path <= 15 + 1e-9);
+    NEAR(S, sh.path); /* 64 tokens: nothing waits for a token */
+    NEAR(sh.alpha, 0);
+    /* the same job and profile twice: the same place (seeded runs) */
+    struct arbiter_shape again;
+    assert_int_equal(shape_from_spec(s, &p, 1.0, 4096, 0, &again, msg, sizeof msg), 0);
+    assert_int_equal(shape_alpha(s, &p, 1.0, 4096, 64, &again, NULL, msg, sizeof msg), 0);
+    NEAR(again.path, sh.path);
+    profile_close(&p);
+    spec_destroy(&s);
+}
+
 static void test_errors(void **state)
 {
     (void)state;
@@ -213,9 +270,8 @@ static void test_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_spec_only),
-        cmocka_unit_test(test_width_overlap),
-        cmocka_unit_test(test_profile),
+        cmocka_unit_test(test_spec_only), cmocka_unit_test(test_width_overlap),
+        cmocka_unit_test(test_profile),   cmocka_unit_test(test_alpha_spread),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
