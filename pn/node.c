@@ -232,6 +232,7 @@ void node_destroy(node_t **np)
     mem_free(n->trash);
     spawner_free(&n->spawner);
     mem_free(n->parked);
+    mem_free(n->unsent);
     if (n->sched_check) /* freed once closed: the loop runs after node_destroy */
         uv_close((uv_handle_t *)n->sched_check, node__free_handle);
     if (n->spare_dir && n->nspares + n->spares_pending == 0)
@@ -303,6 +304,18 @@ static void node__matrix_wire(node_t *n, proto_matrix_t *m, bool force)
     m->timestamp_ms = clock_wall_ms() - (int64_t)(clock_mono_ms() - n->matrix_at_ms);
 }
 
+/* Where a queued regular task stands in the queue, so its JM can correct a placement made on
+ * stale information (Apollo §3.4): its expected wait in ms (0: it starts as soon as it may).
+ * Returns 0, or an error when the queue cannot say (the task is not in its regular queue). */
+static int node__expected_wait(node_t *n, node__task_t *t, uint64_t *ms)
+{
+    double now = node__now_s(), at = now;
+    double age = (double)n->cfg->matrix_min_interval_ms / 1000.0; /* as stale as the matrix */
+    int rc = queue_expected_start_tail(n->queue, now, age, t->id, &n->scratch, &at);
+    *ms = rc == 0 && at > now ? (uint64_t)((at - now) * 1000.0 + 0.5) : 0;
+    return rc;
+}
+
 /* The task's status to its job's peer (or reply endpoint), echoing req_id. */
 static void node__status(node_t *n, node__task_t *t, uint64_t req_id)
 {
@@ -331,15 +344,13 @@ static void node__status(node_t *n, node__task_t *t, uint64_t req_id)
         s->wall_ms = (uint64_t)(t->ended_at_ms - t->started_at_ms);
     s->cache_hits = t->cache_hits;
     s->cache_misses = t->cache_misses;
-    if ((t->state == PROTO_TASK_QUEUED || t->state == PROTO_TASK_STAGING) &&
-        t->klass == PROTO_CLASS_REGULAR) {
-        /* Where it stands in the queue, so its JM can correct a placement made on stale
-           information (Apollo §3.4). */
-        double now = node__now_s(), at = now;
-        double age = (double)n->cfg->matrix_min_interval_ms / 1000.0; /* as stale as the matrix */
-        if (queue_expected_start_tail(n->queue, now, age, t->id, &n->scratch, &at) == 0 && at > now)
-            s->expected_wait_ms = (uint64_t)((at - now) * 1000.0 + 0.5);
-    }
+    if (n->wait_known == t->id) /* node__create computed it a moment ago */
+        s->expected_wait_ms = n->wait_known_ms;
+    else if ((t->state == PROTO_TASK_QUEUED || t->state == PROTO_TASK_STAGING) &&
+             t->klass == PROTO_CLASS_REGULAR)
+        (void)node__expected_wait(n, t, &s->expected_wait_ms);
+    n->wait_known = 0;
+    t->unsent = 0; /* whatever was held back, its JM hears where the task stands now */
     /* A task that ended freed its room: its JM places the next task on what the status says,
        so that matrix is computed now, not up to matrix_min_interval ago (with the task still
        in it). */
@@ -360,9 +371,13 @@ void node__send_status(node_t *n, node__task_t *t)
     node__status(n, t, t->req_id);
 }
 
-/* The one place task states change. */
-void node__set_state(node_t *n, node__task_t *t, proto_task_state_t s, const char *reason)
+/* The one place task states change; `send`: its status goes to its JM now (0 only for a new
+ * task's QUEUED held back, node__create). */
+static void node__set_state_ex(node_t *n, node__task_t *t, proto_task_state_t s, const char *reason,
+                               int send)
 {
+    if (t->unsent && send && s != PROTO_TASK_QUEUED)
+        n->c.queued_unsent++; /* this status answers the create instead */
     t->state = s;
     if (reason && (!t->reason || strcmp(t->reason, reason) != 0)) {
         mem_free(t->reason);
@@ -392,7 +407,46 @@ void node__set_state(node_t *n, node__task_t *t, proto_task_state_t s, const cha
         }
     }
     n->matrix_dirty = 1;
-    node__send_status(n, t);
+    if (send)
+        node__send_status(n, t);
+}
+
+void node__set_state(node_t *n, node__task_t *t, proto_task_state_t s, const char *reason)
+{
+    node__set_state_ex(n, t, s, reason, 1);
+}
+
+void node__send_unsent(node_t *n)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n->nunsent; i++) {
+        node__task_t *t = map_getn(&n->byid, &n->unsent[i], sizeof n->unsent[i]);
+        if (!t || !t->unsent)
+            continue;
+        if (t->spawning) { /* started after all: its RUNNING (or failure) answers */
+            n->unsent[k++] = n->unsent[i];
+            continue;
+        }
+        if (t->state == PROTO_TASK_QUEUED && t->pid <= 0)
+            node__send_status(n, t); /* it waits: its JM hears so, and for how long */
+    }
+    n->nunsent = k;
+}
+
+/* A set-up task whose QUEUED status was held back: looked at after the next scheduling pass. */
+void node__note_unsent(node_t *n, node__task_t *t)
+{
+    if (n->nunsent == n->capunsent) {
+        size_t cap = n->capunsent ? 2 * n->capunsent : 64;
+        uint64_t *v = mem_reallocarray(n->unsent, cap, sizeof *v);
+        if (!v) { /* no room to remember it: say it now */
+            node__send_status(n, t);
+            return;
+        }
+        n->unsent = v;
+        n->capunsent = cap;
+    }
+    n->unsent[n->nunsent++] = t->id;
 }
 
 /* 1 when a task's directory holds its stdout and stderr, both empty, and nothing else: what
@@ -798,7 +852,19 @@ static void node__create(node_t *n, const void *peer, size_t plen, uint64_t req_
         node__finish(n, t);
         return;
     }
-    node__set_state(n, t, t->nfiles ? PROTO_TASK_STAGING : PROTO_TASK_QUEUED, NULL);
+    /* A regular task that will start as soon as its directory is ready (its expected wait is
+       0) needs no QUEUED status: its RUNNING one, a moment later, answers the create. Held
+       back, and sent after all should it not start in the scheduling pass after its set-up
+       (node__send_unsent). One message and one queue walk fewer per task on an idle node. */
+    uint64_t wait_ms = 1;
+    if (!t->nfiles && t->klass == PROTO_CLASS_REGULAR && n->cfg->quiet_queued &&
+        node__expected_wait(n, t, &wait_ms) == 0) {
+        t->unsent = wait_ms == 0;
+        n->wait_known = t->id; /* its QUEUED status, if sent now, says the same */
+        n->wait_known_ms = wait_ms;
+    }
+    node__set_state_ex(n, t, t->nfiles ? PROTO_TASK_STAGING : PROTO_TASK_QUEUED, NULL, !t->unsent);
+    n->wait_known = 0;
     if (graces_ended) /* preempt them if regular work waits; the new task itself is held */
         node__schedule(n);
 }

@@ -61,6 +61,8 @@ typedef struct node_counters {
     uint64_t requests, rejected, created, refused_full, refused_other;
     uint64_t succeeded, failed, cancelled, preempted, lost, memory_kills;
     uint64_t cache_hits, cache_misses, statuses_sent, spawn_failures;
+    uint64_t
+        queued_unsent; /* QUEUED statuses not sent: the task started as soon as it was set up */
     uint64_t upgrades, downgrades; /* TASK_UPGRADE that changed a live task's class */
     uint64_t graces_ended;         /* urgent regular tasks that ended downgraded tasks' graces */
     uint64_t refused_fenced;       /* commands and queries from an older epoch than the job's */

@@ -81,6 +81,8 @@ typedef struct node__task {
     int staging;    /* its set-up (directory, files) is in flight on the thread pool */
     int spawning;   /* handed to a spawner thread, result not back yet (state still queued) */
     int spawn_nice; /* the nice value it was spawned with */
+    int unsent;     /* queued, its QUEUED status held back: its expected wait was 0, so its
+                       RUNNING status should answer the create (sent if it does not start) */
     int forgotten;  /* the node dropped it while staging ran: free when staging returns */
     uint32_t cache_hits, cache_misses;
     char *reason;
@@ -156,7 +158,10 @@ struct node {
     proto_buf_t buf;
     proto_stats_t pstats;
     node_counters_t c;
-    spawner_t *spawner;  /* NULL: tasks are spawned on the loop thread */
+    spawner_t *spawner;                 /* NULL: tasks are spawned on the loop thread */
+    uint64_t wait_known, wait_known_ms; /* a new task's id and expected wait, for its status */
+    uint64_t *unsent; /* ids of tasks set up with their QUEUED status held back (node__on_check) */
+    size_t nunsent, capunsent;
     exec_exit_t *parked; /* exits reaped before their spawner's result (node__spawned) */
     size_t nparked, capparked;
     struct metrics_hist spawn_hist; /* seconds in exec_spawn (vfork to exec) */
@@ -166,6 +171,10 @@ struct node {
 /* node.c */
 void node__set_state(node_t *n, node__task_t *t, proto_task_state_t s, const char *reason);
 void node__send_status(node_t *n, node__task_t *t);
+/* After a scheduling pass: the QUEUED status of each task set up since with it held back and
+ * still waiting (it did not start at once after all). */
+void node__send_unsent(node_t *n);
+void node__note_unsent(node_t *n, node__task_t *t);
 void node__finish(node_t *n, node__task_t *t); /* terminal: off the live maps, into done */
 void node__task_free(node__task_t *t);
 double node__now_s(void);

@@ -128,6 +128,10 @@ void node_metrics(const node_t *n, struct metrics *m)
                   "TASK_ESTIMATE for a task that is not live here.", c.estimates_ignored);
     node__counter(m, "paddock_pn_statuses_sent_total", "TASK_STATUS messages sent.",
                   c.statuses_sent);
+    node__counter(m, "paddock_pn_statuses_unsent_total",
+                  "QUEUED statuses not sent because the task started as soon as it was set up "
+                  "(its RUNNING status answered the create).",
+                  c.queued_unsent);
     node__counter(m, "paddock_pn_memory_kills_total",
                   "Tasks killed for resident memory over their request.", c.memory_kills);
     node__counter(m, "paddock_pn_reaped_total",

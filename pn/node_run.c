@@ -359,6 +359,8 @@ void node__schedule(node_t *n)
         break;
     }
     n->scheduling = 0;
+    if (n->nunsent)
+        node__send_unsent(n);
 }
 
 /* A task's process exited: its state from how, and its end. `finish`: it is still in the
@@ -621,6 +623,8 @@ static void node__setup_done(uv_work_t *w, int status)
             node__finish(n, t);
         } else {
             queue_hold(n->queue, t->id, 0);
+            if (t->unsent)
+                node__note_unsent(n, t);
         }
         node__schedule_soon(n);
     }

@@ -99,6 +99,10 @@ const struct config_key pnconf_schema[] = {
     {"tasks", "status_refresh", CONFIG_DURATION, F(status_refresh_ms), "5s",
      "a status with the current matrix to every job with live tasks this often (0: never)", 0,
      3600000},
+    {"tasks", "quiet_queued", CONFIG_BOOL, F(quiet_queued), "true",
+     "no QUEUED status for a regular task that starts as soon as it is set up (expected wait 0): "
+     "its RUNNING status answers the create (docs/pn.md)",
+     0, 0},
     {"tasks", "cgroup_base", CONFIG_STRING, F(cgroup_base), "",
      "cgroup v2 directory for one cgroup per task (cgroup.kill, cpu.weight); empty: off", 0, 4096},
     {"metrics", "listen", CONFIG_STRING, F(metrics_listen), "",

@@ -59,6 +59,7 @@ typedef struct pnconf {
     bool keep_task_dirs;       /* keep a finished task's directory when it is forgotten */
     char *cgroup_base;         /* cgroup v2 directory for per-task cgroups; empty = off */
     int64_t status_refresh_ms; /* a status (fresh matrix) per job with live tasks; 0 = off */
+    bool quiet_queued;         /* no QUEUED status for a task that starts once set up */
     /* [metrics] */
     char *metrics_listen; /* HOST:PORT of /metrics; "" = off */
 } pnconf_t;

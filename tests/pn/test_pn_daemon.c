@@ -181,12 +181,21 @@ static void test_thousand_tasks(void **state)
             done += proto_task_state_terminal(seen[i].last) && seen[i].nstatus > 0;
     }
     assert_int_equal(done, 1000);
+    int unsent = 0;
     for (int i = 0; i < 1000; i++) {
         snprintf(name, sizeof name, "t%d", i);
         seen_t *x = find(name);
-        assert_true(x->order[PROTO_TASK_QUEUED] == 1);
-        assert_true(x->order[PROTO_TASK_RUNNING] == 2);
-        assert_int_equal(x->nstatus, 3);
+        /* queued, running, ended; or, for a task that started as soon as it was set up
+           ([tasks] quiet_queued), running and ended */
+        if (x->order[PROTO_TASK_QUEUED] == 0) {
+            unsent++;
+            assert_true(x->order[PROTO_TASK_RUNNING] == 1);
+            assert_int_equal(x->nstatus, 2);
+        } else {
+            assert_true(x->order[PROTO_TASK_QUEUED] == 1);
+            assert_true(x->order[PROTO_TASK_RUNNING] == 2);
+            assert_int_equal(x->nstatus, 3);
+        }
         assert_true(x->queued_at > 0 && x->started_at >= x->queued_at &&
                     x->ended_at >= x->started_at);
         assert_true(x->wall_ms < 30000);
@@ -203,6 +212,10 @@ static void test_thousand_tasks(void **state)
         if (i % 100 == 7)
             assert_true(x->cpu_ms >= 5); /* a shell loop burns measurable CPU */
     }
+    /* the first task, at least, found the node idle; 1,000 at once cannot all start at once */
+    assert_true(find("t0")->order[PROTO_TASK_QUEUED] == 0);
+    assert_true(unsent >= 1 && unsent < 1000);
+    fprintf(stderr, "%d of 1000 tasks started without a QUEUED status\n", unsent);
 }
 
 static int pid_gone(pid_t pid)
@@ -375,8 +388,9 @@ static void test_downgrade_in_place(void **state)
     assert_true(x->started_at == started);
     assert_true(await_state(s, "dg", PROTO_TASK_SUCCEEDED, 10000));
     assert_int_equal(x->exit_code, 0);
-    assert_true(x->started_at == started); /* one run, not restarted */
-    assert_int_equal(x->order[PROTO_TASK_RUNNING], 2);
+    assert_true(x->started_at == started);            /* one run, not restarted */
+    assert_int_equal(x->order[PROTO_TASK_QUEUED], 0); /* the node was idle: started at once */
+    assert_int_equal(x->order[PROTO_TASK_RUNNING], 1);
     assert_int_equal(x->nstatus, nstatus + 2); /* running, downgraded, succeeded */
     assert_int_equal(x->klass, PROTO_CLASS_OPPORTUNISTIC);
     assert_true(await_counter("downgrades", downgrades0 + 1, 5000) == downgrades0 + 1);
@@ -444,7 +458,7 @@ static void test_matrix_rises_and_falls(void **state)
         if (cells[i] > peak)
             peak = cells[i];
     }
-    assert_int_equal(rises, 5);
+    assert_int_equal(rises, 4); /* m0 started at once: no QUEUED status */
     assert_true(peak >= 8000);
     prev = INT64_MAX;
     for (int i = 0; i < ncells; i++) {
@@ -462,7 +476,10 @@ static void test_matrix_rises_and_falls(void **state)
         snprintf(name, sizeof name, "m%d", i);
         int64_t w = find(name)->queued_wait_ms;
         fprintf(stderr, "%s: expected wait %lld ms when queued\n", name, (long long)w);
-        assert_true(w >= 2000 * i - 500 && w <= 2000 * i + 100);
+        if (i == 0)
+            assert_true(w == -1); /* its expected wait was 0: RUNNING answered its create */
+        else
+            assert_true(w >= 2000 * i - 500 && w <= 2000 * i + 100);
     }
 }
 
