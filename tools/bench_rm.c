@@ -1,7 +1,7 @@
 /* bench_rm - figures for the resource monitor (DESIGN.md §5).
  *
  *   bench_rm [--nodes N] [--seconds S] [--requests R] [--subscribers K] [--procs P] [--plain]
- *            [--delta-nodes D] [--snapshot-ms MS] [--failovers F]
+ *            [--delta-nodes D] [--snapshot-ms MS] [--moving F] [--legacy] [--failovers F]
  *            [--only view|ingest|grant|failover[,...]] [--json]
  *
  * 1. view: the pure view with N nodes (6x7 wait-time matrices, values varied per node and per
@@ -9,10 +9,14 @@
  *    unless --plain) and a JM's cost of decoding and merging it; then K subscribers spread
  *    over P receiving processes (forked; default 4) subscribe to an XPUB on 127.0.0.1 with the
  *    RM's high-water mark, get a snapshot once all have joined, then S seconds of the RM's
- *    schedule (a delta every 250 ms naming the quarter of the nodes that heartbeated, or D
- *    nodes, and a snapshot every 2 s, or MS). Per subscriber: time from subscribing to a whole
- * view, and after that, messages lost and the latest arrival after publication (target: 1,000
- * subscribers of a 20,000-node view whole within 10 s, then fresh within 1 s).
+ *    schedule (every 250 ms the quarter of the nodes heartbeat, or D nodes, and a delta names
+ *    those whose waits moved, a share F of them, default all; a snapshot every 2 s, or MS,
+ *    while anyone subscribes to snapshots). Receivers follow the view as a JM does (snapshot
+ *    topic until whole, deltas after, a snapshot asked again after a missed delta), or, with
+ *    --legacy, take everything as JMs did before the view topics. Per subscriber: time from
+ *    subscribing to a whole view, and after that, messages lost, the latest arrival after
+ *    publication and the bytes received (target: 1,000 subscribers of a 20,000-node view whole
+ *    within 10 s, then fresh within 1 s).
  * 2. ingest: one paddock-rm replica (`paddock cluster up --rm 1`, CURVE on) with N simulated
  *    PNs registered; heartbeats from several DEALER sockets for S seconds; the rate the replica
  *    counted, and its RSS holding the N-node view (targets: 50,000 heartbeats/s on one core,
@@ -54,6 +58,14 @@ static json_t *g_out;
 static bool g_plain; /* --plain: views in the version-1 encoding, not packed (proto/pack.h) */
 static int g_delta_nodes = -1;   /* --delta-nodes: nodes changed per 250 ms (default: a quarter) */
 static int g_snapshot_ms = 2000; /* --snapshot-ms: the RM's view.snapshot_interval */
+/* --moving F: the share of heartbeats whose waits move (by up to 5 s); the others repeat the
+ * node's waits with a jitter under rmview's tolerance (load changes with every heartbeat) */
+static double g_moving = 1.0;
+/* --legacy: receivers subscribe to everything (""), as JMs did before the view topics: every
+ * periodic snapshot reaches every one of them */
+static bool g_legacy;
+static uint16_t g_level[100000]; /* each node's wait level while it does not move */
+static bool g_level_set[100000];
 
 static int bench_encode(const proto_msg_t *m, proto_buf_t *buf)
 {
@@ -116,8 +128,12 @@ static void bench_fill_hb(proto_heartbeat_t *hb, const char *name, uint64_t boot
         m->cpu_bounds[r] = 0.5 * (1u << r);
     for (uint32_t c = 0; c < 7; c++)
         m->mem_bounds_mb[c] = 1024ull << c;
-    /* waits grow with the request; each node and each heartbeat its own */
-    uint32_t base = (uint32_t)(h % 5000);
+    /* waits grow with the request; each node its own, moving with a share of the heartbeats */
+    if (!g_level_set[idx] || (double)(bench_mix(h ^ 0x5bd1e995u) % 10000) < g_moving * 10000.0) {
+        g_level[idx] = (uint16_t)(bench_mix(h ^ 0x9e3779b9u) % 5000);
+        g_level_set[idx] = true;
+    }
+    uint32_t base = g_level[idx];
     for (uint32_t i = 0; i < 42; i++)
         m->cells_ms[i] = base + (i / 7 + i % 7) * 200 + (uint32_t)(bench_mix(h + i) % 150);
     m->timestamp_ms = clock_wall_ms();
@@ -274,22 +290,72 @@ static bool bench_hdr_read(const uint8_t *p, size_t len, struct bench_hdr *h)
 }
 
 /* What one subscriber saw. complete_ms: from its connect to holding every part of one
- * snapshot (-1: never); lag: after that, publication to receipt of each later message; gaps:
- * view_seqs it missed after completing (a delta or a snapshot part lost). */
+ * snapshot in order (-1: never); lag: after that, publication to receipt of each later message;
+ * gaps: deltas that did not follow the view_seq held (a delta lost), each answered as a JM does
+ * (snapshots asked for again until whole); snap_after: snapshot parts received after whole. */
 struct bench_sub_result {
     int64_t complete_ms;
-    uint32_t parts_got, msgs_after, gaps;
+    uint32_t parts_got, msgs_after, gaps, snap_after;
     int64_t lag_max_ms;
     int64_t fresh_lag_max_ms; /* of the messages published after it completed (-1: none) */
+    uint64_t bytes;           /* received in all */
 };
 
 struct bench_sub_state {
     zsock_t *z;
     int64_t t_sub;
-    uint64_t snap_seq, seen_seq;
-    uint32_t snap_parts;
+    uint64_t building, seen_seq;
+    uint32_t next_part;
+    bool synced;
     struct bench_sub_result r;
 };
+
+/* Snapshots on or off, as jm/jmd_rm.c does (the legacy receiver takes everything). */
+static void bench_want_snapshots(zsock_t *z, bool want)
+{
+    if (g_legacy)
+        return;
+    zmq_setsockopt(zsock_resolve(z), want ? ZMQ_SUBSCRIBE : ZMQ_UNSUBSCRIBE,
+                   PROTO_VIEW_TOPIC_SNAPSHOT, PROTO_VIEW_TOPIC_LEN);
+}
+
+static void bench_sub_take(struct bench_sub_state *b, const struct bench_hdr *h, int64_t now)
+{
+    bool was_complete = b->r.complete_ms >= 0;
+    if (was_complete) {
+        b->r.msgs_after++;
+        if (now - h->ts > b->r.lag_max_ms)
+            b->r.lag_max_ms = now - h->ts;
+        if (h->ts >= b->t_sub + b->r.complete_ms && now - h->ts > b->r.fresh_lag_max_ms)
+            b->r.fresh_lag_max_ms = now - h->ts;
+    }
+    if (h->type == PROTO_VIEW_SNAPSHOT) {
+        b->r.parts_got++;
+        b->r.snap_after += was_complete;
+        if (h->part == 0)
+            b->building = h->view_seq, b->next_part = 1;
+        else if (b->building != 0 && h->view_seq == b->building && h->part == b->next_part)
+            b->next_part++;
+        else
+            b->building = 0;
+        if (b->building != 0 && b->next_part == h->parts) {
+            if (!was_complete)
+                b->r.complete_ms = now - b->t_sub;
+            b->seen_seq = b->building;
+            b->building = 0;
+            if (!b->synced)
+                bench_want_snapshots(b->z, false);
+            b->synced = true;
+        }
+    } else if (h->type == PROTO_VIEW_DELTA && b->synced) {
+        if (h->base_seq != b->seen_seq) {
+            b->r.gaps++;
+            b->synced = false;
+            bench_want_snapshots(b->z, true);
+        }
+        b->seen_seq = h->view_seq;
+    }
+}
 
 /* A receiving process: n SUB sockets on 127.0.0.1:port; runs until every subscription has
  * completed and `quiet_ms` pass without a message, then writes its results to fd. */
@@ -300,7 +366,13 @@ static void bench_receiver(int n, int port, int fd, int64_t quiet_ms)
     for (int i = 0; i < n; i++) {
         s[i].z = zsock_new(ZMQ_SUB);
         zsock_set_rcvhwm(s[i].z, 2 * (int)PROTO_MAX_VIEW_PARTS);
-        zsock_set_subscribe(s[i].z, "");
+        if (g_legacy) {
+            zsock_set_subscribe(s[i].z, "");
+        } else {
+            zmq_setsockopt(zsock_resolve(s[i].z), ZMQ_SUBSCRIBE, PROTO_VIEW_TOPIC_DELTA,
+                           PROTO_VIEW_TOPIC_LEN);
+            bench_want_snapshots(s[i].z, true);
+        }
         s[i].t_sub = (int64_t)clock_mono_ms();
         zsock_connect(s[i].z, "tcp://127.0.0.1:%d", port);
         s[i].r.complete_ms = -1;
@@ -322,31 +394,9 @@ static void bench_receiver(int n, int port, int fd, int64_t quiet_ms)
             zframe_t *f;
             while ((f = zframe_recv_nowait(s[i].z)) != NULL) {
                 struct bench_hdr h;
-                struct bench_sub_state *b = &s[i];
-                if (bench_hdr_read(zframe_data(f), zframe_size(f), &h)) {
-                    if (b->r.complete_ms >= 0) {
-                        b->r.msgs_after++;
-                        if (now - h.ts > b->r.lag_max_ms)
-                            b->r.lag_max_ms = now - h.ts;
-                        if (h.ts >= b->t_sub + b->r.complete_ms &&
-                            now - h.ts > b->r.fresh_lag_max_ms)
-                            b->r.fresh_lag_max_ms = now - h.ts;
-                        uint64_t base = h.type == PROTO_VIEW_DELTA ? h.base_seq : h.view_seq - 1;
-                        if (h.view_seq > b->seen_seq && base > b->seen_seq)
-                            b->r.gaps++;
-                        if (h.view_seq > b->seen_seq)
-                            b->seen_seq = h.view_seq;
-                    } else if (h.type == PROTO_VIEW_SNAPSHOT) {
-                        if (h.view_seq != b->snap_seq)
-                            b->snap_seq = h.view_seq, b->snap_parts = 0;
-                        b->snap_parts++;
-                        b->r.parts_got++;
-                        if (b->snap_parts == h.parts) {
-                            b->r.complete_ms = now - b->t_sub;
-                            b->seen_seq = h.view_seq;
-                        }
-                    }
-                }
+                s[i].r.bytes += zframe_size(f);
+                if (bench_hdr_read(zframe_data(f), zframe_size(f), &h))
+                    bench_sub_take(&s[i], &h, now);
                 zframe_destroy(&f);
             }
         }
@@ -435,6 +485,9 @@ static void bench_view(int nodes, int subscribers, int procs, double seconds)
     }
     struct bench_pub p = {NULL, {0}, 0, 0};
     proto_buf_init(&p.buf);
+    rmview_publish_delta(v, 2000, 1, bench_emit,
+                         &p); /* the new nodes: a snapshot's own cost next */
+    p.bytes = p.parts = 0;
     const int rounds = 5;
     uint64_t t0 = clock_mono_ns();
     for (int r = 0; r < rounds; r++)
@@ -478,45 +531,74 @@ static void bench_view(int nodes, int subscribers, int procs, double seconds)
             break;
         close(to[k]);
     }
+    /* every receiver's subscription to snapshots ("" for the legacy ones) has arrived */
     int joined = 0;
+    uint32_t topics = 0;
     uint64_t tj = clock_mono_ms();
     zpoller_t *jp = zpoller_new(p.pub, NULL);
     while (joined < subscribers && clock_mono_ms() - tj < 30000) {
         if (zpoller_wait(jp, 1000) == NULL)
             continue;
         zframe_t *f = zframe_recv(p.pub);
-        joined += f != NULL && zframe_size(f) >= 1 && zframe_data(f)[0] == 1;
+        int len = f != NULL && zframe_size(f) >= 1 && zframe_data(f)[0] == 1
+                      ? rmview_topic_snapshot(zframe_data(f) + 1, zframe_size(f) - 1)
+                      : -1;
+        if (len >= 0) {
+            joined++;
+            topics |= 1u << len;
+        }
         zframe_destroy(&f);
     }
     zpoller_destroy(&jp);
     double join_ms = (double)(clock_mono_ms() - tj);
-    /* The RM's schedule (rm.conf [view] defaults): a snapshot for the joiners, then a delta
-     * every 250 ms naming the nodes heard since the last (every PN heartbeats each second), and
-     * a whole snapshot every 2 s. */
+    /* The RM's schedule (rm.conf [view] defaults) and rmserver's rule for snapshots: one for
+     * the joiners, then a delta every 250 ms naming the nodes whose heartbeats changed what a
+     * JM uses (every PN heartbeats each second), and a whole snapshot every 2 s while anyone
+     * subscribes to snapshots, or at the next tick when someone asks again. */
     p.bytes = p.parts = 0;
     t0 = clock_mono_ns();
     rmview_publish_snapshot(v, (int64_t)clock_mono_ms(), 1, bench_emit, &p);
     double first_ms = (double)(clock_mono_ns() - t0) / 1e6;
-    int next = 0;
+    int next = 0, snapshots = 1;
     uint64_t seq = 2, end = clock_mono_ms() + (uint64_t)(seconds * 1000), tick = clock_mono_ms();
     int changed = g_delta_nodes >= 0 ? g_delta_nodes : nodes / 4;
     int snap_every = g_snapshot_ms / 250 > 0 ? g_snapshot_ms / 250 : 1;
+    size_t deltas = 0;
     for (int n = 1; clock_mono_ms() < end; n++) {
         tick += 250;
         while (clock_mono_ms() < tick)
             zclock_sleep((int)(tick - clock_mono_ms()));
+        bool asked = false;
+        zframe_t *f;
+        while ((f = zframe_recv_nowait(p.pub)) != NULL) {
+            int len = zframe_size(f) >= 1 && zframe_data(f)[0] <= 1
+                          ? rmview_topic_snapshot(zframe_data(f) + 1, zframe_size(f) - 1)
+                          : -1;
+            if (len >= 0 && zframe_data(f)[0] == 1) {
+                topics |= 1u << len;
+                asked = true;
+            } else if (len >= 0) {
+                topics &= ~(1u << len);
+            }
+            zframe_destroy(&f);
+        }
         int64_t now = (int64_t)clock_mono_ms();
         bench_touch(v, nodes, changed, &next, seq++, now);
-        if (n % snap_every == 0)
+        size_t parts_before = p.parts;
+        if (asked || (n % snap_every == 0 && topics != 0)) {
             rmview_publish_snapshot(v, now, 1, bench_emit, &p);
-        else
+            snapshots++;
+        } else {
             rmview_publish_delta(v, now, 1, bench_emit, &p);
+            deltas += p.parts - parts_before;
+        }
     }
     double pub_s = (double)(clock_mono_ns() - t0) / 1e9;
     /* results */
     int64_t *done = calloc((size_t)subscribers, sizeof *done);
     int64_t lag_max = 0, fresh_max = -1;
-    size_t fresh_none = 0;
+    size_t fresh_none = 0, snap_after = 0;
+    double rx_bytes = 0;
     size_t got = 0, complete = 0, gaps = 0, after = 0, nres = 0;
     for (int k = 0; k < procs; k++) {
         struct bench_sub_result r;
@@ -524,6 +606,8 @@ static void bench_view(int nodes, int subscribers, int procs, double seconds)
             got += r.parts_got;
             after += r.msgs_after;
             gaps += r.gaps;
+            snap_after += r.snap_after;
+            rx_bytes += (double)r.bytes;
             done[nres++] = r.complete_ms >= 0 ? r.complete_ms : INT64_MAX;
             complete += r.complete_ms >= 0;
             if (r.lag_max_ms > lag_max)
@@ -542,15 +626,20 @@ static void bench_view(int nodes, int subscribers, int procs, double seconds)
            "decode and merge %.1f ms, its view %.1f MiB of heap\n",
            nodes, parts, (double)bytes / 1048576.0, g_plain ? "plain" : "packed", encode_ms,
            take_ms, view_heap_mib);
-    printf("view: %d subscribers in %d receiving processes (joined in %.0f ms): %zu complete "
+    double rx_mib = nres > 0 ? rx_bytes / (double)nres / 1048576.0 : 0;
+    printf("view: %d subscribers (%s) in %d receiving processes (joined in %.0f ms): %zu complete "
            "(p50 %.0f ms, max %.0f ms from subscribing; -1: not all), first snapshot's %zu "
-           "parts published in %.0f ms; then %.1f s of deltas every 250 ms (%d nodes each) and a "
-           "snapshot every %d ms: %zu messages after completion, %zu lost, latest arrival %lld ms "
-           "after publication (%lld ms for those published after the subscriber was complete; %zu "
-           "subscribers got none such); %.2f MiB published per subscriber\n",
-           subscribers, procs, join_ms, complete, c50, cmax, parts, first_ms, seconds,
-           g_delta_nodes >= 0 ? g_delta_nodes : nodes / 4, g_snapshot_ms, after, gaps,
-           (long long)lag_max, (long long)fresh_max, fresh_none, (double)p.bytes / 1048576.0);
+           "parts published in %.0f ms; then %.1f s of heartbeats every 250 ms (%d nodes each, "
+           "waits moving in %.0f%% of them), %zu delta messages and %d snapshots (every %d ms "
+           "while asked for): %zu messages after completion, %zu lost, %zu snapshot parts after "
+           "whole, latest arrival %lld ms after publication (%lld ms for those published after "
+           "the subscriber was complete; %zu subscribers got none such); %.2f MiB received per "
+           "subscriber, %.2f MiB/s\n",
+           subscribers, g_legacy ? "legacy: all topics" : "delta and snapshot topics", procs,
+           join_ms, complete, c50, cmax, parts, first_ms, seconds,
+           g_delta_nodes >= 0 ? g_delta_nodes : nodes / 4, g_moving * 100.0, deltas, snapshots,
+           g_snapshot_ms, after, gaps, snap_after, (long long)lag_max, (long long)fresh_max,
+           fresh_none, rx_mib, rx_mib / pub_s);
     json_t *o = json_object();
     json_object_set_new(o, "nodes", json_integer(nodes));
     json_object_set_new(o, "parts", json_integer((json_int_t)parts));
@@ -570,6 +659,12 @@ static void bench_view(int nodes, int subscribers, int procs, double seconds)
     json_object_set_new(o, "fresh_lag_max_ms", json_integer(fresh_max));
     json_object_set_new(o, "fresh_none", json_integer((json_int_t)fresh_none));
     json_object_set_new(o, "published_mib", json_real((double)p.bytes / 1048576.0));
+    json_object_set_new(o, "received_mib_per_subscriber", json_real(rx_mib));
+    json_object_set_new(o, "snapshot_parts_after_whole", json_integer((json_int_t)snap_after));
+    json_object_set_new(o, "snapshots", json_integer(snapshots));
+    json_object_set_new(o, "delta_messages", json_integer((json_int_t)deltas));
+    json_object_set_new(o, "moving", json_real(g_moving));
+    json_object_set_new(o, "legacy", json_boolean(g_legacy));
     json_object_set_new(o, "publish_s", json_real(pub_s));
     json_object_set_new(g_out, "view", o);
     free(done);
@@ -997,16 +1092,21 @@ int main(int argc, char **argv)
             g_delta_nodes = atoi(argv[++i]);
         else if (strcmp(argv[i], "--snapshot-ms") == 0 && i + 1 < argc)
             g_snapshot_ms = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--moving") == 0 && i + 1 < argc)
+            g_moving = atof(argv[++i]);
+        else if (strcmp(argv[i], "--legacy") == 0)
+            g_legacy = true;
         else {
             fprintf(stderr, "usage: bench_rm [--nodes N] [--seconds S] [--requests R] "
                             "[--subscribers K] [--procs P] [--plain] [--delta-nodes D] "
-                            "[--snapshot-ms MS] [--failovers F] [--only "
+                            "[--snapshot-ms MS] [--moving F] [--legacy] [--failovers F] [--only "
                             "view|ingest|grant|failover[,...]] [--json]\n");
             return 2;
         }
     }
     if (nodes < 4 || nodes > 99999 || requests < 1 || subscribers < 1 || seconds <= 0 ||
-        failovers < 1 || procs < 1 || procs > 64 || g_delta_nodes > nodes || g_snapshot_ms < 250) {
+        failovers < 1 || procs < 1 || procs > 64 || g_delta_nodes > nodes || g_snapshot_ms < 250 ||
+        !(g_moving >= 0 && g_moving <= 1)) {
         fprintf(stderr, "bench_rm: out-of-range option\n");
         return 2;
     }
