@@ -3,6 +3,7 @@
  *
  *   bench_e2e [--tasks N] [--array] [--chain M] [--forks F] [--spawns S] [--floor-runs R]
  *             [--rm R] [--pn K] [--pn-cpus C] [--deadline D] [--bin DIR] [--json]
+ *   bench_e2e --first-task N [--gap-ms G] [--rm R] [--pn K] [--pn-cpus C] [--bin DIR] [--json]
  *
  * Starts local clusters in a temporary directory ($TMPDIR, else /tmp; `paddock cluster up --rm R
  * --pn K`, R = 1 unless told, one per job), then:
@@ -238,10 +239,174 @@ static void pctl(double *v, size_t n, double *p50, double *p99)
     *p99 = n ? v[(size_t)((double)(n - 1) * 0.99)] : 0;
 }
 
+/* CPU time (user + system, all threads) of the cluster's PNs (DIR/pn-*.pid), in seconds. */
+static double pn_cpu_s(void)
+{
+    double sum = 0;
+    long tick = sysconf(_SC_CLK_TCK);
+    for (int i = 0; i < 64; i++) {
+        char path[2 * PATH_MAX], buf[1024];
+        snprintf(path, sizeof path, "%s/pn-%d.pid", g_cluster, i);
+        FILE *f = fopen(path, "r");
+        long pid = 0;
+        if (f == NULL)
+            continue;
+        if (fscanf(f, "%ld", &pid) != 1)
+            pid = 0;
+        fclose(f);
+        snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+        if (pid <= 0 || (f = fopen(path, "r")) == NULL)
+            continue;
+        size_t n = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[n] = '\0';
+        const char *p = strrchr(buf, ')'); /* the fields after the command name */
+        unsigned long ut = 0, st = 0;
+        if (p != NULL &&
+            sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) == 2)
+            sum += (double)(ut + st) / (double)tick;
+    }
+    return sum;
+}
+
+static int64_t wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The wall time (ms) of the first line of a daemon's log ("2026-01-02T03:04:05.678Z ..."), or
+ * 0. */
+static int64_t log_first_ms(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return 0;
+    char line[256] = "";
+    char *ok = fgets(line, sizeof line, f);
+    fclose(f);
+    struct tm tm;
+    memset(&tm, 0, sizeof tm);
+    int ms = 0;
+    if (ok == NULL || sscanf(line, "%d-%d-%dT%d:%d:%d.%dZ", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+                             &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &ms) != 7)
+        return 0;
+    tm.tm_year -= 1900;
+    tm.tm_mon -= 1;
+    return (int64_t)timegm(&tm) * 1000 + ms;
+}
+
+/* --first-task N: N one-task jobs (`true`) submitted one after another to one idle cluster,
+ * `paddock submit --wait --json` run directly (no shell), and from each job's files the time
+ * from the submit command's start to its task running, split where the clocks of this
+ * machine allow: the CLI (submit's start to the JM's first log line: reading and checking the
+ * spec, the RM's limits and registration, the job directory, the JM's exec), the JM (its first
+ * log line to its node receiving TASK_CREATE: the JM's start, the RM's view and grant, the
+ * placement), the PN (the create's arrival to the task running: its directory, the spawn).
+ * --gap-ms G (default 500) passes between one job's end and the next submit: back to back
+ * (0), a JM's view snapshot may wait for the RM's next delta tick (rm/rmserver.c shares a
+ * snapshot among joiners within 100 ms of the last). Prints every run and the medians.
+ * Returns 0 or -1. */
+static int first_task(int runs, int gap_ms, int rms, int pns, double pn_cpus, int json)
+{
+    char spec[PATH_MAX + 32];
+    snprintf(spec, sizeof spec, "%s/one.json", g_tmp);
+    if (write_spec(spec, "bench-e2e-one", 1, 0, 0) != 0 || cluster_up(3, rms, pns, pn_cpus) != 0)
+        return -1;
+    double *tot = calloc((size_t)runs, sizeof *tot), *cli = calloc((size_t)runs, sizeof *cli),
+           *jm = calloc((size_t)runs, sizeof *jm), *pn = calloc((size_t)runs, sizeof *pn),
+           *cmd = calloc((size_t)runs, sizeof *cmd);
+    int n = 0, rc = -1;
+    if (!tot || !cli || !jm || !pn || !cmd)
+        goto out;
+    char exe[PATH_MAX + 16], outp[PATH_MAX + 32];
+    snprintf(exe, sizeof exe, "%s/paddock", g_bin);
+    snprintf(outp, sizeof outp, "%s/one.out", g_tmp);
+    for (int r = 0; r < runs; r++) {
+        struct timespec gap = {gap_ms / 1000, (long)(gap_ms % 1000) * 1000000L};
+        nanosleep(&gap,
+                  NULL); /* a user's submit on an idle cluster, not one right behind another */
+        char *argv[] = {exe, "submit", spec, "--wait", "--json", "--cluster", g_cluster, NULL};
+        int64_t t0 = wall_ms();
+        double m0 = now_s();
+        pid_t pid = fork();
+        if (pid < 0)
+            goto out;
+        if (pid == 0) {
+            FILE *o = freopen(outp, "w", stdout);
+            if (o == NULL)
+                _exit(127);
+            execv(exe, argv);
+            _exit(127);
+        }
+        int st;
+        if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+            fprintf(stderr, "bench_e2e: submit %d failed\n", r);
+            goto out;
+        }
+        double m1 = now_s();
+        json_t *res = json_load_file(outp, JSON_DISABLE_EOF_CHECK, NULL);
+        const char *dir = json_string_value(json_object_get(res, "job_dir"));
+        char path[2 * PATH_MAX];
+        snprintf(path, sizeof path, "%s/report.json", dir ? dir : "");
+        json_t *rep = dir ? json_load_file(path, 0, NULL) : NULL;
+        json_t *a = json_array_get(json_object_get(rep, "attempts"), 0);
+        double t_job = json_number_value(json_object_get(rep, "started_ms"));
+        double q = json_number_value(json_object_get(a, "queued_s")),
+               s0 = json_number_value(json_object_get(a, "start_s"));
+        snprintf(path, sizeof path, "%s/jm.log", dir ? dir : "");
+        int64_t jm0 = log_first_ms(path);
+        if (a == NULL || t_job <= 0 || jm0 <= 0) {
+            fprintf(stderr, "bench_e2e: run %d: no attempt, job start or JM log in %s\n", r,
+                    dir ? dir : "?");
+            json_decref(rep);
+            json_decref(res);
+            goto out;
+        }
+        double created = t_job + q * 1000.0, started = t_job + s0 * 1000.0;
+        tot[n] = started - (double)t0;
+        cli[n] = (double)(jm0 - t0);
+        jm[n] = created - (double)jm0;
+        pn[n] = started - created;
+        cmd[n] = (m1 - m0) * 1000.0;
+        if (!json)
+            printf("first task %2d: %6.1f ms submit -> running (CLI %5.1f, JM %5.1f, PN %5.1f); "
+                   "whole submit --wait %6.1f ms\n",
+                   r + 1, tot[n], cli[n], jm[n], pn[n], cmd[n]);
+        n++;
+        json_decref(rep);
+        json_decref(res);
+    }
+    double v[5][2];
+    double *arr[5] = {tot, cli, jm, pn, cmd};
+    for (int k = 0; k < 5; k++)
+        pctl(arr[k], (size_t)n, &v[k][0], &v[k][1]);
+    if (json)
+        printf("{\"first_task_runs\": %d, \"submit_to_running_ms\": {\"p50\": %.1f, \"p99\": "
+               "%.1f}, \"cli_ms_p50\": %.1f, \"jm_ms_p50\": %.1f, \"pn_ms_p50\": %.1f, "
+               "\"submit_wait_ms_p50\": %.1f}\n",
+               n, v[0][0], v[0][1], v[1][0], v[2][0], v[3][0], v[4][0]);
+    else
+        printf("submit -> first task running, 1-task job, median of %d: %.1f ms (max %.1f; target "
+               "<= 50 ms): CLI %.1f, JM %.1f, PN %.1f (medians of each part); whole submit "
+               "--wait %.1f ms\n",
+               n, v[0][0], v[0][1], v[1][0], v[2][0], v[3][0], v[4][0]);
+    rc = 0;
+out:
+    free(tot);
+    free(cli);
+    free(jm);
+    free(pn);
+    free(cmd);
+    cluster_down();
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     int ntasks = 2000, nchain = 200, forks = 2000, spawns = 4000, rms = 1, pns = 1, json = 0,
-        floor_runs = 3, array = 0;
+        floor_runs = 3, array = 0, first = 0, gap_ms = 500;
     char deadline[64] = "";
     double pn_cpus = 2;
     const char *bin = NULL;
@@ -277,12 +442,17 @@ int main(int argc, char **argv)
             snprintf(deadline, sizeof deadline, "--deadline %s", v);
         else if (strcmp(argv[i - 1], "--bin") == 0)
             bin = v;
+        else if (strcmp(argv[i - 1], "--first-task") == 0)
+            first = atoi(v);
+        else if (strcmp(argv[i - 1], "--gap-ms") == 0)
+            gap_ms = atoi(v);
         else
             goto usage;
     }
     if (ntasks < 1 || ntasks > (array ? 1000000 : 100000) || nchain < 2 || nchain > 100000 ||
         forks < 1 || spawns < 1 || pns < 1 || pns > 64 || rms < 1 || rms > 7 || !(pn_cpus > 0) ||
-        floor_runs < 3 || floor_runs > SPAWNFLOOR_MAX_RUNS)
+        floor_runs < 3 || floor_runs > SPAWNFLOOR_MAX_RUNS || first < 0 || first > 1000 ||
+        gap_ms < 0 || gap_ms > 60000)
         goto usage;
     if (bin != NULL) {
         snprintf(g_bin, sizeof g_bin, "%s", bin);
@@ -305,6 +475,10 @@ int main(int argc, char **argv)
     }
     int status = 1;
     json_t *flat = NULL, *chain = NULL, *rep = NULL;
+    if (first > 0) { /* job start only */
+        status = first_task(first, gap_ms, rms, pns, pn_cpus, json) == 0 ? 0 : 1;
+        goto down;
+    }
     /* Floors while no cluster runs: the floor reaps any child (bench_spawnfloor.h). */
     double fork_rate = fork_exec_rate(forks);
     /* slots per PN: how many BENCH_TASK_CPU tasks its cpus hold (the epsilon absorbs 2 / 0.1
@@ -326,7 +500,9 @@ int main(int argc, char **argv)
         cluster_up(1, rms, pns, pn_cpus) != 0)
         goto down;
     /* 5 minutes, and a second more per 100 tasks: a million tasks run for many minutes here */
+    double pn_cpu0 = pn_cpu_s();
     flat = submit_wait(spec, deadline, 300 + ntasks / 100, &flat_wall);
+    double pn_cpu = pn_cpu_s() - pn_cpu0; /* the PNs' own threads, not their tasks */
     /* the JM's memory, from its state.json (it has exited: the values are its last) */
     double jm_rss_kb = 0, jm_peak_kb = 0;
     if (flat != NULL) {
@@ -414,10 +590,11 @@ int main(int argc, char **argv)
                "\"wall_ratio_to_best_floor\": %.3f, "
                "\"ratio_to_fork_exec\": %.3f, \"chain\": %d, "
                "\"ready_to_running_ms\": {\"p50\": %.3f, \"p99\": %.3f, \"samples\": %zu}, "
-               "\"array\": %s, \"jm_rss_kb\": %.0f, \"jm_rss_peak_kb\": %.0f}\n",
+               "\"array\": %s, \"jm_rss_kb\": %.0f, \"jm_rss_peak_kb\": %.0f, "
+               "\"pn_cpu_us_per_task\": %.1f}\n",
                ntasks, ok, json_string_value(json_object_get(flat, "state")), ms, rate, rate_wall,
                to_floor, to_best, wall_to_floor, wall_to_best, to_fork, nchain, l50, l99, nlat,
-               array ? "true" : "false", jm_rss_kb, jm_peak_kb);
+               array ? "true" : "false", jm_rss_kb, jm_peak_kb, ok > 0 ? pn_cpu * 1e6 / ok : 0);
     } else {
         printf("posix_spawn floor:            %d in flight (%g slots capped at %ld cores), %d "
                "spawns per configuration\n",
@@ -435,6 +612,9 @@ int main(int argc, char **argv)
         printf("ready -> running, idle:       %.3f ms p50, %.3f ms p99 (%zu tasks in a chain; "
                "target p99 <= 5 ms)\n",
                l50, l99, nlat);
+        printf("PN CPU:                       %.1f us per task (the %d PNs' own threads, user + "
+               "system, over the submit command; their tasks not counted)\n",
+               ok > 0 ? pn_cpu * 1e6 / (double)ok : 0, pns);
         printf("JM memory (%s spec):       %.1f MiB at the end, %.1f MiB peak = %.0f bytes per "
                "task\n",
                array ? "array" : "written-out", jm_rss_kb / 1024, jm_peak_kb / 1024,
@@ -455,6 +635,6 @@ down:
 usage:
     fprintf(stderr, "usage: bench_e2e [--tasks N] [--array] [--chain M] [--forks F] [--spawns S] "
                     "[--floor-runs R] [--rm R] [--pn K] [--pn-cpus C] [--deadline D] [--bin DIR] "
-                    "[--json]\n");
+                    "[--first-task N [--gap-ms G]] [--json]\n");
     return 2;
 }
