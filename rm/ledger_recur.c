@@ -3,9 +3,11 @@
  * Same discipline as ledger.c: a step function of the log, no clock, no I/O. The leader decides
  * when a period is due and what the model and the plan are (rm/rmserver_recur.c, with GLPK and
  * LowCost); the ledger checks and records: one run per period (RECUR_FIRE is refused for a period
- * already fired), one registration per run, every run's record in a bounded history. */
-#include "rm/ledger.h"
-#include "rm/ledger_internal.h"
+ * already fired), one registration per run, every run's record in a bounded history.
+ *
+ * The history of runs is kept in ledger_recur_history.c, the snapshot's part in
+ * ledger_recur_snap.c. */
+#include "rm/ledger_recur_internal.h"
 #include "rm/period.h"
 #include "rm/slo.h"
 
@@ -16,7 +18,6 @@
 #include <string.h>
 
 #define LEDGER__SKIP_RECORDS 16 /* skipped periods recorded one by one after an outage */
-#define LEDGER__SLO_RUNS     32 /* runs SLO inference looks at */
 
 static void ledger__recur_close(struct ledger_recurring *r)
 {
@@ -27,7 +28,7 @@ static void ledger__recur_close(struct ledger_recurring *r)
     memset(r, 0, sizeof *r);
 }
 
-static void ledger__run_close(struct ledger_run *h)
+void ledger__run_close(struct ledger_run *h)
 {
     mem_free(h->sky_milli);
     memset(h, 0, sizeof *h);
@@ -69,7 +70,7 @@ struct ledger_recurring *ledger__recur_by_id(const ledger_t *l, uint32_t id)
     return NULL;
 }
 
-static void ledger__copy_text(char *dst, size_t cap, const char *src, uint32_t len)
+void ledger__copy_text(char *dst, size_t cap, const char *src, uint32_t len)
 {
     size_t n = len < cap - 1 ? len : cap - 1;
     if (n > 0)
@@ -80,7 +81,7 @@ static void ledger__copy_text(char *dst, size_t cap, const char *src, uint32_t l
             dst[i] = ' ';
 }
 
-static char *ledger__dup_text(const char *src, uint32_t len)
+char *ledger__dup_text(const char *src, uint32_t len)
 {
     char *p = mem_alloc((size_t)len + 1);
     if (p == NULL)
@@ -161,181 +162,6 @@ const char *ledger_outcome_name(uint8_t outcome)
     static const char *const names[] = {"?",       "succeeded",   "failed", "cancelled",
                                         "expired", "not_started", "skipped"};
     return outcome <= LEDGER_RUN_SKIPPED ? names[outcome] : "?";
-}
-
-/* ---- the history ---- */
-
-/* A new record at the end of the ring (the oldest is forgotten when full); NULL on ERR_NOMEM. */
-static struct ledger_run *ledger__history_push(ledger_t *l)
-{
-    if (l->hist == NULL && (l->hist = mem_calloc(LEDGER_HISTORY_CAP, sizeof *l->hist)) == NULL)
-        return NULL;
-    struct ledger_run *h;
-    if (l->hist_n == LEDGER_HISTORY_CAP) {
-        h = &l->hist[l->hist_head];
-        ledger__run_close(h);
-        l->hist_head = (l->hist_head + 1) % LEDGER_HISTORY_CAP;
-    } else {
-        h = &l->hist[(l->hist_head + l->hist_n) % LEDGER_HISTORY_CAP];
-        l->hist_n++;
-    }
-    memset(h, 0, sizeof *h);
-    h->period = -1;
-    return h;
-}
-
-static void ledger__history_recur(ledger_t *l, const struct ledger_recurring *r, int64_t period,
-                                  uint8_t outcome, const char *reason)
-{
-    struct ledger_run *h = ledger__history_push(l);
-    if (h == NULL)
-        return;
-    memcpy(h->name, r->name, sizeof h->name);
-    memcpy(h->recurring, r->name, sizeof h->recurring);
-    h->period = period;
-    h->outcome = outcome;
-    h->vc = r->vc;
-    h->period_start_ms = period_start(period, r->period_ms, r->offset_ms);
-    /* never submitted: the record is dated by its period, and ends when it was given up */
-    h->submit_ms = outcome == LEDGER_RUN_SKIPPED ? h->period_start_ms : r->pend_fired_ms;
-    if (h->submit_ms <= 0 || h->submit_ms > l->now)
-        h->submit_ms = l->now;
-    h->end_ms = l->now;
-    int64_t d = ledger_recurring_deadline(r);
-    h->deadline_ms = d != 0 ? h->period_start_ms + d : 0;
-    snprintf(h->reason, sizeof h->reason, "%s", reason);
-}
-
-/* SLO inference (rm/slo.h) over the recurring job's last runs. */
-static void ledger__infer(ledger_t *l, struct ledger_recurring *r)
-{
-    struct slo_run runs[LEDGER__SLO_RUNS];
-    size_t n = 0;
-    for (size_t k = l->hist_n; k-- > 0 && n < LEDGER__SLO_RUNS;) {
-        const struct ledger_run *h = ledger_history_at(l, k);
-        if (h == NULL)
-            continue;
-        if (strcmp(h->recurring, r->name) != 0 || h->period < 0)
-            continue;
-        if (h->outcome != LEDGER_RUN_SUCCEEDED && h->outcome != LEDGER_RUN_FAILED)
-            continue;
-        int64_t ps = h->period_start_ms;
-        runs[n].start = (h->start_ms != 0 ? h->start_ms : h->submit_ms) - ps;
-        runs[n].end = h->end_ms - ps;
-        runs[n].out_read = h->out_read_ms != 0 ? h->out_read_ms - ps : -1;
-        runs[n].ok = h->outcome == LEDGER_RUN_SUCCEEDED;
-        n++;
-    }
-    struct slo_params p;
-    struct slo_inference inf;
-    slo_params_default(&p);
-    if (slo_infer(runs, n, &p, &inf) != 0)
-        return;
-    r->slo_source = inf.source;
-    r->slo_deadline_ms = inf.deadline;
-    r->slo_runs = inf.runs;
-    r->slo_consumed = inf.consumed;
-    r->slo_read_cv = inf.read_cv;
-    r->slo_slack_ratio = inf.slack_ratio;
-    r->slo_read_median_ms = inf.read_median;
-    r->slo_end_pct_ms = inf.end_pct;
-}
-
-void ledger__history_job(ledger_t *l, const struct ledger_job *j, const struct ledger_cmd *end)
-{
-    struct ledger_recurring *r = ledger__recur_by_id(l, j->recur);
-    struct ledger_run *h = ledger__history_push(l);
-    if (h != NULL) {
-        h->job = j->id;
-        memcpy(h->name, j->name, sizeof h->name);
-        h->vc = j->vc;
-        h->outcome = j->state == LEDGER_JOB_DONE        ? LEDGER_RUN_SUCCEEDED
-                     : j->state == LEDGER_JOB_FAILED    ? LEDGER_RUN_FAILED
-                     : j->state == LEDGER_JOB_CANCELLED ? LEDGER_RUN_CANCELLED
-                                                        : LEDGER_RUN_EXPIRED;
-        h->submit_ms = j->submitted_ms;
-        h->end_ms = j->finished_ms;
-        h->deadline_ms = j->deadline_ms;
-        h->reprovisioned = j->reprovisioned;
-        if (end != NULL) {
-            h->start_ms = end->started_ms > 0 && end->started_ms <= l->now ? end->started_ms : 0;
-            h->token_ms = end->token_ms;
-            if (end->nvals > 0 && end->step_ms > 0 &&
-                (h->sky_milli = mem_alloc(end->nvals * sizeof *h->sky_milli)) != NULL) {
-                memcpy(h->sky_milli, end->vals, end->nvals * sizeof *h->sky_milli);
-                h->nsky = end->nvals;
-                h->sky_step_ms = end->step_ms;
-            }
-            ledger__copy_text(h->reason, sizeof h->reason, end->text, end->text_len);
-        } else {
-            snprintf(h->reason, sizeof h->reason, "its job manager's lease ran out");
-        }
-        if (r != NULL) {
-            memcpy(h->recurring, r->name, sizeof h->recurring);
-            h->period = j->period;
-            h->period_start_ms = period_start(j->period, r->period_ms, r->offset_ms);
-        }
-    }
-    if (r == NULL || r->pend_job != j->id)
-        return;
-    r->pend_period = -1;
-    r->pend_job = 0;
-    r->pend_launches = 0;
-    r->pend_reason[0] = '\0';
-    r->runs++;
-    if (j->deadline_ms != 0 && j->state == LEDGER_JOB_DONE && j->finished_ms <= j->deadline_ms)
-        r->met++;
-    else if (j->deadline_ms != 0)
-        r->missed++;
-    if (j->state == LEDGER_JOB_DONE)
-        r->generation++; /* a new skyline: the leader refits R* and replans */
-    ledger__infer(l, r);
-}
-
-/* The newest record of job id, NULL when none; *at receives its position (0 oldest). */
-static struct ledger_run *ledger__history_of(ledger_t *l, uint64_t job, size_t *at)
-{
-    for (size_t k = l->hist_n; k-- > 0;) {
-        struct ledger_run *h = &l->hist[(l->hist_head + k) % LEDGER_HISTORY_CAP];
-        if (h->job == job) {
-            *at = k;
-            return h;
-        }
-    }
-    return NULL;
-}
-
-void ledger__history_unrecord(ledger_t *l, const struct ledger_job *j)
-{
-    size_t at = 0;
-    struct ledger_run *h = ledger__history_of(l, j->id, &at);
-    if (h == NULL || h->outcome != LEDGER_RUN_EXPIRED)
-        return;
-    bool counted_missed = h->deadline_ms != 0;
-    ledger__run_close(h);
-    for (size_t k = at; k + 1 < l->hist_n; k++) /* rare: shift the newer ones down */
-        l->hist[(l->hist_head + k) % LEDGER_HISTORY_CAP] =
-            l->hist[(l->hist_head + k + 1) % LEDGER_HISTORY_CAP];
-    memset(&l->hist[(l->hist_head + l->hist_n - 1) % LEDGER_HISTORY_CAP], 0, sizeof *h);
-    l->hist_n--;
-    struct ledger_recurring *r = ledger__recur_by_id(l, j->recur);
-    if (r != NULL && r->pend_period < 0 && r->last_fired == j->period) {
-        r->pend_period = j->period;
-        r->pend_job = j->id;
-        r->runs = r->runs > 0 ? r->runs - 1 : 0;
-        if (counted_missed && r->missed > 0)
-            r->missed--;
-    }
-}
-
-void ledger__history_refail(ledger_t *l, const struct ledger_job *j, const char *reason)
-{
-    size_t at = 0;
-    struct ledger_run *h = ledger__history_of(l, j->id, &at);
-    if (h == NULL)
-        return;
-    h->outcome = LEDGER_RUN_FAILED;
-    snprintf(h->reason, sizeof h->reason, "%s", reason);
 }
 
 /* ---- registration of runs and consumption of outputs ---- */
@@ -711,201 +537,4 @@ int ledger__recur_cmd(ledger_t *l, const struct ledger_cmd *c, struct ledger_res
     default:
         return ERR_INVAL;
     }
-}
-
-/* ---- snapshots ---- */
-
-static int ledger__dec_vals(struct enc_reader *r, uint32_t max, uint32_t **out, uint32_t *n)
-{
-    *out = NULL;
-    *n = enc_get_u32s_count(r, max);
-    if (*n == 0)
-        return enc_reader_err(r) != 0 ? ERR_PARSE : 0;
-    if ((*out = mem_alloc(*n * sizeof **out)) == NULL)
-        return ERR_NOMEM;
-    for (uint32_t i = 0; i < *n; i++)
-        (*out)[i] = enc_get_u32(r);
-    return 0;
-}
-
-static void ledger__enc_double(struct enc_buf *b, double v)
-{
-    uint64_t u;
-    memcpy(&u, &v, sizeof u);
-    enc_u64(b, u);
-}
-
-static double ledger__dec_double(struct enc_reader *r)
-{
-    uint64_t u = enc_get_u64(r);
-    double v;
-    memcpy(&v, &u, sizeof v);
-    return v;
-}
-
-void ledger__recur_snap(const ledger_t *l, struct enc_buf *b)
-{
-    enc_u32(b, l->next_recur_id);
-    enc_u32(b, (uint32_t)l->nrecs);
-    for (size_t i = 0; i < l->nrecs; i++) {
-        const struct ledger_recurring *r = &l->recs[i];
-        enc_u32(b, r->id);
-        enc_str(b, r->name);
-        enc_u32(b, r->vc);
-        enc_i64(b, r->period_ms);
-        enc_i64(b, r->offset_ms);
-        enc_i64(b, r->deadline_ms);
-        enc_u8(b, r->deadline_source);
-        enc_u8(b, r->paused ? 1 : 0);
-        enc_i64(b, r->created_ms);
-        enc_i64(b, r->last_fired);
-        enc_blob(b, r->spec, (uint32_t)strlen(r->spec));
-        enc_blob(b, r->outputs, (uint32_t)strlen(r->outputs));
-        enc_i64(b, r->pend_period);
-        enc_u64(b, r->pend_job);
-        enc_i64(b, r->pend_fired_ms);
-        enc_i64(b, r->pend_launch_ms);
-        enc_u32(b, r->pend_launches);
-        enc_str(b, r->pend_reason);
-        enc_u32(b, r->runs);
-        enc_u32(b, r->met);
-        enc_u32(b, r->missed);
-        enc_u8(b, r->slo_source);
-        enc_i64(b, r->slo_deadline_ms);
-        enc_u32(b, r->slo_runs);
-        enc_u32(b, r->slo_consumed);
-        ledger__enc_double(b, r->slo_read_cv);
-        ledger__enc_double(b, r->slo_slack_ratio);
-        enc_i64(b, r->slo_read_median_ms);
-        enc_i64(b, r->slo_end_pct_ms);
-        enc_u32(b, r->generation);
-        enc_u32(b, r->model_gen);
-        enc_u32(b, r->sky_step_ms);
-        enc_u32s(b, r->sky_milli, r->nsky);
-        enc_u32(b, r->plan_step_ms);
-        enc_u32(b, r->resv_first);
-        enc_u32s(b, r->resv_milli, r->nresv);
-        enc_u32(b, r->rho_milli);
-        enc_str(b, r->model_note);
-        enc_str(b, r->last_error);
-    }
-    enc_u32(b, (uint32_t)l->hist_n);
-    for (size_t k = 0; k < l->hist_n; k++) {
-        const struct ledger_run *h = ledger_history_at(l, k);
-        if (h == NULL)
-            continue;
-        enc_u64(b, h->job);
-        enc_str(b, h->name);
-        enc_str(b, h->recurring);
-        enc_i64(b, h->period);
-        enc_u8(b, h->outcome);
-        enc_u32(b, h->vc);
-        enc_i64(b, h->submit_ms);
-        enc_i64(b, h->start_ms);
-        enc_i64(b, h->end_ms);
-        enc_i64(b, h->deadline_ms);
-        enc_i64(b, h->period_start_ms);
-        enc_u64(b, h->token_ms);
-        enc_i64(b, h->out_read_ms);
-        enc_u32(b, h->reprovisioned);
-        enc_u32(b, h->sky_step_ms);
-        enc_u32s(b, h->sky_milli, h->nsky);
-        enc_str(b, h->reason);
-    }
-}
-
-int ledger__recur_restore(ledger_t *l, struct enc_reader *rd, char *msg, size_t cap)
-{
-    l->next_recur_id = enc_get_u32(rd);
-    uint32_t n = enc_get_u32(rd);
-    if (n > LEDGER_MAX_RECURRING || (size_t)n * 64 > enc_reader_left(rd))
-        return err_fmt(msg, cap, ERR_PARSE, "snapshot: bad recurring count");
-    if (n > 0 && (l->recs = mem_calloc(LEDGER_MAX_RECURRING, sizeof *l->recs)) == NULL)
-        return err_fmt(msg, cap, ERR_NOMEM, "snapshot: out of memory");
-    for (uint32_t i = 0; i < n && enc_reader_err(rd) == 0; i++) {
-        struct ledger_recurring *r = &l->recs[i];
-        l->nrecs++; /* so that a failure below frees what it holds */
-        r->id = enc_get_u32(rd);
-        enc_get_str(rd, r->name, sizeof r->name);
-        r->vc = enc_get_u32(rd);
-        r->period_ms = enc_get_i64(rd);
-        r->offset_ms = enc_get_i64(rd);
-        r->deadline_ms = enc_get_i64(rd);
-        r->deadline_source = enc_get_u8(rd);
-        r->paused = enc_get_u8(rd) != 0;
-        r->created_ms = enc_get_i64(rd);
-        r->last_fired = enc_get_i64(rd);
-        uint32_t len = 0;
-        const char *spec = enc_get_blob(rd, LEDGER_SPEC_MAX, &len);
-        r->spec = ledger__dup_text(spec, len);
-        const char *outs = enc_get_blob(rd, LEDGER_FILES_MAX, &len);
-        r->outputs = ledger__dup_text(outs, len);
-        r->pend_period = enc_get_i64(rd);
-        r->pend_job = enc_get_u64(rd);
-        r->pend_fired_ms = enc_get_i64(rd);
-        r->pend_launch_ms = enc_get_i64(rd);
-        r->pend_launches = enc_get_u32(rd);
-        enc_get_str(rd, r->pend_reason, sizeof r->pend_reason);
-        r->runs = enc_get_u32(rd);
-        r->met = enc_get_u32(rd);
-        r->missed = enc_get_u32(rd);
-        r->slo_source = enc_get_u8(rd);
-        r->slo_deadline_ms = enc_get_i64(rd);
-        r->slo_runs = enc_get_u32(rd);
-        r->slo_consumed = enc_get_u32(rd);
-        r->slo_read_cv = ledger__dec_double(rd);
-        r->slo_slack_ratio = ledger__dec_double(rd);
-        r->slo_read_median_ms = enc_get_i64(rd);
-        r->slo_end_pct_ms = enc_get_i64(rd);
-        r->generation = enc_get_u32(rd);
-        r->model_gen = enc_get_u32(rd);
-        r->sky_step_ms = enc_get_u32(rd);
-        int rc = ledger__dec_vals(rd, LEDGER_VALS_MAX, &r->sky_milli, &r->nsky);
-        r->plan_step_ms = enc_get_u32(rd);
-        r->resv_first = enc_get_u32(rd);
-        if (rc == 0)
-            rc = ledger__dec_vals(rd, LEDGER_VALS_MAX, &r->resv_milli, &r->nresv);
-        r->rho_milli = enc_get_u32(rd);
-        enc_get_str(rd, r->model_note, sizeof r->model_note);
-        enc_get_str(rd, r->last_error, sizeof r->last_error);
-        if (rc == ERR_NOMEM || r->spec == NULL || r->outputs == NULL)
-            return err_fmt(msg, cap, ERR_NOMEM, "snapshot: out of memory");
-        if (enc_reader_err(rd) != 0)
-            break;
-        if (r->id == 0 || r->id > l->next_recur_id || r->name[0] == '\0' || r->vc >= l->nvcs ||
-            r->period_ms < 1000 || r->deadline_source > LEDGER_DEADLINE_INFERRED ||
-            (r->nresv > 0 && r->plan_step_ms == 0) ||
-            (i > 0 && strcmp(l->recs[i - 1].name, r->name) >= 0))
-            return err_fmt(msg, cap, ERR_PARSE, "snapshot: bad recurring job %u", i);
-    }
-    uint32_t nh = enc_get_u32(rd);
-    if (nh > LEDGER_HISTORY_CAP || (size_t)nh * 80 > enc_reader_left(rd))
-        return err_fmt(msg, cap, ERR_PARSE, "snapshot: bad history count");
-    for (uint32_t k = 0; k < nh && enc_reader_err(rd) == 0; k++) {
-        struct ledger_run *h = ledger__history_push(l);
-        if (h == NULL)
-            return err_fmt(msg, cap, ERR_NOMEM, "snapshot: out of memory");
-        h->job = enc_get_u64(rd);
-        enc_get_str(rd, h->name, sizeof h->name);
-        enc_get_str(rd, h->recurring, sizeof h->recurring);
-        h->period = enc_get_i64(rd);
-        h->outcome = enc_get_u8(rd);
-        h->vc = enc_get_u32(rd);
-        h->submit_ms = enc_get_i64(rd);
-        h->start_ms = enc_get_i64(rd);
-        h->end_ms = enc_get_i64(rd);
-        h->deadline_ms = enc_get_i64(rd);
-        h->period_start_ms = enc_get_i64(rd);
-        h->token_ms = enc_get_u64(rd);
-        h->out_read_ms = enc_get_i64(rd);
-        h->reprovisioned = enc_get_u32(rd);
-        h->sky_step_ms = enc_get_u32(rd);
-        if (ledger__dec_vals(rd, LEDGER_VALS_MAX, &h->sky_milli, &h->nsky) == ERR_NOMEM)
-            return err_fmt(msg, cap, ERR_NOMEM, "snapshot: out of memory");
-        enc_get_str(rd, h->reason, sizeof h->reason);
-        if (enc_reader_err(rd) == 0 &&
-            (h->outcome < LEDGER_RUN_SUCCEEDED || h->outcome > LEDGER_RUN_SKIPPED))
-            return err_fmt(msg, cap, ERR_PARSE, "snapshot: bad history record %u", k);
-    }
-    return 0;
 }
