@@ -13,7 +13,8 @@ out=$(DESTDIR="$stage" "$cmake" --install "$build" --prefix /usr 2>&1) || {
 fail=0
 for f in sbin/paddock-rm sbin/paddock-pn sbin/paddock-pn-exec sbin/paddock-jm bin/paddock \
     lib/systemd/system/paddock-rm.service lib/systemd/system/paddock-pn.service \
-    "lib/systemd/system/paddock-jm@.service" lib/sysusers.d/paddock.conf \
+    "lib/systemd/system/paddock-jm@.service" "lib/systemd/system/paddock-pn@.service" \
+    lib/sysusers.d/paddock.conf \
     share/doc/paddock/examples/rm.conf share/doc/paddock/examples/pn.conf \
     share/doc/paddock/examples/cluster.conf share/doc/paddock/examples/rm.conf.reference \
     share/doc/paddock/examples/pn.conf.reference \

@@ -15,6 +15,8 @@ jm="${PADDOCK_BIN_DIR:?}/paddock-jm"
 for u in paddock-rm.service paddock-pn.service; do
     cp "$units/$u" "$tmp/$u"
 done
+cp "$units/paddock-pn@.service" "$tmp/paddock-pn@.service"
+cp "$tmp/paddock-pn@.service" "$tmp/paddock-pn@2.service"
 if [ -x "$jm" ]; then
     cp "$units/paddock-jm@.service" "$tmp/paddock-jm@.service"
 else
@@ -23,7 +25,7 @@ else
         >"$tmp/paddock-jm@.service"
 fi
 cp "$tmp/paddock-jm@.service" "$tmp/paddock-jm@j-test.service"
-for u in paddock-rm.service paddock-pn.service paddock-jm@j-test.service; do
+for u in paddock-rm.service paddock-pn.service paddock-pn@2.service paddock-jm@j-test.service; do
     # SYSTEMD_LOG_LEVEL so that warnings (unknown keys, bad values) are printed and counted
     out=$(cd "$tmp" && SYSTEMD_LOG_LEVEL=warning systemd-analyze verify --man=no "$tmp/$u" 2>&1)
     rc=$?
@@ -50,6 +52,13 @@ for u in paddock-rm.service paddock-pn.service; do
 done
 need paddock-pn.service "Delegate=yes"
 need paddock-pn.service "KillMode=mixed"
+# several PNs on one machine: each instance its own configuration and work directory
+need paddock-pn@.service "Type=notify"
+need paddock-pn@.service "Delegate=yes"
+need paddock-pn@.service "KillMode=mixed"
+need paddock-pn@.service "StateDirectory=paddock paddock/pn-%i"
+grep -q "^ExecStart=.*--config /etc/paddock/pn-%i.conf --set pn.work_dir=/var/lib/paddock/pn-%i" \
+    "$tmp/paddock-pn@.service" || { echo "FAIL: paddock-pn@.service: config or work_dir not per instance"; fail=1; }
 # a JM that dies is started again and resumes its job; the job's own failure (1) and a fenced
 # stale JM (3) are final
 need paddock-jm@.service "Restart=on-failure"
@@ -57,7 +66,7 @@ need paddock-jm@.service "RestartPreventExitStatus=1 3"
 need paddock-jm@.service "StartLimitBurst=5"
 # a PN that spawns tasks must not carry a system call filter or W^X
 for bad in SystemCallFilter MemoryDenyWriteExecute RestrictAddressFamilies ProtectControlGroups; do
-    if grep -q "^$bad=" "$tmp/paddock-pn.service"; then
+    if grep -q "^$bad=" "$tmp/paddock-pn.service" "$tmp/paddock-pn@.service"; then
         echo "FAIL: paddock-pn.service sets $bad (tasks are arbitrary programs)"
         fail=1
     fi
