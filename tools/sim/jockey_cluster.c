@@ -158,6 +158,7 @@ int jockey_cluster_run(const struct jockey_world *w, const struct jsim_plan *pla
         out->attempts = (long)res.attempts;
         out->failures = (long)res.failures;
         out->upgrades = (long)st->upgrades;
+        out->downgrades = (long)st->downgrades;
         for (size_t i = 0; i < res.ntrace; i++)
             out->preemptions += res.trace[i].outcome < 0;
     }

@@ -86,6 +86,7 @@ struct jockey_result {
     int first_tokens;    /* the first allocation */
     int peak_tokens;     /* largest allocation */
     long attempts, failures, preemptions, upgrades, opportunistic_starts;
+    long downgrades; /* cluster engine: regular tasks turned opportunistic by a lower grant */
 };
 
 /* Attempts recorded for a profile (training): grows as needed; caller owns (mem_free(a.v)). */

@@ -354,11 +354,11 @@ static int jockey__workload(const struct jockey__args *ap, const char *path, jso
             if (a.verbose)
                 fprintf(stderr,
                         "run %d %-7s completion/d %.3f alloc %.2f oracle %d first %d peak %d "
-                        "failures %ld preempted %ld upgraded %ld\n",
+                        "failures %ld preempted %ld upgraded %ld downgraded %ld\n",
                         r, jockey_policy_name((enum jockey_policy)p),
                         res.completion_s / res.deadline_s, res.alloc_mean, res.oracle,
                         res.first_tokens, res.peak_tokens, res.failures, res.preemptions,
-                        res.upgrades);
+                        res.upgrades, res.downgrades);
             st[p].missed += !res.met;
             st[p].above_sum += res.alloc_mean / res.oracle - 1.0;
             st[p].alloc_sum += res.alloc_mean;
