@@ -251,6 +251,7 @@ typedef struct jmd {
     zuv_sock_t *sub[JMD_MAX_RM];
     struct view_stream vstream[JMD_MAX_RM]; /* each replica's view stream (jmd_rm.c) */
     int vsnap[JMD_MAX_RM];                  /* sub[i] subscribes to snapshots */
+    int64_t vsnap_ms[JMD_MAX_RM];           /* since when (jmd_now), to ask again */
     zuv_sock_t *api[JMD_MAX_RM];
     int api_answered[JMD_MAX_RM]; /* anything received on api[i] since it was made */
     int leader;

@@ -17,6 +17,8 @@
 #include "rm/rmclient.h"
 
 #define JMD_RM__TRY_MS 1000 /* an unanswered request moves to the next replica after this */
+#define JMD_RM__SNAP_RETRY_MS                                                                      \
+    5000 /* a snapshot asked for that has not made the view whole is asked again after this */
 
 static void jmd_rm__send(jmd_t *j, struct jmd_call *c);
 
@@ -76,7 +78,23 @@ static void jmd_rm__want_snapshots(jmd_t *j, size_t i, int want)
     zmq_setsockopt(z, opt, PROTO_VIEW_TOPIC_SNAPSHOT, PROTO_VIEW_TOPIC_LEN);
     zmq_setsockopt(z, opt, PROTO_VIEW_TOPIC_PLAIN_SNAPSHOT, PROTO_VIEW_TOPIC_PLAIN_LEN);
     j->vsnap[i] = want;
+    j->vsnap_ms[i] = jmd_now(j);
     zuv_kick(j->sub[i]);
+}
+
+/* A replica publishes a snapshot when asked (a subscription to the snapshot topic), not on a
+ * period: one that did not make the view whole (parts lost past the high-water mark, or asked
+ * of a replica that was down) is asked for again. */
+static void jmd_rm__snapshot_retry(jmd_t *j)
+{
+    int64_t now = jmd_now(j);
+    for (size_t i = 0; i < j->o.nrm; i++) {
+        if (!j->sub[i] || !j->vsnap[i] || j->vstream[i].synced ||
+            now - j->vsnap_ms[i] < JMD_RM__SNAP_RETRY_MS)
+            continue;
+        jmd_rm__want_snapshots(j, i, 0);
+        jmd_rm__want_snapshots(j, i, 1);
+    }
 }
 
 static void jmd_rm__on_view(zuv_sock_t *zs, zmsg_t **msg, void *arg)
@@ -440,6 +458,7 @@ static void jmd_rm__reopen(jmd_t *j, size_t i)
 
 void jmd_rm_tick(jmd_t *j)
 {
+    jmd_rm__snapshot_retry(j);
     int64_t now = jmd_now(j);
     struct jmd_call *calls[] = {&j->call_tok, &j->call_lease, &j->call_rel};
     for (size_t i = 0; i < 3; i++) {

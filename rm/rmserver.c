@@ -398,13 +398,15 @@ static void rmserver__on_delta(uv_timer_t *t)
         rmview_publish_delta(s->view, (int64_t)clock_mono_ms(), s->id, rmserver__emit, s);
 }
 
-/* The periodic snapshot goes only to those who subscribe to snapshots: JMs joining or
- * repairing a gap, and older JMs that take everything (the XPUB sends a message only to the
- * subscribers of its topic). With none, deltas alone go out. */
+/* The periodic snapshot is for older JMs, which subscribe to everything (""; or to a part of
+ * the snapshot topic) and repair a lost delta with the next snapshot. A JM of this version asks
+ * for a snapshot by subscribing to the whole snapshot topic, and asks again when one does not
+ * make it whole: repeating snapshots every interval to JMs still receiving the last one (a
+ * thousand joining at once take longer than that) would only multiply what they must take. */
 static void rmserver__on_snapshot(uv_timer_t *t)
 {
     struct rmserver *s = t->data;
-    if (s->snap_topics != 0)
+    if ((s->snap_topics & ~(1u << PROTO_VIEW_TOPIC_LEN)) != 0)
         rmserver__snapshot(s);
 }
 
