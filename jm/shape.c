@@ -292,7 +292,7 @@ static int shape__cmp(const void *a, const void *b)
 static int shape__median_run(const jsim_job_t *job, const struct jsim_model *m,
                              const struct progress_model *pm, int runs, int tokens, double *out)
 {
-    double span[SHAPE_ALPHA_RUNS];
+    double span[SHAPE_PATH_RUNS];
     struct jsim_rng rng;
     jsim_rng_seed(&rng, 1);
     for (int r = 0; r < runs; r++) {
@@ -324,8 +324,13 @@ int shape_place_sim(const jsim_job_t *job, const struct jsim_model *m,
             uint32_t u = jsim_job_task_tokens(job, t);
             all += u > 0 ? u : 1;
         }
+        /* a median of 5 runs moves by a sixth on a one-task path: more runs, within a budget
+         * of simulated tasks */
+        int n = jsim_job_ntasks(job);
+        long per = SHAPE_PATH_TASKS / (n > 0 ? n : 1);
+        int cruns = per > SHAPE_PATH_RUNS ? SHAPE_PATH_RUNS : per < runs ? runs : (int)per;
         double cp;
-        rc = shape__median_run(job, m, pm, runs, all > INT32_MAX ? INT32_MAX : (int)all, &cp);
+        rc = shape__median_run(job, m, pm, cruns, all > INT32_MAX ? INT32_MAX : (int)all, &cp);
         if (rc == 0 && cp > path)
             path = cp;
     }

@@ -65,6 +65,8 @@ int shape_from_spec(const struct spec *spec, const struct profile *prof, double 
  * (and s->path, as said), and *makespan (may be NULL) to S. Deterministic. Returns 0, or
  * ERR_INVAL / ERR_TOOBIG / ERR_NOMEM with the reason in msg (s untouched). */
 #define SHAPE_ALPHA_RUNS 5
+#define SHAPE_PATH_RUNS  31      /* runs for the path under the spread (a median of 5 moves by */
+#define SHAPE_PATH_TASKS 2000000 /* a sixth on a one-task path), within this many tasks */
 int shape_alpha(const struct spec *spec, const struct profile *prof, double token_cpu,
                 uint64_t token_mem_mb, uint32_t k, struct arbiter_shape *s, double *makespan,
                 char *msg, size_t cap);
@@ -72,9 +74,10 @@ int shape_alpha(const struct spec *spec, const struct profile *prof, double toke
 /* shape_alpha on a job as the JM's simulator holds it (jm/jsim.h: a finalized job, its attempt
  * model, a progress model for the runs; all borrowed): `runs` (1..SHAPE_ALPHA_RUNS) seeded runs
  * at min(k, s->width) tokens give S, their median. With runs > 1 (a model sampled from a
- * profile) the same runs are also made with every task's units free at once: their median
- * makespan is the critical path with the run times (and initialization latencies) drawn, and
- * when it is longer than s->path it replaces it, before alpha is computed as shape_alpha says.
+ * profile), seeded runs with every task's units free at once give the critical path with the
+ * run times (and initialization latencies) drawn: the median of SHAPE_PATH_RUNS of them, or of
+ * as many as SHAPE_PATH_TASKS simulated tasks allow (at least `runs`); when it is longer than
+ * s->path it replaces it, before alpha is computed as shape_alpha says.
  * The simulator (tools/sim/arbiter_sim) calls this for jobs it builds by hand. Returns 0,
  * ERR_INVAL or ERR_NOMEM (s untouched on error). */
 struct jsim_job;

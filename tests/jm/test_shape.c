@@ -241,8 +241,11 @@ static void test_alpha_spread(void **state)
     NEAR(sh.path, 10);
     assert_int_equal(shape_alpha(s, &p, 1.0, 4096, 64, &sh, &S, msg, sizeof msg), 0);
     assert_true(sh.path > 13.5 && sh.path <= 15 + 1e-9);
-    NEAR(S, sh.path); /* 64 tokens: nothing waits for a token */
-    NEAR(sh.alpha, 0);
+    /* 64 tokens: nothing waits for a token, so the list schedule is that path too (a median of
+     * fewer runs: within a few percent), at the lower bound */
+    assert_true(S > 13.5 && S <= 15 + 1e-9);
+    assert_true(fabs(S - sh.path) < 0.05 * sh.path);
+    assert_true(sh.alpha >= 0 && sh.alpha < 0.05);
     /* the same job and profile twice: the same place (seeded runs) */
     struct arbiter_shape again;
     assert_int_equal(shape_from_spec(s, &p, 1.0, 4096, 0, &again, msg, sizeof msg), 0);

@@ -158,9 +158,9 @@ static void test_calibrated_admission(void **state)
 {
     (void)state;
     static const char *const args[] = {"", " --calib-from all", " --deadlines true",
-                                       " --job-sigma 0 --task-sigma 0"};
-    json_t *doc[4];
-    for (int i = 0; i < 4; i++) {
+                                       " --job-sigma 0 --task-sigma 0", " --spread off"};
+    json_t *doc[5];
+    for (int i = 0; i < 5; i++) {
         char cmd[256];
         snprintf(cmd, sizeof cmd, FB " --seed 1 --json%s", args[i]);
         assert_int_equal(sim(cmd), 0);
@@ -185,10 +185,16 @@ static void test_calibrated_admission(void **state)
         assert_true(field(doc[3], name, "admitted_fraction") >
                     field(doc[0], name, "admitted_fraction"));
     }
+    /* the JM's simulator with the profile's spread (jm/shape.h) keeps fewer broken promises than
+     * the estimates alone, at about the same admitted share */
+    assert_true(field(doc[0], pa, "admitted_missed_fraction") <
+                field(doc[4], pa, "admitted_missed_fraction") * 0.8);
+    assert_true(field(doc[0], pa, "admitted_fraction") >
+                field(doc[4], pa, "admitted_fraction") - 0.05);
     /* the reference run does not depend on the error model's rule */
     assert_true(field(doc[0], "minedf_wc", "missed_fraction") ==
                 field(doc[1], "minedf_wc", "missed_fraction"));
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 5; i++)
         json_decref(doc[i]);
 }
 
@@ -249,6 +255,7 @@ static void test_usage(void **state)
     assert_int_equal(sim("arbiter --admission maybe"), 2);
     assert_int_equal(sim("arbiter --calib-from some"), 2);
     assert_int_equal(sim("arbiter --deadlines guessed"), 2);
+    assert_int_equal(sim("arbiter --spread maybe"), 2);
     assert_int_equal(sim("arbiter --bogus 1"), 2);
     assert_int_equal(sim("arbiter --jobs 3 --workloads /nonexistent-dir"), 1);
     assert_int_equal(sim("arbiter --mix facebook --jobs 5 --admission off --json"), 0);

@@ -25,14 +25,15 @@
  *    controller per job). Grants through arbiter_allocate_plan, as rm/ledger.c calls it.
  *  - Admission as the RM does it (rm/ledger.c): at every job's arrival arbiter_admit predicts
  *    it against the admitted jobs still running, and judges a deadline job. Shapes carry no
- *    spread of their own (spec estimates: cv 0), their list schedule's place alpha (jm/shape.h
- *    shape_alpha, jm/jsim) and as scale the hi factor of an error model (rm/calib.h) that
+ *    spread of their own (spec estimates: cv 0), their list schedule's place alpha and critical
+ *    path from the JM's simulator (jm/shape.h shape_alpha, shape_place_sim; with `spread`, on a
+ *    profile of the task noise: ratios are independent of an instance's size, so a template's
+ *    earlier runs would report them) and as scale the hi factor of an error model (rm/calib.h) that
  *    learns actual / predicted median as the ledger does (calib_from): from admitted deadline
  *    jobs and from jobs that had the cluster to themselves. A job refused runs best-effort (its
  *    deadline kept but not admitted: the arbiter orders it after the admitted ones) and still
- *    counts in missed_fraction. No job has a profile: every instance is its own size (a
- *    WfCommons template scaled to its time alone), and a profile is found by job name and
- *    holds run times in seconds (jm/profile.h), so no earlier run describes it.
+ *    counts in missed_fraction. No profile gives a job its run times (every instance is its
+ *    own size) or its job factor (drawn afresh for every job); only the task noise's ratios.
  * Same inputs and seed, same result: every draw comes from engine streams seeded per job.
  */
 #ifndef PADDOCK_TOOLS_SIM_ARBITER_SIM_H
@@ -110,6 +111,10 @@ struct arbiter_sim_config {
     int profiled; /* paddock: minimums from each job's controller, as the RM takes them
                      from a job with a profile; 0 (default): ARIA's, as for a job
                      without one */
+    int spread;   /* 1 (default): admission's shapes come from the JM's simulator with each task's
+                     run-time ratio spread as a profile of earlier runs reports it (the task
+                     noise, task_sigma; not the job factor, which differs between runs), 0: from
+                     the estimates alone (issue 22; docs/arbiter.md) */
     FILE *trace;  /* borrowed; not NULL: each run with admission writes one line per deadline
                      job (what admission predicted against what happened; docs/arbiter.md) */
 };

@@ -37,6 +37,9 @@ struct arbiter_sim_job {
                             width) tokens on estimates (rm/arbiter.h arbiter_shape.alpha): from
                             the JM's simulator, jm/shape.h shape_alpha on a WfCommons spec, or
                             jm/jsim on a Facebook job built by hand */
+    double path_stretch; /* admission's critical path over path_est: the JM's simulator's path
+                            under the task noise's spread (jm/shape.h shape_alpha with a ratio
+                            profile; config spread), 1 without it */
     int owns_graph;      /* 1: tok, npred, succ_at, succ, by_bl, bl_rank are this job's; 0:
                             borrowed from a WfCommons template (jobs.tmpl) */
 };

@@ -47,7 +47,8 @@ void arbiter_sim_config_default(struct arbiter_sim_config *c)
                                      .period_frac = 0.04,
                                      .grace_frac = 0.25,
                                      .urgent_frac = 0.2,
-                                     .calib_from = ARBITER_SIM_CALIB_LEDGER};
+                                     .calib_from = ARBITER_SIM_CALIB_LEDGER,
+                                     .spread = 1};
 }
 
 static void asj__job_free(struct arbiter_sim_job *j)
@@ -436,6 +437,55 @@ static int asj__instance(const struct arbiter_sim_job *t, double scale, struct a
     return 0;
 }
 
+/* The standard normal quantile at p in (0, 1), by bisection on erfc (a few per run). */
+static double asj__probit(double p)
+{
+    double lo = -10, hi = 10;
+    for (int i = 0; i < 100; i++) {
+        double mid = (lo + hi) / 2;
+        if (0.5 * erfc(-mid / sqrt(2.0)) < p)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return (lo + hi) / 2;
+}
+
+/* What a profile of earlier runs reports of the task noise (run time / estimate, lognormal with
+ * mean 1 and sigma task_sigma) as PROFILE_NQ quantiles: the grid's ends at 0.5% and 99.5%, what
+ * a few hundred tasks show. */
+static void asj__noise_q(double sigma, double *q)
+{
+    for (int k = 0; k < PROFILE_NQ; k++) {
+        double u = (double)k / (PROFILE_NQ - 1);
+        u = u < 0.005 ? 0.005 : u > 0.995 ? 0.995 : u;
+        q[k] = exp(-sigma * sigma / 2 + sigma * asj__probit(u));
+    }
+}
+
+/* A profile of spec sp whose every stage saw the task noise (asj__noise_q) over 100 tasks.
+ * Returns 0 or ERR_NOMEM (p then empty). */
+static int asj__noise_profile(const struct spec *sp, double sigma, struct profile *p)
+{
+    profile_init(p);
+    p->stages = mem_calloc(sp->nstages > 0 ? sp->nstages : 1, sizeof *p->stages);
+    if (p->stages == NULL)
+        return ERR_NOMEM;
+    for (size_t s = 0; s < sp->nstages; s++) {
+        struct profile_stage *st = &p->stages[s];
+        p->nstages = (int)s + 1;
+        if ((st->name = mem_strdup(sp->stages[s].name)) == NULL) {
+            profile_close(p);
+            return ERR_NOMEM;
+        }
+        st->tasks = st->attempts = st->ratio_samples = 100;
+        asj__noise_q(sigma, st->ratio_q);
+        memcpy(st->runtime_q, st->ratio_q, sizeof st->runtime_q);
+        st->runtime_total = 100;
+    }
+    return 0;
+}
+
 static int asj__templates(const struct arbiter_sim_config *cfg, struct arbiter_sim_jobs *s,
                           char *msg, size_t cap)
 {
@@ -455,15 +505,25 @@ static int asj__templates(const struct arbiter_sim_config *cfg, struct arbiter_s
             rc = asj__from_spec(sp, cfg->capacity, &s->tmpl[i]);
             s->ntmpl = i + 1;
             /* the JM's list schedule of the spec as paddock submit sends it (tools/jobdir.c):
-             * no profile, the cluster's tokens; its place between the bounds does not change
-             * when every run time is scaled, so instances share it */
+             * the cluster's tokens and, with spread, a profile of the task noise; its place
+             * between the bounds and its path's stretch do not change when every run time is
+             * scaled, so instances share them */
             struct arbiter_shape sh;
+            struct profile prof;
+            profile_init(&prof);
+            int use = cfg->spread && cfg->task_sigma > 0;
+            if (rc == 0 && use)
+                rc = asj__noise_profile(sp, cfg->task_sigma, &prof);
             if (rc == 0)
                 rc = shape_from_spec(sp, NULL, 0, 0, 0, &sh, msg, cap);
+            double path = sh.path;
             if (rc == 0)
-                rc = shape_alpha(sp, NULL, 0, 0, cfg->capacity, &sh, NULL, msg, cap);
-            if (rc == 0)
+                rc = shape_alpha(sp, use ? &prof : NULL, 0, 0, cfg->capacity, &sh, NULL, msg, cap);
+            profile_close(&prof);
+            if (rc == 0) {
                 s->tmpl[i].alpha = sh.alpha;
+                s->tmpl[i].path_stretch = path > 0 ? sh.path / path : 1;
+            }
             if (rc == 0 && (s->tmpl_names[i] = mem_strdup(cluster_workloads_name(w, i))) == NULL)
                 rc = ERR_NOMEM;
             if (rc != 0 && msg[0] == '\0')
@@ -475,12 +535,12 @@ static int asj__templates(const struct arbiter_sim_config *cfg, struct arbiter_s
     return rc;
 }
 
-/* A Facebook job's alpha (arbiter_sim_job.alpha) from the JM's simulator, as shape_alpha
- * computes it for a spec: the job as jm/jsim sees it (maps in stage 0, reduces in stage 1
- * behind a barrier, unit tokens), run once at the estimates (no profile) on min(capacity,
- * width) tokens; alpha = (S - low) / (up - low) clamped to [0, 1], 0.5 when the bounds meet.
+/* A Facebook job's alpha and path stretch (arbiter_sim_job) from the JM's simulator, as
+ * shape_alpha computes them for a spec (shape_place_sim): the job as jm/jsim sees it (maps in
+ * stage 0, reduces in stage 1 behind a barrier, unit tokens) on its width (at most capacity),
+ * once at the estimates or, with spread, sampled from the task noise as a profile reports it.
  * j's estimates and width are set. Returns 0 or an ERR_*. */
-static int asj__fb_alpha(struct arbiter_sim_job *j, char *msg, size_t cap)
+static int asj__fb_alpha(struct arbiter_sim_job *j, int spread, double sigma, char *msg, size_t cap)
 {
     size_t maps = 0;
     while (maps < j->n && j->tok[maps] > 0)
@@ -504,25 +564,26 @@ static int asj__fb_alpha(struct arbiter_sim_job *j, char *msg, size_t cap)
     int n[2] = {0, 0};
     if (rc == 0)
         rc = jsim_model_init(&m, jj, NULL, NULL);
+    for (int st = 0; rc == 0 && spread && st < m.nstages; st++) {
+        /* the task noise as a profile reports it (asj__noise_profile) */
+        m.stages[st].from_profile = 1;
+        m.stages[st].by_ratio = 1;
+        asj__noise_q(sigma, m.stages[st].ratio_q);
+    }
     if (rc == 0) {
         jsim_job_stage_sizes(jj, n);
         rc = progress_init(&pm, PROGRESS_VERTEXFRAC, nstages, n, NULL, NULL, NULL);
     }
-    struct jsim_rng rng;
-    jsim_rng_seed(&rng, 1);
-    struct jsim_run_stats st = {0};
-    double k = j->width < 1 ? 1 : j->width;
+    struct arbiter_shape sh = {.work = j->work_est, .path = j->path_est, .width = j->width};
     if (rc == 0)
-        rc = jsim_run(jj, &m, (int)k, &pm, &rng, NULL, &st);
+        rc = shape_place_sim(jj, &m, &pm, spread ? SHAPE_ALPHA_RUNS : 1, j->width, &sh, NULL);
     progress_close(&pm);
     jsim_model_close(&m);
     jsim_job_destroy(&jj);
     if (rc != 0)
         return err_fmt(msg, cap, rc, "a Facebook job's list schedule: %s", err_text(rc));
-    double low = fmax(j->work_est / k, j->path_est);
-    double up = fmax((j->work_est - j->path_est) / k + j->path_est, low);
-    double a = up - low > 1e-9 ? (st.makespan - low) / (up - low) : 0.5;
-    j->alpha = a < 0 ? 0 : a > 1 ? 1 : a;
+    j->alpha = sh.alpha;
+    j->path_stretch = j->path_est > 0 ? sh.path / j->path_est : 1;
     return 0;
 }
 
@@ -633,7 +694,7 @@ int arbiter_sim_jobs_new(const struct arbiter_sim_config *cfg, arbiter_sim_jobs_
         if (rc == 0)
             rc = asj__draw(cfg, &r, j);
         if (rc == 0 && cfg->mix == ARBITER_SIM_FACEBOOK)
-            rc = asj__fb_alpha(j, msg, cap);
+            rc = asj__fb_alpha(j, cfg->spread && cfg->task_sigma > 0, cfg->task_sigma, msg, cap);
         total += j->work_true;
     }
     mem_free(alone_t);

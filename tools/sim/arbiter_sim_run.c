@@ -529,8 +529,9 @@ static void asr__tick_ev(engine_t *e, void *ctx, uint64_t i)
 
 /* A shape as admission sees it, as the RM's ledger builds it (rm/ledger.c ledger__shape,
  * ledger__remain): no spread of its own (a spec's estimates carry none: jobdir_shape's cv 0;
- * the error model stands for their error), the job's list-schedule place alpha, and the error
- * model's quantile factor as the conservative scale. */
+ * the error model stands for their error), the job's list-schedule place alpha and critical
+ * path as the JM's simulator gives them (with spread: under the task noise as a profile reports
+ * it), and the error model's quantile factor as the conservative scale. */
 static void asr__admission_shape(const struct asr *r, const struct arbiter_sim_job *j,
                                  struct arbiter_shape *sh)
 {
@@ -541,6 +542,8 @@ static void asr__admission_shape(const struct asr *r, const struct arbiter_sim_j
     sh->has_alpha = true;
     sh->alpha = j->alpha;
     sh->scale = f.hi;
+    /* the JM's critical path under the profile's spread (jm/shape.h), for what is left too */
+    sh->path *= j->path_stretch > 0 ? j->path_stretch : 1;
 }
 
 /* Admission (MRM §3) as the ledger does it at registration (rm/ledger.c ledger__job_register):
