@@ -18,7 +18,7 @@
 
 #define JMD_RM__TRY_MS 1000 /* an unanswered request moves to the next replica after this */
 #define JMD_RM__SNAP_RETRY_MS                                                                      \
-    5000 /* a snapshot asked for that has not made the view whole is asked again after this */
+    5000 /* a snapshot asked for, no part of it come for this long: asked again */
 
 static void jmd_rm__send(jmd_t *j, struct jmd_call *c);
 
@@ -84,7 +84,8 @@ static void jmd_rm__want_snapshots(jmd_t *j, size_t i, int want)
 
 /* A replica publishes a snapshot when asked (a subscription to the snapshot topic), not on a
  * period: one that did not make the view whole (parts lost past the high-water mark, or asked
- * of a replica that was down) is asked for again. */
+ * of a replica that was down) is asked for again once no part has come for a while (a thousand
+ * JMs joining at once take their parts slowly: asking again then would only add to it). */
 static void jmd_rm__snapshot_retry(jmd_t *j)
 {
     int64_t now = jmd_now(j);
@@ -112,6 +113,8 @@ static void jmd_rm__on_view(zuv_sock_t *zs, zmsg_t **msg, void *arg)
     int64_t now = jmd_now(j);
     size_t before = view_count(j->view);
     int flow = r < j->o.nrm ? view_stream_take(&j->vstream[r], &m) : 0;
+    if (m.type == PROTO_VIEW_SNAPSHOT && r < j->o.nrm)
+        j->vsnap_ms[r] = now; /* a snapshot under way: asked again only when it stalls */
     if (flow & VIEW_STREAM_WHOLE)
         jmd_rm__want_snapshots(j, r, 0);
     else if (flow & VIEW_STREAM_GAP) {

@@ -319,7 +319,7 @@ static void bench_want_snapshots(zsock_t *z, bool want)
                    PROTO_VIEW_TOPIC_SNAPSHOT, PROTO_VIEW_TOPIC_LEN);
 }
 
-/* Asks again, as jmd_rm does 5 s after a request that did not make the view whole. */
+/* Asks again, as jmd_rm does when a snapshot asked for has sent no part for 5 s. */
 static void bench_sub_retry(struct bench_sub_state *b, int64_t now)
 {
     if (g_legacy || b->synced || now - b->asked_ms < 5000)
@@ -341,6 +341,7 @@ static void bench_sub_take(struct bench_sub_state *b, const struct bench_hdr *h,
             b->r.fresh_lag_max_ms = now - h->ts;
     }
     if (h->type == PROTO_VIEW_SNAPSHOT) {
+        b->asked_ms = now; /* under way: asked again only when it stalls */
         b->r.parts_got++;
         b->r.snap_after += was_complete;
         if (h->part == 0)
