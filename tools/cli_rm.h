@@ -1,0 +1,50 @@
+/* cli_rm.h - what the RM's commands share (tools/cli_rm.c: the queries; tools/cli_rm_member.c:
+ * rm add, rm remove): their options, parsed once, and the queries on the replicas. Not part of
+ * any library: both files are compiled into `paddock`. */
+#ifndef PADDOCK_TOOLS_CLI_RM_H
+#define PADDOCK_TOOLS_CLI_RM_H
+
+#include "rm/rmclient.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+/* The options of every command here. The membership changes (rm add, rm remove) also take
+ * --dir CLUSTER_DIR, --heartbeat ENDPOINT and --start; the queries refuse them. */
+struct cli_rm_opts {
+    const char *cluster, *rm, *keys, *dir, *heartbeat;
+    bool json, start;
+    const char *args[5];
+    int nargs;
+};
+
+#define CLI_RM_QUERY  0 /* --cluster, --rm, --keys, --json */
+#define CLI_RM_CHANGE 1 /* those and --dir, --heartbeat, --start */
+
+/* Prints "usage: paddock USAGE" where usage text goes (tools/cli.h); returns 2. */
+int cli_rm_usage(const char *usage);
+/* Parses argv into o: exactly `want` positional arguments and the options of `kind`
+ * (CLI_RM_QUERY or CLI_RM_CHANGE). --start needs --dir, and --dir stands for --cluster when
+ * neither --cluster nor --rm is given. Returns 0, or 2 after printing the usage line. */
+int cli_rm_parse(int argc, char **argv, struct cli_rm_opts *o, int want, int kind,
+                 const char *usage);
+/* Opens a client to the replicas o names (--cluster, --rm/--keys, or PADDOCK_CLUSTER). Returns
+ * 0 with *c set (the caller destroys it), or 1 after printing why. */
+int cli_rm_open(const struct cli_rm_opts *o, rmclient_t **c);
+/* Every replica's own status (st[i]: a JSON object the caller owns, NULL when it did not answer;
+ * rmclient_count(c) entries) and the index of the ready leader in *leader (-1 if none answered
+ * as one). Returns how many answered. */
+int cli_rm_statuses(rmclient_t *c, json_t **st, int *leader);
+/* Runs an admin query on the leader when one answers, else on any replica that does. Returns 0
+ * with *doc (caller owns: json_decref), or 1 after printing why. */
+int cli_rm_query(const struct cli_rm_opts *o, const char *kind, const char *const *args,
+                 size_t nargs, json_t **doc);
+/* Prints doc as indented JSON on stdout. Returns 0, or 1 when it cannot be serialised. */
+int cli_rm_print_json(json_t *doc);
+/* Field k of o as a string, "-" when absent or not a string (borrowed from o). */
+const char *cli_rm_str(json_t *o, const char *k);
+/* Field k of o as an integer, 0 when absent or not an integer. */
+long long cli_rm_int(json_t *o, const char *k);
+
+#endif
