@@ -13,6 +13,7 @@ struct dispatch {
     size_t nreg, nopp;
     uint64_t ureg, uopp;    /* token units of the regular / opportunistic tasks in flight */
     size_t ndown;           /* downgrades so far */
+    size_t nyield;          /* yields so far (dispatch_yield) */
     size_t reserve;         /* task holding the reservation, SIZE_MAX: none */
     int reserve_offered;    /* it was offered since the last dispatch_round */
     uint32_t *cost;         /* token units per task, 0: 1 */
@@ -211,6 +212,10 @@ int dispatch_place(dispatch_t *d, size_t task)
     int other = dispatch__reserved_by_other(d, task);
     if (d->reserve == task)
         d->reserve_offered = 1;
+    /* A reservation holds back only the units its task needs: another task fits beside it when
+       both do (a task of one unit did not wait behind one of one unit while two were free). */
+    if (other && d->ureg + c + dispatch_cost(d, d->reserve) <= d->tokens)
+        other = 0;
     if (!other && d->ureg + c <= d->tokens) {
         cls = DISPATCH_REGULAR;
         if (d->reserve == task)
@@ -370,4 +375,63 @@ size_t dispatch_downgrades(dispatch_t *d, const double *prio, const double *rema
         out[k++] = best;
     }
     return k;
+}
+
+/* 1 when waiting regular task a yields before b. */
+static int dispatch__yield_before(const dispatch_t *d, const double *prio, size_t a, size_t b)
+{
+    if (prio != NULL && prio[a] != prio[b])
+        return prio[a] < prio[b];
+    return d->seq[a] > d->seq[b];
+}
+
+size_t dispatch_yield(dispatch_t *d, size_t task, const double *prio, dispatch_may_yield_fn *may,
+                      void *ctx, size_t *out, size_t cap)
+{
+    if (task >= d->n || d->cls[task] != DISPATCH_NONE)
+        return 0;
+    uint64_t units = dispatch_cost(d, task);
+    if (units > d->tokens || dispatch__reserved_by_other(d, task))
+        return 0;
+    uint64_t free_u = d->ureg < d->tokens ? d->tokens - d->ureg : 0;
+    if (free_u >= units)
+        return 0;
+    if (free_u + dispatch_yieldable(d, may, ctx) < units) /* the waiting cannot free enough */
+        return 0;
+    size_t k = 0;
+    while (k < cap && free_u < units) {
+        size_t best = SIZE_MAX;
+        for (size_t i = 0; i < d->nfl; i++) {
+            size_t t = d->fl[i];
+            if (d->cls[t] != DISPATCH_REGULAR || d->running[t] || (may != NULL && !may(ctx, t)))
+                continue;
+            if (best == SIZE_MAX || dispatch__yield_before(d, prio, t, best))
+                best = t;
+        }
+        if (best == SIZE_MAX)
+            break;
+        dispatch__count(d, best, -1);
+        d->cls[best] = DISPATCH_OPPORTUNISTIC;
+        dispatch__count(d, best, +1);
+        d->nyield++;
+        free_u += dispatch_cost(d, best);
+        out[k++] = best;
+    }
+    return k;
+}
+
+uint64_t dispatch_yieldable(const dispatch_t *d, dispatch_may_yield_fn *may, void *ctx)
+{
+    uint64_t u = 0;
+    for (size_t i = 0; i < d->nfl; i++) {
+        size_t t = d->fl[i];
+        if (d->cls[t] == DISPATCH_REGULAR && !d->running[t] && (may == NULL || may(ctx, t)))
+            u += dispatch_cost(d, t);
+    }
+    return u;
+}
+
+size_t dispatch_yielded(const dispatch_t *d)
+{
+    return d->nyield;
 }

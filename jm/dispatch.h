@@ -125,4 +125,21 @@ size_t dispatch_upgrades(dispatch_t *d, const double *prio, size_t *out, size_t 
 size_t dispatch_downgrades(dispatch_t *d, const double *prio, const double *remaining, size_t *out,
                            size_t cap);
 
+/* Yields tokens to `task` (idle), whose node can start it now (issue 22): while the grant's
+ * free units are fewer than its cost, turns waiting (not started) regular tasks opportunistic
+ * in place, lowest prio first, newest dispatch first on ties (prio may be NULL). A regular
+ * task queued behind work at a busy node holds a token while a core idles elsewhere; yielded,
+ * it still starts where it is when a core frees there, and freed units upgrade it again
+ * (dispatch_upgrades). Regular units never exceed the grant. Nothing changes when the waiting
+ * regular tasks cannot free enough, the cost exceeds the grant or another task holds the
+ * reservation. Writes the yielded tasks into out (at most cap) and returns how many; then
+ * dispatch_place(task) places it regular. The JM sends each yielded task a TASK_UPGRADE with
+ * the opportunistic class. `may` (NULL: any) says which waiting tasks may yield. */
+typedef int dispatch_may_yield_fn(void *ctx, size_t task);
+size_t dispatch_yield(dispatch_t *d, size_t task, const double *prio, dispatch_may_yield_fn *may,
+                      void *ctx, size_t *out, size_t cap);
+size_t dispatch_yielded(const dispatch_t *d); /* tasks yielded so far */
+/* The units dispatch_yield could free now: the waiting regular tasks' that `may` allows. */
+uint64_t dispatch_yieldable(const dispatch_t *d, dispatch_may_yield_fn *may, void *ctx);
+
 #endif

@@ -382,12 +382,16 @@ static void test_dispatch_sized(void **state)
     assert_int_equal(dispatch_place(d, 1), DISPATCH_NONE);
     assert_int_equal(dispatch_place(d, 2), DISPATCH_NONE);
     assert_int_equal(dispatch_regular(d), 1);
-    /* task 0 ends: the 20 units are free and task 1 takes 16 of them first */
+    /* task 0 ends: the 20 units are free; the reservation holds back only task 1's 16, so a
+       task of one unit fits beside it, and one of 8 does not */
     assert_int_equal(dispatch_finished(d, 0), 0);
     dispatch_round(d);
-    assert_int_equal(dispatch_place(d, 2), DISPATCH_NONE); /* still reserved for task 1 */
+    assert_int_equal(dispatch_set_cost(d, 9, 8), 0);
+    assert_int_equal(dispatch_place(d, 9), DISPATCH_NONE); /* 8 + 16 > 20: reserved */
+    assert_int_equal(dispatch_set_cost(d, 9, 1), 0);
+    assert_int_equal(dispatch_place(d, 2), DISPATCH_REGULAR); /* 1 + 16 <= 20 */
     assert_int_equal(dispatch_place(d, 1), DISPATCH_REGULAR);
-    for (size_t t = 2; t < 6; t++)
+    for (size_t t = 3; t < 6; t++)
         assert_int_equal(dispatch_place(d, t), DISPATCH_REGULAR);
     assert_int_equal(dispatch_regular_units(d), 20);
     assert_int_equal(dispatch_regular(d), 5);
@@ -414,6 +418,59 @@ static void test_dispatch_sized(void **state)
     assert_int_equal(dispatch_place(d, 8), DISPATCH_OPPORTUNISTIC);
     assert_int_equal(dispatch_opportunistic_units(d), 30);
     assert_int_equal(dispatch_allowance(d), 40);
+    dispatch_destroy(&d);
+}
+
+/* Tokens follow the free cores (issue 22): a task whose node can start it now takes the units of
+ * waiting regular tasks (lowest priority first, newest on ties), never a running one's, and the
+ * regular units stay within the grant; a freed unit upgrades the yielded task again. */
+static int test__may_yield(void *ctx, size_t task)
+{
+    return task != *(const size_t *)ctx;
+}
+
+static void test_dispatch_yield(void **state)
+{
+    (void)state;
+    struct dispatch_config cfg = {.opp_factor = 0};
+    dispatch_t *d = NULL;
+    assert_int_equal(dispatch_new(&cfg, 8, &d), 0);
+    dispatch_set_tokens(d, 4);
+    for (size_t t = 0; t < 4; t++)
+        assert_int_equal(dispatch_place(d, t), DISPATCH_REGULAR);
+    assert_int_equal(dispatch_started(d, 0), 0);
+    assert_int_equal(dispatch_started(d, 1), 0); /* 2 and 3 wait in queues */
+    double prio[8] = {1, 1, 5, 3, 9, 0, 0, 0};
+    size_t out[8];
+    assert_int_equal(dispatch_place(d, 4), DISPATCH_NONE);
+    assert_int_equal(dispatch_yieldable(d, NULL, NULL), 2);
+    size_t not3 = 3; /* the caller's filter: task 3 may not yield */
+    assert_int_equal(dispatch_yieldable(d, test__may_yield, &not3), 1);
+    assert_int_equal(dispatch_yield(d, 4, prio, test__may_yield, &not3, out, 8), 1);
+    assert_int_equal(out[0], 2);
+    dispatch_reclass(d, 2, DISPATCH_REGULAR); /* back, for the unfiltered case */
+    assert_int_equal(dispatch_yield(d, 4, prio, NULL, NULL, out, 8), 1);
+    assert_int_equal(out[0], 3); /* the lower priority of the two waiting */
+    assert_int_equal(dispatch_class_of(d, 3), DISPATCH_OPPORTUNISTIC);
+    assert_int_equal(dispatch_regular_units(d), 3);
+    assert_int_equal(dispatch_place(d, 4), DISPATCH_REGULAR);
+    assert_int_equal(dispatch_regular_units(d), 4); /* within the grant */
+    assert_int_equal(dispatch_yielded(d), 2);
+    /* free units: nothing yields; an in-flight task cannot be the one that takes */
+    assert_int_equal(dispatch_yield(d, 4, prio, NULL, NULL, out, 8), 0);
+    assert_int_equal(dispatch_finished(d, 0), 0);
+    assert_int_equal(dispatch_yield(d, 5, prio, NULL, NULL, out, 8), 0); /* a unit is free */
+    /* the freed unit upgrades the yielded task */
+    assert_int_equal(dispatch_upgrades(d, prio, out, 8), 1);
+    assert_int_equal(out[0], 3);
+    /* only running regular tasks and one waiting (2): a task of 2 units cannot get them */
+    assert_int_equal(dispatch_started(d, 3), 0);
+    assert_int_equal(dispatch_started(d, 4), 0);
+    assert_int_equal(dispatch_set_cost(d, 5, 2), 0);
+    assert_int_equal(dispatch_yield(d, 5, prio, NULL, NULL, out, 8), 0);
+    assert_int_equal(dispatch_class_of(d, 2), DISPATCH_REGULAR);         /* nothing changed */
+    assert_int_equal(dispatch_yield(d, 6, prio, NULL, NULL, out, 8), 1); /* one unit: yes */
+    assert_int_equal(out[0], 2);
     dispatch_destroy(&d);
 }
 
@@ -636,6 +693,7 @@ int main(void)
         cmocka_unit_test(test_dispatch_sized),
         cmocka_unit_test(test_dispatch_adopt),
         cmocka_unit_test(test_dispatch_downgrades),
+        cmocka_unit_test(test_dispatch_yield),
         cmocka_unit_test(test_dispatch_inflight_upgrades),
         cmocka_unit_test(test_alloc_failures),
     };
