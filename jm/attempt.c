@@ -527,6 +527,42 @@ size_t attempt_upgrades(attempt_t *a, const double *prio, int64_t now_ms,
     return o.n;
 }
 
+struct attempt__yield_ctx {
+    attempt_t *a;
+    int64_t before_ms; /* placed at or before */
+};
+
+static int attempt__may_yield(void *ctx, size_t task)
+{
+    const struct attempt__yield_ctx *c = ctx;
+    const struct attempt_task *t = attempt__t(c->a, task);
+    return t->inflight && !t->running && t->placed_ms <= c->before_ms;
+}
+
+size_t attempt_yield(attempt_t *a, size_t task, const double *prio, int64_t min_wait_ms,
+                     int64_t now_ms, struct attempt_action *out, size_t cap)
+{
+    if (task >= a->n)
+        return 0;
+    struct attempt__yield_ctx c = {a, now_ms - min_wait_ms};
+    size_t want = cap < 64 ? cap : 64;
+    size_t k = dispatch_yield(a->disp, task, prio, attempt__may_yield, &c, a->buf, want);
+    struct attempt__out o = {out, 0, cap, 0};
+    for (size_t i = 0; i < k; i++) {
+        struct attempt_task *t = attempt__t(a, a->buf[i]);
+        t->cls = DISPATCH_OPPORTUNISTIC;
+        t->cls_ms = now_ms;
+        attempt__emit(&o, ATTEMPT_ACT_RECLASS, a->buf[i], t);
+    }
+    return o.n;
+}
+
+uint64_t attempt_yieldable(attempt_t *a, int64_t min_wait_ms, int64_t now_ms)
+{
+    struct attempt__yield_ctx c = {a, now_ms - min_wait_ms};
+    return dispatch_yieldable(a->disp, attempt__may_yield, &c);
+}
+
 struct attempt_free attempt_free(const dispatch_t *d, uint64_t extra_reg, uint64_t extra_opp)
 {
     uint64_t tok = dispatch_tokens(d), reg = dispatch_regular_units(d) + extra_reg;

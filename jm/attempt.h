@@ -242,6 +242,16 @@ size_t attempt_downgrades(attempt_t *a, const double *prio, const double *remain
 size_t attempt_upgrades(attempt_t *a, const double *prio, int64_t now_ms,
                         struct attempt_action *out, size_t cap);
 
+/* A task with a node that can start it now finds no free units (issue 22): waiting regular
+ * tasks placed at least min_wait_ms ago (queued behind work, not on their way to a free core)
+ * yield theirs (dispatch_yield's rule and order), each a RECLASS to opportunistic without
+ * grace, so that `task` can be placed regular. Writes at most cap (the yields needed are at
+ * most cap or none happen); returns how many, 0 when nothing yields. */
+size_t attempt_yield(attempt_t *a, size_t task, const double *prio, int64_t min_wait_ms,
+                     int64_t now_ms, struct attempt_action *out, size_t cap);
+/* The units attempt_yield could free now. */
+uint64_t attempt_yieldable(attempt_t *a, int64_t min_wait_ms, int64_t now_ms);
+
 /* The grace a downgraded attempt keeps: its time left when it runs, that is at most grace_max_s
  * and at most grace_frac of est_s; 0 otherwise. */
 uint64_t attempt_grace_ms(const struct attempt_config *c, int running, double left_s, double est_s);

@@ -282,6 +282,33 @@ static void jmd_sched__ready_back(jmd_t *j, size_t n)
     }
 }
 
+#define JMD_SCHED__YIELD_MS ((int64_t)(PLACE_YIELD_MIN_WAIT_S * 1000.0 + 0.5))
+
+/* The units waiting regular tasks could yield to a match on a node with room (place_yield). */
+static uint64_t jmd_sched__yieldable(jmd_t *j, int64_t now)
+{
+    if (!place_get_config(j->place)->yield)
+        return 0;
+    return attempt_yieldable(j->att, JMD_SCHED__YIELD_MS, now);
+}
+
+/* Waiting regular tasks yield their units to `task`, whose node can start it now (place_yield,
+ * attempt_yield): each turns opportunistic in place at its node (TASK_UPGRADE, no grace), where
+ * it starts when a core frees; a freed unit upgrades it again. Returns how many yielded. */
+static size_t jmd_sched__yield(jmd_t *j, size_t task, int64_t now)
+{
+    struct attempt_action act[64];
+    size_t k = attempt_yield(j->att, task, j->task_bl, JMD_SCHED__YIELD_MS, now, act, 64);
+    for (size_t i = 0; i < k; i++) {
+        if (act[i].node >= 0)
+            jmd_pn_downgrade(j, act[i].task, (uint32_t)act[i].node, 0);
+        log_debug("%s yields its token to %s (queued at %s)", j->spec->tasks[act[i].task].id,
+                  j->spec->tasks[task].id,
+                  act[i].node >= 0 ? view_node(j->view, (uint32_t)act[i].node)->name : "?");
+    }
+    return k;
+}
+
 void jmd_sched_round(jmd_t *j)
 {
     j->sched_pending = 0;
@@ -307,7 +334,8 @@ void jmd_sched_round(jmd_t *j)
     jmd_sched__ready_check(j, now);
     for (int round = 0; round < JMD_SCHED__ROUNDS; round++) {
         dispatch_round(j->disp);
-        if (dispatch_next(j->disp) == DISPATCH_NONE)
+        uint64_t yieldable = jmd_sched__yieldable(j, now);
+        if (dispatch_next(j->disp) == DISPATCH_NONE && yieldable == 0)
             return;
         /* The batch: the first ready tasks in priority order, as many as the token units free
            now and a few more (the matches are offered in quality order, so a few more than fit
@@ -315,7 +343,7 @@ void jmd_sched_round(jmd_t *j)
            size. */
         uint64_t tok = dispatch_tokens(j->disp), reg = dispatch_regular_units(j->disp);
         uint64_t allow = dispatch_allowance(j->disp), opp = dispatch_opportunistic_units(j->disp);
-        uint64_t head = (tok > reg ? tok - reg : 0) + (allow > opp ? allow - opp : 0);
+        uint64_t head = (tok > reg ? tok - reg : 0) + (allow > opp ? allow - opp : 0) + yieldable;
         size_t batch = head < JMD_SCHED__BATCH - JMD_SCHED__SLACK ? (size_t)head + JMD_SCHED__SLACK
                                                                   : JMD_SCHED__BATCH;
         size_t got = readyq_pop(j->rq, j->ready_buf, batch), n = 0;
@@ -345,8 +373,11 @@ void jmd_sched_round(jmd_t *j)
                 continue;
             }
             int cls = dispatch_place(j->disp, pm->task);
+            if (cls == DISPATCH_NONE && place_yield(place_get_config(j->place), pm) &&
+                jmd_sched__yield(j, pm->task, now) > 0)
+                cls = dispatch_place(j->disp, pm->task); /* the units its node can start now */
             if (cls == DISPATCH_NONE) { /* this one does not fit; a smaller one may */
-                if (dispatch_next(j->disp) == DISPATCH_NONE) {
+                if (dispatch_next(j->disp) == DISPATCH_NONE && jmd_sched__yieldable(j, now) == 0) {
                     jmd_sched__ready_back(j, n);
                     return;
                 }

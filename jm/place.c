@@ -48,6 +48,7 @@ void place_config_default(struct place_config *cfg)
     cfg->fill = 0;
     cfg->hold_max_s = 0;
     cfg->age_waits = 0;
+    cfg->yield = 0;
 }
 
 void place_config_daemon(struct place_config *cfg)
@@ -57,6 +58,7 @@ void place_config_daemon(struct place_config *cfg)
     cfg->hold_max_s = PLACE_HOLD_MAX_S; /* late binding: place_hold */
     cfg->cand.all_nodes_max = PLACE_ALL_NODES_MAX;
     cfg->age_waits = 1;
+    cfg->yield = 1; /* tokens follow the free cores: place_yield */
 }
 
 const struct place_config *place_get_config(const place_t *p)
@@ -72,6 +74,14 @@ int place_hold(const struct place_config *cfg, const struct place_match *m, doub
     if (!(w > PLACE_HOLD_WAIT_S))
         return 0;
     return ready_s < cfg->hold_max_s;
+}
+
+int place_yield(const struct place_config *cfg, const struct place_match *m)
+{
+    if (!cfg->yield)
+        return 0;
+    double w = m->est.w_s;
+    return w >= 0 && w <= PLACE_HOLD_WAIT_S;
 }
 
 int place_new(const struct spec *spec, const struct place_config *cfg, place_t **out)

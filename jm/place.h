@@ -55,11 +55,17 @@ struct place_config {
     int age_waits;     /* 1: a node's waits count down from when its matrix was taken (the
                           view's info_ms): a wait of 0.1 s told a second ago is no wait now
                           (default 0; the daemon sets 1) */
+    int yield;         /* 1: a match on a node that can start it now takes its units from the
+                          job's waiting regular tasks when none are free (place_yield; default
+                          0; the daemon sets 1) */
 };
 
 #define PLACE_HOLD_MAX_S    2.0  /* the daemon's hold_max_s */
 #define PLACE_HOLD_WAIT_S   0.02 /* a wait at most this long is room now (the matrix's grain) */
 #define PLACE_ALL_NODES_MAX 64   /* the daemon's cand.all_nodes_max: every node up to 64 */
+#define PLACE_YIELD_MIN_WAIT_S                                                                     \
+    0.01 /* place_yield: a task placed this long ago without starting is queued behind work, not   \
+            on its way to a free core (the simulator: 5-50 ms all help; 10 ms did best)  */
 
 void place_config_default(struct place_config *cfg);
 /* The daemon's settings, which the simulator takes too so that it places as the daemon does:
@@ -140,6 +146,16 @@ int place_claim(place_t *p, size_t task, uint32_t node, int64_t now_ms);
  * job before it, and bound its first tasks behind work that had already ended. 1: hold, 0:
  * send. */
 int place_hold(const struct place_config *cfg, const struct place_match *m, double ready_s);
+
+/* Tokens that follow the free cores (issue 22): whether the match `m`, which found no free
+ * token units, should have waiting regular tasks of its job yield theirs (attempt_yield) so
+ * that it is sent regular now. Yes when cfg.yield and m's node can start it now (its estimated
+ * wait at most PLACE_HOLD_WAIT_S). A regular task queued behind work at a busy node holds a
+ * token; on a cluster the job fills, that token is a core idle elsewhere, and the job's next
+ * task waits in the JM (late binding) or queues behind work too. Yielded, the queued task
+ * stays where it is, opportunistic, starts there when a core frees, and is upgraded again when
+ * a unit frees; the regular units in flight never exceed the grant. 1: yield, 0: not. */
+int place_yield(const struct place_config *cfg, const struct place_match *m);
 
 /* The placer's configuration (borrowed, valid until place_destroy). */
 const struct place_config *place_get_config(const place_t *p);

@@ -480,6 +480,44 @@ static void test_upgrade_order(void **state)
     assert_int_equal(attempt_get(f->a, 3)->cls, DISPATCH_REGULAR);
 }
 
+/* Tokens follow the free cores (issue 22): a task whose node can start it now takes the units of
+ * a waiting regular task placed at least min_wait_ms ago (one just sent is on its way to a free
+ * core), lowest bottom level first, as a RECLASS to opportunistic without grace; a running task
+ * never yields, and the regular units stay within the grant. */
+static void test_yield(void **state)
+{
+    struct fixture *f = *state;
+    dispatch_set_factor(f->disp, 0);
+    uint32_t at[3];
+    for (size_t i = 0; i < 3; i++)
+        at[i] = place(f, i, (int)i);
+    assert_string_equal(step(f, status(0, at[0], PROTO_TASK_RUNNING)), "S");
+    f->now += 50;
+    place(f, 3, 3); /* d: just sent; every unit of the 4 is held */
+    assert_int_equal(dispatch_place(f->disp, 4), DISPATCH_NONE);
+    assert_int_equal(attempt_yieldable(f->a, 10, f->now), 2); /* b and c: not a (runs), not d */
+    assert_int_equal(attempt_yieldable(f->a, 100, f->now), 0);
+    double prio[5] = {1, 9, 2, 0, 0};
+    struct attempt_action out[8];
+    assert_int_equal(attempt_yield(f->a, 4, prio, 100, f->now, out, 8), 0);
+    assert_int_equal(attempt_yield(f->a, 4, prio, 10, f->now, out, 8), 1);
+    assert_int_equal(out[0].kind, ATTEMPT_ACT_RECLASS);
+    assert_int_equal(out[0].task, 2); /* c: the lower bottom level of the two */
+    assert_int_equal(out[0].cls, DISPATCH_OPPORTUNISTIC);
+    assert_int_equal(out[0].attempt, at[2]);
+    assert_int_equal(out[0].node, 2);
+    assert_int_equal(out[0].grace_ms, 0);
+    assert_int_equal(attempt_get(f->a, 2)->cls, DISPATCH_OPPORTUNISTIC);
+    assert_int_equal(dispatch_place(f->disp, 4), DISPATCH_REGULAR);
+    assert_int_equal(dispatch_regular_units(f->disp), 4);
+    /* the PN's status in the old class, sent before the change arrived, does not undo it */
+    struct attempt_event ev = status(2, at[2], PROTO_TASK_QUEUED);
+    ev.cls = DISPATCH_REGULAR;
+    step(f, ev);
+    assert_int_equal(attempt_get(f->a, 2)->cls, DISPATCH_OPPORTUNISTIC);
+    assert_int_equal(dispatch_regular_units(f->disp), 4);
+}
+
 /* A status in another class is the PN's word, except just after a change of ours. */
 static void test_class_settle(void **state)
 {
@@ -600,6 +638,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_fatal_memory, setup, teardown),
         cmocka_unit_test_setup_teardown(test_grant, setup, teardown),
         cmocka_unit_test_setup_teardown(test_upgrade_order, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_yield, setup, teardown),
         cmocka_unit_test_setup_teardown(test_class_settle, setup, teardown),
         cmocka_unit_test_setup_teardown(test_copy_gate, setup, teardown),
         cmocka_unit_test_setup_teardown(test_node_rules, setup, teardown),

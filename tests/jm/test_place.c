@@ -313,6 +313,16 @@ static void test_claims_and_hold(void **state)
     struct place_config off;
     place_config_default(&off);
     assert_int_equal(place_hold(&off, &out[0], 0), 0); /* Apollo's binding (the default) */
+    /* place_yield: only a match its node can start now takes other tasks' tokens */
+    struct place_config daemon;
+    place_config_daemon(&daemon);
+    assert_int_equal(daemon.yield, 1);
+    assert_int_equal(off.yield, 0);
+    assert_int_equal(place_yield(&daemon, &out[0]), 0); /* 30 s to wait */
+    struct place_match now_m = out[0];
+    now_m.est.w_s = PLACE_HOLD_WAIT_S;
+    assert_int_equal(place_yield(&daemon, &now_m), 1);
+    assert_int_equal(place_yield(&off, &now_m), 0);
     /* the node tells again with 3 cores free: the claims give way to what it says */
     fill_node(v, "a", 4, 3, 2, 20);
     assert_int_equal(place_round(p, v, est, &tasks[2], 1, 21, draw_half, NULL, out, &n), 0);

@@ -104,13 +104,30 @@ static void cl__stop(struct cl_world *w, int rc)
 
 static void cl_job_round_ev(engine_t *e, void *ctx, uint64_t job);
 
+static int64_t cl__ms(double t)
+{
+    return (int64_t)(t * 1000.0 + 0.5);
+}
+
+static int64_t cl__yield_ms(void)
+{
+    return (int64_t)(PLACE_YIELD_MIN_WAIT_S * 1000.0 + 0.5);
+}
+
+/* Waiting regular tasks could yield their units to a match on a node with room (place_yield). */
+static int cl__may_yield(struct cl_world *w, const struct cl_job *j)
+{
+    return place_get_config(j->place)->yield &&
+           attempt_yieldable(j->att, cl__yield_ms(), cl__ms(engine_now(w->eng))) > 0;
+}
+
 void cl_job_kick(struct cl_world *w, struct cl_job *j)
 {
     if (j->round_pending || j->done || !j->arrived)
         return;
     size_t n;
     dag_ready(j->dag, &n);
-    if (n == 0 || dispatch_next(j->disp) == DISPATCH_NONE)
+    if (n == 0 || (dispatch_next(j->disp) == DISPATCH_NONE && !cl__may_yield(w, j)))
         return;
     j->round_pending = 1;
     int rc = engine_after(w->eng, w->cfg.round_s, cl_job_round_ev, w, j->idx);
@@ -149,11 +166,6 @@ static size_t cl__free_capacity(const dispatch_t *d)
 {
     struct attempt_free f = attempt_free(d, 0, 0);
     return (size_t)(f.regular + f.opportunistic);
-}
-
-static int64_t cl__ms(double t)
-{
-    return (int64_t)(t * 1000.0 + 0.5);
 }
 
 /* While a JM holds tasks (late binding), its tick looks again even when no status comes. */
@@ -200,6 +212,27 @@ static int cl__ready_back(struct cl_job *j, size_t n)
     return 0;
 }
 
+/* Waiting regular tasks yield their units to `task`, whose node can start it now
+ * (jmd_sched__yield): each turns opportunistic in place at its node. Returns how many. */
+static size_t cl__yield(struct cl_world *w, struct cl_job *j, size_t task, int64_t now_ms)
+{
+    struct attempt_action act[64];
+    size_t n = attempt_yield(j->att, task, j->task_bl, cl__yield_ms(), now_ms, act, 64);
+    for (size_t i = 0; i < n; i++) {
+        struct cl_task *t = &j->tasks[act[i].task];
+        t->klass = (t->klass & 0x100) | QUEUE_OPPORTUNISTIC;
+        if (act[i].node < 0)
+            continue;
+        struct cl_node *nd = &w->nodes[act[i].node];
+        if (nd->up &&
+            queue_downgrade(nd->q, cl_qid(j->idx, act[i].task), engine_now(w->eng)) == 0) {
+            nd->dirty = 1;
+            nd->changes++;
+        }
+    }
+    return n;
+}
+
 #define CL__SLACK 4 /* a batch: the free token units and this many more (jmd_sched.c) */
 
 /* One scheduling round as jmd_sched_round does it: the first ready tasks in priority order, as
@@ -220,7 +253,10 @@ static void cl_job_round_ev(engine_t *e, void *ctx, uint64_t job)
     }
     dispatch_round(j->disp); /* a reservation its task was not offered for lapses */
     size_t cap = cl__free_capacity(j->disp);
-    if (readyq_count(j->rq) == 0 || cap == 0 || dispatch_next(j->disp) == DISPATCH_NONE)
+    if (cl__may_yield(w, j))
+        cap += (size_t)attempt_yieldable(j->att, cl__yield_ms(), cl__ms(now));
+    if (readyq_count(j->rq) == 0 || cap == 0 ||
+        (dispatch_next(j->disp) == DISPATCH_NONE && !cl__may_yield(w, j)))
         return;
     size_t batch = cap + CL__SLACK < w->cfg.max_batch ? cap + CL__SLACK : w->cfg.max_batch;
     size_t n = readyq_pop(j->rq, j->ready, batch);
@@ -242,12 +278,15 @@ static void cl_job_round_ev(engine_t *e, void *ctx, uint64_t job)
             continue;
         }
         int cls = dispatch_place(j->disp, m->task);
+        if (cls == DISPATCH_NONE && place_yield(place_get_config(j->place), m) &&
+            cl__yield(w, j, m->task, now_ms) > 0)
+            cls = dispatch_place(j->disp, m->task); /* the units its node can start now */
         if (cls < 0) {
             cl__stop(w, cls);
             return;
         }
         if (cls == DISPATCH_NONE) { /* this one does not fit; a smaller one may */
-            if (dispatch_next(j->disp) == DISPATCH_NONE)
+            if (dispatch_next(j->disp) == DISPATCH_NONE && !cl__may_yield(w, j))
                 break;
             continue;
         }
