@@ -346,9 +346,8 @@ int rmview_publish_delta(rmview_t *v, int64_t now, uint64_t rm_id, rmview_emit_f
             bool silent = n->pub_live && (n->rx_ms == 0 || now - n->rx_ms >= PROTO_VIEW_LIVE_MS);
             if (!n->dirty && !silent)
                 continue;
-            int rc = rmview__published(n);
-            if (rc != 0)
-                return rc;
+            if (rmview__published(n) != 0)
+                n->pub_ncells = 0; /* no reference kept: its next heartbeat is news */
             rmview__wire(&v->scratch[k], n, now);
             n->pub_live = v->scratch[k].age_ms < PROTO_VIEW_LIVE_MS;
             n->dirty = false;
