@@ -60,6 +60,14 @@ const char *arbiter_policy_name(enum arbiter_policy p)
     return (unsigned)p < 4 ? names[p] : "?";
 }
 
+uint32_t arbiter_deadline_minimum(bool asks, uint32_t raw, uint32_t wanted,
+                                  const struct arbiter_shape *remain, double left_s)
+{
+    if (asks || remain == NULL)
+        return raw != 0 && raw < wanted ? raw : wanted;
+    return arbiter_min_tokens(remain, left_s);
+}
+
 int arbiter_policy_parse(const char *name)
 {
     for (int p = ARBITER_FCFS; p <= ARBITER_MINEDF_WC; p++) {

@@ -105,6 +105,15 @@ double arbiter_time_avg(const struct arbiter_shape *s, double k);
  * an empty shape. */
 uint32_t arbiter_min_tokens(const struct arbiter_shape *s, double left);
 
+/* A deadline job's minimum as the RM's ledger sets it (rm/ledger.c), and the arbiter simulation
+ * with it (issue 23: one rule): a job that asks by its Jockey controller (`asks`: it has a profile
+ * and a request, or registered no shape) needs its raw allocation when its JM gave one below its
+ * ask (issue 25: the ask adds the controller's hysteresis), else its ask (`wanted`); any other job
+ * MinEDF's smallest k for what is left (`remain`, borrowed; may be NULL when `asks`) within
+ * `left_s` seconds (arbiter_min_tokens). */
+uint32_t arbiter_deadline_minimum(bool asks, uint32_t raw, uint32_t wanted,
+                                  const struct arbiter_shape *remain, double left_s);
+
 enum arbiter_policy {
     ARBITER_FCFS = 0,      /* arrival order, keep what you hold, up to wanted */
     ARBITER_EDF = 1,       /* EDF order, keep what you hold, up to width */

@@ -389,10 +389,10 @@ static uint32_t ledger__minimum(const ledger_t *l, const struct ledger_job *j)
 {
     if (j->deadline_ms == 0)
         return 0;
-    if (j->work_ms == 0 || j->width == 0 || (j->has_profile && j->asked))
-        return j->raw != 0 && j->raw < j->wanted ? j->raw : j->wanted;
-    struct arbiter_shape s = ledger__remain(j);
-    return arbiter_min_tokens(&s, (double)(j->deadline_ms - l->now) / 1000.0);
+    bool asks = j->work_ms == 0 || j->width == 0 || (j->has_profile && j->asked);
+    struct arbiter_shape s = asks ? (struct arbiter_shape){0} : ledger__remain(j);
+    return arbiter_deadline_minimum(asks, j->raw, j->wanted, asks ? NULL : &s,
+                                    (double)(j->deadline_ms - l->now) / 1000.0);
 }
 
 void ledger__arbitrate(ledger_t *l, size_t vci, uint64_t cause)

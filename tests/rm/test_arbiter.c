@@ -54,6 +54,13 @@ static void aria_bounds(void **state)
     assert_int_equal(arbiter_min_tokens(&s, 5), 20); /* cannot be met: all it can use */
     struct arbiter_shape none = SHAPE(0, 0, 0, 0, 0);
     assert_int_equal(arbiter_min_tokens(&none, 10), 0);
+    /* the ledger's (and the simulation's) deadline minimum: MinEDF on what is left, or the
+     * controller's ask, lowered to its raw allocation when the JM gave one below the ask */
+    assert_int_equal(arbiter_deadline_minimum(false, 9, 12, &s, 30), 4);
+    assert_int_equal(arbiter_deadline_minimum(true, 0, 12, &s, 30), 12);
+    assert_int_equal(arbiter_deadline_minimum(true, 9, 12, &s, 30), 9);
+    assert_int_equal(arbiter_deadline_minimum(true, 15, 12, NULL, 30), 12);
+    assert_int_equal(arbiter_deadline_minimum(false, 0, 7, NULL, 30), 7); /* no shape: asks */
 }
 
 static struct arbiter_job job(uint64_t id, int64_t deadline, uint32_t wanted, uint32_t minimum,

@@ -329,13 +329,14 @@ static void asr__allocate(struct asr *r)
         demand = demand > cap ? cap : demand;
         uint32_t minimum = 0;
         if (j->deadline > 0 && (minedf || r->pol == ARBITER_SIM_PADDOCK)) {
-            if (minedf || !r->cfg->profiled) { /* the RM's MinEDF for jobs without a profile */
-                struct arbiter_shape sh;
+            /* the ledger's rule (arbiter_deadline_minimum): MinEDF for a job without a profile,
+             * its controller's ask for one with (paddock --profiled on) */
+            bool asks = !minedf && r->cfg->profiled;
+            struct arbiter_shape sh = {0};
+            if (!asks)
                 asr__remaining(r, i, now, &sh);
-                minimum = arbiter_min_tokens(&sh, asr__deadline_abs(j) - now);
-            } else {
-                minimum = x->ctl_min;
-            }
+            minimum = arbiter_deadline_minimum(asks, 0, x->ctl_min, asks ? NULL : &sh,
+                                               asr__deadline_abs(j) - now);
             /* a job must be able to run its largest task on its minimum */
             uint32_t big = demand < j->max_tok ? demand : j->max_tok;
             minimum = minimum < big ? big : minimum;
