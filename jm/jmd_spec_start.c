@@ -297,7 +297,7 @@ static void jmd_spec__lost_outputs(jmd_t *j, int64_t now)
         }
         for (size_t i = 0; i < nd; i++)
             if (dag_state(j->dag, dep[i]) == DAG_WAITING)
-                readyq_remove(j->rq, dep[i]);
+                (void)readyq_remove(j->rq, dep[i]); /* ERR_NOTFOUND: it was not queued */
         const struct spec_task *sp = &j->spec->tasks[p];
         rc = readyq_push(j->rq, p, jmd_sched_prio(j, p), sp->input_bytes);
         if (rc == 0)

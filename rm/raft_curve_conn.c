@@ -72,7 +72,7 @@ void raft_curve__conn_drop(struct rc_conn *c, int status, bool tell)
         t->st.open--;
     if (tell) {
         uint8_t b = RC_CLOSE;
-        raft_curve__send(c, &b, 1);
+        (void)raft_curve__send(c, &b, 1); /* best effort: the peer's keepalive ends it too */
     }
     c->state = RC_DOWN;
     c->status = status;
@@ -254,7 +254,7 @@ static void rc_tick_cb(uv_timer_t *h)
                      c->outbound ? "outgoing" : "incoming", (unsigned long long)(now - c->last_rx));
             raft_curve__conn_drop(c, 0, true);
         } else {
-            raft_curve__send(c, &ping, 1);
+            (void)raft_curve__send(c, &ping, 1); /* a lost ping: the next tick sends another */
         }
     }
 }

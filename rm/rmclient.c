@@ -119,7 +119,7 @@ int rmclient_new(rmclient_t **out, const char *const *endpoints, size_t n, const
     c->leader = -1;
     proto_buf_init(&c->buf);
     uint64_t r = 0;
-    id_random_u64(&r);
+    (void)id_random_u64(&r); /* without the OS's random source, request ids start at 1 */
     c->next_req = (r & 0xffffffffull) + 1;
     int rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {

@@ -39,7 +39,7 @@ void rmserver_send(struct rmserver *s, zuv_sock_t *sock, const void *peer, size_
         log_error("reply %s: %s", proto_type_name(m->type), err);
         return;
     }
-    zuv_send_bytes(sock, peer, peer_len, s->buf.data, s->buf.len);
+    (void)zuv_send_bytes(sock, peer, peer_len, s->buf.data, s->buf.len); /* zuv counts a failure */
 }
 
 void rmserver_send_error(struct rmserver *s, zuv_sock_t *sock, const void *peer, size_t peer_len,
@@ -142,7 +142,8 @@ static void rmserver__deny(struct rmserver *s, zuv_sock_t *sock, const void *pee
         c.state = LEDGER_AUDIT_DENIED;
         c.text = why;
         c.text_len = (uint32_t)(strlen(why) < LEDGER_REASON_MAX ? strlen(why) : LEDGER_REASON_MAX);
-        rmserver_submit(s, &c, NULL); /* best effort: a full queue drops the line, not the reply */
+        /* best effort: a full queue drops the line, not the reply */
+        (void)rmserver_submit(s, &c, NULL);
     }
     rmserver_send_error(s, sock, peer, peer_len, m->req_id, m->type, ERR_DENIED, text);
 }
@@ -159,7 +160,8 @@ static void rmserver__audit(struct rmserver *s, const char *action, const char *
     c.state = LEDGER_AUDIT_DONE;
     c.text = detail;
     c.text_len = (uint32_t)strlen(detail);
-    rmserver_submit(s, &c, NULL);
+    if (rmserver_submit(s, &c, NULL) != 0) /* best effort: the change is made, its line lost */
+        log_warn("audit line for %s %s not queued", action, target != NULL ? target : "");
 }
 
 /* Whether the caller may act on job `id`: its owner or an admin (a job the ledger does not
@@ -651,6 +653,18 @@ static bool rmserver__u32(const char *v, uint64_t max, uint64_t *out)
     return true;
 }
 
+/* The idempotency key of an admin write, which comes without one: a random one, or 0 (no key:
+ * the ledger then does not deduplicate it) when the OS's random source fails, which is logged. */
+static uint64_t rmserver__nonce(void)
+{
+    uint64_t k = 0;
+    if (id_random_u64(&k) != 0) {
+        log_warn("no random source: an admin write goes without an idempotency key");
+        k = 0;
+    }
+    return k;
+}
+
 /* Issue 27: role_set, grant_set and quota_set, admins only; false when q is another kind. */
 static bool rmserver__tenant_admin(struct rmserver *s, zuv_sock_t *sock, const void *peer,
                                    size_t peer_len, const proto_msg_t *m)
@@ -703,9 +717,7 @@ static bool rmserver__tenant_admin(struct rmserver *s, zuv_sock_t *sock, const v
     snprintf(c.name, sizeof c.name, "%s", q->args[0]);
     if (!role)
         snprintf(c.vc, sizeof c.vc, "%s", q->args[1]);
-    uint64_t nonce = 0;
-    id_random_u64(&nonce);
-    c.key = nonce;
+    c.key = rmserver__nonce();
     rmserver__write(s, sock, peer, peer_len, m, &c, "", q->kind);
     return true;
 }
@@ -769,9 +781,7 @@ static void rmserver__admin(struct rmserver *s, zuv_sock_t *sock, const void *pe
                                1000.0 +
                            0.5);
         }
-        uint64_t nonce = 0;
-        id_random_u64(&nonce); /* admin writes carry no key: one of our own */
-        c.key = nonce;
+        c.key = rmserver__nonce(); /* admin writes carry no key: one of our own */
         rmserver__write(s, sock, peer, peer_len, m, &c, "", q->kind);
         return;
     }
@@ -789,9 +799,7 @@ static void rmserver__admin(struct rmserver *s, zuv_sock_t *sock, const void *pe
         return;
     }
     if (rrc == 0) {
-        uint64_t nonce = 0;
-        id_random_u64(&nonce);
-        rc_cmd.key = nonce;
+        rc_cmd.key = rmserver__nonce();
         rmserver__write(s, sock, peer, peer_len, m, &rc_cmd, "", q->kind);
         return;
     }

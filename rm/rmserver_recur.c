@@ -299,7 +299,9 @@ static void recur__note(struct rmserver *s, const struct ledger_recurring *r, ui
     c.text = text;
     c.text_len = (uint32_t)strlen(text);
     c.key = key;
-    rmserver_submit(s, &c, NULL);
+    int rc = rmserver_submit(s, &c, NULL);
+    if (rc != 0) /* not queued (ERR_FULL, ERR_NOMEM): the ledger is unchanged */
+        log_warn("recurring job %s: note not queued: %s", r->name, err_text(rc));
 }
 
 void rmserver_recur_tick(struct rmserver *s)

@@ -228,11 +228,11 @@ static int cli_rm_show(int argc, char **argv, int want, const char *usage, const
     if (rc != 0 || (rc = cli_rm_query(&o, kind, o.args, (size_t)o.nargs, &doc)) != 0)
         return rc;
     if (o.json)
-        cli_rm_print_json(doc);
+        rc = cli_rm_print_json(doc);
     else
         table(doc);
     json_decref(doc);
-    return 0;
+    return rc;
 }
 
 /* ---- rm status ---- */
@@ -301,8 +301,9 @@ static int rm_status_main(int argc, char **argv)
         leader >= 0 ? json_object_get(json_array_get(reps, (size_t)leader), "configuration") : NULL;
     json_object_set_new(doc, "configuration", conf != NULL ? json_incref(conf) : json_null());
     json_object_set_new(doc, "replicas", reps);
+    bool unprinted = false;
     if (o.json) {
-        cli_rm_print_json(doc);
+        unprinted = cli_rm_print_json(doc) != 0;
     } else {
         if (leader >= 0)
             printf("leader: %lld\n", (long long)json_integer_value(lid));
@@ -358,7 +359,7 @@ static int rm_status_main(int argc, char **argv)
     }
     json_decref(doc);
     rmclient_destroy(&c);
-    return answered > 0 ? 0 : 1;
+    return answered > 0 && !unprinted ? 0 : 1;
 }
 
 /* ---- nodes, node show ---- */

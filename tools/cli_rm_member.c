@@ -56,7 +56,7 @@ static int cli_rm_change(const struct cli_rm_opts *o, const char *kind, const ch
     for (uint64_t end = clock_mono_ms() + CLI_RM_CHANGE_MS; clock_mono_ms() < end;) {
         json_t *st[RMCLIENT_MAX_REPLICAS];
         int leader = -1;
-        cli_rm_statuses(c, st, &leader);
+        (void)cli_rm_statuses(c, st, &leader); /* how many answered: only the leader matters */
         for (size_t i = 0; i < rmclient_count(c); i++)
             json_decref(st[i]);
         if (leader >= 0) {
@@ -264,7 +264,8 @@ static int rm_add_main(int argc, char **argv)
     if (o.dir != NULL && cli_rm_write_cluster(o.dir, json_object_get(doc, "configuration")) != 0)
         rc = 1;
     if (o.json) {
-        cli_rm_print_json(doc);
+        if (cli_rm_print_json(doc) != 0)
+            rc = 1;
     } else {
         printf("replica %s is a voter\n", o.args[0]);
         if (o.dir != NULL)
@@ -291,7 +292,8 @@ static int rm_remove_main(int argc, char **argv)
     if (o.dir != NULL && cli_rm_write_cluster(o.dir, json_object_get(doc, "configuration")) != 0)
         rc = 1;
     if (o.json) {
-        cli_rm_print_json(doc);
+        if (cli_rm_print_json(doc) != 0)
+            rc = 1;
     } else {
         printf("replica %s is no longer a member\n", o.args[0]);
         printf("next: stop its paddock-rm, delete its data directory (the id is never reused), "
