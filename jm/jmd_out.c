@@ -453,6 +453,14 @@ void jmd_out_state(jmd_t *j)
         /* messages from the RM that did not decode: dropped, counted */
         json_object_set_new(o, "rm_dropped", json_integer((json_int_t)j->rm_dropped));
         json_object_set_new(o, "pn_dropped", json_integer((json_int_t)j->pn_dropped));
+        /* each RM replica's view stream: snapshots taken whole, deltas missed (jm/view_proto.h) */
+        uint64_t wholes = 0, gaps = 0;
+        for (size_t i = 0; i < j->o.nrm && i < JMD_MAX_RM; i++) {
+            wholes += j->vstream[i].wholes;
+            gaps += j->vstream[i].gaps;
+        }
+        json_object_set_new(o, "view_wholes", json_integer((json_int_t)wholes));
+        json_object_set_new(o, "view_gaps", json_integer((json_int_t)gaps));
         json_object_set_new(o, "corrections", jmd_out__corrections(j));
         /* the JM's own memory now and at its peak (issue 24: at most 1 KiB per task at rest) */
         uint64_t rss_kb = 0, peak_kb = 0;
