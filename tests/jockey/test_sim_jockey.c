@@ -1,6 +1,6 @@
-/* `paddock-sim jockey` end to end on the hand-written three-stage spec: the output contract of
- * docs/architecture.md, "The command line", determinism for a seed, and the policies' relative
- * behaviour. */
+/* `paddock-sim jockey` end to end on the hand-written three-stage spec, on the cluster simulator
+ * and on the token slice: the output contract of docs/architecture.md, "The command line",
+ * determinism for a seed, and the policies' relative behaviour. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -37,16 +37,17 @@ static char *run(const char *args, int *status)
     return run_cmd("--workload", "tests/jockey/etl.json", args, status);
 }
 
-static void test_contract_and_behaviour(void **state)
+/* On either engine: the cluster simulator (the default) or the token slice (--engine slice). */
+static void contract_and_behaviour(const char *args, const char *engine)
 {
-    (void)state;
     int status;
-    char *out = run("--runs 20 --seed 3 --json", &status);
+    char *out = run(args, &status);
     assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     json_error_t err;
     json_t *root = json_loads(out, 0, &err);
     assert_non_null(root);
     assert_true(json_number_value(json_object_get(root, "deadline_s")) == 1800);
+    assert_string_equal(json_string_value(json_object_get(root, "engine")), engine);
     json_t *pol = json_object_get(root, "policies");
     const char *names[4] = {"jockey", "noadapt", "amdahl", "max"};
     double above[4], missed[4];
@@ -68,13 +69,25 @@ static void test_contract_and_behaviour(void **state)
     json_decref(root);
 
     /* Same seed, same output. */
-    char *again = run("--runs 20 --seed 3 --json", &status);
+    char *again = run(args, &status);
     char *table_a = strstr(out, "\"policies\""), *table_b = strstr(again, "\"policies\"");
     assert_non_null(table_a);
     assert_non_null(table_b);
     assert_string_equal(table_a, table_b);
     free(again);
     free(out);
+}
+
+static void test_contract_and_behaviour(void **state)
+{
+    (void)state;
+    contract_and_behaviour("--runs 20 --seed 3 --json", "cluster");
+}
+
+static void test_contract_and_behaviour_slice(void **state)
+{
+    (void)state;
+    contract_and_behaviour("--runs 20 --seed 3 --json --engine slice", "slice");
 }
 
 static void test_every_workload_in_a_directory(void **state)
@@ -107,12 +120,19 @@ static void test_bad_arguments(void **state)
     out = run("--workload /nonexistent/spec.json", &status);
     assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 1);
     free(out);
+    out = run("--engine tokens", &status);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 2);
+    free(out);
+    out = run("--hold-runnable", &status); /* the slice engine's alone */
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 2);
+    free(out);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_contract_and_behaviour),
+        cmocka_unit_test(test_contract_and_behaviour_slice),
         cmocka_unit_test(test_every_workload_in_a_directory),
         cmocka_unit_test(test_bad_arguments),
     };
