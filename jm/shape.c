@@ -328,7 +328,7 @@ int shape_place_sim(const jsim_job_t *job, const struct jsim_model *m,
          * of simulated tasks */
         int n = jsim_job_ntasks(job);
         long per = SHAPE_PATH_TASKS / (n > 0 ? n : 1);
-        int cruns = per > SHAPE_PATH_RUNS ? SHAPE_PATH_RUNS : per < runs ? runs : (int)per;
+        int cruns = per > SHAPE_PATH_RUNS ? SHAPE_PATH_RUNS : per < 1 ? 1 : (int)per;
         double cp;
         rc = shape__median_run(job, m, pm, cruns, all > INT32_MAX ? INT32_MAX : (int)all, &cp);
         if (rc == 0 && cp > path)

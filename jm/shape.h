@@ -76,7 +76,7 @@ int shape_alpha(const struct spec *spec, const struct profile *prof, double toke
  * at min(k, s->width) tokens give S, their median. With runs > 1 (a model sampled from a
  * profile), seeded runs with every task's units free at once give the critical path with the
  * run times (and initialization latencies) drawn: the median of SHAPE_PATH_RUNS of them, or of
- * as many as SHAPE_PATH_TASKS simulated tasks allow (at least `runs`); when it is longer than
+ * as many as SHAPE_PATH_TASKS simulated tasks allow (at least one); when it is longer than
  * s->path it replaces it, before alpha is computed as shape_alpha says.
  * The simulator (tools/sim/arbiter_sim) calls this for jobs it builds by hand. Returns 0,
  * ERR_INVAL or ERR_NOMEM (s untouched on error). */
