@@ -175,6 +175,7 @@ static void test_bad_jockey(void **state)
     struct cluster_result r;
     char msg[256] = "";
     assert_true(cluster_run(&cfg, &job, 1, &r, msg, sizeof msg) < 0);
+    assert_non_null(strstr(msg, "Jockey"));
     jk.deadline_s = 100;
     jk.policy = CLUSTER_JOCKEY_FIXED; /* without fixed_tokens */
     assert_true(cluster_run(&cfg, &job, 1, &r, msg, sizeof msg) < 0);

@@ -196,8 +196,13 @@ int cluster_run(const struct cluster_config *cfg, const struct cluster_job *jobs
     }
     w->njobs = njobs;
     for (size_t i = 0; i < njobs; i++) {
-        if ((rc = cl_job_init(w, &w->jobs[i], &jobs[i], i)) != 0)
+        if ((rc = cl_job_init(w, &w->jobs[i], &jobs[i], i)) != 0) {
+            rc = err_fmt(msg, cap, rc, "job %zu: %s%s", i, err_text(rc),
+                         rc == ERR_INVAL && jobs[i].jockey != NULL
+                             ? " (Jockey: a deadline, max_tokens and a policy's tokens are needed)"
+                             : "");
             goto done;
+        }
         if ((rc = engine_at(w->eng, jobs[i].arrival_s, cl_job_arrive_ev, w, i)) != 0)
             goto done;
     }
