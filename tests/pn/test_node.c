@@ -335,6 +335,67 @@ static void test_queued_held_back(void **state)
     assert_int_equal(counters(f).queued_unsent, 1);
 }
 
+/* Two tasks of one job on a 1-core node in the same turn, the second of a higher priority: the
+ * first's QUEUED is held back (its expected wait is 0), the second's is sent (it waits behind
+ * the first). Whichever the queue starts (the higher priority may start in the first's place,
+ * pn/queue.h), the other has said QUEUED by then, with its expected wait: never silent. */
+static void test_queued_sent_when_not_started(void **state)
+{
+    fixture_t *f = *state;
+    proto_msg_t m;
+    for (int i = 0; i < 2; i++) {
+        proto_msg_init(&m, PROTO_TASK_CREATE);
+        m.req_id = 21 + (uint64_t)i;
+        proto_task_create_t *c = &m.task_create;
+        c->job_id = "j";
+        c->task_id = i == 0 ? "low" : "high";
+        c->attempt = 1;
+        c->task_class = PROTO_CLASS_REGULAR;
+        c->cpu = 1;
+        c->mem_mb = 64;
+        c->runtime_ms = 30000;
+        c->weight = 1;
+        c->priority = i == 0 ? 1 : 100;
+        c->argv = (char **)sleeper;
+        c->argc = 2;
+        deliver(f, "A", &m);
+    }
+    const sent_t *lo = NULL, *hi = NULL;
+    for (int i = 0; i < 10000; i++) {
+        uv_run(&f->loop, UV_RUN_NOWAIT);
+        lo = last_status(f, "j", "low");
+        hi = last_status(f, "j", "high");
+        if (lo && hi && (lo->state == PROTO_TASK_RUNNING || hi->state == PROTO_TASK_RUNNING))
+            break;
+        pause_ms(1);
+    }
+    assert_non_null(lo);
+    assert_non_null(hi);
+    const sent_t *run = lo->state == PROTO_TASK_RUNNING ? lo : hi;
+    const sent_t *wait = run == lo ? hi : lo;
+    assert_int_equal(run->state, PROTO_TASK_RUNNING);
+    assert_int_equal(wait->state, PROTO_TASK_QUEUED);
+    assert_int_equal(wait->req_id, wait == lo ? 21 : 22);
+    assert_true(wait->expected_wait_ms > 20000);
+    for (int i = 0; i < 50; i++) { /* a few more turns: nothing more is said */
+        uv_run(&f->loop, UV_RUN_NOWAIT);
+        pause_ms(1);
+    }
+    size_t nrun = 0, nwait = 0; /* the waiting one said QUEUED once; the other at most twice */
+    for (size_t i = 0; i < f->nsent; i++) {
+        nrun += f->sent[i].type == PROTO_TASK_STATUS && strcmp(f->sent[i].task, run->task) == 0;
+        nwait += f->sent[i].type == PROTO_TASK_STATUS && strcmp(f->sent[i].task, wait->task) == 0;
+    }
+    assert_int_equal(nwait, 1);
+    assert_true(nrun >= 1 && nrun <= 2);
+    fprintf(stderr, "started %s; %s waits\n", run == lo ? "low" : "high",
+            wait == lo ? "low" : "high");
+    cancel(f, "A", "j", "low", 1);
+    cancel(f, "A", "j", "high", 1);
+    wait_state(f, "j", "low", PROTO_TASK_CANCELLED);
+    wait_state(f, "j", "high", PROTO_TASK_CANCELLED);
+}
+
 /* ---- fencing ---- */
 
 static void test_fence_older_refused(void **state)
@@ -1128,6 +1189,7 @@ int main(void)
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
     const struct CMUnitTest quiet[] = {
         cmocka_unit_test_setup_teardown(test_queued_held_back, setup_quiet, teardown),
+        cmocka_unit_test_setup_teardown(test_queued_sent_when_not_started, setup_quiet, teardown),
     };
     const struct CMUnitTest fence[] = {
         T(test_fence_older_refused),
