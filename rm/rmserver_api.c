@@ -1,6 +1,8 @@
-/* rmserver_api.c - paddock-rm requests: decoding, dispatch to the ledger (through the log on the
- * leader) or the view, and replies. Bad requests are refused with a reason and counted. */
-#include "rm/rmserver_internal.h"
+/* rmserver_api.c - paddock-rm requests: decoding, who asks, dispatch to the ledger (through the log
+ * on the leader) or the view, and replies. Bad requests are refused with a reason and counted.
+ * The replies sent once a command is applied are in rmserver_reply.c, the admin queries in
+ * rmserver_api_admin.c. */
+#include "rm/rmserver_api_internal.h"
 
 #include "common/clock.h"
 #include "common/err.h"
@@ -8,7 +10,6 @@
 #include "common/log.h"
 #include "common/mem.h"
 #include "common/map.h"
-#include "rm/arbiter.h"
 #include "rm/ledger_cmd.h"
 #include "rm/rm_metrics.h"
 
@@ -60,23 +61,16 @@ void rmserver_send_error(struct rmserver *s, zuv_sock_t *sock, const void *peer,
     rmserver_send(s, sock, peer, peer_len, &m);
 }
 
-static void rmserver__format_job(uint64_t id, char out[ID_JOB_SIZE])
-{
-    snprintf(out, ID_JOB_SIZE, ID_JOB_PREFIX "%012llx",
-             (unsigned long long)(id & 0xffffffffffffull));
-}
-
 /* Job ids on the wire are "j-" + 12 hex digits of the ledger's id. */
-static int rmserver__parse_job(const char *s, uint64_t *id)
+int rmserver__parse_job(const char *s, uint64_t *id)
 {
     if (s == NULL || !id_job_valid(s, strlen(s)))
         return ERR_INVAL;
     return id_parse_u64(s + 2, ID_JOB_HEX, id) == 0 && *id != 0 ? 0 : ERR_INVAL;
 }
 
-static void rmserver__reject(struct rmserver *s, zuv_sock_t *sock, const void *peer,
-                             size_t peer_len, const proto_msg_t *m, enum rmserver_reject why,
-                             int code, const char *text)
+void rmserver__reject(struct rmserver *s, zuv_sock_t *sock, const void *peer, size_t peer_len,
+                      const proto_msg_t *m, enum rmserver_reject why, int code, const char *text)
 {
     s->rejected[why]++;
     log_debug("refused %s: %s", proto_type_name(m->type) ? proto_type_name(m->type) : "?", text);
@@ -116,9 +110,9 @@ static void rmserver__identify(struct rmserver *s, zframe_t *body)
 /* Refuses a request the caller may not make: counted by what was tried, answered with the
  * reason, and (for the commands users type) a line in the replicated audit trail. Nothing
  * else changes. */
-static void rmserver__deny(struct rmserver *s, zuv_sock_t *sock, const void *peer, size_t peer_len,
-                           const proto_msg_t *m, enum rmserver_deny what, const char *action,
-                           const char *target, const char *why)
+void rmserver__deny(struct rmserver *s, zuv_sock_t *sock, const void *peer, size_t peer_len,
+                    const proto_msg_t *m, enum rmserver_deny what, const char *action,
+                    const char *target, const char *why)
 {
     bool audit = what != RMSERVER_DENY_NODE && what != RMSERVER_DENY_JOB &&
                  what != RMSERVER_DENY_UNKNOWN_KEY;
@@ -148,25 +142,9 @@ static void rmserver__deny(struct rmserver *s, zuv_sock_t *sock, const void *pee
     rmserver_send_error(s, sock, peer, peer_len, m->req_id, m->type, ERR_DENIED, text);
 }
 
-/* A line in the audit trail for something done outside the ledger (replica changes). */
-static void rmserver__audit(struct rmserver *s, const char *action, const char *target,
-                            const char *detail)
-{
-    struct ledger_cmd c;
-    ledger_cmd_init(&c, LEDGER_CMD_AUDIT);
-    snprintf(c.user, sizeof c.user, "%s", s->caller.user);
-    snprintf(c.name, sizeof c.name, "%s", action);
-    snprintf(c.address, sizeof c.address, "%s", target != NULL ? target : "");
-    c.state = LEDGER_AUDIT_DONE;
-    c.text = detail;
-    c.text_len = (uint32_t)strlen(detail);
-    if (rmserver_submit(s, &c, NULL) != 0) /* best effort: the change is made, its line lost */
-        log_warn("audit line for %s %s not queued", action, target != NULL ? target : "");
-}
-
 /* Whether the caller may act on job `id`: its owner or an admin (a job the ledger does not
  * know is the ledger's to refuse). */
-static bool rmserver__owns(struct rmserver *s, uint64_t id)
+bool rmserver__owns(struct rmserver *s, uint64_t id)
 {
     if (s->caller.admin)
         return true;
@@ -174,170 +152,12 @@ static bool rmserver__owns(struct rmserver *s, uint64_t id)
     return j == NULL || strcmp(j->user, s->caller.user) == 0;
 }
 
-static void rmserver__owner_text(struct rmserver *s, uint64_t id, const char *what, char *out,
-                                 size_t cap)
+void rmserver__owner_text(struct rmserver *s, uint64_t id, const char *what, char *out, size_t cap)
 {
     const struct ledger_job *j = ledger_job_find(fsm_ledger(s->fsm), id);
     snprintf(out, cap, "%s may not %s job j-%012llx of %s (only its owner or an admin)",
              s->caller.user, what, (unsigned long long)(id & 0xffffffffffffull),
              j != NULL && j->user[0] != '\0' ? j->user : "another user");
-}
-
-/* ---- replies once a command is applied ---- */
-
-static void rmserver__grant(struct rmserver *s, const struct rmserver_cmd *c, uint64_t granted)
-{
-    ledger_t *l = fsm_ledger(s->fsm);
-    const struct ledger_job *j = ledger_job_find(l, c->cmd.job);
-    char jid[ID_JOB_SIZE];
-    rmserver__format_job(c->cmd.job, jid);
-    proto_msg_t m;
-    if (c->w.type == PROTO_LEASE_RENEW) {
-        proto_msg_init(&m, PROTO_LEASE_ACK);
-        m.lease_ack.key = (char *)c->w.key;
-        m.lease_ack.job_id = jid;
-        m.lease_ack.lease_ms = j != NULL ? (uint32_t)j->lease_ms : 0;
-        m.lease_ack.granted = (uint32_t)granted;
-        m.lease_ack.cancel = j != NULL && j->state == LEDGER_JOB_CANCELLED;
-        if (j != NULL && j->deadline_ms > j->submitted_ms)
-            m.lease_ack.deadline_ms = (uint64_t)(j->deadline_ms - j->submitted_ms);
-        if (j != NULL) {
-            const struct ledger_vc *vc = ledger_vc_at(l, j->vc);
-            m.lease_ack.minimum = j->minimum;
-            m.lease_ack.token_cpu = vc != NULL ? vc->token_cpu_milli / 1000.0 : 0;
-            m.lease_ack.token_mem_mb = vc != NULL ? vc->token_mem_mb : 0;
-            m.lease_ack.epoch = j->epoch;
-        }
-    } else {
-        proto_msg_init(&m, PROTO_TOKEN_GRANT);
-        m.token_grant.key = (char *)c->w.key;
-        m.token_grant.job_id = jid;
-        m.token_grant.granted = (uint32_t)granted;
-        if (j != NULL) {
-            const struct ledger_vc *vc = ledger_vc_at(l, j->vc);
-            m.token_grant.requested = j->wanted;
-            m.token_grant.capacity = vc != NULL ? vc->capacity : 0;
-            m.token_grant.lease_ms = (uint32_t)j->lease_ms;
-            m.token_grant.minimum = j->minimum;
-            m.token_grant.token_cpu = vc != NULL ? vc->token_cpu_milli / 1000.0 : 0;
-            m.token_grant.token_mem_mb = vc != NULL ? vc->token_mem_mb : 0;
-            m.token_grant.epoch = j->epoch;
-        }
-        m.token_grant.ledger_index = raft_last_applied(&s->raft);
-    }
-    m.req_id = c->w.req_id;
-    rmserver_send(s, c->w.sock, c->w.peer, c->w.peer_len, &m);
-}
-
-void rmserver_reply(struct rmserver *s, const struct rmserver_cmd *c, int code,
-                    const struct ledger_result *res)
-{
-    const struct rmserver_waiter *w = &c->w;
-    if (code != 0) {
-        rmserver_send_error(s, w->sock, w->peer, w->peer_len, w->req_id, w->type, code, NULL);
-        return;
-    }
-    proto_msg_t m;
-    char jid[ID_JOB_SIZE];
-    switch (w->type) {
-    case PROTO_NODE_REGISTER:
-        proto_msg_init(&m, PROTO_NODE_REGISTER_ACK);
-        m.req_id = w->req_id;
-        m.node_register_ack.key = (char *)w->key;
-        m.node_register_ack.name = (char *)c->cmd.name;
-        m.node_register_ack.boot_id = c->cmd.boot_id;
-        m.node_register_ack.verdict =
-            res->code == 0 ? PROTO_VERDICT_ACCEPTED : PROTO_VERDICT_REJECTED;
-        m.node_register_ack.code = res->code;
-        m.node_register_ack.reason = res->code != 0 ? (char *)err_text(res->code) : NULL;
-        m.node_register_ack.heartbeat_ms = (uint32_t)s->cfg->pn_heartbeat_ms;
-        m.node_register_ack.rm_id = s->id;
-        rmserver_send(s, w->sock, w->peer, w->peer_len, &m);
-        return;
-    case PROTO_JOB_REGISTER:
-    case PROTO_JOB_RESUME:
-        proto_msg_init(&m, PROTO_JOB_REGISTER_REPLY);
-        m.req_id = w->req_id;
-        jid[0] = '\0';
-        if (res->code == 0)
-            rmserver__format_job(w->type == PROTO_JOB_RESUME ? c->cmd.job : res->value, jid);
-        else if (w->type == PROTO_JOB_RESUME)
-            rmserver__format_job(c->cmd.job, jid);
-        if (res->code == 0)
-            m.job_register_reply.epoch = w->type == PROTO_JOB_RESUME ? (uint32_t)res->value : 1;
-        m.job_register_reply.key = (char *)w->key;
-        m.job_register_reply.job_id = jid;
-        m.job_register_reply.code = res->code;
-        m.job_register_reply.reason = res->code != 0 ? (char *)err_text(res->code) : NULL;
-        char qwhy[256];
-        if (res->code == ERR_QUOTA) { /* issue 27: name the quota */
-            snprintf(qwhy, sizeof qwhy, "quota exceeded: %s's %s in virtual cluster %s is %llu%s",
-                     c->cmd.user, ledger_quota_name(res->value), c->cmd.vc,
-                     (unsigned long long)(res->value == LEDGER_QUOTA_TOKEN_S_DAY ? res->aux / 1000
-                                                                                 : res->aux),
-                     res->value == LEDGER_QUOTA_TOKEN_S_DAY ? " (used up in the last 24 h)" : "");
-            m.job_register_reply.reason = qwhy;
-        }
-        if (res->code == ERR_ADMISSION) { /* MRM: the earliest feasible finish, from submission */
-            m.job_register_reply.eff_ms = res->value;
-            m.job_register_reply.eff_p50_ms = res->aux;
-        }
-        rmserver_send(s, w->sock, w->peer, w->peer_len, &m);
-        return;
-    case PROTO_TOKEN_REQUEST:
-    case PROTO_TOKEN_RELEASE:
-    case PROTO_LEASE_RENEW: {
-        const struct ledger_job *j = ledger_job_find(fsm_ledger(s->fsm), c->cmd.job);
-        bool cancelled = j != NULL && j->state == LEDGER_JOB_CANCELLED;
-        if (res->code == 0 || (w->type == PROTO_LEASE_RENEW && cancelled)) {
-            rmserver__grant(s, c, res->value);
-            return;
-        }
-        char why[128];
-        rmserver__format_job(c->cmd.job, jid);
-        snprintf(why, sizeof why, "job %s: %s%s%s", jid, err_text(res->code),
-                 j != NULL ? ", job is " : "", j != NULL ? ledger_job_state_name(j->state) : "");
-        rmserver_send_error(s, w->sock, w->peer, w->peer_len, w->req_id, w->type, res->code, why);
-        return;
-    }
-    case PROTO_ADMIN_QUERY: {
-        if (res->code == ERR_ADMISSION && c->cmd.type == LEDGER_CMD_JOB_DEADLINE) {
-            /* issue 25: the earliest feasible finish, from submission, and the old deadline */
-            ledger_t *l = fsm_ledger(s->fsm);
-            const struct ledger_job *j = ledger_job_find(l, c->cmd.job);
-            char why[320];
-            if (j != NULL && res->value > 0)
-                snprintf(why, sizeof why,
-                         "admission refused: the deadline cannot be met; earliest feasible "
-                         "finish %.1fs after submission; the deadline stays %s%.1fs",
-                         (double)(ledger_now(l) - j->submitted_ms + (int64_t)res->value) / 1000.0,
-                         j->deadline_ms != 0 ? "" : "none, ",
-                         j->deadline_ms != 0 ? (double)(j->deadline_ms - j->submitted_ms) / 1000.0
-                                             : 0.0);
-            else
-                snprintf(why, sizeof why,
-                         "admission refused: no deadline is feasible now; the "
-                         "deadline stays as it was");
-            rmserver_send_error(s, w->sock, w->peer, w->peer_len, w->req_id, w->type, res->code,
-                                why);
-            return;
-        }
-        if (res->code != 0) {
-            rmserver_send_error(s, w->sock, w->peer, w->peer_len, w->req_id, w->type, res->code,
-                                NULL);
-            return;
-        }
-        char *json = rmserver_admin_write_json(s, c, res);
-        proto_msg_init(&m, PROTO_ADMIN_REPLY);
-        m.req_id = w->req_id;
-        m.admin_reply.json = json != NULL ? json : (char *)"{}";
-        rmserver_send(s, w->sock, w->peer, w->peer_len, &m);
-        free(json);
-        return;
-    }
-    default:
-        return;
-    }
 }
 
 /* ---- requests ---- */
@@ -355,9 +175,9 @@ static void rmserver__waiter(struct rmserver_waiter *w, zuv_sock_t *sock, const 
 }
 
 /* A write: answered now when its key was already applied, else queued for the log. */
-static void rmserver__write(struct rmserver *s, zuv_sock_t *sock, const void *peer, size_t peer_len,
-                            const proto_msg_t *m, struct ledger_cmd *cmd, const char *key,
-                            const char *admin_kind)
+void rmserver__write(struct rmserver *s, zuv_sock_t *sock, const void *peer, size_t peer_len,
+                     const proto_msg_t *m, struct ledger_cmd *cmd, const char *key,
+                     const char *admin_kind)
 {
     if (s->role != RAFT_LEADER) {
         rmserver__reject(s, sock, peer, peer_len, m, RMSERVER_REJ_NOTLEADER, ERR_NOTLEADER,
@@ -641,181 +461,6 @@ static void rmserver__job_resume(struct rmserver *s, zuv_sock_t *sock, const voi
     c.count = (uint32_t)s->cfg->restart_max;
     rmserver__where(&c, r->job_dir, r->host, r->jm_pid);
     rmserver__write(s, sock, peer, peer_len, m, &c, r->key, NULL);
-}
-
-static bool rmserver__u32(const char *v, uint64_t max, uint64_t *out)
-{
-    char *end = NULL;
-    unsigned long long x = strtoull(v, &end, 10);
-    if (end == v || *end != '\0' || v[0] == '-' || x > max)
-        return false;
-    *out = x;
-    return true;
-}
-
-/* The idempotency key of an admin write, which comes without one: a random one, or 0 (no key:
- * the ledger then does not deduplicate it) when the OS's random source fails, which is logged. */
-static uint64_t rmserver__nonce(void)
-{
-    uint64_t k = 0;
-    if (id_random_u64(&k) != 0) {
-        log_warn("no random source: an admin write goes without an idempotency key");
-        k = 0;
-    }
-    return k;
-}
-
-/* Issue 27: role_set, grant_set and quota_set, admins only; false when q is another kind. */
-static bool rmserver__tenant_admin(struct rmserver *s, zuv_sock_t *sock, const void *peer,
-                                   size_t peer_len, const proto_msg_t *m)
-{
-    const proto_admin_query_t *q = &m->admin_query;
-    bool role = strcmp(q->kind, RMSERVER_ADMIN_ROLE_SET) == 0;
-    bool grant = strcmp(q->kind, RMSERVER_ADMIN_GRANT_SET) == 0;
-    bool quota = strcmp(q->kind, RMSERVER_ADMIN_QUOTA_SET) == 0;
-    if (!role && !grant && !quota)
-        return false;
-    const char *target = q->nargs > 0 ? q->args[0] : "";
-    if (!s->caller.admin) {
-        char why[256];
-        snprintf(why, sizeof why, "%s may not change roles, grants or quotas (admins only)",
-                 s->caller.user);
-        rmserver__deny(s, sock, peer, peer_len, m, RMSERVER_DENY_TENANTS, q->kind, target, why);
-        return true;
-    }
-    struct ledger_cmd c;
-    uint64_t a = 0, b = 0;
-    bool ok = q->nargs == (role    ? 2u
-                           : grant ? 3u
-                                   : 4u) &&
-              strlen(q->args[0]) > 0 && strlen(q->args[0]) < LEDGER_NAME_MAX &&
-              (role || strlen(q->args[1]) < LEDGER_NAME_MAX);
-    if (ok && role) {
-        ledger_cmd_init(&c, LEDGER_CMD_ROLE_SET);
-        c.state = strcmp(q->args[1], "admin") == 0  ? LEDGER_ROLE_ADMIN
-                  : strcmp(q->args[1], "user") == 0 ? LEDGER_ROLE_USER
-                                                    : 0;
-        ok = c.state != 0 || strcmp(q->args[1], "none") == 0;
-    } else if (ok && grant) {
-        ledger_cmd_init(&c, LEDGER_CMD_GRANT_SET);
-        ok = rmserver__u32(q->args[2], 1, &a);
-        c.count = (uint32_t)a;
-    } else if (ok) {
-        ledger_cmd_init(&c, LEDGER_CMD_QUOTA_SET);
-        ok = rmserver__u32(q->args[2], LEDGER_MAX_TOKENS, &a) &&
-             rmserver__u32(q->args[3], (1ull << 52) / 1000, &b);
-        c.count = (uint32_t)a;
-        c.token_ms = b * 1000;
-    }
-    if (!ok) {
-        rmserver__reject(s, sock, peer, peer_len, m, RMSERVER_REJ_INVALID, ERR_INVAL,
-                         role    ? "usage: role_set USER admin|user|none"
-                         : grant ? "usage: grant_set USER VC 1|0"
-                                 : "usage: quota_set USER|* VC TOKENS TOKEN_S_PER_DAY (0: none)");
-        return true;
-    }
-    snprintf(c.name, sizeof c.name, "%s", q->args[0]);
-    if (!role)
-        snprintf(c.vc, sizeof c.vc, "%s", q->args[1]);
-    c.key = rmserver__nonce();
-    rmserver__write(s, sock, peer, peer_len, m, &c, "", q->kind);
-    return true;
-}
-
-static void rmserver__admin(struct rmserver *s, zuv_sock_t *sock, const void *peer, size_t peer_len,
-                            const proto_msg_t *m)
-{
-    const proto_admin_query_t *q = &m->admin_query;
-    bool member = strcmp(q->kind, RMSERVER_ADMIN_REPLICA_ADD) == 0 ||
-                  strcmp(q->kind, RMSERVER_ADMIN_REPLICA_REMOVE) == 0;
-    const char *target = q->nargs > 0 ? q->args[0] : "";
-    if (member && !s->caller.admin) {
-        char why[256];
-        snprintf(why, sizeof why, "%s may not change the replica set (admins only)",
-                 s->caller.user);
-        rmserver__deny(s, sock, peer, peer_len, m, RMSERVER_DENY_MEMBERSHIP, q->kind, target, why);
-        return;
-    }
-    if (member && s->ready)
-        rmserver__audit(s, q->kind, target, "requested");
-    if (rmserver_member_admin(s, sock, peer, peer_len, m))
-        return;
-    if (rmserver__tenant_admin(s, sock, peer, peer_len, m))
-        return;
-    bool cancel = strcmp(q->kind, PROTO_ADMIN_JOB_CANCEL) == 0;
-    if (cancel || strcmp(q->kind, PROTO_ADMIN_JOB_DEADLINE) == 0) {
-        struct ledger_cmd c;
-        ledger_cmd_init(&c, cancel ? LEDGER_CMD_JOB_END : LEDGER_CMD_JOB_DEADLINE);
-        c.state = LEDGER_JOB_CANCELLED;
-        char *end = NULL;
-        long long ms = !cancel && q->nargs >= 2 ? strtoll(q->args[1], &end, 10) : 0;
-        if (q->nargs < (cancel ? 1u : 2u) || rmserver__parse_job(q->args[0], &c.job) != 0 ||
-            (!cancel && (end == q->args[1] || *end != '\0' || ms < 0 ||
-                         ms > (long long)LEDGER_LEASE_MAX_MS * 3650))) {
-            rmserver__reject(s, sock, peer, peer_len, m, RMSERVER_REJ_INVALID, ERR_INVAL,
-                             cancel ? "usage: job_cancel JOB_ID"
-                                    : "usage: job_deadline JOB_ID MS (from submission)");
-            return;
-        }
-        if (!rmserver__owns(s, c.job)) {
-            char why[256];
-            rmserver__owner_text(s, c.job, cancel ? "cancel" : "change the deadline of", why,
-                                 sizeof why);
-            rmserver__deny(s, sock, peer, peer_len, m,
-                           cancel ? RMSERVER_DENY_CANCEL : RMSERVER_DENY_DEADLINE,
-                           cancel ? "cancel" : "deadline", q->args[0], why);
-            return;
-        }
-        char by[LEDGER_REASON_MAX];
-        if (cancel) { /* the reason in the history, and what the audit trail knows it by */
-            snprintf(by, sizeof by, "cancelled by %s", s->caller.user);
-            c.text = by;
-            c.text_len = (uint32_t)strlen(by);
-        }
-        if (!cancel) {
-            const struct ledger_job *j = ledger_job_find(fsm_ledger(s->fsm), c.job);
-            c.deadline_ms = ms == 0 ? 0 : (j != NULL ? j->submitted_ms : clock_wall_ms()) + ms;
-            /* issue 25: a tighter deadline goes through admission with this k (entry v5) */
-            c.k_milli =
-                (uint32_t)((s->cfg->admission_sd > 0 ? s->cfg->admission_sd : ARBITER_K_DEFAULT) *
-                               1000.0 +
-                           0.5);
-        }
-        c.key = rmserver__nonce(); /* admin writes carry no key: one of our own */
-        rmserver__write(s, sock, peer, peer_len, m, &c, "", q->kind);
-        return;
-    }
-    struct ledger_cmd rc_cmd;
-    char outs[LEDGER_FILES_MAX], rwhy[256];
-    int rrc = rmserver_recur_write(s, q, &rc_cmd, outs, sizeof outs, rwhy, sizeof rwhy);
-    if (rrc == 0 && !s->caller.admin) {
-        char why[256];
-        snprintf(why, sizeof why, "%s may not change recurring jobs (admins only)", s->caller.user);
-        rmserver__deny(s, sock, peer, peer_len, m, RMSERVER_DENY_RECURRING, q->kind, target, why);
-        return;
-    }
-    if (rrc < 0) {
-        rmserver__reject(s, sock, peer, peer_len, m, RMSERVER_REJ_INVALID, rrc, rwhy);
-        return;
-    }
-    if (rrc == 0) {
-        rc_cmd.key = rmserver__nonce();
-        rmserver__write(s, sock, peer, peer_len, m, &rc_cmd, "", q->kind);
-        return;
-    }
-    int code = 0;
-    char why[256] = "";
-    char *json = rmserver_admin_json(s, q, &code, why, sizeof why);
-    if (json == NULL) {
-        rmserver__reject(s, sock, peer, peer_len, m, RMSERVER_REJ_INVALID, code, why);
-        return;
-    }
-    proto_msg_t r;
-    proto_msg_init(&r, PROTO_ADMIN_REPLY);
-    r.req_id = m->req_id;
-    r.admin_reply.json = json;
-    rmserver_send(s, sock, peer, peer_len, &r);
-    free(json);
 }
 
 /* Issue 14: the leader tells a PN the state of the jobs it has live tasks of, so it can reap
