@@ -127,19 +127,24 @@ void rmserver__deny(struct rmserver *s, zuv_sock_t *sock, const void *peer, size
     char text[320];
     snprintf(text, sizeof text, "permission denied: %s", why);
     log_info("denied %s %s to %s: %s", action, target != NULL ? target : "", s->caller.user, why);
-    if (audit && s->ready) {
-        struct ledger_cmd c;
-        ledger_cmd_init(&c, LEDGER_CMD_AUDIT);
-        snprintf(c.user, sizeof c.user, "%s", s->caller.user);
-        snprintf(c.name, sizeof c.name, "%s", action);
-        snprintf(c.address, sizeof c.address, "%s", target != NULL ? target : "");
-        c.state = LEDGER_AUDIT_DENIED;
-        c.text = why;
-        c.text_len = (uint32_t)(strlen(why) < LEDGER_REASON_MAX ? strlen(why) : LEDGER_REASON_MAX);
-        /* best effort: a full queue drops the line, not the reply */
-        (void)rmserver_submit(s, &c, NULL);
-    }
+    if (audit && s->ready)
+        rmserver__audit(s, LEDGER_AUDIT_DENIED, action, target, why);
     rmserver_send_error(s, sock, peer, peer_len, m->req_id, m->type, ERR_DENIED, text);
+}
+
+void rmserver__audit(struct rmserver *s, uint8_t state, const char *action, const char *target,
+                     const char *text)
+{
+    struct ledger_cmd c;
+    ledger_cmd_init(&c, LEDGER_CMD_AUDIT);
+    snprintf(c.user, sizeof c.user, "%s", s->caller.user);
+    snprintf(c.name, sizeof c.name, "%s", action);
+    snprintf(c.address, sizeof c.address, "%s", target != NULL ? target : "");
+    c.state = state;
+    c.text = text;
+    c.text_len = (uint32_t)(strlen(text) < LEDGER_REASON_MAX ? strlen(text) : LEDGER_REASON_MAX);
+    if (rmserver_submit(s, &c, NULL) != 0) /* a full queue drops the line, not the request */
+        log_warn("audit line for %s %s not queued", action, target != NULL ? target : "");
 }
 
 /* Whether the caller may act on job `id`: its owner or an admin (a job the ledger does not

@@ -15,22 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A line in the audit trail for something done outside the ledger (replica changes). */
-static void rmserver__audit(struct rmserver *s, const char *action, const char *target,
-                            const char *detail)
-{
-    struct ledger_cmd c;
-    ledger_cmd_init(&c, LEDGER_CMD_AUDIT);
-    snprintf(c.user, sizeof c.user, "%s", s->caller.user);
-    snprintf(c.name, sizeof c.name, "%s", action);
-    snprintf(c.address, sizeof c.address, "%s", target != NULL ? target : "");
-    c.state = LEDGER_AUDIT_DONE;
-    c.text = detail;
-    c.text_len = (uint32_t)strlen(detail);
-    if (rmserver_submit(s, &c, NULL) != 0) /* best effort: the change is made, its line lost */
-        log_warn("audit line for %s %s not queued", action, target != NULL ? target : "");
-}
-
 static bool rmserver__u32(const char *v, uint64_t max, uint64_t *out)
 {
     char *end = NULL;
@@ -125,7 +109,7 @@ void rmserver__admin(struct rmserver *s, zuv_sock_t *sock, const void *peer, siz
         return;
     }
     if (member && s->ready)
-        rmserver__audit(s, q->kind, target, "requested");
+        rmserver__audit(s, LEDGER_AUDIT_DONE, q->kind, target, "requested");
     if (rmserver_member_admin(s, sock, peer, peer_len, m))
         return;
     if (rmserver__tenant_admin(s, sock, peer, peer_len, m))

@@ -22,6 +22,12 @@ void rmserver__reject(struct rmserver *s, zuv_sock_t *sock, const void *peer, si
 void rmserver__deny(struct rmserver *s, zuv_sock_t *sock, const void *peer, size_t peer_len,
                     const proto_msg_t *m, enum rmserver_deny what, const char *action,
                     const char *target, const char *why);
+/* A line in the replicated audit trail: the caller did (LEDGER_AUDIT_DONE; replica changes,
+ * done outside the ledger) or was refused (LEDGER_AUDIT_DENIED) `action` on `target`, with
+ * `text` (cut at LEDGER_REASON_MAX bytes). Best effort: a line that cannot be queued is logged
+ * and lost; the request goes on. */
+void rmserver__audit(struct rmserver *s, uint8_t state, const char *action, const char *target,
+                     const char *text);
 /* Whether the caller may act on job `id`: its owner or an admin (a job the ledger does not
  * know is the ledger's to refuse). */
 bool rmserver__owns(struct rmserver *s, uint64_t id);
