@@ -65,8 +65,8 @@ int shape_from_spec(const struct spec *spec, const struct profile *prof, double 
  * (and s->path, as said), and *makespan (may be NULL) to S. Deterministic. Returns 0, or
  * ERR_INVAL / ERR_TOOBIG / ERR_NOMEM with the reason in msg (s untouched). */
 #define SHAPE_ALPHA_RUNS 5
-#define SHAPE_PATH_RUNS  31      /* runs for the path under the spread (a median of 5 moves by */
-#define SHAPE_PATH_TASKS 2000000 /* a sixth on a one-task path), within this many tasks */
+#define SHAPE_PATH_RUNS  31     /* runs for the path under the spread (a median of 5 moves by */
+#define SHAPE_PATH_TASKS 300000 /* a sixth on a one-task path), within this many tasks */
 int shape_alpha(const struct spec *spec, const struct profile *prof, double token_cpu,
                 uint64_t token_mem_mb, uint32_t k, struct arbiter_shape *s, double *makespan,
                 char *msg, size_t cap);
