@@ -315,25 +315,40 @@ int shape_place_sim(const jsim_job_t *job, const struct jsim_model *m,
         return ERR_INVAL;
     uint32_t tokens = k < s->width ? k : s->width;
     tokens = tokens < 1 ? 1 : tokens;
+    /* each attempt's initialization at its stage's median: a profile's init_q also counts the
+     * time a task sat queued at a busy node, which the simulator would add to the token's hold
+     * and, with free units, to the path */
+    struct jsim_model flat = {
+        .nstages = m->nstages,
+        .stages = mem_alloc((size_t)(m->nstages > 0 ? m->nstages : 1) * sizeof *flat.stages)};
+    if (flat.stages == NULL)
+        return ERR_NOMEM;
+    for (int st = 0; st < m->nstages; st++) {
+        flat.stages[st] = m->stages[st];
+        double med = m->stages[st].init_q[(PROFILE_NQ - 1) / 2];
+        for (int q = 0; q < PROFILE_NQ; q++)
+            flat.stages[st].init_q[q] = med;
+    }
     double S, path = s->path;
-    int rc = shape__median_run(job, m, pm, runs, (int)tokens, &S);
+    int rc = shape__median_run(job, &flat, pm, runs, (int)tokens, &S);
     if (rc == 0 && runs > 1) {
-        /* every task's units free at once: nothing waits but for its inputs */
+        /* every task's units free at once: nothing waits but for its inputs; a median of 5
+         * runs moves by a sixth on a one-task path: more runs, within a budget of simulated
+         * tasks */
         uint64_t all = 0;
         for (int t = 0; t < jsim_job_ntasks(job); t++) {
             uint32_t u = jsim_job_task_tokens(job, t);
             all += u > 0 ? u : 1;
         }
-        /* a median of 5 runs moves by a sixth on a one-task path: more runs, within a budget
-         * of simulated tasks */
         int n = jsim_job_ntasks(job);
         long per = SHAPE_PATH_TASKS / (n > 0 ? n : 1);
         int cruns = per > SHAPE_PATH_RUNS ? SHAPE_PATH_RUNS : per < 1 ? 1 : (int)per;
         double cp;
-        rc = shape__median_run(job, m, pm, cruns, all > INT32_MAX ? INT32_MAX : (int)all, &cp);
+        rc = shape__median_run(job, &flat, pm, cruns, all > INT32_MAX ? INT32_MAX : (int)all, &cp);
         if (rc == 0 && cp > path)
             path = cp;
     }
+    mem_free(flat.stages);
     if (rc != 0)
         return rc;
     double kk = tokens;

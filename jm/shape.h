@@ -75,11 +75,13 @@ int shape_alpha(const struct spec *spec, const struct profile *prof, double toke
  * model, a progress model for the runs; all borrowed): `runs` (1..SHAPE_ALPHA_RUNS) seeded runs
  * at min(k, s->width) tokens give S, their median. With runs > 1 (a model sampled from a
  * profile), seeded runs with every task's units free at once give the critical path with the
- * run times (and initialization latencies) drawn: the median of SHAPE_PATH_RUNS of them, or of
- * as many as SHAPE_PATH_TASKS simulated tasks allow (at least one); when it is longer than
- * s->path it replaces it, before alpha is computed as shape_alpha says.
- * The simulator (tools/sim/arbiter_sim) calls this for jobs it builds by hand. Returns 0,
- * ERR_INVAL or ERR_NOMEM (s untouched on error). */
+ * run times drawn (every run here takes each attempt's initialization at its stage's median
+ * init_q: a profile's latency tail is time tasks sat queued at busy nodes, which a simulated
+ * token would hold and a free unit would add to the path; issue 22, measured on real runs): the
+ * median of SHAPE_PATH_RUNS of them, or of as many as SHAPE_PATH_TASKS simulated tasks allow (at
+ * least one); when it is longer than s->path it replaces it, before alpha is computed as
+ * shape_alpha says. The simulator (tools/sim/arbiter_sim) calls this for jobs it builds by hand.
+ * Returns 0, ERR_INVAL or ERR_NOMEM (s untouched on error). */
 struct jsim_job;
 struct jsim_model;
 struct progress_model;
