@@ -57,7 +57,7 @@ node_t *node_new(const pnconf_t *cfg, uv_loop_t *loop, uint64_t boot_id, uid_t u
     n->cfg = cfg;
     n->loop = loop;
     n->boot_id = boot_id;
-    n->rng = boot_id | 1;
+    rng_seed(&n->rng, boot_id);
     n->uid = uid;
     n->gid = gid;
     n->caller.uid = (uid_t)-1;

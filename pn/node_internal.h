@@ -7,6 +7,7 @@
 
 #include "common/map.h"
 #include "common/metrics.h"
+#include "common/rng.h"
 #include "pn/matrix.h"
 #include "pn/node.h"
 #include "pn/orphan.h"
@@ -100,7 +101,8 @@ typedef struct node__task {
 struct node {
     const pnconf_t *cfg;
     uv_loop_t *loop;
-    uint64_t boot_id, hb_seq, next_id, rng;
+    uint64_t boot_id, hb_seq, next_id;
+    struct rng rng; /* the queue's opportunistic pick (common/rng.h) */
     uid_t uid;
     gid_t gid;
     node_send_fn *send;

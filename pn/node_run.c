@@ -285,11 +285,8 @@ static void node__start(node_t *n, node__task_t *t)
 
 static double node__draw(node_t *n)
 {
-    /* xorshift64*: the shell's random source for the queue's opportunistic pick */
-    n->rng ^= n->rng >> 12;
-    n->rng ^= n->rng << 25;
-    n->rng ^= n->rng >> 27;
-    return (double)((n->rng * 2685821657736338717ULL) >> 11) / 9007199254740992.0;
+    /* the shell's random source for the queue's opportunistic pick */
+    return rng_unif(&n->rng);
 }
 
 static void node__on_check(uv_check_t *h)
