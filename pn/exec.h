@@ -2,17 +2,17 @@
  *
  * A task runs as the leader of its own process group (so cancel and preemption reach the whole
  * tree, grandchildren included), started with posix_spawn (vfork semantics: measured faster
- * than libuv's fork-based uv_spawn, DESIGN.md 7), stdin from /dev/null and stdout/stderr
- * appended to files. Opportunistic tasks run at a lower CPU priority (nice applied to the
- * whole process group right after the spawn; the parent is suspended until the child execs,
- * so nothing has forked yet). Every descriptor above 2 is closed in the child, including any
- * the PN inherited from whoever started it. When a user to run as is given, the spawn goes through
- * the exec shim (paddock-pn-exec), which drops privileges before exec.
+ * than libuv's fork-based uv_spawn; docs/architecture.md, "Facts about the dependencies"), stdin
+ * from /dev/null and stdout/stderr appended to files. Opportunistic tasks run at a lower CPU
+ * priority (nice applied to the whole process group right after the spawn; the parent is suspended
+ * until the child execs, so nothing has forked yet). Every descriptor above 2 is closed in the
+ * child, including any the PN inherited from whoever started it. When a user to run as is given,
+ * the spawn goes through the exec shim (paddock-pn-exec), which drops privileges before exec.
  *
  * Reaping is the caller's: exec_reap collects every exited child (wait4 with rusage) without
  * blocking, for a SIGCHLD handler. Memory is watched by polling the RSS of every process of
  * a task's group through /proc (exec_rss_scan): cgroup v2 memory controllers are absent on
- * these hosts (DESIGN.md 7).
+ * these hosts (docs/architecture.md, "Facts about the dependencies").
  */
 #ifndef PADDOCK_PN_EXEC_H
 #define PADDOCK_PN_EXEC_H

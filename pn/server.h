@@ -1,7 +1,8 @@
 /* server.h - paddock-pn's shell: one libuv loop driving the ROUTER for job managers, a DEALER
  * per RM replica (registration and heartbeats), SIGCHLD, timers, and the node core
- * (pn/node.h). Sockets are CURVE-protected when keys are configured (DESIGN.md 3.2); without
- * keys the PN listens only on loopback unless started with --insecure.
+ * (pn/node.h). Sockets are CURVE-protected when keys are configured (docs/architecture.md,
+ * "Sockets, keys and the event loop"); without keys the PN listens only on loopback unless started
+ * with --insecure.
  *
  * The ROUTER also answers `paddock logs` (C:TASK_OUTPUT_READ S:TASK_OUTPUT, pn/output.h) from the
  * task directories itself, before the node sees the request; everything else goes to the node.

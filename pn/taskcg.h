@@ -1,13 +1,13 @@
 /* taskcg.h - one cgroup v2 directory per task, when the PN is given a writable v2 subtree.
  *
  * A process group does not hold a process that calls setsid(); a cgroup does, and writing
- * cgroup.kill kills everything in it (DESIGN.md 7: "a grandchild that calls setsid escapes
- * [the process group]; cgroup.kill does not"). With `[tasks] cgroup_base` set to a cgroup v2
- * directory the PN may create children in (a systemd Delegate=yes subtree, or a directory it
- * creates under the v2 mount as root), every task gets BASE/t<id>: the leader is moved there
- * right after the spawn, so processes forked from then on stay in it whatever they do; a
- * process forked in the first microseconds (before the move) is still reached through the
- * process group. Cancel, preemption, memory kills and the end of the leader kill the cgroup
+ * cgroup.kill kills everything in it (docs/architecture.md, "Facts about the dependencies": a
+ * grandchild that calls setsid escapes the process group, cgroup.kill does not). With `[tasks]
+ * cgroup_base` set to a cgroup v2 directory the PN may create children in (a systemd Delegate=yes
+ * subtree, or a directory it creates under the v2 mount as root), every task gets BASE/t<id>: the
+ * leader is moved there right after the spawn, so processes forked from then on stay in it whatever
+ * they do; a process forked in the first microseconds (before the move) is still reached through
+ * the process group. Cancel, preemption, memory kills and the end of the leader kill the cgroup
  * too. Opportunistic tasks get cpu.weight 1 when the cpu controller is enabled for the
  * children of BASE; otherwise nice does that job (pn/exec.h).
  *

@@ -1,5 +1,4 @@
-/* bench_e2e - the real daemons end to end on this machine (DESIGN.md section 5, "End to end on one
- * machine").
+/* bench_e2e - the real daemons end to end on this machine (docs/architecture.md, "Targets").
  *
  *   bench_e2e [--tasks N] [--array] [--chain M] [--forks F] [--spawns S] [--floor-runs R]
  *             [--rm R] [--pn K] [--pn-cpus C] [--deadline D] [--bin DIR] [--json]

@@ -1,7 +1,7 @@
-/* bench_jm.c - JM placement rate on a synthetic 20,000-node view (DESIGN.md 5: at least 100,000
- * placements per second per JM core; a 1,000-task batch matched in under 10 ms), and the JM's
- * CPU time per placed task as the job grows (issue 16: roughly flat from 2,000 to 200,000 ready
- * tasks).
+/* bench_jm.c - JM placement rate on a synthetic 20,000-node view (docs/architecture.md, "Targets":
+ * at least 100,000 placements per second per JM core; a 1,000-task batch matched in under 10 ms),
+ * and the JM's CPU time per placed task as the job grows (issue 16: roughly flat from 2,000 to
+ * 200,000 ready tasks).
  *
  * A placement is the whole per-task path the JM runs: candidate set (input holders, their
  * rack-mates, two random lightly-loaded nodes), an estimate (E = I + W + R, C) for every

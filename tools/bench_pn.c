@@ -16,7 +16,7 @@
  *   - the PN's own CPU time per task during the run (all its threads, user + system, from
  *     /proc/PID/stat; its tasks' CPU not counted): the PN's cost per task, which depends far
  *     less than the rates on what else the machine runs meanwhile.
- * DESIGN.md section 5 targets: PN throughput >= half the floor; idle RSS < 10 MiB.
+ * Targets (docs/architecture.md, "Targets"): PN throughput >= half the floor; idle RSS < 10 MiB.
  *
  * usage: bench_pn [--tasks N] [--forks N] [--spawns N] [--floor-runs R] [--bin DIR] [--json]
  *                 [--set SECTION.KEY=VALUE]...

@@ -1,6 +1,7 @@
 /* cli_submit.c - `paddock submit SPEC.json [--deadline DURATION] [--best-effort] [--name NAME]
  * [--wait] [--json] [--cluster DIR | --rm ENDPOINTS --keys DIR [--pub ENDPOINTS]]
- * [--jobs-dir DIR] [--log-level LEVEL]` (DESIGN.md §3.4, docs/job-directory.md).
+ * [--jobs-dir DIR] [--log-level LEVEL]` (docs/architecture.md, "The command line", and
+ * docs/job-directory.md).
  *
  * Validates the spec with the JM's parser (refusals print the reason and exit 1; nothing reaches
  * the cluster), applies --deadline/--name, checks every task fits the largest node the RM knows,

@@ -12,16 +12,9 @@ PENDING="
 rm/rmserver.c
 proto/proto.h
 proto/decode.c
-pn/exec.h
-pn/taskcg.h
-pn/server.h
 jm/place.h
 jm/view.h
-tools/bench_pn.c
-tools/bench_e2e.c
 tools/bench_rm.c
-tools/bench_jm.c
-tools/cli_submit.c
 "
 pattern="DESIGN(\\.md|'s)"
 fail=0
