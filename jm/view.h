@@ -4,10 +4,10 @@
  * Pure: no sockets, no clock. The daemon feeds it entries from every RM replica's view (and from
  * PNs' own status messages) with the time they were received; the estimator reads it.
  *
- * Freshness (DESIGN.md 2.2): per node the freshest entry wins. Within one boot of a PN
- * (same boot_id) the higher heartbeat sequence number is fresher; across boots (a PN restarted,
- * boot ids are random) the entry whose information is more recent (receive time minus reported
- * age) wins. An older entry is ignored.
+ * Freshness (docs/architecture.md, "How a task flows", step 2): per node the freshest entry wins.
+ * Within one boot of a PN (same boot_id) the higher heartbeat sequence number is fresher; across
+ * boots (a PN restarted, boot ids are random) the entry whose information is more recent (receive
+ * time minus reported age) wins. An older entry is ignored.
  *
  * Nodes are numbered 0..view_count()-1 in order of first appearance and are never renumbered
  * (a node that leaves is marked down, so indices held by a JM stay valid).

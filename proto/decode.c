@@ -1,4 +1,5 @@
-/* decode.c - defensive decoding of proto messages (DESIGN.md 3.1 and 7).
+/* decode.c - defensive decoding of proto messages (proto/README.md; docs/architecture.md, "Facts
+ * about the dependencies": msgpack-c).
  *
  * msgpack-c 4.0's C unpacker has no limits: on an array or map header it allocates
  * count * sizeof(msgpack_object) from the zone before looking at the bytes that should follow,

@@ -1,7 +1,7 @@
 /* proto.h - Paddock's wire protocol: every message, one type table, encode and decode.
  *
- * proto/ is the only place that packs or unpacks (DESIGN.md 3.1). Every message is one msgpack
- * value:
+ * proto/ is the only place that packs or unpacks (docs/architecture.md, "Messages"). Every message
+ * is one msgpack value:
  *
  *     [version, type, req_id, body]
  *

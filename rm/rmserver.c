@@ -268,7 +268,8 @@ static void rmserver__on_poll(uv_timer_t *t)
     }
     if (st == RAFT_LEADER && !s->ready && !s->barrier_busy) {
         /* raft 0.15: a new leader commits earlier terms' entries only through an entry of
-         * its own term; the barrier is that entry (DESIGN.md §7) */
+         * its own term; the barrier is that entry (docs/architecture.md, "Facts about the
+         * dependencies") */
         s->barrier.data = s;
         int rc = raft_barrier(&s->raft, &s->barrier, rmserver__barrier_cb);
         if (rc == 0)

@@ -1,4 +1,4 @@
-/* bench_rm - figures for the resource monitor (DESIGN.md §5).
+/* bench_rm - figures for the resource monitor (docs/architecture.md, "Targets").
  *
  *   bench_rm [--nodes N] [--seconds S] [--requests R] [--subscribers K] [--procs P] [--plain]
  *            [--delta-nodes D] [--snapshot-ms MS] [--moving F] [--legacy] [--failovers F]

@@ -9,12 +9,7 @@
 set -u
 src=${1:?usage: check_design_citations.sh SOURCE_DIR}
 PENDING="
-rm/rmserver.c
-proto/proto.h
-proto/decode.c
 jm/place.h
-jm/view.h
-tools/bench_rm.c
 "
 pattern="DESIGN(\\.md|'s)"
 fail=0
