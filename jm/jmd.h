@@ -123,8 +123,10 @@ struct jmd_rec {
     char node[VIEW_NAME_MAX];
     int cls;
     double queued_s, start_s, end_s;
-    double wait_s; /* ready -> dispatched (Jockey's Q_s) */
-    int state;     /* proto_task_state_t */
+    double wait_s;      /* ready -> dispatched (Jockey's Q_s) */
+    double init_from_s; /* its wait at the PN held a token from here (0: from queued_s); a
+                           class change while queued (a yield, an upgrade) moves it */
+    int state;          /* proto_task_state_t */
     int exit_code, signal;
     double cpu_s;
     uint64_t rss_kb;
@@ -143,7 +145,7 @@ struct jmd_out_rec {
     int32_t exit_code, signal;
     int8_t cls, state;
     uint8_t started;
-    double queued_s, start_s, end_s, wait_s, cpu_s;
+    double queued_s, start_s, end_s, wait_s, cpu_s, init_from_s;
     uint64_t rss_kb;
 };
 

@@ -70,6 +70,12 @@ static void jmd_sched__record(jmd_t *j, const struct attempt_action *x,
     if (r->end_s < r->start_s)
         r->end_s = r->start_s;
     r->wait_s = t->queue_s;
+    if (t->cls_ms > t->placed_ms) {
+        /* its class changed after it was sent (a yield, a downgrade, an upgrade): its wait held
+           a token from the last change if it ended regular, else not at all */
+        int64_t at = wall - (jmd_now(j) - t->cls_ms);
+        r->init_from_s = r->cls == DISPATCH_REGULAR ? jmd_wall_rel_s(j, at) : r->start_s;
+    }
     r->state = state;
     r->exit_code = st ? st->exit_code : -1;
     r->signal = st ? st->signal : 0;

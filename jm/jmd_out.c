@@ -146,6 +146,7 @@ static void jmd_out__pack(jmd_t *j, const struct jmd_rec *r, struct jmd_out_rec 
     c->end_s = r->end_s;
     c->wait_s = r->wait_s;
     c->cpu_s = r->cpu_s;
+    c->init_from_s = r->init_from_s;
     c->rss_kb = r->rss_kb;
 }
 
@@ -166,6 +167,7 @@ static void jmd_out__unpack(const jmd_t *j, const struct jmd_out_rec *c, struct 
     r->end_s = c->end_s;
     r->wait_s = c->wait_s;
     r->cpu_s = c->cpu_s;
+    r->init_from_s = c->init_from_s;
     r->rss_kb = c->rss_kb;
 }
 
@@ -659,7 +661,10 @@ void jmd_out_profile(jmd_t *j)
         struct profile_attempt *a = &pa[n++];
         a->stage = (int)t->stage;
         a->queue_s = r->wait_s;
-        a->init_s = r->start_s > r->queued_s ? r->start_s - r->queued_s : 0;
+        /* init: the wait at the PN while the attempt held a token there (a yielded one waited
+           as opportunistic, holding none, until a freed unit upgraded it: place_yield) */
+        double from = r->init_from_s > r->queued_s ? r->init_from_s : r->queued_s;
+        a->init_s = r->start_s > from ? r->start_s - from : 0;
         a->run_s = r->end_s > r->start_s ? r->end_s - r->start_s : 0;
         a->input_bytes = (double)t->input_bytes;
         a->est_s = t->runtime_s;
