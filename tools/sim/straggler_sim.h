@@ -40,9 +40,10 @@
  *                 per unit of estimate are the baseline (stage_scale = the task's R), C of a
  *                 copy is the best other node's wait + R x the stage's median ratio; the first to
  *                 finish wins and the other is killed (speculate_task_finished).
- *  - Deadlines: Jockey's engine (tools/sim/jockey_engine.h) plays a token slice, not nodes with
- *    queues, so it cannot host these modes; each run's deadline is instead the makespan of the
- *    same job, seed and background without injected stragglers (mode none) x `slack`.
+ *  - Deadlines: this simulation keeps its own slots and queues, not the cluster simulator's
+ *    (where `paddock-sim jockey` runs; moving these modes there is issue 23's, not done); each
+ *    run's deadline is the makespan of the same job, seed and background without injected
+ *    stragglers (mode none) x `slack`.
  * Same inputs and seed, same result.
  */
 #ifndef PADDOCK_TOOLS_SIM_STRAGGLER_SIM_H
