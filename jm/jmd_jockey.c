@@ -304,13 +304,22 @@ static int jmd_jockey__eta_sim(jmd_t *j, double *p50, double *p95)
     struct jsim_rng rng;
     jsim_rng_seed(&rng, j->rng ? j->rng : 1);
     int a = jmd_jockey__capacity(j);
+    /* admission's model (jm/shape.h): each task's initialization at its stage's median, not the
+     * profile's queueing tail, which made the ETA at half done 30-49% late on wide workflows */
+    struct jsim_model med;
+    rc = jsim_model_init_median(&med, &j->plan.model);
+    if (rc != 0)
+        goto out;
     for (int r = 0; r < runs; r++) {
         struct jsim_run_stats st;
-        rc = jsim_run_rest(j->plan.job, &j->plan.model, a, state, left, speed, &rng, &st);
+        rc = jsim_run_rest(j->plan.job, &med, a, state, left, speed, &rng, &st);
         if (rc != 0)
-            goto out;
+            break;
         c[r] = st.makespan;
     }
+    jsim_model_close(&med);
+    if (rc != 0)
+        goto out;
     for (int x = 1; x < runs; x++) /* insertion sort: a handful of values */
         for (int y = x; y > 0 && c[y - 1] > c[y]; y--) {
             double tmp = c[y];

@@ -146,6 +146,12 @@ int jsim_model_init(struct jsim_model *m, const jsim_job_t *j, const char *const
                     const struct profile *prof);
 /* Frees the model's arrays; the struct is then empty. NULL-safe. */
 void jsim_model_close(struct jsim_model *m);
+/* A copy of `m` in which every stage's initialization is its median init_q: a profile's latency
+ * tail is mostly time tasks sat queued at busy nodes, which a simulated run would otherwise hold
+ * a token for and, with free units, add to the path. Admission's shape (jm/shape.h) and the JM's
+ * ETA both simulate on this model, so the ETA comes from admission's model (issue 22). Returns 0
+ * or ERR_NOMEM; *out is then owned by the caller (jsim_model_close). */
+int jsim_model_init_median(struct jsim_model *out, const struct jsim_model *m);
 
 /* ---- one simulated run ---- */
 struct jsim_run_stats {

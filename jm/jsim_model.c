@@ -133,6 +133,24 @@ int jsim_model_init(struct jsim_model *m, const jsim_job_t *j, const char *const
     return 0;
 }
 
+int jsim_model_init_median(struct jsim_model *out, const struct jsim_model *m)
+{
+    int n = m->nstages > 0 ? m->nstages : 0;
+    out->stages = mem_alloc((size_t)(n > 0 ? n : 1) * sizeof *out->stages);
+    if (out->stages == NULL) {
+        out->nstages = 0;
+        return ERR_NOMEM;
+    }
+    out->nstages = n;
+    for (int st = 0; st < n; st++) {
+        out->stages[st] = m->stages[st];
+        double med = m->stages[st].init_q[(PROFILE_NQ - 1) / 2];
+        for (int q = 0; q < PROFILE_NQ; q++)
+            out->stages[st].init_q[q] = med;
+    }
+    return 0;
+}
+
 void jsim_model_close(struct jsim_model *m)
 {
     if (m == NULL)

@@ -318,17 +318,9 @@ int shape_place_sim(const jsim_job_t *job, const struct jsim_model *m,
     /* each attempt's initialization at its stage's median: a profile's init_q also counts the
      * time a task sat queued at a busy node, which the simulator would add to the token's hold
      * and, with free units, to the path */
-    struct jsim_model flat = {
-        .nstages = m->nstages,
-        .stages = mem_alloc((size_t)(m->nstages > 0 ? m->nstages : 1) * sizeof *flat.stages)};
-    if (flat.stages == NULL)
+    struct jsim_model flat;
+    if (jsim_model_init_median(&flat, m) != 0)
         return ERR_NOMEM;
-    for (int st = 0; st < m->nstages; st++) {
-        flat.stages[st] = m->stages[st];
-        double med = m->stages[st].init_q[(PROFILE_NQ - 1) / 2];
-        for (int q = 0; q < PROFILE_NQ; q++)
-            flat.stages[st].init_q[q] = med;
-    }
     double S, path = s->path;
     int rc = shape__median_run(job, &flat, pm, runs, (int)tokens, &S);
     if (rc == 0 && runs > 1) {
@@ -348,7 +340,7 @@ int shape_place_sim(const jsim_job_t *job, const struct jsim_model *m,
         if (rc == 0 && cp > path)
             path = cp;
     }
-    mem_free(flat.stages);
+    jsim_model_close(&flat);
     if (rc != 0)
         return rc;
     double kk = tokens;

@@ -153,6 +153,44 @@ static void test_rest_of_a_run(void **state)
     assert_int_equal(jsim_run_rest(f->job, &f->model, 2, st, left, 0, &rng, &r), ERR_INVAL);
 }
 
+/* jsim_model_init_median: a copy whose initializations are each stage's median, so a queueing
+ * tail in a profile's init_q no longer stretches the simulated rest (admission's shape and the
+ * JM's ETA both run on it); the model it copies is left as it was. */
+static void test_median_initialization(void **state)
+{
+    struct fixture *f = *state;
+    int mid = (PROFILE_NQ - 1) / 2;
+    /* the maps as a profile saw them: 10 s each, half started at once, the rest waited 3 s */
+    f->model.stages[0].from_profile = 1;
+    for (int q = 0; q < PROFILE_NQ; q++) {
+        f->model.stages[0].runtime_q[q] = 10;
+        f->model.stages[0].init_q[q] = q <= mid ? 0.0 : 3.0;
+    }
+    struct jsim_model med;
+    assert_int_equal(jsim_model_init_median(&med, &f->model), 0);
+    assert_int_equal(med.nstages, f->model.nstages);
+    for (int q = 0; q < PROFILE_NQ; q++)
+        assert_true(med.stages[0].init_q[q] == 0.0);
+    assert_true(f->model.stages[0].init_q[PROFILE_NQ - 1] == 3.0);
+    uint8_t st[5] = {JSIM_REST_DONE, JSIM_REST_DONE, JSIM_REST_RUNNING, JSIM_REST_PENDING,
+                     JSIM_REST_PENDING};
+    double left[5] = {0, 0, 4, 0, 0};
+    struct jsim_run_stats r;
+    double tail_max = 0;
+    for (uint64_t seed = 1; seed <= 40; seed++) {
+        struct jsim_rng rng;
+        jsim_rng_seed(&rng, seed);
+        assert_int_equal(jsim_run_rest(f->job, &f->model, 2, st, left, 1.0, &rng, &r), 0);
+        tail_max = r.makespan > tail_max ? r.makespan : tail_max;
+        jsim_rng_seed(&rng, seed);
+        assert_int_equal(jsim_run_rest(f->job, &med, 2, st, left, 1.0, &rng, &r), 0);
+        assert_true(fabs(r.makespan - 30) < 1e-9); /* as with no latency: 10 + 20 */
+    }
+    assert_true(tail_max > 32.9); /* the tail's draws do reach the rest */
+    jsim_model_close(&med);
+    assert_null(med.stages);
+}
+
 static void test_task_level_dag_by_hand(void **state)
 {
     (void)state;
@@ -527,6 +565,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_mapreduce_by_hand, setup_mapreduce, teardown),
         cmocka_unit_test_setup_teardown(test_mapreduce_sized, setup_mapreduce, teardown),
         cmocka_unit_test_setup_teardown(test_rest_of_a_run, setup_mapreduce, teardown),
+        cmocka_unit_test_setup_teardown(test_median_initialization, setup_mapreduce, teardown),
         cmocka_unit_test(test_task_level_dag_by_hand),
         cmocka_unit_test(test_pass_through_stage_and_cycle),
         cmocka_unit_test(test_failures_from_profile),
