@@ -1,5 +1,6 @@
 /* place.h - one scheduling round of the JM: from ready tasks (in priority order) to matches
- * (in quality order), gluing spec, view, estimator and matcher (Apollo §3.3; DESIGN.md 2 step 4).
+ * (in quality order), gluing spec, view, estimator and matcher (Apollo §3.3; docs/architecture.md,
+ * "How a task flows", step 4).
  *
  * For each task of the batch: its candidate set (matcher_candidates), an estimate C for every
  * candidate (estimator_estimate, with one random draw per estimate), then the stable matcher.

@@ -55,7 +55,7 @@
 #define LEDGER_LEASE_DEFAULT 10000
 #define LEDGER_JOB_DIR_MAX   256 /* a job directory kept for restarts (longer: not kept) */
 
-/* Liveness of a node as decided by the leader from heartbeats (rm/liveness.h). */
+/* Liveness of a node as decided by the leader from heartbeats (rmview_liveness, rm/rmview.h). */
 enum ledger_liveness { LEDGER_NODE_UP = 1, LEDGER_NODE_SUSPECT = 2, LEDGER_NODE_DOWN = 3 };
 
 enum ledger_job_state {

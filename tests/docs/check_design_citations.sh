@@ -9,7 +9,6 @@
 set -u
 src=${1:?usage: check_design_citations.sh SOURCE_DIR}
 PENDING="
-jm/place.h
 "
 pattern="DESIGN(\\.md|'s)"
 fail=0
