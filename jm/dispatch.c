@@ -330,9 +330,7 @@ size_t dispatch_upgrades(dispatch_t *d, const double *prio, size_t *out, size_t 
         }
         if (best == SIZE_MAX)
             break;
-        dispatch__count(d, best, -1);
-        d->cls[best] = DISPATCH_REGULAR;
-        dispatch__count(d, best, +1);
+        (void)dispatch_reclass(d, best, DISPATCH_REGULAR); /* in flight, so it cannot fail */
         if (d->reserve == best)
             d->reserve = SIZE_MAX;
         out[k++] = best;
@@ -368,9 +366,7 @@ size_t dispatch_downgrades(dispatch_t *d, const double *prio, const double *rema
         }
         if (best == SIZE_MAX)
             break;
-        dispatch__count(d, best, -1);
-        d->cls[best] = DISPATCH_OPPORTUNISTIC;
-        dispatch__count(d, best, +1);
+        (void)dispatch_reclass(d, best, DISPATCH_OPPORTUNISTIC); /* in flight, so it cannot fail */
         d->ndown++;
         out[k++] = best;
     }
@@ -410,9 +406,7 @@ size_t dispatch_yield(dispatch_t *d, size_t task, const double *prio, dispatch_m
         }
         if (best == SIZE_MAX)
             break;
-        dispatch__count(d, best, -1);
-        d->cls[best] = DISPATCH_OPPORTUNISTIC;
-        dispatch__count(d, best, +1);
+        (void)dispatch_reclass(d, best, DISPATCH_OPPORTUNISTIC); /* in flight, so it cannot fail */
         d->nyield++;
         free_u += dispatch_cost(d, best);
         out[k++] = best;
