@@ -25,8 +25,12 @@
 
 #define RMSERVER__POLL_MS 10
 #define RMSERVER__TICK_MS 100
-#define RMSERVER__SNAP_JOIN_MS                                                                     \
-    100 /* a joining subscriber's snapshot at once, unless one was this recent */
+/* A joining subscriber's snapshot comes at once unless one was published less than a window
+ * ago, else at the window's end: joiners within it share one snapshot. The window grows with
+ * the view's parts (each snapshot goes to every subscriber of the snapshot topic still taking
+ * the last one), 5 ms for a view of one part up to 100 ms from 20 parts (10,240 nodes). */
+#define RMSERVER__SNAP_JOIN_MIN_MS 5
+#define RMSERVER__SNAP_JOIN_MAX_MS 100
 
 const char *rmserver_role_name(int role)
 {
@@ -390,6 +394,22 @@ static void rmserver__snapshot(struct rmserver *s)
     rmview_publish_snapshot(s->view, s->snap_last_ms, s->id, rmserver__emit, s);
 }
 
+/* The join window after a snapshot of the current view (RMSERVER__SNAP_JOIN_MIN_MS above). */
+static int64_t rmserver__snap_join_ms(struct rmserver *s)
+{
+    size_t nodes = ledger_node_count(fsm_ledger(s->fsm));
+    size_t parts = nodes / PROTO_MAX_VIEW_NODES + 1;
+    int64_t ms = (int64_t)parts * RMSERVER__SNAP_JOIN_MIN_MS;
+    return ms < RMSERVER__SNAP_JOIN_MAX_MS ? ms : RMSERVER__SNAP_JOIN_MAX_MS;
+}
+
+static void rmserver__on_join(uv_timer_t *t)
+{
+    struct rmserver *s = t->data;
+    if (s->snap_wanted) /* else a delta tick served the joiners first */
+        rmserver__snapshot(s);
+}
+
 static void rmserver__on_delta(uv_timer_t *t)
 {
     struct rmserver *s = t->data;
@@ -437,8 +457,8 @@ static void rmserver__stop(struct rmserver *s)
     s->stopping = true;
     uv_handle_t *hs[] = {(uv_handle_t *)&s->poll_timer,  (uv_handle_t *)&s->tick_timer,
                          (uv_handle_t *)&s->delta_timer, (uv_handle_t *)&s->snap_timer,
-                         (uv_handle_t *)&s->flush_check, (uv_handle_t *)&s->sigterm,
-                         (uv_handle_t *)&s->sigint};
+                         (uv_handle_t *)&s->join_timer,  (uv_handle_t *)&s->flush_check,
+                         (uv_handle_t *)&s->sigterm,     (uv_handle_t *)&s->sigint};
     for (size_t i = 0; i < sizeof hs / sizeof hs[0]; i++) {
         if (hs[i]->data == s && !uv_is_closing(hs[i]))
             uv_close(hs[i], rmserver__handle_closed);
@@ -464,8 +484,9 @@ static void rmserver__on_signal(uv_signal_t *h, int sig)
  * unsubscription of its topic (xpub_verbose passes every subscription, and an unsubscription
  * when no subscriber of the topic is left). A subscription to snapshots (rmview_topic_snapshot:
  * a JM starting, or one that missed a delta) gets a whole snapshot at once, so it never places
- * a job on part of the cluster; joins within RMSERVER__SNAP_JOIN_MS of the last snapshot share
- * the next delta tick's. A subscription to deltas alone asks for nothing. */
+ * a job on part of the cluster; joins within the join window of the last snapshot
+ * (rmserver__snap_join_ms) share one at the window's end, or the next delta tick's if that comes
+ * first. A subscription to deltas alone asks for nothing. */
 static void rmserver__on_pub(zuv_sock_t *zs, zmsg_t **msg, void *arg)
 {
     (void)zs;
@@ -481,10 +502,15 @@ static void rmserver__on_pub(zuv_sock_t *zs, zmsg_t **msg, void *arg)
         return;
     }
     s->snap_topics |= 1u << len;
-    if ((int64_t)clock_mono_ms() - s->snap_last_ms >= RMSERVER__SNAP_JOIN_MS)
+    if (s->stopping)
+        return;
+    int64_t wait = s->snap_last_ms + rmserver__snap_join_ms(s) - (int64_t)clock_mono_ms();
+    if (wait <= 0) {
         rmserver__snapshot(s);
-    else
+    } else if (!s->snap_wanted) {
         s->snap_wanted = true;
+        uv_timer_start(&s->join_timer, rmserver__on_join, (uint64_t)wait, 0);
+    }
 }
 
 static int rmserver__lock_dir(struct rmserver *s, char *msg, size_t cap)
@@ -673,6 +699,9 @@ static int rmserver__start(struct rmserver *s, bool insecure, bool bootstrap, bo
     rmserver__timer(s, &s->tick_timer, rmserver__on_tick, RMSERVER__TICK_MS);
     rmserver__timer(s, &s->delta_timer, rmserver__on_delta, (uint64_t)cfg->view_delta_ms);
     rmserver__timer(s, &s->snap_timer, rmserver__on_snapshot, (uint64_t)cfg->view_snapshot_ms);
+    uv_timer_init(&s->loop, &s->join_timer); /* one-shot, started by a joiner (rmserver__on_pub) */
+    s->join_timer.data = s;
+    s->handles_open++;
     uv_check_init(&s->loop, &s->flush_check);
     s->flush_check.data = s;
     s->handles_open++;

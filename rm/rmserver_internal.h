@@ -130,10 +130,11 @@ struct rmserver {
     zuv_sock_t *api, *hb, *pub; /* hb may equal api */
 
     uv_timer_t poll_timer, tick_timer, delta_timer, snap_timer;
-    int64_t snap_last_ms; /* monotonic time of the last VIEW_SNAPSHOT */
-    bool snap_wanted;     /* a subscriber joined since: snapshot at the next delta tick */
-    uint32_t snap_topics; /* bit L: a subscription to the snapshot topic's first L bytes lives */
-    uint64_t snapshots;   /* snapshots published (rm_status view_snapshots) */
+    uv_timer_t join_timer; /* one-shot: the snapshot for joiners within the join window */
+    int64_t snap_last_ms;  /* monotonic time of the last VIEW_SNAPSHOT */
+    bool snap_wanted;      /* a subscriber joined since: at join_timer or the next delta tick */
+    uint32_t snap_topics;  /* bit L: a subscription to the snapshot topic's first L bytes lives */
+    uint64_t snapshots;    /* snapshots published (rm_status view_snapshots) */
     uv_check_t flush_check;
     uv_signal_t sigterm, sigint;
     int handles_open;
