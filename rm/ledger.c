@@ -381,6 +381,15 @@ void ledger_calibration(const ledger_t *l, struct calib_factors *out)
     calib_factors(&l->calib, out);
 }
 
+int ledger_set_policy(ledger_t *l, int policy)
+{
+    if (policy < ARBITER_FCFS || policy > ARBITER_MINEDF_WC)
+        return ERR_INVAL;
+    l->policy_set = 1;
+    l->policy = policy;
+    return 0;
+}
+
 /* A deadline job's minimum: what its Jockey controller needs when it has a profile (or no
  * registered shape): its raw allocation when its JM said one (issue 25: the request adds the
  * controller's hysteresis, which a job granted less kept claiming), else its request; without
@@ -426,10 +435,10 @@ void ledger__arbitrate(ledger_t *l, size_t vci, uint64_t cause)
         l->arb_pos[n++] = i;
     }
     vc->arbitrated_ms = l->now;
-    arbiter_allocate_plan(ARBITER_MINEDF_WC, vc->capacity, ledger__held_back(l, vci), l->arb, n,
-                          l->arb_order);
+    enum arbiter_policy pol = l->policy_set ? (enum arbiter_policy)l->policy : ARBITER_MINEDF_WC;
+    arbiter_allocate_plan(pol, vc->capacity, ledger__held_back(l, vci), l->arb, n, l->arb_order);
     if (ledger__quota_trim(l, vci, l->arb, l->arb_pos, n)) /* issue 27: tokens held at once */
-        arbiter_allocate_plan(ARBITER_MINEDF_WC, vc->capacity, ledger__held_back(l, vci), l->arb, n,
+        arbiter_allocate_plan(pol, vc->capacity, ledger__held_back(l, vci), l->arb, n,
                               l->arb_order);
     vc->spare = 0;
     for (size_t k = 0; k < n; k++) {

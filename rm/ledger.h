@@ -448,6 +448,12 @@ uint32_t ledger_plan_at(const ledger_t *l, uint32_t vc, int64_t t);
 struct calib_factors;
 void ledger_calibration(const ledger_t *l, struct calib_factors *out);
 
+/* Simulations only (`paddock-sim arbiter` compares Verma's policies through the ledger): the
+ * arbiter policy (enum arbiter_policy) every arbitration uses from now on instead of MinEDF-WC.
+ * Not a command: it is not in the log or in snapshots, and the RM never calls it. ERR_INVAL for
+ * an unknown policy. */
+int ledger_set_policy(ledger_t *l, int policy);
+
 /* The history, oldest first (at most LEDGER_HISTORY_CAP runs). */
 size_t ledger_history_count(const ledger_t *l);
 const struct ledger_run *ledger_history_at(const ledger_t *l, size_t i);

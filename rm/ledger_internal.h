@@ -47,6 +47,8 @@ struct ledger {
     int32_t *idem_bucket; /* 2 * LEDGER_IDEM_CAP heads */
 
     struct calib calib; /* admission's error model, from the jobs that succeeded */
+    int policy_set;     /* ledger_set_policy (simulations only; not in snapshots) */
+    int policy;
 
     /* tenants (ledger_tenant.c) */
     struct ledger_rule *rules; /* LEDGER_MAX_RULES, by (user, vc) */
