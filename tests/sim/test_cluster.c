@@ -36,6 +36,7 @@ static void make_jobs(struct jobs *j, const struct cluster_workloads *wl, size_t
         j->jobs[i].spec = j->specs[i];
         j->jobs[i].arrival_s = gap * (double)i;
         j->jobs[i].jockey = NULL;
+        j->jobs[i].run_s = NULL;
         j->tasks += j->specs[i]->ntasks;
     }
 }

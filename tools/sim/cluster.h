@@ -75,9 +75,21 @@ struct cluster_config {
     double run_slowdown;    /* every job task's run time times this (a slow run: Jockey's
                                whole-run slowdown; default 1) */
     struct engine_noise noise;
+    /* borrowed; NULL: none (each job holds `tokens` or its Jockey's) */
+    const struct cluster_hooks *hooks;
 };
 
 void cluster_config_default(struct cluster_config *cfg);
+
+/* Hooks into the simulated cluster (cluster_config.hooks): `paddock-sim arbiter` sets every
+ * job's tokens from the RM's ledger through them (cluster_arbiter.c). `world` is the run's state
+ * (cluster_internal.h). arrive: a job arrived (before its first round); an error stops the run.
+ * end: a job ended (succeeded or failed). */
+struct cluster_hooks {
+    void *ctx;
+    int (*arrive)(void *ctx, void *world, size_t job);
+    void (*end)(void *ctx, void *world, size_t job);
+};
 
 /* Jockey in a job's JM (cluster_jockey.c; docs/jockey.md): what jm/jmd_jockey.c does in the
  * daemon, at its control period (deadline / 30, 1 to 60 s): jm/progress over the stages done,
@@ -110,6 +122,8 @@ struct cluster_job {
     const struct spec *spec;
     double arrival_s;
     const struct cluster_jockey *jockey; /* NULL: cfg.tokens throughout */
+    const double *run_s; /* borrowed; per task: its run time in place of the noise model's draw
+                            (NULL: drawn from spec runtime_s and cfg.noise) */
 };
 
 /* Per job, when any job runs Jockey (cluster_result.job_stats). */

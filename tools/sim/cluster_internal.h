@@ -72,6 +72,7 @@ struct cl_job {
     struct place_match *matches;
     struct engine_rng rng;
     struct cl_jockey *jk; /* Jockey's loop (cluster_jockey.c) or NULL: cfg.tokens throughout */
+    const double *run_s;  /* cluster_job.run_s (borrowed) or NULL */
     int arrived, done, failed, round_pending, tick_pending;
     double arrival, finish;
 };
@@ -142,6 +143,10 @@ void cl_job_report(struct cl_world *w, size_t job, size_t task, uint32_t attempt
 void cl_job_started(struct cl_world *w, size_t job, size_t task);
 /* Units freed: waiting opportunistic tasks turn regular (jm/attempt.h's order); how many. */
 size_t cl_job_upgrade(struct cl_world *w, struct cl_job *j);
+/* The grant fell below the regular units in flight: jmd_sched__downgrades, in place at the
+ * tasks' nodes with jm/attempt.h's grace; remaining and estimate are scratch of ntasks. Returns
+ * how many tasks were downgraded. */
+size_t cl_job_downgrade(struct cl_world *w, struct cl_job *j, double *remaining, double *estimate);
 
 /* cluster_jockey.c: Jockey's control loop in a JM (jm/jmd_jockey.c's) */
 int cl_jockey_init(struct cl_world *w, struct cl_job *j, const struct cluster_jockey *cfg);

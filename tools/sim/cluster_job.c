@@ -32,6 +32,7 @@ int cl_job_init(struct cl_world *w, struct cl_job *j, const struct cluster_job *
     j->idx = idx;
     j->spec = src->spec;
     j->arrival = src->arrival_s;
+    j->run_s = src->run_s;
     size_t nt = j->spec->ntasks;
     struct estimator_config ec;
     estimator_config_default(&ec);
@@ -155,6 +156,11 @@ void cl_job_arrive_ev(engine_t *e, void *ctx, uint64_t job)
     if (w->jobs_active > w->res->jobs_peak)
         w->res->jobs_peak = w->jobs_active;
     if (j->jk != NULL && (rc = cl_jockey_arrive(w, j)) != 0) {
+        cl__stop(w, rc);
+        return;
+    }
+    const struct cluster_hooks *h = w->cfg.hooks;
+    if (h != NULL && h->arrive != NULL && (rc = h->arrive(h->ctx, w, j->idx)) != 0) {
         cl__stop(w, rc);
         return;
     }
@@ -368,6 +374,9 @@ static void cl__job_end(struct cl_world *w, struct cl_job *j, int failed)
         w->res->jobs_failed++;
     else
         w->res->jobs_done++;
+    const struct cluster_hooks *h = w->cfg.hooks;
+    if (h != NULL && h->end != NULL)
+        h->end(h->ctx, w, j->idx);
     if (w->jobs_finished == w->njobs) {
         cl_account(w, 0, 0);
         w->last_finish = now;
@@ -403,6 +412,42 @@ size_t cl_job_upgrade(struct cl_world *w, struct cl_job *j)
         }
         total += k;
         if (k < 32)
+            break;
+    }
+    return total;
+}
+
+size_t cl_job_downgrade(struct cl_world *w, struct cl_job *j, double *remaining, double *estimate)
+{
+    if (dispatch_regular_units(j->disp) <= dispatch_tokens(j->disp))
+        return 0;
+    double now = engine_now(w->eng);
+    for (size_t i = 0; i < j->spec->ntasks; i++) {
+        const struct cl_task *t = &j->tasks[i];
+        double r = t->est_s > 0 ? t->est_s : j->spec->tasks[i].runtime_s;
+        estimate[i] = r;
+        if (t->running)
+            r -= now - t->started_at;
+        remaining[i] = r > 0 ? r : 0;
+    }
+    struct attempt_action act[64];
+    size_t n, total = 0;
+    while ((n = attempt_downgrades(j->att, j->task_bl, remaining, estimate, cl__ms(now), act, 64)) >
+           0) {
+        for (size_t i = 0; i < n; i++) {
+            struct cl_task *t = &j->tasks[act[i].task];
+            total++;
+            t->klass = (t->klass & 0x100) | QUEUE_OPPORTUNISTIC;
+            if (act[i].node < 0)
+                continue;
+            struct cl_node *nd = &w->nodes[act[i].node];
+            if (nd->up && queue_downgrade(nd->q, cl_qid(j->idx, act[i].task),
+                                          now + (double)act[i].grace_ms / 1000.0) == 0) {
+                nd->dirty = 1;
+                nd->changes++;
+            }
+        }
+        if (n < 64)
             break;
     }
     return total;

@@ -115,45 +115,6 @@ static void cl_jk__account(struct cl_jockey *k, double now)
     k->last_t = now;
 }
 
-/* The grant fell below the regular units in flight: jmd_sched__downgrades, in place at the
- * tasks' nodes with their grace. */
-static void cl_jk__downgrades(struct cl_world *w, struct cl_job *j)
-{
-    struct cl_jockey *k = j->jk;
-    if (dispatch_regular_units(j->disp) <= dispatch_tokens(j->disp))
-        return;
-    double now = engine_now(w->eng);
-    for (size_t i = 0; i < j->spec->ntasks; i++) {
-        const struct cl_task *t = &j->tasks[i];
-        double r = t->est_s > 0 ? t->est_s : j->spec->tasks[i].runtime_s;
-        k->estimate[i] = r;
-        if (t->running)
-            r -= now - t->started_at;
-        k->remaining[i] = r > 0 ? r : 0;
-    }
-    int64_t now_ms = (int64_t)(now * 1000.0 + 0.5);
-    struct attempt_action act[64];
-    size_t n;
-    while ((n = attempt_downgrades(j->att, j->task_bl, k->remaining, k->estimate, now_ms, act,
-                                   64)) > 0) {
-        for (size_t i = 0; i < n; i++) {
-            struct cl_task *t = &j->tasks[act[i].task];
-            k->downgrades++;
-            t->klass = (t->klass & 0x100) | QUEUE_OPPORTUNISTIC;
-            if (act[i].node < 0)
-                continue;
-            struct cl_node *nd = &w->nodes[act[i].node];
-            if (nd->up && queue_downgrade(nd->q, cl_qid(j->idx, act[i].task),
-                                          now + (double)act[i].grace_ms / 1000.0) == 0) {
-                nd->dirty = 1;
-                nd->changes++;
-            }
-        }
-        if (n < 64)
-            break;
-    }
-}
-
 /* Token units the nodes hold beyond the virtual cluster (jmd_jockey__beyond): idle to every
  * job's regular work, so spare to this one's opportunistic work. */
 static double cl_jk__beyond(const struct cl_world *w, const struct cl_jockey *k)
@@ -187,7 +148,7 @@ static void cl_jk__grant(struct cl_world *w, struct cl_job *j, int tokens)
         allow = spare;
     dispatch_set_factor(j->disp, allow / (double)k->granted);
     if (k->granted < before)
-        cl_jk__downgrades(w, j);
+        k->downgrades += cl_job_downgrade(w, j, k->remaining, k->estimate);
     else if (k->granted > before)
         k->upgrades += cl_job_upgrade(w, j);
     cl_job_kick(w, j);

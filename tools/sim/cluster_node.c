@@ -254,7 +254,9 @@ static void cl__start_job_task(struct cl_world *w, uint32_t n, const queue_task_
     engine_rng_seed(&r, w->cfg.seed ^ 0x7a5c0000ull, cl_key(job, task, tk->attempt));
     double slow = w->cfg.run_slowdown > 0 ? w->cfg.run_slowdown : 1.0;
     double run =
-        engine_noise_runtime(&w->cfg.noise, &r, j->spec->tasks[task].runtime_s * slow, NULL) +
+        (j->run_s != NULL ? j->run_s[task] * slow
+                          : engine_noise_runtime(&w->cfg.noise, &r,
+                                                 j->spec->tasks[task].runtime_s * slow, NULL)) +
         tk->planned_io + w->cfg.task_overhead_s;
     double fail_at = engine_noise_failure(&w->cfg.noise, &r, run);
     if (fail_at >= 0) {
