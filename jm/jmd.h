@@ -279,8 +279,11 @@ typedef struct jmd {
     char last_refusal[160]; /* the RM's last refusal text (logged once) */
     int want;               /* tokens to ask for now */
     int64_t rm_heard_mono;
-    size_t rm_dropped; /* messages from the RM that did not decode (state.json "rm_dropped") */
-    size_t pn_dropped; /* messages from PNs that did not decode (state.json "pn_dropped") */
+    size_t rm_dropped;   /* messages from the RM that did not decode (state.json "rm_dropped") */
+    size_t unfit;        /* tasks left that no live node of the view can hold (jmd_rm.c) */
+    char unfit_why[240]; /* the first of them and the largest node, for state.json and the log */
+    uint64_t unfit_sig;  /* the view's nodes as last checked (a change checks again) */
+    size_t pn_dropped;   /* messages from PNs that did not decode (state.json "pn_dropped") */
     int end_acked;
 
     /* PNs (indexed like the view) */
