@@ -35,6 +35,20 @@ static int node__mkdir(const char *path, char *msg, size_t cap)
     return 0;
 }
 
+/* A node smaller than the smallest bin (0.25 cpu under the default 0.5) would publish a matrix of
+ * "never" only, and no JM would place anything on it: its own capacity becomes the first bin
+ * (replacing the smallest when the bins are full). */
+static int node__fit_bins(double *bins, int n, double capacity)
+{
+    if (n <= 0 || !(capacity > 0) || capacity >= bins[0])
+        return n;
+    if (n == MATRIX_MAX_BINS)
+        n--;
+    memmove(bins + 1, bins, (size_t)n * sizeof *bins);
+    bins[0] = capacity;
+    return n + 1;
+}
+
 node_t *node_new(const pnconf_t *cfg, uv_loop_t *loop, uint64_t boot_id, uid_t uid, gid_t gid,
                  node_send_fn *send, void *send_arg, char *msg, size_t cap)
 {
@@ -45,6 +59,8 @@ node_t *node_new(const pnconf_t *cfg, uv_loop_t *loop, uint64_t boot_id, uid_t u
     int nmem = matrix_parse_bins(cfg->mem_bins_mb, mem_bins, msg, cap);
     if (nmem < 0)
         return NULL;
+    ncpu = node__fit_bins(cpu_bins, ncpu, cfg->cpus);
+    nmem = node__fit_bins(mem_bins, nmem, (double)(cfg->memory >> 20));
     if (node__mkdir(cfg->work_dir, msg, cap))
         return NULL;
     node_t *n = mem_calloc(1, sizeof *n);
