@@ -455,6 +455,10 @@ void jmd_out_state(jmd_t *j)
         /* messages from the RM that did not decode: dropped, counted */
         json_object_set_new(o, "rm_dropped", json_integer((json_int_t)j->rm_dropped));
         json_object_set_new(o, "pn_dropped", json_integer((json_int_t)j->pn_dropped));
+        /* tasks left that no live node can hold, and why (jmd_rm.c): null when none */
+        json_object_set_new(o, "tasks_unplaceable", json_integer((json_int_t)j->unfit));
+        json_object_set_new(o, "unplaceable",
+                            j->unfit > 0 ? json_string(j->unfit_why) : json_null());
         /* each RM replica's view stream: snapshots taken whole, deltas missed (jm/view_proto.h) */
         uint64_t wholes = 0, gaps = 0;
         for (size_t i = 0; i < j->o.nrm && i < JMD_MAX_RM; i++) {

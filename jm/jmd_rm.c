@@ -98,6 +98,87 @@ static void jmd_rm__snapshot_retry(jmd_t *j)
     }
 }
 
+/* Whether a live node of the view can hold (cpu, mem_mb): one whose capacity and wait-time
+ * matrix do (a PN's matrix says "never" for what it cannot hold, also for a request under its
+ * capacity when its smallest bin is over it, as older PNs smaller than their bins said). */
+static int jmd_rm__fits(const view_t *v, double cpu, uint64_t mem_mb)
+{
+    for (uint32_t i = 0; i < view_count(v); i++) {
+        const struct view_node *vn = view_node(v, i);
+        if (vn != NULL && vn->up && view_wait(vn, cpu, (double)mem_mb, 0) >= 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* The view's nodes in one word: their count, the live ones and their capacities. */
+static uint64_t jmd_rm__fit_sig(const view_t *v)
+{
+    uint64_t h = 1469598103934665603ull ^ view_count(v);
+    for (uint32_t i = 0; i < view_count(v); i++) {
+        const struct view_node *vn = view_node(v, i);
+        if (vn == NULL || !vn->up)
+            continue;
+        uint64_t k = (uint64_t)llround(vn->cpu * 1000) * 31 + vn->mem_mb * 7 + vn->ncpu + i;
+        h = (h ^ k) * 1099511628211ull;
+    }
+    return h;
+}
+
+/* A job whose tasks no live node can hold says so (state.json "unplaceable", the log) rather
+ * than wait silently; checked when the whole view's nodes change (which nodes live, their
+ * capacities), over the tasks not yet handed out, each run of tasks of one size once. */
+static void jmd_rm__check_fit(jmd_t *j)
+{
+    uint64_t sig = jmd_rm__fit_sig(j->view);
+    if (sig == j->unfit_sig)
+        return;
+    j->unfit_sig = sig;
+    size_t unfit = 0, first = SIZE_MAX;
+    double cpu = -1;
+    uint64_t mem = 0;
+    int fits = 1;
+    for (size_t i = 0; i < j->spec->ntasks; i++) {
+        enum dag_state st = dag_state(j->dag, i);
+        if (st != DAG_WAITING && st != DAG_READY)
+            continue;
+        const struct spec_task *t = &j->spec->tasks[i];
+        if (t->cpu != cpu || t->mem_mb != mem) {
+            cpu = t->cpu;
+            mem = t->mem_mb;
+            fits = jmd_rm__fits(j->view, cpu, mem);
+        }
+        if (!fits && unfit++ == 0)
+            first = i;
+    }
+    size_t had = j->unfit;
+    j->unfit = unfit;
+    if (unfit == 0) {
+        j->unfit_why[0] = '\0';
+        if (had > 0)
+            log_info("every task left fits a live node again");
+        return;
+    }
+    double big_cpu = 0;
+    uint64_t big_mem = 0;
+    size_t live = 0;
+    for (uint32_t i = 0; i < view_count(j->view); i++) {
+        const struct view_node *vn = view_node(j->view, i);
+        if (vn == NULL || !vn->up)
+            continue;
+        live++;
+        big_cpu = vn->cpu > big_cpu ? vn->cpu : big_cpu;
+        big_mem = vn->mem_mb > big_mem ? vn->mem_mb : big_mem;
+    }
+    const struct spec_task *t = &j->spec->tasks[first];
+    snprintf(j->unfit_why, sizeof j->unfit_why,
+             "%zu task%s no live node: task \"%.64s\" needs %g cpu and %llu MiB; of %zu live "
+             "node%s the largest has %g cpu and %llu MiB",
+             unfit, unfit == 1 ? " fits" : "s fit", t->id, t->cpu, (unsigned long long)t->mem_mb,
+             live, live == 1 ? "" : "s", big_cpu, (unsigned long long)big_mem);
+    log_warn("%s (the job waits for such a node)", j->unfit_why);
+}
+
 static void jmd_rm__on_view(zuv_sock_t *zs, zmsg_t **msg, void *arg)
 {
     jmd_t *j = arg;
@@ -158,6 +239,8 @@ static void jmd_rm__on_view(zuv_sock_t *zs, zmsg_t **msg, void *arg)
     proto_msg_close(&m);
     if (view_count(j->view) != before)
         j->view_dirty = 1;
+    if (j->view_dirty && j->view_whole)
+        jmd_rm__check_fit(j);
     if (j->view_dirty)
         jmd_sched_view_changed(j);
 }

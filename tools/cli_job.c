@@ -271,7 +271,8 @@ static int job_show_main(int argc, char **argv)
                        (long long)jobdir_num(st, "attempts_preempted", 0));
             static const char *const keys[] = {
                 "name",       "state",        "reason",      "deadline_s",
-                "makespan_s", "deadline_met", "tasks_ready", "opportunistic_allowance"};
+                "makespan_s", "deadline_met", "tasks_ready", "opportunistic_allowance",
+                "unplaceable"};
             char eta[160];
             if (jobdir_eta_text(st, eta, sizeof eta)[0] != '\0')
                 printf("  %-22s %s (from submission)\n", "eta", eta + 4);
