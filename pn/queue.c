@@ -468,16 +468,86 @@ static size_t queue__reorder(queue_t *q, double now, size_t i, int *moved)
     return i;
 }
 
+/* Regular task i is to start now. Its job's queued opportunistic task of the highest priority
+ * above it that fits the free resources (the earliest queued among equals) may start in its
+ * place as regular, i moving to the opportunistic queue, when no other job's reservation in the
+ * backfill window moves later. Returns the opportunistic queue's index of that task, or -1 (any
+ * failure, such as no memory for the check, keeps the queue as it is). */
+static long queue__trade(queue_t *q, double now, size_t i)
+{
+    const queue_task_t *t = &q->reg.v[i];
+    if (!t->job)
+        return -1;
+    long best = -1;
+    for (size_t k = 0; k < q->opp.n; k++) {
+        const queue_task_t *o = &q->opp.v[k];
+        if (o->job != t->job || !(o->prio > t->prio) || !queue__fits_free(q, o))
+            continue;
+        if (best < 0 || o->prio > q->opp.v[best].prio)
+            best = (long)k;
+    }
+    if (best < 0)
+        return -1;
+    const queue_task_t *o = &q->opp.v[best];
+    if (o->cpu <= t->cpu + QUEUE__EPS && o->mem_mb <= t->mem_mb + QUEUE__EPS &&
+        queue__est(q, o) <= queue__est(q, t))
+        return best; /* holds no more than t would: nothing behind can move later */
+    size_t w = q->reg.n < q->cfg.backfill_depth + 1 ? q->reg.n : q->cfg.backfill_depth + 1;
+    if (i + 1 >= w)
+        return best;
+    if (q->capres < w) {
+        double *r = mem_reallocarray(q->res, 2 * w, sizeof *r);
+        if (!r)
+            return -1;
+        q->res = r;
+        q->capres = w;
+    }
+    double *before = q->res, *after = q->res + q->capres;
+    if (queue__reservations(q, now, w, i, i, &q->cmp, before) != 0)
+        return -1;
+    queue_task_t keep = q->reg.v[i];
+    q->reg.v[i] = *o; /* simulated in t's place, then put back */
+    int rc = queue__reservations(q, now, w, i, i, &q->cmp, after);
+    q->reg.v[i] = keep;
+    if (rc != 0)
+        return -1;
+    for (size_t pos = i + 1; pos < w; pos++)
+        if (q->reg.v[pos].job != keep.job && after[pos] > before[pos] + QUEUE__EPS)
+            return -1;
+    return best;
+}
+
+static int queue__pick(queue_t *q, double now, double draw, queue_task_t *out, int trade,
+                       queue_pick_info_t *info);
+
 int queue_pick(queue_t *q, double now, double draw, queue_task_t *out)
 {
-    return queue_pick_ex(q, now, draw, out, NULL);
+    return queue__pick(q, now, draw, out, 0, NULL);
 }
 
 int queue_pick_ex(queue_t *q, double now, double draw, queue_task_t *out, int *reordered)
 {
-    int moved = 0;
+    queue_pick_info_t info;
+    int rc = queue__pick(q, now, draw, out, 0, &info);
     if (reordered)
-        *reordered = 0;
+        *reordered = info.reordered;
+    return rc;
+}
+
+int queue_pick_trade(queue_t *q, double now, double draw, queue_task_t *out,
+                     queue_pick_info_t *info)
+{
+    return queue__pick(q, now, draw, out, 1, info);
+}
+
+static int queue__pick(queue_t *q, double now, double draw, queue_task_t *out, int trade,
+                       queue_pick_info_t *info)
+{
+    int moved = 0;
+    queue_pick_info_t none = {0};
+    if (!info)
+        info = &none;
+    memset(info, 0, sizeof *info);
     if (q->reg.n == 0 && q->opp.n == 0)
         return ERR_NOTFOUND;
     if (q->nrun >= q->cfg.max_running)
@@ -493,8 +563,22 @@ int queue_pick_ex(queue_t *q, double now, double draw, queue_task_t *out, int *r
                 return ERR_NOTFOUND;
         }
         size_t at = queue__reorder(q, now, (size_t)i, &moved);
-        if (reordered)
-            *reordered = moved;
+        info->reordered = moved;
+        long o = trade ? queue__trade(q, now, at) : -1;
+        if (o >= 0) { /* the job's opportunistic task takes the regular place, and pays for it */
+            queue_task_t r = q->reg.v[at];
+            q->reg.v[at] = q->opp.v[o];
+            q->reg.v[at].klass = QUEUE_REGULAR;
+            r.klass = QUEUE_OPPORTUNISTIC;
+            if (!(r.weight > 0))
+                r.weight = 1;
+            queue__vec_remove(&q->opp, (size_t)o);
+            int rc = queue__vec_push(&q->opp, &r); /* cannot fail: a place was freed */
+            if (rc)
+                return rc;
+            info->traded = 1;
+            info->traded_id = r.id;
+        }
         return queue__start(q, &q->reg, at, now, out);
     }
     /* One draw picks among the opportunistic tasks that fit (the paper's "the randomized
@@ -522,8 +606,7 @@ int queue_pick_ex(queue_t *q, double now, double draw, queue_task_t *out, int *r
     for (size_t k = 0; job && k < q->opp.n; k++)
         if (q->opp.v[k].job == job && q->cand[k].eligible && q->opp.v[k].prio > q->opp.v[pick].prio)
             pick = (long)k, moved = 1;
-    if (reordered)
-        *reordered = moved;
+    info->reordered = moved;
     return queue__start(q, &q->opp, (size_t)pick, now, out);
 }
 

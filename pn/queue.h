@@ -151,6 +151,30 @@ int queue_pick(queue_t *q, double now, double draw, queue_task_t *out);
  * same job started in the place of the one the queue order gave. */
 int queue_pick_ex(queue_t *q, double now, double draw, queue_task_t *out, int *reordered);
 
+/* What queue_pick_trade did besides starting *out. */
+typedef struct queue_pick_info {
+    int reordered;      /* a higher-priority regular task of the same job started in the place
+                           of the one the queue order gave (queue_pick_ex) */
+    int traded;         /* a class trade inside one job: *out was a queued opportunistic task
+                           and starts as regular in the place of regular task `traded_id`,
+                           which moved to the tail of the opportunistic queue */
+    uint64_t traded_id; /* the regular task that gave up its place (when traded) */
+} queue_pick_info_t;
+
+/* As queue_pick_ex, with a class trade inside one job (issue 22: a yielded critical task does
+ * not wait behind its own job's lower regular work): when a regular task R of job J (job != 0)
+ * is about to start and J has a queued opportunistic task O, not held, with a higher priority
+ * that fits the free resources, O starts in R's place as regular and R moves to the tail of the
+ * opportunistic queue keeping its resources, estimate, priority and hold. J's regular work here
+ * is unchanged in count and no other job's reservation in the backfill window moves later
+ * (checked by simulating the queue with O in R's place when O is larger or longer than R): the
+ * trade is the class change the JM's own upgrade of O and downgrade of R would make, done where
+ * both are seen at once. Among J's candidates the highest priority wins, the earliest queued
+ * among equals. The caller tells J of both class changes (the PN: statuses whose reason starts
+ * with PROTO_REASON_TRADED). info may be NULL. */
+int queue_pick_trade(queue_t *q, double now, double draw, queue_task_t *out,
+                     queue_pick_info_t *info);
+
 /* No self-preemption (Apollo §3.5: a job's opportunistic task "can be upgraded to regular"):
  * when the first regular task R whose reservation is "now" is held back by running
  * opportunistic work and R's job J (job != 0) has running opportunistic tasks not being
