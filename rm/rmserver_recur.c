@@ -13,7 +13,7 @@
 #include "common/err.h"
 #include "common/log.h"
 #include "common/mem.h"
-#include "rm/lowcost.h"
+#include "rm/ledger_recur_plan.h"
 #include "rm/period.h"
 #include "rm/skyline.h"
 
@@ -25,7 +25,7 @@
 
 #define RECUR__EVERY_MS 250 /* how often the leader looks at the recurring jobs */
 
-/* ---- the model and the plan (Morpheus §5-6) ---- */
+/* ---- the model and the plan (Morpheus §5-6; rm/ledger_recur_plan.h) ---- */
 
 /* The LP fit runs on a libuv worker thread: it can take a second or more for long histories
  * (rm/skyline.h), far longer than Raft's heartbeats may wait on the loop. The runs are copied
@@ -35,8 +35,7 @@ struct recur__fit {
     struct rmserver *s;
     char name[LEDGER_NAME_MAX];
     uint32_t generation;
-    double *runs[SKYLINE_MAX_RUNS];
-    size_t nruns, k;
+    struct ledger_recur_fit runs;
     double rstar[SKYLINE_MAX_STEPS];
     int rc;
     int64_t took_ms;
@@ -44,8 +43,7 @@ struct recur__fit {
 
 static void recur__fit_free(struct recur__fit *f)
 {
-    for (size_t i = 0; i < f->nruns; i++)
-        mem_free(f->runs[i]);
+    ledger_recur_fit_close(&f->runs);
     mem_free(f);
 }
 
@@ -54,8 +52,8 @@ static void recur__fit_work(uv_work_t *req)
     struct recur__fit *f = req->data;
     int64_t t0 = (int64_t)clock_mono_ms();
     struct skyline_fit_info info;
-    f->rc =
-        skyline_fit((const double *const *)f->runs, f->nruns, f->k, SKYLINE_ALPHA, f->rstar, &info);
+    f->rc = skyline_fit((const double *const *)f->runs.runs, f->runs.nruns, f->runs.k,
+                        SKYLINE_ALPHA, f->rstar, &info);
     f->took_ms = (int64_t)clock_mono_ms() - t0;
 }
 
@@ -74,8 +72,8 @@ static void recur__fit_done(uv_work_t *req, int status)
             err_fmt(why, sizeof why, f->rc, "the skyline fit failed: %s", err_text(f->rc));
         else
             log_info("recurring %s: R* fitted over %zu runs x %zu steps in %lld ms", f->name,
-                     f->nruns, f->k, (long long)f->took_ms);
-        recur__propose(s, r, f->generation, f->rstar, f->rc == 0 ? f->k : 0, why);
+                     f->runs.nruns, f->runs.k, (long long)f->took_ms);
+        recur__propose(s, r, f->generation, f->rstar, f->rc == 0 ? f->runs.k : 0, why);
     }
     recur__fit_free(f);
 }
@@ -85,36 +83,16 @@ static void recur__fit_done(uv_work_t *req, int status)
 static void recur__model(struct rmserver *s, const struct ledger_recurring *r)
 {
     ledger_t *l = fsm_ledger(s->fsm);
-    uint32_t step = (uint32_t)s->cfg->plan_step_ms;
     struct recur__fit *f = mem_calloc(1, sizeof *f);
     if (f == NULL)
         return;
     f->s = s;
     memcpy(f->name, r->name, sizeof f->name);
     f->generation = r->generation;
-    for (size_t i = ledger_history_count(l);
-         i-- > 0 && f->nruns < (size_t)s->cfg->fit_runs && f->nruns < SKYLINE_MAX_RUNS;) {
-        const struct ledger_run *h = ledger_history_at(l, i);
-        if (h == NULL)
-            continue;
-        if (strcmp(h->recurring, r->name) != 0 || h->outcome != LEDGER_RUN_SUCCEEDED ||
-            h->nsky == 0 || h->sky_step_ms == 0)
-            continue;
-        double *in = mem_alloc(h->nsky * sizeof *in);
-        double *out = mem_calloc(SKYLINE_MAX_STEPS, sizeof *out);
-        if (in == NULL || out == NULL) {
-            mem_free(in);
-            mem_free(out);
-            break;
-        }
-        for (uint32_t j = 0; j < h->nsky; j++)
-            in[j] = h->sky_milli[j] / 1000.0;
-        size_t n = skyline_resample(in, h->nsky, h->sky_step_ms, out, SKYLINE_MAX_STEPS, step);
-        mem_free(in);
-        f->runs[f->nruns++] = out;
-        f->k = n > f->k ? n : f->k;
-    }
-    if (f->nruns == 0 || f->k == 0) {
+    /* out of memory part of the way: fitted over what was collected */
+    (void)ledger_recur_fit_runs(l, r, (uint32_t)s->cfg->plan_step_ms, (size_t)s->cfg->fit_runs,
+                                &f->runs);
+    if (f->runs.nruns == 0 || f->runs.k == 0) {
         recur__propose(s, r, r->generation, NULL, 0, "no successful run with a skyline yet");
         recur__fit_free(f);
         return;
@@ -127,148 +105,19 @@ static void recur__model(struct rmserver *s, const struct ledger_recurring *r)
     s->recur_fitting = true;
 }
 
-/* Adds (sign +1) or removes (-1) a placed job's reservation at every instance in the plan. */
-static void recur__apply(struct lowcost_plan *p, const struct ledger_recurring *r, uint32_t step,
-                         double sign)
-{
-    uint32_t period = (uint32_t)(r->period_ms / step);
-    uint32_t off = (uint32_t)((r->offset_ms / step) % (period > 0 ? period : 1));
-    for (uint32_t base = 0; period > 0 && base < p->nsteps; base += period)
-        for (uint32_t k = 0; k < r->nresv; k++) {
-            uint64_t t = ((uint64_t)base + off + r->resv_first + k) % p->nsteps;
-            p->load[t] += sign * r->resv_milli[k] / 1000.0;
-        }
-}
-
-/* Places R* of r with LowCost among the other reservations of its virtual cluster. Fills
- * cmd's vals2 (in resv) and the first step; 0 or an ERR_* with why. */
-static int recur__place(struct rmserver *s, const struct ledger_recurring *r, const double *rstar,
-                        size_t k, uint32_t *resv, uint32_t *nresv, uint32_t *first, char *why,
-                        size_t cap)
-{
-    ledger_t *l = fsm_ledger(s->fsm);
-    uint32_t step = (uint32_t)s->cfg->plan_step_ms;
-    int64_t d = ledger_recurring_deadline(r);
-    *nresv = 0;
-    if (d == 0)
-        return err_fmt(why, cap, ERR_STATE,
-                       "no deadline: give one or accept the inferred one to get a reservation");
-    if (r->period_ms % step != 0 || r->offset_ms % step != 0)
-        return err_fmt(why, cap, ERR_INVAL,
-                       "period and offset must be multiples of the plan step (%u ms)", step);
-    uint64_t periods[LEDGER_MAX_RECURRING];
-    size_t np = 0;
-    for (size_t i = 0; i < ledger_recurring_count(l); i++) {
-        const struct ledger_recurring *o = ledger_recurring_at(l, i);
-        if (o->vc == r->vc && (o == r || o->nresv > 0) && o->period_ms % step == 0)
-            periods[np++] = (uint64_t)o->period_ms / step;
-    }
-    bool capped = false;
-    uint64_t cap_steps = (uint64_t)s->cfg->horizon_ms / step;
-    cap_steps = cap_steps > LOWCOST_MAX_STEPS ? LOWCOST_MAX_STEPS : cap_steps;
-    uint64_t lcm = period_lcm(periods, np, cap_steps, &capped);
-    uint32_t pst = (uint32_t)(r->period_ms / step);
-    if (lcm < pst || lcm % pst != 0)
-        return err_fmt(why, cap, ERR_RANGE,
-                       "its period does not fit the plan's horizon of %llu steps: raise "
-                       "recurring.horizon or the plan step",
-                       (unsigned long long)cap_steps);
-    const struct ledger_vc *vc = ledger_vc_at(l, r->vc);
-    struct lowcost_plan plan = {(uint32_t)lcm, vc != NULL ? (double)vc->capacity : 0, NULL};
-    double *rv = mem_calloc(pst, sizeof *rv);
-    plan.load = mem_calloc(lcm, sizeof *plan.load);
-    if (plan.load == NULL || rv == NULL) {
-        mem_free(plan.load);
-        mem_free(rv);
-        return err_fmt(why, cap, ERR_NOMEM, "out of memory");
-    }
-    for (size_t i = 0; i < ledger_recurring_count(l); i++) {
-        const struct ledger_recurring *o = ledger_recurring_at(l, i);
-        if (o != r && o->vc == r->vc && o->nresv > 0 && (uint64_t)o->period_ms / step > 0 &&
-            lcm % ((uint64_t)o->period_ms / step) == 0)
-            recur__apply(&plan, o, step, 1);
-    }
-    /* the plan is in steps from the LCM's start; the job's instances start at its offset */
-    uint32_t off = (uint32_t)((r->offset_ms / step) % pst);
-    if (off != 0) { /* rotate so that instances start at 0 */
-        double *rot = mem_alloc(lcm * sizeof *rot);
-        if (rot != NULL) {
-            for (uint64_t t = 0; t < lcm; t++)
-                rot[t] = plan.load[(t + off) % lcm];
-            mem_free(plan.load);
-            plan.load = rot;
-        }
-    }
-    uint32_t dl = (uint32_t)((d + step - 1) / step);
-    struct lowcost_job job = {pst, 0, dl < pst ? dl : pst, rstar, (uint32_t)k};
-    int rc = lowcost_place(&plan, &job, rv);
-    if (rc == ERR_FULL)
-        err_fmt(why, cap, rc,
-                "no room in the plan: its skyline does not fit under the capacity before its "
-                "deadline");
-    else if (rc != 0)
-        err_fmt(why, cap, rc, "placing it failed: %s", err_text(rc));
-    if (rc == 0) {
-        uint32_t lo = pst, hi = 0;
-        for (uint32_t t = 0; t < pst; t++)
-            if (rv[t] > 1e-9) {
-                lo = t < lo ? t : lo;
-                hi = t;
-            }
-        if (lo <= hi && hi - lo + 1 <= LEDGER_VALS_MAX) {
-            for (uint32_t t = lo; t <= hi; t++)
-                resv[t - lo] = (uint32_t)llround(rv[t] * 1000.0);
-            *nresv = hi - lo + 1;
-            *first = lo;
-        } else if (lo <= hi) {
-            rc = err_fmt(why, cap, ERR_RANGE, "the reservation spans more than %u plan steps",
-                         LEDGER_VALS_MAX);
-        }
-    }
-    mem_free(plan.load);
-    mem_free(rv);
-    return rc;
-}
-
 static void recur__propose(struct rmserver *s, const struct ledger_recurring *r,
                            uint32_t generation, const double *rstar, size_t k, const char *error)
 {
-    uint32_t *sky = mem_calloc(SKYLINE_MAX_STEPS, sizeof *sky);
-    uint32_t *resv = mem_calloc(LEDGER_VALS_MAX, sizeof *resv);
-    char why[LEDGER_REASON_MAX];
-    snprintf(why, sizeof why, "%s", error);
-    if (sky == NULL || resv == NULL) {
-        mem_free(sky);
-        mem_free(resv);
+    struct ledger_recur_model m;
+    if (ledger_recur_model(fsm_ledger(s->fsm), r, generation, (uint32_t)s->cfg->plan_step_ms,
+                           s->cfg->horizon_ms, LEDGER_RECUR_LOWCOST, rstar, k, error, &m) != 0)
         return;
-    }
-    uint32_t nresv = 0, first = 0;
-    int rc = 0;
-    if (k > 0)
-        rc = recur__place(s, r, rstar, k, resv, &nresv, &first, why, sizeof why);
-    /* no deadline yet, or no run yet, is a note; a fit or placement that failed is an error */
-    bool failed = (k == 0 && strstr(why, "fit failed") != NULL) || (rc != 0 && rc != ERR_STATE);
-    for (size_t i = 0; i < k; i++)
-        sky[i] = (uint32_t)llround(rstar[i] * 1000.0);
     struct ledger_cmd c;
-    ledger_cmd_init(&c, LEDGER_CMD_RECUR_MODEL);
-    memcpy(c.name, r->name, sizeof c.name);
-    c.count = generation;
-    c.width = (uint32_t)s->cfg->plan_step_ms;
-    c.cpus_milli = (uint32_t)s->cfg->plan_step_ms;
-    c.mem_mb = first;
-    c.state = failed ? 1 : 0;
-    c.vals = sky;
-    c.nvals = (uint32_t)k;
-    c.vals2 = resv;
-    c.nvals2 = nresv;
-    c.text = why;
-    c.text_len = (uint32_t)strlen(why);
+    ledger_recur_model_cmd(&m, r, &c);
     if (rmserver_submit(s, &c, NULL) == 0)
         log_info("recurring %s: model of generation %u: %zu steps, reservation of %u steps%s%s",
-                 r->name, generation, k, nresv, why[0] ? ": " : "", why);
-    mem_free(sky);
-    mem_free(resv);
+                 r->name, generation, k, m.nresv, m.why[0] ? ": " : "", m.why);
+    ledger_recur_model_close(&m);
 }
 
 /* ---- the leader's loop ---- */
