@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/err.h"
+#include "common/heap.h"
 #include "common/mem.h"
 #include "jm/jsim_internal.h"
 
@@ -44,71 +45,6 @@ double jsim_rng_normal(struct jsim_rng *r)
 double jsim_rng_lognormal(struct jsim_rng *r, double sigma)
 {
     return exp(sigma * jsim_rng_normal(r));
-}
-
-/* ---- a binary heap of (key, id), smallest key first, ties by smaller id ---- */
-
-int jsim__heap_init(struct jsim__heap *h, int cap)
-{
-    h->n = 0;
-    h->cap = cap > 0 ? cap : 1;
-    h->e = mem_calloc((size_t)h->cap, sizeof *h->e);
-    return h->e != NULL ? 0 : ERR_NOMEM;
-}
-
-void jsim__heap_close(struct jsim__heap *h)
-{
-    mem_free(h->e);
-    h->e = NULL;
-    h->n = h->cap = 0;
-}
-
-static int jsim__less(const struct jsim__hent *a, const struct jsim__hent *b)
-{
-    return a->key < b->key || (a->key == b->key && a->id < b->id);
-}
-
-int jsim__heap_push(struct jsim__heap *h, double key, int id)
-{
-    if (h->n == h->cap) {
-        struct jsim__hent *e = mem_reallocarray(h->e, (size_t)h->cap * 2, sizeof *e);
-        if (e == NULL)
-            return ERR_NOMEM;
-        h->e = e;
-        h->cap *= 2;
-    }
-    int i = h->n++;
-    struct jsim__hent x = {key, id};
-    while (i > 0) {
-        int p = (i - 1) / 2;
-        if (!jsim__less(&x, &h->e[p]))
-            break;
-        h->e[i] = h->e[p];
-        i = p;
-    }
-    h->e[i] = x;
-    return 0;
-}
-
-struct jsim__hent jsim__heap_pop(struct jsim__heap *h)
-{
-    struct jsim__hent top = h->e[0];
-    struct jsim__hent x = h->e[--h->n];
-    int i = 0;
-    for (;;) {
-        int c = 2 * i + 1;
-        if (c >= h->n)
-            break;
-        if (c + 1 < h->n && jsim__less(&h->e[c + 1], &h->e[c]))
-            c++;
-        if (!jsim__less(&h->e[c], &x))
-            break;
-        h->e[i] = h->e[c];
-        i = c;
-    }
-    if (h->n > 0)
-        h->e[i] = x;
-    return top;
 }
 
 /* ---- the job's shape ---- */
@@ -584,17 +520,28 @@ out:
 
 /* ---- one run ---- */
 
-/* The ready list of a run: sorted runs of entries merged through a heap of runs. The tasks that
- * become ready between two reads (a stage's release: thousands at once) are sorted once into a
- * run, and a pop costs log(runs) rather than log(ready tasks). The order (key, then id) is
- * total, so what pops, and when, is what a heap of the entries gives. */
+/* The ready list of a run: sorted runs of entries merged through a heap of runs (common/heap).
+ * The tasks that become ready between two reads (a stage's release: thousands at once) are
+ * sorted once into a run, and a pop costs log(runs) rather than log(ready tasks). The order (key,
+ * then id) is total, so what pops, and when, is what a heap of the entries gives. */
+struct jsim__hent {
+    double key;
+    int id;
+};
+
+static int jsim__less(const struct jsim__hent *a, const struct jsim__hent *b)
+{
+    return a->key < b->key || (a->key == b->key && a->id < b->id);
+}
+
 struct jsim__runs {
     struct jsim__hent *pool; /* every entry pushed in this run, batch after batch */
     int npool, cappool, sealed;
     int *head, *end; /* per run: its next entry and its end in pool */
     int nruns, capruns;
-    int *heap; /* runs with entries left, ordered by their head entry */
-    int nheap;
+    /* runs with entries left, keyed by their head entry: key, then tie = id << 32 | run (the ids
+     * of entries not yet popped are distinct, so the run never decides the order) */
+    struct heap heap;
     int n; /* entries not yet popped */
 };
 
@@ -603,7 +550,7 @@ static void jsim__runs_close(struct jsim__runs *q)
     mem_free(q->pool);
     mem_free(q->head);
     mem_free(q->end);
-    mem_free(q->heap);
+    heap_close(&q->heap);
     memset(q, 0, sizeof *q);
 }
 
@@ -628,26 +575,12 @@ static int jsim__hent_cmp(const void *a, const void *b)
     return jsim__less(x, y) ? -1 : jsim__less(y, x);
 }
 
-static int jsim__runs_less(const struct jsim__runs *q, int a, int b)
+/* Enters run r into the heap under its head entry. */
+static int jsim__runs_enter(struct jsim__runs *q, int r)
 {
-    return jsim__less(&q->pool[q->head[a]], &q->pool[q->head[b]]);
-}
-
-static void jsim__runs_down(struct jsim__runs *q, int i)
-{
-    int x = q->heap[i];
-    for (;;) {
-        int c = 2 * i + 1;
-        if (c >= q->nheap)
-            break;
-        if (c + 1 < q->nheap && jsim__runs_less(q, q->heap[c + 1], q->heap[c]))
-            c++;
-        if (!jsim__runs_less(q, q->heap[c], x))
-            break;
-        q->heap[i] = q->heap[c];
-        i = c;
-    }
-    q->heap[i] = x;
+    const struct jsim__hent *e = &q->pool[q->head[r]];
+    return heap_push_tie(&q->heap, heap_key_from_double(e->key),
+                         (uint64_t)(uint32_t)e->id << 32 | (uint32_t)r, NULL);
 }
 
 /* Makes the entries pushed since the last seal one sorted run. */
@@ -666,12 +599,10 @@ static int jsim__runs_seal(struct jsim__runs *q)
         if (e == NULL)
             return ERR_NOMEM;
         q->end = e;
-        int *hp = mem_reallocarray(q->heap, (size_t)cap, sizeof *hp);
-        if (hp == NULL)
-            return ERR_NOMEM;
-        q->heap = hp;
         q->capruns = cap;
     }
+    if (heap_reserve(&q->heap, (size_t)q->nruns + 1) != 0)
+        return ERR_NOMEM;
     int sorted = 1;
     for (int i = from + 1; i < to && sorted; i++)
         sorted = jsim__less(&q->pool[i - 1], &q->pool[i]);
@@ -681,36 +612,33 @@ static int jsim__runs_seal(struct jsim__runs *q)
     q->head[r] = from;
     q->end[r] = to;
     q->sealed = to;
-    int i = q->nheap++; /* sift up */
-    while (i > 0) {
-        int p = (i - 1) / 2;
-        if (!jsim__runs_less(q, r, q->heap[p]))
-            break;
-        q->heap[i] = q->heap[p];
-        i = p;
-    }
-    q->heap[i] = r;
-    return 0;
+    return jsim__runs_enter(q, r); /* reserved: cannot fail */
+}
+
+/* The run holding the smallest entry; q->n > 0 and everything pushed sealed. */
+static int jsim__runs_top(const struct jsim__runs *q)
+{
+    struct heap_entry e;
+    heap_peek(&q->heap, &e);
+    return (int)(uint32_t)e.tie;
 }
 
 /* The smallest entry; q->n > 0 and everything pushed sealed. */
 static const struct jsim__hent *jsim__runs_peek(const struct jsim__runs *q)
 {
-    return &q->pool[q->head[q->heap[0]]];
+    return &q->pool[q->head[jsim__runs_top(q)]];
 }
 
-static struct jsim__hent jsim__runs_pop(struct jsim__runs *q)
+/* Removes the smallest entry into *out; q->n > 0 and everything pushed sealed. */
+static int jsim__runs_pop(struct jsim__runs *q, struct jsim__hent *out)
 {
-    int r = q->heap[0];
-    struct jsim__hent top = q->pool[q->head[r]++];
+    int r = jsim__runs_top(q);
+    *out = q->pool[q->head[r]++];
     q->n--;
-    if (q->head[r] == q->end[r]) {
-        q->heap[0] = q->heap[--q->nheap];
-        if (q->nheap == 0)
-            return top;
-    }
-    jsim__runs_down(q, 0);
-    return top;
+    heap_pop(&q->heap, NULL);
+    if (q->head[r] == q->end[r])
+        return 0;
+    return jsim__runs_enter(q, r); /* the pop made room: cannot fail */
 }
 
 struct jsim__run {
@@ -720,11 +648,20 @@ struct jsim__run {
     /* the rest of a run under way (jsim_run_rest); state == NULL for a whole run */
     const uint8_t *state;
     const double *left;
-    struct jsim__heap *events;
+    /* attempts in flight, by the time they end: key that time, tie 2 * task + failed (a task has
+     * one attempt in flight, so the order is total); end_at[task] is the time itself */
+    struct heap *events;
+    double *end_at;
     uint64_t used; /* token units held by the running attempts */
     int *done_q;   /* tasks done before time 0 whose release is pending */
     int ndone_q;
 };
+
+static int jsim__event(struct jsim__run *r, double at, int id)
+{
+    r->end_at[id / 2] = at;
+    return heap_push_tie(r->events, heap_key_from_double(at), (uint64_t)id, NULL);
+}
 
 static int jsim__run_ready(void *ctx, int t)
 {
@@ -737,7 +674,7 @@ static int jsim__run_ready(void *ctx, int t)
         r->attempts[t] = 1;
         r->used += jsim_job_task_tokens(r->j, t);
         double left = r->left[t] > 0 && isfinite(r->left[t]) ? r->left[t] : 0;
-        return jsim__heap_push(r->events, left, 2 * t);
+        return jsim__event(r, left, 2 * t);
     }
     return jsim__runs_push(&r->ready, -r->j->prio[t], t);
 }
@@ -752,14 +689,17 @@ static int jsim__run(const jsim_job_t *j, const struct jsim_model *m, int tokens
     memset(out, 0, sizeof *out);
     struct jsim__run run = {.j = j, .state = state, .left = left};
     struct jsim__release rel;
-    struct jsim__heap events = {0};
+    struct heap events;
+    heap_init(&events);
+    heap_init(&run.ready.heap);
     run.events = &events;
     int *done = mem_calloc((size_t)j->nstages, sizeof *done);
     run.attempts = mem_calloc((size_t)j->ntasks, sizeof *run.attempts);
+    run.end_at = mem_calloc((size_t)j->ntasks, sizeof *run.end_at);
     int rc = jsim__release_init(j, &rel);
     if (rc == 0)
-        rc = jsim__heap_init(&events, tokens < j->ntasks ? tokens + 1 : j->ntasks + 1);
-    if (rc == 0 && (done == NULL || run.attempts == NULL))
+        rc = heap_reserve(&events, tokens < j->ntasks ? (size_t)tokens + 1 : (size_t)j->ntasks + 1);
+    if (rc == 0 && (done == NULL || run.attempts == NULL || run.end_at == NULL))
         rc = ERR_NOMEM;
     if (rc == 0 && state != NULL &&
         (run.done_q = mem_calloc((size_t)j->ntasks, sizeof *run.done_q)) == NULL)
@@ -789,7 +729,10 @@ static int jsim__run(const jsim_job_t *j, const struct jsim_model *m, int tokens
             run.ready.n > 0 &&
             (run.used == 0 || run.used + jsim_job_task_tokens(j, jsim__runs_peek(&run.ready)->id) <=
                                   (uint64_t)tokens)) {
-            int t = jsim__runs_pop(&run.ready).id;
+            struct jsim__hent top;
+            if ((rc = jsim__runs_pop(&run.ready, &top)) != 0)
+                break;
+            int t = top.id;
             const struct jsim_stage_model *sm = &m->stages[j->task_stage[t]];
             /* Draws come from a stream per (run, task, attempt), so runs of the same seed at
              * different allocations see the same run times (common random numbers): the table's
@@ -820,7 +763,7 @@ static int jsim__run(const jsim_job_t *j, const struct jsim_model *m, int tokens
             }
             out->attempts++;
             out->work += init + dur;
-            if ((rc = jsim__heap_push(&events, now + init + dur, 2 * t + fail)) != 0)
+            if ((rc = jsim__event(&run, now + init + dur, 2 * t + fail)) != 0)
                 break;
             run.used += jsim_job_task_tokens(j, t);
             if (run.used > (uint64_t)out->peak_running)
@@ -828,15 +771,15 @@ static int jsim__run(const jsim_job_t *j, const struct jsim_model *m, int tokens
         }
         if (rc != 0)
             break;
-        if (events.n == 0) {
+        struct heap_entry ev;
+        if (!heap_pop(&events, &ev)) {
             rc = ERR_STATE; /* nothing runs and nothing is ready: cannot happen once finalized */
             break;
         }
-        struct jsim__hent ev = jsim__heap_pop(&events);
-        now = ev.key;
-        int t = ev.id / 2;
+        int t = (int)(ev.tie / 2);
+        now = run.end_at[t];
         run.used -= jsim_job_task_tokens(j, t);
-        if (ev.id & 1) {
+        if (ev.tie & 1) {
             rc = jsim__run_ready(&run, t);
             continue;
         }
@@ -861,9 +804,10 @@ static int jsim__run(const jsim_job_t *j, const struct jsim_model *m, int tokens
     out->makespan = now;
     jsim__release_close(&rel);
     jsim__runs_close(&run.ready);
-    jsim__heap_close(&events);
+    heap_close(&events);
     mem_free(done);
     mem_free(run.attempts);
+    mem_free(run.end_at);
     mem_free(run.done_q);
     return rc;
 }

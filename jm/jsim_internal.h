@@ -27,21 +27,6 @@ struct jsim_job {
     int *topo;                    /* tasks (id < ntasks) and stage completions (ntasks + s) */
 };
 
-struct jsim__hent {
-    double key;
-    int id;
-};
-
-struct jsim__heap {
-    struct jsim__hent *e;
-    int n, cap;
-};
-
-int jsim__heap_init(struct jsim__heap *h, int cap);
-void jsim__heap_close(struct jsim__heap *h);
-int jsim__heap_push(struct jsim__heap *h, double key, int id);
-struct jsim__hent jsim__heap_pop(struct jsim__heap *h); /* n > 0 */
-
 /* Dependency release shared by the topological sort and the simulator. */
 struct jsim__release {
     int *pending;    /* per task: unsatisfied dependencies */
