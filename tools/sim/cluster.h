@@ -30,6 +30,8 @@
 #include "jm/utility.h"
 #include "tools/sim/engine_noise.h"
 
+struct speculate_config;
+
 #define CLUSTER_MAX_NODES 100000
 #define CLUSTER_MAX_JOBS  100000
 
@@ -77,6 +79,9 @@ struct cluster_config {
     struct engine_noise noise;
     /* borrowed; NULL: none (each job holds `tokens` or its Jockey's) */
     const struct cluster_hooks *hooks;
+    int speculate; /* 1: JMs start speculative copies of stragglers as the daemon does
+                      (cluster_straggler.c; not with Jockey or hooks); default 0 */
+    const struct speculate_config *spec_cfg; /* borrowed; NULL: jm/speculate.h's defaults */
 };
 
 void cluster_config_default(struct cluster_config *cfg);
@@ -152,7 +157,11 @@ struct cluster_trace_rec {
 
 struct cluster_result {
     size_t nodes, jobs, jobs_done, jobs_failed;
-    size_t jobs_peak; /* most jobs running at once */
+    uint64_t copies_started, copies_won; /* cfg.speculate: copies, and those that finished first */
+    uint64_t copies_gated; /* copies the rule wanted and no token or allowance was free for */
+    double work_cpu_s;     /* core-seconds job attempts ran, losers and failures included */
+    double useful_cpu_s;   /* core-seconds of the attempts that succeeded */
+    size_t jobs_peak;      /* most jobs running at once */
     uint64_t tasks, attempts, failures, preemptions, lost, node_losses;
     uint64_t decisions;  /* tasks dispatched by JMs (placement decisions carried out) */
     uint64_t events;     /* engine events run */

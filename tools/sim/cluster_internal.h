@@ -73,6 +73,7 @@ struct cl_job {
     struct engine_rng rng;
     struct cl_jockey *jk; /* Jockey's loop (cluster_jockey.c) or NULL: cfg.tokens throughout */
     const double *run_s;  /* cluster_job.run_s (borrowed) or NULL */
+    struct cl_strag *sg;  /* extra attempts (cluster_straggler.c) or NULL: cfg.speculate off */
     int arrived, done, failed, round_pending, tick_pending;
     double arrival, finish;
 };
@@ -140,13 +141,32 @@ void cl_job_kick(struct cl_world *w, struct cl_job *j);
 #define CL_REFUSED   (-3) /* the node could not take the create (down, or refused) */
 void cl_job_report(struct cl_world *w, size_t job, size_t task, uint32_t attempt, int outcome,
                    double exec_s);
-void cl_job_started(struct cl_world *w, size_t job, size_t task);
+void cl_job_started(struct cl_world *w, size_t job, size_t task, uint32_t attempt);
 /* Units freed: waiting opportunistic tasks turn regular (jm/attempt.h's order); how many. */
 size_t cl_job_upgrade(struct cl_world *w, struct cl_job *j);
 /* The grant fell below the regular units in flight: jmd_sched__downgrades, in place at the
  * tasks' nodes with jm/attempt.h's grace; remaining and estimate are scratch of ntasks. Returns
  * how many tasks were downgraded. */
 size_t cl_job_downgrade(struct cl_world *w, struct cl_job *j, double *remaining, double *estimate);
+
+/* cluster_straggler.c: a second attempt in flight per task (speculative copies). */
+int cl_sg_init(struct cl_world *w, struct cl_job *j, const struct cluster_job *src);
+void cl_sg_close(struct cl_job *j);
+int cl_sg_arrive(struct cl_world *w, struct cl_job *j);  /* starts the job's straggler tick */
+size_t cl_sg_extra(const struct cl_job *j, size_t task); /* extra attempts in flight */
+/* The record of the task's attempt at `node` / numbered `attempt` (a copy's, else the tracked
+ * one's: the caller checks its number), and whether a record is an attempt still in flight. */
+struct cl_task *cl_attempt_at(struct cl_job *j, size_t task, uint32_t node);
+struct cl_task *cl_attempt_of(struct cl_job *j, size_t task, uint32_t attempt);
+int cl_attempt_live(const struct cl_job *j, size_t task, const struct cl_task *tk);
+/* An attempt's end reaches the JM: 1 when it was a copy's and is dealt with; 0: the attempt
+ * machine takes it (a copy that won has become the tracked attempt). */
+int cl_sg_report(struct cl_world *w, struct cl_job *j, size_t task, uint32_t attempt, int outcome);
+int cl_sg_started(const struct cl_job *j, size_t task, uint32_t attempt); /* 1: a copy's */
+void cl_sg_takeover(struct cl_world *w, struct cl_job *j, size_t task);   /* ATTEMPT_ACT_TAKEOVER */
+void cl_sg_done(struct cl_world *w, struct cl_job *j, size_t task, double exec_s); /* DONE */
+void cl_sg_job_end(struct cl_world *w, struct cl_job *j);                          /* copies go */
+void cl_sg_node_down(struct cl_world *w, uint32_t n); /* copies there lost (noticed later) */
 
 /* cluster_jockey.c: Jockey's control loop in a JM (jm/jmd_jockey.c's) */
 int cl_jockey_init(struct cl_world *w, struct cl_job *j, const struct cluster_jockey *cfg);

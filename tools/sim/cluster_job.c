@@ -76,12 +76,15 @@ int cl_job_init(struct cl_world *w, struct cl_job *j, const struct cluster_job *
     engine_rng_seed(&j->rng, w->cfg.seed, 0x200000000ull + idx);
     if ((rc = priority_compute(j->dag, NULL, j->task_bl, j->stage_prio)) != 0)
         return rc;
+    if ((rc = cl_sg_init(w, j, src)) != 0)
+        return rc;
     return src->jockey != NULL ? cl_jockey_init(w, j, src->jockey) : 0;
 }
 
 void cl_job_close(struct cl_job *j)
 {
     cl_jockey_close(j);
+    cl_sg_close(j);
     attempt_destroy(&j->att);
     readyq_destroy(&j->rq);
     place_destroy(&j->place);
@@ -161,6 +164,10 @@ void cl_job_arrive_ev(engine_t *e, void *ctx, uint64_t job)
     }
     const struct cluster_hooks *h = w->cfg.hooks;
     if (h != NULL && h->arrive != NULL && (rc = h->arrive(h->ctx, w, j->idx)) != 0) {
+        cl__stop(w, rc);
+        return;
+    }
+    if ((rc = cl_sg_arrive(w, j)) != 0) {
         cl__stop(w, rc);
         return;
     }
@@ -349,13 +356,13 @@ static void cl_job_round_ev(engine_t *e, void *ctx, uint64_t job)
         cl_job_kick(w, j);
 }
 
-void cl_job_started(struct cl_world *w, size_t job, size_t task)
+void cl_job_started(struct cl_world *w, size_t job, size_t task, uint32_t attempt)
 {
     struct cl_job *j = &w->jobs[job];
-    struct attempt_event ev = {.kind = ATTEMPT_EV_STATUS,
-                               .task = task,
-                               .attempt = j->tasks[task].attempt,
-                               .state = PROTO_TASK_RUNNING};
+    if (cl_sg_started(j, task, attempt))
+        return; /* a copy's: it is followed in cluster_straggler.c */
+    struct attempt_event ev = {
+        .kind = ATTEMPT_EV_STATUS, .task = task, .attempt = attempt, .state = PROTO_TASK_RUNNING};
     struct attempt_action act[ATTEMPT_MAX_ACTIONS];
     int n = attempt_step(j->att, &ev, cl__ms(engine_now(w->eng)), act, ATTEMPT_MAX_ACTIONS);
     if (n < 0)
@@ -374,6 +381,7 @@ static void cl__job_end(struct cl_world *w, struct cl_job *j, int failed)
         w->res->jobs_failed++;
     else
         w->res->jobs_done++;
+    cl_sg_job_end(w, j);
     const struct cluster_hooks *h = w->cfg.hooks;
     if (h != NULL && h->end != NULL)
         h->end(h->ctx, w, j->idx);
@@ -469,6 +477,7 @@ static void cl__act(struct cl_world *w, struct cl_job *j, const struct attempt_a
             break;
         case ATTEMPT_ACT_DONE:
             w->res->tasks++;
+            cl_sg_done(w, j, x->task, exec_s);
             if (j->jk != NULL)
                 cl_jockey_done(w, j, x->task, exec_s);
             estimator_observe_est(j->est, st->stage, st->input_bytes, exec_s,
@@ -492,6 +501,11 @@ static void cl__act(struct cl_world *w, struct cl_job *j, const struct attempt_a
             cl_job_upgrade(w, j);
             cl_job_kick(w, j);
             break;
+        case ATTEMPT_ACT_TAKEOVER: /* a copy goes on in the ended attempt's place */
+            if (x->state == PROTO_TASK_FAILED)
+                w->res->failures++;
+            cl_sg_takeover(w, j, x->task);
+            break;
         default: /* CANCEL, NODE_OFF: the node's side already knows */
             break;
         }
@@ -504,9 +518,10 @@ void cl_job_report(struct cl_world *w, size_t job, size_t task, uint32_t attempt
                    double exec_s)
 {
     struct cl_job *j = &w->jobs[job];
-    if (j->done)
+    if (j->done || cl_sg_report(w, j, task, attempt, outcome))
         return;
     struct attempt_event ev = {.task = task, .attempt = attempt};
+    ev.extra = cl_sg_extra(j, task) > 0;
     if (outcome == CL_NODE_LOST) {
         if (!attempt_tracks(j->att, task, attempt))
             return;

@@ -203,9 +203,9 @@ static void cl_task_end_ev(engine_t *e, void *ctx, uint64_t key)
     uint32_t attempt;
     cl_key_split(key, &job, &task, &attempt);
     struct cl_job *j = &w->jobs[job];
-    struct cl_task *tk = &j->tasks[task];
+    struct cl_task *tk = cl_attempt_of(j, task, attempt);
     if ((tk->attempt & 0xffffu) != attempt || !tk->running)
-        return; /* fenced: the node was lost */
+        return; /* fenced: the node was lost, or the attempt cancelled */
     struct cl_node *nd = &w->nodes[tk->node];
     if (queue_finish(nd->q, cl_qid(job, task)) != 0)
         return;
@@ -231,7 +231,7 @@ static void cl__start_job_task(struct cl_world *w, uint32_t n, const queue_task_
 {
     size_t job = (size_t)(t->id >> 32), task = (size_t)(t->id & 0xffffffffu);
     struct cl_job *j = &w->jobs[job];
-    struct cl_task *tk = &j->tasks[task];
+    struct cl_task *tk = cl_attempt_at(j, task, n);
     double now = engine_now(w->eng);
     struct cl_node *nd = &w->nodes[n];
     nd->cpu_used += t->cpu;
@@ -258,12 +258,13 @@ static void cl__start_job_task(struct cl_world *w, uint32_t n, const queue_task_
                           : engine_noise_runtime(&w->cfg.noise, &r,
                                                  j->spec->tasks[task].runtime_s * slow, NULL)) +
         tk->planned_io + w->cfg.task_overhead_s;
+    run *= engine_noise_node_factor(&w->cfg.noise, n);
     double fail_at = engine_noise_failure(&w->cfg.noise, &r, run);
     if (fail_at >= 0) {
         run = fail_at;
         tk->klass |= 0x100;
     }
-    cl_job_started(w, job, task);
+    cl_job_started(w, job, task, tk->attempt);
     int rc = engine_after(w->eng, run, cl_task_end_ev, w, cl_key(job, task, tk->attempt));
     if (rc != 0)
         cl__fail(w, rc);
@@ -283,7 +284,7 @@ static void cl__kill(struct cl_world *w, uint32_t n, uint64_t id)
         return;
     }
     size_t job = (size_t)(id >> 32), task = (size_t)(id & 0xffffffffu);
-    struct cl_task *tk = &w->jobs[job].tasks[task];
+    struct cl_task *tk = cl_attempt_at(&w->jobs[job], task, n);
     double cpu = w->jobs[job].spec->tasks[task].cpu;
     nd->cpu_used -= cpu;
     nd->cpu_jobs -= cpu;
@@ -397,6 +398,7 @@ void cl_node_loss_ev(engine_t *e, void *ctx, uint64_t arg)
                 cl__fail(w, rc);
         }
     }
+    cl_sg_node_down(w, n);
     rc = engine_after(e, engine_noise_downtime(&w->cfg.noise, &nd->rng), cl_node_loss_ev, w,
                       (1ull << 63) | n);
     if (rc != 0)
@@ -430,8 +432,8 @@ void cl_task_create_ev(engine_t *e, void *ctx, uint64_t key)
     uint32_t attempt;
     cl_key_split(key, &job, &task, &attempt);
     struct cl_job *j = &w->jobs[job];
-    struct cl_task *tk = &j->tasks[task];
-    if ((tk->attempt & 0xffffu) != attempt || !attempt_tracks(j->att, task, tk->attempt))
+    struct cl_task *tk = cl_attempt_of(j, task, attempt);
+    if ((tk->attempt & 0xffffu) != attempt || !cl_attempt_live(j, task, tk))
         return; /* the JM gave it up on the way */
     struct cl_node *nd = &w->nodes[tk->node];
     const struct spec_task *st = &j->spec->tasks[task];

@@ -144,6 +144,7 @@ static int cl__figures(struct cl_world *w, struct cluster_result *r)
     double capacity = w->cfg.node_cpus * (double)w->nnodes;
     r->util = span > 0 ? w->cpu_int / (capacity * span) : 0;
     r->util_jobs = span > 0 ? w->jobs_int / (capacity * span) : 0;
+    r->work_cpu_s = w->jobs_int;
     double ms = 0;
     size_t nd = 0;
     for (size_t j = 0; j < w->njobs; j++)

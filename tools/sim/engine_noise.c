@@ -15,6 +15,8 @@ void engine_noise_default(struct engine_noise *n)
     n->node_down_s = 60;
     n->phase_s = 30;
     n->phase_sigma = 0.8;
+    n->slow_nodes = 0;
+    n->slow_factor = 1.0;
 }
 
 void engine_noise_none(struct engine_noise *n)
@@ -58,6 +60,11 @@ double engine_noise_failure(const struct engine_noise *n, struct engine_rng *r, 
     double u = engine_rng_unif(r);
     double at = engine_rng_unif(r) * run_s;
     return u < n->fail_prob ? at : -1.0;
+}
+
+double engine_noise_node_factor(const struct engine_noise *n, size_t node)
+{
+    return node < n->slow_nodes && n->slow_factor > 0 ? n->slow_factor : 1.0;
 }
 
 double engine_noise_uptime(const struct engine_noise *n, struct engine_rng *r)

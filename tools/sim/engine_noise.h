@@ -13,12 +13,16 @@
  * Failure: with probability fail_prob an attempt fails after U(0, 1) of its run time.
  * Node loss: each node is lost after Exp(node_mtbf_s) of uptime and comes back (a new boot, an
  *   empty queue) after Exp(node_down_s).
+ * Slow nodes: the first slow_nodes nodes run every job attempt slow_factor times longer (a slow
+ *   machine or disk the JM does not know of; the old straggler experiment's node 0).
  * Spare capacity: a node's background (other tenants') load changes in phases of Exp(phase_s);
  *   each phase multiplies the node's background arrival rate by lognormal(-s^2/2, s) with
  *   s = phase_sigma, so the mean load stays at its target while single nodes swing.
  */
 #ifndef PADDOCK_TOOLS_SIM_ENGINE_NOISE_H
 #define PADDOCK_TOOLS_SIM_ENGINE_NOISE_H
+
+#include <stddef.h>
 
 #include "tools/sim/engine.h"
 
@@ -35,6 +39,8 @@ struct engine_noise {
     double node_down_s;    /* mean downtime (default 60) */
     double phase_s;        /* mean length of a background-load phase (default 30) */
     double phase_sigma;    /* lognormal sigma of a phase's load multiplier (default 0.8) */
+    size_t slow_nodes;     /* nodes 0..slow_nodes-1 are slow (default 0) */
+    double slow_factor;    /* ... by this factor (default 1) */
 };
 
 void engine_noise_default(struct engine_noise *n);
@@ -49,6 +55,9 @@ double engine_noise_runtime(const struct engine_noise *n, struct engine_rng *r, 
 /* Whether an attempt of run time run_s fails; when it does, returns the time into the attempt
  * at which it fails (in [0, run_s)); otherwise returns a negative value. */
 double engine_noise_failure(const struct engine_noise *n, struct engine_rng *r, double run_s);
+
+/* The run-time factor of node `node`: slow_factor on a slow node, else 1. */
+double engine_noise_node_factor(const struct engine_noise *n, size_t node);
 
 /* Uptime before the next loss of a node (INFINITY when node loss is off), and the downtime. */
 double engine_noise_uptime(const struct engine_noise *n, struct engine_rng *r);

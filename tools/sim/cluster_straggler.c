@@ -1,0 +1,494 @@
+/* cluster_straggler.c - a second attempt in flight per task in the simulated JM (issue 23):
+ * speculative copies of running stragglers, started on jm/speculate.h's rule behind jm/attempt.h's
+ * capacity gate (attempt_copy_class: the spec's "speculate" and a free token unit or room in the
+ * opportunistic allowance), as the daemon starts them each tick (jm/jmd_spec_start.c). The first
+ * attempt to finish wins (speculate_task_finished) and the other is cancelled at its PN; when the
+ * tracked attempt fails or is lost while a copy lives, the attempt machine says TAKEOVER and the
+ * copy takes its place (attempt_takeover). A copy's regular units come off the tokens the
+ * dispatcher sees, as jmd_spec_tokens does, so regular work never exceeds the grant.
+ *
+ * The PN side (cluster_node.c) runs a copy like any attempt: its record is a struct cl_task kept
+ * here, found by node (cl_attempt_at) or by attempt number (cl_attempt_of); a task never has two
+ * attempts on one node, so both share the task's queue id. */
+#include <math.h>
+#include <string.h>
+
+#include "common/err.h"
+#include "common/mem.h"
+#include "jm/speculate.h"
+#include "proto/proto.h"
+#include "tools/sim/cluster_internal.h"
+
+#define CL_SG_EXTRA (SPECULATE_MAX_ATTEMPTS - 1) /* extra attempts per task */
+#define CL_SG_CHECK 64                           /* running tasks judged per tick (the daemon's) */
+
+struct cl_sg_att {
+    struct cl_task t; /* the attempt as the PN side sees it */
+    int cls;          /* enum dispatch_class it was started in */
+    uint32_t cost;    /* token units it holds */
+};
+
+struct cl_sg_task {
+    struct cl_sg_att x[CL_SG_EXTRA];
+    size_t n;
+    struct speculate_task st; /* who won, who is cancelled (jm/speculate.h) */
+    uint32_t copies;          /* started so far */
+};
+
+struct cl_strag {
+    struct speculate_config scfg;
+    struct cl_sg_task *t;
+    struct speculate_dist *dist; /* per stage: finished run times / the task's estimate */
+    uint32_t *stage_inflight;    /* copies in flight per stage */
+    size_t inflight;             /* copies in flight in the job */
+    uint64_t started;            /* copies started in the job */
+    uint64_t reg_units, opp_units;
+    uint64_t granted; /* the job's token units; the dispatcher sees them less reg_units */
+    size_t next;      /* round robin over the running tasks */
+};
+
+static int64_t cl_sg__ms(double t)
+{
+    return (int64_t)(t * 1000.0 + 0.5);
+}
+
+static void cl_sg__fail(struct cl_world *w, int rc)
+{
+    if (w->err == 0)
+        w->err = rc;
+    engine_stop(w->eng);
+}
+
+int cl_sg_init(struct cl_world *w, struct cl_job *j, const struct cluster_job *src)
+{
+    if (!w->cfg.speculate)
+        return 0;
+    if (src->jockey != NULL || w->cfg.hooks != NULL)
+        return ERR_INVAL; /* their grant moves the tokens: not combined with copies yet */
+    struct cl_strag *s = mem_calloc(1, sizeof *s);
+    if (s == NULL)
+        return ERR_NOMEM;
+    j->sg = s;
+    if (w->cfg.spec_cfg != NULL)
+        s->scfg = *w->cfg.spec_cfg;
+    else
+        speculate_config_default(&s->scfg);
+    size_t ns = j->spec->nstages ? j->spec->nstages : 1;
+    s->t = mem_calloc(j->spec->ntasks ? j->spec->ntasks : 1, sizeof *s->t);
+    s->dist = mem_calloc(ns, sizeof *s->dist);
+    s->stage_inflight = mem_calloc(ns, sizeof *s->stage_inflight);
+    if (s->t == NULL || s->dist == NULL || s->stage_inflight == NULL)
+        return ERR_NOMEM;
+    for (size_t k = 0; k < ns; k++)
+        speculate_dist_init(&s->dist[k]);
+    s->granted = dispatch_tokens(j->disp);
+    return 0;
+}
+
+void cl_sg_close(struct cl_job *j)
+{
+    struct cl_strag *s = j->sg;
+    if (s == NULL)
+        return;
+    size_t ns = j->spec->nstages ? j->spec->nstages : 1;
+    for (size_t k = 0; s->dist != NULL && k < ns; k++)
+        speculate_dist_close(&s->dist[k]);
+    mem_free(s->t);
+    mem_free(s->dist);
+    mem_free(s->stage_inflight);
+    mem_free(s);
+    j->sg = NULL;
+}
+
+size_t cl_sg_extra(const struct cl_job *j, size_t task)
+{
+    return j->sg != NULL ? j->sg->t[task].n : 0;
+}
+
+struct cl_task *cl_attempt_of(struct cl_job *j, size_t task, uint32_t attempt)
+{
+    struct cl_sg_task *x = j->sg != NULL ? &j->sg->t[task] : NULL;
+    for (size_t k = 0; x != NULL && k < x->n; k++)
+        if ((x->x[k].t.attempt & 0xffffu) == (attempt & 0xffffu))
+            return &x->x[k].t;
+    return &j->tasks[task];
+}
+
+struct cl_task *cl_attempt_at(struct cl_job *j, size_t task, uint32_t node)
+{
+    struct cl_sg_task *x = j->sg != NULL ? &j->sg->t[task] : NULL;
+    for (size_t k = 0; x != NULL && k < x->n; k++)
+        if (x->x[k].t.node == node)
+            return &x->x[k].t;
+    return &j->tasks[task];
+}
+
+int cl_attempt_live(const struct cl_job *j, size_t task, const struct cl_task *tk)
+{
+    return tk != &j->tasks[task] || attempt_tracks(j->att, task, tk->attempt);
+}
+
+/* Units an extra attempt takes (add) or gives back; regular ones change the dispatcher's tokens. */
+static void cl_sg__units(struct cl_job *j, int cls, uint32_t cost, int add)
+{
+    struct cl_strag *s = j->sg;
+    uint64_t *u = cls == DISPATCH_REGULAR ? &s->reg_units : &s->opp_units;
+    *u = add ? *u + cost : *u >= cost ? *u - cost : 0;
+    if (cls == DISPATCH_REGULAR)
+        dispatch_set_tokens(j->disp,
+                            (uint32_t)(s->granted > s->reg_units ? s->granted - s->reg_units : 0));
+}
+
+/* TASK_CANCEL of attempt tk at its node: out of the queue, or killed when running. */
+static void cl_sg__cancel(struct cl_world *w, struct cl_job *j, size_t task, struct cl_task *tk)
+{
+    struct cl_node *nd = &w->nodes[tk->node];
+    uint64_t id = cl_qid(j->idx, task);
+    int was = tk->running;
+    tk->running = 0; /* fences its scheduled end */
+    if (!nd->up)
+        return;
+    if (was) {
+        if (queue_finish(nd->q, id) != 0)
+            return;
+        double cpu = j->spec->tasks[task].cpu;
+        nd->cpu_used -= cpu;
+        nd->cpu_jobs -= cpu;
+        cl_account(w, -cpu, -cpu);
+    } else if (queue_cancel(nd->q, id) != 0) {
+        return; /* its create is still on the way: it is dropped on arrival */
+    }
+    nd->dirty = 1;
+    nd->changes++;
+    cl_node_try_start(w, tk->node);
+}
+
+/* Extra attempt k of `task` ends (cancelled at its node first when `cancel`); what it held is
+ * given back and the JM places again. */
+static void cl_sg__end(struct cl_world *w, struct cl_job *j, size_t task, size_t k, int cancel)
+{
+    struct cl_strag *s = j->sg;
+    struct cl_sg_task *x = &s->t[task];
+    struct cl_sg_att e = x->x[k];
+    memmove(&x->x[k], &x->x[k + 1], (x->n - k - 1) * sizeof x->x[0]);
+    x->n--;
+    if (cancel)
+        cl_sg__cancel(w, j, task, &e.t);
+    if (s->inflight > 0)
+        s->inflight--;
+    size_t stg = j->spec->tasks[task].stage;
+    if (s->stage_inflight[stg] > 0)
+        s->stage_inflight[stg]--;
+    cl_sg__units(j, e.cls, e.cost, 0);
+    if (!j->done)
+        cl_job_kick(w, j); /* the units it held may place more */
+}
+
+/* Extra attempt k takes the tracked attempt's place; the old one becomes extra attempt k. */
+static int cl_sg__swap(struct cl_world *w, struct cl_job *j, size_t task, size_t k)
+{
+    struct cl_sg_att *e = &j->sg->t[task].x[k];
+    struct cl_task *p = &j->tasks[task];
+    int old_cls = attempt_get(j->att, task)->cls;
+    int rc = attempt_takeover(j->att, task, e->t.attempt, (int)e->t.node, e->cls, e->t.running,
+                              cl_sg__ms(engine_now(w->eng)));
+    if (rc != 0)
+        return rc;
+    if (old_cls != e->cls) { /* the units moved with the class */
+        cl_sg__units(j, e->cls, e->cost, 0);
+        cl_sg__units(j, old_cls, e->cost, 1);
+    }
+    struct cl_task old = *p;
+    *p = e->t;
+    e->t = old;
+    e->cls = old_cls;
+    return 0;
+}
+
+/* Every extra attempt of `task` cancelled at its node. */
+static void cl_sg__cancel_rest(struct cl_world *w, struct cl_job *j, size_t task)
+{
+    while (j->sg->t[task].n > 0)
+        cl_sg__end(w, j, task, j->sg->t[task].n - 1, 1);
+}
+
+int cl_sg_report(struct cl_world *w, struct cl_job *j, size_t task, uint32_t attempt, int outcome)
+{
+    struct cl_strag *s = j->sg;
+    if (s == NULL || s->t[task].n == 0)
+        return 0;
+    struct cl_sg_task *x = &s->t[task];
+    struct cl_task *p = &j->tasks[task];
+    uint32_t cancel[SPECULATE_MAX_ATTEMPTS];
+    if ((p->attempt & 0xffffu) == (attempt & 0xffffu)) {
+        /* the tracked attempt: its success ends the copies; a failure or loss comes back from
+           the attempt machine as TAKEOVER (cl_sg_takeover) */
+        if (outcome == CL_SUCCEEDED) {
+            (void)speculate_task_finished(&x->st, p->attempt, cancel, SPECULATE_MAX_ATTEMPTS);
+            cl_sg__cancel_rest(w, j, task);
+        }
+        return 0;
+    }
+    size_t k = 0;
+    while (k < x->n && (x->x[k].t.attempt & 0xffffu) != (attempt & 0xffffu))
+        k++;
+    if (k == x->n)
+        return 0; /* not an attempt in flight: the machine ignores a stale one */
+    if (outcome == CL_SUCCEEDED) {
+        if (speculate_task_finished(&x->st, x->x[k].t.attempt, cancel, SPECULATE_MAX_ATTEMPTS) <
+            0) {
+            cl_sg__end(w, j, task, k, 0); /* a finish after a winner: ignored */
+            return 1;
+        }
+        int rc = cl_sg__swap(w, j, task, k);
+        if (rc != 0) {
+            cl_sg__fail(w, rc);
+            return 1;
+        }
+        w->res->copies_won++;
+        cl_sg__cancel_rest(w, j, task); /* the old attempt among them */
+        return 0;                       /* the caller records the success as the task's */
+    }
+    int state = outcome == CL_FAILED      ? PROTO_TASK_FAILED
+                : outcome == CL_PREEMPTED ? PROTO_TASK_PREEMPTED
+                                          : PROTO_TASK_LOST;
+    attempt_extra_ended(j->att, task, state);
+    if (outcome == CL_FAILED)
+        w->res->failures++;
+    (void)speculate_task_failed(&x->st, x->x[k].t.attempt);
+    cl_sg__end(w, j, task, k, 0);
+    return 1;
+}
+
+void cl_sg_takeover(struct cl_world *w, struct cl_job *j, size_t task)
+{
+    struct cl_sg_task *x = j->sg != NULL ? &j->sg->t[task] : NULL;
+    if (x == NULL || x->n == 0)
+        return;
+    size_t k = 0; /* a running extra attempt first */
+    for (size_t i = 0; i < x->n; i++)
+        if (x->x[i].t.running) {
+            k = i;
+            break;
+        }
+    (void)speculate_task_failed(&x->st, j->tasks[task].attempt);
+    int rc = cl_sg__swap(w, j, task, k);
+    if (rc != 0) {
+        cl_sg__fail(w, rc);
+        return;
+    }
+    cl_sg__end(w, j, task, k, 0); /* the old attempt ended at its node already */
+}
+
+int cl_sg_started(const struct cl_job *j, size_t task, uint32_t attempt)
+{
+    const struct cl_sg_task *x = j->sg != NULL ? &j->sg->t[task] : NULL;
+    for (size_t k = 0; x != NULL && k < x->n; k++)
+        if ((x->x[k].t.attempt & 0xffffu) == (attempt & 0xffffu))
+            return 1;
+    return 0;
+}
+
+void cl_sg_done(struct cl_world *w, struct cl_job *j, size_t task, double exec_s)
+{
+    const struct spec_task *sp = &j->spec->tasks[task];
+    w->res->useful_cpu_s += exec_s * sp->cpu;
+    if (j->sg == NULL)
+        return;
+    double r = j->tasks[task].est_s > 0 ? j->tasks[task].est_s : sp->runtime_s;
+    if (exec_s >= 0 && r > 0 && speculate_dist_add(&j->sg->dist[sp->stage], exec_s / r) != 0)
+        cl_sg__fail(w, ERR_NOMEM);
+}
+
+void cl_sg_job_end(struct cl_world *w, struct cl_job *j)
+{
+    for (size_t i = 0; j->sg != NULL && i < j->spec->ntasks; i++)
+        while (j->sg->t[i].n > 0)
+            cl_sg__end(w, j, i, j->sg->t[i].n - 1, 1);
+}
+
+void cl_sg_node_down(struct cl_world *w, uint32_t n)
+{
+    for (size_t jb = 0; jb < w->njobs; jb++) {
+        struct cl_job *j = &w->jobs[jb];
+        if (j->sg == NULL || !j->arrived || j->done)
+            continue;
+        for (size_t i = 0; i < j->spec->ntasks; i++)
+            for (size_t k = 0; k < j->sg->t[i].n; k++) {
+                struct cl_task *tk = &j->sg->t[i].x[k].t;
+                if (tk->node != n)
+                    continue;
+                tk->running = 0;
+                w->res->lost++;
+                int rc = engine_after(w->eng, w->cfg.node_timeout_s, cl_lost_ev, w,
+                                      cl_key(jb, i, tk->attempt));
+                if (rc != 0)
+                    cl_sg__fail(w, rc);
+            }
+    }
+}
+
+/* A copy of `task` to view node `node` in class cls, its estimate there e. */
+static int cl_sg__start(struct cl_world *w, struct cl_job *j, size_t task, uint32_t node, int cls,
+                        const struct estimate *e, double now)
+{
+    struct cl_strag *s = j->sg;
+    struct cl_sg_task *x = &s->t[task];
+    struct cl_task *p = &j->tasks[task];
+    if (x->n >= CL_SG_EXTRA)
+        return ERR_FULL;
+    if (x->n == 0) { /* the task's winner-and-cancel record starts with its tracked attempt */
+        speculate_task_init(&x->st);
+        (void)speculate_task_add(&x->st, p->attempt, (int32_t)p->node, 0);
+        if (p->running)
+            (void)speculate_task_started(&x->st, p->attempt, 0, NULL, 0);
+    }
+    uint32_t a = attempt_reserve(j->att, task);
+    int rc = speculate_task_add(&x->st, a, (int32_t)node, 1);
+    if (rc != 0)
+        return rc;
+    struct cl_sg_att *c = &x->x[x->n++];
+    memset(c, 0, sizeof *c);
+    c->t.node = node;
+    c->t.attempt = a;
+    c->t.klass = cls == DISPATCH_REGULAR ? QUEUE_REGULAR : QUEUE_OPPORTUNISTIC;
+    c->t.ready_at = p->ready_at;
+    c->t.placed_at = now;
+    c->t.io_s = w->cfg.no_io ? 0 : e->io_s;
+    c->t.planned_io = c->t.io_s;
+    c->t.est_s = e->r_s;
+    c->cls = cls;
+    c->cost = dispatch_cost(j->disp, task);
+    s->inflight++;
+    s->stage_inflight[j->spec->tasks[task].stage]++;
+    cl_sg__units(j, cls, c->cost, 1);
+    if ((rc = place_claim(j->place, task, node, cl_sg__ms(now))) != 0)
+        return rc;
+    x->copies++;
+    s->started++;
+    w->res->copies_started++;
+    w->res->attempts++;
+    return engine_after(w->eng, w->cfg.net_delay_s, cl_task_create_ev, w, cl_key(j->idx, task, a));
+}
+
+/* The node other than those `task` has attempts on where a fresh attempt would end soonest, by
+ * the JM's estimator over its view; -1 when none is up. */
+static long cl_sg__elsewhere(struct cl_world *w, struct cl_job *j, size_t task, int64_t now_ms,
+                             struct estimate *out)
+{
+    const struct estimator_task *et = place_task(j->place, task);
+    long pick = -1;
+    double least = ESTIMATOR_INF;
+    for (uint32_t n = 0; n < view_count(w->view); n++) {
+        const struct view_node *vn = view_node(w->view, n);
+        if (vn == NULL || !vn->up || cl_attempt_at(j, task, n)->node == n)
+            continue; /* the tracked attempt's node, or a copy's */
+        struct estimate e;
+        double c = estimator_estimate(j->est, w->view, et, n, now_ms, 0.5, &e);
+        if (c < least) {
+            least = c;
+            pick = (long)n;
+            *out = e;
+        }
+    }
+    return pick;
+}
+
+/* jm/speculate.h's verdict on the running task i, from what the JM knows: its time running, the
+ * stage's finished durations per unit of estimate, no progress reading (the simulated PN reports
+ * no CPU time), the job's and stage's copies. Fills *to and *e with where a copy would go. */
+static enum speculate_verdict cl_sg__judge(struct cl_world *w, struct cl_job *j, size_t i,
+                                           uint32_t running, double now, long *to,
+                                           struct estimate *e)
+{
+    struct cl_strag *s = j->sg;
+    const struct cl_task *p = &j->tasks[i];
+    const struct spec_task *sp = &j->spec->tasks[i];
+    const struct speculate_dist *d = &s->dist[sp->stage];
+    const struct estimator_task *et = place_task(j->place, i);
+    double cpu_s = estimator_cpu_s(j->est, et), r = cpu_s + p->io_s;
+    if (!(r > 0))
+        r = p->est_s > 0 ? p->est_s : sp->runtime_s;
+    struct speculate_input in;
+    memset(&in, 0, sizeof in);
+    in.elapsed_s = now - p->started_at;
+    in.stage_done = d->v;
+    in.nstage_done = d->n;
+    in.stage_scale = r;
+    in.est_run_s = r;
+    in.progress = -1;
+    in.copy_c_s = ESTIMATOR_INF;
+    in.speculate = sp->speculate;
+    in.copies = s->t[i].copies;
+    in.job_inflight = (uint32_t)s->inflight;
+    in.job_started = (uint32_t)s->started;
+    in.job_running = running;
+    in.job_tasks = (uint32_t)j->spec->ntasks;
+    in.stage_inflight = s->stage_inflight[sp->stage];
+    in.stage_tasks = (uint32_t)j->spec->stages[sp->stage].ntasks;
+    /* Nothing to look for unless even a copy started now (its CPU time at least) could save
+       what the rule asks: the daemon's bound on a tick's work. */
+    double gain = s->scfg.gain * cpu_s;
+    double ask = gain > s->scfg.margin_s ? gain : s->scfg.margin_s;
+    if (speculate_remaining(&s->scfg, &in) - cpu_s < ask)
+        return SPECULATE_NO;
+    *to = cl_sg__elsewhere(w, j, i, cl_sg__ms(now), e);
+    if (*to < 0)
+        return SPECULATE_NO;
+    in.copy_c_s = e->e_s;
+    if (d->n >= 2)
+        in.copy_spread_s = speculate_dist_stddev(d) * r;
+    return speculate_check(&s->scfg, &in, NULL);
+}
+
+/* Straggler detection over the running tasks, at most CL_SG_CHECK a tick. */
+static void cl_sg__stragglers(struct cl_world *w, struct cl_job *j, double now)
+{
+    struct cl_strag *s = j->sg;
+    size_t nfl, k = 0, looked = 0;
+    const size_t *fl = dag_running(j->dag, &nfl);
+    uint32_t running = (uint32_t)s->inflight;
+    for (size_t f = 0; f < nfl; f++)
+        running += j->tasks[fl[f]].running != 0;
+    for (; k < nfl && looked < CL_SG_CHECK && !j->done; k++) {
+        size_t i = fl[(s->next + k) % nfl];
+        if (!attempt_get(j->att, i)->inflight || !j->tasks[i].running || s->t[i].n > 0)
+            continue;
+        looked++;
+        long to = -1;
+        struct estimate e;
+        memset(&e, 0, sizeof e);
+        if (cl_sg__judge(w, j, i, running, now, &to, &e) != SPECULATE_COPY)
+            continue;
+        enum dispatch_class cls =
+            attempt_copy_class(j->disp, i, j->spec->tasks[i].speculate, s->opp_units);
+        if (cls == DISPATCH_NONE) {
+            w->res->copies_gated++;
+            continue;
+        }
+        int rc = cl_sg__start(w, j, i, (uint32_t)to, cls, &e, now);
+        if (rc != 0 && rc != ERR_FULL) {
+            cl_sg__fail(w, rc);
+            return;
+        }
+        running++;
+    }
+    s->next = nfl ? (s->next + k) % nfl : 0;
+}
+
+static void cl_sg_tick_ev(engine_t *e, void *ctx, uint64_t job)
+{
+    struct cl_world *w = ctx;
+    struct cl_job *j = &w->jobs[job];
+    if (j->done || j->sg == NULL)
+        return;
+    cl_sg__stragglers(w, j, engine_now(e));
+    int rc = engine_after(e, w->cfg.tick_s, cl_sg_tick_ev, w, job);
+    if (rc != 0)
+        cl_sg__fail(w, rc);
+}
+
+int cl_sg_arrive(struct cl_world *w, struct cl_job *j)
+{
+    return j->sg != NULL ? engine_after(w->eng, w->cfg.tick_s, cl_sg_tick_ev, w, j->idx) : 0;
+}
