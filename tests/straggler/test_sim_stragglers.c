@@ -2,7 +2,9 @@
  * 3): the JSON is exactly the documented shape, speculation cuts the p99 makespan below no
  * correction's on a small workload, its copies mostly win and cost reported extra work, queued
  * corrections are counted, the same seed prints the same bytes, and bad usage exits 2; a copy
- * passes jm/attempt.h's gate (a free unit, "speculate": false honoured; issue 23). */
+ * passes jm/attempt.h's gate (a free unit, "speculate": false honoured; issue 23). These run the
+ * slice engine (--engine slice); the default cluster engine is checked at the end and, for its
+ * mechanism, in tests/sim/test_sim_straggler.c. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -31,7 +33,7 @@ static int sim(const char *args, char *buf, size_t cap)
     return capture_run(cmd, buf, cap);
 }
 
-#define SMALL "stragglers --only srasearch --runs 3"
+#define SMALL "stragglers --engine slice --only srasearch --runs 3"
 
 static const char *const modes[] = {"none", "move", "duplicate", "speculate"};
 static const char *const keys[] = {"makespan_p50_s", "makespan_p99_s", "missed_fraction",
@@ -161,7 +163,7 @@ static void test_speculate_false_is_honoured(void **state)
     char dir[] = "/tmp/paddock-stragglers-XXXXXX";
     assert_non_null(mkdtemp(dir));
     char args[1024];
-    snprintf(args, sizeof args, "stragglers --workloads %s --runs 3 --json", dir);
+    snprintf(args, sizeof args, "stragglers --engine slice --workloads %s --runs 3 --json", dir);
     /* the same job allowing copies gets some, so the zero below is the spec's doing */
     write_job(dir, "true");
     assert_int_equal(sim(args, out_buf, sizeof out_buf), 0);
@@ -187,6 +189,28 @@ static void test_speculate_false_is_honoured(void **state)
     assert_int_equal(rmdir(dir), 0);
 }
 
+static void test_cluster_engine_default(void **state)
+{
+    (void)state;
+    /* The default engine is the cluster simulator: modes none and speculate, the same bytes for
+       the same seed, and speculation starts copies on the injected stragglers. */
+    assert_int_equal(sim("stragglers --only srasearch --runs 3 --json", out_buf, sizeof out_buf),
+                     0);
+    assert_int_equal(
+        sim("stragglers --engine cluster --only srasearch --runs 3 --json", out2, sizeof out2), 0);
+    assert_string_equal(out_buf, out2);
+    json_t *doc = json_loads(out_buf, 0, NULL);
+    assert_non_null(doc);
+    json_t *m = json_object_get(doc, "modes");
+    assert_int_equal(json_object_size(m), 2);
+    assert_non_null(json_object_get(m, "none"));
+    assert_true(FIG("none", "copies_started") == 0);
+    assert_true(FIG("speculate", "copies_started") > 0);
+    assert_true(FIG("speculate", "copies_won") <= FIG("speculate", "copies_started"));
+    json_decref(doc);
+    assert_int_equal(sim("stragglers --engine sideways", out_buf, sizeof out_buf), 2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -196,6 +220,7 @@ int main(void)
         cmocka_unit_test(test_table_and_usage),
         cmocka_unit_test(test_copy_gate_needs_a_free_unit),
         cmocka_unit_test(test_speculate_false_is_honoured),
+        cmocka_unit_test(test_cluster_engine_default),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

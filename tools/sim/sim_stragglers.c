@@ -5,13 +5,19 @@
  *   paddock-sim stragglers [--runs N] [--seed S] [--workloads DIR] [--only NAME] [--nodes N]
  *                          [--slots N] [--load X] [--straggler-prob P] [--slow-factor F]
  *                          [--slack X] [--queued move|duplicate] [--spec-gain G]
- *                          [--spec-cap F] [--json]
+ *                          [--spec-cap F] [--engine cluster|slice] [--json]
+ *
+ * --engine cluster (the default) runs the job on the cluster simulator (straggler_cluster.h:
+ * the simulated JM drives the daemon's attempt machine, its copies on the daemon's rule and
+ * gate); it runs modes none and speculate. --engine slice keeps the experiment's own slots and
+ * queues (straggler_sim.h), all four modes, for the old figures (docs/stragglers.md).
  *
  * --spec-gain and --spec-cap change jm/speculate.h's gain and its three cap fractions (job in
  * flight, job in all, stage in flight) for the experiment in docs/stragglers.md.
  *
  * --json prints exactly {"modes": {"none"|"move"|"duplicate"|"speculate": {"makespan_p50_s",
- * "makespan_p99_s", "missed_fraction", "copies_started", "copies_won", "extra_work_fraction"}}}.
+ * "makespan_p99_s", "missed_fraction", "copies_started", "copies_won", "extra_work_fraction"}}},
+ * with the modes the engine ran.
  * Same arguments and seed, same bytes.
  */
 #include <jansson.h>
@@ -33,7 +39,7 @@ static int ss__usage(void)
             "                              [--slow-factor F] [--slack X] "
             "[--queued move|duplicate]\n"
             "                              [--spec-gain G] [--spec-cap F] [--tokens N]\n"
-            "                              [--opp-factor C] [--json]\n"
+            "                              [--opp-factor C] [--engine cluster|slice] [--json]\n"
             "  --workloads defaults to tests/data/wfcommons (WfCommons instances)\n");
     return 2;
 }
@@ -79,6 +85,10 @@ static int ss__parse(int argc, char **argv, struct straggler_sim_config *c, int 
             c->cond.tokens = (size_t)x;
         else if (strcmp(a, "--opp-factor") == 0 && sim_args_num(v, 0, 100, &x) == 0)
             c->cond.opp_factor = x;
+        else if (strcmp(a, "--engine") == 0 && strcmp(v, "cluster") == 0)
+            c->engine = STRAGGLER_ENGINE_CLUSTER;
+        else if (strcmp(a, "--engine") == 0 && strcmp(v, "slice") == 0)
+            c->engine = STRAGGLER_ENGINE_SLICE;
         else if (strcmp(a, "--queued") == 0 && strcmp(v, "move") == 0)
             c->cond.queued_mode = CORRECT_MODE_MOVE;
         else if (strcmp(a, "--queued") == 0 && strcmp(v, "duplicate") == 0)
@@ -94,6 +104,8 @@ static int ss__json(const struct straggler_sim_result *r)
     json_t *modes = json_object();
     for (int m = 0; m < STRAGGLER_NMODES; m++) {
         const struct straggler_mode_result *x = &r->m[m];
+        if (!x->ran)
+            continue;
         json_t *o =
             json_pack("{s:f, s:f, s:f, s:I, s:I, s:f}", "makespan_p50_s", x->makespan_p50_s,
                       "makespan_p99_s", x->makespan_p99_s, "missed_fraction", x->missed_fraction,
@@ -131,13 +143,14 @@ static int sim_stragglers_main(int argc, char **argv)
     }
     if (json)
         return ss__json(&r) ? 1 : 0;
-    printf("stragglers: %zu workloads x %zu runs on %zu nodes x %zu slots, load %.2f; attempts "
+    printf("stragglers (%s engine): %zu workloads x %zu runs on %zu nodes x %zu slots, load %.2f; "
+           "attempts "
            "%.0f%% x U[%.0f, %.0f] slower, node 0 %.1fx slower; deadline = no-straggler "
            "makespan x %.2f; speculate treats queued tasks by %s; %zu tokens, allowance %.2f "
            "per token\n",
-           r.workloads, c.runs, c.cond.nodes, c.cond.slots, c.cond.load,
-           100 * c.cond.straggler_prob, c.cond.straggler_min, c.cond.straggler_max,
-           c.cond.slow_factor, c.slack,
+           c.engine == STRAGGLER_ENGINE_SLICE ? "slice" : "cluster", r.workloads, c.runs,
+           c.cond.nodes, c.cond.slots, c.cond.load, 100 * c.cond.straggler_prob,
+           c.cond.straggler_min, c.cond.straggler_max, c.cond.slow_factor, c.slack,
            c.cond.queued_mode == CORRECT_MODE_MOVE ? "moves" : "duplicates",
            c.cond.tokens ? c.cond.tokens : c.cond.nodes * c.cond.slots, c.cond.opp_factor);
     printf("%-10s %10s %10s %6s %6s %6s %7s %6s %5s %6s %5s %6s %6s %5s %6s\n", "mode", "p50_s",
@@ -145,6 +158,8 @@ static int sim_stragglers_main(int argc, char **argv)
            "extra", "work", "gated");
     for (int m = 0; m < STRAGGLER_NMODES; m++) {
         const struct straggler_mode_result *x = &r.m[m];
+        if (!x->ran)
+            continue;
         char dw[16] = "-", sw[16] = "-";
         if (x->dups_started)
             snprintf(dw, sizeof dw, "%.0f%%",

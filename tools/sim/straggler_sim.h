@@ -40,10 +40,10 @@
  *                 per unit of estimate are the baseline (stage_scale = the task's R), C of a
  *                 copy is the best other node's wait + R x the stage's median ratio; the first to
  *                 finish wins and the other is killed (speculate_task_finished).
- *  - Deadlines: this simulation keeps its own slots and queues, not the cluster simulator's
- *    (where `paddock-sim jockey` runs; moving these modes there is issue 23's, not done); each
- *    run's deadline is the makespan of the same job, seed and background without injected
- *    stragglers (mode none) x `slack`.
+ *  - Deadlines: each run's deadline is the makespan of the same job, seed and background without
+ *    injected stragglers (mode none) x `slack`, on the same engine.
+ * This model is the slice engine's (straggler_sim.c); the default engine is the cluster
+ * simulator (straggler_cluster.h), which runs modes none and speculate.
  * Same inputs and seed, same result.
  */
 #ifndef PADDOCK_TOOLS_SIM_STRAGGLER_SIM_H
@@ -106,7 +106,13 @@ int straggler_sim_job(const struct spec *sp, enum straggler_mode m, const struct
                       uint64_t seed, struct straggler_run *out);
 
 /* The whole experiment. */
+enum straggler_engine {
+    STRAGGLER_ENGINE_CLUSTER = 0, /* the cluster simulator (straggler_cluster.h; the default) */
+    STRAGGLER_ENGINE_SLICE,       /* this file's own slots and FIFO queues (the old figures) */
+};
+
 struct straggler_sim_config {
+    int engine;            /* enum straggler_engine */
     const char *workloads; /* directory of workloads (default tests/data/wfcommons) */
     const char *only;      /* when set, only workloads whose name contains it */
     size_t runs;           /* seeds per workload, default 10 */
@@ -118,6 +124,7 @@ struct straggler_sim_config {
 void straggler_sim_config_default(struct straggler_sim_config *c);
 
 struct straggler_mode_result {
+    int ran; /* 0: the engine does not run this mode (its figures are zero) */
     double makespan_p50_s, makespan_p99_s;
     double slowdown_p50, slowdown_p99; /* makespan / the no-straggler makespan */
     double missed_fraction;
