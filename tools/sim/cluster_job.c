@@ -425,6 +425,14 @@ size_t cl_job_upgrade(struct cl_world *w, struct cl_job *j)
     return total;
 }
 
+/* A node looks at its queue again (pn/node does it when a downgrade arrives and when a grace
+ * ends): a regular task waiting behind a task that just turned opportunistic preempts it. */
+static void cl__node_kick_ev(engine_t *e, void *ctx, uint64_t node)
+{
+    (void)e;
+    cl_node_try_start(ctx, (uint32_t)node);
+}
+
 size_t cl_job_downgrade(struct cl_world *w, struct cl_job *j, double *remaining, double *estimate)
 {
     if (dispatch_regular_units(j->disp) <= dispatch_tokens(j->disp))
@@ -453,6 +461,14 @@ size_t cl_job_downgrade(struct cl_world *w, struct cl_job *j, double *remaining,
                                           now + (double)act[i].grace_ms / 1000.0) == 0) {
                 nd->dirty = 1;
                 nd->changes++;
+                /* the downgrade reaches the node, and its grace ends: the node looks again */
+                int rc = engine_after(w->eng, w->cfg.net_delay_s, cl__node_kick_ev, w,
+                                      (uint64_t)act[i].node);
+                if (rc == 0 && act[i].grace_ms > 0)
+                    rc = engine_after(w->eng, w->cfg.net_delay_s + (double)act[i].grace_ms / 1000.0,
+                                      cl__node_kick_ev, w, (uint64_t)act[i].node);
+                if (rc != 0)
+                    cl__stop(w, rc);
             }
         }
         if (n < 64)
