@@ -28,7 +28,7 @@
 /* A joining subscriber's snapshot comes at once unless one was published less than a window
  * ago, else at the window's end: joiners within it share one snapshot. The window grows with
  * the view's parts (each snapshot goes to every subscriber of the snapshot topic still taking
- * the last one), 5 ms for a view of one part up to 100 ms from 20 parts (10,240 nodes). */
+ * the last one): 5 ms per 512 nodes begun (one snapshot part), 100 ms from 9,728 nodes. */
 #define RMSERVER__SNAP_JOIN_MIN_MS 5
 #define RMSERVER__SNAP_JOIN_MAX_MS 100
 
