@@ -6,69 +6,16 @@
 #include <string.h>
 
 #include "common/err.h"
+#include "common/heap.h"
 #include "common/mem.h"
+#include "tools/sim/engine.h"
 
 #define JOCKEY__MAX_EVENTS 100000000L
 
+/* Events run on the simulator's engine (tools/sim/engine.h: earliest first, then in the order
+ * they were scheduled); an attempt's end carries its task and 2 * attempt + failed in the
+ * argument, (task << 32) | that. */
 enum { EV_FINISH = 0, EV_TICK, EV_SPARE, EV_PHASE };
-
-struct jockey__ev {
-    double t;
-    uint64_t seq;
-    int type, task, attempt;
-};
-
-struct jockey__heap {
-    struct jockey__ev *e;
-    size_t n, cap;
-};
-
-static int jockey__ev_less(const struct jockey__ev *a, const struct jockey__ev *b)
-{
-    return a->t < b->t || (a->t == b->t && a->seq < b->seq);
-}
-
-static int jockey__push(struct jockey__heap *h, struct jockey__ev x)
-{
-    if (h->n == h->cap) {
-        size_t nc = h->cap ? h->cap * 2 : 256;
-        struct jockey__ev *e = mem_reallocarray(h->e, nc, sizeof *e);
-        if (e == NULL)
-            return ERR_NOMEM;
-        h->e = e;
-        h->cap = nc;
-    }
-    size_t i = h->n++;
-    while (i > 0) {
-        size_t p = (i - 1) / 2;
-        if (!jockey__ev_less(&x, &h->e[p]))
-            break;
-        h->e[i] = h->e[p];
-        i = p;
-    }
-    h->e[i] = x;
-    return 0;
-}
-
-static struct jockey__ev jockey__pop(struct jockey__heap *h)
-{
-    struct jockey__ev top = h->e[0], x = h->e[--h->n];
-    size_t i = 0;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= h->n)
-            break;
-        if (c + 1 < h->n && jockey__ev_less(&h->e[c + 1], &h->e[c]))
-            c++;
-        if (!jockey__ev_less(&h->e[c], &x))
-            break;
-        h->e[i] = h->e[c];
-        i = c;
-    }
-    if (h->n > 0)
-        h->e[i] = x;
-    return top;
-}
 
 void jockey_cond_judged(struct jockey_cond *c, double deadline_s, double spare_max)
 {
@@ -121,13 +68,11 @@ struct jockey__run {
     int *attempt;
     unsigned char *kind; /* 0 idle, 1 regular, 2 opportunistic */
     int *done;           /* finished tasks per stage */
-    struct jockey__heap ev;
-    uint64_t seq;
-    struct jockey__ready {
-        double *key;
-        int *id;
-        size_t n, cap;
-    } ready;
+    engine_t *ev;
+    int rc; /* the first error an event met: ends the run */
+    /* ready tasks, highest priority first (key: the priority negated), then the lower task index
+     * (tie: the task) */
+    struct heap ready;
     int *opp;
     size_t nopp;
     int reg, tokens, allow, spare;
@@ -143,61 +88,27 @@ struct jockey__run {
     struct jockey_result *out;
 };
 
-/* Ready tasks: a max-heap on priority (ties: lower task index). */
-static int jockey__rless(const struct jockey__run *r, size_t i, size_t j)
-{
-    return r->ready.key[i] > r->ready.key[j] ||
-           (r->ready.key[i] == r->ready.key[j] && r->ready.id[i] < r->ready.id[j]);
-}
-
-static void jockey__rswap(struct jockey__run *r, size_t i, size_t j)
-{
-    double k = r->ready.key[i];
-    int d = r->ready.id[i];
-    r->ready.key[i] = r->ready.key[j];
-    r->ready.id[i] = r->ready.id[j];
-    r->ready.key[j] = k;
-    r->ready.id[j] = d;
-}
-
 static int jockey__ready_push(struct jockey__run *r, int task)
 {
-    if (r->ready.n == r->ready.cap)
-        return ERR_NOMEM; /* sized for every task at once: cannot happen */
-    size_t i = r->ready.n++;
-    r->ready.key[i] = jsim_job_task_priority(r->w->job, task);
-    r->ready.id[i] = task;
     r->ready_at[task] = r->now;
-    while (i > 0 && jockey__rless(r, i, (i - 1) / 2)) {
-        jockey__rswap(r, i, (i - 1) / 2);
-        i = (i - 1) / 2;
-    }
-    return 0;
+    return heap_push_tie(&r->ready, heap_key_from_double(-jsim_job_task_priority(r->w->job, task)),
+                         (uint64_t)task, NULL);
 }
 
+/* The ready task of highest priority; the ready list is not empty. */
 static int jockey__ready_pop(struct jockey__run *r)
 {
-    int top = r->ready.id[0];
-    jockey__rswap(r, 0, --r->ready.n);
-    size_t i = 0;
-    for (;;) {
-        size_t c = 2 * i + 1, best = i;
-        if (c < r->ready.n && jockey__rless(r, c, best))
-            best = c;
-        if (c + 1 < r->ready.n && jockey__rless(r, c + 1, best))
-            best = c + 1;
-        if (best == i)
-            break;
-        jockey__rswap(r, i, best);
-        i = best;
-    }
-    return top;
+    struct heap_entry e;
+    heap_pop(&r->ready, &e);
+    return (int)e.tie;
 }
+
+static void jockey__on_event(engine_t *e, void *ctx, uint64_t arg);
 
 static int jockey__event(struct jockey__run *r, double t, int type, int task, int attempt)
 {
-    struct jockey__ev e = {t, r->seq++, type, task, attempt};
-    return jockey__push(&r->ev, e);
+    uint64_t arg = type == EV_FINISH ? (uint64_t)task << 32 | (uint32_t)attempt : 0;
+    return engine_at(r->ev, t, jockey__on_event, r, arg << 2 | (uint64_t)type);
 }
 
 static void jockey__set_tokens(struct jockey__run *r, int tokens)
@@ -290,7 +201,7 @@ static void jockey__hold(struct jockey__run *r)
 {
     int held = r->target;
     if (r->w->hold_runnable && r->ctl != NULL)
-        held = controller_hold(r->ctl, r->target, r->reg + (int)r->nopp + (int)r->ready.n);
+        held = controller_hold(r->ctl, r->target, r->reg + (int)r->nopp + (int)r->ready.len);
     if (held != r->tokens)
         jockey__set_tokens(r, held);
 }
@@ -314,7 +225,7 @@ static int jockey__dispatch(struct jockey__run *r)
         r->out->upgrades++;
     }
     int rc = jockey__preempt(r);
-    while (rc == 0 && r->ready.n > 0) {
+    while (rc == 0 && r->ready.len > 0) {
         if (r->reg < r->tokens)
             rc = jockey__start(r, jockey__ready_pop(r), 1);
         else if (r->nopp < (size_t)r->allow)
@@ -325,10 +236,9 @@ static int jockey__dispatch(struct jockey__run *r)
     return rc;
 }
 
-static int jockey__finish(struct jockey__run *r, const struct jockey__ev *e)
+static int jockey__finish(struct jockey__run *r, int t, int attempt)
 {
-    int t = e->task;
-    if (e->attempt / 2 != r->attempt[t] || r->kind[t] == 0)
+    if (attempt / 2 != r->attempt[t] || r->kind[t] == 0)
         return 0; /* preempted meanwhile */
     if (r->kind[t] == 1) {
         r->reg--;
@@ -341,7 +251,7 @@ static int jockey__finish(struct jockey__run *r, const struct jockey__ev *e)
             }
     }
     r->kind[t] = 0;
-    if (e->attempt & 1) {
+    if (attempt & 1) {
         r->out->failures++;
         int rc = dag_requeue(r->w->dag, (size_t)t);
         return rc != 0 ? rc : jockey__ready_push(r, t);
@@ -430,6 +340,33 @@ static int jockey__phase(struct jockey__run *r)
     return jockey__event(r, r->now + jsim_rng_exp(&r->phase_rng, c->phase_mean_s), EV_PHASE, -1, 0);
 }
 
+/* Runs one event, then the dispatch round that follows every event. */
+static void jockey__on_event(engine_t *e, void *ctx, uint64_t arg)
+{
+    struct jockey__run *r = ctx;
+    if (r->rc != 0)
+        return;
+    r->now = engine_now(e);
+    int rc;
+    switch (arg & 3) {
+    case EV_FINISH:
+        rc = jockey__finish(r, (int)(arg >> 34), (int)(uint32_t)(arg >> 2));
+        break;
+    case EV_TICK:
+        rc = jockey__tick(r);
+        break;
+    case EV_SPARE:
+        rc = jockey__spare(r);
+        break;
+    default:
+        rc = jockey__phase(r);
+        break;
+    }
+    if (rc == 0)
+        rc = jockey__dispatch(r);
+    r->rc = rc;
+}
+
 static void jockey__free(struct jockey__run *r)
 {
     mem_free(r->noise);
@@ -437,9 +374,8 @@ static void jockey__free(struct jockey__run *r)
     mem_free(r->attempt);
     mem_free(r->kind);
     mem_free(r->done);
-    mem_free(r->ev.e);
-    mem_free(r->ready.key);
-    mem_free(r->ready.id);
+    engine_destroy(&r->ev);
+    heap_close(&r->ready);
     mem_free(r->opp);
     mem_free(r->run_of);
     controller_destroy(&r->ctl);
@@ -458,15 +394,14 @@ int jockey_engine_run(const struct jockey_world *w, enum jockey_policy p, int fi
     r.attempt = mem_calloc(n, sizeof *r.attempt);
     r.kind = mem_calloc(n, sizeof *r.kind);
     r.done = mem_calloc(w->spec->nstages, sizeof *r.done);
-    r.ready.key = mem_calloc(n, sizeof *r.ready.key);
-    r.ready.id = mem_calloc(n, sizeof *r.ready.id);
-    r.ready.cap = n;
+    heap_init(&r.ready);
     r.opp = mem_calloc(n, sizeof *r.opp);
     r.run_of = mem_calloc(n, sizeof *r.run_of);
-    int rc = 0;
-    if (r.noise == NULL || r.ready_at == NULL || r.attempt == NULL || r.kind == NULL ||
-        r.done == NULL || r.ready.key == NULL || r.ready.id == NULL || r.opp == NULL ||
-        r.run_of == NULL) {
+    int rc = engine_new(&r.ev);
+    if (rc == 0 && heap_reserve(&r.ready, n) != 0)
+        rc = ERR_NOMEM; /* sized for every task at once: pushes cannot fail */
+    if (rc != 0 || r.noise == NULL || r.ready_at == NULL || r.attempt == NULL || r.kind == NULL ||
+        r.done == NULL || r.opp == NULL || r.run_of == NULL) {
         rc = ERR_NOMEM;
         goto out;
     }
@@ -530,30 +465,12 @@ int jockey_engine_run(const struct jockey_world *w, enum jockey_policy p, int fi
         rc = jockey__tick(&r);
     if (rc == 0)
         rc = jockey__dispatch(&r);
-    long events = 0;
     while (rc == 0 && !dag_done(w->dag)) {
-        if (r.ev.n == 0 || ++events > JOCKEY__MAX_EVENTS) {
+        if (engine_events_run(r.ev) >= JOCKEY__MAX_EVENTS || !engine_step(r.ev)) {
             rc = ERR_STATE;
             break;
         }
-        struct jockey__ev e = jockey__pop(&r.ev);
-        r.now = e.t;
-        switch (e.type) {
-        case EV_FINISH:
-            rc = jockey__finish(&r, &e);
-            break;
-        case EV_TICK:
-            rc = jockey__tick(&r);
-            break;
-        case EV_SPARE:
-            rc = jockey__spare(&r);
-            break;
-        default:
-            rc = jockey__phase(&r);
-            break;
-        }
-        if (rc == 0)
-            rc = jockey__dispatch(&r);
+        rc = r.rc;
     }
     if (rc == 0) {
         jockey__set_tokens(&r, r.tokens);
