@@ -29,7 +29,9 @@ static int sim(const char *args)
     assert_non_null(bin);
     assert_non_null(src);
     char cmd[2048];
-    snprintf(cmd, sizeof cmd, "cd '%s' && '%s/paddock-sim' %s 2>/dev/null", src, bin, args);
+    /* the token-slice engine's figures (the cluster engine: test_sim_arbiter_cluster.c) */
+    snprintf(cmd, sizeof cmd, "cd '%s' && '%s/paddock-sim' %s%s 2>/dev/null", src, bin, args,
+             strncmp(args, "arbiter", 7) == 0 ? " --engine slice" : "");
     return capture_run(cmd, out_buf, sizeof out_buf);
 }
 
@@ -212,7 +214,7 @@ static void test_trace_explains_admission(void **state)
     char cmd[2048];
     snprintf(cmd, sizeof cmd,
              "cd '%s' && '%s/paddock-sim' " FB " --seed 2 --admission on --json --trace "
-             "2>&1 >/dev/null",
+             "--engine slice 2>&1 >/dev/null",
              src, bin);
     assert_int_equal(capture_run(cmd, err_buf, sizeof err_buf), 0);
     assert_int_equal(sim(FB " --seed 2 --admission on --json --trace"), 0);

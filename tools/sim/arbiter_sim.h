@@ -58,6 +58,17 @@ enum arbiter_sim_deadlines {
                                           exact) */
 };
 
+/* What runs the jobs (docs/arbiter.md). */
+enum arbiter_sim_engine {
+    ARBITER_SIM_ENGINE_CLUSTER = 0, /* the cluster simulator (tools/sim/cluster.h): each job run by
+                                       the simulated JM (jm/place, jm/dispatch, jm/attempt) on
+                                       per-node pn/queue, its tokens from an rm/ledger driven by
+                                       ledger_apply as the RM does (cluster_arbiter.c) */
+    ARBITER_SIM_ENGINE_SLICE,       /* the old engine: list scheduling within a grant, its own
+                                       downgrades and kills, arbiter calls of its own
+                                       (arbiter_sim_run.c) */
+};
+
 /* Which finished jobs teach admission's error model (rm/calib.h). */
 enum arbiter_sim_calib {
     ARBITER_SIM_CALIB_LEDGER = 0, /* rm/ledger.c ledger__job_finish: an admitted deadline job,
@@ -117,6 +128,12 @@ struct arbiter_sim_config {
                      the estimates alone (issue 22; docs/arbiter.md) */
     FILE *trace;  /* borrowed; not NULL: each run with admission writes one line per deadline
                      job (what admission predicted against what happened; docs/arbiter.md) */
+    enum arbiter_sim_engine engine; /* default ..._CLUSTER */
+    double bg_util;     /* cluster engine: other tenants' regular work, share of the cores
+                           (default 0) */
+    double node_factor; /* cluster engine: the nodes' cores over the virtual cluster's tokens
+                           (default 2: guaranteed tokens are a share of a larger cluster, whose
+                           rest opportunistic work uses) */
 };
 
 void arbiter_sim_config_default(struct arbiter_sim_config *c);

@@ -42,6 +42,13 @@ struct arbiter_sim_job {
                             profile; config spread), 1 without it */
     int owns_graph;      /* 1: tok, npred, succ_at, succ, by_bl, bl_rank are this job's; 0:
                             borrowed from a WfCommons template (jobs.tmpl) */
+    size_t tmpl_i;       /* WfCommons: its template */
+    double scale;        /* WfCommons: its estimates over the template's */
+    /* The cluster engine's job (cluster_arbiter.c): a spec whose tasks are this job's (the
+     * template's with its estimates; a Facebook job's maps and reduces) and per spec task its
+     * true run time (dur of the task's node). */
+    struct spec *cspec;
+    double *crun;
 };
 
 struct arbiter_sim_jobs {
@@ -52,7 +59,18 @@ struct arbiter_sim_jobs {
     struct arbiter_sim_job *tmpl; /* WfCommons templates (est unscaled, no dur) */
     size_t ntmpl;
     char **tmpl_names;
+    struct spec **tmpl_spec; /* the cluster engine: each template's spec, imported */
 };
+
+/* cluster_arbiter.c: the cluster engine's spec and run times of every job (cspec, crun), made
+ * once per job set. 0 or an ERR_* with msg. */
+int arbiter_cluster_prepare(struct arbiter_sim_jobs *s, const struct arbiter_sim_config *cfg,
+                            char *msg, size_t cap);
+
+/* cluster_arbiter.c: arbiter_sim_run on the cluster engine. */
+int arbiter_cluster_run(const arbiter_sim_jobs_t *s, const struct arbiter_sim_config *cfg,
+                        enum arbiter_sim_policy p, int admission, const uint8_t *ref_met,
+                        uint8_t *met, struct arbiter_sim_result *out);
 
 /* Makespan of job j on a constant k tokens by greedy list scheduling (highest bottom level
  * first), on true run times (use_true) or estimates; *peak (may be NULL) gets the most tokens in

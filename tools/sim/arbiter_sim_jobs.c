@@ -48,7 +48,9 @@ void arbiter_sim_config_default(struct arbiter_sim_config *c)
                                      .grace_frac = 0.25,
                                      .urgent_frac = 0.2,
                                      .calib_from = ARBITER_SIM_CALIB_LEDGER,
-                                     .spread = 1};
+                                     .spread = 1,
+                                     .engine = ARBITER_SIM_ENGINE_CLUSTER,
+                                     .node_factor = 2};
 }
 
 static void asj__job_free(struct arbiter_sim_job *j)
@@ -56,6 +58,8 @@ static void asj__job_free(struct arbiter_sim_job *j)
     mem_free(j->est);
     mem_free(j->dur);
     mem_free(j->bl);
+    mem_free(j->crun);
+    spec_destroy(&j->cspec);
     if (j->owns_graph) {
         mem_free(j->tok);
         mem_free(j->npred);
@@ -77,7 +81,10 @@ void arbiter_sim_jobs_destroy(arbiter_sim_jobs_t **p)
     for (size_t i = 0; i < s->ntmpl; i++) {
         asj__job_free(&s->tmpl[i]);
         mem_free(s->tmpl_names[i]);
+        if (s->tmpl_spec != NULL)
+            spec_destroy(&s->tmpl_spec[i]);
     }
+    mem_free(s->tmpl_spec);
     mem_free(s->v);
     mem_free(s->tmpl);
     mem_free(s->tmpl_names);
@@ -496,7 +503,8 @@ static int asj__templates(const struct arbiter_sim_config *cfg, struct arbiter_s
     size_t nw = cluster_workloads_count(w);
     s->tmpl = mem_calloc(nw, sizeof *s->tmpl);
     s->tmpl_names = mem_calloc(nw, sizeof *s->tmpl_names);
-    if (s->tmpl == NULL || s->tmpl_names == NULL)
+    s->tmpl_spec = mem_calloc(nw, sizeof *s->tmpl_spec);
+    if (s->tmpl == NULL || s->tmpl_names == NULL || s->tmpl_spec == NULL)
         rc = ERR_NOMEM;
     for (size_t i = 0; rc == 0 && i < nw; i++) {
         struct spec *sp = NULL;
@@ -529,7 +537,10 @@ static int asj__templates(const struct arbiter_sim_config *cfg, struct arbiter_s
             if (rc != 0 && msg[0] == '\0')
                 err_fmt(msg, cap, rc, "%s: %s", cluster_workloads_name(w, i), err_text(rc));
         }
-        spec_destroy(&sp);
+        if (rc == 0 && cfg->engine == ARBITER_SIM_ENGINE_CLUSTER)
+            s->tmpl_spec[i] = sp; /* the cluster engine's jobs are made from it */
+        else
+            spec_destroy(&sp);
     }
     cluster_workloads_destroy(&w);
     return rc;
@@ -689,6 +700,8 @@ int arbiter_sim_jobs_new(const struct arbiter_sim_config *cfg, arbiter_sim_jobs_
             double lo = log(cfg->alone_min_s), hi = log(cfg->alone_max_s);
             double target = exp(lo + (hi - lo) * engine_rng_unif(&r));
             rc = asj__instance(&s->tmpl[t], target / alone_t[t], j);
+            j->tmpl_i = t;
+            j->scale = target / alone_t[t];
         }
         s->n = i + 1;
         if (rc == 0)
@@ -698,6 +711,8 @@ int arbiter_sim_jobs_new(const struct arbiter_sim_config *cfg, arbiter_sim_jobs_
         total += j->work_true;
     }
     mem_free(alone_t);
+    if (rc == 0 && cfg->engine == ARBITER_SIM_ENGINE_CLUSTER)
+        rc = arbiter_cluster_prepare(s, cfg, msg, cap);
     if (rc == 0) {
         /* Offered load = true work / (capacity x horizon), horizon = jobs x mean gap. */
         s->mean_gap = total / (cfg->capacity * cfg->load) / (double)cfg->jobs;

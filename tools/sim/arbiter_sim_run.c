@@ -663,6 +663,8 @@ int arbiter_sim_run(const arbiter_sim_jobs_t *s, const struct arbiter_sim_config
                     enum arbiter_sim_policy p, int admission, const uint8_t *ref_met, uint8_t *met,
                     struct arbiter_sim_result *out)
 {
+    if (cfg->engine == ARBITER_SIM_ENGINE_CLUSTER)
+        return arbiter_cluster_run(s, cfg, p, admission, ref_met, met, out);
     memset(out, 0, sizeof *out);
     struct asr r = {.s = s, .cfg = cfg, .pol = p, .admission = admission, .res = out};
     attempt_config_default(&r.att_cfg);

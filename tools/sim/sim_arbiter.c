@@ -38,6 +38,7 @@ static int sa__usage(void)
             "[--json]\n"
             "                           [--deadlines estimate|true] "
             "[--calib-from ledger|all|deadline] [--spread on|off] [--trace]\n"
+            "                           [--engine cluster|slice] [--bg-util U] [--node-factor F]\n"
             "                           paddock: [--profiled on|off] [--slack S] "
             "[--period-frac F] [--grace-frac F] [--urgent-frac F]\n"
             "  --workloads defaults to " SA_DEFAULT_WORKLOADS " (WfCommons instances)\n"
@@ -45,7 +46,8 @@ static int sa__usage(void)
     return 2;
 }
 
-static int sa__parse(int argc, char **argv, struct arbiter_sim_config *c, int *adm, int *json)
+static int sa__parse(int argc, char **argv, struct arbiter_sim_config *c, int *adm, int *json,
+                     int *job_sigma)
 {
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -75,7 +77,15 @@ static int sa__parse(int argc, char **argv, struct arbiter_sim_config *c, int *a
         else if (strcmp(a, "--task-sigma") == 0 && sim_args_num(v, 0, 3, &x) == 0)
             c->task_sigma = x;
         else if (strcmp(a, "--job-sigma") == 0 && sim_args_num(v, 0, 3, &x) == 0)
-            c->job_sigma = x;
+            c->job_sigma = x, *job_sigma = 1;
+        else if (strcmp(a, "--engine") == 0 && strcmp(v, "cluster") == 0)
+            c->engine = ARBITER_SIM_ENGINE_CLUSTER;
+        else if (strcmp(a, "--engine") == 0 && strcmp(v, "slice") == 0)
+            c->engine = ARBITER_SIM_ENGINE_SLICE;
+        else if (strcmp(a, "--bg-util") == 0 && sim_args_num(v, 0, 0.95, &x) == 0)
+            c->bg_util = x;
+        else if (strcmp(a, "--node-factor") == 0 && sim_args_num(v, 1, 100, &x) == 0)
+            c->node_factor = x;
         else if (strcmp(a, "--slack") == 0 && sim_args_num(v, 0.1, 10, &x) == 0)
             c->slack = x;
         else if (strcmp(a, "--period-frac") == 0 && sim_args_num(v, 0.001, 1, &x) == 0)
@@ -136,9 +146,13 @@ static int sa__main(int argc, char **argv)
 {
     struct arbiter_sim_config cfg;
     arbiter_sim_config_default(&cfg);
-    int adm = 3, json = 0;
-    if (sa__parse(argc, argv, &cfg, &adm, &json) != 0)
+    int adm = 3, json = 0, job_sigma = 0;
+    if (sa__parse(argc, argv, &cfg, &adm, &json, &job_sigma) != 0)
         return sa__usage();
+    /* The cluster engine runs each task for its estimate times the task noise, the model the
+       quote's profile describes; --job-sigma brings back the old per-job factor */
+    if (cfg.engine == ARBITER_SIM_ENGINE_CLUSTER && !job_sigma)
+        cfg.job_sigma = 0;
     if (cfg.mix == ARBITER_SIM_WFCOMMONS && cfg.workloads == NULL)
         cfg.workloads = SA_DEFAULT_WORKLOADS;
     char msg[512] = "";
