@@ -1,4 +1,5 @@
-/* test_sim_recurring.c - `paddock-sim recurring` as a user runs it (issue 13, "It must show" 3):
+/* test_sim_recurring.c - `paddock-sim recurring --engine slice` as a user runs it (issue 13, "It
+ * must show" 3; the cluster engine's test is test_sim_recurring_cluster.c):
  * the same seed prints the same bytes, the JSON carries every documented figure for each policy,
  * LowCost with reprovisioning misses well fewer deadlines than the arbiter alone and reserves a
  * lower peak than greedy reservations (Morpheus §9), and bad usage exits 2. */
@@ -45,7 +46,7 @@ static const char *const keys[] = {"runs",
                                    "unplaced"};
 
 /* A day of warm-up and a day evaluated: about 2 s per run. */
-#define SMALL "recurring --eval 1440 --load 0.9"
+#define SMALL "recurring --engine slice --eval 1440 --load 0.9"
 
 static double num(json_t *pol, const char *p, const char *k)
 {
@@ -115,13 +116,15 @@ static void test_json_and_orderings(void **state)
 static void test_text_and_usage(void **state)
 {
     (void)state;
-    assert_int_equal(sim("recurring --eval 360 --jobs 4 --seed 3"), 0);
+    assert_int_equal(sim("recurring --engine slice --eval 360 --jobs 4 --seed 3"), 0);
     assert_non_null(strstr(out_buf, "lowcost_reprov"));
     assert_non_null(strstr(out_buf, "slo_viol"));
     assert_int_equal(sim("recurring --jobs 0"), 2);
     assert_int_equal(sim("recurring --load -1"), 2);
     assert_int_equal(sim("recurring --admission maybe"), 2);
     assert_int_equal(sim("recurring --bogus 1"), 2);
+    assert_int_equal(sim("recurring --engine fluid"), 2);
+    assert_int_equal(sim("recurring --policy best"), 2);
     assert_int_equal(sim("recurring --jobs 3 --workloads /nonexistent-dir"), 1);
 }
 

@@ -117,8 +117,12 @@ struct recurring_sim_result {
     double adhoc_admitted_fraction;        /* ... that admission admitted */
     double utilization;                    /* token-steps used / (capacity x evaluated steps) */
     double reserved_used_fraction;         /* of the reserved token-steps, the part runs used */
-    uint64_t reprov_steps;                 /* run-steps granted above their reservation by §7 */
-    double reprov_token_s;                 /* token-seconds granted so */
+    uint64_t reprov_steps;                 /* run-steps granted above their reservation by §7 (the
+                                              cluster engine: evaluated runs the ledger
+                                              reprovisioned) */
+    size_t reserved_runs;  /* the cluster engine: evaluated periodic runs the ledger registered
+                              with a reservation of the plan (0 for the token-slice engine) */
+    double reprov_token_s; /* token-seconds granted so */
 };
 
 /* Runs the jobs under policy p. Returns 0 or an ERR_* (msg: the reason). */

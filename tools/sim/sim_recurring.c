@@ -6,10 +6,13 @@
  *   paddock-sim recurring [--jobs N] [--load X] [--seed S] [--capacity C] [--workloads DIR]
  *                         [--periodic-share F] [--warmup STEPS] [--eval STEPS] [--step-s S]
  *                         [--given-frac F] [--run-sigma S] [--slow-prob P] [--elastic E]
- *                         [--adhoc-deadline-frac F] [--admission on|off] [--rho R] [--json]
+ *                         [--adhoc-deadline-frac F] [--admission on|off] [--rho R]
+ *                         [--engine cluster|slice] [--policy NAME] [--json]
  *
  * Prints per policy: slo_violation_fraction, peak_tokens, adhoc_latency_p50_s and more. Same
- * arguments and seed, same bytes.
+ * arguments and seed, same bytes. The default engine is the cluster simulator with the RM's
+ * ledger planning (cluster_recurring.h); `--engine slice` is the token-slice engine with its own
+ * fluid jobs (recurring_sim.h), kept for the side-by-side tables.
  */
 #include <jansson.h>
 #include <stdio.h>
@@ -18,8 +21,9 @@
 
 #include "common/err.h"
 #include "tools/cli.h"
-#include "tools/sim/sim_args.h"
+#include "tools/sim/cluster_recurring.h"
 #include "tools/sim/recurring_sim.h"
+#include "tools/sim/sim_args.h"
 
 #define SR_DEFAULT_WORKLOADS "tests/data/wfcommons"
 
@@ -32,18 +36,25 @@ static int sr__usage(void)
             "                             [--step-s S] [--given-frac F] [--run-sigma S] "
             "[--slow-prob P] [--elastic E]\n"
             "                             [--adhoc-deadline-frac F] [--admission on|off] "
-            "[--rho R] [--json]\n"
+            "[--rho R]\n"
+            "                             [--engine cluster|slice] [--policy NAME] [--json]\n"
             "  --workloads defaults to " SR_DEFAULT_WORKLOADS " (WfCommons instances)\n");
     return 2;
 }
 
-static int sr__parse(int argc, char **argv, struct recurring_sim_config *c, int *json)
+struct sr__opts {
+    int json;
+    int slice;  /* --engine slice */
+    int policy; /* --policy: one of them; -1: all */
+};
+
+static int sr__parse(int argc, char **argv, struct recurring_sim_config *c, struct sr__opts *o)
 {
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         double x;
         if (strcmp(a, "--json") == 0) {
-            *json = 1;
+            o->json = 1;
             continue;
         }
         if (v == NULL)
@@ -83,7 +94,17 @@ static int sr__parse(int argc, char **argv, struct recurring_sim_config *c, int 
             c->admission = strcmp(v, "on") == 0;
         else if (strcmp(a, "--workloads") == 0)
             c->workloads = v;
-        else
+        else if (strcmp(a, "--engine") == 0 &&
+                 (strcmp(v, "cluster") == 0 || strcmp(v, "slice") == 0))
+            o->slice = strcmp(v, "slice") == 0;
+        else if (strcmp(a, "--policy") == 0) {
+            o->policy = -1;
+            for (int p = 0; p < RECURRING_SIM_NPOLICIES; p++)
+                if (strcmp(v, recurring_sim_policy_name((enum recurring_sim_policy)p)) == 0)
+                    o->policy = p;
+            if (o->policy < 0)
+                return -1;
+        } else
             return -1;
     }
     return 0;
@@ -91,27 +112,28 @@ static int sr__parse(int argc, char **argv, struct recurring_sim_config *c, int 
 
 static json_t *sr__result_json(const struct recurring_sim_result *r)
 {
-    return json_pack(
-        "{s:I, s:I, s:f, s:f, s:f, s:f, s:f, s:I, s:I, s:I, s:f, s:f, s:f, s:f, "
-        "s:f, s:f, s:I, s:f}",
-        "runs", (json_int_t)r->runs, "missed", (json_int_t)r->missed, "slo_violation_fraction",
-        r->slo_violation_fraction, "peak_tokens", r->peak_tokens, "plan_peak_tokens",
-        r->plan_peak_tokens, "periodic_grant_peak", r->periodic_grant_peak, "planned_tokens_mean",
-        r->planned_tokens_mean, "inferred_deadlines", (json_int_t)r->inferred, "unplaced",
-        (json_int_t)r->unplaced, "adhoc", (json_int_t)r->adhoc, "adhoc_latency_p50_s",
-        r->adhoc_latency_p50_s, "adhoc_latency_p90_s", r->adhoc_latency_p90_s,
-        "adhoc_deadline_missed_fraction", r->adhoc_deadline_missed_fraction,
-        "adhoc_admitted_fraction", r->adhoc_admitted_fraction, "utilization", r->utilization,
-        "reserved_used_fraction", r->reserved_used_fraction, "reprov_steps",
-        (json_int_t)r->reprov_steps, "reprov_token_s", r->reprov_token_s);
+    return json_pack("{s:I, s:I, s:f, s:f, s:f, s:f, s:f, s:I, s:I, s:I, s:f, s:f, s:f, s:f, "
+                     "s:f, s:f, s:I, s:f, s:I}",
+                     "runs", (json_int_t)r->runs, "missed", (json_int_t)r->missed,
+                     "slo_violation_fraction", r->slo_violation_fraction, "peak_tokens",
+                     r->peak_tokens, "plan_peak_tokens", r->plan_peak_tokens, "periodic_grant_peak",
+                     r->periodic_grant_peak, "planned_tokens_mean", r->planned_tokens_mean,
+                     "inferred_deadlines", (json_int_t)r->inferred, "unplaced",
+                     (json_int_t)r->unplaced, "adhoc", (json_int_t)r->adhoc, "adhoc_latency_p50_s",
+                     r->adhoc_latency_p50_s, "adhoc_latency_p90_s", r->adhoc_latency_p90_s,
+                     "adhoc_deadline_missed_fraction", r->adhoc_deadline_missed_fraction,
+                     "adhoc_admitted_fraction", r->adhoc_admitted_fraction, "utilization",
+                     r->utilization, "reserved_used_fraction", r->reserved_used_fraction,
+                     "reprov_steps", (json_int_t)r->reprov_steps, "reprov_token_s",
+                     r->reprov_token_s, "reserved_runs", (json_int_t)r->reserved_runs);
 }
 
 static int sr__main(int argc, char **argv)
 {
     struct recurring_sim_config cfg;
     recurring_sim_config_default(&cfg);
-    int json = 0;
-    if (sr__parse(argc, argv, &cfg, &json) != 0)
+    struct sr__opts opt = {0, 0, -1};
+    if (sr__parse(argc, argv, &cfg, &opt) != 0)
         return sr__usage();
     if (cfg.workloads == NULL)
         cfg.workloads = SR_DEFAULT_WORKLOADS;
@@ -125,13 +147,14 @@ static int sr__main(int argc, char **argv)
     struct recurring_sim_jobs_info info;
     recurring_sim_jobs_info(jobs, &info);
     json_t *root = json_pack(
-        "{s:I, s:f, s:I, s:I, s:f, s:I, s:I, s:I, s:I, s:I, s:f, s:f, s:f}", "jobs",
-        (json_int_t)info.periodic, "load", cfg.load, "seed", (json_int_t)cfg.seed, "capacity",
-        (json_int_t)cfg.capacity, "step_s", cfg.step_s, "warmup_steps",
-        (json_int_t)cfg.warmup_steps, "eval_steps", (json_int_t)cfg.eval_steps, "lcm_steps",
-        (json_int_t)info.lcm_steps, "given_deadlines", (json_int_t)info.given_deadlines,
-        "adhoc_jobs", (json_int_t)info.adhoc, "periodic_load", info.periodic_load, "adhoc_load",
-        info.adhoc_load, "adhoc_mean_gap_s", info.adhoc_mean_gap_s);
+        "{s:s, s:I, s:f, s:I, s:I, s:f, s:I, s:I, s:I, s:I, s:I, s:f, s:f, s:f}", "engine",
+        opt.slice ? "slice" : "cluster", "jobs", (json_int_t)info.periodic, "load", cfg.load,
+        "seed", (json_int_t)cfg.seed, "capacity", (json_int_t)cfg.capacity, "step_s", cfg.step_s,
+        "warmup_steps", (json_int_t)cfg.warmup_steps, "eval_steps", (json_int_t)cfg.eval_steps,
+        "lcm_steps", (json_int_t)info.lcm_steps, "given_deadlines",
+        (json_int_t)info.given_deadlines, "adhoc_jobs", (json_int_t)info.adhoc, "periodic_load",
+        info.periodic_load, "adhoc_load", info.adhoc_load, "adhoc_mean_gap_s",
+        info.adhoc_mean_gap_s);
     json_t *pols = json_object();
     if (root == NULL || pols == NULL) {
         rc = ERR_NOMEM;
@@ -139,7 +162,12 @@ static int sr__main(int argc, char **argv)
     }
     for (int p = 0; p < RECURRING_SIM_NPOLICIES && rc == 0; p++) {
         struct recurring_sim_result r;
-        rc = recurring_sim_run(jobs, &cfg, (enum recurring_sim_policy)p, &r, msg, sizeof msg);
+        if (opt.policy >= 0 && p != opt.policy)
+            continue;
+        rc = opt.slice
+                 ? recurring_sim_run(jobs, &cfg, (enum recurring_sim_policy)p, &r, msg, sizeof msg)
+                 : recurring_cluster_run(jobs, &cfg, (enum recurring_sim_policy)p, &r, msg,
+                                         sizeof msg);
         if (rc == 0)
             json_object_set_new(pols, recurring_sim_policy_name((enum recurring_sim_policy)p),
                                 sr__result_json(&r));
@@ -149,7 +177,7 @@ static int sr__main(int argc, char **argv)
         goto out;
     }
     json_object_set(root, "policies", pols);
-    if (json) {
+    if (opt.json) {
         char *text = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
         if (text != NULL)
             printf("%s\n", text);
@@ -157,10 +185,10 @@ static int sr__main(int argc, char **argv)
         goto out;
     }
     printf("%zu periodic jobs (%zu with a user deadline), %zu ad-hoc jobs, %u tokens, load %.2f "
-           "(periodic %.2f, ad-hoc %.2f), plan of %u steps of %.0f s, seed %llu\n",
+           "(periodic %.2f, ad-hoc %.2f), plan of %u steps of %.0f s, seed %llu, %s engine\n",
            info.periodic, info.given_deadlines, info.adhoc, cfg.capacity, cfg.load,
            info.periodic_load, info.adhoc_load, info.lcm_steps, cfg.step_s,
-           (unsigned long long)cfg.seed);
+           (unsigned long long)cfg.seed, opt.slice ? "slice" : "cluster");
     printf("%-15s %6s %6s %9s %7s %9s %9s %9s %6s %6s %8s\n", "policy", "runs", "missed",
            "slo_viol", "peak", "grant_pk", "adhoc_p50", "adhoc_p90", "util", "resv_u", "reprov");
     const char *key;
