@@ -3,7 +3,8 @@
 show" 3; Verma et al. Figures 1-2 as a load sweep), prints the Markdown tables of docs/arbiter.md
 and writes docs/img/arbiter.svg. Python 3 standard library only. The sweep keeps the setting its
 tables were made in: Verma's deadlines on the true time alone, the error model learning from
-every job (`--deadlines true --calib-from all`).
+every job (`--deadlines true --calib-from all`), on the token-slice engine it was made on
+(`--engine slice`).
 
 usage: python3 docs/img/arbiter.py PATH/TO/paddock-sim [OUT.svg]   (run from the repository root)
 """
@@ -24,7 +25,7 @@ COLORS = {"fcfs": "#7f7f7f", "edf": "#d62728", "minedf": "#ff7f0e", "minedf_wc":
 def run(mix, load, seed):
     out = subprocess.run([SIM, "arbiter", "--mix", mix, "--jobs", str(MIXES[mix]), "--load",
                           str(load), "--seed", str(seed), "--deadlines", "true",
-                          "--calib-from", "all", "--json"], check=True,
+                          "--calib-from", "all", "--engine", "slice", "--json"], check=True,
                          capture_output=True, text=True)
     return json.loads(out.stdout)
 

@@ -146,6 +146,7 @@ static void test_trace_and_slice(void **state)
     assert_int_equal(json_object_size(json_object_get(doc, "policies")), 10);
     json_decref(doc);
     assert_int_equal(sim("arbiter --engine nope"), 2);
+    assert_int_equal(sim("arbiter --profiled on"), 2); /* the slice engine's controller only */
 }
 
 int main(void)

@@ -153,6 +153,11 @@ static int sa__main(int argc, char **argv)
        quote's profile describes; --job-sigma brings back the old per-job factor */
     if (cfg.engine == ARBITER_SIM_ENGINE_CLUSTER && !job_sigma)
         cfg.job_sigma = 0;
+    if (cfg.engine == ARBITER_SIM_ENGINE_CLUSTER && cfg.profiled) {
+        /* the cluster engine's JMs ask for their width, as the daemon without a profile does */
+        fprintf(stderr, "paddock-sim arbiter: --profiled on needs --engine slice\n");
+        return 2;
+    }
     if (cfg.mix == ARBITER_SIM_WFCOMMONS && cfg.workloads == NULL)
         cfg.workloads = SA_DEFAULT_WORKLOADS;
     char msg[512] = "";
