@@ -342,7 +342,7 @@ static int attempt__status(attempt_t *a, const struct attempt_event *ev, int64_t
     int live = ev->state == PROTO_TASK_QUEUED || ev->state == PROTO_TASK_STAGING ||
                ev->state == PROTO_TASK_RUNNING;
     if (live && ev->cls != DISPATCH_NONE && ev->cls != t->cls &&
-        (double)(now - t->cls_ms) > a->cfg.class_settle_s * 1000.0) {
+        (ev->traded || (double)(now - t->cls_ms) > a->cfg.class_settle_s * 1000.0)) {
         /* The PN runs it in another class: its word is what it runs, so the units follow. */
         int rc = dispatch_reclass(a->disp, ev->task, (enum dispatch_class)ev->cls);
         if (rc)

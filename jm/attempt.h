@@ -43,7 +43,9 @@
  *     only when that is at most grace_max_s and a grace_frac of its estimate; upgrades: highest
  *     priority (bottom level) first, repeated while units are free;
  *   - a status in another class than recorded is the PN's word (units follow it), except within
- *     class_settle_s of a change of ours (a status sent before our TASK_UPGRADE arrived);
+ *     class_settle_s of a change of ours (a status sent before our TASK_UPGRADE arrived), but
+ *     not a class trade's (the node made one of the job's waiting tasks regular in the place
+ *     of another, which turned opportunistic: both statuses are its word at once);
  *   - free capacity for new work (attempt_free) is the units the grant leaves over the regular
  *     ones in flight, and the allowance over the opportunistic ones; a speculative copy needs a
  *     free unit of either and a task that allows copies (attempt_copy_class);
@@ -119,6 +121,9 @@ struct attempt_event {
     int code;         /* REFUSED */
     int extra;        /* an extra attempt of the task is live and may take over an end */
     int fatal;        /* STATUS FAILED: a retry as it is cannot succeed (over its memory request) */
+    int traded;       /* STATUS: the node traded classes between two of the job's tasks there
+                         (pn/queue.h queue_pick_trade): its class is taken even within
+                         class_settle_s of a change of ours */
 };
 
 enum attempt_act_kind {

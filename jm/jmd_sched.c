@@ -464,6 +464,9 @@ void jmd_sched_status(jmd_t *j, const proto_task_status_t *st, long link)
             st->task_class == PROTO_CLASS_OPPORTUNISTIC ? DISPATCH_OPPORTUNISTIC : DISPATCH_REGULAR,
         .fatal = st->state == PROTO_TASK_FAILED && st->reason &&
                  strncmp(st->reason, PROTO_REASON_MEMORY, strlen(PROTO_REASON_MEMORY)) == 0,
+        .traded = (st->state == PROTO_TASK_QUEUED || st->state == PROTO_TASK_STAGING) &&
+                  st->reason &&
+                  strncmp(st->reason, PROTO_REASON_TRADED, strlen(PROTO_REASON_TRADED)) == 0,
     };
     jmd_sched_event(j, &ev, st, NULL);
 }

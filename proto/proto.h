@@ -512,6 +512,10 @@ typedef struct proto_task_query_reply { /* PN -> JM */
 /* A FAILED status whose reason starts with this was killed by its PN for going over its memory
  * request: the same request would fail the same way, so its JM does not retry it unchanged. */
 #define PROTO_REASON_MEMORY "memory limit"
+/* A QUEUED status whose reason starts with this: the PN traded classes between two queued tasks
+ * of the job (pn/queue.h queue_pick_trade), one made regular in the place of the other; its JM
+ * takes the status's class at once (jm/attempt.h). */
+#define PROTO_REASON_TRADED "class trade"
 
 typedef struct proto_task_status { /* PN -> JM */
     char *job_id;                  /* req */

@@ -534,6 +534,34 @@ static void test_class_settle(void **state)
     assert_int_equal(dispatch_class_of(f->disp, 0), DISPATCH_OPPORTUNISTIC);
 }
 
+/* A class trade at the PN (pn/queue.h queue_pick_trade) is its word at once, even just after a
+ * change of ours: both statuses taken, the regular units stay within the grant throughout. */
+static void test_class_trade(void **state)
+{
+    struct fixture *f = *state;
+    dispatch_set_factor(f->disp, 1);
+    dispatch_set_tokens(f->disp, 1);
+    uint32_t a0 = place(f, 0, 0);
+    uint32_t a1 = place(f, 1, 0);
+    assert_int_equal(attempt_get(f->a, 0)->cls, DISPATCH_REGULAR);
+    assert_int_equal(attempt_get(f->a, 1)->cls, DISPATCH_OPPORTUNISTIC);
+    f->now += 100; /* within class_settle_s of the placements */
+    struct attempt_event up = status(1, a1, PROTO_TASK_QUEUED);
+    up.cls = DISPATCH_REGULAR;
+    struct attempt_event down = status(0, a0, PROTO_TASK_QUEUED);
+    down.cls = DISPATCH_OPPORTUNISTIC;
+    step(f, up); /* not a trade: settling */
+    assert_int_equal(attempt_get(f->a, 1)->cls, DISPATCH_OPPORTUNISTIC);
+    up.traded = down.traded = 1;
+    assert_string_equal(step(f, up), "N");
+    assert_int_equal(attempt_get(f->a, 1)->cls, DISPATCH_REGULAR);
+    assert_string_equal(step(f, down), "N");
+    assert_int_equal(attempt_get(f->a, 0)->cls, DISPATCH_OPPORTUNISTIC);
+    assert_int_equal(dispatch_regular_units(f->disp), 1);
+    assert_int_equal(dispatch_class_of(f->disp, 1), DISPATCH_REGULAR);
+    assert_int_equal(dispatch_class_of(f->disp, 0), DISPATCH_OPPORTUNISTIC);
+}
+
 /* Speculation: only for tasks that allow it, and only on a free unit. */
 static void test_copy_gate(void **state)
 {
@@ -640,6 +668,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_upgrade_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_yield, setup, teardown),
         cmocka_unit_test_setup_teardown(test_class_settle, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_class_trade, setup, teardown),
         cmocka_unit_test_setup_teardown(test_copy_gate, setup, teardown),
         cmocka_unit_test_setup_teardown(test_node_rules, setup, teardown),
         cmocka_unit_test_setup_teardown(test_done_takeover, setup, teardown),
