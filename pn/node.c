@@ -249,8 +249,11 @@ void node_destroy(node_t **np)
     spawner_free(&n->spawner);
     mem_free(n->parked);
     mem_free(n->unsent);
+    mem_free(n->runq);
     if (n->sched_check) /* freed once closed: the loop runs after node_destroy */
         uv_close((uv_handle_t *)n->sched_check, node__free_handle);
+    if (n->pass_end)
+        uv_close((uv_handle_t *)n->pass_end, node__free_handle);
     if (n->spare_dir && n->nspares + n->spares_pending == 0)
         rmdir(n->spare_dir);
     else if (n->spare_dir) /* the spares go with it */
@@ -367,6 +370,9 @@ static void node__status(node_t *n, node__task_t *t, uint64_t req_id)
         (void)node__expected_wait(n, t, &s->expected_wait_ms);
     n->wait_known = 0;
     t->unsent = 0; /* whatever was held back, its JM hears where the task stands now */
+    if (t->running_unsent && proto_task_state_terminal(t->state))
+        n->c.running_unsent++; /* its start and end in one status */
+    t->running_unsent = 0;
     /* A task that ended freed its room: its JM places the next task on what the status says,
        so that matrix is computed now, not up to matrix_min_interval ago (with the task still
        in it). */
@@ -430,6 +436,26 @@ static void node__set_state_ex(node_t *n, node__task_t *t, proto_task_state_t s,
 void node__set_state(node_t *n, node__task_t *t, proto_task_state_t s, const char *reason)
 {
     node__set_state_ex(n, t, s, reason, 1);
+}
+
+void node__running(node_t *n, node__task_t *t)
+{
+    node__set_state_ex(n, t, PROTO_TASK_RUNNING, NULL, 0);
+    if (n->nrunq == n->caprunq) {
+        size_t cap = n->caprunq ? 2 * n->caprunq : 64;
+        uint64_t *v = mem_reallocarray(n->runq, cap, sizeof *v);
+        if (!v) {
+            node__set_state(n, t, PROTO_TASK_RUNNING, NULL); /* say it now */
+            return;
+        }
+        n->runq = v;
+        n->caprunq = cap;
+    }
+    n->runq[n->nrunq++] = t->id;
+    t->running_unsent = 1;
+    node__pass_end_arm(n);
+    if (!n->pass_end_armed) /* no handle: at once */
+        node__pass_flush(n);
 }
 
 void node__send_unsent(node_t *n)
@@ -529,7 +555,8 @@ void node__finish(node_t *n, node__task_t *t)
     if (!t->staging && t->dir && t->state == PROTO_TASK_SUCCEEDED && !n->cfg->keep_task_dirs &&
         node__dir_left_nothing(t->dir)) {
         node__trash_task(n, t->dir);
-        node__trash_flush(n, 0);
+        if (!n->reaping) /* node_reap hands its batch's directories over once */
+            node__trash_flush(n, 0);
         mem_free(t->dir);
         t->dir = NULL;
         n->c.dirs_early++;
@@ -985,6 +1012,30 @@ void node__swapped(node_t *n, const uint64_t *up, size_t k, uint64_t down)
     n->matrix_dirty = 1;
 }
 
+void node__traded(node_t *n, node__task_t *up, uint64_t down)
+{
+    n->c.trades++;
+    node__task_t *d = map_getn(&n->byid, &down, sizeof down);
+    node__task_t *both[2] = {up, d};
+    for (int i = 0; i < 2; i++) { /* the upgrade first: its units over-count, never under */
+        node__task_t *t = both[i];
+        if (!t)
+            continue;
+        t->klass = i == 0 ? PROTO_CLASS_REGULAR : PROTO_CLASS_OPPORTUNISTIC;
+        node__set_state(n, t, t->state,
+                        i == 0 ? PROTO_REASON_TRADED ": regular in the place of its job's "
+                                                     "lower-priority task"
+                               : PROTO_REASON_TRADED ": opportunistic, its job's higher-priority "
+                                                     "task regular in its place");
+        mem_free(t->reason); /* said once: a later status is not a trade's */
+        t->reason = NULL;
+    }
+    if (up && d)
+        log_info("task %s/%s starts regular in the place of %s (a class trade in its job)",
+                 up->job->job_id, up->task_id, d->task_id);
+    n->matrix_dirty = 1;
+}
+
 void node__grace_tick(node_t *n)
 {
     double now = node__now_s();
@@ -1371,7 +1422,7 @@ void node_refresh(node_t *n)
 
 size_t node_busy(const node_t *n)
 {
-    return n->busy;
+    return n->busy + (n->pass_end_armed ? 1 : 0); /* the pass's end may hand the pool more */
 }
 
 size_t node_spawning(const node_t *n)

@@ -63,6 +63,7 @@ typedef struct node_counters {
     uint64_t cache_hits, cache_misses, statuses_sent, spawn_failures;
     uint64_t
         queued_unsent; /* QUEUED statuses not sent: the task started as soon as it was set up */
+    uint64_t running_unsent; /* RUNNING statuses not sent: the task ended in the same loop pass */
     uint64_t upgrades, downgrades; /* TASK_UPGRADE that changed a live task's class */
     uint64_t graces_ended;         /* urgent regular tasks that ended downgraded tasks' graces */
     uint64_t refused_fenced;       /* commands and queries from an older epoch than the job's */
@@ -78,6 +79,9 @@ typedef struct node_counters {
     /* starts of a higher-priority task of the same job in the place of the one the queue
        order gave (queue_pick_ex) */
     uint64_t reorders;
+    /* a job's queued opportunistic task started regular in the place of its lower-priority
+       regular task, which waits opportunistic (queue_pick_trade) */
+    uint64_t trades;
     uint64_t creates_refused[NODE_REFUSED_COUNT];
     uint64_t starts[2];                        /* processes started, by class */
     uint64_t ended[PROTO_TASK_STATE_COUNT][2]; /* terminal states reached, by class */
@@ -134,7 +138,8 @@ void node_heartbeat(node_t *n, proto_heartbeat_t *hb);
  * with live tasks here (others are ignored), raises their epochs to the RM's, and reaps the
  * jobs whose grace has run out (pn/orphan.h). Borrowed. */
 void node_jobs_ack(node_t *n, const proto_heartbeat_ack_t *ack, uint64_t now_ms);
-/* Number of staging jobs in flight on the thread pool. */
+/* Work on the thread pool in flight, plus one while the end of the loop pass has some to hand
+ * it (node__pass_end: one more loop turn). */
 size_t node_busy(const node_t *n);
 /* Starts handed to spawner threads whose results the loop has not taken yet. */
 size_t node_spawning(const node_t *n);

@@ -85,6 +85,8 @@ typedef struct node__task {
     int unsent;     /* queued, its QUEUED status held back: its expected wait was 0, so its
                        RUNNING status should answer the create (sent if it does not start) */
     int forgotten;  /* the node dropped it while staging ran: free when staging returns */
+    int running_unsent; /* running, its RUNNING status held to the end of this loop pass: an
+                           end within the pass sends one status for both (node__pass_end) */
     uint32_t cache_hits, cache_misses;
     char *reason;
     int exit_code, signal;
@@ -164,6 +166,11 @@ struct node {
     uint64_t wait_known, wait_known_ms; /* a new task's id and expected wait, for its status */
     uint64_t *unsent; /* ids of tasks set up with their QUEUED status held back (node__on_check) */
     size_t nunsent, capunsent;
+    uint64_t *runq; /* ids of tasks whose RUNNING status waits for the end of the pass */
+    size_t nrunq, caprunq;
+    uv_prepare_t *pass_end; /* node__pass_end: before the loop blocks again, when armed */
+    int pass_end_armed;
+    int reaping; /* node_reap: directories go to the thread pool once for the whole batch */
     exec_exit_t *parked; /* exits reaped before their spawner's result (node__spawned) */
     size_t nparked, capparked;
     struct metrics_hist spawn_hist; /* seconds in exec_spawn (vfork to exec) */
@@ -178,6 +185,12 @@ void node__send_status(node_t *n, node__task_t *t);
 void node__send_unsent(node_t *n);
 void node__note_unsent(node_t *n, node__task_t *t);
 void node__finish(node_t *n, node__task_t *t); /* terminal: off the live maps, into done */
+/* A task that just started: its RUNNING status goes at the end of this loop pass (or at once
+ * when it cannot be held), unless it ended meanwhile, its terminal status saying both. */
+void node__running(node_t *n, node__task_t *t);
+/* What waits for the end of the loop pass: held RUNNING statuses, the trash for the pool. */
+void node__pass_end_arm(node_t *n);
+void node__pass_flush(node_t *n);
 void node__task_free(node__task_t *t);
 double node__now_s(void);
 void node__grace_tick(node_t *n); /* a downgrade's grace ended: preempt if regular work waits */
@@ -185,6 +198,10 @@ void node__grace_tick(node_t *n); /* a downgrade's grace ended: preempt if regul
  * (no self-preemption): their classes, nice values and statuses follow, and `down`, which
  * never ran, is returned to its JM (reported cancelled) to be placed again. */
 void node__swapped(node_t *n, const uint64_t *up, size_t k, uint64_t down);
+/* queue_pick_trade started `up` (queued opportunistic) as regular in the place of its job's
+ * regular task `down`, now queued opportunistic: its JM hears both at once (PROTO_REASON_TRADED),
+ * before `up` starts. */
+void node__traded(node_t *n, node__task_t *up, uint64_t down);
 
 /* node_run.c */
 void node__schedule(node_t *n);

@@ -204,7 +204,7 @@ static void node__started(node_t *n, node__task_t *t, int rc, pid_t pid, const e
         if (!t->cg && cg[0])
             rmdir(cg);
     }
-    node__set_state(n, t, PROTO_TASK_RUNNING, NULL);
+    node__running(n, t);
 }
 
 /* An exit reaped before its spawner's result arrived (a short task): kept until the result
@@ -297,6 +297,51 @@ static void node__on_check(uv_check_t *h)
     node__schedule(n);
 }
 
+static void node__on_pass_end(uv_prepare_t *h)
+{
+    node_t *n = h->data;
+    uv_prepare_stop(h);
+    n->pass_end_armed = 0;
+    node__pass_flush(n);
+}
+
+void node__pass_end_arm(node_t *n)
+{
+    if (n->pass_end_armed || n->stopping)
+        return;
+    if (!n->pass_end) {
+        uv_prepare_t *h = mem_calloc(1, sizeof *h);
+        if (!h || uv_prepare_init(n->loop, h) != 0) {
+            mem_free(h);
+            return;
+        }
+        h->data = n;
+        n->pass_end = h;
+    }
+    if (uv_prepare_start(n->pass_end, node__on_pass_end) == 0)
+        n->pass_end_armed = 1;
+}
+
+/* The end of a loop pass (just before it waits for events again): each task that started in
+ * it and still runs gets its RUNNING status now; one that ended in the same pass (a short
+ * task: its spawn's result and its exit seen together) has had one terminal status instead,
+ * which carries its start time (a JM takes a terminal status without a RUNNING before it, as
+ * for a task that ran between two statuses). And the directories given back go to the pool in
+ * one request. */
+void node__pass_flush(node_t *n)
+{
+    for (size_t i = 0; i < n->nrunq; i++) {
+        node__task_t *t = map_getn(&n->byid, &n->runq[i], sizeof n->runq[i]);
+        if (!t || !t->running_unsent)
+            continue; /* ended, or its status went out another way meanwhile */
+        if (t->unsent)
+            n->c.queued_unsent++; /* this status answers the create instead */
+        node__send_status(n, t);
+    }
+    n->nrunq = 0;
+    node__trash_flush(n, 0);
+}
+
 void node__schedule_soon(node_t *n)
 {
     if (n->sched_pending)
@@ -325,11 +370,13 @@ void node__schedule(node_t *n)
     n->scheduling = 1;
     for (;;) {
         queue_task_t qt;
-        int reordered = 0;
-        int rc = queue_pick_ex(n->queue, node__now_s(), node__draw(n), &qt, &reordered);
+        queue_pick_info_t info;
+        int rc = queue_pick_trade(n->queue, node__now_s(), node__draw(n), &qt, &info);
         if (rc == 0) {
             node__task_t *t = map_getn(&n->byid, &qt.id, sizeof qt.id);
-            n->c.reorders += reordered != 0;
+            n->c.reorders += info.reordered != 0;
+            if (info.traded)
+                node__traded(n, t, info.traded_id);
             if (t)
                 node__start(n, t);
             else
@@ -433,6 +480,7 @@ void node_reap(node_t *n)
     exec_exit_t es[BATCH];
     node__task_t *ts[BATCH];
     int any = 0;
+    n->reaping = 1;
     for (;;) {
         size_t k = 0;
         exec_exit_t e;
@@ -460,6 +508,12 @@ void node_reap(node_t *n)
         n->matrix_batch = 0;
         if (k < BATCH)
             break;
+    }
+    n->reaping = 0;
+    if (n->ntrash) { /* the batch's directories: one request to the pool, at the pass's end */
+        node__pass_end_arm(n);
+        if (!n->pass_end_armed)
+            node__trash_flush(n, 0);
     }
     if (any)
         node__schedule_soon(n);
