@@ -163,6 +163,7 @@ struct cluster_result {
     double useful_cpu_s;   /* core-seconds of the attempts that succeeded */
     size_t jobs_peak;      /* most jobs running at once */
     uint64_t tasks, attempts, failures, preemptions, lost, node_losses;
+    uint64_t trades; /* class trades inside one job at the nodes (queue_pick_trade) */
     uint64_t decisions;  /* tasks dispatched by JMs (placement decisions carried out) */
     uint64_t events;     /* engine events run */
     double wall_s;       /* simulator wall time of the run */

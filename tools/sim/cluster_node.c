@@ -6,6 +6,7 @@
 
 #include "common/err.h"
 #include "common/mem.h"
+#include "proto/proto.h"
 #include "tools/sim/cluster_internal.h"
 #include "tools/sim/engine_noise.h"
 
@@ -295,13 +296,47 @@ static void cl__kill(struct cl_world *w, uint32_t n, uint64_t id)
     cl_job_report(w, job, task, tk->attempt, CL_PREEMPTED, 0);
 }
 
+/* The node's class trade inside one job (queue_pick_trade): the JM hears both class changes at
+ * once, the task made regular first (its units over-count for a moment, never under), as the
+ * daemon's statuses carry them (PROTO_REASON_TRADED). */
+static void cl__traded(struct cl_world *w, uint32_t n, uint64_t up, uint64_t down)
+{
+    uint64_t ids[2] = {up, down};
+    for (int i = 0; i < 2; i++) {
+        size_t job = (size_t)(ids[i] >> 32), task = (size_t)(ids[i] & 0xffffffffu);
+        struct cl_job *j = &w->jobs[job];
+        struct cl_task *tk = cl_attempt_at(j, task, n); /* a copy there, if that is what traded */
+        int cls = i == 0 ? QUEUE_REGULAR : QUEUE_OPPORTUNISTIC;
+        tk->klass = (tk->klass & 0x100) | cls;
+        if (tk != &j->tasks[task])
+            continue; /* a speculative copy's units are cluster_straggler.c's: not followed */
+        struct attempt_event ev = {
+            .kind = ATTEMPT_EV_STATUS,
+            .task = task,
+            .attempt = tk->attempt,
+            .state = PROTO_TASK_QUEUED,
+            .cls = i == 0 ? DISPATCH_REGULAR : DISPATCH_OPPORTUNISTIC,
+            .traded = 1,
+        };
+        struct attempt_action act[ATTEMPT_MAX_ACTIONS];
+        int rc = attempt_step(j->att, &ev, (int64_t)(engine_now(w->eng) * 1000.0 + 0.5), act,
+                              ATTEMPT_MAX_ACTIONS);
+        if (rc < 0)
+            cl__fail(w, rc);
+    }
+    w->res->trades++;
+}
+
 void cl_node_try_start(struct cl_world *w, uint32_t n)
 {
     struct cl_node *nd = &w->nodes[n];
     double now = engine_now(w->eng);
     for (int guard = 0; guard < 100000 && nd->up; guard++) {
         queue_task_t t;
-        int rc = queue_pick(nd->q, now, engine_rng_unif(&nd->rng), &t);
+        queue_pick_info_t info;
+        int rc = queue_pick_trade(nd->q, now, engine_rng_unif(&nd->rng), &t, &info);
+        if (rc == 0 && info.traded)
+            cl__traded(w, n, t.id, info.traded_id);
         if (rc == ERR_NOTFOUND) {
             uint64_t ids[16];
             size_t k = queue_preempt(nd->q, now, ids, 16);
