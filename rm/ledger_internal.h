@@ -1,5 +1,6 @@
 /* ledger_internal.h - the ledger's representation, shared by rm/ledger.c (commands and
- * queries) and rm/ledger_snap.c (snapshots). Private to the ledger module. */
+ * queries), rm/ledger_job.c (jobs), rm/ledger_arbitrate.c (grants and admission), rm/ledger_snap.c
+ * (snapshots) and the other rm/ledger_*.c files. Private to the ledger module. */
 #ifndef PADDOCK_RM_LEDGER_INTERNAL_H
 #define PADDOCK_RM_LEDGER_INTERNAL_H
 
@@ -71,6 +72,32 @@ int ledger__jobs_reserve(ledger_t *l, size_t cap);
 /* Recomputes every grant of virtual cluster `vc` (rm/arbiter.h); `cause` is the job whose
  * command triggered it (its own losses are not counted as reclaims), 0 for none. */
 void ledger__arbitrate(ledger_t *l, size_t vc, uint64_t cause);
+
+/* Jobs (ledger_job.c). */
+/* The job of this id, or NULL; *pos (may be NULL) where it is or would be in the ascending
+ * array. */
+struct ledger_job *ledger__job_find(const ledger_t *l, uint64_t id, size_t *pos);
+/* JOB_REGISTER: the new job's id in r->value, or the verdict (ERR_ADMISSION, ERR_QUOTA...). */
+int ledger__job_register(ledger_t *l, const struct ledger_cmd *c, struct ledger_result *r);
+/* TICK: expires the jobs whose lease ran out (their count in *value) and re-arbitrates. */
+int ledger__tick(ledger_t *l, uint64_t *value);
+/* The commands of one job: JOB_RESUME, JOB_END, JOB_DEADLINE, TOKEN_REQUEST, TOKEN_RELEASE,
+ * LEASE_RENEW. */
+int ledger__job_cmd(ledger_t *l, const struct ledger_cmd *c, uint64_t *value);
+
+/* Arbitration and admission (ledger_arbitrate.c). */
+/* Sets job j's grant, keeping its virtual cluster's total and the job's token-time. */
+void ledger__job_set_tokens(ledger_t *l, struct ledger_job *j, uint32_t tokens);
+/* What is left of a job's registered shape, in seconds and token-seconds. */
+struct arbiter_shape ledger__remain(const struct ledger_job *j);
+/* A deadline job's minimum now (0 without a deadline). */
+uint32_t ledger__minimum(const ledger_t *l, const struct ledger_job *j);
+/* A registration's shape, at the error model's conservative scale. */
+struct arbiter_shape ledger__shape(const ledger_t *l, const struct ledger_cmd *c);
+/* MRM's admission check of c against the admitted jobs of virtual cluster vci: 0, or
+ * ERR_ADMISSION with the earliest feasible finish in r; the quote in *q. */
+int ledger__admit(ledger_t *l, const struct ledger_cmd *c, size_t vci, struct ledger_result *r,
+                  struct arbiter_quote *q);
 
 /* Recurring jobs and the history (ledger_recur.c). */
 void ledger__recur_free(ledger_t *l);

@@ -1,0 +1,250 @@
+/* ledger_arbitrate.c - the ledger's arbitration and admission: every grant of a virtual cluster
+ * recomputed through rm/arbiter.h (MinEDF-WC by default), a deadline job's minimum, what is left of
+ * a job's shape, and MRM's admission check and quote against the admitted jobs and the recurring
+ * plan. Commands are applied in rm/ledger.c and rm/ledger_job.c. */
+#include "rm/ledger.h"
+#include "rm/ledger_internal.h"
+
+#include "common/err.h"
+#include "common/mem.h"
+
+#include <math.h>
+#include <string.h>
+
+void ledger__job_set_tokens(ledger_t *l, struct ledger_job *j, uint32_t tokens)
+{
+    struct ledger_vc *vc = &l->vcs[j->vc];
+    if (j->held_since_ms > 0 && l->now > j->held_since_ms) /* issue 27: tokens x time held */
+        j->held_ms += (uint64_t)j->tokens * (uint64_t)(l->now - j->held_since_ms);
+    j->held_since_ms = l->now;
+    vc->granted = vc->granted - j->tokens + tokens;
+    j->tokens = tokens;
+}
+
+static double ledger__done(const struct ledger_job *j)
+{
+    return 1.0 - (double)(j->done_permille > 1000 ? 1000 : j->done_permille) / 1000.0;
+}
+
+/* What is left of a job's registered shape, in seconds and token-seconds. */
+struct arbiter_shape ledger__remain(const struct ledger_job *j)
+{
+    double left = ledger__done(j);
+    struct arbiter_shape s = {.work = (double)j->work_ms / 1000.0 * left,
+                              .work_sd = (double)j->work_sd_ms / 1000.0 * left,
+                              .path = (double)j->path_ms / 1000.0 * left,
+                              .path_sd = (double)j->path_sd_ms / 1000.0 * left,
+                              .width = j->width,
+                              .has_alpha = j->has_alpha,
+                              .alpha = (double)j->alpha_milli / 1000.0};
+    return s;
+}
+
+/* The conservative scale every shape gets now: the error model's quantile factor. */
+static double ledger__scale(const ledger_t *l)
+{
+    struct calib_factors f;
+    calib_factors(&l->calib, &f);
+    return f.hi;
+}
+
+void ledger_calibration(const ledger_t *l, struct calib_factors *out)
+{
+    calib_factors(&l->calib, out);
+}
+
+int ledger_set_policy(ledger_t *l, int policy)
+{
+    if (policy < ARBITER_FCFS || policy > ARBITER_MINEDF_WC)
+        return ERR_INVAL;
+    l->policy_set = 1;
+    l->policy = policy;
+    return 0;
+}
+
+/* A deadline job's minimum: what its Jockey controller needs when it has a profile (or no
+ * registered shape): its raw allocation when its JM said one (issue 25: the request adds the
+ * controller's hysteresis, which a job granted less kept claiming), else its request; without
+ * a profile MinEDF's from ARIA's bounds over what is left and the time left. */
+uint32_t ledger__minimum(const ledger_t *l, const struct ledger_job *j)
+{
+    if (j->deadline_ms == 0)
+        return 0;
+    bool asks = j->work_ms == 0 || j->width == 0 || (j->has_profile && j->asked);
+    struct arbiter_shape s = asks ? (struct arbiter_shape){0} : ledger__remain(j);
+    return arbiter_deadline_minimum(asks, j->raw, j->wanted, asks ? NULL : &s,
+                                    (double)(j->deadline_ms - l->now) / 1000.0);
+}
+
+void ledger__arbitrate(ledger_t *l, size_t vci, uint64_t cause)
+{
+    struct ledger_vc *vc = &l->vcs[vci];
+    size_t n = 0;
+    for (size_t i = 0; i < l->njobs; i++) {
+        const struct ledger_job *j = &l->jobs[i];
+        if (j->vc != vci || j->state != LEDGER_JOB_ACTIVE)
+            continue;
+        struct arbiter_job *a = &l->arb[n];
+        memset(a, 0, sizeof *a);
+        a->id = j->id;
+        a->deadline = j->deadline_ms;
+        a->best_effort = j->best_effort;
+        a->wanted = j->wanted;
+        a->minimum = ledger__minimum(l, j);
+        /* spare only up to what it can use now, when its JM says (a narrow phase leaves the
+         * rest to others), never below its minimum; a job that registered no shape (width 0)
+         * has no spare beyond what it asks for */
+        a->width = j->width;
+        if (j->demand != 0 && j->deadline_ms != 0 && a->width != 0) {
+            uint32_t now_use = j->demand - 1;
+            now_use = now_use > a->minimum ? now_use : a->minimum;
+            a->width = a->width < now_use ? a->width : now_use;
+        }
+        a->held = j->tokens;
+        a->weight = j->weight_milli != 0 ? (double)j->weight_milli / 1000.0 : 1.0;
+        if (j->recur != 0)
+            ledger__recur_arb(l, j, a); /* Morpheus §6-7: its reservation, reprovisioning */
+        l->arb_pos[n++] = i;
+    }
+    vc->arbitrated_ms = l->now;
+    enum arbiter_policy pol = l->policy_set ? (enum arbiter_policy)l->policy : ARBITER_MINEDF_WC;
+    arbiter_allocate_plan(pol, vc->capacity, ledger__held_back(l, vci), l->arb, n, l->arb_order);
+    if (ledger__quota_trim(l, vci, l->arb, l->arb_pos, n)) /* issue 27: tokens held at once */
+        arbiter_allocate_plan(pol, vc->capacity, ledger__held_back(l, vci), l->arb, n,
+                              l->arb_order);
+    vc->spare = 0;
+    for (size_t k = 0; k < n; k++) {
+        struct ledger_job *j = &l->jobs[l->arb_pos[k]];
+        const struct arbiter_job *a = &l->arb[k];
+        uint32_t was = j->tokens - (j->minimum < j->tokens ? j->minimum : j->tokens);
+        uint32_t now = a->grant - a->min_part;
+        if (now > was)
+            vc->spare_grants += now - was;
+        else if (now < was && j->id != cause)
+            vc->spare_reclaims += was - now;
+        ledger__job_set_tokens(l, j, a->grant);
+        j->minimum = a->min_part;
+        if (a->extra > 0 && a->min_part > a->reserved &&
+            a->min_part - a->reserved > j->reprovisioned)
+            j->reprovisioned = a->min_part - a->reserved;
+        vc->spare += now;
+    }
+}
+
+/* The admitted deadline jobs of virtual cluster `vci` as admission sees them at `now`: a new
+ * array the caller frees (NULL when none), or ERR_NOMEM. */
+static int ledger__load(const ledger_t *l, size_t vci, int64_t now, struct arbiter_load **out,
+                        size_t *nout)
+{
+    struct arbiter_load *load = NULL;
+    size_t n = 0;
+    for (size_t i = 0; i < l->njobs; i++) {
+        const struct ledger_job *j = &l->jobs[i];
+        n += j->vc == vci && j->state == LEDGER_JOB_ACTIVE && j->deadline_ms != 0 &&
+             !j->best_effort && j->work_ms != 0 && !j->reserved_run;
+    }
+    if (n > 0 && (load = mem_alloc(n * sizeof *load)) == NULL)
+        return ERR_NOMEM;
+    n = 0;
+    for (size_t i = 0; i < l->njobs; i++) {
+        const struct ledger_job *j = &l->jobs[i];
+        /* a run with a reservation is covered by the plan */
+        if (j->vc != vci || j->state != LEDGER_JOB_ACTIVE || j->deadline_ms == 0 ||
+            j->best_effort || j->work_ms == 0 || j->reserved_run)
+            continue;
+        load[n].id = j->id;
+        load[n].deadline = (double)(j->deadline_ms - now) / 1000.0;
+        load[n].remain = ledger__remain(j);
+        load[n].remain.scale = ledger__scale(l);
+        n++;
+    }
+    *out = load;
+    *nout = n;
+    return 0;
+}
+
+struct arbiter_shape ledger__shape(const ledger_t *l, const struct ledger_cmd *c)
+{
+    struct arbiter_shape s = {.work = (double)c->work_ms / 1000.0,
+                              .work_sd = (double)c->work_sd_ms / 1000.0,
+                              .path = (double)c->path_ms / 1000.0,
+                              .path_sd = (double)c->path_sd_ms / 1000.0,
+                              .width = c->width};
+    s.has_alpha = (c->flags & LEDGER_JOB_HAS_ALPHA) != 0;
+    s.alpha = (double)(c->alpha_milli > 1000 ? 1000 : c->alpha_milli) / 1000.0;
+    s.scale = ledger__scale(l);
+    return s;
+}
+
+/* MRM's admission check of a new job against the admitted ones of its cluster: with a
+ * deadline (c->deadline_ms != 0) the verdict (ERR_ADMISSION with the earliest feasible finish
+ * in r), else only the prediction. *q receives the quote (zeroed when there is nothing to judge
+ * by). */
+int ledger__admit(ledger_t *l, const struct ledger_cmd *c, size_t vci, struct ledger_result *r,
+                  struct arbiter_quote *q_out)
+{
+    struct arbiter_load *load = NULL;
+    size_t n = 0;
+    if (ledger__load(l, vci, l->now, &load, &n) != 0)
+        return ERR_NOMEM;
+    double *pt = NULL, *ptok = NULL;
+    size_t pn = 0;
+    if (ledger__plan_reserve(l, vci, l->now, &pt, &ptok, &pn) != 0) {
+        mem_free(load);
+        return ERR_NOMEM;
+    }
+    struct arbiter_reserve plan = {pt, ptok, pn};
+    struct arbiter_shape s = ledger__shape(l, c);
+    struct arbiter_quote q;
+    double d = c->deadline_ms != 0 ? (double)(c->deadline_ms - l->now) / 1000.0 : 0;
+    int rc = arbiter_admit_plan((double)c->k_milli / 1000.0, l->vcs[vci].capacity,
+                                pn > 0 ? &plan : NULL, load, n, &s, d, &q);
+    mem_free(load);
+    mem_free(pt);
+    mem_free(ptok);
+    memset(q_out, 0, sizeof *q_out);
+    if (rc != 0)
+        return rc == ERR_NOMEM ? rc : 0; /* nothing to judge by: admitted unchecked */
+    *q_out = q;
+    if (c->deadline_ms == 0 || q.admit)
+        return 0;
+    if (!isfinite(q.eff) || !isfinite(q.eff_p50)) {
+        r->value = r->aux = 0; /* the plan leaves it nothing: no finish to offer */
+        return ERR_ADMISSION;
+    }
+    struct calib_factors f;
+    calib_factors(&l->calib, &f);
+    r->value = (uint64_t)ceil(q.eff * 1000.0);
+    r->aux = (uint64_t)ceil(q.eff_p50 * f.p50 * 1000.0);
+    return ERR_ADMISSION;
+}
+
+int ledger_quote(const ledger_t *l, const struct ledger_cmd *c, int64_t now,
+                 struct arbiter_quote *q, struct arbiter_price *curve, size_t *ncurve)
+{
+    size_t vci = 0;
+    if (ledger__vc_find(l, c->vc, &vci) == NULL)
+        return ERR_NOTFOUND;
+    struct arbiter_load *load = NULL;
+    size_t n = 0;
+    if (ledger__load(l, vci, now, &load, &n) != 0)
+        return ERR_NOMEM;
+    double *pt = NULL, *ptok = NULL;
+    size_t pn = 0;
+    if (ledger__plan_reserve(l, vci, now, &pt, &ptok, &pn) != 0) {
+        mem_free(load);
+        return ERR_NOMEM;
+    }
+    struct arbiter_reserve plan = {pt, ptok, pn};
+    struct arbiter_shape s = ledger__shape(l, c);
+    double k = (double)c->k_milli / 1000.0;
+    uint32_t cap = l->vcs[vci].capacity;
+    double d = c->deadline_ms != 0 ? (double)(c->deadline_ms - now) / 1000.0 : 0;
+    int rc = arbiter_admit_plan(k, cap, pn > 0 ? &plan : NULL, load, n, &s, d, q);
+    mem_free(pt);
+    mem_free(ptok);
+    int np = rc == 0 ? arbiter_price_curve(k, cap, load, n, &s, curve, *ncurve) : rc;
+    mem_free(load);
+    *ncurve = np > 0 ? (size_t)np : 0;
+    return rc != 0 ? rc : np < 0 ? np : 0;
+}
