@@ -192,8 +192,8 @@ static void test_speculate_false_is_honoured(void **state)
 static void test_cluster_engine_default(void **state)
 {
     (void)state;
-    /* The default engine is the cluster simulator: modes none and speculate, the same bytes for
-       the same seed, and speculation starts copies on the injected stragglers. */
+    /* The default engine is the cluster simulator: the four modes, the same bytes for the same
+       seed, and speculation starts copies on the injected stragglers. */
     assert_int_equal(sim("stragglers --only srasearch --runs 3 --json", out_buf, sizeof out_buf),
                      0);
     assert_int_equal(
@@ -202,10 +202,10 @@ static void test_cluster_engine_default(void **state)
     json_t *doc = json_loads(out_buf, 0, NULL);
     assert_non_null(doc);
     json_t *m = json_object_get(doc, "modes");
-    assert_int_equal(json_object_size(m), 2);
-    assert_non_null(json_object_get(m, "none"));
-    assert_true(FIG("none", "copies_started") == 0);
-    assert_true(FIG("speculate", "copies_started") > 0);
+    assert_int_equal(json_object_size(m), 4);
+    assert_true(FIG("none", "copies_started") == 0 && FIG("move", "copies_started") == 0);
+    assert_true(FIG("duplicate", "copies_started") > 0);
+    assert_true(FIG("speculate", "copies_started") > FIG("duplicate", "copies_started"));
     assert_true(FIG("speculate", "copies_won") <= FIG("speculate", "copies_started"));
     json_decref(doc);
     assert_int_equal(sim("stragglers --engine sideways", out_buf, sizeof out_buf), 2);

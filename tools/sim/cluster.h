@@ -30,6 +30,7 @@
 #include "jm/utility.h"
 #include "tools/sim/engine_noise.h"
 
+struct correct_config;
 struct speculate_config;
 
 #define CLUSTER_MAX_NODES 100000
@@ -82,6 +83,9 @@ struct cluster_config {
     int speculate; /* 1: JMs start speculative copies of stragglers as the daemon does
                       (cluster_straggler.c; not with Jockey or hooks); default 0 */
     const struct speculate_config *spec_cfg; /* borrowed; NULL: jm/speculate.h's defaults */
+    int correct; /* queued regular tasks re-evaluated each tick (jm/correct.h, cluster_straggler.c):
+                    0 off (default), 1 + enum correct_mode (move or duplicate) */
+    const struct correct_config *correct_cfg; /* borrowed; NULL: jm/correct.h's defaults */
 };
 
 void cluster_config_default(struct cluster_config *cfg);
@@ -159,11 +163,13 @@ struct cluster_result {
     size_t nodes, jobs, jobs_done, jobs_failed;
     uint64_t copies_started, copies_won; /* cfg.speculate: copies, and those that finished first */
     uint64_t copies_gated; /* copies the rule wanted and no token or allowance was free for */
-    double work_cpu_s;     /* core-seconds job attempts ran, losers and failures included */
-    double useful_cpu_s;   /* core-seconds of the attempts that succeeded */
-    size_t jobs_peak;      /* most jobs running at once */
+    uint64_t moves;        /* cfg.correct: queued tasks moved */
+    uint64_t dups_started, dups_won; /* ... duplicated, and duplicates that started first */
+    double work_cpu_s;   /* core-seconds job attempts ran, losers and failures included */
+    double useful_cpu_s; /* core-seconds of the attempts that succeeded */
+    size_t jobs_peak;    /* most jobs running at once */
     uint64_t tasks, attempts, failures, preemptions, lost, node_losses;
-    uint64_t trades; /* class trades inside one job at the nodes (queue_pick_trade) */
+    uint64_t trades;     /* class trades inside one job at the nodes (queue_pick_trade) */
     uint64_t decisions;  /* tasks dispatched by JMs (placement decisions carried out) */
     uint64_t events;     /* engine events run */
     double wall_s;       /* simulator wall time of the run */

@@ -52,9 +52,10 @@ struct cl_task {
     double placed_at; /* the JM's decision */
     double pushed_at; /* arrival at the PN */
     double started_at;
-    double io_s;       /* estimator's I/O part for the placement */
-    double est_s;      /* the runtime estimate the PN queue gets */
-    double planned_io; /* true I/O time at the chosen node */
+    double io_s;        /* estimator's I/O part for the placement */
+    double est_s;       /* the runtime estimate the PN queue gets */
+    double placed_wait; /* the wait W the JM placed it on (jm/correct.h's condition i) */
+    double planned_io;  /* true I/O time at the chosen node */
 };
 
 struct cl_job {
@@ -144,6 +145,9 @@ void cl_job_report(struct cl_world *w, size_t job, size_t task, uint32_t attempt
 void cl_job_started(struct cl_world *w, size_t job, size_t task, uint32_t attempt);
 /* Units freed: waiting opportunistic tasks turn regular (jm/attempt.h's order); how many. */
 size_t cl_job_upgrade(struct cl_world *w, struct cl_job *j);
+/* Feeds one event into job j's attempt machine and carries out its actions (cluster_straggler.c
+ * moves a queued task with ATTEMPT_EV_MOVED). 0 or the machine's error. */
+int cl_job_event(struct cl_world *w, struct cl_job *j, struct attempt_event *ev);
 /* The grant fell below the regular units in flight: jmd_sched__downgrades, in place at the
  * tasks' nodes with jm/attempt.h's grace; remaining and estimate are scratch of ntasks. Returns
  * how many tasks were downgraded. */
@@ -162,8 +166,11 @@ int cl_attempt_live(const struct cl_job *j, size_t task, const struct cl_task *t
 /* An attempt's end reaches the JM: 1 when it was a copy's and is dealt with; 0: the attempt
  * machine takes it (a copy that won has become the tracked attempt). */
 int cl_sg_report(struct cl_world *w, struct cl_job *j, size_t task, uint32_t attempt, int outcome);
-int cl_sg_started(const struct cl_job *j, size_t task, uint32_t attempt); /* 1: a copy's */
-void cl_sg_takeover(struct cl_world *w, struct cl_job *j, size_t task);   /* ATTEMPT_ACT_TAKEOVER */
+/* An extra attempt's or the tracked attempt's start: 1 when it is a copy's (followed there);
+ * 0: the caller takes it as the task's (a duplicate that started first has become the tracked
+ * attempt; the tracked attempt's start discards its duplicates). */
+int cl_sg_started(struct cl_world *w, struct cl_job *j, size_t task, uint32_t attempt);
+void cl_sg_takeover(struct cl_world *w, struct cl_job *j, size_t task); /* ATTEMPT_ACT_TAKEOVER */
 void cl_sg_done(struct cl_world *w, struct cl_job *j, size_t task, double exec_s); /* DONE */
 void cl_sg_job_end(struct cl_world *w, struct cl_job *j);                          /* copies go */
 void cl_sg_node_down(struct cl_world *w, uint32_t n); /* copies there lost (noticed later) */

@@ -326,6 +326,7 @@ static void cl_job_round_ev(engine_t *e, void *ctx, uint64_t job)
            I/O part is exactly bytes / bandwidth by locality, with replica locations known. */
         tk->planned_io = tk->io_s;
         tk->est_s = m->est.r_s;
+        tk->placed_wait = m->est.w_s;
         const struct view_node *vn = view_node(w->view, m->node);
         w->age_sum += (double)view_age_ms(vn, now_ms) / 1000.0;
         w->age_n++;
@@ -359,7 +360,7 @@ static void cl_job_round_ev(engine_t *e, void *ctx, uint64_t job)
 void cl_job_started(struct cl_world *w, size_t job, size_t task, uint32_t attempt)
 {
     struct cl_job *j = &w->jobs[job];
-    if (cl_sg_started(j, task, attempt))
+    if (cl_sg_started(w, j, task, attempt))
         return; /* a copy's: it is followed in cluster_straggler.c */
     struct attempt_event ev = {
         .kind = ATTEMPT_EV_STATUS, .task = task, .attempt = attempt, .state = PROTO_TASK_RUNNING};
@@ -528,6 +529,17 @@ static void cl__act(struct cl_world *w, struct cl_job *j, const struct attempt_a
     }
     if (rc != 0)
         cl__stop(w, rc);
+}
+
+int cl_job_event(struct cl_world *w, struct cl_job *j, struct attempt_event *ev)
+{
+    ev->extra = cl_sg_extra(j, ev->task) > 0;
+    struct attempt_action act[ATTEMPT_MAX_ACTIONS];
+    int n = attempt_step(j->att, ev, cl__ms(engine_now(w->eng)), act, ATTEMPT_MAX_ACTIONS);
+    if (n < 0)
+        return n;
+    cl__act(w, j, act, n, 0);
+    return 0;
 }
 
 void cl_job_report(struct cl_world *w, size_t job, size_t task, uint32_t attempt, int outcome,

@@ -265,8 +265,9 @@ static void cl__start_job_task(struct cl_world *w, uint32_t n, const queue_task_
         run = fail_at;
         tk->klass |= 0x100;
     }
-    cl_job_started(w, job, task, tk->attempt);
-    int rc = engine_after(w->eng, run, cl_task_end_ev, w, cl_key(job, task, tk->attempt));
+    uint32_t attempt = tk->attempt; /* tk moves when a duplicate that started first takes over */
+    cl_job_started(w, job, task, attempt);
+    int rc = engine_after(w->eng, run, cl_task_end_ev, w, cl_key(job, task, attempt));
     if (rc != 0)
         cl__fail(w, rc);
 }

@@ -1,11 +1,15 @@
-/* cluster_straggler.c - a second attempt in flight per task in the simulated JM (issue 23):
- * speculative copies of running stragglers, started on jm/speculate.h's rule behind jm/attempt.h's
- * capacity gate (attempt_copy_class: the spec's "speculate" and a free token unit or room in the
- * opportunistic allowance), as the daemon starts them each tick (jm/jmd_spec_start.c). The first
- * attempt to finish wins (speculate_task_finished) and the other is cancelled at its PN; when the
- * tracked attempt fails or is lost while a copy lives, the attempt machine says TAKEOVER and the
- * copy takes its place (attempt_takeover). A copy's regular units come off the tokens the
- * dispatcher sees, as jmd_spec_tokens does, so regular work never exceeds the grant.
+/* cluster_straggler.c - a second attempt in flight per task in the simulated JM (issue 23), as
+ * the daemon starts them each tick (jm/jmd_spec_start.c):
+ *  - speculative copies of running stragglers (cfg.speculate), on jm/speculate.h's rule;
+ *  - the deferred correction of queued regular tasks (cfg.correct), jm/correct.h's
+ *    correct_decide: a move (ATTEMPT_EV_MOVED: cancelled at its node, placed again elsewhere) or
+ *    a duplicate at the better node, the first of the two to start winning;
+ * copies and duplicates behind jm/attempt.h's capacity gate (attempt_copy_class: the spec's
+ * "speculate" and a free token unit or room in the opportunistic allowance). The first attempt
+ * to finish wins (speculate_task_finished) and the other is cancelled at its PN; when the
+ * tracked attempt fails or is lost while an extra one lives, the attempt machine says TAKEOVER
+ * and the extra takes its place (attempt_takeover). An extra's regular units come off the tokens
+ * the dispatcher sees, as jmd_spec_tokens does, so regular work never exceeds the grant.
  *
  * The PN side (cluster_node.c) runs a copy like any attempt: its record is a struct cl_task kept
  * here, found by node (cl_attempt_at) or by attempt number (cl_attempt_of); a task never has two
@@ -15,16 +19,19 @@
 
 #include "common/err.h"
 #include "common/mem.h"
+#include "jm/correct.h"
 #include "jm/speculate.h"
 #include "proto/proto.h"
 #include "tools/sim/cluster_internal.h"
 
-#define CL_SG_EXTRA (SPECULATE_MAX_ATTEMPTS - 1) /* extra attempts per task */
-#define CL_SG_CHECK 64                           /* running tasks judged per tick (the daemon's) */
+#define CL_SG_EXTRA  (SPECULATE_MAX_ATTEMPTS - 1) /* extra attempts per task */
+#define CL_SG_CHECK  64                           /* running tasks judged per tick (the daemon's) */
+#define CL_SG_QUEUED 64 /* queued tasks re-evaluated per tick (the daemon's) */
 
 struct cl_sg_att {
     struct cl_task t; /* the attempt as the PN side sees it */
     int cls;          /* enum dispatch_class it was started in */
+    int dup;          /* 1: a duplicate of a queued task; 0: a copy of a running one */
     uint32_t cost;    /* token units it holds */
 };
 
@@ -32,19 +39,22 @@ struct cl_sg_task {
     struct cl_sg_att x[CL_SG_EXTRA];
     size_t n;
     struct speculate_task st; /* who won, who is cancelled (jm/speculate.h) */
-    uint32_t copies;          /* started so far */
+    uint32_t copies, dups;    /* started so far */
 };
 
 struct cl_strag {
     struct speculate_config scfg;
+    struct correct_config ccfg;
     struct cl_sg_task *t;
     struct speculate_dist *dist; /* per stage: finished run times / the task's estimate */
     uint32_t *stage_inflight;    /* copies in flight per stage */
-    size_t inflight;             /* copies in flight in the job */
-    uint64_t started;            /* copies started in the job */
+    double *wait_sum;            /* per stage: realised waits (placed -> running) of successes */
+    uint32_t *wait_n;
+    size_t inflight;  /* copies in flight in the job */
+    uint64_t started; /* copies started in the job */
     uint64_t reg_units, opp_units;
-    uint64_t granted; /* the job's token units; the dispatcher sees them less reg_units */
-    size_t next;      /* round robin over the running tasks */
+    uint64_t granted;   /* the job's token units; the dispatcher sees them less reg_units */
+    size_t next, cnext; /* round robin over the running tasks, for copies and corrections */
 };
 
 static int64_t cl_sg__ms(double t)
@@ -61,7 +71,7 @@ static void cl_sg__fail(struct cl_world *w, int rc)
 
 int cl_sg_init(struct cl_world *w, struct cl_job *j, const struct cluster_job *src)
 {
-    if (!w->cfg.speculate)
+    if (!w->cfg.speculate && !w->cfg.correct)
         return 0;
     if (src->jockey != NULL || w->cfg.hooks != NULL)
         return ERR_INVAL; /* their grant moves the tokens: not combined with copies yet */
@@ -73,11 +83,18 @@ int cl_sg_init(struct cl_world *w, struct cl_job *j, const struct cluster_job *s
         s->scfg = *w->cfg.spec_cfg;
     else
         speculate_config_default(&s->scfg);
+    if (w->cfg.correct_cfg != NULL)
+        s->ccfg = *w->cfg.correct_cfg;
+    else
+        correct_config_default(&s->ccfg);
     size_t ns = j->spec->nstages ? j->spec->nstages : 1;
     s->t = mem_calloc(j->spec->ntasks ? j->spec->ntasks : 1, sizeof *s->t);
     s->dist = mem_calloc(ns, sizeof *s->dist);
     s->stage_inflight = mem_calloc(ns, sizeof *s->stage_inflight);
-    if (s->t == NULL || s->dist == NULL || s->stage_inflight == NULL)
+    s->wait_sum = mem_calloc(ns, sizeof *s->wait_sum);
+    s->wait_n = mem_calloc(ns, sizeof *s->wait_n);
+    if (s->t == NULL || s->dist == NULL || s->stage_inflight == NULL || s->wait_sum == NULL ||
+        s->wait_n == NULL)
         return ERR_NOMEM;
     for (size_t k = 0; k < ns; k++)
         speculate_dist_init(&s->dist[k]);
@@ -96,6 +113,8 @@ void cl_sg_close(struct cl_job *j)
     mem_free(s->t);
     mem_free(s->dist);
     mem_free(s->stage_inflight);
+    mem_free(s->wait_sum);
+    mem_free(s->wait_n);
     mem_free(s);
     j->sg = NULL;
 }
@@ -174,10 +193,10 @@ static void cl_sg__end(struct cl_world *w, struct cl_job *j, size_t task, size_t
     x->n--;
     if (cancel)
         cl_sg__cancel(w, j, task, &e.t);
-    if (s->inflight > 0)
-        s->inflight--;
     size_t stg = j->spec->tasks[task].stage;
-    if (s->stage_inflight[stg] > 0)
+    if (!e.dup && s->inflight > 0)
+        s->inflight--;
+    if (!e.dup && s->stage_inflight[stg] > 0)
         s->stage_inflight[stg]--;
     cl_sg__units(j, e.cls, e.cost, 0);
     if (!j->done)
@@ -245,7 +264,10 @@ int cl_sg_report(struct cl_world *w, struct cl_job *j, size_t task, uint32_t att
             cl_sg__fail(w, rc);
             return 1;
         }
-        w->res->copies_won++;
+        if (x->x[k].dup)
+            w->res->dups_won++;
+        else
+            w->res->copies_won++;
         cl_sg__cancel_rest(w, j, task); /* the old attempt among them */
         return 0;                       /* the caller records the success as the task's */
     }
@@ -280,13 +302,38 @@ void cl_sg_takeover(struct cl_world *w, struct cl_job *j, size_t task)
     cl_sg__end(w, j, task, k, 0); /* the old attempt ended at its node already */
 }
 
-int cl_sg_started(const struct cl_job *j, size_t task, uint32_t attempt)
+int cl_sg_started(struct cl_world *w, struct cl_job *j, size_t task, uint32_t attempt)
 {
-    const struct cl_sg_task *x = j->sg != NULL ? &j->sg->t[task] : NULL;
-    for (size_t k = 0; x != NULL && k < x->n; k++)
-        if ((x->x[k].t.attempt & 0xffffu) == (attempt & 0xffffu))
-            return 1;
-    return 0;
+    struct cl_sg_task *x = j->sg != NULL ? &j->sg->t[task] : NULL;
+    if (x == NULL || x->n == 0)
+        return 0;
+    uint32_t cancel[SPECULATE_MAX_ATTEMPTS];
+    size_t k = 0;
+    while (k < x->n && (x->x[k].t.attempt & 0xffffu) != (attempt & 0xffffu))
+        k++;
+    if (k == x->n) {
+        /* the tracked attempt started: its duplicates are discarded (Apollo §3.4) */
+        (void)speculate_task_started(&x->st, j->tasks[task].attempt, 1, cancel,
+                                     SPECULATE_MAX_ATTEMPTS);
+        for (size_t i = x->n; i-- > 0;)
+            if (x->x[i].dup)
+                cl_sg__end(w, j, task, i, 1);
+        return 0;
+    }
+    if (!x->x[k].dup || j->tasks[task].running) {
+        (void)speculate_task_started(&x->st, x->x[k].t.attempt, 0, NULL, 0);
+        return 1; /* a copy's start: followed here */
+    }
+    /* the duplicate started first: it becomes the task's attempt, the original is discarded */
+    (void)speculate_task_started(&x->st, x->x[k].t.attempt, 1, cancel, SPECULATE_MAX_ATTEMPTS);
+    int rc = cl_sg__swap(w, j, task, k);
+    if (rc != 0) {
+        cl_sg__fail(w, rc);
+        return 1;
+    }
+    w->res->dups_won++;
+    cl_sg__cancel_rest(w, j, task);
+    return 0; /* the caller takes the start as the task's */
 }
 
 void cl_sg_done(struct cl_world *w, struct cl_job *j, size_t task, double exec_s)
@@ -295,6 +342,11 @@ void cl_sg_done(struct cl_world *w, struct cl_job *j, size_t task, double exec_s
     w->res->useful_cpu_s += exec_s * sp->cpu;
     if (j->sg == NULL)
         return;
+    const struct cl_task *p = &j->tasks[task];
+    if (p->started_at >= p->placed_at) { /* the stage's realised wait, for jm/correct.h */
+        j->sg->wait_sum[sp->stage] += p->started_at - p->placed_at;
+        j->sg->wait_n[sp->stage]++;
+    }
     double r = j->tasks[task].est_s > 0 ? j->tasks[task].est_s : sp->runtime_s;
     if (exec_s >= 0 && r > 0 && speculate_dist_add(&j->sg->dist[sp->stage], exec_s / r) != 0)
         cl_sg__fail(w, ERR_NOMEM);
@@ -330,7 +382,7 @@ void cl_sg_node_down(struct cl_world *w, uint32_t n)
 
 /* A copy of `task` to view node `node` in class cls, its estimate there e. */
 static int cl_sg__start(struct cl_world *w, struct cl_job *j, size_t task, uint32_t node, int cls,
-                        const struct estimate *e, double now)
+                        int dup, const struct estimate *e, double now)
 {
     struct cl_strag *s = j->sg;
     struct cl_sg_task *x = &s->t[task];
@@ -357,16 +409,25 @@ static int cl_sg__start(struct cl_world *w, struct cl_job *j, size_t task, uint3
     c->t.io_s = w->cfg.no_io ? 0 : e->io_s;
     c->t.planned_io = c->t.io_s;
     c->t.est_s = e->r_s;
+    c->t.placed_wait = e->w_s;
     c->cls = cls;
+    c->dup = dup;
     c->cost = dispatch_cost(j->disp, task);
-    s->inflight++;
-    s->stage_inflight[j->spec->tasks[task].stage]++;
+    if (!dup) {
+        s->inflight++;
+        s->stage_inflight[j->spec->tasks[task].stage]++;
+    }
     cl_sg__units(j, cls, c->cost, 1);
     if ((rc = place_claim(j->place, task, node, cl_sg__ms(now))) != 0)
         return rc;
-    x->copies++;
-    s->started++;
-    w->res->copies_started++;
+    if (dup) {
+        x->dups++;
+        w->res->dups_started++;
+    } else {
+        x->copies++;
+        s->started++;
+        w->res->copies_started++;
+    }
     w->res->attempts++;
     return engine_after(w->eng, w->cfg.net_delay_s, cl_task_create_ev, w, cl_key(j->idx, task, a));
 }
@@ -466,7 +527,7 @@ static void cl_sg__stragglers(struct cl_world *w, struct cl_job *j, double now)
             w->res->copies_gated++;
             continue;
         }
-        int rc = cl_sg__start(w, j, i, (uint32_t)to, cls, &e, now);
+        int rc = cl_sg__start(w, j, i, (uint32_t)to, cls, 0, &e, now);
         if (rc != 0 && rc != ERR_FULL) {
             cl_sg__fail(w, rc);
             return;
@@ -476,13 +537,95 @@ static void cl_sg__stragglers(struct cl_world *w, struct cl_job *j, double now)
     s->next = nfl ? (s->next + k) % nfl : 0;
 }
 
+/* jm/correct.h's action for the queued regular task i at its node: none, move or duplicate, and
+ * where to (*to, *e). The simulated PN sends no QUEUED status with its expected wait, so the
+ * wait left comes from the matrix (correct_input.pn_wait_s unknown). */
+static enum correct_action cl_sg__requeue(struct cl_world *w, struct cl_job *j, size_t i,
+                                          double now, long *to, struct estimate *e)
+{
+    struct cl_strag *s = j->sg;
+    const struct cl_task *p = &j->tasks[i];
+    const struct spec_task *sp = &j->spec->tasks[i];
+    const struct estimator_task *et = place_task(j->place, i);
+    int64_t now_ms = cl_sg__ms(now);
+    struct estimate here;
+    estimator_estimate(j->est, w->view, et, p->node, now_ms, 0.5, &here);
+    struct correct_dup_input in;
+    memset(&in, 0, sizeof in);
+    in.q.waited_s = now - p->placed_at;
+    in.q.placed_wait_s = p->placed_wait;
+    in.q.pn_wait_s = -1;
+    in.q.cur_wait_s = here.w_s;
+    in.q.own_share_s = here.r_s * et->cpu / w->cfg.node_cpus;
+    in.q.run_s = here.r_s;
+    in.q.moves = attempt_get(j->att, i)->moves;
+    in.q.alt_c_s = ESTIMATOR_INF;
+    in.stage_avg_wait_s =
+        s->wait_n[sp->stage] ? s->wait_sum[sp->stage] / (double)s->wait_n[sp->stage] : -1;
+    in.dups = s->t[i].dups;
+    in.no_copies = !sp->speculate;
+    enum correct_mode mode = (enum correct_mode)(w->cfg.correct - 1);
+    unsigned conds = 0;
+    (void)correct_decide(&s->ccfg, mode, &in, &conds, NULL);
+    if (conds == 0 || (*to = cl_sg__elsewhere(w, j, i, now_ms, e)) < 0)
+        return CORRECT_NONE;
+    in.q.alt_c_s = e->e_s;
+    return correct_decide(&s->ccfg, mode, &in, &conds, NULL);
+}
+
+/* The deferred correction over the queued regular tasks, at most CL_SG_QUEUED a tick. */
+static void cl_sg__correct(struct cl_world *w, struct cl_job *j, double now)
+{
+    struct cl_strag *s = j->sg;
+    size_t nfl, k = 0, looked = 0;
+    const size_t *fl = dag_running(j->dag, &nfl);
+    for (; k < nfl && looked < CL_SG_QUEUED && !j->done; k++) {
+        size_t i = fl[(s->cnext + k) % nfl];
+        struct cl_task *p = &j->tasks[i];
+        const struct attempt_task *at = attempt_get(j->att, i);
+        if (!at->inflight || p->running || at->cls != DISPATCH_REGULAR ||
+            p->pushed_at < p->placed_at || s->t[i].n > 0)
+            continue; /* not queued at its node (yet), or not regular */
+        looked++;
+        long to = -1;
+        struct estimate e;
+        memset(&e, 0, sizeof e);
+        enum correct_action act = cl_sg__requeue(w, j, i, now, &to, &e);
+        if (act == CORRECT_ACT_MOVE) {
+            cl_sg__cancel(w, j, i, p);
+            w->res->moves++;
+            struct attempt_event ev = {.kind = ATTEMPT_EV_MOVED, .task = i};
+            int rc = cl_job_event(w, j, &ev); /* its next placement avoids the node */
+            if (rc != 0) {
+                cl_sg__fail(w, rc);
+                return;
+            }
+        } else if (act == CORRECT_ACT_DUPLICATE) {
+            enum dispatch_class cls = attempt_copy_class(j->disp, i, 1, s->opp_units);
+            if (cls == DISPATCH_NONE) {
+                w->res->copies_gated++;
+                continue;
+            }
+            int rc = cl_sg__start(w, j, i, (uint32_t)to, cls, 1, &e, now);
+            if (rc != 0 && rc != ERR_FULL) {
+                cl_sg__fail(w, rc);
+                return;
+            }
+        }
+    }
+    s->cnext = nfl ? (s->cnext + k) % nfl : 0;
+}
+
 static void cl_sg_tick_ev(engine_t *e, void *ctx, uint64_t job)
 {
     struct cl_world *w = ctx;
     struct cl_job *j = &w->jobs[job];
     if (j->done || j->sg == NULL)
         return;
-    cl_sg__stragglers(w, j, engine_now(e));
+    if (w->cfg.correct)
+        cl_sg__correct(w, j, engine_now(e));
+    if (w->cfg.speculate && !j->done)
+        cl_sg__stragglers(w, j, engine_now(e));
     int rc = engine_after(e, w->cfg.tick_s, cl_sg_tick_ev, w, job);
     if (rc != 0)
         cl_sg__fail(w, rc);

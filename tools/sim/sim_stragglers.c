@@ -9,15 +9,14 @@
  *
  * --engine cluster (the default) runs the job on the cluster simulator (straggler_cluster.h:
  * the simulated JM drives the daemon's attempt machine, its copies on the daemon's rule and
- * gate); it runs modes none and speculate. --engine slice keeps the experiment's own slots and
- * queues (straggler_sim.h), all four modes, for the old figures (docs/stragglers.md).
+ * gate, its moves and duplicates on the daemon's deferred correction). --engine slice keeps the
+ * experiment's own slots and queues (straggler_sim.h) for the old figures (docs/stragglers.md).
  *
  * --spec-gain and --spec-cap change jm/speculate.h's gain and its three cap fractions (job in
  * flight, job in all, stage in flight) for the experiment in docs/stragglers.md.
  *
  * --json prints exactly {"modes": {"none"|"move"|"duplicate"|"speculate": {"makespan_p50_s",
- * "makespan_p99_s", "missed_fraction", "copies_started", "copies_won", "extra_work_fraction"}}},
- * with the modes the engine ran.
+ * "makespan_p99_s", "missed_fraction", "copies_started", "copies_won", "extra_work_fraction"}}}.
  * Same arguments and seed, same bytes.
  */
 #include <jansson.h>
@@ -104,8 +103,6 @@ static int ss__json(const struct straggler_sim_result *r)
     json_t *modes = json_object();
     for (int m = 0; m < STRAGGLER_NMODES; m++) {
         const struct straggler_mode_result *x = &r->m[m];
-        if (!x->ran)
-            continue;
         json_t *o =
             json_pack("{s:f, s:f, s:f, s:I, s:I, s:f}", "makespan_p50_s", x->makespan_p50_s,
                       "makespan_p99_s", x->makespan_p99_s, "missed_fraction", x->missed_fraction,
@@ -158,8 +155,6 @@ static int sim_stragglers_main(int argc, char **argv)
            "extra", "work", "gated");
     for (int m = 0; m < STRAGGLER_NMODES; m++) {
         const struct straggler_mode_result *x = &r.m[m];
-        if (!x->ran)
-            continue;
         char dw[16] = "-", sw[16] = "-";
         if (x->dups_started)
             snprintf(dw, sizeof dw, "%.0f%%",

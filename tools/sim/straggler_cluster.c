@@ -8,19 +8,12 @@
 #include "jm/place.h"
 #include "tools/sim/cluster.h"
 
-int straggler_cluster_has(enum straggler_mode m)
-{
-    return m == STRAGGLER_NONE || m == STRAGGLER_SPECULATE;
-}
-
 int straggler_cluster_job(const struct spec *sp, enum straggler_mode m,
                           const struct straggler_cond *c, uint64_t seed, struct straggler_run *out)
 {
     memset(out, 0, sizeof *out);
-    if (!straggler_cluster_has(m))
-        return ERR_INVAL;
-    if (sp == NULL || sp->ntasks == 0 || c->nodes < 2 || c->slots < 1 || !(c->load >= 0) ||
-        !(c->load < 1) || !(c->opp_factor >= 0))
+    if (m >= STRAGGLER_NMODES || sp == NULL || sp->ntasks == 0 || c->nodes < 2 || c->slots < 1 ||
+        !(c->load >= 0) || !(c->load < 1) || !(c->opp_factor >= 0))
         return ERR_INVAL;
     double mean = 0;
     for (size_t t = 0; t < sp->ntasks; t++)
@@ -54,6 +47,11 @@ int straggler_cluster_job(const struct spec *sp, enum straggler_mode m,
     }
     cfg.speculate = m == STRAGGLER_SPECULATE;
     cfg.spec_cfg = &c->speculate;
+    cfg.correct = m == STRAGGLER_MOVE        ? 1 + CORRECT_MODE_MOVE
+                  : m == STRAGGLER_DUPLICATE ? 1 + CORRECT_MODE_DUPLICATE
+                  : m == STRAGGLER_SPECULATE ? 1 + (int)c->queued_mode
+                                             : 0;
+    cfg.correct_cfg = &c->correct;
     struct cluster_job job = {.spec = sp, .arrival_s = 5 * mean};
     struct cluster_result res;
     char msg[256];
@@ -62,10 +60,17 @@ int straggler_cluster_job(const struct spec *sp, enum straggler_mode m,
         rc = ERR_STATE;
     if (rc == 0) {
         out->makespan_s = res.makespan_mean_s;
-        out->copies_started = out->spec_started = (long)res.copies_started;
-        out->copies_won = out->spec_won = (long)res.copies_won;
+        out->spec_started = (long)res.copies_started;
+        out->spec_won = (long)res.copies_won;
+        out->dups_started = (long)res.dups_started;
+        out->dups_won = (long)res.dups_won;
+        out->copies_started = out->spec_started + out->dups_started;
+        out->copies_won = out->spec_won + out->dups_won;
+        out->moves = (long)res.moves;
         out->copies_gated = (long)res.copies_gated;
-        out->work_s = res.work_cpu_s;
+        /* the work integral and the winners' sum differ by rounding when nothing was lost */
+        out->work_s =
+            res.work_cpu_s > res.useful_cpu_s * (1 + 1e-9) ? res.work_cpu_s : res.useful_cpu_s;
         out->useful_s = res.useful_cpu_s;
     }
     mem_free(res.qtimes);

@@ -9,8 +9,9 @@
  *                       in load phases of 20 mean task times (the slice engine's bursts);
  *   noise_sigma, straggler_prob/min/max, slow_factor   engine_noise (node 0 slow);
  *   tokens, opp_factor  the job's grant and allowance; speculate  jm/speculate.h's settings.
- * The job arrives after a warm-up of 5 mean task times. Modes none and speculate run here;
- * move and duplicate (jm/correct.h on queued tasks) are the slice engine's only. */
+ * The job arrives after a warm-up of 5 mean task times. All four modes run: move and duplicate
+ * are the simulated JM's deferred correction of queued tasks (cfg.correct), speculate adds
+ * copies of running ones (cfg.speculate) to queued_mode's correction. */
 #ifndef PADDOCK_TOOLS_SIM_STRAGGLER_CLUSTER_H
 #define PADDOCK_TOOLS_SIM_STRAGGLER_CLUSTER_H
 
@@ -18,10 +19,7 @@
 
 #include "tools/sim/straggler_sim.h"
 
-/* 1 when mode m runs on the cluster engine. */
-int straggler_cluster_has(enum straggler_mode m);
-
-/* As straggler_sim_job, on the cluster simulator. ERR_INVAL (also for a mode it does not run),
+/* As straggler_sim_job, on the cluster simulator. ERR_INVAL,
  * ERR_NOMEM, ERR_STATE (the job did not finish). */
 int straggler_cluster_job(const struct spec *sp, enum straggler_mode m,
                           const struct straggler_cond *c, uint64_t seed, struct straggler_run *out);

@@ -43,7 +43,7 @@
  *  - Deadlines: each run's deadline is the makespan of the same job, seed and background without
  *    injected stragglers (mode none) x `slack`, on the same engine.
  * This model is the slice engine's (straggler_sim.c); the default engine is the cluster
- * simulator (straggler_cluster.h), which runs modes none and speculate.
+ * simulator (straggler_cluster.h), which runs the same four modes in the simulated JM.
  * Same inputs and seed, same result.
  */
 #ifndef PADDOCK_TOOLS_SIM_STRAGGLER_SIM_H
@@ -124,7 +124,6 @@ struct straggler_sim_config {
 void straggler_sim_config_default(struct straggler_sim_config *c);
 
 struct straggler_mode_result {
-    int ran; /* 0: the engine does not run this mode (its figures are zero) */
     double makespan_p50_s, makespan_p99_s;
     double slowdown_p50, slowdown_p99; /* makespan / the no-straggler makespan */
     double missed_fraction;

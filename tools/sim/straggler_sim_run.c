@@ -39,19 +39,13 @@ static double ssr__q(const double *v, size_t n, double q)
     return v[r - 1];
 }
 
-/* One job's run on the configured engine; a mode the engine does not run is skipped (*ran 0). */
+/* One job's run on the configured engine. */
 static int ssr__job(const struct straggler_sim_config *c, const struct spec *sp,
                     enum straggler_mode m, const struct straggler_cond *cond, uint64_t seed,
-                    struct straggler_run *out, int *ran)
+                    struct straggler_run *out)
 {
-    *ran = 1;
     if (c->engine == STRAGGLER_ENGINE_SLICE)
         return straggler_sim_job(sp, m, cond, seed, out);
-    if (!straggler_cluster_has(m)) {
-        memset(out, 0, sizeof *out);
-        *ran = 0;
-        return 0;
-    }
     return straggler_cluster_job(sp, m, cond, seed, out);
 }
 
@@ -96,17 +90,13 @@ int straggler_sim_run(const struct straggler_sim_config *c, struct straggler_sim
         for (size_t r = 0; r < c->runs && !rc; r++, k++) {
             uint64_t seed = c->seed * 1000003u + i * 1009u + r;
             struct straggler_run br;
-            int ran;
-            rc = ssr__job(c, sp, STRAGGLER_NONE, &base, seed, &br, &ran);
+            rc = ssr__job(c, sp, STRAGGLER_NONE, &base, seed, &br);
             double deadline = br.makespan_s * c->slack;
             for (int m = 0; m < STRAGGLER_NMODES && !rc; m++) {
                 struct straggler_run sr;
-                rc = ssr__job(c, sp, (enum straggler_mode)m, &c->cond, seed, &sr, &ran);
+                rc = ssr__job(c, sp, (enum straggler_mode)m, &c->cond, seed, &sr);
                 if (rc)
                     break;
-                out->m[m].ran = ran;
-                if (!ran)
-                    continue;
                 mk[m][k] = sr.makespan_s;
                 slow[m][k] = br.makespan_s > 0 ? sr.makespan_s / br.makespan_s : 1;
                 missed[m] += sr.makespan_s > deadline;
