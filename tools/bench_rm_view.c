@@ -1,0 +1,577 @@
+/* bench_rm_view.c - bench_rm's first part, the view publication (see tools/bench_rm.c): the cost
+ * of one snapshot built, encoded, decoded and merged, then subscribers in forked receiving
+ * processes following the RM's schedule of snapshots and deltas on an XPUB. */
+#include "common/clock.h"
+#include "common/err.h"
+#include "proto/pack.h"
+#include "proto/proto.h"
+#include "rm/rmview.h"
+#include "tools/bench_rm.h"
+#include "jm/view.h"
+#include "jm/view_proto.h"
+
+#include <czmq.h>
+#include <malloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <zlib.h>
+
+/* ---- 1. view publication ---- */
+
+struct bench_pub {
+    zsock_t *pub;
+    proto_buf_t buf;
+    size_t bytes, parts;
+};
+
+static int bench_emit(void *arg, const proto_msg_t *m)
+{
+    struct bench_pub *p = arg;
+    if (bench_encode(m, &p->buf) != 0)
+        return ERR_RANGE;
+    p->bytes += p->buf.len;
+    p->parts++;
+    if (p->pub != NULL)
+        zsock_send(p->pub, "b", p->buf.data, p->buf.len);
+    return 0;
+}
+
+/* The header of a view message without decoding its nodes: a receiver holding hundreds of
+ * subscriptions measures delivery, not msgpack-c (a JM's decoding cost is measured apart). The
+ * envelope is [version, type, req_id, {body}] and the encoder writes the body's fields in schema
+ * order, so the integers come before the nodes. */
+struct bench_hdr {
+    int type;
+    uint64_t view_seq, base_seq, part, parts;
+    int64_t ts;
+};
+
+static bool bench_mp_int(const uint8_t **p, const uint8_t *end, int64_t *v)
+{
+    if (*p >= end)
+        return false;
+    uint8_t b = *(*p)++;
+    int n = 0;
+    bool sign = false;
+    if (b <= 0x7f) {
+        *v = b;
+        return true;
+    }
+    if (b >= 0xe0) {
+        *v = (int8_t)b;
+        return true;
+    }
+    switch (b) {
+    case 0xcc:
+        n = 1;
+        break;
+    case 0xcd:
+        n = 2;
+        break;
+    case 0xce:
+        n = 4;
+        break;
+    case 0xcf:
+        n = 8;
+        break;
+    case 0xd0:
+        n = 1, sign = true;
+        break;
+    case 0xd1:
+        n = 2, sign = true;
+        break;
+    case 0xd2:
+        n = 4, sign = true;
+        break;
+    case 0xd3:
+        n = 8, sign = true;
+        break;
+    default:
+        return false;
+    }
+    if (end - *p < n)
+        return false;
+    uint64_t u = 0;
+    for (int i = 0; i < n; i++)
+        u = u << 8 | (*p)[i];
+    *p += n;
+    if (sign && n < 8 && (u >> (8 * n - 1)) != 0)
+        u |= ~0ull << (8 * n);
+    *v = (int64_t)u;
+    return true;
+}
+
+static bool bench_hdr_read(const uint8_t *p, size_t len, struct bench_hdr *h);
+
+/* A packed message (pack.h, header of fixed widths as proto_encode_packed writes it): inflate
+ * only the first bytes, where the plain header lies. */
+static bool bench_hdr_packed(const uint8_t *p, size_t len, struct bench_hdr *h)
+{
+    uint8_t head[256];
+    static z_stream z; /* one per receiving process, reset for each message */
+    static bool ready;
+    if (len < 18 || p[13] != 0xc6)
+        return false;
+    if (!ready && inflateInit2(&z, -15) != Z_OK)
+        return false;
+    if (ready && inflateReset(&z) != Z_OK)
+        return false;
+    ready = true;
+    z.next_in = (Bytef *)p + 18;
+    z.avail_in = (uInt)(len - 18);
+    z.next_out = head;
+    z.avail_out = sizeof head;
+    int zr = inflate(&z, Z_SYNC_FLUSH);
+    size_t n = z.total_out;
+    return (zr == Z_OK || zr == Z_STREAM_END || zr == Z_BUF_ERROR) && n > 0 &&
+           bench_hdr_read(head, n, h);
+}
+
+static bool bench_hdr_read(const uint8_t *p, size_t len, struct bench_hdr *h)
+{
+    if (len >= 2 && p[0] == 0x94 && p[1] == PROTO_VERSION_PACKED)
+        return bench_hdr_packed(p, len, h);
+    const uint8_t *end = p + len;
+    int64_t v, t, req;
+    memset(h, 0, sizeof *h);
+    if (len < 2 || *p++ != 0x94 || !bench_mp_int(&p, end, &v) || !bench_mp_int(&p, end, &t) ||
+        !bench_mp_int(&p, end, &req) || p >= end)
+        return false;
+    h->type = (int)t;
+    uint8_t b = *p++;
+    uint32_t fields = (b & 0xf0) == 0x80 ? b & 0x0fu : 0;
+    for (uint32_t i = 0; i < fields && p < end; i++) {
+        if ((*p & 0xe0) != 0xa0)
+            return false;
+        size_t kl = *p++ & 0x1fu;
+        if ((size_t)(end - p) < kl)
+            return false;
+        const char *k = (const char *)p;
+        p += kl;
+        if (!bench_mp_int(&p, end, &v))
+            return true; /* the nodes: the integers are behind us */
+#define BENCH_KEY(s) (kl == sizeof s - 1 && memcmp(k, s, kl) == 0)
+        if (BENCH_KEY("view_seq"))
+            h->view_seq = (uint64_t)v;
+        else if (BENCH_KEY("base_seq"))
+            h->base_seq = (uint64_t)v;
+        else if (BENCH_KEY("part"))
+            h->part = (uint64_t)v;
+        else if (BENCH_KEY("parts"))
+            h->parts = (uint64_t)v;
+        else if (BENCH_KEY("timestamp_ms"))
+            h->ts = v;
+#undef BENCH_KEY
+    }
+    return true;
+}
+
+/* What one subscriber saw. complete_ms: from its connect to holding every part of one
+ * snapshot in order (-1: never); lag: after that, publication to receipt of each later message;
+ * gaps: deltas that did not follow the view_seq held (a delta lost), each answered as a JM does
+ * (snapshots asked for again until whole); snap_after: snapshot parts received after whole. */
+struct bench_sub_result {
+    int64_t complete_ms;
+    uint32_t parts_got, msgs_after, gaps, snap_after, retries;
+    int64_t lag_max_ms;
+    int64_t fresh_lag_max_ms; /* of the messages published after it completed (-1: none) */
+    uint64_t bytes;           /* received in all */
+};
+
+struct bench_sub_state {
+    zsock_t *z;
+    int64_t t_sub, asked_ms;
+    uint64_t building, seen_seq;
+    uint32_t next_part;
+    bool synced;
+    struct bench_sub_result r;
+};
+
+/* Snapshots on or off, as jm/jmd_rm.c does (the legacy receiver takes everything). */
+static void bench_want_snapshots(zsock_t *z, bool want)
+{
+    if (g_legacy)
+        return;
+    zmq_setsockopt(zsock_resolve(z), want ? ZMQ_SUBSCRIBE : ZMQ_UNSUBSCRIBE,
+                   PROTO_VIEW_TOPIC_SNAPSHOT, PROTO_VIEW_TOPIC_LEN);
+}
+
+/* Asks again, as jmd_rm does when a snapshot asked for has sent no part for 5 s. */
+static void bench_sub_retry(struct bench_sub_state *b, int64_t now)
+{
+    if (g_legacy || b->synced || now - b->asked_ms < 5000)
+        return;
+    bench_want_snapshots(b->z, false);
+    bench_want_snapshots(b->z, true);
+    b->asked_ms = now;
+    b->r.retries++;
+}
+
+static void bench_sub_take(struct bench_sub_state *b, const struct bench_hdr *h, int64_t now)
+{
+    bool was_complete = b->r.complete_ms >= 0;
+    if (was_complete) {
+        b->r.msgs_after++;
+        if (now - h->ts > b->r.lag_max_ms)
+            b->r.lag_max_ms = now - h->ts;
+        if (h->ts >= b->t_sub + b->r.complete_ms && now - h->ts > b->r.fresh_lag_max_ms)
+            b->r.fresh_lag_max_ms = now - h->ts;
+    }
+    if (h->type == PROTO_VIEW_SNAPSHOT) {
+        b->asked_ms = now; /* under way: asked again only when it stalls */
+        b->r.parts_got++;
+        b->r.snap_after += was_complete;
+        if (h->part == 0)
+            b->building = h->view_seq, b->next_part = 1;
+        else if (b->building != 0 && h->view_seq == b->building && h->part == b->next_part)
+            b->next_part++;
+        else
+            b->building = 0;
+        if (b->building != 0 && b->next_part == h->parts) {
+            if (!was_complete)
+                b->r.complete_ms = now - b->t_sub;
+            b->seen_seq = b->building;
+            b->building = 0;
+            if (!b->synced)
+                bench_want_snapshots(b->z, false);
+            b->synced = true;
+        }
+    } else if (h->type == PROTO_VIEW_DELTA && b->synced) {
+        if (h->base_seq != b->seen_seq) {
+            b->r.gaps++;
+            b->synced = false;
+            b->asked_ms = now;
+            bench_want_snapshots(b->z, true);
+        }
+        b->seen_seq = h->view_seq;
+    }
+}
+
+/* A receiving process: n SUB sockets on 127.0.0.1:port; runs until every subscription has
+ * completed and `quiet_ms` pass without a message, then writes its results to fd. */
+static void bench_receiver(int n, int port, int fd, int64_t quiet_ms)
+{
+    struct bench_sub_state *s = calloc((size_t)n, sizeof *s);
+    zpoller_t *poller = zpoller_new(NULL);
+    for (int i = 0; i < n; i++) {
+        s[i].z = zsock_new(ZMQ_SUB);
+        zsock_set_rcvhwm(s[i].z, 2 * (int)PROTO_MAX_VIEW_PARTS);
+        if (g_legacy) {
+            zsock_set_subscribe(s[i].z, "");
+        } else {
+            zmq_setsockopt(zsock_resolve(s[i].z), ZMQ_SUBSCRIBE, PROTO_VIEW_TOPIC_DELTA,
+                           PROTO_VIEW_TOPIC_LEN);
+            bench_want_snapshots(s[i].z, true);
+        }
+        s[i].t_sub = s[i].asked_ms = (int64_t)clock_mono_ms();
+        zsock_connect(s[i].z, "tcp://127.0.0.1:%d", port);
+        s[i].r.complete_ms = -1;
+        s[i].r.fresh_lag_max_ms = -1;
+        zpoller_add(poller, s[i].z);
+    }
+    int64_t last = (int64_t)clock_mono_ms();
+    for (;;) {
+        zsock_t *z = zpoller_wait(poller, 100);
+        int64_t now = (int64_t)clock_mono_ms();
+        for (int i = 0; i < n; i++)
+            bench_sub_retry(&s[i], now);
+        if (z == NULL) {
+            if (zpoller_terminated(poller) || now - last > quiet_ms)
+                break;
+            continue;
+        }
+        last = now;
+        /* drain every socket: zpoller names only the first ready one */
+        for (int i = 0; i < n; i++) {
+            zframe_t *f;
+            while ((f = zframe_recv_nowait(s[i].z)) != NULL) {
+                struct bench_hdr h;
+                s[i].r.bytes += zframe_size(f);
+                if (bench_hdr_read(zframe_data(f), zframe_size(f), &h))
+                    bench_sub_take(&s[i], &h, now);
+                zframe_destroy(&f);
+            }
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        if (write(fd, &s[i].r, sizeof s[i].r) != (ssize_t)sizeof s[i].r)
+            break;
+        zsock_destroy(&s[i].z);
+    }
+    zpoller_destroy(&poller);
+    free(s);
+}
+
+static int bench_cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* A JM's own cost of taking the view: decoding every part of one snapshot and merging it into a
+ * jm/view (view_proto.h), as jmd_rm does; milliseconds of CPU per whole snapshot. */
+struct bench_take {
+    proto_buf_t buf;
+    view_t *jv;
+    int64_t now;
+    uint64_t decode_ns;
+};
+
+static int bench_take_emit(void *arg, const proto_msg_t *m)
+{
+    struct bench_take *t = arg;
+    if (bench_encode(m, &t->buf) != 0)
+        return ERR_RANGE;
+    uint64_t t0 = clock_mono_ns();
+    proto_msg_t d;
+    if (proto_decode(t->buf.data, t->buf.len, &d, NULL, NULL, 0) == 0) {
+        for (uint32_t i = 0; i < d.view_snapshot.nnodes; i++)
+            view_update_from_proto(t->jv, &d.view_snapshot.nodes[i], t->now);
+        proto_msg_close(&d);
+    }
+    t->decode_ns += clock_mono_ns() - t0;
+    return 0;
+}
+
+/* Also sets *heap_mib: the memory a JM's view of the whole cluster holds (mallinfo2, heap and
+ * mmapped, after the decoding buffers are freed). */
+static double bench_view_take_ms(rmview_t *v, double *heap_mib)
+{
+    struct bench_take t = {{0}, NULL, 5000, 0};
+    proto_buf_init(&t.buf);
+    const int rounds = 3;
+    for (int r = 0; r < rounds; r++) {
+        malloc_trim(0);
+        size_t before = mallinfo2().uordblks + mallinfo2().hblkhd;
+        view_new(&t.jv);
+        rmview_publish_snapshot(v, t.now, 1, bench_take_emit, &t);
+        *heap_mib = (double)(mallinfo2().uordblks + mallinfo2().hblkhd - before) / 1048576.0;
+        view_destroy(&t.jv);
+    }
+    proto_buf_close(&t.buf);
+    return (double)t.decode_ns / 1e6 / rounds;
+}
+
+/* Marks `k` nodes changed from node *next on (a heartbeat each), as the PNs' heartbeats do. */
+static void bench_touch(rmview_t *v, int nodes, int k, int *next, uint64_t seq, int64_t now)
+{
+    char name[32];
+    for (int i = 0; i < k; i++) {
+        proto_heartbeat_t hb;
+        snprintf(name, sizeof name, "pn-%05d", *next);
+        bench_fill_hb(&hb, name, 7, seq);
+        rmview_ingest(v, &hb, now);
+        *next = (*next + 1) % nodes;
+    }
+}
+
+void bench_view(int nodes, int subscribers, int procs, double seconds)
+{
+    rmview_t *v = rmview_new();
+    char name[32];
+    for (int i = 0; i < nodes; i++) {
+        proto_heartbeat_t hb;
+        snprintf(name, sizeof name, "pn-%05d", i);
+        bench_fill_hb(&hb, name, 7, 1);
+        rmview_ingest(v, &hb, 1000);
+    }
+    struct bench_pub p = {NULL, {0}, 0, 0};
+    proto_buf_init(&p.buf);
+    rmview_publish_delta(v, 2000, 1, bench_emit,
+                         &p); /* the new nodes: a snapshot's own cost next */
+    p.bytes = p.parts = 0;
+    const int rounds = 5;
+    uint64_t t0 = clock_mono_ns();
+    for (int r = 0; r < rounds; r++)
+        rmview_publish_snapshot(v, 2000, 1, bench_emit, &p);
+    double encode_ms = (double)(clock_mono_ns() - t0) / 1e6 / rounds;
+    size_t bytes = p.bytes / rounds, parts = p.parts / rounds;
+    double view_heap_mib = 0;
+    double take_ms = bench_view_take_ms(v, &view_heap_mib);
+
+    /* Receivers are forked before this process touches ZeroMQ (a context does not survive a
+     * fork); each learns the port from its pipe and answers on another. */
+    if (procs > subscribers)
+        procs = subscribers;
+    pid_t *pids = calloc((size_t)procs, sizeof *pids);
+    int *to = calloc((size_t)procs, sizeof *to), *from = calloc((size_t)procs, sizeof *from);
+    for (int k = 0; k < procs; k++) {
+        int a[2], b[2];
+        if (pipe(a) != 0 || pipe(b) != 0)
+            return;
+        pids[k] = fork();
+        if (pids[k] == 0) {
+            close(a[1]);
+            close(b[0]);
+            int port = 0;
+            if (read(a[0], &port, sizeof port) == (ssize_t)sizeof port && port > 0)
+                bench_receiver(subscribers / procs + (k < subscribers % procs), port, b[1], 3000);
+            _exit(0);
+        }
+        close(a[0]);
+        close(b[1]);
+        to[k] = a[1];
+        from[k] = b[0];
+    }
+    /* an XPUB as the RM's, with its high-water mark: a subscriber further behind loses parts */
+    p.pub = zsock_new(ZMQ_XPUB);
+    zsock_set_sndhwm(p.pub, 2 * (int)PROTO_MAX_VIEW_PARTS);
+    zsock_set_xpub_verbose(p.pub, 1);
+    int port = zsock_bind(p.pub, "tcp://127.0.0.1:*");
+    for (int k = 0; k < procs; k++) {
+        if (write(to[k], &port, sizeof port) != (ssize_t)sizeof port)
+            break;
+        close(to[k]);
+    }
+    /* every receiver's subscription to snapshots ("" for the legacy ones) has arrived */
+    int joined = 0;
+    uint32_t topics = 0;
+    uint64_t tj = clock_mono_ms();
+    zpoller_t *jp = zpoller_new(p.pub, NULL);
+    while (joined < subscribers && clock_mono_ms() - tj < 30000) {
+        if (zpoller_wait(jp, 1000) == NULL)
+            continue;
+        zframe_t *f = zframe_recv(p.pub);
+        int len = f != NULL && zframe_size(f) >= 1 && zframe_data(f)[0] == 1
+                      ? rmview_topic_snapshot(zframe_data(f) + 1, zframe_size(f) - 1)
+                      : -1;
+        if (len >= 0) {
+            joined++;
+            topics |= 1u << len;
+        }
+        zframe_destroy(&f);
+    }
+    zpoller_destroy(&jp);
+    double join_ms = (double)(clock_mono_ms() - tj);
+    /* The RM's schedule (rm.conf [view] defaults) and rmserver's rule for snapshots: one for
+     * the joiners, then a delta every 250 ms naming the nodes whose heartbeats changed what a
+     * JM uses (every PN heartbeats each second), and a whole snapshot every 2 s while anyone
+     * subscribes to snapshots, or at the next tick when someone asks again. */
+    p.bytes = p.parts = 0;
+    t0 = clock_mono_ns();
+    rmview_publish_snapshot(v, (int64_t)clock_mono_ms(), 1, bench_emit, &p);
+    double first_ms = (double)(clock_mono_ns() - t0) / 1e6;
+    int next = 0, snapshots = 1;
+    uint64_t seq = 2, end = clock_mono_ms() + (uint64_t)(seconds * 1000), tick = clock_mono_ms();
+    int changed = g_delta_nodes >= 0 ? g_delta_nodes : nodes / 4;
+    int snap_every = g_snapshot_ms / 250 > 0 ? g_snapshot_ms / 250 : 1;
+    size_t deltas = 0;
+    for (int n = 1; clock_mono_ms() < end; n++) {
+        tick += 250;
+        while (clock_mono_ms() < tick)
+            zclock_sleep((int)(tick - clock_mono_ms()));
+        bool asked = false;
+        zframe_t *f;
+        while ((f = zframe_recv_nowait(p.pub)) != NULL) {
+            int len = zframe_size(f) >= 1 && zframe_data(f)[0] <= 1
+                          ? rmview_topic_snapshot(zframe_data(f) + 1, zframe_size(f) - 1)
+                          : -1;
+            if (len >= 0 && zframe_data(f)[0] == 1) {
+                topics |= 1u << len;
+                asked = true;
+            } else if (len >= 0) {
+                topics &= ~(1u << len);
+            }
+            zframe_destroy(&f);
+        }
+        int64_t now = (int64_t)clock_mono_ms();
+        bench_touch(v, nodes, changed, &next, seq++, now);
+        size_t parts_before = p.parts;
+        if (asked || (n % snap_every == 0 && (topics & ~(1u << PROTO_VIEW_TOPIC_LEN)) != 0)) {
+            rmview_publish_snapshot(v, now, 1, bench_emit, &p);
+            snapshots++;
+        } else {
+            rmview_publish_delta(v, now, 1, bench_emit, &p);
+            deltas += p.parts - parts_before;
+        }
+    }
+    double pub_s = (double)(clock_mono_ns() - t0) / 1e9;
+    /* results */
+    int64_t *done = calloc((size_t)subscribers, sizeof *done);
+    int64_t lag_max = 0, fresh_max = -1;
+    size_t fresh_none = 0, snap_after = 0, retries = 0;
+    double rx_bytes = 0;
+    size_t got = 0, complete = 0, gaps = 0, after = 0, nres = 0;
+    for (int k = 0; k < procs; k++) {
+        struct bench_sub_result r;
+        while (read(from[k], &r, sizeof r) == (ssize_t)sizeof r && nres < (size_t)subscribers) {
+            got += r.parts_got;
+            after += r.msgs_after;
+            gaps += r.gaps;
+            snap_after += r.snap_after;
+            retries += r.retries;
+            rx_bytes += (double)r.bytes;
+            done[nres++] = r.complete_ms >= 0 ? r.complete_ms : INT64_MAX;
+            complete += r.complete_ms >= 0;
+            if (r.lag_max_ms > lag_max)
+                lag_max = r.lag_max_ms;
+            if (r.fresh_lag_max_ms > fresh_max)
+                fresh_max = r.fresh_lag_max_ms;
+            fresh_none += r.complete_ms >= 0 && r.fresh_lag_max_ms < 0;
+        }
+        close(from[k]);
+        waitpid(pids[k], NULL, 0);
+    }
+    qsort(done, nres, sizeof *done, bench_cmp_i64);
+    double c50 = nres > 0 && done[nres / 2] != INT64_MAX ? (double)done[nres / 2] : -1;
+    double cmax = nres > 0 && done[nres - 1] != INT64_MAX ? (double)done[nres - 1] : -1;
+    printf("view: %d nodes, snapshot of %zu parts, %.2f MiB (%s): build+encode %.1f ms, a JM's "
+           "decode and merge %.1f ms, its view %.1f MiB of heap\n",
+           nodes, parts, (double)bytes / 1048576.0, g_plain ? "plain" : "packed", encode_ms,
+           take_ms, view_heap_mib);
+    double rx_mib = nres > 0 ? rx_bytes / (double)nres / 1048576.0 : 0;
+    printf(
+        "view: %d subscribers (%s) in %d receiving processes (joined in %.0f ms): %zu complete "
+        "(p50 %.0f ms, max %.0f ms from subscribing; -1: not all), first snapshot's %zu "
+        "parts published in %.0f ms; then %.1f s of heartbeats every 250 ms (%d nodes each, "
+        "waits moving in %.0f%% of them), %zu delta messages and %d snapshots (every %d ms for "
+        "subscribers of everything, else "
+        "when asked for; %zu asked again): %zu messages after completion, %zu lost, %zu snapshot "
+        "parts after whole, latest arrival %lld ms after publication (%lld ms for those published "
+        "after "
+        "the subscriber was complete; %zu subscribers got none such); %.2f MiB received per "
+        "subscriber, %.2f MiB/s\n",
+        subscribers, g_legacy ? "legacy: all topics" : "delta and snapshot topics", procs, join_ms,
+        complete, c50, cmax, parts, first_ms, seconds,
+        g_delta_nodes >= 0 ? g_delta_nodes : nodes / 4, g_moving * 100.0, deltas, snapshots,
+        g_snapshot_ms, retries, after, gaps, snap_after, (long long)lag_max, (long long)fresh_max,
+        fresh_none, rx_mib, rx_mib / pub_s);
+    json_t *o = json_object();
+    json_object_set_new(o, "nodes", json_integer(nodes));
+    json_object_set_new(o, "parts", json_integer((json_int_t)parts));
+    json_object_set_new(o, "snapshot_bytes", json_integer((json_int_t)bytes));
+    json_object_set_new(o, "encode_ms", json_real(encode_ms));
+    json_object_set_new(o, "jm_take_ms", json_real(take_ms));
+    json_object_set_new(o, "jm_view_heap_mib", json_real(view_heap_mib));
+    json_object_set_new(o, "subscribers", json_integer(subscribers));
+    json_object_set_new(o, "receiving_processes", json_integer(procs));
+    json_object_set_new(o, "complete", json_integer((json_int_t)complete));
+    json_object_set_new(o, "complete_p50_ms", json_real(c50));
+    json_object_set_new(o, "complete_max_ms", json_real(cmax));
+    json_object_set_new(o, "snapshot_parts_delivered", json_integer((json_int_t)got));
+    json_object_set_new(o, "messages_after", json_integer((json_int_t)after));
+    json_object_set_new(o, "lost_after", json_integer((json_int_t)gaps));
+    json_object_set_new(o, "lag_max_ms", json_integer(lag_max));
+    json_object_set_new(o, "fresh_lag_max_ms", json_integer(fresh_max));
+    json_object_set_new(o, "fresh_none", json_integer((json_int_t)fresh_none));
+    json_object_set_new(o, "published_mib", json_real((double)p.bytes / 1048576.0));
+    json_object_set_new(o, "received_mib_per_subscriber", json_real(rx_mib));
+    json_object_set_new(o, "snapshot_parts_after_whole", json_integer((json_int_t)snap_after));
+    json_object_set_new(o, "snapshots", json_integer(snapshots));
+    json_object_set_new(o, "asked_again", json_integer((json_int_t)retries));
+    json_object_set_new(o, "delta_messages", json_integer((json_int_t)deltas));
+    json_object_set_new(o, "moving", json_real(g_moving));
+    json_object_set_new(o, "legacy", json_boolean(g_legacy));
+    json_object_set_new(o, "publish_s", json_real(pub_s));
+    json_object_set_new(g_out, "view", o);
+    free(done);
+    free(pids);
+    free(to);
+    free(from);
+    zsock_destroy(&p.pub);
+    proto_buf_close(&p.buf);
+    rmview_destroy(&v);
+}
