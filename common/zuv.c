@@ -161,7 +161,13 @@ static int zuv__try_send(zuv_sock_t *s, zmsg_t *m)
     size_t i = 0;
     for (zframe_t *f = zmsg_first(m); f != NULL; f = zmsg_next(m), i++) {
         int flags = ZMQ_DONTWAIT | (i + 1 < n ? ZMQ_SNDMORE : 0);
-        if (zmq_send(s->handle, zframe_data(f), zframe_size(f), flags) < 0) {
+        int rc = zmq_send(s->handle, zframe_data(f), zframe_size(f), flags);
+        /* a signal caught mid-message (the PN's SIGCHLD lands on its loop thread): the rest of
+           the message is still accepted, so the frame is sent again rather than the message
+           dropped */
+        for (int tries = 0; rc < 0 && errno == EINTR && i > 0 && tries < 100; tries++)
+            rc = zmq_send(s->handle, zframe_data(f), zframe_size(f), flags);
+        if (rc < 0) {
             int e = errno;
             if (i > 0) {
                 /* libzmq accepts the rest of a message once the first frame is in; this is
