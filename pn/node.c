@@ -1422,7 +1422,8 @@ void node_refresh(node_t *n)
 
 size_t node_busy(const node_t *n)
 {
-    return n->busy + (n->pass_end_armed ? 1 : 0); /* the pass's end may hand the pool more */
+    /* directories waiting for the end of the loop pass go to the pool then */
+    return n->busy + (n->ntrash > 0 && n->pass_end_armed ? 1 : 0);
 }
 
 size_t node_spawning(const node_t *n)

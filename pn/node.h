@@ -139,7 +139,7 @@ void node_heartbeat(node_t *n, proto_heartbeat_t *hb);
  * jobs whose grace has run out (pn/orphan.h). Borrowed. */
 void node_jobs_ack(node_t *n, const proto_heartbeat_ack_t *ack, uint64_t now_ms);
 /* Work on the thread pool in flight, plus one while the end of the loop pass has some to hand
- * it (node__pass_end: one more loop turn). */
+ * it (one more loop turn hands it over). */
 size_t node_busy(const node_t *n);
 /* Starts handed to spawner threads whose results the loop has not taken yet. */
 size_t node_spawning(const node_t *n);

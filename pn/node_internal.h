@@ -79,12 +79,12 @@ typedef struct node__task {
     node__kill_t kill;
     uint64_t kill_rss_kb;
     proto_task_state_t reap_state; /* NODE__KILL_REAP: reported as this (cancelled or lost) */
-    int staging;    /* its set-up (directory, files) is in flight on the thread pool */
-    int spawning;   /* handed to a spawner thread, result not back yet (state still queued) */
-    int spawn_nice; /* the nice value it was spawned with */
-    int unsent;     /* queued, its QUEUED status held back: its expected wait was 0, so its
-                       RUNNING status should answer the create (sent if it does not start) */
-    int forgotten;  /* the node dropped it while staging ran: free when staging returns */
+    int staging;        /* its set-up (directory, files) is in flight on the thread pool */
+    int spawning;       /* handed to a spawner thread, result not back yet (state still queued) */
+    int spawn_nice;     /* the nice value it was spawned with */
+    int unsent;         /* queued, its QUEUED status held back: its expected wait was 0, so its
+                           RUNNING status should answer the create (sent if it does not start) */
+    int forgotten;      /* the node dropped it while staging ran: free when staging returns */
     int running_unsent; /* running, its RUNNING status held to the end of this loop pass: an
                            end within the pass sends one status for both (node__pass_end) */
     uint32_t cache_hits, cache_misses;
@@ -170,7 +170,7 @@ struct node {
     size_t nrunq, caprunq;
     uv_prepare_t *pass_end; /* node__pass_end: before the loop blocks again, when armed */
     int pass_end_armed;
-    int reaping; /* node_reap: directories go to the thread pool once for the whole batch */
+    int reaping;         /* node_reap: directories go to the thread pool once for the whole batch */
     exec_exit_t *parked; /* exits reaped before their spawner's result (node__spawned) */
     size_t nparked, capparked;
     struct metrics_hist spawn_hist; /* seconds in exec_spawn (vfork to exec) */

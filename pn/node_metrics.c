@@ -132,6 +132,10 @@ void node_metrics(const node_t *n, struct metrics *m)
                   "QUEUED statuses not sent because the task started as soon as it was set up "
                   "(its RUNNING status answered the create).",
                   c.queued_unsent);
+    node__counter(m, "paddock_pn_statuses_merged_total",
+                  "RUNNING statuses not sent because the task ended in the same loop pass "
+                  "(its terminal status carries its start).",
+                  c.running_unsent);
     node__counter(m, "paddock_pn_memory_kills_total",
                   "Tasks killed for resident memory over their request.", c.memory_kills);
     node__counter(m, "paddock_pn_reaped_total",

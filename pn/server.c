@@ -1,6 +1,7 @@
 #include "pn/server.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
@@ -45,6 +46,7 @@ typedef struct server {
     int separate_hb;
     uv_timer_t hb_timer, mem_timer, refresh_timer, drain_timer;
     uv_signal_t sigchld, sigterm, sigint, sigusr1;
+    uv_work_t pool_start; /* starts libuv's thread pool with the loop's signals blocked */
     int registered;
     int draining;               /* no new tasks; exit once queued and running ones are done */
     uint64_t drain_deadline_ms; /* then the rest is handed back (node_destroy) */
@@ -598,6 +600,17 @@ static void server__close_cb(uv_handle_t *h)
     (void)h;
 }
 
+static void server__pool_noop(uv_work_t *w)
+{
+    (void)w;
+}
+
+static void server__pool_started(uv_work_t *w, int status)
+{
+    (void)w;
+    (void)status;
+}
+
 int server_run(pnconf_t *cfg, bool insecure, char *msg, size_t cap)
 {
     server_t *s = mem_calloc(1, sizeof *s);
@@ -607,8 +620,21 @@ int server_run(pnconf_t *cfg, bool insecure, char *msg, size_t cap)
     proto_buf_init(&s->buf);
     proto_stats_init(&s->rm_stats);
     map_init(&s->replies);
+    /* The signals the loop handles reach the loop thread only: every thread made before the
+       loop runs (libuv's thread pool, started here; ZeroMQ's and CURVE's; the spawners block
+       all) inherits them blocked. A task's exit (SIGCHLD) used to land on an idle pool thread
+       as often as not, waking it for libuv's handler, which only writes to the loop's pipe. */
+    sigset_t loop_sigs, old_sigs;
+    sigemptyset(&loop_sigs);
+    sigaddset(&loop_sigs, SIGCHLD);
+    sigaddset(&loop_sigs, SIGTERM);
+    sigaddset(&loop_sigs, SIGINT);
+    sigaddset(&loop_sigs, SIGUSR1);
+    int masked = pthread_sigmask(SIG_BLOCK, &loop_sigs, &old_sigs) == 0;
     int rc = uv_loop_init(&s->loop) == 0 ? 0 : err_fmt(msg, cap, ERR_SYS, "uv_loop_init");
     int loop_ok = !rc;
+    if (!rc && uv_queue_work(&s->loop, &s->pool_start, server__pool_noop, server__pool_started))
+        log_warn("thread pool not started early: its threads may take the loop's signals");
     if (!rc && zuv_global_init() != 0)
         rc = err_fmt(msg, cap, ERR_SYS, "cannot initialise ZeroMQ");
     if (!rc && (cfg->rm_api.len > SERVER__MAX_RM || cfg->rm_heartbeat.len > SERVER__MAX_RM))
@@ -699,6 +725,10 @@ int server_run(pnconf_t *cfg, bool insecure, char *msg, size_t cap)
                  (unsigned long long)(cfg->memory >> 20), s->nrm);
         notify_ready();
         notify_status("listening on %s, not registered", cfg->listen);
+        if (masked) { /* a signal that came meanwhile is delivered now, to its handler */
+            pthread_sigmask(SIG_SETMASK, &old_sigs, NULL);
+            masked = 0;
+        }
         uv_run(&s->loop, UV_RUN_DEFAULT);
         /* staging jobs in flight must come back before the node goes */
         while (s->node && node_busy(s->node) > 0)
@@ -740,5 +770,7 @@ int server_run(pnconf_t *cfg, bool insecure, char *msg, size_t cap)
     curve_destroy(&s->curve);
     proto_buf_close(&s->buf);
     mem_free(s);
+    if (masked)
+        pthread_sigmask(SIG_SETMASK, &old_sigs, NULL);
     return rc;
 }

@@ -186,15 +186,17 @@ static void test_thousand_tasks(void **state)
         snprintf(name, sizeof name, "t%d", i);
         seen_t *x = find(name);
         /* queued, running, ended; or, for a task that started as soon as it was set up
-           ([tasks] quiet_queued), running and ended */
+           ([tasks] quiet_queued), running and ended; and without running for a task that
+           ended in the loop pass its start was seen in (its end says when it started) */
+        int ran = x->order[PROTO_TASK_RUNNING] != 0;
         if (x->order[PROTO_TASK_QUEUED] == 0) {
             unsent++;
-            assert_true(x->order[PROTO_TASK_RUNNING] == 1);
-            assert_int_equal(x->nstatus, 2);
+            assert_true(!ran || x->order[PROTO_TASK_RUNNING] == 1);
+            assert_int_equal(x->nstatus, 1 + ran);
         } else {
             assert_true(x->order[PROTO_TASK_QUEUED] == 1);
-            assert_true(x->order[PROTO_TASK_RUNNING] == 2);
-            assert_int_equal(x->nstatus, 3);
+            assert_true(!ran || x->order[PROTO_TASK_RUNNING] == 2);
+            assert_int_equal(x->nstatus, 2 + ran);
         }
         assert_true(x->queued_at > 0 && x->started_at >= x->queued_at &&
                     x->ended_at >= x->started_at);
@@ -420,7 +422,7 @@ static void test_downgrade_in_place(void **state)
     assert_true(waited >= grace_ms);
     assert_non_null(strstr(find("dg2")->reason, "preempted"));
     assert_true(await_state(s, "reg3", PROTO_TASK_SUCCEEDED, 10000));
-    assert_true(find("reg3")->order[PROTO_TASK_RUNNING] > 0);
+    assert_true(find("reg3")->started_at > 0); /* it ran (RUNNING may come with its end) */
     assert_true(await_counter("preempted", preempted0 + 1, 5000) == preempted0 + 1);
     assert_true(await_counter("downgrades", downgrades0 + 2, 5000) == downgrades0 + 2);
 }
