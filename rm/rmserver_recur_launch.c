@@ -3,6 +3,7 @@
  * the reason when the JM stopped (see rmserver_recur.c for when a run is launched). */
 #include "rm/rmserver_recur_internal.h"
 
+#include "common/binpath.h"
 #include "common/err.h"
 #include "common/log.h"
 #include "common/mem.h"
@@ -42,19 +43,7 @@ static int recur__write(const char *path, const char *text, size_t len)
 /* paddock-jm beside this binary, else the bare name (PATH). */
 void rmserver_jm_path(char *out, size_t cap)
 {
-    char self[PATH_MAX - 32];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n > 0) {
-        self[n] = '\0';
-        char *slash = strrchr(self, '/');
-        if (slash != NULL) {
-            *slash = '\0';
-            snprintf(out, cap, "%s/paddock-jm", self);
-            if (access(out, X_OK) == 0)
-                return;
-        }
-    }
-    snprintf(out, cap, "paddock-jm");
+    binpath_sibling("paddock-jm", NULL, out, cap);
 }
 
 /* Starts argv detached (its own session, reparented to init: a double fork, so the RM keeps no
