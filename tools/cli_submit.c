@@ -13,6 +13,7 @@
  * with the JM's ETA on a terminal, a plain line every few seconds otherwise, and exits 0 only
  * when the job succeeded; --wait --json ends with one JSON object (progress then goes to
  * stderr). */
+#include "common/binpath.h"
 #include "common/clock.h"
 #include "common/config.h"
 #include "common/err.h"
@@ -335,25 +336,7 @@ static int submit__register(rmclient_t *c, const struct submit_opts *o, const st
 /* paddock-jm: PADDOCK_BIN_DIR, then beside this binary, then PATH (returned as a bare name). */
 static void submit__jm_path(char *out, size_t cap)
 {
-    const char *env = getenv("PADDOCK_BIN_DIR");
-    if (env != NULL && env[0] != '\0') {
-        snprintf(out, cap, "%s/paddock-jm", env);
-        if (access(out, X_OK) == 0)
-            return;
-    }
-    char self[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n > 0) {
-        self[n] = '\0';
-        char *slash = strrchr(self, '/');
-        if (slash != NULL) {
-            *slash = '\0';
-            snprintf(out, cap, "%s/paddock-jm", self);
-            if (access(out, X_OK) == 0)
-                return;
-        }
-    }
-    snprintf(out, cap, "paddock-jm");
+    binpath_sibling("paddock-jm", getenv("PADDOCK_BIN_DIR"), out, cap);
 }
 
 /* Writes DIR/NAME through a temporary file and a rename, so a reader (the JM) sees all of it or
