@@ -205,3 +205,23 @@ double estimator_estimate(const estimator_t *est, const view_t *view,
     out->c_s = out->e_s * (n->psucc + est->cfg.kfail * (1.0 - n->psucc));
     return out->c_s;
 }
+
+long estimator_best_node(const estimator_t *est, const view_t *view, const struct estimator_task *t,
+                         int64_t now_ms, estimator_skip_fn *skip, void *ctx, struct estimate *out)
+{
+    long best = -1;
+    double least = ESTIMATOR_INF;
+    for (uint32_t n = 0; n < view_count(view); n++) {
+        const struct view_node *vn = view_node(view, n);
+        if (vn == NULL || !vn->up || (skip != NULL && skip(ctx, n)))
+            continue;
+        struct estimate e;
+        double c = estimator_estimate(est, view, t, n, now_ms, 0.5, &e);
+        if (c < least) {
+            least = c;
+            best = (long)n;
+            *out = e;
+        }
+    }
+    return best;
+}

@@ -15,32 +15,31 @@
 #include "jm/jmd.h"
 #include "jm/speculate.h"
 
+struct jmd_spec__other {
+    const jmd_t *j;
+    size_t task;
+};
+
+/* Nodes a new attempt of the task may not go to: those it has attempts on, and nodes with no
+ * endpoint to send it to. */
+static int jmd_spec__taken(void *ctx, uint32_t n)
+{
+    const struct jmd_spec__other *o = ctx;
+    const struct jmd_spec_task *jt = &o->j->sp->t[o->task];
+    int used = (int)n == o->j->tasks[o->task].node;
+    for (size_t k = 0; k < JMD_SPEC__N(jt); k++)
+        used |= jt->x->a[k].node == (int)n;
+    const struct view_node *vn = view_node(o->j->view, n);
+    return used || !vn->endpoint[0];
+}
+
 /* The best node for a new attempt of `task` other than those it has attempts on: its estimate
  * in *out, the node returned (-1: none). */
 static long jmd_spec__best_other(jmd_t *j, size_t task, int64_t now, struct estimate *out)
 {
-    const struct jmd_spec_task *jt = &j->sp->t[task];
-    const struct estimator_task *et = place_task(j->place, task);
-    long best = -1;
-    double best_c = ESTIMATOR_INF;
-    for (uint32_t n = 0; n < view_count(j->view); n++) {
-        if ((int)n == j->tasks[task].node)
-            continue;
-        int used = 0;
-        for (size_t k = 0; k < JMD_SPEC__N(jt); k++)
-            used |= jt->x->a[k].node == (int)n;
-        const struct view_node *vn = view_node(j->view, n);
-        if (used || !vn || !vn->up || !vn->endpoint[0])
-            continue;
-        struct estimate e;
-        double c = estimator_estimate(j->est, j->view, et, n, now, 0.5, &e);
-        if (c < best_c) {
-            best_c = c;
-            best = (long)n;
-            *out = e;
-        }
-    }
-    return best;
+    struct jmd_spec__other o = {j, task};
+    return estimator_best_node(j->est, j->view, place_task(j->place, task), now, jmd_spec__taken,
+                               &o, out);
 }
 
 /* Sends a new extra attempt of `task` to `node` in class `cls`. 0 or an ERR_*. */

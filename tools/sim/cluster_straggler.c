@@ -107,15 +107,11 @@ void cl_sg_close(struct cl_job *j)
     struct cl_strag *s = j->sg;
     if (s == NULL)
         return;
-    size_t ns = j->spec->nstages ? j->spec->nstages : 1;
-    for (size_t k = 0; s->dist != NULL && k < ns; k++)
+    for (size_t k = 0; s->dist != NULL && k < (j->spec->nstages ? j->spec->nstages : 1); k++)
         speculate_dist_close(&s->dist[k]);
-    mem_free(s->t);
-    mem_free(s->dist);
-    mem_free(s->stage_inflight);
-    mem_free(s->wait_sum);
-    mem_free(s->wait_n);
-    mem_free(s);
+    void *owned[] = {s->t, s->dist, s->stage_inflight, s->wait_sum, s->wait_n, s};
+    for (size_t k = 0; k < sizeof owned / sizeof owned[0]; k++)
+        mem_free(owned[k]);
     j->sg = NULL;
 }
 
@@ -432,27 +428,26 @@ static int cl_sg__start(struct cl_world *w, struct cl_job *j, size_t task, uint3
     return engine_after(w->eng, w->cfg.net_delay_s, cl_task_create_ev, w, cl_key(j->idx, task, a));
 }
 
-/* The node other than those `task` has attempts on where a fresh attempt would end soonest, by
- * the JM's estimator over its view; -1 when none is up. */
+struct cl_sg__where {
+    struct cl_job *j;
+    size_t task;
+};
+
+/* A node the task has an attempt on already (the tracked one's or an extra's). */
+static int cl_sg__busy(void *ctx, uint32_t n)
+{
+    struct cl_sg__where *o = ctx;
+    return cl_attempt_at(o->j, o->task, n)->node == n;
+}
+
+/* Where a fresh attempt of `task` would end soonest by the JM's estimator over its view, among
+ * the nodes it has no attempt on; -1 when none is up. */
 static long cl_sg__elsewhere(struct cl_world *w, struct cl_job *j, size_t task, int64_t now_ms,
                              struct estimate *out)
 {
-    const struct estimator_task *et = place_task(j->place, task);
-    long pick = -1;
-    double least = ESTIMATOR_INF;
-    for (uint32_t n = 0; n < view_count(w->view); n++) {
-        const struct view_node *vn = view_node(w->view, n);
-        if (vn == NULL || !vn->up || cl_attempt_at(j, task, n)->node == n)
-            continue; /* the tracked attempt's node, or a copy's */
-        struct estimate e;
-        double c = estimator_estimate(j->est, w->view, et, n, now_ms, 0.5, &e);
-        if (c < least) {
-            least = c;
-            pick = (long)n;
-            *out = e;
-        }
-    }
-    return pick;
+    struct cl_sg__where o = {j, task};
+    return estimator_best_node(j->est, w->view, place_task(j->place, task), now_ms, cl_sg__busy, &o,
+                               out);
 }
 
 /* jm/speculate.h's verdict on the running task i, from what the JM knows: its time running, the
