@@ -491,34 +491,6 @@ void node__note_unsent(node_t *n, node__task_t *t)
     n->unsent[n->nunsent++] = t->id;
 }
 
-/* 1 when a task's directory holds its stdout and stderr, both empty, and nothing else: what
- * it leaves for a reader is nothing, so the directory need not wait out [tasks] retain. The
- * names are read without following anything; any doubt keeps the directory. */
-static int node__dir_left_nothing(const char *dir)
-{
-    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (dfd < 0)
-        return 0;
-    int ok = 1, seen = 0;
-    DIR *d = fdopendir(dfd);
-    if (!d) {
-        close(dfd);
-        return 0;
-    }
-    struct dirent *de;
-    while (ok && (de = readdir(d)) != NULL) {
-        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-            continue;
-        struct stat st;
-        ok = (strcmp(de->d_name, "stdout") == 0 || strcmp(de->d_name, "stderr") == 0) &&
-             fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
-             st.st_size == 0;
-        seen++;
-    }
-    closedir(d);
-    return ok && seen == 2;
-}
-
 void node__finish(node_t *n, node__task_t *t)
 {
     if (t->job && t->job->nlive > 0 && --t->job->nlive == 0)
@@ -552,11 +524,15 @@ void node__finish(node_t *n, node__task_t *t)
      * its directory back at once for the next task rather than after [tasks] retain: a burst of
      * short tasks then reuses a few directories instead of allocating an inode triple per task
      * (on ext4 that allocation was most of the PN's CPU). Its status is remembered as before. */
-    if (!t->staging && t->dir && t->state == PROTO_TASK_SUCCEEDED && !n->cfg->keep_task_dirs &&
-        node__dir_left_nothing(t->dir)) {
+    int quiet = !t->staging && t->dir && t->state == PROTO_TASK_SUCCEEDED && !n->cfg->keep_task_dirs
+                    ? node__give_back_quiet(n, t->dir)
+                    : NODE__DIR_KEEP;
+    if (quiet == NODE__DIR_EMPTY) {
         node__trash_task(n, t->dir);
         if (!n->reaping) /* node_reap hands its batch's directories over once */
             node__trash_flush(n, 0);
+    }
+    if (quiet != NODE__DIR_KEEP) {
         mem_free(t->dir);
         t->dir = NULL;
         n->c.dirs_early++;

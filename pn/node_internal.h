@@ -212,9 +212,16 @@ void node__schedule_soon(node_t *n);
 int node__setup_start(node_t *n, node__task_t *t);
 void node__trash(node_t *n, const char *dir);      /* remove later, off the loop */
 void node__trash_task(node_t *n, const char *dir); /* a forgotten task's: recycled if it can be */
-void node__trash_cg(node_t *n, const char *path);  /* remove a task's cgroup, off the loop */
-void node__kill(node_t *n, node__task_t *t);       /* SIGKILL its process group and cgroup */
-void node__trash_flush(node_t *n, int sync);       /* sync: now, on this thread */
+/* The directory of a task that succeeded: NODE__DIR_REUSED when it held only its stdout and
+ * stderr, both empty and as the PN made them, nobody holding them open: renamed to a spare here
+ * on the loop (no trip to the pool); NODE__DIR_EMPTY when it left nothing but cannot be reused
+ * as it is (node__trash_task's recycling decides); NODE__DIR_KEEP when it left something (or
+ * cannot be read): kept for its reader. */
+enum { NODE__DIR_KEEP, NODE__DIR_REUSED, NODE__DIR_EMPTY };
+int node__give_back_quiet(node_t *n, const char *dir);
+void node__trash_cg(node_t *n, const char *path); /* remove a task's cgroup, off the loop */
+void node__kill(node_t *n, node__task_t *t);      /* SIGKILL its process group and cgroup */
+void node__trash_flush(node_t *n, int sync);      /* sync: now, on this thread */
 int node__prepare(node_t *n, node__task_t *t, const proto_task_create_t *tc, char *msg, size_t cap);
 void node__remove_dir(const char *dir);
 

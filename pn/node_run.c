@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "common/clock.h"
@@ -744,27 +745,112 @@ static void node__trash_work(uv_work_t *w)
         node__trash_one(r->n, &r->items[i]);
 }
 
-/* A recycled directory is a spare now; one that could not be was removed. */
-static void node__spare_back(node_t *n, const node__trash_item_t *e)
+/* SPARE/<seq> is ready for a new task. */
+static void node__spare_push(node_t *n, uint64_t seq)
 {
-    if (e->kind != 'r')
-        return;
-    n->spares_pending--;
-    if (!e->ok)
-        return;
     if (n->nspares == n->capspares) {
         size_t cap = n->capspares ? n->capspares * 2 : 64;
         uint64_t *v = mem_reallocarray(n->spares, cap, sizeof *v);
         if (!v) {
             char sp[4200];
-            snprintf(sp, sizeof sp, "%s/%llu", n->spare_dir, (unsigned long long)e->seq);
+            snprintf(sp, sizeof sp, "%s/%llu", n->spare_dir, (unsigned long long)seq);
             node__remove_dir(sp); /* out of memory: not worth keeping */
             return;
         }
         n->spares = v;
         n->capspares = cap;
     }
-    n->spares[n->nspares++] = e->seq;
+    n->spares[n->nspares++] = seq;
+}
+
+/* A recycled directory is a spare now; one that could not be was removed. */
+static void node__spare_back(node_t *n, const node__trash_item_t *e)
+{
+    if (e->kind != 'r')
+        return;
+    n->spares_pending--;
+    if (e->ok)
+        node__spare_push(n, e->seq);
+}
+
+/* One of a quiet directory's two output files, reusable as it is: a regular file of `want`,
+ * one link, empty, its mode the PN's, and nobody else holding it open (a write lease is
+ * granted; see node__recycle). */
+static int node__quiet_file(const node_t *n, int dfd, const char *name, uid_t want)
+{
+    int fd = openat(dfd, name, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    struct stat fs;
+    int ok = fstat(fd, &fs) == 0 && S_ISREG(fs.st_mode) && fs.st_nlink == 1 && fs.st_size == 0 &&
+             fs.st_uid == want && (fs.st_mode & 07777) == n->file_mode &&
+             fcntl(fd, F_SETLEASE, F_WRLCK) == 0;
+    if (ok)
+        fcntl(fd, F_SETLEASE, F_UNLCK);
+    close(fd);
+    return ok;
+}
+
+int node__give_back_quiet(node_t *n, const char *dir)
+{
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd < 0)
+        return NODE__DIR_KEEP;
+    /* what is in it: "stdout" and "stderr", nothing else (read without libc's DIR, whose
+       fdopendir costs three more system calls per task) */
+    char buf[512] __attribute__((aligned(8)));
+    int seen = 0, other = 0;
+    for (;;) {
+        long got = syscall(SYS_getdents64, dfd, buf, sizeof buf);
+        if (got <= 0) {
+            other |= got < 0;
+            break;
+        }
+        for (long off = 0; off < got;) {
+            struct node__dirent {
+                uint64_t ino;
+                int64_t off;
+                unsigned short reclen;
+                unsigned char type;
+                char name[];
+            } *de = (struct node__dirent *)(buf + off);
+            off += de->reclen;
+            if (strcmp(de->name, ".") == 0 || strcmp(de->name, "..") == 0)
+                continue;
+            if (strcmp(de->name, "stdout") == 0 || strcmp(de->name, "stderr") == 0)
+                seen++;
+            else
+                other = 1;
+        }
+        if (other)
+            break;
+    }
+    struct stat st;
+    uid_t want = n->uid != (uid_t)-1 ? n->uid : geteuid();
+    int rc = NODE__DIR_KEEP;
+    if (!other && seen == 2) {
+        /* left nothing: reused here, one rename, when everything is as a new directory's */
+        int reuse = !n->stopping && n->nspares + n->spares_pending < NODE__SPARE_MAX &&
+                    fstat(dfd, &st) == 0 && st.st_uid == want &&
+                    (st.st_mode & 07777) == n->dir_mode;
+        int out = reuse && node__quiet_file(n, dfd, "stdout", want);
+        int err = out && node__quiet_file(n, dfd, "stderr", want);
+        char sp[4200];
+        snprintf(sp, sizeof sp, "%s/%llu", n->spare_dir, (unsigned long long)(n->spare_seq + 1));
+        if (err && rename(dir, sp) == 0) {
+            node__spare_push(n, ++n->spare_seq);
+            rc = NODE__DIR_REUSED;
+        } else if (!out || !err) {
+            /* empty but not as expected: the pool's full recycling decides (node__recycle) */
+            struct stat a, b;
+            if (fstatat(dfd, "stdout", &a, AT_SYMLINK_NOFOLLOW) == 0 &&
+                fstatat(dfd, "stderr", &b, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(a.st_mode) &&
+                S_ISREG(b.st_mode) && a.st_size == 0 && b.st_size == 0)
+                rc = NODE__DIR_EMPTY;
+        }
+    }
+    close(dfd);
+    return rc;
 }
 
 static void node__trash_done(uv_work_t *w, int status)

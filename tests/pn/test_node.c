@@ -1098,6 +1098,47 @@ static void test_task_dir_recycled_not_shared_output(void **state)
     kill(pid, SIGKILL);
 }
 
+/* A task that succeeded leaving nothing while a process it started (setsid) still holds its
+ * stdout: its directory is given back at once, but not reused as it is on the loop: the next
+ * task writes into a new stdout, not into the one the escapee holds. */
+static void test_task_dir_quiet_escapee(void **state)
+{
+    fixture_t *f = *state;
+    char script[600];
+    snprintf(script, sizeof script,
+             "setsid sh -c 'echo $$ > %s/quiet.pid; exec sleep 30' & "
+             "while [ ! -s %s/quiet.pid ]; do sleep 0.01; done",
+             f->dir, f->dir);
+    const char *leak[] = {"/bin/sh", "-c", script};
+    create_argv(f, "j", "a", leak, 3);
+    wait_state(f, "j", "a", PROTO_TASK_SUCCEEDED);
+    settle(f);
+    size_t tasks = 0;
+    assert_int_equal(find_entry(f, "tasks", NULL, NULL, 0, &tasks), 0);
+    assert_int_equal(tasks, 0); /* given back: it left nothing */
+    char p[1024];
+    snprintf(p, sizeof p, "%s/quiet.pid", f->dir);
+    FILE *pf = fopen(p, "r");
+    assert_non_null(pf);
+    int pid = 0;
+    assert_int_equal(fscanf(pf, "%d", &pid), 1);
+    fclose(pf);
+    assert_true(pid > 1);
+    struct stat held, ob;
+    snprintf(p, sizeof p, "/proc/%d/fd/1", pid);
+    assert_int_equal(stat(p, &held), 0);
+    const char *say[] = {"/bin/sh", "-c", "echo b"};
+    create_argv(f, "j", "b", say, 3);
+    wait_state(f, "j", "b", PROTO_TASK_SUCCEEDED);
+    char b[512];
+    assert_int_equal(find_entry(f, "tasks", "-j-b-1", b, sizeof b, NULL), 0);
+    snprintf(p, sizeof p, "%s/stdout", b);
+    assert_int_equal(stat(p, &ob), 0);
+    assert_true(held.st_ino != ob.st_ino || held.st_dev != ob.st_dev);
+    assert_int_equal(file_size(b, "stdout"), 2);
+    kill(pid, SIGKILL);
+}
+
 /* ---- spawner threads (issue 24) ---- */
 
 static int setup_spawners(void **state)
@@ -1224,6 +1265,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_task_dir_recycled_not_shared_output, setup_forget,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_task_dir_quiet_escapee, setup_forget, teardown),
     };
     const struct CMUnitTest spawners[] = {
         cmocka_unit_test_setup_teardown(test_spawners_short_tasks, setup_spawners, teardown),
