@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Runs `paddock-sim recurring` at three loads x three seeds (issue 13, "It must show" 3; Morpheus
+"""Runs `paddock-sim recurring --engine slice` (the token-slice engine) at three loads x three seeds (issue 13, "It must show" 3; Morpheus
 §9), prints the Markdown tables of docs/recurring-sim.md and writes docs/img/recurring.svg.
 Python 3 standard library only.
 
@@ -19,8 +19,8 @@ COLORS = {"none": "#7f7f7f", "greedy": "#d62728", "lowcost": "#1f77b4",
 
 
 def run(load, seed, extra=()):
-    out = subprocess.run([SIM, "recurring", "--load", str(load), "--seed", str(seed), "--json",
-                          *extra], check=True, capture_output=True, text=True)
+    out = subprocess.run([SIM, "recurring", "--engine", "slice", "--load", str(load), "--seed",
+                          str(seed), "--json", *extra], check=True, capture_output=True, text=True)
     return json.loads(out.stdout)
 
 
