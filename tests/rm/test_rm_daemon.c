@@ -11,9 +11,9 @@
 #include "common/mem.h"
 #include "rm/rmclient.h"
 #include "tests/rm/rm_harness.h"
+#include "tests/rm/rm_replica.h"
 
 #include <czmq.h>
-#include <fcntl.h>
 #include <jansson.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -28,29 +28,8 @@
 
 #include <cmocka.h>
 
-static char g_dir[256], g_conf[512], g_keys[512], g_exe[1024];
-static char g_api[64], g_pub[64];
+static struct rm_replica g_rm;
 static pid_t g_pid;
-
-static pid_t spawn(char *const extra[], const char *log)
-{
-    pid_t pid = fork();
-    if (pid == 0) {
-        char *argv[16] = {g_exe, "--config", g_conf};
-        int n = 3;
-        for (int i = 0; extra != NULL && extra[i] != NULL && n < 15; i++)
-            argv[n++] = extra[i];
-        argv[n] = NULL;
-        int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0600);
-        if (fd >= 0) {
-            dup2(fd, 1);
-            dup2(fd, 2);
-        }
-        execv(g_exe, argv);
-        _exit(127);
-    }
-    return pid;
-}
 
 /* Waits (bounded) for a child to exit; returns its exit status or -1 if it still runs. */
 static int wait_exit(pid_t pid, int ms)
@@ -95,31 +74,10 @@ static int group_setup(void **state)
 {
     (void)state;
     zsys_handler_set(NULL);
-    if (rm_harness_init("rmd") != 0)
-        return -1;
-    snprintf(g_dir, sizeof g_dir, "%s", rm_harness_dir());
-    snprintf(g_exe, sizeof g_exe, "%s/paddock-rm", rm_harness_bin());
-    char msg[256];
-    snprintf(g_keys, sizeof g_keys, "%s/keys", g_dir);
-    if (curve_keygen(g_keys, CURVE_DEFAULT_NAME, false, msg, sizeof msg) != 0)
-        return -1;
-    snprintf(g_api, sizeof g_api, "tcp://127.0.0.1:%d", rm_harness_free_port());
-    snprintf(g_pub, sizeof g_pub, "tcp://127.0.0.1:%d", rm_harness_free_port());
-    snprintf(g_conf, sizeof g_conf, "%s/rm.conf", g_dir);
-    FILE *f = fopen(g_conf, "w");
-    if (f == NULL)
-        return -1;
-    fprintf(f,
-            "[rm]\nid = 1\ndata_dir = %s/data\n[cluster]\nids = 1\nraft = 127.0.0.1:%d\n"
-            "api = %s\npub = %s\n[ledger]\nvirtual_clusters = default=10\nlease = 600ms\n"
-            "[liveness]\nsuspect_after = 300ms\ndown_after = 900ms\n"
-            "[view]\ndelta_interval = 50ms\nsnapshot_interval = 5s\n"
-            "[raft]\nsnapshot_threshold = 16\nsnapshot_trailing = 8\n"
-            "[security]\nkeys_dir = %s\n",
-            g_dir, rm_harness_free_port(), g_api, g_pub, g_keys);
-    fclose(f);
-    rm_harness_ports_release(); /* the daemon binds them */
-    return 0;
+    return rm_replica_setup(&g_rm, "rmd", "lease = 600ms\n",
+                            "[liveness]\nsuspect_after = 300ms\ndown_after = 900ms\n"
+                            "[view]\ndelta_interval = 50ms\nsnapshot_interval = 5s\n"
+                            "[raft]\nsnapshot_threshold = 16\nsnapshot_trailing = 8\n");
 }
 
 static int group_teardown(void **state)
@@ -134,47 +92,35 @@ static void test_bootstrap_and_lock(void **state)
 {
     (void)state;
     char log[512];
-    snprintf(log, sizeof log, "%s/rm.log", g_dir);
+    snprintf(log, sizeof log, "%s/rm.log", g_rm.dir);
     /* an empty data directory without --bootstrap: refused */
-    pid_t p = spawn(NULL, log);
+    pid_t p = rm_replica_spawn(&g_rm, NULL, log);
     assert_int_equal(wait_exit(p, 10000), 1);
     char *boot[] = {"--bootstrap", NULL};
-    g_pid = spawn(boot, log);
+    g_pid = rm_replica_spawn(&g_rm, boot, log);
     rm_harness_child(g_pid);
     assert_true(g_pid > 0);
     rmclient_t *c = NULL;
     char msg[256];
-    assert_int_equal(rmclient_open(&c, NULL, g_api, g_keys, msg, sizeof msg), 0);
+    assert_int_equal(rmclient_open(&c, NULL, g_rm.api, g_rm.keys, msg, sizeof msg), 0);
     assert_true(wait_ready(c));
     rmclient_destroy(&c);
     /* a second replica on the same data directory: refused (flock) */
-    p = spawn(NULL, log);
+    p = rm_replica_spawn(&g_rm, NULL, log);
     assert_int_equal(wait_exit(p, 10000), 1);
     assert_int_equal(kill(g_pid, 0), 0);
 }
 
 static zsock_t *dealer(const char *keys, const char *server_key)
 {
-    zsock_t *z = zsock_new(ZMQ_DEALER);
-    zsock_set_linger(z, 0);
-    if (keys != NULL) {
-        curve_t *cv = NULL;
-        char msg[256];
-        assert_int_equal(curve_load(&cv, keys, CURVE_DEFAULT_NAME, NULL, msg, sizeof msg), 0);
-        assert_int_equal(curve_apply(z, cv, CURVE_CLIENT, server_key, msg, sizeof msg), 0);
-        curve_destroy(&cv);
-    }
-    zsock_connect(z, "%s", g_api);
+    zsock_t *z = rm_replica_dealer(&g_rm, keys, server_key);
+    assert_non_null(z);
     return z;
 }
 
 static void send_msg(zsock_t *z, proto_msg_t *m)
 {
-    proto_buf_t b;
-    proto_buf_init(&b);
-    assert_int_equal(proto_encode(m, &b, NULL, 0), 0);
-    assert_int_equal(zsock_send(z, "b", b.data, b.len), 0);
-    proto_buf_close(&b);
+    assert_int_equal(rm_replica_send(z, m), 0);
 }
 
 static bool recv_msg(zsock_t *z, proto_msg_t *m, int ms)
@@ -235,7 +181,7 @@ static void test_liveness_and_view(void **state)
     (void)state;
     char msg[256];
     rmclient_t *c = NULL;
-    assert_int_equal(rmclient_open(&c, NULL, g_api, g_keys, msg, sizeof msg), 0);
+    assert_int_equal(rmclient_open(&c, NULL, g_rm.api, g_rm.keys, msg, sizeof msg), 0);
     proto_msg_t req, rep;
     proto_msg_init(&req, PROTO_NODE_REGISTER);
     req.node_register.key = "reg-1";
@@ -252,12 +198,12 @@ static void test_liveness_and_view(void **state)
     /* the view: subscribe before the heartbeats */
     zsock_t *sub = zsock_new(ZMQ_SUB);
     curve_t *cv = NULL;
-    assert_int_equal(curve_load(&cv, g_keys, CURVE_DEFAULT_NAME, NULL, msg, sizeof msg), 0);
+    assert_int_equal(curve_load(&cv, g_rm.keys, CURVE_DEFAULT_NAME, NULL, msg, sizeof msg), 0);
     assert_int_equal(curve_apply(sub, cv, CURVE_CLIENT, NULL, msg, sizeof msg), 0);
     curve_destroy(&cv);
     zsock_set_subscribe(sub, "");
-    zsock_connect(sub, "%s", g_pub);
-    zsock_t *hb = dealer(g_keys, NULL);
+    zsock_connect(sub, "%s", g_rm.pub);
+    zsock_t *hb = dealer(g_rm.keys, NULL);
     uint64_t seq = 0;
     assert_true(until_state(c, hb, true, &seq, "up", 3000));
     /* until this replica has heard a heartbeat (bounded) */
@@ -293,12 +239,12 @@ static void test_liveness_and_view(void **state)
     /* A subscriber joining now gets the whole view at once, not at the next periodic snapshot
        (5 s away at most here) and not only as deltas naming what changed last. */
     zsock_t *sub2 = zsock_new(ZMQ_SUB);
-    assert_int_equal(curve_load(&cv, g_keys, CURVE_DEFAULT_NAME, NULL, msg, sizeof msg), 0);
+    assert_int_equal(curve_load(&cv, g_rm.keys, CURVE_DEFAULT_NAME, NULL, msg, sizeof msg), 0);
     assert_int_equal(curve_apply(sub2, cv, CURVE_CLIENT, NULL, msg, sizeof msg), 0);
     curve_destroy(&cv);
     zsock_set_subscribe(sub2, "");
     uint64_t joined = clock_mono_ms();
-    zsock_connect(sub2, "%s", g_pub);
+    zsock_connect(sub2, "%s", g_rm.pub);
     bool snap = false;
     end = joined + 1000;
     while (!snap && clock_mono_ms() < end) {
@@ -355,12 +301,12 @@ static void test_bad_requests_refused_and_counted(void **state)
     (void)state;
     char msg[256];
     rmclient_t *c = NULL;
-    assert_int_equal(rmclient_open(&c, NULL, g_api, g_keys, msg, sizeof msg), 0);
+    assert_int_equal(rmclient_open(&c, NULL, g_rm.api, g_rm.keys, msg, sizeof msg), 0);
     json_t *st = status(c, "rm_status", NULL);
     json_int_t before =
         json_integer_value(json_object_get(json_object_get(st, "rejected"), "total"));
     json_decref(st);
-    zsock_t *z = dealer(g_keys, NULL);
+    zsock_t *z = dealer(g_rm.keys, NULL);
     /* garbage bytes */
     assert_int_equal(zsock_send(z, "s", "\xc1 not msgpack"), 0);
     proto_msg_t r;
@@ -410,10 +356,10 @@ static void test_unknown_clients_get_nothing(void **state)
 {
     (void)state;
     char msg[256], other[600], server_key[64];
-    snprintf(other, sizeof other, "%s/other-keys", g_dir);
+    snprintf(other, sizeof other, "%s/other-keys", g_rm.dir);
     assert_int_equal(curve_keygen(other, CURVE_DEFAULT_NAME, false, msg, sizeof msg), 0);
     curve_t *cv = NULL;
-    assert_int_equal(curve_load(&cv, g_keys, CURVE_DEFAULT_NAME, NULL, msg, sizeof msg), 0);
+    assert_int_equal(curve_load(&cv, g_rm.keys, CURVE_DEFAULT_NAME, NULL, msg, sizeof msg), 0);
     snprintf(server_key, sizeof server_key, "%s", curve_public_key(cv));
     curve_destroy(&cv);
     zsock_t *stranger = dealer(other, server_key); /* valid CURVE, key not allow-listed */
@@ -434,7 +380,7 @@ static void test_lease_expiry_and_restart(void **state)
     (void)state;
     char msg[256], key[64];
     rmclient_t *c = NULL;
-    assert_int_equal(rmclient_open(&c, NULL, g_api, g_keys, msg, sizeof msg), 0);
+    assert_int_equal(rmclient_open(&c, NULL, g_rm.api, g_rm.keys, msg, sizeof msg), 0);
     proto_msg_t req, rep;
     proto_msg_init(&req, PROTO_JOB_REGISTER);
     rmclient_new_key(key, sizeof key);
@@ -495,10 +441,10 @@ static void test_lease_expiry_and_restart(void **state)
     kill(g_pid, SIGTERM);
     assert_int_equal(wait_exit(g_pid, 10000), 0);
     char log[512];
-    snprintf(log, sizeof log, "%s/rm.log", g_dir);
-    g_pid = spawn(NULL, log);
+    snprintf(log, sizeof log, "%s/rm.log", g_rm.dir);
+    g_pid = rm_replica_spawn(&g_rm, NULL, log);
     rm_harness_child(g_pid);
-    assert_int_equal(rmclient_open(&c, NULL, g_api, g_keys, msg, sizeof msg), 0);
+    assert_int_equal(rmclient_open(&c, NULL, g_rm.api, g_rm.keys, msg, sizeof msg), 0);
     assert_true(wait_ready(c));
     json_t *after = status(c, "jobs", NULL);
     /* the same jobs with the same identities and history; the fillers' short leases may have

@@ -7,7 +7,6 @@
  * snapshots the replica publishes none; a JM that missed a delta asks again and is whole again.
  * The test stops exactly the pid it started. */
 #include "common/clock.h"
-#include "common/curve.h"
 #include "common/err.h"
 #include "common/mem.h"
 #include "jm/view.h"
@@ -15,9 +14,9 @@
 #include "proto/pack.h"
 #include "rm/rmclient.h"
 #include "tests/rm/rm_harness.h"
+#include "tests/rm/rm_replica.h"
 
 #include <czmq.h>
-#include <fcntl.h>
 #include <jansson.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -26,7 +25,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -37,8 +35,7 @@
 #define SNAP_MS  500 /* view.snapshot_interval */
 #define DELTA_MS 50  /* view.delta_interval */
 
-static char g_dir[256], g_conf[512], g_keys[512], g_exe[1024];
-static char g_api[64], g_pub[64];
+static struct rm_replica g_rm;
 static pid_t g_pid;
 static zsock_t *g_hb;
 static uint64_t g_seq;
@@ -47,30 +44,12 @@ static int group_setup(void **state)
 {
     (void)state;
     zsys_handler_set(NULL);
-    if (rm_harness_init("rmvj") != 0)
-        return -1;
-    snprintf(g_dir, sizeof g_dir, "%s", rm_harness_dir());
-    snprintf(g_exe, sizeof g_exe, "%s/paddock-rm", rm_harness_bin());
-    char msg[256];
-    snprintf(g_keys, sizeof g_keys, "%s/keys", g_dir);
-    if (curve_keygen(g_keys, CURVE_DEFAULT_NAME, false, msg, sizeof msg) != 0)
-        return -1;
-    snprintf(g_api, sizeof g_api, "tcp://127.0.0.1:%d", rm_harness_free_port());
-    snprintf(g_pub, sizeof g_pub, "tcp://127.0.0.1:%d", rm_harness_free_port());
-    snprintf(g_conf, sizeof g_conf, "%s/rm.conf", g_dir);
-    FILE *f = fopen(g_conf, "w");
-    if (f == NULL)
-        return -1;
-    fprintf(f,
-            "[rm]\nid = 1\ndata_dir = %s/data\n[cluster]\nids = 1\nraft = 127.0.0.1:%d\n"
-            "api = %s\npub = %s\n[ledger]\nvirtual_clusters = default=10\n"
-            "[liveness]\nsuspect_after = 5s\ndown_after = 20s\n"
-            "[view]\ndelta_interval = %dms\nsnapshot_interval = %dms\n"
-            "[security]\nkeys_dir = %s\n",
-            g_dir, rm_harness_free_port(), g_api, g_pub, DELTA_MS, SNAP_MS, g_keys);
-    fclose(f);
-    rm_harness_ports_release();
-    return 0;
+    char view[128];
+    snprintf(view, sizeof view,
+             "[liveness]\nsuspect_after = 5s\ndown_after = 20s\n"
+             "[view]\ndelta_interval = %dms\nsnapshot_interval = %dms\n",
+             DELTA_MS, SNAP_MS);
+    return rm_replica_setup(&g_rm, "rmvj", "", view);
 }
 
 static int group_teardown(void **state)
@@ -83,20 +62,12 @@ static int group_teardown(void **state)
 
 static void apply_curve(zsock_t *z)
 {
-    curve_t *cv = NULL;
-    char msg[256];
-    assert_int_equal(curve_load(&cv, g_keys, CURVE_DEFAULT_NAME, NULL, msg, sizeof msg), 0);
-    assert_int_equal(curve_apply(z, cv, CURVE_CLIENT, NULL, msg, sizeof msg), 0);
-    curve_destroy(&cv);
+    assert_int_equal(rm_replica_curve(z, g_rm.keys, NULL), 0);
 }
 
 static void send_msg(zsock_t *z, proto_msg_t *m)
 {
-    proto_buf_t b;
-    proto_buf_init(&b);
-    assert_int_equal(proto_encode(m, &b, NULL, 0), 0);
-    assert_int_equal(zsock_send(z, "b", b.data, b.len), 0);
-    proto_buf_close(&b);
+    assert_int_equal(rm_replica_send(z, m), 0);
 }
 
 /* Node i's heartbeat: a mover's waits change by a second each seq, the others' never. */
@@ -161,7 +132,7 @@ static void jm_join(struct jm *j)
                    PROTO_VIEW_TOPIC_LEN);
     jm_want_snapshots(j, 1);
     j->t0 = clock_mono_ms();
-    zsock_connect(j->sub, "%s", g_pub);
+    zsock_connect(j->sub, "%s", g_rm.pub);
 }
 
 static void jm_leave(struct jm *j)
@@ -251,28 +222,19 @@ static void test_late_join_then_deltas(void **state)
 {
     (void)state;
     char log[512], msg[256];
-    snprintf(log, sizeof log, "%s/rm.log", g_dir);
-    g_pid = fork();
-    if (g_pid == 0) {
-        int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0600);
-        if (fd >= 0) {
-            dup2(fd, 1);
-            dup2(fd, 2);
-        }
-        execl(g_exe, g_exe, "--config", g_conf, "--bootstrap", (char *)NULL);
-        _exit(127);
-    }
+    snprintf(log, sizeof log, "%s/rm.log", g_rm.dir);
+    char *boot[] = {"--bootstrap", NULL};
+    g_pid = rm_replica_spawn(&g_rm, boot, log);
+    assert_true(g_pid > 0);
     rm_harness_child(g_pid);
     rmclient_t *c = NULL;
-    assert_int_equal(rmclient_open(&c, NULL, g_api, g_keys, msg, sizeof msg), 0);
+    assert_int_equal(rmclient_open(&c, NULL, g_rm.api, g_rm.keys, msg, sizeof msg), 0);
     json_t *leader = rm_harness_wait_leader(c, 15000);
     assert_non_null(leader);
     json_decref(leader);
     /* register every node (pipelined on one DEALER), then heartbeat them */
-    g_hb = zsock_new(ZMQ_DEALER);
-    zsock_set_linger(g_hb, 0);
-    apply_curve(g_hb);
-    zsock_connect(g_hb, "%s", g_api);
+    g_hb = rm_replica_dealer(&g_rm, g_rm.keys, NULL);
+    assert_non_null(g_hb);
     char name[32], key[32];
     for (int i = 0; i < NODES; i++) {
         proto_msg_t m;

@@ -1,0 +1,98 @@
+/* rm_replica.c - one real paddock-rm replica for the tests that drive it by hand (see the
+ * header). */
+#include "tests/rm/rm_replica.h"
+
+#include "common/curve.h"
+#include "common/err.h"
+#include "tests/rm/rm_harness.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <unistd.h>
+
+int rm_replica_setup(struct rm_replica *r, const char *tag, const char *ledger,
+                     const char *sections)
+{
+    if (rm_harness_init(tag) != 0)
+        return -1;
+    snprintf(r->dir, sizeof r->dir, "%s", rm_harness_dir());
+    snprintf(r->exe, sizeof r->exe, "%s/paddock-rm", rm_harness_bin());
+    char msg[256];
+    snprintf(r->keys, sizeof r->keys, "%s/keys", r->dir);
+    if (curve_keygen(r->keys, CURVE_DEFAULT_NAME, false, msg, sizeof msg) != 0)
+        return -1;
+    int api = rm_harness_free_port(), pub = rm_harness_free_port(), raft = rm_harness_free_port();
+    if (api < 0 || pub < 0 || raft < 0)
+        return -1;
+    snprintf(r->api, sizeof r->api, "tcp://127.0.0.1:%d", api);
+    snprintf(r->pub, sizeof r->pub, "tcp://127.0.0.1:%d", pub);
+    snprintf(r->conf, sizeof r->conf, "%s/rm.conf", r->dir);
+    FILE *f = fopen(r->conf, "w");
+    if (f == NULL)
+        return -1;
+    fprintf(f,
+            "[rm]\nid = 1\ndata_dir = %s/data\n[cluster]\nids = 1\nraft = 127.0.0.1:%d\n"
+            "api = %s\npub = %s\n[ledger]\nvirtual_clusters = default=10\n%s%s"
+            "[security]\nkeys_dir = %s\n",
+            r->dir, raft, r->api, r->pub, ledger, sections, r->keys);
+    if (fclose(f) != 0)
+        return -1;
+    rm_harness_ports_release(); /* the daemon binds them */
+    return 0;
+}
+
+pid_t rm_replica_spawn(const struct rm_replica *r, char *const extra[], const char *log)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        char *argv[16] = {(char *)r->exe, "--config", (char *)r->conf};
+        int n = 3;
+        for (int i = 0; extra != NULL && extra[i] != NULL && n < 15; i++)
+            argv[n++] = extra[i];
+        argv[n] = NULL;
+        int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0600);
+        if (fd >= 0) {
+            dup2(fd, 1);
+            dup2(fd, 2);
+        }
+        execv(r->exe, argv);
+        _exit(127);
+    }
+    return pid;
+}
+
+int rm_replica_curve(zsock_t *z, const char *keys, const char *server_key)
+{
+    curve_t *cv = NULL;
+    char msg[256];
+    int rc = curve_load(&cv, keys, CURVE_DEFAULT_NAME, NULL, msg, sizeof msg);
+    if (rc == 0)
+        rc = curve_apply(z, cv, CURVE_CLIENT, server_key, msg, sizeof msg);
+    curve_destroy(&cv);
+    return rc;
+}
+
+zsock_t *rm_replica_dealer(const struct rm_replica *r, const char *keys, const char *server_key)
+{
+    zsock_t *z = zsock_new(ZMQ_DEALER);
+    if (z == NULL)
+        return NULL;
+    zsock_set_linger(z, 0);
+    if (keys != NULL && rm_replica_curve(z, keys, server_key) != 0) {
+        zsock_destroy(&z);
+        return NULL;
+    }
+    zsock_connect(z, "%s", r->api);
+    return z;
+}
+
+int rm_replica_send(zsock_t *z, proto_msg_t *m)
+{
+    proto_buf_t b;
+    proto_buf_init(&b);
+    int rc = proto_encode(m, &b, NULL, 0);
+    if (rc == 0 && zsock_send(z, "b", b.data, b.len) != 0)
+        rc = ERR_SYS;
+    proto_buf_close(&b);
+    return rc;
+}
