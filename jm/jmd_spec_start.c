@@ -174,13 +174,7 @@ static void jmd_spec__stragglers(jmd_t *j, int64_t now)
         in.stage_inflight = s->stage_inflight[sp->stage];
         in.stage_tasks = (uint32_t)j->spec->stages[sp->stage].ntasks;
         /* the original's remaining time first: no node is looked at for a task that is fine */
-        /* a copy costs at least its CPU time: no node is looked at unless even a copy that
-           started at once could save enough (bounds the work per tick on a large cluster) */
-        double rem = speculate_remaining(&s->scfg, &in);
-        double floor_s = estimator_cpu_s(j->est, et); /* its CPU part runs anywhere */
-        double need =
-            s->scfg.gain * floor_s > s->scfg.margin_s ? s->scfg.gain * floor_s : s->scfg.margin_s;
-        if (!(rem - floor_s >= need))
+        if (!speculate_worth_a_look(&s->scfg, &in, estimator_cpu_s(j->est, et)))
             continue;
         struct estimate e;
         long to = jmd_spec__best_other(j, i, now, &e);

@@ -102,6 +102,18 @@ double speculate_remaining(const struct speculate_config *cfg, const struct spec
     return sum / (double)(n - lo);
 }
 
+int speculate_worth_a_look(const struct speculate_config *cfg, const struct speculate_input *in,
+                           double floor_s)
+{
+    struct speculate_config def;
+    if (!cfg) {
+        speculate_config_default(&def);
+        cfg = &def;
+    }
+    double ask = cfg->gain * floor_s > cfg->margin_s ? cfg->gain * floor_s : cfg->margin_s;
+    return speculate_remaining(cfg, in) - floor_s >= ask;
+}
+
 static uint32_t speculate__cap(double frac, uint32_t of, uint32_t min)
 {
     double c = ceil(frac * (double)of);

@@ -120,6 +120,13 @@ enum speculate_verdict speculate_check(const struct speculate_config *cfg,
 /* The original's expected remaining time alone (the first half of the rule). */
 double speculate_remaining(const struct speculate_config *cfg, const struct speculate_input *in);
 
+/* Whether looking for a node is worth it: even a copy that started at once and ran only its CPU
+ * part floor_s (the part that runs anywhere) saves what the rule asks, speculate_remaining(in) -
+ * floor_s >= max(margin_s, gain x floor_s). The JM looks for a copy's node only then, which
+ * bounds a tick's work on a large cluster. NULL cfg: defaults. */
+int speculate_worth_a_look(const struct speculate_config *cfg, const struct speculate_input *in,
+                           double floor_s);
+
 /* Progress from what the PN reports: bytes read against the task's input bytes when both are
  * known (> 0), else CPU seconds against the expected CPU seconds (R's CPU part x cores), else -1.
  * Clamped to [0, 1]. */

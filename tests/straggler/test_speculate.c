@@ -115,6 +115,21 @@ static void test_progress_rate(void **state)
     assert_true(speculate_progress(3, 0, 0, 0) < 0);
 }
 
+static void test_worth_a_look(void **state)
+{
+    (void)state;
+    /* 28 s to go (test_progress_rate); a copy's CPU part of 10 s saves 18 s >= max(1, 5) */
+    struct speculate_input in = straggler();
+    in.elapsed_s = 12;
+    in.progress = 0.3;
+    assert_true(speculate_worth_a_look(NULL, &in, 10));
+    /* a CPU part of 20 s saves 8 s, under the 10 s the gain asks: no node is looked at */
+    assert_false(speculate_worth_a_look(NULL, &in, 20));
+    /* nearly done (0.63 s to go): under the 1 s margin even for a copy costing nothing */
+    in.progress = 0.95;
+    assert_false(speculate_worth_a_look(NULL, &in, 0));
+}
+
 static void test_few_finished_use_the_estimate(void **state)
 {
     (void)state;
@@ -325,6 +340,7 @@ int main(void)
         cmocka_unit_test(test_within_the_distribution_no_copy),
         cmocka_unit_test(test_too_early),
         cmocka_unit_test(test_progress_rate),
+        cmocka_unit_test(test_worth_a_look),
         cmocka_unit_test(test_few_finished_use_the_estimate),
         cmocka_unit_test(test_stage_in_units_of_estimate),
         cmocka_unit_test(test_speculate_false_never_copied),

@@ -482,12 +482,8 @@ static enum speculate_verdict cl_sg__judge(struct cl_world *w, struct cl_job *j,
     in.job_tasks = (uint32_t)j->spec->ntasks;
     in.stage_inflight = s->stage_inflight[sp->stage];
     in.stage_tasks = (uint32_t)j->spec->stages[sp->stage].ntasks;
-    /* Nothing to look for unless even a copy started now (its CPU time at least) could save
-       what the rule asks: the daemon's bound on a tick's work. */
-    double gain = s->scfg.gain * cpu_s;
-    double ask = gain > s->scfg.margin_s ? gain : s->scfg.margin_s;
-    if (speculate_remaining(&s->scfg, &in) - cpu_s < ask)
-        return SPECULATE_NO;
+    if (!speculate_worth_a_look(&s->scfg, &in, cpu_s))
+        return SPECULATE_NO; /* no node is looked at for a task that is fine */
     *to = cl_sg__elsewhere(w, j, i, cl_sg__ms(now), e);
     if (*to < 0)
         return SPECULATE_NO;
