@@ -176,6 +176,35 @@ struct arbiter_shape ledger__shape(const ledger_t *l, const struct ledger_cmd *c
     return s;
 }
 
+/* MRM's admission computation for c in virtual cluster vci at `now`: the admitted deadline jobs
+ * (*load, *n: the caller frees *load, NULL when none), the recurring plan's reservations and c's
+ * shape (*s) through arbiter_admit_plan into *q. Returns its result, or ERR_NOMEM (then *load is
+ * NULL). */
+static int ledger__judge(const ledger_t *l, const struct ledger_cmd *c, size_t vci, int64_t now,
+                         struct arbiter_shape *s, struct arbiter_load **load, size_t *n,
+                         struct arbiter_quote *q)
+{
+    *load = NULL;
+    *n = 0;
+    if (ledger__load(l, vci, now, load, n) != 0)
+        return ERR_NOMEM;
+    double *pt = NULL, *ptok = NULL;
+    size_t pn = 0;
+    if (ledger__plan_reserve(l, vci, now, &pt, &ptok, &pn) != 0) {
+        mem_free(*load);
+        *load = NULL;
+        return ERR_NOMEM;
+    }
+    struct arbiter_reserve plan = {pt, ptok, pn};
+    *s = ledger__shape(l, c);
+    double d = c->deadline_ms != 0 ? (double)(c->deadline_ms - now) / 1000.0 : 0;
+    int rc = arbiter_admit_plan((double)c->k_milli / 1000.0, l->vcs[vci].capacity,
+                                pn > 0 ? &plan : NULL, *load, *n, s, d, q);
+    mem_free(pt);
+    mem_free(ptok);
+    return rc;
+}
+
 /* MRM's admission check of a new job against the admitted ones of its cluster: with a
  * deadline (c->deadline_ms != 0) the verdict (ERR_ADMISSION with the earliest feasible finish
  * in r), else only the prediction. *q receives the quote (zeroed when there is nothing to judge
@@ -183,25 +212,12 @@ struct arbiter_shape ledger__shape(const ledger_t *l, const struct ledger_cmd *c
 int ledger__admit(ledger_t *l, const struct ledger_cmd *c, size_t vci, struct ledger_result *r,
                   struct arbiter_quote *q_out)
 {
-    struct arbiter_load *load = NULL;
-    size_t n = 0;
-    if (ledger__load(l, vci, l->now, &load, &n) != 0)
-        return ERR_NOMEM;
-    double *pt = NULL, *ptok = NULL;
-    size_t pn = 0;
-    if (ledger__plan_reserve(l, vci, l->now, &pt, &ptok, &pn) != 0) {
-        mem_free(load);
-        return ERR_NOMEM;
-    }
-    struct arbiter_reserve plan = {pt, ptok, pn};
-    struct arbiter_shape s = ledger__shape(l, c);
+    struct arbiter_load *load;
+    size_t n;
+    struct arbiter_shape s;
     struct arbiter_quote q;
-    double d = c->deadline_ms != 0 ? (double)(c->deadline_ms - l->now) / 1000.0 : 0;
-    int rc = arbiter_admit_plan((double)c->k_milli / 1000.0, l->vcs[vci].capacity,
-                                pn > 0 ? &plan : NULL, load, n, &s, d, &q);
+    int rc = ledger__judge(l, c, vci, l->now, &s, &load, &n, &q);
     mem_free(load);
-    mem_free(pt);
-    mem_free(ptok);
     memset(q_out, 0, sizeof *q_out);
     if (rc != 0)
         return rc == ERR_NOMEM ? rc : 0; /* nothing to judge by: admitted unchecked */
@@ -225,25 +241,13 @@ int ledger_quote(const ledger_t *l, const struct ledger_cmd *c, int64_t now,
     size_t vci = 0;
     if (ledger__vc_find(l, c->vc, &vci) == NULL)
         return ERR_NOTFOUND;
-    struct arbiter_load *load = NULL;
-    size_t n = 0;
-    if (ledger__load(l, vci, now, &load, &n) != 0)
-        return ERR_NOMEM;
-    double *pt = NULL, *ptok = NULL;
-    size_t pn = 0;
-    if (ledger__plan_reserve(l, vci, now, &pt, &ptok, &pn) != 0) {
-        mem_free(load);
-        return ERR_NOMEM;
-    }
-    struct arbiter_reserve plan = {pt, ptok, pn};
-    struct arbiter_shape s = ledger__shape(l, c);
-    double k = (double)c->k_milli / 1000.0;
-    uint32_t cap = l->vcs[vci].capacity;
-    double d = c->deadline_ms != 0 ? (double)(c->deadline_ms - now) / 1000.0 : 0;
-    int rc = arbiter_admit_plan(k, cap, pn > 0 ? &plan : NULL, load, n, &s, d, q);
-    mem_free(pt);
-    mem_free(ptok);
-    int np = rc == 0 ? arbiter_price_curve(k, cap, load, n, &s, curve, *ncurve) : rc;
+    struct arbiter_load *load;
+    size_t n;
+    struct arbiter_shape s;
+    int rc = ledger__judge(l, c, vci, now, &s, &load, &n, q);
+    int np = rc == 0 ? arbiter_price_curve((double)c->k_milli / 1000.0, l->vcs[vci].capacity, load,
+                                           n, &s, curve, *ncurve)
+                     : rc;
     mem_free(load);
     *ncurve = np > 0 ? (size_t)np : 0;
     return rc != 0 ? rc : np < 0 ? np : 0;
