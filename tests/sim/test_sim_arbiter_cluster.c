@@ -48,8 +48,8 @@ static double fig(json_t *doc, const char *policy, const char *key)
     return json_number_value(v);
 }
 
-/* A small Facebook mix: 40 jobs, a few seconds each. */
-#define FB "arbiter --mix facebook --jobs 40 --load 0.9 --json"
+/* A small Facebook mix: 30 jobs, about a second of CPU each. */
+#define FB "arbiter --mix facebook --jobs 30 --load 0.9 --json"
 
 static const char *const policies[] = {"fcfs", "edf", "minedf", "minedf_wc", "paddock"};
 static const char *const keys[] = {"missed_fraction",       "relative_deadline_exceeded",
