@@ -331,6 +331,14 @@ void node__pass_end_arm(node_t *n)
  * one request. */
 void node__pass_flush(node_t *n)
 {
+    if (n->sched_pending) {
+        /* asked for in the check phase itself (a create handled there whose directory was
+           ready at once): a check handle started then runs only after the loop's next wait,
+           up to a timer's period later, so the pass is scheduled here before it waits */
+        uv_check_stop(n->sched_check);
+        n->sched_pending = 0;
+        node__schedule(n);
+    }
     for (size_t i = 0; i < n->nrunq; i++) {
         node__task_t *t = map_getn(&n->byid, &n->runq[i], sizeof n->runq[i]);
         if (!t || !t->running_unsent)
@@ -362,6 +370,7 @@ void node__schedule_soon(node_t *n)
         return;
     }
     n->sched_pending = 1;
+    node__pass_end_arm(n); /* in case this is the check phase already (node__pass_flush) */
 }
 
 void node__schedule(node_t *n)
