@@ -91,6 +91,14 @@ void ledger__arbitrate(ledger_t *l, size_t vci, uint64_t cause)
         a->best_effort = j->best_effort;
         a->wanted = j->wanted;
         a->minimum = ledger__minimum(l, j);
+        /* never more guaranteed than it can use now, when its JM says: a late job's minimum is
+           its whole remaining width, and held idle while its last tasks run it starved every
+           other job (found on the cluster simulator's recurring experiment); the next renewal
+           that reports more ready work raises it again. A renewal that says nothing at all
+           (between retries) keeps the minimum: that gap is short and the guarantee is the
+           promise */
+        if (j->demand > 1 && j->deadline_ms != 0 && a->minimum > j->demand - 1)
+            a->minimum = j->demand - 1;
         /* spare only up to what it can use now, when its JM says (a narrow phase leaves the
          * rest to others), never below its minimum; a job that registered no shape (width 0)
          * has no spare beyond what it asks for */
