@@ -1,5 +1,6 @@
-/* node_internal.h - shared between pn/node.c (requests, states, statuses) and pn/node_run.c
- * (processes, staging, memory). Not for use outside pn/node*.c. */
+/* node_internal.h - shared between pn/node.c (states, statuses), pn/node_handle.c (requests),
+ * pn/node_heartbeat.c (heartbeats, refreshes, reaping), pn/node_run.c (processes, staging,
+ * memory) and pn/node_dir.c (task directories). Not for use outside pn/node*.c. */
 #ifndef PADDOCK_PN_NODE_INTERNAL_H
 #define PADDOCK_PN_NODE_INTERNAL_H
 
@@ -202,6 +203,14 @@ void node__swapped(node_t *n, const uint64_t *up, size_t k, uint64_t down);
  * regular task `down`, now queued opportunistic: its JM hears both at once (PROTO_REASON_TRADED),
  * before `up` starts. */
 void node__traded(node_t *n, node__task_t *up, uint64_t down);
+void node__set_state_ex(node_t *n, node__task_t *t, proto_task_state_t s, const char *reason,
+                        int send);
+void node__status(node_t *n, node__task_t *t, uint64_t req_id);
+int node__expected_wait(node_t *n, node__task_t *t, uint64_t *ms);
+void node__matrix_wire(node_t *n, proto_matrix_t *m, bool force);
+
+/* node_handle.c */
+void node__raise(node__job_t *j, uint32_t epoch, const char *by);
 
 /* node_run.c */
 void node__schedule(node_t *n);
@@ -209,6 +218,10 @@ void node__spawned(void *arg, const spawner_result_t *r); /* a spawner thread's 
 /* node__schedule at the end of this loop iteration, once however many events asked (set-ups
  * done, children reaped): a burst of them costs one walk of the queue, not one each. */
 void node__schedule_soon(node_t *n);
+void node__kill(node_t *n, node__task_t *t); /* SIGKILL its process group and cgroup */
+int node__prepare(node_t *n, node__task_t *t, const proto_task_create_t *tc, char *msg, size_t cap);
+
+/* node_dir.c */
 int node__setup_start(node_t *n, node__task_t *t);
 void node__trash(node_t *n, const char *dir);      /* remove later, off the loop */
 void node__trash_task(node_t *n, const char *dir); /* a forgotten task's: recycled if it can be */
@@ -220,9 +233,7 @@ void node__trash_task(node_t *n, const char *dir); /* a forgotten task's: recycl
 enum { NODE__DIR_KEEP, NODE__DIR_REUSED, NODE__DIR_EMPTY };
 int node__give_back_quiet(node_t *n, const char *dir);
 void node__trash_cg(node_t *n, const char *path); /* remove a task's cgroup, off the loop */
-void node__kill(node_t *n, node__task_t *t);      /* SIGKILL its process group and cgroup */
 void node__trash_flush(node_t *n, int sync);      /* sync: now, on this thread */
-int node__prepare(node_t *n, node__task_t *t, const proto_task_create_t *tc, char *msg, size_t cap);
 void node__remove_dir(const char *dir);
 
 #endif
