@@ -95,6 +95,10 @@ void node_metrics(const node_t *n, struct metrics *m)
                   "Regular tasks that waited as opportunistic while their own job's running "
                   "opportunistic tasks turned regular, instead of preempting them.",
                   c.swaps);
+    node__counter(m, "paddock_pn_class_trades_total",
+                  "Queued opportunistic tasks that started as regular in the place of their own "
+                  "job's lower-priority regular task, which waits as opportunistic instead.",
+                  c.trades);
     node__counter(m, "paddock_pn_priority_reorders_total",
                   "Starts of a higher-priority task of the same job in the place of the one the "
                   "queue order gave.",

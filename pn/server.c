@@ -334,7 +334,7 @@ static void server__write_status(server_t *s)
             "\"created\":%llu,"
             "\"refused_full\":%llu,\"succeeded\":%llu,\"failed\":%llu,\"cancelled\":%llu,"
             "\"preempted\":%llu,\"upgrades\":%llu,\"downgrades\":%llu,\"graces_ended\":%llu,"
-            "\"class_swaps\":%llu,\"priority_reorders\":%llu,"
+            "\"class_swaps\":%llu,\"class_trades\":%llu,\"priority_reorders\":%llu,"
             "\"refused_fenced\":%llu,\"queries\":%llu,\"reaped\":%llu,\"acks_ignored\":%llu,"
             "\"memory_kills\":%llu,\"cache_hits\":%llu,"
             "\"cache_misses\":%llu,\"statuses_sent\":%llu,\"auth_failures\":%llu,"
@@ -346,13 +346,14 @@ static void server__write_status(server_t *s)
             (unsigned long long)c.failed, (unsigned long long)c.cancelled,
             (unsigned long long)c.preempted, (unsigned long long)c.upgrades,
             (unsigned long long)c.downgrades, (unsigned long long)c.graces_ended,
-            (unsigned long long)c.swaps, (unsigned long long)c.reorders,
-            (unsigned long long)c.refused_fenced, (unsigned long long)c.queries,
-            (unsigned long long)c.reaped, (unsigned long long)c.acks_ignored,
-            (unsigned long long)c.memory_kills, (unsigned long long)c.cache_hits,
-            (unsigned long long)c.cache_misses, (unsigned long long)c.statuses_sent,
-            (unsigned long long)s->auth_failures, (unsigned long long)(metrics_rss_bytes() / 1024),
-            s->draining ? "true" : "false", s->metrics_url);
+            (unsigned long long)c.swaps, (unsigned long long)c.trades,
+            (unsigned long long)c.reorders, (unsigned long long)c.refused_fenced,
+            (unsigned long long)c.queries, (unsigned long long)c.reaped,
+            (unsigned long long)c.acks_ignored, (unsigned long long)c.memory_kills,
+            (unsigned long long)c.cache_hits, (unsigned long long)c.cache_misses,
+            (unsigned long long)c.statuses_sent, (unsigned long long)s->auth_failures,
+            (unsigned long long)(metrics_rss_bytes() / 1024), s->draining ? "true" : "false",
+            s->metrics_url);
     if (fclose(f) == 0)
         rename(tmp, path);
 }

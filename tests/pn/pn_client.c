@@ -179,6 +179,7 @@ int pnc_create(zsock_t *s, const pnc_task_t *t)
     c->attempt = t->attempt;
     c->task_class = t->klass;
     c->weight = t->weight;
+    c->priority = t->priority;
     uint32_t argc = 0;
     while (t->argv[argc])
         argc++;

@@ -40,6 +40,7 @@ typedef struct pnc_task {
     uint32_t attempt;
     proto_task_class_t klass;
     double cpu, weight;
+    double priority; /* TASK_CREATE priority: its bottom level (0: none) */
     uint64_t mem_mb, runtime_ms;
     const char *const *argv; /* NULL-terminated */
     const char *file;        /* one file to stage, or NULL */

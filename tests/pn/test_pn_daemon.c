@@ -280,6 +280,49 @@ static void test_memory_limit(void **state)
 
 static long long await_counter(const char *key, long long want, int timeout_ms);
 
+/* A class trade inside one job (issue 22): when the job's regular task is about to start and a
+ * queued opportunistic task of the same job has a higher priority, that one starts as regular in
+ * its place, the JM hears both class changes ("class trade"), and the PN counts it. */
+static void test_class_trade(void **state)
+{
+    (void)state;
+    reset_seen();
+    zsock_t *s = pnc_connect(&d);
+    const char *blocker_argv[] = {"sleep", "1", NULL};
+    const char *short_argv[] = {"sleep", "0.3", NULL};
+    long long trades0 = pnc_status_field(&d, "class_trades");
+    pnc_task_t b = {.job = "j-000000000024",
+                    .task = "blocker",
+                    .cpu = 2,
+                    .mem_mb = 32,
+                    .priority = 9,
+                    .argv = blocker_argv};
+    assert_int_equal(pnc_create(s, &b), 0);
+    assert_true(await_state(s, "blocker", PROTO_TASK_RUNNING, 10000));
+    pnc_task_t o = {.job = "j-000000000024",
+                    .task = "critical",
+                    .klass = PROTO_CLASS_OPPORTUNISTIC,
+                    .weight = 1,
+                    .cpu = 2,
+                    .mem_mb = 32,
+                    .priority = 5,
+                    .argv = short_argv};
+    assert_int_equal(pnc_create(s, &o), 0);
+    pnc_task_t r = {.job = "j-000000000024",
+                    .task = "sibling",
+                    .cpu = 2,
+                    .mem_mb = 32,
+                    .priority = 1,
+                    .argv = short_argv};
+    assert_int_equal(pnc_create(s, &r), 0);
+    assert_true(await_state(s, "critical", PROTO_TASK_SUCCEEDED, 15000));
+    assert_int_equal(find("critical")->klass, PROTO_CLASS_REGULAR);
+    assert_true(await_state(s, "sibling", PROTO_TASK_SUCCEEDED, 15000));
+    /* the sibling waited as opportunistic and ran after the critical task */
+    assert_true(find("sibling")->started_at >= find("critical")->started_at);
+    assert_true(await_counter("class_trades", trades0 + 1, 5000) == trades0 + 1);
+}
+
 /* Regular work preempts another job's running opportunistic task, but not its own job's: then
  * the two trade classes (issue 22); an upgraded task is not preempted. */
 static void test_preemption(void **state)
@@ -715,6 +758,7 @@ int main(void)
         cmocka_unit_test_teardown(test_cancel_kills_grandchildren, teardown),
         cmocka_unit_test_teardown(test_memory_limit, teardown),
         cmocka_unit_test_teardown(test_preemption, teardown),
+        cmocka_unit_test_teardown(test_class_trade, teardown),
         cmocka_unit_test_teardown(test_downgrade_in_place, teardown),
         cmocka_unit_test_teardown(test_matrix_rises_and_falls, teardown),
         cmocka_unit_test_teardown(test_staging_cache, teardown),
