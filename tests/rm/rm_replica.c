@@ -2,6 +2,7 @@
  * header). */
 #include "tests/rm/rm_replica.h"
 
+#include "common/clock.h"
 #include "common/curve.h"
 #include "common/err.h"
 #include "tests/rm/rm_harness.h"
@@ -95,4 +96,44 @@ int rm_replica_send(zsock_t *z, proto_msg_t *m)
         rc = ERR_SYS;
     proto_buf_close(&b);
     return rc;
+}
+
+int rm_replica_register_nodes(zsock_t *d, int n, int timeout_ms)
+{
+    char name[32], key[32];
+    for (int i = 0; i < n; i++) {
+        proto_msg_t m;
+        proto_msg_init(&m, PROTO_NODE_REGISTER);
+        snprintf(name, sizeof name, "pn-%03d", i);
+        snprintf(key, sizeof key, "reg-%d", i);
+        m.req_id = (uint64_t)i + 1;
+        m.node_register.key = key;
+        m.node_register.name = name;
+        m.node_register.rack = "r1";
+        m.node_register.endpoint = "tcp://127.0.0.1:9";
+        m.node_register.boot_id = 1000 + (uint64_t)i;
+        m.node_register.cpu = 4;
+        m.node_register.mem_mb = 4096;
+        if (rm_replica_send(d, &m) != 0)
+            return -1;
+    }
+    int acked = 0;
+    zpoller_t *p = zpoller_new(d, NULL);
+    if (p == NULL)
+        return -1;
+    for (uint64_t end = clock_mono_ms() + (uint64_t)timeout_ms;
+         acked < n && clock_mono_ms() < end;) {
+        if (zpoller_wait(p, 500) == NULL)
+            continue;
+        zframe_t *f = zframe_recv(d);
+        proto_msg_t m;
+        if (f != NULL && proto_decode(zframe_data(f), zframe_size(f), &m, NULL, NULL, 0) == 0) {
+            acked += m.type == PROTO_NODE_REGISTER_ACK &&
+                     m.node_register_ack.verdict == PROTO_VERDICT_ACCEPTED;
+            proto_msg_close(&m);
+        }
+        zframe_destroy(&f);
+    }
+    zpoller_destroy(&p);
+    return acked;
 }

@@ -1,7 +1,7 @@
 /* rm_replica.h - the fixture of the tests that drive one real paddock-rm replica by hand
- * (test_rm_daemon, test_rm_view_join): its directory and CURVE keys (through rm_harness), two
- * free ports for its API and publisher, its configuration file, starting it, and a client
- * socket that speaks to it.
+ * (test_rm_daemon, test_rm_view_join, test_rm_view_joiners): its directory and CURVE keys (through
+ * rm_harness), two free ports for its API and publisher, its configuration file, starting it, and a
+ * client socket that speaks to it.
  *
  * The replica started by rm_replica_spawn is the caller's child: hand it to rm_harness_child()
  * so that it is stopped at rm_harness_fini() or on a crash. */
@@ -44,5 +44,9 @@ zsock_t *rm_replica_dealer(const struct rm_replica *r, const char *keys, const c
 
 /* Sends one message, encoded in the version-1 encoding, as one frame: 0 or an error. */
 int rm_replica_send(zsock_t *z, proto_msg_t *m);
+
+/* Registers nodes pn-000 .. pn-(n-1) (4 cpus, 4 GiB, rack r1), pipelined on the DEALER d, and
+ * waits up to timeout_ms for their acks: how many were accepted, or -1. */
+int rm_replica_register_nodes(zsock_t *d, int n, int timeout_ms);
 
 #endif

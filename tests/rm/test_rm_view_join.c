@@ -235,38 +235,7 @@ static void test_late_join_then_deltas(void **state)
     /* register every node (pipelined on one DEALER), then heartbeat them */
     g_hb = rm_replica_dealer(&g_rm, g_rm.keys, NULL);
     assert_non_null(g_hb);
-    char name[32], key[32];
-    for (int i = 0; i < NODES; i++) {
-        proto_msg_t m;
-        proto_msg_init(&m, PROTO_NODE_REGISTER);
-        snprintf(name, sizeof name, "pn-%03d", i);
-        snprintf(key, sizeof key, "reg-%d", i);
-        m.req_id = (uint64_t)i + 1;
-        m.node_register.key = key;
-        m.node_register.name = name;
-        m.node_register.rack = "r1";
-        m.node_register.endpoint = "tcp://127.0.0.1:9";
-        m.node_register.boot_id = 1000 + (uint64_t)i;
-        m.node_register.cpu = 4;
-        m.node_register.mem_mb = 4096;
-        send_msg(g_hb, &m);
-    }
-    int acked = 0;
-    zpoller_t *p = zpoller_new(g_hb, NULL);
-    for (uint64_t end = clock_mono_ms() + 30000; acked < NODES && clock_mono_ms() < end;) {
-        if (zpoller_wait(p, 500) == NULL)
-            continue;
-        zframe_t *f = zframe_recv(g_hb);
-        proto_msg_t m;
-        if (f != NULL && proto_decode(zframe_data(f), zframe_size(f), &m, NULL, NULL, 0) == 0) {
-            acked += m.type == PROTO_NODE_REGISTER_ACK &&
-                     m.node_register_ack.verdict == PROTO_VERDICT_ACCEPTED;
-            proto_msg_close(&m);
-        }
-        zframe_destroy(&f);
-    }
-    zpoller_destroy(&p);
-    assert_int_equal(acked, NODES);
+    assert_int_equal(rm_replica_register_nodes(g_hb, NODES, 30000), NODES);
     /* the cluster runs a while before the JM starts: the view has moved on from its start */
     run_for(NULL, 0, 1000, NULL);
 

@@ -6,15 +6,14 @@
  * are; and thirty JMs asking at once share a few snapshots, not one each. The test stops
  * exactly the pid it started. */
 #include "common/clock.h"
-#include "common/curve.h"
 #include "common/err.h"
 #include "jm/view_proto.h"
 #include "proto/pack.h"
 #include "rm/rmclient.h"
 #include "tests/rm/rm_harness.h"
+#include "tests/rm/rm_replica.h"
 
 #include <czmq.h>
-#include <fcntl.h>
 #include <jansson.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -31,36 +30,16 @@
 #define DELTA_MS 20000 /* view.delta_interval: a joiner served at a delta tick would wait this */
 #define CROWD    30    /* JMs asking at once */
 
-static char g_dir[256], g_conf[512], g_keys[512], g_exe[1024];
-static char g_api[64], g_pub[64];
+static struct rm_replica g_rm;
 
 static int group_setup(void **state)
 {
     (void)state;
     zsys_handler_set(NULL);
-    if (rm_harness_init("rmvjs") != 0)
-        return -1;
-    snprintf(g_dir, sizeof g_dir, "%s", rm_harness_dir());
-    snprintf(g_exe, sizeof g_exe, "%s/paddock-rm", rm_harness_bin());
-    char msg[256];
-    snprintf(g_keys, sizeof g_keys, "%s/keys", g_dir);
-    if (curve_keygen(g_keys, CURVE_DEFAULT_NAME, false, msg, sizeof msg) != 0)
-        return -1;
-    snprintf(g_api, sizeof g_api, "tcp://127.0.0.1:%d", rm_harness_free_port());
-    snprintf(g_pub, sizeof g_pub, "tcp://127.0.0.1:%d", rm_harness_free_port());
-    snprintf(g_conf, sizeof g_conf, "%s/rm.conf", g_dir);
-    FILE *f = fopen(g_conf, "w");
-    if (f == NULL)
-        return -1;
-    fprintf(f,
-            "[rm]\nid = 1\ndata_dir = %s/data\n[cluster]\nids = 1\nraft = 127.0.0.1:%d\n"
-            "api = %s\npub = %s\n[ledger]\nvirtual_clusters = default=10\n"
-            "[view]\ndelta_interval = %dms\nsnapshot_interval = 600s\n"
-            "[security]\nkeys_dir = %s\n",
-            g_dir, rm_harness_free_port(), g_api, g_pub, DELTA_MS, g_keys);
-    fclose(f);
-    rm_harness_ports_release();
-    return 0;
+    char view[128];
+    snprintf(view, sizeof view, "[view]\ndelta_interval = %dms\nsnapshot_interval = 600s\n",
+             DELTA_MS);
+    return rm_replica_setup(&g_rm, "rmvjs", "", view);
 }
 
 static int group_teardown(void **state)
@@ -68,15 +47,6 @@ static int group_teardown(void **state)
     (void)state;
     rm_harness_fini(); /* stops the one child it was handed */
     return 0;
-}
-
-static void apply_curve(zsock_t *z)
-{
-    curve_t *cv = NULL;
-    char msg[256];
-    assert_int_equal(curve_load(&cv, g_keys, CURVE_DEFAULT_NAME, NULL, msg, sizeof msg), 0);
-    assert_int_equal(curve_apply(z, cv, CURVE_CLIENT, NULL, msg, sizeof msg), 0);
-    curve_destroy(&cv);
 }
 
 /* A JM's view subscription: deltas from the start, snapshots while not whole. */
@@ -91,10 +61,10 @@ static void jm_connect(struct jm *j)
     memset(j, 0, sizeof *j);
     j->sub = zsock_new(ZMQ_SUB);
     assert_non_null(j->sub);
-    apply_curve(j->sub);
+    assert_int_equal(rm_replica_curve(j->sub, g_rm.keys, NULL), 0);
     zmq_setsockopt(zsock_resolve(j->sub), ZMQ_SUBSCRIBE, PROTO_VIEW_TOPIC_DELTA,
                    PROTO_VIEW_TOPIC_LEN);
-    assert_int_equal(zsock_connect(j->sub, "%s", g_pub), 0);
+    assert_int_equal(zsock_connect(j->sub, "%s", g_rm.pub), 0);
 }
 
 static void jm_ask(struct jm *j)
@@ -150,68 +120,23 @@ static uint64_t snapshots_published(rmclient_t *c)
 
 static void register_nodes(void)
 {
-    zsock_t *d = zsock_new(ZMQ_DEALER);
+    zsock_t *d = rm_replica_dealer(&g_rm, g_rm.keys, NULL);
     assert_non_null(d);
-    zsock_set_linger(d, 0);
-    apply_curve(d);
-    assert_int_equal(zsock_connect(d, "%s", g_api), 0);
-    char name[32], key[32];
-    for (int i = 0; i < NODES; i++) {
-        proto_msg_t m;
-        proto_msg_init(&m, PROTO_NODE_REGISTER);
-        snprintf(name, sizeof name, "pn-%d", i);
-        snprintf(key, sizeof key, "reg-%d", i);
-        m.req_id = (uint64_t)i + 1;
-        m.node_register.key = key;
-        m.node_register.name = name;
-        m.node_register.rack = "r1";
-        m.node_register.endpoint = "tcp://127.0.0.1:9";
-        m.node_register.boot_id = 1000 + (uint64_t)i;
-        m.node_register.cpu = 4;
-        m.node_register.mem_mb = 4096;
-        proto_buf_t b;
-        proto_buf_init(&b);
-        assert_int_equal(proto_encode(&m, &b, NULL, 0), 0);
-        assert_int_equal(zsock_send(d, "b", b.data, b.len), 0);
-        proto_buf_close(&b);
-    }
-    int acked = 0;
-    zpoller_t *p = zpoller_new(d, NULL);
-    for (uint64_t end = clock_mono_ms() + 30000; acked < NODES && clock_mono_ms() < end;) {
-        if (zpoller_wait(p, 500) == NULL)
-            continue;
-        zframe_t *f = zframe_recv(d);
-        proto_msg_t m;
-        if (f != NULL && proto_decode(zframe_data(f), zframe_size(f), &m, NULL, NULL, 0) == 0) {
-            acked += m.type == PROTO_NODE_REGISTER_ACK &&
-                     m.node_register_ack.verdict == PROTO_VERDICT_ACCEPTED;
-            proto_msg_close(&m);
-        }
-        zframe_destroy(&f);
-    }
-    zpoller_destroy(&p);
+    assert_int_equal(rm_replica_register_nodes(d, NODES, 30000), NODES);
     zsock_destroy(&d);
-    assert_int_equal(acked, NODES);
 }
 
 static void test_joiners_served_at_once(void **state)
 {
     (void)state;
     char log[512], msg[256];
-    snprintf(log, sizeof log, "%s/rm.log", g_dir);
-    pid_t pid = fork();
-    if (pid == 0) {
-        int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0600);
-        if (fd >= 0) {
-            dup2(fd, 1);
-            dup2(fd, 2);
-        }
-        execl(g_exe, g_exe, "--config", g_conf, "--bootstrap", (char *)NULL);
-        _exit(127);
-    }
+    snprintf(log, sizeof log, "%s/rm.log", g_rm.dir);
+    char *boot[] = {"--bootstrap", NULL};
+    pid_t pid = rm_replica_spawn(&g_rm, boot, log);
+    assert_true(pid > 0);
     rm_harness_child(pid);
     rmclient_t *c = NULL;
-    assert_int_equal(rmclient_open(&c, NULL, g_api, g_keys, msg, sizeof msg), 0);
+    assert_int_equal(rmclient_open(&c, NULL, g_rm.api, g_rm.keys, msg, sizeof msg), 0);
     json_t *leader = rm_harness_wait_leader(c, 15000);
     assert_non_null(leader);
     json_decref(leader);
