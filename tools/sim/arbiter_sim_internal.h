@@ -72,6 +72,26 @@ int arbiter_cluster_run(const arbiter_sim_jobs_t *s, const struct arbiter_sim_co
                         enum arbiter_sim_policy p, int admission, const uint8_t *ref_met,
                         uint8_t *met, struct arbiter_sim_result *out);
 
+/* A run's figures as its jobs end, the same for both engines: arbiter_sim_tally_job for every
+ * job in order, then arbiter_sim_tally_end. */
+struct arbiter_sim_tally {
+    double first, last, work, comp, alloc, vs_dag, vs_td, rde;
+};
+
+void arbiter_sim_tally_init(struct arbiter_sim_tally *t);
+
+/* Job i (j) ended at `finish` having held `acc` token-seconds, `refused` at admission or not:
+ * counted in *out (done, deadlines met and missed, admitted, false refusals) and met[i] (may be
+ * NULL) set when it had a deadline and met it; ref_met (may be NULL) says which jobs met theirs
+ * when the same seed ran without admission. Returns its time from arrival to end. */
+double arbiter_sim_tally_job(struct arbiter_sim_tally *t, struct arbiter_sim_result *out,
+                             const struct arbiter_sim_job *j, size_t i, double finish, double acc,
+                             int refused, const uint8_t *ref_met, uint8_t *met);
+
+/* The fractions and means of *out over `njobs` jobs on `capacity` tokens. */
+void arbiter_sim_tally_end(const struct arbiter_sim_tally *t, struct arbiter_sim_result *out,
+                           size_t njobs, double capacity);
+
 /* Makespan of job j on a constant k tokens by greedy list scheduling (highest bottom level
  * first), on true run times (use_true) or estimates; *peak (may be NULL) gets the most tokens in
  * use at once. INFINITY when a task needs more than k tokens; a negative value on ERR_NOMEM. */

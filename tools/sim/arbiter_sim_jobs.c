@@ -761,3 +761,62 @@ void arbiter_sim_jobs_info(const arbiter_sim_jobs_t *s, struct arbiter_sim_jobs_
         o->oracle_td_mean = td / (double)o->deadline_jobs;
     }
 }
+
+void arbiter_sim_tally_init(struct arbiter_sim_tally *t)
+{
+    memset(t, 0, sizeof *t);
+    t->first = INFINITY;
+}
+
+double arbiter_sim_tally_job(struct arbiter_sim_tally *t, struct arbiter_sim_result *out,
+                             const struct arbiter_sim_job *j, size_t i, double finish, double acc,
+                             int refused, const uint8_t *ref_met, uint8_t *met)
+{
+    double took = finish - j->arrival;
+    out->done++;
+    t->first = j->arrival < t->first ? j->arrival : t->first;
+    t->last = finish > t->last ? finish : t->last;
+    t->work += j->work_true;
+    t->comp += took;
+    if (met != NULL)
+        met[i] = 0;
+    if (j->deadline <= 0)
+        return took;
+    out->deadline_jobs++;
+    int missed = took > j->deadline * (1 + 1e-9);
+    out->missed += missed;
+    if (met != NULL)
+        met[i] = !missed;
+    if (!refused) {
+        out->admitted++;
+        out->admitted_missed += missed;
+    } else {
+        out->refused++;
+        out->false_refusals += ref_met != NULL && ref_met[i];
+    }
+    if (missed)
+        t->rde += (took - j->deadline) / j->deadline;
+    double a = took > 0 ? acc / took : 0;
+    t->alloc += a;
+    t->vs_dag += a / j->oracle_dag;
+    t->vs_td += a / j->oracle_td;
+    return took;
+}
+
+void arbiter_sim_tally_end(const struct arbiter_sim_tally *t, struct arbiter_sim_result *out,
+                           size_t njobs, double capacity)
+{
+    double nd = out->deadline_jobs ? (double)out->deadline_jobs : 1;
+    out->missed_fraction = (double)out->missed / nd;
+    out->relative_deadline_exceeded = t->rde / nd;
+    out->admitted_fraction = out->deadline_jobs ? (double)out->admitted / nd : 1;
+    out->admitted_missed_fraction =
+        out->admitted ? (double)out->admitted_missed / (double)out->admitted : 0;
+    out->false_refusal_fraction =
+        out->refused ? (double)out->false_refusals / (double)out->refused : 0;
+    out->utilization = t->last > t->first ? t->work / (capacity * (t->last - t->first)) : 0;
+    out->mean_completion_s = t->comp / (double)njobs;
+    out->alloc_mean = t->alloc / nd;
+    out->alloc_vs_dag = t->vs_dag / nd;
+    out->alloc_vs_td = t->vs_td / nd;
+}

@@ -706,8 +706,8 @@ int arbiter_sim_run(const arbiter_sim_jobs_t *s, const struct arbiter_sim_config
         out->events = engine_events_run(r.e);
     }
     if (rc == 0) {
-        double first = INFINITY, last = 0, work = 0, comp = 0;
-        double alloc = 0, vs_dag = 0, vs_td = 0, rde = 0;
+        struct arbiter_sim_tally tally;
+        arbiter_sim_tally_init(&tally);
         for (size_t i = 0; i < n; i++) {
             const struct arbiter_sim_job *j = &s->v[i];
             const struct asr_job *x = &r.jobs[i];
@@ -715,52 +715,13 @@ int arbiter_sim_run(const arbiter_sim_jobs_t *s, const struct arbiter_sim_config
                 rc = ERR_INVAL; /* a job never finished: a deadlock in the model */
                 break;
             }
-            out->done++;
-            first = j->arrival < first ? j->arrival : first;
-            last = x->finish > last ? x->finish : last;
-            work += j->work_true;
-            double took = x->finish - j->arrival;
-            comp += took;
-            if (met != NULL)
-                met[i] = 0;
-            if (j->deadline <= 0)
-                continue;
-            out->deadline_jobs++;
-            int missed = took > j->deadline * (1 + 1e-9);
-            out->missed += missed;
-            if (met != NULL)
-                met[i] = !missed;
-            if (!x->refused) {
-                out->admitted++;
-                out->admitted_missed += missed;
-            } else {
-                out->refused++;
-                out->false_refusals += ref_met != NULL && ref_met[i];
-            }
-            if (missed)
-                rde += (took - j->deadline) / j->deadline;
-            if (cfg->trace != NULL && admission)
+            double took = arbiter_sim_tally_job(&tally, out, j, i, x->finish, x->grant_acc,
+                                                x->refused, ref_met, met);
+            if (j->deadline > 0 && cfg->trace != NULL && admission)
                 asr__trace(&r, i, took);
-            double a = took > 0 ? x->grant_acc / took : 0;
-            alloc += a;
-            vs_dag += a / j->oracle_dag;
-            vs_td += a / j->oracle_td;
         }
-        if (rc == 0) {
-            double nd = out->deadline_jobs ? (double)out->deadline_jobs : 1;
-            out->missed_fraction = (double)out->missed / nd;
-            out->relative_deadline_exceeded = rde / nd;
-            out->admitted_fraction = out->deadline_jobs ? (double)out->admitted / nd : 1;
-            out->admitted_missed_fraction =
-                out->admitted ? (double)out->admitted_missed / (double)out->admitted : 0;
-            out->false_refusal_fraction =
-                out->refused ? (double)out->false_refusals / (double)out->refused : 0;
-            out->utilization = last > first ? work / (cfg->capacity * (last - first)) : 0;
-            out->mean_completion_s = comp / (double)n;
-            out->alloc_mean = alloc / nd;
-            out->alloc_vs_dag = vs_dag / nd;
-            out->alloc_vs_td = vs_td / nd;
-        }
+        if (rc == 0)
+            arbiter_sim_tally_end(&tally, out, n, cfg->capacity);
     }
     asr__free(&r);
     return rc;

@@ -430,57 +430,19 @@ static int ca__figures(struct ca *c, const struct cluster_result *res, const uin
                        uint8_t *met, struct arbiter_sim_result *out)
 {
     const struct arbiter_sim_jobs *s = c->s;
-    double first = INFINITY, last = 0, work = 0, comp = 0;
-    double alloc = 0, vs_dag = 0, vs_td = 0, rde = 0;
+    struct arbiter_sim_tally tally;
+    arbiter_sim_tally_init(&tally);
     for (size_t i = 0; i < s->n; i++) {
         const struct arbiter_sim_job *j = &s->v[i];
         const struct ca_job *x = &c->jobs[i];
         if (!x->ended)
             return ERR_INVAL; /* a job never finished */
-        out->done++;
-        double finish = x->last_t, took = finish - j->arrival;
-        first = j->arrival < first ? j->arrival : first;
-        last = finish > last ? finish : last;
-        work += j->work_true;
-        comp += took;
-        if (met != NULL)
-            met[i] = 0;
-        if (j->deadline <= 0)
-            continue;
-        out->deadline_jobs++;
-        int missed = took > j->deadline * (1 + 1e-9);
-        out->missed += missed;
-        if (met != NULL)
-            met[i] = !missed;
-        if (!x->refused) {
-            out->admitted++;
-            out->admitted_missed += missed;
-        } else {
-            out->refused++;
-            out->false_refusals += ref_met != NULL && ref_met[i];
-        }
-        if (missed)
-            rde += (took - j->deadline) / j->deadline;
-        if (c->cfg->trace != NULL && c->admission)
+        double took =
+            arbiter_sim_tally_job(&tally, out, j, i, x->last_t, x->acc, x->refused, ref_met, met);
+        if (j->deadline > 0 && c->cfg->trace != NULL && c->admission)
             ca__trace(c, i, took);
-        double a = took > 0 ? x->acc / took : 0;
-        alloc += a;
-        vs_dag += a / j->oracle_dag;
-        vs_td += a / j->oracle_td;
     }
-    double nd = out->deadline_jobs ? (double)out->deadline_jobs : 1;
-    out->missed_fraction = (double)out->missed / nd;
-    out->relative_deadline_exceeded = rde / nd;
-    out->admitted_fraction = out->deadline_jobs ? (double)out->admitted / nd : 1;
-    out->admitted_missed_fraction =
-        out->admitted ? (double)out->admitted_missed / (double)out->admitted : 0;
-    out->false_refusal_fraction =
-        out->refused ? (double)out->false_refusals / (double)out->refused : 0;
-    out->utilization = last > first ? work / (c->cfg->capacity * (last - first)) : 0;
-    out->mean_completion_s = comp / (double)s->n;
-    out->alloc_mean = alloc / nd;
-    out->alloc_vs_dag = vs_dag / nd;
-    out->alloc_vs_td = vs_td / nd;
+    arbiter_sim_tally_end(&tally, out, s->n, c->cfg->capacity);
     const struct ledger_vc *vc = ledger_vc_find(c->l, CA_VC);
     out->spare_grants = vc != NULL ? vc->spare_grants : 0;
     out->spare_reclaims = vc != NULL ? vc->spare_reclaims : 0;
