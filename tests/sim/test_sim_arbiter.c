@@ -25,14 +25,11 @@ static char out_buf[1 << 17];
  * stdout into out_buf; returns the exit code. */
 static int sim(const char *args)
 {
-    const char *bin = getenv("PADDOCK_BIN_DIR"), *src = getenv("PADDOCK_SOURCE_DIR");
-    assert_non_null(bin);
-    assert_non_null(src);
-    char cmd[2048];
     /* the token-slice engine's figures (the cluster engine: test_sim_arbiter_cluster.c) */
-    snprintf(cmd, sizeof cmd, "cd '%s' && '%s/paddock-sim' %s%s 2>/dev/null", src, bin, args,
+    char full[2048];
+    snprintf(full, sizeof full, "%s%s", args,
              strncmp(args, "arbiter", 7) == 0 ? " --engine slice" : "");
-    return capture_run(cmd, out_buf, sizeof out_buf);
+    return capture_tool("paddock-sim", full, out_buf, sizeof out_buf);
 }
 
 static const char *const policies[] = {"fcfs", "edf", "minedf", "minedf_wc", "paddock"};

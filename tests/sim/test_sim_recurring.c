@@ -22,12 +22,7 @@ static char out_buf[1 << 17];
  * stdout into out_buf; returns the exit code. */
 static int sim(const char *args)
 {
-    const char *bin = getenv("PADDOCK_BIN_DIR"), *src = getenv("PADDOCK_SOURCE_DIR");
-    assert_non_null(bin);
-    assert_non_null(src);
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd, "cd '%s' && '%s/paddock-sim' %s 2>/dev/null", src, bin, args);
-    return capture_run(cmd, out_buf, sizeof out_buf);
+    return capture_tool("paddock-sim", args, out_buf, sizeof out_buf);
 }
 
 static const char *const policies[] = {"none", "greedy", "lowcost", "lowcost_reprov"};

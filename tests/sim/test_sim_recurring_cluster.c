@@ -23,12 +23,7 @@ static char lowcost_out[1 << 17]; /* the lowcost run's bytes, for the second tes
  * stdout into out_buf; returns the exit code. */
 static int sim(const char *args)
 {
-    const char *bin = getenv("PADDOCK_BIN_DIR"), *src = getenv("PADDOCK_SOURCE_DIR");
-    assert_non_null(bin);
-    assert_non_null(src);
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd, "cd '%s' && '%s/paddock-sim' %s 2>/dev/null", src, bin, args);
-    return capture_run(cmd, out_buf, sizeof out_buf);
+    return capture_tool("paddock-sim", args, out_buf, sizeof out_buf);
 }
 
 /* Four periodic jobs on 40 tokens, six hours of warm-up, half a day evaluated: ~3 s a policy. */
