@@ -1,5 +1,6 @@
-/* attempt.h - a task's attempts: the one lifecycle the JM daemon (jm/jmd_sched.c, jm/jmd_spec.c)
- * and the simulators (tools/sim/) both drive (issue 23; Apollo §3.3-3.5; docs/jm-daemon.md).
+/* attempt.h - a task's attempts: the one lifecycle the JM daemon (jm/daemon/jmd_sched.c,
+ * jm/daemon/jmd_spec.c) and the simulators (tools/sim/) both drive (issue 23; Apollo §3.3-3.5;
+ * docs/jm-daemon.md).
  *
  * A task is idle (not in flight) or has one tracked attempt in flight on a node, waiting there
  * or running; extra attempts (speculative copies, duplicates: jm/speculate.h) are the caller's,

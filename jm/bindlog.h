@@ -1,5 +1,5 @@
-/* bindlog.h - the lines of an open job's SPOOL/binds (jm/jmd_grow.h, docs/snakemake.md): task
- * ids, one a line, appended by a client while the job runs and read by the JM in pieces.
+/* bindlog.h - the lines of an open job's SPOOL/binds (jm/daemon/jmd_grow.h, docs/snakemake.md):
+ * task ids, one a line, appended by a client while the job runs and read by the JM in pieces.
  *
  * A line is a task id and a newline. A piece may end inside a line: its bytes wait for the next
  * piece. A line longer than BINDLOG_LINE_MAX bytes, or with a NUL byte, is dropped whole at its

@@ -10,8 +10,8 @@
  *
  * correct_check is the move rule: the queued attempt is cancelled at its PN and the task placed
  * again (docs/jm-placement.md). correct_decide, below, is Apollo's full rule with the choice of
- * move or duplicate, the one the daemon applies (jm/jmd_spec.c; docs/stragglers.md: duplicate
- * is the default).
+ * move or duplicate, the one the daemon applies (jm/daemon/jmd_spec.c; docs/stragglers.md:
+ * duplicate is the default).
  *
  * correct_check, for a regular task still queued at its node (not started):
  *   left_wait = what it still has to wait there: the PN's own expected wait for it (its queue

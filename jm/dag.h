@@ -112,7 +112,8 @@ const size_t *dag_stage_dependents(const dag_t *dag, size_t stage, size_t *n);
  * one while it is held). */
 size_t dag_pending(const dag_t *dag, size_t task);
 
-/* Holds: an open job's tasks wait for a client to bind them (jm/jmd_grow.h, docs/snakemake.md).
+/* Holds: an open job's tasks wait for a client to bind them (jm/daemon/jmd_grow.h,
+ * docs/snakemake.md).
  *
  *   dag_hold:    WAITING or READY -> WAITING with one more unmet dependency (a READY task leaves
  *                the ready list). ERR_STATE when it is in another state or held already,

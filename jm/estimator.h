@@ -114,7 +114,7 @@ double estimator_estimate(const estimator_t *est, const view_t *view,
 /* Where a new attempt of `t` would end soonest (draw 0.5): the up node of the view with the least
  * estimate, passing over those `skip` names (NULL: none; ctx borrowed for the call). Fills *out
  * and returns the node, or -1 when none qualifies. The JM's speculative copies and duplicates
- * (jm/jmd_spec_start.c) and the simulator's (tools/sim/cluster_straggler.c) go there. */
+ * (jm/daemon/jmd_spec_start.c) and the simulator's (tools/sim/cluster_straggler.c) go there. */
 typedef int estimator_skip_fn(void *ctx, uint32_t node);
 long estimator_best_node(const estimator_t *est, const view_t *view, const struct estimator_task *t,
                          int64_t now_ms, estimator_skip_fn *skip, void *ctx, struct estimate *out);

@@ -1,6 +1,6 @@
 /* jobreg.h - one JOB_REGISTER builder for every client that registers a job: `paddock submit`
- * (tools/cli_submit.c) and a job manager that registers itself (jm/main.c: a recurring run, a
- * JM started by hand). Issue 25: the two built the message apart, and the JM sent no shape, so
+ * (tools/cli_submit.c) and a job manager that registers itself (jm/daemon/main.c: a recurring run,
+ * a JM started by hand). Issue 25: the two built the message apart, and the JM sent no shape, so
  * its job was admitted unchecked.
  *
  * The shape is the one `paddock submit` and `paddock quote` send (jm/shape.h): shape_from_spec

@@ -3,7 +3,7 @@
  *
  * Format. Version 2 journals start with a header line
  *   {"format":"paddock-journal","version":2,"job_id":"ID","started_ms":MS}
- * followed by one attempt line per finished attempt, exactly as jm/jmd_out.c writes them:
+ * followed by one attempt line per finished attempt, exactly as jm/daemon/jmd_out.c writes them:
  *   {"task":..,"stage":..,"attempt":N,"node":..,"class":"regular"|"opportunistic",
  *    "queued_s":..,"start_s":..,"end_s":..,"state":"succeeded"|..,"exit":..,"signal":..,
  *    "cpu_s":..,"max_rss_kb":..,"reason":..}

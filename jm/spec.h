@@ -175,8 +175,8 @@ struct spec {
     size_t nreads;
     char **writes; /* files the job writes */
     size_t nwrites;
-    int open;         /* "open": the tasks are held until bound through the spool (jm/jmd_grow.h) */
-    char *open_spool; /* the spool directory (absolute), NULL unless open */
+    int open; /* "open": the tasks are held until bound through the spool (jm/daemon/jmd_grow.h) */
+    char *open_spool;   /* the spool directory (absolute), NULL unless open */
     double open_idle_s; /* an open job idle this long with tasks never bound ends (default 300) */
     struct spec_stage *stages; /* declared stages first (in "stages" order), then the rest in
                                   order of first use by a task */

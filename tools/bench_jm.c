@@ -7,9 +7,9 @@
  * rack-mates, two random lightly-loaded nodes), an estimate (E = I + W + R, C) for every
  * candidate, and the stable matcher over the batch. Prints figures; not a test.
  *
- * The per-task figure drives the daemon's scheduling loop (jm/jmd_sched.c) on the pure modules:
- * a job of N independent ready tasks on --sched-nodes nodes of --sched-slots cores each (one
- * core per task; tokens for every slot), passes of up to 16 rounds until the slots are full,
+ * The per-task figure drives the daemon's scheduling loop (jm/daemon/jmd_sched.c) on the pure
+ * modules: a job of N independent ready tasks on --sched-nodes nodes of --sched-slots cores each
+ * (one core per task; tokens for every slot), passes of up to 16 rounds until the slots are full,
  * then every task in flight ends, the nodes tell they are idle, and the next pass runs; the CPU
  * time of the passes (ready set, placement, dispatch, DAG updates) over the tasks placed. Two
  * ways: "queue" is the daemon's (jm/readyq.h, a batch sized by the free token units, a node

@@ -190,7 +190,7 @@ struct bench_sub_state {
     struct bench_sub_result r;
 };
 
-/* Snapshots on or off, as jm/jmd_rm.c does (the legacy receiver takes everything). */
+/* Snapshots on or off, as jm/daemon/jmd_rm.c does (the legacy receiver takes everything). */
 static void bench_want_snapshots(zsock_t *z, bool want)
 {
     if (g_legacy)

@@ -297,7 +297,7 @@ static int cluster_make_files(const struct cluster_opts *o, bool pn_metrics)
         mkdir(path, 0700);
     }
     if (rc == 0) {
-        /* job managers (jm/jmd_metrics.h): each on a free port of its own */
+        /* job managers (jm/daemon/jmd_metrics.h): each on a free port of its own */
         snprintf(path, sizeof path, "%s/jm.conf", o->dir);
         rc = cluster_write(path, "# written by paddock cluster up: job managers' metrics\n"
                                  "[metrics]\nlisten = 127.0.0.1:0\n");

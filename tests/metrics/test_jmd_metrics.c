@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include "common/metrics.h"
-#include "jm/jmd.h"
-#include "jm/jmd_metrics.h"
+#include "jm/daemon/jmd.h"
+#include "jm/daemon/jmd_metrics.h"
 
 static char dir[512];
 

@@ -101,7 +101,7 @@ static void beat_all(void)
         zframe_destroy(&f);
 }
 
-/* A JM's view subscription to the replica, as jm/jmd_rm.c makes it. */
+/* A JM's view subscription to the replica, as jm/daemon/jmd_rm.c makes it. */
 struct jm {
     zsock_t *sub;
     view_t *view;

@@ -1,5 +1,5 @@
-/* test_jmd_spec.c - the JM daemon's extra attempts (jm/jmd_spec.c) in process: a jmd_t set up by
- * jmd_sched_init on a small job and a view of three nodes (their endpoints never answer: the
+/* test_jmd_spec.c - the JM daemon's extra attempts (jm/daemon/jmd_spec.c) in process: a jmd_t set
+ * up by jmd_sched_init on a small job and a view of three nodes (their endpoints never answer: the
  * commands go nowhere), fed TASK_STATUS messages as the nodes would send them. Checks:
  *   - a straggler gets a copy on another node; the copy finishing first wins, the original is
  *     cancelled and recorded so, the task succeeds once, and the original's late success is
@@ -22,7 +22,7 @@
 #include <cmocka.h>
 
 #include "common/clock.h"
-#include "jm/jmd.h"
+#include "jm/daemon/jmd.h"
 #include "jm/view_proto.h"
 
 #define NODES 3

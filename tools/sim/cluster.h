@@ -100,7 +100,7 @@ struct cluster_hooks {
     void (*end)(void *ctx, void *world, size_t job);
 };
 
-/* Jockey in a job's JM (cluster_jockey.c; docs/jockey.md): what jm/jmd_jockey.c does in the
+/* Jockey in a job's JM (cluster_jockey.c; docs/jockey.md): what jm/daemon/jmd_jockey.c does in the
  * daemon, at its control period (deadline / 30, 1 to 60 s): jm/progress over the stages done,
  * controller_step with the grant, the spare capacity and the observed speed, the guaranteed
  * tokens it asks for granted at once (the simulated RM has them: one virtual cluster of

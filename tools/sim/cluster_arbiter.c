@@ -12,8 +12,8 @@
  *     who resubmits with --best-effort. Without admission a deadline job registers without a
  *     deadline and gets it by JOB_DEADLINE with no k (a deadline set without admission, as an
  *     older log's entry is applied). Then TOKEN_REQUEST for its width (jmd_jockey__fixed).
- *   - every second (the JM's lease renewal, jm/jmd.c): LEASE_RENEW with its progress and demand
- *     (jmd_rm__demand); the reply's tokens reach the JM as jmd_sched_tokens does it: the
+ *   - every second (the JM's lease renewal, jm/daemon/jmd.c): LEASE_RENEW with its progress and
+ * demand (jmd_rm__demand); the reply's tokens reach the JM as jmd_sched_tokens does it: the
  *     dispatcher's units, downgrades (cl_job_downgrade) or upgrades. A JM learns a grant only from
  *     the reply to its own call, as the daemon does; a smaller target in its tail
  *     (jmd_jockey__tail) goes out as a new TOKEN_REQUEST. TICK when a lease has run out.
@@ -37,7 +37,7 @@
 #include "tools/sim/arbiter_sim_internal.h"
 #include "tools/sim/cluster_internal.h"
 
-#define CA_RENEW_S  1.0   /* the JM's lease renewal (jm/jmd.c JMD__LEASE_MS) */
+#define CA_RENEW_S  1.0   /* the JM's lease renewal (jm/daemon/jmd.c JMD__LEASE_MS) */
 #define CA_LEASE_MS 10000 /* LEDGER_LEASE_DEFAULT */
 #define CA_VC       "default"
 

@@ -478,7 +478,8 @@ size_t cl_job_downgrade(struct cl_world *w, struct cl_job *j, double *remaining,
     return total;
 }
 
-/* Carries out the attempt machine's actions for job j, as jm/jmd_sched.c does on the wire. */
+/* Carries out the attempt machine's actions for job j, as jm/daemon/jmd_sched.c does on the wire.
+ */
 static void cl__act(struct cl_world *w, struct cl_job *j, const struct attempt_action *act, int n,
                     double exec_s)
 {

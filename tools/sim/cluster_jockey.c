@@ -1,7 +1,7 @@
 /* cluster_jockey.c - Jockey's control loop in a simulated JM (cluster.h, struct cluster_jockey;
- * docs/jockey.md): what jm/jmd_jockey.c does in the daemon, calling the same modules at the same
- * period. Every period the JM observes the stages done (jm/dag), the progress (jm/progress), the
- * grant, the spare capacity and the observed speed (finished tasks' run time against
+ * docs/jockey.md): what jm/daemon/jmd_jockey.c does in the daemon, calling the same modules at the
+ * same period. Every period the JM observes the stages done (jm/dag), the progress (jm/progress),
+ * the grant, the spare capacity and the observed speed (finished tasks' run time against
  * jsim_plan_task_expected), steps jm/controller, and asks for its tokens; the simulated RM grants
  * them at once (one job's virtual cluster of max_tokens), and the grant reaches the JM as
  * jmd_sched_tokens does it: the dispatcher's tokens, the opportunistic allowance

@@ -161,8 +161,8 @@ static uint32_t cr__demand(const struct cl_job *j)
 
 /* What the run's JM asks for. Without a controller the daemon's JM asks for its width and, in
  * its tail, for the unfinished tasks once they are at most half of what it asks
- * (jm/jmd_jockey.c); lowcost_reprov's JM asks for what meets its deadline at the speed it has
- * shown, within the time left / slack (the token-slice engine's controller, Morpheus §7). */
+ * (jm/daemon/jmd_jockey.c); lowcost_reprov's JM asks for what meets its deadline at the speed it
+ * has shown, within the time left / slack (the token-slice engine's controller, Morpheus §7). */
 static uint32_t cr__ask(const struct cr *c, struct cr_run *r, const struct cl_job *j)
 {
     uint32_t width = r->shape.width > 0 ? r->shape.width : 1;

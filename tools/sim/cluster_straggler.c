@@ -1,5 +1,5 @@
 /* cluster_straggler.c - a second attempt in flight per task in the simulated JM (issue 23), as
- * the daemon starts them each tick (jm/jmd_spec_start.c):
+ * the daemon starts them each tick (jm/daemon/jmd_spec_start.c):
  *  - speculative copies of running stragglers (cfg.speculate), on jm/speculate.h's rule;
  *  - the deferred correction of queued regular tasks (cfg.correct), jm/correct.h's
  *    correct_decide: a move (ATTEMPT_EV_MOVED: cancelled at its node, placed again elsewhere) or

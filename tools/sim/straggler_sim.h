@@ -21,8 +21,8 @@
  *    (each task costs one, as it takes one slot); a duplicate or a speculative copy needs
  *    jm/attempt.h's copy gate (attempt_copy_class: the task allows copies, `"speculate": false`
  *    is honoured, and a unit of the tokens or the allowance is free, counting the opportunistic
- *    units extras hold, as jm/jmd_spec.c does), and a task that forbids copies is moved instead
- *    of duplicated.
+ *    units extras hold, as jm/daemon/jmd_spec.c does), and a task that forbids copies is moved
+ * instead of duplicated.
  *  - The JM places a ready task where its view's wait plus R is least (the view: each node's
  *    expected wait for a new task, forward-simulated from the estimates like pn/matrix.h,
  *    refreshed every 4 ticks as the RM's matrices would be, plus what the JM itself queued

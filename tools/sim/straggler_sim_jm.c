@@ -125,7 +125,7 @@ static void ss__correct_queued(struct ss *s, enum correct_mode mode, double now)
             tk->placed = 0;
             ss__place(s, a->task, SS_ORIG, DISPATCH_NONE, node); /* it keeps its unit */
         } else if (act == CORRECT_ACT_DUPLICATE) {
-            /* the daemon's gate (jm/jmd_spec.c): a duplicate needs a free unit */
+            /* the daemon's gate (jm/daemon/jmd_spec.c): a duplicate needs a free unit */
             enum dispatch_class cls = attempt_copy_class(s->disp, a->task, 1, s->extra_opp);
             if (cls == DISPATCH_NONE) {
                 s->out->copies_gated++;

@@ -1,12 +1,12 @@
 /* jmd_metrics.c - a job manager's /metrics (see jmd_metrics.h and docs/metrics.md). */
-#include "jm/jmd_metrics.h"
+#include "jm/daemon/jmd_metrics.h"
 
 #include "common/config.h"
 #include "common/err.h"
 #include "common/httpd.h"
 #include "common/log.h"
 #include "common/mem.h"
-#include "jm/jmd.h"
+#include "jm/daemon/jmd.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -6,7 +6,7 @@
 #include "common/err.h"
 #include "common/log.h"
 #include "common/mem.h"
-#include "jm/jmd.h"
+#include "jm/daemon/jmd.h"
 #include "pn/oppweight.h"
 
 /* req_id of a create: the task and its attempt, so an ERROR names what it refuses. */

@@ -17,7 +17,7 @@
 #include "common/mem.h"
 #include "common/metrics.h"
 #include "jm/grain.h"
-#include "jm/jmd.h"
+#include "jm/daemon/jmd.h"
 
 #define JMD_OUT__MAX_SAMPLES 100000 /* token and progress samples kept at most */
 

@@ -17,7 +17,7 @@
  * (jmd_spec_tokens), so regular work never over-commits the grant; an opportunistic one counts
  * against the allowance when copies are started.
  */
-#include "jm/jmd_spec_internal.h"
+#include "jm/daemon/jmd_spec_internal.h"
 
 #include <string.h>
 
@@ -26,7 +26,7 @@
 #include "common/log.h"
 #include "common/mem.h"
 #include "jm/grain.h"
-#include "jm/jmd.h"
+#include "jm/daemon/jmd.h"
 #include "jm/speculate.h"
 #include "rm/arbiter.h"
 

@@ -1,5 +1,5 @@
-/* jmd_grow.c - an open job's binds, skips and status files (jm/jmd_grow.h). */
-#include "jm/jmd_grow.h"
+/* jmd_grow.c - an open job's binds, skips and status files (jm/daemon/jmd_grow.h). */
+#include "jm/daemon/jmd_grow.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,7 +12,7 @@
 #include "common/log.h"
 #include "common/mem.h"
 #include "jm/bindlog.h"
-#include "jm/jmd.h"
+#include "jm/daemon/jmd.h"
 
 #define JMD_GROW__READ     65536 /* bytes of DIR/binds read per tick at most */
 #define JMD_GROW__LOG_BAD  10    /* bad lines logged one by one, then counted */

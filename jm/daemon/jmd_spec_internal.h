@@ -1,14 +1,14 @@
 /* jmd_spec_internal.h - the state the daemon keeps for extra attempts (speculative copies,
  * duplicates, re-runs of lost outputs) and the helpers shared by jmd_spec.c (their lifecycle:
  * statuses, take-overs, ends) and jmd_spec_start.c (deciding and starting them each tick). Not
- * part of the JM's interface (jm/jmd.h declares that). */
+ * part of the JM's interface (jm/daemon/jmd.h declares that). */
 #ifndef PADDOCK_JM_JMD_SPEC_INTERNAL_H
 #define PADDOCK_JM_JMD_SPEC_INTERNAL_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "jm/jmd.h"
+#include "jm/daemon/jmd.h"
 #include "jm/speculate.h"
 
 #define JMD_SPEC__EXTRA   (SPECULATE_MAX_ATTEMPTS - 1) /* extra attempts per task */

@@ -1,4 +1,5 @@
-/* jmd.c - paddock-jm's set-up, timers, signals and tear-down (the shell around jm/jmd_*.c). */
+/* jmd.c - paddock-jm's set-up, timers, signals and tear-down (the shell around jm/daemon/jmd_*.c).
+ */
 #include <math.h>
 #include <signal.h>
 #include <string.h>
@@ -7,9 +8,9 @@
 #include "common/err.h"
 #include "common/log.h"
 #include "common/mem.h"
-#include "jm/jmd.h"
-#include "jm/jmd_grow.h"
-#include "jm/jmd_metrics.h"
+#include "jm/daemon/jmd.h"
+#include "jm/daemon/jmd_grow.h"
+#include "jm/daemon/jmd_metrics.h"
 
 #define JMD__TICK_MS   250  /* state.json, silent nodes, RM retries */
 #define JMD__LEASE_MS  1000 /* lease renewal */

@@ -6,7 +6,7 @@
 #include "common/err.h"
 #include "common/log.h"
 #include "common/mem.h"
-#include "jm/jmd.h"
+#include "jm/daemon/jmd.h"
 
 #define JMD_RESUME__QUERY_MS 3000 /* the longest wait for the nodes' answers */
 

@@ -322,13 +322,13 @@ typedef struct jmd {
     size_t nprogs, capprogs;
     int64_t last_report_mono;
     struct usage usage;          /* token units in use over time, wall ms (jm/usage.h) */
-    struct jmd_metrics *metrics; /* /metrics (jm/jmd_metrics.h); NULL: off */
+    struct jmd_metrics *metrics; /* /metrics (jm/daemon/jmd_metrics.h); NULL: off */
 
     /* issue 15 (jmd_spec.c) */
     struct jmd_spec *sp;
     struct jmd_spec_stats spec_stats;
 
-    struct jmd_grow *grow; /* an open job's binds (jm/jmd_grow.h); NULL: not open */
+    struct jmd_grow *grow; /* an open job's binds (jm/daemon/jmd_grow.h); NULL: not open */
 } jmd_t;
 
 int64_t jmd_now(const jmd_t *j);      /* monotonic ms */

@@ -3,7 +3,7 @@
  * correction), re-runs of producers whose node-local outputs were lost with their node, extra
  * attempts lost with theirs, and upgrades with a re-match. What happens to an attempt once
  * started is in jmd_spec.c. */
-#include "jm/jmd_spec_internal.h"
+#include "jm/daemon/jmd_spec_internal.h"
 
 #include <math.h>
 #include <string.h>
@@ -12,7 +12,7 @@
 #include "common/err.h"
 #include "common/log.h"
 #include "common/mem.h"
-#include "jm/jmd.h"
+#include "jm/daemon/jmd.h"
 #include "jm/speculate.h"
 
 struct jmd_spec__other {

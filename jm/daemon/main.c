@@ -1,4 +1,5 @@
-/* paddock-jm: the job manager of one job (a thin shell: options, the job directory, jm/jmd.c).
+/* paddock-jm: the job manager of one job (a thin shell: options, the job directory,
+ * jm/daemon/jmd.c).
  *
  *   paddock-jm --job-dir DIR --job-id ID (--cluster CLUSTER_DIR | --rm ENDPOINTS --keys KEYS_DIR)
  *              [--profile-dir DIR] [--log-level LEVEL]
@@ -29,7 +30,7 @@
 #include "common/log.h"
 #include "common/mem.h"
 #include "common/zuv.h"
-#include "jm/jmd.h"
+#include "jm/daemon/jmd.h"
 #include "jm/jobreg.h"
 #include "jm/journal.h"
 #include "jm/spec.h"

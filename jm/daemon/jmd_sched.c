@@ -11,7 +11,7 @@
 #include "common/mem.h"
 #include "common/rng.h"
 #include "jm/grain.h"
-#include "jm/jmd.h"
+#include "jm/daemon/jmd.h"
 #include "jm/priority.h"
 #include "jm/view_proto.h"
 #include "rm/arbiter.h"

@@ -6,7 +6,7 @@
 #include "common/clock.h"
 #include "common/err.h"
 #include "common/log.h"
-#include "jm/jmd.h"
+#include "jm/daemon/jmd.h"
 
 /* CREATE: the attempt just placed goes to its node. */
 static void jmd_sched__create(jmd_t *j, const struct attempt_action *x, int64_t now)

@@ -9,7 +9,7 @@
 #include "common/log.h"
 #include "common/mem.h"
 #include "jm/grain.h"
-#include "jm/jmd.h"
+#include "jm/daemon/jmd.h"
 #include "jm/shape.h"
 
 /* A job without a deadline asks for its width: the most tokens its tasks use at once (counted in
