@@ -114,7 +114,7 @@ enum correct_action correct_decide(const struct correct_config *cfg, enum correc
         *conds = c;
     if (!c)
         return CORRECT_NONE;
-    int dup = mode == CORRECT_MODE_DUPLICATE && !in->no_copies;
+    int dup = mode == CORRECT_MODE_DUPLICATE && !in->no_copies && !in->no_room;
     if (dup ? in->dups >= cfg->max_dups : q->moves >= cfg->max_moves)
         return CORRECT_NONE;
     if (!correct__better(cfg, run, left, q->alt_c_s))

@@ -94,6 +94,10 @@ enum correct_verdict correct_check(const struct correct_config *cfg, const struc
  *     first wins and the other is discarded (jm/speculate.h, speculate_task_started with
  *     discard); dups < max_dups. A discarded duplicate never ran: it costs a queue slot, no work.
  *     A task whose spec forbids copies (no_copies) is moved instead (moves < max_moves).
+ *     So is a task whose duplicate would get no class now (no_room): a job holding all its tokens
+ *     in queued tasks could start no duplicate, and the task found a node that would finish it
+ *     much sooner, tick after tick, while it waited (cycles in the simulator: a task queued 3 s
+ *     behind its job's siblings while two nodes sat idle). Moved, it takes its own token there.
  * docs/stragglers.md compares the two (paddock-sim stragglers). */
 enum correct_mode {
     CORRECT_MODE_MOVE = 0,
@@ -119,6 +123,9 @@ struct correct_dup_input {
     int no_copies;           /* the spec's "speculate": false: never two attempts at once, so
                                 CORRECT_MODE_DUPLICATE moves it instead (both duplicates may
                                 start before the JM hears of either) */
+    int no_room;             /* 1: a second attempt would get no class now (no free token, no
+                                opportunistic allowance: attempt_copy_class says none), so
+                                CORRECT_MODE_DUPLICATE moves it instead, its own token with it */
 };
 
 /* Applies the three conditions and the re-evaluation. *conds (may be NULL) gets the bits that

@@ -359,6 +359,7 @@ void jmd_spec_correct(jmd_t *j, int64_t now)
             s->wait_n[sp->stage] ? s->wait_sum[sp->stage] / s->wait_n[sp->stage] : -1;
         in.dups = jt->dups;
         in.no_copies = !sp->speculate;
+        in.no_room = attempt_copy_class(j->disp, i, 1, s->opp_units) == DISPATCH_NONE;
         unsigned conds = 0;
         (void)correct_decide(&s->ccfg, s->mode, &in, &conds, NULL);
         if (conds == 0)

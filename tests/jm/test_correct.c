@@ -129,12 +129,38 @@ static void test_margin_and_config(void **state)
     assert_int_equal(correct_check(NULL, &in, NULL), CORRECT_STAY);
 }
 
+/* A duplicate with no class to go in (the job's tokens all held by its queued tasks, no
+ * opportunistic allowance) is a move: the task takes its own token to the node that would finish
+ * it sooner instead of waiting where it is, re-judged each tick and never acted on (cycles in the
+ * simulator). Within the move cap, and a task with room is still duplicated. */
+static void test_no_room_moves_instead(void **state)
+{
+    (void)state;
+    struct correct_dup_input in = {.q = stuck(), .stage_avg_wait_s = -1};
+    assert_int_equal(correct_decide(NULL, CORRECT_MODE_DUPLICATE, &in, NULL, NULL),
+                     CORRECT_ACT_DUPLICATE);
+    in.no_room = 1;
+    unsigned conds = 0;
+    assert_int_equal(correct_decide(NULL, CORRECT_MODE_DUPLICATE, &in, &conds, NULL),
+                     CORRECT_ACT_MOVE);
+    assert_true(conds & CORRECT_COND_WAIT_GREW);
+    in.dups = 1; /* the duplicate cap does not apply to a move */
+    assert_int_equal(correct_decide(NULL, CORRECT_MODE_DUPLICATE, &in, NULL, NULL),
+                     CORRECT_ACT_MOVE);
+    in.q.moves = 3;
+    assert_int_equal(correct_decide(NULL, CORRECT_MODE_DUPLICATE, &in, NULL, NULL), CORRECT_NONE);
+    in.q.moves = 0;
+    in.q.alt_c_s = 7.0; /* no node clearly better: it stays */
+    assert_int_equal(correct_decide(NULL, CORRECT_MODE_DUPLICATE, &in, NULL, NULL), CORRECT_NONE);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stuck_task_moves),      cmocka_unit_test(test_too_soon),
         cmocka_unit_test(test_no_better_node),        cmocka_unit_test(test_about_to_start_stays),
         cmocka_unit_test(test_matrix_when_no_report), cmocka_unit_test(test_margin_and_config),
+        cmocka_unit_test(test_no_room_moves_instead),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -555,6 +555,7 @@ static enum correct_action cl_sg__requeue(struct cl_world *w, struct cl_job *j, 
         s->wait_n[sp->stage] ? s->wait_sum[sp->stage] / (double)s->wait_n[sp->stage] : -1;
     in.dups = s->t[i].dups;
     in.no_copies = !sp->speculate;
+    in.no_room = attempt_copy_class(j->disp, i, 1, s->opp_units) == DISPATCH_NONE;
     enum correct_mode mode = (enum correct_mode)(w->cfg.correct - 1);
     unsigned conds = 0;
     (void)correct_decide(&s->ccfg, mode, &in, &conds, NULL);
