@@ -8,9 +8,10 @@
  * pn/queue; what the simulator adds per task is `--overhead-s` (the PN's process start and exit
  * and the status back), `--net-delay-s` per JM<->PN message and `--round-s` from a status to the
  * JM's round (`--hold-max-s`: late binding's PLACE_HOLD_MAX_S; a JM holding tasks looks again
- * every 0.25 s). `--trace FILE` writes every attempt in the shape of a report's. tools/deadline-
- * eval prints the prediction beside each real run (sim_makespan_s, sim_met;
- * docs/deadline-eval.md, which shows where each figure comes from). `--controller` (with a
+ * every 0.25 s), and the daemon's deferred corrections and straggler copies (jm/correct.h,
+ * jm/speculate.h through cluster_straggler.c). `--trace FILE` writes every attempt in the shape of
+ * a report's. tools/deadline-eval prints the prediction beside each real run (sim_makespan_s,
+ * sim_met; docs/deadline-eval.md, which shows where each figure comes from). `--controller` (with a
  * deadline) runs Jockey's controller in the simulated JM as the daemon does for a job without a
  * profile (the spec's estimates, Amdahl's predictor; tools/sim/cluster_jockey.c): its grant
  * follows the controller instead of holding every token.
@@ -21,6 +22,7 @@
 
 #include "common/err.h"
 #include "common/mem.h"
+#include "jm/correct.h"
 #include "jm/place.h"
 #include "jm/spec.h"
 #include "tools/cli.h"
@@ -153,6 +155,11 @@ static int sp__main(int argc, char **argv)
     }
     if (!path || (controller && !(deadline > 0)))
         return sp__usage();
+    if (!controller) { /* the daemon's jmd_spec: copies of stragglers, duplicates or moves of
+                          queued tasks (with Jockey's grant the simulator has neither yet) */
+        cfg.speculate = 1;
+        cfg.correct = 1 + CORRECT_MODE_DUPLICATE;
+    }
     cfg.rack_size = cfg.nodes;
     char msg[512] = "";
     struct spec *s = NULL;
