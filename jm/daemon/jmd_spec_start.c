@@ -13,6 +13,7 @@
 #include "common/log.h"
 #include "common/mem.h"
 #include "jm/daemon/jmd.h"
+#include "jm/judge.h"
 #include "jm/speculate.h"
 
 struct jmd_spec__other {
@@ -149,43 +150,33 @@ static void jmd_spec__stragglers(jmd_t *j, int64_t now)
         looked++;
         const struct spec_task *sp = &j->spec->tasks[i];
         const struct speculate_dist *d = &s->dist[sp->stage];
-        const struct estimator_task *et = place_task(j->place, i);
-        double r = estimator_cpu_s(j->est, et) + t->est.io_s;
-        if (!(r > 0))
-            r = t->est.r_s > 0 ? t->est.r_s : sp->runtime_s;
-        struct speculate_input in = {0};
-        in.elapsed_s = (double)(now - t->run_mono) / 1000.0;
-        in.stage_done = d->v;
-        in.nstage_done = d->n;
-        in.stage_scale = r;
-        in.est_run_s = r;
-        double cpu_total = (r - t->est.io_s) * sp->cpu;
-        in.progress = jt->cpu_ms > 0 || jt->bytes_read > 0
-                          ? speculate_progress((double)jt->cpu_ms / 1000.0, cpu_total,
-                                               jt->bytes_read, sp->input_bytes)
-                          : -1;
-        in.copy_c_s = ESTIMATOR_INF;
-        in.speculate = sp->speculate;
-        in.copies = jt->copies;
-        in.job_inflight = (uint32_t)s->inflight;
-        in.job_started = (uint32_t)j->spec_stats.copies_started;
-        in.job_running = (uint32_t)running;
-        in.job_tasks = (uint32_t)n;
-        in.stage_inflight = s->stage_inflight[sp->stage];
-        in.stage_tasks = (uint32_t)j->spec->stages[sp->stage].ntasks;
-        /* the original's remaining time first: no node is looked at for a task that is fine */
-        if (!speculate_worth_a_look(&s->scfg, &in, estimator_cpu_s(j->est, et)))
-            continue;
-        struct estimate e;
-        long to = jmd_spec__best_other(j, i, now, &e);
-        if (to < 0)
-            continue;
-        in.copy_c_s = e.e_s;
-        if (d->n >= 2)
-            in.copy_spread_s = speculate_dist_stddev(d) * r;
+        struct jmd_spec__other o = {j, i};
+        struct judge_where wh = {j->est, j->view,         place_task(j->place, i),
+                                 now,    jmd_spec__taken, &o};
+        struct judge_running jr = {
+            .elapsed_s = (double)(now - t->run_mono) / 1000.0,
+            .io_s = t->est.io_s,
+            .fallback_r_s = t->est.r_s > 0 ? t->est.r_s : sp->runtime_s,
+            .dist = d,
+            .cpu_s = (double)jt->cpu_ms / 1000.0,
+            .bytes_read = jt->bytes_read,
+            .cpu = sp->cpu,
+            .input_bytes = sp->input_bytes,
+            .speculate = sp->speculate,
+            .copies = jt->copies,
+            .job_inflight = (uint32_t)s->inflight,
+            .job_started = (uint32_t)j->spec_stats.copies_started,
+            .job_running = (uint32_t)running,
+            .job_tasks = (uint32_t)n,
+            .stage_inflight = s->stage_inflight[sp->stage],
+            .stage_tasks = (uint32_t)j->spec->stages[sp->stage].ntasks,
+        };
+        struct speculate_input in;
         struct speculate_why why;
-        enum speculate_verdict v = speculate_check(&s->scfg, &in, &why);
-        if (v != SPECULATE_COPY)
+        struct estimate e;
+        long to;
+        double r = 0;
+        if (judge_running(&s->scfg, &wh, &jr, &to, &e, &in, &why, &r) != SPECULATE_COPY)
             continue;
         enum dispatch_class cls = attempt_copy_class(j->disp, i, sp->speculate, s->opp_units);
         if (cls == DISPATCH_NONE) {
@@ -339,38 +330,31 @@ void jmd_spec_correct(jmd_t *j, int64_t now)
             continue;
         looked++;
         const struct spec_task *sp = &j->spec->tasks[i];
-        uint32_t node = (uint32_t)t->node;
-        const struct estimator_task *et = place_task(j->place, i);
-        const struct view_node *vn = view_node(j->view, node);
-        struct estimate cur;
-        estimator_estimate(j->est, j->view, et, node, now, 0.5, &cur);
+        struct jmd_spec__other o = {j, i};
+        struct judge_where wh = {j->est, j->view,         place_task(j->place, i),
+                                 now,    jmd_spec__taken, &o};
+        struct judge_queued q = {
+            .node = (uint32_t)t->node,
+            .waited_s = (double)(now - t->disp_mono) / 1000.0,
+            .placed_wait_s = t->est.w_s,
+            .pn_wait_s = t->pn_wait_s,
+            .since_report_s = (double)(now - t->pn_wait_mono) / 1000.0,
+            .stage_wait_sum_s = s->wait_sum[sp->stage],
+            .stage_wait_n = (uint32_t)s->wait_n[sp->stage],
+            .moves = t->moves,
+            .dups = jt->dups,
+            .speculate = sp->speculate,
+            .no_room = attempt_copy_class(j->disp, i, 1, s->opp_units) == DISPATCH_NONE,
+        };
         struct correct_dup_input in;
-        memset(&in, 0, sizeof in);
-        in.q.waited_s = (double)(now - t->disp_mono) / 1000.0;
-        in.q.placed_wait_s = t->est.w_s;
-        in.q.pn_wait_s = t->pn_wait_s;
-        in.q.since_report_s = (double)(now - t->pn_wait_mono) / 1000.0;
-        in.q.cur_wait_s = cur.w_s;
-        in.q.own_share_s = vn && vn->cpu > 0 ? cur.r_s * et->cpu / vn->cpu : cur.r_s;
-        in.q.run_s = cur.r_s;
-        in.q.moves = t->moves;
-        in.q.alt_c_s = ESTIMATOR_INF;
-        in.stage_avg_wait_s =
-            s->wait_n[sp->stage] ? s->wait_sum[sp->stage] / s->wait_n[sp->stage] : -1;
-        in.dups = jt->dups;
-        in.no_copies = !sp->speculate;
-        in.no_room = attempt_copy_class(j->disp, i, 1, s->opp_units) == DISPATCH_NONE;
-        unsigned conds = 0;
-        (void)correct_decide(&s->ccfg, s->mode, &in, &conds, NULL);
-        if (conds == 0)
-            continue;
         struct estimate e;
-        long to = jmd_spec__best_other(j, i, now, &e);
-        if (to < 0)
-            continue;
-        in.q.alt_c_s = e.e_s;
+        unsigned conds = 0;
         double left = 0;
-        enum correct_action act = correct_decide(&s->ccfg, s->mode, &in, &conds, &left);
+        long to;
+        enum correct_action act =
+            judge_queued(&s->ccfg, s->mode, &wh, &q, &to, &e, &in, &conds, &left);
+        if (to < 0)
+            continue; /* no condition held, or no other node */
         log_debug("%s queued %.1f s on %s: ~%.1f s to go there, %.1f s on %s (conditions %s%s%s): "
                   "%s",
                   sp->id, in.q.waited_s, jmd_spec__name(j, t->node), left, e.e_s,

@@ -20,6 +20,7 @@
 #include "common/err.h"
 #include "common/mem.h"
 #include "jm/correct.h"
+#include "jm/judge.h"
 #include "jm/speculate.h"
 #include "proto/proto.h"
 #include "tools/sim/cluster_internal.h"
@@ -440,19 +441,10 @@ static int cl_sg__busy(void *ctx, uint32_t n)
     return cl_attempt_at(o->j, o->task, n)->node == n;
 }
 
-/* Where a fresh attempt of `task` would end soonest by the JM's estimator over its view, among
- * the nodes it has no attempt on; -1 when none is up. */
-static long cl_sg__elsewhere(struct cl_world *w, struct cl_job *j, size_t task, int64_t now_ms,
-                             struct estimate *out)
-{
-    struct cl_sg__where o = {j, task};
-    return estimator_best_node(j->est, w->view, place_task(j->place, task), now_ms, cl_sg__busy, &o,
-                               out);
-}
-
-/* jm/speculate.h's verdict on the running task i, from what the JM knows: its time running, the
- * stage's finished durations per unit of estimate, no progress reading (the simulated PN reports
- * no CPU time), the job's and stage's copies. Fills *to and *e with where a copy would go. */
+/* jm/speculate.h's verdict on the running task i (jm/judge.h, as the daemon asks it), from what
+ * the JM knows: its time running, the stage's finished durations per unit of estimate, no
+ * progress reading (the simulated PN reports no CPU time), the job's and stage's copies. Fills
+ * *to and *e with where a copy would go. */
 static enum speculate_verdict cl_sg__judge(struct cl_world *w, struct cl_job *j, size_t i,
                                            uint32_t running, double now, long *to,
                                            struct estimate *e)
@@ -460,37 +452,26 @@ static enum speculate_verdict cl_sg__judge(struct cl_world *w, struct cl_job *j,
     struct cl_strag *s = j->sg;
     const struct cl_task *p = &j->tasks[i];
     const struct spec_task *sp = &j->spec->tasks[i];
-    const struct speculate_dist *d = &s->dist[sp->stage];
-    const struct estimator_task *et = place_task(j->place, i);
-    double cpu_s = estimator_cpu_s(j->est, et), r = cpu_s + p->io_s;
-    if (!(r > 0))
-        r = p->est_s > 0 ? p->est_s : sp->runtime_s;
-    struct speculate_input in;
-    memset(&in, 0, sizeof in);
-    in.elapsed_s = now - p->started_at;
-    in.stage_done = d->v;
-    in.nstage_done = d->n;
-    in.stage_scale = r;
-    in.est_run_s = r;
-    in.progress = -1;
-    in.copy_c_s = ESTIMATOR_INF;
-    in.speculate = sp->speculate;
-    in.copies = s->t[i].copies;
-    in.job_inflight = (uint32_t)s->inflight;
-    in.job_started = (uint32_t)s->started;
-    in.job_running = running;
-    in.job_tasks = (uint32_t)j->spec->ntasks;
-    in.stage_inflight = s->stage_inflight[sp->stage];
-    in.stage_tasks = (uint32_t)j->spec->stages[sp->stage].ntasks;
-    if (!speculate_worth_a_look(&s->scfg, &in, cpu_s))
-        return SPECULATE_NO; /* no node is looked at for a task that is fine */
-    *to = cl_sg__elsewhere(w, j, i, cl_sg__ms(now), e);
-    if (*to < 0)
-        return SPECULATE_NO;
-    in.copy_c_s = e->e_s;
-    if (d->n >= 2)
-        in.copy_spread_s = speculate_dist_stddev(d) * r;
-    return speculate_check(&s->scfg, &in, NULL);
+    struct cl_sg__where o = {j, i};
+    struct judge_where wh = {j->est,         w->view,     place_task(j->place, i),
+                             cl_sg__ms(now), cl_sg__busy, &o};
+    struct judge_running jr = {
+        .elapsed_s = now - p->started_at,
+        .io_s = p->io_s,
+        .fallback_r_s = p->est_s > 0 ? p->est_s : sp->runtime_s,
+        .dist = &s->dist[sp->stage],
+        .cpu = sp->cpu,
+        .input_bytes = sp->input_bytes,
+        .speculate = sp->speculate,
+        .copies = s->t[i].copies,
+        .job_inflight = (uint32_t)s->inflight,
+        .job_started = (uint32_t)s->started,
+        .job_running = running,
+        .job_tasks = (uint32_t)j->spec->ntasks,
+        .stage_inflight = s->stage_inflight[sp->stage],
+        .stage_tasks = (uint32_t)j->spec->stages[sp->stage].ntasks,
+    };
+    return judge_running(&s->scfg, &wh, &jr, to, e, NULL, NULL, NULL);
 }
 
 /* Straggler detection over the running tasks, at most CL_SG_CHECK a tick. */
@@ -528,41 +509,32 @@ static void cl_sg__stragglers(struct cl_world *w, struct cl_job *j, double now)
     s->next = nfl ? (s->next + k) % nfl : 0;
 }
 
-/* jm/correct.h's action for the queued regular task i at its node: none, move or duplicate, and
- * where to (*to, *e). The simulated PN sends no QUEUED status with its expected wait, so the
- * wait left comes from the matrix (correct_input.pn_wait_s unknown). */
+/* jm/correct.h's action for the queued regular task i at its node (jm/judge.h, as the daemon
+ * asks it): none, move or duplicate, and where to (*to, *e). The simulated PN sends no QUEUED
+ * status with its expected wait, so the wait left comes from the matrix (pn_wait_s unknown). */
 static enum correct_action cl_sg__requeue(struct cl_world *w, struct cl_job *j, size_t i,
                                           double now, long *to, struct estimate *e)
 {
     struct cl_strag *s = j->sg;
     const struct cl_task *p = &j->tasks[i];
     const struct spec_task *sp = &j->spec->tasks[i];
-    const struct estimator_task *et = place_task(j->place, i);
-    int64_t now_ms = cl_sg__ms(now);
-    struct estimate here;
-    estimator_estimate(j->est, w->view, et, p->node, now_ms, 0.5, &here);
-    struct correct_dup_input in;
-    memset(&in, 0, sizeof in);
-    in.q.waited_s = now - p->placed_at;
-    in.q.placed_wait_s = p->placed_wait;
-    in.q.pn_wait_s = -1;
-    in.q.cur_wait_s = here.w_s;
-    in.q.own_share_s = here.r_s * et->cpu / w->cfg.node_cpus;
-    in.q.run_s = here.r_s;
-    in.q.moves = attempt_get(j->att, i)->moves;
-    in.q.alt_c_s = ESTIMATOR_INF;
-    in.stage_avg_wait_s =
-        s->wait_n[sp->stage] ? s->wait_sum[sp->stage] / (double)s->wait_n[sp->stage] : -1;
-    in.dups = s->t[i].dups;
-    in.no_copies = !sp->speculate;
-    in.no_room = attempt_copy_class(j->disp, i, 1, s->opp_units) == DISPATCH_NONE;
+    struct cl_sg__where o = {j, i};
+    struct judge_where wh = {j->est,         w->view,     place_task(j->place, i),
+                             cl_sg__ms(now), cl_sg__busy, &o};
+    struct judge_queued q = {
+        .node = p->node,
+        .waited_s = now - p->placed_at,
+        .placed_wait_s = p->placed_wait,
+        .pn_wait_s = -1,
+        .stage_wait_sum_s = s->wait_sum[sp->stage],
+        .stage_wait_n = s->wait_n[sp->stage],
+        .moves = attempt_get(j->att, i)->moves,
+        .dups = s->t[i].dups,
+        .speculate = sp->speculate,
+        .no_room = attempt_copy_class(j->disp, i, 1, s->opp_units) == DISPATCH_NONE,
+    };
     enum correct_mode mode = (enum correct_mode)(w->cfg.correct - 1);
-    unsigned conds = 0;
-    (void)correct_decide(&s->ccfg, mode, &in, &conds, NULL);
-    if (conds == 0 || (*to = cl_sg__elsewhere(w, j, i, now_ms, e)) < 0)
-        return CORRECT_NONE;
-    in.q.alt_c_s = e->e_s;
-    return correct_decide(&s->ccfg, mode, &in, &conds, NULL);
+    return judge_queued(&s->ccfg, mode, &wh, &q, to, e, NULL, NULL, NULL);
 }
 
 /* The deferred correction over the queued regular tasks, at most CL_SG_QUEUED a tick. */
