@@ -56,6 +56,10 @@ struct cl_task {
     double est_s;       /* the runtime estimate the PN queue gets */
     double placed_wait; /* the wait W the JM placed it on (jm/correct.h's condition i) */
     double planned_io;  /* true I/O time at the chosen node */
+    double pn_wait;     /* the PN's expected wait for it in its QUEUED status (node__expected_wait)
+                           ... */
+    double pn_wait_at;  /* ... and when the JM heard it (0: no such status, a wait of 0 or an
+                           opportunistic attempt: the daemon's pn_wait_s = -1) */
 };
 
 struct cl_job {

@@ -490,6 +490,17 @@ void cl_task_create_ev(engine_t *e, void *ctx, uint64_t key)
         return;
     }
     tk->pushed_at = engine_now(e);
+    /* Its QUEUED status carries the PN's expected wait for a regular task (node__expected_wait,
+       the queue simulated forward, as stale as the matrix); none when it starts at once. */
+    double at = tk->pushed_at;
+    tk->pn_wait_at = 0;
+    if (t.klass == QUEUE_REGULAR &&
+        queue_expected_start_tail(nd->q, tk->pushed_at, w->cfg.matrix_min_interval_s, t.id,
+                                  &w->scratch, &at) == 0 &&
+        at > tk->pushed_at) {
+        tk->pn_wait = at - tk->pushed_at;
+        tk->pn_wait_at = tk->pushed_at + w->cfg.net_delay_s;
+    }
     nd->dirty = 1;
     nd->changes++;
     cl_node_try_start(w, tk->node);

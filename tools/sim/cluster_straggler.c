@@ -510,8 +510,9 @@ static void cl_sg__stragglers(struct cl_world *w, struct cl_job *j, double now)
 }
 
 /* jm/correct.h's action for the queued regular task i at its node (jm/judge.h, as the daemon
- * asks it): none, move or duplicate, and where to (*to, *e). The simulated PN sends no QUEUED
- * status with its expected wait, so the wait left comes from the matrix (pn_wait_s unknown). */
+ * asks it): none, move or duplicate, and where to (*to, *e). The wait left comes from the PN's
+ * expected wait in the task's QUEUED status, as the daemon's does, and from the matrix when the
+ * PN sent none (a task that starts at once). */
 static enum correct_action cl_sg__requeue(struct cl_world *w, struct cl_job *j, size_t i,
                                           double now, long *to, struct estimate *e)
 {
@@ -525,7 +526,8 @@ static enum correct_action cl_sg__requeue(struct cl_world *w, struct cl_job *j, 
         .node = p->node,
         .waited_s = now - p->placed_at,
         .placed_wait_s = p->placed_wait,
-        .pn_wait_s = -1,
+        .pn_wait_s = p->pn_wait_at > 0 && now >= p->pn_wait_at ? p->pn_wait : -1,
+        .since_report_s = now - p->pn_wait_at,
         .stage_wait_sum_s = s->wait_sum[sp->stage],
         .stage_wait_n = s->wait_n[sp->stage],
         .moves = attempt_get(j->att, i)->moves,
