@@ -205,6 +205,11 @@ void jmd_metrics_write(jmd_t *j, struct metrics *m)
     metrics_counter1(m, "paddock_jm_downgrades_total",
                      "Regular tasks turned opportunistic when spare tokens were reclaimed.",
                      (double)j->downgrades);
+    metrics_family(m, "paddock_jm_messages_dropped_total", METRICS_COUNTER,
+                   "Messages that did not decode and were dropped, by sender (also state.json's "
+                   "rm_dropped and pn_dropped).");
+    metrics_sample(m, (const char *const[]){"from", "rm", NULL}, (double)j->rm_dropped);
+    metrics_sample(m, (const char *const[]){"from", "pn", NULL}, (double)j->pn_dropped);
 
     metrics_gauge1(m, "paddock_jm_tokens_target", "Tokens Jockey's controller wants now.",
                    (double)j->target);

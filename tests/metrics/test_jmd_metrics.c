@@ -83,6 +83,7 @@ static void test_families_of_an_empty_jm(void **state)
     jmd_t *j = calloc(1, sizeof *j);
     assert_non_null(j);
     j->o.job_id = "j-000000000001";
+    j->rm_dropped = 3; /* undecodable messages: counted where operators look */
     struct metrics m;
     metrics_init(&m);
     jmd_metrics_write(j, &m);
@@ -94,6 +95,8 @@ static void test_families_of_an_empty_jm(void **state)
     assert_non_null(strstr(t, "paddock_jm_deadline_seconds NaN\n"));
     assert_non_null(strstr(t, "paddock_jm_predicted_finish_seconds{estimate=\"p95\"} NaN\n"));
     assert_non_null(strstr(t, "# TYPE paddock_jm_corrections_total counter\n"));
+    assert_non_null(strstr(t, "paddock_jm_messages_dropped_total{from=\"rm\"} 3\n"));
+    assert_non_null(strstr(t, "paddock_jm_messages_dropped_total{from=\"pn\"} 0\n"));
     assert_null(jmd_metrics_url(j)); /* never started */
     jmd_metrics_stop(j);             /* a no-op then */
     metrics_close(&m);
