@@ -165,8 +165,8 @@ void jmd_sched_event(jmd_t *j, struct attempt_event *ev, const proto_task_status
                                       reason ? reason : "cancelled");
             break;
         case ATTEMPT_ACT_NODE_OFF: /* until a fresher view entry says it is up */
-            if (x->node >= 0)
-                view_set_up(j->view, (uint32_t)x->node, 0);
+            if (x->node >= 0 && view_set_up(j->view, (uint32_t)x->node, 0) != 0)
+                log_warn("%s: node %d is not in the view: not marked down", sp->id, x->node);
             j->view_dirty = 1;
             break;
         case ATTEMPT_ACT_STARTED:
