@@ -391,3 +391,71 @@ int proto_encode(const proto_msg_t *msg, proto_buf_t *buf, char *err, size_t err
     }
     return 0;
 }
+
+/* ---------------------------------------------------------------------------------------- */
+/* Status batches: bodies packed as they come, the envelope written around them at the end. */
+
+void proto_batch_init(proto_batch_t *b)
+{
+    memset(b, 0, sizeof *b);
+    proto_buf_init(&b->items);
+}
+
+void proto_batch_close(proto_batch_t *b)
+{
+    proto_buf_close(&b->items);
+    memset(b, 0, sizeof *b);
+}
+
+int proto_batch_add(proto_batch_t *b, const proto_task_status_t *s, uint64_t req_id, char *err,
+                    size_t errcap)
+{
+    if (b->n >= PROTO_MAX_BATCH)
+        return err_fmt(err, errcap, ERR_FULL, "status batch: %u statuses already", PROTO_MAX_BATCH);
+    const proto__schema_t *sch = proto__schema_of(PROTO_TASK_STATUS);
+    int rc = proto__check_body(sch, s, err, errcap);
+    if (rc != 0)
+        return rc;
+    size_t was = b->items.len;
+    proto__sink_t sink = {&b->items, PROTO_MAX_MSG_BYTES - 64, 0};
+    msgpack_packer pk;
+    msgpack_packer_init(&pk, &sink, proto__write);
+    if (proto__pack_body(&pk, sch, s) != 0) {
+        b->items.len = was;
+        rc = sink.failed != 0 ? sink.failed : ERR_NOMEM;
+        return err_fmt(err, errcap, rc, "status batch: %s", err_text(rc));
+    }
+    b->n++;
+    b->req_id = req_id;
+    return 0;
+}
+
+int proto_batch_encode(proto_batch_t *b, proto_buf_t *buf, char *err, size_t errcap)
+{
+    uint32_t n = b->n;
+    b->n = 0;
+    if (n == 0) {
+        b->items.len = 0;
+        return err_fmt(err, errcap, ERR_INVAL, "status batch: empty");
+    }
+    proto__sink_t sink = {buf, PROTO_MAX_MSG_BYTES, 0};
+    msgpack_packer pk;
+    msgpack_packer_init(&pk, &sink, proto__write);
+    buf->len = 0;
+    int rc = msgpack_pack_array(&pk, 4) | msgpack_pack_uint32(&pk, PROTO_VERSION);
+    if (n == 1) {
+        rc |= msgpack_pack_uint32(&pk, PROTO_TASK_STATUS) | msgpack_pack_uint64(&pk, b->req_id);
+    } else {
+        rc |= msgpack_pack_uint32(&pk, PROTO_TASK_STATUS_BATCH) | msgpack_pack_uint64(&pk, 0) |
+              msgpack_pack_map(&pk, 1) | proto__pack_key(&pk, "statuses", 8) |
+              msgpack_pack_array(&pk, n);
+    }
+    rc |= proto__write(&sink, (const char *)b->items.data, b->items.len);
+    b->items.len = 0;
+    if (rc != 0) {
+        buf->len = 0;
+        rc = sink.failed != 0 ? sink.failed : ERR_NOMEM;
+        return err_fmt(err, errcap, rc, "status batch: %s", err_text(rc));
+    }
+    return 0;
+}

@@ -47,6 +47,9 @@
 #define PROTO_MAX_JOB_FILES    64u   /* files a job declares it reads, and writes */
 #define PROTO_MAX_SKYLINE      512u  /* steps of a job's skyline (tokens used over time) */
 #define PROTO_MAX_NODE_JOBS    1024u /* jobs with live tasks named in one heartbeat (and its ack) */
+/* Statuses in one TASK_STATUS_BATCH: 256 of the largest (every string at its limit, a 16 x 16
+ * matrix) are under 1 MiB and 100,000 objects, so a batch of valid statuses always encodes. */
+#define PROTO_MAX_BATCH 256u
 /* A PN's cache advertisement (HEARTBEAT and view node cache_filter: common/bloom.h's wire form,
  * header included): 4 KiB keeps a full view part (512 nodes) under PROTO_MAX_MSG_BYTES. */
 #define PROTO_MAX_CACHE_FILTER 4096u

@@ -415,6 +415,7 @@ static const proto__field_t task_create_f[] = {
     BOOL(S, urgent, OPT),
     U32(S, epoch, OPT, 0, UINT32_MAX),
     F64(S, priority, OPT, 0, PROTO_MAX_PRIORITY),
+    BOOL(S, batch_statuses, OPT),
 };
 static SCHEMA(task_create, S, task_create_f, task_create_check);
 #undef S
@@ -538,6 +539,13 @@ static const proto__field_t task_status_f[] = {
     BIG(S, bytes_read),
 };
 static SCHEMA(task_status, S, task_status_f, NULL);
+#undef S
+
+#define S proto_task_status_batch_t
+static const proto__field_t task_status_batch_f[] = {
+    STRUCTS(S, statuses, nstatuses, REQ, 1, PROTO_MAX_BATCH, task_status_s),
+};
+static SCHEMA(task_status_batch, S, task_status_batch_f, NULL);
 #undef S
 
 #define S proto_admin_query_t

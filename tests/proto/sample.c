@@ -330,6 +330,7 @@ void sample_msg(proto_msg_t *msg, proto_type_t type, enum sample_variant variant
             b->files[1].path = mem_strdup("/opt/jobs/lib.sh");
             b->reply_endpoint = mem_strdup("tcp://127.0.0.1:7300");
             b->priority = 17.25;
+            b->batch_statuses = true;
         }
         break;
     }
@@ -456,6 +457,18 @@ void sample_msg(proto_msg_t *msg, proto_type_t type, enum sample_variant variant
             b->offset = 4096;
             b->tail = 2048;
             b->max_bytes = 65536;
+        }
+        break;
+    }
+    case PROTO_TASK_STATUS_BATCH: {
+        proto_task_status_batch_t *b = &msg->task_status_batch;
+        b->nstatuses = t ? 3 : 1;
+        b->statuses = mem_calloc(b->nstatuses, sizeof *b->statuses);
+        for (uint32_t i = 0; i < b->nstatuses; i++) {
+            proto_msg_t one;
+            sample_msg(&one, PROTO_TASK_STATUS, i == 1 ? SAMPLE_TYPICAL : SAMPLE_MINIMAL);
+            b->statuses[i] = one.task_status;
+            b->statuses[i].attempt = i;
         }
         break;
     }

@@ -51,6 +51,10 @@ static void fill_elem(const proto__schema_t *sub, void *elem, uint32_t i)
         j->job_id = mem_strdup(id);
         j->state = i % 6;
         j->epoch = i;
+    } else if (strcmp(sub->name, "task_status") == 0) { /* TASK_STATUS_BATCH's statuses */
+        proto_msg_t one;
+        sample_msg(&one, PROTO_TASK_STATUS, i % 2 ? SAMPLE_TYPICAL : SAMPLE_MINIMAL);
+        *(proto_task_status_t *)elem = one.task_status;
     } else {
         assert_string_equal(sub->name, "view_node");
         sample_view_node(elem, i, 1);
