@@ -87,6 +87,7 @@ node_t *node_new(const pnconf_t *cfg, uv_loop_t *loop, uint64_t boot_id, uid_t u
     map_init(&n->bypid);
     map_init(&n->jobs);
     proto_buf_init(&n->buf);
+    proto_batch_init(&n->sb);
     proto_stats_init(&n->pstats);
     double mem_mb = (double)(cfg->memory >> 20);
     queue_config_t qc = {.cpus = cfg->cpus,
@@ -228,7 +229,8 @@ void node_destroy(node_t **np)
             node__set_state(n, t, PROTO_TASK_LOST, "node shutting down");
         }
     }
-    if (n->pgids_fd >= 0) { /* every task was killed above: nothing for the next boot */
+    node__statuses_flush(n); /* no pass end comes now */
+    if (n->pgids_fd >= 0) {  /* every task was killed above: nothing for the next boot */
         if (ftruncate(n->pgids_fd, 0) != 0)
             log_warn("cannot empty the list of task process groups");
         close(n->pgids_fd);
@@ -275,6 +277,7 @@ void node_destroy(node_t **np)
     stage_destroy(&n->stage);
     loadprof_close(&n->scratch);
     proto_buf_close(&n->buf);
+    proto_batch_close(&n->sb);
     mem_free(n->tasks_dir);
     mem_free(n->shim);
     mem_free(n);
@@ -375,12 +378,51 @@ void node__status(node_t *n, node__task_t *t, uint64_t req_id)
                  t->state != PROTO_TASK_RUNNING;
     node__matrix_wire(n, &s->matrix, ended);
     char err[256];
+    if (n->sb_job && (n->sb_job != t->job || !t->job->batch))
+        node__statuses_flush(n); /* another job's (or a job that stopped batching) go first */
+    if (t->job->batch) {
+        /* held to the end of the loop pass: the statuses it makes for the job go as one */
+        int rc = proto_batch_add(&n->sb, s, req_id, err, sizeof err);
+        if (rc == ERR_FULL) {
+            node__statuses_flush(n);
+            rc = proto_batch_add(&n->sb, s, req_id, err, sizeof err);
+        }
+        if (rc != 0) {
+            log_error("status of %s/%s: %s", t->job->job_id, t->task_id, err);
+            return;
+        }
+        n->sb_job = t->job;
+        n->c.statuses_sent++;
+        node__pass_end_arm(n);
+        if (!n->pass_end_armed) /* no pass to wait for (stopping, or no handle): at once */
+            node__statuses_flush(n);
+        return;
+    }
     if (proto_encode(&m, &n->buf, err, sizeof err) != 0) {
         log_error("status of %s/%s: %s", t->job->job_id, t->task_id, err);
         return;
     }
     n->send(n->send_arg, t->job->peer, t->job->plen, t->job->reply, n->buf.data, n->buf.len);
     n->c.statuses_sent++;
+    n->c.status_messages++;
+}
+
+void node__statuses_flush(node_t *n)
+{
+    node__job_t *j = n->sb_job;
+    if (!j)
+        return;
+    n->sb_job = NULL;
+    uint32_t k = n->sb.n;
+    char err[256];
+    if (proto_batch_encode(&n->sb, &n->buf, err, sizeof err) != 0) {
+        log_error("statuses of %s: %s", j->job_id, err);
+        return;
+    }
+    n->send(n->send_arg, j->peer, j->plen, j->reply, n->buf.data, n->buf.len);
+    n->c.status_messages++;
+    if (k > 1)
+        n->c.status_batches++;
 }
 
 void node__send_status(node_t *n, node__task_t *t)
@@ -574,6 +616,8 @@ void node_sweep(node_t *n)
     while (map_next(&n->jobs, &it, NULL, NULL, &v)) { /* deleting while iterating is allowed */
         node__job_t *j = v;
         if (j->ntasks == 0 && now - j->touched_ms >= n->cfg->retain_ms) {
+            if (n->sb_job == j)
+                node__statuses_flush(n);
             map_del(&n->jobs, j->job_id, NULL);
             mem_free(j->job_id);
             mem_free(j->reply);

@@ -61,6 +61,9 @@ typedef struct node_counters {
     uint64_t requests, rejected, created, refused_full, refused_other;
     uint64_t succeeded, failed, cancelled, preempted, lost, memory_kills;
     uint64_t cache_hits, cache_misses, statuses_sent, spawn_failures;
+    /* messages that carried statuses (TASK_STATUS or TASK_STATUS_BATCH), and of them the
+       batches (several statuses of one job from one loop pass) */
+    uint64_t status_messages, status_batches;
     uint64_t
         queued_unsent; /* QUEUED statuses not sent: the task started as soon as it was set up */
     uint64_t running_unsent; /* RUNNING statuses not sent: the task ended in the same loop pass */

@@ -26,6 +26,7 @@ static void node__reply_error(node_t *n, const void *peer, size_t plen, uint64_t
     m.error.code = code;
     m.error.text = (char *)text;
     m.error.in_reply_to = in_reply_to;
+    node__statuses_flush(n); /* statuses made before it go before it */
     if (proto_encode(&m, &n->buf, NULL, 0) == 0)
         n->send(n->send_arg, peer, plen, NULL, n->buf.data, n->buf.len);
 }
@@ -76,6 +77,8 @@ static node__job_t *node__job(node_t *n, const char *job_id, const void *peer, s
         memcpy(j->user, n->caller.user, sizeof j->user);
     } else if (j->plen != plen || memcmp(j->peer, peer, plen) != 0) {
         changed = 1;
+        if (n->sb_job == j) /* held statuses go where they were made for */
+            node__statuses_flush(n);
     }
     if (plen > NODE__PEER_MAX)
         plen = NODE__PEER_MAX;
@@ -100,10 +103,12 @@ static node__job_t *node__job(node_t *n, const char *job_id, const void *peer, s
 }
 
 /* Statuses of the job go to `endpoint` from now on (NULL or empty: to the peer). */
-static void node__job_reply(node__job_t *j, const char *endpoint)
+static void node__job_reply(node_t *n, node__job_t *j, const char *endpoint)
 {
     const char *reply = endpoint && endpoint[0] ? endpoint : NULL;
     if ((reply == NULL) != (j->reply == NULL) || (reply && strcmp(reply, j->reply) != 0)) {
+        if (n->sb_job == j) /* held statuses go where they were made for */
+            node__statuses_flush(n);
         char *r = reply ? mem_strdup(reply) : NULL;
         if (!reply || r) {
             mem_free(j->reply);
@@ -184,7 +189,8 @@ static void node__create(node_t *n, const void *peer, size_t plen, uint64_t req_
         node__reply_error(n, peer, plen, req_id, PROTO_TASK_CREATE, ERR_NOMEM, "out of memory");
         return;
     }
-    node__job_reply(j, tc->reply_endpoint);
+    node__job_reply(n, j, tc->reply_endpoint);
+    j->batch = tc->batch_statuses;
     node__task_t *t = node__lookup(n, tc->job_id, tc->task_id, tc->attempt);
     if (t) { /* a retry of the same attempt: idempotent, answer with where it stands */
         t->req_id = req_id;
@@ -531,7 +537,7 @@ static void node__query(node_t *n, const void *peer, size_t plen, uint64_t req_i
             node__reply_error(n, peer, plen, req_id, PROTO_TASK_QUERY, ERR_NOMEM, "out of memory");
             return;
         }
-        node__job_reply(j, q->reply_endpoint);
+        node__job_reply(n, j, q->reply_endpoint);
     }
     n->c.queries++;
     uint32_t sent = 0;
@@ -547,6 +553,7 @@ static void node__query(node_t *n, const void *peer, size_t plen, uint64_t req_i
         }
     }
     proto_msg_t m;
+    node__statuses_flush(n); /* the statuses it counts arrive before it */
     proto_msg_init(&m, PROTO_TASK_QUERY_REPLY);
     m.req_id = req_id;
     m.task_query_reply.job_id = q->job_id;

@@ -56,6 +56,7 @@ typedef struct node__job {
                            (a TASK_QUERY's) is kept this long plus the tasks' retention */
     uint64_t hb_round;  /* the heartbeat that last named the job */
     char user[64];      /* issue 27: whose job it is (the caller that first named it) */
+    int batch;          /* its JM takes TASK_STATUS_BATCH (its last TASK_CREATE's batch_statuses) */
 } node__job_t;
 
 typedef struct node__task {
@@ -161,6 +162,10 @@ struct node {
     uint64_t hb_filter_gen; /* stage_generation it was built at, + 1 (0: never built) */
     uint64_t io_mono_ms;    /* when the memory poll last read the tasks' /proc/PID/io */
     proto_buf_t buf;
+    /* statuses held to the end of the loop pass for one job (sb_job), sent as one message
+       (proto_batch_t) then, or sooner when another job's status or another message comes */
+    proto_batch_t sb;
+    node__job_t *sb_job;
     proto_stats_t pstats;
     node_counters_t c;
     spawner_t *spawner;                 /* NULL: tasks are spawned on the loop thread */
@@ -181,6 +186,9 @@ struct node {
 /* node.c */
 void node__set_state(node_t *n, node__task_t *t, proto_task_state_t s, const char *reason);
 void node__send_status(node_t *n, node__task_t *t);
+/* Sends the statuses held for the end of the pass (node__status), if any: called at the end of
+ * the pass and before anything else goes out, so messages keep their order. */
+void node__statuses_flush(node_t *n);
 /* After a scheduling pass: the QUEUED status of each task set up since with it held back and
  * still waiting (it did not start at once after all). */
 void node__send_unsent(node_t *n);

@@ -130,8 +130,14 @@ void node_metrics(const node_t *n, struct metrics *m)
                   c.estimates);
     node__counter(m, "paddock_pn_estimates_ignored_total",
                   "TASK_ESTIMATE for a task that is not live here.", c.estimates_ignored);
-    node__counter(m, "paddock_pn_statuses_sent_total", "TASK_STATUS messages sent.",
+    node__counter(m, "paddock_pn_statuses_sent_total", "Task statuses sent to job managers.",
                   c.statuses_sent);
+    node__counter(m, "paddock_pn_status_messages_total",
+                  "Messages that carried statuses (TASK_STATUS, or TASK_STATUS_BATCH).",
+                  c.status_messages);
+    node__counter(m, "paddock_pn_status_batches_total",
+                  "TASK_STATUS_BATCH messages sent (several statuses of one job, one loop pass).",
+                  c.status_batches);
     node__counter(m, "paddock_pn_statuses_unsent_total",
                   "QUEUED statuses not sent because the task started as soon as it was set up "
                   "(its RUNNING status answered the create).",

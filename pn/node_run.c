@@ -334,6 +334,7 @@ void node__pass_flush(node_t *n)
         node__send_status(n, t);
     }
     n->nrunq = 0;
+    node__statuses_flush(n);
     node__trash_flush(n, 0);
 }
 

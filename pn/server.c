@@ -337,7 +337,8 @@ static void server__write_status(server_t *s)
             "\"class_swaps\":%llu,\"class_trades\":%llu,\"priority_reorders\":%llu,"
             "\"refused_fenced\":%llu,\"queries\":%llu,\"reaped\":%llu,\"acks_ignored\":%llu,"
             "\"memory_kills\":%llu,\"cache_hits\":%llu,"
-            "\"cache_misses\":%llu,\"statuses_sent\":%llu,\"auth_failures\":%llu,"
+            "\"cache_misses\":%llu,\"statuses_sent\":%llu,\"status_messages\":%llu,"
+            "\"status_batches\":%llu,\"auth_failures\":%llu,"
             "\"rss_kb\":%llu,\"draining\":%s,\"metrics_url\":\"%s\"}\n",
             s->cfg->name, (unsigned long long)s->boot_id, s->registered ? "true" : "false", running,
             queued, remembered, jobs, (unsigned long long)c.requests,
@@ -351,7 +352,8 @@ static void server__write_status(server_t *s)
             (unsigned long long)c.queries, (unsigned long long)c.reaped,
             (unsigned long long)c.acks_ignored, (unsigned long long)c.memory_kills,
             (unsigned long long)c.cache_hits, (unsigned long long)c.cache_misses,
-            (unsigned long long)c.statuses_sent, (unsigned long long)s->auth_failures,
+            (unsigned long long)c.statuses_sent, (unsigned long long)c.status_messages,
+            (unsigned long long)c.status_batches, (unsigned long long)s->auth_failures,
             (unsigned long long)(metrics_rss_bytes() / 1024), s->draining ? "true" : "false",
             s->metrics_url);
     if (fclose(f) == 0)

@@ -19,8 +19,10 @@
  *     less than the rates on what else the machine runs meanwhile.
  * Targets (docs/architecture.md, "Targets"): PN throughput >= half the floor; idle RSS < 10 MiB.
  *
+ *   - the messages carrying statuses per task (a PN sends the statuses of one loop pass for a
+ *     job as one TASK_STATUS_BATCH to a JM that takes it; --no-batch acts as a JM that does not).
  * usage: bench_pn [--tasks N] [--forks N] [--spawns N] [--floor-runs R] [--bin DIR] [--json]
- *                 [--set SECTION.KEY=VALUE]...
+ *                 [--no-batch] [--set SECTION.KEY=VALUE]...
  * (--set lines are added to the PN's configuration, e.g. --set tasks.cgroup_base=DIR; the PN's
  * work directory is made under $TMPDIR, else /tmp)
  */
@@ -144,7 +146,7 @@ static long rss_kb(pid_t pid)
 
 int main(int argc, char **argv)
 {
-    int ntasks = 5000, nforks = 3000, nspawns = 4000, json = 0, floor_runs = 3;
+    int ntasks = 5000, nforks = 3000, nspawns = 4000, json = 0, floor_runs = 3, batch = 1;
     double node_cpus = 0; /* --set node.cpus=X; 0: the PN detects the online cores */
     const char *sets[16];
     int nsets = 0;
@@ -163,6 +165,8 @@ int main(int argc, char **argv)
             bin = argv[++i];
         else if (strcmp(argv[i], "--json") == 0)
             json = 1;
+        else if (strcmp(argv[i], "--no-batch") == 0)
+            batch = 0;
         else if (strcmp(argv[i], "--set") == 0 && i + 1 < argc && nsets < 16 &&
                  strchr(argv[i + 1], '.') && strchr(argv[i + 1], '=')) {
             sets[nsets++] = argv[++i];
@@ -170,7 +174,7 @@ int main(int argc, char **argv)
                 node_cpus = atof(argv[i] + 10);
         } else {
             fprintf(stderr, "usage: bench_pn [--tasks N] [--forks N] [--spawns N] [--floor-runs R] "
-                            "[--bin DIR] [--json] [--set SECTION.KEY=VALUE]...\n");
+                            "[--bin DIR] [--json] [--no-batch] [--set SECTION.KEY=VALUE]...\n");
             return 2;
         }
     }
@@ -271,10 +275,12 @@ int main(int argc, char **argv)
         m.task_create.cpu = BENCH_TASK_CPU;
         m.task_create.mem_mb = 1;
         m.task_create.runtime_ms = 5;
+        m.task_create.batch_statuses = batch;
         if (proto_encode(&m, &buf, NULL, 0) != 0 || zsock_send(s, "b", buf.data, buf.len) != 0)
             goto out;
     }
     int done = 0, ok = 0;
+    long status_msgs = 0;
     while (done < ntasks) {
         zframe_t *fr = zframe_recv(s);
         if (!fr) {
@@ -283,10 +289,19 @@ int main(int argc, char **argv)
         }
         proto_msg_t m;
         if (proto_decode(zframe_data(fr), zframe_size(fr), &m, NULL, NULL, 0) == 0) {
-            if (m.type == PROTO_TASK_STATUS && proto_task_state_terminal(m.task_status.state)) {
-                done++;
-                ok += m.task_status.state == PROTO_TASK_SUCCEEDED;
-            } else if (m.type == PROTO_ERROR) {
+            /* a batch is its statuses in order, as if each came alone */
+            proto_task_status_t *sv =
+                m.type == PROTO_TASK_STATUS_BATCH ? m.task_status_batch.statuses : &m.task_status;
+            uint32_t ns = m.type == PROTO_TASK_STATUS_BATCH ? m.task_status_batch.nstatuses
+                          : m.type == PROTO_TASK_STATUS     ? 1
+                                                            : 0;
+            status_msgs += ns > 0;
+            for (uint32_t k = 0; k < ns; k++)
+                if (proto_task_state_terminal(sv[k].state)) {
+                    done++;
+                    ok += sv[k].state == PROTO_TASK_SUCCEEDED;
+                }
+            if (m.type == PROTO_ERROR) {
                 done++;
             }
             proto_msg_close(&m);
@@ -294,6 +309,7 @@ int main(int argc, char **argv)
         zframe_destroy(&fr);
     }
     double pn_rate = ntasks / (now_s() - t0);
+    double msgs_per_task = (double)status_msgs / ntasks;
     double cpu1 = cpu_s(pn); /* the PN's own CPU (all its threads), not its tasks' */
     double cpu_us = cpu0 >= 0 && cpu1 >= 0 ? (cpu1 - cpu0) * 1e6 / ntasks : -1;
     /* of which its spawner threads (pn/spawner.h): the loop thread's share is the rest */
@@ -312,6 +328,7 @@ int main(int argc, char **argv)
         m.task_create.argc = 1;
         m.task_create.cpu = BENCH_TASK_CPU;
         m.task_create.mem_mb = 1;
+        m.task_create.batch_statuses = batch;
         double ts = now_s();
         if (proto_encode(&m, &buf, NULL, 0) != 0 || zsock_send(s, "b", buf.data, buf.len) != 0)
             goto out;
@@ -323,15 +340,24 @@ int main(int argc, char **argv)
             if (proto_decode(zframe_data(fr), zframe_size(fr), &m, NULL, NULL, 0) == 0) {
                 /* started: its RUNNING, or its end when the PN said both at once (a task that
                    ended in the loop pass its start was seen in, docs/pn.md) */
-                if (m.type == PROTO_TASK_STATUS && phase == 0 &&
-                    (m.task_status.state == PROTO_TASK_RUNNING ||
-                     (proto_task_state_terminal(m.task_status.state) &&
-                      m.task_status.started_at_ms))) {
-                    lat[i] = now_s() - ts;
-                    phase = 1;
-                }
-                if (m.type != PROTO_TASK_STATUS || proto_task_state_terminal(m.task_status.state))
+                proto_task_status_t *sv = m.type == PROTO_TASK_STATUS_BATCH
+                                              ? m.task_status_batch.statuses
+                                              : &m.task_status;
+                uint32_t ns = m.type == PROTO_TASK_STATUS_BATCH ? m.task_status_batch.nstatuses
+                              : m.type == PROTO_TASK_STATUS     ? 1
+                                                                : 0;
+                if (ns == 0)
                     phase = 2;
+                for (uint32_t k = 0; k < ns; k++) {
+                    if (phase == 0 &&
+                        (sv[k].state == PROTO_TASK_RUNNING ||
+                         (proto_task_state_terminal(sv[k].state) && sv[k].started_at_ms))) {
+                        lat[i] = now_s() - ts;
+                        phase = 1;
+                    }
+                    if (proto_task_state_terminal(sv[k].state))
+                        phase = 2;
+                }
                 proto_msg_close(&m);
             }
             zframe_destroy(&fr);
@@ -362,9 +388,10 @@ int main(int argc, char **argv)
                "\"ratio_to_spawn_floor\":%.3f,\"ratio_to_best_floor\":%.3f,\"tasks\":%d,"
                "\"succeeded\":%d,\"pn_idle_rss_kb\":%ld,\"pn_idle_rss_after_kb\":%ld,"
                "\"start_latency_p50_ms\":%.3f,\"start_latency_p99_ms\":%.3f,"
-               "\"pn_cpu_us_per_task\":%.1f,\"pn_spawner_cpu_us_per_task\":%.1f}\n",
+               "\"pn_cpu_us_per_task\":%.1f,\"pn_spawner_cpu_us_per_task\":%.1f,"
+               "\"status_messages_per_task\":%.3f,\"batch\":%s}\n",
                pn_rate, pn_rate / fork_rate, to_floor, to_best, ntasks, ok, idle_before, idle_after,
-               p50, p99, cpu_us, spawn_us);
+               p50, p99, cpu_us, spawn_us, msgs_per_task, batch ? "true" : "false");
     } else {
         printf("posix_spawn floor:     %d in flight (%g slots capped at %ld cores), %d spawns "
                "per configuration\n",
@@ -385,8 +412,10 @@ int main(int argc, char **argv)
                "received, %d tasks)\n"
                "paddock-pn CPU:        %8.1f us per task (its own threads, user + system, "
                "during the run; its tasks not counted), of which %.1f us in its spawner "
-               "threads\n",
-               p50, p99, NLAT, cpu_us, spawn_us);
+               "threads\n"
+               "status messages:       %8.3f per task (%s)\n",
+               p50, p99, NLAT, cpu_us, spawn_us, msgs_per_task,
+               batch ? "TASK_STATUS_BATCH taken" : "--no-batch: one TASK_STATUS each");
     rc = ok == ntasks ? 0 : 1;
 out:
     zsock_destroy(&s);

@@ -190,6 +190,7 @@ int pnc_create(zsock_t *s, const pnc_task_t *t)
     c->runtime_ms = t->runtime_ms;
     c->reply_endpoint = (char *)t->reply;
     c->epoch = t->epoch;
+    c->batch_statuses = t->batch;
     proto_file_t f = {.path = (char *)t->file};
     if (t->file) {
         c->files = &f;

@@ -46,6 +46,7 @@ typedef struct pnc_task {
     const char *file;        /* one file to stage, or NULL */
     const char *reply;       /* reply_endpoint, or NULL */
     uint32_t epoch;          /* the JM's fencing epoch (0: unfenced) */
+    bool batch;              /* TASK_CREATE batch_statuses: this JM takes TASK_STATUS_BATCH */
 } pnc_task_t;
 
 int pnc_create(zsock_t *s, const pnc_task_t *t);
