@@ -287,10 +287,12 @@ static int shape__cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The median of `runs` simulated makespans at `tokens`, each run seeded alike (jsim_run's
- * streams: equal seeds sample the same run times at any allocation). */
-static int shape__median_run(const jsim_job_t *job, const struct jsim_model *m,
-                             const struct progress_model *pm, int runs, int tokens, double *out)
+/* `runs` simulated makespans at `tokens`, each run seeded alike (jsim_run's streams: equal seeds
+ * sample the same run times at any allocation): the median of the first `mruns` into *out and,
+ * when q_out is not NULL, the SHAPE_SPREAD_Q quantile of all of them over their median. */
+static int shape__runs(const jsim_job_t *job, const struct jsim_model *m,
+                       const struct progress_model *pm, int mruns, int runs, int tokens,
+                       double *out, double *q_out)
 {
     double span[SHAPE_PATH_RUNS];
     struct jsim_rng rng;
@@ -302,9 +304,25 @@ static int shape__median_run(const jsim_job_t *job, const struct jsim_model *m,
             return rc;
         span[r] = st.makespan;
     }
-    qsort(span, (size_t)runs, sizeof *span, shape__cmp);
-    *out = span[runs / 2];
+    double first[SHAPE_PATH_RUNS];
+    memcpy(first, span, (size_t)mruns * sizeof *span);
+    qsort(first, (size_t)mruns, sizeof *first, shape__cmp);
+    *out = first[mruns / 2];
+    if (q_out != NULL) {
+        qsort(span, (size_t)runs, sizeof *span, shape__cmp);
+        double pos = SHAPE_SPREAD_Q * (double)(runs - 1);
+        int i = (int)pos;
+        double f = pos - i, hi = span[i] + f * (span[i + 1 < runs ? i + 1 : i] - span[i]);
+        double med = span[runs / 2];
+        *q_out = med > 0 ? hi / med : 0;
+    }
     return 0;
+}
+
+static int shape__median_run(const jsim_job_t *job, const struct jsim_model *m,
+                             const struct progress_model *pm, int runs, int tokens, double *out)
+{
+    return shape__runs(job, m, pm, runs, runs, tokens, out, NULL);
 }
 
 int shape_place_sim(const jsim_job_t *job, const struct jsim_model *m,
@@ -321,8 +339,16 @@ int shape_place_sim(const jsim_job_t *job, const struct jsim_model *m,
     struct jsim_model flat;
     if (jsim_model_init_median(&flat, m) != 0)
         return ERR_NOMEM;
-    double S, path = s->path;
-    int rc = shape__median_run(job, &flat, pm, runs, (int)tokens, &S);
+    double S, path = s->path, spread = 0;
+    /* the job's own spread: with a sampled model, as many runs at its tokens as the budget of
+     * simulated tasks allows (SHAPE_PATH_RUNS at most, never fewer than the median's) */
+    int nt = jsim_job_ntasks(job);
+    long sper = SHAPE_PATH_TASKS / (nt > 0 ? nt : 1);
+    int sruns = runs == 1                ? 1
+                : sper > SHAPE_PATH_RUNS ? SHAPE_PATH_RUNS
+                : sper < runs            ? runs
+                                         : (int)sper;
+    int rc = shape__runs(job, &flat, pm, runs, sruns, (int)tokens, &S, runs > 1 ? &spread : NULL);
     if (rc == 0 && runs > 1) {
         /* every task's units free at once: nothing waits but for its inputs; a median of 5
          * runs moves by a sixth on a one-task path: more runs, within a budget of simulated
@@ -350,6 +376,7 @@ int shape_place_sim(const jsim_job_t *job, const struct jsim_model *m,
     s->path = path;
     s->has_alpha = true;
     s->alpha = a < 0 ? 0 : a > 1 ? 1 : a;
+    s->spread = runs > 1 ? (spread > 1 ? spread : 1) : 0;
     if (makespan != NULL)
         *makespan = S;
     return 0;

@@ -65,6 +65,7 @@ int shape_from_spec(const struct spec *spec, const struct profile *prof, double 
  * (and s->path, as said), and *makespan (may be NULL) to S. Deterministic. Returns 0, or
  * ERR_INVAL / ERR_TOOBIG / ERR_NOMEM with the reason in msg (s untouched). */
 #define SHAPE_ALPHA_RUNS 5
+#define SHAPE_SPREAD_Q   0.95   /* the job's own spread: this quantile of its makespan / median */
 #define SHAPE_PATH_RUNS  31     /* runs for the path under the spread (a median of 5 moves by */
 #define SHAPE_PATH_TASKS 300000 /* a sixth on a one-task path), within this many tasks */
 int shape_alpha(const struct spec *spec, const struct profile *prof, double token_cpu,
@@ -80,7 +81,11 @@ int shape_alpha(const struct spec *spec, const struct profile *prof, double toke
  * token would hold and a free unit would add to the path; issue 22, measured on real runs): the
  * median of SHAPE_PATH_RUNS of them, or of as many as SHAPE_PATH_TASKS simulated tasks allow (at
  * least one); when it is longer than s->path it replaces it, before alpha is computed as
- * shape_alpha says. The simulator (tools/sim/arbiter_sim) calls this for jobs it builds by hand.
+ * shape_alpha says. With runs > 1, the job's own spread (issue 22) too: s->spread = the
+ * SHAPE_SPREAD_Q quantile of SHAPE_PATH_RUNS seeded makespans at the same tokens (or as many as
+ * SHAPE_PATH_TASKS simulated tasks allow, at least `runs`) over their median, >= 1; with one run
+ * (no spread to sample) s->spread = 0: none, the ledger then bounds the job by the cluster's
+ * factor alone. The simulator (tools/sim/arbiter_sim) calls this for jobs it builds by hand.
  * Returns 0, ERR_INVAL or ERR_NOMEM (s untouched on error). */
 struct jsim_job;
 struct jsim_model;

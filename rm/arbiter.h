@@ -90,8 +90,14 @@ struct arbiter_shape {
     bool has_alpha;
     double alpha;
     /* The conservative shape's multiplier of work and path before k·sd is added: the cluster's
-     * calibrated quantile of actual / predicted (rm/calib.h). <= 0: 1. */
+     * calibrated quantile of actual / predicted, or the job's own spread times what the cluster
+     * learned own spreads miss (rm/calib.h). <= 0: 1. */
     double scale;
+    /* The job's own spread (issue 22): the SHAPE_SPREAD_Q quantile of its simulated makespan at
+     * its tokens over their median, sampled from its profile (jm/shape.h, shape_place_sim); >= 1,
+     * 0: none. Carried for the ledger, which turns it into `scale`; the arbiter reads only scale.
+     */
+    double spread;
 };
 
 /* ARIA's bounds at k tokens (k >= 1): lower max(W/k, L), upper (W − L)/k + L (never below the

@@ -12,18 +12,41 @@ void calib_init(struct calib *c)
     memset(c, 0, sizeof *c);
 }
 
+static double calib__clamp(double r)
+{
+    return r < CALIB_RATIO_MIN ? CALIB_RATIO_MIN : r > CALIB_RATIO_MAX ? CALIB_RATIO_MAX : r;
+}
+
 int calib_add(struct calib *c, double actual, double predicted)
+{
+    return calib_add_spread(c, actual, predicted, 0);
+}
+
+int calib_add_spread(struct calib *c, double actual, double predicted, double spread)
 {
     if (!(predicted > 0) || !isfinite(predicted) || !(actual >= 0) || !isfinite(actual))
         return ERR_INVAL;
     double r = actual / predicted;
-    r = r < CALIB_RATIO_MIN ? CALIB_RATIO_MIN : r > CALIB_RATIO_MAX ? CALIB_RATIO_MAX : r;
-    c->ratio_milli[c->head] = (uint32_t)lround(r * 1000.0);
+    c->ratio_milli[c->head] = (uint32_t)lround(calib__clamp(r) * 1000.0);
     c->head = (c->head + 1) % CALIB_WINDOW;
     if (c->n < CALIB_WINDOW)
         c->n++;
     c->total++;
+    if (spread >= 1 && isfinite(spread)) {
+        c->own_milli[c->own_head] = (uint32_t)lround(calib__clamp(r / spread) * 1000.0);
+        c->own_head = (c->own_head + 1) % CALIB_WINDOW;
+        if (c->own_n < CALIB_WINDOW)
+            c->own_n++;
+    }
     return 0;
+}
+
+double calib_bound_factor(const struct calib_factors *f, double spread)
+{
+    if (!(spread >= 1) || !isfinite(spread))
+        return f->hi;
+    double b = spread * f->hi_own;
+    return b > f->p50 ? b : f->p50;
 }
 
 static int calib__cmp(const void *a, const void *b)
@@ -55,6 +78,14 @@ void calib_factors(const struct calib *c, struct calib_factors *out)
         out->sample_p50 = calib__quantile(v, c->n, 0.5);
         out->sample_hi = calib__quantile(v, c->n, CALIB_Q);
     }
+    if (c->own_n > 0) {
+        uint32_t v[CALIB_WINDOW];
+        memcpy(v, c->own_milli, c->own_n * sizeof *v);
+        qsort(v, c->own_n, sizeof *v, calib__cmp);
+        out->sample_own = calib__quantile(v, c->own_n, CALIB_Q);
+    }
+    out->own_n = c->own_n;
+    out->hi_own = (n0 * CALIB_PRIOR_OWN + c->own_n * out->sample_own) / (n0 + c->own_n);
     out->p50 = (n0 * CALIB_PRIOR_P50 + n * out->sample_p50) / (n0 + n);
     out->hi = (n0 * CALIB_PRIOR_HI + n * out->sample_hi) / (n0 + n);
     if (out->hi < out->p50)
@@ -70,6 +101,12 @@ int calib_check(const struct calib *c)
     uint32_t hi = (uint32_t)lround(CALIB_RATIO_MAX * 1000.0);
     for (uint32_t i = 0; i < c->n; i++)
         if (c->ratio_milli[i] < lo || c->ratio_milli[i] > hi)
+            return ERR_PARSE;
+    if (c->own_n > CALIB_WINDOW || c->own_head >= CALIB_WINDOW || c->own_n > c->total ||
+        (c->own_n < CALIB_WINDOW && c->own_head != c->own_n))
+        return ERR_PARSE;
+    for (uint32_t i = 0; i < c->own_n; i++)
+        if (c->own_milli[i] < lo || c->own_milli[i] > hi)
             return ERR_PARSE;
     return 0;
 }

@@ -11,6 +11,15 @@
  *   hi  = the CALIB_Q quantile  (the conservative bound: admission's work and path are scaled
  *                                by it before the job's own profile spread is added)
  *
+ * A job that brings its own spread (issue 22: s = its finish-time quantile over its median from
+ * the JM's simulator over its DAG, jm/shape.h) is bounded by its own spread times what the cluster
+ * has learned its own spreads miss: its outcome also records u = (actual / predicted) / s in a
+ * second ring, and
+ *
+ *   hi_own = the CALIB_Q quantile of u  (such a job's bound is scaled by s x hi_own instead of
+ *                                        hi: a job whose path averages many tasks gets a narrow
+ *                                        margin, one resting on a few long tasks a wide one)
+ *
  * A new cluster has no outcomes and must not promise what it has not seen, so each factor is
  * shrunk towards a conservative prior worth CALIB_PRIOR_N outcomes:
  * factor = (n0 x prior + n x sample) / (n0 + n). It starts at CALIB_PRIOR_HI (about the old fixed
@@ -28,6 +37,7 @@
 #define CALIB_PRIOR_N   8.0  /* the prior's weight, in outcomes */
 #define CALIB_PRIOR_P50 1.0  /* prior median ratio: the model is unbiased */
 #define CALIB_PRIOR_HI  1.5  /* prior quantile: a new cluster is conservative */
+#define CALIB_PRIOR_OWN 1.2  /* prior quantile of u: a fresh cluster adds a fifth to own spreads */
 #define CALIB_Q         0.95 /* the bound's quantile */
 #define CALIB_RATIO_MIN 0.05 /* a recorded ratio is clamped to [MIN, MAX]: one absurd outcome */
 #define CALIB_RATIO_MAX 20.0 /* (a job stuck for an hour) must not poison the window */
@@ -38,6 +48,11 @@ struct calib {
     uint32_t n;                         /* valid entries, <= CALIB_WINDOW */
     uint32_t head;                      /* next slot to write */
     uint64_t total;                     /* outcomes ever recorded */
+    /* the outcomes of jobs with a spread of their own: u = ratio / spread x 1000, a ring as above
+     */
+    uint32_t own_milli[CALIB_WINDOW];
+    uint32_t own_n;
+    uint32_t own_head;
 };
 
 /* The factors and what they come from: public value. */
@@ -48,6 +63,9 @@ struct calib_factors {
     double sample_hi;  /* the window's own CALIB_Q quantile (0 with no outcome) */
     uint32_t n;        /* outcomes in the window */
     uint64_t total;    /* outcomes ever */
+    double hi_own;     /* a job with its own spread s: bound factor s x hi_own; shrunk as hi */
+    double sample_own; /* the own ring's CALIB_Q quantile of u (0 with no outcome) */
+    uint32_t own_n;    /* outcomes in the own ring */
 };
 
 void calib_init(struct calib *c);
@@ -57,10 +75,19 @@ void calib_init(struct calib *c);
  * recorded, ERR_INVAL when ignored. */
 int calib_add(struct calib *c, double actual, double predicted);
 
+/* calib_add for a job that registered its own spread (>= 1; < 1 or not finite: none, then this
+ * is calib_add): the ratio's ring as calib_add, and u = ratio / spread in the own ring. */
+int calib_add_spread(struct calib *c, double actual, double predicted, double spread);
+
+/* The bound's factor for a job with its own spread (0: none): spread x hi_own, never below 1
+ * x p50; without one, hi. */
+double calib_bound_factor(const struct calib_factors *f, double spread);
+
 /* The factors now. */
 void calib_factors(const struct calib *c, struct calib_factors *out);
 
-/* Checks a decoded model (n <= CALIB_WINDOW, head < CALIB_WINDOW, ratios within the clamp):
+/* Checks a decoded model (n <= CALIB_WINDOW, head < CALIB_WINDOW, ratios within the clamp; the
+ * own ring alike):
  * 0 or ERR_PARSE. */
 int calib_check(const struct calib *c);
 

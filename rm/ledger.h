@@ -145,6 +145,7 @@ struct ledger_job {
      * succeeds teaches the cluster's error model actual / pred_p50. */
     bool has_alpha;
     uint32_t alpha_milli;
+    uint32_t spread_milli; /* its own spread x 1000 (0: none): bound factor rm/calib.h's */
     int64_t pred_p50_ms;
     int64_t pred_bound_ms;
     /* Another job was active in its virtual cluster at some time while it was: a job without
@@ -255,7 +256,8 @@ struct ledger_run {
 
 #define LEDGER_JOB_BEST_EFFORT 1u /* JOB_REGISTER flags */
 #define LEDGER_JOB_HAS_PROFILE 2u
-#define LEDGER_JOB_HAS_ALPHA   4u /* alpha_milli carries the shape's list-schedule place */
+#define LEDGER_SPREAD_MAX      20000u /* an own spread above 20x is refused as malformed */
+#define LEDGER_JOB_HAS_ALPHA   4u     /* alpha_milli carries the shape's list-schedule place */
 
 enum ledger_cmd_type {
     LEDGER_CMD_NODE_REGISTER = 1,  /* name rack address cpus_milli mem_mb boot_id -> 0 */
@@ -267,8 +269,8 @@ enum ledger_cmd_type {
     LEDGER_CMD_JOB_REGISTER = 6,   /* name vc deadline_ms lease_ms flags weight_milli work_ms
                                       work_sd_ms path_ms path_sd_ms width k_milli recurring
                                       period text(inputs) text2(job_dir) address(host)
-                                      boot_id(jm pid) alpha_milli (entry version 4) -> job
-                                      id */
+                                      boot_id(jm pid) alpha_milli (entry version 4)
+                                      spread_milli (version 7) -> job id */
     LEDGER_CMD_JOB_END = 7,        /* job state(done/failed/cancelled) text(reason) -> 0; an
                                       expired job can only be failed */
     LEDGER_CMD_JOB_DEADLINE = 8,   /* job deadline_ms k_milli (v5) -> 0; a tighter one (v5)
@@ -338,6 +340,10 @@ struct ledger_cmd {
     uint32_t width;
     uint32_t k_milli;     /* admission's sd multiplier x 1000 (0: ARBITER_K_DEFAULT) */
     uint32_t alpha_milli; /* JOB_REGISTER with LEDGER_JOB_HAS_ALPHA: 0..1000 (rm/arbiter.h) */
+    /* JOB_REGISTER: the job's own spread, its finish-time quantile over its median x 1000
+     * (jm/shape.h, arbiter_shape.spread; 1000..LEDGER_SPREAD_MAX; 0: none, the cluster's
+     * factor alone) */
+    uint32_t spread_milli;
     uint32_t done_permille;
     int64_t eta_ms;
     int64_t eta_p95_ms;

@@ -40,12 +40,13 @@ struct arbiter_shape ledger__remain(const struct ledger_job *j)
     return s;
 }
 
-/* The conservative scale every shape gets now: the error model's quantile factor. */
-static double ledger__scale(const ledger_t *l)
+/* The conservative scale a shape gets now: its own spread (x 1000; 0: none) times what the error
+ * model learned own spreads miss, or without one the model's cluster-wide quantile factor. */
+static double ledger__scale(const ledger_t *l, uint32_t spread_milli)
 {
     struct calib_factors f;
     calib_factors(&l->calib, &f);
-    return f.hi;
+    return calib_bound_factor(&f, (double)spread_milli / 1000.0);
 }
 
 void ledger_calibration(const ledger_t *l, struct calib_factors *out)
@@ -163,7 +164,7 @@ static int ledger__load(const ledger_t *l, size_t vci, int64_t now, struct arbit
         load[n].id = j->id;
         load[n].deadline = (double)(j->deadline_ms - now) / 1000.0;
         load[n].remain = ledger__remain(j);
-        load[n].remain.scale = ledger__scale(l);
+        load[n].remain.scale = ledger__scale(l, j->spread_milli);
         n++;
     }
     *out = load;
@@ -180,7 +181,8 @@ struct arbiter_shape ledger__shape(const ledger_t *l, const struct ledger_cmd *c
                               .width = c->width};
     s.has_alpha = (c->flags & LEDGER_JOB_HAS_ALPHA) != 0;
     s.alpha = (double)(c->alpha_milli > 1000 ? 1000 : c->alpha_milli) / 1000.0;
-    s.scale = ledger__scale(l);
+    s.scale = ledger__scale(l, c->spread_milli);
+    s.spread = (double)c->spread_milli / 1000.0;
     return s;
 }
 

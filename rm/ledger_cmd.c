@@ -8,8 +8,8 @@
 
 #define LEDGER_CMD__MAGIC 0x50444c45u /* "PDLE" */
 #define LEDGER_CMD__VERSION                                                                        \
-    6 /* 1: before the arbiter, 2: before recurring jobs, 3: before                                \
-         calibrated admission, 4: before tenants, 5: before the raw allocation (all still read) */
+    7 /* 1: before the arbiter, 2: before recurring jobs, 3: before calibrated admission, 4:       \
+         before tenants, 5: before the raw allocation, 6: before own spreads (all still read) */
 
 /* An array into the iterator's scratch (LEDGER_VALS_MAX values). */
 static uint32_t ledger_cmd__get_vals(struct enc_reader *r, uint32_t *out)
@@ -72,6 +72,7 @@ static void ledger_cmd__encode_one(struct enc_buf *b, const struct ledger_cmd *c
         enc_str(b, c->address);
         enc_u64(b, c->boot_id);
         enc_u32(b, c->alpha_milli);
+        enc_u32(b, c->spread_milli); /* version 7 */
         break;
     case LEDGER_CMD_JOB_END:
         enc_u64(b, c->job);
@@ -286,6 +287,8 @@ int ledger_cmd_next(struct ledger_cmd_iter *it, struct ledger_cmd *c, char *msg,
         }
         if (it->version >= 4)
             c->alpha_milli = enc_get_u32(r);
+        if (it->version >= 7)
+            c->spread_milli = enc_get_u32(r);
         break;
     case LEDGER_CMD_JOB_END:
         c->job = enc_get_u64(r);

@@ -46,7 +46,8 @@ static void ledger__job_finish(ledger_t *l, struct ledger_job *j, uint8_t state,
      * peers measures the sharing, not the model. */
     bool modelled = j->deadline_ms != 0 && !j->best_effort ? true : !j->shared;
     if (state == LEDGER_JOB_DONE && j->pred_p50_ms > 0 && modelled && !j->reserved_run)
-        calib_add(&l->calib, (double)(j->finished_ms - j->submitted_ms), (double)j->pred_p50_ms);
+        calib_add_spread(&l->calib, (double)(j->finished_ms - j->submitted_ms),
+                         (double)j->pred_p50_ms, (double)j->spread_milli / 1000.0);
     l->nfinished++;
     ledger__history_job(l, j, end);
     ledger__usage_job(l, j, end); /* issue 25: accounting */
@@ -95,7 +96,8 @@ int ledger__jobs_reserve(ledger_t *l, size_t cap)
 int ledger__job_register(ledger_t *l, const struct ledger_cmd *c, struct ledger_result *r)
 {
     size_t vci = 0;
-    if (c->name[0] == '\0' || c->deadline_ms < 0 || c->flags > 7 || c->alpha_milli > 1000)
+    if (c->name[0] == '\0' || c->deadline_ms < 0 || c->flags > 7 || c->alpha_milli > 1000 ||
+        (c->spread_milli != 0 && (c->spread_milli < 1000 || c->spread_milli > LEDGER_SPREAD_MAX)))
         return ERR_INVAL;
     if (ledger__vc_find(l, c->vc, &vci) == NULL)
         return ERR_NOTFOUND;
@@ -179,6 +181,7 @@ int ledger__job_register(ledger_t *l, const struct ledger_cmd *c, struct ledger_
     j->width = c->width;
     j->has_alpha = (c->flags & LEDGER_JOB_HAS_ALPHA) != 0;
     j->alpha_milli = j->has_alpha ? c->alpha_milli : 0;
+    j->spread_milli = c->spread_milli;
     if (isfinite(q.finish_p50) && q.finish_p50 > 0 && isfinite(q.finish) && q.finish < 1e9) {
         j->pred_p50_ms = (int64_t)ceil(q.finish_p50 * 1000.0);
         j->pred_bound_ms = (int64_t)ceil(q.finish * 1000.0);
@@ -331,6 +334,7 @@ int ledger__job_cmd(ledger_t *l, const struct ledger_cmd *c, uint64_t *value)
             a.width = j->width;
             a.flags = j->has_alpha ? LEDGER_JOB_HAS_ALPHA : 0;
             a.alpha_milli = j->alpha_milli;
+            a.spread_milli = j->spread_milli;
             int64_t old = j->deadline_ms;
             j->deadline_ms = 0; /* judged as a newcomer: not part of the load it is judged by */
             struct ledger_result ar = {0, 0, 0};

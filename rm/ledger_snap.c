@@ -12,8 +12,8 @@
 
 #define LEDGER__SNAP_MAGIC 0x50444c53u /* "PDLS" */
 #define LEDGER__SNAP_VERSION                                                                       \
-    6 /* 1: before the arbiter, 2: before recurring jobs, 3: before                                \
-         calibrated admission, 4: before tenants, 5: before the raw allocation (all read) */
+    7 /* 1: before the arbiter, 2: before recurring jobs, 3: before calibrated admission, 4:       \
+         before tenants, 5: before the raw allocation, 6: before own spreads (all read) */
 
 void ledger_snapshot(const ledger_t *l, struct enc_buf *b)
 {
@@ -92,7 +92,8 @@ void ledger_snapshot(const ledger_t *l, struct enc_buf *b)
         enc_u32(b, j->alpha_milli);
         enc_i64(b, j->pred_p50_ms);
         enc_i64(b, j->pred_bound_ms);
-        enc_u32(b, j->raw); /* version 6 */
+        enc_u32(b, j->raw);          /* version 6 */
+        enc_u32(b, j->spread_milli); /* version 7 */
     }
     enc_u32(b, (uint32_t)l->idem_n);
     for (size_t k = 0; k < l->idem_n; k++) {
@@ -109,6 +110,10 @@ void ledger_snapshot(const ledger_t *l, struct enc_buf *b)
     for (uint32_t i = 0; i < l->calib.n; i++)
         enc_u32(b, l->calib.ratio_milli[i]);
     ledger__tenant_snap(l, b);
+    enc_u32(b, l->calib.own_n); /* version 7: the own spreads' ring */
+    enc_u32(b, l->calib.own_head);
+    for (uint32_t i = 0; i < l->calib.own_n; i++)
+        enc_u32(b, l->calib.own_milli[i]);
     while (b->len % 8 != 0 && enc_buf_err(b) == 0) /* 8-byte multiples, as raft_uv likes */
         enc_u8(b, 0);
 }
@@ -262,6 +267,8 @@ static int ledger__restore_body(ledger_t *l, struct enc_reader *r, char *msg, si
         }
         if (version >= 6)
             j->raw = enc_get_u32(r);
+        if (version >= 7)
+            j->spread_milli = enc_get_u32(r);
         if (flags > 7 || j->minimum > j->tokens || j->done_permille > 1000 ||
             j->raw > LEDGER_MAX_TOKENS)
             return err_fmt(msg, cap, ERR_PARSE, "snapshot: bad job %zu", i);
@@ -305,6 +312,16 @@ static int ledger__restore_body(ledger_t *l, struct enc_reader *r, char *msg, si
         int rc = ledger__tenant_restore(l, r, msg, cap);
         if (rc != 0)
             return rc;
+    }
+    if (version >= 7 && enc_reader_err(r) == 0) {
+        l->calib.own_n = enc_get_u32(r);
+        l->calib.own_head = enc_get_u32(r);
+        if (l->calib.own_n > CALIB_WINDOW || (size_t)l->calib.own_n * 4 > enc_reader_left(r))
+            return err_fmt(msg, cap, ERR_PARSE, "snapshot: bad calibration");
+        for (uint32_t i = 0; i < l->calib.own_n; i++)
+            l->calib.own_milli[i] = enc_get_u32(r);
+        if (enc_reader_err(r) == 0 && calib_check(&l->calib) != 0)
+            return err_fmt(msg, cap, ERR_PARSE, "snapshot: bad calibration");
     }
     if (enc_reader_err(r) != 0)
         return err_fmt(msg, cap, ERR_PARSE, "snapshot: truncated or malformed");

@@ -1,0 +1,200 @@
+/* test_ledger_spread.c - admission with a job's own spread (issue 22): the ledger bounds a job
+ * that registered its own finish-time spread by that spread times what the cluster learned own
+ * spreads miss (rm/calib.h), so a narrow job and a wide one with the same median get different
+ * verdicts; the model of own spreads tightens after outcomes and survives a snapshot. */
+#include "common/err.h"
+#include "common/mem.h"
+#include "rm/arbiter.h"
+#include "rm/calib.h"
+#include "rm/ledger.h"
+#include "rm/ledger_cmd.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+static struct ledger_result apply(ledger_t *l, const struct ledger_cmd *c, int64_t now)
+{
+    struct ledger_result r;
+    ledger_apply(l, c, now, &r);
+    char msg[160];
+    if (ledger_check(l, msg, sizeof msg) != 0)
+        fail_msg("invariant broken: %s", msg);
+    return r;
+}
+
+static ledger_t *cluster(void)
+{
+    ledger_t *l = ledger_new();
+    assert_non_null(l);
+    struct ledger_cmd c;
+    ledger_cmd_init(&c, LEDGER_CMD_VC_SET);
+    snprintf(c.vc, sizeof c.vc, "default");
+    c.count = 10;
+    assert_int_equal(apply(l, &c, 0).code, 0);
+    return l;
+}
+
+/* W 100 token-s, L 10 s, width 10, its list schedule at alpha 0.25: the median is 12.25 s. */
+static struct ledger_cmd shape(const char *name, uint32_t spread_milli, int64_t deadline_ms)
+{
+    struct ledger_cmd q;
+    ledger_cmd_init(&q, LEDGER_CMD_JOB_REGISTER);
+    snprintf(q.name, sizeof q.name, "%s", name);
+    snprintf(q.vc, sizeof q.vc, "default");
+    q.work_ms = 100000;
+    q.path_ms = 10000;
+    q.width = 10;
+    q.flags = LEDGER_JOB_HAS_ALPHA;
+    q.alpha_milli = 250;
+    q.k_milli = 1645;
+    q.spread_milli = spread_milli;
+    q.deadline_ms = deadline_ms;
+    return q;
+}
+
+static void test_narrow_admitted_wide_refused(void **state)
+{
+    (void)state;
+    ledger_t *l = cluster();
+    int64_t now = 1000, dl = now + 16000; /* 1.31 x the median */
+    struct arbiter_quote a;
+    struct arbiter_price curve[4];
+    size_t np = 4;
+    /* without a spread of its own: the fresh cluster's factor 1.5, bounds 15 and 28.5 s */
+    struct ledger_cmd none = shape("none", 0, dl);
+    assert_int_equal(ledger_quote(l, &none, now, &a, curve, &np), 0);
+    assert_float_equal(a.finish_p50, 12.25, 1e-6);
+    assert_float_equal(a.finish, 15 + 0.25 * 13.5, 1e-6);
+    assert_false(a.admit);
+    /* narrow (its own q95 5% over its median): 1.05 x 1.2, bounds 12.6 and 23.94 s */
+    struct ledger_cmd narrow = shape("narrow", 1050, dl);
+    np = 4;
+    assert_int_equal(ledger_quote(l, &narrow, now, &a, curve, &np), 0);
+    assert_float_equal(a.finish_p50, 12.25, 1e-6);
+    assert_float_equal(a.finish, 12.6 + 0.25 * 11.34, 1e-6);
+    assert_true(a.admit);
+    /* wide (q95 twice its median), the same median: 2.0 x 1.2 */
+    struct ledger_cmd wide = shape("wide", 2000, dl);
+    np = 4;
+    assert_int_equal(ledger_quote(l, &wide, now, &a, curve, &np), 0);
+    assert_float_equal(a.finish_p50, 12.25, 1e-6);
+    assert_true(a.finish > 2.3 * 12.25);
+    assert_false(a.admit);
+    /* registered: the narrow one is admitted with its spread, the wide one refused */
+    struct ledger_result r = apply(l, &narrow, now);
+    assert_int_equal(r.code, 0);
+    assert_int_equal(ledger_job_find(l, r.value)->spread_milli, 1050);
+    assert_int_equal(apply(l, &wide, now).code, ERR_ADMISSION);
+    /* a spread below 1 or beyond the cap is malformed */
+    struct ledger_cmd bad = shape("bad", 999, 0);
+    assert_int_equal(apply(l, &bad, now).code, ERR_INVAL);
+    bad.spread_milli = LEDGER_SPREAD_MAX + 1;
+    assert_int_equal(apply(l, &bad, now).code, ERR_INVAL);
+    ledger_destroy(&l);
+}
+
+static void test_own_model_tightens(void **state)
+{
+    (void)state;
+    ledger_t *l = cluster();
+    int64_t now = 1000;
+    struct calib_factors f0;
+    ledger_calibration(l, &f0);
+    assert_float_equal(f0.hi_own, CALIB_PRIOR_OWN, 1e-9);
+    struct ledger_cmd q = shape("probe", 1500, now + 20000);
+    struct arbiter_quote a0, a1;
+    struct arbiter_price curve[4];
+    size_t np = 4;
+    assert_int_equal(ledger_quote(l, &q, now, &a0, curve, &np), 0);
+    assert_false(a0.admit); /* 1.5 x 1.2 = 1.8: 18 + 0.25 x 14.4 = 21.6 s */
+    /* twenty jobs of spread 1.5 run 1.04-1.08 x their median: u = 0.69-0.72 */
+    for (int i = 0; i < 20; i++) {
+        struct ledger_cmd c = shape("run", 1500, 0);
+        snprintf(c.name, sizeof c.name, "run-%d", i);
+        struct ledger_result r = apply(l, &c, now);
+        assert_int_equal(r.code, 0);
+        struct ledger_cmd e;
+        ledger_cmd_init(&e, LEDGER_CMD_JOB_END);
+        e.job = r.value;
+        e.state = LEDGER_JOB_DONE;
+        now += 12250 * (104 + i % 5) / 100;
+        assert_int_equal(apply(l, &e, now).code, 0);
+    }
+    struct calib_factors f;
+    ledger_calibration(l, &f);
+    assert_int_equal(f.own_n, 20);
+    assert_int_equal(f.n, 20);
+    assert_true(f.sample_own > 0.70 && f.sample_own < 0.73);
+    assert_true(f.hi_own < 0.88 && f.hi_own > f.sample_own); /* (8 x 1.2 + 20 x 0.72) / 28 */
+    q.deadline_ms = now + 20000;
+    np = 4;
+    assert_int_equal(ledger_quote(l, &q, now, &a1, curve, &np), 0);
+    assert_true(a1.finish < a0.finish - 5);
+    assert_true(a1.admit);
+    /* a job without a spread of its own teaches the ratio's ring only */
+    struct ledger_cmd c = shape("plain", 0, 0);
+    struct ledger_result r = apply(l, &c, now);
+    struct ledger_cmd e;
+    ledger_cmd_init(&e, LEDGER_CMD_JOB_END);
+    e.job = r.value;
+    e.state = LEDGER_JOB_DONE;
+    now += 12250;
+    assert_int_equal(apply(l, &e, now).code, 0);
+    ledger_calibration(l, &f);
+    assert_int_equal(f.own_n, 20);
+    assert_int_equal(f.n, 21);
+    /* a replica restored from a snapshot holds the same model and the job's spread */
+    struct ledger_cmd live = shape("live", 1234, 0);
+    uint64_t id = apply(l, &live, now).value;
+    struct enc_buf x;
+    enc_buf_init(&x);
+    ledger_snapshot(l, &x);
+    ledger_t *copy = NULL;
+    char msg[160];
+    assert_int_equal(ledger_restore(x.data, x.len, &copy, msg, sizeof msg), 0);
+    struct calib_factors g;
+    ledger_calibration(copy, &g);
+    assert_memory_equal(&f, &g, sizeof f);
+    assert_int_equal(ledger_job_find(copy, id)->spread_milli, 1234);
+    ledger_destroy(&copy);
+    enc_buf_close(&x);
+    ledger_destroy(&l);
+}
+
+static void test_calib_bound_factor(void **state)
+{
+    (void)state;
+    struct calib c;
+    calib_init(&c);
+    struct calib_factors f;
+    calib_factors(&c, &f);
+    assert_float_equal(calib_bound_factor(&f, 0), CALIB_PRIOR_HI, 1e-9);
+    assert_float_equal(calib_bound_factor(&f, 1.25), 1.25 * CALIB_PRIOR_OWN, 1e-9);
+    /* never below the median factor, however narrow */
+    assert_float_equal(calib_bound_factor(&f, 1.0), CALIB_PRIOR_OWN, 1e-9);
+    assert_int_equal(calib_add_spread(&c, 10, 10, 0.5), 0); /* < 1: no own spread */
+    assert_int_equal(c.own_n, 0);
+    assert_int_equal(calib_add_spread(&c, 10, 10, 2.0), 0);
+    assert_int_equal(c.own_n, 1);
+    assert_int_equal(c.own_milli[0], 500);
+    assert_int_equal(calib_check(&c), 0);
+    c.own_head = 0; /* a ring whose head disagrees with its count is malformed */
+    assert_int_equal(calib_check(&c), ERR_PARSE);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_narrow_admitted_wide_refused),
+        cmocka_unit_test(test_own_model_tightens),
+        cmocka_unit_test(test_calib_bound_factor),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
