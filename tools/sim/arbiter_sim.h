@@ -128,6 +128,9 @@ struct arbiter_sim_config {
                      the estimates alone (issue 22; docs/arbiter.md) */
     FILE *trace;  /* borrowed; not NULL: each run with admission writes one line per deadline
                      job (what admission predicted against what happened; docs/arbiter.md) */
+    /* cluster engine, with spread: 1 (default) each registration carries the job's own spread
+     * (jm/shape.h), 0: none, the cluster's factor alone (`--own-spread on|off`) */
+    int own_spread;
     enum arbiter_sim_engine engine; /* default ..._CLUSTER */
     double bg_util;     /* cluster engine: other tenants' regular work, share of the cores
                            (default 0) */

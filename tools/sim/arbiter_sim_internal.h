@@ -40,6 +40,8 @@ struct arbiter_sim_job {
     double path_stretch; /* admission's critical path over path_est: the JM's simulator's path
                             under the task noise's spread (jm/shape.h shape_alpha with a ratio
                             profile; config spread), 1 without it */
+    double spread;       /* its own spread (rm/arbiter.h arbiter_shape.spread) from the same
+                            simulation with spread on; 0 without it */
     int owns_graph;      /* 1: tok, npred, succ_at, succ, by_bl, bl_rank are this job's; 0:
                             borrowed from a WfCommons template (jobs.tmpl) */
     size_t tmpl_i;       /* WfCommons: its template */

@@ -49,6 +49,7 @@ void arbiter_sim_config_default(struct arbiter_sim_config *c)
                                      .urgent_frac = 0.2,
                                      .calib_from = ARBITER_SIM_CALIB_LEDGER,
                                      .spread = 1,
+                                     .own_spread = 1,
                                      .engine = ARBITER_SIM_ENGINE_CLUSTER,
                                      .node_factor = 2};
 }
@@ -531,6 +532,7 @@ static int asj__templates(const struct arbiter_sim_config *cfg, struct arbiter_s
             if (rc == 0) {
                 s->tmpl[i].alpha = sh.alpha;
                 s->tmpl[i].path_stretch = path > 0 ? sh.path / path : 1;
+                s->tmpl[i].spread = sh.spread;
             }
             if (rc == 0 && (s->tmpl_names[i] = mem_strdup(cluster_workloads_name(w, i))) == NULL)
                 rc = ERR_NOMEM;
@@ -595,6 +597,7 @@ static int asj__fb_alpha(struct arbiter_sim_job *j, int spread, double sigma, ch
         return err_fmt(msg, cap, rc, "a Facebook job's list schedule: %s", err_text(rc));
     j->alpha = sh.alpha;
     j->path_stretch = j->path_est > 0 ? sh.path / j->path_est : 1;
+    j->spread = sh.spread;
     return 0;
 }
 

@@ -315,6 +315,9 @@ static int ca__register(struct ca *c, size_t i, double now, int64_t deadline_ms,
     cmd.k_milli = (uint32_t)(c->cfg->k * 1000.0 + 0.5);
     double a = sj->alpha < 0 ? 0 : sj->alpha > 1 ? 1 : sj->alpha;
     cmd.alpha_milli = (uint32_t)(a * 1000.0 + 0.5);
+    /* and, with the spread on, the job's own spread (jm/shape.h) unless --own-spread off */
+    if (c->cfg->own_spread && sj->spread >= 1)
+        cmd.spread_milli = (uint32_t)(fmin(sj->spread, LEDGER_SPREAD_MAX / 1000.0) * 1000.0 + 0.5);
     return ca__apply(c, &cmd, now, r);
 }
 

@@ -37,7 +37,7 @@ static int sa__usage(void)
             "                           [--deadline-frac F] [--task-sigma S] [--job-sigma S] "
             "[--json]\n"
             "                           [--deadlines estimate|true] "
-            "[--calib-from ledger|all|deadline] [--spread on|off] [--trace]\n"
+            "[--calib-from ledger|all|deadline] [--spread on|off] [--own-spread on|off] [--trace]\n"
             "                           [--engine cluster|slice] [--bg-util U] [--node-factor F]\n"
             "                           paddock: [--profiled on|off] [--slack S] "
             "[--period-frac F] [--grace-frac F] [--urgent-frac F]\n"
@@ -108,6 +108,8 @@ static int sa__parse(int argc, char **argv, struct arbiter_sim_config *c, int *a
             c->calib_from = ARBITER_SIM_CALIB_DEADLINE;
         else if (strcmp(a, "--spread") == 0 && (strcmp(v, "on") == 0 || strcmp(v, "off") == 0))
             c->spread = strcmp(v, "on") == 0;
+        else if (strcmp(a, "--own-spread") == 0 && (strcmp(v, "on") == 0 || strcmp(v, "off") == 0))
+            c->own_spread = strcmp(v, "on") == 0;
         else if (strcmp(a, "--workloads") == 0)
             c->workloads = v;
         else if (strcmp(a, "--mix") == 0 && strcmp(v, "wfcommons") == 0)
