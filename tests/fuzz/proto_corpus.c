@@ -1,10 +1,10 @@
 /* fuzz-proto-corpus DIR: writes seed inputs for the proto fuzz targets, every sample message
  * of every type: DIR/decode/<type>-<variant> (whole messages) and DIR/body/<type>-<variant>
  * (type byte + body, the fuzz_proto_body format); the view types also packed (proto/pack.h) in
- * DIR/decode/<type>-<variant>-packed, and plainly in DIR/packed for fuzz_proto_packed. The typical
- * variant sets every optional field (the arbiter's job shape, admission verdict, token size, ETA
- * and downgrade too), so every key of every type is in the seeds; the minimal one is what an older
- * peer sends. */
+ * DIR/decode/<type>-<variant>-packed, and plainly in DIR/packed for fuzz_proto_packed; the bodies
+ * of TASK_STATUS_BATCH in DIR/batch for fuzz_status_batch. The typical variant sets every optional
+ * field (the arbiter's job shape, admission verdict, token size, ETA and downgrade too), so every
+ * key of every type is in the seeds; the minimal one is what an older peer sends. */
 #include <errno.h>
 #include <stdio.h>
 #include <sys/stat.h>
@@ -40,6 +40,9 @@ int main(int argc, char **argv)
     snprintf(path, sizeof path, "%s/packed", argv[1]);
     if (mkdir(path, 0755) != 0 && errno != EEXIST)
         return 1;
+    snprintf(path, sizeof path, "%s/batch", argv[1]);
+    if (mkdir(path, 0755) != 0 && errno != EEXIST)
+        return 1;
     proto_buf_t buf;
     proto_buf_init(&buf);
     for (int t = 1; t < PROTO_TYPE_LIMIT; t++)
@@ -71,6 +74,10 @@ int main(int argc, char **argv)
             unsigned char type = (unsigned char)(t - 1);
             snprintf(path, sizeof path, "%s/body/%02d-%d", argv[1], t, v);
             if (write_file(path, &type, 1, buf.data + 4, buf.len - 4) != 0)
+                return 1;
+            snprintf(path, sizeof path, "%s/batch/%02d-%d", argv[1], t, v);
+            if (t == PROTO_TASK_STATUS_BATCH && /* body only, for fuzz_status_batch */
+                write_file(path, buf.data + 4, buf.len - 4, "", 0) != 0)
                 return 1;
         }
     proto_buf_close(&buf);
