@@ -35,16 +35,12 @@ double jsim_rng_exp(struct jsim_rng *r, double mean)
 
 double jsim_rng_normal(struct jsim_rng *r)
 {
-    /* Box-Muller; one value per call keeps the stream simple to reason about. */
-    double u1 = jsim_rng_uniform(r), u2 = jsim_rng_uniform(r);
-    if (u1 < 1e-300)
-        u1 = 1e-300;
-    return sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
+    return rng_normal(&r->g);
 }
 
 double jsim_rng_lognormal(struct jsim_rng *r, double sigma)
 {
-    return exp(sigma * jsim_rng_normal(r));
+    return rng_lognormal(&r->g, 0, sigma);
 }
 
 /* ---- the job's shape ---- */

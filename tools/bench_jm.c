@@ -25,6 +25,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/rng.h"
 #include "jm/dag.h"
 #include "jm/dispatch.h"
 #include "jm/estimator.h"
@@ -35,17 +36,14 @@
 #include "jm/spec.h"
 #include "jm/view.h"
 
-static uint64_t bench__s = 1;
+static struct rng bench__g = {.s = 1}; /* common/rng.h's splitmix64, raw state 1 */
 static uint64_t bench__next(void)
 {
-    uint64_t z = (bench__s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
+    return rng_next(&bench__g);
 }
 static double bench__unif(void)
 {
-    return (double)(bench__next() >> 11) / 9007199254740992.0;
+    return rng_unif(&bench__g);
 }
 
 static double bench__draw(void *ctx)
@@ -210,8 +208,9 @@ static int bench__sched(const struct spec *spec, long nodes, long slots, size_t 
     size_t nr;
     const size_t *ready = dag_ready(dag, &nr);
     for (size_t i = 0; i < nr; i++)
-        readyq_push(rq, ready[i], sp[spec->tasks[ready[i]].stage],
-                    spec->tasks[ready[i]].input_bytes);
+        if (readyq_push(rq, ready[i], sp[spec->tasks[ready[i]].stage],
+                        spec->tasks[ready[i]].input_bytes) != 0)
+            goto out;
     double cpu = 0;
     size_t nin = 0;
     while (r->placed < target) {
@@ -266,9 +265,10 @@ static int bench__sched(const struct spec *spec, long nodes, long slots, size_t 
             }
             if (!resort)
                 for (size_t i = 0; i < nb; i++)
-                    if (dag_state(dag, buf[i]) == DAG_READY)
+                    if (dag_state(dag, buf[i]) == DAG_READY &&
                         readyq_push(rq, buf[i], sp[spec->tasks[buf[i]].stage],
-                                    spec->tasks[buf[i]].input_bytes);
+                                    spec->tasks[buf[i]].input_bytes) != 0)
+                        goto out; /* a task popped and not placed goes back: never a duplicate */
             r->placed += placed;
             if (placed == 0)
                 break;
@@ -316,7 +316,7 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--batches") == 0)
             batches = v;
         else if (strcmp(argv[i], "--seed") == 0)
-            bench__s = (uint64_t)v;
+            bench__g.s = (uint64_t)v;
         else if (strcmp(argv[i], "--sched-nodes") == 0)
             sched_nodes = v;
         else if (strcmp(argv[i], "--sched-slots") == 0)
@@ -477,8 +477,10 @@ int main(int argc, char **argv)
         if (tr < 32)
             tr = 32;
         if (bench__sched(job, sched_nodes, sched_slots, (size_t)placements, 0, &bq[k]) != 0 ||
-            bench__sched(job, sched_nodes, sched_slots, tr, 1, &br[k]) != 0)
+            bench__sched(job, sched_nodes, sched_slots, tr, 1, &br[k]) != 0) {
+            fprintf(stderr, "bench_jm: the scheduling run of %ld tasks failed\n", sizes[k]);
             return 1;
+        }
         spec_destroy(&job);
     }
 

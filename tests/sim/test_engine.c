@@ -133,44 +133,12 @@ static void test_reschedule_until_and_stop(void **state)
     engine_destroy(&e);
 }
 
-static void test_rng_streams(void **state)
-{
-    (void)state;
-    struct engine_rng a, b, c;
-    engine_rng_seed(&a, 42, 7);
-    engine_rng_seed(&b, 42, 7);
-    engine_rng_seed(&c, 42, 8);
-    int same_c = 0;
-    for (int i = 0; i < 1000; i++) {
-        uint64_t x = engine_rng_u64(&a), y = engine_rng_u64(&b), z = engine_rng_u64(&c);
-        assert_true(x == y);
-        same_c += x == z;
-    }
-    assert_true(same_c < 3);
-    engine_rng_seed(&a, 43, 7);
-    engine_rng_seed(&b, 42, 7);
-    assert_true(engine_rng_u64(&a) != engine_rng_u64(&b));
-    /* Uniform draws in [0, 1), and below(n) in range and covering it. */
-    int seen[10] = {0};
-    for (int i = 0; i < 100000; i++) {
-        double u = engine_rng_unif(&a);
-        assert_true(u >= 0 && u < 1);
-        uint64_t k = engine_rng_below(&a, 10);
-        assert_true(k < 10);
-        seen[k]++;
-    }
-    for (int k = 0; k < 10; k++)
-        assert_true(seen[k] > 9500 && seen[k] < 10500);
-    assert_int_equal(engine_rng_below(&a, 0), 0);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_time_order_and_ties),
         cmocka_unit_test(test_no_past_events),
         cmocka_unit_test(test_reschedule_until_and_stop),
-        cmocka_unit_test(test_rng_streams),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -41,32 +41,32 @@ static void near(double got, double want, double rel)
 static void test_exponential(void **state)
 {
     (void)state;
-    struct engine_rng r;
-    engine_rng_seed(&r, 1, 1);
+    struct rng r;
+    rng_seed_stream(&r, 1, 1);
     for (size_t i = 0; i < N; i++)
-        v[i] = engine_rng_exp(&r, 2.5);
+        v[i] = rng_exp(&r, 2.5);
     near(mean(v, N), 2.5, 0.02);
     qsort(v, N, sizeof *v, cmp);
     near(v[N / 2], 2.5 * log(2.0), 0.02); /* median */
     near(v[(size_t)(0.9 * N)], 2.5 * log(10.0), 0.03);
-    assert_true(engine_rng_exp(&r, 0) == 0);
+    assert_true(rng_exp(&r, 0) == 0);
 }
 
 static void test_normal_lognormal(void **state)
 {
     (void)state;
-    struct engine_rng r;
-    engine_rng_seed(&r, 2, 1);
+    struct rng r;
+    rng_seed_stream(&r, 2, 1);
     double s = 0, s2 = 0;
     for (size_t i = 0; i < N; i++) {
-        double z = engine_rng_normal(&r);
+        double z = rng_normal(&r);
         s += z;
         s2 += z * z;
     }
     assert_true(fabs(s / N) < 0.01);
     near(s2 / N, 1.0, 0.02);
     for (size_t i = 0; i < N; i++)
-        v[i] = engine_rng_lognormal(&r, 1.0, 0.5);
+        v[i] = rng_lognormal(&r, 1.0, 0.5);
     near(mean(v, N), exp(1.0 + 0.125), 0.02);
     qsort(v, N, sizeof *v, cmp);
     near(v[N / 2], exp(1.0), 0.02);
@@ -75,11 +75,11 @@ static void test_normal_lognormal(void **state)
 static void test_pareto_tail(void **state)
 {
     (void)state;
-    struct engine_rng r;
-    engine_rng_seed(&r, 3, 1);
+    struct rng r;
+    rng_seed_stream(&r, 3, 1);
     size_t over2 = 0, over10 = 0;
     for (size_t i = 0; i < N; i++) {
-        double x = engine_rng_pareto(&r, 1.0, 1.5);
+        double x = rng_pareto(&r, 1.0, 1.5);
         assert_true(x >= 1.0);
         over2 += x > 2;
         over10 += x > 10;
@@ -88,7 +88,7 @@ static void test_pareto_tail(void **state)
     near((double)over10 / N, pow(0.1, 1.5), 0.08);
     /* alpha = 3: finite mean 1.5 * xm */
     for (size_t i = 0; i < N; i++)
-        v[i] = engine_rng_pareto(&r, 2.0, 3.0);
+        v[i] = rng_pareto(&r, 2.0, 3.0);
     near(mean(v, N), 3.0, 0.02);
 }
 
@@ -99,8 +99,8 @@ static void test_runtime_noise(void **state)
     engine_noise_default(&n);
     n.tail_prob = 0;
     n.straggler_prob = 0;
-    struct engine_rng r;
-    engine_rng_seed(&r, 4, 1);
+    struct rng r;
+    rng_seed_stream(&r, 4, 1);
     for (size_t i = 0; i < N; i++)
         v[i] = engine_noise_runtime(&n, &r, 10.0, NULL);
     near(mean(v, N), 10.0, 0.02); /* the variance keeps the mean */
@@ -143,8 +143,8 @@ static void test_failures_loss_phases(void **state)
     struct engine_noise n;
     engine_noise_default(&n);
     n.fail_prob = 0.1;
-    struct engine_rng r;
-    engine_rng_seed(&r, 5, 1);
+    struct rng r;
+    rng_seed_stream(&r, 5, 1);
     size_t fails = 0;
     double at = 0;
     for (size_t i = 0; i < N; i++) {

@@ -113,27 +113,36 @@ static void test_json_and_orderings(void **state)
     json_decref(doc);
 }
 
-/* On a WfCommons run at load 0.9, Paddock downgrades instead of killing. With the daemon's rule
+/* On WfCommons runs at load 0.9, Paddock downgrades instead of killing. With the daemon's rule
  * (jm/attempt.h: the most time left first, a grace only when at most 5 s and a quarter of the
  * estimate; issue 23) nearly every downgraded task is later preempted, so downgrades no longer
  * save work over Verma's kills here (the simulator's own youngest-first rule with an uncapped
  * grace did, by 0.2%): the bounds say they cost at most 10% more work and 5 points of missed
- * deadlines (a fixed scenario: the same seed gives the same figures; docs/arbiter.md). */
+ * deadlines, over six seeds together (one seed's run moves by more than that: from 2% to 15%
+ * more work on seeds 1-6; docs/arbiter.md). */
 static void test_downgrades_keep_work(void **state)
 {
     (void)state;
-    assert_int_equal(sim("arbiter --jobs 100 --load 0.9 --seed 2 --admission off --json"), 0);
-    json_t *doc = json_loads(out_buf, 0, NULL);
-    assert_non_null(doc);
-    json_t *pol = json_object_get(doc, "policies");
-    json_t *pd = json_object_get(pol, "paddock"), *mw = json_object_get(pol, "minedf_wc");
-    assert_true(json_integer_value(json_object_get(pd, "downgrades")) > 0);
-    assert_int_equal(json_integer_value(json_object_get(pd, "kills")), 0);
-    assert_true(json_number_value(json_object_get(pd, "work_lost_s")) <
-                1.1 * json_number_value(json_object_get(mw, "work_lost_s")));
-    assert_true(json_number_value(json_object_get(pd, "missed_fraction")) <=
-                json_number_value(json_object_get(mw, "missed_fraction")) + 0.05);
-    json_decref(doc);
+    double lost_pd = 0, lost_mw = 0, missed_pd = 0, missed_mw = 0;
+    for (int seed = 1; seed <= 6; seed++) {
+        char args[128];
+        snprintf(args, sizeof args,
+                 "arbiter --jobs 100 --load 0.9 --seed %d --admission off --json", seed);
+        assert_int_equal(sim(args), 0);
+        json_t *doc = json_loads(out_buf, 0, NULL);
+        assert_non_null(doc);
+        json_t *pol = json_object_get(doc, "policies");
+        json_t *pd = json_object_get(pol, "paddock"), *mw = json_object_get(pol, "minedf_wc");
+        assert_true(json_integer_value(json_object_get(pd, "downgrades")) > 0);
+        assert_int_equal(json_integer_value(json_object_get(pd, "kills")), 0);
+        lost_pd += json_number_value(json_object_get(pd, "work_lost_s"));
+        lost_mw += json_number_value(json_object_get(mw, "work_lost_s"));
+        missed_pd += json_number_value(json_object_get(pd, "missed_fraction")) / 6;
+        missed_mw += json_number_value(json_object_get(mw, "missed_fraction")) / 6;
+        json_decref(doc);
+    }
+    assert_true(lost_pd < 1.1 * lost_mw);
+    assert_true(missed_pd <= missed_mw + 0.05);
 }
 
 static double field(json_t *doc, const char *policy, const char *key)
@@ -142,7 +151,8 @@ static double field(json_t *doc, const char *policy, const char *key)
         json_object_get(json_object_get(json_object_get(doc, "policies"), policy), key));
 }
 
-/* Issue 22, on a CI-sized Facebook run (docs/arbiter.md, "Calibrated admission"):
+/* Issue 22, on CI-sized Facebook runs (docs/arbiter.md, "Calibrated admission"), each figure the
+ * mean of eight seeds (one 200-job draw moves admitted_missed_fraction between 0 and 0.19):
  *  - the ledger's rule (learn from admitted deadline jobs and from jobs alone) admits more than
  *    learning from every job without a deadline too, whose waits are not admission's error;
  *  - admission keeps most of its promises: fewer admitted jobs miss than minedf_wc misses
@@ -150,51 +160,61 @@ static double field(json_t *doc, const char *policy, const char *key)
  *  - deadlines from the estimates (the default) leave admission fewer false refusals than
  *    Verma's deadlines on the true time alone, under which every refused job is met without
  *    admission;
- *  - without run-time noise no admitted job misses and admission admits more than with it.
+ *  - without run-time noise no admitted job misses and admission admits more than with it;
+ *  - the profile's spread (jm/shape.h) admits about the same share as the estimates alone.
  * The issue's target (admitted >= 0.9 x met, at most 1% missing) is not reached with noise the
- * estimates cannot see; docs/arbiter.md says why no admission can reach it there. */
+ * estimates cannot see; docs/arbiter.md says why no admission can reach it there. Two claims
+ * seed 1 alone used to make do not hold over seeds: admitted jobs missing under half as often
+ * as minedf_wc's (seeds 7 and 9 broke it before common/rng, seeds 1 and 2 after), and the
+ * spread keeping fewer broken promises than the estimates alone (means over seeds 1-12: 0.062
+ * against 0.063 before common/rng, 0.063 against 0.062 after). */
+#define CAL_SEEDS 8
 static void test_calibrated_admission(void **state)
 {
     (void)state;
     static const char *const args[] = {"", " --calib-from all", " --deadlines true",
                                        " --job-sigma 0 --task-sigma 0", " --spread off"};
-    json_t *doc[5];
-    for (int i = 0; i < 5; i++) {
-        char cmd[256];
-        snprintf(cmd, sizeof cmd, FB " --seed 1 --json%s", args[i]);
-        assert_int_equal(sim(cmd), 0);
-        doc[i] = json_loads(out_buf, 0, NULL);
-        assert_non_null(doc[i]);
-    }
+    static const char *const keys3[] = {"admitted_fraction", "admitted_missed_fraction",
+                                        "false_refusal_fraction"};
     const char *pa = "paddock+admission", *wa = "minedf_wc+admission";
-    for (int p = 0; p < 2; p++) {
-        const char *name = p ? pa : wa;
-        /* the ledger's rule against learning from every job */
-        assert_true(field(doc[0], name, "admitted_fraction") >
-                    field(doc[1], name, "admitted_fraction") + 0.1);
-        /* fewer broken promises than without admission */
-        assert_true(field(doc[0], name, "admitted_missed_fraction") <
-                    field(doc[0], "minedf_wc", "missed_fraction") / 2);
-        /* deadlines on the true time alone forgive every job its own slowness */
-        assert_true(field(doc[2], name, "false_refusal_fraction") > 0.95);
-        assert_true(field(doc[0], name, "false_refusal_fraction") <
-                    field(doc[2], name, "false_refusal_fraction"));
-        /* without noise, the model holds */
-        assert_true(field(doc[3], name, "admitted_missed_fraction") <= 0.01);
-        assert_true(field(doc[3], name, "admitted_fraction") >
-                    field(doc[0], name, "admitted_fraction"));
+    double m[5][2][3] = {{{0}}}, wc_missed = 0; /* [run][policy][key] means over the seeds */
+    for (int seed = 1; seed <= CAL_SEEDS; seed++) {
+        double wc0 = 0;
+        for (int i = 0; i < 5; i++) {
+            char cmd[256];
+            snprintf(cmd, sizeof cmd, FB " --seed %d --json%s", seed, args[i]);
+            assert_int_equal(sim(cmd), 0);
+            json_t *doc = json_loads(out_buf, 0, NULL);
+            assert_non_null(doc);
+            for (int p = 0; p < 2; p++)
+                for (int k = 0; k < 3; k++)
+                    m[i][p][k] += field(doc, p ? pa : wa, keys3[k]) / CAL_SEEDS;
+            double wc = field(doc, "minedf_wc", "missed_fraction");
+            if (i == 0) {
+                wc0 = wc;
+                wc_missed += wc / CAL_SEEDS;
+            }
+            /* the reference run does not depend on the error model's rule */
+            if (i == 1)
+                assert_true(wc == wc0);
+            json_decref(doc);
+        }
     }
-    /* the JM's simulator with the profile's spread (jm/shape.h) keeps fewer broken promises than
-     * the estimates alone, at about the same admitted share */
-    assert_true(field(doc[0], pa, "admitted_missed_fraction") <
-                field(doc[4], pa, "admitted_missed_fraction") * 0.8);
-    assert_true(field(doc[0], pa, "admitted_fraction") >
-                field(doc[4], pa, "admitted_fraction") - 0.05);
-    /* the reference run does not depend on the error model's rule */
-    assert_true(field(doc[0], "minedf_wc", "missed_fraction") ==
-                field(doc[1], "minedf_wc", "missed_fraction"));
-    for (int i = 0; i < 5; i++)
-        json_decref(doc[i]);
+    enum { ADM, MISS, FREF };
+    for (int p = 0; p < 2; p++) {
+        /* the ledger's rule against learning from every job */
+        assert_true(m[0][p][ADM] > m[1][p][ADM] + 0.1);
+        /* fewer broken promises than without admission */
+        assert_true(m[0][p][MISS] < wc_missed);
+        /* deadlines on the true time alone forgive every job its own slowness */
+        assert_true(m[2][p][FREF] > 0.95);
+        assert_true(m[0][p][FREF] < m[2][p][FREF]);
+        /* without noise, the model holds */
+        assert_true(m[3][p][MISS] <= 0.01);
+        assert_true(m[3][p][ADM] > m[0][p][ADM]);
+    }
+    /* the JM's simulator with the profile's spread admits about the share the estimates alone do */
+    assert_true(m[0][1][ADM] > m[4][1][ADM] - 0.05);
 }
 
 static char err_buf[1 << 18];

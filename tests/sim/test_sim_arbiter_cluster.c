@@ -109,19 +109,29 @@ static void test_admission_through_the_ledger(void **state)
     double fr = fig(doc, "paddock+admission", "false_refusal_fraction");
     assert_true(fr >= 0 && fr <= 1);
     json_decref(doc);
-    /* WfCommons jobs of 20-300 s, deadlines at least their time alone, no noise, little load:
-     * MinEDF-WC meets every deadline, and so does every job the ledger admits; a fresh cluster's
-     * error model (its conservative prior) refuses some that met them: false refusals */
-    doc = sim_json("arbiter --jobs 10 --load 0.05 --task-sigma 0 --seed 3 --json");
-    assert_true(fig(doc, "minedf_wc", "missed_fraction") == 0);
-    assert_true(fig(doc, "paddock", "missed_fraction") == 0);
-    assert_true(fig(doc, "paddock+admission", "admitted_fraction") > 0);
-    assert_true(fig(doc, "paddock+admission", "admitted_fraction") < 1);
-    assert_true(fig(doc, "paddock+admission", "admitted_missed_fraction") == 0);
-    assert_true(fig(doc, "paddock+admission", "false_refusal_fraction") > 0);
-    /* MinEDF without work conservation gives each job just its minimum: it misses */
-    assert_true(fig(doc, "minedf", "missed_fraction") > 0);
-    json_decref(doc);
+    /* WfCommons jobs of 20-300 s, deadlines at least their time alone, no noise, little load,
+     * over four seeds (one draw of 10 jobs may hold one tight pair, or let admission take all):
+     * Paddock without admission meets every deadline, and so does every job the ledger admits;
+     * a fresh cluster's error model (its conservative prior) refuses some that met them: false
+     * refusals. MinEDF without work conservation gives each job just its minimum: it misses more
+     * than MinEDF-WC. */
+    double admitted = 0, refused_met = 0, minedf = 0, minedf_wc = 0;
+    for (int seed = 1; seed <= 4; seed++) {
+        char args[128];
+        snprintf(args, sizeof args, "arbiter --jobs 10 --load 0.05 --task-sigma 0 --seed %d --json",
+                 seed);
+        doc = sim_json(args);
+        assert_true(fig(doc, "paddock", "missed_fraction") == 0);
+        assert_true(fig(doc, "paddock+admission", "admitted_missed_fraction") == 0);
+        admitted += fig(doc, "paddock+admission", "admitted_fraction") / 4;
+        refused_met += fig(doc, "paddock+admission", "false_refusal_fraction") / 4;
+        minedf += fig(doc, "minedf", "missed_fraction") / 4;
+        minedf_wc += fig(doc, "minedf_wc", "missed_fraction") / 4;
+        json_decref(doc);
+    }
+    assert_true(admitted > 0 && admitted < 1);
+    assert_true(refused_met > 0);
+    assert_true(minedf > minedf_wc);
 }
 
 static void test_trace_and_slice(void **state)

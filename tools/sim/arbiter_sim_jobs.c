@@ -381,14 +381,14 @@ static int asj__from_spec(const struct spec *s, uint32_t capacity, struct arbite
 }
 
 /* A Facebook job of Table I: maps, a barrier, reduces; estimates in seconds. */
-static int asj__facebook(const struct arbiter_sim_config *cfg, struct engine_rng *r,
+static int asj__facebook(const struct arbiter_sim_config *cfg, struct rng *r,
                          struct arbiter_sim_job *j)
 {
     memset(j, 0, sizeof *j);
     uint32_t total = 0;
     for (size_t b = 0; b < sizeof asj__fb_bins / sizeof *asj__fb_bins; b++)
         total += asj__fb_bins[b].jobs;
-    uint64_t pick = engine_rng_below(r, total);
+    uint64_t pick = rng_below(r, total);
     size_t b = 0;
     while (pick >= asj__fb_bins[b].jobs)
         pick -= asj__fb_bins[b++].jobs;
@@ -403,8 +403,7 @@ static int asj__facebook(const struct arbiter_sim_config *cfg, struct engine_rng
     struct asj__edges e = {0};
     int rc = 0;
     for (uint32_t v = 0; v < maps; v++) {
-        j->est[v] =
-            engine_rng_lognormal(r, ASJ_FB_MAP_MU, ASJ_FB_MAP_SIGMA) / 1e3 * cfg->fb_time_scale;
+        j->est[v] = rng_lognormal(r, ASJ_FB_MAP_MU, ASJ_FB_MAP_SIGMA) / 1e3 * cfg->fb_time_scale;
         j->tok[v] = 1;
     }
     if (reds) {
@@ -413,7 +412,7 @@ static int asj__facebook(const struct arbiter_sim_config *cfg, struct engine_rng
             rc = asj__edge(&e, v, bar);
         for (uint32_t v = bar + 1; v < n && rc == 0; v++) {
             j->est[v] =
-                engine_rng_lognormal(r, ASJ_FB_RED_MU, ASJ_FB_RED_SIGMA) / 1e3 * cfg->fb_time_scale;
+                rng_lognormal(r, ASJ_FB_RED_MU, ASJ_FB_RED_SIGMA) / 1e3 * cfg->fb_time_scale;
             j->tok[v] = 1;
             rc = asj__edge(&e, bar, v);
         }
@@ -602,18 +601,17 @@ static int asj__fb_alpha(struct arbiter_sim_job *j, int spread, double sigma, ch
 }
 
 /* True run times, width, time alone, deadline and oracles of job j (its est set). */
-static int asj__draw(const struct arbiter_sim_config *cfg, struct engine_rng *r,
-                     struct arbiter_sim_job *j)
+static int asj__draw(const struct arbiter_sim_config *cfg, struct rng *r, struct arbiter_sim_job *j)
 {
     j->dur = mem_calloc(j->n, sizeof *j->dur);
     if (j->dur == NULL)
         return ERR_NOMEM;
     double sj = cfg->job_sigma, st = cfg->task_sigma;
-    double factor = engine_rng_lognormal(r, -sj * sj / 2, sj);
+    double factor = rng_lognormal(r, -sj * sj / 2, sj);
     double sq = 0;
     j->work_true = 0;
     for (size_t v = 0; v < j->n; v++) {
-        double noise = engine_rng_lognormal(r, -st * st / 2, st);
+        double noise = rng_lognormal(r, -st * st / 2, st);
         j->dur[v] = j->est[v] * factor * noise;
         j->work_true += j->dur[v] * j->tok[v];
         sq += (j->est[v] * j->tok[v]) * (j->est[v] * j->tok[v]);
@@ -632,8 +630,8 @@ static int asj__draw(const struct arbiter_sim_config *cfg, struct engine_rng *r,
     j->alone = arbiter_sim_makespan(j, cfg->capacity, 1, NULL);
     if (j->alone < 0)
         return ERR_NOMEM;
-    double u = engine_rng_unif(r);
-    if (engine_rng_bernoulli(r, cfg->deadline_frac)) {
+    double u = rng_unif(r);
+    if (rng_bernoulli(r, cfg->deadline_frac)) {
         /* A user sets a deadline from what they know, the time alone the estimates give (issue
          * 22 quotes at 1.3x the greedy makespan on the spec); Verma's deadlines on the true
          * time alone tell every job how slow it will run (docs/arbiter.md). */
@@ -693,15 +691,15 @@ int arbiter_sim_jobs_new(const struct arbiter_sim_config *cfg, arbiter_sim_jobs_
     }
     double total = 0;
     for (size_t i = 0; rc == 0 && i < cfg->jobs; i++) {
-        struct engine_rng r;
-        engine_rng_seed(&r, cfg->seed, ASJ_STREAM_JOB + i);
+        struct rng r;
+        rng_seed_stream(&r, cfg->seed, ASJ_STREAM_JOB + i);
         struct arbiter_sim_job *j = &s->v[i];
         if (cfg->mix == ARBITER_SIM_FACEBOOK) {
             rc = asj__facebook(cfg, &r, j);
         } else {
-            size_t t = (size_t)engine_rng_below(&r, s->ntmpl);
+            size_t t = (size_t)rng_below(&r, s->ntmpl);
             double lo = log(cfg->alone_min_s), hi = log(cfg->alone_max_s);
-            double target = exp(lo + (hi - lo) * engine_rng_unif(&r));
+            double target = exp(lo + (hi - lo) * rng_unif(&r));
             rc = asj__instance(&s->tmpl[t], target / alone_t[t], j);
             j->tmpl_i = t;
             j->scale = target / alone_t[t];
@@ -719,12 +717,12 @@ int arbiter_sim_jobs_new(const struct arbiter_sim_config *cfg, arbiter_sim_jobs_
     if (rc == 0) {
         /* Offered load = true work / (capacity x horizon), horizon = jobs x mean gap. */
         s->mean_gap = total / (cfg->capacity * cfg->load) / (double)cfg->jobs;
-        struct engine_rng r;
-        engine_rng_seed(&r, cfg->seed, ASJ_STREAM_ARRIVE);
+        struct rng r;
+        rng_seed_stream(&r, cfg->seed, ASJ_STREAM_ARRIVE);
         double t = 0;
         for (size_t i = 0; i < s->n; i++) {
             s->v[i].arrival = t;
-            t += engine_rng_exp(&r, s->mean_gap);
+            t += rng_exp(&r, s->mean_gap);
         }
     }
     if (rc != 0) {

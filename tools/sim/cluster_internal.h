@@ -32,7 +32,7 @@ struct cl_node {
     uint64_t seq;
     uint32_t rack;
     char name[24], rack_name[24]; /* "pn-<i>", "r-<rack>" */
-    struct engine_rng rng;        /* picks, background arrivals */
+    struct rng rng;               /* picks, background arrivals */
     double bg_mult, phase_end;
     uint32_t next_bg;
     double cpu_used, cpu_jobs; /* running now: all work, job tasks only */
@@ -75,7 +75,7 @@ struct cl_job {
     readyq_t *rq;  /* ready tasks in the daemon's order (task bottom level, bytes, index) */
     size_t *ready; /* scratch: a round's batch */
     struct place_match *matches;
-    struct engine_rng rng;
+    struct rng rng;
     struct cl_jockey *jk; /* Jockey's loop (cluster_jockey.c) or NULL: cfg.tokens throughout */
     const double *run_s;  /* cluster_job.run_s (borrowed) or NULL */
     struct cl_strag *sg;  /* extra attempts (cluster_straggler.c) or NULL: cfg.speculate off */

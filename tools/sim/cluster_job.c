@@ -21,11 +21,6 @@ static double cl__wall(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static double cl__draw(void *ctx)
-{
-    return engine_rng_unif(ctx);
-}
-
 int cl_job_init(struct cl_world *w, struct cl_job *j, const struct cluster_job *src, size_t idx)
 {
     memset(j, 0, sizeof *j);
@@ -73,7 +68,7 @@ int cl_job_init(struct cl_world *w, struct cl_job *j, const struct cluster_job *
     if (j->tasks == NULL || j->stage_prio == NULL || j->task_bl == NULL || j->ready == NULL ||
         j->matches == NULL)
         return ERR_NOMEM;
-    engine_rng_seed(&j->rng, w->cfg.seed, 0x200000000ull + idx);
+    rng_seed_stream(&j->rng, w->cfg.seed, 0x200000000ull + idx);
     if ((rc = priority_compute(j->dag, NULL, j->task_bl, j->stage_prio)) != 0)
         return rc;
     if ((rc = cl_sg_init(w, j, src)) != 0)
@@ -276,7 +271,7 @@ static void cl_job_round_ev(engine_t *e, void *ctx, uint64_t job)
     int64_t now_ms = (int64_t)(now * 1000.0 + 0.5);
     size_t nm = 0;
     double t0 = cl__wall();
-    rc = place_round(j->place, w->view, j->est, j->ready, n, now_ms, cl__draw, &j->rng, j->matches,
+    rc = place_round(j->place, w->view, j->est, j->ready, n, now_ms, rng_draw, &j->rng, j->matches,
                      &nm);
     w->res->place_wall_s += cl__wall() - t0;
     if (rc != 0) {

@@ -115,10 +115,10 @@ int cl_nodes_init(struct cl_world *w)
         nd->rack = (uint32_t)(i / w->cfg.rack_size);
         snprintf(nd->name, sizeof nd->name, "pn-%zu", i);
         snprintf(nd->rack_name, sizeof nd->rack_name, "r-%u", nd->rack);
-        engine_rng_seed(&nd->rng, w->cfg.seed, 0x100000000ull + i);
+        rng_seed_stream(&nd->rng, w->cfg.seed, 0x100000000ull + i);
         nd->bg_mult = engine_noise_phase_mult(&w->cfg.noise, &nd->rng);
         nd->phase_end = engine_noise_phase_len(&w->cfg.noise, &nd->rng);
-        if (w->bg_rate > 0 && (rc = engine_at(w->eng, engine_rng_exp(&nd->rng, 1.0 / w->bg_rate),
+        if (w->bg_rate > 0 && (rc = engine_at(w->eng, rng_exp(&nd->rng, 1.0 / w->bg_rate),
                                               cl_bg_arrival_ev, w, i)) != 0)
             return rc;
         double up = engine_noise_uptime(&w->cfg.noise, &nd->rng);
@@ -251,8 +251,8 @@ static void cl__start_job_task(struct cl_world *w, uint32_t n, const queue_task_
         w->csamples = nc;
     }
     w->samples[w->nsamples++] = (struct cl_sample){now, now - tk->pushed_at, n};
-    struct engine_rng r;
-    engine_rng_seed(&r, w->cfg.seed ^ 0x7a5c0000ull, cl_key(job, task, tk->attempt));
+    struct rng r;
+    rng_seed_stream(&r, w->cfg.seed ^ 0x7a5c0000ull, cl_key(job, task, tk->attempt));
     double slow = w->cfg.run_slowdown > 0 ? w->cfg.run_slowdown : 1.0;
     double run =
         (j->run_s != NULL ? j->run_s[task] * slow
@@ -335,7 +335,7 @@ void cl_node_try_start(struct cl_world *w, uint32_t n)
     for (int guard = 0; guard < 100000 && nd->up; guard++) {
         queue_task_t t;
         queue_pick_info_t info;
-        int rc = queue_pick_trade(nd->q, now, engine_rng_unif(&nd->rng), &t, &info);
+        int rc = queue_pick_trade(nd->q, now, rng_unif(&nd->rng), &t, &info);
         if (rc == 0 && info.traded)
             cl__traded(w, n, t.id, info.traded_id);
         if (rc == ERR_NOTFOUND) {
@@ -354,8 +354,8 @@ void cl_node_try_start(struct cl_world *w, uint32_t n)
         if (t.id & CL_BG_BIT) {
             nd->cpu_used += t.cpu;
             cl_account(w, t.cpu, 0);
-            rc = engine_after(w->eng, engine_rng_exp(&nd->rng, w->cfg.bg_runtime_s), cl_bg_end_ev,
-                              w, t.id);
+            rc =
+                engine_after(w->eng, rng_exp(&nd->rng, w->cfg.bg_runtime_s), cl_bg_end_ev, w, t.id);
             if (rc != 0)
                 cl__fail(w, rc);
         } else {
@@ -388,7 +388,7 @@ void cl_bg_arrival_ev(engine_t *e, void *ctx, uint64_t node)
     }
     double rate = w->bg_rate * nd->bg_mult;
     if (rate > 0) {
-        int rc = engine_after(e, engine_rng_exp(&nd->rng, 1.0 / rate), cl_bg_arrival_ev, w, node);
+        int rc = engine_after(e, rng_exp(&nd->rng, 1.0 / rate), cl_bg_arrival_ev, w, node);
         if (rc != 0)
             cl__fail(w, rc);
     }

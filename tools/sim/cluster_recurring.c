@@ -474,21 +474,22 @@ static int cr__spec(const struct cr *c, const struct cluster_workloads *wl, size
     r->shape.work_sd *= f;
     r->shape.path *= f;
     r->shape.path_sd *= f;
-    struct engine_rng g;
-    engine_rng_seed(&g, cfg->seed, CR__STREAM | i);
+    struct rng g;
+    rng_seed_stream(&g, cfg->seed, CR__STREAM | i);
     double run = 1;
     if (noisy) { /* the token-slice engine's run factor: lognormal, mean 1; slow runs 1.5-2x */
-        run = exp(cfg->run_sigma * engine_rng_normal(&g) - 0.5 * cfg->run_sigma * cfg->run_sigma);
-        if (engine_rng_bernoulli(&g, cfg->slow_prob))
-            run *= 1.5 + 0.5 * engine_rng_unif(&g);
+        run = exp(cfg->run_sigma * rng_normal(&g) - 0.5 * cfg->run_sigma * cfg->run_sigma);
+        if (rng_bernoulli(&g, cfg->slow_prob))
+            run *= 1.5 + 0.5 * rng_unif(&g);
     }
     double *stage = mem_calloc(sp->nstages ? sp->nstages : 1, sizeof *stage);
     if (stage == NULL)
         return ERR_NOMEM;
     for (size_t s = 0; s < sp->nstages; s++)
-        stage[s] = noisy ? exp(cfg->stage_sigma * engine_rng_normal(&g) -
-                               0.5 * cfg->stage_sigma * cfg->stage_sigma)
-                         : 1;
+        stage[s] =
+            noisy
+                ? exp(cfg->stage_sigma * rng_normal(&g) - 0.5 * cfg->stage_sigma * cfg->stage_sigma)
+                : 1;
     for (size_t t = 0; t < sp->ntasks; t++)
         sp->tasks[t].runtime_s *= f * run * stage[sp->tasks[t].stage];
     mem_free(stage);

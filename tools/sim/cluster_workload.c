@@ -194,10 +194,10 @@ int cluster_workloads_synthetic(size_t count, uint64_t seed, struct cluster_work
     int rc = clw__new(count, &w);
     if (rc != 0)
         return rc;
-    struct engine_rng r;
-    engine_rng_seed(&r, seed, 0x300000000ull);
+    struct rng r;
+    rng_seed_stream(&r, seed, 0x300000000ull);
     for (size_t i = 0; i < count; i++) {
-        size_t maps = 20 + (size_t)engine_rng_below(&r, 100);
+        size_t maps = 20 + (size_t)rng_below(&r, 100);
         size_t reds = maps / 5 + 1;
         json_t *tasks = json_array();
         json_t *doc =
@@ -211,7 +211,7 @@ int cluster_workloads_synthetic(size_t count, uint64_t seed, struct cluster_work
             int is_map = t < maps;
             char id[64];
             snprintf(id, sizeof id, "%s-%zu", is_map ? "map" : "reduce", is_map ? t : t - maps);
-            double rt = engine_rng_lognormal(&r, is_map ? 2.0 : 2.5, 0.5);
+            double rt = rng_lognormal(&r, is_map ? 2.0 : 2.5, 0.5);
             json_int_t bytes = (json_int_t)(is_map ? 256e6 : 128e6);
             json_t *task = json_pack("{s:s, s:s, s:[s], s:f, s:i, s:f, s:[{s:I}]}", "id", id,
                                      "stage", is_map ? "map" : "reduce", "cmd", "true", "cpu", 1.0,
@@ -238,16 +238,16 @@ int cluster_workloads_synthetic(size_t count, uint64_t seed, struct cluster_work
 
 /* Three replicas as a distributed file system places them: one node anywhere, two more on one
  * other rack. */
-static json_t *clw__replicas(struct engine_rng *r, size_t nodes, size_t rack_size)
+static json_t *clw__replicas(struct rng *r, size_t nodes, size_t rack_size)
 {
     size_t racks = (nodes + rack_size - 1) / rack_size;
-    size_t a = (size_t)engine_rng_below(r, nodes);
+    size_t a = (size_t)rng_below(r, nodes);
     size_t ra = a / rack_size, rb = ra;
     if (racks > 1)
         while (rb == ra)
-            rb = (size_t)engine_rng_below(r, racks);
+            rb = (size_t)rng_below(r, racks);
     size_t lo = rb * rack_size, n = rb + 1 == racks ? nodes - lo : rack_size;
-    size_t b = lo + (size_t)engine_rng_below(r, n), c = lo + (size_t)engine_rng_below(r, n);
+    size_t b = lo + (size_t)rng_below(r, n), c = lo + (size_t)rng_below(r, n);
     json_t *arr = json_array();
     size_t pick[3] = {a, b, c};
     for (int i = 0; arr != NULL && i < 3; i++) {
@@ -275,8 +275,8 @@ int cluster_workloads_make(const struct cluster_workloads *w, size_t i, uint64_t
     json_t *doc = json_deep_copy(w->docs[i % w->n]);
     if (doc == NULL)
         return ERR_NOMEM;
-    struct engine_rng r;
-    engine_rng_seed(&r, seed, 0x400000000ull + i);
+    struct rng r;
+    rng_seed_stream(&r, seed, 0x400000000ull + i);
     char name[300];
     snprintf(name, sizeof name, "%s-%zu", w->names[i % w->n], i);
     json_object_set_new(doc, "name", json_string(name));

@@ -1,6 +1,7 @@
 /* engine.h - the simulator's discrete-event core: a virtual clock, an event queue with a
- * deterministic tie-break, and seeded random streams (docs/architecture.md, "The
- * simulator"; one deterministic fixture for tests and the simulator alike).
+ * deterministic tie-break (docs/architecture.md, "The simulator"; one deterministic fixture for
+ * tests and the simulator alike). Random streams are common/rng.h's (rng_seed_stream): one
+ * generator for the simulators, the JM's quote and the tests.
  *
  * Time is virtual, in seconds (a double), and only moves when an event runs: engine_step pops
  * the earliest event, sets the clock to its time and calls it. Events at the same time run in
@@ -18,31 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* A seeded random stream (xoshiro256**, seeded through splitmix64). A value: caller owns. Two
- * streams seeded with the same (seed, stream) produce the same sequence; different stream
- * numbers give independent-looking sequences, so every consumer (a node, a job, a noise model)
- * can draw from its own stream and a change in one does not shift the others. */
-struct engine_rng {
-    uint64_t s[4]; /* private */
-};
-
-void engine_rng_seed(struct engine_rng *r, uint64_t seed, uint64_t stream);
-uint64_t engine_rng_u64(struct engine_rng *r);
-/* Uniform in [0, 1). */
-double engine_rng_unif(struct engine_rng *r);
-/* Uniform integer in [0, n) (0 when n == 0). */
-uint64_t engine_rng_below(struct engine_rng *r, uint64_t n);
-/* 1 with probability p (p <= 0: never, p >= 1: always). */
-int engine_rng_bernoulli(struct engine_rng *r, double p);
-/* Exponential with the given mean (> 0; 0 for a mean <= 0). */
-double engine_rng_exp(struct engine_rng *r, double mean);
-/* Standard normal (Box-Muller; one draw pair per call, so the stream position is predictable). */
-double engine_rng_normal(struct engine_rng *r);
-/* Lognormal exp(mu + sigma * N(0,1)); median exp(mu), mean exp(mu + sigma^2 / 2). */
-double engine_rng_lognormal(struct engine_rng *r, double mu, double sigma);
-/* Pareto with scale xm > 0 and shape alpha > 0: P(X > x) = (xm / x)^alpha for x >= xm; mean
- * alpha * xm / (alpha - 1) when alpha > 1 (a heavy tail: infinite variance for alpha <= 2). */
-double engine_rng_pareto(struct engine_rng *r, double xm, double alpha);
+#include "common/rng.h" /* the simulators' random streams: rng_seed_stream and its draws */
 
 typedef struct engine engine_t;
 

@@ -49,23 +49,23 @@ void engine_noise_none(struct engine_noise *n);
 
 /* One attempt's run time for true work base_s; *straggler (may be NULL) is set to 1 when the
  * straggler factor applied. */
-double engine_noise_runtime(const struct engine_noise *n, struct engine_rng *r, double base_s,
+double engine_noise_runtime(const struct engine_noise *n, struct rng *r, double base_s,
                             int *straggler);
 
 /* Whether an attempt of run time run_s fails; when it does, returns the time into the attempt
  * at which it fails (in [0, run_s)); otherwise returns a negative value. */
-double engine_noise_failure(const struct engine_noise *n, struct engine_rng *r, double run_s);
+double engine_noise_failure(const struct engine_noise *n, struct rng *r, double run_s);
 
 /* The run-time factor of node `node`: slow_factor on a slow node, else 1. */
 double engine_noise_node_factor(const struct engine_noise *n, size_t node);
 
 /* Uptime before the next loss of a node (INFINITY when node loss is off), and the downtime. */
-double engine_noise_uptime(const struct engine_noise *n, struct engine_rng *r);
-double engine_noise_downtime(const struct engine_noise *n, struct engine_rng *r);
+double engine_noise_uptime(const struct engine_noise *n, struct rng *r);
+double engine_noise_downtime(const struct engine_noise *n, struct rng *r);
 
 /* A background-load phase: its length (INFINITY when phases are off) and its rate multiplier
  * (mean 1; exactly 1 when phase_sigma is 0). */
-double engine_noise_phase_len(const struct engine_noise *n, struct engine_rng *r);
-double engine_noise_phase_mult(const struct engine_noise *n, struct engine_rng *r);
+double engine_noise_phase_len(const struct engine_noise *n, struct rng *r);
+double engine_noise_phase_mult(const struct engine_noise *n, struct rng *r);
 
 #endif

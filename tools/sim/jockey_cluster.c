@@ -49,9 +49,9 @@ static void jc__config(struct cluster_config *cfg, int max_tokens, double scale,
         cfg->noise.phase_s = 0;
         cfg->noise.phase_sigma = 0;
     }
-    struct engine_rng r;
-    engine_rng_seed(&r, seed, 0x736c6f77ull);
-    cfg->run_slowdown = c->slow_sigma > 0 ? exp(c->slow_sigma * engine_rng_normal(&r)) : 1.0;
+    struct rng r;
+    rng_seed_stream(&r, seed, 0x736c6f77ull);
+    cfg->run_slowdown = c->slow_sigma > 0 ? exp(c->slow_sigma * rng_normal(&r)) : 1.0;
 }
 
 int jockey_cluster_train(const struct spec *spec, int max_tokens, int tokens, double scale,

@@ -52,10 +52,9 @@ const char *jockey_policy_name(enum jockey_policy p)
 }
 
 /* An independent stream for (seed, a, b): the same draws whatever the policy does. */
-static void jockey__stream(struct jsim_rng *r, uint64_t seed, uint64_t a, uint64_t b)
+static void jockey__stream(struct rng *r, uint64_t seed, uint64_t a, uint64_t b)
 {
-    jsim_rng_seed(r, seed ^ (a * 0x9e3779b97f4a7c15ull) ^ (b * 0xc2b2ae3d27d4eb4full));
-    jsim_rng_next(r);
+    rng_seed_stream(r, seed, a << 32 | b);
 }
 
 struct jockey__run {
@@ -83,7 +82,7 @@ struct jockey__run {
     double sum_actual, sum_expected, speed_prior;
     double deadline;
     controller_t *ctl;
-    struct jsim_rng spare_rng, phase_rng;
+    struct rng spare_rng, phase_rng;
     struct jockey_attempts *rec;
     struct jockey_result *out;
 };
@@ -134,11 +133,11 @@ static int jockey__start(struct jockey__run *r, int task, int kind)
     if (rc != 0)
         return rc;
     int k = ++r->attempt[task];
-    struct jsim_rng a;
+    struct rng a;
     jockey__stream(&a, r->seed, 2 + (uint64_t)task, (uint64_t)k);
-    double u_fail = jsim_rng_uniform(&a), u_frac = jsim_rng_uniform(&a);
-    double u_strag = jsim_rng_uniform(&a), u_sf = jsim_rng_uniform(&a);
-    double init = r->c->init_s + jsim_rng_exp(&a, r->c->init_s);
+    double u_fail = rng_unif(&a), u_frac = rng_unif(&a);
+    double u_strag = rng_unif(&a), u_sf = rng_unif(&a);
+    double init = r->c->init_s + rng_exp(&a, r->c->init_s);
     double run = r->w->spec->tasks[task].runtime_s * r->noise[task] * r->slow * r->phase;
     if (u_strag < r->c->straggler_prob)
         run *= r->c->straggler_min + u_sf * (r->c->straggler_max - r->c->straggler_min);
@@ -323,10 +322,10 @@ static int jockey__spare(struct jockey__run *r)
         r->spare = 0;
         return 0;
     }
-    double u = jsim_rng_uniform(&r->spare_rng), v = jsim_rng_uniform(&r->spare_rng);
+    double u = rng_unif(&r->spare_rng), v = rng_unif(&r->spare_rng);
     r->spare = u < c->spare_zero_prob ? 0 : (int)floor(v * (c->spare_max + 1));
     jockey__update_allow(r);
-    return jockey__event(r, r->now + jsim_rng_exp(&r->spare_rng, c->spare_mean_s), EV_SPARE, -1, 0);
+    return jockey__event(r, r->now + rng_exp(&r->spare_rng, c->spare_mean_s), EV_SPARE, -1, 0);
 }
 
 static int jockey__phase(struct jockey__run *r)
@@ -336,8 +335,8 @@ static int jockey__phase(struct jockey__run *r)
         r->phase = 1;
         return 0;
     }
-    r->phase = jsim_rng_lognormal(&r->phase_rng, c->phase_sigma);
-    return jockey__event(r, r->now + jsim_rng_exp(&r->phase_rng, c->phase_mean_s), EV_PHASE, -1, 0);
+    r->phase = rng_lognormal(&r->phase_rng, 0, c->phase_sigma);
+    return jockey__event(r, r->now + rng_exp(&r->phase_rng, c->phase_mean_s), EV_PHASE, -1, 0);
 }
 
 /* Runs one event, then the dispatch round that follows every event. */
@@ -415,18 +414,18 @@ int jockey_engine_run(const struct jockey_world *w, enum jockey_policy p, int fi
         goto out;
     }
     /* The run's conditions: whole-run slowdown, per-task noise and first-attempt stragglers. */
-    struct jsim_rng g;
+    struct rng g;
     jockey__stream(&g, seed, 1, 0);
-    r.slow = c->slow_sigma > 0 ? jsim_rng_lognormal(&g, c->slow_sigma) : 1;
+    r.slow = c->slow_sigma > 0 ? rng_lognormal(&g, 0, c->slow_sigma) : 1;
     for (size_t t = 0; t < n; t++) {
-        struct jsim_rng tr;
+        struct rng tr;
         jockey__stream(&tr, seed, 1, 1 + t);
-        r.noise[t] = c->noise_sigma > 0 ? jsim_rng_lognormal(&tr, c->noise_sigma) : 1;
-        struct jsim_rng a;
+        r.noise[t] = c->noise_sigma > 0 ? rng_lognormal(&tr, 0, c->noise_sigma) : 1;
+        struct rng a;
         jockey__stream(&a, seed, 2 + t, 1);
-        jsim_rng_uniform(&a);
-        jsim_rng_uniform(&a);
-        double u_strag = jsim_rng_uniform(&a), u_sf = jsim_rng_uniform(&a);
+        rng_unif(&a);
+        rng_unif(&a);
+        double u_strag = rng_unif(&a), u_sf = rng_unif(&a);
         double f = u_strag < c->straggler_prob
                        ? c->straggler_min + u_sf * (c->straggler_max - c->straggler_min)
                        : 1;

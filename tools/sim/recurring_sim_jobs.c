@@ -297,12 +297,12 @@ static int rsj__templates(const struct recurring_sim_config *cfg, struct rsj__tm
  * work per period is `work` token-steps (its width at most half the capacity; a job wider than
  * that runs longer instead, up to half its period, and has less work beyond that). */
 static int rsj__periodic(const struct recurring_sim_config *cfg, const struct rsj__tmpl *t,
-                         struct engine_rng *r, double share, struct rsim_periodic *p)
+                         struct rng *r, double share, struct rsim_periodic *p)
 {
-    p->tmpl = (size_t)engine_rng_below(r, t->n);
-    p->period = rsj__periods[engine_rng_below(r, sizeof rsj__periods / sizeof *rsj__periods)];
+    p->tmpl = (size_t)rng_below(r, t->n);
+    p->period = rsj__periods[rng_below(r, sizeof rsj__periods / sizeof *rsj__periods)];
     const struct rsim_shape *tm = &t->v[p->tmpl];
-    double dur = (0.15 + 0.2 * engine_rng_unif(r)) * p->period;
+    double dur = (0.15 + 0.2 * rng_unif(r)) * p->period;
     double work = share * cfg->capacity * p->period;
     double f = dur / tm->path_est, m = work / (tm->work_est * f);
     double wmax = 0.5 * cfg->capacity;
@@ -312,20 +312,20 @@ static int rsj__periodic(const struct recurring_sim_config *cfg, const struct rs
         if (f * tm->path_est > 0.5 * p->period) /* too much work for its period: less of it */
             f = 0.5 * p->period / tm->path_est;
     }
-    double u = engine_rng_unif(r);
-    if (engine_rng_bernoulli(r, cfg->given_frac))
+    double u = rng_unif(r);
+    if (rng_bernoulli(r, cfg->given_frac))
         p->deadline = (uint32_t)ceil((0.5 + 0.4 * u) * p->period);
     return rsj__instance(tm, f, m, cfg->capacity, &p->sh);
 }
 
 /* An ad-hoc job's shape and noise (not its arrival). */
 static int rsj__adhoc(const struct recurring_sim_config *cfg, const struct rsj__tmpl *t,
-                      struct engine_rng *r, struct rsim_adhoc *a)
+                      struct rng *r, struct rsim_adhoc *a)
 {
-    a->tmpl = (size_t)engine_rng_below(r, t->n);
+    a->tmpl = (size_t)rng_below(r, t->n);
     const struct rsim_shape *tm = &t->v[a->tmpl];
-    double dur = exp(log(5) + (log(60) - log(5)) * engine_rng_unif(r));
-    double width = (0.1 + 0.4 * engine_rng_unif(r)) * cfg->capacity;
+    double dur = exp(log(5) + (log(60) - log(5)) * rng_unif(r));
+    double width = (0.1 + 0.4 * rng_unif(r)) * cfg->capacity;
     double m = width / tm->width_max, f = dur / tm->path_est;
     int rc = rsj__instance(tm, f, m, cfg->capacity, &a->sh);
     if (rc != 0)
@@ -334,11 +334,11 @@ static int rsj__adhoc(const struct recurring_sim_config *cfg, const struct rsj__
     if (a->noise == NULL)
         return ERR_NOMEM;
     double sj = 0.2, st = 0.2;
-    double factor = engine_rng_lognormal(r, -sj * sj / 2, sj);
+    double factor = rng_lognormal(r, -sj * sj / 2, sj);
     for (size_t g = 0; g < a->sh.ns; g++)
-        a->noise[g] = factor * engine_rng_lognormal(r, -st * st / 2, st);
-    double u = engine_rng_unif(r);
-    if (engine_rng_bernoulli(r, cfg->adhoc_deadline_frac))
+        a->noise[g] = factor * rng_lognormal(r, -st * st / 2, st);
+    double u = rng_unif(r);
+    if (rng_bernoulli(r, cfg->adhoc_deadline_frac))
         a->deadline = (uint32_t)ceil((1 + u) * a->sh.path_est);
     return 0;
 }
@@ -369,14 +369,14 @@ int recurring_sim_jobs_new(const struct recurring_sim_config *cfg, recurring_sim
     if (rc == 0 && share == NULL)
         rc = ERR_NOMEM;
     double total = 0;
-    struct engine_rng r;
-    engine_rng_seed(&r, cfg->seed, RSJ_STREAM_SHARE);
+    struct rng r;
+    rng_seed_stream(&r, cfg->seed, RSJ_STREAM_SHARE);
     for (size_t i = 0; rc == 0 && i < cfg->jobs; i++)
-        total += share[i] = 0.5 + engine_rng_unif(&r);
+        total += share[i] = 0.5 + rng_unif(&r);
     double lp = cfg->load * cfg->periodic_share;
     uint64_t periods[RECURRING_SIM_MAX_JOBS];
     for (size_t i = 0; rc == 0 && i < cfg->jobs; i++) {
-        engine_rng_seed(&r, cfg->seed, RSJ_STREAM_PERIODIC + i);
+        rng_seed_stream(&r, cfg->seed, RSJ_STREAM_PERIODIC + i);
         rc = rsj__periodic(cfg, &t, &r, share[i] / total * lp, &s->p[i]);
         s->np = i + 1;
         periods[i] = s->p[i].period;
@@ -391,7 +391,7 @@ int recurring_sim_jobs_new(const struct recurring_sim_config *cfg, recurring_sim
         double mean = 0;
         for (size_t i = 0; rc == 0 && i < RSJ_MEAN_SAMPLE; i++) {
             struct rsim_adhoc a = {0};
-            engine_rng_seed(&r, cfg->seed, RSJ_STREAM_ADHOC + i);
+            rng_seed_stream(&r, cfg->seed, RSJ_STREAM_ADHOC + i);
             rc = rsj__adhoc(cfg, &t, &r, &a);
             for (size_t g = 0; rc == 0 && g < a.sh.ns; g++)
                 mean += a.sh.work[g] * a.noise[g] / RSJ_MEAN_SAMPLE;
@@ -403,18 +403,18 @@ int recurring_sim_jobs_new(const struct recurring_sim_config *cfg, recurring_sim
         size_t cap_a = (size_t)(end / s->adhoc_gap * 1.5) + 16;
         if (rc == 0 && (s->a = mem_calloc(cap_a, sizeof *s->a)) == NULL)
             rc = ERR_NOMEM;
-        struct engine_rng ar;
-        engine_rng_seed(&ar, cfg->seed, RSJ_STREAM_ARRIVE);
-        double at = engine_rng_exp(&ar, s->adhoc_gap);
+        struct rng ar;
+        rng_seed_stream(&ar, cfg->seed, RSJ_STREAM_ARRIVE);
+        double at = rng_exp(&ar, s->adhoc_gap);
         while (rc == 0 && at < end && s->na < cap_a) {
             struct rsim_adhoc *a = &s->a[s->na];
-            engine_rng_seed(&r, cfg->seed, RSJ_STREAM_ADHOC + s->na);
+            rng_seed_stream(&r, cfg->seed, RSJ_STREAM_ADHOC + s->na);
             rc = rsj__adhoc(cfg, &t, &r, a);
             a->arrive = (uint32_t)at;
             s->na++;
             for (size_t g = 0; rc == 0 && g < a->sh.ns; g++)
                 s->adhoc_load += a->sh.work[g] * a->noise[g];
-            at += engine_rng_exp(&ar, s->adhoc_gap);
+            at += rng_exp(&ar, s->adhoc_gap);
         }
         s->adhoc_load /= end * cfg->capacity;
     }

@@ -202,18 +202,18 @@ static int rsr__release(struct rsr *r, size_t j, uint32_t t, uint32_t end)
     const struct rsim_periodic *p = &r->s->p[j];
     struct rsr_job *jb = &r->jobs[j];
     uint32_t k = t / p->period;
-    struct engine_rng g;
-    engine_rng_seed(&g, r->s->seed, RSIM_STREAM_RUN | ((uint64_t)j << 24) | k);
+    struct rng g;
+    rng_seed_stream(&g, r->s->seed, RSIM_STREAM_RUN | ((uint64_t)j << 24) | k);
     double *ratio = mem_calloc(p->sh.ns, sizeof *ratio);
     if (ratio == NULL)
         return ERR_NOMEM;
     double sr = r->cfg->run_sigma, ss = r->cfg->stage_sigma;
-    double factor = engine_rng_lognormal(&g, -sr * sr / 2, sr);
-    double slow = engine_rng_unif(&g);
-    if (engine_rng_bernoulli(&g, r->cfg->slow_prob))
+    double factor = rng_lognormal(&g, -sr * sr / 2, sr);
+    double slow = rng_unif(&g);
+    if (rng_bernoulli(&g, r->cfg->slow_prob))
         factor *= 1.5 + 0.5 * slow;
     for (size_t s = 0; s < p->sh.ns; s++)
-        ratio[s] = factor * engine_rng_lognormal(&g, -ss * ss / 2, ss);
+        ratio[s] = factor * rng_lognormal(&g, -ss * ss / 2, ss);
     struct rsr_inst *x = rsr__inst_new(r, &p->sh, t, ratio, pow(factor, r->cfg->elastic));
     if (x == NULL)
         return ERR_NOMEM;

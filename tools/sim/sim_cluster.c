@@ -176,15 +176,15 @@ static int sc__main(int argc, char **argv)
     struct spec **specs = mem_calloc(nj, sizeof *specs);
     if (jobs == NULL || specs == NULL)
         rc = ERR_NOMEM;
-    struct engine_rng arr;
-    engine_rng_seed(&arr, cfg.seed, 0x500000000ull);
+    struct rng arr;
+    rng_seed_stream(&arr, cfg.seed, 0x500000000ull);
     double t = 0;
     for (size_t i = 0; rc == 0 && i < nj; i++) {
         rc = cluster_workloads_make(wl, i, cfg.seed, cfg.nodes, cfg.rack_size, &specs[i], msg,
                                     sizeof msg);
         jobs[i].spec = specs[i];
         jobs[i].arrival_s = t;
-        t += engine_rng_exp(&arr, cfg.arrival_mean_s);
+        t += rng_exp(&arr, cfg.arrival_mean_s);
     }
     size_t total_tasks = 0;
     for (size_t i = 0; rc == 0 && i < nj; i++)

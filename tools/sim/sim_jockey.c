@@ -187,9 +187,9 @@ static double jockey__median(double *v, int n)
 
 static uint64_t jockey__mix(uint64_t a, uint64_t b)
 {
-    struct jsim_rng r;
-    jsim_rng_seed(&r, a * 0x9e3779b97f4a7c15ull + b);
-    return jsim_rng_next(&r);
+    struct rng r;
+    rng_seed_stream(&r, a, b);
+    return rng_next(&r);
 }
 
 static double jockey__ms_since(const struct timespec *t0)

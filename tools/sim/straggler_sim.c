@@ -181,7 +181,7 @@ int straggler_sim_job(const struct spec *sp, enum straggler_mode m, const struct
             return ERR_NOMEM;
         }
         s.nodes[i].speed = i == 0 && c->slow_factor > 1 ? c->slow_factor : 1;
-        engine_rng_seed(&s.nodes[i].fg, seed, 0x2000000000ull + i);
+        rng_seed_stream(&s.nodes[i].fg, seed, 0x2000000000ull + i);
     }
     double work = 0;
     for (size_t t = 0; t < sp->ntasks; t++) {
@@ -198,7 +198,7 @@ int straggler_sim_job(const struct spec *sp, enum straggler_mode m, const struct
         speculate_dist_init(&s.stages[g].dist);
         s.stages[g].left = sp->stages[g].ntasks;
     }
-    engine_rng_seed(&s.prog, seed, 0x3000000000ull);
+    rng_seed_stream(&s.prog, seed, 0x3000000000ull);
     dispatch_set_tokens(s.disp, c->tokens ? (uint32_t)c->tokens : (uint32_t)(c->nodes * c->slots));
     if ((rc = ss__graph(&s))) {
         ss__free(&s);
@@ -216,7 +216,7 @@ int straggler_sim_job(const struct spec *sp, enum straggler_mode m, const struct
     for (uint32_t i = 0; i < c->nodes && !rc; i++) {
         rc = engine_at(s.e, 0, ss__event, &s, ss__arg(SS_EV_ARRIVE, i, 0));
         if (!rc && c->burst_rate > 0)
-            rc = engine_at(s.e, engine_rng_exp(&s.nodes[i].fg, 100 * s.mean_est / c->burst_rate),
+            rc = engine_at(s.e, rng_exp(&s.nodes[i].fg, 100 * s.mean_est / c->burst_rate),
                            ss__event, &s, ss__arg(SS_EV_BURST, i, 0));
     }
     if (!rc)

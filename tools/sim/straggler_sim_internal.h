@@ -49,7 +49,7 @@ struct ss_node {
     struct ss_item *q;
     size_t qh, qn, qcap; /* live items are q[qh .. qn) */
     double view_wait;
-    struct engine_rng fg; /* foreign arrivals */
+    struct rng fg; /* foreign arrivals */
 };
 
 struct ss_task {
@@ -85,12 +85,12 @@ struct ss {
     size_t left, running, ticks;
     long spec_started;
     uint32_t spec_inflight;
-    struct engine_rng prog; /* progress readings */
-    dispatch_t *disp;       /* the job's tokens and allowance: what is in flight (jm/dispatch.h) */
-    uint64_t extra_opp;     /* units the extra attempts hold as opportunistic (the daemon's gate) */
-    dag_t *dag;             /* the job's graph, for the daemon's ready order (jm/priority.h) */
-    double *bl;             /* per task: its bottom level */
-    readyq_t *rq;           /* ready tasks waiting for a unit, in the daemon's order */
+    struct rng prog;    /* progress readings */
+    dispatch_t *disp;   /* the job's tokens and allowance: what is in flight (jm/dispatch.h) */
+    uint64_t extra_opp; /* units the extra attempts hold as opportunistic (the daemon's gate) */
+    dag_t *dag;         /* the job's graph, for the daemon's ready order (jm/priority.h) */
+    double *bl;         /* per task: its bottom level */
+    readyq_t *rq;       /* ready tasks waiting for a unit, in the daemon's order */
     struct straggler_run *out;
     int rc;
 };

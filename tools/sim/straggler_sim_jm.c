@@ -159,7 +159,7 @@ static void ss__speculate(struct ss *s, double now)
         in.stage_scale = tk->est;
         in.est_run_s = tk->est;
         double p = a->dur > 0 ? in.elapsed_s / a->dur : 1;
-        p *= engine_rng_lognormal(&s->prog, 0, 0.1);
+        p *= rng_lognormal(&s->prog, 0, 0.1);
         in.progress = p > 1 ? 0.99 : p;
         double r = tk->est * (st->dist.n >= 3 ? speculate_dist_median(&st->dist) : 1);
         in.copy_c_s = ss__alt_wait(s, a->node) + r;

@@ -32,11 +32,11 @@ static int ss__push(struct ss *s, struct ss_node *n, const struct ss_item *it)
 /* Draws attempt k of task t's run time on the reference node. */
 static double ss__draw(const struct ss *s, size_t t, uint32_t k)
 {
-    struct engine_rng r;
-    engine_rng_seed(&r, s->seed, 0x1000000000ull + (uint64_t)t * 64 + k);
-    double d = s->tasks[t].est * engine_rng_lognormal(&r, 0, s->c->noise_sigma);
-    double u = engine_rng_unif(&r);
-    double f = engine_rng_unif(&r);
+    struct rng r;
+    rng_seed_stream(&r, s->seed, 0x1000000000ull + (uint64_t)t * 64 + k);
+    double d = s->tasks[t].est * rng_lognormal(&r, 0, s->c->noise_sigma);
+    double u = rng_unif(&r);
+    double f = rng_unif(&r);
     if (u < s->c->straggler_prob)
         d *= s->c->straggler_min + f * (s->c->straggler_max - s->c->straggler_min);
     return d;
@@ -262,7 +262,7 @@ void ss__arrive(struct ss *s, uint32_t ni, int burst)
     size_t k = burst ? (size_t)ceil(s->c->burst_size * (double)s->c->slots) : 1;
     for (size_t i = 0; i < k; i++) {
         struct ss_item it = {.att = -1, .dur = 0, .est = 0};
-        it.dur = engine_rng_exp(&n->fg, mean);
+        it.dur = rng_exp(&n->fg, mean);
         it.est = mean;
         if (ss__push(s, n, &it))
             return;
@@ -270,9 +270,9 @@ void ss__arrive(struct ss *s, uint32_t ni, int burst)
     ss__pump(s, ni);
     double next;
     if (burst)
-        next = s->c->burst_rate > 0 ? engine_rng_exp(&n->fg, 100 * mean / s->c->burst_rate) : 0;
+        next = s->c->burst_rate > 0 ? rng_exp(&n->fg, 100 * mean / s->c->burst_rate) : 0;
     else
-        next = engine_rng_exp(&n->fg, mean / (s->c->load * (double)s->c->slots));
+        next = rng_exp(&n->fg, mean / (s->c->load * (double)s->c->slots));
     if (next > 0 &&
         engine_after(s->e, next, ss__event, s, ss__arg(burst ? SS_EV_BURST : SS_EV_ARRIVE, ni, 0)))
         s->rc = ERR_NOMEM;
