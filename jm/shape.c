@@ -325,6 +325,37 @@ static int shape__median_run(const jsim_job_t *job, const struct jsim_model *m,
     return shape__runs(job, m, pm, runs, runs, tokens, out, NULL);
 }
 
+/* The normal quantile at p in (0.5, 1) (Abramowitz and Stegun 26.2.23, error < 4.5e-4). */
+static double shape__probit_hi(double p)
+{
+    double t = sqrt(-2.0 * log(1.0 - p));
+    return t - (2.515517 + 0.802853 * t + 0.010328 * t * t) /
+                   (1.0 + 1.432788 * t + 0.189269 * t * t + 0.001308 * t * t * t);
+}
+
+/* A stage of n tasks ends with its slowest, which a profile of fewer tasks has not seen: its
+ * quantiles stop at the longest run they saw. For the spread, each sampled stage's top quantile
+ * is raised to its 1 - 1/(2n) quantile, extrapolated as a log-normal tail through its q90 and
+ * q95 (never lowered). */
+static void shape__tail(struct jsim_model *m, const jsim_job_t *job)
+{
+    const double z90 = 1.2816, z95 = 1.6449;
+    for (int st = 0; st < m->nstages && st < jsim_job_nstages(job); st++) {
+        struct jsim_stage_model *sm = &m->stages[st];
+        int n = jsim_job_stage_size(job, st);
+        if (!sm->from_profile || n <= 10)
+            continue;
+        double *q = sm->by_ratio ? sm->ratio_q : sm->runtime_q;
+        double q90 = q[PROFILE_NQ - 3], q95 = q[PROFILE_NQ - 2];
+        if (!(q90 > 0) || !(q95 > q90))
+            continue;
+        double b = (log(q95) - log(q90)) / (z95 - z90);
+        double ext = exp(log(q95) + b * (shape__probit_hi(1.0 - 0.5 / n) - z95));
+        if (ext > q[PROFILE_NQ - 1])
+            q[PROFILE_NQ - 1] = ext;
+    }
+}
+
 int shape_place_sim(const jsim_job_t *job, const struct jsim_model *m,
                     const struct progress_model *pm, int runs, uint32_t k, struct arbiter_shape *s,
                     double *makespan)
@@ -348,7 +379,20 @@ int shape_place_sim(const jsim_job_t *job, const struct jsim_model *m,
                 : sper > SHAPE_PATH_RUNS ? SHAPE_PATH_RUNS
                 : sper < runs            ? runs
                                          : (int)sper;
-    int rc = shape__runs(job, &flat, pm, runs, sruns, (int)tokens, &S, runs > 1 ? &spread : NULL);
+    int rc = shape__median_run(job, &flat, pm, runs, (int)tokens, &S);
+    if (rc == 0 && runs > 1) {
+        /* the job's own spread: the runs' SHAPE_SPREAD_Q quantile, under the stages' tails, over
+         * the median S the ledger is told */
+        struct jsim_model tail;
+        double med, rel;
+        rc = jsim_model_init_median(&tail, &flat) != 0 ? ERR_NOMEM : 0;
+        if (rc == 0) {
+            shape__tail(&tail, job);
+            rc = shape__runs(job, &tail, pm, sruns, sruns, (int)tokens, &med, &rel);
+            jsim_model_close(&tail);
+        }
+        spread = rc == 0 && S > 0 ? rel * med / S : 0;
+    }
     if (rc == 0 && runs > 1) {
         /* every task's units free at once: nothing waits but for its inputs; a median of 5
          * runs moves by a sixth on a one-task path: more runs, within a budget of simulated

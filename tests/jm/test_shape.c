@@ -136,13 +136,14 @@ static void load_profile_ratio(struct profile *p, double lo, double hi, double r
         w += sprintf(w, "%s%.17g", k ? "," : "", rlo + (rhi - rlo) * k / (PROFILE_NQ - 1));
     sprintf(w, "]");
     char buf[4096], msg[256];
+    int tasks = ratio_samples > 4 ? ratio_samples : 4; /* 4 tasks, or one per ratio sample */
     snprintf(buf, sizeof buf,
              "{\"format\":\"paddock-profile\",\"version\":1,\"job\":\"job\",\"stages\":["
-             "{\"name\":\"map\",\"tasks\":4,\"attempts\":4,\"failures\":0,\"runtime_q\":%s,"
-             "\"ratio_q\":%s,\"ratio_samples\":%d,\"runtime_total_s\":48,\"queue_total_s\":0,"
+             "{\"name\":\"map\",\"tasks\":%d,\"attempts\":%d,\"failures\":0,\"runtime_q\":%s,"
+             "\"ratio_q\":%s,\"ratio_samples\":%d,\"runtime_total_s\":%d,\"queue_total_s\":0,"
              "\"init_q\":%s,\"fail_run_mean_s\":0,\"input_bytes_mean\":0,"
              "\"input_bytes_max\":0}]}",
-             q, ratio_samples > 0 ? r : z, ratio_samples, z);
+             tasks, tasks, q, ratio_samples > 0 ? r : z, ratio_samples, 12 * tasks, z);
     profile_init(p);
     int rc = profile_from_json(p, buf, strlen(buf), msg, sizeof msg);
     if (rc != 0)
@@ -282,12 +283,48 @@ static void test_errors(void **state)
     spec_destroy(&s);
 }
 
+/* Issue 22: the job's own spread, the q95 of its simulated finish over the median S the ledger is
+ * told (spread x S is the job's own q95). One task of ratio uniform on [0.5, 1.5] x 10 s: its
+ * q95 near 14.5 s, whatever S five runs gave. A stage of 64 such tasks ends with its slowest,
+ * whose tail a profile of a few tasks has not seen (sampled log-normal to its 1 - 1/128
+ * quantile): its q95 lies past the profile's longest run, 15 s. Without a profile: no spread. */
+static void test_own_spread(void **state)
+{
+    (void)state;
+    char msg[256];
+    struct spec *wide = wide_stage();
+    struct spec *one = parse("{\"version\":1,\"stages\":[{\"name\":\"map\"}],\"tasks\":[{\"id\":"
+                             "\"m0\",\"stage\":\"map\",\"cmd\":[\"true\"],\"cpu\":1,\"mem_mb\":"
+                             "100,\"runtime_s\":10}]}");
+    struct arbiter_shape sw, so;
+    double Sw = 0, So = 0;
+    assert_int_equal(shape_from_spec(wide, NULL, 1.0, 4096, 0, &sw, msg, sizeof msg), 0);
+    assert_int_equal(shape_alpha(wide, NULL, 1.0, 4096, 64, &sw, &Sw, msg, sizeof msg), 0);
+    NEAR(sw.spread, 0);
+    struct profile p;
+    load_profile_ratio(&p, 5, 15, 0.5, 1.5, 100);
+    assert_int_equal(shape_from_spec(wide, &p, 1.0, 4096, 0, &sw, msg, sizeof msg), 0);
+    assert_int_equal(shape_alpha(wide, &p, 1.0, 4096, 64, &sw, &Sw, msg, sizeof msg), 0);
+    assert_int_equal(shape_from_spec(one, &p, 1.0, 4096, 0, &so, msg, sizeof msg), 0);
+    assert_int_equal(shape_alpha(one, &p, 1.0, 4096, 64, &so, &So, msg, sizeof msg), 0);
+    assert_true(sw.spread >= 1 && sw.spread * Sw > 15.0 + 1e-6 && sw.spread * Sw < 16.5);
+    assert_true(so.spread >= 1 && so.spread * So > 13.5 && so.spread * So <= 15.0 + 1e-9);
+    /* the same job twice: the same spread (seeded runs) */
+    struct arbiter_shape again;
+    assert_int_equal(shape_from_spec(one, &p, 1.0, 4096, 0, &again, msg, sizeof msg), 0);
+    assert_int_equal(shape_alpha(one, &p, 1.0, 4096, 64, &again, NULL, msg, sizeof msg), 0);
+    NEAR(again.spread, so.spread);
+    profile_close(&p);
+    spec_destroy(&wide);
+    spec_destroy(&one);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_spec_only), cmocka_unit_test(test_width_overlap),
         cmocka_unit_test(test_profile),   cmocka_unit_test(test_alpha_spread),
-        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_errors),    cmocka_unit_test(test_own_spread),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
