@@ -176,24 +176,31 @@ void *rmserver_calibration_json(const ledger_t *l)
     json_object_set_new(o, "quantile", json_real(CALIB_Q));
     json_object_set_new(o, "prior_bound_factor", json_real(CALIB_PRIOR_HI));
     json_object_set_new(o, "prior_weight", json_real(CALIB_PRIOR_N));
+    /* jobs with a spread of their own (issue 22): bound = own spread x own_factor */
+    json_object_set_new(o, "own_outcomes", json_integer((json_int_t)f.own_n));
+    json_object_set_new(o, "own_factor", json_real(f.hi_own));
+    json_object_set_new(o, "prior_own_factor", json_real(CALIB_PRIOR_OWN));
     return o;
 }
 
-/* quote VC DEADLINE_MS WORK_MS WORK_SD_MS PATH_MS PATH_SD_MS WIDTH HAS_PROFILE [ALPHA_MILLI]:
+/* quote VC DEADLINE_MS WORK_MS WORK_SD_MS PATH_MS PATH_SD_MS WIDTH HAS_PROFILE [ALPHA_MILLI
+ * [SPREAD_MILLI]]:
  * the admission check and MRM's price-deadline curve, registering nothing. */
 static json_t *rmserver__quote(struct rmserver *s, const proto_admin_query_t *q, int *code,
                                char *why, size_t cap)
 {
     ledger_t *l = fsm_ledger(s->fsm);
-    uint64_t v[8] = {0};
-    bool ok = (q->nargs == 8 || q->nargs == 9) && strlen(q->args[0]) < LEDGER_NAME_MAX;
+    uint64_t v[9] = {0};
+    bool ok = q->nargs >= 8 && q->nargs <= 10 && strlen(q->args[0]) < LEDGER_NAME_MAX;
     for (size_t i = 0; ok && i + 1 < q->nargs; i++)
         ok = rmserver__arg_u64(q->args[i + 1], &v[i]) == 0;
-    if (!ok || v[5] > LEDGER_MAX_TOKENS || v[7] > 1000) {
+    if (!ok || v[5] > LEDGER_MAX_TOKENS || v[7] > 1000 ||
+        (v[8] != 0 && (v[8] < 1000 || v[8] > LEDGER_SPREAD_MAX))) {
         *code = ERR_INVAL;
         err_fmt(why, cap, *code,
                 "usage: quote VC DEADLINE_MS WORK_MS WORK_SD_MS PATH_MS PATH_SD_MS WIDTH "
-                "HAS_PROFILE [ALPHA_MILLI] (decimal; alpha 0..1000)");
+                "HAS_PROFILE [ALPHA_MILLI [SPREAD_MILLI]] (decimal; alpha 0..1000, spread 0 or "
+                "1000..20000)");
         return NULL;
     }
     struct ledger_cmd c;
@@ -207,10 +214,11 @@ static json_t *rmserver__quote(struct rmserver *s, const proto_admin_query_t *q,
     c.path_ms = v[3];
     c.path_sd_ms = v[4];
     c.width = (uint32_t)v[5];
-    if (q->nargs == 9) {
+    if (q->nargs >= 9) {
         c.flags |= LEDGER_JOB_HAS_ALPHA;
         c.alpha_milli = (uint32_t)v[7];
     }
+    c.spread_milli = (uint32_t)v[8]; /* the job's own spread (jm/shape.h); 0: none */
     c.k_milli = (uint32_t)(s->cfg->admission_sd * 1000.0 + 0.5);
     struct arbiter_quote r;
     struct arbiter_price curve[16];
@@ -261,6 +269,8 @@ static json_t *rmserver__quote(struct rmserver *s, const proto_admin_query_t *q,
     }
     json_object_set_new(o, "price_curve", pts);
     json_object_set_new(o, "calibration", rmserver_calibration_json(l));
+    json_object_set_new(o, "own_spread", v[8] != 0 ? json_real(v[8] / 1000.0) : json_null());
+    json_object_set_new(o, "job_bound_factor", json_real(calib_bound_factor(&cf, v[8] / 1000.0)));
     return o;
 }
 

@@ -15,7 +15,9 @@
  * refused (as `paddock submit` would), 1 the spec or the RM failed, 2 usage. */
 #include "common/err.h"
 #include "common/mem.h"
+#include "jm/shape.h"
 #include "jm/spec.h"
+#include "rm/ledger.h"
 #include "rm/rmclient.h"
 #include "tools/cli.h"
 #include "tools/jobdir.h"
@@ -88,6 +90,15 @@ static const char *quote__dur(json_t *doc, const char *k, char *out, size_t cap)
     return jobdir_format_duration(json_number_value(v), false, out, cap);
 }
 
+/* The job's own spread x 1000 as the ledger takes it (0: none). */
+static uint32_t quote__spread_milli(const struct jobdir_shape *sh)
+{
+    if (!sh->s.has_alpha || !(sh->s.spread >= 1))
+        return 0;
+    double m = sh->s.spread * 1000.0 + 0.5;
+    return m > LEDGER_SPREAD_MAX ? LEDGER_SPREAD_MAX : (uint32_t)m;
+}
+
 static void quote__print(const struct spec *spec, const struct jobdir_shape *sh, json_t *doc)
 {
     char a[JOBDIR_DURATION_SIZE], b[JOBDIR_DURATION_SIZE];
@@ -129,7 +140,18 @@ static void quote__print(const struct spec *spec, const struct jobdir_shape *sh,
                jobdir_format_duration(sh->list_s, false, f, sizeof f),
                sh->capacity < sh->s.width ? sh->capacity : sh->s.width);
     json_t *cal = json_object_get(doc, "calibration");
-    if (json_is_object(cal))
+    uint32_t spread_milli = quote__spread_milli(sh);
+    if (spread_milli != 0)
+        printf("  own spread      q%.0f / p50 %.3f of its simulated finish (%d runs from the "
+               "profile)\n",
+               SHAPE_SPREAD_Q * 100, spread_milli / 1000.0, SHAPE_PATH_RUNS);
+    if (json_is_object(cal) && spread_milli != 0)
+        printf("  conservative    the model x %.3g (its own spread x %.3g, the cluster's q%.0f of "
+               "actual / (predicted x own spread) over %lld finished jobs, prior %.3g)\n",
+               jobdir_num(doc, "job_bound_factor", 0), jobdir_num(cal, "own_factor", 0),
+               jobdir_num(cal, "quantile", 0) * 100, (long long)jobdir_num(cal, "own_outcomes", 0),
+               jobdir_num(cal, "prior_own_factor", 0));
+    else if (json_is_object(cal))
         printf("  conservative    the model x %.3g (the cluster's q%.0f of actual / predicted "
                "over %lld finished jobs, prior %.3g)%s\n",
                jobdir_num(cal, "bound_factor", 0), jobdir_num(cal, "quantile", 0) * 100,
@@ -198,7 +220,7 @@ static int quote_main(int argc, char **argv)
     int64_t deadline_ms = o.deadline_ms;
     if (deadline_ms == 0 && spec->has_deadline)
         deadline_ms = (int64_t)(spec->deadline_s * 1000.0 + 0.5);
-    char num[8][24];
+    char num[9][24];
     snprintf(num[0], sizeof num[0], "%lld", (long long)deadline_ms);
     snprintf(num[1], sizeof num[1], "%llu", (unsigned long long)sh.work_ms);
     snprintf(num[2], sizeof num[2], "%llu", (unsigned long long)sh.work_sd_ms);
@@ -207,11 +229,23 @@ static int quote_main(int argc, char **argv)
     snprintf(num[5], sizeof num[5], "%u", sh.s.width);
     snprintf(num[6], sizeof num[6], "%d", sh.has_profile ? 1 : 0);
     snprintf(num[7], sizeof num[7], "%u", sh.alpha_milli);
-    const char *args[9] = {
-        spec->virtual_cluster, num[0], num[1], num[2], num[3], num[4], num[5], num[6], num[7]};
+    /* the job's own spread (jm/shape.h: from its profile; a spec alone has none) */
+    uint32_t spread_milli = quote__spread_milli(&sh);
+    snprintf(num[8], sizeof num[8], "%u", spread_milli);
+    const char *args[10] = {spec->virtual_cluster,
+                            num[0],
+                            num[1],
+                            num[2],
+                            num[3],
+                            num[4],
+                            num[5],
+                            num[6],
+                            num[7],
+                            num[8]};
+    size_t nargs = !sh.s.has_alpha ? 8 : spread_milli != 0 ? 10 : 9;
     char *text = NULL;
-    rc = rmclient_admin(c, -1, PROTO_ADMIN_QUOTE, args, sh.s.has_alpha ? 9 : 8, QUOTE_RM_TIMEOUT_MS,
-                        &text, msg, sizeof msg);
+    rc = rmclient_admin(c, -1, PROTO_ADMIN_QUOTE, args, nargs, QUOTE_RM_TIMEOUT_MS, &text, msg,
+                        sizeof msg);
     rmclient_destroy(&c);
     if (rc != 0) {
         fprintf(stderr, "paddock quote: the RM: %s\n", msg);

@@ -422,11 +422,12 @@ static void ca__trace(const struct ca *c, size_t i, double took)
         c->cfg->trace,
         "%s job %zu tasks %zu width %u alpha %.3f work %.1f path %.1f stretch %.3f est_alone %.2f "
         "true_alone %.2f deadline %.2f pred_p50 %.2f bound %.2f scale %.3f %s took %.2f %s "
-        "act/pred %.3f\n",
+        "act/pred %.3f own_spread %.3f\n",
         arbiter_sim_policy_name(c->pol), i, j->cspec->ntasks, j->width, j->alpha, j->work_est,
         j->path_est, j->path_stretch, est, j->alone, j->deadline, x->pred, x->bound, x->scale_hi,
         x->refused ? "refused" : "admitted", took,
-        took > j->deadline * (1 + 1e-9) ? "missed" : "met", x->pred > 0 ? took / x->pred : 0);
+        took > j->deadline * (1 + 1e-9) ? "missed" : "met", x->pred > 0 ? took / x->pred : 0,
+        c->cfg->own_spread ? j->spread : 0);
 }
 
 static int ca__figures(struct ca *c, const struct cluster_result *res, const uint8_t *ref_met,
