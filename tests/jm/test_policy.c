@@ -14,6 +14,7 @@
 #include "common/err.h"
 #include "jm/dag.h"
 #include "common/mem.h"
+#include "common/rng.h"
 #include "jm/dispatch.h"
 #include "jm/estimator.h"
 #include "jm/matcher.h"
@@ -614,14 +615,15 @@ static void test_dispatch_inflight_upgrades(void **state)
     assert_int_equal(dispatch_new(NULL, N, &d), 0);
     double prio[N];
     uint64_t seq[N], next = 0;
-    uint64_t r = 7;
+    struct rng g;
+    rng_seed(&g, 7);
+    size_t upgraded = 0;
     for (size_t t = 0; t < N; t++)
         prio[t] = (double)(t * 7919 % 13);
     for (int step = 0; step < 20000; step++) {
-        r = r * 6364136223846793005ull + 1442695040888963407ull;
-        size_t t = (size_t)(r >> 33) % N;
+        size_t t = (size_t)(rng_next(&g) % N);
         enum dispatch_class c = dispatch_class_of(d, t);
-        switch ((r >> 20) % 6) {
+        switch (rng_next(&g) % 6) {
         case 0:
         case 1: /* in flight as opportunistic whatever the capacity (no reservation) */
             if (c == DISPATCH_NONE) {
@@ -644,7 +646,7 @@ static void test_dispatch_inflight_upgrades(void **state)
                 assert_int_equal(dispatch_finished(d, t), 0);
             break;
         default: {
-            dispatch_set_tokens(d, (uint32_t)((r >> 40) % 40));
+            dispatch_set_tokens(d, (uint32_t)(rng_next(&g) % 40));
             size_t up[4];
             size_t k = dispatch_upgrades(d, prio, up, 1);
             size_t best = SIZE_MAX, waiting = 0;
@@ -661,6 +663,7 @@ static void test_dispatch_inflight_upgrades(void **state)
             if (k == 1) {
                 assert_int_equal(up[0], best);
                 assert_int_equal(dispatch_class_of(d, up[0]), DISPATCH_REGULAR);
+                upgraded++;
             } else {
                 /* none: nothing waits, or no unit is free */
                 assert_true(waiting == 0 ||
@@ -677,6 +680,7 @@ static void test_dispatch_inflight_upgrades(void **state)
         assert_int_equal(dispatch_regular(d), nreg);
         assert_int_equal(dispatch_opportunistic(d), nopp);
     }
+    assert_true(upgraded > 0); /* the walk did exercise upgrades */
     dispatch_destroy(&d);
 }
 

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "common/err.h"
+#include "common/rng.h"
 #include "jm/dag.h"
 #include "jm/priority.h"
 #include "jm/readyq.h"
@@ -161,14 +162,14 @@ static void test_random_against_model(void **state)
     readyq_t *q = NULL;
     assert_int_equal(readyq_new(RQ_N, &q), 0);
     memset(m_in, 0, sizeof m_in);
-    uint64_t r = 42;
-    size_t want[RQ_N], got[RQ_N];
+    struct rng g;
+    rng_seed(&g, 42);
+    size_t want[RQ_N], got[RQ_N], popped = 0;
     for (int step = 0; step < 20000; step++) {
-        r = r * 6364136223846793005ull + 1442695040888963407ull;
-        size_t t = (size_t)(r >> 33) % RQ_N;
-        double prio = (double)((r >> 20) % 8);
-        uint64_t bytes = (r >> 12) % 4;
-        switch ((r >> 40) % 5) {
+        size_t t = (size_t)(rng_next(&g) % RQ_N);
+        double prio = (double)(rng_next(&g) % 8);
+        uint64_t bytes = rng_next(&g) % 4;
+        switch (rng_next(&g) % 5) {
         case 0:
         case 1:
             assert_int_equal(readyq_push(q, t, prio, bytes), m_in[t] ? ERR_EXISTS : 0);
@@ -190,9 +191,10 @@ static void test_random_against_model(void **state)
             m_in[t] = 0;
             break;
         default: {
-            size_t k = 1 + (r >> 50) % 4;
+            size_t k = 1 + rng_next(&g) % 4;
             size_t nw = model_best(want, k);
             assert_int_equal(readyq_pop(q, got, k), nw);
+            popped += nw;
             for (size_t i = 0; i < nw; i++) {
                 assert_int_equal(got[i], want[i]);
                 m_in[got[i]] = 0;
@@ -205,6 +207,7 @@ static void test_random_against_model(void **state)
             c += (size_t)m_in[i];
         assert_int_equal(readyq_count(q), c);
     }
+    assert_true(popped > 0); /* the walk did pop tasks, not only push and remove */
     size_t nw = model_best(want, RQ_N);
     assert_int_equal(readyq_pop(q, got, RQ_N), nw);
     for (size_t i = 0; i < nw; i++)

@@ -12,6 +12,7 @@
 
 #include "common/err.h"
 #include "common/mem.h"
+#include "common/rng.h"
 #include "pn/queue.h"
 #include "tests/pn/queue_fixture.h"
 
@@ -136,11 +137,12 @@ static void test_backfill_two_resources(void **state)
     queue_destroy(&q);
 }
 
-static uint64_t lcg_state = 42;
-static double lcg(void)
+/* The random tests' draws (common/rng.h), each test seeding it afresh so none depends on the
+ * order the tests run in. */
+static struct rng queue__g;
+static double unif(void)
 {
-    lcg_state = lcg_state * 6364136223846793005ULL + 1442695040888963407ULL;
-    return (double)(lcg_state >> 11) / 9007199254740992.0;
+    return rng_unif(&queue__g);
 }
 
 /* Random workloads: whenever a task starts out of order, no task ahead of it in the queue has
@@ -148,6 +150,7 @@ static double lcg(void)
 static void test_backfill_never_delays_ahead(void **state)
 {
     (void)state;
+    rng_seed(&queue__g, 42);
     loadprof_t p;
     loadprof_init(&p, 8, 16000);
     int backfilled = 0;
@@ -159,8 +162,8 @@ static void test_backfill_never_delays_ahead(void **state)
         uint64_t running[256];
         size_t nrun = 0;
         for (int i = 0; i < 60; i++)
-            assert_int_equal(push(q, next++, 0.5 + floor(lcg() * 8) * 0.5, 500 + lcg() * 8000,
-                                  1 + lcg() * 20, QUEUE_REGULAR, 0),
+            assert_int_equal(push(q, next++, 0.5 + floor(unif() * 8) * 0.5, 500 + unif() * 8000,
+                                  1 + unif() * 20, QUEUE_REGULAR, 0),
                              0);
         while (started < 60) {
             /* expected starts of everything queued, before the pick */
@@ -189,10 +192,10 @@ static void test_backfill_never_delays_ahead(void **state)
             }
             /* nothing startable: the oldest running task ends, time moves on */
             assert_true(nrun > 0);
-            size_t victim = (size_t)(lcg() * (double)nrun);
+            size_t victim = (size_t)(unif() * (double)nrun);
             assert_int_equal(queue_finish(q, running[victim]), 0);
             running[victim] = running[--nrun];
-            now += lcg() * 3;
+            now += unif() * 3;
         }
         queue_stats_t st;
         queue_stats(q, &st);
@@ -209,6 +212,7 @@ static void test_backfill_never_delays_ahead(void **state)
 static void test_expected_start_tail_matches(void **state)
 {
     (void)state;
+    rng_seed(&queue__g, 42);
     loadprof_t p;
     loadprof_init(&p, 8, 16000);
     for (int round = 0; round < 30; round++) {
@@ -217,11 +221,11 @@ static void test_expected_start_tail_matches(void **state)
         size_t nrun = 0;
         double now = 0;
         for (int step = 0; step < 300; step++) {
-            double r = lcg();
+            double r = unif();
             if (r < 0.6) {
                 uint64_t id = next++;
-                assert_int_equal(push(q, id, 0.5 + floor(lcg() * 8) * 0.5, 500 + lcg() * 8000,
-                                      1 + lcg() * 20, QUEUE_REGULAR, 0),
+                assert_int_equal(push(q, id, 0.5 + floor(unif() * 8) * 0.5, 500 + unif() * 8000,
+                                      1 + unif() * 20, QUEUE_REGULAR, 0),
                                  0);
                 double fast = -1, full = -2;
                 assert_int_equal(queue_expected_start_tail(q, now, 0.5, id, &p, &fast), 0);
@@ -237,12 +241,12 @@ static void test_expected_start_tail_matches(void **state)
                 if (got && nrun < 512)
                     running[nrun++] = got;
             } else if (r < 0.9 && nrun) {
-                size_t victim = (size_t)(lcg() * (double)nrun);
+                size_t victim = (size_t)(unif() * (double)nrun);
                 assert_int_equal(queue_finish(q, running[victim]), 0);
                 running[victim] = running[--nrun];
-                now += lcg() * 3; /* later than max_age: simulated afresh */
+                now += unif() * 3; /* later than max_age: simulated afresh */
             } else if (next > 1) {
-                queue_cancel(q, 1 + (uint64_t)(lcg() * (double)(next - 1)));
+                queue_cancel(q, 1 + (uint64_t)(unif() * (double)(next - 1)));
             }
         }
         queue_destroy(&q);
@@ -255,6 +259,7 @@ static void test_expected_start_tail_matches(void **state)
 static void test_weighted_random_pick(void **state)
 {
     (void)state;
+    rng_seed(&queue__g, 42);
     queue_t *q = mkq(2, 1000, 0, 0);
     int count[4] = {0};
     for (int i = 0; i < 4000; i++) {
@@ -264,7 +269,7 @@ static void test_weighted_random_pick(void **state)
             assert_int_equal(push(q, 2, 1, 100, 1, QUEUE_OPPORTUNISTIC, 3), 0);
         if (queue_state(q, 3, NULL) == QUEUE_ABSENT)
             assert_int_equal(push(q, 3, 4, 100, 1, QUEUE_OPPORTUNISTIC, 0), ERR_CAPACITY);
-        uint64_t got = pick(q, 0, lcg());
+        uint64_t got = pick(q, 0, unif());
         assert_true(got == 1 || got == 2);
         count[got]++;
         assert_int_equal(queue_finish(q, got), 0);

@@ -12,6 +12,7 @@
 
 #include "common/err.h"
 #include "common/mem.h"
+#include "common/rng.h"
 #include "pn/oppweight.h"
 #include "pn/queue.h"
 #include "tests/pn/queue_fixture.h"
@@ -77,20 +78,19 @@ static void test_opportunistic_shares_by_tokens(void **state)
                           .job = id <= 30 ? 1 : 2};
         assert_int_equal(queue_push(q, &t), 0);
     }
-    uint64_t rng = 0x2545f4914f6cdd1dull, running[4];
+    struct rng g;
+    rng_seed(&g, 0x2545f4914f6cdd1dull);
+    uint64_t running[4];
     size_t nrun = 0;
     int starts[3] = {0, 0, 0};
     for (int step = 0; starts[1] + starts[2] < 4000; step++) {
         queue_task_t t;
         while (nrun < 4) {
-            rng = rng * 6364136223846793005ull + 1442695040888963407ull;
-            double draw = (double)(rng >> 11) / 9007199254740992.0;
-            assert_int_equal(queue_pick(q, step, draw, &t), 0);
+            assert_int_equal(queue_pick(q, step, rng_unif(&g), &t), 0);
             starts[t.job]++;
             running[nrun++] = t.id;
         }
-        rng = rng * 6364136223846793005ull + 1442695040888963407ull;
-        size_t k = (size_t)(rng >> 33) % nrun;
+        size_t k = (size_t)(rng_next(&g) % nrun);
         uint64_t id = running[k];
         running[k] = running[--nrun];
         assert_int_equal(queue_finish(q, id), 0);

@@ -20,22 +20,20 @@
 
 #include "common/err.h"
 #include "common/mem.h"
+#include "common/rng.h"
 #include "proto/proto.h"
 #include "sample.h"
 
-static uint64_t rng_state;
+static struct rng garble__rng; /* seeded in test_garble */
 
-static uint64_t rng(void) /* splitmix64 */
+static uint64_t draw(void)
 {
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
+    return rng_next(&garble__rng);
 }
 
 static size_t below(size_t n)
 {
-    return n == 0 ? 0 : (size_t)(rng() % n);
+    return n == 0 ? 0 : (size_t)(draw() % n);
 }
 
 #define NSTRATEGIES 10 /* 0-7 byte-level damage, 8-9 structured */
@@ -109,7 +107,7 @@ static void pack_random_object(void)
         msgpack_pack_uint64(&tree_pk, uints[below(sizeof uints / sizeof uints[0])]);
         break;
     case 1: {
-        uint64_t v = rng();
+        uint64_t v = draw();
         msgpack_pack_uint64(&tree_pk, v >> below(64));
         break;
     }
@@ -117,7 +115,7 @@ static void pack_random_object(void)
         if (below(2)) {
             msgpack_pack_int64(&tree_pk, -1);
         } else {
-            int64_t v = (int64_t)(rng() | (1ull << 63));
+            int64_t v = (int64_t)(draw() | (1ull << 63));
             msgpack_pack_int64(&tree_pk, v >> below(63));
         }
         break;
@@ -170,7 +168,7 @@ static void pack_random_object(void)
         msgpack_pack_ext_with_body(&tree_pk, "e", 1, 5);
         break;
     default:
-        msgpack_pack_int8(&tree_pk, (int8_t)rng());
+        msgpack_pack_int8(&tree_pk, (int8_t)draw());
         break;
     }
 }
@@ -280,7 +278,7 @@ static size_t garble(uint8_t *out, size_t cap, unsigned *strategy, const uint8_t
     case 0: /* random bytes */
         n = below(97);
         for (size_t i = 0; i < n; i++)
-            out[i] = (uint8_t)rng();
+            out[i] = (uint8_t)draw();
         return n;
     case 1: { /* a valid envelope of a random type, then random bytes as the body */
         out[0] = 0x94;
@@ -289,7 +287,7 @@ static size_t garble(uint8_t *out, size_t cap, unsigned *strategy, const uint8_t
         out[3] = 0x00;
         n = 4 + below(120);
         for (size_t i = 4; i < n; i++)
-            out[i] = below(4) == 0 ? interesting[below(sizeof interesting)] : (uint8_t)rng();
+            out[i] = below(4) == 0 ? interesting[below(sizeof interesting)] : (uint8_t)draw();
         return n;
     }
     case 2: /* truncated */
@@ -325,7 +323,7 @@ static size_t garble(uint8_t *out, size_t cap, unsigned *strategy, const uint8_t
             return a->len - k;
         }
         for (size_t i = 0; i < k; i++)
-            out[at + i] = (uint8_t)rng();
+            out[at + i] = (uint8_t)draw();
         memcpy(out + at + k, a->data + at, a->len - at);
         return a->len + k;
     }
@@ -349,7 +347,7 @@ static void test_garble(void **state)
     e = getenv("PADDOCK_GARBLE_N");
     if (e != NULL)
         total = strtoull(e, NULL, 10);
-    rng_state = seed;
+    rng_seed(&garble__rng, seed);
 
     assert_true(msgpack_zone_init(&tree_zone, 1 << 16));
     msgpack_sbuffer_init(&tree_out);
