@@ -19,6 +19,7 @@
 
 #include "common/curve.h"
 #include "common/err.h"
+#include "common/rng.h"
 #include "proto/proto.h"
 
 #include <czmq.h>
@@ -59,7 +60,8 @@ static void test_jm_killed_ten_times(void **state)
     const char *s = getenv("PADDOCK_E2E_SEED");
     if (s != NULL && *s != '\0')
         seed = (unsigned)strtoul(s, NULL, 10);
-    srand(seed);
+    struct rng g;
+    rng_seed(&g, seed);
     fprintf(stderr, "seed %u (PADDOCK_E2E_SEED)\n", seed);
 
     char marks[1300], spec[1300], job[64];
@@ -81,7 +83,7 @@ static void test_jm_killed_ten_times(void **state)
         write_spec(name, marks, "0.2", spec, sizeof spec);
         /* the point: 0.5 s to 80% of the undisturbed length, uniform */
         int64_t hi = length * 8 / 10 > 600 ? length * 8 / 10 : 600;
-        int64_t at = 500 + (int64_t)((double)rand() / RAND_MAX * (double)(hi - 500));
+        int64_t at = 500 + (int64_t)(rng_unif(&g) * (double)(hi - 500));
         t0 = wall_ms();
         submit(spec, job);
         long pid = await_jm(job, 0, 10000);
