@@ -101,6 +101,9 @@ void jobreg_build(struct jobreg *r, proto_msg_t *req)
         m->has_profile = r->shape->has_profile;
         m->has_alpha = s->has_alpha;
         m->alpha_milli = s->has_alpha ? (uint32_t)lround(s->alpha * 1000.0) : 0;
+        /* its own spread (jm/shape.h), from its profile; capped as the RM takes it */
+        if (s->has_alpha && s->spread >= 1)
+            m->spread_milli = (uint32_t)lround((s->spread < 20 ? s->spread : 20) * 1000.0);
     }
     m->best_effort = r->best_effort;
     if (r->recurring != NULL && r->recurring[0] != '\0') {

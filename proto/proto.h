@@ -323,6 +323,9 @@ typedef struct proto_job_register { /* JM or CLI -> RM */
     char *host;
     uint32_t jm_pid;   /* the JM's pid on that host, when the JM registers itself */
     char *metrics_url; /* the JM's Prometheus endpoint (docs/metrics.md); NULL or empty: none */
+    /* The job's own spread (issue 22; jm/shape.h): its simulated finish's q95 over its median,
+     * x 1000 (1000..20000); 0: none, the RM bounds it by the cluster's factor alone. */
+    uint32_t spread_milli;
 } proto_job_register_t;
 
 typedef struct proto_job_register_reply { /* RM -> JM or CLI */

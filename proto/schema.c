@@ -256,6 +256,7 @@ static const proto__field_t job_register_f[] = {
     ANYNAME(S, host, OPT),
     U32(S, jm_pid, OPT, 0, UINT32_MAX),
     ENDPOINT(S, metrics_url, OPT),
+    U32(S, spread_milli, OPT, 0, 20000),
 };
 static SCHEMA(job_register, S, job_register_f, NULL);
 #undef S

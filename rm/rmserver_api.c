@@ -305,6 +305,7 @@ static void rmserver__job_register(struct rmserver *s, zuv_sock_t *sock, const v
                         (r->has_profile ? LEDGER_JOB_HAS_PROFILE : 0) |
                         (r->has_alpha ? LEDGER_JOB_HAS_ALPHA : 0));
     c.alpha_milli = r->has_alpha ? r->alpha_milli : 0;
+    c.spread_milli = r->spread_milli; /* the ledger refuses one outside 1000..20000 */
     c.weight_milli = (uint32_t)(r->weight * 1000.0 + 0.5);
     c.work_ms = r->work_ms;
     c.work_sd_ms = r->work_sd_ms;
