@@ -5,6 +5,7 @@
  * a state equal to the leader's, a partitioned minority cannot commit, and a leader change in
  * the middle of an arbiter decision changes nothing. */
 #include "common/err.h"
+#include "common/rng.h"
 #include "rm/fsm.h"
 #include "rm/ledger_cmd.h"
 #include "rm/period.h"
@@ -30,7 +31,7 @@ struct fixture {
     struct raft_fixture rf;
     fsm_t *fsm[N_SERVERS];
     unsigned long events;
-    uint64_t rng;
+    struct rng rng; /* the fixture's random choices (common/rng.h) */
 };
 
 static struct fixture *g_fixture;
@@ -53,7 +54,7 @@ static int setup(void **state)
     struct fixture *f = calloc(1, sizeof *f);
     assert_non_null(f);
     g_fixture = f;
-    f->rng = 0x9e3779b97f4a7c15ull;
+    rng_seed(&f->rng, 1);
     assert_int_equal(raft_fixture_initialize(&f->rf), 0);
     for (unsigned i = 0; i < N_SERVERS; i++) {
         f->fsm[i] = fsm_new();
@@ -84,10 +85,7 @@ static int teardown(void **state)
 
 static uint64_t next_rand(struct fixture *f)
 {
-    f->rng ^= f->rng << 13;
-    f->rng ^= f->rng >> 7;
-    f->rng ^= f->rng << 17;
-    return f->rng;
+    return rng_next(&f->rng);
 }
 
 struct submit {
