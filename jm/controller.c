@@ -33,6 +33,33 @@ void controller_config_default(struct controller_config *c, double d)
     c->tolerance = 0.01;
 }
 
+void controller_config_jm(struct controller_config *c, double deadline_s, double period_s,
+                          int max_tokens, double opp_factor)
+{
+    controller_config_default(c, deadline_s);
+    if (!(period_s > 0)) {
+        period_s = deadline_s / 30.0;
+        period_s = period_s < 1.0 ? 1.0 : period_s > 60.0 ? 60.0 : period_s;
+    }
+    c->period_s = period_s;
+    c->max_tokens = max_tokens;
+    c->opp_factor = opp_factor;
+}
+
+void controller_obs_jm(struct controller_obs *o, uint32_t capacity, uint32_t granted,
+                       double actual_s, double expected_s, double work_s)
+{
+    o->spare_tokens = capacity > granted
+                          ? (capacity - granted > INT32_MAX ? INT32_MAX : (int)(capacity - granted))
+                          : 0;
+    o->granted = granted > INT32_MAX ? INT32_MAX : (int)granted;
+    o->speed = 0;
+    if (expected_s > 0) {
+        double prior = 0.05 * work_s;
+        o->speed = (actual_s + prior) / (expected_s + prior);
+    }
+}
+
 controller_t *controller_new(const struct controller_config *cfg, const struct utility *ut,
                              controller_predict_fn *predict, void *ctx)
 {

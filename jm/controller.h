@@ -51,6 +51,7 @@
 #define PADDOCK_JM_CONTROLLER_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "jm/utility.h"
 
@@ -71,6 +72,12 @@ struct controller_config {
  * D = d / 20); a non-positive or infinite deadline gives the unscaled defaults. */
 void controller_config_default(struct controller_config *c, double deadline_s);
 
+/* The JM's configuration (jm/daemon/jmd_jockey.c and the simulator's JM both take it): the
+ * defaults for deadline_s, then a control period of period_s, or when that is not positive
+ * deadline_s / 30 within [1 s, 60 s]; max_tokens and opp_factor as given. */
+void controller_config_jm(struct controller_config *c, double deadline_s, double period_s,
+                          int max_tokens, double opp_factor);
+
 /* Remaining-time predictor: writes up to cap (>= CONTROLLER_MAX_SAMPLES) samples of C(p, a) for
  * the observation into out, in ascending order, and returns how many (>= 1), or a negative ERR_*
  * code. */
@@ -89,6 +96,14 @@ struct controller_obs {
                          grant less than asked, or more: spare); <= 0: unknown, taken to be the
                          request itself */
 };
+
+/* The JM's observation beyond time and progress: the spare tokens (capacity less granted, at
+ * least 0), the grant (<= INT32_MAX; 0: not yet known) and the speed signal, how much slower
+ * than the model the finished tasks ran ((actual + prior) / (expected + prior), the prior 5% of
+ * the job's work_s so the first few tasks do not swing it; 0, unused, before any expected time).
+ * Pure: the caller sums the run times. */
+void controller_obs_jm(struct controller_obs *o, uint32_t capacity, uint32_t granted,
+                       double actual_s, double expected_s, double work_s);
 
 enum controller_action {
     CONTROLLER_FIRST = 0, /* first decision: jumped to the raw allocation */

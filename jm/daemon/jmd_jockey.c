@@ -9,6 +9,7 @@
 #include "common/log.h"
 #include "common/mem.h"
 #include "jm/grain.h"
+#include "jm/grant.h"
 #include "jm/daemon/jmd.h"
 #include "jm/shape.h"
 
@@ -121,15 +122,8 @@ static void jmd_jockey__build(jmd_t *j)
             j->deadline_s = utility_deadline(&ut);
         }
         struct controller_config cc;
-        controller_config_default(&cc, j->deadline_s);
-        double period = j->o.control_period_s;
-        if (period <= 0) {
-            period = j->deadline_s / 30.0;
-            period = period < 1.0 ? 1.0 : period > 60.0 ? 60.0 : period;
-        }
-        cc.period_s = period;
-        cc.max_tokens = j->o.max_tokens;
-        cc.opp_factor = j->o.opp_factor;
+        controller_config_jm(&cc, j->deadline_s, j->o.control_period_s, j->o.max_tokens,
+                             j->o.opp_factor);
         controller_predict_fn *fn;
         void *ctx;
         jsim_plan_predictor(&j->plan, &fn, &ctx);
@@ -202,20 +196,16 @@ void jmd_jockey_close(jmd_t *j)
     j->done_buf = NULL;
 }
 
-/* A job without a controller asks for its width; in its tail it cannot use that many: once the
- * unfinished tasks are at most half its target, it asks for that many (halving steps, so a
- * 100-token job sends about seven smaller requests, not one per finished task). */
+/* A job without a controller asks for its width; in its tail it asks for what its unfinished
+ * tasks need once that is at most half its target (jm/grant.h, grant_tail). */
 static void jmd_jockey__tail(jmd_t *j)
 {
-    uint64_t units = 0, cap = (uint64_t)grain_units((uint32_t)j->target);
-    for (size_t i = 0; i < j->spec->ntasks && units * 2 <= cap; i++)
-        if (dag_state(j->dag, i) != DAG_SUCCEEDED)
-            units += dispatch_cost(j->disp, i);
-    uint64_t left = grain_tokens(units); /* tokens that cover the unfinished tasks */
-    if (left == 0 || j->target <= 1 || left * 2 > (uint64_t)j->target)
+    if (j->target <= 1)
         return;
-    log_info("%llu token units left: asking for that many instead of %d", (unsigned long long)left,
-             j->target);
+    uint32_t left = grant_tail(j->dag, j->disp, j->spec->ntasks, GRAIN_UNITS, (uint32_t)j->target);
+    if (left == (uint32_t)j->target)
+        return;
+    log_info("%u tokens left: asking for that many instead of %d", left, j->target);
     j->target = (int)left;
     jmd_out_tokens(j);
 }
@@ -399,13 +389,8 @@ void jmd_jockey_step(jmd_t *j)
     }
     struct controller_obs obs;
     jmd_jockey__observe(j, &obs);
-    int spare = (int)j->capacity - (int)j->granted;
-    obs.spare_tokens = spare > 0 ? spare : 0;
-    obs.granted = j->granted > INT32_MAX ? INT32_MAX : (int)j->granted; /* 0: not yet known */
-    if (j->run_expected_s > 0) {
-        double prior = 0.05 * j->plan.amdahl.P0;
-        obs.speed = (j->run_actual_s + prior) / (j->run_expected_s + prior);
-    }
+    controller_obs_jm(&obs, j->capacity, j->granted, j->run_actual_s, j->run_expected_s,
+                      j->plan.amdahl.P0);
     struct controller_out out;
     int rc = controller_step(j->ctrl, &obs, &out);
     if (rc) {
@@ -424,44 +409,16 @@ void jmd_jockey_step(jmd_t *j)
     jmd_out_tokens(j);
 }
 
-/* Token units the cluster's nodes hold beyond the virtual cluster's capacity (cores and memory
- * no token covers: idle to every job's regular work), from the view. */
-static int jmd_jockey__beyond(jmd_t *j)
-{
-    double units = 0;
-    for (size_t i = 0; i < view_count(j->view); i++) {
-        const struct view_node *n = view_node(j->view, (uint32_t)i);
-        if (n == NULL || !n->up)
-            continue;
-        double by_cpu = j->token_cpu > 0 ? n->cpu / j->token_cpu : n->cpu;
-        double by_mem = j->token_mem_mb > 0 ? (double)n->mem_mb / (double)j->token_mem_mb : by_cpu;
-        units += floor((by_cpu < by_mem ? by_cpu : by_mem) + 1e-9);
-    }
-    double beyond = units - (double)j->capacity;
-    return beyond > 0 ? (int)beyond : 0;
-}
-
 void jmd_jockey_allowance(jmd_t *j)
 {
-    /* The controller's rule, min(spare, c x tokens), applied to the tokens actually held and
-       re-applied whenever the grant changes, so opportunistic work starts with the first grant
-       and not a control period later; a job without a controller (no deadline) follows it too.
-       Spare is the virtual cluster's capacity beyond this job's grant (what the RM reported)
-       plus the nodes' capacity no token covers. A job that holds every token of a cluster with
-       nothing beyond has no spare: an opportunistic task of its own could only take a slot one
-       of its regular tasks was about to (and a critical one then waits behind it). */
-    int spare = (int)j->capacity - (int)j->granted;
-    if (spare < 0)
-        spare = 0;
-    if (j->capacity > 0)
-        spare += jmd_jockey__beyond(j);
-    else
-        spare = INT32_MAX; /* the RM has not said: the configured factor stands */
-    double allow = j->o.opp_factor * (double)j->granted;
-    if (allow > spare)
-        allow = spare;
-    j->opp_allowance = (int)floor(allow);
-    dispatch_set_factor(j->disp, j->granted > 0 ? allow / (double)j->granted : 0.0);
+    /* jm/grant.h's rule, applied to the tokens actually held and re-applied whenever the grant
+       changes, so opportunistic work starts with the first grant and not a control period
+       later; a job without a controller (no deadline) follows it too. Spare is the virtual
+       cluster's capacity beyond this job's grant (what the RM reported) plus the nodes'
+       capacity no token covers (from the view). */
+    uint32_t beyond =
+        j->capacity > 0 ? grant_beyond(j->view, j->token_cpu, j->token_mem_mb, j->capacity) : 0;
+    j->opp_allowance = grant_allowance(j->disp, j->o.opp_factor, j->granted, j->capacity, beyond);
 }
 
 void jmd_jockey_deadline(jmd_t *j, double deadline_s)

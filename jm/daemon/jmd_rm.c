@@ -10,6 +10,7 @@
 #include "common/log.h"
 #include "common/mem.h"
 #include "jm/grain.h"
+#include "jm/grant.h"
 #include "jm/daemon/jmd.h"
 #include "jm/daemon/jmd_metrics.h"
 #include "jm/view_proto.h"
@@ -402,17 +403,10 @@ void jmd_rm_note_outcome(jmd_t *j, uint32_t node, int ok)
         j->pend_failed[node]++;
 }
 
-/* Token units the job could use now: its tasks in flight and those ready, plus one (0 on the
- * wire means unknown). The arbiter hands a deadline job no spare beyond it. */
+/* The demand a renewal carries: jm/grant.h's rule. */
 static uint32_t jmd_rm__demand(const jmd_t *j)
 {
-    size_t n = 0;
-    const size_t *ready = dag_ready(j->dag, &n);
-    uint64_t units = dispatch_regular_units(j->disp) + dispatch_opportunistic_units(j->disp);
-    for (size_t i = 0; i < n; i++)
-        units += dispatch_cost(j->disp, ready[i]);
-    uint32_t tokens = grain_tokens(units); /* the dispatcher counts finer units (jm/grain.h) */
-    return tokens >= PROTO_MAX_TOKENS ? PROTO_MAX_TOKENS + 1 : tokens + 1;
+    return grant_demand(j->dag, j->disp, GRAIN_UNITS, PROTO_MAX_TOKENS);
 }
 
 /* A new renewal takes what is counted: whatever an earlier one carried without an ack (its key

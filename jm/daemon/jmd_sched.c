@@ -10,7 +10,7 @@
 #include "common/log.h"
 #include "common/mem.h"
 #include "common/rng.h"
-#include "jm/grain.h"
+#include "jm/grant.h"
 #include "jm/daemon/jmd.h"
 #include "jm/priority.h"
 #include "jm/view_proto.h"
@@ -118,10 +118,8 @@ int jmd_sched_init(jmd_t *j, char *msg, size_t cap)
         j->tasks[i].ready_mono = now;
     j->token_cpu = ARBITER_TOKEN_CPU_DEFAULT;
     j->token_mem_mb = ARBITER_TOKEN_MEM_MB_DEFAULT;
-    for (size_t i = 0; i < n; i++)
-        dispatch_set_cost(j->disp, i,
-                          grain_task_units(j->spec->tasks[i].cpu, j->spec->tasks[i].mem_mb,
-                                           j->token_cpu, j->token_mem_mb));
+    if (grant_set_costs(j->disp, j->spec, j->token_cpu, j->token_mem_mb) != 0)
+        return err_fmt(msg, cap, ERR_STATE, "cannot set the tasks' token costs");
     if (id_random_u64(&j->rng) != 0 || j->rng == 0)
         j->rng = (uint64_t)clock_mono_ns() | 1;
     rng_seed(&j->place_rng, j->rng);
@@ -249,10 +247,8 @@ void jmd_sched_token_size(jmd_t *j, double token_cpu, uint64_t token_mem_mb, uin
              (unsigned long long)token_mem_mb, j->token_cpu, (unsigned long long)j->token_mem_mb);
     j->token_cpu = token_cpu;
     j->token_mem_mb = token_mem_mb;
-    for (size_t i = 0; i < j->spec->ntasks; i++)
-        dispatch_set_cost(j->disp, i,
-                          grain_task_units(j->spec->tasks[i].cpu, j->spec->tasks[i].mem_mb,
-                                           token_cpu, token_mem_mb));
+    if (grant_set_costs(j->disp, j->spec, token_cpu, token_mem_mb) != 0)
+        log_error("cannot set the tasks' token costs at the new token size");
     jmd_jockey_resize(j);
 }
 

@@ -11,12 +11,12 @@
  *     alpha; no sd of its own; k); a refused deadline job registers again best-effort, as a user
  *     who resubmits with --best-effort. Without admission a deadline job registers without a
  *     deadline and gets it by JOB_DEADLINE with no k (a deadline set without admission, as an
- *     older log's entry is applied). Then TOKEN_REQUEST for its width (jmd_jockey__fixed).
+ *     older log's entry is applied). Then TOKEN_REQUEST for its width.
  *   - every second (the JM's lease renewal, jm/daemon/jmd.c): LEASE_RENEW with its progress and
- * demand (jmd_rm__demand); the reply's tokens reach the JM as jmd_sched_tokens does it: the
- *     dispatcher's units, downgrades (cl_job_downgrade) or upgrades. A JM learns a grant only from
- *     the reply to its own call, as the daemon does; a smaller target in its tail
- *     (jmd_jockey__tail) goes out as a new TOKEN_REQUEST. TICK when a lease has run out.
+ *     demand (grant_demand, jm/grant.h); the reply's tokens reach the JM: the dispatcher's
+ *     units, downgrades (cl_job_downgrade) or upgrades. A JM learns a grant only from the reply
+ *     to its own call, as the daemon does; a smaller target in its tail (grant_tail) goes out as
+ *     a new TOKEN_REQUEST. TICK when a lease has run out.
  *   - end: JOB_END, which teaches the ledger's error model.
  * Policies: the ledger's MinEDF-WC for paddock and minedf_wc; fcfs, edf and minedf through
  * ledger_set_policy. Verma's policies run their JMs with no opportunistic allowance (his model
@@ -31,6 +31,7 @@
 #include "common/err.h"
 #include "common/mem.h"
 #include "jm/grain.h"
+#include "jm/grant.h"
 #include "jm/place.h"
 #include "rm/calib.h"
 #include "rm/ledger.h"
@@ -196,7 +197,7 @@ static int ca__apply(struct ca *c, struct ledger_cmd *cmd, double now, struct le
     return r->code;
 }
 
-/* The grant reaches the JM (jmd_sched_tokens): units, downgrades or upgrades, a round. */
+/* The grant reaches the JM: units, downgrades or upgrades, a round. */
 static void ca__grant(struct ca *c, struct cl_world *w, size_t i, uint32_t tokens)
 {
     struct ca_job *x = &c->jobs[i];
@@ -216,29 +217,15 @@ static void ca__grant(struct ca *c, struct cl_world *w, size_t i, uint32_t token
     cl_job_kick(w, j);
 }
 
-/* Token units it could use now, plus one (jmd_rm__demand). */
+/* The renewal's demand and the tail's smaller target: the daemon's rules (jm/grant.h). */
 static uint32_t ca__demand(const struct cl_job *j)
 {
-    size_t n = 0;
-    const size_t *ready = dag_ready(j->dag, &n);
-    uint64_t units = dispatch_regular_units(j->disp) + dispatch_opportunistic_units(j->disp);
-    for (size_t k = 0; k < n; k++)
-        units += dispatch_cost(j->disp, ready[k]);
-    uint32_t t = grain_tokens(units);
-    return t >= LEDGER_MAX_TOKENS ? LEDGER_MAX_TOKENS + 1 : t + 1;
+    return grant_demand(j->dag, j->disp, GRAIN_UNITS, LEDGER_MAX_TOKENS);
 }
 
-/* jmd_jockey__tail: once its unfinished tasks need at most half its target, it asks for that. */
 static uint32_t ca__tail(const struct cl_job *j, uint32_t target)
 {
-    uint64_t units = 0, cap = grain_units(target);
-    for (size_t k = 0; k < j->spec->ntasks && units * 2 <= cap; k++)
-        if (dag_state(j->dag, k) != DAG_SUCCEEDED)
-            units += dispatch_cost(j->disp, k);
-    uint64_t left = grain_tokens(units);
-    if (left == 0 || target <= 1 || left * 2 > target)
-        return target;
-    return (uint32_t)left;
+    return grant_tail(j->dag, j->disp, j->spec->ntasks, GRAIN_UNITS, target);
 }
 
 static int ca__request(struct ca *c, struct cl_world *w, size_t i, uint32_t target)

@@ -10,6 +10,7 @@
 #include "common/err.h"
 #include "common/mem.h"
 #include "jm/grain.h"
+#include "jm/grant.h"
 #include "jm/priority.h"
 #include "proto/proto.h"
 #include "tools/sim/cluster_internal.h"
@@ -50,12 +51,9 @@ int cl_job_init(struct cl_world *w, struct cl_job *j, const struct cluster_job *
         (rc = place_new(j->spec, &pc, &j->place)) != 0 || (rc = readyq_new(nt, &j->rq)) != 0 ||
         (rc = attempt_new(&ac, nt, j->dag, j->disp, NULL, 0, &j->att)) != 0)
         return rc;
-    if (w->cfg.grain) { /* as jmd_sched_init: costs at the default token size (rm/arbiter.h) */
-        for (size_t i = 0; i < nt; i++)
-            if ((rc = dispatch_set_cost(
-                     j->disp, i,
-                     grain_task_units(j->spec->tasks[i].cpu, j->spec->tasks[i].mem_mb, 0, 0))) != 0)
-                return rc;
+    if (w->cfg.grain) { /* costs at the default token size (jm/grant.h, as the daemon's) */
+        if ((rc = grant_set_costs(j->disp, j->spec, 0, 0)) != 0)
+            return rc;
         dispatch_set_tokens(j->disp, (uint32_t)grain_units(w->cfg.tokens));
     } else {
         dispatch_set_tokens(j->disp, w->cfg.tokens);

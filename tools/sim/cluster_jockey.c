@@ -3,10 +3,10 @@
  * same period. Every period the JM observes the stages done (jm/dag), the progress (jm/progress),
  * the grant, the spare capacity and the observed speed (finished tasks' run time against
  * jsim_plan_task_expected), steps jm/controller, and asks for its tokens; the simulated RM grants
- * them at once (one job's virtual cluster of max_tokens), and the grant reaches the JM as
- * jmd_sched_tokens does it: the dispatcher's tokens, the opportunistic allowance
- * (jmd_jockey_allowance's rule), downgrades with jm/attempt.h's grace when the grant falls below
- * the regular work in flight, upgrades when it rises. */
+ * them at once (one job's virtual cluster of max_tokens), and the grant reaches the JM: the
+ * dispatcher's tokens, the opportunistic allowance (jm/grant.h, the daemon's rule), downgrades
+ * with jm/attempt.h's grace when the grant falls below the regular work in flight, upgrades
+ * when it rises. */
 #include <math.h>
 #include <string.h>
 
@@ -14,6 +14,7 @@
 #include "common/mem.h"
 #include "jm/controller.h"
 #include "jm/grain.h"
+#include "jm/grant.h"
 #include "tools/sim/cluster_internal.h"
 
 struct cl_jockey {
@@ -63,7 +64,7 @@ int cl_jockey_init(struct cl_world *w, struct cl_job *j, const struct cluster_jo
     char msg[256];
     int rc;
     k->plan = cfg->plan;
-    if (k->plan == NULL) { /* jmd_jockey__build without a profile: the spec's estimates */
+    if (k->plan == NULL) { /* the daemon's plan without a profile: the spec's estimates */
         rc = jsim_plan_init_sized(&k->own, j->spec, NULL, PROGRESS_TOTALWORK_Q,
                                   w->cfg.grain ? 0 : -1, 0, msg, sizeof msg);
         if (rc != 0)
@@ -75,12 +76,8 @@ int cl_jockey_init(struct cl_world *w, struct cl_job *j, const struct cluster_jo
         ut = *cfg->utility;
     else if ((rc = utility_init_deadline(&ut, cfg->deadline_s)) != 0)
         return rc;
-    struct controller_config cc; /* as jmd_jockey__build: the daemon's period */
-    controller_config_default(&cc, cfg->deadline_s);
-    double period = cfg->deadline_s / 30.0;
-    cc.period_s = period < 1.0 ? 1.0 : period > 60.0 ? 60.0 : period;
-    cc.max_tokens = cfg->max_tokens;
-    cc.opp_factor = w->cfg.opp_factor;
+    struct controller_config cc; /* the daemon's (jm/controller.h), its default period */
+    controller_config_jm(&cc, cfg->deadline_s, 0, cfg->max_tokens, w->cfg.opp_factor);
     controller_predict_fn *fn;
     void *ctx;
     if (cfg->policy == CLUSTER_JOCKEY_AMDAHL) {
@@ -115,15 +112,7 @@ static void cl_jk__account(struct cl_jockey *k, double now)
     k->last_t = now;
 }
 
-/* Token units the nodes hold beyond the virtual cluster (jmd_jockey__beyond): idle to every
- * job's regular work, so spare to this one's opportunistic work. */
-static double cl_jk__beyond(const struct cl_world *w, const struct cl_jockey *k)
-{
-    double beyond = floor(w->cfg.node_cpus + 1e-9) * (double)w->nnodes - (double)k->cfg.max_tokens;
-    return beyond > 0 ? beyond : 0;
-}
-
-/* The RM's grant reaches the JM (jmd_sched_tokens): tokens, allowance, downgrades, upgrades. */
+/* The RM's grant reaches the JM: tokens, allowance, downgrades, upgrades. */
 static void cl_jk__grant(struct cl_world *w, struct cl_job *j, int tokens)
 {
     struct cl_jockey *k = j->jk;
@@ -140,13 +129,10 @@ static void cl_jk__grant(struct cl_world *w, struct cl_job *j, int tokens)
     uint32_t before = k->granted;
     k->granted = (uint32_t)tokens;
     dispatch_set_tokens(j->disp, w->cfg.grain ? grain_units(k->granted) : k->granted);
-    /* jmd_jockey_allowance: min(c x granted, spare), spare being the virtual cluster beyond the
-       grant and the nodes beyond the virtual cluster */
-    double spare = (double)k->cfg.max_tokens - (double)k->granted + cl_jk__beyond(w, k);
-    double allow = w->cfg.opp_factor * (double)k->granted;
-    if (allow > spare)
-        allow = spare;
-    dispatch_set_factor(j->disp, allow / (double)k->granted);
+    /* the allowance by the daemon's rule (jm/grant.h): the virtual cluster is max_tokens, the
+       nodes' tokens beyond it come from the view at the default token size */
+    uint32_t cap = (uint32_t)k->cfg.max_tokens;
+    grant_allowance(j->disp, w->cfg.opp_factor, k->granted, cap, grant_beyond(w->view, 0, 0, cap));
     if (k->granted < before)
         k->downgrades += cl_job_downgrade(w, j, k->remaining, k->estimate);
     else if (k->granted > before)
@@ -154,7 +140,7 @@ static void cl_jk__grant(struct cl_world *w, struct cl_job *j, int tokens)
     cl_job_kick(w, j);
 }
 
-/* One control period: jmd_jockey_step. */
+/* One control period: the daemon's observation (controller_obs_jm), a controller step. */
 static void cl_jk__step(struct cl_world *w, struct cl_job *j)
 {
     struct cl_jockey *k = j->jk;
@@ -167,13 +153,8 @@ static void cl_jk__step(struct cl_world *w, struct cl_job *j)
     obs.t_r = engine_now(w->eng) - j->arrival;
     obs.progress = progress_eval(&k->plan->progress, k->done);
     obs.done = k->done;
-    int spare = k->cfg.max_tokens - (int)k->granted;
-    obs.spare_tokens = spare > 0 ? spare : 0;
-    obs.granted = (int)k->granted;
-    if (k->cfg.speed && k->run_expected_s > 0) {
-        double prior = 0.05 * k->plan->amdahl.P0;
-        obs.speed = (k->run_actual_s + prior) / (k->run_expected_s + prior);
-    }
+    controller_obs_jm(&obs, (uint32_t)k->cfg.max_tokens, k->granted, k->run_actual_s,
+                      k->cfg.speed ? k->run_expected_s : 0, k->plan->amdahl.P0);
     struct controller_out out;
     int rc = controller_step(k->ctrl, &obs, &out);
     if (rc != 0) {
@@ -199,7 +180,7 @@ static void cl_jk__period_ev(engine_t *e, void *ctx, uint64_t job)
         cl_jk__fail(w, rc);
 }
 
-/* The deadline changes (`paddock job deadline`): jmd_jockey_deadline. */
+/* The deadline changes (`paddock job deadline`): controller_set_deadline, a step. */
 static void cl_jk__change_ev(engine_t *e, void *ctx, uint64_t job)
 {
     struct cl_world *w = ctx;
@@ -243,7 +224,7 @@ void cl_jockey_done(struct cl_world *w, struct cl_job *j, size_t task, double ex
     struct cl_jockey *k = j->jk;
     (void)w;
     k->work_s += exec_s;
-    if (k->plan != NULL) { /* jmd_attempt.c: the speed signal's sums */
+    if (k->plan != NULL) { /* the speed signal's sums (controller_obs_jm) */
         k->run_actual_s += exec_s;
         k->run_expected_s += jsim_plan_task_expected(k->plan, j->spec, task);
     }

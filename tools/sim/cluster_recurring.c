@@ -10,6 +10,7 @@
 #include "common/err.h"
 #include "common/mem.h"
 #include "jm/grain.h"
+#include "jm/grant.h"
 #include "jm/shape.h"
 #include "jm/usage.h"
 #include "rm/ledger.h"
@@ -97,8 +98,8 @@ static void cr__name(char *out, size_t cap, size_t periodic_job)
     snprintf(out, cap, "p%zu", periodic_job);
 }
 
-/* The grant reaches the JM as jmd_sched_tokens does it: the dispatcher's tokens, downgrades when
- * it falls below the regular work in flight, upgrades when it rises, a round. */
+/* The grant reaches the JM: the dispatcher's tokens, downgrades when it falls below the regular
+ * work in flight, upgrades when it rises, a round. */
 static int cr__grant(struct cr *c, struct cl_job *j, struct cr_run *r, uint32_t tokens)
 {
     struct cl_world *w = c->w;
@@ -149,19 +150,15 @@ static int64_t cr__running(const struct cl_job *j)
     return n;
 }
 
-/* The token units the job could use now, + 1 (the renewal's count, as the daemon's JM reports
- * it): in flight and ready, one unit a task (grain off). */
-static uint32_t cr__demand(const struct cl_job *j)
+/* The renewal's demand: the daemon's rule (jm/grant.h). */
+static uint32_t cr__demand(const struct cr *c, const struct cl_job *j)
 {
-    size_t n = 0;
-    dag_ready(j->dag, &n);
-    uint64_t units = dispatch_regular_units(j->disp) + dispatch_opportunistic_units(j->disp) + n;
-    return units >= LEDGER_MAX_TOKENS ? LEDGER_MAX_TOKENS + 1 : (uint32_t)units + 1;
+    return grant_demand(j->dag, j->disp, c->w->cfg.grain ? GRAIN_UNITS : 1, LEDGER_MAX_TOKENS);
 }
 
 /* What the run's JM asks for. Without a controller the daemon's JM asks for its width and, in
- * its tail, for the unfinished tasks once they are at most half of what it asks
- * (jm/daemon/jmd_jockey.c); lowcost_reprov's JM asks for what meets its deadline at the speed it
+ * its tail, for the unfinished tasks once they are at most half of what it asks (grant_tail,
+ * jm/grant.h); lowcost_reprov's JM asks for what meets its deadline at the speed it
  * has shown, within the time left / slack (the token-slice engine's controller, Morpheus §7). */
 static uint32_t cr__ask(const struct cr *c, struct cr_run *r, const struct cl_job *j)
 {
@@ -169,10 +166,8 @@ static uint32_t cr__ask(const struct cr *c, struct cr_run *r, const struct cl_jo
     size_t nt = j->spec->ntasks, ok = dag_count(j->dag, DAG_SUCCEEDED);
     if (c->pol != RECURRING_SIM_LOWCOST_REPROV || r->deadline <= 0) {
         uint32_t target = r->asked > 0 ? r->asked : width;
-        size_t left = nt - ok;
-        if (left > 0 && target > 1 && 2 * left <= target)
-            target = (uint32_t)left;
-        return r->asked = target;
+        return r->asked =
+                   grant_tail(j->dag, j->disp, nt, c->w->cfg.grain ? GRAIN_UNITS : 1, target);
     }
     double now = engine_now(c->w->eng), tl = (r->deadline - now) / c->cfg->slack;
     double done = nt ? (double)ok / (double)nt : 1;
@@ -282,7 +277,7 @@ static void cr__tick_ev(engine_t *e, void *ctx, uint64_t arg)
         cmd.job = r->id;
         size_t nt = j->spec->ntasks;
         cmd.done_permille = nt ? (uint32_t)(dag_count(j->dag, DAG_SUCCEEDED) * 1000 / nt) : 1000;
-        cmd.count = cr__demand(j);
+        cmd.count = cr__demand(c, j);
         rc = cr__apply(c, &cmd, NULL);
         uint32_t was = r->asked, ask = rc == 0 ? cr__ask(c, r, j) : was;
         if (rc == 0 && ask != was) {
