@@ -95,6 +95,7 @@ struct cluster_opts {
     double pn_cpus;
     long pn_mem_mb;
     long tokens;
+    double token_cpu; /* a token's cores; 0: the RM's default (ARBITER_TOKEN_CPU_DEFAULT) */
     bool json;
 };
 
@@ -257,17 +258,21 @@ static int cluster_make_files(const struct cluster_opts *o, bool pn_metrics)
     snprintf(path, sizeof path, "%s/%s", o->dir, RMCLIENT_CLUSTER_FILE);
     int rc = cluster_write(path, text);
     free(text);
+    /* A resized token is written as "tokens/CPU/MEM_MB" (rm/rmconf.c), MEM the default */
+    char vc_size[64] = "";
+    if (o->token_cpu > 0)
+        snprintf(vc_size, sizeof vc_size, "/%g/%d", o->token_cpu, ARBITER_TOKEN_MEM_MB_DEFAULT);
     for (int i = 0; rc == 0 && i < o->rm; i++) {
         text = NULL;
         tl = 0;
         cluster_cat(&text, &tl,
                     "[rm]\nid = %d\ndata_dir = %s/rm-%d\n\n[cluster]\nids = %s\nraft = %s\n"
                     "api = %s\nheartbeat = %s\npub = %s\n\n[ledger]\n"
-                    "virtual_clusters = default=%ld\n\n[recurring]\njobs_dir = %s/jobs\n"
+                    "virtual_clusters = default=%ld%s\n\n[recurring]\njobs_dir = %s/jobs\n"
                     "cluster_dir = %s\nplan_step = 1s\n\n[jobs]\nrelaunch = true\n\n"
                     "[security]\nkeys_dir = %s/keys\n",
-                    i + 1, o->dir, i + 1, ids, raft, api, hb, pub, o->tokens, o->dir, o->dir,
-                    o->dir);
+                    i + 1, o->dir, i + 1, ids, raft, api, hb, pub, o->tokens, vc_size, o->dir,
+                    o->dir, o->dir);
         /* "listen=" without spaces: scripts that read the [pn] "listen = " line stay unambiguous */
         int mp = cluster_free_port();
         if (mp > 0)
@@ -455,17 +460,19 @@ static int cluster_wait(const struct cluster_opts *o, json_t **status)
 
 static int cluster_up_usage(void)
 {
-    fprintf(cli_usage_out(),
-            "usage: paddock cluster up --dir DIR [--rm 3] [--pn 4] [--pn-cpus N] [--pn-mem-mb M]\n"
-            "                          [--racks R] [--tokens T] [--json]\n"
-            "  Starts a local cluster on 127.0.0.1 in DIR (keys, configuration files, logs);\n"
-            "  returns once an RM leader serves writes and every PN's record is complete.\n"
-            "  --rm N       RM replicas (1..%d, default 3)\n"
-            "  --pn N       process nodes (0..%d, default 4)\n"
-            "  --pn-cpus N  cpus per PN (default 2); --pn-mem-mb M memory per PN (default 2048)\n"
-            "  --racks R    racks the PNs are spread over (default 2)\n"
-            "  --tokens T   tokens of the default virtual cluster (default: the PNs' cpus)\n",
-            RMCLIENT_MAX_REPLICAS, CLUSTER_MAX_PN);
+    fprintf(
+        cli_usage_out(),
+        "usage: paddock cluster up --dir DIR [--rm 3] [--pn 4] [--pn-cpus N] [--pn-mem-mb M]\n"
+        "                          [--racks R] [--tokens T] [--json]\n"
+        "  Starts a local cluster on 127.0.0.1 in DIR (keys, configuration files, logs);\n"
+        "  returns once an RM leader serves writes and every PN's record is complete.\n"
+        "  --rm N       RM replicas (1..%d, default 3)\n"
+        "  --pn N       process nodes (0..%d, default 4)\n"
+        "  --pn-cpus N  cpus per PN (default 2); --pn-mem-mb M memory per PN (default 2048)\n"
+        "  --racks R    racks the PNs are spread over (default 2)\n"
+        "  --tokens T   tokens of the default virtual cluster (default: the PNs' cpus; PNs under\n"
+        "               1 cpu: one token of the PN's size per PN)\n",
+        RMCLIENT_MAX_REPLICAS, CLUSTER_MAX_PN);
     return 2;
 }
 
@@ -478,7 +485,7 @@ static int cluster_down_usage(void)
 
 static int cluster_up_main(int argc, char **argv)
 {
-    struct cluster_opts o = {NULL, 3, 4, 2, 2.0, 2048, -1, false};
+    struct cluster_opts o = {NULL, 3, 4, 2, 2.0, 2048, -1, 0, false};
     bool pn_given = false;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -503,9 +510,16 @@ static int cluster_up_main(int argc, char **argv)
             return cluster_up_usage();
     }
     /* Tokens default to what the PNs can run: admission's promises hold only if tokens are
-     * slots (1-core tokens; --tokens over-subscribes on purpose) */
+     * slots (1-core tokens; --tokens over-subscribes on purpose). PNs smaller than a 1-core
+     * token would sum to 0 tokens (2 x 0.25 cpu) and no job could ever be granted one: the
+     * token is then the PN's size, one token per PN, and a task of c cores takes c/PN-size
+     * tokens (arbiter_task_tokens). */
+    if (o.pn > 0 && o.pn_cpus > 0 && o.pn_cpus < ARBITER_TOKEN_CPU_DEFAULT)
+        o.token_cpu = o.pn_cpus;
     if (o.tokens < 0 && o.pn > 0 && o.pn_cpus > 0)
-        o.tokens = (long)(o.pn * o.pn_cpus / ARBITER_TOKEN_CPU_DEFAULT + 1e-9);
+        o.tokens =
+            (long)(o.pn * o.pn_cpus / (o.token_cpu > 0 ? o.token_cpu : ARBITER_TOKEN_CPU_DEFAULT) +
+                   1e-9);
     if (o.tokens < 0)
         o.tokens = 1;
     if (o.dir == NULL || o.rm < 1 || o.rm > RMCLIENT_MAX_REPLICAS || o.pn < 0 ||
