@@ -5,6 +5,7 @@
  * time a day's plan of 20 jobs takes. */
 #include "common/err.h"
 #include "common/mem.h"
+#include "common/rng.h"
 #include "rm/lowcost.h"
 
 #include <math.h>
@@ -266,10 +267,10 @@ static void full_changes_nothing(void **state)
     assert_under_capacity(&f->plan);
 }
 
-static uint32_t lcg(uint32_t *s)
+/* 24 random bits from common/rng (the tree's one generator). */
+static uint32_t draw24(struct rng *g)
 {
-    *s = *s * 1664525u + 1013904223u;
-    return *s >> 8;
+    return (uint32_t)(rng_next(g) >> 40);
 }
 
 /* Conservation: every reservation holds its job's token-steps, within its window, contiguous and
@@ -281,21 +282,22 @@ static void conservation_and_remove(void **state)
     enum { N = 96, JOBS = 8, STAGES = 10 };
     static double resv[2][JOBS][N];
     static double demand[2][JOBS][STAGES];
-    uint32_t seed = 7;
+    struct rng seed;
+    rng_seed(&seed, 7);
     for (int mode = 0; mode < 2; mode++) {
         plan_init(f, N, 64);
         for (uint32_t t = 0; t < N; t++)
-            f->load[t] = (double)(lcg(&seed) % 20);
+            f->load[t] = (double)(draw24(&seed) % 20);
         memcpy(f->saved, f->load, sizeof f->load);
         struct lowcost_job jobs[JOBS];
         for (uint32_t i = 0; i < JOBS; i++) {
             uint32_t period = (uint32_t[]){96, 48, 32, 24}[i % 4];
             for (uint32_t k = 0; k < STAGES; k++) {
-                uint32_t r = lcg(&seed);
+                uint32_t r = draw24(&seed);
                 demand[mode][i][k] = mode == 0 ? (double)(r % 17) / 2 : (double)(r % 1000) / 97;
             }
             demand[mode][i][3] = 0; /* an inner zero stage reserves nothing */
-            uint32_t release = lcg(&seed) % (period / 4);
+            uint32_t release = draw24(&seed) % (period / 4);
             jobs[i] = job(period, release, period, demand[mode][i], STAGES);
             int rc = i % 3 == 2 ? lowcost_place_greedy(&f->plan, &jobs[i], resv[mode][i])
                                 : lowcost_place(&f->plan, &jobs[i], resv[mode][i]);
@@ -446,13 +448,14 @@ static void day_of_twenty(void **state)
     static double resv[JOBS][MAXN];
     struct lowcost_job jobs[JOBS];
     plan_init(f, 1440, 400);
-    uint32_t seed = 42;
+    struct rng seed;
+    rng_seed(&seed, 42);
     double work = 0;
     for (uint32_t i = 0; i < JOBS; i++) {
         uint32_t period = (uint32_t[]){1440, 720, 480, 360, 288, 240}[i % 6];
         for (uint32_t k = 0; k < STAGES; k++)
-            demand[i][k] = 1 + lcg(&seed) % 40;
-        uint32_t release = lcg(&seed) % (period / 3);
+            demand[i][k] = 1 + draw24(&seed) % 40;
+        uint32_t release = draw24(&seed) % (period / 3);
         jobs[i] = job(period, release, period, demand[i], STAGES);
         work += sum(demand[i], STAGES) * (1440 / period);
     }
