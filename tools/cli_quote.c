@@ -99,6 +99,15 @@ static uint32_t quote__spread_milli(const struct jobdir_shape *sh)
     return m > LEDGER_SPREAD_MAX ? LEDGER_SPREAD_MAX : (uint32_t)m;
 }
 
+/* How many runs jm/shape's spread took (shape_place_sim's budget of simulated tasks). */
+static long quote__spread_runs(const struct spec *spec)
+{
+    long per = SHAPE_PATH_TASKS / (spec->ntasks > 0 ? (long)spec->ntasks : 1);
+    return per > SHAPE_PATH_RUNS    ? SHAPE_PATH_RUNS
+           : per < SHAPE_ALPHA_RUNS ? SHAPE_ALPHA_RUNS
+                                    : per;
+}
+
 static void quote__print(const struct spec *spec, const struct jobdir_shape *sh, json_t *doc)
 {
     char a[JOBDIR_DURATION_SIZE], b[JOBDIR_DURATION_SIZE];
@@ -142,9 +151,9 @@ static void quote__print(const struct spec *spec, const struct jobdir_shape *sh,
     json_t *cal = json_object_get(doc, "calibration");
     uint32_t spread_milli = quote__spread_milli(sh);
     if (spread_milli != 0)
-        printf("  own spread      q%.0f / p50 %.3f of its simulated finish (%d runs from the "
+        printf("  own spread      q%.0f / p50 %.3f of its simulated finish (%ld runs from the "
                "profile)\n",
-               SHAPE_SPREAD_Q * 100, spread_milli / 1000.0, SHAPE_PATH_RUNS);
+               SHAPE_SPREAD_Q * 100, spread_milli / 1000.0, quote__spread_runs(spec));
     if (json_is_object(cal) && spread_milli != 0)
         printf("  conservative    the model x %.3g (its own spread x %.3g, the cluster's q%.0f of "
                "actual / (predicted x own spread) over %lld finished jobs, prior %.3g)\n",
