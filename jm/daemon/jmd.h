@@ -284,6 +284,7 @@ typedef struct jmd {
     char unfit_why[240]; /* the first of them and the largest node, for state.json and the log */
     uint64_t unfit_sig;  /* the view's nodes as last checked (a change checks again) */
     size_t pn_dropped;   /* messages from PNs that did not decode (state.json "pn_dropped") */
+    size_t pn_batches;   /* TASK_STATUS_BATCH taken (state.json "pn_status_batches") */
     int end_acked;
 
     /* PNs (indexed like the view) */

@@ -455,6 +455,7 @@ void jmd_out_state(jmd_t *j)
         /* messages from the RM that did not decode: dropped, counted */
         json_object_set_new(o, "rm_dropped", json_integer((json_int_t)j->rm_dropped));
         json_object_set_new(o, "pn_dropped", json_integer((json_int_t)j->pn_dropped));
+        json_object_set_new(o, "pn_status_batches", json_integer((json_int_t)j->pn_batches));
         /* tasks left that no live node can hold, and why (jmd_rm.c): null when none */
         json_object_set_new(o, "tasks_unplaceable", json_integer((json_int_t)j->unfit));
         json_object_set_new(o, "unplaceable",

@@ -41,12 +41,22 @@ static void jmd_pn__on_msg(zuv_sock_t *zs, zmsg_t **msg, void *arg)
     if (m.type == PROTO_ERROR && m.error.code == ERR_FENCED) {
         /* Any command of ours refused for an older epoch: a newer JM holds the job. */
         jmd_fenced(j, 0);
-    } else if (m.type == PROTO_TASK_STATUS && j->resync) {
+    } else if ((m.type == PROTO_TASK_STATUS || m.type == PROTO_TASK_STATUS_BATCH) && j->resync) {
         /* paused: not acted on until the RM says the job is still ours; the nodes are asked
            again then (TASK_QUERY), so nothing is lost */
     } else if (m.type == PROTO_TASK_STATUS && m.task_status.job_id &&
                strcmp(m.task_status.job_id, j->o.job_id) == 0) {
         jmd_sched_status(j, &m.task_status, link);
+    } else if (m.type == PROTO_TASK_STATUS_BATCH) {
+        /* a PN's statuses of one loop pass: each as if it came alone, in order (one may end
+           the job, or fence it: the rest are then not acted on, as single messages would not
+           be read) */
+        j->pn_batches++;
+        for (uint32_t i = 0; i < m.task_status_batch.nstatuses && !j->fenced; i++) {
+            const proto_task_status_t *s = &m.task_status_batch.statuses[i];
+            if (s->job_id && strcmp(s->job_id, j->o.job_id) == 0)
+                jmd_sched_status(j, s, link);
+        }
     } else if (m.type == PROTO_TASK_QUERY_REPLY && m.task_query_reply.job_id &&
                strcmp(m.task_query_reply.job_id, j->o.job_id) == 0 && link >= 0) {
         jmd_sched_query_done(j, (size_t)link);
@@ -232,6 +242,7 @@ int jmd_pn_create_attempt(jmd_t *j, size_t task, uint32_t attempt, int cls, uint
     if (attempt == j->tasks[task].attempt)
         j->tasks[task].sent_r_ms = c->runtime_ms;
     c->epoch = j->epoch;
+    c->batch_statuses = true; /* jmd_pn__on_msg takes TASK_STATUS_BATCH */
     return jmd_pn__send(j, node, &m, err, cap);
 }
 

@@ -1,0 +1,96 @@
+/* test_e2e_status_batch.c - a job's statuses arrive in batches on a real local cluster (1 RM
+ * replica, 1 PN of 2 cpus): its JM's TASK_CREATEs set batch_statuses, the PN sends the statuses
+ * of a loop pass as one TASK_STATUS_BATCH (docs/pn.md "Status batches"), and the JM takes each
+ * as if it came alone: the job of 300 short tasks succeeds with every task done once, its
+ * state.json counts the batches it took (pn_status_batches > 0) and nothing dropped.
+ * Skipped while paddock-jm is not built. */
+#include "tests/e2e/e2e.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#define NTASKS 300
+
+static int group_setup(void **state)
+{
+    (void)state;
+    if (!e2e_have_jm())
+        return 0;
+    return e2e_cluster_up("--rm 1 --pn 1 --pn-cpus 2 --pn-mem-mb 2048");
+}
+
+static int group_teardown(void **state)
+{
+    (void)state;
+    e2e_cluster_down();
+    return 0;
+}
+
+static long long int_of(const json_t *o, const char *k)
+{
+    const json_t *v = json_object_get(o, k);
+    return json_is_integer(v) ? json_integer_value(v) : -1;
+}
+
+static void test_statuses_in_batches(void **state)
+{
+    (void)state;
+    if (!e2e_have_jm()) {
+        fprintf(stderr, "paddock-jm is not built: skipped\n");
+        skip();
+    }
+    char spec_path[1200];
+    snprintf(spec_path, sizeof spec_path, "%s/batch.json", e2e_dir());
+    FILE *f = fopen(spec_path, "w");
+    assert_non_null(f);
+    fprintf(f, "{\"version\": 1, \"name\": \"batch\", \"stages\": [{\"name\": \"s\", "
+               "\"speculate\": false}],\n \"tasks\": [\n");
+    for (int k = 0; k < NTASKS; k++)
+        fprintf(f,
+                "  {\"id\": \"t%d\", \"stage\": \"s\", \"cmd\": [\"true\"], \"cpu\": 0.05, "
+                "\"mem_mb\": 1, \"runtime_s\": 0.01}%s\n",
+                k, k + 1 < NTASKS ? "," : "");
+    fprintf(f, " ]}\n");
+    assert_int_equal(fclose(f), 0);
+
+    struct e2e_run r;
+    e2e_paddock(&r, 30, "submit '%s'", spec_path);
+    if (r.status != 0)
+        fprintf(stderr, "submit: %s%s\n", r.out, r.err);
+    assert_int_equal(r.status, 0);
+    char id[64];
+    size_t n = strcspn(r.out, "\n");
+    assert_true(n > 2 && n < sizeof id);
+    memcpy(id, r.out, n);
+    id[n] = '\0';
+    e2e_run_close(&r);
+
+    json_t *st = e2e_job_wait(id, 120);
+    if (st == NULL || strcmp(json_string_value(json_object_get(st, "state")), "succeeded") != 0)
+        e2e_job_dump(id);
+    assert_non_null(st);
+    assert_string_equal(json_string_value(json_object_get(st, "state")), "succeeded");
+    fprintf(stderr, "status batches: %lld taken for %lld tasks (%lld started), %lld dropped\n",
+            int_of(st, "pn_status_batches"), int_of(st, "tasks_total"),
+            int_of(st, "attempts_started"), int_of(st, "pn_dropped"));
+    assert_int_equal(int_of(st, "tasks_total"), NTASKS);
+    assert_int_equal(int_of(st, "attempts_started"), NTASKS);
+    assert_true(int_of(st, "pn_status_batches") > 0);
+    assert_int_equal(int_of(st, "pn_dropped"), 0);
+    json_decref(st);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_statuses_in_batches),
+    };
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
