@@ -426,45 +426,38 @@ void bench_view(int nodes, int subscribers, int procs, double seconds)
             break;
         close(to[k]);
     }
-    /* every receiver's subscription to snapshots ("" for the legacy ones) has arrived */
-    int joined = 0;
+    /* The RM's rules (rm/rmserver.c), from the first subscription on, as JMs join a running
+     * RM: a subscription to snapshots gets one at once unless one was published less than a
+     * join window ago (5 ms per 512 nodes begun, at most 100 ms: rmserver__snap_join_ms), else
+     * at the window's end, one shared by every joiner within it, or at the next delta tick if
+     * that comes first (rmserver__on_pub, __on_join, __on_delta); a delta every 250 ms naming
+     * the nodes whose heartbeats changed what a JM uses (every PN heartbeats each second); a
+     * whole snapshot every 2 s only while someone subscribes to everything (legacy JMs). The
+     * publication runs --seconds after the last receiver's subscription arrived. */
+    int64_t window = (int64_t)((size_t)nodes / PROTO_MAX_VIEW_NODES + 1) * 5;
+    if (window > 100)
+        window = 100;
+    int joined = 0, snapshots = 0, n = 0, next_node = 0;
     uint32_t topics = 0;
-    uint64_t tj = clock_mono_ms();
-    zpoller_t *jp = zpoller_new(p.pub, NULL);
-    while (joined < subscribers && clock_mono_ms() - tj < 30000) {
-        if (zpoller_wait(jp, 1000) == NULL)
-            continue;
-        zframe_t *f = zframe_recv(p.pub);
-        int len = f != NULL && zframe_size(f) >= 1 && zframe_data(f)[0] == 1
-                      ? rmview_topic_snapshot(zframe_data(f) + 1, zframe_size(f) - 1)
-                      : -1;
-        if (len >= 0) {
-            joined++;
-            topics |= 1u << len;
-        }
-        zframe_destroy(&f);
-    }
-    zpoller_destroy(&jp);
-    double join_ms = (double)(clock_mono_ms() - tj);
-    /* The RM's schedule (rm.conf [view] defaults) and rmserver's rule for snapshots: one for
-     * the joiners, then a delta every 250 ms naming the nodes whose heartbeats changed what a
-     * JM uses (every PN heartbeats each second), and a whole snapshot every 2 s while anyone
-     * subscribes to snapshots, or at the next tick when someone asks again. */
-    p.bytes = p.parts = 0;
-    t0 = clock_mono_ns();
-    rmview_publish_snapshot(v, (int64_t)clock_mono_ms(), 1, bench_emit, &p);
-    double first_ms = (double)(clock_mono_ns() - t0) / 1e6;
-    int next = 0, snapshots = 1;
-    uint64_t seq = 2, end = clock_mono_ms() + (uint64_t)(seconds * 1000), tick = clock_mono_ms();
+    uint64_t tj = clock_mono_ms(), end = UINT64_MAX, tick = 0, seq = 2;
+    double join_ms = -1, first_ms = -1;
+    bool wanted = false;
+    int64_t wanted_at = 0, snap_last = INT64_MIN / 2;
     int changed = g_delta_nodes >= 0 ? g_delta_nodes : nodes / 4;
     int snap_every = g_snapshot_ms / 250 > 0 ? g_snapshot_ms / 250 : 1;
-    size_t deltas = 0;
-    for (int n = 1; clock_mono_ms() < end; n++) {
-        tick += 250;
-        while (clock_mono_ms() < tick)
-            zclock_sleep((int)(tick - clock_mono_ms()));
-        bool asked = false;
+    size_t deltas = 0, join_snaps = 0;
+    zpoller_t *jp = zpoller_new(p.pub, NULL);
+    p.bytes = p.parts = 0;
+    t0 = clock_mono_ns();
+    while (clock_mono_ms() < end && (joined > 0 || clock_mono_ms() - tj < 30000)) {
+        int64_t now = (int64_t)clock_mono_ms();
+        int64_t until = tick > 0 ? (int64_t)tick : now + 1000;
+        if (wanted && wanted_at < until)
+            until = wanted_at;
+        if (until > now)
+            zpoller_wait(jp, (int)(until - now));
         zframe_t *f;
+        bool asked = false;
         while ((f = zframe_recv_nowait(p.pub)) != NULL) {
             int len = zframe_size(f) >= 1 && zframe_data(f)[0] <= 1
                           ? rmview_topic_snapshot(zframe_data(f) + 1, zframe_size(f) - 1)
@@ -472,22 +465,53 @@ void bench_view(int nodes, int subscribers, int procs, double seconds)
             if (len >= 0 && zframe_data(f)[0] == 1) {
                 topics |= 1u << len;
                 asked = true;
+                if (joined < subscribers && ++joined == subscribers) {
+                    join_ms = (double)(clock_mono_ms() - tj);
+                    end = clock_mono_ms() + (uint64_t)(seconds * 1000);
+                }
             } else if (len >= 0) {
                 topics &= ~(1u << len);
             }
             zframe_destroy(&f);
         }
-        int64_t now = (int64_t)clock_mono_ms();
-        bench_touch(v, nodes, changed, &next, seq++, now);
-        size_t parts_before = p.parts;
-        if (asked || (n % snap_every == 0 && (topics & ~(1u << PROTO_VIEW_TOPIC_LEN)) != 0)) {
+        now = (int64_t)clock_mono_ms();
+        if (tick == 0 && joined > 0)
+            tick = (uint64_t)now + 250; /* the RM's delta timer, running before anyone joined */
+        bool snap = false;
+        if (asked) {
+            if (now >= snap_last + window)
+                snap = true;
+            else if (!wanted) {
+                wanted = true;
+                wanted_at = snap_last + window;
+            }
+        }
+        if (wanted && now >= wanted_at)
+            snap = true;
+        if (tick > 0 && (uint64_t)now >= tick) {
+            tick += 250;
+            n++;
+            bench_touch(v, nodes, changed, &next_node, seq++, now);
+            if (wanted || (n % snap_every == 0 && (topics & ~(1u << PROTO_VIEW_TOPIC_LEN)) != 0)) {
+                snap = true;
+            } else if (!snap) {
+                size_t parts_before = p.parts;
+                rmview_publish_delta(v, now, 1, bench_emit, &p);
+                deltas += p.parts - parts_before;
+            }
+        }
+        if (snap) {
+            uint64_t ts = clock_mono_ns();
             rmview_publish_snapshot(v, now, 1, bench_emit, &p);
+            if (first_ms < 0)
+                first_ms = (double)(clock_mono_ns() - ts) / 1e6;
             snapshots++;
-        } else {
-            rmview_publish_delta(v, now, 1, bench_emit, &p);
-            deltas += p.parts - parts_before;
+            join_snaps += asked || wanted;
+            snap_last = now;
+            wanted = false;
         }
     }
+    zpoller_destroy(&jp);
     double pub_s = (double)(clock_mono_ns() - t0) / 1e9;
     /* results */
     int64_t *done = calloc((size_t)subscribers, sizeof *done);
@@ -527,9 +551,9 @@ void bench_view(int nodes, int subscribers, int procs, double seconds)
         "view: %d subscribers (%s) in %d receiving processes (joined in %.0f ms): %zu complete "
         "(p50 %.0f ms, max %.0f ms from subscribing; -1: not all), first snapshot's %zu "
         "parts published in %.0f ms; then %.1f s of heartbeats every 250 ms (%d nodes each, "
-        "waits moving in %.0f%% of them), %zu delta messages and %d snapshots (every %d ms for "
-        "subscribers of everything, else "
-        "when asked for; %zu asked again): %zu messages after completion, %zu lost, %zu snapshot "
+        "waits moving in %.0f%% of them), %zu delta messages and %d snapshots (%zu for joiners, "
+        "within a %lld ms join window; every %d ms for subscribers of everything; %zu asked "
+        "again): %zu messages after completion, %zu lost, %zu snapshot "
         "parts after whole, latest arrival %lld ms after publication (%lld ms for those published "
         "after "
         "the subscriber was complete; %zu subscribers got none such); %.2f MiB received per "
@@ -537,8 +561,8 @@ void bench_view(int nodes, int subscribers, int procs, double seconds)
         subscribers, g_legacy ? "legacy: all topics" : "delta and snapshot topics", procs, join_ms,
         complete, c50, cmax, parts, first_ms, seconds,
         g_delta_nodes >= 0 ? g_delta_nodes : nodes / 4, g_moving * 100.0, deltas, snapshots,
-        g_snapshot_ms, retries, after, gaps, snap_after, (long long)lag_max, (long long)fresh_max,
-        fresh_none, rx_mib, rx_mib / pub_s);
+        join_snaps, (long long)window, g_snapshot_ms, retries, after, gaps, snap_after,
+        (long long)lag_max, (long long)fresh_max, fresh_none, rx_mib, rx_mib / pub_s);
     json_t *o = json_object();
     json_object_set_new(o, "nodes", json_integer(nodes));
     json_object_set_new(o, "parts", json_integer((json_int_t)parts));
@@ -561,6 +585,8 @@ void bench_view(int nodes, int subscribers, int procs, double seconds)
     json_object_set_new(o, "received_mib_per_subscriber", json_real(rx_mib));
     json_object_set_new(o, "snapshot_parts_after_whole", json_integer((json_int_t)snap_after));
     json_object_set_new(o, "snapshots", json_integer(snapshots));
+    json_object_set_new(o, "join_snapshots", json_integer((json_int_t)join_snaps));
+    json_object_set_new(o, "join_window_ms", json_integer(window));
     json_object_set_new(o, "asked_again", json_integer((json_int_t)retries));
     json_object_set_new(o, "delta_messages", json_integer((json_int_t)deltas));
     json_object_set_new(o, "moving", json_real(g_moving));
