@@ -222,6 +222,7 @@ static void test_batch_decoder_refuses(void **state)
     assert_int_not_equal(proto_decode(buf.data, buf.len, &out, &st, err, sizeof err), 0);
     assert_int_equal(st.rejected_by_type[PROTO_TASK_STATUS_BATCH], 4);
     assert_int_equal(st.decoded_total, 0);
+    m.task_status_batch.nstatuses = PROTO_MAX_BATCH + 1; /* all of them freed */
     proto_msg_close(&m);
     proto_buf_close(&buf);
 }
