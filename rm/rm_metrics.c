@@ -240,6 +240,9 @@ static void rm_metrics__ledger(struct rmserver *s, struct metrics *m)
                    "Admission's median as a multiple of its model.", cf.p50);
     metrics_gauge1(m, "paddock_rm_admission_outcomes",
                    "Finished jobs the admission error model holds (its window).", (double)cf.n);
+    metrics_gauge1(m, "paddock_rm_admission_own_factor",
+                   "Admission's bound of a job with its own spread, as a multiple of that spread.",
+                   cf.hi_own);
 }
 
 char *rm_metrics_text(struct rmserver *s, size_t *len)

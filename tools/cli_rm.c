@@ -256,6 +256,12 @@ static void cli_rm_print_calibration(json_t *cal)
                json_number_value(json_object_get(cal, "prior_weight")));
     else
         printf("(no job has finished yet: the conservative prior)\n");
+    if (json_object_get(cal, "own_factor") != NULL) /* an RM that knows own spreads */
+        printf("admission own spreads: bound = model x own spread x %.3f (q%.0f of actual / "
+               "(predicted x own spread) over %lld jobs with one; prior %.2g)\n",
+               json_number_value(json_object_get(cal, "own_factor")), q * 100,
+               cli_rm_int(cal, "own_outcomes"),
+               json_number_value(json_object_get(cal, "prior_own_factor")));
 }
 
 static int rm_status_main(int argc, char **argv)
