@@ -1,6 +1,6 @@
 /* test_jmd_small_nodes.c - paddock-jm on a real local cluster of nodes smaller than a token
  * (`paddock cluster up --rm 1 --pn 4 --pn-cpus 0.25`: four tokens of 0.25 cpu, one per PN),
- * PNs), each test with its own cluster:
+ * each test with its own cluster:
  *  - tasks of 0.1 cpu run to the end: a PN smaller than the smallest bin of its wait-time matrix
  *    (0.5 cpu by default) once said "never" for everything, and the JM held its token with every
  *    task ready and placed none;
