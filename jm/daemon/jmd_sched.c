@@ -13,12 +13,12 @@
 #include "jm/grant.h"
 #include "jm/daemon/jmd.h"
 #include "jm/priority.h"
+#include "jm/round.h"
 #include "jm/view_proto.h"
 #include "rm/arbiter.h"
 
 #define JMD_SCHED__ROUNDS 16   /* place_round calls per scheduling pass at most */
 #define JMD_SCHED__BATCH  512  /* tasks offered to one place_round at most */
-#define JMD_SCHED__SLACK  4    /* a batch: the free token units and this many more */
 #define JMD_SCHED__LIGHT  64   /* lightly-loaded list length */
 #define JMD_VIEW_GRACE_MS 3000 /* placing waits this long for a whole view at most */
 
@@ -27,14 +27,11 @@
  * it is dispatched or adopted. Keyed by its stage's priority and its input (jm/priority.h). */
 void jmd_sched_ready_add(jmd_t *j, size_t task, int64_t now)
 {
-    if (attempt_is_held(j->att, task))
-        return; /* backing off after a failure: attempt_due releases it */
-    const struct spec_task *sp = &j->spec->tasks[task];
-    int rc = readyq_push(j->rq, task, jmd_sched_prio(j, task), sp->input_bytes);
-    if (rc == 0)
+    int rc = round_ready_add(j->rq, j->att, j->spec, j->task_bl, task); /* jm/round.h */
+    if (rc == 1)
         j->tasks[task].ready_mono = now;
-    else if (rc != ERR_EXISTS)
-        log_error("%s cannot enter the ready queue: %s", sp->id, err_text(rc));
+    else if (rc < 0)
+        log_error("%s cannot enter the ready queue: %s", j->spec->tasks[task].id, err_text(rc));
 }
 
 /* Adds every READY task the queue lacks: O(ready) (after the journal's replay, and when a stage
@@ -61,13 +58,11 @@ static void jmd_sched__ready_check(jmd_t *j, int64_t now)
     const size_t *ready = dag_ready(j->dag, &n);
     readyq_clear(j->rq);
     for (size_t i = 0; i < n; i++) {
-        const struct spec_task *sp = &j->spec->tasks[ready[i]];
-        if (attempt_is_held(j->att, ready[i]))
-            continue;
-        int rc = readyq_push(j->rq, ready[i], jmd_sched_prio(j, ready[i]), sp->input_bytes);
-        if (rc)
-            log_error("%s cannot enter the ready queue: %s", sp->id, err_text(rc));
-        if (j->tasks[ready[i]].ready_mono == 0)
+        int rc = round_ready_add(j->rq, j->att, j->spec, j->task_bl, ready[i]);
+        if (rc < 0)
+            log_error("%s cannot enter the ready queue: %s", j->spec->tasks[ready[i]].id,
+                      err_text(rc));
+        if (rc == 1 && j->tasks[ready[i]].ready_mono == 0)
             j->tasks[ready[i]].ready_mono = now;
     }
 }
@@ -263,19 +258,13 @@ void jmd_sched_tokens(jmd_t *j, uint32_t granted)
     jmd_sched_request(j);
 }
 
-/* The batch's tasks that are still READY (not dispatched) go back into the ready queue, with
- * their keys and their ready time unchanged. */
+/* The batch's tasks that are still READY (not dispatched) and not backing off go back into the
+ * ready queue, with their keys and their ready time unchanged (jm/round.h). */
 static void jmd_sched__ready_back(jmd_t *j, size_t n)
 {
-    for (size_t i = 0; i < n; i++) {
-        size_t t = j->ready_buf[i];
-        const struct spec_task *sp = &j->spec->tasks[t];
-        if (dag_state(j->dag, t) != DAG_READY)
-            continue;
-        int rc = readyq_push(j->rq, t, jmd_sched_prio(j, t), sp->input_bytes);
-        if (rc)
-            log_error("%s cannot go back into the ready queue: %s", sp->id, err_text(rc));
-    }
+    int rc = round_ready_back(j->rq, j->dag, j->att, j->spec, j->task_bl, j->ready_buf, n);
+    if (rc)
+        log_error("a task cannot go back into the ready queue: %s", err_text(rc));
 }
 
 #define JMD_SCHED__YIELD_MS ((int64_t)(PLACE_YIELD_MIN_WAIT_S * 1000.0 + 0.5))
@@ -331,17 +320,11 @@ void jmd_sched_round(jmd_t *j)
     for (int round = 0; round < JMD_SCHED__ROUNDS; round++) {
         dispatch_round(j->disp);
         uint64_t yieldable = jmd_sched__yieldable(j, now);
-        if (dispatch_next(j->disp) == DISPATCH_NONE && yieldable == 0)
+        if (!round_can_place(j->disp, yieldable))
             return;
         /* The batch: the first ready tasks in priority order, as many as the token units free
-           now and a few more (the matches are offered in quality order, so a few more than fit
-           let the better placed go first), so a round costs O(batch log n) whatever the job's
-           size. */
-        uint64_t tok = dispatch_tokens(j->disp), reg = dispatch_regular_units(j->disp);
-        uint64_t allow = dispatch_allowance(j->disp), opp = dispatch_opportunistic_units(j->disp);
-        uint64_t head = (tok > reg ? tok - reg : 0) + (allow > opp ? allow - opp : 0) + yieldable;
-        size_t batch = head < JMD_SCHED__BATCH - JMD_SCHED__SLACK ? (size_t)head + JMD_SCHED__SLACK
-                                                                  : JMD_SCHED__BATCH;
+           now and a few more (jm/round.h). */
+        size_t batch = round_batch(j->disp, yieldable, JMD_SCHED__BATCH);
         size_t got = readyq_pop(j->rq, j->ready_buf, batch), n = 0;
         if (got == 0)
             return;

@@ -12,6 +12,7 @@
 #include "jm/grain.h"
 #include "jm/grant.h"
 #include "jm/priority.h"
+#include "jm/round.h"
 #include "proto/proto.h"
 #include "tools/sim/cluster_internal.h"
 
@@ -167,13 +168,6 @@ void cl_job_arrive_ev(engine_t *e, void *ctx, uint64_t job)
     cl_job_kick(w, j);
 }
 
-/* Free units for new work (jm/attempt.h's rule), the batch a round offers. */
-static size_t cl__free_capacity(const dispatch_t *d)
-{
-    struct attempt_free f = attempt_free(d, 0, 0);
-    return (size_t)(f.regular + f.opportunistic);
-}
-
 /* While a JM holds tasks (late binding), its tick looks again even when no status comes. */
 static void cl_job_tick_ev(engine_t *e, void *ctx, uint64_t job)
 {
@@ -184,42 +178,24 @@ static void cl_job_tick_ev(engine_t *e, void *ctx, uint64_t job)
     (void)e;
 }
 
-/* The DAG's ready tasks not yet in the ready queue enter it (and their ready time starts), as
- * jmd_sched_ready_add does when the daemon learns a task became ready; one backing off after a
- * failure waits outside. */
+/* The DAG's ready tasks not yet in the ready queue enter it (and their ready time starts): the
+ * daemon's rule (round_ready_add, jm/round.h); one backing off after a failure waits outside. */
 static int cl__ready_sync(struct cl_job *j, double now)
 {
     size_t nready;
     const size_t *ready = dag_ready(j->dag, &nready);
     for (size_t i = 0; i < nready; i++) {
-        size_t t = ready[i];
-        if (attempt_is_held(j->att, t))
-            continue;
-        int rc = readyq_push(j->rq, t, j->task_bl[t], j->spec->tasks[t].input_bytes);
-        if (rc == 0)
-            j->tasks[t].ready_at = now;
-        else if (rc != ERR_EXISTS)
+        int rc = round_ready_add(j->rq, j->att, j->spec, j->task_bl, ready[i]);
+        if (rc < 0)
             return rc;
-    }
-    return 0;
-}
-
-/* The batch's tasks still ready go back into the queue (jmd_sched__ready_back). */
-static int cl__ready_back(struct cl_job *j, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        size_t t = j->ready[i];
-        if (dag_state(j->dag, t) != DAG_READY || attempt_is_held(j->att, t))
-            continue;
-        int rc = readyq_push(j->rq, t, j->task_bl[t], j->spec->tasks[t].input_bytes);
-        if (rc != 0 && rc != ERR_EXISTS)
-            return rc;
+        if (rc == 1)
+            j->tasks[ready[i]].ready_at = now;
     }
     return 0;
 }
 
 /* Waiting regular tasks yield their units to `task`, whose node can start it now
- * (jmd_sched__yield): each turns opportunistic in place at its node. Returns how many. */
+ * (attempt_yield): each turns opportunistic in place at its node. Returns how many. */
 static size_t cl__yield(struct cl_world *w, struct cl_job *j, size_t task, int64_t now_ms)
 {
     struct attempt_action act[64];
@@ -239,9 +215,7 @@ static size_t cl__yield(struct cl_world *w, struct cl_job *j, size_t task, int64
     return n;
 }
 
-#define CL__SLACK 4 /* a batch: the free token units and this many more (jmd_sched.c) */
-
-/* One scheduling round as jmd_sched_round does it: the first ready tasks in priority order, as
+/* One scheduling round, the daemon's (jm/round.h): the first ready tasks in priority order, as
  * many as the free units and a few more, placed by place_round; each match is held back (late
  * binding) or dispatched in quality order, a misfit skipped while a smaller task may fit. */
 static void cl_job_round_ev(engine_t *e, void *ctx, uint64_t job)
@@ -258,13 +232,12 @@ static void cl_job_round_ev(engine_t *e, void *ctx, uint64_t job)
         return;
     }
     dispatch_round(j->disp); /* a reservation its task was not offered for lapses */
-    size_t cap = cl__free_capacity(j->disp);
-    if (cl__may_yield(w, j))
-        cap += (size_t)attempt_yieldable(j->att, cl__yield_ms(), cl__ms(now));
-    if (readyq_count(j->rq) == 0 || cap == 0 ||
-        (dispatch_next(j->disp) == DISPATCH_NONE && !cl__may_yield(w, j)))
+    uint64_t yieldable = place_get_config(j->place)->yield
+                             ? attempt_yieldable(j->att, cl__yield_ms(), cl__ms(now))
+                             : 0;
+    if (readyq_count(j->rq) == 0 || !round_can_place(j->disp, yieldable))
         return;
-    size_t batch = cap + CL__SLACK < w->cfg.max_batch ? cap + CL__SLACK : w->cfg.max_batch;
+    size_t batch = round_batch(j->disp, yieldable, w->cfg.max_batch);
     size_t n = readyq_pop(j->rq, j->ready, batch);
     int64_t now_ms = (int64_t)(now * 1000.0 + 0.5);
     size_t nm = 0;
@@ -333,7 +306,7 @@ static void cl_job_round_ev(engine_t *e, void *ctx, uint64_t job)
             return;
         }
     }
-    if ((rc = cl__ready_back(j, n)) != 0) {
+    if ((rc = round_ready_back(j->rq, j->dag, j->att, j->spec, j->task_bl, j->ready, n)) != 0) {
         cl__stop(w, rc);
         return;
     }
@@ -471,8 +444,8 @@ size_t cl_job_downgrade(struct cl_world *w, struct cl_job *j, double *remaining,
     return total;
 }
 
-/* Carries out the attempt machine's actions for job j, as jm/daemon/jmd_sched.c does on the wire.
- */
+/* Carries out the attempt machine's actions for job j on the simulated nodes (the daemon carries
+ * the same actions to the wire). */
 static void cl__act(struct cl_world *w, struct cl_job *j, const struct attempt_action *act, int n,
                     double exec_s)
 {
