@@ -75,6 +75,20 @@ int grant_allowance(dispatch_t *d, double opp_factor, uint32_t granted, uint32_t
     return allow >= (double)INT32_MAX ? INT32_MAX : (int)floor(allow);
 }
 
+int grant_take(const dispatch_t *d)
+{
+    return (dispatch_regular_units(d) > dispatch_tokens(d) ? GRANT_DOWNGRADE : 0) | GRANT_UPGRADE;
+}
+
+double grant_left(double est_s, double spec_s, int running, double ran_s, double *estimate)
+{
+    double r = est_s > 0 ? est_s : spec_s;
+    *estimate = r;
+    if (running)
+        r -= ran_s;
+    return r > 0 ? r : 0;
+}
+
 int grant_set_costs(dispatch_t *d, const struct spec *sp, double token_cpu, uint64_t token_mem_mb)
 {
     for (size_t i = 0; i < sp->ntasks; i++) {

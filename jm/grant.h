@@ -49,6 +49,19 @@ uint32_t grant_beyond(const view_t *v, double token_cpu, uint64_t token_mem_mb, 
 int grant_allowance(dispatch_t *d, double opp_factor, uint32_t granted, uint32_t capacity,
                     uint32_t beyond);
 
+/* A grant reaches the JM (after the dispatcher's tokens and allowance are set): downgrades are
+ * due when the regular units in flight exceed the tokens (attempt_downgrades), and upgrades are
+ * tried after them whatever the change (attempt_upgrades: none while no unit is free). Returns
+ * GRANT_DOWNGRADE | GRANT_UPGRADE, what the JM does, in that order. */
+#define GRANT_DOWNGRADE 1
+#define GRANT_UPGRADE   2
+int grant_take(const dispatch_t *d);
+
+/* A task's time left for the downgrade's grace: its run-time estimate (the placement's, est_s,
+ * else the spec's, spec_s, written to *estimate) less what it has run (ran_s) when it runs; at
+ * least 0. */
+double grant_left(double est_s, double spec_s, int running, double ran_s, double *estimate);
+
 /* Every task's cost in the dispatcher at the token size (0: the default): grain_task_units of
  * its cpu and memory. 0 or dispatch_set_cost's error. */
 int grant_set_costs(dispatch_t *d, const struct spec *sp, double token_cpu, uint64_t token_mem_mb);

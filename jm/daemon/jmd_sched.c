@@ -198,16 +198,12 @@ void jmd_sched_upgrades(jmd_t *j)
  * earlier deadline needs them now, docs/arbiter.md). */
 static void jmd_sched__downgrades(jmd_t *j)
 {
-    if (dispatch_regular_units(j->disp) <= dispatch_tokens(j->disp))
-        return;
     int64_t now = jmd_now(j);
     for (size_t i = 0; i < j->spec->ntasks; i++) {
         const struct jmd_task *t = &j->tasks[i];
-        double r = t->est.r_s > 0 ? t->est.r_s : j->spec->tasks[i].runtime_s;
-        j->estimate_buf[i] = r;
-        if (t->inflight && t->running)
-            r -= (double)(now - t->run_mono) / 1000.0;
-        j->remaining_buf[i] = r > 0 ? r : 0;
+        j->remaining_buf[i] =
+            grant_left(t->est.r_s, j->spec->tasks[i].runtime_s, t->inflight && t->running,
+                       (double)(now - t->run_mono) / 1000.0, &j->estimate_buf[i]);
     }
     struct attempt_action act[64];
     size_t k;
@@ -252,8 +248,11 @@ void jmd_sched_tokens(jmd_t *j, uint32_t granted)
     j->granted = granted;
     dispatch_set_tokens(j->disp, jmd_spec_tokens(j, granted));
     jmd_jockey_allowance(j);
-    jmd_sched__downgrades(j);
-    jmd_sched_upgrades(j);
+    int due = grant_take(j->disp); /* jm/grant.h */
+    if (due & GRANT_DOWNGRADE)
+        jmd_sched__downgrades(j);
+    if (due & GRANT_UPGRADE)
+        jmd_sched_upgrades(j);
     jmd_out_tokens(j);
     jmd_sched_request(j);
 }

@@ -205,6 +205,43 @@ static void test_allowance(void **state)
     }
 }
 
+/* What a grant's arrival does: downgrades when the regular units exceed it, then upgrades. */
+static void test_take(void **state)
+{
+    struct fx *f = *state;
+    dispatch_set_tokens(f->disp, 3);
+    for (size_t t = 0; t < 3; t++)
+        assert_int_equal(dispatch_place(f->disp, t), DISPATCH_REGULAR);
+    assert_int_equal(grant_take(f->disp), GRANT_UPGRADE); /* 3 of 3: none due */
+    dispatch_set_tokens(f->disp, 2);
+    assert_int_equal(grant_take(f->disp), GRANT_DOWNGRADE | GRANT_UPGRADE);
+    dispatch_set_tokens(f->disp, 8);
+    assert_int_equal(grant_take(f->disp), GRANT_UPGRADE);
+}
+
+/* The time left a downgrade's grace is judged by. */
+static void test_left(void **state)
+{
+    (void)state;
+    static const struct {
+        double est, spec;
+        int running;
+        double ran, want, want_est;
+    } rows[] = {
+        {4, 10, 0, 3, 4, 4},  /* queued: the placement's estimate, whatever it ran */
+        {4, 10, 1, 3, 1, 4},  /* running: less what it ran */
+        {0, 10, 1, 3, 7, 10}, /* no placement estimate: the spec's */
+        {4, 10, 1, 9, 0, 4},  /* overran: none left */
+        {-1, 2, 0, 0, 2, 2},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
+        double est = -1;
+        assert_true(grant_left(rows[i].est, rows[i].spec, rows[i].running, rows[i].ran, &est) ==
+                    rows[i].want);
+        assert_true(est == rows[i].want_est);
+    }
+}
+
 static void test_controller_config(void **state)
 {
     (void)state;
@@ -253,6 +290,8 @@ int main(void)
         cmocka_unit_test(test_node_tokens),
         cmocka_unit_test(test_beyond),
         cmocka_unit_test_setup_teardown(test_allowance, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_take, setup, teardown),
+        cmocka_unit_test(test_left),
         cmocka_unit_test(test_controller_config),
         cmocka_unit_test(test_controller_obs),
     };

@@ -207,14 +207,8 @@ static void ca__grant(struct ca *c, struct cl_world *w, size_t i, uint32_t token
     x->last_t = now;
     if (tokens == x->granted || j->done)
         return;
-    uint32_t before = x->granted;
     x->granted = tokens;
-    dispatch_set_tokens(j->disp, grain_units(tokens));
-    if (tokens < before)
-        c->downgrades += cl_job_downgrade(w, j, c->remaining, c->estimate);
-    else
-        cl_job_upgrade(w, j);
-    cl_job_kick(w, j);
+    c->downgrades += cl_job_grant(w, j, grain_units(tokens), c->remaining, c->estimate, NULL);
 }
 
 /* The renewal's demand and the tail's smaller target: the daemon's rules (jm/grant.h). */

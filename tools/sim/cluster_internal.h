@@ -152,10 +152,16 @@ size_t cl_job_upgrade(struct cl_world *w, struct cl_job *j);
 /* Feeds one event into job j's attempt machine and carries out its actions (cluster_straggler.c
  * moves a queued task with ATTEMPT_EV_MOVED). 0 or the machine's error. */
 int cl_job_event(struct cl_world *w, struct cl_job *j, struct attempt_event *ev);
-/* The grant fell below the regular units in flight: jmd_sched__downgrades, in place at the
- * tasks' nodes with jm/attempt.h's grace; remaining and estimate are scratch of ntasks. Returns
- * how many tasks were downgraded. */
+/* The grant fell below the regular units in flight: downgrades in place at the tasks' nodes with
+ * jm/attempt.h's grace; remaining and estimate are scratch of ntasks. Returns how many tasks were
+ * downgraded. */
 size_t cl_job_downgrade(struct cl_world *w, struct cl_job *j, double *remaining, double *estimate);
+/* A grant reaches job j's JM (its allowance already set): the dispatcher's tokens become `units`,
+ * then downgrades and upgrades as grant_take says (jm/grant.h), then a round. Returns how many
+ * tasks were downgraded (*upgraded, unless NULL: how many upgraded); remaining and estimate are
+ * scratch of ntasks. */
+size_t cl_job_grant(struct cl_world *w, struct cl_job *j, uint32_t units, double *remaining,
+                    double *estimate, size_t *upgraded);
 
 /* cluster_straggler.c: a second attempt in flight per task (speculative copies). */
 int cl_sg_init(struct cl_world *w, struct cl_job *j, const struct cluster_job *src);

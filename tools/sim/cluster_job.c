@@ -402,16 +402,11 @@ static void cl__node_kick_ev(engine_t *e, void *ctx, uint64_t node)
 
 size_t cl_job_downgrade(struct cl_world *w, struct cl_job *j, double *remaining, double *estimate)
 {
-    if (dispatch_regular_units(j->disp) <= dispatch_tokens(j->disp))
-        return 0;
     double now = engine_now(w->eng);
     for (size_t i = 0; i < j->spec->ntasks; i++) {
         const struct cl_task *t = &j->tasks[i];
-        double r = t->est_s > 0 ? t->est_s : j->spec->tasks[i].runtime_s;
-        estimate[i] = r;
-        if (t->running)
-            r -= now - t->started_at;
-        remaining[i] = r > 0 ? r : 0;
+        remaining[i] = grant_left(t->est_s, j->spec->tasks[i].runtime_s, t->running,
+                                  now - t->started_at, &estimate[i]);
     }
     struct attempt_action act[64];
     size_t n, total = 0;
@@ -496,6 +491,22 @@ static void cl__act(struct cl_world *w, struct cl_job *j, const struct attempt_a
     }
     if (rc != 0)
         cl__stop(w, rc);
+}
+
+size_t cl_job_grant(struct cl_world *w, struct cl_job *j, uint32_t units, double *remaining,
+                    double *estimate, size_t *upgraded)
+{
+    size_t down = 0, up = 0;
+    dispatch_set_tokens(j->disp, units);
+    int due = grant_take(j->disp); /* the daemon's order (jm/grant.h) */
+    if (due & GRANT_DOWNGRADE)
+        down = cl_job_downgrade(w, j, remaining, estimate);
+    if (due & GRANT_UPGRADE)
+        up = cl_job_upgrade(w, j);
+    if (upgraded != NULL)
+        *upgraded = up;
+    cl_job_kick(w, j);
+    return down;
 }
 
 int cl_job_event(struct cl_world *w, struct cl_job *j, struct attempt_event *ev)

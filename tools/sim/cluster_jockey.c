@@ -126,18 +126,15 @@ static void cl_jk__grant(struct cl_world *w, struct cl_job *j, int tokens)
         k->first_tokens = tokens;
     if (tokens > k->peak_tokens)
         k->peak_tokens = tokens;
-    uint32_t before = k->granted;
     k->granted = (uint32_t)tokens;
-    dispatch_set_tokens(j->disp, w->cfg.grain ? grain_units(k->granted) : k->granted);
     /* the allowance by the daemon's rule (jm/grant.h): the virtual cluster is max_tokens, the
        nodes' tokens beyond it come from the view at the default token size */
     uint32_t cap = (uint32_t)k->cfg.max_tokens;
     grant_allowance(j->disp, w->cfg.opp_factor, k->granted, cap, grant_beyond(w->view, 0, 0, cap));
-    if (k->granted < before)
-        k->downgrades += cl_job_downgrade(w, j, k->remaining, k->estimate);
-    else if (k->granted > before)
-        k->upgrades += cl_job_upgrade(w, j);
-    cl_job_kick(w, j);
+    size_t up = 0;
+    k->downgrades += cl_job_grant(w, j, w->cfg.grain ? grain_units(k->granted) : k->granted,
+                                  k->remaining, k->estimate, &up);
+    k->upgrades += up;
 }
 
 /* One control period: the daemon's observation (controller_obs_jm), a controller step. */

@@ -103,25 +103,15 @@ static void cr__name(char *out, size_t cap, size_t periodic_job)
 static int cr__grant(struct cr *c, struct cl_job *j, struct cr_run *r, uint32_t tokens)
 {
     struct cl_world *w = c->w;
-    uint32_t before = r->granted;
     r->granted = tokens;
-    dispatch_set_tokens(j->disp, w->cfg.grain ? grain_units(tokens) : tokens);
-    if (tokens < before) {
-        size_t nt = j->spec->ntasks ? j->spec->ntasks : 1;
-        double *rem = mem_calloc(nt, sizeof *rem), *est = mem_calloc(nt, sizeof *est);
-        if (rem == NULL || est == NULL) {
-            mem_free(rem);
-            mem_free(est);
-            return ERR_NOMEM;
-        }
-        cl_job_downgrade(w, j, rem, est);
-        mem_free(rem);
-        mem_free(est);
-    } else if (tokens > before) {
-        cl_job_upgrade(w, j);
-    }
-    cl_job_kick(w, j);
-    return 0;
+    size_t nt = j->spec->ntasks ? j->spec->ntasks : 1;
+    double *rem = mem_calloc(nt, sizeof *rem), *est = mem_calloc(nt, sizeof *est);
+    int rc = rem != NULL && est != NULL ? 0 : ERR_NOMEM;
+    if (rc == 0)
+        cl_job_grant(w, j, w->cfg.grain ? grain_units(tokens) : tokens, rem, est, NULL);
+    mem_free(rem);
+    mem_free(est);
+    return rc;
 }
 
 /* Every active run's grant as the ledger's latest arbitration left it. */
