@@ -100,12 +100,12 @@ struct cluster_hooks {
     void (*end)(void *ctx, void *world, size_t job);
 };
 
-/* Jockey in a job's JM (cluster_jockey.c; docs/jockey.md): what jm/daemon/jmd_jockey.c does in the
- * daemon, at its control period (deadline / 30, 1 to 60 s): jm/progress over the stages done,
- * controller_step with the grant, the spare capacity and the observed speed, the guaranteed
+/* Jockey in a job's JM (cluster_jockey.c; docs/jockey.md): the daemon's controller setup
+ * (controller_config_jm: a control period of deadline / 30, 1 to 60 s): jm/progress over the stages
+ * done, controller_step with the grant, the spare capacity and the observed speed, the guaranteed
  * tokens it asks for granted at once (the simulated RM has them: one virtual cluster of
- * `max_tokens`), the opportunistic allowance by jmd_jockey_allowance's rule, and downgrades and
- * upgrades through jm/attempt.h when the grant moves. */
+ * `max_tokens`), the opportunistic allowance by jm/grant.h's rule, and downgrades and upgrades
+ * through jm/attempt.h when a grant comes (cl_job_grant). */
 enum cluster_jockey_policy {
     CLUSTER_JOCKEY_CONTROL = 0, /* the controller over the plan's predictor (C(p, a) when the plan
                                    has a table, else the Amdahl model): the daemon's */

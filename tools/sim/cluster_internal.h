@@ -185,7 +185,7 @@ void cl_sg_done(struct cl_world *w, struct cl_job *j, size_t task, double exec_s
 void cl_sg_job_end(struct cl_world *w, struct cl_job *j);                          /* copies go */
 void cl_sg_node_down(struct cl_world *w, uint32_t n); /* copies there lost (noticed later) */
 
-/* cluster_jockey.c: Jockey's control loop in a JM (jm/daemon/jmd_jockey.c's) */
+/* cluster_jockey.c: Jockey's control loop in a JM (jm/controller.h, jm/grant.h) */
 int cl_jockey_init(struct cl_world *w, struct cl_job *j, const struct cluster_jockey *cfg);
 int cl_jockey_arrive(struct cl_world *w, struct cl_job *j);
 void cl_jockey_done(struct cl_world *w, struct cl_job *j, size_t task, double exec_s);

@@ -1,12 +1,12 @@
 /* cluster_jockey.c - Jockey's control loop in a simulated JM (cluster.h, struct cluster_jockey;
- * docs/jockey.md): what jm/daemon/jmd_jockey.c does in the daemon, calling the same modules at the
- * same period. Every period the JM observes the stages done (jm/dag), the progress (jm/progress),
- * the grant, the spare capacity and the observed speed (finished tasks' run time against
- * jsim_plan_task_expected), steps jm/controller, and asks for its tokens; the simulated RM grants
- * them at once (one job's virtual cluster of max_tokens), and the grant reaches the JM: the
- * dispatcher's tokens, the opportunistic allowance (jm/grant.h, the daemon's rule), downgrades
- * with jm/attempt.h's grace when the grant falls below the regular work in flight, upgrades
- * when it rises. */
+ * docs/jockey.md): the daemon's controller configuration and observation (jm/controller.h,
+ * controller_config_jm and controller_obs_jm) at the same period. Every period the JM observes the
+ * stages done (jm/dag), the progress (jm/progress), the grant, the spare capacity and the observed
+ * speed (finished tasks' run time against jsim_plan_task_expected), steps jm/controller, and asks
+ * for its tokens; the simulated RM grants them at once (one job's virtual cluster of max_tokens),
+ * and the grant reaches the JM: the opportunistic allowance (jm/grant.h, the daemon's rule), then
+ * cl_job_grant: the dispatcher's tokens, downgrades with jm/attempt.h's grace when the grant is
+ * below the regular work in flight, upgrades. */
 #include <math.h>
 #include <string.h>
 

@@ -7,7 +7,7 @@
  * period's start, LEASE_RENEW with the run's progress, TOKEN_REQUEST, TICK, JOB_END with the
  * run's skyline (jm/usage.h), RECUR_ACCEPT of the inferred deadlines, and RECUR_MODEL as the
  * leader proposes it (rm/ledger_recur_plan.h: R* over the history, LowCost's placement). The
- * grants the ledger's arbitration decides reach each JM as jmd_sched_tokens does it. */
+ * grants the ledger's arbitration decides reach each JM through cl_job_grant (jm/grant.h). */
 #ifndef PADDOCK_TOOLS_SIM_CLUSTER_RECURRING_H
 #define PADDOCK_TOOLS_SIM_CLUSTER_RECURRING_H
 
