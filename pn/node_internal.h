@@ -16,6 +16,7 @@
 #include "pn/spawner.h"
 #include "pn/stage.h"
 #include "pn/taskcg.h"
+#include "proto/batch.h"
 
 #define NODE__PEER_MAX 256
 /* Emptied task directories kept for new tasks (WORK/spare/<n>): on ext4 without a journal,

@@ -12,6 +12,7 @@
 
 #include "common/err.h"
 #include "common/mem.h"
+#include "proto/batch.h"
 #include "proto/schema.h"
 
 typedef struct proto__sink {

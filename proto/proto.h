@@ -548,11 +548,8 @@ typedef struct proto_task_status { /* PN -> JM */
                                   JM's straggler detection (jm/speculate.h) */
 } proto_task_status_t;
 
-/* Several TASK_STATUS bodies in one message (PN -> JM), in the order the PN produced them: the
- * statuses of one job that one loop pass of the PN made (a short task's start and end, many
- * tasks ending together). Only to a JM whose TASK_CREATE set batch_statuses; the JM takes
- * each as if it came alone. req_id is 0 (each status's own req_id is not carried). A PN with a
- * single status to send sends it as TASK_STATUS. Built without copying by proto_batch_*. */
+/* Statuses of one job from one loop pass of a PN, in order, to a JM whose TASK_CREATE set
+ * batch_statuses; req_id 0; built by proto/batch.h (proto/README.md). */
 typedef struct proto_task_status_batch { /* PN -> JM */
     proto_task_status_t *statuses;       /* req, 1..PROTO_MAX_BATCH */
     uint32_t nstatuses;
@@ -733,25 +730,6 @@ void proto_buf_close(proto_buf_t *buf); /* frees data; the buffer can be reused 
  * proto/limits.h), ERR_RANGE (a value out of range, a missing required string, bad matrix),
  * ERR_UNKNOWN_TYPE, ERR_NOMEM; `err` (cap bytes, may be NULL) says which field and why. */
 int proto_encode(const proto_msg_t *msg, proto_buf_t *buf, char *err, size_t errcap);
-
-/* A TASK_STATUS_BATCH built one status at a time: each is checked as proto_encode checks it and
- * packed at once, so the caller's strings need not outlive proto_batch_add. */
-typedef struct proto_batch {
-    proto_buf_t items; /* the packed status bodies, back to back */
-    uint32_t n;
-    uint64_t req_id; /* of the last status added: a batch of one goes out as that TASK_STATUS */
-} proto_batch_t;
-
-void proto_batch_init(proto_batch_t *b);
-void proto_batch_close(proto_batch_t *b);
-/* 0; the check's error (err says why, nothing added); ERR_FULL when PROTO_MAX_BATCH statuses
- * are held already; ERR_NOMEM. */
-int proto_batch_add(proto_batch_t *b, const proto_task_status_t *s, uint64_t req_id, char *err,
-                    size_t errcap);
-/* The message for what the batch holds, into buf: one status as TASK_STATUS (its req_id),
- * several as TASK_STATUS_BATCH (req_id 0); the batch is empty after, whatever the result.
- * ERR_INVAL when it holds none, ERR_NOMEM. */
-int proto_batch_encode(proto_batch_t *b, proto_buf_t *buf, char *err, size_t errcap);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Decoding and its counters. */

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "fuzz_proto.h"
+#include "proto/batch.h"
 #include "proto/proto.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -13,6 +13,7 @@
 
 #include "common/err.h"
 #include "common/mem.h"
+#include "proto/batch.h"
 #include "proto/proto.h"
 #include "proto/schema.h"
 #include "sample.h"
