@@ -67,10 +67,16 @@ static void test_json_shape_and_ordering(void **state)
                     json_number_value(json_object_get(o, "makespan_p99_s")));
     }
 #define FIG(mode, key) json_number_value(json_object_get(json_object_get(m, mode), key))
-    /* Speculation cuts the tail clearly (the injected stragglers are 3-10x). */
+    /* Speculation cuts the typical run clearly (the injected stragglers are 3-10x) and never
+     * lengthens the slowest. With three runs p99 is the slowest run, which on some draws is one
+     * no copy can help (seed 1 on common/rng: 10,526 s in both modes), so the clear cut is asserted
+     * on the median. */
+    double none50 = FIG("none", "makespan_p50_s"), spec50 = FIG("speculate", "makespan_p50_s");
     double none99 = FIG("none", "makespan_p99_s"), spec99 = FIG("speculate", "makespan_p99_s");
-    printf("p99 none %.1f s, speculate %.1f s\n", none99, spec99);
-    assert_true(spec99 < 0.8 * none99);
+    printf("p50 none %.1f s, speculate %.1f s; p99 %.1f s, %.1f s\n", none50, spec50, none99,
+           spec99);
+    assert_true(spec50 < 0.8 * none50);
+    assert_true(spec99 <= none99);
     assert_true(FIG("speculate", "missed_fraction") <= FIG("none", "missed_fraction"));
     /* Copies were started, most won, and the work they cost is reported. */
     double started = FIG("speculate", "copies_started"), won = FIG("speculate", "copies_won");
