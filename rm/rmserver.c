@@ -31,6 +31,14 @@
  * the last one): 5 ms per 512 nodes begun (one snapshot part), 100 ms from 9,728 nodes. */
 #define RMSERVER__SNAP_JOIN_MIN_MS 5
 #define RMSERVER__SNAP_JOIN_MAX_MS 100
+/* While joiners keep coming (a thousand JMs starting at once), each snapshot goes to every one
+ * of them not yet whole: a snapshot every window would queue dozens behind each other, overflow
+ * every subscriber's send queue and starve the deltas. So a snapshot that served joiners who
+ * arrived within its window (or within RMSERVER__SNAP_JOIN_QUIET_MS of the last one) doubles the
+ * window, up to this; a quiet second brings it back to the base (a lone joiner is served at once
+ * or within the base window). Deltas keep going until the window's end. */
+#define RMSERVER__SNAP_JOIN_STORM_MS 3200
+#define RMSERVER__SNAP_JOIN_QUIET_MS 1000
 
 const char *rmserver_role_name(int role)
 {
@@ -382,6 +390,8 @@ static int rmserver__emit(void *arg, const proto_msg_t *m)
     return 0;
 }
 
+static int64_t rmserver__snap_join_ms(struct rmserver *s);
+
 static void rmserver__snapshot(struct rmserver *s)
 {
     /* the ledger may have been replaced by a Raft snapshot: resync durable facts */
@@ -389,6 +399,10 @@ static void rmserver__snapshot(struct rmserver *s)
     for (size_t i = 0; i < ledger_node_count(l); i++)
         rmview_note(s->view, ledger_node_at(l, i));
     s->snap_last_ms = (int64_t)clock_mono_ms();
+    if (s->snap_wanted) { /* joiners came within the window: widen the next one */
+        int64_t w = 2 * (s->snap_join_ms > 0 ? s->snap_join_ms : rmserver__snap_join_ms(s));
+        s->snap_join_ms = w < RMSERVER__SNAP_JOIN_STORM_MS ? w : RMSERVER__SNAP_JOIN_STORM_MS;
+    }
     s->snap_wanted = false;
     s->snapshots++;
     rmview_publish_snapshot(s->view, s->snap_last_ms, s->id, rmserver__emit, s);
@@ -400,7 +414,8 @@ static int64_t rmserver__snap_join_ms(struct rmserver *s)
     size_t nodes = ledger_node_count(fsm_ledger(s->fsm));
     size_t parts = nodes / PROTO_MAX_VIEW_NODES + 1;
     int64_t ms = (int64_t)parts * RMSERVER__SNAP_JOIN_MIN_MS;
-    return ms < RMSERVER__SNAP_JOIN_MAX_MS ? ms : RMSERVER__SNAP_JOIN_MAX_MS;
+    ms = ms < RMSERVER__SNAP_JOIN_MAX_MS ? ms : RMSERVER__SNAP_JOIN_MAX_MS;
+    return s->snap_join_ms > ms ? s->snap_join_ms : ms;
 }
 
 static void rmserver__on_join(uv_timer_t *t)
@@ -413,7 +428,8 @@ static void rmserver__on_join(uv_timer_t *t)
 static void rmserver__on_delta(uv_timer_t *t)
 {
     struct rmserver *s = t->data;
-    if (s->snap_wanted)
+    /* joiners are served at the window's end (join_timer); deltas keep going until then */
+    if (s->snap_wanted && (int64_t)clock_mono_ms() >= s->snap_last_ms + rmserver__snap_join_ms(s))
         rmserver__snapshot(s);
     else
         rmview_publish_delta(s->view, (int64_t)clock_mono_ms(), s->id, rmserver__emit, s);
@@ -506,6 +522,12 @@ static void rmserver__on_pub(zuv_sock_t *zs, zmsg_t **msg, void *arg)
         return;
     int64_t wait = s->snap_last_ms + rmserver__snap_join_ms(s) - (int64_t)clock_mono_ms();
     if (wait <= 0) {
+        /* joiners still coming within a second of the last snapshot (the loop's own encode and
+         * publication outlast a 100 ms window): widen it; a quiet second: back to the base */
+        int64_t since = (int64_t)clock_mono_ms() - s->snap_last_ms;
+        s->snap_wanted = since < RMSERVER__SNAP_JOIN_QUIET_MS;
+        if (!s->snap_wanted)
+            s->snap_join_ms = 0;
         rmserver__snapshot(s);
     } else if (!s->snap_wanted) {
         s->snap_wanted = true;

@@ -133,6 +133,7 @@ struct rmserver {
     uv_timer_t join_timer; /* one-shot: the snapshot for joiners within the join window */
     int64_t snap_last_ms;  /* monotonic time of the last VIEW_SNAPSHOT */
     bool snap_wanted;      /* a subscriber joined since: at join_timer or the next delta tick */
+    int64_t snap_join_ms;  /* the join window now: grows while joiners keep coming (0: base) */
     uint32_t snap_topics;  /* bit L: a subscription to the snapshot topic's first L bytes lives */
     uint64_t snapshots;    /* snapshots published (rm_status view_snapshots) */
     uv_check_t flush_check;

@@ -437,6 +437,7 @@ void bench_view(int nodes, int subscribers, int procs, double seconds)
     int64_t window = (int64_t)((size_t)nodes / PROTO_MAX_VIEW_NODES + 1) * 5;
     if (window > 100)
         window = 100;
+    int64_t base = window; /* doubled by a snapshot for joiners within it, up to 3.2 s */
     int joined = 0, snapshots = 0, n = 0, next_node = 0;
     uint32_t topics = 0;
     uint64_t tj = clock_mono_ms(), end = UINT64_MAX, tick = 0, seq = 2;
@@ -479,9 +480,12 @@ void bench_view(int nodes, int subscribers, int procs, double seconds)
             tick = (uint64_t)now + 250; /* the RM's delta timer, running before anyone joined */
         bool snap = false;
         if (asked) {
-            if (now >= snap_last + window)
+            if (now >= snap_last + window) {
+                wanted = now - snap_last < 1000; /* rmserver__on_pub: joiners still coming */
+                if (!wanted)
+                    window = base;
                 snap = true;
-            else if (!wanted) {
+            } else if (!wanted) {
                 wanted = true;
                 wanted_at = snap_last + window;
             }
@@ -493,7 +497,8 @@ void bench_view(int nodes, int subscribers, int procs, double seconds)
             n++;
             bench_touch(v, nodes, changed, &next_node, seq++, now);
             /* a snapshot served at once above does not take the tick's delta's place */
-            if (wanted || (n % snap_every == 0 && (topics & ~(1u << PROTO_VIEW_TOPIC_LEN)) != 0)) {
+            if ((wanted && now >= wanted_at) ||
+                (n % snap_every == 0 && (topics & ~(1u << PROTO_VIEW_TOPIC_LEN)) != 0)) {
                 snap = true;
             } else {
                 size_t parts_before = p.parts;
@@ -508,6 +513,8 @@ void bench_view(int nodes, int subscribers, int procs, double seconds)
                 first_ms = (double)(clock_mono_ns() - ts) / 1e6;
             snapshots++;
             join_snaps += asked || wanted;
+            if (wanted) /* rmserver__snapshot: joiners within the window widen the next */
+                window = 2 * window < 3200 ? 2 * window : 3200;
             snap_last = now;
             wanted = false;
         }
@@ -562,7 +569,7 @@ void bench_view(int nodes, int subscribers, int procs, double seconds)
         subscribers, g_legacy ? "legacy: all topics" : "delta and snapshot topics", procs, join_ms,
         complete, c50, cmax, parts, first_ms, seconds,
         g_delta_nodes >= 0 ? g_delta_nodes : nodes / 4, g_moving * 100.0, deltas, snapshots,
-        join_snaps, (long long)window, g_snapshot_ms, retries, after, gaps, snap_after,
+        join_snaps, (long long)base, g_snapshot_ms, retries, after, gaps, snap_after,
         (long long)lag_max, (long long)fresh_max, fresh_none, rx_mib, rx_mib / pub_s);
     json_t *o = json_object();
     json_object_set_new(o, "nodes", json_integer(nodes));
@@ -587,7 +594,7 @@ void bench_view(int nodes, int subscribers, int procs, double seconds)
     json_object_set_new(o, "snapshot_parts_after_whole", json_integer((json_int_t)snap_after));
     json_object_set_new(o, "snapshots", json_integer(snapshots));
     json_object_set_new(o, "join_snapshots", json_integer((json_int_t)join_snaps));
-    json_object_set_new(o, "join_window_ms", json_integer(window));
+    json_object_set_new(o, "join_window_ms", json_integer(base));
     json_object_set_new(o, "asked_again", json_integer((json_int_t)retries));
     json_object_set_new(o, "delta_messages", json_integer((json_int_t)deltas));
     json_object_set_new(o, "moving", json_real(g_moving));
