@@ -330,7 +330,7 @@ static int proto__get_count(proto__dctx_t *c, const char *w, const char *key,
 static int proto__get_matrix(proto__dctx_t *c, const char *w, const msgpack_object *o,
                              proto_matrix_t *m)
 {
-    uint32_t n;
+    uint32_t n = 0;
     if (proto__get_count(c, w, "matrix", o, MSGPACK_OBJECT_MAP, 0, PROTO_MAX_FIELDS, &n) != 0)
         return -1;
     const msgpack_object *cpu = NULL, *mem = NULL, *cells = NULL, *ts = NULL;
@@ -351,7 +351,7 @@ static int proto__get_matrix(proto__dctx_t *c, const char *w, const msgpack_obje
     }
     if (cpu == NULL || mem == NULL || cells == NULL)
         return proto__reject(c, PROTO_REJ_MISSING, "%s.matrix: needs cpu, mem and cells", w);
-    uint32_t nc, nm, ncells;
+    uint32_t nc = 0, nm = 0, ncells = 0;
     if (proto__get_count(c, w, "matrix.cpu", cpu, MSGPACK_OBJECT_ARRAY, 0, PROTO_MAX_MATRIX_DIM,
                          &nc) != 0 ||
         proto__get_count(c, w, "matrix.mem", mem, MSGPACK_OBJECT_ARRAY, 0, PROTO_MAX_MATRIX_DIM,
@@ -373,7 +373,7 @@ static int proto__get_matrix(proto__dctx_t *c, const char *w, const msgpack_obje
                            &m->mem_bounds_mb[i]) != 0)
             return -1;
     for (uint32_t i = 0; i < ncells; i++) {
-        uint64_t v;
+        uint64_t v = 0;
         if (proto__get_u64(c, w, "matrix.cells", &cells->via.array.ptr[i], 0, UINT32_MAX, &v) != 0)
             return -1;
         m->cells_ms[i] = (uint32_t)v;
@@ -405,7 +405,7 @@ static int proto__get_field(proto__dctx_t *c, const proto__schema_t *s, const pr
         *(bool *)at = o->via.boolean;
         return 0;
     case PROTO__U32: {
-        uint64_t v;
+        uint64_t v = 0;
         if (proto__get_u64(c, w, key, o, f->umin, f->umax, &v) != 0)
             return -1;
         *(uint32_t *)at = (uint32_t)v;
@@ -414,7 +414,7 @@ static int proto__get_field(proto__dctx_t *c, const proto__schema_t *s, const pr
     case PROTO__U64:
         return proto__get_u64(c, w, key, o, f->umin, f->umax, at);
     case PROTO__I32: {
-        int64_t v;
+        int64_t v = 0;
         if (proto__get_i64(c, w, key, o, f->imin, f->imax, &v) != 0)
             return -1;
         *(int32_t *)at = (int32_t)v;
@@ -427,7 +427,7 @@ static int proto__get_field(proto__dctx_t *c, const proto__schema_t *s, const pr
     case PROTO__STR:
         return proto__get_str(c, w, key, o, f->umin, f->umax, at);
     case PROTO__STRS: {
-        uint32_t n, *count = (uint32_t *)(base + f->count_off);
+        uint32_t n = 0, *count = (uint32_t *)(base + f->count_off);
         if (proto__get_count(c, w, key, o, MSGPACK_OBJECT_ARRAY, f->umin, f->umax, &n) != 0)
             return -1;
         if (n == 0)
@@ -443,7 +443,7 @@ static int proto__get_field(proto__dctx_t *c, const proto__schema_t *s, const pr
         return 0;
     }
     case PROTO__KVS: {
-        uint32_t n, *count = (uint32_t *)(base + f->count_off);
+        uint32_t n = 0, *count = (uint32_t *)(base + f->count_off);
         if (proto__get_count(c, w, key, o, MSGPACK_OBJECT_MAP, 0, f->umax, &n) != 0)
             return -1;
         if (n == 0)
@@ -464,7 +464,7 @@ static int proto__get_field(proto__dctx_t *c, const proto__schema_t *s, const pr
         return 0;
     }
     case PROTO__STRUCTS: {
-        uint32_t n, *count = (uint32_t *)(base + f->count_off);
+        uint32_t n = 0, *count = (uint32_t *)(base + f->count_off);
         if (proto__get_count(c, w, key, o, MSGPACK_OBJECT_ARRAY, f->umin, f->umax, &n) != 0)
             return -1;
         if (n == 0)
@@ -511,7 +511,7 @@ static int proto__get_field(proto__dctx_t *c, const proto__schema_t *s, const pr
 static int proto__get_body(proto__dctx_t *c, const proto__schema_t *s, const msgpack_object *o,
                            void *body)
 {
-    uint32_t n;
+    uint32_t n = 0;
     if (proto__get_count(c, s->name, "(body)", o, MSGPACK_OBJECT_MAP, 0, PROTO_MAX_FIELDS, &n) != 0)
         return -1;
     uint64_t seen = 0; /* schemas have at most 64 fields (a test checks) */

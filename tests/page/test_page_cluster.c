@@ -57,7 +57,7 @@ static char *slurp(const char *path)
 /* GET url with curl (a loopback client, no token); the status, and the body in *body. */
 static int get(const char *url, char **body)
 {
-    char out[512], cmd[1200];
+    char out[512], cmd[2048];
     snprintf(out, sizeof out, "%s/../http.body", e2e_dir());
     snprintf(cmd, sizeof cmd, "curl -s -m 5 -o '%s' -w '%%{http_code}' '%s'", out, url);
     FILE *p = popen(cmd, "r");
@@ -192,7 +192,7 @@ static int find_leader(json_t **doc)
 
 static char *browser(const char *args, const char *url)
 {
-    char cmd[2048], out[512];
+    char cmd[4096], out[512];
     snprintf(out, sizeof out, "%s/../dom.html", e2e_dir());
     snprintf(cmd, sizeof cmd,
              "timeout 90 " BROWSER " --headless --no-sandbox --disable-gpu --disable-quic "

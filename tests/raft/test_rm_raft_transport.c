@@ -258,10 +258,11 @@ static void test_raw_bytes_refused(void **state)
         assert_true(before >= 0);
         int fd = tcp_connect(g_port[i]);
         assert_true(fd >= 0);
-        char junk[256];
-        int n = snprintf(junk, sizeof junk, "GET / HTTP/1.1\r\nHost: raft\r\n\r\n");
-        for (size_t k = (size_t)n; k < sizeof junk; k++)
+        char junk[256]; /* an HTTP request, then bytes of no protocol */
+        static const char http[] = "GET / HTTP/1.1\r\nHost: raft\r\n\r\n";
+        for (size_t k = 0; k < sizeof junk; k++)
             junk[k] = (char)(k * 37 + 11);
+        memcpy(junk, http, sizeof http - 1);
         send(fd, junk, sizeof junk, MSG_NOSIGNAL);
         assert_true(closed_by_peer(fd, 5000));
         close(fd);
