@@ -44,15 +44,8 @@ enum correct_action judge_queued(const struct correct_config *cfg, enum correct_
     *to = estimator_best_node(w->est, w->view, w->et, w->now_ms, w->skip, w->skip_ctx, alt);
     if (*to < 0)
         return CORRECT_NONE;
-    size_t at = (size_t)*to;
-    double *claim = w->claim_s && at < w->nclaim ? &w->claim_s[at] : NULL;
-    in->q.alt_c_s = alt->e_s + (claim ? *claim : 0);
-    enum correct_action act = correct_decide(cfg, mode, in, conds, left_s);
-    if (act != CORRECT_NONE && claim) {
-        const struct view_node *to_n = view_node(w->view, (uint32_t)at);
-        *claim += to_n && to_n->cpu > 0 ? alt->r_s * w->et->cpu / to_n->cpu : alt->r_s;
-    }
-    return act;
+    in->q.alt_c_s = alt->e_s;
+    return correct_decide(cfg, mode, in, conds, left_s);
 }
 
 enum speculate_verdict judge_running(const struct speculate_config *cfg,

@@ -29,15 +29,6 @@ struct judge_where {
     int64_t now_ms;
     estimator_skip_fn *skip; /* NULL: none skipped */
     void *skip_ctx;
-    /* The work one pass of corrections has already moved or duplicated to each node, in seconds
-     * of the node's whole capacity (claim_s[node], nclaim nodes; the caller zeroes it when a pass
-     * begins; NULL: not counted). The view does not show those tasks until the node reports
-     * them, so without it every queued task judged in the same pass saw the same idle node and
-     * all went there (paddock-sim stragglers: up to 20 moves to one node in one tick, to be
-     * moved again from it). judge_queued adds the node's claim to the other node's estimate and
-     * claims the task's share when it acts. */
-    double *claim_s;
-    size_t nclaim;
 };
 
 /* A regular task queued at its node (not started). */

@@ -77,7 +77,6 @@ void jmd_spec_close(jmd_t *j)
     mem_free(s->stage_inflight);
     mem_free(s->local);
     mem_free(s->flight);
-    mem_free(s->claim);
     mem_free(s);
     j->sp = NULL;
 }

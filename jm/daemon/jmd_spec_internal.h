@@ -57,8 +57,6 @@ struct jmd_spec {
     size_t *local;            /* tasks with node-local outputs */
     size_t *flight;           /* the tick's copy of the DAG's running tasks (jmd_spec__flight) */
     size_t capflight;
-    double *claim; /* per node: what this correction pass sent there (judge_where.claim_s) */
-    size_t nclaim;
     size_t nlocal;
     size_t inflight; /* copies in flight */
     uint64_t reg_units, opp_units;

@@ -151,12 +151,8 @@ static void jmd_spec__stragglers(jmd_t *j, int64_t now)
         const struct spec_task *sp = &j->spec->tasks[i];
         const struct speculate_dist *d = &s->dist[sp->stage];
         struct jmd_spec__other o = {j, i};
-        struct judge_where wh = {.est = j->est,
-                                 .view = j->view,
-                                 .et = place_task(j->place, i),
-                                 .now_ms = now,
-                                 .skip = jmd_spec__taken,
-                                 .skip_ctx = &o};
+        struct judge_where wh = {j->est, j->view,         place_task(j->place, i),
+                                 now,    jmd_spec__taken, &o};
         struct judge_running jr = {
             .elapsed_s = (double)(now - t->run_mono) / 1000.0,
             .io_s = t->est.io_s,
@@ -325,16 +321,6 @@ void jmd_spec_correct(jmd_t *j, int64_t now)
     size_t looked = 0, k = 0;
     const size_t *fl = NULL;
     size_t nfl = jmd_spec__flight(j, &fl);
-    size_t nv = view_count(j->view);
-    if (nv > s->nclaim) { /* out of memory: this pass counts no claims */
-        double *c = mem_reallocarray(s->claim, nv, sizeof *c);
-        if (c) {
-            s->claim = c;
-            s->nclaim = nv;
-        }
-    }
-    if (s->nclaim) /* a new pass */
-        memset(s->claim, 0, s->nclaim * sizeof *s->claim);
     for (; k < nfl && looked < JMD_SPEC__CORRECT; k++) {
         size_t i = fl[(s->cnext + k) % nfl];
         struct jmd_task *t = &j->tasks[i];
@@ -345,14 +331,8 @@ void jmd_spec_correct(jmd_t *j, int64_t now)
         looked++;
         const struct spec_task *sp = &j->spec->tasks[i];
         struct jmd_spec__other o = {j, i};
-        struct judge_where wh = {.est = j->est,
-                                 .view = j->view,
-                                 .et = place_task(j->place, i),
-                                 .now_ms = now,
-                                 .skip = jmd_spec__taken,
-                                 .skip_ctx = &o,
-                                 .claim_s = s->claim,
-                                 .nclaim = s->nclaim};
+        struct judge_where wh = {j->est, j->view,         place_task(j->place, i),
+                                 now,    jmd_spec__taken, &o};
         struct judge_queued q = {
             .node = (uint32_t)t->node,
             .waited_s = (double)(now - t->disp_mono) / 1000.0,

@@ -56,8 +56,7 @@ static void test_queued_stuck_task(void **state)
     struct world w;
     world_init(&w);
     struct skip_ctx sk = {w.busy, 0};
-    struct judge_where wh = {
-        .est = w.est, .view = w.v, .et = &w.t, .skip = skip_self, .skip_ctx = &sk};
+    struct judge_where wh = {w.est, w.v, &w.t, 0, skip_self, &sk};
     struct judge_queued q = {.node = w.busy,
                              .waited_s = 1.5,
                              .placed_wait_s = 0,
@@ -99,8 +98,7 @@ static void test_queued_too_soon_looks_nowhere(void **state)
     struct world w;
     world_init(&w);
     struct skip_ctx sk = {w.busy, 0};
-    struct judge_where wh = {
-        .est = w.est, .view = w.v, .et = &w.t, .skip = skip_self, .skip_ctx = &sk};
+    struct judge_where wh = {w.est, w.v, &w.t, 0, skip_self, &sk};
     struct judge_queued q = {
         .node = w.busy, .waited_s = 0.1, .pn_wait_s = -1, .speculate = 1, .no_room = 1};
     struct estimate alt;
@@ -125,8 +123,7 @@ static void test_running_straggler(void **state)
     for (int i = 0; i < 8; i++)
         assert_int_equal(speculate_dist_add(&d, 0.9 + 0.025 * i), 0);
     struct skip_ctx sk = {w.busy, 0};
-    struct judge_where wh = {
-        .est = w.est, .view = w.v, .et = &w.t, .skip = skip_self, .skip_ctx = &sk};
+    struct judge_where wh = {w.est, w.v, &w.t, 0, skip_self, &sk};
     struct judge_running r = {.elapsed_s = 0.5,
                               .fallback_r_s = 1,
                               .dist = &d,
@@ -160,49 +157,11 @@ static void test_running_straggler(void **state)
     world_close(&w);
 }
 
-/* The pass's claims: a move claims the task's share of the other node, and a node claimed
- * enough by this pass no longer looks better than waiting (every task judged in one pass saw the
- * same idle node before). */
-static void test_queued_pass_claims(void **state)
-{
-    (void)state;
-    struct world w;
-    world_init(&w);
-    struct skip_ctx sk = {w.busy, 0};
-    double claim[2] = {0, 0};
-    struct judge_where wh = {.est = w.est,
-                             .view = w.v,
-                             .et = &w.t,
-                             .skip = skip_self,
-                             .skip_ctx = &sk,
-                             .claim_s = claim,
-                             .nclaim = 2};
-    struct judge_queued q = {
-        .node = w.busy, .waited_s = 1.5, .pn_wait_s = -1, .speculate = 1, .no_room = 1};
-    struct correct_dup_input in;
-    struct estimate alt;
-    long to;
-    assert_int_equal(
-        judge_queued(NULL, CORRECT_MODE_DUPLICATE, &wh, &q, &to, &alt, &in, NULL, NULL),
-        CORRECT_ACT_MOVE);
-    assert_int_equal(to, (long)w.idle);
-    assert_true(fabs(claim[w.idle] - alt.r_s / 16) < 1e-9); /* its share of 16 cpus */
-    assert_true(claim[w.busy] == 0);
-    claim[w.idle] = 7; /* the pass has sent 7 s of the node's capacity there already */
-    assert_int_equal(
-        judge_queued(NULL, CORRECT_MODE_DUPLICATE, &wh, &q, &to, &alt, &in, NULL, NULL),
-        CORRECT_NONE);
-    assert_true(fabs(in.q.alt_c_s - (alt.e_s + 7)) < 1e-9);
-    assert_true(claim[w.idle] == 7); /* no action, no claim */
-    world_close(&w);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_queued_stuck_task),
         cmocka_unit_test(test_queued_too_soon_looks_nowhere),
-        cmocka_unit_test(test_queued_pass_claims),
         cmocka_unit_test(test_running_straggler),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -56,7 +56,6 @@ struct cl_strag {
     uint64_t reg_units, opp_units;
     uint64_t granted;   /* the job's token units; the dispatcher sees them less reg_units */
     size_t next, cnext; /* round robin over the running tasks, for copies and corrections */
-    double *claim;      /* per node: what this correction pass sent there (judge_where.claim_s) */
 };
 
 static int64_t cl_sg__ms(double t)
@@ -95,9 +94,8 @@ int cl_sg_init(struct cl_world *w, struct cl_job *j, const struct cluster_job *s
     s->stage_inflight = mem_calloc(ns, sizeof *s->stage_inflight);
     s->wait_sum = mem_calloc(ns, sizeof *s->wait_sum);
     s->wait_n = mem_calloc(ns, sizeof *s->wait_n);
-    s->claim = mem_calloc(w->nnodes ? w->nnodes : 1, sizeof *s->claim);
     if (s->t == NULL || s->dist == NULL || s->stage_inflight == NULL || s->wait_sum == NULL ||
-        s->wait_n == NULL || s->claim == NULL)
+        s->wait_n == NULL)
         return ERR_NOMEM;
     for (size_t k = 0; k < ns; k++)
         speculate_dist_init(&s->dist[k]);
@@ -112,7 +110,7 @@ void cl_sg_close(struct cl_job *j)
         return;
     for (size_t k = 0; s->dist != NULL && k < (j->spec->nstages ? j->spec->nstages : 1); k++)
         speculate_dist_close(&s->dist[k]);
-    void *owned[] = {s->t, s->dist, s->stage_inflight, s->wait_sum, s->wait_n, s->claim, s};
+    void *owned[] = {s->t, s->dist, s->stage_inflight, s->wait_sum, s->wait_n, s};
     for (size_t k = 0; k < sizeof owned / sizeof owned[0]; k++)
         mem_free(owned[k]);
     j->sg = NULL;
@@ -455,12 +453,8 @@ static enum speculate_verdict cl_sg__judge(struct cl_world *w, struct cl_job *j,
     const struct cl_task *p = &j->tasks[i];
     const struct spec_task *sp = &j->spec->tasks[i];
     struct cl_sg__where o = {j, i};
-    struct judge_where wh = {.est = j->est,
-                             .view = w->view,
-                             .et = place_task(j->place, i),
-                             .now_ms = cl_sg__ms(now),
-                             .skip = cl_sg__busy,
-                             .skip_ctx = &o};
+    struct judge_where wh = {j->est,         w->view,     place_task(j->place, i),
+                             cl_sg__ms(now), cl_sg__busy, &o};
     struct judge_running jr = {
         .elapsed_s = now - p->started_at,
         .io_s = p->io_s,
@@ -527,8 +521,7 @@ static enum correct_action cl_sg__requeue(struct cl_world *w, struct cl_job *j, 
     const struct spec_task *sp = &j->spec->tasks[i];
     struct cl_sg__where o = {j, i};
     struct judge_where wh = {j->est,         w->view,     place_task(j->place, i),
-                             cl_sg__ms(now), cl_sg__busy, &o,
-                             s->claim,       w->nnodes};
+                             cl_sg__ms(now), cl_sg__busy, &o};
     struct judge_queued q = {
         .node = p->node,
         .waited_s = now - p->placed_at,
@@ -552,7 +545,6 @@ static void cl_sg__correct(struct cl_world *w, struct cl_job *j, double now)
     struct cl_strag *s = j->sg;
     size_t nfl, k = 0, looked = 0;
     const size_t *fl = dag_running(j->dag, &nfl);
-    memset(s->claim, 0, w->nnodes * sizeof *s->claim); /* a new pass */
     for (; k < nfl && looked < CL_SG_QUEUED && !j->done; k++) {
         size_t i = fl[(s->cnext + k) % nfl];
         struct cl_task *p = &j->tasks[i];
