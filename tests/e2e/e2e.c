@@ -258,3 +258,9 @@ void e2e_job_dump(const char *job_id)
     if (system(cmd) != 0)
         fprintf(stderr, "(no jm.log for %s)\n", job_id);
 }
+
+long long e2e_json_int(const json_t *o, const char *k)
+{
+    const json_t *v = json_object_get(o, k);
+    return json_is_integer(v) ? json_integer_value(v) : -1;
+}

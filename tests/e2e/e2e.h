@@ -43,6 +43,8 @@ void e2e_jobs_stop(void);
 
 /* A job's file (state.json, report.json) as JSON, NULL if missing. */
 json_t *e2e_job_file(const char *job_id, const char *file);
+/* The integer at key k of object o, -1 when absent or not an integer. */
+long long e2e_json_int(const json_t *o, const char *k);
 
 /* Polls the job's state.json until its state is final or timeout_s passes; returns the final
  * state document (caller decrefs) or NULL. */

@@ -36,12 +36,6 @@ static int group_teardown(void **state)
     return 0;
 }
 
-static long long int_of(const json_t *o, const char *k)
-{
-    const json_t *v = json_object_get(o, k);
-    return json_is_integer(v) ? json_integer_value(v) : -1;
-}
-
 static void test_lone_job_starts_equal_tasks(void **state)
 {
     (void)state;
@@ -82,25 +76,26 @@ static void test_lone_job_starts_equal_tasks(void **state)
     assert_non_null(st);
     assert_string_equal(json_string_value(json_object_get(st, "state")), "succeeded");
     fprintf(stderr, "lone job: %lld starts for %lld tasks, %lld preempted, makespan %.1f s\n",
-            int_of(st, "attempts_started"), int_of(st, "tasks_total"),
-            int_of(st, "attempts_preempted"), json_number_value(json_object_get(st, "makespan_s")));
-    assert_int_equal(int_of(st, "tasks_total"), NTASKS);
-    assert_int_equal(int_of(st, "attempts_preempted"), 0);
-    assert_int_equal(int_of(st, "attempts_started"), NTASKS);
+            e2e_json_int(st, "attempts_started"), e2e_json_int(st, "tasks_total"),
+            e2e_json_int(st, "attempts_preempted"),
+            json_number_value(json_object_get(st, "makespan_s")));
+    assert_int_equal(e2e_json_int(st, "tasks_total"), NTASKS);
+    assert_int_equal(e2e_json_int(st, "attempts_preempted"), 0);
+    assert_int_equal(e2e_json_int(st, "attempts_started"), NTASKS);
     json_decref(st);
 
     json_t *rep = e2e_job_file(id, "report.json");
     assert_non_null(rep);
-    assert_int_equal(int_of(rep, "attempts_started"), NTASKS);
-    assert_int_equal(int_of(rep, "attempts_preempted"), 0);
+    assert_int_equal(e2e_json_int(rep, "attempts_started"), NTASKS);
+    assert_int_equal(e2e_json_int(rep, "attempts_preempted"), 0);
     json_decref(rep);
 
     e2e_paddock(&r, 30, "job show %s --json", id);
     assert_int_equal(r.status, 0);
     json_t *show = json_loads(r.out, 0, NULL);
     assert_non_null(show);
-    assert_int_equal(int_of(show, "attempts_started"), NTASKS);
-    assert_int_equal(int_of(show, "attempts_preempted"), 0);
+    assert_int_equal(e2e_json_int(show, "attempts_started"), NTASKS);
+    assert_int_equal(e2e_json_int(show, "attempts_preempted"), 0);
     json_decref(show);
     e2e_run_close(&r);
     e2e_paddock(&r, 30, "job show %s", id);

@@ -33,12 +33,6 @@ static int group_teardown(void **state)
     return 0;
 }
 
-static long long int_of(const json_t *o, const char *k)
-{
-    const json_t *v = json_object_get(o, k);
-    return json_is_integer(v) ? json_integer_value(v) : -1;
-}
-
 static void test_statuses_in_batches(void **state)
 {
     (void)state;
@@ -78,12 +72,12 @@ static void test_statuses_in_batches(void **state)
     assert_non_null(st);
     assert_string_equal(json_string_value(json_object_get(st, "state")), "succeeded");
     fprintf(stderr, "status batches: %lld taken for %lld tasks (%lld started), %lld dropped\n",
-            int_of(st, "pn_status_batches"), int_of(st, "tasks_total"),
-            int_of(st, "attempts_started"), int_of(st, "pn_dropped"));
-    assert_int_equal(int_of(st, "tasks_total"), NTASKS);
-    assert_int_equal(int_of(st, "attempts_started"), NTASKS);
-    assert_true(int_of(st, "pn_status_batches") > 0);
-    assert_int_equal(int_of(st, "pn_dropped"), 0);
+            e2e_json_int(st, "pn_status_batches"), e2e_json_int(st, "tasks_total"),
+            e2e_json_int(st, "attempts_started"), e2e_json_int(st, "pn_dropped"));
+    assert_int_equal(e2e_json_int(st, "tasks_total"), NTASKS);
+    assert_int_equal(e2e_json_int(st, "attempts_started"), NTASKS);
+    assert_true(e2e_json_int(st, "pn_status_batches") > 0);
+    assert_int_equal(e2e_json_int(st, "pn_dropped"), 0);
     json_decref(st);
 }
 
