@@ -231,6 +231,20 @@ static void test_stale_jm_fenced(void **state)
     while (wall_ms() < end && !(state_int(job, "pid") == fresh && state_int(job, "epoch") >= 2))
         sleep_ms(20);
     assert_true(state_int(job, "epoch") >= 2);
+    /* ... and has fenced every node: its resume query (carrying the new epoch) was answered. A
+       node the new JM has not yet reached knows no newer epoch and would take the stale create,
+       as it would a paused JM's message in flight in that window (docs/jm-daemon.md, "Resume") */
+    char jmlog[1300];
+    snprintf(jmlog, sizeof jmlog, "%s/jobs/%s/jm.log", e2e_dir(), job);
+    char *seen = NULL;
+    end = wall_ms() + 10000;
+    while (wall_ms() < end && !((seen = slurp(jmlog, NULL)) && strstr(seen, "attempts adopted"))) {
+        free(seen);
+        seen = NULL;
+        sleep_ms(20);
+    }
+    assert_non_null(seen);
+    free(seen);
     fprintf(stderr, "stale: paused JM replaced after %lld ms (lease), resumed at %lld ms\n",
             (long long)(relaunched - stopped), (long long)(wall_ms() - stopped));
     assert_int_equal(kill((pid_t)old, SIGCONT), 0);
