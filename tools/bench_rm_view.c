@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -305,6 +306,16 @@ static void bench_receiver(int n, int port, int fd, int64_t quiet_ms)
     free(s);
 }
 
+/* CPU seconds (user + system) of this process or of its waited-for children. */
+static double bench_cpu_s(int who)
+{
+    struct rusage ru;
+    if (getrusage(who, &ru) != 0)
+        return 0;
+    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+           (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
 static int bench_cmp_i64(const void *a, const void *b)
 {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -449,6 +460,9 @@ void bench_view(int nodes, int subscribers, int procs, double seconds)
     size_t deltas = 0, join_snaps = 0;
     zpoller_t *jp = zpoller_new(p.pub, NULL);
     p.bytes = p.parts = 0;
+    /* the publisher's CPU (its loop and ZeroMQ's I/O thread, which writes to every socket)
+     * against the receivers': which side a thousand subscribers exhaust */
+    double cpu_self0 = bench_cpu_s(RUSAGE_SELF), cpu_kids0 = bench_cpu_s(RUSAGE_CHILDREN);
     t0 = clock_mono_ns();
     while (clock_mono_ms() < end && (joined > 0 || clock_mono_ms() - tj < 30000)) {
         int64_t now = (int64_t)clock_mono_ms();
@@ -547,6 +561,8 @@ void bench_view(int nodes, int subscribers, int procs, double seconds)
         close(from[k]);
         waitpid(pids[k], NULL, 0);
     }
+    double cpu_pub = bench_cpu_s(RUSAGE_SELF) - cpu_self0;
+    double cpu_rx = bench_cpu_s(RUSAGE_CHILDREN) - cpu_kids0;
     qsort(done, nres, sizeof *done, bench_cmp_i64);
     double c50 = nres > 0 && done[nres / 2] != INT64_MAX ? (double)done[nres / 2] : -1;
     double cmax = nres > 0 && done[nres - 1] != INT64_MAX ? (double)done[nres - 1] : -1;
@@ -565,12 +581,13 @@ void bench_view(int nodes, int subscribers, int procs, double seconds)
         "parts after whole, latest arrival %lld ms after publication (%lld ms for those published "
         "after "
         "the subscriber was complete; %zu subscribers got none such); %.2f MiB received per "
-        "subscriber, %.2f MiB/s\n",
+        "subscriber, %.2f MiB/s; CPU: publisher %.1f s, receivers %.1f s\n",
         subscribers, g_legacy ? "legacy: all topics" : "delta and snapshot topics", procs, join_ms,
         complete, c50, cmax, parts, first_ms, seconds,
         g_delta_nodes >= 0 ? g_delta_nodes : nodes / 4, g_moving * 100.0, deltas, snapshots,
         join_snaps, (long long)base, g_snapshot_ms, retries, after, gaps, snap_after,
-        (long long)lag_max, (long long)fresh_max, fresh_none, rx_mib, rx_mib / pub_s);
+        (long long)lag_max, (long long)fresh_max, fresh_none, rx_mib, rx_mib / pub_s, cpu_pub,
+        cpu_rx);
     json_t *o = json_object();
     json_object_set_new(o, "nodes", json_integer(nodes));
     json_object_set_new(o, "parts", json_integer((json_int_t)parts));
@@ -600,6 +617,8 @@ void bench_view(int nodes, int subscribers, int procs, double seconds)
     json_object_set_new(o, "moving", json_real(g_moving));
     json_object_set_new(o, "legacy", json_boolean(g_legacy));
     json_object_set_new(o, "publish_s", json_real(pub_s));
+    json_object_set_new(o, "publisher_cpu_s", json_real(cpu_pub));
+    json_object_set_new(o, "receivers_cpu_s", json_real(cpu_rx));
     json_object_set_new(g_out, "view", o);
     free(done);
     free(pids);
