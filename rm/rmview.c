@@ -250,6 +250,17 @@ enum ledger_liveness rmview_liveness(int64_t heard_ms, int64_t now, int64_t susp
     return age >= suspect_ms ? LEDGER_NODE_SUSPECT : LEDGER_NODE_UP;
 }
 
+uint32_t rmview_quantize_ms(uint32_t ms)
+{
+    if (ms == PROTO_WAIT_NEVER)
+        return ms;
+    uint32_t step = RMVIEW_WAIT_QUANTUM_MS;
+    while (step * 2 <= ms / RMVIEW_WAIT_QUANTUM_DIV && step < (1u << 30))
+        step <<= 1;
+    uint64_t q = ((uint64_t)ms + step / 2) / step * step;
+    return q < PROTO_WAIT_NEVER ? (uint32_t)q : ms - ms % step;
+}
+
 static void rmview__wire(proto_view_node_t *w, const struct rmview_node *n, int64_t now)
 {
     memset(w, 0, sizeof *w);
@@ -270,6 +281,9 @@ static void rmview__wire(proto_view_node_t *w, const struct rmview_node *n, int6
     w->queued_regular = n->queued_regular;
     w->queued_opportunistic = n->queued_opportunistic;
     w->matrix = n->matrix;
+    uint32_t cells = w->matrix.ncpu * w->matrix.nmem;
+    for (uint32_t i = 0; i < cells && i < PROTO_MAX_MATRIX_CELLS; i++)
+        w->matrix.cells_ms[i] = rmview_quantize_ms(w->matrix.cells_ms[i]);
     w->boot_id = n->boot_id;
     w->seq = n->seq;
     int64_t age = n->rx_ms != 0 && now > n->rx_ms ? now - n->rx_ms : 0;

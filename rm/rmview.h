@@ -76,6 +76,18 @@ struct rmview_node {
 #define RMVIEW_WAIT_TOL_MS  250u /* a wait cell within this of the published one is unchanged */
 #define RMVIEW_WAIT_TOL_DIV 8u   /* ... or within an eighth of it, whichever is larger */
 
+#define RMVIEW_WAIT_QUANTUM_MS  50u /* published waits: multiples of 50 ms ... */
+#define RMVIEW_WAIT_QUANTUM_DIV 16u /* ... times the largest power of two within 1/16 of the wait  \
+                                     */
+
+/* A wait cell as the view publishes it (every snapshot and delta): rounded to the nearest
+ * multiple of a step, 50 ms below 1.6 s, 100 ms below 3.2 s, 200 ms below 6.4 s and so on (the
+ * largest 50 ms x 2^k at most a sixteenth of the wait), so within 25 ms or a thirty-second of
+ * the PN's figure: half what RMVIEW_WAIT_TOL_* lets a held wait drift before it is published
+ * again. PROTO_WAIT_NEVER is kept. Waits a few ms apart then publish as one value: a 20,000-node
+ * snapshot packs into about half the bytes (docs/rm.md "Heartbeats and the view"). Monotonic. */
+uint32_t rmview_quantize_ms(uint32_t ms);
+
 /* A new empty view. Caller owns; NULL on ERR_NOMEM. */
 rmview_t *rmview_new(void);
 void rmview_destroy(rmview_t **vp);

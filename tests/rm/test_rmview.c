@@ -304,12 +304,44 @@ static void test_packed_to_jm_view(void **state)
     assert_int_equal(a->seq, 2); /* from the delta */
     assert_int_equal(b->seq, 1); /* from the snapshot */
     assert_int_equal(a->running, 2);
-    assert_true(a->wait_s[0] == 5 * 7 / 1000.0f);
-    assert_true(b->wait_s[0] == 11 * 7 / 1000.0f);
+    /* published on the RM's grid (rmview_quantize_ms): 35 ms as 50, 77 ms as 100 */
+    assert_true(a->wait_s[0] == 0.05f);
+    assert_true(b->wait_s[0] == 0.1f);
     assert_true(a->wait_s[3] == 2.0f);
     assert_string_equal(a->endpoint, "tcp://127.0.0.1:7000");
     view_destroy(&t.jv);
     rmview_destroy(&v);
+}
+
+/* Published waits lie on a grid (50 ms below 1.6 s, then 50 ms x 2^k within a sixteenth of the
+ * wait), within half a step of the PN's, far inside the tolerance a change must exceed to be
+ * published at all; "never" stays never, and the grid is what lets a view compress. */
+static void test_quantized_waits(void **state)
+{
+    (void)state;
+    assert_int_equal(rmview_quantize_ms(PROTO_WAIT_NEVER), PROTO_WAIT_NEVER);
+    assert_int_equal(rmview_quantize_ms(0), 0);
+    assert_int_equal(rmview_quantize_ms(24), 0);
+    assert_int_equal(rmview_quantize_ms(25), 50);
+    assert_int_equal(rmview_quantize_ms(1000), 1000);
+    assert_int_equal(rmview_quantize_ms(1599), 1600);
+    assert_int_equal(rmview_quantize_ms(1649), 1600); /* step 100 from 1.6 s */
+    assert_int_equal(rmview_quantize_ms(5099), 5000); /* step 200 from 3.2 s */
+    assert_int_equal(rmview_quantize_ms(60000), 60800); /* step 3,200 ms */
+    uint32_t prev = 0, distinct = 0, last = UINT32_MAX;
+    for (uint32_t ms = 0; ms < 10000000; ms += ms < 100000 ? 1 : 997) {
+        uint32_t q = rmview_quantize_ms(ms);
+        uint32_t err = q > ms ? q - ms : ms - q;
+        uint32_t bound = ms / 32 > 25 ? ms / 32 : 25;
+        assert_true(err <= bound);
+        assert_true(err <= RMVIEW_WAIT_TOL_MS / 2 || err <= ms / (2 * RMVIEW_WAIT_TOL_DIV));
+        assert_true(q >= prev); /* monotonic: the order of two nodes' waits is kept or tied */
+        prev = q;
+        distinct += q != last;
+        last = q;
+    }
+    assert_true(distinct < 400); /* 32 steps to 1.6 s, then 16 values per doubling */
+    assert_int_equal(rmview_quantize_ms(PROTO_WAIT_NEVER - 1) < PROTO_WAIT_NEVER, 1);
 }
 
 /* The JM's side of the stream (jm/view_proto.h view_stream): whole after every part of one
@@ -705,6 +737,7 @@ int main(void)
         cmocka_unit_test(test_allocation_failure),
         cmocka_unit_test(test_cache_filter),
         cmocka_unit_test(test_packed_to_jm_view),
+        cmocka_unit_test(test_quantized_waits),
         cmocka_unit_test(test_stream_and_confirm),
         cmocka_unit_test(test_compact_jm_view),
         cmocka_unit_test(test_rmconf_checks),
