@@ -12,6 +12,7 @@
 #include "rm/raft_curve.h"
 #include "rm/rm_metrics.h"
 #include "rm/rm_page.h"
+#include "rm/rmview_xpub.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -376,10 +377,13 @@ static void rmserver__on_applied(void *arg, const struct ledger_cmd *cmd,
         rmview_note(s->view, n);
 }
 
-static int rmserver__emit(void *arg, const proto_msg_t *m)
+static int rmserver__emit(void *arg, const proto_msg_t *msg)
 {
     struct rmserver *s = arg;
     char err[128];
+    proto_msg_t numbered = *msg, *m = &numbered; /* a snapshot goes to the JMs given its number */
+    if (m->type == PROTO_VIEW_SNAPSHOT)
+        m->req_id = s->snap_gen;
     /* packed (proto/pack.h): a third of the bytes for every subscriber to take */
     int rc = proto_encode_packed(m, &s->buf, err, sizeof err);
     if (rc != 0) {
@@ -405,6 +409,7 @@ static void rmserver__snapshot(struct rmserver *s)
     }
     s->snap_wanted = false;
     s->snapshots++;
+    s->snap_gen++;
     rmview_publish_snapshot(s->view, s->snap_last_ms, s->id, rmserver__emit, s);
 }
 
@@ -437,14 +442,15 @@ static void rmserver__on_delta(uv_timer_t *t)
 
 /* The periodic snapshot is for older JMs, which subscribe to everything (""; or to a part of
  * the snapshot topic) and repair a lost delta with the next snapshot. A JM of this version asks
- * for a snapshot by subscribing to the whole snapshot topic, and asks again when one does not
- * make it whole: repeating snapshots every interval to JMs still receiving the last one (a
- * thousand joining at once take longer than that) would only multiply what they must take. */
+ * for one (the whole snapshot topic) and again when one does not make it whole. */
 static void rmserver__on_snapshot(uv_timer_t *t)
 {
     struct rmserver *s = t->data;
-    if ((s->snap_topics & ~(1u << PROTO_VIEW_TOPIC_LEN)) != 0)
-        rmserver__snapshot(s);
+    for (unsigned len = 0; len < PROTO_VIEW_TOPIC_LEN; len++)
+        if (s->snap_subs[len] > 0) {
+            rmserver__snapshot(s);
+            return;
+        }
 }
 
 /* ---- start and stop ---- */
@@ -496,13 +502,12 @@ static void rmserver__on_signal(uv_signal_t *h, int sig)
     rmserver__stop(s);
 }
 
-/* The view socket is an XPUB: a frame starting with 1 is a subscription, with 0 the last
- * unsubscription of its topic (xpub_verbose passes every subscription, and an unsubscription
- * when no subscriber of the topic is left). A subscription to snapshots (rmview_topic_snapshot:
- * a JM starting, or one that missed a delta) gets a whole snapshot at once, so it never places
- * a job on part of the cluster; joins within the join window of the last snapshot
- * (rmserver__snap_join_ms) share one at the window's end, or the next delta tick's if that comes
- * first. A subscription to deltas alone asks for nothing. */
+/* The view socket is a manual XPUB: a frame starting with 1 is a subscription, with 0 an
+ * unsubscription, each from one subscriber, applied here (rmview_xpub.h). A subscription to
+ * snapshots (a JM starting, or one that missed a delta) gets one numbered for it, so it never
+ * places a job on part of the cluster: at once, or shared by the joins within the join window
+ * of the last snapshot (rmserver__snap_join_ms) at the window's end or the next delta tick.
+ * Deltas alone ask for nothing. */
 static void rmserver__on_pub(zuv_sock_t *zs, zmsg_t **msg, void *arg)
 {
     (void)zs;
@@ -510,14 +515,15 @@ static void rmserver__on_pub(zuv_sock_t *zs, zmsg_t **msg, void *arg)
     zframe_t *f = zmsg_first(*msg);
     if (f == NULL || zframe_size(f) < 1 || zframe_data(f)[0] > 1)
         return;
-    int len = rmview_topic_snapshot(zframe_data(f) + 1, zframe_size(f) - 1);
+    int len = rmview_xpub_apply(zsock_resolve(zuv_sock_zsock(s->pub)), zframe_data(f),
+                                zframe_size(f), s->snap_gen + 1);
     if (len < 0)
         return;
     if (zframe_data(f)[0] == 0) {
-        s->snap_topics &= ~(1u << len);
+        s->snap_subs[len] -= s->snap_subs[len] > 0;
         return;
     }
-    s->snap_topics |= 1u << len;
+    s->snap_subs[len]++;
     if (s->stopping)
         return;
     int64_t wait = s->snap_last_ms + rmserver__snap_join_ms(s) - (int64_t)clock_mono_ms();
@@ -579,6 +585,7 @@ static int rmserver__socket(struct rmserver *s, int type, const char *endpoint, 
          * repairs, rather than holding the RM's memory */
         zsock_set_sndhwm(z, 2 * (int)PROTO_MAX_VIEW_PARTS);
         zsock_set_xpub_verbose(z, 1); /* every subscription, not only a topic's first */
+        zsock_set_xpub_manual(z, 1);  /* applied by the RM: rmserver__on_pub */
     }
     /* Inbound pipes keep ZeroMQ's default high-water mark (1,000 messages per peer): a full
      * pipe holds its sender back (TCP backpressure, nothing dropped), while a deeper backlog

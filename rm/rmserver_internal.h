@@ -8,6 +8,7 @@
 #include "common/id.h"
 #include "common/vec.h"
 #include "common/zuv.h"
+#include "proto/pack.h"
 #include "proto/proto.h"
 #include "rm/fsm.h"
 #include "rm/rmconf.h"
@@ -134,8 +135,11 @@ struct rmserver {
     int64_t snap_last_ms;  /* monotonic time of the last VIEW_SNAPSHOT */
     bool snap_wanted;      /* a subscriber joined since: at join_timer or the next delta tick */
     int64_t snap_join_ms;  /* the join window now: grows while joiners keep coming (0: base) */
-    uint32_t snap_topics;  /* bit L: a subscription to the snapshot topic's first L bytes lives */
-    uint64_t snapshots;    /* snapshots published (rm_status view_snapshots) */
+    /* [L]: subscriptions to the snapshot topic's first L bytes (counted one per subscriber: the
+       view socket is manual, rmview_xpub.h); [PROTO_VIEW_TOPIC_LEN]: JMs asking for one */
+    uint32_t snap_subs[PROTO_VIEW_TOPIC_LEN + 1];
+    uint64_t snap_gen;  /* the latest snapshot's number (its req_id; rmview.h rmview_gen_topic) */
+    uint64_t snapshots; /* snapshots published (rm_status view_snapshots) */
     uv_check_t flush_check;
     uv_signal_t sigterm, sigint;
     int handles_open;

@@ -395,3 +395,12 @@ int rmview_topic_snapshot(const uint8_t *topic, size_t len)
         return -1;
     return (int)len;
 }
+
+size_t rmview_gen_topic(uint64_t gen, uint8_t out[RMVIEW_GEN_TOPIC_LEN])
+{
+    memcpy(out, PROTO_VIEW_TOPIC_SNAPSHOT, PROTO_VIEW_TOPIC_LEN);
+    out[PROTO_VIEW_TOPIC_LEN] = 0xcf;
+    for (int i = 0; i < 8; i++)
+        out[PROTO_VIEW_TOPIC_LEN + 1 + i] = (uint8_t)(gen >> (56 - 8 * i));
+    return RMVIEW_GEN_TOPIC_LEN;
+}

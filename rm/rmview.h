@@ -76,9 +76,10 @@ struct rmview_node {
 #define RMVIEW_WAIT_TOL_MS  250u /* a wait cell within this of the published one is unchanged */
 #define RMVIEW_WAIT_TOL_DIV 8u   /* ... or within an eighth of it, whichever is larger */
 
-#define RMVIEW_WAIT_QUANTUM_MS  50u /* published waits: multiples of 50 ms ... */
-#define RMVIEW_WAIT_QUANTUM_DIV 16u /* ... times the largest power of two within 1/16 of the wait  \
-                                     */
+#define RMVIEW_WAIT_QUANTUM_MS 50u /* published waits: multiples of 50 ms ... */
+#define RMVIEW_WAIT_QUANTUM_DIV                                                                    \
+    16u /* ... times the largest power of two within 1/16 of the wait                              \
+         */
 
 /* A wait cell as the view publishes it (every snapshot and delta): rounded to the nearest
  * multiple of a step, 50 ms below 1.6 s, 100 ms below 3.2 s, 200 ms below 6.4 s and so on (the
@@ -136,5 +137,15 @@ uint64_t rmview_seq(const rmview_t *v);
  * snapshots: "" or a prefix of proto/pack.h's PROTO_VIEW_TOPIC_SNAPSHOT. Returns the topic's
  * length (0..PROTO_VIEW_TOPIC_LEN) when it does, -1 when it does not. */
 int rmview_topic_snapshot(const uint8_t *topic, size_t len);
+
+/* Snapshots addressed to their joiners (docs/rm.md "Heartbeats and the view"): the RM numbers
+ * its snapshots (the messages' req_id, 1, 2, ...) and, its view socket set to ZMQ_XPUB_MANUAL,
+ * answers a subscription to the whole snapshot topic by subscribing that subscriber to the
+ * next snapshot's number only: a JM takes the one snapshot made for it, not every snapshot
+ * published while it still receives its own (a thousand JMs joining at once took each of a dozen
+ * 2.5 MiB snapshots). A packed message starts with the topic, 0xcf and its req_id in 8 bytes
+ * (proto/pack.h), so this prefix matches exactly snapshot `gen`'s parts. Returns its length. */
+#define RMVIEW_GEN_TOPIC_LEN 13u
+size_t rmview_gen_topic(uint64_t gen, uint8_t out[RMVIEW_GEN_TOPIC_LEN]);
 
 #endif

@@ -58,6 +58,7 @@ double g_moving = 1.0;
 /* --legacy: receivers subscribe to everything (""), as JMs did before the view topics: every
  * periodic snapshot reaches every one of them */
 bool g_legacy;
+bool g_every_snap;
 static uint16_t g_level[100000]; /* each node's wait level while it does not move */
 static bool g_level_set[100000];
 
@@ -553,6 +554,8 @@ int main(int argc, char **argv)
             g_moving = atof(argv[++i]);
         else if (strcmp(argv[i], "--legacy") == 0)
             g_legacy = true;
+        else if (strcmp(argv[i], "--every-snapshot") == 0)
+            g_every_snap = true;
         else {
             fprintf(stderr, "usage: bench_rm [--nodes N] [--seconds S] [--requests R] "
                             "[--subscribers K] [--procs P] [--plain] [--delta-nodes D] "

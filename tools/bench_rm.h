@@ -18,6 +18,8 @@ extern int g_delta_nodes;    /* --delta-nodes: nodes changed per 250 ms (-1: a q
 extern int g_snapshot_ms;    /* --snapshot-ms: the RM's view.snapshot_interval */
 extern double g_moving;      /* --moving: the share of heartbeats whose waits move */
 extern bool g_legacy;        /* --legacy: receivers subscribe to everything */
+extern bool g_every_snap;    /* --every-snapshot: each joiner takes every snapshot published
+                                while it is on the snapshot topic (the RM before addressed ones) */
 
 /* A view message encoded as the RM sends it (packed unless --plain). */
 int bench_encode(const proto_msg_t *m, proto_buf_t *buf);

@@ -325,8 +325,8 @@ static void test_quantized_waits(void **state)
     assert_int_equal(rmview_quantize_ms(25), 50);
     assert_int_equal(rmview_quantize_ms(1000), 1000);
     assert_int_equal(rmview_quantize_ms(1599), 1600);
-    assert_int_equal(rmview_quantize_ms(1649), 1600); /* step 100 from 1.6 s */
-    assert_int_equal(rmview_quantize_ms(5099), 5000); /* step 200 from 3.2 s */
+    assert_int_equal(rmview_quantize_ms(1649), 1600);   /* step 100 from 1.6 s */
+    assert_int_equal(rmview_quantize_ms(5099), 5000);   /* step 200 from 3.2 s */
     assert_int_equal(rmview_quantize_ms(60000), 60800); /* step 3,200 ms */
     uint32_t prev = 0, distinct = 0, last = UINT32_MAX;
     for (uint32_t ms = 0; ms < 10000000; ms += ms < 100000 ? 1 : 997) {
@@ -342,6 +342,37 @@ static void test_quantized_waits(void **state)
     }
     assert_true(distinct < 400); /* 32 steps to 1.6 s, then 16 values per doubling */
     assert_int_equal(rmview_quantize_ms(PROTO_WAIT_NEVER - 1) < PROTO_WAIT_NEVER, 1);
+}
+
+/* A numbered snapshot's parts start with the topic of their number and no other
+ * (rmview_gen_topic), which a JM's subscription to the whole snapshot topic also matches. */
+static int gen_emit(void *arg, const proto_msg_t *msg)
+{
+    proto_buf_t *b = arg;
+    proto_msg_t m = *msg;
+    m.req_id = 0x0102030405060708ull;
+    return proto_encode_packed(&m, b, NULL, 0);
+}
+
+static void test_gen_topic(void **state)
+{
+    (void)state;
+    rmview_t *v = rmview_new();
+    proto_heartbeat_t hb;
+    heartbeat(&hb, "pn-1", 1, 1);
+    assert_int_equal(rmview_ingest(v, &hb, 1000), RMVIEW_FRESH);
+    proto_buf_t b;
+    proto_buf_init(&b);
+    assert_int_equal(rmview_publish_snapshot(v, 1000, 1, gen_emit, &b), 0);
+    uint8_t t[RMVIEW_GEN_TOPIC_LEN];
+    assert_int_equal(rmview_gen_topic(0x0102030405060708ull, t), RMVIEW_GEN_TOPIC_LEN);
+    assert_true(b.len > RMVIEW_GEN_TOPIC_LEN);
+    assert_memory_equal(b.data, t, RMVIEW_GEN_TOPIC_LEN);
+    assert_memory_equal(t, PROTO_VIEW_TOPIC_SNAPSHOT, PROTO_VIEW_TOPIC_LEN);
+    rmview_gen_topic(0x0102030405060709ull, t);
+    assert_memory_not_equal(b.data, t, RMVIEW_GEN_TOPIC_LEN);
+    proto_buf_close(&b);
+    rmview_destroy(&v);
 }
 
 /* The JM's side of the stream (jm/view_proto.h view_stream): whole after every part of one
@@ -738,6 +769,7 @@ int main(void)
         cmocka_unit_test(test_cache_filter),
         cmocka_unit_test(test_packed_to_jm_view),
         cmocka_unit_test(test_quantized_waits),
+        cmocka_unit_test(test_gen_topic),
         cmocka_unit_test(test_stream_and_confirm),
         cmocka_unit_test(test_compact_jm_view),
         cmocka_unit_test(test_rmconf_checks),

@@ -1,0 +1,28 @@
+/* rmview_xpub.h - the RM's view socket as a ZeroMQ XPUB in manual mode (ZMQ_XPUB_MANUAL): each
+ * subscription message a subscriber sends is applied to that subscriber by the RM, so that a
+ * subscription to the whole snapshot topic takes the next numbered snapshot only (rmview.h
+ * rmview_gen_topic). Not pure: it sets the socket's subscriptions. rm/rmserver.c and
+ * tools/bench_rm (which mirrors the RM's rule) share it. */
+#ifndef PADDOCK_RM_RMVIEW_XPUB_H
+#define PADDOCK_RM_RMVIEW_XPUB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Snapshot numbers an unsubscription from the snapshot topic drops: a subscriber re-asks once
+ * per stalled snapshot, so it holds one number, but one it was given up to this many snapshots
+ * before is dropped too. */
+#define RMVIEW_XPUB_GENS 64u
+
+/* Applies the subscription message (msg, len): first byte 1 (subscribe) or 0 (unsubscribe),
+ * then the topic, to `xpub` (a libzmq XPUB socket in manual mode), right after receiving it and
+ * before receiving anything else (ZeroMQ applies it to the subscriber the message came from).
+ * The whole snapshot topic (proto/pack.h PROTO_VIEW_TOPIC_SNAPSHOT) subscribes snapshot `next`
+ * only, and unsubscribes the numbers next - RMVIEW_XPUB_GENS .. next; any other topic (deltas, "",
+ * part of the snapshot topic for JMs that take every snapshot) is applied as it is. Returns
+ * rmview_topic_snapshot()'s verdict on the topic (its length when it asks for snapshots, else
+ * -1), or -2 for a message that is not a subscription (nothing applied). The message is
+ * borrowed. */
+int rmview_xpub_apply(void *xpub, const uint8_t *msg, size_t len, uint64_t next);
+
+#endif
