@@ -385,6 +385,8 @@ static const proto__field_t lease_ack_f[] = {
     CPU(S, token_cpu, OPT, 0),
     MEM(S, token_mem_mb, OPT, 0),
     U32(S, epoch, OPT, 0, UINT32_MAX),
+    U32(S, spread_milli, OPT, 0, 20000),
+    U32(S, own_factor_milli, OPT, 0, 1000000),
 };
 static SCHEMA(lease_ack, S, lease_ack_f, NULL);
 #undef S

@@ -293,6 +293,8 @@ void sample_msg(proto_msg_t *msg, proto_type_t type, enum sample_variant variant
             b->minimum = 80;
             b->token_cpu = 0.5;
             b->token_mem_mb = 2048;
+            b->spread_milli = 1150;
+            b->own_factor_milli = 940;
         }
         break;
     }

@@ -133,6 +133,8 @@ static void test_values_land_in_their_fields(void **state)
     assert_int_equal(d.lease_ack.minimum, 80);
     assert_true(d.lease_ack.token_cpu == 0.5);
     assert_int_equal(d.lease_ack.token_mem_mb, 2048);
+    assert_int_equal(d.lease_ack.spread_milli, 1150);
+    assert_int_equal(d.lease_ack.own_factor_milli, 940);
     proto_msg_close(&d);
     proto_msg_close(&m);
 
