@@ -39,6 +39,9 @@ static struct rm_replica g_rm;
 static pid_t g_pid;
 static zsock_t *g_hb;
 static uint64_t g_seq;
+static int g_nodes = NODES; /* heartbeating: pn-000 .. pn-(g_nodes - 1) */
+static int g_silent = -1;   /* a node that stopped heartbeating */
+static int g_draining = -1; /* a node that says it drains (a PN stopping in finish mode) */
 
 static int group_setup(void **state)
 {
@@ -75,7 +78,9 @@ static void beat_all(void)
 {
     g_seq++;
     char name[32];
-    for (int i = 0; i < NODES; i++) {
+    for (int i = 0; i < g_nodes; i++) {
+        if (i == g_silent)
+            continue;
         proto_msg_t m;
         proto_msg_init(&m, PROTO_HEARTBEAT);
         snprintf(name, sizeof name, "pn-%03d", i);
@@ -92,6 +97,7 @@ static void beat_all(void)
         m.heartbeat.matrix.cpu_bounds[0] = 4;
         m.heartbeat.matrix.mem_bounds_mb[0] = 4096;
         m.heartbeat.matrix.cells_ms[0] = i < MOVERS ? (uint32_t)(g_seq % 50) * 1000 : 500;
+        m.heartbeat.draining = i == g_draining;
         m.heartbeat.timestamp_ms = clock_wall_ms();
         send_msg(g_hb, &m);
     }
@@ -297,10 +303,90 @@ static void test_late_join_then_deltas(void **state)
     rmclient_destroy(&c);
 }
 
+/* The node named `name` in j's view, NULL when absent. */
+static const struct view_node *jm_node(const struct jm *j, const char *name)
+{
+    long i = view_find(j->view, name);
+    return i < 0 ? NULL : view_node(j->view, (uint32_t)i);
+}
+
+static bool crowd_has_new_node(struct jm **js, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (view_count(js[i]->view) != (size_t)NODES + 1)
+            return false;
+    return true;
+}
+
+static bool crowd_sees_leavers(struct jm **js, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const struct view_node *d = jm_node(js[i], "pn-007"), *q = jm_node(js[i], "pn-011");
+        if (d == NULL || d->up || q == NULL || q->live)
+            return false;
+    }
+    return true;
+}
+
+/* Several JMs asking at once (one numbered snapshot shared, rm/rmview_xpub.h) all become whole
+ * and follow the deltas in sequence; a node that registers and heartbeats appears in every one
+ * of their views, one that drains is no longer up in any, one that goes silent no longer live:
+ * the views stay complete and in sequence without a snapshot. Runs on the replica the test
+ * above started. */
+static void test_crowd_whole_then_nodes_come_and_go(void **state)
+{
+    (void)state;
+    enum { CROWD = 12 };
+    struct jm js[CROWD], *all[CROWD];
+    for (size_t i = 0; i < CROWD; i++) {
+        all[i] = &js[i];
+        jm_join(&js[i]);
+    }
+    run_for(all, CROWD, 10000, all_whole);
+    uint64_t wmax = 0;
+    for (size_t i = 0; i < CROWD; i++) {
+        assert_true(js[i].st.synced);
+        assert_int_equal(view_count(js[i].view), NODES);
+        assert_int_equal(js[i].snapshot_parts, 2); /* its own snapshot, no other */
+        wmax = js[i].whole_ms > wmax ? js[i].whole_ms : wmax;
+    }
+    fprintf(stderr, "%d JMs asking at once: all whole within %llu ms\n", CROWD,
+            (unsigned long long)wmax);
+
+    /* a node joins: registered, then heartbeating */
+    assert_int_equal(rm_replica_register_nodes(g_hb, NODES + 1, 30000), NODES + 1);
+    g_nodes = NODES + 1;
+    run_for(all, CROWD, 5000, crowd_has_new_node);
+    char last[32];
+    snprintf(last, sizeof last, "pn-%03d", NODES);
+    for (size_t i = 0; i < CROWD; i++) {
+        assert_int_equal(view_count(js[i].view), NODES + 1);
+        const struct view_node *n = jm_node(&js[i], last);
+        assert_non_null(n);
+        assert_true(n->up);
+    }
+    /* a node drains, another goes silent */
+    g_draining = 7;
+    g_silent = 11;
+    run_for(all, CROWD, 8000, crowd_sees_leavers);
+    assert_true(crowd_sees_leavers(all, CROWD));
+    for (size_t i = 0; i < CROWD; i++) {
+        assert_int_equal(js[i].gaps, 0);
+        assert_true(js[i].st.synced);
+        assert_int_equal(js[i].snapshot_parts, 2); /* all of it from deltas */
+        assert_int_equal(view_count(js[i].view), NODES + 1);
+        const struct view_node *n = jm_node(&js[i], "pn-003");
+        assert_true(n != NULL && n->up && n->live);
+        jm_leave(&js[i]);
+    }
+    g_silent = g_draining = -1;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_late_join_then_deltas),
+        cmocka_unit_test(test_crowd_whole_then_nodes_come_and_go),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
