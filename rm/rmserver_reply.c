@@ -5,6 +5,7 @@
 #include "common/err.h"
 #include "common/id.h"
 #include "common/mem.h"
+#include "rm/calib.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +41,13 @@ static void rmserver__grant(struct rmserver *s, const struct rmserver_cmd *c, ui
             m.lease_ack.token_cpu = vc != NULL ? vc->token_cpu_milli / 1000.0 : 0;
             m.lease_ack.token_mem_mb = vc != NULL ? vc->token_mem_mb : 0;
             m.lease_ack.epoch = j->epoch;
+            /* admission's model of the job for its ETA (issue 22): its own spread and what the
+               cluster learned such spreads miss (rm/calib.h) */
+            struct calib_factors f;
+            ledger_calibration(l, &f);
+            m.lease_ack.spread_milli = j->spread_milli;
+            m.lease_ack.own_factor_milli =
+                f.hi_own > 0 && f.hi_own < 1000.0 ? (uint32_t)(f.hi_own * 1000.0 + 0.5) : 0;
         }
     } else {
         proto_msg_init(&m, PROTO_TOKEN_GRANT);
