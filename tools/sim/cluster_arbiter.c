@@ -36,6 +36,7 @@
 #include "rm/calib.h"
 #include "rm/ledger.h"
 #include "tools/sim/arbiter_sim_internal.h"
+#include "tools/sim/arbiter_sim_wait.h"
 #include "tools/sim/cluster_internal.h"
 
 #define CA_RENEW_S  1.0   /* the JM's lease renewal (jm/daemon/jmd.c JMD__LEASE_MS) */
@@ -172,6 +173,9 @@ struct ca_job {
     double last_t, acc; /* grant x time while it ran */
     double pred, bound; /* the ledger's median and conservative finish at registration */
     double scale_hi;    /* the error model's quantile factor then */
+    double *gt;         /* --trace: the grants its JM learned, gv[i] tokens from gt[i] on */
+    uint32_t *gv;
+    size_t gn, gcap;
 };
 
 struct ca {
@@ -208,6 +212,21 @@ static void ca__grant(struct ca *c, struct cl_world *w, size_t i, uint32_t token
     if (tokens == x->granted || j->done)
         return;
     x->granted = tokens;
+    if (c->cfg->trace != NULL && x->gn == x->gcap) {
+        size_t cap = x->gcap ? 2 * x->gcap : 16;
+        double *t = mem_realloc(x->gt, cap * sizeof *t);
+        if (t != NULL)
+            x->gt = t;
+        uint32_t *v = t != NULL ? mem_realloc(x->gv, cap * sizeof *v) : NULL;
+        if (v != NULL) {
+            x->gv = v;
+            x->gcap = cap;
+        }
+    }
+    if (x->gn < x->gcap) {
+        x->gt[x->gn] = now;
+        x->gv[x->gn++] = tokens;
+    }
     c->downgrades += cl_job_grant(w, j, grain_units(tokens), c->remaining, c->estimate, NULL);
 }
 
@@ -411,6 +430,66 @@ static void ca__trace(const struct ca *c, size_t i, double took)
         c->cfg->own_spread ? j->spread : 0);
 }
 
+/* --trace: where each admitted deadline job's time went (arbiter_sim_wait.h), one line each and
+ * the sums over them. */
+static void ca__wait_trace(const struct ca *c, const struct cluster_result *res)
+{
+    const struct arbiter_sim_jobs *s = c->s;
+    uint8_t *cls = mem_calloc(s->n ? s->n : 1, 1);
+    double *arr = mem_calloc(s->n ? s->n : 1, sizeof *arr);
+    if (cls == NULL || arr == NULL) {
+        mem_free(cls);
+        mem_free(arr);
+        return;
+    }
+    for (size_t i = 0; i < s->n; i++) {
+        cls[i] = s->v[i].deadline > 0 ? (c->jobs[i].refused ? 2 : 1) : 0;
+        arr[i] = s->v[i].arrival;
+    }
+    struct arbiter_wait sum = {0};
+    double took_sum = 0, alone_sum = 0;
+    size_t nj = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        const struct arbiter_sim_job *j = &s->v[i];
+        const struct ca_job *x = &c->jobs[i];
+        if (cls[i] != 1)
+            continue;
+        struct arbiter_wait_grants g = {.t = x->gt, .v = x->gv, .n = x->gn};
+        struct arbiter_wait a;
+        if (arbiter_wait_job(res->trace, res->ntrace, (uint32_t)i, j->cspec, arr, j->width, &g, cls,
+                             &a) != 0)
+            break;
+        double took = x->last_t - j->arrival;
+        fprintf(c->cfg->trace,
+                "wait job %zu took %.2f alone %.2f deadline %.2f %s chain %zu start %.2f run %.2f "
+                "lost %.2f jm_short %.2f jm_other %.2f pn_own %.2f pn_other_nodl %.2f "
+                "pn_other_adm %.2f pn_other_be %.2f mean_grant %.2f width %u\n",
+                i, took, j->alone, j->deadline, took > j->deadline * (1 + 1e-9) ? "missed" : "met",
+                a.chain, a.start, a.run, a.lost, a.jm_short, a.jm_other, a.pn_own, a.pn_other[0],
+                a.pn_other[1], a.pn_other[2], took > 0 ? x->acc / took : 0, j->width);
+        nj++;
+        took_sum += took;
+        alone_sum += j->alone;
+        sum.start += a.start;
+        sum.run += a.run;
+        sum.lost += a.lost;
+        sum.jm_short += a.jm_short;
+        sum.jm_other += a.jm_other;
+        sum.pn_own += a.pn_own;
+        for (int k = 0; k < 3; k++)
+            sum.pn_other[k] += a.pn_other[k];
+    }
+    fprintf(c->cfg->trace,
+            "wait %s admitted %zu took %.1f alone %.1f start %.1f run %.1f lost %.1f jm_short "
+            "%.1f jm_other %.1f pn_own %.1f pn_other_nodl %.1f pn_other_adm %.1f pn_other_be "
+            "%.1f\n",
+            arbiter_sim_policy_name(c->pol), nj, took_sum, alone_sum, sum.start, sum.run, sum.lost,
+            sum.jm_short, sum.jm_other, sum.pn_own, sum.pn_other[0], sum.pn_other[1],
+            sum.pn_other[2]);
+    mem_free(cls);
+    mem_free(arr);
+}
+
 static int ca__figures(struct ca *c, const struct cluster_result *res, const uint8_t *ref_met,
                        uint8_t *met, struct arbiter_sim_result *out)
 {
@@ -428,6 +507,8 @@ static int ca__figures(struct ca *c, const struct cluster_result *res, const uin
             ca__trace(c, i, took);
     }
     arbiter_sim_tally_end(&tally, out, s->n, c->cfg->capacity);
+    if (c->cfg->trace != NULL && c->admission)
+        ca__wait_trace(c, res);
     const struct ledger_vc *vc = ledger_vc_find(c->l, CA_VC);
     out->spare_grants = vc != NULL ? vc->spare_grants : 0;
     out->spare_reclaims = vc != NULL ? vc->spare_reclaims : 0;
@@ -494,6 +575,10 @@ int arbiter_cluster_run(const arbiter_sim_jobs_t *s, const struct arbiter_sim_co
     mem_free(res.job_stats);
     ledger_destroy(&c.l);
     mem_free(jobs);
+    for (size_t i = 0; c.jobs != NULL && i < s->n; i++) {
+        mem_free(c.jobs[i].gt);
+        mem_free(c.jobs[i].gv);
+    }
     mem_free(c.jobs);
     mem_free(c.remaining);
     mem_free(c.estimate);
