@@ -203,6 +203,24 @@ int arbiter_admit_plan(double k, uint32_t capacity, const struct arbiter_reserve
                        const struct arbiter_load *load, size_t n, const struct arbiter_shape *job,
                        double deadline, struct arbiter_quote *out);
 
+/* Admission by a joint plan (issue 22; rm/arbiter_joint.c says why): the admitted jobs load[0..n)
+ * and the new one run together in virtual time under arbiter_allocate's MinEDF-WC, re-arbitrated
+ * whenever a job finishes or the plan's reservations change. On g tokens a job progresses at 1 /
+ * T(g) of itself per second, T(g) its conservative shape's place between ARIA's bounds at g
+ * (alpha; without one the upper bound; the median: the mean shape, the bounds' mean without
+ * alpha), and its minimum is the fewest tokens whose T for what it has left meets its deadline
+ * (MinEDF). A job alone therefore finishes exactly where arbiter_admit puts it. The new job is
+ * admitted when it finishes by `deadline` and every admitted job that finished by its deadline
+ * without it still does (`breaks`: the first that does not, by deadline); `eff` is the smallest
+ * deadline that is admitted (bisection to a millisecond, at most 24 halvings, from the finish
+ * with no deadline of its own, behind every admitted job), the medians the same plan with the
+ * new job's mean shape. Same arguments and errors as arbiter_admit_plan (plan may be NULL).
+ * Cost: a plan is at most n + 1 + plan->n arbitrations of n + 1 jobs; an admission runs about
+ * 30 plans (docs/arbiter.md has the times at 100 and 1,000 admitted jobs). */
+int arbiter_admit_joint(double k, uint32_t capacity, const struct arbiter_reserve *plan,
+                        const struct arbiter_load *load, size_t n, const struct arbiter_shape *job,
+                        double deadline, struct arbiter_quote *out);
+
 /* One point of the price-deadline curve. */
 struct arbiter_price {
     double deadline; /* seconds from now, from the earliest feasible finish on */

@@ -358,6 +358,10 @@ struct ledger_cmd {
     char user[LEDGER_NAME_MAX];      /* entry version 5: who asked ("" internal) */
     uint32_t step_ms;                /* JOB_END: skyline step */
     uint32_t raw; /* TOKEN_REQUEST (entry version 6): the raw allocation of `count` (0: none) */
+    /* JOB_REGISTER, JOB_DEADLINE: judged by the fluid model (arbiter_admit_plan) as entries up
+     * to version 7 were, instead of the joint plan (arbiter_admit_joint); set by the decoder for
+     * those entries so that an old log replays to the same verdicts. Not encoded. */
+    bool fluid_admission;
     /* Borrowed: valid while the command is applied or encoded (decoding points them into the
      * iterator's scratch). text: RECUR_ADD spec, JOB_REGISTER inputs (newline-separated),
      * RECUR_NOTE/RECUR_MODEL/JOB_END reason; text2: RECUR_ADD outputs. vals: JOB_END skyline,

@@ -188,7 +188,8 @@ struct arbiter_shape ledger__shape(const ledger_t *l, const struct ledger_cmd *c
 
 /* MRM's admission computation for c in virtual cluster vci at `now`: the admitted deadline jobs
  * (*load, *n: the caller frees *load, NULL when none), the recurring plan's reservations and c's
- * shape (*s) through arbiter_admit_plan into *q. Returns its result, or ERR_NOMEM (then *load is
+ * shape (*s) through the joint plan (arbiter_admit_joint; arbiter_admit_plan's fluid model for an
+ * entry written before it) into *q. Returns its result, or ERR_NOMEM (then *load is
  * NULL). */
 static int ledger__judge(const ledger_t *l, const struct ledger_cmd *c, size_t vci, int64_t now,
                          struct arbiter_shape *s, struct arbiter_load **load, size_t *n,
@@ -208,8 +209,12 @@ static int ledger__judge(const ledger_t *l, const struct ledger_cmd *c, size_t v
     struct arbiter_reserve plan = {pt, ptok, pn};
     *s = ledger__shape(l, c);
     double d = c->deadline_ms != 0 ? (double)(c->deadline_ms - now) / 1000.0 : 0;
-    int rc = arbiter_admit_plan((double)c->k_milli / 1000.0, l->vcs[vci].capacity,
-                                pn > 0 ? &plan : NULL, *load, *n, s, d, q);
+    /* the joint plan since entry version 8; an older entry replays by the fluid model */
+    int rc = c->fluid_admission
+                 ? arbiter_admit_plan((double)c->k_milli / 1000.0, l->vcs[vci].capacity,
+                                      pn > 0 ? &plan : NULL, *load, *n, s, d, q)
+                 : arbiter_admit_joint((double)c->k_milli / 1000.0, l->vcs[vci].capacity,
+                                       pn > 0 ? &plan : NULL, *load, *n, s, d, q);
     mem_free(pt);
     mem_free(ptok);
     return rc;

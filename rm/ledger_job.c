@@ -327,6 +327,7 @@ int ledger__job_cmd(ledger_t *l, const struct ledger_cmd *c, uint64_t *value)
             ledger_cmd_init(&a, LEDGER_CMD_JOB_REGISTER);
             a.deadline_ms = c->deadline_ms;
             a.k_milli = c->k_milli;
+            a.fluid_admission = c->fluid_admission;
             a.work_ms = (uint64_t)(rem.work * 1000.0);
             a.work_sd_ms = (uint64_t)(rem.work_sd * 1000.0);
             a.path_ms = (uint64_t)(rem.path * 1000.0);
