@@ -1,8 +1,8 @@
 /* bench_rm - figures for the resource monitor (docs/architecture.md, "Targets").
  *
  *   bench_rm [--nodes N] [--seconds S] [--requests R] [--subscribers K] [--procs P] [--plain]
- *            [--delta-nodes D] [--snapshot-ms MS] [--moving F] [--legacy] [--failovers F]
- *            [--only view|ingest|grant|failover[,...]] [--json]
+ *            [--delta-nodes D] [--snapshot-ms MS] [--moving F] [--legacy] [--every-snapshot]
+ *            [--cluster DIR] [--failovers F] [--only view|ingest|grant|failover[,...]] [--json]
  *
  * 1. view: the pure view with N nodes (6x7 wait-time matrices, values varied per node and per
  *    heartbeat): the cost of building and encoding one full snapshot (packed, proto/pack.h,
@@ -13,14 +13,17 @@
  *    those whose waits moved, a share F of them, default all; a snapshot every 2 s, or MS,
  *    while anyone subscribes to snapshots). Receivers follow the view as a JM does (snapshot
  *    topic until whole, deltas after, a snapshot asked again after a missed delta), or, with
- *    --legacy, take everything as JMs did before the view topics. Per subscriber: time from
+ *    --legacy, take everything as JMs did before the view topics. The publisher applies their
+ *    subscriptions as the RM does (rm/rmview_xpub.h: each joiner the snapshot numbered for it;
+ *    --every-snapshot: every snapshot to every joiner, the rule before). Per subscriber: time from
  *    subscribing to a whole view, and after that, messages lost, the latest arrival after
  *    publication and the bytes received (target: 1,000 subscribers of a 20,000-node view whole
  *    within 10 s, then fresh within 1 s).
  * 2. ingest: one paddock-rm replica (`paddock cluster up --rm 1`, CURVE on) with N simulated
  *    PNs registered; heartbeats from several DEALER sockets for S seconds; the rate the replica
  *    counted, and its RSS holding the N-node view (targets: 50,000 heartbeats/s on one core,
- *    under 200 MiB).
+ *    under 200 MiB). --cluster DIR: into that running local cluster instead, left running (a JM
+ *    submitted there meanwhile holds the N-node view: its RSS).
  * 3. grant: three replicas; R sequential token requests from one client, each committed
  *    through Raft before the grant comes back: p50 and p99 latency.
  * 4. failover: three replicas; F times, SIGKILL the leader and time until a survivor leads and
@@ -59,6 +62,9 @@ double g_moving = 1.0;
  * periodic snapshot reaches every one of them */
 bool g_legacy;
 bool g_every_snap;
+/* --cluster DIR: ingest heartbeats into this running local cluster (`paddock cluster up`), left
+ * running, instead of a cluster of its own: a JM submitted there meanwhile takes the whole view */
+static const char *g_cluster;
 static uint16_t g_level[100000]; /* each node's wait level while it does not move */
 static bool g_level_set[100000];
 
@@ -235,12 +241,16 @@ static int bench_register(const char *endpoint, const char *keys, int n)
 
 static void bench_ingest(int nodes, double seconds)
 {
-    char dir[] = "/tmp/paddock-benchrm-XXXXXX";
-    if (mkdtemp(dir) == NULL)
-        return;
-    if (bench_run("up", dir, "--rm 1 --pn 0") != 0) {
-        fprintf(stderr, "bench_rm: cluster up failed (see %s)\n", dir);
-        return;
+    char dir[PATH_MAX] = "/tmp/paddock-benchrm-XXXXXX";
+    if (g_cluster != NULL) {
+        snprintf(dir, sizeof dir, "%s", g_cluster);
+    } else {
+        if (mkdtemp(dir) == NULL)
+            return;
+        if (bench_run("up", dir, "--rm 1 --pn 0") != 0) {
+            fprintf(stderr, "bench_rm: cluster up failed (see %s)\n", dir);
+            return;
+        }
     }
     char msg[256], keys[PATH_MAX + 8];
     snprintf(keys, sizeof keys, "%s/keys", dir);
@@ -303,6 +313,8 @@ static void bench_ingest(int nodes, double seconds)
     json_decref(before);
     json_decref(after);
     rmclient_destroy(&c);
+    if (g_cluster != NULL)
+        return;
     bench_run("down", dir, "");
     nftw(dir, bench_rm_tree, 16, FTW_DEPTH | FTW_PHYS);
 }
@@ -556,11 +568,15 @@ int main(int argc, char **argv)
             g_legacy = true;
         else if (strcmp(argv[i], "--every-snapshot") == 0)
             g_every_snap = true;
+        else if (strcmp(argv[i], "--cluster") == 0 && i + 1 < argc)
+            g_cluster = argv[++i];
         else {
-            fprintf(stderr, "usage: bench_rm [--nodes N] [--seconds S] [--requests R] "
-                            "[--subscribers K] [--procs P] [--plain] [--delta-nodes D] "
-                            "[--snapshot-ms MS] [--moving F] [--legacy] [--failovers F] [--only "
-                            "view|ingest|grant|failover[,...]] [--json]\n");
+            fprintf(stderr,
+                    "usage: bench_rm [--nodes N] [--seconds S] [--requests R] "
+                    "[--subscribers K] [--procs P] [--plain] [--delta-nodes D] "
+                    "[--snapshot-ms MS] [--moving F] [--legacy] [--every-snapshot] [--cluster DIR] "
+                    "[--failovers F] [--only "
+                    "view|ingest|grant|failover[,...]] [--json]\n");
             return 2;
         }
     }
