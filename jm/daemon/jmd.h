@@ -271,6 +271,12 @@ typedef struct jmd {
                                 reports its error against the makespan (issue 22) */
     size_t eta_done;         /* tasks done when eta_s was computed */
     int64_t eta_mono;        /* and when */
+    /* The ETA's upper value from admission's model (jm/eta.h, issue 22): the job's own spread
+       and the learned factor from LEASE_ACK (0: unknown), whether eta_p95_s came from them, and
+       eta_p95_s at half done (state.json: did the job end by it). */
+    double own_spread, own_factor;
+    int eta_from_spread;
+    double eta_half_p95_s;
     /* Task outcomes per view node for the RM's Psucc (Apollo §3.3): counted since the last
        renewal (pend_*) and carried by the renewal in flight (sent_*); ncount entries each. */
     uint32_t *pend_ok, *pend_failed, *sent_ok, *sent_failed;

@@ -11,6 +11,7 @@
 #include "jm/grain.h"
 #include "jm/grant.h"
 #include "jm/daemon/jmd.h"
+#include "jm/eta.h"
 #include "jm/shape.h"
 
 /* A job without a deadline asks for its width: the most tokens its tasks use at once (counted in
@@ -354,8 +355,13 @@ void jmd_jockey_eta(jmd_t *j)
         p50 = jmd_jockey__quantile(c, n, 0.5) * (speed > 1 ? speed : 1);
         p95 = (n > 1 ? jmd_jockey__quantile(c, n, 0.95) : p50 * slack) * (speed > 1 ? speed : 1);
     }
-    j->eta_s = obs.t_r + p50;
-    j->eta_p95_s = obs.t_r + (p95 > p50 ? p95 : p50);
+    /* the upper value from admission's model once the RM sent the job's spread (jm/eta.h) */
+    struct eta_band b;
+    if (eta_band(obs.t_r, p50, p95, j->own_spread, j->own_factor, &b) != 0)
+        return;
+    j->eta_s = b.p50_s;
+    j->eta_p95_s = b.p95_s;
+    j->eta_from_spread = b.from_spread;
 }
 
 void jmd_jockey_tick(jmd_t *j)
@@ -373,6 +379,7 @@ void jmd_jockey_tick(jmd_t *j)
         if (done != j->eta_done)
             jmd_jockey_eta(j);
         j->eta_half_s = j->eta_s;
+        j->eta_half_p95_s = j->eta_p95_s;
         log_info("half the tasks done at %.3f s: ETA %.3f s (p95 %.3f s)", jmd_elapsed_s(j),
                  j->eta_s, j->eta_p95_s);
     }

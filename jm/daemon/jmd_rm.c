@@ -365,6 +365,9 @@ static void jmd_rm__on_api(zuv_sock_t *zs, zmsg_t **msg, void *arg)
         }
         jmd_sched_token_size(j, m.lease_ack.token_cpu, m.lease_ack.token_mem_mb,
                              m.lease_ack.minimum);
+        /* admission's model of the job for the ETA's upper value (jm/eta.h); 0 from an older RM */
+        j->own_spread = (double)m.lease_ack.spread_milli / 1000.0;
+        j->own_factor = (double)m.lease_ack.own_factor_milli / 1000.0;
         if (m.lease_ack.granted != j->granted)
             jmd_sched_tokens(j, m.lease_ack.granted);
         if (m.lease_ack.deadline_ms > 0) {
