@@ -185,6 +185,38 @@ static void job__rm_summary(json_t *rm)
     json_decref(doc);
 }
 
+/* The ETA's band and its error at half the tasks done (state.json, jm/eta.h):
+ *   eta band       p95 = rest x 1.13 (own spread 1.10 x learned 1.03)
+ *   eta at half    p50 14.2s (off 3.1%), p95 16.0s (ended by it: yes) */
+static void job__eta_error(const json_t *st)
+{
+    double spread = jobdir_num(st, "eta_spread", 0), own = jobdir_num(st, "eta_own_factor", 0);
+    const char *from = json_string_value(json_object_get(st, "eta_p95_from"));
+    if (from != NULL && strcmp(from, "spread") == 0)
+        printf("  %-22s p95 = rest x %.2f (own spread %.2f x learned %.2f)\n", "eta band",
+               spread * (own > 0 ? own : 1) > 1 ? spread * (own > 0 ? own : 1) : 1, spread,
+               own > 0 ? own : 1);
+    else if (from != NULL)
+        printf("  %-22s p95 = the simulated runs' q95 (no spread of its own)\n", "eta band");
+    double half = jobdir_num(st, "eta_half_s", -1), half95 = jobdir_num(st, "eta_half_p95_s", -1);
+    if (half <= 0)
+        return;
+    char line[200];
+    int n = snprintf(line, sizeof line, "p50 %.1fs", half);
+    json_t *err = json_object_get(st, "eta_half_error");
+    if (json_is_number(err))
+        n += snprintf(line + n, sizeof line - (size_t)n, " (off %.1f%%)",
+                      100.0 * json_number_value(err));
+    if (half95 > 0) {
+        json_t *cov = json_object_get(st, "eta_half_p95_covered");
+        snprintf(line + n, sizeof line - (size_t)n, ", p95 %.1fs%s", half95,
+                 json_is_true(cov)    ? " (ended by it: yes)"
+                 : json_is_false(cov) ? " (ended by it: no)"
+                                      : "");
+    }
+    printf("  %-22s %s\n", "eta at half done", line);
+}
+
 /* For a job that failed because a task did ('task "b" failed 3 times; ...'): the command that
  * prints that task's stderr from its node (`paddock logs`, docs/pn.md). */
 static void job__logs_hint(const char *id, const char *reason)
@@ -276,6 +308,7 @@ static int job_show_main(int argc, char **argv)
             char eta[160];
             if (jobdir_eta_text(st, eta, sizeof eta)[0] != '\0')
                 printf("  %-22s %s (from submission)\n", "eta", eta + 4);
+            job__eta_error(st);
             for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
                 job__kv(keys[i], json_object_get(st, keys[i]));
                 if (strcmp(keys[i], "reason") == 0)

@@ -18,6 +18,7 @@
 #include "common/metrics.h"
 #include "jm/grain.h"
 #include "jm/daemon/jmd.h"
+#include "jm/eta.h"
 
 #define JMD_OUT__MAX_SAMPLES 100000 /* token and progress samples kept at most */
 
@@ -417,6 +418,34 @@ static int jmd_out__newer(jmd_t *j)
     return 0;
 }
 
+/* The ETA at half the tasks done and its error once the job succeeded (jm/eta.h, issue 22): the
+ * p50's |it - makespan| / makespan, whether the job ended by the p95, and where the p95 came from.
+ * In state.json and report.json alike. */
+static void jmd_out__eta(const jmd_t *j, json_t *o)
+{
+    /* the ETA at half the tasks done and, once the job succeeded, |it - makespan| / makespan */
+    double ms = jmd_out__makespan(j);
+    json_object_set_new(o, "eta_half_s",
+                        j->eta_half_s > 0 ? json_real(j->eta_half_s) : json_null());
+    double err = j->outcome == JMD_SUCCEEDED ? eta_half_error(j->eta_half_s, ms) : -1;
+    json_object_set_new(o, "eta_half_error", err >= 0 ? json_real(err) : json_null());
+    /* and its p95 then: whether the job ended by it (jm/eta.h, issue 22) */
+    json_object_set_new(o, "eta_half_p95_s",
+                        j->eta_half_p95_s > 0 ? json_real(j->eta_half_p95_s) : json_null());
+    int cov = j->outcome == JMD_SUCCEEDED ? eta_half_covered(j->eta_half_p95_s, ms) : -1;
+    json_object_set_new(o, "eta_half_p95_covered", cov >= 0 ? json_boolean(cov) : json_null());
+    /* where the p95 comes from: admission's model (own spread x learned factor) or, for a
+       job without a spread of its own, the simulated runs' q95 */
+    json_object_set_new(o, "eta_spread",
+                        j->own_spread >= 1 ? json_real(j->own_spread) : json_null());
+    json_object_set_new(o, "eta_own_factor",
+                        j->own_factor > 0 ? json_real(j->own_factor) : json_null());
+    json_object_set_new(o, "eta_p95_from",
+                        j->eta_s <= 0        ? json_null()
+                        : j->eta_from_spread ? json_string("spread")
+                                             : json_string("runs"));
+}
+
 void jmd_out_state(jmd_t *j)
 {
     if (j->fenced || jmd_out__newer(j))
@@ -477,14 +506,7 @@ void jmd_out_state(jmd_t *j)
         int known = j->outcome == JMD_RUNNING && j->eta_s > 0;
         json_object_set_new(o, "eta_s", known ? json_real(j->eta_s) : json_null());
         json_object_set_new(o, "eta_p95_s", known ? json_real(j->eta_p95_s) : json_null());
-        /* the ETA at half the tasks done and, once the job succeeded, |it - makespan| / makespan */
-        double ms = jmd_out__makespan(j);
-        json_object_set_new(o, "eta_half_s",
-                            j->eta_half_s > 0 ? json_real(j->eta_half_s) : json_null());
-        json_object_set_new(o, "eta_half_error",
-                            j->outcome == JMD_SUCCEEDED && j->eta_half_s > 0 && ms > 0
-                                ? json_real(fabs(j->eta_half_s - ms) / ms)
-                                : json_null());
+        jmd_out__eta(j, o);
     }
     jmd_out__write(j, "state.json", o, j->outcome != JMD_RUNNING);
 }
@@ -638,6 +660,7 @@ void jmd_out_report(jmd_t *j)
         json_object_set_new(o, "attempts_started", json_integer((json_int_t)j->attempts_started));
         json_object_set_new(o, "attempts_preempted",
                             json_integer((json_int_t)j->attempts_preempted));
+        jmd_out__eta(j, o);
     }
     jmd_out__write_report(j, o, j->outcome != JMD_RUNNING);
 }
