@@ -430,8 +430,8 @@ static void ca__trace(const struct ca *c, size_t i, double took)
         c->cfg->own_spread ? j->spread : 0);
 }
 
-/* --trace: where each admitted deadline job's time went (arbiter_sim_wait.h), one line each and
- * the sums over them. */
+/* --trace: where each deadline job's time went (arbiter_sim_wait.h), admitted and refused (run
+ * best effort), one line each and the sums over each kind. */
 static void ca__wait_trace(const struct ca *c, const struct cluster_result *res)
 {
     const struct arbiter_sim_jobs *s = c->s;
@@ -446,46 +446,51 @@ static void ca__wait_trace(const struct ca *c, const struct cluster_result *res)
         cls[i] = s->v[i].deadline > 0 ? (c->jobs[i].refused ? 2 : 1) : 0;
         arr[i] = s->v[i].arrival;
     }
-    struct arbiter_wait sum = {0};
-    double took_sum = 0, alone_sum = 0;
-    size_t nj = 0;
-    for (size_t i = 0; i < s->n; i++) {
-        const struct arbiter_sim_job *j = &s->v[i];
-        const struct ca_job *x = &c->jobs[i];
-        if (cls[i] != 1)
-            continue;
-        struct arbiter_wait_grants g = {.t = x->gt, .v = x->gv, .n = x->gn};
-        struct arbiter_wait a;
-        if (arbiter_wait_job(res->trace, res->ntrace, (uint32_t)i, j->cspec, arr, j->width, &g, cls,
-                             &a) != 0)
-            break;
-        double took = x->last_t - j->arrival;
+    for (uint8_t want = 1; want <= 2; want++) { /* admitted, then refused (best effort) */
+        struct arbiter_wait sum = {0};
+        double took_sum = 0, alone_sum = 0;
+        size_t nj = 0, missed = 0;
+        const char *what = want == 1 ? "admitted" : "refused";
+        for (size_t i = 0; i < s->n; i++) {
+            const struct arbiter_sim_job *j = &s->v[i];
+            const struct ca_job *x = &c->jobs[i];
+            if (cls[i] != want)
+                continue;
+            struct arbiter_wait_grants g = {.t = x->gt, .v = x->gv, .n = x->gn};
+            struct arbiter_wait a;
+            if (arbiter_wait_job(res->trace, res->ntrace, (uint32_t)i, j->cspec, arr, j->width, &g,
+                                 cls, &a) != 0)
+                break;
+            double took = x->last_t - j->arrival;
+            int late = took > j->deadline * (1 + 1e-9);
+            fprintf(c->cfg->trace,
+                    "wait %s job %zu took %.2f alone %.2f deadline %.2f %s chain %zu start %.2f "
+                    "run %.2f lost %.2f jm_short %.2f jm_other %.2f pn_own %.2f pn_other_nodl "
+                    "%.2f pn_other_adm %.2f pn_other_be %.2f mean_grant %.2f width %u\n",
+                    what, i, took, j->alone, j->deadline, late ? "missed" : "met", a.chain, a.start,
+                    a.run, a.lost, a.jm_short, a.jm_other, a.pn_own, a.pn_other[0], a.pn_other[1],
+                    a.pn_other[2], took > 0 ? x->acc / took : 0, j->width);
+            nj++;
+            missed += (size_t)late;
+            took_sum += took;
+            alone_sum += j->alone;
+            sum.start += a.start;
+            sum.run += a.run;
+            sum.lost += a.lost;
+            sum.jm_short += a.jm_short;
+            sum.jm_other += a.jm_other;
+            sum.pn_own += a.pn_own;
+            for (int k = 0; k < 3; k++)
+                sum.pn_other[k] += a.pn_other[k];
+        }
         fprintf(c->cfg->trace,
-                "wait job %zu took %.2f alone %.2f deadline %.2f %s chain %zu start %.2f run %.2f "
-                "lost %.2f jm_short %.2f jm_other %.2f pn_own %.2f pn_other_nodl %.2f "
-                "pn_other_adm %.2f pn_other_be %.2f mean_grant %.2f width %u\n",
-                i, took, j->alone, j->deadline, took > j->deadline * (1 + 1e-9) ? "missed" : "met",
-                a.chain, a.start, a.run, a.lost, a.jm_short, a.jm_other, a.pn_own, a.pn_other[0],
-                a.pn_other[1], a.pn_other[2], took > 0 ? x->acc / took : 0, j->width);
-        nj++;
-        took_sum += took;
-        alone_sum += j->alone;
-        sum.start += a.start;
-        sum.run += a.run;
-        sum.lost += a.lost;
-        sum.jm_short += a.jm_short;
-        sum.jm_other += a.jm_other;
-        sum.pn_own += a.pn_own;
-        for (int k = 0; k < 3; k++)
-            sum.pn_other[k] += a.pn_other[k];
+                "wait %s %s %zu missed %zu took %.1f alone %.1f start %.1f run %.1f lost %.1f "
+                "jm_short %.1f jm_other %.1f pn_own %.1f pn_other_nodl %.1f pn_other_adm %.1f "
+                "pn_other_be %.1f\n",
+                arbiter_sim_policy_name(c->pol), what, nj, missed, took_sum, alone_sum, sum.start,
+                sum.run, sum.lost, sum.jm_short, sum.jm_other, sum.pn_own, sum.pn_other[0],
+                sum.pn_other[1], sum.pn_other[2]);
     }
-    fprintf(c->cfg->trace,
-            "wait %s admitted %zu took %.1f alone %.1f start %.1f run %.1f lost %.1f jm_short "
-            "%.1f jm_other %.1f pn_own %.1f pn_other_nodl %.1f pn_other_adm %.1f pn_other_be "
-            "%.1f\n",
-            arbiter_sim_policy_name(c->pol), nj, took_sum, alone_sum, sum.start, sum.run, sum.lost,
-            sum.jm_short, sum.jm_other, sum.pn_own, sum.pn_other[0], sum.pn_other[1],
-            sum.pn_other[2]);
     mem_free(cls);
     mem_free(arr);
 }
