@@ -246,20 +246,29 @@ static void test_downgrade_running(void **state)
     queue_destroy(&q);
 }
 
+/* A node of 2 cpus running two regular tasks of 1 cpu (1 started before 2, or at the same time
+ * when second_at is 0), 100 s each, the first downgraded with grace_1 s of grace (an absolute
+ * time) and the second with grace_2. */
+static queue_t *two_downgraded(double second_at, double grace_1, double grace_2)
+{
+    queue_t *q = mkq(2, 1000, 0, 0);
+    assert_int_equal(push(q, 1, 1, 100, 100, QUEUE_REGULAR, 0), 0);
+    assert_int_equal(push(q, 2, 1, 100, 100, QUEUE_REGULAR, 0), 0);
+    assert_int_equal(pick(q, 0, 0), 1);
+    assert_int_equal(pick(q, second_at, 0), 2);
+    assert_int_equal(queue_next_grace(q, 0), 0); /* no grace before a downgrade */
+    assert_int_equal(queue_downgrade(q, 1, grace_1), 0);
+    assert_int_equal(queue_downgrade(q, 2, grace_2), 0);
+    return q;
+}
+
 /* Within its grace a downgraded task is not named by queue_preempt, and the regular work
  * waiting for it sees it hold its room until the grace ends; after the grace it is. */
 static void test_downgrade_grace(void **state)
 {
     (void)state;
-    queue_t *q = mkq(2, 1000, 0, 0);
-    assert_int_equal(push(q, 1, 1, 100, 100, QUEUE_REGULAR, 0), 0);
-    assert_int_equal(push(q, 2, 1, 100, 100, QUEUE_REGULAR, 0), 0);
-    assert_int_equal(pick(q, 0, 0), 1);
-    assert_int_equal(pick(q, 0, 0), 2);
-    assert_int_equal(queue_next_grace(q, 0), 0);
     /* 1 downgraded at t=10 with 20 s of grace, 2 with none */
-    assert_int_equal(queue_downgrade(q, 1, 30), 0);
-    assert_int_equal(queue_downgrade(q, 2, 0), 0);
+    queue_t *q = two_downgraded(0, 30, 0);
     assert_true(fabs(queue_next_grace(q, 10) - 30) < 1e-9);
     assert_int_equal(push(q, 3, 2, 100, 10, QUEUE_REGULAR, 0), 0); /* needs both cores */
     loadprof_t p;
@@ -276,13 +285,7 @@ static void test_downgrade_grace(void **state)
     assert_int_equal(queue_state(q, 2, NULL), QUEUE_RUNNING);
     /* an urgent regular task ends the grace at once (TASK_CREATE urgent): both can go now */
     {
-        queue_t *u = mkq(2, 1000, 0, 0);
-        assert_int_equal(push(u, 1, 1, 100, 100, QUEUE_REGULAR, 0), 0);
-        assert_int_equal(push(u, 2, 1, 100, 100, QUEUE_REGULAR, 0), 0);
-        assert_int_equal(pick(u, 0, 0), 1);
-        assert_int_equal(pick(u, 0, 0), 2);
-        assert_int_equal(queue_downgrade(u, 1, 30), 0);
-        assert_int_equal(queue_downgrade(u, 2, 0), 0);
+        queue_t *u = two_downgraded(0, 30, 0);
         assert_int_equal(push(u, 3, 2, 100, 10, QUEUE_REGULAR, 0), 0);
         assert_int_equal(queue_preempt(u, 10, ids, 4), 0);
         assert_int_equal(queue_end_graces(u), 1);
@@ -302,13 +305,7 @@ static void test_downgrade_grace(void **state)
     queue_destroy(&q);
 
     /* a small regular task that fits beside the graced task takes the other, graceless one */
-    q = mkq(2, 1000, 0, 0);
-    assert_int_equal(push(q, 1, 1, 100, 100, QUEUE_REGULAR, 0), 0);
-    assert_int_equal(push(q, 2, 1, 100, 100, QUEUE_REGULAR, 0), 0);
-    assert_int_equal(pick(q, 0, 0), 1);
-    assert_int_equal(pick(q, 1, 0), 2); /* the latest started */
-    assert_int_equal(queue_downgrade(q, 1, 0), 0);
-    assert_int_equal(queue_downgrade(q, 2, 50), 0);
+    q = two_downgraded(1, 0, 50); /* 2 the latest started */
     assert_int_equal(push(q, 3, 1, 100, 10, QUEUE_REGULAR, 0), 0);
     assert_int_equal(queue_preempt(q, 10, ids, 4), 1);
     assert_int_equal(ids[0], 1); /* not 2, the latest started, which is in its grace */
@@ -463,6 +460,102 @@ static void test_opportunistic_priority_within_job(void **state)
     queue_destroy(&q);
 }
 
+/* The swap's cases on a node of `cpus` (issue 22): the opportunistic tasks started in order, then
+ * the regular tasks queued; what queue_swap names (how many, the first, the queued task that
+ * waits as opportunistic instead) and what queue_preempt names after it. When `critical` is
+ * set, that queued task stays regular and is the next to start once `first` finishes. */
+struct swap_task {
+    uint64_t id;
+    double cpu, est;
+    uint64_t job;
+    double prio;
+};
+struct swap_case {
+    const char *what;
+    int cpus;
+    struct swap_task run[2], queued[2];
+    int nrun, nqueued;
+    int swapped;       /* queue_swap's answer */
+    uint64_t first;    /* ids[0] when swapped (0: not checked) */
+    uint64_t down;     /* the task that waits as opportunistic (0: not checked) */
+    int preempted;     /* queue_preempt's answer after the swap (-1: not asked) */
+    uint64_t critical; /* see above (0: none) */
+};
+
+static void swap_cases(void)
+{
+    static const struct swap_case cases[] = {
+        {.what = "a task of no particular job (0) keeps the old rule: it preempts",
+         .cpus = 1,
+         .nrun = 1,
+         .run = {{1, 1, 10, 0, 0}},
+         .nqueued = 1,
+         .queued = {{2, 1, 10, 0, 0}},
+         .swapped = 0,
+         .preempted = 1},
+        {.what = "a bigger regular task takes as many of its job's opportunistic tasks as cover it",
+         .cpus = 2,
+         .nrun = 2,
+         .run = {{1, 1, 10, 0xa, 0}, {2, 1, 10, 0xa, 0}},
+         .nqueued = 1,
+         .queued = {{3, 2, 10, 0xa, 0}},
+         .swapped = 2,
+         .down = 3,
+         .preempted = -1},
+        {.what =
+             "the job's lowest-priority queued task waits as opportunistic, not its critical one",
+         .cpus = 1,
+         .nrun = 1,
+         .run = {{1, 1, 10, 0xa, 1}},
+         .nqueued = 2,
+         .queued = {{2, 1, 1, 0xa, 10}, {3, 1, 5, 0xa, 2}}, /* 2 critical, first */
+         .swapped = 1,
+         .first = 1,
+         .down = 3,
+         .preempted = -1,
+         .critical = 2},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const struct swap_case *k = &cases[c];
+        print_message("%s\n", k->what);
+        queue_t *q = mkq(k->cpus, 1000, 0, 0);
+        /* all opportunistic tasks queued first, then started (the latest last) */
+        for (int i = 0; i < k->nrun; i++) {
+            const struct swap_task *t = &k->run[i];
+            assert_int_equal(
+                push_full(q, t->id, t->cpu, t->est, QUEUE_OPPORTUNISTIC, t->job, t->prio), 0);
+        }
+        uint64_t started = 0;
+        for (int i = 0; i < k->nrun; i++)
+            started += pick(q, 0, 0);
+        uint64_t want = 0;
+        for (int i = 0; i < k->nrun; i++)
+            want += k->run[i].id;
+        assert_int_equal(started, want);
+        for (int i = 0; i < k->nqueued; i++) {
+            const struct swap_task *t = &k->queued[i];
+            assert_int_equal(push_full(q, t->id, t->cpu, t->est, QUEUE_REGULAR, t->job, t->prio),
+                             0);
+        }
+        uint64_t ids[4], down = 0;
+        assert_int_equal(queue_swap(q, 1, ids, 4, &down), k->swapped);
+        if (k->first != 0)
+            assert_int_equal(ids[0], k->first);
+        if (k->down != 0)
+            assert_int_equal(down, k->down);
+        if (k->preempted >= 0)
+            assert_int_equal(queue_preempt(q, 1, ids, 4), k->preempted);
+        if (k->critical != 0) {
+            queue_class_t cls;
+            assert_int_equal(queue_state(q, k->critical, &cls), QUEUE_QUEUED);
+            assert_int_equal(cls, QUEUE_REGULAR);
+            assert_int_equal(queue_finish(q, k->first), 0);
+            assert_int_equal(pick(q, 2, 0), k->critical);
+        }
+        queue_destroy(&q);
+    }
+}
+
 /* Issue 22, no self-preemption: job A's regular task waiting only for A's own running
  * opportunistic tasks makes the latest started of them regular and waits as opportunistic in
  * its place (nothing killed); job B's regular task still preempts A's opportunistic work. */
@@ -502,38 +595,8 @@ static void test_no_self_preemption(void **state)
     assert_int_equal(ids[0], 1);
     assert_int_equal(queue_finish(q, 1), 0);
     assert_int_equal(pick(q, 3, 0), 4);
-    /* a task of no particular job (0) keeps the old rule: it preempts */
-    queue_t *u = mkq(1, 1000, 0, 0);
-    assert_int_equal(push_full(u, 1, 1, 10, QUEUE_OPPORTUNISTIC, 0, 0), 0);
-    assert_int_equal(pick(u, 0, 0), 1);
-    assert_int_equal(push_full(u, 2, 1, 10, QUEUE_REGULAR, 0, 0), 0);
-    assert_int_equal(queue_swap(u, 1, ids, 4, &down), 0);
-    assert_int_equal(queue_preempt(u, 1, ids, 4), 1);
-    queue_destroy(&u);
-    /* a bigger regular task takes as many of its job's opportunistic tasks as cover it */
-    queue_t *v = mkq(2, 1000, 0, 0);
-    assert_int_equal(push_full(v, 1, 1, 10, QUEUE_OPPORTUNISTIC, 0xa, 0), 0);
-    assert_int_equal(push_full(v, 2, 1, 10, QUEUE_OPPORTUNISTIC, 0xa, 0), 0);
-    assert_int_equal(pick(v, 0, 0) + pick(v, 0, 0), 3);
-    assert_int_equal(push_full(v, 3, 2, 10, QUEUE_REGULAR, 0xa, 0), 0);
-    assert_int_equal(queue_swap(v, 1, ids, 4, &down), 2);
-    assert_int_equal(down, 3);
-    queue_destroy(&v);
-    /* the job's lowest-priority queued task waits as opportunistic, not its critical one */
-    queue_t *w = mkq(1, 1000, 0, 0);
-    assert_int_equal(push_full(w, 1, 1, 10, QUEUE_OPPORTUNISTIC, 0xa, 1), 0);
-    assert_int_equal(pick(w, 0, 0), 1);
-    assert_int_equal(push_full(w, 2, 1, 1, QUEUE_REGULAR, 0xa, 10), 0); /* critical, first */
-    assert_int_equal(push_full(w, 3, 1, 5, QUEUE_REGULAR, 0xa, 2), 0);
-    assert_int_equal(queue_swap(w, 1, ids, 4, &down), 1);
-    assert_int_equal(ids[0], 1);
-    assert_int_equal(down, 3);
-    assert_int_equal(queue_state(w, 2, &k), QUEUE_QUEUED);
-    assert_int_equal(k, QUEUE_REGULAR);
-    assert_int_equal(queue_finish(w, 1), 0);
-    assert_int_equal(pick(w, 2, 0), 2);
-    queue_destroy(&w);
     queue_destroy(&q);
+    swap_cases(); /* the rule's other cases, one node each */
 }
 
 int main(void)
