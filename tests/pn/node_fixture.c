@@ -168,26 +168,29 @@ void create(fixture_t *f, const char *peer, const char *job, const char *task, u
     deliver(f, peer, &m);
 }
 
+/* A command about job/task's attempt 1 under `epoch`: the message `m` of `type`, its body the
+ * union member `body` (each names the job, task, attempt and epoch alike). */
+#define TASK_COMMAND(m, type, body, job, task, epoch)                                              \
+    do {                                                                                           \
+        proto_msg_init(&(m), (type));                                                              \
+        (m).body.job_id = (char *)(job);                                                           \
+        (m).body.task_id = (char *)(task);                                                         \
+        (m).body.attempt = 1;                                                                      \
+        (m).body.epoch = (epoch);                                                                  \
+    } while (0)
+
 void cancel(fixture_t *f, const char *peer, const char *job, const char *task, uint32_t epoch)
 {
     proto_msg_t m;
-    proto_msg_init(&m, PROTO_TASK_CANCEL);
-    m.task_cancel.job_id = (char *)job;
-    m.task_cancel.task_id = (char *)task;
-    m.task_cancel.attempt = 1;
-    m.task_cancel.epoch = epoch;
+    TASK_COMMAND(m, PROTO_TASK_CANCEL, task_cancel, job, task, epoch);
     deliver(f, peer, &m);
 }
 
 void upgrade(fixture_t *f, const char *peer, const char *job, const char *task, uint32_t epoch)
 {
     proto_msg_t m;
-    proto_msg_init(&m, PROTO_TASK_UPGRADE);
-    m.task_upgrade.job_id = (char *)job;
-    m.task_upgrade.task_id = (char *)task;
-    m.task_upgrade.attempt = 1;
+    TASK_COMMAND(m, PROTO_TASK_UPGRADE, task_upgrade, job, task, epoch);
     m.task_upgrade.task_class = PROTO_CLASS_REGULAR;
-    m.task_upgrade.epoch = epoch;
     deliver(f, peer, &m);
 }
 
@@ -195,12 +198,8 @@ void estimate(fixture_t *f, const char *peer, const char *job, const char *task,
               uint64_t runtime_ms)
 {
     proto_msg_t m;
-    proto_msg_init(&m, PROTO_TASK_ESTIMATE);
-    m.task_estimate.job_id = (char *)job;
-    m.task_estimate.task_id = (char *)task;
-    m.task_estimate.attempt = 1;
+    TASK_COMMAND(m, PROTO_TASK_ESTIMATE, task_estimate, job, task, epoch);
     m.task_estimate.runtime_ms = runtime_ms;
-    m.task_estimate.epoch = epoch;
     deliver(f, peer, &m);
 }
 
