@@ -94,3 +94,29 @@ enum speculate_verdict judge_running(const struct speculate_config *cfg,
         in->copy_spread_s = speculate_dist_stddev(d) * rr;
     return speculate_check(cfg, in, why);
 }
+
+int judge_upgrade(const struct correct_config *cfg, const struct judge_where *w, uint32_t node,
+                  double prio, long *to, struct estimate *alt, double *here_s)
+{
+    *to = -1;
+    if (here_s)
+        *here_s = ESTIMATOR_INF;
+    memset(alt, 0, sizeof *alt);
+    struct estimate here;
+    if (estimator_estimate(w->est, w->view, w->et, node, w->now_ms, 0.5, &here) >= ESTIMATOR_INF)
+        return 0;
+    long best = estimator_best_node(w->est, w->view, w->et, w->now_ms, w->skip, w->skip_ctx, alt);
+    struct correct_upgrade_cand c = {
+        .prio = prio,
+        .here_s = here.w_s + here.r_s,
+        .alt_s = best >= 0 ? alt->e_s : ESTIMATOR_INF,
+        .running = 0,
+    };
+    if (here_s)
+        *here_s = c.here_s;
+    struct correct_upgrade up;
+    if (correct_upgrade_pick(cfg, &c, 1, 0, &up) != 0 || !up.replace || best < 0)
+        return 0;
+    *to = best;
+    return 1;
+}

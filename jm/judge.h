@@ -79,4 +79,14 @@ enum speculate_verdict judge_running(const struct speculate_config *cfg,
                                      long *to, struct estimate *e, struct speculate_input *in,
                                      struct speculate_why *why, double *r_s);
 
+/* An opportunistic task queued at `node` that a freed token upgrades (Apollo §3.5, jm/correct.h's
+ * correct_upgrade_pick): 1 when it is re-placed as a regular task at *to (*alt: its estimate
+ * there; *here_s, may be NULL: its wait plus run where it is), because the best other node
+ * (w->skip: those it has attempts on) finishes it sooner by the correction's margin than its own
+ * node's wait plus its run; 0 when it is upgraded in place (no estimate here, no other node, or not
+ * worth it). `prio` is its bottom level. The daemon (jm/daemon/jmd_spec_start.c) and the simulator
+ * (tools/sim/cluster_straggler.c) both ask it. */
+int judge_upgrade(const struct correct_config *cfg, const struct judge_where *w, uint32_t node,
+                  double prio, long *to, struct estimate *alt, double *here_s);
+
 #endif

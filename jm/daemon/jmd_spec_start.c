@@ -34,15 +34,6 @@ static int jmd_spec__taken(void *ctx, uint32_t n)
     return used || !vn->endpoint[0];
 }
 
-/* The best node for a new attempt of `task` other than those it has attempts on: its estimate
- * in *out, the node returned (-1: none). */
-static long jmd_spec__best_other(jmd_t *j, size_t task, int64_t now, struct estimate *out)
-{
-    struct jmd_spec__other o = {j, task};
-    return estimator_best_node(j->est, j->view, place_task(j->place, task), now, jmd_spec__taken,
-                               &o, out);
-}
-
 /* Sends a new extra attempt of `task` to `node` in class `cls`. 0 or an ERR_*. */
 static int jmd_spec__start(jmd_t *j, size_t task, uint32_t node, int cls, int dup,
                            const struct estimate *est, int64_t now)
@@ -404,21 +395,14 @@ int jmd_spec_upgrade(jmd_t *j, size_t task)
     if (!s || !t->inflight || t->running || t->node < 0 || JMD_SPEC__N(&s->t[task]) > 0)
         return 0; /* called for an upgrade: the task is regular already (jm/attempt.h) */
     int64_t now = jmd_now(j);
-    const struct estimator_task *et = place_task(j->place, task);
-    struct estimate here, alt;
-    if (estimator_estimate(j->est, j->view, et, (uint32_t)t->node, now, 0.5, &here) >=
-        ESTIMATOR_INF)
-        return 0;
-    long to = jmd_spec__best_other(j, task, now, &alt);
-    struct correct_upgrade_cand c = {
-        .prio = j->task_bl ? j->task_bl[task] : 0,
-        .here_s = here.w_s + here.r_s,
-        .alt_s = to >= 0 ? alt.e_s : ESTIMATOR_INF,
-        .running = 0,
-    };
-    struct correct_upgrade up;
-    if (correct_upgrade_pick(&s->ccfg, &c, 1, 0, &up) != 0 || !up.replace || to < 0)
-        return 0;
+    struct jmd_spec__other o = {j, task};
+    struct judge_where wh = {j->est, j->view, place_task(j->place, task), now, jmd_spec__taken, &o};
+    struct estimate alt;
+    long to;
+    double here_s;
+    if (!judge_upgrade(&s->ccfg, &wh, (uint32_t)t->node, j->task_bl ? j->task_bl[task] : 0, &to,
+                       &alt, &here_s))
+        return 0; /* upgraded in place (jm/judge.h) */
     /* Re-placed as regular on the other node: a new regular attempt there takes the task's
        place at once and the opportunistic one is cancelled. */
     uint32_t old = t->attempt;
@@ -434,11 +418,11 @@ int jmd_spec_upgrade(jmd_t *j, size_t task)
     char why[512];
     snprintf(why, sizeof why,
              "re-placed: upgraded to regular on %s (~%.1f s) instead of waiting ~%.1f s on %s",
-             jmd_spec__name(j, t->node), alt.e_s, c.here_s, from);
+             jmd_spec__name(j, t->node), alt.e_s, here_s, from);
     log_info("%s: a freed token re-places it as regular attempt %u on %s (~%.1f s) instead of "
              "upgrading attempt %u in place on %s (~%.1f s)",
              j->spec->tasks[task].id, t->attempt, jmd_spec__name(j, t->node), alt.e_s, old, from,
-             c.here_s);
+             here_s);
     jmd_spec__cancel_rest(j, task, why);
     return 1;
 }

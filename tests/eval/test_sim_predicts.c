@@ -8,13 +8,13 @@
  * same tokens: alone on the cluster, a wide job is granted every token whatever its controller
  * asks (the RM's MinEDF-WC lends it the spare; its report's "tokens" say granted 8 throughout),
  * so they are two samples of one prediction. The faster one is compared because the simulator
- * models an idle machine and a loaded one only adds time. Not checked here: chainfan-24x3, which
- * the simulator predicts 5-15% long, and montage, predicted well (-8% to +4%) but whose real runs
- * at 1.3x end either side of the deadline (14.7 s, 15.5 s, 16.1 s for 15.6 s), so met/missed
- * would flip from run to run (docs/deadline-eval.md). And `paddock-sim predict --deadline` says met
- * or missed by its makespan; `--trace` writes every attempt once, in a report's shape; soykb, whose
- * reservations once never lapsed in the simulator, is predicted in full. Skipped (77) without
- * python3. */
+ * models an idle machine and a loaded one only adds time. Not checked here: chainfan-24x3 (within
+ * 6% of eighteen real runs since the simulator re-places upgrades as the daemon does), and montage,
+ * predicted well (-8% to +4%) but whose real runs at 1.3x end either side of the deadline (14.7
+ * s, 15.5 s, 16.1 s for 15.6 s), so met/missed would flip from run to run (docs/deadline-eval.md).
+ * And `paddock-sim predict --deadline` says met or missed by its makespan; `--trace` writes every
+ * attempt once, in a report's shape; soykb, whose reservations once never lapsed in the simulator,
+ * is predicted in full. Skipped (77) without python3. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -147,10 +147,13 @@ static void test_predict_deadline(void **state)
     assert_true(json_is_true(json_object_get(p, "succeeded")));
     assert_true(ms > 14.3); /* above the greedy list schedule, which has no overheads */
     /* The simulated JM corrects queued tasks as the daemon does (a stuck task moved or
-     * duplicated): such attempts are counted, cancelled before they ran, so they leave the trace of
-     * runs above at one per task; a handful on 101 tasks, not a storm. */
+     * duplicated, a waiting opportunistic task re-placed by a freed token): such attempts are
+     * counted, cancelled before they ran, so they leave the trace of runs above at one per task.
+     * On the real cluster chainfan-20x4 carried 18-33 such attempts in six runs (moves 3-10,
+     * re-placed upgrades 4-11, PN class trades 3-11, docs/deadline-eval.md); the bound keeps a
+     * storm out, not the daemon's own count. */
     json_int_t natt = json_integer_value(json_object_get(p, "attempts"));
-    assert_true(natt >= 101 && natt <= 101 + 101 / 5);
+    assert_true(natt >= 101 && natt <= 101 + 101 / 2);
     assert_float_equal(last_end, ms, 1e-3); /* the job ends with its last attempt */
     json_decref(p);
     const double dl[2] = {ms * 0.9, ms * 1.1};

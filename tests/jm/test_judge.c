@@ -1,6 +1,7 @@
 /* test_judge.c - the one step the daemon and the simulator share for the correction and
  * speculation rules' inputs (jm/judge.h): what it fills from the estimator and the view, that no
- * other node is looked at when the rule cannot act, and the verdicts it passes on. */
+ * other node is looked at when the rule cannot act, and the verdicts it passes on; and whether a
+ * freed token re-places an opportunistic task or upgrades it in place (judge_upgrade). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -157,12 +158,54 @@ static void test_running_straggler(void **state)
     world_close(&w);
 }
 
+/* An opportunistic task a freed token upgrades: re-placed on the idle node when its own node's
+ * wait is long, upgraded in place when its node is as good, when no other node is free to go to,
+ * and when the view does not know its node. */
+static void test_upgrade_replaces_only_when_worth_it(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w);
+    struct skip_ctx sk = {w.busy, 0};
+    struct judge_where wh = {w.est, w.v, &w.t, 0, skip_self, &sk};
+    struct estimate alt;
+    long to = 5;
+    double here = 0;
+    /* queued behind 8 s of work: the idle node finishes it ~8 s sooner */
+    assert_int_equal(judge_upgrade(NULL, &wh, w.busy, 3.0, &to, &alt, &here), 1);
+    assert_int_equal(to, (long)w.idle);
+    assert_true(here > 8);
+    assert_true(alt.e_s < here - 5);
+    assert_true(sk.calls > 0);
+    /* on the idle node already: the busy one is no better, upgraded in place */
+    struct skip_ctx sk2 = {w.idle, 0};
+    wh.skip_ctx = &sk2;
+    to = 5;
+    assert_int_equal(judge_upgrade(NULL, &wh, w.idle, 3.0, &to, &alt, NULL), 0);
+    assert_int_equal(to, -1);
+    /* on the busy node, but the idle one is taken by the task's other attempt: in place */
+    struct skip_ctx sk3 = {w.idle, 0};
+    wh.skip = skip_self;
+    wh.skip_ctx = &sk3;
+    uint32_t third = fx_node(w.v, "third", "r1", 8, 1, 0); /* as busy as its own node */
+    to = 5;
+    assert_int_equal(judge_upgrade(NULL, &wh, w.busy, 3.0, &to, &alt, NULL), 0);
+    assert_int_equal(to, -1);
+    (void)third;
+    /* a node the view does not know: no estimate here, in place */
+    wh.skip_ctx = &sk;
+    assert_int_equal(judge_upgrade(NULL, &wh, 999, 3.0, &to, &alt, &here), 0);
+    assert_int_equal(to, -1);
+    world_close(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_queued_stuck_task),
         cmocka_unit_test(test_queued_too_soon_looks_nowhere),
         cmocka_unit_test(test_running_straggler),
+        cmocka_unit_test(test_upgrade_replaces_only_when_worth_it),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -165,6 +165,8 @@ struct cluster_result {
     uint64_t copies_gated; /* copies the rule wanted and no token or allowance was free for */
     uint64_t moves;        /* cfg.correct: queued tasks moved */
     uint64_t dups_started, dups_won; /* ... duplicated, and duplicates that started first */
+    /* upgrades re-placed as regular on a better node (judge_upgrade) */
+    uint64_t rematched;
     double work_cpu_s;   /* core-seconds job attempts ran, losers and failures included */
     double useful_cpu_s; /* core-seconds of the attempts that succeeded */
     size_t jobs_peak;    /* most jobs running at once */

@@ -181,6 +181,8 @@ int cl_sg_report(struct cl_world *w, struct cl_job *j, size_t task, uint32_t att
  * attempt; the tracked attempt's start discards its duplicates). */
 int cl_sg_started(struct cl_world *w, struct cl_job *j, size_t task, uint32_t attempt);
 void cl_sg_takeover(struct cl_world *w, struct cl_job *j, size_t task); /* ATTEMPT_ACT_TAKEOVER */
+/* A freed token re-places the queued opportunistic task on a better node: 1, else 0. */
+int cl_sg_upgrade(struct cl_world *w, struct cl_job *j, size_t task);
 void cl_sg_done(struct cl_world *w, struct cl_job *j, size_t task, double exec_s); /* DONE */
 void cl_sg_job_end(struct cl_world *w, struct cl_job *j);                          /* copies go */
 void cl_sg_node_down(struct cl_world *w, uint32_t n); /* copies there lost (noticed later) */

@@ -370,14 +370,16 @@ static void cl_job_due_ev(engine_t *e, void *ctx, uint64_t job)
     cl_job_kick(w, j);
 }
 
-/* A freed unit upgrades waiting opportunistic tasks, the highest bottom level first, in place at
- * their node. */
+/* A freed unit upgrades waiting opportunistic tasks, the highest bottom level first: in place at
+ * their node, or re-placed as regular on a better one (cl_sg_upgrade, the daemon's rule). */
 size_t cl_job_upgrade(struct cl_world *w, struct cl_job *j)
 {
     struct attempt_action up[32];
     size_t k, total = 0;
     while ((k = attempt_upgrades(j->att, j->task_bl, cl__ms(engine_now(w->eng)), up, 32)) > 0) {
         for (size_t u = 0; u < k; u++) {
+            if (cl_sg_upgrade(w, j, up[u].task))
+                continue; /* re-placed as regular on a better node (jm/judge.h) */
             struct cl_task *ut = &j->tasks[up[u].task];
             ut->klass = (ut->klass & 0x100) | QUEUE_REGULAR;
             struct cl_node *nd = &w->nodes[ut->node];

@@ -32,7 +32,7 @@
 struct cl_sg_att {
     struct cl_task t; /* the attempt as the PN side sees it */
     int cls;          /* enum dispatch_class it was started in */
-    int dup;          /* 1: a duplicate of a queued task; 0: a copy of a running one */
+    int dup;          /* 1: a duplicate of a queued task, 2: an upgrade re-placed; 0: a copy */
     uint32_t cost;    /* token units it holds */
 };
 
@@ -377,7 +377,7 @@ void cl_sg_node_down(struct cl_world *w, uint32_t n)
     }
 }
 
-/* A copy of `task` to view node `node` in class cls, its estimate there e. */
+/* A copy of `task` to view node `node` in class cls, its estimate there e (dup as cl_sg_att's). */
 static int cl_sg__start(struct cl_world *w, struct cl_job *j, size_t task, uint32_t node, int cls,
                         int dup, const struct estimate *e, double now)
 {
@@ -417,10 +417,10 @@ static int cl_sg__start(struct cl_world *w, struct cl_job *j, size_t task, uint3
     cl_sg__units(j, cls, c->cost, 1);
     if ((rc = place_claim(j->place, task, node, cl_sg__ms(now))) != 0)
         return rc;
-    if (dup) {
+    if (dup == 1) {
         x->dups++;
         w->res->dups_started++;
-    } else {
+    } else if (dup == 0) {
         x->copies++;
         s->started++;
         w->res->copies_started++;
@@ -439,6 +439,39 @@ static int cl_sg__busy(void *ctx, uint32_t n)
 {
     struct cl_sg__where *o = ctx;
     return cl_attempt_at(o->j, o->task, n)->node == n;
+}
+
+/* A freed token upgrades the queued opportunistic task `task`: the daemon's rule
+ * (jmd_spec_upgrade, jm/judge.h's judge_upgrade) re-places it as a regular attempt on a node that
+ * finishes it sooner by the correction's margin, the opportunistic one cancelled at its node.
+ * 1 when re-placed, 0 when it is upgraded in place (the caller's queue_upgrade). */
+int cl_sg_upgrade(struct cl_world *w, struct cl_job *j, size_t task)
+{
+    struct cl_strag *s = j->sg;
+    struct cl_task *p = &j->tasks[task];
+    if (s == NULL || !w->cfg.correct || p->running || s->t[task].n > 0 ||
+        !attempt_get(j->att, task)->inflight)
+        return 0;
+    double now = engine_now(w->eng);
+    struct cl_sg__where o = {j, task};
+    struct judge_where wh = {j->est,         w->view,     place_task(j->place, task),
+                             cl_sg__ms(now), cl_sg__busy, &o};
+    struct estimate alt;
+    long to;
+    if (!judge_upgrade(&s->ccfg, &wh, p->node, j->task_bl[task], &to, &alt, NULL))
+        return 0;
+    int rc = cl_sg__start(w, j, task, (uint32_t)to, DISPATCH_REGULAR, 2, &alt, now);
+    if (rc == ERR_FULL)
+        return 0;
+    if (rc == 0)
+        rc = cl_sg__swap(w, j, task, s->t[task].n - 1);
+    if (rc != 0) {
+        cl_sg__fail(w, rc);
+        return 1;
+    }
+    w->res->rematched++;
+    cl_sg__cancel_rest(w, j, task); /* the opportunistic attempt at its old node */
+    return 1;
 }
 
 /* jm/speculate.h's verdict on the running task i (jm/judge.h, as the daemon asks it), from what

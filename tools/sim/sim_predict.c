@@ -192,11 +192,14 @@ static int sp__main(int argc, char **argv)
                          st->alloc_mean, st->first_tokens, st->peak_tokens);
             printf("{\"tasks\": %zu, \"nodes\": %zu, \"node_cpus\": %g, \"tokens\": %u, "
                    "\"succeeded\": %s, \"makespan_s\": %.3f, \"attempts\": %llu, "
-                   "\"preemptions\": %llu, \"trades\": %llu, \"deadline_s\": %s, "
-                   "\"met\": %s%s}\n",
+                   "\"preemptions\": %llu, \"trades\": %llu, \"moves\": %llu, "
+                   "\"duplicates\": %llu, \"copies\": %llu, \"rematched\": %llu, "
+                   "\"deadline_s\": %s, \"met\": %s%s}\n",
                    s->ntasks, cfg.nodes, cfg.node_cpus, cfg.tokens, ok ? "true" : "false", ms,
                    (unsigned long long)res.attempts, (unsigned long long)res.preemptions,
-                   (unsigned long long)res.trades, dl,
+                   (unsigned long long)res.trades, (unsigned long long)res.moves,
+                   (unsigned long long)res.dups_started, (unsigned long long)res.copies_started,
+                   (unsigned long long)res.rematched, dl,
                    deadline > 0 ? (ok && ms <= deadline ? "true" : "false") : "null", ctl);
         } else {
             if (st != NULL)
