@@ -14,6 +14,7 @@ struct rmview {
     size_t n, cap;
     struct map index; /* name -> node index + 1 (as a pointer-sized integer) */
     uint64_t seq;
+    int64_t delta_ms;           /* when the latest delta went out (0: none yet) */
     proto_view_node_t *scratch; /* PROTO_MAX_VIEW_NODES wire entries */
 };
 
@@ -353,6 +354,7 @@ static int rmview__published(struct rmview_node *n)
 int rmview_publish_delta(rmview_t *v, int64_t now, uint64_t rm_id, rmview_emit_fn *emit, void *arg)
 {
     size_t i = 0;
+    bool first = true;
     for (;;) {
         size_t k = 0;
         for (; i < v->n && k < PROTO_MAX_VIEW_NODES; i++) {
@@ -367,15 +369,19 @@ int rmview_publish_delta(rmview_t *v, int64_t now, uint64_t rm_id, rmview_emit_f
             n->dirty = false;
             k++;
         }
-        if (k == 0)
+        /* nothing changed: still one empty delta a second, the replica's word that nothing did
+           (a JM confirms its live nodes by it, and tells a silent replica from a quiet one) */
+        if (k == 0 && (first == false || v->seq == 0 || now - v->delta_ms < RMVIEW_KEEPALIVE_MS))
             return 0;
+        first = false;
+        v->delta_ms = now;
         proto_msg_t m;
         proto_msg_init(&m, PROTO_VIEW_DELTA);
         m.view_delta.rm_id = rm_id;
         m.view_delta.base_seq = v->seq;
         m.view_delta.view_seq = ++v->seq;
         m.view_delta.timestamp_ms = now;
-        m.view_delta.changed = v->scratch;
+        m.view_delta.changed = k > 0 ? v->scratch : NULL;
         m.view_delta.nchanged = (uint32_t)k;
         int rc = emit(arg, &m);
         if (rc != 0)

@@ -76,6 +76,11 @@ struct rmview_node {
 #define RMVIEW_WAIT_TOL_MS  250u /* a wait cell within this of the published one is unchanged */
 #define RMVIEW_WAIT_TOL_DIV 8u   /* ... or within an eighth of it, whichever is larger */
 
+/* A replica with nothing to say still publishes an empty delta this often: a JM takes it as a
+ * confirmation of its live nodes, and a JM that follows one replica's view (jm/daemon/jmd_rm.c)
+ * moves to another when its replica has said nothing for several of these. */
+#define RMVIEW_KEEPALIVE_MS 1000
+
 #define RMVIEW_WAIT_QUANTUM_MS 50u /* published waits: multiples of 50 ms ... */
 #define RMVIEW_WAIT_QUANTUM_DIV                                                                    \
     16u /* ... times the largest power of two within 1/16 of the wait                              \
@@ -127,8 +132,10 @@ typedef int rmview_emit_fn(void *arg, const proto_msg_t *msg);
  * code. */
 int rmview_publish_snapshot(rmview_t *v, int64_t now, uint64_t rm_id, rmview_emit_fn *emit,
                             void *arg);
-/* Publishes the nodes changed since the last delta as deltas (none when nothing changed), and
- * the live nodes gone silent for PROTO_VIEW_LIVE_MS. Returns 0 or the emitter's code. */
+/* Publishes the nodes changed since the last delta as deltas, and the live nodes gone silent
+ * for PROTO_VIEW_LIVE_MS; when none did, an empty delta (the chain moves by one) if the last
+ * delta is RMVIEW_KEEPALIVE_MS old, else nothing (nor before the chain started). Returns 0 or
+ * the emitter's code. */
 int rmview_publish_delta(rmview_t *v, int64_t now, uint64_t rm_id, rmview_emit_fn *emit, void *arg);
 /* The seq of the latest publication (0 before the first). */
 uint64_t rmview_seq(const rmview_t *v);

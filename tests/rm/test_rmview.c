@@ -375,6 +375,77 @@ static void test_gen_topic(void **state)
     rmview_destroy(&v);
 }
 
+/* A replica with nothing to say publishes one empty delta a second (none before the chain
+ * starts): it decodes packed, moves the chain by one and a JM's stream takes it in sequence. */
+struct keep {
+    int msgs;
+    uint32_t nchanged;
+    uint64_t base, seq;
+    struct view_stream st;
+    int flow;
+};
+
+static int keep_emit(void *arg, const proto_msg_t *msg)
+{
+    struct keep *k = arg;
+    proto_buf_t b;
+    proto_buf_init(&b);
+    assert_int_equal(proto_encode_packed(msg, &b, NULL, 0), 0);
+    proto_msg_t d;
+    char err[128];
+    assert_int_equal(proto_decode(b.data, b.len, &d, NULL, err, sizeof err), 0);
+    proto_buf_close(&b);
+    k->msgs++;
+    k->flow = view_stream_take(&k->st, &d);
+    if (d.type == PROTO_VIEW_DELTA) {
+        k->nchanged = d.view_delta.nchanged;
+        k->base = d.view_delta.base_seq;
+        k->seq = d.view_delta.view_seq;
+    }
+    proto_msg_close(&d);
+    return 0;
+}
+
+static void test_keepalive(void **state)
+{
+    (void)state;
+    rmview_t *v = rmview_new();
+    struct keep k;
+    memset(&k, 0, sizeof k);
+    assert_int_equal(rmview_publish_delta(v, 5000, 1, keep_emit, &k), 0);
+    assert_int_equal(k.msgs, 0); /* an empty view, no chain yet: nothing */
+    proto_heartbeat_t hb;
+    heartbeat(&hb, "pn-1", 1, 1);
+    assert_int_equal(rmview_ingest(v, &hb, 5000), RMVIEW_FRESH);
+    assert_int_equal(rmview_publish_snapshot(v, 5000, 1, keep_emit, &k), 0);
+    assert_true(k.st.synced);
+    uint64_t seq = rmview_seq(v);
+    k.msgs = 0;
+    assert_int_equal(rmview_publish_delta(v, 5999, 1, keep_emit, &k), 0);
+    assert_int_equal(k.msgs, 0); /* the last delta is under a second old */
+    assert_int_equal(rmview_publish_delta(v, 5000 + RMVIEW_KEEPALIVE_MS, 1, keep_emit, &k), 0);
+    assert_int_equal(k.msgs, 1);
+    assert_int_equal(k.nchanged, 0);
+    assert_int_equal(k.base, seq);
+    assert_int_equal(k.seq, seq + 1);
+    assert_int_equal(k.flow, VIEW_STREAM_NEXT);
+    assert_int_equal(rmview_publish_delta(v, 5500 + RMVIEW_KEEPALIVE_MS, 1, keep_emit, &k), 0);
+    assert_int_equal(k.msgs, 1); /* one a second */
+    /* news goes out at once, and the keepalive counts from it */
+    heartbeat(&hb, "pn-1", 1, 2);
+    hb.matrix.cells_ms[3] = 9000;
+    assert_int_equal(rmview_ingest(v, &hb, 6600), RMVIEW_FRESH);
+    assert_int_equal(rmview_publish_delta(v, 6600, 1, keep_emit, &k), 0);
+    assert_int_equal(k.msgs, 2);
+    assert_int_equal(k.nchanged, 1);
+    assert_int_equal(rmview_publish_delta(v, 7500, 1, keep_emit, &k), 0);
+    assert_int_equal(k.msgs, 2);
+    assert_int_equal(rmview_publish_delta(v, 7600, 1, keep_emit, &k), 0);
+    assert_int_equal(k.msgs, 3);
+    assert_int_equal(k.nchanged, 0);
+    rmview_destroy(&v);
+}
+
 /* The JM's side of the stream (jm/view_proto.h view_stream): whole after every part of one
  * snapshot in order, then in sequence through the deltas, a gap when one is missed, whole again
  * with the next snapshot; an in-sequence delta confirms the live nodes it omits (view_confirm). */
@@ -770,6 +841,7 @@ int main(void)
         cmocka_unit_test(test_packed_to_jm_view),
         cmocka_unit_test(test_quantized_waits),
         cmocka_unit_test(test_gen_topic),
+        cmocka_unit_test(test_keepalive),
         cmocka_unit_test(test_stream_and_confirm),
         cmocka_unit_test(test_compact_jm_view),
         cmocka_unit_test(test_rmconf_checks),
