@@ -2,8 +2,11 @@
 #include "jm/grant.h"
 
 #include <math.h>
+#include <string.h>
 
+#include "common/mem.h"
 #include "jm/grain.h"
+#include "jm/shape.h"
 #include "rm/arbiter.h"
 
 uint64_t grant_tokens_of(uint64_t units, uint32_t unit)
@@ -98,4 +101,46 @@ int grant_set_costs(dispatch_t *d, const struct spec *sp, double token_cpu, uint
             return rc;
     }
     return 0;
+}
+
+uint32_t grant_width(const struct spec *sp, const dispatch_t *d, uint32_t unit, uint32_t max_tokens)
+{
+    if (max_tokens < 1)
+        max_tokens = 1;
+    uint64_t widest = 1; /* dispatcher units */
+    size_t n;
+    dag_t *dag = NULL;
+    size_t *wave = mem_calloc(sp->ntasks ? sp->ntasks : 1, sizeof *wave);
+    uint32_t *units = mem_calloc(sp->ntasks ? sp->ntasks : 1, sizeof *units);
+    if (!wave || !units || dag_new(sp, &dag) != 0) {
+        mem_free(wave);
+        mem_free(units);
+        return 1;
+    }
+    for (;;) { /* in waves */
+        const size_t *ready = dag_ready(dag, &n);
+        if (n == 0)
+            break;
+        uint64_t u = 0;
+        for (size_t i = 0; i < n; i++)
+            u += dispatch_cost(d, ready[i]);
+        if (u > widest)
+            widest = u;
+        memcpy(wave, ready, n * sizeof *wave);
+        for (size_t i = 0; i < n; i++) {
+            (void)dag_start(dag, wave[i]); /* ready tasks of a fresh copy: cannot fail */
+            (void)dag_succeed(dag, wave[i], NULL);
+        }
+    }
+    dag_destroy(&dag);
+    mem_free(wave);
+    /* in time, at the dispatcher's units: tasks smaller than a token share one (jm/grain.h) */
+    uint64_t peak = 0;
+    for (size_t i = 0; i < sp->ntasks; i++)
+        units[i] = dispatch_cost(d, i);
+    if (shape_peak_units(sp, units, &peak) == 0 && peak > widest)
+        widest = peak;
+    mem_free(units);
+    uint64_t tokens = grant_tokens_of(widest, unit);
+    return tokens > max_tokens ? max_tokens : tokens < 1 ? 1 : (uint32_t)tokens;
 }

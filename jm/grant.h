@@ -32,6 +32,16 @@ uint32_t grant_demand(const dag_t *dag, const dispatch_t *d, uint32_t unit, uint
 uint32_t grant_tail(const dag_t *dag, const dispatch_t *d, size_t ntasks, uint32_t unit,
                     uint32_t target);
 
+/* The first request of a job without a controller: its width, the most tokens its tasks use at
+ * once (counted in the dispatcher's units at their costs, then rounded up to tokens of `unit`),
+ * the larger of two readings: in waves (all ready tasks, then all they release, ...; a copy of
+ * the job's DAG from its start, stage barriers included), and as soon as possible at the
+ * estimated run times (jm/shape.h, what admission counts). Waves alone undercount a DAG whose
+ * short tasks release longer ones: a chain of 0.5 s tasks each releasing four 1.2 s tasks is 5
+ * wide in waves and 13 in time. Between 1 and max_tokens; 1 when memory runs out. */
+uint32_t grant_width(const struct spec *sp, const dispatch_t *d, uint32_t unit,
+                     uint32_t max_tokens);
+
 /* Whole tokens a node of cpu cores and mem_mb MiB holds at the token size (0: the default,
  * rm/arbiter.h): the smaller of its cores and its memory in tokens, rounded down. */
 double grant_node_tokens(double cpu, uint64_t mem_mb, double token_cpu, uint64_t token_mem_mb);

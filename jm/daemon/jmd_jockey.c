@@ -14,52 +14,13 @@
 #include "jm/eta.h"
 #include "jm/shape.h"
 
-/* A job without a deadline asks for its width: the most tokens its tasks use at once (counted in
- * the dispatcher's finer units, jm/grain.h, then rounded up), the
- * larger of two readings: in waves (all ready tasks, then all they release, ...; found by
- * replaying a copy of the DAG, stage barriers included, as the job's own may be under way when
- * the token size changes), and as soon as possible at the estimated run times (jm/shape.h,
- * what admission counts). Waves alone undercount a DAG whose short tasks release longer ones:
- * a chain of 0.5 s tasks each releasing four 1.2 s tasks is 5 wide in waves and 13 in time,
- * and a job asking for 5 ran the rest as opportunistic work that its own regular tasks then
- * displaced. At most max_tokens. */
+/* A job without a deadline asks for its width (jm/grant.h, grant_width; the simulated JM's first
+ * request is the same): a job asking for less ran the rest as opportunistic work that its own
+ * regular tasks then displaced. At most max_tokens. */
 static int jmd_jockey__fixed(jmd_t *j)
 {
-    uint64_t widest = 1; /* dispatcher units */
-    size_t n;
-    dag_t *dag = NULL;
-    size_t *wave = mem_calloc(j->spec->ntasks, sizeof *wave);
-    if (!wave || dag_new(j->spec, &dag) != 0) {
-        mem_free(wave);
-        return 1;
-    }
-    for (;;) {
-        const size_t *ready = dag_ready(dag, &n);
-        if (n == 0)
-            break;
-        uint64_t units = 0;
-        for (size_t i = 0; i < n; i++)
-            units += dispatch_cost(j->disp, ready[i]);
-        if (units > widest)
-            widest = units;
-        memcpy(wave, ready, n * sizeof *wave);
-        for (size_t i = 0; i < n; i++) {
-            dag_start(dag, wave[i]);
-            dag_succeed(dag, wave[i], NULL);
-        }
-    }
-    dag_destroy(&dag);
-    /* in time, at the dispatcher's units: tasks smaller than a token share one (jm/grain.h) */
-    mem_free(wave);
-    uint32_t *units = mem_calloc(j->spec->ntasks ? j->spec->ntasks : 1, sizeof *units);
-    uint64_t peak = 0;
-    for (size_t i = 0; units && i < j->spec->ntasks; i++)
-        units[i] = dispatch_cost(j->disp, i);
-    if (units && shape_peak_units(j->spec, units, &peak) == 0 && peak > widest)
-        widest = peak;
-    mem_free(units);
-    uint64_t tokens = grain_tokens(widest);
-    return tokens > (uint64_t)j->o.max_tokens ? j->o.max_tokens : tokens < 1 ? 1 : (int)tokens;
+    return (int)grant_width(j->spec, j->disp, GRAIN_UNITS,
+                            j->o.max_tokens > 0 ? (uint32_t)j->o.max_tokens : 1);
 }
 
 static void jmd_jockey__tail(jmd_t *j);

@@ -136,6 +136,43 @@ static void test_tail(void **state)
     assert_int_equal(grant_tail(f->dag, f->disp, f->spec->ntasks, GRAIN_UNITS, 7), 7);
 }
 
+/* The first request of a job without a controller: its width, the larger of waves and time. */
+static void test_width(void **state)
+{
+    struct fx *f = *state;
+    /* whole tokens, one a task: a..d at once is 4 wide (e after a: 4 at most either way) */
+    assert_int_equal(grant_width(f->spec, f->disp, 1, 100), 4);
+    assert_int_equal(grant_width(f->spec, f->disp, 1, 3), 3); /* at most max_tokens */
+    assert_int_equal(grant_width(f->spec, f->disp, 1, 0), 1); /* at least one */
+    assert_int_equal(grant_set_costs(f->disp, f->spec, 0, 0), 0);
+    /* at the token's hundredths: 4 x 50 units, then e's 200 (8 GiB): 2 tokens */
+    assert_int_equal(grant_width(f->spec, f->disp, GRAIN_UNITS, 100), 2);
+    /* a chain of 0.5 s tasks each releasing four 1.2 s tasks: 5 wide in waves, 8 in time (the
+       four sides of c1 still run when c2's four start) */
+    static const char *CHAIN =
+        "{\"version\":1,\"name\":\"w\",\"tasks\":["
+        "{\"id\":\"c1\",\"cmd\":[\"true\"],\"runtime_s\":0.5},"
+        "{\"id\":\"c2\",\"cmd\":[\"true\"],\"runtime_s\":0.5,\"after\":[\"c1\"]},"
+        "{\"id\":\"a1\",\"cmd\":[\"true\"],\"runtime_s\":1.2,\"after\":[\"c1\"]},"
+        "{\"id\":\"a2\",\"cmd\":[\"true\"],\"runtime_s\":1.2,\"after\":[\"c1\"]},"
+        "{\"id\":\"a3\",\"cmd\":[\"true\"],\"runtime_s\":1.2,\"after\":[\"c1\"]},"
+        "{\"id\":\"a4\",\"cmd\":[\"true\"],\"runtime_s\":1.2,\"after\":[\"c1\"]},"
+        "{\"id\":\"b1\",\"cmd\":[\"true\"],\"runtime_s\":1.2,\"after\":[\"c2\"]},"
+        "{\"id\":\"b2\",\"cmd\":[\"true\"],\"runtime_s\":1.2,\"after\":[\"c2\"]},"
+        "{\"id\":\"b3\",\"cmd\":[\"true\"],\"runtime_s\":1.2,\"after\":[\"c2\"]},"
+        "{\"id\":\"b4\",\"cmd\":[\"true\"],\"runtime_s\":1.2,\"after\":[\"c2\"]}]}";
+    struct spec *sp = NULL;
+    char msg[256];
+    if (spec_parse(CHAIN, strlen(CHAIN), NULL, &sp, msg, sizeof msg) != 0)
+        fail_msg("%s", msg);
+    dispatch_t *d = NULL;
+    assert_int_equal(dispatch_new(NULL, sp->ntasks, &d), 0);
+    assert_int_equal(grant_width(sp, d, 1, 100), 8);
+    assert_int_equal(grant_width(sp, d, 1, 6), 6);
+    dispatch_destroy(&d);
+    spec_destroy(&sp);
+}
+
 static void test_node_tokens(void **state)
 {
     (void)state;
@@ -287,6 +324,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_costs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_demand, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tail, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_width, setup, teardown),
         cmocka_unit_test(test_node_tokens),
         cmocka_unit_test(test_beyond),
         cmocka_unit_test_setup_teardown(test_allowance, setup, teardown),

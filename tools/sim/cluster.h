@@ -75,8 +75,11 @@ struct cluster_config {
                                its share of a default-sized token in hundredths, a round's batch is
                                the free units and 4 more); 0: one unit per task (default) */
     int trace;              /* 1: every ended job attempt recorded in cluster_result.trace */
-    double run_slowdown;    /* every job task's run time times this (a slow run: Jockey's
-                               whole-run slowdown; default 1) */
+    /* 1: a job without a controller holds min(tokens, its width) (jm/grant.h, grant_width: the
+       daemon's first request; `paddock-sim predict` sets it); 0: tokens (default) */
+    int width_first;
+    double run_slowdown; /* every job task's run time times this (a slow run: Jockey's
+                            whole-run slowdown; default 1) */
     struct engine_noise noise;
     /* borrowed; NULL: none (each job holds `tokens` or its Jockey's) */
     const struct cluster_hooks *hooks;

@@ -55,7 +55,10 @@ int cl_job_init(struct cl_world *w, struct cl_job *j, const struct cluster_job *
     if (w->cfg.grain) { /* costs at the default token size (jm/grant.h, as the daemon's) */
         if ((rc = grant_set_costs(j->disp, j->spec, 0, 0)) != 0)
             return rc;
-        dispatch_set_tokens(j->disp, (uint32_t)grain_units(w->cfg.tokens));
+        uint32_t tokens = w->cfg.tokens;
+        if (w->cfg.width_first && src->jockey == NULL) /* the daemon's first request */
+            tokens = grant_width(j->spec, j->disp, GRAIN_UNITS, tokens);
+        dispatch_set_tokens(j->disp, (uint32_t)grain_units(tokens));
     } else {
         dispatch_set_tokens(j->disp, w->cfg.tokens);
     }

@@ -97,7 +97,8 @@ static int sp__main(int argc, char **argv)
     cfg.max_batch = 512;    /* jmd_sched.c's JMD_SCHED__BATCH */
     cfg.node_mem_mb = 2048; /* `paddock cluster up`'s PNs */
     cfg.no_io = 1;
-    cfg.opp_factor = 0; /* a job alone sends no opportunistic work its tokens cover */
+    cfg.opp_factor = 0;  /* a job alone sends no opportunistic work its tokens cover */
+    cfg.width_first = 1; /* without a controller it asks for its width, as the daemon's does */
     engine_noise_none(&cfg.noise);
     const char *path = NULL, *trace = NULL;
     double deadline = 0, v;
