@@ -78,6 +78,25 @@ int arbiter_wait_job(const struct cluster_trace_rec *tr, size_t ntr, uint32_t jo
         out->chain++;
         out->run += x->end_s - x->start_s;
         out->lost += x->ready_s - first[k];
+        /* the chain task's lost attempts: did each start beyond the job's grant (its queued
+           and running attempts already held every token: opportunistic work) or within it
+           (a regular attempt, downgraded later, then preempted)? */
+        for (size_t r = 0; r < ntr; r++) {
+            const struct cluster_trace_rec *y = &tr[r];
+            if (y->job != job || y->task != k || y->outcome == 1)
+                continue;
+            double busy = 0;
+            for (size_t q = 0; q < ntr; q++) {
+                const struct cluster_trace_rec *z = &tr[q];
+                if (q != r && z->job == job && z->queued_s <= y->start_s + 1e-9 &&
+                    z->end_s > y->start_s + 1e-9)
+                    busy += sp->tasks[z->task].cpu;
+            }
+            if (busy + 1e-9 >= aw__grant_at(g, y->start_s + arrival[job]))
+                out->lost_opp++;
+            else
+                out->lost_reg++;
+        }
         double jm = x->queued_s - x->ready_s, pn = x->start_s - x->queued_s;
         /* the tokens the job had in use when the task became ready: its attempts queued or
            running then (a queued task holds its token) */

@@ -22,6 +22,8 @@ struct arbiter_wait {
     double start;       /* arrival to the chain's first task ready */
     double run;         /* successful attempts' run times */
     double lost;        /* earlier attempts of chain tasks (preempted or failed) */
+    size_t lost_opp;    /* ... those attempts that started beyond the job's grant */
+    size_t lost_reg;    /* ... and within it (regular, downgraded or killed later) */
     double jm_short;    /* ready to queued while the job's grant was all in use (its attempts
                            queued or running then held every token it had) */
     double jm_other;    /* ready to queued at a full grant (placement, dispatch), and gaps */

@@ -465,11 +465,13 @@ static void ca__wait_trace(const struct ca *c, const struct cluster_result *res)
             int late = took > j->deadline * (1 + 1e-9);
             fprintf(c->cfg->trace,
                     "wait %s job %zu took %.2f alone %.2f deadline %.2f %s chain %zu start %.2f "
-                    "run %.2f lost %.2f jm_short %.2f jm_other %.2f pn_own %.2f pn_other_nodl "
-                    "%.2f pn_other_adm %.2f pn_other_be %.2f mean_grant %.2f width %u\n",
+                    "run %.2f lost %.2f lost_beyond_grant %zu lost_within %zu jm_short %.2f "
+                    "jm_other %.2f pn_own %.2f pn_other_nodl %.2f pn_other_adm %.2f pn_other_be "
+                    "%.2f mean_grant %.2f width %u\n",
                     what, i, took, j->alone, j->deadline, late ? "missed" : "met", a.chain, a.start,
-                    a.run, a.lost, a.jm_short, a.jm_other, a.pn_own, a.pn_other[0], a.pn_other[1],
-                    a.pn_other[2], took > 0 ? x->acc / took : 0, j->width);
+                    a.run, a.lost, a.lost_opp, a.lost_reg, a.jm_short, a.jm_other, a.pn_own,
+                    a.pn_other[0], a.pn_other[1], a.pn_other[2], took > 0 ? x->acc / took : 0,
+                    j->width);
             nj++;
             missed += (size_t)late;
             took_sum += took;
