@@ -11,6 +11,8 @@ int eta_band(double t_r, double rest_p50, double rest_q95, double spread, double
     if (out == NULL || !isfinite(t_r) || t_r < 0 || !isfinite(rest_p50) || rest_p50 < 0)
         return ERR_INVAL;
     struct eta_band b = {.p50_s = t_r + rest_p50, .factor = 1};
+    double q = isfinite(rest_q95) && rest_q95 > rest_p50 ? rest_q95 : rest_p50;
+    b.p95_runs_s = t_r + q;
     if (isfinite(spread) && spread >= 1) {
         double f = isfinite(own_factor) && own_factor > 0 ? own_factor : 1;
         /* a learned factor below 1 / s would put the bound before the median */
@@ -18,7 +20,6 @@ int eta_band(double t_r, double rest_p50, double rest_q95, double spread, double
         b.from_spread = 1;
         b.p95_s = t_r + rest_p50 * b.factor;
     } else {
-        double q = isfinite(rest_q95) && rest_q95 > rest_p50 ? rest_q95 : rest_p50;
         b.factor = rest_p50 > 0 ? q / rest_p50 : 1;
         b.p95_s = t_r + q;
     }

@@ -22,6 +22,7 @@ struct eta_band {
     double p95_s;    /* conservative finish, >= p50_s */
     double factor;   /* (p95_s - t_r) / (p50_s - t_r): what the upper value stretched the rest by */
     int from_spread; /* 1: s x f (admission's model), 0: the simulator's own quantile */
+    double p95_runs_s; /* t_r + max(R50, R95): the simulator's own quantile, whichever is used */
 };
 
 /* The band at t_r seconds since submission for a rest whose simulated median is rest_p50 and

@@ -254,6 +254,8 @@ typedef struct jmd {
     struct view_stream vstream[JMD_MAX_RM]; /* each replica's view stream (jmd_rm.c) */
     int vsnap[JMD_MAX_RM];                  /* sub[i] subscribes to snapshots */
     int64_t vsnap_ms[JMD_MAX_RM];           /* since when (jmd_now), to ask again */
+    size_t vfollow;                         /* the replica whose view is taken (jmd_rm.c) */
+    int64_t vheard_ms[JMD_MAX_RM];          /* its latest view message, or since followed */
     zuv_sock_t *api[JMD_MAX_RM];
     int api_answered[JMD_MAX_RM]; /* anything received on api[i] since it was made */
     int leader;
@@ -277,6 +279,7 @@ typedef struct jmd {
     double own_spread, own_factor;
     int eta_from_spread;
     double eta_half_p95_s;
+    double eta_p95_runs_s, eta_half_p95_runs_s; /* the simulated runs' own q95, for comparison */
     /* Task outcomes per view node for the RM's Psucc (Apollo §3.3): counted since the last
        renewal (pend_*) and carried by the renewal in flight (sent_*); ncount entries each. */
     uint32_t *pend_ok, *pend_failed, *sent_ok, *sent_failed;
@@ -359,7 +362,6 @@ int jmd_pn_create(jmd_t *j, size_t task, uint32_t node, char *err, size_t cap);
 /* The same for a given attempt number and dispatch class (an extra attempt: jmd_spec.c). */
 int jmd_pn_create_attempt(jmd_t *j, size_t task, uint32_t attempt, int cls, uint32_t node,
                           char *err, size_t cap);
-void jmd_pn_cancel(jmd_t *j, size_t task, uint32_t node, const char *why);
 void jmd_pn_upgrade(jmd_t *j, size_t task, uint32_t node);
 /* TASK_UPGRADE to the opportunistic class: the job's spare tokens were reclaimed. */
 void jmd_pn_downgrade(jmd_t *j, size_t task, uint32_t node, uint64_t grace_ms);

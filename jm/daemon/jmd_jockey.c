@@ -323,6 +323,7 @@ void jmd_jockey_eta(jmd_t *j)
     j->eta_s = b.p50_s;
     j->eta_p95_s = b.p95_s;
     j->eta_from_spread = b.from_spread;
+    j->eta_p95_runs_s = b.p95_runs_s;
 }
 
 void jmd_jockey_tick(jmd_t *j)
@@ -341,6 +342,7 @@ void jmd_jockey_tick(jmd_t *j)
             jmd_jockey_eta(j);
         j->eta_half_s = j->eta_s;
         j->eta_half_p95_s = j->eta_p95_s;
+        j->eta_half_p95_runs_s = j->eta_p95_runs_s;
         log_info("half the tasks done at %.3f s: ETA %.3f s (p95 %.3f s)", jmd_elapsed_s(j),
                  j->eta_s, j->eta_p95_s);
     }

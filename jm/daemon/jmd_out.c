@@ -434,6 +434,10 @@ static void jmd_out__eta(const jmd_t *j, json_t *o)
                         j->eta_half_p95_s > 0 ? json_real(j->eta_half_p95_s) : json_null());
     int cov = j->outcome == JMD_SUCCEEDED ? eta_half_covered(j->eta_half_p95_s, ms) : -1;
     json_object_set_new(o, "eta_half_p95_covered", cov >= 0 ? json_boolean(cov) : json_null());
+    /* the simulated runs' own q95 then, the upper value a job without a spread gets: to compare */
+    json_object_set_new(o, "eta_half_p95_runs_s",
+                        j->eta_half_p95_runs_s > 0 ? json_real(j->eta_half_p95_runs_s)
+                                                   : json_null());
     /* where the p95 comes from: admission's model (own spread x learned factor) or, for a
        job without a spread of its own, the simulated runs' q95 */
     json_object_set_new(o, "eta_spread",
