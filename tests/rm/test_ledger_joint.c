@@ -84,6 +84,15 @@ static void test_lone_job_as_before(void **state)
         assert_float_equal(fl.finish_p50, jt.finish_p50, 1e-6);
     }
     assert_float_equal(jt.eff, fl.eff, 1e-2);
+    /* without alpha: the upper bound, and the bounds' mean as the median, as the fluid model */
+    struct arbiter_shape u = s;
+    struct arbiter_quote fl2, jt2;
+    u.has_alpha = false;
+    assert_int_equal(arbiter_admit_plan(1.645, 10, NULL, NULL, 0, &u, 40, &fl2), 0);
+    assert_int_equal(arbiter_admit_joint(1.645, 10, NULL, NULL, 0, &u, 40, &jt2), 0);
+    assert_true(jt2.admit && fl2.admit);
+    assert_float_equal(fl2.finish, jt2.finish, 1e-6);
+    assert_float_equal(fl2.finish_p50, jt2.finish_p50, 1e-6);
     /* a plan that reserves every token for 20 s delays it by 20 s */
     double t[] = {0, 20}, tok[] = {10, 0};
     struct arbiter_reserve plan = {t, tok, 2};
