@@ -259,11 +259,6 @@ void jmd_pn_cancel_attempt(jmd_t *j, size_t task, uint32_t attempt, uint32_t nod
     (void)jmd_pn__send(j, node, &m, err, sizeof err);
 }
 
-void jmd_pn_cancel(jmd_t *j, size_t task, uint32_t node, const char *why)
-{
-    jmd_pn_cancel_attempt(j, task, j->tasks[task].attempt, node, why);
-}
-
 int jmd_pn_query(jmd_t *j, uint32_t node)
 {
     proto_msg_t m;
