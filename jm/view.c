@@ -484,6 +484,16 @@ size_t view_confirm(view_t *v, uint8_t src, int64_t info_ms)
     return moved;
 }
 
+size_t view_adopt(view_t *v, uint8_t src)
+{
+    size_t moved = 0;
+    for (size_t i = 0; i < v->n; i++) {
+        moved += v->nodes[i].src != src;
+        v->nodes[i].src = src;
+    }
+    return moved;
+}
+
 int view_set_up(view_t *v, uint32_t node, int up)
 {
     if (node >= v->n)

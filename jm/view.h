@@ -115,6 +115,11 @@ int view_cached(const struct view_node *n, const char *path);
  * information is that recent (it is never made older). Returns the nodes it moved. */
 size_t view_confirm(view_t *v, uint8_t src, int64_t info_ms);
 
+/* Every node's entry as if replica `src` had sent it: after a whole snapshot of that replica,
+ * which named every node with the entry held or an older one, so that its deltas confirm them
+ * (a JM that moves from one replica's view to another's). Returns the entries relabelled. */
+size_t view_adopt(view_t *v, uint8_t src);
+
 /* Marks a node down (e.g. it missed heartbeats and status past a timeout). ERR_NOTFOUND. */
 int view_set_up(view_t *v, uint32_t node, int up);
 

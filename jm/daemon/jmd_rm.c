@@ -20,6 +20,9 @@
 #define JMD_RM__TRY_MS 1000 /* an unanswered request moves to the next replica after this */
 #define JMD_RM__SNAP_RETRY_MS                                                                      \
     5000 /* a snapshot asked for, no part of it come for this long: asked again */
+/* The replica whose view the JM follows said nothing for this long (a replica publishes at least
+ * an empty delta a second, rm/rmview.h RMVIEW_KEEPALIVE_MS): the JM follows the next one. */
+#define JMD_RM__VIEW_SILENT_MS 3500
 
 static void jmd_rm__send(jmd_t *j, struct jmd_call *c);
 
@@ -81,6 +84,43 @@ static void jmd_rm__want_snapshots(jmd_t *j, size_t i, int want)
     j->vsnap[i] = want;
     j->vsnap_ms[i] = jmd_now(j);
     zuv_kick(j->sub[i]);
+}
+
+/* Replica i's view taken (deltas, and snapshots until whole) or no longer. A JM follows one
+ * replica's view, not all of them: a thousand JMs on three replicas would otherwise take three
+ * views each, and each replica serve all thousand (docs/jm-daemon.md). */
+static void jmd_rm__follow(jmd_t *j, size_t i, int on)
+{
+    if (!j->sub[i])
+        return;
+    void *z = zsock_resolve(zuv_sock_zsock(j->sub[i]));
+    int opt = on ? ZMQ_SUBSCRIBE : ZMQ_UNSUBSCRIBE;
+    zmq_setsockopt(z, opt, PROTO_VIEW_TOPIC_DELTA, PROTO_VIEW_TOPIC_LEN);
+    zmq_setsockopt(z, opt, PROTO_VIEW_TOPIC_PLAIN_DELTA, PROTO_VIEW_TOPIC_PLAIN_LEN);
+    j->vstream[i].synced = 0;
+    j->vstream[i].building = 0;
+    j->vheard_ms[i] = jmd_now(j);
+    jmd_rm__want_snapshots(j, i, on);
+    zuv_kick(j->sub[i]);
+}
+
+/* The followed replica silent past JMD_RM__VIEW_SILENT_MS (stopped, or cut off): the next
+ * replica that publishes a view is followed, from a snapshot. */
+static void jmd_rm__follow_check(jmd_t *j)
+{
+    size_t f = j->vfollow, n = j->o.nrm;
+    if (n < 2 || !j->sub[f] || jmd_now(j) - j->vheard_ms[f] < JMD_RM__VIEW_SILENT_MS)
+        return;
+    size_t next = (f + 1) % n;
+    while (next != f && !j->sub[next])
+        next = (next + 1) % n;
+    if (next == f)
+        return;
+    log_info("view of RM replica %zu: nothing for %d ms, following replica %zu", f,
+             JMD_RM__VIEW_SILENT_MS, next);
+    jmd_rm__follow(j, f, 0);
+    j->vfollow = next;
+    jmd_rm__follow(j, next, 1);
 }
 
 /* A replica publishes a snapshot when asked (a subscription to the snapshot topic), not on a
@@ -194,12 +234,16 @@ static void jmd_rm__on_view(zuv_sock_t *zs, zmsg_t **msg, void *arg)
         r++;
     int64_t now = jmd_now(j);
     size_t before = view_count(j->view);
+    if (r < j->o.nrm)
+        j->vheard_ms[r] = now;
     int flow = r < j->o.nrm ? view_stream_take(&j->vstream[r], &m) : 0;
     if (m.type == PROTO_VIEW_SNAPSHOT && r < j->o.nrm)
         j->vsnap_ms[r] = now; /* a snapshot under way: asked again only when it stalls */
-    if (flow & VIEW_STREAM_WHOLE)
+    if (flow & VIEW_STREAM_WHOLE) {
         jmd_rm__want_snapshots(j, r, 0);
-    else if (flow & VIEW_STREAM_GAP) {
+        if (j->view_whole) /* a replica followed anew: its deltas confirm every node from here */
+            view_adopt(j->view, (uint8_t)(r + 1));
+    } else if (flow & VIEW_STREAM_GAP) {
         log_info("view of RM replica %zu: a delta missed, asking for a snapshot", r);
         jmd_rm__want_snapshots(j, r, 1);
     } else if (flow & VIEW_STREAM_NEXT) {
@@ -542,6 +586,7 @@ static void jmd_rm__reopen(jmd_t *j, size_t i)
 void jmd_rm_tick(jmd_t *j)
 {
     jmd_rm__snapshot_retry(j);
+    jmd_rm__follow_check(j);
     int64_t now = jmd_now(j);
     struct jmd_call *calls[] = {&j->call_tok, &j->call_lease, &j->call_rel};
     for (size_t i = 0; i < 3; i++) {
@@ -597,11 +642,7 @@ static int jmd_rm__socket(jmd_t *j, int type, const char *endpoint, zuv_sock_t *
     if (!z)
         return err_fmt(msg, cap, ERR_SYS, "cannot create a socket");
     int rc = curve_apply(z, j->curve, CURVE_CLIENT, NULL, msg, cap);
-    if (!rc && type == ZMQ_SUB) { /* deltas; snapshots come with jmd_rm__want_snapshots */
-        void *zz = zsock_resolve(z);
-        zmq_setsockopt(zz, ZMQ_SUBSCRIBE, PROTO_VIEW_TOPIC_DELTA, PROTO_VIEW_TOPIC_LEN);
-        zmq_setsockopt(zz, ZMQ_SUBSCRIBE, PROTO_VIEW_TOPIC_PLAIN_DELTA, PROTO_VIEW_TOPIC_PLAIN_LEN);
-    }
+    /* a SUB subscribes to nothing here: jmd_rm__follow */
     if (!rc && zsock_connect(z, "%s", endpoint) != 0)
         rc = err_fmt(msg, cap, ERR_CONFIG, "cannot connect to %s", endpoint);
     if (!rc)
@@ -625,12 +666,18 @@ int jmd_rm_open(jmd_t *j, char *msg, size_t cap)
             rc = jmd_rm__socket(j, ZMQ_SUB, j->o.rm_pub[i], &j->sub[i], jmd_rm__on_view, msg, cap);
             memset(&j->vstream[i], 0, sizeof j->vstream[i]);
             j->vsnap[i] = 0;
-            if (!rc)
-                jmd_rm__want_snapshots(j, i, 1);
         }
         if (rc)
             return rc;
     }
+    /* JMs spread over the replicas by job id: each follows one view */
+    uint64_t h = 1469598103934665603ull;
+    for (const char *c = j->o.job_id ? j->o.job_id : ""; *c; c++)
+        h = (h ^ (uint8_t)*c) * 1099511628211ull;
+    j->vfollow = (size_t)(h % j->o.nrm);
+    for (size_t k = 0; k < j->o.nrm && !j->sub[j->vfollow]; k++)
+        j->vfollow = (j->vfollow + 1) % j->o.nrm;
+    jmd_rm__follow(j, j->vfollow, 1);
     j->leader = 0;
     return 0;
 }

@@ -446,6 +446,39 @@ static void test_keepalive(void **state)
     rmview_destroy(&v);
 }
 
+/* A JM that moves to another replica's view relabels what it holds as that replica's
+ * (view_adopt), so that the new replica's in-sequence deltas confirm the nodes they omit. */
+static void test_adopt_then_confirm(void **state)
+{
+    (void)state;
+    view_t *jv = NULL;
+    assert_int_equal(view_new(&jv), 0);
+    char name[32];
+    for (int i = 0; i < 10; i++) {
+        proto_view_node_t w;
+        proto_heartbeat_t hb;
+        snprintf(name, sizeof name, "pn-%d", i);
+        heartbeat(&hb, name, 1, 1);
+        memset(&w, 0, sizeof w);
+        w.name = name;
+        w.rack = "r1";
+        w.endpoint = "tcp://127.0.0.1:9";
+        w.cpu = hb.cpu;
+        w.mem_mb = hb.mem_mb;
+        w.matrix = hb.matrix;
+        w.boot_id = 1;
+        w.seq = 1;
+        w.age_ms = 100;
+        assert_int_equal(view_update_from_replica(jv, &w, 1000, 0), 1);
+    }
+    assert_int_equal(view_confirm(jv, 2, 5000), 0); /* replica 1's word: nothing of its own */
+    assert_int_equal(view_adopt(jv, 2), 10);
+    assert_int_equal(view_adopt(jv, 2), 0);
+    assert_int_equal(view_confirm(jv, 2, 5000), 10);
+    assert_int_equal(view_node(jv, 3)->info_ms, 5000);
+    view_destroy(&jv);
+}
+
 /* The JM's side of the stream (jm/view_proto.h view_stream): whole after every part of one
  * snapshot in order, then in sequence through the deltas, a gap when one is missed, whole again
  * with the next snapshot; an in-sequence delta confirms the live nodes it omits (view_confirm). */
@@ -842,6 +875,7 @@ int main(void)
         cmocka_unit_test(test_quantized_waits),
         cmocka_unit_test(test_gen_topic),
         cmocka_unit_test(test_keepalive),
+        cmocka_unit_test(test_adopt_then_confirm),
         cmocka_unit_test(test_stream_and_confirm),
         cmocka_unit_test(test_compact_jm_view),
         cmocka_unit_test(test_rmconf_checks),
