@@ -4,15 +4,20 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <cmocka.h>
 
 static char e2e_tmp[256], e2e_cluster[300], e2e_bindir[1024], e2e_srcdir[1024];
 
@@ -46,17 +51,16 @@ bool e2e_have_jm(void)
     return access(path, X_OK) == 0;
 }
 
-static char *e2e_slurp(const char *path)
+char *e2e_read_file(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "r");
     if (f == NULL)
-        return strdup("");
-    size_t cap = 4096, len = 0;
+        return NULL;
+    size_t cap = 4096, n = 0, got;
     char *buf = malloc(cap);
-    size_t n;
-    while (buf != NULL && (n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
-        len += n;
-        if (cap - len < 2) {
+    while (buf != NULL && (got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
+        n += got;
+        if (cap - n < 2) {
             char *g = realloc(buf, cap * 2);
             if (g == NULL)
                 break;
@@ -66,8 +70,17 @@ static char *e2e_slurp(const char *path)
     }
     fclose(f);
     if (buf != NULL)
-        buf[len] = '\0';
+        buf[n] = '\0';
+    if (len != NULL)
+        *len = n;
     return buf;
+}
+
+/* A command's captured output: "" when there is none. */
+static char *e2e_slurp(const char *path)
+{
+    char *t = e2e_read_file(path, NULL);
+    return t != NULL ? t : strdup("");
 }
 
 void e2e_paddock(struct e2e_run *r, int timeout_s, const char *fmt, ...)
@@ -263,4 +276,62 @@ long long e2e_json_int(const json_t *o, const char *k)
 {
     const json_t *v = json_object_get(o, k);
     return json_is_integer(v) ? json_integer_value(v) : -1;
+}
+
+int64_t e2e_wall_ms(void)
+{
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    return (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000;
+}
+
+void e2e_sleep_ms(int64_t ms)
+{
+    if (ms <= 0)
+        return;
+    struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+void e2e_write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    assert_true(fputs(text, f) >= 0);
+    assert_int_equal(fclose(f), 0);
+}
+
+void e2e_submit(const char *path, char id[64])
+{
+    struct e2e_run r;
+    e2e_paddock(&r, 30, "submit '%s'", path);
+    if (r.status != 0)
+        fprintf(stderr, "submit: %s%s\n", r.out, r.err);
+    assert_int_equal(r.status, 0);
+    size_t n = strcspn(r.out, "\n");
+    assert_true(n > 2 && n < 64);
+    memcpy(id, r.out, n);
+    id[n] = '\0';
+    assert_memory_equal(id, "j-", 2);
+    e2e_run_close(&r);
+}
+
+long long e2e_state_int(const char *job_id, const char *key)
+{
+    json_t *st = e2e_job_file(job_id, "state.json");
+    long long x = e2e_json_int(st, key);
+    json_decref(st);
+    return x;
+}
+
+int e2e_group_up(const char *args)
+{
+    return e2e_have_jm() ? e2e_cluster_up(args) : 0;
+}
+
+int e2e_group_teardown(void **state)
+{
+    (void)state;
+    e2e_cluster_down();
+    return 0;
 }

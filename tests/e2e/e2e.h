@@ -9,6 +9,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct e2e_run {
     int status; /* exit code; 124 after the timeout; 128+N after signal N */
@@ -31,6 +32,12 @@ int e2e_cluster_up(const char *args);
  * directory. Safe to call when nothing was started. */
 void e2e_cluster_down(void);
 
+/* A cmocka group's setup and teardown around one cluster: e2e_group_up starts it with `args`
+ * when paddock-jm is built (else nothing: the tests skip themselves); e2e_group_teardown is
+ * e2e_cluster_down. */
+int e2e_group_up(const char *args);
+int e2e_group_teardown(void **state);
+
 /* Runs `paddock ARGS` (a shell fragment, PADDOCK_CLUSTER set to the cluster) for at most
  * timeout_s seconds. */
 void e2e_paddock(struct e2e_run *r, int timeout_s, const char *fmt, ...)
@@ -52,5 +59,18 @@ json_t *e2e_job_wait(const char *job_id, int timeout_s);
 
 /* Prints the tail of the job's jm.log to stderr (for a failing test). */
 void e2e_job_dump(const char *job_id);
+
+/* The wall clock in ms, and a sleep of ms (<= 0: none). */
+int64_t e2e_wall_ms(void);
+void e2e_sleep_ms(int64_t ms);
+/* A whole file, NUL-terminated (caller frees), its length into *len when not NULL; NULL when it
+ * cannot be read. */
+char *e2e_read_file(const char *path, size_t *len);
+/* Writes text to path; the test fails when it cannot (cmocka). */
+void e2e_write_file(const char *path, const char *text);
+/* `paddock submit PATH`: the job id ("j-...") into id; the test fails when refused (cmocka). */
+void e2e_submit(const char *path, char id[64]);
+/* An integer of the job's state.json, -1 when missing or not an integer. */
+long long e2e_state_int(const char *job_id, const char *key);
 
 #endif

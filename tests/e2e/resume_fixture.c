@@ -28,54 +28,6 @@
 pid_t g_extra[8];
 size_t g_nextra;
 
-int64_t wall_ms(void)
-{
-    struct timeval tv;
-    gettimeofday(&tv, NULL);
-    return (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000;
-}
-
-void sleep_ms(int64_t ms)
-{
-    if (ms <= 0)
-        return;
-    struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
-char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "r");
-    if (f == NULL)
-        return NULL;
-    size_t cap = 4096, n = 0, got;
-    char *buf = malloc(cap);
-    while (buf != NULL && (got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
-        n += got;
-        if (cap - n < 2) {
-            char *g = realloc(buf, cap * 2);
-            if (g == NULL)
-                break;
-            buf = g;
-            cap *= 2;
-        }
-    }
-    fclose(f);
-    if (buf != NULL)
-        buf[n] = '\0';
-    if (len != NULL)
-        *len = n;
-    return buf;
-}
-
-void write_file(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    assert_int_equal(fclose(f), 0);
-}
-
 static long read_pid(const char *path)
 {
     FILE *f = fopen(path, "r");
@@ -121,7 +73,7 @@ static size_t procs_with_env(const char *var, bool prefix, long *pids, size_t ca
         char path[64];
         snprintf(path, sizeof path, "/proc/%ld/environ", pid);
         size_t len = 0;
-        char *env = slurp(path, &len);
+        char *env = e2e_read_file(path, &len);
         if (env == NULL)
             continue;
         bool hit = false;
@@ -130,7 +82,7 @@ static size_t procs_with_env(const char *var, bool prefix, long *pids, size_t ca
         free(env);
         char stat[64];
         snprintf(stat, sizeof stat, "/proc/%ld/stat", pid);
-        char *st = slurp(stat, NULL);
+        char *st = e2e_read_file(stat, NULL);
         char *cl = st != NULL ? strrchr(st, ')') : NULL;
         if (hit && cl != NULL && cl[1] != '\0' && cl[2] != 'Z' && cl[2] != 'X') {
             if (n < cap)
@@ -227,7 +179,7 @@ void await_gone(const long *pids, size_t n, const char *name)
             any = any || (pids[i] > 0 && (proc_is(pids[i], name) || !proc_all_gone(pids[i])));
         if (!any)
             return;
-        sleep_ms(20);
+        e2e_sleep_ms(20);
     }
     fail_msg("a %s did not stop", name);
 }
@@ -331,44 +283,20 @@ void write_spec(const char *name, const char *marks, const char *sleep_s, char *
     n += (size_t)snprintf(spec + n, sz - n, " ]}\n");
     assert_true(n < sz);
     snprintf(path, cap, "%s/%s.json", e2e_dir(), name);
-    write_file(path, spec);
+    e2e_write_file(path, spec);
     free(spec);
-}
-
-void submit(const char *path, char id[64])
-{
-    struct e2e_run r;
-    e2e_paddock(&r, 30, "submit '%s'", path);
-    if (r.status != 0)
-        fprintf(stderr, "submit: %s%s\n", r.out, r.err);
-    assert_int_equal(r.status, 0);
-    size_t n = strcspn(r.out, "\n");
-    assert_true(n > 2 && n < 64);
-    memcpy(id, r.out, n);
-    id[n] = '\0';
-    assert_memory_equal(id, "j-", 2);
-    e2e_run_close(&r);
 }
 
 long await_jm(const char *job, long not, int timeout_ms)
 {
-    int64_t end = wall_ms() + timeout_ms;
+    int64_t end = e2e_wall_ms() + timeout_ms;
     do {
         long pid = jm_pid(job);
         if (pid > 1 && pid != not &&proc_is(pid, "paddock-jm"))
             return pid;
-        sleep_ms(10);
-    } while (wall_ms() < end);
+        e2e_sleep_ms(10);
+    } while (e2e_wall_ms() < end);
     return 0;
-}
-
-long long state_int(const char *job, const char *field)
-{
-    json_t *st = e2e_job_file(job, "state.json");
-    json_t *v = json_object_get(st, field);
-    long long x = json_is_integer(v) ? json_integer_value(v) : -1;
-    json_decref(st);
-    return x;
 }
 
 bool state_running(const char *job)

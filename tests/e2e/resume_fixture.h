@@ -20,10 +20,6 @@
 extern pid_t g_extra[8];
 extern size_t g_nextra;
 
-int64_t wall_ms(void);
-void sleep_ms(int64_t ms);
-char *slurp(const char *path, size_t *len);
-void write_file(const char *path, const char *text);
 /* Whether pid is a live (not zombie) process whose command name starts with `name`. */
 bool proc_is(long pid, const char *name);
 /* The live task processes of a job. */
@@ -49,12 +45,8 @@ void task_id(int k, char *out, size_t cap);
  * say "speculate": false, so no speculative copy or duplicate (issue 15) runs a task twice and
  * what is checked is what a resume does. */
 void write_spec(const char *name, const char *marks, const char *sleep_s, char *path, size_t cap);
-/* `paddock submit PATH`: the job id into id. */
-void submit(const char *path, char id[64]);
 /* Waits until the job's jm.pid names a live paddock-jm other than `not`; returns it. */
 long await_jm(const char *job, long not, int timeout_ms);
-/* A state.json field as an integer (-1 when missing). */
-long long state_int(const char *job, const char *field);
 bool state_running(const char *job);
 /* Waits for the job's end: it must have succeeded. */
 void await_success(const char *job, int timeout_s);

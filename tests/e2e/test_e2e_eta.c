@@ -25,16 +25,7 @@
 static int group_setup(void **state)
 {
     (void)state;
-    if (!e2e_have_jm())
-        return 0;
-    return e2e_cluster_up("--rm 1 --pn 2 --pn-cpus 2 --pn-mem-mb 2048");
-}
-
-static int group_teardown(void **state)
-{
-    (void)state;
-    e2e_cluster_down();
-    return 0;
+    return e2e_group_up("--rm 1 --pn 2 --pn-cpus 2 --pn-mem-mb 2048");
 }
 
 static double num(const json_t *o, const char *k)
@@ -45,18 +36,9 @@ static double num(const json_t *o, const char *k)
 
 /* Submits the job, checks eta_p95_s >= eta_s on every state.json read while it runs, and returns
  * the final state (caller decrefs); its id in id. */
-static json_t *run_job(const char *spec_path, char *id, size_t cap, int *etas_seen)
+static json_t *run_job(const char *spec_path, char id[64], int *etas_seen)
 {
-    struct e2e_run r;
-    e2e_paddock(&r, 30, "submit '%s'", spec_path);
-    if (r.status != 0)
-        fprintf(stderr, "submit: %s%s\n", r.out, r.err);
-    assert_int_equal(r.status, 0);
-    size_t n = strcspn(r.out, "\n");
-    assert_true(n > 2 && n < cap);
-    memcpy(id, r.out, n);
-    id[n] = '\0';
-    e2e_run_close(&r);
+    e2e_submit(spec_path, id);
     *etas_seen = 0;
     for (time_t end = time(NULL) + 120; time(NULL) <= end;) {
         json_t *st = e2e_job_file(id, "state.json");
@@ -123,7 +105,7 @@ static void test_eta_band_and_error(void **state)
     char id[64];
     int seen = 0;
     /* run 1: no profile, no spread of its own */
-    json_t *st = run_job(spec_path, id, sizeof id, &seen);
+    json_t *st = run_job(spec_path, id, &seen);
     assert_string_equal(json_string_value(json_object_get(st, "state")), "succeeded");
     fprintf(stderr, "run 1: %d running states with an ETA\n", seen);
     assert_true(seen > 0);
@@ -132,7 +114,7 @@ static void test_eta_band_and_error(void **state)
     json_decref(st);
 
     /* run 2: its profile gives it a spread, the RM a learned factor */
-    st = run_job(spec_path, id, sizeof id, &seen);
+    st = run_job(spec_path, id, &seen);
     if (strcmp(json_string_value(json_object_get(st, "state")), "succeeded") != 0)
         e2e_job_dump(id);
     assert_string_equal(json_string_value(json_object_get(st, "state")), "succeeded");
@@ -159,5 +141,5 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_eta_band_and_error),
     };
-    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+    return cmocka_run_group_tests(tests, group_setup, e2e_group_teardown);
 }

@@ -30,16 +30,7 @@
 static int group_setup(void **state)
 {
     (void)state;
-    if (!e2e_have_jm())
-        return 0;
-    return e2e_cluster_up("--rm 3 --pn 4 --pn-cpus 2");
-}
-
-static int group_teardown(void **state)
-{
-    (void)state;
-    e2e_cluster_down();
-    return 0;
+    return e2e_group_up("--rm 3 --pn 4 --pn-cpus 2");
 }
 
 /* A change of the cpus in use (d_cpu) or of the tasks waiting (d_wait) at time t (seconds). */
@@ -92,16 +83,7 @@ static void test_spare_capacity_filled(void **state)
 
     char ids[MAX_JOBS][64];
     for (int j = 0; j < njobs; j++) {
-        struct e2e_run r;
-        e2e_paddock(&r, 30, "submit '%s'", spec_path);
-        if (r.status != 0)
-            fprintf(stderr, "submit: %s%s\n", r.out, r.err);
-        assert_int_equal(r.status, 0);
-        size_t n = strcspn(r.out, "\n");
-        assert_true(n > 2 && n < sizeof ids[j]);
-        memcpy(ids[j], r.out, n);
-        ids[j][n] = '\0';
-        e2e_run_close(&r);
+        e2e_submit(spec_path, ids[j]);
     }
 
     size_t cap = (size_t)njobs * NTASKS * 4 + 16, nev = 0;
@@ -186,5 +168,5 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_spare_capacity_filled),
     };
-    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+    return cmocka_run_group_tests(tests, group_setup, e2e_group_teardown);
 }

@@ -26,16 +26,7 @@
 static int group_setup(void **state)
 {
     (void)state;
-    if (!e2e_have_jm())
-        return 0;
-    return e2e_cluster_up("--rm 1 --pn 2 --pn-cpus 2 --pn-mem-mb 2048");
-}
-
-static int group_teardown(void **state)
-{
-    (void)state;
-    e2e_cluster_down();
-    return 0;
+    return e2e_group_up("--rm 1 --pn 2 --pn-cpus 2 --pn-mem-mb 2048");
 }
 
 static void skip_without_jm(void)
@@ -46,14 +37,8 @@ static void skip_without_jm(void)
     }
 }
 
-static void pause_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
 /* Writes a spec into the cluster directory and submits it; the job id into id. */
-static void submit(const char *name, const char *tasks, char *id, size_t cap)
+static void submit(const char *name, const char *tasks, char id[64])
 {
     char path[1200];
     snprintf(path, sizeof path, "%s/%s.json", e2e_dir(), name);
@@ -61,16 +46,7 @@ static void submit(const char *name, const char *tasks, char *id, size_t cap)
     assert_non_null(f);
     fprintf(f, "{\"version\": 1, \"name\": \"%s\", \"tasks\": [\n%s\n]}\n", name, tasks);
     assert_int_equal(fclose(f), 0);
-    struct e2e_run r;
-    e2e_paddock(&r, 30, "submit '%s'", path);
-    if (r.status != 0)
-        fprintf(stderr, "submit: %s%s\n", r.out, r.err);
-    assert_int_equal(r.status, 0);
-    size_t n = strcspn(r.out, "\n");
-    assert_true(n > 2 && n < cap);
-    memcpy(id, r.out, n);
-    id[n] = '\0';
-    e2e_run_close(&r);
+    e2e_submit(path, id);
 }
 
 static void test_cluster_up_node_records_complete(void **state)
@@ -109,7 +85,7 @@ static void test_logs_while_running_and_after(void **state)
            "$i; sleep 0.5; done; echo bye >&2\"], \"runtime_s\": 4},\n"
            "{\"id\": \"big\", \"cmd\": [\"sh\", \"-c\", \"head -c "
            "600000 /dev/zero | tr '\\\\000' x\"], \"runtime_s\": 0.2}",
-           id, sizeof id);
+           id);
     /* while it runs: what it wrote so far, some lines and not all */
     struct e2e_run r = {0};
     bool seen = false;
@@ -118,7 +94,7 @@ static void test_logs_while_running_and_after(void **state)
         e2e_paddock(&r, 10, "logs %s talk", id);
         seen = r.status == 0 && strstr(r.out, "line 1\n") != NULL;
         if (!seen)
-            pause_ms(100);
+            e2e_sleep_ms(100);
     }
     if (!seen)
         fprintf(stderr, "logs while running: exit %d\n%s%s\n", r.status, r.out, r.err);
@@ -161,7 +137,7 @@ static void test_failure_reason_and_attempts(void **state)
     submit("fails",
            "{\"id\": \"b\", \"cmd\": [\"sh\", \"-c\", \"echo starting; echo reading /data/x >&2; "
            "echo 'real error: file not found: /data/x' >&2; exit 3\"], \"runtime_s\": 0.1}",
-           id, sizeof id);
+           id);
     json_t *st = e2e_job_wait(id, 60);
     assert_non_null(st);
     assert_string_equal(json_string_value(json_object_get(st, "state")), "failed");
@@ -217,5 +193,5 @@ int main(void)
         cmocka_unit_test(test_logs_while_running_and_after),
         cmocka_unit_test(test_failure_reason_and_attempts),
     };
-    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+    return cmocka_run_group_tests(tests, group_setup, e2e_group_teardown);
 }

@@ -27,28 +27,12 @@
 static int group_setup(void **state)
 {
     (void)state;
-    if (!e2e_have_jm())
-        return 0;
-    return e2e_cluster_up("--rm 1 --pn 2 --pn-cpus 2 --pn-mem-mb 2048");
-}
-
-static int group_teardown(void **state)
-{
-    (void)state;
-    e2e_cluster_down();
-    return 0;
-}
-
-static int64_t wall_ms(void)
-{
-    struct timeval tv;
-    gettimeofday(&tv, NULL);
-    return (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000;
+    return e2e_group_up("--rm 1 --pn 2 --pn-cpus 2 --pn-mem-mb 2048");
 }
 
 static void sleep_until(int64_t t_ms)
 {
-    for (int64_t now = wall_ms(); now < t_ms; now = wall_ms()) {
+    for (int64_t now = e2e_wall_ms(); now < t_ms; now = e2e_wall_ms()) {
         int64_t d = t_ms - now;
         struct timespec ts = {d / 1000, (d % 1000) * 1000000L};
         nanosleep(&ts, NULL);
@@ -67,21 +51,6 @@ static void write_spec(const char *path, const char *name)
         "\"after\": [\"extract\"]}]}\n",
         name);
     assert_int_equal(fclose(f), 0);
-}
-
-/* Submits the spec; the job id into id. */
-static void submit(const char *path, char *id, size_t cap)
-{
-    struct e2e_run r;
-    e2e_paddock(&r, 30, "submit '%s'", path);
-    if (r.status != 0)
-        fprintf(stderr, "submit: %s%s\n", r.out, r.err);
-    assert_int_equal(r.status, 0);
-    size_t n = strcspn(r.out, "\n");
-    assert_true(n > 2 && n < cap);
-    memcpy(id, r.out, n);
-    id[n] = '\0';
-    e2e_run_close(&r);
 }
 
 static json_t *find_named(json_t *arr, const char *name)
@@ -122,7 +91,7 @@ static void test_periodic_job_found_and_accepted(void **state)
     write_spec(adhoc, "adhoc-report");
     /* six submissions of nightly-etl 200 ms into six consecutive periods; adhoc-report five
        times in between at gaps of 1.2, 4.3, 1.5 and 6 (x P/3) s */
-    int64_t t0 = (wall_ms() / P + 1) * P;
+    int64_t t0 = (e2e_wall_ms() / P + 1) * P;
     static const double adhoc_at[5] = {1.0, 2.2, 6.5, 8.0, 14.0}; /* in units of P/3 */
     int next_adhoc = 0;
     char id[64], last_id[64] = "";
@@ -130,11 +99,11 @@ static void test_periodic_job_found_and_accepted(void **state)
         int64_t at = t0 + i * P + 200;
         while (next_adhoc < 5 && t0 + (int64_t)(adhoc_at[next_adhoc] * (double)P / 3.0) < at) {
             sleep_until(t0 + (int64_t)(adhoc_at[next_adhoc] * (double)P / 3.0));
-            submit(adhoc, id, sizeof id);
+            e2e_submit(adhoc, id);
             next_adhoc++;
         }
         sleep_until(at);
-        submit(nightly, last_id, sizeof last_id);
+        e2e_submit(nightly, last_id);
     }
     /* the history has a run once it ended */
     json_t *st = e2e_job_wait(last_id, 60);
@@ -241,5 +210,5 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_periodic_job_found_and_accepted),
     };
-    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+    return cmocka_run_group_tests(tests, group_setup, e2e_group_teardown);
 }

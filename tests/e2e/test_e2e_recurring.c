@@ -35,9 +35,7 @@ static char g_slow[1200], g_out[1200], g_marks[1200];
 static int group_setup(void **state)
 {
     (void)state;
-    if (!e2e_have_jm())
-        return 0;
-    return e2e_cluster_up("--rm 3 --pn 2 --pn-cpus 2 --pn-mem-mb 2048");
+    return e2e_group_up("--rm 3 --pn 2 --pn-cpus 2 --pn-mem-mb 2048");
 }
 
 static int group_teardown(void **state)
@@ -48,19 +46,6 @@ static int group_teardown(void **state)
     e2e_run_close(&r);
     e2e_cluster_down();
     return 0;
-}
-
-static int64_t wall_ms(void)
-{
-    struct timeval tv;
-    gettimeofday(&tv, NULL);
-    return (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000;
-}
-
-static void sleep_ms(int64_t ms)
-{
-    struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
 }
 
 static json_t *paddock_json(const char *args)
@@ -77,14 +62,6 @@ static json_t *paddock_json(const char *args)
     assert_non_null(doc);
     e2e_run_close(&r);
     return doc;
-}
-
-static void write_file(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
 }
 
 /* The runs of etl in the history, oldest first, into periods[] (at most cap); returns how many
@@ -124,19 +101,19 @@ static size_t g_consumed; /* succeeded runs whose output a consumer has read */
  * output is read too). */
 static void await_runs(size_t want, bool consume, int timeout_s)
 {
-    int64_t end = wall_ms() + 1000LL * timeout_s;
+    int64_t end = e2e_wall_ms() + 1000LL * timeout_s;
     int64_t periods[64];
-    while (wall_ms() < end) {
+    while (e2e_wall_ms() < end) {
         size_t ok = 0;
         size_t n = runs_of_etl(periods, 64, &ok);
         if (consume && ok > g_consumed) {
             g_consumed = ok;
             /* the output is read at a fixed time of the period: 4.5 s after its start */
-            int64_t ps = (int64_t)(wall_ms() / (PERIOD_S * 1000)) * PERIOD_S * 1000;
+            int64_t ps = (int64_t)(e2e_wall_ms() / (PERIOD_S * 1000)) * PERIOD_S * 1000;
             int64_t at = ps + 4500;
-            if (at < wall_ms())
+            if (at < e2e_wall_ms())
                 at += PERIOD_S * 1000;
-            sleep_ms(at - wall_ms());
+            e2e_sleep_ms(at - e2e_wall_ms());
             struct e2e_run r;
             e2e_paddock(&r, 20, "submit '%s/consumer.json'", e2e_dir());
             if (r.status != 0)
@@ -146,7 +123,7 @@ static void await_runs(size_t want, bool consume, int timeout_s)
         }
         if (n >= want)
             return;
-        sleep_ms(200);
+        e2e_sleep_ms(200);
     }
     fprintf(stderr, "etl: fewer than %zu runs in %d s\n", want, timeout_s);
     fail();
@@ -168,7 +145,7 @@ static void kill_leader(void)
     assert_true(pid > 1);
     fprintf(stderr, "killing RM leader %lld (pid %ld)\n", (long long)leader, pid);
     assert_int_equal(kill((pid_t)pid, SIGKILL), 0);
-    sleep_ms(300);
+    e2e_sleep_ms(300);
     /* cluster up starts what is not running, under the same id and data */
     struct e2e_run r;
     e2e_paddock(&r, 60, "cluster up --dir '%s'", e2e_dir());
@@ -210,14 +187,14 @@ static void test_recurring_end_to_end(void **state)
                   cmd, g_marks);
     assert_true(n < (int)sizeof spec);
     snprintf(path, sizeof path, "%s/etl.json", e2e_dir());
-    write_file(path, spec);
+    e2e_write_file(path, spec);
     char consumer[2048];
     snprintf(consumer, sizeof consumer,
              "{\"version\": 1, \"name\": \"report\", \"reads\": [\"%s\"], \"tasks\": [{\"id\": "
              "\"r\", \"cmd\": [\"true\"], \"cpu\": 1, \"mem_mb\": 64, \"runtime_s\": 0.1}]}\n",
              g_out);
     snprintf(path, sizeof path, "%s/consumer.json", e2e_dir());
-    write_file(path, consumer);
+    e2e_write_file(path, consumer);
 
     struct e2e_run r;
     e2e_paddock(&r, 20, "recurring add etl --every %ds '%s/etl.json'", PERIOD_S, e2e_dir());
@@ -229,9 +206,9 @@ static void test_recurring_end_to_end(void **state)
     /* three runs, each output read 4.5 s into the next period: an inferred deadline */
     await_runs(3, true, 90);
     json_t *show = NULL;
-    int64_t end = wall_ms() + 60000;
+    int64_t end = e2e_wall_ms() + 60000;
     const char *source = "none";
-    while (wall_ms() < end) {
+    while (e2e_wall_ms() < end) {
         json_decref(show);
         show = paddock_json("recurring show etl");
         source = json_string_value(json_object_get(json_object_get(show, "slo"), "source"));
@@ -258,8 +235,8 @@ static void test_recurring_end_to_end(void **state)
 
     /* the model and the reservation */
     bool reserved = false;
-    end = wall_ms() + 20000;
-    while (!reserved && wall_ms() < end) {
+    end = e2e_wall_ms() + 20000;
+    while (!reserved && e2e_wall_ms() < end) {
         show = paddock_json("recurring show etl");
         reserved = json_is_true(json_object_get(show, "reserved"));
         if (reserved) {
@@ -272,7 +249,7 @@ static void test_recurring_end_to_end(void **state)
         }
         json_decref(show);
         if (!reserved)
-            sleep_ms(250);
+            e2e_sleep_ms(250);
     }
     assert_true(reserved);
     json_t *plan = paddock_json("plan");
@@ -283,17 +260,17 @@ static void test_recurring_end_to_end(void **state)
 
     /* the RM leader dies between two periods and comes back */
     size_t before = runs_of_etl((int64_t[64]){0}, 64, NULL);
-    int64_t now = wall_ms();
+    int64_t now = e2e_wall_ms();
     int64_t next = (now / (PERIOD_S * 1000) + 1) * PERIOD_S * 1000;
     if (next - now < 3500)
         next += PERIOD_S * 1000; /* let the run under way finish first */
-    sleep_ms(next - 1500 - wall_ms());
+    e2e_sleep_ms(next - 1500 - e2e_wall_ms());
     kill_leader();
     await_runs(before + 2, false, 60);
 
     /* a slow run: its tasks take 1.6 s instead of 1 */
     size_t runs_now = runs_of_etl((int64_t[64]){0}, 64, NULL);
-    write_file(g_slow, "1.6\n");
+    e2e_write_file(g_slow, "1.6\n");
     await_runs(runs_now + 1, false, 60);
     unlink(g_slow);
     json_t *hist = paddock_json("history etl");

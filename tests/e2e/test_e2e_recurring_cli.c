@@ -50,25 +50,12 @@ static int group_setup(void **state)
     return fclose(f) == 0 ? 0 : -1;
 }
 
-static int group_teardown(void **state)
-{
-    (void)state;
-    e2e_cluster_down();
-    return 0;
-}
-
 static void skip_without_jm(void)
 {
     if (!e2e_have_jm()) {
         fprintf(stderr, "paddock-jm is not built: skipped\n");
         skip();
     }
-}
-
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
 }
 
 /* `paddock ARGS` expected to exit 0 with JSON on stdout: the document (caller decrefs). */
@@ -138,7 +125,7 @@ static size_t wait_runs(const char *name, size_t want, int timeout_s)
 {
     size_t n = 0;
     for (int i = 0; i < timeout_s * 4 && (n = succeeded_runs(name, NULL)) < want; i++)
-        sleep_ms(250);
+        e2e_sleep_ms(250);
     return n;
 }
 
@@ -203,7 +190,7 @@ static void test_recurring_lifecycle(void **state)
             break;
         json_decref(show);
         show = NULL;
-        sleep_ms(250);
+        e2e_sleep_ms(250);
     }
     assert_non_null(show);
     assert_true(json_array_size(json_object_get(json_object_get(show, "skyline"), "tokens")) > 0);
@@ -252,12 +239,12 @@ static void test_recurring_lifecycle(void **state)
     out = paddock_text("recurring pause e2e-tick", 0);
     expect(out, "; paused\n");
     free(out);
-    sleep_ms(1000); /* a run already launched may still register */
+    e2e_sleep_ms(1000); /* a run already launched may still register */
     doc = paddock_json("recurring show e2e-tick");
     long long fired = (long long)json_integer_value(json_object_get(doc, "last_period"));
     assert_true(json_is_true(json_object_get(doc, "paused")));
     json_decref(doc);
-    sleep_ms(7000); /* two periods and more */
+    e2e_sleep_ms(7000); /* two periods and more */
     doc = paddock_json("recurring show e2e-tick");
     assert_int_equal(json_integer_value(json_object_get(doc, "last_period")), fired);
     json_decref(doc);
@@ -266,7 +253,7 @@ static void test_recurring_lifecycle(void **state)
     free(out);
     long long later = fired;
     for (int k = 0; k < 40 && later == fired; k++) {
-        sleep_ms(250);
+        e2e_sleep_ms(250);
         doc = paddock_json("recurring show e2e-tick");
         later = (long long)json_integer_value(json_object_get(doc, "last_period"));
         json_decref(doc);
@@ -300,7 +287,7 @@ static void test_inferred_deadline_accepted(void **state)
         doc = paddock_json("recurring show e2e-infer");
         inferred = json_is_number(json_object_get(doc, "inferred_deadline_s"));
         if (!inferred)
-            sleep_ms(250);
+            e2e_sleep_ms(250);
     }
     if (!inferred) {
         char *slo_text = json_dumps(json_object_get(doc, "slo"), JSON_COMPACT);
@@ -339,5 +326,5 @@ int main(void)
         cmocka_unit_test(test_recurring_lifecycle),
         cmocka_unit_test(test_inferred_deadline_accepted),
     };
-    return cmocka_run_group_tests_name("e2e_recurring_cli", tests, group_setup, group_teardown);
+    return cmocka_run_group_tests_name("e2e_recurring_cli", tests, group_setup, e2e_group_teardown);
 }

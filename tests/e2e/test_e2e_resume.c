@@ -67,10 +67,10 @@ static void test_jm_killed_ten_times(void **state)
     char marks[1300], spec[1300], job[64];
     snprintf(marks, sizeof marks, "%s/marks-base", e2e_dir());
     write_spec("base", marks, "0.2", spec, sizeof spec);
-    int64_t t0 = wall_ms();
-    submit(spec, job);
+    int64_t t0 = e2e_wall_ms();
+    e2e_submit(spec, job);
     await_success(job, 120);
-    int64_t length = wall_ms() - t0;
+    int64_t length = e2e_wall_ms() - t0;
     check_marks(marks, job, NULL);
     check_report(job, 0);
     fprintf(stderr, "undisturbed run: %lld ms\n", (long long)length);
@@ -84,21 +84,21 @@ static void test_jm_killed_ten_times(void **state)
         /* the point: 0.5 s to 80% of the undisturbed length, uniform */
         int64_t hi = length * 8 / 10 > 600 ? length * 8 / 10 : 600;
         int64_t at = 500 + (int64_t)(rng_unif(&g) * (double)(hi - 500));
-        t0 = wall_ms();
-        submit(spec, job);
+        t0 = e2e_wall_ms();
+        e2e_submit(spec, job);
         long pid = await_jm(job, 0, 10000);
         assert_true(pid > 1);
-        sleep_ms(t0 + at - wall_ms());
+        e2e_sleep_ms(t0 + at - e2e_wall_ms());
         if (!state_running(job)) {
             fprintf(stderr, "round %d: the job ended before its kill point %lld ms\n", r,
                     (long long)at);
             fail();
         }
-        long long done = state_int(job, "tasks_succeeded");
+        long long done = e2e_state_int(job, "tasks_succeeded");
         assert_int_equal(kill((pid_t)pid, SIGKILL), 0);
-        int64_t killed = wall_ms();
+        int64_t killed = e2e_wall_ms();
         long again = await_jm(job, pid, 3 * RESTART_MAX_MS);
-        int64_t back = wall_ms();
+        int64_t back = e2e_wall_ms();
         if (again == 0) {
             fprintf(stderr, "round %d: no JM started again within %d ms\n", r, 3 * RESTART_MAX_MS);
             e2e_job_dump(job);
@@ -106,11 +106,11 @@ static void test_jm_killed_ten_times(void **state)
         assert_true(again > 1);
         /* resumed: the new JM's state.json (its pid, a resume counted) */
         int64_t end = back + 3 * RESTART_MAX_MS;
-        while (wall_ms() < end &&
-               !(state_int(job, "pid") == again && state_int(job, "resumes") >= 1))
-            sleep_ms(10);
-        int64_t up = wall_ms();
-        assert_int_equal(state_int(job, "pid"), again);
+        while (e2e_wall_ms() < end &&
+               !(e2e_state_int(job, "pid") == again && e2e_state_int(job, "resumes") >= 1))
+            e2e_sleep_ms(10);
+        int64_t up = e2e_wall_ms();
+        assert_int_equal(e2e_state_int(job, "pid"), again);
         relaunch[r] = back - killed;
         resumed[r] = up - killed;
         fprintf(stderr,
@@ -119,10 +119,10 @@ static void test_jm_killed_ten_times(void **state)
                 r, (long long)at, done, NTASKS, relaunch[r], resumed[r]);
         assert_true(relaunch[r] <= RESTART_MAX_MS);
         await_success(job, 120);
-        total[r] = wall_ms() - t0;
+        total[r] = e2e_wall_ms() - t0;
         check_marks(marks, job, NULL);
         check_report(job, 1);
-        assert_true(state_int(job, "resumes") >= 1);
+        assert_true(e2e_state_int(job, "resumes") >= 1);
     }
     qsort(relaunch, ROUNDS, sizeof relaunch[0], cmp_ll);
     qsort(resumed, ROUNDS, sizeof resumed[0], cmp_ll);
@@ -142,7 +142,7 @@ static int stale_create(int pn, const char *job, const char *task, const char *m
 {
     char path[1300], keys[1300], msg[512], cmd[1400];
     snprintf(path, sizeof path, "%s/pn-%d/pn.endpoint", e2e_dir(), pn);
-    char *endpoint = slurp(path, NULL);
+    char *endpoint = e2e_read_file(path, NULL);
     assert_non_null(endpoint);
     endpoint[strcspn(endpoint, "\r\n")] = '\0';
     snprintf(keys, sizeof keys, "%s/keys", e2e_dir());
@@ -210,60 +210,62 @@ static void test_stale_jm_fenced(void **state)
     /* the JM `paddock submit` starts is orphaned at once: as a subreaper this process becomes
        its parent and can read its exit code */
     assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
-    submit(spec, job);
+    e2e_submit(spec, job);
     assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0), 0);
     long old = await_jm(job, 0, 10000);
     assert_true(old > 1);
     g_extra[g_nextra++] = (pid_t)old;
-    int64_t end = wall_ms() + 30000;
-    while (wall_ms() < end && state_int(job, "tasks_succeeded") < 10)
-        sleep_ms(20);
+    int64_t end = e2e_wall_ms() + 30000;
+    while (e2e_wall_ms() < end && e2e_state_int(job, "tasks_succeeded") < 10)
+        e2e_sleep_ms(20);
     assert_true(state_running(job));
     assert_int_equal(kill((pid_t)old, SIGSTOP), 0);
-    int64_t stopped = wall_ms();
+    int64_t stopped = e2e_wall_ms();
     long fresh = await_jm(job, old, 20000);
     if (fresh == 0)
         e2e_job_dump(job);
     assert_true(fresh > 1);
-    int64_t relaunched = wall_ms();
+    int64_t relaunched = e2e_wall_ms();
     /* the new JM has resumed (its epoch is above the old one's) before the old one wakes */
-    end = wall_ms() + 10000;
-    while (wall_ms() < end && !(state_int(job, "pid") == fresh && state_int(job, "epoch") >= 2))
-        sleep_ms(20);
-    assert_true(state_int(job, "epoch") >= 2);
+    end = e2e_wall_ms() + 10000;
+    while (e2e_wall_ms() < end &&
+           !(e2e_state_int(job, "pid") == fresh && e2e_state_int(job, "epoch") >= 2))
+        e2e_sleep_ms(20);
+    assert_true(e2e_state_int(job, "epoch") >= 2);
     /* ... and has fenced every node: its resume query (carrying the new epoch) was answered. A
        node the new JM has not yet reached knows no newer epoch and would take the stale create,
        as it would a paused JM's message in flight in that window (docs/jm-daemon.md, "Resume") */
     char jmlog[1300];
     snprintf(jmlog, sizeof jmlog, "%s/jobs/%s/jm.log", e2e_dir(), job);
     char *seen = NULL;
-    end = wall_ms() + 10000;
-    while (wall_ms() < end && !((seen = slurp(jmlog, NULL)) && strstr(seen, "attempts adopted"))) {
+    end = e2e_wall_ms() + 10000;
+    while (e2e_wall_ms() < end &&
+           !((seen = e2e_read_file(jmlog, NULL)) && strstr(seen, "attempts adopted"))) {
         free(seen);
         seen = NULL;
-        sleep_ms(20);
+        e2e_sleep_ms(20);
     }
     assert_non_null(seen);
     free(seen);
     fprintf(stderr, "stale: paused JM replaced after %lld ms (lease), resumed at %lld ms\n",
-            (long long)(relaunched - stopped), (long long)(wall_ms() - stopped));
+            (long long)(relaunched - stopped), (long long)(e2e_wall_ms() - stopped));
     assert_int_equal(kill((pid_t)old, SIGCONT), 0);
     int st = 0;
     pid_t w = 0;
-    end = wall_ms() + 20000;
-    while (wall_ms() < end && (w = waitpid((pid_t)old, &st, WNOHANG)) == 0)
-        sleep_ms(20);
+    end = e2e_wall_ms() + 20000;
+    while (e2e_wall_ms() < end && (w = waitpid((pid_t)old, &st, WNOHANG)) == 0)
+        e2e_sleep_ms(20);
     if (w != (pid_t)old)
         fprintf(stderr, "stale JM %ld: waitpid %d (%s)\n", old, (int)w, strerror(errno));
     assert_int_equal(w, (pid_t)old);
     g_extra[--g_nextra] = 0;
     assert_true(WIFEXITED(st));
     fprintf(stderr, "stale JM exited %d %lld ms after SIGCONT\n", WEXITSTATUS(st),
-            (long long)(wall_ms() - relaunched));
+            (long long)(e2e_wall_ms() - relaunched));
     assert_int_equal(WEXITSTATUS(st), 3);
     char log[1300];
     snprintf(log, sizeof log, "%s/jobs/%s/jm.log", e2e_dir(), job);
-    char *text = slurp(log, NULL);
+    char *text = e2e_read_file(log, NULL);
     assert_non_null(text);
     assert_non_null(strstr(text, "a newer job manager"));
     free(text);
@@ -272,10 +274,10 @@ static void test_stale_jm_fenced(void **state)
         assert_int_equal(stale_create(i, job, "a-0", marks, 1), ERR_FENCED);
     /* a refused command must not take the job's statuses away from the newer JM either */
     await_success(job, 120);
-    int64_t wait_end = wall_ms() + 3000;
+    int64_t wait_end = e2e_wall_ms() + 3000;
     long long fenced = 0;
-    while ((fenced = pn_counter("refused_fenced") - fenced0) < NPN && wall_ms() < wait_end)
-        sleep_ms(100);
+    while ((fenced = pn_counter("refused_fenced") - fenced0) < NPN && e2e_wall_ms() < wait_end)
+        e2e_sleep_ms(100);
     fprintf(stderr, "stale: the PNs refused %lld commands of the old epoch\n", fenced);
     assert_true(fenced >= NPN);
     check_report(job, 1);

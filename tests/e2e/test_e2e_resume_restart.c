@@ -48,9 +48,9 @@ static void test_orphans_reaped(void **state)
              "  {\"id\": \"o-2\", \"cmd\": [\"sh\", \"-c\", \"sleep 300\"], \"cpu\": 1, "
              "\"mem_mb\": 64, \"runtime_s\": 300}\n ]}\n");
     snprintf(path, sizeof path, "%s/orphans.json", e2e_dir());
-    write_file(path, spec);
+    e2e_write_file(path, spec);
     long long reaped0 = pn_counter("reaped");
-    submit(path, job);
+    e2e_submit(path, job);
     long pid = await_jm(job, 0, 10000);
     assert_true(pid > 1);
     long procs[64];
@@ -58,18 +58,18 @@ static void test_orphans_reaped(void **state)
        2 s: jm/place.h place_hold), then their processes */
     char statef[1300];
     snprintf(statef, sizeof statef, "%s/jobs/%s/state.json", e2e_dir(), job);
-    int64_t end = wall_ms() + 30000;
+    int64_t end = e2e_wall_ms() + 30000;
     long long running = 0;
-    while (wall_ms() < end && running < 3) {
+    while (e2e_wall_ms() < end && running < 3) {
         json_t *st = json_load_file(statef, 0, NULL);
         running = json_integer_value(json_object_get(st, "tasks_running"));
         json_decref(st);
         if (running < 3)
-            sleep_ms(50);
+            e2e_sleep_ms(50);
     }
     assert_int_equal(running, 3);
-    while (wall_ms() < end && job_procs(job, procs, 64) < 3)
-        sleep_ms(50);
+    while (e2e_wall_ms() < end && job_procs(job, procs, 64) < 3)
+        e2e_sleep_ms(50);
     size_t live = job_procs(job, procs, 64);
     fprintf(stderr, "orphans: %zu task processes of %s running\n", live, job);
     assert_true(live >= 3);
@@ -80,24 +80,24 @@ static void test_orphans_reaped(void **state)
     snprintf(to, sizeof to, "%s/gone-%s", e2e_dir(), job);
     assert_int_equal(rename(from, to), 0);
     assert_int_equal(kill((pid_t)pid, SIGKILL), 0);
-    int64_t killed = wall_ms();
+    int64_t killed = e2e_wall_ms();
     /* not at once: a restarted JM could still re-attach within the grace */
-    sleep_ms(3000);
+    e2e_sleep_ms(3000);
     assert_true(job_procs(job, procs, 64) > 0);
     end = killed + 1000LL * (10 + ORPHAN_GRACE_S + 20);
     size_t left = 0;
-    while (wall_ms() < end && (left = job_procs(job, procs, 64)) > 0)
-        sleep_ms(100);
+    while (e2e_wall_ms() < end && (left = job_procs(job, procs, 64)) > 0)
+        e2e_sleep_ms(100);
     fprintf(stderr, "orphans: %zu task processes left %lld ms after the JM was killed\n", left,
-            (long long)(wall_ms() - killed));
+            (long long)(e2e_wall_ms() - killed));
     for (size_t i = 0; i < left && i < 64; i++)
         fprintf(stderr, "  left: pid %ld\n", procs[i]);
     assert_int_equal(left, 0);
     /* status.json is rewritten every heartbeat (1 s) */
     long long reaped = 0;
-    end = wall_ms() + 3000;
-    while ((reaped = pn_counter("reaped") - reaped0) < 3 && wall_ms() < end)
-        sleep_ms(100);
+    end = e2e_wall_ms() + 3000;
+    while ((reaped = pn_counter("reaped") - reaped0) < 3 && e2e_wall_ms() < end)
+        e2e_sleep_ms(100);
     fprintf(stderr, "orphans: the PNs reaped %lld tasks\n", reaped);
     assert_true(reaped >= 3);
 }
@@ -110,14 +110,14 @@ static void test_whole_cluster_restart(void **state)
     char marks[1300], spec[1300], job[64];
     snprintf(marks, sizeof marks, "%s/marks-whole", e2e_dir());
     write_spec("whole", marks, "0.2", spec, sizeof spec);
-    submit(spec, job);
+    e2e_submit(spec, job);
     long jm = await_jm(job, 0, 10000);
     assert_true(jm > 1);
-    int64_t end = wall_ms() + 30000;
-    while (wall_ms() < end && state_int(job, "tasks_succeeded") < 30)
-        sleep_ms(20);
+    int64_t end = e2e_wall_ms() + 30000;
+    while (e2e_wall_ms() < end && e2e_state_int(job, "tasks_succeeded") < 30)
+        e2e_sleep_ms(20);
     assert_true(state_running(job));
-    long long done = state_int(job, "tasks_succeeded");
+    long long done = e2e_state_int(job, "tasks_succeeded");
     long pids[NRM + NPN + 1];
     size_t n = 0;
     for (int i = 1; i <= NRM; i++) {
@@ -137,7 +137,7 @@ static void test_whole_cluster_restart(void **state)
     pids[n++] = jm;
     for (size_t i = 0; i < n; i++)
         assert_int_equal(kill((pid_t)pids[i], SIGKILL), 0);
-    int64_t killed = wall_ms();
+    int64_t killed = e2e_wall_ms();
     await_gone(pids, NRM, "paddock-rm");
     await_gone(pids + NRM, NPN, "paddock-pn");
     await_gone(pids + NRM + NPN, 1, "paddock-jm");
@@ -149,9 +149,9 @@ static void test_whole_cluster_restart(void **state)
     fprintf(stderr, "whole: every daemon killed with %lld of %d tasks done (%zu journaled)\n", done,
             NTASKS, recorded);
     cluster_up_again();
-    int64_t up = wall_ms();
+    int64_t up = e2e_wall_ms();
     long again = await_jm(job, jm, 30000);
-    int64_t back = wall_ms();
+    int64_t back = e2e_wall_ms();
     if (again == 0)
         e2e_job_dump(job);
     assert_true(again > 1);
@@ -171,10 +171,10 @@ static void test_whole_cluster_restart(void **state)
     check_report(job, 1);
     /* and none of the old PNs' task processes is left */
     long procs[16];
-    int64_t gone = wall_ms() + 5000;
+    int64_t gone = e2e_wall_ms() + 5000;
     size_t left = 0;
-    while ((left = job_procs(job, procs, 16)) > 0 && wall_ms() < gone)
-        sleep_ms(100);
+    while ((left = job_procs(job, procs, 16)) > 0 && e2e_wall_ms() < gone)
+        e2e_sleep_ms(100);
     assert_int_equal(left, 0);
 }
 

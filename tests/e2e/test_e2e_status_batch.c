@@ -21,16 +21,7 @@
 static int group_setup(void **state)
 {
     (void)state;
-    if (!e2e_have_jm())
-        return 0;
-    return e2e_cluster_up("--rm 1 --pn 1 --pn-cpus 2 --pn-mem-mb 2048");
-}
-
-static int group_teardown(void **state)
-{
-    (void)state;
-    e2e_cluster_down();
-    return 0;
+    return e2e_group_up("--rm 1 --pn 1 --pn-cpus 2 --pn-mem-mb 2048");
 }
 
 static void test_statuses_in_batches(void **state)
@@ -54,17 +45,8 @@ static void test_statuses_in_batches(void **state)
     fprintf(f, " ]}\n");
     assert_int_equal(fclose(f), 0);
 
-    struct e2e_run r;
-    e2e_paddock(&r, 30, "submit '%s'", spec_path);
-    if (r.status != 0)
-        fprintf(stderr, "submit: %s%s\n", r.out, r.err);
-    assert_int_equal(r.status, 0);
     char id[64];
-    size_t n = strcspn(r.out, "\n");
-    assert_true(n > 2 && n < sizeof id);
-    memcpy(id, r.out, n);
-    id[n] = '\0';
-    e2e_run_close(&r);
+    e2e_submit(spec_path, id);
 
     json_t *st = e2e_job_wait(id, 120);
     if (st == NULL || strcmp(json_string_value(json_object_get(st, "state")), "succeeded") != 0)
@@ -86,5 +68,5 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_statuses_in_batches),
     };
-    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+    return cmocka_run_group_tests(tests, group_setup, e2e_group_teardown);
 }

@@ -26,16 +26,7 @@
 static int group_setup(void **state)
 {
     (void)state;
-    if (!e2e_have_jm())
-        return 0;
-    return e2e_cluster_up("--rm 3 --pn 3 --pn-cpus 2 --pn-mem-mb 2048");
-}
-
-static int group_teardown(void **state)
-{
-    (void)state;
-    e2e_cluster_down();
-    return 0;
+    return e2e_group_up("--rm 3 --pn 3 --pn-cpus 2 --pn-mem-mb 2048");
 }
 
 static void skip_without_jm(void)
@@ -359,5 +350,5 @@ int main(void)
         cmocka_unit_test(test_submit_with_rm_endpoints),
         cmocka_unit_test(test_job_deadline_and_cancel),
     };
-    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+    return cmocka_run_group_tests(tests, group_setup, e2e_group_teardown);
 }

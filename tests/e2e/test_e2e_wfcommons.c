@@ -24,16 +24,7 @@
 static int group_setup(void **state)
 {
     (void)state;
-    if (!e2e_have_jm())
-        return 0;
-    return e2e_cluster_up("--rm 3 --pn 4 --pn-cpus 2 --pn-mem-mb 2048 --racks 2");
-}
-
-static int group_teardown(void **state)
-{
-    (void)state;
-    e2e_cluster_down();
-    return 0;
+    return e2e_group_up("--rm 3 --pn 4 --pn-cpus 2 --pn-mem-mb 2048 --racks 2");
 }
 
 static void test_instance(void **state)
@@ -153,5 +144,5 @@ int main(void)
         fprintf(stderr, "expected the 11 shipped instances in %s, found %zu\n", dir, n);
         return 1;
     }
-    return _cmocka_run_group_tests("e2e_wfcommons", tests, n, group_setup, group_teardown);
+    return _cmocka_run_group_tests("e2e_wfcommons", tests, n, group_setup, e2e_group_teardown);
 }

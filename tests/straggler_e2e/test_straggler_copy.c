@@ -25,16 +25,7 @@
 static int group_setup(void **state)
 {
     (void)state;
-    if (!e2e_have_jm())
-        return 0;
-    return e2e_cluster_up("--rm 1 --pn 3 --pn-cpus 2 --pn-mem-mb 2048");
-}
-
-static int group_teardown(void **state)
-{
-    (void)state;
-    e2e_cluster_down();
-    return 0;
+    return e2e_group_up("--rm 1 --pn 3 --pn-cpus 2 --pn-mem-mb 2048");
 }
 
 static void skip_without_jm(void)
@@ -54,7 +45,7 @@ static void make_job(const char *name, int slow, int speculate, char *spec, size
     assert_int_equal(mkdir(dir, 0755), 0);
     if (slow) {
         snprintf(path, sizeof path, "%s/slow.on", dir);
-        se2e_write(path, "1\n");
+        e2e_write_file(path, "1\n");
     }
     size_t cap_doc = 16384;
     char *doc = malloc(cap_doc);
@@ -79,14 +70,14 @@ static void make_job(const char *name, int slow, int speculate, char *spec, size
     n += snprintf(doc + n, cap_doc - (size_t)n, "]}]}\n");
     assert_true((size_t)n < cap_doc);
     snprintf(spec, cap, "%s/job.json", dir);
-    se2e_write(spec, doc);
+    e2e_write_file(spec, doc);
     free(doc);
 }
 
 /* Runs the job to its end; its state.json (caller decrefs). */
 static json_t *run_job(const char *spec, char job[64])
 {
-    se2e_submit(spec, job);
+    e2e_submit(spec, job);
     json_t *st = e2e_job_wait(job, 90);
     if (st == NULL || strcmp(json_string_value(json_object_get(st, "state")), "succeeded") != 0)
         e2e_job_dump(job);
@@ -175,5 +166,5 @@ int main(void)
         cmocka_unit_test(test_straggler_copy_wins),
         cmocka_unit_test(test_speculate_false_never_copied),
     };
-    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+    return cmocka_run_group_tests(tests, group_setup, e2e_group_teardown);
 }

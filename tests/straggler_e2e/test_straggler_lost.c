@@ -23,9 +23,7 @@
 static int group_setup(void **state)
 {
     (void)state;
-    if (!e2e_have_jm())
-        return 0;
-    return e2e_cluster_up("--rm 1 --pn 3 --pn-cpus 2 --pn-mem-mb 2048");
+    return e2e_group_up("--rm 1 --pn 3 --pn-cpus 2 --pn-mem-mb 2048");
 }
 
 static int group_teardown(void **state)
@@ -88,48 +86,48 @@ static void test_lost_output_reruns_producer(void **state)
         dir, dir, dir, dir, dir);
     assert_true(n > 0 && (size_t)n < sizeof doc);
     snprintf(spec, sizeof spec, "%s/job.json", dir);
-    se2e_write(spec, doc);
+    e2e_write_file(spec, doc);
     char job[64];
-    se2e_submit(spec, job);
+    e2e_submit(spec, job);
 
     /* the producer succeeded (the JM knows: tasks_succeeded), on node `victim` */
     char victim[64] = "";
-    int64_t t0 = se2e_wall_ms();
+    int64_t t0 = e2e_wall_ms();
     snprintf(path, sizeof path, "%s/produce.log", dir);
-    while (se2e_wall_ms() - t0 < 30000) {
+    while (e2e_wall_ms() - t0 < 30000) {
         if (read_line(path, victim, sizeof victim) == 0 &&
-            se2e_state_int(job, "tasks_succeeded") >= 1)
+            e2e_state_int(job, "tasks_succeeded") >= 1)
             break;
-        se2e_sleep_ms(100);
+        e2e_sleep_ms(100);
     }
-    if (se2e_state_int(job, "tasks_succeeded") < 1)
+    if (e2e_state_int(job, "tasks_succeeded") < 1)
         e2e_job_dump(job);
-    assert_true(se2e_state_int(job, "tasks_succeeded") >= 1);
+    assert_true(e2e_state_int(job, "tasks_succeeded") >= 1);
     assert_memory_equal(victim, "pn-", 3);
     snprintf(path, sizeof path, "%s/killed", dir);
     char line[80];
     snprintf(line, sizeof line, "%s\n", victim);
-    se2e_write(path, line);
+    e2e_write_file(path, line);
     long pid = pid_of(victim);
     assert_true(pid > 1);
     assert_int_equal(kill((pid_t)pid, SIGKILL), 0);
-    int64_t killed = se2e_wall_ms();
+    int64_t killed = e2e_wall_ms();
     fprintf(stderr, "produced on %s; killed its PN (pid %ld)\n", victim, pid);
 
     /* the RM calls the node down (liveness.down_after, 10 s), the JM re-runs the producer */
-    while (se2e_wall_ms() - killed < 45000 && se2e_correction(job, "reruns") < 1)
-        se2e_sleep_ms(200);
+    while (e2e_wall_ms() - killed < 45000 && se2e_correction(job, "reruns") < 1)
+        e2e_sleep_ms(200);
     long long reruns = se2e_correction(job, "reruns");
     fprintf(stderr, "re-run noticed %.1f s after the kill\n",
-            (double)(se2e_wall_ms() - killed) / 1000.0);
+            (double)(e2e_wall_ms() - killed) / 1000.0);
     if (reruns < 1)
         e2e_job_dump(job);
     assert_int_equal(reruns, 1);
     /* the gate opens only once the producer has run again: its output is on a live node */
     snprintf(path, sizeof path, "%s/produce.log", dir);
-    t0 = se2e_wall_ms();
+    t0 = e2e_wall_ms();
     int lines = 0;
-    while (se2e_wall_ms() - t0 < 30000) {
+    while (e2e_wall_ms() - t0 < 30000) {
         FILE *f = fopen(path, "r");
         lines = 0;
         char b[128];
@@ -139,11 +137,11 @@ static void test_lost_output_reruns_producer(void **state)
             fclose(f);
         if (lines >= 2)
             break;
-        se2e_sleep_ms(100);
+        e2e_sleep_ms(100);
     }
     assert_int_equal(lines, 2);
     snprintf(path, sizeof path, "%s/go", dir);
-    se2e_write(path, "1\n");
+    e2e_write_file(path, "1\n");
 
     json_t *st = e2e_job_wait(job, 60);
     if (st == NULL || strcmp(json_string_value(json_object_get(st, "state")), "succeeded") != 0)
