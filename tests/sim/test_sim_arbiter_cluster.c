@@ -4,7 +4,7 @@
  * same bytes; the JSON keeps every key for every policy; the ledger's arbitration shows (spare
  * granted and taken back under MinEDF-WC, never under FCFS); admission refuses jobs and the ones
  * it refused would mostly have missed; on a mix whose deadlines are loose everything is admitted
- * and met; and the slice engine is still there. */
+ * and met; --trace's critical-chain walk adds up; and the slice engine is still there. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -134,6 +134,48 @@ static void test_admission_through_the_ledger(void **state)
     assert_true(minedf > minedf_wc);
 }
 
+/* --trace's walk of each deadline job's critical chain (tools/sim/arbiter_sim_wait.c) covers the
+ * job's whole time: start, the chain's runs, lost attempts, JM and PN waits add up to the time
+ * from arrival to end, for admitted and refused jobs, and some chain has more than one task. */
+static void test_wait_trace_adds_up(void **state)
+{
+    (void)state;
+    const char *bin = getenv("PADDOCK_BIN_DIR"), *src = getenv("PADDOCK_SOURCE_DIR");
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && '%s/paddock-sim' arbiter --mix wfcommons --jobs 12 --load 0.9 "
+             "--admission on --trace 2>&1 >/dev/null | grep '^wait [a-z]* job '",
+             src, bin);
+    assert_int_equal(capture_run(cmd, out_buf, sizeof out_buf), 0);
+    static const char *const parts[] = {"start",         "run",          "lost",
+                                        "jm_short",      "jm_other",     "pn_own",
+                                        "pn_other_nodl", "pn_other_adm", "pn_other_be"};
+    int lines = 0, long_chain = 0;
+    for (char *line = strtok(out_buf, "\n"); line != NULL; line = strtok(NULL, "\n")) {
+        double took = -1, sum = 0;
+        int chain = 0;
+        char *save = NULL, *prev = NULL;
+        for (char *w = strtok_r(line, " ", &save); w != NULL; w = strtok_r(NULL, " ", &save)) {
+            if (prev != NULL && strcmp(prev, "took") == 0)
+                took = atof(w);
+            if (prev != NULL && strcmp(prev, "chain") == 0)
+                chain = atoi(w);
+            for (size_t k = 0; prev != NULL && k < sizeof parts / sizeof *parts; k++)
+                if (strcmp(prev, parts[k]) == 0)
+                    sum += atof(w);
+            prev = w;
+        }
+        assert_true(took >= 0);
+        /* each part printed to a hundredth of a second */
+        if (!(sum > took - 0.01 * 12 && sum < took + 0.01 * 12))
+            fail_msg("took %.2f, parts add up to %.2f", took, sum);
+        long_chain += chain > 1;
+        lines++;
+    }
+    assert_true(lines > 0);
+    assert_true(long_chain > 0);
+}
+
 static void test_trace_and_slice(void **state)
 {
     (void)state;
@@ -161,6 +203,7 @@ int main(void)
         cmocka_unit_test(test_keys_and_ledger_arbitration),
         cmocka_unit_test(test_admission_through_the_ledger),
         cmocka_unit_test(test_trace_and_slice),
+        cmocka_unit_test(test_wait_trace_adds_up),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
