@@ -56,6 +56,119 @@ int exec_resolve(const char *name, char *const *envp, char *out, size_t cap)
     return ERR_NOTFOUND;
 }
 
+/* argv[0] resolved once (issue 24): a burst of tasks running one command searched PATH for
+ * every task (access and stat per directory tried: three calls for `true` here). A few
+ * resolutions are remembered, keyed by the name and the PATH it was searched in, for
+ * EXEC__CACHE_MS: a command installed meanwhile earlier in PATH is found within that time.
+ * A remembered path whose exec fails (removed, no longer executable) is forgotten and the
+ * name searched again (exec_spawn_timed), so a command that is gone still reads "command
+ * not found". Shared by the spawner threads, under a mutex. */
+#define EXEC__CACHE      16
+#define EXEC__CACHE_MS   1000
+#define EXEC__CACHE_NAME 128
+#define EXEC__CACHE_PATH 512
+
+typedef struct exec__cached {
+    char name[EXEC__CACHE_NAME];
+    char path_env[EXEC__CACHE_PATH]; /* the PATH searched ("" for a name with a '/') */
+    char out[EXEC__CACHE_PATH];
+    uint64_t at_ms; /* 0: empty */
+} exec__cached_t;
+
+static exec__cached_t exec__cache[EXEC__CACHE];
+static unsigned exec__cache_next;
+static pthread_mutex_t exec__cache_mu = PTHREAD_MUTEX_INITIALIZER;
+static exec_cache_stats_t exec__cache_stats;
+
+static uint64_t exec__coarse_ms(void)
+{
+    struct timespec ts; /* the coarse clock is read without a system call (vDSO) */
+    if (clock_gettime(CLOCK_MONOTONIC_COARSE, &ts) != 0)
+        return 0;
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static const char *exec__path_env(const char *name, char *const *envp)
+{
+    if (strchr(name, '/'))
+        return "";
+    const char *path = EXEC__DEFAULT_PATH;
+    for (char *const *e = envp; e && *e; e++)
+        if (strncmp(*e, "PATH=", 5) == 0)
+            path = *e + 5;
+    return path;
+}
+
+/* The slot remembering (name, PATH), or NULL; called under exec__cache_mu. */
+static exec__cached_t *exec__cache_find(const char *name, const char *path_env)
+{
+    for (size_t i = 0; i < EXEC__CACHE; i++) {
+        exec__cached_t *c = &exec__cache[i];
+        if (c->at_ms != 0 && strcmp(c->name, name) == 0 && strcmp(c->path_env, path_env) == 0)
+            return c;
+    }
+    return NULL;
+}
+
+int exec_resolve_cached(const char *name, char *const *envp, char *out, size_t cap, int *hit)
+{
+    *hit = 0;
+    if (!name || !*name)
+        return ERR_NOTFOUND;
+    const char *path_env = exec__path_env(name, envp);
+    int keep = strlen(name) < EXEC__CACHE_NAME && strlen(path_env) < EXEC__CACHE_PATH &&
+               name[0] != '.'; /* "./run.sh" is the task directory's, not ours to remember */
+    uint64_t now = exec__coarse_ms();
+    if (keep && now != 0) {
+        pthread_mutex_lock(&exec__cache_mu);
+        exec__cached_t *c = exec__cache_find(name, path_env);
+        if (c && now - c->at_ms < EXEC__CACHE_MS && strlen(c->out) < cap) {
+            memcpy(out, c->out, strlen(c->out) + 1);
+            exec__cache_stats.hits++;
+            pthread_mutex_unlock(&exec__cache_mu);
+            *hit = 1;
+            return 0;
+        }
+        exec__cache_stats.misses++;
+        pthread_mutex_unlock(&exec__cache_mu);
+    }
+    int rc = exec_resolve(name, envp, out, cap);
+    if (rc != 0 || !keep || now == 0 || strlen(out) >= EXEC__CACHE_PATH || out[0] != '/')
+        return rc;
+    pthread_mutex_lock(&exec__cache_mu);
+    exec__cached_t *c = exec__cache_find(name, path_env);
+    if (!c)
+        c = &exec__cache[exec__cache_next++ % EXEC__CACHE];
+    snprintf(c->name, sizeof c->name, "%s", name);
+    snprintf(c->path_env, sizeof c->path_env, "%s", path_env);
+    snprintf(c->out, sizeof c->out, "%s", out);
+    c->at_ms = now;
+    pthread_mutex_unlock(&exec__cache_mu);
+    return 0;
+}
+
+void exec_resolve_forget(const char *name, char *const *envp)
+{
+    if (!name || !*name)
+        return;
+    const char *path_env = exec__path_env(name, envp);
+    pthread_mutex_lock(&exec__cache_mu);
+    exec__cached_t *c = exec__cache_find(name, path_env);
+    if (c) {
+        c->at_ms = 0;
+        exec__cache_stats.forgotten++;
+    }
+    pthread_mutex_unlock(&exec__cache_mu);
+}
+
+exec_cache_stats_t exec_resolve_stats(void)
+{
+    pthread_mutex_lock(&exec__cache_mu);
+    exec_cache_stats_t s = exec__cache_stats;
+    pthread_mutex_unlock(&exec__cache_mu);
+    return s;
+}
+
 /* Clock ticks since boot (the unit of /proc/PID/stat's start time), rounded down. */
 /* Set once (pthread_once): spawner threads (pn/spawner.h) call exec_spawn_timed at once. */
 static long exec__hz = 100;
@@ -94,15 +207,36 @@ int exec_spawn(const exec_spec_t *spec, pid_t *pid, char *msg, size_t cap)
     return exec_spawn_timed(spec, pid, NULL, msg, cap);
 }
 
+/* The spawn of spec at the resolved `path`; *exec_errno is the child's errno when its exec
+ * (or its set-up) failed, else 0. */
+static int exec__spawn_at(const exec_spec_t *spec, char *path, pid_t *pid, exec_started_t *started,
+                          int *exec_errno, char *msg, size_t cap);
+
 int exec_spawn_timed(const exec_spec_t *spec, pid_t *pid, exec_started_t *started, char *msg,
                      size_t cap)
 {
     if (!spec->argv || !spec->argv[0] || !spec->cwd || !spec->stdout_path || !spec->stderr_path)
         return err_fmt(msg, cap, ERR_INVAL, "incomplete spawn request");
     char path[4096];
+    int hit = 0, exec_errno = 0;
+    if (exec_resolve_cached(spec->argv[0], spec->envp, path, sizeof path, &hit))
+        return err_fmt(msg, cap, ERR_NOTFOUND, "%s: command not found", spec->argv[0]);
+    int rc = exec__spawn_at(spec, path, pid, started, &exec_errno, msg, cap);
+    if (rc == 0 || !hit ||
+        (exec_errno != ENOENT && exec_errno != EACCES && exec_errno != ENOTDIR &&
+         exec_errno != ENOEXEC))
+        return rc;
+    /* the remembered path is gone or changed: search again, as an uncached spawn would */
+    exec_resolve_forget(spec->argv[0], spec->envp);
     if (exec_resolve(spec->argv[0], spec->envp, path, sizeof path))
         return err_fmt(msg, cap, ERR_NOTFOUND, "%s: command not found", spec->argv[0]);
+    return exec__spawn_at(spec, path, pid, started, &exec_errno, msg, cap);
+}
 
+static int exec__spawn_at(const exec_spec_t *spec, char *resolved, pid_t *pid,
+                          exec_started_t *started, int *exec_errno, char *msg, size_t cap)
+{
+    char *volatile path = resolved; /* lives across the vfork */
     volatile int as_user = spec->uid != (uid_t)-1 && spec->gid != (gid_t)-1;
     /* volatile: both live across the vfork */
     char **volatile argv = (char **)spec->argv;
@@ -191,6 +325,7 @@ int exec_spawn_timed(const exec_spec_t *spec, pid_t *pid, exec_started_t *starte
     if (child < 0)
         return err_fmt(msg, cap, ERR_SYS, "spawn %s: %s", spec->argv[0], strerror(e));
     if (child_errno != 0) {
+        *exec_errno = child_errno;
         int st;
         while (waitpid(child, &st, 0) < 0 && errno == EINTR)
             ;

@@ -55,6 +55,17 @@ int exec_spawn_timed(const exec_spec_t *spec, pid_t *pid, exec_started_t *starte
  * relative ones are resolved by exec in the task's working directory). 0 or ERR_NOTFOUND. */
 int exec_resolve(const char *name, char *const *envp, char *out, size_t cap);
 
+/* exec_resolve, remembered for a second per (name, PATH) across threads: *hit is 1 when
+ * the answer came from memory (no access or stat made). Names starting with '.' and paths
+ * over 511 bytes are not remembered. exec_spawn_timed resolves through it and, when a
+ * remembered path fails to exec, forgets it (exec_resolve_forget) and searches again. */
+int exec_resolve_cached(const char *name, char *const *envp, char *out, size_t cap, int *hit);
+void exec_resolve_forget(const char *name, char *const *envp);
+typedef struct exec_cache_stats {
+    uint64_t hits, misses, forgotten;
+} exec_cache_stats_t;
+exec_cache_stats_t exec_resolve_stats(void);
+
 /* One reaped child. */
 typedef struct exec_exit {
     pid_t pid;

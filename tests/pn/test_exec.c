@@ -139,6 +139,71 @@ static void test_not_found(void **state)
     assert_non_null(strstr(msg, "not found"));
 }
 
+/* Writes an executable script at dir/name that exits with `code`. */
+static void write_cmd(const char *dir, const char *name, int code)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "#!/bin/sh\nexit %d\n", code);
+    fclose(f);
+    assert_int_equal(chmod(path, 0755), 0);
+}
+
+/* argv[0] is searched in PATH once and remembered: the second spawn of a name is a hit (no
+ * search); a remembered command that was removed reads "command not found", not a failed
+ * exec, and is forgotten; put back, it runs again. */
+static void test_resolve_remembered(void **state)
+{
+    (void)state;
+    char bin[300], env_path[400];
+    snprintf(bin, sizeof bin, "%s/rbin", tmpdir);
+    assert_int_equal(mkdir(bin, 0755), 0);
+    snprintf(env_path, sizeof env_path, "PATH=%s:/usr/bin:/bin", bin);
+    write_cmd(bin, "paddock-resolve-probe", 3);
+    char *argv[] = {"paddock-resolve-probe", NULL};
+    char *envp[] = {env_path, NULL};
+    exec_spec_t sp = {.argv = argv,
+                      .envp = envp,
+                      .cwd = tmpdir,
+                      .stdout_path = "/dev/null",
+                      .stderr_path = "/dev/null",
+                      .uid = (uid_t)-1,
+                      .gid = (gid_t)-1};
+    pid_t pid;
+    char msg[256];
+    exec_cache_stats_t s0 = exec_resolve_stats();
+    assert_int_equal(exec_spawn(&sp, &pid, msg, sizeof msg), 0);
+    assert_int_equal(wait_for(pid).exit_code, 3);
+    assert_int_equal(exec_spawn(&sp, &pid, msg, sizeof msg), 0);
+    assert_int_equal(wait_for(pid).exit_code, 3);
+    exec_cache_stats_t s1 = exec_resolve_stats();
+    assert_true(s1.hits >= s0.hits + 1); /* the second within a second of the first */
+
+    char probe[400];
+    snprintf(probe, sizeof probe, "%s/paddock-resolve-probe", bin);
+    assert_int_equal(unlink(probe), 0);
+    assert_int_equal(exec_spawn(&sp, &pid, msg, sizeof msg), ERR_NOTFOUND);
+    assert_non_null(strstr(msg, "command not found"));
+    exec_cache_stats_t s2 = exec_resolve_stats();
+    assert_int_equal(s2.forgotten, s1.forgotten + 1);
+
+    write_cmd(bin, "paddock-resolve-probe", 4);
+    assert_int_equal(exec_spawn(&sp, &pid, msg, sizeof msg), 0);
+    assert_int_equal(wait_for(pid).exit_code, 4);
+
+    /* another PATH is another search: the same name found in another directory */
+    char bin2[300], env_path2[700];
+    snprintf(bin2, sizeof bin2, "%s/rbin2", tmpdir);
+    assert_int_equal(mkdir(bin2, 0755), 0);
+    write_cmd(bin2, "paddock-resolve-probe", 5);
+    snprintf(env_path2, sizeof env_path2, "PATH=%s:%s", bin2, bin);
+    envp[0] = env_path2;
+    assert_int_equal(exec_spawn(&sp, &pid, msg, sizeof msg), 0);
+    assert_int_equal(wait_for(pid).exit_code, 5);
+}
+
 /* Killing the group kills grandchildren too; nice applies to the whole group; RSS is seen. */
 static void test_group_kill_nice_rss(void **state)
 {
@@ -401,6 +466,7 @@ int main(void)
         cmocka_unit_test(test_stage_cache),
         cmocka_unit_test(test_stage_cache_bound),
         cmocka_unit_test(test_cgroup_kill_catches_setsid),
+        cmocka_unit_test(test_resolve_remembered),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
