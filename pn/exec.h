@@ -31,6 +31,8 @@ typedef struct exec_spec {
     const char *shim;                      /* path of paddock-pn-exec, used when uid/gid set */
     uid_t uid;                             /* with gid: run as this user (root only); */
     gid_t gid;                             /*   (uid_t)-1 means "as the PN" */
+    const char *make_dir; /* when set: made first (0755, of uid/gid when set), its output files
+                             created in it (a task directory set up at its start) */
 } exec_spec_t;
 
 /* Starts the process. On success *pid is the leader and the process group id. Errors:

@@ -557,6 +557,11 @@ void node__finish(node_t *n, node__task_t *t)
     }
     mem_free(t->cwd);
     t->cwd = NULL;
+    if (t->dir_lazy) { /* ended before it started: its directory was never made */
+        t->dir_lazy = 0;
+        mem_free(t->dir);
+        t->dir = NULL;
+    }
     /* A task that succeeded and left nothing behind (empty stdout and stderr, no files) gives
      * its directory back at once for the next task rather than after [tasks] retain: a burst of
      * short tasks then reuses a few directories instead of allocating an inode triple per task

@@ -150,7 +150,7 @@ int node_task_dir(node_t *n, const char *job, const char *task, uint32_t attempt
         if (t && !n->caller.admin && strcmp(t->user, n->caller.user) != 0)
             return ERR_DENIED; /* issue 27: a user reads their own tasks' output */
         if (t) {
-            *dir = t->dir;
+            *dir = t->dir_lazy ? NULL : t->dir; /* NULL: nothing written yet */
             *state = t->state;
             *found = a;
             return 0;
@@ -318,6 +318,8 @@ static void node__create(node_t *n, const void *peer, size_t plen, uint64_t req_
     }
     node__set_state_ex(n, t, t->nfiles ? PROTO_TASK_STAGING : PROTO_TASK_QUEUED, NULL, !t->unsent);
     n->wait_known = 0;
+    if (t->dir_lazy && t->unsent) /* said after the next scheduling pass if it did not start */
+        node__note_unsent(n, t);
     if (graces_ended) /* preempt them if regular work waits; the new task itself is held */
         node__schedule(n);
 }

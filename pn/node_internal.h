@@ -83,6 +83,7 @@ typedef struct node__task {
     uint64_t kill_rss_kb;
     proto_task_state_t reap_state; /* NODE__KILL_REAP: reported as this (cancelled or lost) */
     int staging;        /* its set-up (directory, files) is in flight on the thread pool */
+    int dir_lazy;       /* no directory yet: taken or made when it starts (node__start) */
     int spawning;       /* handed to a spawner thread, result not back yet (state still queued) */
     int spawn_nice;     /* the nice value it was spawned with */
     int unsent;         /* queued, its QUEUED status held back: its expected wait was 0, so its
@@ -232,6 +233,9 @@ int node__prepare(node_t *n, node__task_t *t, const proto_task_create_t *tc, cha
 
 /* node_dir.c */
 int node__setup_start(node_t *n, node__task_t *t);
+/* Renames the newest spare directory (of user uid) to dir: 0, or -1 when none is at hand or
+ * the rename failed (the spare then stays for the pool's set-ups to try). */
+int node__spare_take(node_t *n, const char *dir, uid_t uid);
 void node__trash(node_t *n, const char *dir);      /* remove later, off the loop */
 void node__trash_task(node_t *n, const char *dir); /* a forgotten task's: recycled if it can be */
 /* The directory of a task that succeeded: NODE__DIR_REUSED when it held only its stdout and

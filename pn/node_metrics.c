@@ -125,6 +125,10 @@ void node_metrics(const node_t *n, struct metrics *m)
                   "Task directories given back as soon as their task succeeded leaving nothing "
                   "(empty stdout and stderr, no files).",
                   c.dirs_early);
+    node__counter(m, "paddock_pn_task_dirs_at_start_total",
+                  "Tasks whose directory was taken from the spares or made when they started "
+                  "(nothing to stage and no spare when they were created).",
+                  c.dirs_lazy);
     node__counter(m, "paddock_pn_estimates_total",
                   "TASK_ESTIMATE that gave a live task the JM's new runtime estimate.",
                   c.estimates);

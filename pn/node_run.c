@@ -256,6 +256,11 @@ static void node__start(node_t *n, node__task_t *t)
                       .shim = n->shim,
                       .uid = t->uid,
                       .gid = t->gid};
+    if (t->dir_lazy) { /* a spare renamed into place here, else made by the spawn */
+        t->dir_lazy = 0;
+        if (node__spare_take(n, t->dir, t->uid) != 0)
+            sp.make_dir = t->dir;
+    }
     t->start_mono_ms = clock_mono_ms();
     if (n->spawner && spawner_submit(n->spawner, t->id, &sp) == 0) {
         t->spawning = 1; /* node__spawned finishes the start */

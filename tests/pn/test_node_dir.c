@@ -332,6 +332,94 @@ static void test_spawners_cancel_in_flight(void **state)
     assert_int_equal(node_spawning(f->n), 0);
 }
 
+/* ---- directories taken or made at the start (issue 24) ---- */
+
+static char *read_all(const char *dir, const char *name)
+{
+    static char buf[256];
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *fh = fopen(path, "r");
+    if (!fh)
+        return NULL;
+    size_t k = fread(buf, 1, sizeof buf - 1, fh);
+    buf[k] = 0;
+    fclose(fh);
+    return buf;
+}
+
+/* A burst of creates with nothing to stage and no spare directory: no directory is made at
+ * the create; each task takes a spare or has its directory made by its spawn when it starts.
+ * The burst makes about as many directories as run at once, not one per task (before: one
+ * each, 40 here); what tasks write is in their own stdout and stderr. */
+static void test_task_dir_at_start(void **state)
+{
+    fixture_t *f = *state;
+    enum { QUIET = 30, LOUD = 10, N = QUIET + LOUD };
+    const char *ok[] = {"/bin/true"};
+    char ids[N][16];
+    for (int i = 0; i < N; i++) {
+        snprintf(ids[i], sizeof ids[i], "d%d", i);
+        if (i < QUIET) {
+            create_argv(f, "j", ids[i], ok, 1);
+        } else {
+            const char *loud[] = {"/bin/sh", "-c", "echo out-$0; echo err-$0 >&2", ids[i]};
+            create_argv(f, "j", ids[i], loud, 4);
+        }
+    }
+    node_counters_t c = counters(f);
+    assert_int_equal(c.dirs_lazy, N); /* none made yet, none at hand */
+    size_t tasks = 0, spares = 0;
+    assert_int_equal(find_entry(f, "tasks", NULL, NULL, 0, &tasks), 0);
+    assert_int_equal(tasks, 0);
+    for (int i = 0; i < N; i++)
+        wait_state(f, "j", ids[i], PROTO_TASK_SUCCEEDED);
+    settle(f);
+    for (int i = QUIET; i < N; i++) {
+        char dir[600], suffix[32], want[32];
+        snprintf(suffix, sizeof suffix, "-j-%s-1", ids[i]);
+        assert_int_equal(find_entry(f, "tasks", suffix, dir, sizeof dir, NULL), 0);
+        snprintf(want, sizeof want, "out-%s\n", ids[i]);
+        assert_string_equal(read_all(dir, "stdout"), want);
+        snprintf(want, sizeof want, "err-%s\n", ids[i]);
+        assert_string_equal(read_all(dir, "stderr"), want);
+        struct stat st;
+        assert_int_equal(stat(dir, &st), 0);
+        mode_t mask = umask(0);
+        umask(mask);
+        assert_int_equal(st.st_mode & 0777, 0755 & ~mask); /* as a set-up's mkdir made it */
+    }
+    assert_int_equal(find_entry(f, "tasks", NULL, NULL, 0, &tasks), 0);
+    assert_int_equal(find_entry(f, "spare", NULL, NULL, 0, &spares), 0);
+    assert_int_equal(tasks, LOUD);               /* the quiet ones gave theirs back */
+    assert_true(tasks + spares < N - QUIET / 2); /* 40 before: one per task */
+    c = counters(f);
+    assert_int_equal(c.starts[0] + c.starts[1], N);
+    assert_int_equal(c.spawn_failures, 0);
+}
+
+/* A task cancelled while it waits for its start, its directory never made, is reported
+ * cancelled and leaves no directory; the running one is killed and reported cancelled. */
+static void test_task_dir_at_start_cancel(void **state)
+{
+    fixture_t *f = *state;
+    create(f, "A", "j", "s1", 0, 1); /* 1 cpu each on a 1-cpu node: s2 waits */
+    create(f, "A", "j", "s2", 0, 2);
+    wait_state(f, "j", "s1", PROTO_TASK_RUNNING);
+    assert_int_equal(counters(f).dirs_lazy, 2);
+    cancel(f, "A", "j", "s2", 0);
+    wait_state(f, "j", "s2", PROTO_TASK_CANCELLED);
+    char dir[600];
+    assert_int_not_equal(find_entry(f, "tasks", "-j-s2-1", dir, sizeof dir, NULL), 0);
+    assert_int_equal(find_entry(f, "tasks", "-j-s1-1", dir, sizeof dir, NULL), 0);
+    cancel(f, "A", "j", "s1", 0);
+    const sent_t *st = wait_state(f, "j", "s1", PROTO_TASK_CANCELLED);
+    assert_non_null(strstr(st->text, "cancelled"));
+    node_counters_t c = counters(f);
+    assert_int_equal(c.starts[0] + c.starts[1], 1);
+    assert_int_equal(c.cancelled, 2);
+}
+
 /* With the loop thread spawning (spawn_threads=0), the same tasks behave the same. */
 static int setup_inline(void **state)
 {
@@ -349,6 +437,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_task_dir_recycled_not_shared_output, setup_forget,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_task_dir_quiet_escapee, setup_forget, teardown),
+        cmocka_unit_test_setup_teardown(test_task_dir_at_start, setup_spawners, teardown),
+        cmocka_unit_test_setup_teardown(test_task_dir_at_start, setup_inline, teardown),
+        cmocka_unit_test_setup_teardown(test_task_dir_at_start_cancel, setup_spawners, teardown),
     };
     const struct CMUnitTest spawners[] = {
         cmocka_unit_test_setup_teardown(test_spawners_short_tasks, setup_spawners, teardown),
