@@ -154,6 +154,10 @@ static void test_predict_deadline(void **state)
      * storm out, not the daemon's own count. */
     json_int_t natt = json_integer_value(json_object_get(p, "attempts"));
     assert_true(natt >= 101 && natt <= 101 + 101 / 2);
+    /* The simulated PN swaps classes inside a job as pn/node_run.c does (queue_swap): a queued
+     * regular task whose job's own opportunistic work holds the cores goes back to the JM instead
+     * of waiting there; the real runs returned 3-11 tasks of chainfan-20x4 so. */
+    assert_true(json_integer_value(json_object_get(p, "swaps")) > 0);
     assert_float_equal(last_end, ms, 1e-3); /* the job ends with its last attempt */
     json_decref(p);
     const double dl[2] = {ms * 0.9, ms * 1.1};
@@ -182,10 +186,11 @@ static void test_predict_deadline(void **state)
     p = json_loads(out, 0, NULL);
     assert_non_null(p);
     assert_true(json_is_true(json_object_get(p, "succeeded")));
-    /* every task ran; the corrections' moves and duplicates add attempts that never ran (209 on
-     * common/rng's draws: the thrashing docs/stragglers.md traces), bounded here */
+    /* every task ran; the corrections' moves, duplicates, re-placed upgrades and the PN's class
+     * swaps add attempts that never ran (314: more than the daemon's, docs/deadline-eval.md,
+     * "Figures after the simulator re-places upgrades and swaps classes"), bounded here */
     natt = json_integer_value(json_object_get(p, "attempts"));
-    assert_true(natt >= 156 && natt < 2 * 156);
+    assert_true(natt >= 156 && natt < 156 * 5 / 2);
     ms = json_number_value(json_object_get(p, "makespan_s"));
     assert_true(ms > 93.0 && ms < 1.2 * 93.1);
     json_decref(p);

@@ -170,6 +170,8 @@ struct cluster_result {
     uint64_t dups_started, dups_won; /* ... duplicated, and duplicates that started first */
     /* upgrades re-placed as regular on a better node (judge_upgrade) */
     uint64_t rematched;
+    /* a job's running opportunistic tasks made regular in place of its queued one (queue_swap) */
+    uint64_t swaps;
     double work_cpu_s;   /* core-seconds job attempts ran, losers and failures included */
     double useful_cpu_s; /* core-seconds of the attempts that succeeded */
     size_t jobs_peak;    /* most jobs running at once */

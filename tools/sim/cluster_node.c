@@ -328,6 +328,53 @@ static void cl__traded(struct cl_world *w, uint32_t n, uint64_t up, uint64_t dow
     w->res->trades++;
 }
 
+/* The node's class swap inside one job (queue_swap, as pn/node_run.c calls it before any
+ * preemption): the job's running opportunistic tasks turned regular tell their JM so (a status,
+ * its class the PN's word), and its queued regular task that gave up its place goes back to the
+ * JM, cancelled before it ran ("returned", pn/node_handle.c), to be placed again. */
+static void cl__swapped(struct cl_world *w, uint32_t n, const uint64_t *up, size_t k, uint64_t down)
+{
+    struct cl_node *nd = &w->nodes[n];
+    double now = engine_now(w->eng);
+    int64_t now_ms = (int64_t)(now * 1000.0 + 0.5);
+    w->res->swaps++;
+    for (size_t i = 0; i < k; i++) {
+        size_t job = (size_t)(up[i] >> 32), task = (size_t)(up[i] & 0xffffffffu);
+        struct cl_job *j = &w->jobs[job];
+        struct cl_task *tk = cl_attempt_at(j, task, n);
+        tk->klass = (tk->klass & 0x100) | QUEUE_REGULAR;
+        if (tk != &j->tasks[task])
+            continue; /* a speculative copy's units are cluster_straggler.c's: not followed */
+        struct attempt_event ev = {.kind = ATTEMPT_EV_STATUS,
+                                   .task = task,
+                                   .attempt = tk->attempt,
+                                   .state = PROTO_TASK_RUNNING,
+                                   .cls = DISPATCH_REGULAR};
+        struct attempt_action act[ATTEMPT_MAX_ACTIONS];
+        int rc = attempt_step(j->att, &ev, now_ms, act, ATTEMPT_MAX_ACTIONS);
+        if (rc < 0)
+            cl__fail(w, rc);
+    }
+    if (queue_cancel(nd->q, down) != 0)
+        return;
+    nd->dirty = 1;
+    nd->changes++;
+    size_t job = (size_t)(down >> 32), task = (size_t)(down & 0xffffffffu);
+    struct cl_job *j = &w->jobs[job];
+    struct cl_task *tk = cl_attempt_at(j, task, n);
+    if (tk != &j->tasks[task]) { /* a copy: it ends as one the node refused */
+        cl_job_report(w, job, task, tk->attempt, CL_REFUSED, 0);
+        return;
+    }
+    struct attempt_event ev = {.kind = ATTEMPT_EV_STATUS,
+                               .task = task,
+                               .attempt = tk->attempt,
+                               .state = PROTO_TASK_CANCELLED};
+    int rc = cl_job_event(w, j, &ev);
+    if (rc != 0)
+        cl__fail(w, rc);
+}
+
 void cl_node_try_start(struct cl_world *w, uint32_t n)
 {
     struct cl_node *nd = &w->nodes[n];
@@ -339,8 +386,13 @@ void cl_node_try_start(struct cl_world *w, uint32_t n)
         if (rc == 0 && info.traded)
             cl__traded(w, n, t.id, info.traded_id);
         if (rc == ERR_NOTFOUND) {
-            uint64_t ids[16];
-            size_t k = queue_preempt(nd->q, now, ids, 16);
+            uint64_t ids[16], down = 0;
+            size_t k = queue_swap(nd->q, now, ids, 16, &down);
+            if (k > 0) { /* the job's own opportunistic work turned regular: nothing killed */
+                cl__swapped(w, n, ids, k, down);
+                continue;
+            }
+            k = queue_preempt(nd->q, now, ids, 16);
             if (k == 0)
                 return;
             for (size_t i = 0; i < k; i++)

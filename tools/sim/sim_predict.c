@@ -194,13 +194,13 @@ static int sp__main(int argc, char **argv)
             printf("{\"tasks\": %zu, \"nodes\": %zu, \"node_cpus\": %g, \"tokens\": %u, "
                    "\"succeeded\": %s, \"makespan_s\": %.3f, \"attempts\": %llu, "
                    "\"preemptions\": %llu, \"trades\": %llu, \"moves\": %llu, "
-                   "\"duplicates\": %llu, \"copies\": %llu, \"rematched\": %llu, "
+                   "\"duplicates\": %llu, \"copies\": %llu, \"rematched\": %llu, \"swaps\": %llu, "
                    "\"deadline_s\": %s, \"met\": %s%s}\n",
                    s->ntasks, cfg.nodes, cfg.node_cpus, cfg.tokens, ok ? "true" : "false", ms,
                    (unsigned long long)res.attempts, (unsigned long long)res.preemptions,
                    (unsigned long long)res.trades, (unsigned long long)res.moves,
                    (unsigned long long)res.dups_started, (unsigned long long)res.copies_started,
-                   (unsigned long long)res.rematched, dl,
+                   (unsigned long long)res.rematched, (unsigned long long)res.swaps, dl,
                    deadline > 0 ? (ok && ms <= deadline ? "true" : "false") : "null", ctl);
         } else {
             if (st != NULL)
