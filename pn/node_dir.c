@@ -143,6 +143,16 @@ int node__spare_take(node_t *n, const char *dir, uid_t uid)
     return 0;
 }
 
+int node__dir_at_start(node_t *n, node__task_t *t)
+{
+    if (t->nfiles != 0 || (n->nspares > 0 && t->uid == n->uid))
+        return 0;
+    t->dir_lazy = 1;
+    n->c.dirs_lazy++;
+    node__schedule_soon(n);
+    return 1;
+}
+
 int node__setup_start(node_t *n, node__task_t *t)
 {
     node__setup_req_t *r = mem_calloc(1, sizeof *r);
@@ -176,19 +186,6 @@ int node__setup_start(node_t *n, node__task_t *t)
             return 0;
         }
         /* leave it to the pool, as when it cannot be renamed there (node__setup_work) */
-    }
-    if (ok && !r->spare && t->nfiles == 0) {
-        /* Nothing to stage and no emptied directory at hand: the directory is taken or made
-           when the task starts (node__start), not now. A burst of N creates made N directories
-           at once on the pool (three inodes each) and removed most of them afterwards (past
-           the spares' bound); taken at the start, the burst cycles through about as many
-           directories as it has tasks running. */
-        node__setup_free(r);
-        t->dir_lazy = 1;
-        n->c.dirs_lazy++;
-        queue_hold(n->queue, t->id, 0);
-        node__schedule_soon(n);
-        return 0;
     }
     if (!ok || uv_queue_work(n->loop, &r->work, node__setup_work, node__setup_done) != 0) {
         if (r->spare)

@@ -298,12 +298,14 @@ static void node__create(node_t *n, const void *peer, size_t plen, uint64_t req_
     n->spec_bytes += spec;
     t->queued_at_ms = clock_wall_ms();
     t->created_mono_ns = clock_mono_ns();
-    queue_hold(n->queue, t->id, 1); /* until its directory and files are ready */
-    if (node__setup_start(n, t) != 0) {
-        queue_cancel(n->queue, t->id);
-        node__set_state(n, t, PROTO_TASK_FAILED, "set-up could not start: out of memory");
-        node__finish(n, t);
-        return;
+    if (!node__dir_at_start(n, t)) {    /* else ready at once: its directory comes with its start */
+        queue_hold(n->queue, t->id, 1); /* until its directory and files are ready */
+        if (node__setup_start(n, t) != 0) {
+            queue_cancel(n->queue, t->id);
+            node__set_state(n, t, PROTO_TASK_FAILED, "set-up could not start: out of memory");
+            node__finish(n, t);
+            return;
+        }
     }
     /* A regular task that will start as soon as its directory is ready (its expected wait is
        0) needs no QUEUED status: its RUNNING one, a moment later, answers the create. Held

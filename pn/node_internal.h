@@ -233,6 +233,12 @@ int node__prepare(node_t *n, node__task_t *t, const proto_task_create_t *tc, cha
 
 /* node_dir.c */
 int node__setup_start(node_t *n, node__task_t *t);
+/* Nothing to stage and no spare directory at hand (1): the task's directory is taken or made
+ * when it starts (node__start: a spare renamed, else made by its spawn), not now on the pool.
+ * A burst of N creates made N directories at once (three inodes each) and removed most of
+ * them afterwards (past the spares' bound); taken at the start, a burst cycles through about
+ * as many directories as it has tasks running. 0: set it up now (node__setup_start). */
+int node__dir_at_start(node_t *n, node__task_t *t);
 /* Renames the newest spare directory (of user uid) to dir: 0, or -1 when none is at hand or
  * the rename failed (the spare then stays for the pool's set-ups to try). */
 int node__spare_take(node_t *n, const char *dir, uid_t uid);
