@@ -439,12 +439,9 @@ typedef struct proto_lease_ack { /* RM -> JM */
     uint32_t minimum;            /* as in TOKEN_GRANT */
     double token_cpu;
     uint64_t token_mem_mb;
-    uint32_t epoch; /* as in TOKEN_GRANT */
-    /* Admission's model of the job now (issue 22, rm/calib.h), for its ETA: its own spread as
-     * it registered it (x 1000, 0: none) and the factor the cluster learned its own spreads miss
-     * (hi_own x 1000; 0: not sent, an older RM). */
-    uint32_t spread_milli;
-    uint32_t own_factor_milli;
+    uint32_t epoch;            /* as in TOKEN_GRANT */
+    uint32_t spread_milli;     /* for the ETA (issue 22): the job's own spread x 1000 (0: none) */
+    uint32_t own_factor_milli; /* and rm/calib.h's learned hi_own x 1000 (0: an older RM) */
 } proto_lease_ack_t;
 
 typedef struct proto_task_create { /* JM -> PN */
