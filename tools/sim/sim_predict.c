@@ -8,13 +8,16 @@
  * pn/queue; what the simulator adds per task is `--overhead-s` (the PN's process start and exit
  * and the status back), `--net-delay-s` per JM<->PN message and `--round-s` from a status to the
  * JM's round (`--hold-max-s`: late binding's PLACE_HOLD_MAX_S; a JM holding tasks looks again
- * every 0.25 s), and the daemon's deferred corrections and straggler copies (jm/correct.h,
- * jm/speculate.h through cluster_straggler.c). `--trace FILE` writes every attempt in the shape of
- * a report's. tools/deadline-eval prints the prediction beside each real run (sim_makespan_s,
- * sim_met; docs/deadline-eval.md, which shows where each figure comes from). `--controller` (with a
- * deadline) runs Jockey's controller in the simulated JM as the daemon does for a job without a
- * profile (the spec's estimates, Amdahl's predictor; tools/sim/cluster_jockey.c): its grant
- * follows the controller instead of holding every token.
+ * every 0.25 s), and the daemon's deferred corrections, straggler copies and re-placed upgrades
+ * (jm/correct.h, jm/speculate.h, jm/judge.h through cluster_straggler.c); its nodes swap classes
+ * inside a job as the PN does (queue_swap), and a job without a controller holds its width
+ * (grant_width). `--json` counts the moves, duplicates, copies, re-placed upgrades and swaps.
+ * `--trace FILE` writes every attempt in the shape of a report's. tools/deadline-eval prints the
+ * prediction beside each real run (sim_makespan_s, sim_met; docs/deadline-eval.md, which shows
+ * where each figure comes from). `--controller` (with a deadline) runs Jockey's controller in the
+ * simulated JM as the daemon does for a job without a profile (the spec's estimates, Amdahl's
+ * predictor; tools/sim/cluster_jockey.c): its grant follows the controller instead of holding every
+ * token.
  */
 #include <stdio.h>
 #include <stdlib.h>
