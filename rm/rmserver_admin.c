@@ -307,6 +307,8 @@ static json_t *rmserver__status(struct rmserver *s)
     json_object_set_new(o, "requests", json_integer((json_int_t)s->requests));
     json_object_set_new(o, "heartbeats", json_integer((json_int_t)s->heartbeats));
     json_object_set_new(o, "heartbeats_stale", json_integer((json_int_t)s->heartbeats_stale));
+    json_object_set_new(o, "heartbeats_unregistered",
+                        json_integer((json_int_t)s->heartbeats_unregistered));
     json_object_set_new(o, "writes_committed", json_integer((json_int_t)s->writes_committed));
     json_object_set_new(o, "entries_appended", json_integer((json_int_t)s->entries_appended));
     json_object_set_new(o, "pending", json_integer((json_int_t)s->pending.len));

@@ -508,6 +508,7 @@ static void rmserver__heartbeat(struct rmserver *s, zuv_sock_t *sock, const void
     const struct ledger_node *n = ledger_node_find(fsm_ledger(s->fsm), hb->name);
     if (n == NULL || n->boot_id != hb->boot_id) {
         /* not registered (or registered by an earlier boot): the PN registers again */
+        s->heartbeats_unregistered++;
         rmserver_send_error(s, sock, peer, peer_len, m->req_id, PROTO_HEARTBEAT, ERR_NOTFOUND,
                             "node not registered with this boot id");
         return;

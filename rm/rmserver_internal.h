@@ -166,6 +166,7 @@ struct rmserver {
     uint64_t denied[RMSERVER_DENY_COUNT];
     struct rmserver_caller caller; /* of the request being handled */
     uint64_t requests, heartbeats, heartbeats_stale, writes_committed, entries_appended;
+    uint64_t heartbeats_unregistered; /* refused: node unknown, or another boot id */
     char msg[512];
 
     /* recurring jobs (rmserver_recur.c), leader only */

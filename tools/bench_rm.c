@@ -215,7 +215,9 @@ static int bench_register(const char *endpoint, const char *keys, int n)
         m.node_register.name = name;
         m.node_register.rack = "rack-1";
         m.node_register.endpoint = "tcp://127.0.0.1:9";
-        m.node_register.boot_id = 1000 + (uint64_t)i;
+        /* the boot id the heartbeats carry (bench_fill_hb): a heartbeat from another boot is
+         * refused, and its node is never heard (suspect, then down) */
+        m.node_register.boot_id = 1000 + (uint64_t)i + bench_mix((uint64_t)i);
         m.node_register.cpu = 16;
         m.node_register.mem_mb = 65536;
         if (proto_encode(&m, &buf, NULL, 0) == 0)
@@ -296,17 +298,26 @@ static void bench_ingest(int nodes, double seconds)
     double el = (double)(clock_mono_ms() - t0) / 1000.0;
     long rss = (long)json_integer_value(json_object_get(after, "rss_kb"));
     long view_nodes = (long)json_integer_value(json_object_get(after, "view_nodes"));
+    /* heartbeats the replica refused (a node it does not know with that boot id): each one is
+     * answered with an error, and its node is never heard */
+    uint64_t refused =
+        (uint64_t)json_integer_value(json_object_get(after, "heartbeats_unregistered")) -
+        (uint64_t)json_integer_value(json_object_get(before, "heartbeats_unregistered"));
     printf("ingest: %d of %d simulated PNs registered in %.2f s; %llu heartbeats sent, %llu "
-           "ingested in %.2f s: %.0f heartbeats/s (CURVE on); RM RSS %.1f MiB with a %ld-node "
-           "view\n",
+           "ingested in %.2f s: %.0f heartbeats/s (CURVE on), %llu refused as unregistered; RM "
+           "RSS %.1f MiB with a %ld-node view\n",
            acked, nodes, reg_s, (unsigned long long)sent, (unsigned long long)got, el,
-           (double)got / el, rss / 1024.0, view_nodes);
+           (double)got / el, (unsigned long long)refused, rss / 1024.0, view_nodes);
+    if (refused > 0)
+        fprintf(stderr, "bench_rm: the replica refused %llu heartbeats: the rate is not ingest\n",
+                (unsigned long long)refused);
     json_t *o = json_object();
     json_object_set_new(o, "nodes_registered", json_integer(acked));
     json_object_set_new(o, "register_s", json_real(reg_s));
     json_object_set_new(o, "heartbeats_sent", json_integer((json_int_t)sent));
     json_object_set_new(o, "heartbeats_ingested", json_integer((json_int_t)got));
     json_object_set_new(o, "heartbeats_per_s", json_real((double)got / el));
+    json_object_set_new(o, "heartbeats_refused", json_integer((json_int_t)refused));
     json_object_set_new(o, "rss_mib", json_real(rss / 1024.0));
     json_object_set_new(o, "view_nodes", json_integer(view_nodes));
     json_object_set_new(g_out, "ingest", o);
