@@ -5,10 +5,12 @@
  * `show` joins the job's own view (state.json in its job directory, whether its paddock-jm still
  * runs) with the RM's (admin query "job"): either may be missing (a job submitted from another
  * machine has no local directory; an RM that is down answers nothing) and the command still
- * prints what it has; it fails only when it has neither. Besides progress it shows the job's ETA
- * (the JM's, from state.json, and the RM's record of it) and its tokens: the minimum the arbiter
- * guarantees for its deadline and the spare above it. `cancel` and `deadline` are admin writes
- * committed through the RM's log; the JM learns of them at its next lease renewal. */
+ * prints what it has; it fails only when it has neither. A directory with no state.json yet and
+ * no RM record read back (just submitted, its JM starting) is shown as "starting". Besides progress
+ * it shows the job's ETA (the JM's, from state.json, and the RM's record of it) and its tokens: the
+ * minimum the arbiter guarantees for its deadline and the spare above it. `cancel` and `deadline`
+ * are admin writes committed through the RM's log; the JM learns of them at its next lease renewal.
+ */
 #include "common/clock.h"
 #include "common/config.h"
 #include "common/err.h"
@@ -21,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define JOB_RM_TIMEOUT_MS 3000
 
@@ -256,6 +259,23 @@ static int job_show_main(int argc, char **argv)
     char rmmsg[512] = "";
     const char *args[1] = {id};
     json_t *rm = job__admin(&o, PROTO_ADMIN_JOB, args, 1, &code, rmmsg, sizeof rmmsg);
+    struct stat dst;
+    if (st == NULL && rm == NULL && dir[0] != '\0' && stat(dir, &dst) == 0 &&
+        S_ISDIR(dst.st_mode) && (pid <= 0 || jobdir_jm_alive(pid))) {
+        /* just submitted: the directory is made before its JM writes state.json and before the
+           RM's record is read back; say so rather than "no such job" */
+        if (o.json) {
+            json_t *doc = json_pack("{s:s, s:s, s:s, s:s}", "job_id", id, "job_dir", dir, "state",
+                                    "starting", "rm_error", rmmsg);
+            char *t = doc != NULL ? json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+            printf("%s\n", t != NULL ? t : "{}");
+            free(t);
+            json_decref(doc);
+        } else
+            printf("job %s\n  %-22s %s\n  %-22s starting (no state.json yet; the RM says: %s)\n",
+                   id, "job dir", dir, "state", rmmsg);
+        return 0;
+    }
     if (st == NULL && rm == NULL) {
         fprintf(stderr, "paddock job show: %s: no job directory%s%s and the RM says: %s\n", id,
                 dir[0] != '\0' ? " at " : "", dir, rmmsg);

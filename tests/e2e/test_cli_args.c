@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -239,6 +240,42 @@ static void test_submit_best_effort_args(void **state)
     unlink(err_path);
 }
 
+/* `job show` right after `submit`: the job's directory is there before its JM writes state.json
+ * (and before the RM's record can be read back): "starting", not "no such job"; a directory
+ * that is not there is still an error. */
+static void test_job_show_starting(void **state)
+{
+    (void)state;
+    char root[128], dir[160], args[512];
+    snprintf(root, sizeof root, "/tmp/paddock-test-cli-args-%ld", (long)getpid());
+    snprintf(dir, sizeof dir, "%s/jobs", root);
+    assert_int_equal(mkdir(root, 0700), 0);
+    assert_int_equal(mkdir(dir, 0700), 0);
+    snprintf(dir, sizeof dir, "%s/jobs/j-fresh", root);
+    assert_int_equal(mkdir(dir, 0700), 0);
+    snprintf(args, sizeof args,
+             "job show j-fresh --jobs-dir %s/jobs --rm tcp://127.0.0.1:1 --keys %s", root, root);
+    assert_int_equal(paddock(args), 0);
+    assert_non_null(strstr(out_buf, "starting"));
+    snprintf(args, sizeof args,
+             "job show j-fresh --json --jobs-dir %s/jobs --rm tcp://127.0.0.1:1 --keys %s", root,
+             root);
+    assert_int_equal(paddock(args), 0);
+    json_t *doc = json_loads(out_buf, 0, NULL);
+    assert_non_null(doc);
+    assert_string_equal(json_string_value(json_object_get(doc, "state")), "starting");
+    json_decref(doc);
+    snprintf(args, sizeof args,
+             "job show j-gone --jobs-dir %s/jobs --rm tcp://127.0.0.1:1 --keys %s", root, root);
+    assert_int_equal(paddock(args), 1);
+    assert_true(err_has("no job directory"));
+    rmdir(dir);
+    snprintf(dir, sizeof dir, "%s/jobs", root);
+    rmdir(dir);
+    rmdir(root);
+    unlink(err_path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -250,6 +287,7 @@ int main(void)
         cmocka_unit_test(test_quote_usage),
         cmocka_unit_test(test_quote_bad_spec_before_cluster),
         cmocka_unit_test(test_submit_best_effort_args),
+        cmocka_unit_test(test_job_show_starting),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
