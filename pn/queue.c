@@ -136,21 +136,27 @@ int queue_push(queue_t *q, const queue_task_t *t)
         return ERR_INVAL;
     if (t->cpu > q->cfg.cpus + QUEUE__EPS || t->mem_mb > q->cfg.mem_mb + QUEUE__EPS)
         return ERR_CAPACITY;
-    if (queue__vec_find(&q->reg, t->id) >= 0 || queue__vec_find(&q->opp, t->id) >= 0 ||
-        queue__run_find(q, t->id) >= 0)
+    if (t->id <= q->max_id &&
+        (queue__vec_find(&q->reg, t->id) >= 0 || queue__vec_find(&q->opp, t->id) >= 0 ||
+         queue__run_find(q, t->id) >= 0))
         return ERR_EXISTS;
     queue_task_t c = *t;
     c.held = 0;
+    int rc;
     if (t->klass == QUEUE_REGULAR) {
         if (q->reg.n >= q->cfg.max_regular)
             return ERR_FULL;
-        return queue__vec_push(&q->reg, &c);
+        rc = queue__vec_push(&q->reg, &c);
+    } else {
+        if (q->opp.n >= q->cfg.max_opportunistic)
+            return ERR_FULL;
+        if (!(c.weight > 0))
+            c.weight = 1;
+        rc = queue__vec_push(&q->opp, &c);
     }
-    if (q->opp.n >= q->cfg.max_opportunistic)
-        return ERR_FULL;
-    if (!(c.weight > 0))
-        c.weight = 1;
-    return queue__vec_push(&q->opp, &c);
+    if (rc == 0 && t->id > q->max_id)
+        q->max_id = t->id;
+    return rc;
 }
 
 int queue_cancel(queue_t *q, uint64_t id)

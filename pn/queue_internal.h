@@ -42,6 +42,9 @@ struct queue {
     double tail_now;
     size_t tail_n;
     int tail_ok;
+    /* The largest id ever pushed: a push of a larger one (the PN numbers its tasks upwards)
+     * cannot repeat an id, so it skips the duplicate check's scans of the whole queue. */
+    uint64_t max_id;
 };
 
 static inline double queue__est(const queue_t *q, const queue_task_t *t)

@@ -287,6 +287,24 @@ static void test_weighted_random_pick(void **state)
     queue_destroy(&q);
 }
 
+/* A push of an id above every earlier one skips the duplicate scans; ids pushed out of order
+ * are still refused when repeated, in either class and once running. */
+static void test_push_duplicates(void **state)
+{
+    (void)state;
+    queue_t *q = mkq(1, 1000, 100, 100);
+    assert_int_equal(push(q, 10, 1, 100, 1, QUEUE_REGULAR, 0), 0);
+    assert_int_equal(push(q, 5, 1, 100, 1, QUEUE_OPPORTUNISTIC, 0), 0);
+    assert_int_equal(push(q, 5, 1, 100, 1, QUEUE_REGULAR, 0), ERR_EXISTS);
+    assert_int_equal(push(q, 10, 1, 100, 1, QUEUE_OPPORTUNISTIC, 0), ERR_EXISTS);
+    assert_int_equal(push(q, 11, 1, 100, 1, QUEUE_REGULAR, 0), 0);
+    assert_int_equal(pick(q, 0, 0.5), 10); /* running now */
+    assert_int_equal(push(q, 10, 1, 100, 1, QUEUE_REGULAR, 0), ERR_EXISTS);
+    assert_int_equal(queue_finish(q, 10), 0);
+    assert_int_equal(push(q, 12, 1, 100, 1, QUEUE_REGULAR, 0), 0);
+    queue_destroy(&q);
+}
+
 static void test_bounds_and_cancel(void **state)
 {
     (void)state;
@@ -346,6 +364,7 @@ int main(void)
         cmocka_unit_test(test_expected_start_tail_matches),
         cmocka_unit_test(test_weighted_random_pick),
         cmocka_unit_test(test_set_estimate_moves_expected_start),
+        cmocka_unit_test(test_push_duplicates),
         cmocka_unit_test(test_bounds_and_cancel),
         cmocka_unit_test(test_hold_keeps_place),
     };
