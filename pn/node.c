@@ -251,6 +251,7 @@ void node_destroy(node_t **np)
         uv_close((uv_handle_t *)n->sched_check, node__free_handle);
     if (n->pass_end)
         uv_close((uv_handle_t *)n->pass_end, node__free_handle);
+    node__handoffs_flush(n); /* removed: stopping */
     if (n->spare_dir && n->nspares + n->spares_pending == 0)
         rmdir(n->spare_dir);
     else if (n->spare_dir) /* the spares go with it */

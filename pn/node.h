@@ -75,9 +75,10 @@ typedef struct node_counters {
     uint64_t acks_ignored;         /* HEARTBEAT_ACK job entries with a state the node ignores */
     uint64_t estimates;            /* TASK_ESTIMATE applied to a live task */
     uint64_t estimates_ignored;    /* TASK_ESTIMATE for a task not live here */
-    uint64_t dirs_early; /* directories given back when their task succeeded leaving nothing */
-    uint64_t dirs_lazy;  /* tasks whose directory was taken or made at their start (no spare
-                            at their create) */
+    uint64_t dirs_early;  /* directories given back when their task succeeded leaving nothing */
+    uint64_t dirs_handed; /* of those, given the directory a task ended with in the same pass */
+    uint64_t dirs_lazy;   /* tasks whose directory was taken or made at their start (no spare
+                             at their create) */
     /* a job's queued regular task and its own running opportunistic work traded classes
        instead of a preemption (queue_swap); and the running tasks those swaps made regular */
     uint64_t swaps, swapped;

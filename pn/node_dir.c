@@ -131,9 +131,38 @@ static void node__setup_done(uv_work_t *w, int status)
     node__setup_free(r);
 }
 
+static void node__spare_push(node_t *n, uint64_t seq);
+
+void node__handoffs_flush(node_t *n)
+{
+    while (n->nhandoff > 0) {
+        char *h = n->handoff[--n->nhandoff];
+        char sp[4200];
+        snprintf(sp, sizeof sp, "%s/%llu", n->spare_dir, (unsigned long long)(n->spare_seq + 1));
+        if (!n->stopping && n->nspares + n->spares_pending < NODE__SPARE_MAX && rename(h, sp) == 0)
+            node__spare_push(n, ++n->spare_seq);
+        else
+            node__remove_dir(h); /* stopping, or more than the spares keep */
+        mem_free(h);
+    }
+}
+
 int node__spare_take(node_t *n, const char *dir, uid_t uid)
 {
-    if (n->nspares == 0 || uid != n->uid) /* spares are the run_as user's */
+    if (uid != n->uid) /* spares are the run_as user's */
+        return -1;
+    while (n->nhandoff > 0) { /* a quiet directory of this pass: one rename */
+        char *h = n->handoff[--n->nhandoff];
+        int ok = rename(h, dir) == 0;
+        if (!ok)
+            node__remove_dir(h);
+        mem_free(h);
+        if (ok) {
+            n->c.dirs_handed++;
+            return 0;
+        }
+    }
+    if (n->nspares == 0)
         return -1;
     char sp[4200];
     snprintf(sp, sizeof sp, "%s/%llu", n->spare_dir, (unsigned long long)n->spares[n->nspares - 1]);
@@ -307,7 +336,14 @@ int node__give_back_quiet(node_t *n, const char *dir)
         int err = out && node__quiet_file(n, dfd, "stderr", want);
         char sp[4200];
         snprintf(sp, sizeof sp, "%s/%llu", n->spare_dir, (unsigned long long)(n->spare_seq + 1));
-        if (err && rename(dir, sp) == 0) {
+        if (err && n->nhandoff < NODE__HANDOFF_MAX &&
+            (n->handoff[n->nhandoff] = mem_strdup(dir)) != NULL) {
+            n->nhandoff++; /* for a start in this pass, else to the spares at its end */
+            node__pass_end_arm(n);
+            if (!n->pass_end_armed)
+                node__handoffs_flush(n);
+            rc = NODE__DIR_REUSED;
+        } else if (err && rename(dir, sp) == 0) {
             node__spare_push(n, ++n->spare_seq);
             rc = NODE__DIR_REUSED;
         } else if (!out || !err) {

@@ -22,7 +22,8 @@
 /* Emptied task directories kept for new tasks (WORK/spare/<n>): on ext4 without a journal,
  * allocating an inode scans past every inode freed in the last minutes, so creating and
  * deleting three inodes per task made set-up cost grow with the deletion rate. */
-#define NODE__SPARE_MAX 1024
+#define NODE__SPARE_MAX   1024
+#define NODE__HANDOFF_MAX 64 /* quiet directories held for a start in the same pass */
 
 /* Work for the thread pool: 'd' remove a directory tree, 'c' remove a task's cgroup, 'r'
  * empty a finished task's directory and rename it to spare `seq` (removed when it cannot be:
@@ -140,6 +141,12 @@ struct node {
     char *spare_dir;  /* WORK/spare: emptied task directories, named by number */
     uint64_t *spares; /* the numbers of those ready for a new task (a stack) */
     size_t nspares, capspares, spares_pending; /* pending: being emptied on the thread pool */
+    /* Quiet directories of tasks that ended in this loop pass, checked and still under their
+     * task's name: a task starting in the same pass takes one with one rename
+     * (node__spare_take); the rest go to the spares at the end of the pass
+     * (node__handoffs_flush). One rename per task instead of two (into spare/, out of it). */
+    char *handoff[NODE__HANDOFF_MAX];
+    size_t nhandoff;
     uint64_t spare_seq;
     int stopping;    /* node_destroy: directories are removed, not recycled */
     mode_t dir_mode; /* 0755 and 0644 less the umask, as mkdir and open make them */
@@ -239,6 +246,8 @@ int node__setup_start(node_t *n, node__task_t *t);
  * them afterwards (past the spares' bound); taken at the start, a burst cycles through about
  * as many directories as it has tasks running. 0: set it up now (node__setup_start). */
 int node__dir_at_start(node_t *n, node__task_t *t);
+/* The quiet directories no start took this pass go to the spares (or are removed). */
+void node__handoffs_flush(node_t *n);
 /* Renames the newest spare directory (of user uid) to dir: 0, or -1 when none is at hand or
  * the rename failed (the spare then stays for the pool's set-ups to try). */
 int node__spare_take(node_t *n, const char *dir, uid_t uid);

@@ -129,6 +129,10 @@ void node_metrics(const node_t *n, struct metrics *m)
                   "Tasks whose directory was taken from the spares or made when they started "
                   "(nothing to stage and no spare when they were created).",
                   c.dirs_lazy);
+    node__counter(m, "paddock_pn_task_dirs_handed_total",
+                  "Of those, tasks given the emptied directory of a task that ended in the same "
+                  "loop pass (one rename, not two through the spares).",
+                  c.dirs_handed);
     node__counter(m, "paddock_pn_estimates_total",
                   "TASK_ESTIMATE that gave a live task the JM's new runtime estimate.",
                   c.estimates);

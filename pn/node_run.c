@@ -330,6 +330,7 @@ void node__pass_flush(node_t *n)
         n->sched_pending = 0;
         node__schedule(n);
     }
+    node__handoffs_flush(n);
     for (size_t i = 0; i < n->nrunq; i++) {
         node__task_t *t = map_getn(&n->byid, &n->runq[i], sizeof n->runq[i]);
         if (!t || !t->running_unsent)
