@@ -16,7 +16,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,8 +120,8 @@ static void rmserver__batch_done(struct rmserver *s, struct rmserver_batch *b, i
     ledger_t *l = fsm_ledger(s->fsm);
     for (size_t i = 0; i < b->n; i++) {
         struct rmserver_cmd *c = &b->cmds[i];
-        if (c->cmd.type == LEDGER_CMD_NODE_LIVENESS)
-            s->liveness_busy = false;
+        if (c->cmd.type == LEDGER_CMD_NODE_LIVENESS && s->liveness_busy > 0)
+            s->liveness_busy--;
         if (c->w.sock == NULL)
             continue;
         struct ledger_result res = {0, 0, 0};
@@ -155,8 +154,8 @@ static void rmserver__fail_pending(struct rmserver *s, int code)
 {
     for (size_t i = 0; i < s->pending.len; i++) {
         struct rmserver_cmd *c = &s->pending.items[i];
-        if (c->cmd.type == LEDGER_CMD_NODE_LIVENESS)
-            s->liveness_busy = false;
+        if (c->cmd.type == LEDGER_CMD_NODE_LIVENESS && s->liveness_busy > 0)
+            s->liveness_busy--;
         if (c->w.sock != NULL)
             rmserver_reply(s, c, code, NULL);
         rmserver__cmd_free(c);
@@ -314,7 +313,7 @@ static void rmserver__liveness(struct rmserver *s)
         memcpy(c.name, n->name, sizeof c.name);
         c.state = (uint8_t)want;
         if (rmserver_submit(s, &c, NULL) == 0) {
-            s->liveness_busy = true;
+            s->liveness_busy++; /* a pass before all are applied would submit them again */
             log_info("node %s: %s -> %s", n->name, ledger_node_state_name(n),
                      want == LEDGER_NODE_UP        ? "up"
                      : want == LEDGER_NODE_SUSPECT ? "suspect"
@@ -323,28 +322,10 @@ static void rmserver__liveness(struct rmserver *s)
     }
 }
 
-/* Gives freed heap back to the kernel when much of it is free. A burst (a heartbeat backlog,
- * a large snapshot, a fit on the worker thread) leaves free chunks spread over malloc's arenas,
- * one per thread that allocated, and glibc only trims an arena's top on its own: without this
- * the RSS stays at the burst's peak, and hosts with more cores (faster senders, more backlog)
- * keep more. */
-static void rmserver__trim(struct rmserver *s)
-{
-    uint64_t now = clock_mono_ms();
-    if (now - s->trim_ms < RMSERVER_TRIM_MS)
-        return;
-    s->trim_ms = now;
-    struct mallinfo2 mi = mallinfo2();
-    if (mi.fordblks > RMSERVER_TRIM_FREE && mi.fordblks > mi.uordblks / 4) {
-        malloc_trim(0);
-        s->trims++;
-    }
-}
-
 static void rmserver__on_tick(uv_timer_t *t)
 {
     struct rmserver *s = t->data;
-    rmserver__trim(s);
+    rmserver_trim(s);
     if (!s->ready)
         return;
     ledger_t *l = fsm_ledger(s->fsm);
@@ -358,7 +339,7 @@ static void rmserver__on_tick(uv_timer_t *t)
             rmserver_submit(s, &c, NULL);
         }
     }
-    if (!s->liveness_busy)
+    if (s->liveness_busy == 0)
         rmserver__liveness(s);
     rmserver_recur_tick(s);
     rmserver_jobs_tick(s);
@@ -571,7 +552,8 @@ static int rmserver__lock_dir(struct rmserver *s, char *msg, size_t cap)
 }
 
 static int rmserver__socket(struct rmserver *s, int type, const char *endpoint, bool insecure,
-                            zuv_recv_fn *fn, zuv_sock_t **out, char *msg, size_t cap)
+                            zuv_recv_fn *fn, size_t queue_max, zuv_sock_t **out, char *msg,
+                            size_t cap)
 {
     int rc = curve_check_listen(endpoint, s->curve, insecure, msg, cap);
     if (rc != 0)
@@ -594,8 +576,12 @@ static int rmserver__socket(struct rmserver *s, int type, const char *endpoint, 
     rc = curve_apply(z, s->curve, CURVE_SERVER, NULL, msg, cap);
     if (rc == 0 && zsock_bind(z, "%s", endpoint) < 0)
         rc = err_fmt(msg, cap, ERR_IO, "cannot bind %s: %s", endpoint, zmq_strerror(zmq_errno()));
+    struct zuv_opts o; /* queue_max: RMSERVER_HB_QUEUE_MAX */
+    zuv_opts_init(&o);
+    if (queue_max > 0)
+        o.queue_max = queue_max;
     if (rc == 0)
-        rc = zuv_sock_new(out, &s->loop, &z, NULL, fn, s);
+        rc = zuv_sock_new(out, &s->loop, &z, &o, fn, s);
     if (rc != 0) {
         zsock_destroy(&z);
         if (msg[0] == '\0')
@@ -706,14 +692,15 @@ static int rmserver__start(struct rmserver *s, bool insecure, bool bootstrap, bo
     }
     struct rmconf_replica self;
     rmconf_replica(cfg, (size_t)s->self, &self);
-    rc = rmserver__socket(s, ZMQ_ROUTER, self.api, insecure, rmserver_on_api, &s->api, msg, cap);
+    rc = rmserver__socket(s, ZMQ_ROUTER, self.api, insecure, rmserver_on_api, 0, &s->api, msg, cap);
     if (rc == 0 && strcmp(self.heartbeat, self.api) != 0)
-        rc = rmserver__socket(s, ZMQ_ROUTER, self.heartbeat, insecure, rmserver_on_hb, &s->hb, msg,
-                              cap);
+        rc = rmserver__socket(s, ZMQ_ROUTER, self.heartbeat, insecure, rmserver_on_hb,
+                              RMSERVER_HB_QUEUE_MAX, &s->hb, msg, cap);
     else
         s->hb = s->api;
     if (rc == 0)
-        rc = rmserver__socket(s, ZMQ_XPUB, self.pub, insecure, rmserver__on_pub, &s->pub, msg, cap);
+        rc = rmserver__socket(s, ZMQ_XPUB, self.pub, insecure, rmserver__on_pub, 0, &s->pub, msg,
+                              cap);
     if (rc == 0)
         rc = rm_metrics_start(s, msg, cap);
     if (rc == 0)

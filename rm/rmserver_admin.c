@@ -358,6 +358,15 @@ static json_t *rmserver__status(struct rmserver *s)
     json_object_set_new(mem, "ledger_nodes", json_integer((json_int_t)ledger_node_count(l)));
     json_object_set_new(mem, "history_runs", json_integer((json_int_t)ledger_history_count(l)));
     json_object_set_new(mem, "trims", json_integer((json_int_t)s->trims));
+    /* replies waiting for peers that do not read them (API and heartbeat sockets) */
+    struct zuv_stats za = {0}, zh = {0};
+    if (s->api != NULL)
+        zuv_sock_stats(s->api, &za);
+    if (s->hb != NULL && s->hb != s->api)
+        zuv_sock_stats(s->hb, &zh);
+    json_object_set_new(mem, "replies_queued", json_integer((json_int_t)(za.queued + zh.queued)));
+    json_object_set_new(mem, "replies_dropped",
+                        json_integer((json_int_t)(za.dropped + zh.dropped)));
     json_object_set_new(o, "memory", mem);
     return o;
 }

@@ -24,6 +24,7 @@
 #define RMSERVER_INFLIGHT_MAX         64          /* log entries appended and not yet applied */
 #define RMSERVER_TRIM_MS              5000        /* how often free heap is checked */
 #define RMSERVER_TRIM_FREE            (32u << 20) /* trimmed when more than this is free */
+#define RMSERVER_HB_QUEUE_MAX         1024        /* heartbeat replies kept per peer not reading */
 #define RMSERVER_ADDR_MAX             1100 /* a Raft configuration address: raft|api|heartbeat|pub */
 #define RMSERVER_ADMIN_REPLICA_ADD    "replica_add"    /* id raft api heartbeat pub */
 #define RMSERVER_ADMIN_REPLICA_REMOVE "replica_remove" /* id */
@@ -151,7 +152,7 @@ struct rmserver {
     bool barrier_busy;
     struct raft_barrier barrier;
     int64_t ready_mono_ms; /* when this replica became a ready leader */
-    bool liveness_busy;    /* a liveness batch is in flight */
+    size_t liveness_busy;  /* liveness commands queued or in flight: a pass waits for all */
     uint64_t trim_ms;      /* when free heap was last given back (rmserver__trim) */
     uint64_t trims;        /* times it was */
 
@@ -261,6 +262,9 @@ bool rmserver_member_admin(struct rmserver *s, zuv_sock_t *sock, const void *pee
                            const proto_msg_t *m);
 /* The current configuration as a JSON array (a json_t *, typed void to keep jansson out). */
 void *rmserver_member_json(struct rmserver *s);
+/* Every RMSERVER_TRIM_MS: gives free heap back to the kernel when much of it is free
+ * (rmserver_member.c). */
+void rmserver_trim(struct rmserver *s);
 /* The error model of admission (rm/calib.h) as a JSON object (json_t *, caller owns): `quote`,
  * `status`, the cluster page. */
 void *rmserver_calibration_json(const ledger_t *l);

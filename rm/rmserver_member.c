@@ -10,11 +10,13 @@
  * their endpoints come from the file. */
 #include "rm/rmserver_internal.h"
 
+#include "common/clock.h"
 #include "common/err.h"
 #include "common/log.h"
 
 #include <errno.h>
 #include <jansson.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -438,4 +440,22 @@ bool rmserver_member_admin(struct rmserver *s, zuv_sock_t *sock, const void *pee
         rmserver_send_error(s, sock, peer, peer_len, m->req_id, m->type, code, why);
     }
     return true;
+}
+
+/* Gives freed heap back to the kernel when much of it is free. A burst (a heartbeat backlog,
+ * a large snapshot, a fit on the worker thread) leaves free chunks spread over malloc's arenas,
+ * one per thread that allocated, and glibc only trims an arena's top on its own: without this
+ * the RSS stays at the burst's peak, and hosts with more cores (faster senders, more backlog)
+ * keep more. */
+void rmserver_trim(struct rmserver *s)
+{
+    uint64_t now = clock_mono_ms();
+    if (now - s->trim_ms < RMSERVER_TRIM_MS)
+        return;
+    s->trim_ms = now;
+    struct mallinfo2 mi = mallinfo2();
+    if (mi.fordblks > RMSERVER_TRIM_FREE && mi.fordblks > mi.uordblks / 4) {
+        malloc_trim(0);
+        s->trims++;
+    }
 }
