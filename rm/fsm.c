@@ -23,6 +23,8 @@ static int fsm__apply(struct raft_fsm *rf, const struct raft_buffer *buf, void *
     struct ledger_cmd c;
     *result = NULL;
     f->stats.entries++;
+    f->stats.since_entries++;
+    f->stats.since_bytes += buf->len;
     /* Validate the whole entry first: a batch is applied entirely or not at all. */
     if (ledger_cmd_validate(buf->base, buf->len, msg, sizeof msg) != 0 ||
         ledger_cmd_iter_init(&it, buf->base, buf->len, msg, sizeof msg) != 0) {
@@ -63,6 +65,8 @@ static int fsm__snapshot(struct raft_fsm *rf, struct raft_buffer *bufs[], unsign
     (*bufs)[0].len = len;
     *n_bufs = 1;
     f->stats.snapshots++;
+    f->stats.since_entries = 0;
+    f->stats.since_bytes = 0;
     return 0;
 }
 
@@ -77,6 +81,8 @@ static int fsm__restore(struct raft_fsm *rf, struct raft_buffer *buf)
     ledger_destroy(&f->ledger);
     f->ledger = l;
     f->stats.restores++;
+    f->stats.since_entries = 0;
+    f->stats.since_bytes = 0;
     raft_free(buf->base); /* on success the fsm owns the snapshot data */
     return 0;
 }

@@ -43,6 +43,8 @@ struct fsm_stats {
     uint64_t malformed; /* entries skipped as malformed */
     uint64_t snapshots; /* taken */
     uint64_t restores;
+    uint64_t since_entries; /* entries applied since the last snapshot (or restore) */
+    uint64_t since_bytes;   /* their bytes */
 };
 void fsm_stats(const fsm_t *f, struct fsm_stats *out);
 

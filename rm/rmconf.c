@@ -36,6 +36,10 @@ const struct config_key rmconf_schema[] = {
      "log entries between snapshots", 16, 10000000},
     {"raft", "snapshot_trailing", CONFIG_INT, F(snapshot_trailing), "1024",
      "log entries kept after a snapshot", 8, 10000000},
+    {"raft", "snapshot_bytes", CONFIG_SIZE, F(snapshot_bytes), "32MiB",
+     "log bytes applied since the last snapshot that take one before snapshot_threshold entries "
+     "(an entry holds up to ledger.batch_max commands)",
+     4096, 17179869184.0},
     {"raft", "install_snapshot_timeout", CONFIG_DURATION, F(install_snapshot_timeout_ms), "3s",
      "resend a snapshot to a follower that has not acknowledged it within this", 100, 600000},
     {"raft", "segment_size", CONFIG_SIZE, F(segment_size), "1MiB",

@@ -35,6 +35,7 @@ typedef struct rmconf {
     bool pre_vote;
     int64_t snapshot_threshold;
     int64_t snapshot_trailing;
+    uint64_t snapshot_bytes; /* applied log bytes that take a snapshot sooner */
     int64_t install_snapshot_timeout_ms;
     uint64_t segment_size;
     /* [ledger] */

@@ -326,6 +326,7 @@ static void rmserver__on_tick(uv_timer_t *t)
 {
     struct rmserver *s = t->data;
     rmserver_trim(s);
+    rmserver_snapshot_bound(s);
     if (!s->ready)
         return;
     ledger_t *l = fsm_ledger(s->fsm);
@@ -655,6 +656,7 @@ static int rmserver__raft_start(struct rmserver *s, bool insecure, bool bootstra
     raft_set_heartbeat_timeout(&s->raft, (unsigned)cfg->raft_heartbeat_ms);
     raft_set_pre_vote(&s->raft, cfg->pre_vote);
     raft_set_snapshot_threshold(&s->raft, (unsigned)cfg->snapshot_threshold);
+    s->snap_threshold = (unsigned)cfg->snapshot_threshold;
     raft_set_snapshot_trailing(&s->raft, (unsigned)cfg->snapshot_trailing);
     /* raft's default is 30 s: a snapshot sent to a replica that died on the way would hold
      * back its catch-up that long after it comes back */

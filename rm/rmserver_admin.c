@@ -344,6 +344,8 @@ static json_t *rmserver__status(struct rmserver *s)
     json_object_set_new(f, "malformed", json_integer((json_int_t)fs.malformed));
     json_object_set_new(f, "snapshots", json_integer((json_int_t)fs.snapshots));
     json_object_set_new(f, "restores", json_integer((json_int_t)fs.restores));
+    json_object_set_new(f, "since_snapshot_entries", json_integer((json_int_t)fs.since_entries));
+    json_object_set_new(f, "since_snapshot_bytes", json_integer((json_int_t)fs.since_bytes));
     json_object_set_new(o, "fsm", f);
     json_object_set_new(o, "rss_kb", json_integer((json_int_t)(metrics_rss_bytes() / 1024)));
     /* where the memory goes: malloc's view, what holds it, and how often free heap went back */

@@ -151,10 +151,11 @@ struct rmserver {
     bool ready; /* leader and its barrier applied: writes are served */
     bool barrier_busy;
     struct raft_barrier barrier;
-    int64_t ready_mono_ms; /* when this replica became a ready leader */
-    size_t liveness_busy;  /* liveness commands queued or in flight: a pass waits for all */
-    uint64_t trim_ms;      /* when free heap was last given back (rmserver__trim) */
-    uint64_t trims;        /* times it was */
+    int64_t ready_mono_ms;   /* when this replica became a ready leader */
+    unsigned snap_threshold; /* raft's snapshot threshold now (rmserver_snapshot_bound) */
+    size_t liveness_busy;    /* liveness commands queued or in flight: a pass waits for all */
+    uint64_t trim_ms;        /* when free heap was last given back (rmserver__trim) */
+    uint64_t trims;          /* times it was */
 
     VEC(struct rmserver_cmd) pending;
     size_t inflight;
@@ -265,6 +266,11 @@ void *rmserver_member_json(struct rmserver *s);
 /* Every RMSERVER_TRIM_MS: gives free heap back to the kernel when much of it is free
  * (rmserver_member.c). */
 void rmserver_trim(struct rmserver *s);
+/* Every tick, on every replica: raft's threshold counts entries, and an entry holds up to
+ * ledger.batch_max commands, so 4,096 entries could keep hundreds of MiB in memory. Once the
+ * entries applied since the last snapshot hold more than raft.snapshot_bytes, the threshold
+ * drops to their count (the next applied entry takes a snapshot), and goes back after it. */
+void rmserver_snapshot_bound(struct rmserver *s);
 /* The error model of admission (rm/calib.h) as a JSON object (json_t *, caller owns): `quote`,
  * `status`, the cluster page. */
 void *rmserver_calibration_json(const ledger_t *l);

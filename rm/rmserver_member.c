@@ -459,3 +459,18 @@ void rmserver_trim(struct rmserver *s)
         s->trims++;
     }
 }
+
+void rmserver_snapshot_bound(struct rmserver *s)
+{
+    if (!s->raft_started)
+        return;
+    struct fsm_stats fs;
+    fsm_stats(s->fsm, &fs);
+    unsigned want = (unsigned)s->cfg->snapshot_threshold;
+    if (fs.since_bytes > s->cfg->snapshot_bytes && fs.since_entries < want)
+        want = fs.since_entries > 1 ? (unsigned)fs.since_entries : 1;
+    if (want != s->snap_threshold) {
+        raft_set_snapshot_threshold(&s->raft, want);
+        s->snap_threshold = want;
+    }
+}

@@ -10,6 +10,10 @@
  *    RMSERVER_HB_QUEUE_MAX (1,024) replies in the RM; the rest are dropped and counted. Before,
  *    zuv kept up to 100,000 per peer (a bench's four senders: 180,000 refusals, 200-400 MiB).
  *
+ * 3. The Raft log in bytes: with raft.snapshot_threshold at 1,000,000 entries and
+ *    raft.snapshot_bytes at 64 KiB, the entries of tests 1 and 2 take snapshots (before, the
+ *    threshold counted entries only, of up to ledger.batch_max commands each).
+ *
  * Stops only the replica it started (rm_harness_fini, by pid). */
 #include "common/clock.h"
 #include "common/mem.h"
@@ -61,7 +65,8 @@ static int group_setup(void **state)
     snprintf(g_hb, sizeof g_hb, "tcp://127.0.0.1:%d", hb);
     char sections[256];
     snprintf(sections, sizeof sections,
-             "[liveness]\nsuspect_after = 300ms\ndown_after = 900ms\n[cluster]\nheartbeat = %s\n",
+             "[liveness]\nsuspect_after = 300ms\ndown_after = 900ms\n[cluster]\nheartbeat = %s\n"
+             "[raft]\nsnapshot_threshold = 1000000\nsnapshot_bytes = 64KiB\n",
              g_hb);
     if (rm_replica_setup(&g_rm, "rmmem", "batch_max = 1\n", sections) != 0)
         return -1;
@@ -172,11 +177,34 @@ static void test_unread_replies_bounded(void **state)
     zsock_destroy(&z);
 }
 
+static void test_log_bounded_in_bytes(void **state)
+{
+    (void)state;
+    /* the first test wrote 2,000 registrations and up to 4,000 liveness changes, one entry each
+     * (some 300 KiB), far below 1,000,000 entries: only the byte bound takes snapshots */
+    json_t *st = NULL;
+    json_int_t snaps = 0, since = 0;
+    for (uint64_t end = clock_mono_ms() + 10000; clock_mono_ms() < end; usleep(100 * 1000)) {
+        json_decref(st);
+        st = status();
+        snaps = field(st, "fsm", "snapshots");
+        since = field(st, "fsm", "since_snapshot_bytes");
+        if (snaps > 0)
+            break;
+    }
+    print_message("snapshots %lld, entries %lld, bytes since the last %lld\n", (long long)snaps,
+                  (long long)field(st, "fsm", "entries"), (long long)since);
+    json_decref(st);
+    assert_true(snaps > 0);
+    assert_true(since <= 2 * 64 * 1024);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_liveness_once_per_transition),
         cmocka_unit_test(test_unread_replies_bounded),
+        cmocka_unit_test(test_log_bounded_in_bytes),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
