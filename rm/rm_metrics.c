@@ -155,6 +155,9 @@ static void rm_metrics__traffic(struct rmserver *s, struct metrics *m)
     metrics_counter1(m, "paddock_rm_heartbeats_stale_total",
                      "PN heartbeats ignored as older than one already ingested.",
                      (double)s->heartbeats_stale);
+    metrics_counter1(m, "paddock_rm_heartbeats_unregistered_total",
+                     "PN heartbeats refused: no node registered with that name and boot id.",
+                     (double)s->heartbeats_unregistered);
     metrics_family(m, "paddock_rm_messages_rejected_total", METRICS_COUNTER,
                    "Messages refused, by reason (decode: see paddock_rm_decode_rejected_total).");
     for (int i = 0; i < RMSERVER_REJ_COUNT; i++) {
