@@ -7,7 +7,8 @@
  * makespan. The ratios actual / predicted, over the latest CALIB_WINDOW outcomes, give two
  * factors:
  *
- *   p50 = the median ratio      (the quoted median and the JM's ETA are scaled by it)
+ *   p50 = the median ratio      (the quoted median is scaled by it; the JM's ETA p50 is not: it
+ *                                simulates the job's remaining work, jm/eta.h)
  *   hi  = the CALIB_Q quantile  (the conservative bound: admission's work and path are scaled
  *                                by it before the job's own profile spread is added)
  *
