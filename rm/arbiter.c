@@ -398,18 +398,17 @@ static double arbiter__scale(const struct arbiter_shape *s)
     return s->scale > 0 && isfinite(s->scale) ? s->scale : 1;
 }
 
-static double arbiter__cons_work(const struct arbiter__ctx *c, const struct arbiter_shape *s)
+double arbiter_shape_work(const struct arbiter_shape *s, double k)
 {
-    return arbiter__scale(s) * s->work + c->k * s->work_sd;
+    return arbiter__scale(s) * s->work + k * s->work_sd;
 }
 
-static double arbiter__cons_path(const struct arbiter__ctx *c, const struct arbiter_shape *s)
+double arbiter_shape_path(const struct arbiter_shape *s, double k)
 {
-    return arbiter__scale(s) * s->path + c->k * s->path_sd;
+    return arbiter__scale(s) * s->path + k * s->path_sd;
 }
 
-/* The shape's alpha for arbiter__place: -1 when it has none. */
-static double arbiter__alpha(const struct arbiter_shape *s)
+double arbiter_shape_alpha(const struct arbiter_shape *s)
 {
     if (!s->has_alpha || !isfinite(s->alpha))
         return -1;
@@ -433,18 +432,18 @@ static uint64_t arbiter__run(struct arbiter__ctx *c, const struct arbiter_shape 
     for (size_t r = 0; r <= c->n; r++) {
         if (r == pos) {
             /* the median is measured on the same free profile, without taking */
-            arbiter__place(&c->work, job->work, job->path, arbiter__width(job), arbiter__alpha(job),
-                           false, p50);
-            *finish =
-                arbiter__place(&c->work, arbiter__cons_work(c, job), arbiter__cons_path(c, job),
-                               arbiter__width(job), arbiter__alpha(job), true, NULL);
+            arbiter__place(&c->work, job->work, job->path, arbiter__width(job),
+                           arbiter_shape_alpha(job), false, p50);
+            *finish = arbiter__place(&c->work, arbiter_shape_work(job, c->k),
+                                     arbiter_shape_path(job, c->k), arbiter__width(job),
+                                     arbiter_shape_alpha(job), true, NULL);
         }
         if (r == c->n)
             break;
         const struct arbiter_load *l = &c->load[c->order[r]];
-        double f = arbiter__place(&c->work, arbiter__cons_work(c, &l->remain),
-                                  arbiter__cons_path(c, &l->remain), arbiter__width(&l->remain),
-                                  arbiter__alpha(&l->remain), true, NULL);
+        double f = arbiter__place(&c->work, arbiter_shape_work(&l->remain, c->k),
+                                  arbiter_shape_path(&l->remain, c->k), arbiter__width(&l->remain),
+                                  arbiter_shape_alpha(&l->remain), true, NULL);
         if (fin != NULL)
             fin[r] = f;
         if (c->base != NULL && broken == 0 && c->base[r] <= l->deadline + 1e-9 &&

@@ -106,6 +106,13 @@ double arbiter_time_low(const struct arbiter_shape *s, double k);
 double arbiter_time_up(const struct arbiter_shape *s, double k);
 double arbiter_time_avg(const struct arbiter_shape *s, double k);
 
+/* The shape as admission bounds it: its conservative work and path, scale x mean + k x sd; and
+ * its place between ARIA's bounds, alpha clamped to [0, 1], -1 when it has none. Shared by the
+ * fluid model (arbiter_admit) and the joint plan (arbiter_admit_joint). */
+double arbiter_shape_work(const struct arbiter_shape *s, double k);
+double arbiter_shape_path(const struct arbiter_shape *s, double k);
+double arbiter_shape_alpha(const struct arbiter_shape *s);
+
 /* MinEDF: the smallest k in 1..width whose estimate (arbiter_time_avg) is at most `left`
  * seconds; width when none is (the job cannot meet its deadline: it gets all it can use), 0 for
  * an empty shape. */

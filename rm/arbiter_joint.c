@@ -80,16 +80,13 @@ static uint32_t arbiter__min(const struct arbiter__jjob *j, double f, double lef
 static void arbiter__jjob_set(struct arbiter__jjob *j, double k, const struct arbiter_shape *s,
                               bool conservative)
 {
-    double sc = s->scale > 0 && isfinite(s->scale) ? s->scale : 1;
-    double w = conservative ? sc * s->work + k * s->work_sd : s->work;
-    double p = conservative ? sc * s->path + k * s->path_sd : s->path;
+    double w = conservative ? arbiter_shape_work(s, k) : s->work;
+    double p = conservative ? arbiter_shape_path(s, k) : s->path;
     j->work = w > 0 ? w : 0;
     j->path = p > 0 ? p : 0;
     j->width = s->width > 0 ? s->width : 1;
-    if (s->has_alpha && isfinite(s->alpha))
-        j->alpha = s->alpha < 0 ? 0 : s->alpha > 1 ? 1 : s->alpha;
-    else
-        j->alpha = conservative ? -1 : 0.5;
+    double a = arbiter_shape_alpha(s);
+    j->alpha = a >= 0 ? a : conservative ? -1 : 0.5;
 }
 
 /* Free tokens at time t and the next time they change (INFINITY: never). */
