@@ -51,6 +51,14 @@ bool e2e_have_jm(void)
     return access(path, X_OK) == 0;
 }
 
+void e2e_skip_without_jm(void)
+{
+    if (!e2e_have_jm()) {
+        fprintf(stderr, "paddock-jm is not built: skipped\n");
+        skip();
+    }
+}
+
 char *e2e_read_file(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "r");

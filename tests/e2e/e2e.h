@@ -24,6 +24,8 @@ const char *e2e_dir(void);
 
 /* True when paddock-jm is built next to paddock. */
 bool e2e_have_jm(void);
+/* Skips the running cmocka test, saying why, when paddock-jm is not built. */
+void e2e_skip_without_jm(void);
 
 /* Makes a temporary directory and runs `paddock cluster up --dir DIR/cluster ARGS`. 0 or -1. */
 int e2e_cluster_up(const char *args);

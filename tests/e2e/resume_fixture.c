@@ -236,10 +236,7 @@ int group_teardown(void **state)
 
 void skip_without_jm(void)
 {
-    if (!e2e_have_jm()) {
-        fprintf(stderr, "paddock-jm is not built: skipped\n");
-        skip();
-    }
+    e2e_skip_without_jm();
     pn_short_grace();
 }
 

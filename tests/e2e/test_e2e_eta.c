@@ -85,10 +85,7 @@ static void check_half(const char *id, const json_t *st, const char *from)
 static void test_eta_band_and_error(void **state)
 {
     (void)state;
-    if (!e2e_have_jm()) {
-        fprintf(stderr, "paddock-jm is not built: skipped\n");
-        skip();
-    }
+    e2e_skip_without_jm();
     char spec_path[1200];
     snprintf(spec_path, sizeof spec_path, "%s/eta.json", e2e_dir());
     FILE *f = fopen(spec_path, "w");

@@ -60,10 +60,7 @@ static struct ev *ev_room(struct ev *ev, size_t *cap, size_t need)
 static void test_spare_capacity_filled(void **state)
 {
     (void)state;
-    if (!e2e_have_jm()) {
-        fprintf(stderr, "paddock-jm is not built: skipped\n");
-        skip();
-    }
+    e2e_skip_without_jm();
     const char *env = getenv("FILL_JOBS");
     int njobs = env != NULL ? atoi(env) : 12;
     if (njobs < 1 || njobs > MAX_JOBS)

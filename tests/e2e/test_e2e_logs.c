@@ -29,14 +29,6 @@ static int group_setup(void **state)
     return e2e_group_up("--rm 1 --pn 2 --pn-cpus 2 --pn-mem-mb 2048");
 }
 
-static void skip_without_jm(void)
-{
-    if (!e2e_have_jm()) {
-        fprintf(stderr, "paddock-jm is not built: skipped\n");
-        skip();
-    }
-}
-
 /* Writes a spec into the cluster directory and submits it; the job id into id. */
 static void submit(const char *name, const char *tasks, char id[64])
 {
@@ -52,7 +44,7 @@ static void submit(const char *name, const char *tasks, char id[64])
 static void test_cluster_up_node_records_complete(void **state)
 {
     (void)state;
-    skip_without_jm();
+    e2e_skip_without_jm();
     /* the group's setup has just returned from `cluster up`: no wait here */
     struct e2e_run r;
     e2e_paddock(&r, 10, "nodes --json");
@@ -78,7 +70,7 @@ static void test_cluster_up_node_records_complete(void **state)
 static void test_logs_while_running_and_after(void **state)
 {
     (void)state;
-    skip_without_jm();
+    e2e_skip_without_jm();
     char id[64];
     submit("talk",
            "{\"id\": \"talk\", \"cmd\": [\"sh\", \"-c\", \"for i in 1 2 3 4 5 6 7 8; do echo line "
@@ -132,7 +124,7 @@ static void test_logs_while_running_and_after(void **state)
 static void test_failure_reason_and_attempts(void **state)
 {
     (void)state;
-    skip_without_jm();
+    e2e_skip_without_jm();
     char id[64];
     submit("fails",
            "{\"id\": \"b\", \"cmd\": [\"sh\", \"-c\", \"echo starting; echo reading /data/x >&2; "

@@ -30,10 +30,7 @@ static int group_setup(void **state)
 static void test_lone_job_starts_equal_tasks(void **state)
 {
     (void)state;
-    if (!e2e_have_jm()) {
-        fprintf(stderr, "paddock-jm is not built: skipped\n");
-        skip();
-    }
+    e2e_skip_without_jm();
     char spec_path[1200], marks[1200];
     snprintf(spec_path, sizeof spec_path, "%s/lone.json", e2e_dir());
     snprintf(marks, sizeof marks, "%s/marks", e2e_dir());

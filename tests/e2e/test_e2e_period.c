@@ -74,10 +74,7 @@ static double num(const json_t *o, const char *k)
 static void test_periodic_job_found_and_accepted(void **state)
 {
     (void)state;
-    if (!e2e_have_jm()) {
-        fprintf(stderr, "paddock-jm is not built: skipped\n");
-        skip();
-    }
+    e2e_skip_without_jm();
     const char *env = getenv("PADDOCK_PERIOD_TEST_S");
     long period_s = env != NULL ? atol(env) : 3;
     if (period_s < 2 || period_s > 600)

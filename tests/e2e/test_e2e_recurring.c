@@ -157,10 +157,7 @@ static void kill_leader(void)
 static void test_recurring_end_to_end(void **state)
 {
     (void)state;
-    if (!e2e_have_jm()) {
-        fprintf(stderr, "paddock-jm is not built: skipped\n");
-        skip();
-    }
+    e2e_skip_without_jm();
     snprintf(g_slow, sizeof g_slow, "%s/slow", e2e_dir());
     snprintf(g_out, sizeof g_out, "%s/etl-out", e2e_dir());
     snprintf(g_marks, sizeof g_marks, "%s/marks", e2e_dir());

@@ -50,14 +50,6 @@ static int group_setup(void **state)
     return fclose(f) == 0 ? 0 : -1;
 }
 
-static void skip_without_jm(void)
-{
-    if (!e2e_have_jm()) {
-        fprintf(stderr, "paddock-jm is not built: skipped\n");
-        skip();
-    }
-}
-
 /* `paddock ARGS` expected to exit 0 with JSON on stdout: the document (caller decrefs). */
 static json_t *paddock_json(const char *args)
 {
@@ -132,7 +124,7 @@ static size_t wait_runs(const char *name, size_t want, int timeout_s)
 static void test_recurring_lifecycle(void **state)
 {
     (void)state;
-    skip_without_jm();
+    e2e_skip_without_jm();
     char args[1600];
     snprintf(args, sizeof args, "recurring add e2e-tick --every 3s --deadline 2500ms '%s'",
              spec_path);
@@ -273,7 +265,7 @@ static void test_recurring_lifecycle(void **state)
 static void test_inferred_deadline_accepted(void **state)
 {
     (void)state;
-    skip_without_jm();
+    e2e_skip_without_jm();
     char args[1600];
     /* the spec has no deadline_s and none is given: the RM infers one */
     snprintf(args, sizeof args, "recurring add e2e-infer --every 3s '%s'", spec_path);

@@ -27,10 +27,7 @@ static int group_setup(void **state)
 static void test_statuses_in_batches(void **state)
 {
     (void)state;
-    if (!e2e_have_jm()) {
-        fprintf(stderr, "paddock-jm is not built: skipped\n");
-        skip();
-    }
+    e2e_skip_without_jm();
     char spec_path[1200];
     snprintf(spec_path, sizeof spec_path, "%s/batch.json", e2e_dir());
     FILE *f = fopen(spec_path, "w");

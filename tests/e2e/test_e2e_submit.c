@@ -31,10 +31,7 @@ static int group_setup(void **state)
 
 static void skip_without_jm(void)
 {
-    if (!e2e_have_jm()) {
-        fprintf(stderr, "paddock-jm is not built: skipped\n");
-        skip();
-    }
+    e2e_skip_without_jm();
 }
 
 /* The job id `paddock submit` printed (its only stdout line). */

@@ -30,10 +30,7 @@ static int group_setup(void **state)
 static void test_instance(void **state)
 {
     const char *file = *state;
-    if (!e2e_have_jm()) {
-        fprintf(stderr, "paddock-jm is not built: skipped\n");
-        skip();
-    }
+    e2e_skip_without_jm();
     char name[256], spec[1024];
     snprintf(name, sizeof name, "%s", file);
     name[strlen(name) - 5] = '\0'; /* without .json */

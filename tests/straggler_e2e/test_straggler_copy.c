@@ -28,14 +28,6 @@ static int group_setup(void **state)
     return e2e_group_up("--rm 1 --pn 3 --pn-cpus 2 --pn-mem-mb 2048");
 }
 
-static void skip_without_jm(void)
-{
-    if (!e2e_have_jm()) {
-        fprintf(stderr, "paddock-jm is not built: skipped\n");
-        skip();
-    }
-}
-
 /* A job of NMAP map tasks (1 s each) and a reduce after them. With DIR/slow.on, map-0 sleeps
  * SLOW_S s on the node where its first attempt ran, 1 s elsewhere. Returns the spec's path. */
 static void make_job(const char *name, int slow, int speculate, char *spec, size_t cap)
@@ -91,7 +83,7 @@ static double g_normal_s = -1;
 static void test_normal_makespan(void **state)
 {
     (void)state;
-    skip_without_jm();
+    e2e_skip_without_jm();
     char spec[1400], job[64];
     make_job("normal", 0, 1, spec, sizeof spec);
     json_t *st = run_job(spec, job);
@@ -104,7 +96,7 @@ static void test_normal_makespan(void **state)
 static void test_straggler_copy_wins(void **state)
 {
     (void)state;
-    skip_without_jm();
+    e2e_skip_without_jm();
     assert_true(g_normal_s > 0);
     char spec[1400], job[64];
     make_job("slow", 1, 1, spec, sizeof spec);
@@ -138,7 +130,7 @@ static void test_straggler_copy_wins(void **state)
 static void test_speculate_false_never_copied(void **state)
 {
     (void)state;
-    skip_without_jm();
+    e2e_skip_without_jm();
     char spec[1400], job[64];
     make_job("nocopy", 1, 0, spec, sizeof spec);
     json_t *st = run_job(spec, job);

@@ -62,10 +62,7 @@ static long pid_of(const char *node)
 static void test_lost_output_reruns_producer(void **state)
 {
     (void)state;
-    if (!e2e_have_jm()) {
-        fprintf(stderr, "paddock-jm is not built: skipped\n");
-        skip();
-    }
+    e2e_skip_without_jm();
     char dir[1200], spec[1300], doc[8192], path[1400];
     snprintf(dir, sizeof dir, "%s/lost", e2e_dir());
     assert_int_equal(mkdir(dir, 0755), 0);
