@@ -18,6 +18,8 @@
 
 #include <cmocka.h>
 
+#include "tests/rm/ledger_fixture.h"
+
 struct fixture {
     ledger_t *l;
 };
@@ -39,29 +41,13 @@ static int teardown(void **state)
     return 0;
 }
 
-static void check(const ledger_t *l)
-{
-    char msg[160];
-    int rc = ledger_check(l, msg, sizeof msg);
-    if (rc != 0)
-        fail_msg("invariant broken: %s", msg);
-}
-
-static struct ledger_result apply(ledger_t *l, const struct ledger_cmd *c, int64_t now)
-{
-    struct ledger_result r;
-    ledger_apply(l, c, now, &r);
-    check(l);
-    return r;
-}
-
 static void vc_set(ledger_t *l, const char *vc, uint32_t cap, int64_t now)
 {
     struct ledger_cmd c;
     ledger_cmd_init(&c, LEDGER_CMD_VC_SET);
     snprintf(c.vc, sizeof c.vc, "%s", vc);
     c.count = cap;
-    assert_int_equal(apply(l, &c, now).code, 0);
+    assert_int_equal(ledger_fx_apply(l, &c, now).code, 0);
 }
 
 static uint64_t job_register(ledger_t *l, const char *name, const char *vc, int64_t lease,
@@ -72,7 +58,7 @@ static uint64_t job_register(ledger_t *l, const char *name, const char *vc, int6
     snprintf(c.name, sizeof c.name, "%s", name);
     snprintf(c.vc, sizeof c.vc, "%s", vc);
     c.lease_ms = lease;
-    struct ledger_result r = apply(l, &c, now);
+    struct ledger_result r = ledger_fx_apply(l, &c, now);
     assert_int_equal(r.code, 0);
     return r.value;
 }
@@ -84,7 +70,7 @@ static struct ledger_result tokens(ledger_t *l, enum ledger_cmd_type t, uint64_t
     ledger_cmd_init(&c, t);
     c.job = job;
     c.count = count;
-    return apply(l, &c, now);
+    return ledger_fx_apply(l, &c, now);
 }
 
 static void node_register(ledger_t *l, const char *name, const char *rack, int64_t now)
@@ -97,7 +83,7 @@ static void node_register(ledger_t *l, const char *name, const char *rack, int64
     c.cpus_milli = 4000;
     c.mem_mb = 8192;
     c.boot_id = 42;
-    assert_int_equal(apply(l, &c, now).code, 0);
+    assert_int_equal(ledger_fx_apply(l, &c, now).code, 0);
 }
 
 static void test_grants_shared_by_the_arbiter(void **state)
@@ -125,7 +111,7 @@ static void test_grants_shared_by_the_arbiter(void **state)
     ledger_cmd_init(&c, LEDGER_CMD_JOB_REGISTER);
     snprintf(c.name, sizeof c.name, "x");
     snprintf(c.vc, sizeof c.vc, "nope");
-    assert_int_equal(apply(f->l, &c, 8).code, ERR_NOTFOUND);
+    assert_int_equal(ledger_fx_apply(f->l, &c, 8).code, ERR_NOTFOUND);
     /* shrinking capacity claws back from the newest job first */
     assert_int_equal(tokens(f->l, LEDGER_CMD_TOKEN_REQUEST, b, 8, 9).value, 8);
     vc_set(f->l, "default", 5, 10);
@@ -147,7 +133,7 @@ static struct ledger_result deadline_job(ledger_t *l, const char *name, int64_t 
     c.path_ms = 10000;
     c.width = 10;
     c.k_milli = 1645;
-    return apply(l, &c, now);
+    return ledger_fx_apply(l, &c, now);
 }
 
 static void test_deadline_jobs_arbitrated_and_admitted(void **state)
@@ -172,20 +158,20 @@ static void test_deadline_jobs_arbitrated_and_admitted(void **state)
     ledger_cmd_init(&rn, LEDGER_CMD_LEASE_RENEW);
     rn.job = aid;
     rn.count = 4 + 1;
-    assert_int_equal(apply(f->l, &rn, 0).code, 0);
+    assert_int_equal(ledger_fx_apply(f->l, &rn, 0).code, 0);
     assert_int_equal(ledger_job_find(f->l, aid)->tokens, 4);
     assert_int_equal(ledger_job_find(f->l, flood)->tokens, 6);
     /* it can use one token now (its last task running, nothing ready): its minimum of 2 is
      * capped there too, so the idle token goes to the job without a deadline */
     rn.count = 1 + 1;
-    assert_int_equal(apply(f->l, &rn, 0).code, 0);
+    assert_int_equal(ledger_fx_apply(f->l, &rn, 0).code, 0);
     assert_int_equal(ledger_job_find(f->l, aid)->tokens, 1);
     assert_int_equal(ledger_job_find(f->l, flood)->tokens, 9);
     rn.count = 1; /* nothing running or ready (between retries): its minimum stays */
-    assert_int_equal(apply(f->l, &rn, 0).code, 0);
+    assert_int_equal(ledger_fx_apply(f->l, &rn, 0).code, 0);
     assert_int_equal(ledger_job_find(f->l, aid)->tokens, 2);
     rn.count = 0;
-    assert_int_equal(apply(f->l, &rn, 0).code, 0);
+    assert_int_equal(ledger_fx_apply(f->l, &rn, 0).code, 0);
     assert_int_equal(ledger_job_find(f->l, aid)->tokens, 10);
     /* A new cluster's error model has seen no outcome: the conservative shape is the model
      * times the prior, 1.5 (rm/calib.h): W 150 token-s, L 15 s. Due in 30 s: alone it needs
@@ -254,10 +240,10 @@ static void test_raw_allocation_is_the_minimum(void **state)
     c.job = early;
     c.count = 8;
     c.raw = 3;
-    assert_int_equal(apply(f->l, &c, 1).code, 0);
+    assert_int_equal(ledger_fx_apply(f->l, &c, 1).code, 0);
     c.job = late;
     c.raw = 6;
-    assert_int_equal(apply(f->l, &c, 2).code, 0);
+    assert_int_equal(ledger_fx_apply(f->l, &c, 2).code, 0);
     assert_int_equal(ledger_job_find(f->l, late)->raw, 6);
     assert_int_equal(ledger_job_find(f->l, late)->tokens, 6);
     assert_int_equal(ledger_job_find(f->l, late)->minimum, 6);
@@ -283,7 +269,7 @@ static void test_raw_allocation_is_the_minimum(void **state)
     /* a JM that says no raw allocation (0): its request is its minimum, as before */
     c.job = early;
     c.raw = 0;
-    assert_int_equal(apply(f->l, &c, 3).code, 0);
+    assert_int_equal(ledger_fx_apply(f->l, &c, 3).code, 0);
     assert_int_equal(ledger_job_find(f->l, early)->tokens, 8);
     assert_int_equal(ledger_job_find(f->l, late)->tokens, 2);
 }
@@ -315,7 +301,7 @@ static void test_calibration_tightens_after_outcomes(void **state)
         struct ledger_cmd c = q;
         snprintf(c.name, sizeof c.name, "run-%d", i);
         c.deadline_ms = 0;
-        struct ledger_result r = apply(f->l, &c, now);
+        struct ledger_result r = ledger_fx_apply(f->l, &c, now);
         assert_int_equal(r.code, 0);
         const struct ledger_job *j = ledger_job_find(f->l, r.value);
         assert_int_equal(j->pred_p50_ms, 12250);
@@ -325,25 +311,25 @@ static void test_calibration_tightens_after_outcomes(void **state)
         e.job = r.value;
         e.state = LEDGER_JOB_DONE;
         now += 12250 * (104 + i % 5) / 100;
-        assert_int_equal(apply(f->l, &e, now).code, 0);
+        assert_int_equal(ledger_fx_apply(f->l, &e, now).code, 0);
     }
     /* a failed job and a best-effort one teach it nothing */
     struct ledger_cmd c = q;
     snprintf(c.name, sizeof c.name, "late");
     c.deadline_ms = 0;
-    struct ledger_result r = apply(f->l, &c, now);
+    struct ledger_result r = ledger_fx_apply(f->l, &c, now);
     struct ledger_cmd e;
     ledger_cmd_init(&e, LEDGER_CMD_JOB_END);
     e.job = r.value;
     e.state = LEDGER_JOB_FAILED;
     now += 60000;
-    apply(f->l, &e, now);
+    ledger_fx_apply(f->l, &e, now);
     /* two jobs without a deadline that shared the cluster measure the sharing, not the model:
      * nothing learned, however late they ran */
     uint64_t shared[2];
     for (int i = 0; i < 2; i++) {
         snprintf(c.name, sizeof c.name, "shared-%d", i);
-        r = apply(f->l, &c, now);
+        r = ledger_fx_apply(f->l, &c, now);
         assert_int_equal(r.code, 0);
         shared[i] = r.value;
     }
@@ -352,7 +338,7 @@ static void test_calibration_tightens_after_outcomes(void **state)
         assert_true(ledger_job_find(f->l, shared[i])->shared);
         e.job = shared[i];
         e.state = LEDGER_JOB_DONE;
-        assert_int_equal(apply(f->l, &e, now).code, 0);
+        assert_int_equal(ledger_fx_apply(f->l, &e, now).code, 0);
     }
     struct calib_factors cf;
     ledger_calibration(f->l, &cf);
@@ -389,14 +375,14 @@ static void test_job_end_releases_and_refuses_more(void **state)
     ledger_cmd_init(&c, LEDGER_CMD_JOB_END);
     c.job = a;
     c.state = LEDGER_JOB_DONE;
-    assert_int_equal(apply(f->l, &c, 3).code, 0);
+    assert_int_equal(ledger_fx_apply(f->l, &c, 3).code, 0);
     assert_int_equal(ledger_vc_find(f->l, "default")->granted, 0);
     assert_int_equal(ledger_job_find(f->l, a)->state, LEDGER_JOB_DONE);
     assert_int_equal(tokens(f->l, LEDGER_CMD_TOKEN_REQUEST, a, 1, 4).code, ERR_STATE);
     c.state = 77;
     uint64_t b = job_register(f->l, "b", "default", 0, 5);
     c.job = b;
-    assert_int_equal(apply(f->l, &c, 5).code, ERR_INVAL);
+    assert_int_equal(ledger_fx_apply(f->l, &c, 5).code, ERR_INVAL);
 }
 
 static void test_leases_expire_and_reclaim(void **state)
@@ -412,8 +398,8 @@ static void test_leases_expire_and_reclaim(void **state)
     assert_int_equal(tokens(f->l, LEDGER_CMD_LEASE_RENEW, b, 0, 900).value, 4);
     struct ledger_cmd tick;
     ledger_cmd_init(&tick, LEDGER_CMD_TICK);
-    assert_int_equal(apply(f->l, &tick, 1099).value, 0);
-    assert_int_equal(apply(f->l, &tick, 1100).value, 1);
+    assert_int_equal(ledger_fx_apply(f->l, &tick, 1099).value, 0);
+    assert_int_equal(ledger_fx_apply(f->l, &tick, 1100).value, 1);
     assert_int_equal(ledger_job_find(f->l, a)->state, LEDGER_JOB_EXPIRED);
     assert_int_equal(ledger_job_find(f->l, a)->tokens, 0);
     assert_int_equal(ledger_job_find(f->l, b)->tokens, 4);
@@ -424,16 +410,16 @@ static void test_leases_expire_and_reclaim(void **state)
     ledger_cmd_init(&r, LEDGER_CMD_LEASE_RENEW);
     r.job = b;
     r.lease_ms = 5000;
-    assert_int_equal(apply(f->l, &r, 1200).code, 0);
+    assert_int_equal(ledger_fx_apply(f->l, &r, 1200).code, 0);
     assert_int_equal(ledger_job_find(f->l, b)->lease_expiry_ms, 6200);
     r.lease_ms = 1;
-    assert_int_equal(apply(f->l, &r, 1200).code, ERR_RANGE);
+    assert_int_equal(ledger_fx_apply(f->l, &r, 1200).code, ERR_RANGE);
     assert_int_equal(ledger_job_find(f->l, b)->lease_ms, 5000);
     /* time never goes back: an entry stamped earlier is applied at the ledger's time */
-    assert_int_equal(apply(f->l, &tick, 500).value, 0);
+    assert_int_equal(ledger_fx_apply(f->l, &tick, 500).value, 0);
     assert_int_equal(ledger_now(f->l), 1200);
-    assert_int_equal(apply(f->l, &tick, 6199).value, 0);
-    assert_int_equal(apply(f->l, &tick, 6200).value, 1);
+    assert_int_equal(ledger_fx_apply(f->l, &tick, 6199).value, 0);
+    assert_int_equal(ledger_fx_apply(f->l, &tick, 6200).value, 1);
 }
 
 static void test_idempotency_keys(void **state)
@@ -445,7 +431,7 @@ static void test_idempotency_keys(void **state)
     snprintf(c.name, sizeof c.name, "a");
     snprintf(c.vc, sizeof c.vc, "default");
     c.key = 0xabc;
-    struct ledger_result r1 = apply(f->l, &c, 1), r2 = apply(f->l, &c, 2);
+    struct ledger_result r1 = ledger_fx_apply(f->l, &c, 1), r2 = ledger_fx_apply(f->l, &c, 2);
     assert_int_equal(r1.code, 0);
     assert_int_equal(r1.value, r2.value);
     assert_int_equal(ledger_job_count(f->l), 1);
@@ -458,7 +444,7 @@ static void test_idempotency_keys(void **state)
     ledger_cmd_init(&t, LEDGER_CMD_TOKEN_REQUEST);
     t.job = 12345;
     t.key = 7;
-    assert_int_equal(apply(f->l, &t, 3).code, ERR_NOTFOUND);
+    assert_int_equal(ledger_fx_apply(f->l, &t, 3).code, ERR_NOTFOUND);
     assert_true(ledger_idem_lookup(f->l, 7, &got));
     assert_int_equal(got.code, ERR_NOTFOUND);
     /* the oldest keys are forgotten after LEDGER_IDEM_CAP newer ones */
@@ -467,7 +453,7 @@ static void test_idempotency_keys(void **state)
         ledger_cmd_init(&r, LEDGER_CMD_LEASE_RENEW);
         r.job = r1.value;
         r.key = k;
-        assert_int_equal(apply(f->l, &r, 4).code, 0);
+        assert_int_equal(ledger_fx_apply(f->l, &r, 4).code, 0);
     }
     assert_false(ledger_idem_lookup(f->l, 0xabc, NULL));
     assert_true(ledger_idem_lookup(f->l, 1000, NULL));
@@ -486,18 +472,18 @@ static void test_node_liveness_and_psucc(void **state)
     ledger_cmd_init(&c, LEDGER_CMD_NODE_LIVENESS);
     snprintf(c.name, sizeof c.name, "pn-1");
     c.state = LEDGER_NODE_SUSPECT;
-    assert_int_equal(apply(f->l, &c, 20).code, 0);
+    assert_int_equal(ledger_fx_apply(f->l, &c, 20).code, 0);
     n = ledger_node_find(f->l, "pn-1");
     assert_string_equal(ledger_node_state_name(n), "suspect");
     c.state = LEDGER_NODE_DOWN;
-    apply(f->l, &c, 30);
-    apply(f->l, &c, 31); /* repeated: one transition */
+    ledger_fx_apply(f->l, &c, 30);
+    ledger_fx_apply(f->l, &c, 31); /* repeated: one transition */
     n = ledger_node_find(f->l, "pn-1");
     assert_int_equal(n->down_count, 1);
     assert_int_equal(n->since_ms, 30);
     assert_true(ledger_node_psucc(n) < p0);
     c.state = 9;
-    assert_int_equal(apply(f->l, &c, 32).code, ERR_INVAL);
+    assert_int_equal(ledger_fx_apply(f->l, &c, 32).code, ERR_INVAL);
     /* re-registration brings it back up */
     node_register(f->l, "pn-1", "r1", 40);
     n = ledger_node_find(f->l, "pn-1");
@@ -506,13 +492,13 @@ static void test_node_liveness_and_psucc(void **state)
     ledger_cmd_init(&c, LEDGER_CMD_NODE_DRAIN);
     snprintf(c.name, sizeof c.name, "pn-1");
     c.count = 1;
-    apply(f->l, &c, 50);
+    ledger_fx_apply(f->l, &c, 50);
     assert_string_equal(ledger_node_state_name(ledger_node_find(f->l, "pn-1")), "draining");
     ledger_cmd_init(&c, LEDGER_CMD_NODE_OUTCOME);
     snprintf(c.name, sizeof c.name, "pn-1");
     c.ok = 98;
     c.failed = 0;
-    apply(f->l, &c, 60);
+    ledger_fx_apply(f->l, &c, 60);
     /* (98 + 1) / (98 + 0 + 1 + 2) */
     assert_true(ledger_node_psucc(ledger_node_find(f->l, "pn-1")) > 0.97);
     /* many nodes: the name index grows and still finds every one */
@@ -543,7 +529,7 @@ static void populate(ledger_t *l)
     ledger_cmd_init(&c, LEDGER_CMD_NODE_LIVENESS);
     snprintf(c.name, sizeof c.name, "pn-3");
     c.state = LEDGER_NODE_DOWN;
-    apply(l, &c, 100);
+    ledger_fx_apply(l, &c, 100);
     for (int i = 0; i < 30; i++) {
         uint64_t j = job_register(l, i % 3 ? "etl" : "adhoc", i % 4 ? "default" : "batch", 1000 + i,
                                   200 + i);
@@ -552,12 +538,12 @@ static void populate(ledger_t *l)
         t.job = j;
         t.count = (uint32_t)(i % 5);
         t.key = 5000 + (uint64_t)i;
-        apply(l, &t, 300 + i);
+        ledger_fx_apply(l, &t, 300 + i);
         if (i % 6 == 0) {
             ledger_cmd_init(&t, LEDGER_CMD_JOB_END);
             t.job = j;
             t.state = LEDGER_JOB_DONE;
-            apply(l, &t, 400);
+            ledger_fx_apply(l, &t, 400);
         }
     }
 }
@@ -578,7 +564,7 @@ static void test_snapshot_restore_equal(void **state)
     char msg[160];
     ledger_t *r = NULL;
     assert_int_equal(ledger_restore(a.data, a.len, &r, msg, sizeof msg), 0);
-    check(r);
+    ledger_fx_check(r);
     snapshot_bytes(r, &b);
     assert_int_equal(a.len, b.len);
     assert_memory_equal(a.data, b.data, a.len);
@@ -626,7 +612,7 @@ static void test_restore_rejects_bad_bytes(void **state)
     for (size_t i = 0; i < a.len; i += 3) {
         a.data[i] ^= 0x5a;
         if (ledger_restore(a.data, a.len, &r, msg, sizeof msg) == 0) {
-            check(r);
+            ledger_fx_check(r);
             ledger_destroy(&r);
         }
         a.data[i] ^= 0x5a;
@@ -682,7 +668,7 @@ static void test_job_resume_epochs(void **state)
     c.text2_len = (uint32_t)strlen(c.text2);
     snprintf(c.address, sizeof c.address, "host-1");
     c.boot_id = 4242;
-    struct ledger_result r = apply(l, &c, 1500);
+    struct ledger_result r = ledger_fx_apply(l, &c, 1500);
     assert_int_equal(r.code, 0);
     assert_int_equal(r.value, 2);
     const struct ledger_job *j = ledger_job_find(l, id);
@@ -696,19 +682,19 @@ static void test_job_resume_epochs(void **state)
     rn.job = id;
     rn.epoch = 1;
     rn.boot_id = 99;
-    assert_int_equal(apply(l, &rn, 1600).code, ERR_FENCED);
+    assert_int_equal(ledger_fx_apply(l, &rn, 1600).code, ERR_FENCED);
     assert_int_equal(ledger_job_find(l, id)->jm_pid, 4242);
     rn.epoch = 2; /* the current one renews */
-    assert_int_equal(apply(l, &rn, 1700).code, 0);
+    assert_int_equal(ledger_fx_apply(l, &rn, 1700).code, 0);
     assert_int_equal(ledger_job_find(l, id)->jm_pid, 99);
 
     /* its lease lapses: expired, recorded; a resume brings it back and unrecords it */
     struct ledger_cmd t;
     ledger_cmd_init(&t, LEDGER_CMD_TICK);
-    assert_int_equal(apply(l, &t, 5000).value, 1);
+    assert_int_equal(ledger_fx_apply(l, &t, 5000).value, 1);
     assert_int_equal(ledger_job_find(l, id)->state, LEDGER_JOB_EXPIRED);
     assert_int_equal(ledger_history_count(l), 1);
-    r = apply(l, &c, 5100);
+    r = ledger_fx_apply(l, &c, 5100);
     assert_int_equal(r.code, 0);
     assert_int_equal(r.value, 3);
     j = ledger_job_find(l, id);
@@ -718,7 +704,7 @@ static void test_job_resume_epochs(void **state)
     assert_int_equal(ledger_history_count(l), 0);
 
     /* a third start is over the limit of 2 restarts: the job fails, saying why */
-    r = apply(l, &c, 5200);
+    r = ledger_fx_apply(l, &c, 5200);
     assert_int_equal(r.code, ERR_FULL);
     j = ledger_job_find(l, id);
     assert_int_equal(j->state, LEDGER_JOB_FAILED);
@@ -726,25 +712,25 @@ static void test_job_resume_epochs(void **state)
     assert_non_null(strstr(ledger_history_at(l, 0)->reason, "started again 2 times"));
     /* an ended job is not resumed */
     c.count = 0;
-    assert_int_equal(apply(l, &c, 5300).code, ERR_STATE);
+    assert_int_equal(ledger_fx_apply(l, &c, 5300).code, ERR_STATE);
 
     /* an expired job the leader gives up on is failed, its record says so */
     uint64_t id2 = job_register(l, "other", "default", 2000, 6000);
-    assert_int_equal(apply(l, &t, 9000).value, 1);
+    assert_int_equal(ledger_fx_apply(l, &t, 9000).value, 1);
     struct ledger_cmd e;
     ledger_cmd_init(&e, LEDGER_CMD_JOB_END);
     e.job = id2;
     e.state = LEDGER_JOB_FAILED;
     e.text = "its job manager could not be started again";
     e.text_len = (uint32_t)strlen(e.text);
-    assert_int_equal(apply(l, &e, 9100).code, 0);
+    assert_int_equal(ledger_fx_apply(l, &e, 9100).code, 0);
     assert_int_equal(ledger_job_find(l, id2)->state, LEDGER_JOB_FAILED);
     assert_string_equal(ledger_history_at(l, 1)->outcome == LEDGER_RUN_FAILED ? "failed" : "?",
                         "failed");
     assert_string_equal(ledger_history_at(l, 1)->reason,
                         "its job manager could not be started again");
     e.state = LEDGER_JOB_DONE; /* done is refused for a job that is not active */
-    assert_int_equal(apply(l, &e, 9200).code, ERR_STATE);
+    assert_int_equal(ledger_fx_apply(l, &e, 9200).code, ERR_STATE);
     ledger_destroy(&l);
 }
 

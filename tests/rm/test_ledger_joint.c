@@ -18,6 +18,8 @@
 
 #include <cmocka.h>
 
+#include "tests/rm/ledger_fixture.h"
+
 /* A: 500 token-s on a 50 s path at width 10 (alone: 50 s at 10 tokens). */
 static const struct arbiter_shape wide = {.work = 500, .path = 50, .width = 10, .has_alpha = true};
 /* B: a chain, 100 token-s on a 100 s path, registered at width 10 (alone: 100 s on 1 token). */
@@ -100,16 +102,6 @@ static void test_lone_job_as_before(void **state)
     assert_float_equal(jt.finish, 20 + fl.finish, 1e-6);
 }
 
-static struct ledger_result apply(ledger_t *l, const struct ledger_cmd *c, int64_t now)
-{
-    struct ledger_result r;
-    ledger_apply(l, c, now, &r);
-    char msg[160];
-    if (ledger_check(l, msg, sizeof msg) != 0)
-        fail_msg("invariant broken: %s", msg);
-    return r;
-}
-
 static struct ledger_cmd job(const char *name, const struct arbiter_shape *s, int64_t dl_ms)
 {
     struct ledger_cmd c;
@@ -139,10 +131,10 @@ static void test_ledger_rule_by_entry_version(void **state)
         ledger_cmd_init(&c, LEDGER_CMD_VC_SET);
         snprintf(c.vc, sizeof c.vc, "default");
         c.count = 10;
-        assert_int_equal(apply(l, &c, now).code, 0);
+        assert_int_equal(ledger_fx_apply(l, &c, now).code, 0);
         /* A at 1.2 x its spread: due 60 s after now (bound 60 s) */
         struct ledger_cmd a = job("a", &wide, now + 60000);
-        assert_int_equal(apply(l, &a, now).code, 0);
+        assert_int_equal(ledger_fx_apply(l, &a, now).code, 0);
         /* B, bound 120 s alone, due 125 s: the fluid model's 120 s admits it; the joint plan
            starts it once A's 60 s minimum is met (A needs every token) and refuses it */
         struct ledger_cmd b = job("b", &chain, now + 125000);
@@ -159,7 +151,7 @@ static void test_ledger_rule_by_entry_version(void **state)
         struct ledger_cmd d;
         assert_int_equal(ledger_cmd_next(&it, &d, msg, sizeof msg), 1);
         assert_int_equal(d.fluid_admission, old);
-        assert_int_equal(apply(l, &d, now).code, old ? 0 : ERR_ADMISSION);
+        assert_int_equal(ledger_fx_apply(l, &d, now).code, old ? 0 : ERR_ADMISSION);
         enc_buf_close(&buf);
         ledger_destroy(&l);
     }

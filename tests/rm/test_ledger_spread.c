@@ -19,15 +19,7 @@
 
 #include <cmocka.h>
 
-static struct ledger_result apply(ledger_t *l, const struct ledger_cmd *c, int64_t now)
-{
-    struct ledger_result r;
-    ledger_apply(l, c, now, &r);
-    char msg[160];
-    if (ledger_check(l, msg, sizeof msg) != 0)
-        fail_msg("invariant broken: %s", msg);
-    return r;
-}
+#include "tests/rm/ledger_fixture.h"
 
 static ledger_t *cluster(void)
 {
@@ -37,7 +29,7 @@ static ledger_t *cluster(void)
     ledger_cmd_init(&c, LEDGER_CMD_VC_SET);
     snprintf(c.vc, sizeof c.vc, "default");
     c.count = 10;
-    assert_int_equal(apply(l, &c, 0).code, 0);
+    assert_int_equal(ledger_fx_apply(l, &c, 0).code, 0);
     return l;
 }
 
@@ -88,15 +80,15 @@ static void test_narrow_admitted_wide_refused(void **state)
     assert_true(a.finish > 2.3 * 12.25);
     assert_false(a.admit);
     /* registered: the narrow one is admitted with its spread, the wide one refused */
-    struct ledger_result r = apply(l, &narrow, now);
+    struct ledger_result r = ledger_fx_apply(l, &narrow, now);
     assert_int_equal(r.code, 0);
     assert_int_equal(ledger_job_find(l, r.value)->spread_milli, 1050);
-    assert_int_equal(apply(l, &wide, now).code, ERR_ADMISSION);
+    assert_int_equal(ledger_fx_apply(l, &wide, now).code, ERR_ADMISSION);
     /* a spread below 1 or beyond the cap is malformed */
     struct ledger_cmd bad = shape("bad", 999, 0);
-    assert_int_equal(apply(l, &bad, now).code, ERR_INVAL);
+    assert_int_equal(ledger_fx_apply(l, &bad, now).code, ERR_INVAL);
     bad.spread_milli = LEDGER_SPREAD_MAX + 1;
-    assert_int_equal(apply(l, &bad, now).code, ERR_INVAL);
+    assert_int_equal(ledger_fx_apply(l, &bad, now).code, ERR_INVAL);
     ledger_destroy(&l);
 }
 
@@ -118,14 +110,14 @@ static void test_own_model_tightens(void **state)
     for (int i = 0; i < 20; i++) {
         struct ledger_cmd c = shape("run", 1500, 0);
         snprintf(c.name, sizeof c.name, "run-%d", i);
-        struct ledger_result r = apply(l, &c, now);
+        struct ledger_result r = ledger_fx_apply(l, &c, now);
         assert_int_equal(r.code, 0);
         struct ledger_cmd e;
         ledger_cmd_init(&e, LEDGER_CMD_JOB_END);
         e.job = r.value;
         e.state = LEDGER_JOB_DONE;
         now += 12250 * (104 + i % 5) / 100;
-        assert_int_equal(apply(l, &e, now).code, 0);
+        assert_int_equal(ledger_fx_apply(l, &e, now).code, 0);
     }
     struct calib_factors f;
     ledger_calibration(l, &f);
@@ -140,19 +132,19 @@ static void test_own_model_tightens(void **state)
     assert_true(a1.admit);
     /* a job without a spread of its own teaches the ratio's ring only */
     struct ledger_cmd c = shape("plain", 0, 0);
-    struct ledger_result r = apply(l, &c, now);
+    struct ledger_result r = ledger_fx_apply(l, &c, now);
     struct ledger_cmd e;
     ledger_cmd_init(&e, LEDGER_CMD_JOB_END);
     e.job = r.value;
     e.state = LEDGER_JOB_DONE;
     now += 12250;
-    assert_int_equal(apply(l, &e, now).code, 0);
+    assert_int_equal(ledger_fx_apply(l, &e, now).code, 0);
     ledger_calibration(l, &f);
     assert_int_equal(f.own_n, 20);
     assert_int_equal(f.n, 21);
     /* a replica restored from a snapshot holds the same model and the job's spread */
     struct ledger_cmd live = shape("live", 1234, 0);
-    uint64_t id = apply(l, &live, now).value;
+    uint64_t id = ledger_fx_apply(l, &live, now).value;
     struct enc_buf x;
     enc_buf_init(&x);
     ledger_snapshot(l, &x);

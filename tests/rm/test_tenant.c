@@ -17,6 +17,8 @@
 
 #include <cmocka.h>
 
+#include "tests/rm/ledger_fixture.h"
+
 struct fixture {
     ledger_t *l;
 };
@@ -37,23 +39,13 @@ static int teardown(void **state)
     return 0;
 }
 
-static struct ledger_result apply(ledger_t *l, const struct ledger_cmd *c, int64_t now)
-{
-    struct ledger_result r;
-    ledger_apply(l, c, now, &r);
-    char msg[160];
-    if (ledger_check(l, msg, sizeof msg) != 0)
-        fail_msg("invariant broken: %s", msg);
-    return r;
-}
-
 static void vc_set(ledger_t *l, const char *vc, uint32_t cap)
 {
     struct ledger_cmd c;
     ledger_cmd_init(&c, LEDGER_CMD_VC_SET);
     snprintf(c.vc, sizeof c.vc, "%s", vc);
     c.count = cap;
-    assert_int_equal(apply(l, &c, 0).code, 0);
+    assert_int_equal(ledger_fx_apply(l, &c, 0).code, 0);
 }
 
 /* A job of 40 token-s over a 10 s path, 4 wide; deadline_s 0: none. */
@@ -70,7 +62,7 @@ static struct ledger_result submit(ledger_t *l, const char *user, const char *vc
     c.path_ms = 10000;
     c.width = 4;
     c.k_milli = 1000;
-    return apply(l, &c, now);
+    return ledger_fx_apply(l, &c, now);
 }
 
 static struct ledger_result rule(ledger_t *l, enum ledger_cmd_type t, const char *who,
@@ -85,7 +77,7 @@ static struct ledger_result rule(ledger_t *l, enum ledger_cmd_type t, const char
     c.count = count;
     c.state = (uint8_t)count;
     c.token_ms = token_ms;
-    return apply(l, &c, 0);
+    return ledger_fx_apply(l, &c, 0);
 }
 
 static struct ledger_result end_job(ledger_t *l, const char *who, uint64_t job, uint8_t state,
@@ -101,7 +93,7 @@ static struct ledger_result end_job(ledger_t *l, const char *who, uint64_t job, 
     c.job = job;
     c.state = state;
     c.token_ms = token_ms;
-    return apply(l, &c, now);
+    return ledger_fx_apply(l, &c, now);
 }
 
 static struct ledger_result deadline(ledger_t *l, uint64_t job, double from_submit_s, int64_t now)
@@ -114,7 +106,7 @@ static struct ledger_result deadline(ledger_t *l, uint64_t job, double from_subm
     c.job = job;
     c.deadline_ms = j->submitted_ms + (int64_t)(from_submit_s * 1000);
     c.k_milli = 1000;
-    return apply(l, &c, now);
+    return ledger_fx_apply(l, &c, now);
 }
 
 static void test_owner_roles_grants(void **state)
@@ -157,7 +149,7 @@ static void test_quotas_refuse_and_name_the_quota(void **state)
     ledger_cmd_init(&c, LEDGER_CMD_TOKEN_REQUEST);
     c.job = a.value;
     c.count = 4;
-    assert_int_equal(apply(f->l, &c, 1100).value, 4);
+    assert_int_equal(ledger_fx_apply(f->l, &c, 1100).value, 4);
     /* 4 held + a deadline job's MinEDF minimum (40 token-s in 12 s: 4 tokens) > 5 */
     size_t jobs = ledger_job_count(f->l);
     struct ledger_result r = submit(f->l, "bob", "default", 12, 1200);
@@ -199,7 +191,7 @@ static void test_quota_caps_grants(void **state)
         ledger_cmd_init(&c, LEDGER_CMD_TOKEN_REQUEST);
         c.job = ids[i];
         c.count = i < 2 ? 4 : 7;
-        apply(f->l, &c, 1100);
+        ledger_fx_apply(f->l, &c, 1100);
     }
     uint32_t bob = ledger_job_find(f->l, b1)->tokens + ledger_job_find(f->l, b2)->tokens;
     assert_int_equal(bob, 3);
@@ -213,7 +205,7 @@ static void test_quota_caps_grants(void **state)
     ledger_cmd_init(&c, LEDGER_CMD_TOKEN_REQUEST);
     c.job = a1;
     c.count = 2;
-    apply(f->l, &c, 1200);
+    ledger_fx_apply(f->l, &c, 1200);
     assert_int_equal(rule(f->l, LEDGER_CMD_QUOTA_SET, "paddock", "bob", "default", 0, 0).code, 0);
     bob = ledger_job_find(f->l, b1)->tokens + ledger_job_find(f->l, b2)->tokens;
     assert_int_equal(bob, 8);
@@ -232,7 +224,7 @@ static void test_quota_counts_running_jobs(void **state)
     c.job = b;
     c.count = 4;
     c.lease_ms = 0;
-    apply(f->l, &c, 1000);
+    ledger_fx_apply(f->l, &c, 1000);
     /* 4 tokens for 20 s: 80 token-s, under 100 */
     assert_int_equal(submit(f->l, "bob", "default", 0, 21000).code, 0);
     /* 10 s later the first job alone has held 4 x 30 s = 120 token-s: refused */
@@ -260,7 +252,7 @@ static void test_audit_and_usage(void **state)
     last.job = a.value;
     last.state = LEDGER_JOB_CANCELLED;
     last.token_ms = 5000;
-    assert_int_equal(apply(f->l, &last, 2050).code, ERR_STATE);
+    assert_int_equal(ledger_fx_apply(f->l, &last, 2050).code, ERR_STATE);
     /* a JM's own end of a job that succeeded is not a command to audit */
     struct ledger_result b = submit(f->l, "bob", "default", 0, 2100);
     assert_int_equal(end_job(f->l, "bob", b.value, LEDGER_JOB_DONE, 7000, 2500).code, 0);
@@ -273,7 +265,7 @@ static void test_audit_and_usage(void **state)
     c.state = LEDGER_AUDIT_DENIED;
     c.text = "not an admin";
     c.text_len = 12;
-    assert_int_equal(apply(f->l, &c, 2600).code, 0);
+    assert_int_equal(ledger_fx_apply(f->l, &c, 2600).code, 0);
     const char *want[][3] = {{"alice", "submit", ""},
                              {"alice", "cancel", ""},
                              {"bob", "submit", ""},
