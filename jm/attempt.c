@@ -99,6 +99,11 @@ const struct attempt_config *attempt_get_config(const attempt_t *a)
     return &a->cfg;
 }
 
+const dispatch_t *attempt_dispatch(const attempt_t *a)
+{
+    return a->disp;
+}
+
 const struct attempt_task *attempt_get(const attempt_t *a, size_t task)
 {
     return task < a->n ? attempt__t(a, task) : NULL;

@@ -192,6 +192,8 @@ int attempt_new(const struct attempt_config *cfg, size_t ntasks, dag_t *dag, dis
 void attempt_destroy(attempt_t **p);
 const struct attempt_config *attempt_get_config(const attempt_t *a);
 
+/* The dispatcher the machine was made with (borrowed). */
+const dispatch_t *attempt_dispatch(const attempt_t *a);
 /* The record of `task` (NULL for a bad index). */
 const struct attempt_task *attempt_get(const attempt_t *a, size_t task);
 

@@ -34,7 +34,9 @@ struct place {
     uint32_t *room_stamp;
     uint32_t stamp;
     double *claim_cpu, *claim_mem;
-    int64_t *claim_ms; /* the last claim's time, INT64_MIN for none */
+    int64_t *claim_ms;         /* the last claim's time, INT64_MIN for none */
+    double *own_cpu, *own_mem; /* the job's running opportunistic work (place_own_update) */
+    int own_any;               /* some own_cpu or own_mem is not 0 */
 };
 
 /* A matrix cell at most this many seconds counts as "starts now" (the PN's float cells). */
@@ -163,6 +165,8 @@ void place_destroy(place_t **pp)
     mem_free(p->claim_cpu);
     mem_free(p->claim_mem);
     mem_free(p->claim_ms);
+    mem_free(p->own_cpu);
+    mem_free(p->own_mem);
     mem_free(p);
     *pp = NULL;
 }
@@ -278,9 +282,18 @@ static int place__grow_nodes(place_t *p, size_t n)
     if (ct == NULL)
         return ERR_NOMEM;
     p->claim_ms = ct;
+    double *oc = mem_reallocarray(p->own_cpu, nc, sizeof *oc);
+    if (oc == NULL)
+        return ERR_NOMEM;
+    p->own_cpu = oc;
+    double *om = mem_reallocarray(p->own_mem, nc, sizeof *om);
+    if (om == NULL)
+        return ERR_NOMEM;
+    p->own_mem = om;
     for (size_t i = p->nnode; i < nc; i++) {
         p->room_stamp[i] = 0;
         p->claim_cpu[i] = p->claim_mem[i] = 0;
+        p->own_cpu[i] = p->own_mem[i] = 0;
         p->claim_ms[i] = INT64_MIN;
     }
     p->nnode = nc;
@@ -334,8 +347,8 @@ static struct matcher_room place__room(place_t *p, const struct view_node *vn, u
         p->claim_cpu[node] = p->claim_mem[node] = 0; /* the node has told since */
         p->claim_ms[node] = INT64_MIN;
     }
-    r.cpu -= p->claim_cpu[node];
-    r.mem_mb -= p->claim_mem[node];
+    r.cpu -= p->claim_cpu[node] + p->own_cpu[node];
+    r.mem_mb -= p->claim_mem[node] + p->own_mem[node];
     if (r.cpu < 0 || r.mem_mb < 0)
         r.cpu = r.mem_mb = 0;
     return r;
@@ -344,18 +357,24 @@ static struct matcher_room place__room(place_t *p, const struct view_node *vn, u
 /* The estimate `e` of task `t` on `node`, with what this JM sent there since the node last
  * told (place_claim) counted as demand ahead of it: the wait for the claims and the task
  * together. A node's matrix says one core is free now; three tasks sent there in one pass do
- * not all start now, and without this each of them was estimated as if it were alone. Returns
- * the new cost. */
+ * not all start now, and without this each of them was estimated as if it were alone. The
+ * job's own running opportunistic work there (place_own_update) counts ahead of it too, always:
+ * the matrix never shows it. Returns the new cost. */
 static double place__claimed_wait(place_t *p, const struct view_node *vn, uint32_t node,
                                   const struct estimator_task *t, struct estimate *e,
                                   int64_t now_ms)
 {
-    if (vn == NULL || p->claim_ms[node] == INT64_MIN || vn->info_ms > p->claim_ms[node] ||
-        (p->claim_cpu[node] <= 0 && p->claim_mem[node] <= 0))
+    if (vn == NULL)
+        return e->c_s;
+    double cpu = p->own_cpu[node], mem = p->own_mem[node]; /* never in the matrix */
+    if (p->claim_ms[node] != INT64_MIN && vn->info_ms <= p->claim_ms[node]) {
+        cpu += p->claim_cpu[node];
+        mem += p->claim_mem[node];
+    }
+    if (cpu <= 0 && mem <= 0)
         return e->c_s;
     double age = p->cfg.age_waits ? place__age_s(vn, now_ms) : 0;
-    double w = place__aged(
-        view_wait(vn, t->cpu + p->claim_cpu[node], t->mem_mb + p->claim_mem[node], 0), age);
+    double w = place__aged(view_wait(vn, t->cpu + cpu, t->mem_mb + mem, 0), age);
     if (w < 0) {
         /* more than the node holds at once: it waits for one of them to end at least; their
            run times are not known here, its own stands in */
@@ -396,6 +415,36 @@ int place_claim(place_t *p, size_t task, uint32_t node, int64_t now_ms)
     if (now_ms > p->claim_ms[node])
         p->claim_ms[node] = now_ms;
     return 0;
+}
+
+int place_own_update(place_t *p, const attempt_t *a)
+{
+    if (p->own_any)
+        for (size_t i = 0; i < p->nnode; i++)
+            p->own_cpu[i] = p->own_mem[i] = 0;
+    p->own_any = 0;
+    if (dispatch_opportunistic(attempt_dispatch(a)) == 0)
+        return 0; /* none in flight: spare the walk over every task */
+    for (size_t t = 0; t < p->spec->ntasks; t++) {
+        const struct attempt_task *at = attempt_get(a, t);
+        if (at == NULL || !at->inflight || !at->running || at->cls != DISPATCH_OPPORTUNISTIC ||
+            at->node < 0)
+            continue;
+        int rc = place__grow_nodes(p, (size_t)at->node + 1);
+        if (rc != 0)
+            return rc;
+        p->own_cpu[at->node] += p->tasks[t].cpu;
+        p->own_mem[at->node] += p->tasks[t].mem_mb;
+        p->own_any = 1;
+    }
+    return 0;
+}
+
+struct matcher_room place_own(const place_t *p, uint32_t node)
+{
+    if (node >= p->nnode)
+        return (struct matcher_room){0, 0};
+    return (struct matcher_room){p->own_cpu[node], p->own_mem[node]};
 }
 
 int place_room(place_t *p, const view_t *view, uint32_t node, struct matcher_room *out)

@@ -38,6 +38,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "jm/attempt.h"
 #include "jm/estimator.h"
 #include "jm/matcher.h"
 #include "jm/spec.h"
@@ -129,6 +130,22 @@ int place_round(place_t *p, const view_t *view, const estimator_t *est, const si
  * its request counts against the node's room until the view has information about the node from
  * after now_ms. 0, ERR_RANGE, ERR_NOMEM. */
 int place_claim(place_t *p, size_t task, uint32_t node, int64_t now_ms);
+
+/* The job's own running opportunistic work, per node (issue 22, no self-preemption): a PN
+ * never preempts a job's opportunistic task for that job's regular one (it swaps their classes,
+ * pn/queue.h queue_swap, and hands the queued task back when it is the only one there), and its
+ * matrix counts regular work only, so the cores those tasks hold look free to the job yet are
+ * neither free nor preemptible for it. place_own_update re-reads them from the attempt machine
+ * (every tracked attempt that runs opportunistic, at its node, with its task's cpu and memory);
+ * place_round then counts them as it counts claims, except that the view never clears them: out
+ * of the node's room, and as demand ahead of the task in its estimated wait. A critical task
+ * then goes where it can start, or waits in the JM (place_hold) for a core, rather than being
+ * sent to a node whose free-looking core its own job holds and coming back. The daemon and the
+ * simulator call it before each place_round. 0, ERR_NOMEM. */
+int place_own_update(place_t *p, const attempt_t *a);
+
+/* The cores and MiB place_own_update found on `node` (0 for a node it did not see). */
+struct matcher_room place_own(const place_t *p, uint32_t node);
 
 /* Late binding (issue 22, "critical paths that do not wait"): whether the match `m` of a task
  * ready for `ready_s` seconds should stay in the JM rather than be sent. A task sent to a node

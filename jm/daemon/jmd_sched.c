@@ -332,8 +332,10 @@ void jmd_sched_round(jmd_t *j)
                 j->ready_buf[n++] = j->ready_buf[i];
         if (n == 0)
             continue;
-        size_t nm = 0;
-        int rc = place_round(j->place, j->view, j->est, j->ready_buf, n, now, rng_draw,
+        size_t nm = 0; /* the cores its own opportunistic work holds are no room (place.h) */
+        int rc = place_own_update(j->place, j->att);
+        if (rc == 0)
+            rc = place_round(j->place, j->view, j->est, j->ready_buf, n, now, rng_draw,
                              &j->place_rng, j->matches, &nm);
         if (rc) {
             jmd_sched__ready_back(j, n);

@@ -245,8 +245,10 @@ static void cl_job_round_ev(engine_t *e, void *ctx, uint64_t job)
     int64_t now_ms = (int64_t)(now * 1000.0 + 0.5);
     size_t nm = 0;
     double t0 = cl__wall();
-    rc = place_round(j->place, w->view, j->est, j->ready, n, now_ms, rng_draw, &j->rng, j->matches,
-                     &nm);
+    rc = place_own_update(j->place, j->att); /* its own opportunistic cores are no room */
+    if (rc == 0)
+        rc = place_round(j->place, w->view, j->est, j->ready, n, now_ms, rng_draw, &j->rng,
+                         j->matches, &nm);
     w->res->place_wall_s += cl__wall() - t0;
     if (rc != 0) {
         cl__stop(w, rc);
