@@ -569,6 +569,7 @@ static int rmserver__socket(struct rmserver *s, int type, const char *endpoint, 
         zsock_set_sndhwm(z, 2 * (int)PROTO_MAX_VIEW_PARTS);
         zsock_set_xpub_verbose(z, 1); /* every subscription, not only a topic's first */
         zsock_set_xpub_manual(z, 1);  /* applied by the RM: rmserver__on_pub */
+        zsock_set_backlog(z, RMVIEW_XPUB_BACKLOG); /* a thousand JMs connecting at once */
     }
     /* Inbound pipes keep ZeroMQ's default high-water mark (1,000 messages per peer): a full
      * pipe holds its sender back (TCP backpressure, nothing dropped), while a deeper backlog

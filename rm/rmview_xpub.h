@@ -14,6 +14,13 @@
  * before is dropped too. */
 #define RMVIEW_XPUB_GENS 64u
 
+/* The view socket's listen backlog (ZMQ_BACKLOG; the kernel caps it at net.core.somaxconn). At
+ * ZeroMQ's default of 100, a thousand JMs connecting at once overflowed the accept queue: the
+ * kernel dropped their handshakes (3,836 listen overflows in one bench_rm run), and a JM whose
+ * connection waited in TCP's retransmission backoff took nothing, not even deltas, for tens of
+ * seconds, and asked for its snapshot again and again meanwhile. */
+#define RMVIEW_XPUB_BACKLOG 4096
+
 /* Applies the subscription message (msg, len): first byte 1 (subscribe) or 0 (unsubscribe),
  * then the topic, to `xpub` (a libzmq XPUB socket in manual mode), right after receiving it and
  * before receiving anything else (ZeroMQ applies it to the subscriber the message came from).
