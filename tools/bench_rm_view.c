@@ -185,6 +185,11 @@ struct bench_sub_result {
     int64_t lag_max_ms;
     int64_t fresh_lag_max_ms; /* of the messages published after it completed (-1: none) */
     uint64_t bytes;           /* received in all */
+    /* where a slow subscriber's time went: its first snapshot part (from subscribing; -1:
+     * none), the snapshots it began and those it lost parts of, the deltas it took before whole */
+    int64_t first_part_ms;
+    uint32_t snaps_begun, snaps_broken, deltas_before;
+    int32_t proc; /* the receiving process */
 };
 
 struct bench_sub_state {
@@ -230,12 +235,18 @@ static void bench_sub_take(struct bench_sub_state *b, const struct bench_hdr *h,
         b->asked_ms = now; /* under way: asked again only when it stalls */
         b->r.parts_got++;
         b->r.snap_after += was_complete;
-        if (h->part == 0)
+        if (b->r.first_part_ms < 0)
+            b->r.first_part_ms = now - b->t_sub;
+        if (h->part == 0) {
+            b->r.snaps_broken += b->building != 0 && !was_complete;
+            b->r.snaps_begun += !was_complete;
             b->building = h->view_seq, b->next_part = 1;
-        else if (b->building != 0 && h->view_seq == b->building && h->part == b->next_part)
+        } else if (b->building != 0 && h->view_seq == b->building && h->part == b->next_part) {
             b->next_part++;
-        else
+        } else {
+            b->r.snaps_broken += b->building != 0 && !was_complete;
             b->building = 0;
+        }
         if (b->building != 0 && b->next_part == h->parts) {
             if (!was_complete)
                 b->r.complete_ms = now - b->t_sub;
@@ -245,7 +256,10 @@ static void bench_sub_take(struct bench_sub_state *b, const struct bench_hdr *h,
                 bench_want_snapshots(b->z, false);
             b->synced = true;
         }
-    } else if (h->type == PROTO_VIEW_DELTA && b->synced) {
+    } else if (h->type == PROTO_VIEW_DELTA && !was_complete) {
+        b->r.deltas_before++;
+    }
+    if (h->type == PROTO_VIEW_DELTA && b->synced) {
         if (h->base_seq != b->seen_seq) {
             b->r.gaps++;
             b->synced = false;
@@ -258,7 +272,7 @@ static void bench_sub_take(struct bench_sub_state *b, const struct bench_hdr *h,
 
 /* A receiving process: n SUB sockets on 127.0.0.1:port; runs until every subscription has
  * completed and `quiet_ms` pass without a message, then writes its results to fd. */
-static void bench_receiver(int n, int port, int fd, int64_t quiet_ms)
+static void bench_receiver(int n, int port, int fd, int64_t quiet_ms, int proc)
 {
     struct bench_sub_state *s = calloc((size_t)n, sizeof *s);
     zpoller_t *poller = zpoller_new(NULL);
@@ -276,6 +290,8 @@ static void bench_receiver(int n, int port, int fd, int64_t quiet_ms)
         zsock_connect(s[i].z, "tcp://127.0.0.1:%d", port);
         s[i].r.complete_ms = -1;
         s[i].r.fresh_lag_max_ms = -1;
+        s[i].r.first_part_ms = -1;
+        s[i].r.proc = proc;
         zpoller_add(poller, s[i].z);
     }
     int64_t last = (int64_t)clock_mono_ms();
@@ -285,7 +301,12 @@ static void bench_receiver(int n, int port, int fd, int64_t quiet_ms)
         for (int i = 0; i < n; i++)
             bench_sub_retry(&s[i], now);
         if (z == NULL) {
-            if (zpoller_terminated(poller) || now - last > quiet_ms)
+            /* a process whose subscribers are not all whole waits longer: its connections may
+             * not be accepted yet (it stopped after 3 s of silence, and counted them as never) */
+            bool whole = true;
+            for (int i = 0; i < n && whole; i++)
+                whole = s[i].r.complete_ms >= 0;
+            if (zpoller_terminated(poller) || now - last > (whole ? quiet_ms : 10 * quiet_ms))
                 break;
             continue;
         }
@@ -371,6 +392,48 @@ static double bench_view_take_ms(rmview_t *v, double *heap_mib)
     return (double)t.decode_ns / 1e6 / rounds;
 }
 
+/* Where the slow subscribers' time went (step 1 of issue 24's last part): the subscribers
+ * whole after 5 s or never, split by what they waited for, the five slowest in full, and when
+ * the publisher's snapshots went out (ms after the first subscription). */
+#define BENCH_SNAP_AT 32
+static int bench_cmp_done(const void *a, const void *b)
+{
+    const struct bench_sub_result *x = a, *y = b;
+    int64_t u = x->complete_ms < 0 ? INT64_MAX : x->complete_ms;
+    int64_t v = y->complete_ms < 0 ? INT64_MAX : y->complete_ms;
+    return u < v ? 1 : u > v ? -1 : 0;
+}
+
+static void bench_view_slowest(struct bench_sub_result *all, size_t n, const double *snap_at,
+                               int snapshots)
+{
+    size_t slow = 0, late_first = 0, broken = 0, retried = 0, never = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct bench_sub_result *r = &all[i];
+        if (r->complete_ms >= 0 && r->complete_ms < 5000)
+            continue;
+        slow++;
+        never += r->complete_ms < 0;
+        late_first += r->first_part_ms < 0 || r->first_part_ms >= 5000;
+        broken += r->snaps_broken > 0;
+        retried += r->retries > 0;
+    }
+    qsort(all, n, sizeof *all, bench_cmp_done);
+    printf("view: %zu subscribers whole after 5 s or never (%zu never): %zu had no snapshot part "
+           "within 5 s of subscribing, %zu lost parts of a snapshot, %zu asked again\n",
+           slow, never, late_first, broken, retried);
+    for (size_t i = 0; i < n && i < 5; i++)
+        printf("view:   slow #%zu (process %d): whole %lld ms, first part %lld ms, %u snapshots "
+               "begun, %u broken, %u re-asks, %u deltas before whole, %.2f MiB received\n",
+               i + 1, all[i].proc, (long long)all[i].complete_ms, (long long)all[i].first_part_ms,
+               all[i].snaps_begun, all[i].snaps_broken, all[i].retries, all[i].deltas_before,
+               (double)all[i].bytes / 1048576.0);
+    printf("view: snapshots at (ms after the first subscription):");
+    for (int i = 0; i < snapshots && i < BENCH_SNAP_AT; i++)
+        printf(" %.0f", snap_at[i]);
+    printf("\n");
+}
+
 /* Marks `k` nodes changed from node *next on (a heartbeat each), as the PNs' heartbeats do. */
 static void bench_touch(rmview_t *v, int nodes, int k, int *next, uint64_t seq, int64_t now)
 {
@@ -424,7 +487,8 @@ void bench_view(int nodes, int subscribers, int procs, double seconds)
             close(b[0]);
             int port = 0;
             if (read(a[0], &port, sizeof port) == (ssize_t)sizeof port && port > 0)
-                bench_receiver(subscribers / procs + (k < subscribers % procs), port, b[1], 3000);
+                bench_receiver(subscribers / procs + (k < subscribers % procs), port, b[1], 3000,
+                               k);
             _exit(0);
         }
         close(a[0]);
@@ -436,6 +500,7 @@ void bench_view(int nodes, int subscribers, int procs, double seconds)
     p.pub = zsock_new(ZMQ_XPUB);
     zsock_set_sndhwm(p.pub, 2 * (int)PROTO_MAX_VIEW_PARTS);
     zsock_set_xpub_verbose(p.pub, 1);
+    zsock_set_backlog(p.pub, RMVIEW_XPUB_BACKLOG);
     if (!g_every_snap) /* rm/rmserver.c: a joiner takes the snapshot made for it alone */
         zsock_set_xpub_manual(p.pub, 1);
     int port = zsock_bind(p.pub, "tcp://127.0.0.1:*");
@@ -465,6 +530,7 @@ void bench_view(int nodes, int subscribers, int procs, double seconds)
     int changed = g_delta_nodes >= 0 ? g_delta_nodes : nodes / 4;
     int snap_every = g_snapshot_ms / 250 > 0 ? g_snapshot_ms / 250 : 1;
     size_t deltas = 0, join_snaps = 0;
+    double snap_at[BENCH_SNAP_AT];
     zpoller_t *jp = zpoller_new(p.pub, NULL);
     p.bytes = p.parts = 0;
     /* the publisher's CPU (its loop and ZeroMQ's I/O thread, which writes to every socket)
@@ -535,6 +601,8 @@ void bench_view(int nodes, int subscribers, int procs, double seconds)
             rmview_publish_snapshot(v, now, 1, bench_emit, &p);
             if (first_ms < 0)
                 first_ms = (double)(clock_mono_ns() - ts) / 1e6;
+            if (snapshots < BENCH_SNAP_AT)
+                snap_at[snapshots] = (double)(clock_mono_ms() - tj);
             snapshots++;
             join_snaps += asked || wanted;
             if (wanted) /* rmserver__snapshot: joiners within the window widen the next */
@@ -547,6 +615,7 @@ void bench_view(int nodes, int subscribers, int procs, double seconds)
     double pub_s = (double)(clock_mono_ns() - t0) / 1e9;
     /* results */
     int64_t *done = calloc((size_t)subscribers, sizeof *done);
+    struct bench_sub_result *all = calloc((size_t)subscribers, sizeof *all);
     int64_t lag_max = 0, fresh_max = -1;
     size_t fresh_none = 0, snap_after = 0, retries = 0;
     double rx_bytes = 0;
@@ -560,6 +629,7 @@ void bench_view(int nodes, int subscribers, int procs, double seconds)
             snap_after += r.snap_after;
             retries += r.retries;
             rx_bytes += (double)r.bytes;
+            all[nres] = r;
             done[nres++] = r.complete_ms >= 0 ? r.complete_ms : INT64_MAX;
             complete += r.complete_ms >= 0;
             if (r.lag_max_ms > lag_max)
@@ -598,6 +668,7 @@ void bench_view(int nodes, int subscribers, int procs, double seconds)
         join_snaps, (long long)base, g_snapshot_ms, retries, after, gaps, snap_after,
         (long long)lag_max, (long long)fresh_max, fresh_none, rx_mib, rx_mib / pub_s, cpu_pub,
         cpu_rx);
+    bench_view_slowest(all, nres, snap_at, snapshots);
     json_t *o = json_object();
     json_object_set_new(o, "nodes", json_integer(nodes));
     json_object_set_new(o, "parts", json_integer((json_int_t)parts));
@@ -631,6 +702,7 @@ void bench_view(int nodes, int subscribers, int procs, double seconds)
     json_object_set_new(o, "receivers_cpu_s", json_real(cpu_rx));
     json_object_set_new(g_out, "view", o);
     free(done);
+    free(all);
     free(pids);
     free(to);
     free(from);
