@@ -332,11 +332,14 @@ static void test_ratio_model_and_pooled_dispersion(void **state)
     assert_true(map->by_ratio && red->by_ratio);
     assert_true(fabs(map->ratio_q[0] - 1.5) < 1e-9 &&
                 fabs(map->ratio_q[PROFILE_NQ - 1] - 2.5) < 1e-9);
-    /* The singleton keeps its median (3) but borrows map's spread: 3 * [1.5, 2.5] / 2. */
+    /* The singleton keeps its median (3) but borrows map's spread, [1.5, 2.5] / 2 around 1,
+     * scaled to its length: its 60 s task varies by sqrt(20 / 60) of what map's 20 s tasks do
+     * (issue 22); 3 * (1 -+ 0.25 * sqrt(1/3)). */
     int mid = (PROFILE_NQ - 1) / 2;
+    double b = sqrt(20.0 / 60.0);
     assert_true(fabs(red->ratio_q[mid] - 3) < 1e-9);
-    assert_true(fabs(red->ratio_q[0] - 2.25) < 1e-9);
-    assert_true(fabs(red->ratio_q[PROFILE_NQ - 1] - 3.75) < 1e-9);
+    assert_true(fabs(red->ratio_q[0] - 3 * (1 - 0.25 * b)) < 1e-9);
+    assert_true(fabs(red->ratio_q[PROFILE_NQ - 1] - 3 * (1 + 0.25 * b)) < 1e-9);
     /* No failures anywhere: none are simulated. T_s follows estimates x mean ratio. */
     assert_true(map->fail_prob == 0 && red->fail_prob == 0);
     assert_true(fabs(map->runtime_total - 40 * 2) < 1e-6);
