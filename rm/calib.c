@@ -110,3 +110,52 @@ int calib_check(const struct calib *c)
             return ERR_PARSE;
     return 0;
 }
+
+/* The median u of the (at most CALIB_HIST) runs of key before index `end`, newest first. */
+static uint32_t calib__hist_before(const struct calib_run *runs, size_t end, uint64_t key,
+                                   double *med)
+{
+    uint32_t v[CALIB_HIST], k = 0;
+    for (size_t i = end; i-- > 0 && k < CALIB_HIST;)
+        if (runs[i].key == key && runs[i].u > 0 && isfinite(runs[i].u))
+            v[k++] = (uint32_t)lround(calib__clamp(runs[i].u) * 1000.0);
+    if (k == 0)
+        return 0;
+    qsort(v, k, sizeof *v, calib__cmp);
+    *med = calib__quantile(v, k, 0.5);
+    return k;
+}
+
+uint32_t calib_hist_median(const struct calib_run *runs, size_t n, uint64_t key, double *med)
+{
+    return runs == NULL ? 0 : calib__hist_before(runs, n, key, med);
+}
+
+void calib_hist_model(const struct calib_run *runs, size_t n, struct calib_hist *out)
+{
+    memset(out, 0, sizeof *out);
+    uint32_t v[CALIB_WINDOW], nv = 0, head = 0;
+    for (size_t i = 0; runs != NULL && i < n; i++) {
+        double m;
+        if (!(runs[i].u > 0) || !isfinite(runs[i].u) ||
+            calib__hist_before(runs, i, runs[i].key, &m) == 0 || !(m > 0))
+            continue;
+        v[head] = (uint32_t)lround(calib__clamp(runs[i].u / m) * 1000.0);
+        head = (head + 1) % CALIB_WINDOW;
+        nv += nv < CALIB_WINDOW;
+    }
+    if (nv > 0) {
+        qsort(v, nv, sizeof *v, calib__cmp);
+        out->sample_hi = calib__quantile(v, nv, CALIB_Q);
+    }
+    out->n = nv;
+    out->hi = out->sample_hi > 1 ? out->sample_hi : 1;
+}
+
+double calib_hist_bound(const struct calib_factors *f, const struct calib_hist *h, double spread,
+                        double med)
+{
+    double n0 = CALIB_PRIOR_N, n = h->n;
+    double b = spread * (n0 * f->hi_own + n * med * h->hi) / (n0 + n);
+    return b > spread * med ? b : spread * med;
+}

@@ -32,6 +32,7 @@
 #ifndef PADDOCK_RM_CALIB_H
 #define PADDOCK_RM_CALIB_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define CALIB_WINDOW    256  /* outcomes kept, newest replacing oldest */
@@ -42,6 +43,47 @@
 #define CALIB_Q         0.95 /* the bound's quantile */
 #define CALIB_RATIO_MIN 0.05 /* a recorded ratio is clamped to [MIN, MAX]: one absurd outcome */
 #define CALIB_RATIO_MAX 20.0 /* (a job stuck for an hour) must not poison the window */
+
+/* A job's own history (issue 22): the cluster-wide q95 of u mixes jobs whose predictions are off
+ * by different amounts (on a loaded 2-core cluster one workflow ran 0.88x its median, another
+ * 1.15x), so a job the model over-predicts was refused for the error of the others. A job with
+ * earlier runs of its own (same name and virtual cluster, each with a spread) is bounded by
+ *
+ *   spread x (n0 x hi_own + n x m x hi_hist) / (n0 + n),   never below spread x m,
+ *
+ * m the median u of its latest CALIB_HIST runs and hi_hist what that rule has missed on this
+ * cluster: every run with at least one earlier run of its own gives v = u / (the median u of
+ * those, up to CALIB_HIST), hi_hist is the CALIB_Q quantile of the latest CALIB_WINDOW of them
+ * (at least 1), n how many, n0 = CALIB_PRIOR_N. So with no repeated job yet the bound is the
+ * cluster-wide one, and it moves to the job's own as the cluster sees how well histories
+ * predict. The ledger lists the runs from the finished jobs it keeps (snapshots carry them). */
+#define CALIB_HIST 8
+
+/* One finished run of a job with a spread of its own: public value. */
+struct calib_run {
+    uint64_t key; /* which job: runs with equal keys are runs of the same job */
+    double u;     /* (actual / predicted), clamped as calib_add clamps it, / its own spread */
+};
+
+/* The history model over runs[0..n), oldest first (borrowed): public value. */
+struct calib_hist {
+    double hi;        /* hi_hist: the CALIB_Q quantile of the latest v's, >= 1 (1 with none) */
+    double sample_hi; /* the same before the floor (0 with none) */
+    uint32_t n;       /* v's it read (<= CALIB_WINDOW) */
+};
+
+void calib_hist_model(const struct calib_run *runs, size_t n, struct calib_hist *out);
+
+struct calib_factors;
+
+/* The bound factor of a job with its own spread (>= 1) and the median u of its own runs (> 0)
+ * under factors f and history model h, as above. */
+double calib_hist_bound(const struct calib_factors *f, const struct calib_hist *h, double spread,
+                        double med);
+
+/* The median u of the latest CALIB_HIST runs of `key` in runs[0..n) (oldest first) into *med;
+ * returns how many it read (0: no history, *med untouched). */
+uint32_t calib_hist_median(const struct calib_run *runs, size_t n, uint64_t key, double *med);
 
 /* Public value struct; callers own it. Fields are read-only outside calib.c. */
 struct calib {

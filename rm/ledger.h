@@ -362,6 +362,10 @@ struct ledger_cmd {
      * to version 7 were, instead of the joint plan (arbiter_admit_joint); set by the decoder for
      * those entries so that an old log replays to the same verdicts. Not encoded. */
     bool fluid_admission;
+    /* JOB_REGISTER, JOB_DEADLINE: bounded by the cluster-wide own-spread factor plus k sd of the
+     * profile, as entries up to version 8 were, instead of the job's own history and its spread
+     * alone (rm/calib.h, issue 22); set by the decoder for those entries. Not encoded. */
+    bool pooled_calib;
     /* Borrowed: valid while the command is applied or encoded (decoding points them into the
      * iterator's scratch). text: RECUR_ADD spec, JOB_REGISTER inputs (newline-separated),
      * RECUR_NOTE/RECUR_MODEL/JOB_END reason; text2: RECUR_ADD outputs. vals: JOB_END skyline,
@@ -441,6 +445,11 @@ struct arbiter_quote;
 struct arbiter_price;
 int ledger_quote(const ledger_t *l, const struct ledger_cmd *c, int64_t now,
                  struct arbiter_quote *q, struct arbiter_price *curve, size_t *ncurve);
+
+/* The conservative scale admission gives a job of c's name, virtual cluster and own spread now
+ * (rm/calib.h: with runs of its own, spread x their median u x the history factor; else the
+ * cluster's factors), and in *runs (may be NULL) how many of its own runs it read. */
+double ledger_bound_factor(const ledger_t *l, const struct ledger_cmd *c, uint32_t *runs);
 
 /* Recurring jobs in name order. */
 size_t ledger_recurring_count(const ledger_t *l);

@@ -49,6 +49,92 @@ static double ledger__scale(const ledger_t *l, uint32_t spread_milli)
     return calib_bound_factor(&f, (double)spread_milli / 1000.0);
 }
 
+/* Which job a run belongs to, for its own history: its name within its virtual cluster. */
+static uint64_t ledger__run_key(uint32_t vc, const char *name)
+{
+    uint64_t h = 1469598103934665603ull ^ vc;
+    for (const unsigned char *p = (const unsigned char *)name; *p != '\0'; p++)
+        h = (h ^ *p) * 1099511628211ull;
+    return h;
+}
+
+/* Admission's error model as an entry judges by it (rm/calib.h): the cluster's factors and, for
+ * entries of version 9 on, the finished runs of jobs with a spread of their own, oldest first
+ * (the finished jobs the ledger keeps, by id), and the history model over them. */
+struct ledger__model {
+    struct calib_factors f;
+    bool history;
+    struct calib_run *runs;
+    size_t nruns;
+    struct calib_hist h;
+};
+
+static void ledger__model_close(struct ledger__model *m)
+{
+    mem_free(m->runs);
+    m->runs = NULL;
+}
+
+static int ledger__model_init(const ledger_t *l, bool history, struct ledger__model *m)
+{
+    memset(m, 0, sizeof *m);
+    calib_factors(&l->calib, &m->f);
+    m->history = history;
+    if (!history || l->njobs == 0)
+        return 0;
+    if ((m->runs = mem_alloc(l->njobs * sizeof *m->runs)) == NULL)
+        return ERR_NOMEM;
+    for (size_t i = 0; i < l->njobs; i++) {
+        const struct ledger_job *j = &l->jobs[i];
+        /* the runs the error model learned from (ledger__job_finish), with a spread */
+        bool modelled = j->deadline_ms != 0 && !j->best_effort ? true : !j->shared;
+        if (j->state != LEDGER_JOB_DONE || !modelled || j->reserved_run || j->pred_p50_ms <= 0 ||
+            j->spread_milli < 1000 || j->finished_ms < j->submitted_ms)
+            continue;
+        double r = (double)(j->finished_ms - j->submitted_ms) / (double)j->pred_p50_ms;
+        r = r < CALIB_RATIO_MIN ? CALIB_RATIO_MIN : r > CALIB_RATIO_MAX ? CALIB_RATIO_MAX : r;
+        m->runs[m->nruns].key = ledger__run_key(j->vc, j->name);
+        m->runs[m->nruns].u = r / ((double)j->spread_milli / 1000.0);
+        m->nruns++;
+    }
+    calib_hist_model(m->runs, m->nruns, &m->h);
+    return 0;
+}
+
+/* The scale of a job of `name` in vc with its own spread (x 1000; 0: none) under model m, and
+ * whether its profile's k sd still goes on top (the rule up to entry version 8: a job's own
+ * spread, sampled from the same profile, already holds it). *nrun: its own runs read. */
+static double ledger__model_scale(const struct ledger__model *m, uint32_t vc, const char *name,
+                                  uint32_t spread_milli, bool *keep_sd, uint32_t *nrun)
+{
+    double spread = (double)spread_milli / 1000.0;
+    *keep_sd = !m->history || spread_milli < 1000;
+    *nrun = 0;
+    double med = 0;
+    if (m->history && spread_milli >= 1000 &&
+        (*nrun = calib_hist_median(m->runs, m->nruns, ledger__run_key(vc, name), &med)) > 0)
+        return calib_hist_bound(&m->f, &m->h, spread, med);
+    return calib_bound_factor(&m->f, spread);
+}
+
+double ledger_bound_factor(const ledger_t *l, const struct ledger_cmd *c, uint32_t *runs)
+{
+    size_t vci = 0;
+    struct ledger__model m;
+    bool keep;
+    uint32_t n = 0;
+    double f;
+    if (ledger__vc_find(l, c->vc, &vci) == NULL || ledger__model_init(l, !c->pooled_calib, &m)) {
+        f = ledger__scale(l, c->spread_milli);
+    } else {
+        f = ledger__model_scale(&m, (uint32_t)vci, c->name, c->spread_milli, &keep, &n);
+        ledger__model_close(&m);
+    }
+    if (runs != NULL)
+        *runs = n;
+    return f;
+}
+
 void ledger_calibration(const ledger_t *l, struct calib_factors *out)
 {
     calib_factors(&l->calib, out);
@@ -140,10 +226,10 @@ void ledger__arbitrate(ledger_t *l, size_t vci, uint64_t cause)
     }
 }
 
-/* The admitted deadline jobs of virtual cluster `vci` as admission sees them at `now`: a new
- * array the caller frees (NULL when none), or ERR_NOMEM. */
-static int ledger__load(const ledger_t *l, size_t vci, int64_t now, struct arbiter_load **out,
-                        size_t *nout)
+/* The admitted deadline jobs of virtual cluster `vci` as admission sees them at `now`, bounded
+ * by model m: a new array the caller frees (NULL when none), or ERR_NOMEM. */
+static int ledger__load(const ledger_t *l, const struct ledger__model *m, size_t vci, int64_t now,
+                        struct arbiter_load **out, size_t *nout)
 {
     struct arbiter_load *load = NULL;
     size_t n = 0;
@@ -164,7 +250,12 @@ static int ledger__load(const ledger_t *l, size_t vci, int64_t now, struct arbit
         load[n].id = j->id;
         load[n].deadline = (double)(j->deadline_ms - now) / 1000.0;
         load[n].remain = ledger__remain(j);
-        load[n].remain.scale = ledger__scale(l, j->spread_milli);
+        bool keep_sd;
+        uint32_t nrun;
+        load[n].remain.scale =
+            ledger__model_scale(m, j->vc, j->name, j->spread_milli, &keep_sd, &nrun);
+        if (!keep_sd)
+            load[n].remain.work_sd = load[n].remain.path_sd = 0;
         n++;
     }
     *out = load;
@@ -197,17 +288,29 @@ static int ledger__judge(const ledger_t *l, const struct ledger_cmd *c, size_t v
 {
     *load = NULL;
     *n = 0;
-    if (ledger__load(l, vci, now, load, n) != 0)
+    struct ledger__model m;
+    if (ledger__model_init(l, !c->pooled_calib, &m) != 0)
         return ERR_NOMEM;
+    if (ledger__load(l, &m, vci, now, load, n) != 0) {
+        ledger__model_close(&m);
+        return ERR_NOMEM;
+    }
     double *pt = NULL, *ptok = NULL;
     size_t pn = 0;
     if (ledger__plan_reserve(l, vci, now, &pt, &ptok, &pn) != 0) {
+        ledger__model_close(&m);
         mem_free(*load);
         *load = NULL;
         return ERR_NOMEM;
     }
     struct arbiter_reserve plan = {pt, ptok, pn};
     *s = ledger__shape(l, c);
+    bool keep_sd;
+    uint32_t nrun;
+    s->scale = ledger__model_scale(&m, (uint32_t)vci, c->name, c->spread_milli, &keep_sd, &nrun);
+    if (!keep_sd)
+        s->work_sd = s->path_sd = 0;
+    ledger__model_close(&m);
     double d = c->deadline_ms != 0 ? (double)(c->deadline_ms - now) / 1000.0 : 0;
     /* the joint plan since entry version 8; an older entry replays by the fluid model */
     int rc = c->fluid_admission

@@ -328,6 +328,8 @@ int ledger__job_cmd(ledger_t *l, const struct ledger_cmd *c, uint64_t *value)
             a.deadline_ms = c->deadline_ms;
             a.k_milli = c->k_milli;
             a.fluid_admission = c->fluid_admission;
+            a.pooled_calib = c->pooled_calib;
+            memcpy(a.name, j->name, sizeof a.name); /* its own history (rm/calib.h) */
             a.work_ms = (uint64_t)(rem.work * 1000.0);
             a.work_sd_ms = (uint64_t)(rem.work_sd * 1000.0);
             a.path_ms = (uint64_t)(rem.path * 1000.0);

@@ -184,28 +184,31 @@ void *rmserver_calibration_json(const ledger_t *l)
 }
 
 /* quote VC DEADLINE_MS WORK_MS WORK_SD_MS PATH_MS PATH_SD_MS WIDTH HAS_PROFILE [ALPHA_MILLI
- * [SPREAD_MILLI]]:
- * the admission check and MRM's price-deadline curve, registering nothing. */
+ * [SPREAD_MILLI [NAME]]]:
+ * the admission check and MRM's price-deadline curve, registering nothing (NAME: the job's, whose
+ * own earlier runs its bound reads, rm/calib.h). */
 static json_t *rmserver__quote(struct rmserver *s, const proto_admin_query_t *q, int *code,
                                char *why, size_t cap)
 {
     ledger_t *l = fsm_ledger(s->fsm);
     uint64_t v[9] = {0};
-    bool ok = q->nargs >= 8 && q->nargs <= 10 && strlen(q->args[0]) < LEDGER_NAME_MAX;
-    for (size_t i = 0; ok && i + 1 < q->nargs; i++)
+    bool ok = q->nargs >= 8 && q->nargs <= 11 && strlen(q->args[0]) < LEDGER_NAME_MAX;
+    for (size_t i = 0; ok && i + 1 < q->nargs && i < 9; i++)
         ok = rmserver__arg_u64(q->args[i + 1], &v[i]) == 0;
     if (!ok || v[5] > LEDGER_MAX_TOKENS || v[7] > 1000 ||
         (v[8] != 0 && (v[8] < 1000 || v[8] > LEDGER_SPREAD_MAX))) {
         *code = ERR_INVAL;
         err_fmt(why, cap, *code,
                 "usage: quote VC DEADLINE_MS WORK_MS WORK_SD_MS PATH_MS PATH_SD_MS WIDTH "
-                "HAS_PROFILE [ALPHA_MILLI [SPREAD_MILLI]] (decimal; alpha 0..1000, spread 0 or "
-                "1000..20000)");
+                "HAS_PROFILE [ALPHA_MILLI [SPREAD_MILLI [NAME]]] (decimal; alpha 0..1000, spread "
+                "0 or 1000..20000)");
         return NULL;
     }
     struct ledger_cmd c;
     ledger_cmd_init(&c, LEDGER_CMD_JOB_REGISTER);
     snprintf(c.vc, sizeof c.vc, "%s", q->args[0]);
+    if (q->nargs == 11)
+        snprintf(c.name, sizeof c.name, "%s", q->args[10]);
     int64_t now = clock_wall_ms();
     now = now > ledger_now(l) ? now : ledger_now(l);
     c.deadline_ms = v[0] != 0 ? now + (int64_t)v[0] : 0;
@@ -270,7 +273,9 @@ static json_t *rmserver__quote(struct rmserver *s, const proto_admin_query_t *q,
     json_object_set_new(o, "price_curve", pts);
     json_object_set_new(o, "calibration", rmserver_calibration_json(l));
     json_object_set_new(o, "own_spread", v[8] != 0 ? json_real(v[8] / 1000.0) : json_null());
-    json_object_set_new(o, "job_bound_factor", json_real(calib_bound_factor(&cf, v[8] / 1000.0)));
+    uint32_t own_runs = 0; /* the job's own runs its bound reads (rm/calib.h) */
+    json_object_set_new(o, "job_bound_factor", json_real(ledger_bound_factor(l, &c, &own_runs)));
+    json_object_set_new(o, "own_runs", json_integer(own_runs));
     return o;
 }
 

@@ -154,7 +154,12 @@ static void quote__print(const struct spec *spec, const struct jobdir_shape *sh,
         printf("  own spread      q%.0f / p50 %.3f of its simulated finish (%ld runs from the "
                "profile)\n",
                SHAPE_SPREAD_Q * 100, spread_milli / 1000.0, quote__spread_runs(spec));
-    if (json_is_object(cal) && spread_milli != 0)
+    if (json_is_object(cal) && spread_milli != 0 && jobdir_num(doc, "own_runs", 0) > 0)
+        printf("  conservative    the model x %.3g (its own spread x the median of actual / "
+               "(predicted x own spread) over its %lld earlier runs x what that rule missed on "
+               "this cluster, rm/calib.h)\n",
+               jobdir_num(doc, "job_bound_factor", 0), (long long)jobdir_num(doc, "own_runs", 0));
+    else if (json_is_object(cal) && spread_milli != 0)
         printf("  conservative    the model x %.3g (its own spread x %.3g, the cluster's q%.0f of "
                "actual / (predicted x own spread) over %lld finished jobs, prior %.3g)\n",
                jobdir_num(doc, "job_bound_factor", 0), jobdir_num(cal, "own_factor", 0),
@@ -241,7 +246,7 @@ static int quote_main(int argc, char **argv)
     /* the job's own spread (jm/shape.h: from its profile; a spec alone has none) */
     uint32_t spread_milli = quote__spread_milli(&sh);
     snprintf(num[8], sizeof num[8], "%u", spread_milli);
-    const char *args[10] = {spec->virtual_cluster,
+    const char *args[11] = {spec->virtual_cluster,
                             num[0],
                             num[1],
                             num[2],
@@ -250,8 +255,10 @@ static int quote_main(int argc, char **argv)
                             num[5],
                             num[6],
                             num[7],
-                            num[8]};
-    size_t nargs = !sh.s.has_alpha ? 8 : spread_milli != 0 ? 10 : 9;
+                            num[8],
+                            spec->name};
+    /* with a spread, its name: the RM bounds it by its own earlier runs as at submit */
+    size_t nargs = !sh.s.has_alpha ? 8 : spread_milli != 0 ? 11 : 9;
     char *text = NULL;
     rc = rmclient_admin(c, -1, PROTO_ADMIN_QUOTE, args, nargs, QUOTE_RM_TIMEOUT_MS, &text, msg,
                         sizeof msg);

@@ -80,12 +80,58 @@ static void test_window_and_clamp(void **state)
     assert_int_equal(calib_check(&c), ERR_PARSE);
 }
 
+/* A job's own history (issue 22): no repeated job, the prior; each repeat's u over the median of
+ * its own earlier runs (at most CALIB_HIST) is what the rule missed; a job's median reads its
+ * latest CALIB_HIST runs only. */
+static void test_history(void **state)
+{
+    (void)state;
+    struct calib_run r[40];
+    struct calib_hist h;
+    calib_hist_model(NULL, 0, &h);
+    assert_int_equal(h.n, 0);
+    assert_float_equal(h.hi, 1, 1e-9);
+    struct calib c;
+    calib_init(&c);
+    struct calib_factors f;
+    calib_factors(&c, &f);
+    /* no repeated job yet: the cluster's own-spread bound, or the job's median if higher */
+    assert_float_equal(calib_hist_bound(&f, &h, 1.1, 0.9), 1.1 * CALIB_PRIOR_OWN, 1e-9);
+    assert_float_equal(calib_hist_bound(&f, &h, 1.1, 1.5), 1.1 * 1.5, 1e-9);
+    for (int i = 0; i < 10; i++)
+        r[i] = (struct calib_run){.key = 100 + (uint64_t)i, .u = 1.0 + 0.02 * i};
+    calib_hist_model(r, 10, &h);
+    assert_int_equal(h.n, 0); /* ten jobs, none twice */
+    double m = 0;
+    assert_int_equal(calib_hist_median(r, 10, 7, &m), 0);
+    /* job 7 ten times at 0.9, then 0.99 (10% over its median) and 30 times 0.9 again */
+    for (int i = 0; i < 40; i++)
+        r[i] = (struct calib_run){.key = 7, .u = i == 10 ? 0.99 : 0.9};
+    calib_hist_model(r, 11, &h);
+    assert_int_equal(h.n, 10);
+    assert_float_equal(h.sample_hi, 1.0 + 0.1 * 0.55, 1e-3); /* q95 of nine 1.0 and one 1.1 */
+    assert_float_equal(h.hi, 1.055, 1e-3);
+    calib_hist_model(r, 40, &h);
+    assert_int_equal(h.n, 39);
+    assert_true(h.hi < 1.01); /* repeats agree */
+    /* the bound moves from the cluster's (1.2) to the job's own (0.9 x 1.0) as v's accrue */
+    double b = calib_hist_bound(&f, &h, 1.0, 0.9);
+    assert_float_equal(b, (8 * CALIB_PRIOR_OWN + 39 * 0.9 * h.hi) / 47, 1e-9);
+    assert_true(b < 1.0);
+    assert_int_equal(calib_hist_median(r, 11, 7, &m), CALIB_HIST);
+    assert_float_equal(m, 0.9, 1e-9); /* 0.99 is one of eight */
+    r[9].u = r[8].u = r[7].u = r[6].u = 0.99;
+    assert_int_equal(calib_hist_median(r, 11, 7, &m), CALIB_HIST);
+    assert_float_equal(m, 0.99, 1e-9); /* five of the latest eight */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_new_cluster_is_conservative),
         cmocka_unit_test(test_tightens_as_jobs_finish),
         cmocka_unit_test(test_window_and_clamp),
+        cmocka_unit_test(test_history),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -160,6 +160,97 @@ static void test_own_model_tightens(void **state)
     ledger_destroy(&l);
 }
 
+/* Registers a job of `name` (own spread spread_milli) at *now and ends it after `ratio` x the
+ * shape's 12.25 s median. */
+static void run_one(ledger_t *l, const char *name, uint32_t spread_milli, double ratio,
+                    int64_t *now)
+{
+    struct ledger_cmd c = shape(name, spread_milli, 0);
+    struct ledger_result r = ledger_fx_apply(l, &c, *now);
+    assert_int_equal(r.code, 0);
+    struct ledger_cmd e;
+    ledger_cmd_init(&e, LEDGER_CMD_JOB_END);
+    e.job = r.value;
+    e.state = LEDGER_JOB_DONE;
+    *now += (int64_t)(12250 * ratio);
+    assert_int_equal(ledger_fx_apply(l, &e, *now).code, 0);
+}
+
+/* Issue 22: the cluster-wide factor mixes jobs the model misses by different amounts; a job with
+ * runs of its own is bounded by its own median u times what that rule has missed (rm/calib.h),
+ * without its profile's k sd on top of its spread (the spread was sampled from the same
+ * profile). Twelve other jobs ran 1.15x their medians, "seis" six times 0.88x: at 1.1x its
+ * median the cluster-wide factor (1.17) refuses it, its history (about 1.06) admits it; an
+ * entry decoded from version 8 replays by the old rule, and the quote says which it used. A job
+ * whose own runs were late is bounded wider than the cluster's factor. */
+static void test_own_history_by_entry_version(void **state)
+{
+    (void)state;
+    ledger_t *l = cluster();
+    int64_t now = 1000;
+    char name[32];
+    for (int i = 0; i < 12; i++) {
+        snprintf(name, sizeof name, "other-%d", i);
+        run_one(l, name, 1000, 1.15, &now);
+    }
+    for (int i = 0; i < 6; i++)
+        run_one(l, "seis", 1000, 0.88, &now);
+    struct calib_factors f;
+    ledger_calibration(l, &f);
+    assert_true(f.hi_own > 1.16 && f.hi_own < 1.2);
+    for (int old = 0; old <= 1; old++) {
+        struct ledger_cmd q = shape("seis", 1000, now + 13500);
+        q.work_sd_ms = 8000; /* a profile's sd: added by the old rule only */
+        struct enc_buf buf;
+        enc_buf_init(&buf);
+        ledger_cmd_encode(&buf, &q, 1, now);
+        assert_int_equal(enc_buf_err(&buf), 0);
+        uint8_t *bytes = (uint8_t *)buf.data;
+        if (old)
+            bytes[4] = 8; /* the entry's version byte, after the magic */
+        struct ledger_cmd_iter it;
+        char msg[128];
+        assert_int_equal(ledger_cmd_iter_init(&it, bytes, buf.len, msg, sizeof msg), 0);
+        struct ledger_cmd d;
+        assert_int_equal(ledger_cmd_next(&it, &d, msg, sizeof msg), 1);
+        assert_int_equal(d.pooled_calib, old);
+        uint32_t runs = 99;
+        double b = ledger_bound_factor(l, &d, &runs);
+        if (old) {
+            assert_int_equal(runs, 0);
+            assert_float_equal(b, f.hi_own, 1e-9);
+        } else {
+            assert_int_equal(runs, 6);
+            /* (8 x 1.17 + 5 x 0.88 x 1.0) / 13: the cluster's factor moving to its own */
+            assert_true(b > 1.0 && b < 1.08);
+        }
+        struct arbiter_quote a;
+        struct arbiter_price curve[4];
+        size_t np = 4;
+        assert_int_equal(ledger_quote(l, &d, now, &a, curve, &np), 0);
+        assert_int_equal(a.admit, !old);
+        struct ledger_result r = ledger_fx_apply(l, &d, now);
+        assert_int_equal(r.code, old ? ERR_ADMISSION : 0);
+        if (!old) { /* cancelled: it teaches nothing, and the cluster is the next job's alone */
+            struct ledger_cmd e;
+            ledger_cmd_init(&e, LEDGER_CMD_JOB_END);
+            e.job = r.value;
+            e.state = LEDGER_JOB_CANCELLED;
+            assert_int_equal(ledger_fx_apply(l, &e, now).code, 0);
+        }
+        enc_buf_close(&buf);
+    }
+    /* its own runs 1.3x late: bounded by at least its own median, above the cluster's 1.27 */
+    run_one(l, "late", 1000, 1.3, &now);
+    run_one(l, "late", 1000, 1.3, &now);
+    ledger_calibration(l, &f);
+    struct ledger_cmd late = shape("late", 1000, 0);
+    uint32_t runs = 0;
+    double b = ledger_bound_factor(l, &late, &runs);
+    assert_true(b > f.hi_own && b >= 1.3 - 1e-9 && runs == 2);
+    ledger_destroy(&l);
+}
+
 static void test_calib_bound_factor(void **state)
 {
     (void)state;
@@ -187,6 +278,7 @@ int main(void)
         cmocka_unit_test(test_narrow_admitted_wide_refused),
         cmocka_unit_test(test_own_model_tightens),
         cmocka_unit_test(test_calib_bound_factor),
+        cmocka_unit_test(test_own_history_by_entry_version),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
