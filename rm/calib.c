@@ -135,7 +135,8 @@ void calib_hist_model(const struct calib_run *runs, size_t n, struct calib_hist 
 {
     memset(out, 0, sizeof *out);
     uint32_t v[CALIB_WINDOW], nv = 0, head = 0;
-    for (size_t i = 0; runs != NULL && i < n; i++) {
+    /* the latest CALIB_WINDOW runs: each looks back for its own, so older ones are not read */
+    for (size_t i = n > CALIB_WINDOW ? n - CALIB_WINDOW : 0; runs != NULL && i < n; i++) {
         double m;
         if (!(runs[i].u > 0) || !isfinite(runs[i].u) ||
             calib__hist_before(runs, i, runs[i].key, &m) == 0 || !(m > 0))

@@ -52,8 +52,8 @@
  *   spread x (n0 x hi_own + n x m x hi_hist) / (n0 + n),   never below spread x m,
  *
  * m the median u of its latest CALIB_HIST runs and hi_hist what that rule has missed on this
- * cluster: every run with at least one earlier run of its own gives v = u / (the median u of
- * those, up to CALIB_HIST), hi_hist is the CALIB_Q quantile of the latest CALIB_WINDOW of them
+ * cluster: each of the latest CALIB_WINDOW runs with at least one earlier run of its own gives
+ * v = u / (the median u of those, up to CALIB_HIST), hi_hist is the CALIB_Q quantile of the v's
  * (at least 1), n how many, n0 = CALIB_PRIOR_N. So with no repeated job yet the bound is the
  * cluster-wide one, and it moves to the job's own as the cluster sees how well histories
  * predict. The ledger lists the runs from the finished jobs it keeps (snapshots carry them). */
