@@ -469,6 +469,25 @@ int view_set_matrix(view_t *v, uint32_t node, uint32_t ncpu, uint32_t nmem, cons
     return 0;
 }
 
+int view_set_cells(view_t *v, uint32_t node, uint32_t ncpu, uint32_t nmem, const double *wait_s,
+                   uint64_t seq, int64_t info_ms, uint8_t src, int live)
+{
+    if (node >= v->n)
+        return ERR_NOTFOUND;
+    struct view_node *n = &v->nodes[node];
+    if (ncpu != n->ncpu || nmem != n->nmem || ncpu * nmem > n->wait_cap)
+        return ERR_INVAL;
+    if (seq <= n->seq)
+        return 0;
+    for (uint32_t i = 0; i < ncpu * nmem; i++)
+        n->wait_s[i] = wait_s[i] < 0 ? VIEW_WAIT_NEVER : (float)wait_s[i];
+    n->seq = seq;
+    n->info_ms = info_ms;
+    n->src = src;
+    n->live = (uint8_t)(live != 0);
+    return 1;
+}
+
 size_t view_confirm(view_t *v, uint8_t src, int64_t info_ms)
 {
     size_t moved = 0;

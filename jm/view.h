@@ -111,6 +111,14 @@ int view_set_matrix(view_t *v, uint32_t node, uint32_t ncpu, uint32_t nmem, cons
  * does not or advertises nothing. */
 int view_cached(const struct view_node *n, const char *path);
 
+/* A compact delta's news (proto/view_cells.h) for a node the view holds: its wait cells (ncpu x
+ * nmem as the node's, in seconds, negative for never), the heartbeat's seq, the time the
+ * information reflects and its source (struct view_entry's src, live). Returns 1 when applied, 0
+ * when seq is not newer than the one held, ERR_NOTFOUND, ERR_INVAL when the shape differs from
+ * the node's (its bins and everything else are as held). */
+int view_set_cells(view_t *v, uint32_t node, uint32_t ncpu, uint32_t nmem, const double *wait_s,
+                   uint64_t seq, int64_t info_ms, uint8_t src, int live);
+
 /* A replica's word that the live nodes it sent (src, live) are unchanged as of info_ms: their
  * information is that recent (it is never made older). Returns the nodes it moved. */
 size_t view_confirm(view_t *v, uint8_t src, int64_t info_ms);

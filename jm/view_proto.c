@@ -3,6 +3,7 @@
 
 #include "common/err.h"
 #include "proto/pack.h"
+#include "proto/view_cells.h"
 
 /* Converts a wire matrix; returns 0 with *ncpu = *nmem = 0 for "no matrix". */
 static int view__matrix(const proto_matrix_t *m, uint32_t *ncpu, uint32_t *nmem, double *cpu,
@@ -70,6 +71,43 @@ int view_stream_take(struct view_stream *s, const proto_msg_t *m)
     s->seq = m->view_delta.view_seq;
     s->confirms++;
     return VIEW_STREAM_NEXT;
+}
+
+int view_stream_take_cells(struct view_stream *s, const struct proto_view_cells *c)
+{
+    proto_msg_t m;
+    proto_msg_init(&m, PROTO_VIEW_DELTA);
+    m.view_delta.base_seq = c->base_seq;
+    m.view_delta.view_seq = c->view_seq;
+    return view_stream_take(s, &m);
+}
+
+size_t view_update_cells_from_replica(view_t *v, const struct proto_view_cells *c, int64_t now_ms,
+                                      uint32_t replica, size_t *skipped)
+{
+    size_t applied = 0, skip = 0;
+    double cells[VIEW_MAX_BINS * VIEW_MAX_BINS];
+    uint8_t src = replica < 255 ? (uint8_t)(replica + 1) : 0;
+    uint32_t ncells = c->ncpu * c->nmem;
+    if (c->ncpu > VIEW_MAX_BINS || c->nmem > VIEW_MAX_BINS) {
+        skip = c->nnodes;
+        ncells = 0;
+    }
+    for (uint32_t i = 0; ncells > 0 && i < c->nnodes; i++) {
+        const struct proto_view_cells_node *n = &c->nodes[i];
+        long idx = view_find(v, n->name);
+        for (uint32_t k = 0; k < ncells; k++)
+            cells[k] = n->cells_ms[k] == PROTO_WAIT_NEVER ? -1.0 : (double)n->cells_ms[k] / 1000.0;
+        int64_t age = n->age_ms > INT64_MAX / 2 ? INT64_MAX / 2 : (int64_t)n->age_ms;
+        int rc = idx < 0 ? ERR_NOTFOUND
+                         : view_set_cells(v, (uint32_t)idx, c->ncpu, c->nmem, cells, n->seq,
+                                          now_ms - age, src, n->age_ms < PROTO_VIEW_LIVE_MS);
+        applied += rc == 1;
+        skip += rc < 0;
+    }
+    if (skipped != NULL)
+        *skipped = skip;
+    return applied;
 }
 
 static int view__from_proto(view_t *v, const proto_view_node_t *n, int64_t now_ms, uint8_t src)

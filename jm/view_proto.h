@@ -43,6 +43,17 @@ enum {
  * each node's own freshness rules). Returns a VIEW_STREAM_* flag, or 0. */
 int view_stream_take(struct view_stream *s, const proto_msg_t *m);
 
+/* Takes one VIEW_CELLS message (proto/view_cells.h), a link of the same chain as the deltas: as
+ * view_stream_take for a VIEW_DELTA. */
+struct proto_view_cells;
+int view_stream_take_cells(struct view_stream *s, const struct proto_view_cells *c);
+
+/* Merges a VIEW_CELLS message from RM replica `replica` received at now_ms: each node the view
+ * holds with the message's matrix shape takes its cells, seq and age (view_set_cells). Returns
+ * how many were applied; *skipped (may be NULL) counts those unknown or of another shape. */
+size_t view_update_cells_from_replica(view_t *v, const struct proto_view_cells *c, int64_t now_ms,
+                                      uint32_t replica, size_t *skipped);
+
 /* Replaces a known node's matrix with the one a PN sent directly (TASK_STATUS) at now_ms: the
  * freshest information there is, so its age restarts at 0. ERR_NOTFOUND for an unknown node
  * name, ERR_INVAL for a bad matrix; an empty matrix (0 x 0) changes nothing. */

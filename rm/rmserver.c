@@ -8,6 +8,7 @@
 #include "common/mem.h"
 #include "common/notify.h"
 #include "proto/pack.h"
+#include "proto/view_cells.h"
 #include "rm/ledger_cmd.h"
 #include "rm/raft_curve.h"
 #include "rm/rm_metrics.h"
@@ -26,17 +27,12 @@
 #define RMSERVER__POLL_MS 10
 #define RMSERVER__TICK_MS 100
 /* A joining subscriber's snapshot comes at once unless one was published less than a window
- * ago, else at the window's end: joiners within it share one snapshot. The window grows with
- * the view's parts (each snapshot goes to every subscriber of the snapshot topic still taking
- * the last one): 5 ms per 512 nodes begun (one snapshot part), 100 ms from 9,728 nodes. */
-#define RMSERVER__SNAP_JOIN_MIN_MS 5
-#define RMSERVER__SNAP_JOIN_MAX_MS 100
-/* While joiners keep coming (a thousand JMs starting at once), each snapshot goes to every one
- * of them not yet whole: a snapshot every window would queue dozens behind each other, overflow
- * every subscriber's send queue and starve the deltas. So a snapshot that served joiners who
- * arrived within its window (or within RMSERVER__SNAP_JOIN_QUIET_MS of the last one) doubles the
- * window, up to this; a quiet second brings it back to the base (a lone joiner is served at once
- * or within the base window). Deltas keep going until the window's end. */
+ * ago, else at the window's end, one encode shared by the joiners within it: 5 ms per 512 nodes
+ * begun, at most 100 ms. One that served joiners who came within its window (or within
+ * RMSERVER__SNAP_JOIN_QUIET_MS of the last) doubles the window, up to RMSERVER__SNAP_JOIN_STORM_MS
+ * (a thousand JMs starting at once); a quiet second brings it back. Deltas go on meanwhile. */
+#define RMSERVER__SNAP_JOIN_MIN_MS   5
+#define RMSERVER__SNAP_JOIN_MAX_MS   100
 #define RMSERVER__SNAP_JOIN_STORM_MS 3200
 #define RMSERVER__SNAP_JOIN_QUIET_MS 1000
 
@@ -376,6 +372,18 @@ static int rmserver__emit(void *arg, const proto_msg_t *msg)
     return 0;
 }
 
+/* A compact delta (proto/view_cells.h): the nodes whose wait cells alone moved. */
+static int rmserver__emit_cells(void *arg, const struct proto_view_cells *c)
+{
+    struct rmserver *s = arg;
+    int rc = proto_view_cells_encode(c, &s->buf);
+    if (rc != 0)
+        log_error("view: compact delta: %s", err_text(rc));
+    else
+        zuv_send_bytes(s->pub, NULL, 0, s->buf.data, s->buf.len);
+    return rc;
+}
+
 static int64_t rmserver__snap_join_ms(struct rmserver *s);
 
 static void rmserver__snapshot(struct rmserver *s)
@@ -418,8 +426,10 @@ static void rmserver__on_delta(uv_timer_t *t)
     /* joiners are served at the window's end (join_timer); deltas keep going until then */
     if (s->snap_wanted && (int64_t)clock_mono_ms() >= s->snap_last_ms + rmserver__snap_join_ms(s))
         rmserver__snapshot(s);
-    else
-        rmview_publish_delta(s->view, (int64_t)clock_mono_ms(), s->id, rmserver__emit, s);
+    else /* compact deltas while every subscriber of deltas takes them (rmview_xpub_count) */
+        rmview_publish_delta_cells(
+            s->view, (int64_t)clock_mono_ms(), s->id, rmserver__emit,
+            s->cells_subs >= s->delta_subs && s->cells_subs > 0 ? rmserver__emit_cells : NULL, s);
 }
 
 /* The periodic snapshot is for older JMs, which subscribe to everything (""; or to a part of
@@ -428,11 +438,11 @@ static void rmserver__on_delta(uv_timer_t *t)
 static void rmserver__on_snapshot(uv_timer_t *t)
 {
     struct rmserver *s = t->data;
-    for (unsigned len = 0; len < PROTO_VIEW_TOPIC_LEN; len++)
-        if (s->snap_subs[len] > 0) {
-            rmserver__snapshot(s);
-            return;
-        }
+    unsigned len = 0;
+    while (len < PROTO_VIEW_TOPIC_LEN && s->snap_subs[len] == 0)
+        len++;
+    if (len < PROTO_VIEW_TOPIC_LEN)
+        rmserver__snapshot(s);
 }
 
 /* ---- start and stop ---- */
@@ -497,6 +507,7 @@ static void rmserver__on_pub(zuv_sock_t *zs, zmsg_t **msg, void *arg)
     zframe_t *f = zmsg_first(*msg);
     if (f == NULL || zframe_size(f) < 1 || zframe_data(f)[0] > 1)
         return;
+    rmview_xpub_count(zframe_data(f), zframe_size(f), &s->delta_subs, &s->cells_subs);
     int len = rmview_xpub_apply(zsock_resolve(zuv_sock_zsock(s->pub)), zframe_data(f),
                                 zframe_size(f), s->snap_gen + 1);
     if (len < 0)

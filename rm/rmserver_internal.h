@@ -139,6 +139,7 @@ struct rmserver {
     /* [L]: subscriptions to the snapshot topic's first L bytes (counted one per subscriber: the
        view socket is manual, rmview_xpub.h); [PROTO_VIEW_TOPIC_LEN]: JMs asking for one */
     uint32_t snap_subs[PROTO_VIEW_TOPIC_LEN + 1];
+    uint32_t delta_subs, cells_subs; /* ... to deltas and compact deltas (rmview_xpub_count) */
     uint64_t snap_gen;  /* the latest snapshot's number (its req_id; rmview.h rmview_gen_topic) */
     uint64_t snapshots; /* snapshots published (rm_status view_snapshots) */
     uv_check_t flush_check;

@@ -5,6 +5,7 @@
 #include "common/map.h"
 #include "common/mem.h"
 #include "proto/pack.h"
+#include "proto/view_cells.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -89,7 +90,7 @@ static struct rmview_node *rmview__add(rmview_t *v, const char *name, int *rc)
     memset(n, 0, sizeof *n);
     memcpy(n->name, name, strlen(name) + 1);
     n->state = PROTO_NODE_UP;
-    n->dirty = true;
+    n->dirty = n->dirty_full = true;
     *rc = 0;
     return n;
 }
@@ -121,31 +122,33 @@ static bool rmview__str_differs(const char *held, const char *got)
 }
 
 /* Whether a heartbeat changes what a JM uses of a node that is not dirty (its held facts are
- * then the published ones, but for the load and the waits, compared with pub_cells). */
-static bool rmview__relevant(const struct rmview_node *n, const proto_heartbeat_t *hb)
+ * then the published ones, but for the load and the waits, compared with pub_cells): 0 no, 1
+ * its wait cells alone moved past the tolerance, 2 something else changed. */
+enum { RMVIEW__SAME = 0, RMVIEW__CELLS = 1, RMVIEW__FULL = 2 };
+static int rmview__relevant(const struct rmview_node *n, const proto_heartbeat_t *hb)
 {
     const proto_matrix_t *a = &n->matrix, *b = &hb->matrix;
     if (n->rx_ms == 0 || n->boot_id != hb->boot_id || rmview__str_differs(n->rack, hb->rack) ||
         rmview__str_differs(n->endpoint, hb->endpoint) || n->cpu != hb->cpu ||
         n->mem_mb != hb->mem_mb || n->draining != hb->draining || a->ncpu != b->ncpu ||
         a->nmem != b->nmem || n->pub_ncells != b->ncpu * b->nmem)
-        return true;
+        return RMVIEW__FULL;
     for (uint32_t i = 0; i < b->ncpu && i < PROTO_MAX_MATRIX_DIM; i++)
         if (a->cpu_bounds[i] != b->cpu_bounds[i])
-            return true;
+            return RMVIEW__FULL;
     for (uint32_t i = 0; i < b->nmem && i < PROTO_MAX_MATRIX_DIM; i++)
         if (a->mem_bounds_mb[i] != b->mem_bounds_mb[i])
-            return true;
+            return RMVIEW__FULL;
     for (uint32_t i = 0; i < n->pub_ncells && i < PROTO_MAX_MATRIX_CELLS; i++) {
         uint32_t was = n->pub_cells[i], now = b->cells_ms[i];
         if ((was == PROTO_WAIT_NEVER) != (now == PROTO_WAIT_NEVER))
-            return true;
+            return RMVIEW__CELLS;
         uint32_t d = was > now ? was - now : now - was;
         uint32_t tol = was / RMVIEW_WAIT_TOL_DIV;
         if (d > (tol > RMVIEW_WAIT_TOL_MS ? tol : RMVIEW_WAIT_TOL_MS))
-            return true;
+            return RMVIEW__CELLS;
     }
-    return false;
+    return RMVIEW__SAME;
 }
 
 int rmview_ingest(rmview_t *v, const proto_heartbeat_t *hb, int64_t now)
@@ -165,13 +168,16 @@ int rmview_ingest(rmview_t *v, const proto_heartbeat_t *hb, int64_t now)
     } else if (n->rx_ms != 0 && n->boot_id == hb->boot_id && hb->seq <= n->seq) {
         return RMVIEW_STALE;
     }
-    bool relevant = n->dirty || rmview__relevant(n, hb);
+    int why = n->dirty && n->dirty_full ? RMVIEW__FULL : rmview__relevant(n, hb);
+    bool relevant = n->dirty || why != RMVIEW__SAME;
     uint8_t *filter = n->cache_filter;
     uint32_t filter_len = n->cache_filter_len;
     int rc = rmview__filter(n, hb);
     if (rc != 0)
         return rc;
-    relevant = relevant || n->cache_filter != filter || n->cache_filter_len != filter_len;
+    bool filtered = n->cache_filter != filter || n->cache_filter_len != filter_len;
+    relevant = relevant || filtered;
+    n->dirty_full = n->dirty_full || why == RMVIEW__FULL || filtered;
     rmview__copy(n->rack, sizeof n->rack, hb->rack);
     rmview__copy(n->endpoint, sizeof n->endpoint, hb->endpoint);
     n->cpu = hb->cpu;
@@ -222,7 +228,7 @@ int rmview_note(rmview_t *v, const struct ledger_node *ln)
         n->state = state;
         n->failures = failures;
         n->successes = ln->tasks_ok;
-        n->dirty = true;
+        n->dirty = n->dirty_full = true;
     }
     return 0;
 }
@@ -351,9 +357,76 @@ static int rmview__published(struct rmview_node *n)
     return 0;
 }
 
+/* Whether a changed node can travel in a VIEW_CELLS message: its cells alone moved, it is live
+ * and was published live, and its matrix fits the form. */
+static bool rmview__compact(const struct rmview_node *n, int64_t now)
+{
+    const proto_matrix_t *m = &n->matrix;
+    if (!n->dirty || n->dirty_full || !n->pub_live || n->rx_ms == 0 ||
+        now - n->rx_ms >= PROTO_VIEW_LIVE_MS || m->ncpu < 1 || m->nmem < 1 ||
+        m->ncpu > PROTO_MAX_MATRIX_DIM || m->nmem > PROTO_MAX_MATRIX_DIM ||
+        n->pub_ncells != m->ncpu * m->nmem || strlen(n->name) > PROTO_VIEW_CELLS_NAME_MAX)
+        return false;
+    for (uint32_t i = 0; i < m->ncpu * m->nmem; i++)
+        if (proto_view_grid_index(rmview_quantize_ms(m->cells_ms[i])) < 0)
+            return false;
+    return true;
+}
+
+/* The compact nodes as VIEW_CELLS messages, one run per matrix shape. */
+static int rmview__publish_cells(rmview_t *v, int64_t now, uint64_t rm_id,
+                                 rmview_emit_cells_fn *emit_cells, void *arg)
+{
+    struct proto_view_cells_node *nodes = mem_calloc(PROTO_VIEW_CELLS_MAX_NODES, sizeof *nodes);
+    uint32_t *cells = NULL;
+    int rc = nodes != NULL ? 0 : ERR_NOMEM;
+    for (size_t from = 0; rc == 0;) {
+        while (from < v->n && !rmview__compact(&v->nodes[from], now))
+            from++;
+        if (from == v->n)
+            break;
+        struct proto_view_cells c = {.rm_id = rm_id, .timestamp_ms = now, .nodes = nodes};
+        c.ncpu = v->nodes[from].matrix.ncpu;
+        c.nmem = v->nodes[from].matrix.nmem;
+        uint32_t ncells = c.ncpu * c.nmem;
+        mem_free(cells);
+        cells = mem_alloc((size_t)PROTO_VIEW_CELLS_MAX_NODES * ncells * sizeof *cells);
+        if (cells == NULL) {
+            rc = ERR_NOMEM;
+            break;
+        }
+        for (size_t i = from; i < v->n && c.nnodes < PROTO_VIEW_CELLS_MAX_NODES; i++) {
+            struct rmview_node *n = &v->nodes[i];
+            if (!rmview__compact(n, now) || n->matrix.ncpu != c.ncpu || n->matrix.nmem != c.nmem)
+                continue;
+            uint32_t *nc = cells + (size_t)c.nnodes * ncells;
+            for (uint32_t k = 0; k < ncells; k++)
+                nc[k] = rmview_quantize_ms(n->matrix.cells_ms[k]);
+            nodes[c.nnodes++] = (struct proto_view_cells_node){
+                n->name, n->seq, now > n->rx_ms ? (uint64_t)(now - n->rx_ms) : 0, nc};
+            if (rmview__published(n) != 0)
+                n->pub_ncells = 0;
+            n->dirty = false;
+        }
+        v->delta_ms = now;
+        c.base_seq = v->seq;
+        c.view_seq = ++v->seq;
+        rc = emit_cells(arg, &c);
+    }
+    mem_free(nodes);
+    mem_free(cells);
+    return rc;
+}
+
 int rmview_publish_delta(rmview_t *v, int64_t now, uint64_t rm_id, rmview_emit_fn *emit, void *arg)
 {
-    size_t i = 0;
+    return rmview_publish_delta_cells(v, now, rm_id, emit, NULL, arg);
+}
+
+int rmview_publish_delta_cells(rmview_t *v, int64_t now, uint64_t rm_id, rmview_emit_fn *emit,
+                               rmview_emit_cells_fn *emit_cells, void *arg)
+{
+    size_t i = 0, compact = 0;
     bool first = true;
     for (;;) {
         size_t k = 0;
@@ -362,17 +435,22 @@ int rmview_publish_delta(rmview_t *v, int64_t now, uint64_t rm_id, rmview_emit_f
             bool silent = n->pub_live && (n->rx_ms == 0 || now - n->rx_ms >= PROTO_VIEW_LIVE_MS);
             if (!n->dirty && !silent)
                 continue;
+            if (emit_cells != NULL && rmview__compact(n, now)) {
+                compact++;
+                continue;
+            }
             if (rmview__published(n) != 0)
                 n->pub_ncells = 0; /* no reference kept: its next heartbeat is news */
             rmview__wire(&v->scratch[k], n, now);
             n->pub_live = v->scratch[k].age_ms < PROTO_VIEW_LIVE_MS;
-            n->dirty = false;
+            n->dirty = n->dirty_full = false;
             k++;
         }
         /* nothing changed: still one empty delta a second, the replica's word that nothing did
            (a JM confirms its live nodes by it, and tells a silent replica from a quiet one) */
-        if (k == 0 && (first == false || v->seq == 0 || now - v->delta_ms < RMVIEW_KEEPALIVE_MS))
-            return 0;
+        if (k == 0 && (first == false || v->seq == 0 || compact > 0 ||
+                       now - v->delta_ms < RMVIEW_KEEPALIVE_MS))
+            return compact > 0 ? rmview__publish_cells(v, now, rm_id, emit_cells, arg) : 0;
         first = false;
         v->delta_ms = now;
         proto_msg_t m;

@@ -66,7 +66,8 @@ struct rmview_node {
      * form, at most PROTO_MAX_CACHE_FILTER bytes; NULL: none), published with the node. */
     uint8_t *cache_filter;
     uint32_t cache_filter_len;
-    bool dirty; /* private: changed since the last delta */
+    bool dirty;      /* private: changed since the last delta */
+    bool dirty_full; /* private: ... by more than its wait cells (a VIEW_DELTA names it whole) */
     /* private: what the last delta that named the node said (the reference for "changed") */
     bool pub_live;       /* published with an age below PROTO_VIEW_LIVE_MS */
     uint32_t pub_ncells; /* 0: never published */
@@ -137,6 +138,16 @@ int rmview_publish_snapshot(rmview_t *v, int64_t now, uint64_t rm_id, rmview_emi
  * delta is RMVIEW_KEEPALIVE_MS old, else nothing (nor before the chain started). Returns 0 or
  * the emitter's code. */
 int rmview_publish_delta(rmview_t *v, int64_t now, uint64_t rm_id, rmview_emit_fn *emit, void *arg);
+/* Receives each compact delta to publish (proto/view_cells.h), borrowed for the call. */
+struct proto_view_cells;
+typedef int rmview_emit_cells_fn(void *arg, const struct proto_view_cells *c);
+/* As rmview_publish_delta, but a node whose wait cells alone moved since the delta that last
+ * named it (same boot id, capacity, bins, state, filter; heard from within PROTO_VIEW_LIVE_MS and
+ * published live) goes in a VIEW_CELLS message through emit_cells, after the VIEW_DELTAs of the
+ * others, in the same chain: its name, seq, age and cells, a third of the bytes. Its load stays
+ * as last published. Returns 0 or an emitter's code. */
+int rmview_publish_delta_cells(rmview_t *v, int64_t now, uint64_t rm_id, rmview_emit_fn *emit,
+                               rmview_emit_cells_fn *emit_cells, void *arg);
 /* The seq of the latest publication (0 before the first). */
 uint64_t rmview_seq(const rmview_t *v);
 

@@ -2,6 +2,7 @@
 #include "rm/rmview_xpub.h"
 
 #include "proto/pack.h"
+#include "proto/view_cells.h"
 #include "rm/rmview.h"
 
 #include <string.h>
@@ -25,4 +26,17 @@ int rmview_xpub_apply(void *xpub, const uint8_t *msg, size_t len, uint64_t next)
     for (uint64_t g = next > RMVIEW_XPUB_GENS ? next - RMVIEW_XPUB_GENS : 0; g <= next; g++)
         zmq_setsockopt(xpub, opt, t, rmview_gen_topic(g, t));
     return verdict;
+}
+
+void rmview_xpub_count(const uint8_t *msg, size_t len, uint32_t *deltas, uint32_t *cells)
+{
+    if (len != 1 + PROTO_VIEW_TOPIC_LEN || msg[0] > 1)
+        return;
+    uint32_t *n = memcmp(msg + 1, PROTO_VIEW_TOPIC_DELTA, PROTO_VIEW_TOPIC_LEN) == 0   ? deltas
+                  : memcmp(msg + 1, PROTO_VIEW_TOPIC_CELLS, PROTO_VIEW_TOPIC_LEN) == 0 ? cells
+                                                                                       : NULL;
+    if (n != NULL && msg[0] == 1)
+        (*n)++;
+    else if (n != NULL)
+        *n -= *n > 0;
 }

@@ -32,4 +32,11 @@
  * borrowed. */
 int rmview_xpub_apply(void *xpub, const uint8_t *msg, size_t len, uint64_t next);
 
+/* Counts a subscription message (as rmview_xpub_apply takes it) to the delta topics: *deltas
+ * for proto/pack.h PROTO_VIEW_TOPIC_DELTA, *cells for proto/view_cells.h PROTO_VIEW_TOPIC_CELLS;
+ * +1 a subscription, -1 an unsubscription (never below 0). The RM publishes compact deltas only
+ * while every subscriber of deltas also takes them (cells >= deltas): a JM from before them
+ * would see each as a gap in the chain. */
+void rmview_xpub_count(const uint8_t *msg, size_t len, uint32_t *deltas, uint32_t *cells);
+
 #endif

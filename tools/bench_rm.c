@@ -2,7 +2,8 @@
  *
  *   bench_rm [--nodes N] [--seconds S] [--requests R] [--subscribers K] [--procs P] [--plain]
  *            [--delta-nodes D] [--snapshot-ms MS] [--moving F] [--legacy] [--every-snapshot]
- *            [--cluster DIR] [--failovers F] [--only view|ingest|grant|failover[,...]] [--json]
+ *            [--full-deltas] [--cluster DIR] [--failovers F] [--only
+ * view|ingest|grant|failover[,...]] [--json]
  *
  * 1. view: the pure view with N nodes (6x7 wait-time matrices, values varied per node and per
  *    heartbeat): the cost of building and encoding one full snapshot (packed, proto/pack.h,
@@ -62,6 +63,7 @@ double g_moving = 1.0;
  * periodic snapshot reaches every one of them */
 bool g_legacy;
 bool g_every_snap;
+bool g_full_deltas;
 /* --cluster DIR: ingest heartbeats into this running local cluster (`paddock cluster up`), left
  * running, instead of a cluster of its own: a JM submitted there meanwhile takes the whole view */
 static const char *g_cluster;
@@ -579,13 +581,16 @@ int main(int argc, char **argv)
             g_legacy = true;
         else if (strcmp(argv[i], "--every-snapshot") == 0)
             g_every_snap = true;
+        else if (strcmp(argv[i], "--full-deltas") == 0)
+            g_full_deltas = true;
         else if (strcmp(argv[i], "--cluster") == 0 && i + 1 < argc)
             g_cluster = argv[++i];
         else {
             fprintf(stderr,
                     "usage: bench_rm [--nodes N] [--seconds S] [--requests R] "
                     "[--subscribers K] [--procs P] [--plain] [--delta-nodes D] "
-                    "[--snapshot-ms MS] [--moving F] [--legacy] [--every-snapshot] [--cluster DIR] "
+                    "[--snapshot-ms MS] [--moving F] [--legacy] [--every-snapshot] [--full-deltas] "
+                    "[--cluster DIR] "
                     "[--failovers F] [--only "
                     "view|ingest|grant|failover[,...]] [--json]\n");
             return 2;

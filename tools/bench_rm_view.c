@@ -5,6 +5,7 @@
 #include "common/err.h"
 #include "proto/pack.h"
 #include "proto/proto.h"
+#include "proto/view_cells.h"
 #include "rm/rmview.h"
 #include "rm/rmview_xpub.h"
 #include "tools/bench_rm.h"
@@ -37,6 +38,19 @@ static int bench_emit(void *arg, const proto_msg_t *msg)
     if (m->type == PROTO_VIEW_SNAPSHOT)
         m->req_id = p->gen;
     if (bench_encode(m, &p->buf) != 0)
+        return ERR_RANGE;
+    p->bytes += p->buf.len;
+    p->parts++;
+    if (p->pub != NULL)
+        zsock_send(p->pub, "b", p->buf.data, p->buf.len);
+    return 0;
+}
+
+/* A compact delta as the RM publishes it (rm/rmserver.c rmserver__emit_cells). */
+static int bench_emit_cells(void *arg, const struct proto_view_cells *c)
+{
+    struct bench_pub *p = arg;
+    if (proto_view_cells_encode(c, &p->buf) != 0)
         return ERR_RANGE;
     p->bytes += p->buf.len;
     p->parts++;
@@ -138,6 +152,20 @@ static bool bench_hdr_packed(const uint8_t *p, size_t len, struct bench_hdr *h)
 
 static bool bench_hdr_read(const uint8_t *p, size_t len, struct bench_hdr *h)
 {
+    if (proto_view_cells_is(p, len) && len >= PROTO_VIEW_CELLS_HDR) {
+        /* a compact delta: a link of the delta chain, its header fixed and plain */
+        const uint8_t *q = p + PROTO_VIEW_TOPIC_LEN;
+        uint64_t f[4] = {0, 0, 0, 0};
+        for (int k = 0; k < 4; k++)
+            for (int i = 7; i >= 0; i--)
+                f[k] = f[k] << 8 | q[8 * k + i];
+        memset(h, 0, sizeof *h);
+        h->type = PROTO_VIEW_DELTA;
+        h->view_seq = f[1];
+        h->base_seq = f[2];
+        h->ts = (int64_t)f[3];
+        return true;
+    }
     if (len >= 2 && p[0] == 0x94 && p[1] == PROTO_VERSION_PACKED)
         return bench_hdr_packed(p, len, h);
     const uint8_t *end = p + len;
@@ -283,6 +311,8 @@ static void bench_receiver(int n, int port, int fd, int64_t quiet_ms, int proc)
             zsock_set_subscribe(s[i].z, "");
         } else {
             zmq_setsockopt(zsock_resolve(s[i].z), ZMQ_SUBSCRIBE, PROTO_VIEW_TOPIC_DELTA,
+                           PROTO_VIEW_TOPIC_LEN);
+            zmq_setsockopt(zsock_resolve(s[i].z), ZMQ_SUBSCRIBE, PROTO_VIEW_TOPIC_CELLS,
                            PROTO_VIEW_TOPIC_LEN);
             bench_want_snapshots(s[i].z, true);
         }
@@ -591,7 +621,10 @@ void bench_view(int nodes, int subscribers, int procs, double seconds)
                 snap = true;
             } else {
                 size_t parts_before = p.parts;
-                rmview_publish_delta(v, now, 1, bench_emit, &p);
+                /* compact deltas as the RM's, whose subscribers all take them (rmserver__on_delta)
+                 */
+                rmview_publish_delta_cells(v, now, 1, bench_emit,
+                                           g_full_deltas || g_legacy ? NULL : bench_emit_cells, &p);
                 deltas += p.parts - parts_before;
             }
         }

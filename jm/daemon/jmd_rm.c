@@ -15,6 +15,7 @@
 #include "jm/daemon/jmd_metrics.h"
 #include "jm/view_proto.h"
 #include "proto/pack.h"
+#include "proto/view_cells.h"
 #include "rm/rmclient.h"
 
 #define JMD_RM__TRY_MS 1000 /* an unanswered request moves to the next replica after this */
@@ -96,6 +97,7 @@ static void jmd_rm__follow(jmd_t *j, size_t i, int on)
     void *z = zsock_resolve(zuv_sock_zsock(j->sub[i]));
     int opt = on ? ZMQ_SUBSCRIBE : ZMQ_UNSUBSCRIBE;
     zmq_setsockopt(z, opt, PROTO_VIEW_TOPIC_DELTA, PROTO_VIEW_TOPIC_LEN);
+    zmq_setsockopt(z, opt, PROTO_VIEW_TOPIC_CELLS, PROTO_VIEW_TOPIC_LEN); /* compact deltas */
     zmq_setsockopt(z, opt, PROTO_VIEW_TOPIC_PLAIN_DELTA, PROTO_VIEW_TOPIC_PLAIN_LEN);
     j->vstream[i].synced = 0;
     j->vstream[i].building = 0;
@@ -220,12 +222,50 @@ static void jmd_rm__check_fit(jmd_t *j)
     log_warn("%s (the job waits for such a node)", j->unfit_why);
 }
 
+/* A compact delta (proto/view_cells.h) from replica r: a link of its delta chain whose nodes'
+ * cells alone moved. One that does not decode is dropped and counted as any RM message. */
+static void jmd_rm__on_cells(jmd_t *j, zframe_t *f, size_t r)
+{
+    struct proto_view_cells c;
+    char why[160] = "";
+    if (proto_view_cells_decode(zframe_data(f), zframe_size(f), &c, why, sizeof why) != 0) {
+        if (j->rm_dropped++ % 100 == 0)
+            log_warn("dropped an undecodable message on the RM view link (%zu so far): %s",
+                     j->rm_dropped, why);
+        return;
+    }
+    int64_t now = jmd_now(j);
+    if (r < j->o.nrm) {
+        j->vheard_ms[r] = now;
+        int flow = view_stream_take_cells(&j->vstream[r], &c);
+        if (flow & VIEW_STREAM_GAP) {
+            log_info("view of RM replica %zu: a delta missed, asking for a snapshot", r);
+            jmd_rm__want_snapshots(j, r, 1);
+        } else if ((flow & VIEW_STREAM_NEXT) &&
+                   view_confirm(j->view, (uint8_t)(r + 1), now - PROTO_VIEW_LIVE_MS / 2) > 0) {
+            j->view_dirty = 1;
+        }
+        if (view_update_cells_from_replica(j->view, &c, now, (uint32_t)r, NULL) > 0)
+            j->view_dirty = 1;
+    }
+    proto_view_cells_close(&c);
+    if (j->view_dirty)
+        jmd_sched_view_changed(j);
+}
+
 static void jmd_rm__on_view(zuv_sock_t *zs, zmsg_t **msg, void *arg)
 {
     jmd_t *j = arg;
     zframe_t *f = zmsg_first(*msg);
     if (!f)
         return;
+    if (proto_view_cells_is(zframe_data(f), zframe_size(f))) {
+        size_t r = 0;
+        while (r < j->o.nrm && j->sub[r] != zs)
+            r++;
+        jmd_rm__on_cells(j, f, r);
+        return;
+    }
     proto_msg_t m;
     if (jmd_rm__decode(j, f, &m, "view") != 0)
         return;
