@@ -33,7 +33,7 @@
  * (a thousand JMs starting at once); a quiet second brings it back. Deltas go on meanwhile. */
 #define RMSERVER__SNAP_JOIN_MIN_MS   5
 #define RMSERVER__SNAP_JOIN_MAX_MS   100
-#define RMSERVER__SNAP_JOIN_STORM_MS 3200
+#define RMSERVER__SNAP_JOIN_STORM_MS RMVIEW_XPUB_JOIN_STORM_MS
 #define RMSERVER__SNAP_JOIN_QUIET_MS 1000
 
 const char *rmserver_role_name(int role)

@@ -21,6 +21,13 @@
  * seconds, and asked for its snapshot again and again meanwhile. */
 #define RMVIEW_XPUB_BACKLOG 4096
 
+/* The longest join window (rm/rmserver.c): while JMs keep joining, each snapshot served to joiners
+ * doubles the window before the next, up to this. It was 3.2 s when every snapshot went to every
+ * JM still taking one; now that each joiner takes its own (rmview_xpub_apply), the window only
+ * shares one encode between joiners, and a joiner who came just after a snapshot waited up to
+ * 3.2 s for its own (bench_rm: the slowest JMs' first part 7 s after subscribing). */
+#define RMVIEW_XPUB_JOIN_STORM_MS 800
+
 /* Applies the subscription message (msg, len): first byte 1 (subscribe) or 0 (unsubscribe),
  * then the topic, to `xpub` (a libzmq XPUB socket in manual mode), right after receiving it and
  * before receiving anything else (ZeroMQ applies it to the subscriber the message came from).

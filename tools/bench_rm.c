@@ -2,7 +2,7 @@
  *
  *   bench_rm [--nodes N] [--seconds S] [--requests R] [--subscribers K] [--procs P] [--plain]
  *            [--delta-nodes D] [--snapshot-ms MS] [--moving F] [--legacy] [--every-snapshot]
- *            [--full-deltas] [--cluster DIR] [--failovers F] [--only
+ *            [--full-deltas] [--storm-ms MS] [--cluster DIR] [--failovers F] [--only
  * view|ingest|grant|failover[,...]] [--json]
  *
  * 1. view: the pure view with N nodes (6x7 wait-time matrices, values varied per node and per
@@ -38,6 +38,7 @@
 #include "proto/pack.h"
 #include "proto/proto.h"
 #include "rm/rmclient.h"
+#include "rm/rmview_xpub.h"
 #include "tools/bench_rm.h"
 
 #include <czmq.h>
@@ -64,6 +65,7 @@ double g_moving = 1.0;
 bool g_legacy;
 bool g_every_snap;
 bool g_full_deltas;
+int g_storm_ms = RMVIEW_XPUB_JOIN_STORM_MS; /* --storm-ms: the longest join window */
 /* --cluster DIR: ingest heartbeats into this running local cluster (`paddock cluster up`), left
  * running, instead of a cluster of its own: a JM submitted there meanwhile takes the whole view */
 static const char *g_cluster;
@@ -583,16 +585,18 @@ int main(int argc, char **argv)
             g_every_snap = true;
         else if (strcmp(argv[i], "--full-deltas") == 0)
             g_full_deltas = true;
+        else if (strcmp(argv[i], "--storm-ms") == 0 && i + 1 < argc)
+            g_storm_ms = atoi(argv[++i]);
         else if (strcmp(argv[i], "--cluster") == 0 && i + 1 < argc)
             g_cluster = argv[++i];
         else {
-            fprintf(stderr,
-                    "usage: bench_rm [--nodes N] [--seconds S] [--requests R] "
-                    "[--subscribers K] [--procs P] [--plain] [--delta-nodes D] "
-                    "[--snapshot-ms MS] [--moving F] [--legacy] [--every-snapshot] [--full-deltas] "
-                    "[--cluster DIR] "
-                    "[--failovers F] [--only "
-                    "view|ingest|grant|failover[,...]] [--json]\n");
+            fprintf(stderr, "usage: bench_rm [--nodes N] [--seconds S] [--requests R] "
+                            "[--subscribers K] [--procs P] [--plain] [--delta-nodes D] "
+                            "[--snapshot-ms MS] [--moving F] [--legacy] [--every-snapshot] "
+                            "[--full-deltas] [--storm-ms MS] "
+                            "[--cluster DIR] "
+                            "[--failovers F] [--only "
+                            "view|ingest|grant|failover[,...]] [--json]\n");
             return 2;
         }
     }

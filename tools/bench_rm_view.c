@@ -550,7 +550,7 @@ void bench_view(int nodes, int subscribers, int procs, double seconds)
     int64_t window = (int64_t)((size_t)nodes / PROTO_MAX_VIEW_NODES + 1) * 5;
     if (window > 100)
         window = 100;
-    int64_t base = window; /* doubled by a snapshot for joiners within it, up to 3.2 s */
+    int64_t base = window; /* doubled by a snapshot for joiners within it, up to --storm-ms */
     int joined = 0, snapshots = 0, n = 0, next_node = 0;
     uint32_t topics = 0;
     uint64_t tj = clock_mono_ms(), end = UINT64_MAX, tick = 0, seq = 2;
@@ -639,7 +639,7 @@ void bench_view(int nodes, int subscribers, int procs, double seconds)
             snapshots++;
             join_snaps += asked || wanted;
             if (wanted) /* rmserver__snapshot: joiners within the window widen the next */
-                window = 2 * window < 3200 ? 2 * window : 3200;
+                window = 2 * window < g_storm_ms ? 2 * window : g_storm_ms;
             snap_last = now;
             wanted = false;
         }
