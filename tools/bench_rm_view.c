@@ -203,6 +203,9 @@ static bool bench_hdr_read(const uint8_t *p, size_t len, struct bench_hdr *h)
     return true;
 }
 
+#define BENCH_FRESH_S 48
+static int64_t g_t0; /* the bench's start, monotonic ms (the receivers inherit it) */
+
 /* What one subscriber saw. complete_ms: from its connect to holding every part of one
  * snapshot in order (-1: never); lag: after that, publication to receipt of each later message;
  * gaps: deltas that did not follow the view_seq held (a delta lost), each answered as a JM does
@@ -218,6 +221,9 @@ struct bench_sub_result {
     int64_t first_part_ms;
     uint32_t snaps_begun, snaps_broken, deltas_before;
     int32_t proc; /* the receiving process */
+    /* the latest arrival of the messages published after it was whole, by the second of their
+     * publication (from the bench's start; -1: none): is the lag the join's or steady? */
+    int32_t fresh_by_s[BENCH_FRESH_S];
 };
 
 struct bench_sub_state {
@@ -258,6 +264,10 @@ static void bench_sub_take(struct bench_sub_state *b, const struct bench_hdr *h,
             b->r.lag_max_ms = now - h->ts;
         if (h->ts >= b->t_sub + b->r.complete_ms && now - h->ts > b->r.fresh_lag_max_ms)
             b->r.fresh_lag_max_ms = now - h->ts;
+        int64_t sec = (h->ts - g_t0) / 1000;
+        if (h->ts >= b->t_sub + b->r.complete_ms && sec >= 0 && sec < BENCH_FRESH_S &&
+            now - h->ts > b->r.fresh_by_s[sec])
+            b->r.fresh_by_s[sec] = (int32_t)(now - h->ts);
     }
     if (h->type == PROTO_VIEW_SNAPSHOT) {
         b->asked_ms = now; /* under way: asked again only when it stalls */
@@ -320,6 +330,8 @@ static void bench_receiver(int n, int port, int fd, int64_t quiet_ms, int proc)
         zsock_connect(s[i].z, "tcp://127.0.0.1:%d", port);
         s[i].r.complete_ms = -1;
         s[i].r.fresh_lag_max_ms = -1;
+        for (int k = 0; k < BENCH_FRESH_S; k++)
+            s[i].r.fresh_by_s[k] = -1;
         s[i].r.first_part_ms = -1;
         s[i].r.proc = proc;
         zpoller_add(poller, s[i].z);
@@ -458,6 +470,18 @@ static void bench_view_slowest(struct bench_sub_result *all, size_t n, const dou
                i + 1, all[i].proc, (long long)all[i].complete_ms, (long long)all[i].first_part_ms,
                all[i].snaps_begun, all[i].snaps_broken, all[i].retries, all[i].deltas_before,
                (double)all[i].bytes / 1048576.0);
+    int32_t by_s[BENCH_FRESH_S];
+    int last = -1;
+    for (int k = 0; k < BENCH_FRESH_S; k++) {
+        by_s[k] = -1;
+        for (size_t i = 0; i < n; i++)
+            by_s[k] = all[i].fresh_by_s[k] > by_s[k] ? all[i].fresh_by_s[k] : by_s[k];
+        last = by_s[k] >= 0 ? k : last;
+    }
+    printf("view: latest arrival after whole (ms), by second of publication from the start:");
+    for (int k = 0; k <= last; k++)
+        printf(" %d", by_s[k]);
+    printf("\n");
     printf("view: snapshots at (ms after the first subscription):");
     for (int i = 0; i < snapshots && i < BENCH_SNAP_AT; i++)
         printf(" %.0f", snap_at[i]);
@@ -479,6 +503,7 @@ static void bench_touch(rmview_t *v, int nodes, int k, int *next, uint64_t seq, 
 
 void bench_view(int nodes, int subscribers, int procs, double seconds)
 {
+    g_t0 = (int64_t)clock_mono_ms();
     rmview_t *v = rmview_new();
     char name[32];
     for (int i = 0; i < nodes; i++) {
