@@ -1,6 +1,7 @@
 #include "pn/loadprof.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/err.h"
@@ -98,10 +99,15 @@ int loadprof_add(loadprof_t *p, double start, double end, double cpu, double mem
 
 double loadprof_fit(const loadprof_t *p, double cpu, double mem, double dur)
 {
+    return loadprof_fit_from(p, cpu, mem, dur, -INFINITY);
+}
+
+double loadprof_fit_from(const loadprof_t *p, double cpu, double mem, double dur, double from)
+{
     if (p->n == 0 || cpu > p->cpus + LOADPROF__EPS || mem > p->mem_mb + LOADPROF__EPS)
         return INFINITY;
     double cmax = p->cpus - cpu + LOADPROF__EPS, mmax = p->mem_mb - mem + LOADPROF__EPS;
-    size_t i = 0;
+    size_t i = from > p->steps[0].t ? loadprof__find(p, from) : 0;
     while (i < p->n) {
         double end = p->steps[i].t + dur;
         size_t j = i;
@@ -120,6 +126,67 @@ double loadprof_fit(const loadprof_t *p, double cpu, double mem, double dur)
         i = j + 1;
     }
     return INFINITY;
+}
+
+double loadprof_fit_hinted(const loadprof_t *p, loadprof_hint_t *h, double cpu, double mem,
+                           double dur)
+{
+    double at;
+    if (h->set && cpu >= h->cpu && mem >= h->mem && dur >= h->dur) {
+        if (isinf(h->at))
+            return INFINITY; /* the smaller request never fitted: nor does this one */
+        at = loadprof_fit_from(p, cpu, mem, dur, h->at);
+    } else {
+        at = loadprof_fit(p, cpu, mem, dur);
+    }
+    *h = (loadprof_hint_t){.cpu = cpu, .mem = mem, .dur = dur, .at = at, .set = 1};
+    return at;
+}
+
+static int loadprof__later(const void *a, const void *b)
+{
+    double x = ((const loadprof_item_t *)a)->end, y = ((const loadprof_item_t *)b)->end;
+    return (x < y) - (x > y);
+}
+
+int loadprof_reset_ends(loadprof_t *p, double now, loadprof_item_t *items, size_t n)
+{
+    int rc = loadprof_reset(p, now);
+    if (rc)
+        return rc;
+    size_t live = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (isnan(items[i].end) || isnan(items[i].cpu) || isnan(items[i].mem) || items[i].cpu < 0 ||
+            items[i].mem < 0)
+            return ERR_INVAL;
+        if (items[i].end > now)
+            items[live++] = items[i];
+    }
+    if ((rc = loadprof__reserve(p, live + 1)) != 0)
+        return rc;
+    qsort(items, live, sizeof *items, loadprof__later);
+    size_t steps = 1; /* one step per distinct finite end, and the start */
+    for (size_t i = 0; i < live; i++)
+        steps += !isinf(items[i].end) && (i == 0 || items[i].end != items[i - 1].end);
+    /* from the latest end back to now, each segment the sum of the items still running in it */
+    double cpu = 0, mem = 0;
+    size_t k = steps, i = 0;
+    while (i < live && isinf(items[i].end)) {
+        cpu += items[i].cpu;
+        mem += items[i].mem;
+        i++;
+    }
+    while (i < live) {
+        double end = items[i].end;
+        p->steps[--k] = (loadprof_step_t){.t = end, .cpu = cpu, .mem = mem};
+        for (; i < live && items[i].end == end; i++) {
+            cpu += items[i].cpu;
+            mem += items[i].mem;
+        }
+    }
+    p->steps[0] = (loadprof_step_t){.t = now, .cpu = cpu, .mem = mem};
+    p->n = steps;
+    return 0;
 }
 
 void loadprof_at(const loadprof_t *p, double t, double *cpu, double *mem)

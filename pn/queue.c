@@ -284,8 +284,13 @@ int queue__start(queue_t *q, queue__vec_t *from, size_t i, double now, queue_tas
  * work cannot take their room before). */
 int queue__running_profile(const queue_t *q, double now, loadprof_t *p)
 {
-    int rc = loadprof_reset(p, now);
-    for (size_t i = 0; !rc && i < q->nrun; i++) {
+    /* built at once from the ends (loadprof_reset_ends): added one by one, each end moved the
+       steps after it, O(running^2) per simulation */
+    loadprof_item_t stack[64], *it = q->nrun <= 64 ? stack : mem_calloc(q->nrun, sizeof *it);
+    if (!it)
+        return ERR_NOMEM;
+    size_t k = 0;
+    for (size_t i = 0; i < q->nrun; i++) {
         const queue__run_t *r = &q->run[i];
         int grace = queue__in_grace(r, now) && !r->preempting;
         if (r->t.klass != QUEUE_REGULAR && !grace)
@@ -302,8 +307,11 @@ int queue__running_profile(const queue_t *q, double now, loadprof_t *p)
         }
         if (grace && r->grace_until - now < left)
             left = r->grace_until - now;
-        rc = loadprof_add(p, now, now + left, r->t.cpu, r->t.mem_mb);
+        it[k++] = (loadprof_item_t){now + left, r->t.cpu, r->t.mem_mb};
     }
+    int rc = loadprof_reset_ends(p, now, it, k);
+    if (it != stack)
+        mem_free(it);
     return rc;
 }
 
@@ -363,6 +371,7 @@ static int queue__simulate(const queue_t *q, double now, loadprof_t *p, uint64_t
 {
     int rc = queue__running_profile(q, now, p);
     double area = 0; /* node-seconds of the tasks past the exact depth */
+    loadprof_hint_t hint = {0};
     for (size_t i = 0; !rc && i < q->reg.n; i++) {
         const queue_task_t *t = &q->reg.v[i];
         double est = queue__est(q, t);
@@ -370,7 +379,7 @@ static int queue__simulate(const queue_t *q, double now, loadprof_t *p, uint64_t
             area += fmax(t->cpu / q->cfg.cpus, t->mem_mb / q->cfg.mem_mb) * est;
             continue;
         }
-        double start = loadprof_fit(p, t->cpu, t->mem_mb, est);
+        double start = loadprof_fit_hinted(p, &hint, t->cpu, t->mem_mb, est);
         if (at && t->id == id) {
             *at = start;
             return 0;
@@ -409,10 +418,11 @@ int queue_expected_start_tail(queue_t *q, double now, double max_age, uint64_t i
     } else { /* simulate everything ahead of it afresh, and keep it */
         q->tail_ok = 0;
         rc = queue__running_profile(q, now, &q->tail);
+        loadprof_hint_t hint = {0};
         for (size_t i = 0; !rc && i + 1 < q->reg.n; i++) {
             const queue_task_t *u = &q->reg.v[i];
             double e = queue__est(q, u);
-            double s = loadprof_fit(&q->tail, u->cpu, u->mem_mb, e);
+            double s = loadprof_fit_hinted(&q->tail, &hint, u->cpu, u->mem_mb, e);
             if (!isinf(s))
                 rc = loadprof_add(&q->tail, s, s + e, u->cpu, u->mem_mb);
         }

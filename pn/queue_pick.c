@@ -24,10 +24,11 @@ static long queue__backfill(queue_t *q, double now, int want_free, int *rc)
     if (*rc)
         return -1;
     size_t depth = q->cfg.backfill_depth + 1;
+    loadprof_hint_t hint = {0};
     for (size_t i = 0; i < q->reg.n && i < depth; i++) {
         const queue_task_t *t = &q->reg.v[i];
         double est = queue__est(q, t);
-        double at = loadprof_fit(&q->prof, t->cpu, t->mem_mb, est);
+        double at = loadprof_fit_hinted(&q->prof, &hint, t->cpu, t->mem_mb, est);
         if (isinf(at))
             continue;
         if (at <= now && !t->held && (!want_free || queue__fits_free(q, t)))

@@ -255,6 +255,105 @@ static void test_loadprof_fit(void **state)
     loadprof_close(&p);
 }
 
+/* A small deterministic generator for the randomised comparisons below. */
+static double draw(uint64_t *x)
+{
+    *x = *x * 6364136223846793005ull + 1442695040888963407ull;
+    return (double)(*x >> 11) / 9007199254740992.0;
+}
+
+/* loadprof_fit_hinted answers exactly as loadprof_fit through a run of fits and adds into one
+ * growing profile: alike requests (where the hint skips the profile's start), smaller ones
+ * (where it must not), requests that never fit, and the queue's own use of it. */
+static void test_loadprof_fit_hinted(void **state)
+{
+    (void)state;
+    uint64_t x = 7;
+    int skipped = 0;
+    for (int round = 0; round < 200; round++) {
+        loadprof_t p;
+        loadprof_init(&p, 8, 1000);
+        assert_int_equal(loadprof_reset(&p, 10), 0);
+        for (int i = 0; i < 30; i++) /* running work, overcommitted at times */
+            assert_int_equal(
+                loadprof_add(&p, 10, 10 + 5 * draw(&x), floor(4 * draw(&x)), 300 * draw(&x)), 0);
+        loadprof_hint_t h = {0};
+        double cpu = 1, mem = 100, dur = 1;
+        for (int i = 0; i < 150; i++) {
+            double r = draw(&x);
+            if (r < 0.15) { /* a smaller request */
+                cpu = 0.5 * draw(&x);
+                mem = 50 * draw(&x);
+                dur = 0.5 * draw(&x);
+            } else if (r < 0.35) { /* a larger one, at times past the node */
+                cpu += 3 * draw(&x);
+                mem += 200 * draw(&x);
+                dur += draw(&x);
+            } /* else alike */
+            double want = loadprof_fit(&p, cpu, mem, dur);
+            int had = h.set && cpu >= h.cpu && mem >= h.mem && dur >= h.dur && h.at > 10;
+            double got = loadprof_fit_hinted(&p, &h, cpu, mem, dur);
+            skipped += had;
+            if (isinf(want))
+                assert_true(isinf(got));
+            else
+                assert_true(got == want);
+            if (!isinf(got))
+                assert_int_equal(loadprof_add(&p, got, got + dur, cpu, mem), 0);
+        }
+        loadprof_close(&p);
+    }
+    assert_true(skipped > 1000); /* the hint did skip the start of the profile */
+}
+
+/* loadprof_reset_ends builds the profile the adds from `now` build: same steps, same usage
+ * (to the last bits), same fits; ends at or before now add nothing, INFINITY is kept. */
+static void test_loadprof_reset_ends(void **state)
+{
+    (void)state;
+    uint64_t x = 11;
+    for (int round = 0; round < 300; round++) {
+        loadprof_t a, b;
+        loadprof_init(&a, 16, 4096);
+        loadprof_init(&b, 16, 4096);
+        size_t n = (size_t)(draw(&x) * 120);
+        loadprof_item_t it[120];
+        assert_int_equal(loadprof_reset(&a, 5), 0);
+        for (size_t i = 0; i < n; i++) {
+            double r = draw(&x);
+            double end = r < 0.05  ? INFINITY
+                         : r < 0.1 ? 5 - draw(&x)                /* ended already: nothing */
+                         : r < 0.3 ? 5 + floor(4 * draw(&x)) / 4 /* shared ends */
+                                   : 5 + 3 * draw(&x);
+            it[i] = (loadprof_item_t){end, floor(8 * draw(&x)) / 8, floor(100 * draw(&x))};
+            if (end >= 5) /* loadprof_add refuses an end before its start */
+                assert_int_equal(loadprof_add(&a, 5, end, it[i].cpu, it[i].mem), 0);
+        }
+        assert_int_equal(loadprof_reset_ends(&b, 5, it, n), 0);
+        assert_int_equal(a.n, b.n);
+        for (size_t i = 0; i < a.n; i++) {
+            assert_true(a.steps[i].t == b.steps[i].t);
+            assert_true(fabs(a.steps[i].cpu - b.steps[i].cpu) < 1e-9);
+            assert_true(fabs(a.steps[i].mem - b.steps[i].mem) < 1e-6);
+        }
+        for (int k = 0; k < 20; k++) {
+            double cpu = 16 * draw(&x), mem = 4096 * draw(&x), dur = 2 * draw(&x);
+            double fa = loadprof_fit(&a, cpu, mem, dur), fb = loadprof_fit(&b, cpu, mem, dur);
+            assert_true(fa == fb || (isinf(fa) && isinf(fb)));
+        }
+        loadprof_close(&a);
+        loadprof_close(&b);
+    }
+    loadprof_t p;
+    loadprof_init(&p, 1, 1);
+    loadprof_item_t bad[] = {{7, -1, 0}};
+    assert_int_equal(loadprof_reset_ends(&p, 5, bad, 1), ERR_INVAL);
+    loadprof_item_t none[1];
+    assert_int_equal(loadprof_reset_ends(&p, 5, none, 0), 0);
+    assert_int_equal(p.n, 1);
+    loadprof_close(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -267,6 +366,8 @@ int main(void)
         cmocka_unit_test(test_fluid_tail),
         cmocka_unit_test(test_bins),
         cmocka_unit_test(test_loadprof_fit),
+        cmocka_unit_test(test_loadprof_fit_hinted),
+        cmocka_unit_test(test_loadprof_reset_ends),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
