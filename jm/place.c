@@ -28,15 +28,18 @@ struct place {
     struct matcher_match *match;
     uint32_t *cnodes;
     struct matcher_room *need; /* per batch task (cfg.fill) */
+    size_t *prio_at;           /* per batch task: its match (place__priority_first) */
     /* per node (cfg.fill), nnode entries: room this round (stamped), claims since the view */
     size_t nnode;
     struct matcher_room *room;
     uint32_t *room_stamp;
     uint32_t stamp;
     double *claim_cpu, *claim_mem;
-    int64_t *claim_ms;         /* the last claim's time, INT64_MIN for none */
-    double *own_cpu, *own_mem; /* the job's running opportunistic work (place_own_update) */
-    int own_any;               /* some own_cpu or own_mem is not 0 */
+    int64_t *claim_ms; /* the last claim's time, INT64_MIN for none */
+    /* per node: the job's regular tasks queued there, their cores and highest priority
+       (place_queued_update) */
+    double *queued_cpu, *queued_prio;
+    int queued_any; /* some queued_cpu is not 0 */
 };
 
 /* A matrix cell at most this many seconds counts as "starts now" (the PN's float cells). */
@@ -51,6 +54,7 @@ void place_config_default(struct place_config *cfg)
     cfg->hold_max_s = 0;
     cfg->age_waits = 0;
     cfg->yield = 0;
+    cfg->priority_first = 0;
 }
 
 void place_config_daemon(struct place_config *cfg)
@@ -60,7 +64,8 @@ void place_config_daemon(struct place_config *cfg)
     cfg->hold_max_s = PLACE_HOLD_MAX_S; /* late binding: place_hold */
     cfg->cand.all_nodes_max = PLACE_ALL_NODES_MAX;
     cfg->age_waits = 1;
-    cfg->yield = 1; /* tokens follow the free cores: place_yield */
+    cfg->yield = 1;          /* tokens follow the free cores: place_yield */
+    cfg->priority_first = 1; /* a core that starts work now goes to the highest priority */
 }
 
 const struct place_config *place_get_config(const place_t *p)
@@ -160,13 +165,14 @@ void place_destroy(place_t **pp)
     mem_free(p->match);
     mem_free(p->cnodes);
     mem_free(p->need);
+    mem_free(p->prio_at);
     mem_free(p->room);
     mem_free(p->room_stamp);
     mem_free(p->claim_cpu);
     mem_free(p->claim_mem);
     mem_free(p->claim_ms);
-    mem_free(p->own_cpu);
-    mem_free(p->own_mem);
+    mem_free(p->queued_cpu);
+    mem_free(p->queued_prio);
     mem_free(p);
     *pp = NULL;
 }
@@ -253,6 +259,10 @@ static int place__grow(place_t *p, size_t n)
     if (nd == NULL)
         return ERR_NOMEM;
     p->need = nd;
+    size_t *pa = mem_reallocarray(p->prio_at, n, sizeof *pa);
+    if (pa == NULL)
+        return ERR_NOMEM;
+    p->prio_at = pa;
     p->cap = n;
     return 0;
 }
@@ -282,18 +292,18 @@ static int place__grow_nodes(place_t *p, size_t n)
     if (ct == NULL)
         return ERR_NOMEM;
     p->claim_ms = ct;
-    double *oc = mem_reallocarray(p->own_cpu, nc, sizeof *oc);
-    if (oc == NULL)
+    double *qc = mem_reallocarray(p->queued_cpu, nc, sizeof *qc);
+    if (qc == NULL)
         return ERR_NOMEM;
-    p->own_cpu = oc;
-    double *om = mem_reallocarray(p->own_mem, nc, sizeof *om);
-    if (om == NULL)
+    p->queued_cpu = qc;
+    double *qp = mem_reallocarray(p->queued_prio, nc, sizeof *qp);
+    if (qp == NULL)
         return ERR_NOMEM;
-    p->own_mem = om;
+    p->queued_prio = qp;
     for (size_t i = p->nnode; i < nc; i++) {
         p->room_stamp[i] = 0;
         p->claim_cpu[i] = p->claim_mem[i] = 0;
-        p->own_cpu[i] = p->own_mem[i] = 0;
+        p->queued_cpu[i] = p->queued_prio[i] = 0;
         p->claim_ms[i] = INT64_MIN;
     }
     p->nnode = nc;
@@ -347,8 +357,8 @@ static struct matcher_room place__room(place_t *p, const struct view_node *vn, u
         p->claim_cpu[node] = p->claim_mem[node] = 0; /* the node has told since */
         p->claim_ms[node] = INT64_MIN;
     }
-    r.cpu -= p->claim_cpu[node] + p->own_cpu[node];
-    r.mem_mb -= p->claim_mem[node] + p->own_mem[node];
+    r.cpu -= p->claim_cpu[node];
+    r.mem_mb -= p->claim_mem[node];
     if (r.cpu < 0 || r.mem_mb < 0)
         r.cpu = r.mem_mb = 0;
     return r;
@@ -357,24 +367,18 @@ static struct matcher_room place__room(place_t *p, const struct view_node *vn, u
 /* The estimate `e` of task `t` on `node`, with what this JM sent there since the node last
  * told (place_claim) counted as demand ahead of it: the wait for the claims and the task
  * together. A node's matrix says one core is free now; three tasks sent there in one pass do
- * not all start now, and without this each of them was estimated as if it were alone. The
- * job's own running opportunistic work there (place_own_update) counts ahead of it too, always:
- * the matrix never shows it. Returns the new cost. */
+ * not all start now, and without this each of them was estimated as if it were alone. Returns
+ * the new cost. */
 static double place__claimed_wait(place_t *p, const struct view_node *vn, uint32_t node,
                                   const struct estimator_task *t, struct estimate *e,
                                   int64_t now_ms)
 {
-    if (vn == NULL)
-        return e->c_s;
-    double cpu = p->own_cpu[node], mem = p->own_mem[node]; /* never in the matrix */
-    if (p->claim_ms[node] != INT64_MIN && vn->info_ms <= p->claim_ms[node]) {
-        cpu += p->claim_cpu[node];
-        mem += p->claim_mem[node];
-    }
-    if (cpu <= 0 && mem <= 0)
+    if (vn == NULL || p->claim_ms[node] == INT64_MIN || vn->info_ms > p->claim_ms[node] ||
+        (p->claim_cpu[node] <= 0 && p->claim_mem[node] <= 0))
         return e->c_s;
     double age = p->cfg.age_waits ? place__age_s(vn, now_ms) : 0;
-    double w = place__aged(view_wait(vn, t->cpu + cpu, t->mem_mb + mem, 0), age);
+    double w = place__aged(
+        view_wait(vn, t->cpu + p->claim_cpu[node], t->mem_mb + p->claim_mem[node], 0), age);
     if (w < 0) {
         /* more than the node holds at once: it waits for one of them to end at least; their
            run times are not known here, its own stands in */
@@ -417,34 +421,37 @@ int place_claim(place_t *p, size_t task, uint32_t node, int64_t now_ms)
     return 0;
 }
 
-int place_own_update(place_t *p, const attempt_t *a)
+int place_queued_update(place_t *p, const attempt_t *a, const double *prio)
 {
-    if (p->own_any)
+    if (p->queued_any)
         for (size_t i = 0; i < p->nnode; i++)
-            p->own_cpu[i] = p->own_mem[i] = 0;
-    p->own_any = 0;
-    if (dispatch_opportunistic(attempt_dispatch(a)) == 0)
+            p->queued_cpu[i] = p->queued_prio[i] = 0;
+    p->queued_any = 0;
+    if (dispatch_regular(attempt_dispatch(a)) == 0)
         return 0; /* none in flight: spare the walk over every task */
     for (size_t t = 0; t < p->spec->ntasks; t++) {
         const struct attempt_task *at = attempt_get(a, t);
-        if (at == NULL || !at->inflight || !at->running || at->cls != DISPATCH_OPPORTUNISTIC ||
+        if (at == NULL || !at->inflight || at->running || at->cls != DISPATCH_REGULAR ||
             at->node < 0)
             continue;
         int rc = place__grow_nodes(p, (size_t)at->node + 1);
         if (rc != 0)
             return rc;
-        p->own_cpu[at->node] += p->tasks[t].cpu;
-        p->own_mem[at->node] += p->tasks[t].mem_mb;
-        p->own_any = 1;
+        size_t n = (size_t)at->node;
+        if (p->queued_cpu[n] <= 0 || prio[t] > p->queued_prio[n])
+            p->queued_prio[n] = prio[t];
+        p->queued_cpu[n] += p->tasks[t].cpu;
+        p->queued_any = 1;
     }
     return 0;
 }
 
-struct matcher_room place_own(const place_t *p, uint32_t node)
+int place_overtakes(const place_t *p, const struct place_match *m, const double *prio)
 {
-    if (node >= p->nnode)
-        return (struct matcher_room){0, 0};
-    return (struct matcher_room){p->own_cpu[node], p->own_mem[node]};
+    if (m->task >= p->spec->ntasks || m->node >= p->nnode || !(p->queued_cpu[m->node] > 0))
+        return 0;
+    return p->queued_cpu[m->node] + 1e-9 >= p->tasks[m->task].cpu &&
+           prio[m->task] > p->queued_prio[m->node];
 }
 
 int place_room(place_t *p, const view_t *view, uint32_t node, struct matcher_room *out)
@@ -471,6 +478,65 @@ int place_files_advertised(const place_t *p, const view_t *view, size_t task, ui
         if (!view_cached(vn, st->files[i].path))
             return 0;
     return 1;
+}
+
+/* The candidate of batch task bi on `node` (NULL: none). */
+static const struct matcher_cand *place__cand(const place_t *p, size_t bi, uint32_t node)
+{
+    for (size_t c = p->off[bi]; c < p->off[bi + 1]; c++)
+        if (p->cand[c].node == node)
+            return &p->cand[c];
+    return NULL;
+}
+
+/* Greedy list scheduling gives a core that can start work now to the highest-priority ready
+ * task. The stable matcher orders by quality (cost), so a lower-priority task could take the
+ * only node that starts now while a higher-priority one, matched to a node where it waits, is
+ * then held in the JM (place_hold). Here such a pair trades nodes when the higher-priority
+ * task can start on the other's node now. The batch is in priority order (tasks[0] first). */
+static size_t place__priority_first(place_t *p, size_t n, size_t nm)
+{
+    size_t *at = p->prio_at; /* batch task -> its match index, SIZE_MAX: unmatched */
+    for (size_t b = 0; b < n; b++)
+        at[b] = SIZE_MAX;
+    for (size_t i = 0; i < nm; i++)
+        at[p->match[i].task] = i;
+    for (size_t hi = 0; hi < n; hi++) {
+        size_t mh = at[hi];
+        if (mh != SIZE_MAX && !(p->match[mh].wait > PLACE_HOLD_WAIT_S))
+            continue; /* starts now where it is */
+        for (size_t lo = hi + 1; lo < n; lo++) {
+            size_t ml = at[lo];
+            if (ml == SIZE_MAX || p->match[ml].wait > PLACE_HOLD_WAIT_S)
+                continue;
+            const struct matcher_cand *c = place__cand(p, hi, p->match[ml].node);
+            if (c == NULL || c->cost >= ESTIMATOR_INF || c->wait > PLACE_HOLD_WAIT_S ||
+                p->need[hi].cpu > p->need[lo].cpu + 1e-9 ||
+                p->need[hi].mem_mb > p->need[lo].mem_mb + 1e-9)
+                continue;
+            uint32_t old = mh != SIZE_MAX ? p->match[mh].node : UINT32_MAX;
+            const struct matcher_cand *back = old != UINT32_MAX ? place__cand(p, lo, old) : NULL;
+            p->match[ml].task = hi;
+            p->match[ml].cost = c->cost;
+            p->match[ml].wait = c->wait;
+            at[hi] = ml;
+            if (mh != SIZE_MAX && back != NULL && back->cost < ESTIMATOR_INF) {
+                p->match[mh].task = lo;
+                p->match[mh].cost = back->cost;
+                p->match[mh].wait = back->wait;
+                at[lo] = mh;
+            } else if (mh != SIZE_MAX) { /* lo cannot go there: hi's old match goes */
+                p->match[mh] = p->match[nm - 1];
+                at[p->match[mh].task] = mh;
+                nm--;
+                at[lo] = SIZE_MAX;
+            } else {
+                at[lo] = SIZE_MAX;
+            }
+            break;
+        }
+    }
+    return nm;
 }
 
 int place_round(place_t *p, const view_t *view, const estimator_t *est, const size_t *tasks,
@@ -541,6 +607,8 @@ int place_round(place_t *p, const view_t *view, const estimator_t *est, const si
              : matcher_stable(p->m, &b, p->cfg.max_iter, p->match, &nm);
     if (rc != 0)
         return rc;
+    if (p->cfg.priority_first)
+        nm = place__priority_first(p, n, nm);
     for (size_t i = 0; i < nm; i++) {
         size_t bi = p->match[i].task;
         struct place_match *o = &out[i];

@@ -46,20 +46,25 @@
 
 struct place_config {
     struct matcher_cand_config cand;
-    int max_iter;      /* stable matcher iterations (default 3) */
-    size_t max_cands;  /* candidates per task (default 64) */
-    int fill;          /* 1: a node takes more than one task per round while its room holds them
-                          (matcher_stable_room); 0: Apollo's one task per node per round
-                          (default 0; the daemon sets 1) */
-    double hold_max_s; /* late binding (place_hold): the longest a ready task waits in the JM
-                          for a node with room rather than queue behind work (default 0: off;
-                          the daemon sets PLACE_HOLD_MAX_S) */
-    int age_waits;     /* 1: a node's waits count down from when its matrix was taken (the
-                          view's info_ms): a wait of 0.1 s told a second ago is no wait now
-                          (default 0; the daemon sets 1) */
-    int yield;         /* 1: a match on a node that can start it now takes its units from the
-                          job's waiting regular tasks when none are free (place_yield; default
-                          0; the daemon sets 1) */
+    int max_iter;       /* stable matcher iterations (default 3) */
+    size_t max_cands;   /* candidates per task (default 64) */
+    int fill;           /* 1: a node takes more than one task per round while its room holds them
+                           (matcher_stable_room); 0: Apollo's one task per node per round
+                           (default 0; the daemon sets 1) */
+    double hold_max_s;  /* late binding (place_hold): the longest a ready task waits in the JM
+                           for a node with room rather than queue behind work (default 0: off;
+                           the daemon sets PLACE_HOLD_MAX_S) */
+    int age_waits;      /* 1: a node's waits count down from when its matrix was taken (the
+                           view's info_ms): a wait of 0.1 s told a second ago is no wait now
+                           (default 0; the daemon sets 1) */
+    int yield;          /* 1: a match on a node that can start it now takes its units from the
+                           job's waiting regular tasks when none are free (place_yield; default
+                           0; the daemon sets 1) */
+    int priority_first; /* 1: after the stable matcher, a node that can start a task now goes to
+                           the highest-priority task of the batch that can start there now: a
+                           task matched where it would wait (and be held, place_hold) trades
+                           nodes with a lower-priority one matched to such a node (greedy list
+                           scheduling's rule; default 0; the daemon sets 1) */
 };
 
 #define PLACE_HOLD_MAX_S    2.0  /* the daemon's hold_max_s */
@@ -72,7 +77,7 @@ struct place_config {
 void place_config_default(struct place_config *cfg);
 /* The daemon's settings, which the simulator takes too so that it places as the daemon does:
  * the defaults with fill, late binding (PLACE_HOLD_MAX_S), every node of a cluster of up to
- * PLACE_ALL_NODES_MAX as a candidate, and aged waits. */
+ * PLACE_ALL_NODES_MAX as a candidate, aged waits, yields and priority_first. */
 void place_config_daemon(struct place_config *cfg);
 
 /* One placement decision (public value). */
@@ -131,21 +136,23 @@ int place_round(place_t *p, const view_t *view, const estimator_t *est, const si
  * after now_ms. 0, ERR_RANGE, ERR_NOMEM. */
 int place_claim(place_t *p, size_t task, uint32_t node, int64_t now_ms);
 
-/* The job's own running opportunistic work, per node (issue 22, no self-preemption): a PN
- * never preempts a job's opportunistic task for that job's regular one (it swaps their classes,
- * pn/queue.h queue_swap, and hands the queued task back when it is the only one there), and its
- * matrix counts regular work only, so the cores those tasks hold look free to the job yet are
- * neither free nor preemptible for it. place_own_update re-reads them from the attempt machine
- * (every tracked attempt that runs opportunistic, at its node, with its task's cpu and memory);
- * place_round then counts them as it counts claims, except that the view never clears them: out
- * of the node's room, and as demand ahead of the task in its estimated wait. A critical task
- * then goes where it can start, or waits in the JM (place_hold) for a core, rather than being
- * sent to a node whose free-looking core its own job holds and coming back. The daemon and the
- * simulator call it before each place_round. 0, ERR_NOMEM. */
-int place_own_update(place_t *p, const attempt_t *a);
+/* The job's regular tasks queued at each node (not yet running), re-read from the attempt
+ * machine (every tracked attempt in flight, regular, not yet said running, at its node: its
+ * task's cores and the highest priority among them, prio[] being the job's task priorities,
+ * jm/priority.h's bottom levels). The daemon and the simulator call it before each place_round,
+ * for place_overtakes. 0, ERR_NOMEM. */
+int place_queued_update(place_t *p, const attempt_t *a, const double *prio);
 
-/* The cores and MiB place_own_update found on `node` (0 for a node it did not see). */
-struct matcher_room place_own(const place_t *p, uint32_t node);
+/* Whether the match `m` only waits behind its own job's queued work at its node: the job's
+ * regular tasks queued there (place_queued_update, with the same prio[]) are all of lower
+ * priority than m's task and hold at least its cores. The PN starts m's task in their place when
+ * the node's next core frees (pn/queue.h: within one job the JM's priority decides), so its
+ * wait there is the first core to free, not the queue the matrix shows. The daemon and the
+ * simulator do not hold such a match (place_hold): a critical task that became ready while its
+ * job's lower-priority work filled every node's queue waited the whole hold while the cores went
+ * to that work (cycles' join task: 0.4-2.0 s in the JM, on the critical path, every run).
+ * 1: overtakes, 0: not. */
+int place_overtakes(const place_t *p, const struct place_match *m, const double *prio);
 
 /* Late binding (issue 22, "critical paths that do not wait"): whether the match `m` of a task
  * ready for `ready_s` seconds should stay in the JM rather than be sent. A task sent to a node
@@ -157,12 +164,12 @@ struct matcher_room place_own(const place_t *p, uint32_t node);
  * heartbeat the view, and the JM's tick looks again while it holds any), does the same over the
  * network. Held when cfg.hold_max_s > 0, the estimated wait exceeds PLACE_HOLD_WAIT_S and the
  * task has been ready for less than hold_max_s: past that it queues at its best node as in
- * Apollo. Not min(wait, hold_max_s): a regular task queued at a node holds one of its job's
- * tokens while it waits, so on a cluster the job fills, every task bound to a busy node is a
- * slot idle elsewhere (a chain-and-fan-out job ran at 6 of 8 cores). Nor only while the job has
- * work in flight: a new job's first round sees matrices up to a heartbeat old, busy with the
- * job before it, and bound its first tasks behind work that had already ended. 1: hold, 0:
- * send. */
+ * Apollo. Not min(wait,
+ * hold_max_s): a regular task queued at a node holds one of its job's tokens while it waits, so on
+ * a cluster the job fills, every task bound to a busy node is a slot idle elsewhere (a
+ * chain-and-fan-out job ran at 6 of 8 cores). Nor only while the job has work in flight: a new
+ * job's first round sees matrices up to a heartbeat old, busy with the job before it, and bound its
+ * first tasks behind work that had already ended. 1: hold, 0: send. */
 int place_hold(const struct place_config *cfg, const struct place_match *m, double ready_s);
 
 /* Tokens that follow the free cores (issue 22): whether the match `m`, which found no free

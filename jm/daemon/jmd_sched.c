@@ -332,8 +332,8 @@ void jmd_sched_round(jmd_t *j)
                 j->ready_buf[n++] = j->ready_buf[i];
         if (n == 0)
             continue;
-        size_t nm = 0; /* the cores its own opportunistic work holds are no room (place.h) */
-        int rc = place_own_update(j->place, j->att);
+        size_t nm = 0; /* its regular tasks queued at each node, for place_overtakes */
+        int rc = place_queued_update(j->place, j->att, j->task_bl);
         if (rc == 0)
             rc = place_round(j->place, j->view, j->est, j->ready_buf, n, now, rng_draw,
                              &j->place_rng, j->matches, &nm);
@@ -345,7 +345,9 @@ void jmd_sched_round(jmd_t *j)
         size_t placed = 0, held = 0;
         for (size_t i = 0; i < nm; i++) {
             struct place_match *pm = &j->matches[i];
-            if (place_hold(place_get_config(j->place), pm,
+            /* held unless it would start ahead of its own job's queued work (place.h) */
+            if (!place_overtakes(j->place, pm, j->task_bl) &&
+                place_hold(place_get_config(j->place), pm,
                            (double)(now - j->tasks[pm->task].ready_mono) / 1000.0)) {
                 held++; /* stays ready: a node with room, or the hold's end, places it */
                 log_debug("%s held: best %s waits ~%.2f s", j->spec->tasks[pm->task].id,

@@ -1,14 +1,16 @@
-/* test_place_own.c - a job's own running opportunistic work is no room for its tasks (issue 22,
- * no self-preemption; jm/place.h place_own_update).
+/* test_place_critical.c - a critical task is neither held in the JM behind its own job's
+ * lower-priority work nor left waiting while a lower-priority task takes the core that starts
+ * now (issue 22, "critical paths that do not wait"; jm/place.h place_overtakes and
+ * priority_first).
  *
- * A PN never preempts a job's opportunistic task for the same job's regular one: it swaps their
- * classes and, when the arriving task is the only one of the job queued there, hands that task
- * back to the JM (pn/queue.h queue_swap). Its matrix counts regular work only, so a node whose
- * cores hold the job's own opportunistic work looks idle. A critical task sent there came back,
- * and then waited in the JM for a token (1-3 returns, 2.5 s lost on a cycles critical chain).
- * Here: a node whose both cores hold the job's running opportunistic task. Before the fix the
- * critical task was matched there with no wait and sent; now the node has no room, the task
- * goes to the node that can start it soonest, or is held in the JM while none can. */
+ * Late binding (place_hold) keeps a task in the JM while its best node has no room, for at
+ * most 2 s. On cycles, the join task that starts the critical tail became ready while the job's
+ * lower-priority tasks filled every node's queue: no node ever showed room (each freed core went
+ * to a queued task), so it waited the whole hold, 0.4-2.0 s on the critical path every run,
+ * though at any of those nodes the PN would have started it ahead of them (pn/queue.h: within
+ * one job the JM's priority decides). And the stable matcher orders by cost, not priority: a
+ * lower-priority task could take the only node that starts work now while the critical one was
+ * matched where it waits, and held. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -28,12 +30,15 @@
 #include "jm/view.h"
 #include "proto/proto.h"
 
-/* x: the job's regular work elsewhere; o: two cores, runs opportunistic; r: the critical task */
+/* q: the job's low-priority work (its input on node a); r: the critical task (bottom levels
+ * below: PRIO) */
 static const char *SPEC =
     "{\"version\":1,\"tasks\":["
-    "{\"id\":\"x\",\"cmd\":[\"true\"],\"cpu\":1,\"mem_mb\":512,\"runtime_s\":5},"
-    "{\"id\":\"o\",\"cmd\":[\"true\"],\"cpu\":2,\"mem_mb\":512,\"runtime_s\":5},"
-    "{\"id\":\"r\",\"cmd\":[\"true\"],\"cpu\":1,\"mem_mb\":512,\"runtime_s\":1}]}";
+    "{\"id\":\"q\",\"cmd\":[\"true\"],\"cpu\":1,\"mem_mb\":512,\"runtime_s\":1,"
+    "\"inputs\":[{\"bytes\":1000000000,\"nodes\":[\"a\"]}]},"
+    "{\"id\":\"q2\",\"cmd\":[\"true\"],\"cpu\":1,\"mem_mb\":512,\"runtime_s\":1},"
+    "{\"id\":\"r\",\"cmd\":[\"true\"],\"cpu\":1,\"mem_mb\":512,\"runtime_s\":5}]}";
+static const double PRIO[3] = {1.0, 1.0, 8.0};
 
 static double draw_half(void *ctx)
 {
@@ -99,8 +104,8 @@ static void fx_close(struct fx *f)
     spec_destroy(&f->spec);
 }
 
-/* Sends `task` to `node` (its class from the dispatcher) and has the node say it runs. */
-static void run_on(struct fx *f, size_t task, uint32_t node, int want_cls, int64_t now)
+/* Sends `task` to `node` as the dispatcher classes it; it stays queued there. */
+static void queue_on(struct fx *f, size_t task, uint32_t node, int want_cls, int64_t now)
 {
     int cls = dispatch_place(f->disp, task);
     assert_int_equal(cls, want_cls);
@@ -109,105 +114,97 @@ static void run_on(struct fx *f, size_t task, uint32_t node, int want_cls, int64
         .kind = ATTEMPT_EV_PLACED, .task = task, .node = (int)node, .cls = cls};
     assert_true(attempt_step(f->att, &ev, now, act, ATTEMPT_MAX_ACTIONS) >= 1);
     assert_int_equal(act[0].kind, ATTEMPT_ACT_CREATE);
-    ev = (struct attempt_event){.kind = ATTEMPT_EV_STATUS,
-                                .task = task,
-                                .attempt = act[0].attempt,
-                                .state = PROTO_TASK_RUNNING,
-                                .cls = cls};
-    assert_true(attempt_step(f->att, &ev, now + 1, act, ATTEMPT_MAX_ACTIONS) >= 0);
-    assert_int_equal(attempt_get(f->att, task)->running, 1);
-    assert_int_equal(attempt_get(f->att, task)->cls, cls);
 }
 
-/* The job holds one token: x runs regular on b, o runs opportunistic on both cores of a. Then
- * the token is free again (x's grant grows to 2) and r, critical, is placed. */
-static void fx_scene(struct fx *f, uint32_t *a, uint32_t *b)
-{
-    *a = node2(f->view, "a", 2, 0, 1, 0);   /* o is invisible to the matrix: a looks idle */
-    *b = node2(f->view, "b", 1, 0.5, 1, 0); /* x holds one core, the other is free */
-    assert_int_equal(view_refresh_light(f->view, 10), 0);
-    assert_int_equal(place_resolve(f->place, f->view), 0);
-    dispatch_set_tokens(f->disp, 1);
-    dispatch_set_factor(f->disp, 2); /* an opportunistic allowance of two units */
-    dispatch_round(f->disp);
-    run_on(f, 0, *b, DISPATCH_REGULAR, 10);
-    dispatch_round(f->disp);
-    run_on(f, 1, *a, DISPATCH_OPPORTUNISTIC, 10);
-    dispatch_set_tokens(f->disp, 2); /* a unit for r */
-    dispatch_round(f->disp);
-}
-
-static void test_own_opportunistic_is_no_room(void **state)
+/* Both nodes busy (a: a core in 0.5 s, b: in 1.5 s); the job's q is queued regular at a. r,
+ * critical, is matched to a, where it waits: place_hold keeps it in the JM, place_overtakes
+ * says it would start ahead of q there, so it is sent. */
+static void test_overtakes_own_queued_work(void **state)
 {
     (void)state;
     struct fx f;
     fx_open(&f);
-    uint32_t a, b;
-    fx_scene(&f, &a, &b);
-    /* b's second core is taken too (x's sibling, another job): no node can start r now */
-    node2(f.view, "b", 0, 0.5, 2, 20);
-    assert_int_equal(view_refresh_light(f.view, 20), 0);
-
-    assert_int_equal(place_own_update(f.place, f.att), 0);
-    struct matcher_room own = place_own(f.place, a), room;
-    assert_true(own.cpu == 2 && own.mem_mb == 512);
-    assert_true(place_own(f.place, b).cpu == 0); /* x is regular: the matrix shows it */
-    assert_int_equal(place_room(f.place, f.view, a, &room), 0);
-    assert_true(room.cpu == 0); /* a's two cores are o's */
+    uint32_t a = node2(f.view, "a", 0, 0.5, 1, 0);
+    uint32_t b = node2(f.view, "b", 0, 1.5, 1, 0);
+    assert_int_equal(view_refresh_light(f.view, 10), 0);
+    assert_int_equal(place_resolve(f.place, f.view), 0);
+    dispatch_set_tokens(f.disp, 2);
+    dispatch_round(f.disp);
+    queue_on(&f, 0, a, DISPATCH_REGULAR, 10);
 
     size_t task = 2;
     struct place_match m[1];
     size_t n = 0;
-    assert_int_equal(place_round(f.place, f.view, f.est, &task, 1, 30, draw_half, NULL, m, &n), 0);
+    assert_int_equal(place_queued_update(f.place, f.att, PRIO), 0);
+    assert_int_equal(place_round(f.place, f.view, f.est, &task, 1, 20, draw_half, NULL, m, &n), 0);
     assert_int_equal(n, 1);
-    /* before the fix: a, no wait, sent (and handed back by a's swap); now it waits for a core
-       in the JM rather than be bound behind its own job's opportunistic work */
+    assert_int_equal(m[0].node, a);
     assert_true(m[0].est.w_s > PLACE_HOLD_WAIT_S);
-    assert_int_equal(place_hold(&f.cfg, &m[0], 0), 1);
-    assert_int_equal(place_yield(&f.cfg, &m[0]), 0);
-    fx_close(&f);
-}
+    assert_int_equal(place_hold(&f.cfg, &m[0], 0), 1); /* before: held up to 2 s */
+    assert_int_equal(place_overtakes(f.place, &m[0], PRIO), 1);
 
-static void test_goes_where_it_starts(void **state)
-{
-    (void)state;
-    struct fx f;
-    fx_open(&f);
-    uint32_t a, b;
-    fx_scene(&f, &a, &b);
-    size_t task = 2;
-    struct place_match m[1];
-    size_t n = 0;
-    assert_int_equal(place_own_update(f.place, f.att), 0);
-    assert_int_equal(place_round(f.place, f.view, f.est, &task, 1, 30, draw_half, NULL, m, &n), 0);
-    assert_int_equal(n, 1);
-    assert_int_equal(m[0].node, b); /* b's free core, not a's that o holds */
-    assert_true(m[0].est.w_s <= PLACE_HOLD_WAIT_S);
-    assert_int_equal(place_hold(&f.cfg, &m[0], 0), 0);
+    /* not ahead of its equals, nor where its job has nothing queued */
+    double flat[3] = {1.0, 1.0, 1.0};
+    assert_int_equal(place_queued_update(f.place, f.att, flat), 0);
+    assert_int_equal(place_overtakes(f.place, &m[0], flat), 0);
+    assert_int_equal(place_queued_update(f.place, f.att, PRIO), 0);
+    struct place_match on_b = m[0];
+    on_b.node = b;
+    assert_int_equal(place_overtakes(f.place, &on_b, PRIO), 0);
 
-    /* o ends: a is room again, for the next update */
-    const struct attempt_task *ot = attempt_get(f.att, 1);
+    /* q starts: nothing of the job is queued at a any more, r would wait for a core there */
+    const struct attempt_task *qt = attempt_get(f.att, 0);
     struct attempt_action act[ATTEMPT_MAX_ACTIONS];
     struct attempt_event ev = {.kind = ATTEMPT_EV_STATUS,
-                               .task = 1,
-                               .attempt = ot->attempt,
-                               .state = PROTO_TASK_SUCCEEDED,
-                               .cls = DISPATCH_OPPORTUNISTIC};
-    assert_true(attempt_step(f.att, &ev, 40, act, ATTEMPT_MAX_ACTIONS) >= 1);
-    assert_true(place_own(f.place, a).cpu == 2); /* until the caller updates */
-    assert_int_equal(place_own_update(f.place, f.att), 0);
-    assert_true(place_own(f.place, a).cpu == 0);
-    struct matcher_room room;
-    assert_int_equal(place_room(f.place, f.view, a, &room), 0);
-    assert_true(room.cpu == 2);
+                               .task = 0,
+                               .attempt = qt->attempt,
+                               .state = PROTO_TASK_RUNNING,
+                               .cls = DISPATCH_REGULAR};
+    assert_true(attempt_step(f.att, &ev, 30, act, ATTEMPT_MAX_ACTIONS) >= 0);
+    assert_int_equal(place_queued_update(f.place, f.att, PRIO), 0);
+    assert_int_equal(place_overtakes(f.place, &m[0], PRIO), 0);
     fx_close(&f);
+}
+
+/* Node a starts one task now, b only in 0.5 s. The batch is r (critical) then q, whose input is
+ * on a: by cost alone the matcher gives a to q (it saves more there) and r goes to b, to be
+ * held; with priority_first (the daemon's setting) r takes a and q waits for b. */
+static void test_priority_first(void **state)
+{
+    (void)state;
+    for (int pf = 0; pf <= 1; pf++) {
+        struct fx f;
+        fx_open(&f);
+        f.cfg.priority_first = pf;
+        place_destroy(&f.place);
+        assert_int_equal(place_new(f.spec, &f.cfg, &f.place), 0);
+        uint32_t a = node2(f.view, "a", 1, 0.5, 1, 0);
+        uint32_t b = node2(f.view, "b", 0, 0.5, 1, 0);
+        assert_int_equal(view_refresh_light(f.view, 10), 0);
+        assert_int_equal(place_resolve(f.place, f.view), 0);
+        size_t batch[2] = {2, 0};
+        struct place_match m[2];
+        size_t n = 0;
+        assert_int_equal(place_round(f.place, f.view, f.est, batch, 2, 20, draw_half, NULL, m, &n),
+                         0);
+        assert_int_equal(n, 2);
+        const struct place_match *r = m[0].task == 2 ? &m[0] : &m[1];
+        const struct place_match *q = m[0].task == 2 ? &m[1] : &m[0];
+        assert_int_equal(r->task, 2);
+        assert_int_equal(q->task, 0);
+        assert_int_equal(r->node, pf ? a : b);
+        assert_int_equal(q->node, pf ? b : a);
+        assert_int_equal(place_hold(&f.cfg, r, 0), !pf); /* before: the critical one held */
+        assert_true(pf ? r->est.w_s <= PLACE_HOLD_WAIT_S : q->est.w_s <= PLACE_HOLD_WAIT_S);
+        fx_close(&f);
+    }
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_own_opportunistic_is_no_room),
-        cmocka_unit_test(test_goes_where_it_starts),
+        cmocka_unit_test(test_overtakes_own_queued_work),
+        cmocka_unit_test(test_priority_first),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

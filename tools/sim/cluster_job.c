@@ -245,7 +245,7 @@ static void cl_job_round_ev(engine_t *e, void *ctx, uint64_t job)
     int64_t now_ms = (int64_t)(now * 1000.0 + 0.5);
     size_t nm = 0;
     double t0 = cl__wall();
-    rc = place_own_update(j->place, j->att); /* its own opportunistic cores are no room */
+    rc = place_queued_update(j->place, j->att, j->task_bl); /* for place_overtakes */
     if (rc == 0)
         rc = place_round(j->place, w->view, j->est, j->ready, n, now_ms, rng_draw, &j->rng,
                          j->matches, &nm);
@@ -257,7 +257,8 @@ static void cl_job_round_ev(engine_t *e, void *ctx, uint64_t job)
     size_t placed = 0, held = 0;
     for (size_t i = 0; i < nm; i++) {
         const struct place_match *m = &j->matches[i];
-        if (place_hold(place_get_config(j->place), m, now - j->tasks[m->task].ready_at)) {
+        if (!place_overtakes(j->place, m, j->task_bl) && /* as the daemon holds (place.h) */
+            place_hold(place_get_config(j->place), m, now - j->tasks[m->task].ready_at)) {
             held++; /* stays ready: a node with room, or the hold's end, places it */
             continue;
         }
