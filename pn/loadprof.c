@@ -1,7 +1,6 @@
 #include "pn/loadprof.h"
 
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "common/err.h"
@@ -143,10 +142,52 @@ double loadprof_fit_hinted(const loadprof_t *p, loadprof_hint_t *h, double cpu, 
     return at;
 }
 
-static int loadprof__later(const void *a, const void *b)
+/* Sorts items by end, latest first: inlined comparisons (glibc's qsort is a merge sort through
+ * a function pointer, and allocates), median of three, insertion sort for short runs. */
+static void loadprof__sort(loadprof_item_t *v, size_t n)
 {
-    double x = ((const loadprof_item_t *)a)->end, y = ((const loadprof_item_t *)b)->end;
-    return (x < y) - (x > y);
+    while (n > 12) {
+        size_t m = n / 2;
+        loadprof_item_t tmp;
+#define LOADPROF__SWAP(a, b) (tmp = v[a], v[a] = v[b], v[b] = tmp)
+        if (v[m].end > v[0].end)
+            LOADPROF__SWAP(m, 0);
+        if (v[n - 1].end > v[0].end)
+            LOADPROF__SWAP(n - 1, 0);
+        if (v[n - 1].end > v[m].end)
+            LOADPROF__SWAP(n - 1, m);
+        double pivot = v[m].end; /* v[0] >= pivot >= v[n - 1] */
+        size_t i = 0, j = n - 1;
+        for (;;) {
+            while (v[i].end > pivot)
+                i++;
+            while (v[j].end < pivot)
+                j--;
+            if (i >= j)
+                break;
+            LOADPROF__SWAP(i, j);
+            i++;
+            j--;
+        }
+#undef LOADPROF__SWAP
+        /* [0, j] >= pivot >= [j + 1, n): recurse into the shorter side */
+        size_t left = j + 1;
+        if (left < n - left) {
+            loadprof__sort(v, left);
+            v += left;
+            n -= left;
+        } else {
+            loadprof__sort(v + left, n - left);
+            n = left;
+        }
+    }
+    for (size_t i = 1; i < n; i++) {
+        loadprof_item_t x = v[i];
+        size_t k = i;
+        for (; k > 0 && v[k - 1].end < x.end; k--)
+            v[k] = v[k - 1];
+        v[k] = x;
+    }
 }
 
 int loadprof_reset_ends(loadprof_t *p, double now, loadprof_item_t *items, size_t n)
@@ -164,7 +205,7 @@ int loadprof_reset_ends(loadprof_t *p, double now, loadprof_item_t *items, size_
     }
     if ((rc = loadprof__reserve(p, live + 1)) != 0)
         return rc;
-    qsort(items, live, sizeof *items, loadprof__later);
+    loadprof__sort(items, live);
     size_t steps = 1; /* one step per distinct finite end, and the start */
     for (size_t i = 0; i < live; i++)
         steps += !isinf(items[i].end) && (i == 0 || items[i].end != items[i - 1].end);

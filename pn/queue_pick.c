@@ -20,10 +20,21 @@
  * what is returned can start at once. */
 static long queue__backfill(queue_t *q, double now, int want_free, int *rc)
 {
+    size_t depth = q->cfg.backfill_depth + 1;
+    *rc = 0;
+    if (want_free) {
+        /* only a task that fits the free room now can be the answer: with none in the window
+           (a full node, the usual case in a burst) the simulation is not made at all */
+        size_t i = 0;
+        while (i < q->reg.n && i < depth &&
+               (q->reg.v[i].held || !queue__fits_free(q, &q->reg.v[i])))
+            i++;
+        if (i == q->reg.n || i == depth)
+            return -1;
+    }
     *rc = queue__running_profile(q, now, &q->prof);
     if (*rc)
         return -1;
-    size_t depth = q->cfg.backfill_depth + 1;
     loadprof_hint_t hint = {0};
     for (size_t i = 0; i < q->reg.n && i < depth; i++) {
         const queue_task_t *t = &q->reg.v[i];

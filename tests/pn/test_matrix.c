@@ -344,6 +344,25 @@ static void test_loadprof_reset_ends(void **state)
         loadprof_close(&a);
         loadprof_close(&b);
     }
+    /* ends in start order (as running tasks mostly are), reversed, and all alike */
+    static loadprof_item_t many[500];
+    for (int shape = 0; shape < 3; shape++) {
+        loadprof_t a, b;
+        loadprof_init(&a, 1000, 1000);
+        loadprof_init(&b, 1000, 1000);
+        assert_int_equal(loadprof_reset(&a, 0), 0);
+        for (int i = 0; i < 500; i++) {
+            double end = shape == 0 ? 1 + i : shape == 1 ? 500 - i : 3;
+            many[i] = (loadprof_item_t){end, 1, 1};
+            assert_int_equal(loadprof_add(&a, 0, end, 1, 1), 0);
+        }
+        assert_int_equal(loadprof_reset_ends(&b, 0, many, 500), 0);
+        assert_int_equal(a.n, b.n);
+        for (size_t i = 0; i < a.n; i++)
+            assert_true(a.steps[i].t == b.steps[i].t && a.steps[i].cpu == b.steps[i].cpu);
+        loadprof_close(&a);
+        loadprof_close(&b);
+    }
     loadprof_t p;
     loadprof_init(&p, 1, 1);
     loadprof_item_t bad[] = {{7, -1, 0}};
