@@ -54,7 +54,8 @@
  * m the median u of its latest CALIB_HIST runs and hi_hist what that rule has missed on this
  * cluster: each of the latest CALIB_WINDOW runs with at least one earlier run of its own gives
  * v = u / (the median u of those, up to CALIB_HIST), hi_hist is the CALIB_Q quantile of the v's
- * (at least 1), n how many, n0 = CALIB_PRIOR_N. So with no repeated job yet the bound is the
+ * shrunk towards CALIB_PRIOR_OWN worth CALIB_PRIOR_N as the other factors (at least 1), n how
+ * many v's, n0 = CALIB_PRIOR_N. So with no repeated job yet the bound is the
  * cluster-wide one, and it moves to the job's own as the cluster sees how well histories
  * predict. The ledger lists the runs from the finished jobs it keeps (snapshots carry them). */
 #define CALIB_HIST 8
@@ -67,7 +68,7 @@ struct calib_run {
 
 /* The history model over runs[0..n), oldest first (borrowed): public value. */
 struct calib_hist {
-    double hi;        /* hi_hist: the CALIB_Q quantile of the latest v's, >= 1 (1 with none) */
+    double hi;        /* hi_hist: their CALIB_Q quantile shrunk towards CALIB_PRIOR_OWN, >= 1 */
     double sample_hi; /* the same before the floor (0 with none) */
     uint32_t n;       /* v's it read (<= CALIB_WINDOW) */
 };

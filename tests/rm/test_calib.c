@@ -90,7 +90,7 @@ static void test_history(void **state)
     struct calib_hist h;
     calib_hist_model(NULL, 0, &h);
     assert_int_equal(h.n, 0);
-    assert_float_equal(h.hi, 1, 1e-9);
+    assert_float_equal(h.hi, CALIB_PRIOR_OWN, 1e-9);
     struct calib c;
     calib_init(&c);
     struct calib_factors f;
@@ -110,14 +110,17 @@ static void test_history(void **state)
     calib_hist_model(r, 11, &h);
     assert_int_equal(h.n, 10);
     assert_float_equal(h.sample_hi, 1.0 + 0.1 * 0.55, 1e-3); /* q95 of nine 1.0 and one 1.1 */
-    assert_float_equal(h.hi, 1.055, 1e-3);
+    assert_float_equal(h.hi, (8 * CALIB_PRIOR_OWN + 10 * 1.055) / 18, 1e-3);
     calib_hist_model(r, 40, &h);
     assert_int_equal(h.n, 39);
-    assert_true(h.hi < 1.01); /* repeats agree */
+    assert_true(h.hi < 1.04); /* repeats agree: towards the sample's 1.0 */
     /* the bound moves from the cluster's (1.2) to the job's own (0.9 x 1.0) as v's accrue */
     double b = calib_hist_bound(&f, &h, 1.0, 0.9);
     assert_float_equal(b, (8 * CALIB_PRIOR_OWN + 39 * 0.9 * h.hi) / 47, 1e-9);
     assert_true(b < 1.0);
+    /* a few v's: the prior still weighs (8 x 1.2 + 2 x 1.0) / 10 */
+    calib_hist_model(r, 3, &h);
+    assert_float_equal(h.hi, 1.16, 1e-9);
     assert_int_equal(calib_hist_median(r, 11, 7, &m), CALIB_HIST);
     assert_float_equal(m, 0.9, 1e-9); /* 0.99 is one of eight */
     r[9].u = r[8].u = r[7].u = r[6].u = 0.99;
