@@ -60,7 +60,7 @@ node_t *node_new(const pnconf_t *cfg, uv_loop_t *loop, uint64_t boot_id, uid_t u
         return NULL;
     node_t *n = mem_calloc(1, sizeof *n);
     if (n != NULL)
-        n->pgids_fd = -1;
+        n->pgids_fd = n->tasks_dfd = n->spare_dfd = -1;
     if (!n) {
         err_fmt(msg, cap, ERR_NOMEM, "out of memory");
         return NULL;
@@ -146,6 +146,8 @@ node_t *node_new(const pnconf_t *cfg, uv_loop_t *loop, uint64_t boot_id, uid_t u
         node_destroy(&n);
         return NULL;
     }
+    n->tasks_dfd = open(n->tasks_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    n->spare_dfd = open(n->spare_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (stage_set_limit(n->stage, cfg->cache_max) != 0)
         log_warn("%s/cache: cannot count its size", cfg->work_dir);
     if (cfg->cgroup_base[0] && !(n->cg = taskcg_new(cfg->cgroup_base, msg, cap))) {
@@ -258,6 +260,10 @@ void node_destroy(node_t **np)
         node__remove_dir(n->spare_dir);
     mem_free(n->spare_dir);
     mem_free(n->spares);
+    if (n->tasks_dfd >= 0)
+        close(n->tasks_dfd);
+    if (n->spare_dfd >= 0)
+        close(n->spare_dfd);
     taskcg_destroy(&n->cg);
     it = 0;
     while (map_next(&n->jobs, &it, NULL, NULL, &v)) {

@@ -29,6 +29,58 @@ void node__remove_dir(const char *dir)
     nftw(dir, node__rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/* A task directory's path as (directory fd, name) for the *at calls: under WORK/tasks, that
+ * directory held open and the last component; else the path itself. */
+static const char *node__at(const node_t *n, const char *path, int *dfd)
+{
+    size_t k = strlen(n->tasks_dir);
+    if (n->tasks_dfd >= 0 && strncmp(path, n->tasks_dir, k) == 0 && path[k] == '/' && path[k + 1] &&
+        !strchr(path + k + 1, '/')) {
+        *dfd = n->tasks_dfd;
+        return path + k + 1;
+    }
+    *dfd = AT_FDCWD;
+    return path;
+}
+
+/* A spare's path as (directory fd, name) for the *at calls: WORK/spare held open and the
+ * number; sp (cap bytes) receives the name, or the whole path when WORK/spare is not open. */
+static int node__spare_at(const node_t *n, uint64_t seq, char *sp, size_t cap)
+{
+    if (n->spare_dfd >= 0) {
+        snprintf(sp, cap, "%llu", (unsigned long long)seq);
+        return n->spare_dfd;
+    }
+    snprintf(sp, cap, "%s/%llu", n->spare_dir, (unsigned long long)seq);
+    return AT_FDCWD;
+}
+
+/* Renames between task directories and spares, through the held directories. */
+static int node__dir_to_spare(const node_t *n, const char *dir, uint64_t seq)
+{
+    int fd, sd;
+    char sp[4200];
+    const char *d = node__at(n, dir, &fd);
+    sd = node__spare_at(n, seq, sp, sizeof sp);
+    return renameat(fd, d, sd, sp);
+}
+
+static int node__dir_to_dir(const node_t *n, const char *from, const char *to)
+{
+    int fd, td;
+    const char *f = node__at(n, from, &fd), *t = node__at(n, to, &td);
+    return renameat(fd, f, td, t);
+}
+
+static int node__spare_to_dir(const node_t *n, uint64_t seq, const char *to)
+{
+    int sd, td;
+    char sp[4200];
+    sd = node__spare_at(n, seq, sp, sizeof sp);
+    const char *t = node__at(n, to, &td);
+    return renameat(sd, sp, td, t);
+}
+
 /* Setting a task up on the thread pool, off the loop: its directory, its output files and
  * its staged files (creating inodes is what costs most per small task on ext4). The work
  * function touches only the request it owns. */
@@ -137,9 +189,8 @@ void node__handoffs_flush(node_t *n)
 {
     while (n->nhandoff > 0) {
         char *h = n->handoff[--n->nhandoff];
-        char sp[4200];
-        snprintf(sp, sizeof sp, "%s/%llu", n->spare_dir, (unsigned long long)(n->spare_seq + 1));
-        if (!n->stopping && n->nspares + n->spares_pending < NODE__SPARE_MAX && rename(h, sp) == 0)
+        if (!n->stopping && n->nspares + n->spares_pending < NODE__SPARE_MAX &&
+            node__dir_to_spare(n, h, n->spare_seq + 1) == 0)
             node__spare_push(n, ++n->spare_seq);
         else
             node__remove_dir(h); /* stopping, or more than the spares keep */
@@ -153,7 +204,7 @@ int node__spare_take(node_t *n, const char *dir, uid_t uid)
         return -1;
     while (n->nhandoff > 0) { /* a quiet directory of this pass: one rename */
         char *h = n->handoff[--n->nhandoff];
-        int ok = rename(h, dir) == 0;
+        int ok = node__dir_to_dir(n, h, dir) == 0;
         if (!ok)
             node__remove_dir(h);
         mem_free(h);
@@ -162,11 +213,7 @@ int node__spare_take(node_t *n, const char *dir, uid_t uid)
             return 0;
         }
     }
-    if (n->nspares == 0)
-        return -1;
-    char sp[4200];
-    snprintf(sp, sizeof sp, "%s/%llu", n->spare_dir, (unsigned long long)n->spares[n->nspares - 1]);
-    if (rename(sp, dir) != 0)
+    if (n->nspares == 0 || node__spare_to_dir(n, n->spares[n->nspares - 1], dir) != 0)
         return -1;
     n->nspares--;
     return 0;
@@ -197,6 +244,17 @@ int node__setup_start(node_t *n, node__task_t *t)
     int ok = r->dir && (r->paths || !t->nfiles);
     for (uint32_t i = 0; ok && i < t->nfiles; i++, r->npaths++)
         ok = (r->paths[i] = mem_strdup(t->files[i].path)) != NULL;
+    if (ok && n->nspares > 0 && t->uid == n->uid && t->nfiles == 0 &&
+        node__spare_to_dir(n, n->spares[n->nspares - 1], r->dir) == 0) {
+        /* Nothing to stage and an emptied directory at hand: one rename, here. The round trip
+           through the thread pool (a wake-up of a worker, an async wake-up of this loop, one
+           more pass of it) cost more of the PN's CPU per task than the rename. */
+        n->nspares--;
+        node__setup_free(r);
+        queue_hold(n->queue, t->id, 0);
+        node__schedule_soon(n);
+        return 0;
+    }
     if (ok && n->nspares > 0 && t->uid == n->uid) { /* spares are the run_as user's */
         char sp[4200];
         snprintf(sp, sizeof sp, "%s/%llu", n->spare_dir,
@@ -204,18 +262,7 @@ int node__setup_start(node_t *n, node__task_t *t)
         if ((r->spare = mem_strdup(sp)) != NULL)
             n->nspares--;
     }
-    if (ok && r->spare && t->nfiles == 0) {
-        /* Nothing to stage and an emptied directory at hand: one rename, here. The round trip
-           through the thread pool (a wake-up of a worker, an async wake-up of this loop, one
-           more pass of it) cost more of the PN's CPU per task than the rename. */
-        if (rename(r->spare, r->dir) == 0) {
-            node__setup_free(r);
-            queue_hold(n->queue, t->id, 0);
-            node__schedule_soon(n);
-            return 0;
-        }
-        /* leave it to the pool, as when it cannot be renamed there (node__setup_work) */
-    }
+    /* a spare that could not be renamed above: left to the pool (node__setup_work) */
     if (!ok || uv_queue_work(n->loop, &r->work, node__setup_work, node__setup_done) != 0) {
         if (r->spare)
             n->nspares++; /* still there */
@@ -284,15 +331,15 @@ static int node__quiet_file(const node_t *n, int dfd, const char *name, uid_t wa
     int ok = fstat(fd, &fs) == 0 && S_ISREG(fs.st_mode) && fs.st_nlink == 1 && fs.st_size == 0 &&
              fs.st_uid == want && (fs.st_mode & 07777) == n->file_mode &&
              fcntl(fd, F_SETLEASE, F_WRLCK) == 0;
-    if (ok)
-        fcntl(fd, F_SETLEASE, F_UNLCK);
-    close(fd);
+    close(fd); /* which removes the lease: no F_UNLCK call first */
     return ok;
 }
 
 int node__give_back_quiet(node_t *n, const char *dir)
 {
-    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int at;
+    const char *name = node__at(n, dir, &at);
+    int dfd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (dfd < 0)
         return NODE__DIR_KEEP;
     /* what is in it: "stdout" and "stderr", nothing else (read without libc's DIR, whose
@@ -334,8 +381,6 @@ int node__give_back_quiet(node_t *n, const char *dir)
                     (st.st_mode & 07777) == n->dir_mode;
         int out = reuse && node__quiet_file(n, dfd, "stdout", want);
         int err = out && node__quiet_file(n, dfd, "stderr", want);
-        char sp[4200];
-        snprintf(sp, sizeof sp, "%s/%llu", n->spare_dir, (unsigned long long)(n->spare_seq + 1));
         if (err && n->nhandoff < NODE__HANDOFF_MAX &&
             (n->handoff[n->nhandoff] = mem_strdup(dir)) != NULL) {
             n->nhandoff++; /* for a start in this pass, else to the spares at its end */
@@ -343,7 +388,7 @@ int node__give_back_quiet(node_t *n, const char *dir)
             if (!n->pass_end_armed)
                 node__handoffs_flush(n);
             rc = NODE__DIR_REUSED;
-        } else if (err && rename(dir, sp) == 0) {
+        } else if (err && node__dir_to_spare(n, dir, n->spare_seq + 1) == 0) {
             node__spare_push(n, ++n->spare_seq);
             rc = NODE__DIR_REUSED;
         } else if (!out || !err) {

@@ -152,6 +152,10 @@ struct node {
     mode_t dir_mode; /* 0755 and 0644 less the umask, as mkdir and open make them */
     mode_t file_mode;
     char *tasks_dir;
+    /* WORK/tasks and WORK/spare held open (O_PATH), -1 when not: the loop's renames and opens
+       of task directories go relative to them, one path component each instead of the whole
+       work directory's path walked per call */
+    int tasks_dfd, spare_dfd;
     char *shim;
     struct { /* issue 27: node_set_caller */
         char user[64];
