@@ -130,6 +130,12 @@ node_t *node_new(const pnconf_t *cfg, uv_loop_t *loop, uint64_t boot_id, uid_t u
         if (n->spare_dir && rename(n->spare_dir, path) == 0)
             node__trash(n, path);
     }
+    /* The PN takes a write lease on a task's output file for a moment to learn that nobody
+       else holds it open (node_dir.c). Whoever opens that file meanwhile (a reader of the
+       task's output, another process of its user) breaks the lease, and the kernel signals
+       the lease holder with SIGIO, whose default action ends the process: the PN. The lease
+       is let go at once anyway, so the signal is ignored (tasks get default handlers). */
+    signal(SIGIO, SIG_IGN);
     mode_t mask = umask(022); /* what mkdir and open give task directories and output files */
     umask(mask);
     n->dir_mode = 0755 & ~mask;

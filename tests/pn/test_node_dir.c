@@ -8,11 +8,14 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -248,6 +251,32 @@ static void test_task_dir_quiet_escapee(void **state)
     kill(pid, SIGKILL);
 }
 
+/* A node's process survives a break of the lease it takes on a quiet task's output file:
+ * another process opening the file meanwhile makes the kernel send the holder SIGIO, which
+ * ended the whole PN (seen once in this test file, where the test reads outputs while the
+ * pool recycles directories). */
+static void test_lease_break_survived(void **state)
+{
+    fixture_t *f = *state;
+    char p[1024];
+    snprintf(p, sizeof p, "%s/leased", f->dir);
+    int fd = open(p, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    assert_true(fd >= 0);
+    assert_int_equal(fcntl(fd, F_SETLEASE, F_WRLCK), 0);
+    pid_t c = fork();
+    if (c == 0) { /* breaks the lease; O_NONBLOCK: EWOULDBLOCK rather than waiting */
+        int r = open(p, O_RDONLY | O_NONBLOCK);
+        _exit(r < 0 && errno == EWOULDBLOCK ? 0 : 1);
+    }
+    int st = 0;
+    assert_int_equal(waitpid(c, &st, 0), c);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0); /* the break was started */
+    for (int i = 0; i < 100; i++) /* the signal, if any, is delivered by now */
+        pause_ms(1);
+    close(fd); /* still here: SIGIO ignored */
+    assert_non_null(f->n);
+}
+
 /* ---- spawner threads (issue 24) ---- */
 
 static int setup_spawners(void **state)
@@ -441,6 +470,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_task_dir_recycled_not_shared_output, setup_forget,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_task_dir_quiet_escapee, setup_forget, teardown),
+        cmocka_unit_test_setup_teardown(test_lease_break_survived, setup_forget, teardown),
         cmocka_unit_test_setup_teardown(test_task_dir_at_start, setup_spawners, teardown),
         cmocka_unit_test_setup_teardown(test_task_dir_at_start, setup_inline, teardown),
         cmocka_unit_test_setup_teardown(test_task_dir_at_start_cancel, setup_spawners, teardown),
