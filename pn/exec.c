@@ -272,14 +272,16 @@ static int exec__spawn_at(const exec_spec_t *spec, char *resolved, pid_t *pid,
      * posix_spawn does. */
     const char *file = as_user ? spec->shim : path;
     int devnull = exec__devnull();
-    if (spec->make_dir && ((mkdir(spec->make_dir, 0755) != 0 && errno != EEXIST) ||
-                           (as_user && chown(spec->make_dir, spec->uid, spec->gid) != 0))) {
+    int at = spec->at_fd > 0 ? spec->at_fd : AT_FDCWD;
+    if (spec->make_dir && ((mkdirat(at, spec->make_dir, 0755) != 0 && errno != EEXIST) ||
+                           (as_user && fchownat(at, spec->make_dir, spec->uid, spec->gid,
+                                                AT_SYMLINK_NOFOLLOW) != 0))) {
         int e = errno;
         mem_free(shim_argv);
         return err_fmt(msg, cap, ERR_SYS, "task directory %s: %s", spec->make_dir, strerror(e));
     }
-    int out = open(spec->stdout_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    int err = open(spec->stderr_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    int out = openat(at, spec->stdout_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    int err = openat(at, spec->stderr_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (devnull >= 0 && out >= 0 && err >= 0 && spec->make_dir && as_user &&
         (fchown(out, spec->uid, spec->gid) != 0 || fchown(err, spec->uid, spec->gid) != 0)) {
         close(out); /* the files a directory set up at start makes are the task user's */

@@ -33,6 +33,9 @@ typedef struct exec_spec {
     gid_t gid;                             /*   (uid_t)-1 means "as the PN" */
     const char *make_dir; /* when set: made first (0755, of uid/gid when set), its output files
                              created in it (a task directory set up at its start) */
+    int at_fd; /* when > 0: a directory that make_dir, stdout_path and stderr_path are relative
+                  to (borrowed; the PN's WORK/tasks, so the spawn does not walk the work
+                  directory's whole path three times); 0: those paths are as given */
 } exec_spec_t;
 
 /* Starts the process. On success *pid is the leader and the process group id. Errors:

@@ -29,9 +29,7 @@ void node__remove_dir(const char *dir)
     nftw(dir, node__rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-/* A task directory's path as (directory fd, name) for the *at calls: under WORK/tasks, that
- * directory held open and the last component; else the path itself. */
-static const char *node__at(const node_t *n, const char *path, int *dfd)
+const char *node__at(const node_t *n, const char *path, int *dfd)
 {
     size_t k = strlen(n->tasks_dir);
     if (n->tasks_dfd >= 0 && strncmp(path, n->tasks_dir, k) == 0 && path[k] == '/' && path[k + 1] &&

@@ -229,6 +229,9 @@ void node__set_state_ex(node_t *n, node__task_t *t, proto_task_state_t s, const 
 void node__status(node_t *n, node__task_t *t, uint64_t req_id);
 int node__expected_wait(node_t *n, node__task_t *t, uint64_t *ms);
 void node__matrix_wire(node_t *n, proto_matrix_t *m, bool force);
+/* A task directory's path as (directory fd, name) for the *at calls: under WORK/tasks, that
+ * directory held open and the last component; else (AT_FDCWD, the path). (node_dir.c) */
+const char *node__at(const node_t *n, const char *path, int *dfd);
 
 /* node_handle.c */
 void node__raise(node__job_t *j, uint32_t epoch, const char *by);

@@ -244,8 +244,10 @@ done:
 static void node__start(node_t *n, node__task_t *t)
 {
     char out[4200], errp[4200], msg[512];
-    snprintf(out, sizeof out, "%s/stdout", t->dir);
-    snprintf(errp, sizeof errp, "%s/stderr", t->dir);
+    int dfd;
+    const char *name = node__at(n, t->dir, &dfd); /* relative to WORK/tasks, held open */
+    snprintf(out, sizeof out, "%s/stdout", name);
+    snprintf(errp, sizeof errp, "%s/stderr", name);
     int opp = t->klass == PROTO_CLASS_OPPORTUNISTIC;
     exec_spec_t sp = {.argv = t->argv,
                       .envp = t->envp,
@@ -255,11 +257,12 @@ static void node__start(node_t *n, node__task_t *t)
                       .nice = opp ? (int)n->cfg->opportunistic_nice : 0,
                       .shim = n->shim,
                       .uid = t->uid,
-                      .gid = t->gid};
+                      .gid = t->gid,
+                      .at_fd = dfd >= 0 ? dfd : 0};
     if (t->dir_lazy) { /* a spare renamed into place here, else made by the spawn */
         t->dir_lazy = 0;
         if (node__spare_take(n, t->dir, t->uid) != 0)
-            sp.make_dir = t->dir;
+            sp.make_dir = name;
     }
     t->start_mono_ms = clock_mono_ms();
     if (n->spawner && spawner_submit(n->spawner, t->id, &sp) == 0) {

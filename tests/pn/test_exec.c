@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <signal.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,6 +111,37 @@ static void test_exit_code_output_env_cwd(void **state)
     snprintf(path, sizeof path, "%s/stderr", tmpdir);
     assert_string_equal(slurp(path), "oops\n");
     assert_true(e.maxrss_kb > 0);
+}
+
+/* With at_fd, the directory to make and the output files are relative to that directory
+ * (the PN's WORK/tasks held open), not to the spawner's working directory. */
+static void test_paths_relative_to_dir(void **state)
+{
+    (void)state;
+    int dfd = open(tmpdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    assert_true(dfd > 0);
+    char *argv[] = {"sh", "-c", "echo rel; echo err >&2", NULL};
+    char *envp[] = {"PATH=/usr/bin:/bin", NULL};
+    exec_spec_t sp = {.argv = argv,
+                      .envp = envp,
+                      .cwd = "/",
+                      .stdout_path = "made/stdout",
+                      .stderr_path = "made/stderr",
+                      .make_dir = "made",
+                      .at_fd = dfd,
+                      .uid = (uid_t)-1,
+                      .gid = (gid_t)-1};
+    pid_t pid;
+    char msg[256];
+    assert_int_equal(exec_spawn(&sp, &pid, msg, sizeof msg), 0);
+    assert_int_equal(wait_for(pid).exit_code, 0);
+    char path[512];
+    snprintf(path, sizeof path, "%s/made/stdout", tmpdir);
+    assert_string_equal(slurp(path), "rel\n");
+    snprintf(path, sizeof path, "%s/made/stderr", tmpdir);
+    assert_string_equal(slurp(path), "err\n");
+    assert_int_equal(access("made", F_OK), -1); /* not in the working directory */
+    close(dfd);
 }
 
 static void test_cpu_time_measured(void **state)
@@ -460,6 +492,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_exit_code_output_env_cwd),
         cmocka_unit_test(test_cpu_time_measured),
+        cmocka_unit_test(test_paths_relative_to_dir),
         cmocka_unit_test(test_not_found),
         cmocka_unit_test(test_start_bounds_and_stale_kill),
         cmocka_unit_test(test_group_kill_nice_rss),
