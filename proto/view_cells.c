@@ -202,11 +202,15 @@ static int cells__get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
     return -1;
 }
 
-/* Inflates exactly the body (at most max bytes) into *out (caller frees). */
+/* Inflates exactly the body (at most max bytes) into *out (caller frees). The buffer grows
+ * from a few times the input as the body needs (a JM decodes four of these a second: a buffer
+ * of the bound each time held megabytes of its heap). */
 static int cells__inflate(const uint8_t *in, size_t inlen, size_t max, uint8_t **out,
                           size_t *outlen, char *err, size_t errcap)
 {
-    uint8_t *body = mem_alloc(max + 1);
+    size_t cap = inlen < (max + 1) / 4 ? 4 * inlen + 64 : max + 1;
+    cap = cap < max + 1 ? cap : max + 1;
+    uint8_t *body = mem_alloc(cap);
     if (body == NULL)
         return cells__fail(err, errcap, ERR_NOMEM, "view cells: no memory");
     z_stream z;
@@ -220,8 +224,21 @@ static int cells__inflate(const uint8_t *in, size_t inlen, size_t max, uint8_t *
     z.next_in = (Bytef *)in;
     z.avail_in = (uInt)inlen;
     z.next_out = body;
-    z.avail_out = (uInt)(max + 1); /* one byte more: a body past max is refused, not cut */
-    int zr = inflate(&z, Z_FINISH);
+    z.avail_out = (uInt)cap; /* up to max + 1: a body past max is refused, not cut */
+    int zr;
+    while ((zr = inflate(&z, Z_FINISH)) == Z_BUF_ERROR && z.avail_out == 0 && cap < max + 1) {
+        size_t grown = 2 * cap < max + 1 ? 2 * cap : max + 1;
+        uint8_t *p = mem_realloc(body, grown);
+        if (p == NULL) {
+            inflateEnd(&z);
+            mem_free(body);
+            return cells__fail(err, errcap, ERR_NOMEM, "view cells: no memory");
+        }
+        body = p;
+        z.next_out = body + z.total_out;
+        z.avail_out = (uInt)(grown - cap);
+        cap = grown;
+    }
     size_t n = z.total_out;
     inflateEnd(&z);
     if (zr != Z_STREAM_END || n > max || z.avail_in != 0) {
@@ -262,7 +279,7 @@ int proto_view_cells_decode(const uint8_t *buf, size_t len, struct proto_view_ce
     /* one block: the nodes, their cells, their names (NUL-terminated) */
     size_t nodes_b = (size_t)c.nnodes * sizeof *c.nodes;
     size_t cells_b = (size_t)c.nnodes * ncells * sizeof(uint32_t);
-    size_t names_b = (size_t)c.nnodes * (PROTO_VIEW_CELLS_NAME_MAX + 1);
+    size_t names_b = blen + c.nnodes; /* each name and its NUL: within the body's bytes */
     uint8_t *mem = mem_alloc(nodes_b + cells_b + names_b + 1);
     if (mem == NULL) {
         mem_free(body);
@@ -270,7 +287,7 @@ int proto_view_cells_decode(const uint8_t *buf, size_t len, struct proto_view_ce
     }
     c.nodes = (struct proto_view_cells_node *)(void *)mem;
     uint32_t *cells = (uint32_t *)(void *)(mem + nodes_b);
-    char *names = (char *)(mem + nodes_b + cells_b);
+    char *names = (char *)(mem + nodes_b + cells_b), *name = names;
     const uint8_t *p = body, *end = body + blen;
     for (uint32_t i = 0; i < c.nnodes && rc == 0; i++) {
         struct proto_view_cells_node *n = &c.nodes[i];
@@ -279,11 +296,11 @@ int proto_view_cells_decode(const uint8_t *buf, size_t len, struct proto_view_ce
             rc = cells__fail(err, errcap, ERR_INVAL, "view cells: node %u: bad name", i);
             break;
         }
-        char *name = names + (size_t)i * (PROTO_VIEW_CELLS_NAME_MAX + 1);
         memcpy(name, p, nl);
         name[nl] = '\0';
         p += nl;
         n->name = name;
+        name += nl + 1;
         if (cells__get_varint(&p, end, &n->seq) != 0 ||
             cells__get_varint(&p, end, &n->age_ms) != 0 || n->age_ms > PROTO_MAX_DURATION_MS ||
             (size_t)(end - p) < ncells) {
