@@ -163,5 +163,9 @@ double calib_hist_bound(const struct calib_factors *f, const struct calib_hist *
 {
     double n0 = CALIB_PRIOR_N, n = h->n;
     double b = spread * (n0 * f->hi_own + n * med * h->hi) / (n0 + n);
-    return b > spread * med ? b : spread * med;
+    b = b > spread * med ? b : spread * med;
+    /* widens only: narrowed below the cluster's factor, a job whose own runs fell in a quiet
+     * spell was admitted just before a loaded one (a real-cluster check: 2 of 2 missed) */
+    double pooled = calib_bound_factor(f, spread);
+    return b > pooled ? b : pooled;
 }

@@ -46,18 +46,21 @@
 
 /* A job's own history (issue 22): the cluster-wide q95 of u mixes jobs whose predictions are off
  * by different amounts (on a loaded 2-core cluster one workflow ran 0.88x its median, another
- * 1.15x), so a job the model over-predicts was refused for the error of the others. A job with
- * earlier runs of its own (same name and virtual cluster, each with a spread) is bounded by
+ * 1.15x). A job with earlier runs of its own (same name and virtual cluster, each with a spread)
+ * is bounded by
  *
  *   spread x (n0 x hi_own + n x m x hi_hist) / (n0 + n),   never below spread x m,
  *
+ * and never below the cluster-wide bound (calib_bound_factor): its history widens the bound of a
+ * job whose own runs were late, it does not narrow one whose runs were early (tried: on a real
+ * cluster whose load rose between phases, both jobs admitted on a narrowed bound missed),
  * m the median u of its latest CALIB_HIST runs and hi_hist what that rule has missed on this
  * cluster: each of the latest CALIB_WINDOW runs with at least one earlier run of its own gives
  * v = u / (the median u of those, up to CALIB_HIST), hi_hist is the CALIB_Q quantile of the v's
  * shrunk towards CALIB_PRIOR_OWN worth CALIB_PRIOR_N as the other factors (at least 1), n how
- * many v's, n0 = CALIB_PRIOR_N. So with no repeated job yet the bound is the
- * cluster-wide one, and it moves to the job's own as the cluster sees how well histories
- * predict. The ledger lists the runs from the finished jobs it keeps (snapshots carry them). */
+ * many v's, n0 = CALIB_PRIOR_N. So with no repeated job yet the bound is the cluster-wide one,
+ * and it widens towards a late job's own as the cluster sees how well histories predict. The
+ * ledger lists the runs from the finished jobs it keeps (snapshots carry them). */
 #define CALIB_HIST 8
 
 /* One finished run of a job with a spread of its own: public value. */
@@ -78,7 +81,7 @@ void calib_hist_model(const struct calib_run *runs, size_t n, struct calib_hist 
 struct calib_factors;
 
 /* The bound factor of a job with its own spread (>= 1) and the median u of its own runs (> 0)
- * under factors f and history model h, as above. */
+ * under factors f and history model h, as above: at least calib_bound_factor(f, spread). */
 double calib_hist_bound(const struct calib_factors *f, const struct calib_hist *h, double spread,
                         double med);
 

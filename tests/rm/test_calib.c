@@ -114,10 +114,12 @@ static void test_history(void **state)
     calib_hist_model(r, 40, &h);
     assert_int_equal(h.n, 39);
     assert_true(h.hi < 1.04); /* repeats agree: towards the sample's 1.0 */
-    /* the bound moves from the cluster's (1.2) to the job's own (0.9 x 1.0) as v's accrue */
-    double b = calib_hist_bound(&f, &h, 1.0, 0.9);
-    assert_float_equal(b, (8 * CALIB_PRIOR_OWN + 39 * 0.9 * h.hi) / 47, 1e-9);
-    assert_true(b < 1.0);
+    /* an early job's history does not narrow the cluster's bound (1.2); a late one's widens it,
+     * towards its own as v's accrue */
+    assert_float_equal(calib_hist_bound(&f, &h, 1.0, 0.9), CALIB_PRIOR_OWN, 1e-9);
+    double b = calib_hist_bound(&f, &h, 1.0, 1.4);
+    assert_float_equal(b, (8 * CALIB_PRIOR_OWN + 39 * 1.4 * h.hi) / 47, 1e-9);
+    assert_true(b > 1.4);
     /* a few v's: the prior still weighs (8 x 1.2 + 2 x 1.0) / 10 */
     calib_hist_model(r, 3, &h);
     assert_float_equal(h.hi, 1.16, 1e-9);
