@@ -155,10 +155,11 @@ static void quote__print(const struct spec *spec, const struct jobdir_shape *sh,
                "profile)\n",
                SHAPE_SPREAD_Q * 100, spread_milli / 1000.0, quote__spread_runs(spec));
     if (json_is_object(cal) && spread_milli != 0 && jobdir_num(doc, "own_runs", 0) > 0)
-        printf("  conservative    the model x %.3g (its own spread x the median of actual / "
-               "(predicted x own spread) over its %lld earlier runs x what that rule missed on "
-               "this cluster, rm/calib.h)\n",
-               jobdir_num(doc, "job_bound_factor", 0), (long long)jobdir_num(doc, "own_runs", 0));
+        printf("  conservative    the model x %.3g (its own spread x the larger of the cluster's "
+               "q%.0f of actual / (predicted x own spread) and the median of it over its %lld "
+               "earlier runs x what that rule missed, rm/calib.h)\n",
+               jobdir_num(doc, "job_bound_factor", 0), jobdir_num(cal, "quantile", 0) * 100,
+               (long long)jobdir_num(doc, "own_runs", 0));
     else if (json_is_object(cal) && spread_milli != 0)
         printf("  conservative    the model x %.3g (its own spread x %.3g, the cluster's q%.0f of "
                "actual / (predicted x own spread) over %lld finished jobs, prior %.3g)\n",
