@@ -88,6 +88,10 @@ typedef struct node_counters {
     /* a job's queued opportunistic task started regular in the place of its lower-priority
        regular task, which waits opportunistic (queue_pick_trade) */
     uint64_t trades;
+    /* wait-time matrices computed (a simulation of the queue each), and of the terminal
+       statuses, those that went with a matrix up to [queue] matrix_min_interval old because
+       regular work was queued to take the room the task freed */
+    uint64_t matrix_computes, matrix_kept;
     uint64_t creates_refused[NODE_REFUSED_COUNT];
     uint64_t starts[2];                        /* processes started, by class */
     uint64_t ended[PROTO_TASK_STATE_COUNT][2]; /* terminal states reached, by class */

@@ -133,6 +133,13 @@ void node_metrics(const node_t *n, struct metrics *m)
                   "Of those, tasks given the emptied directory of a task that ended in the same "
                   "loop pass (one rename, not two through the spares).",
                   c.dirs_handed);
+    node__counter(m, "paddock_pn_matrix_computes_total",
+                  "Wait-time matrices computed (one simulation of the queue each).",
+                  c.matrix_computes);
+    node__counter(m, "paddock_pn_matrix_kept_total",
+                  "Terminal statuses sent with the last matrix (at most matrix_min_interval old) "
+                  "because regular work was queued to take the room the task freed.",
+                  c.matrix_kept);
     node__counter(m, "paddock_pn_estimates_total",
                   "TASK_ESTIMATE that gave a live task the JM's new runtime estimate.",
                   c.estimates);

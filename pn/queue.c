@@ -352,6 +352,11 @@ queue_state_t queue_state(const queue_t *q, uint64_t id, queue_class_t *klass)
     return QUEUE_ABSENT;
 }
 
+size_t queue_regular_queued(const queue_t *q)
+{
+    return q->reg.n;
+}
+
 void queue_stats(const queue_t *q, queue_stats_t *st)
 {
     memset(st, 0, sizeof *st);

@@ -202,6 +202,9 @@ int queue_finish(queue_t *q, uint64_t id);
 
 queue_state_t queue_state(const queue_t *q, uint64_t id, queue_class_t *klass);
 void queue_stats(const queue_t *q, queue_stats_t *st);
+/* Regular tasks queued (not running): queue_stats' regular_queued, without its pass over the
+ * running tasks. */
+size_t queue_regular_queued(const queue_t *q);
 const queue_config_t *queue_config(const queue_t *q);
 
 /* Fills `p` (initialised by the caller at the node's capacity) with the simulated future of

@@ -375,6 +375,30 @@ static void test_reap_expired_resumed_in_time(void **state)
     assert_string_equal(r->text, "job j unknown to the RM: reaped after 60 s");
 }
 
+/* A task that ends while regular work is queued here goes with the last matrix (that work
+ * takes the room, so a fresh one would differ only by the time since); one that ends with
+ * nothing queued still forces a fresh matrix (its JM places the next task on it). */
+static void test_matrix_on_end(void **state)
+{
+    fixture_t *f = *state;
+    create(f, "A", "j", "t1", 1, 1);
+    wait_state(f, "j", "t1", PROTO_TASK_RUNNING);
+    create(f, "A", "j", "t2", 1, 2); /* waits: the one core is taken */
+    assert_int_equal(last(f)->state, PROTO_TASK_QUEUED);
+    node_counters_t c0 = counters(f);
+    cancel(f, "A", "j", "t1", 1);
+    wait_state(f, "j", "t1", PROTO_TASK_CANCELLED);
+    node_counters_t c1 = counters(f);
+    assert_int_equal(c1.matrix_kept, c0.matrix_kept + 1);
+    wait_state(f, "j", "t2", PROTO_TASK_RUNNING);
+    node_counters_t c2 = counters(f);
+    cancel(f, "A", "j", "t2", 1);
+    wait_state(f, "j", "t2", PROTO_TASK_CANCELLED);
+    node_counters_t c3 = counters(f);
+    assert_int_equal(c3.matrix_kept, c2.matrix_kept);
+    assert_true(c3.matrix_computes > c2.matrix_computes);
+}
+
 static void test_reap_ignores_other_jobs(void **state)
 {
     fixture_t *f = *state;
@@ -419,6 +443,7 @@ int main(void)
         T(test_reap_ended_job),
         T(test_reap_expired_resumed_in_time),
         T(test_reap_ignores_other_jobs),
+        T(test_matrix_on_end),
     };
     int rc = cmocka_run_group_tests_name("node fencing", fence, NULL, NULL);
     rc |= cmocka_run_group_tests_name("node statuses held back", quiet, NULL, NULL);
