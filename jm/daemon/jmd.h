@@ -243,6 +243,7 @@ typedef struct jmd {
     int query_phase;      /* enum jmd_query_phase */
     int64_t query_mono;   /* when the TASK_QUERY went out */
     size_t query_pending; /* nodes that have not answered it yet */
+    int query_linked;     /* ... asked only of the nodes linked to (after a pause, not a restart) */
     size_t adopted;       /* attempts found at the nodes and taken over */
     int resync;           /* the loop was paused (SIGSTOP, a VM freeze): nothing is acted on
                              until the RM acknowledges a renewal (its epoch checked) */

@@ -21,7 +21,8 @@ int jmd_resume_query(jmd_t *j, int64_t now)
         for (uint32_t n = 0; n < view_count(j->view); n++) {
             const struct view_node *vn = view_node(j->view, n);
             int rm_down = n < j->nrm_state && j->rm_state[n] == PROTO_NODE_DOWN;
-            if (!vn || rm_down || (!vn->up && n >= j->nrm_state) || !vn->endpoint[0])
+            if (!vn || rm_down || (!vn->up && n >= j->nrm_state) || !vn->endpoint[0] ||
+                (j->query_linked && (n >= j->nlinks || !j->links[n].sock)))
                 continue;
             if (jmd_pn_query(j, n) != 0 || n >= j->nlinks)
                 continue;
@@ -43,6 +44,7 @@ int jmd_resume_query(jmd_t *j, int64_t now)
              dag_count(j->dag, DAG_SUCCEEDED),
              dispatch_regular(j->disp) + dispatch_opportunistic(j->disp));
     j->query_phase = JMD_QUERY_NONE;
+    j->query_linked = 0;
     return 1;
 }
 

@@ -437,6 +437,7 @@ static void jmd_rm__on_api(zuv_sock_t *zs, zmsg_t **msg, void *arg)
                 j->links[i].queried = 0;
             }
             j->query_phase = JMD_QUERY_VIEW; /* what the nodes said meanwhile: ask again */
+            j->query_linked = 1; /* ... the nodes it sent work to: not all 20,000 of a view */
             jmd_sched_request(j);
         }
         if (c == &j->call_lease && j->ncount) { /* the outcomes it carried are in the log */
