@@ -20,10 +20,10 @@ extern double g_moving;      /* --moving: the share of heartbeats whose waits mo
 extern bool g_legacy;        /* --legacy: receivers subscribe to everything */
 extern bool g_every_snap;    /* --every-snapshot: each joiner takes every snapshot published
                                 while it is on the snapshot topic (the RM before addressed ones) */
+/* --full-deltas: no compact deltas (proto/view_cells.h), as before */
 extern bool g_full_deltas;
+/* --storm-ms: the longest join window (rmview_xpub.h RMVIEW_XPUB_JOIN_STORM_MS) */
 extern int g_storm_ms;
-    /* --storm-ms: the longest join window (rmview_xpub.h) */ /* --full-deltas: no compact deltas
-                                                                 (proto/view_cells.h), as before */
 
 /* A view message encoded as the RM sends it (packed unless --plain). */
 int bench_encode(const proto_msg_t *m, proto_buf_t *buf);
