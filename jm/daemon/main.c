@@ -29,6 +29,7 @@
 #include "common/err.h"
 #include "common/log.h"
 #include "common/mem.h"
+#include "common/zlimit.h"
 #include "common/zuv.h"
 #include "jm/daemon/jmd.h"
 #include "jm/jobreg.h"
@@ -484,6 +485,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "paddock-jm: --recurring and --period go together\n");
         return 2;
     }
+    zlimit_raise(); /* a link per node the job uses: more than czmq's default 1,024 sockets */
     /* DIR/job.id: the job was this directory's before (a restart): resume it. */
     char idfile[64] = "";
     int have_id = read_job_id(job_dir, idfile, sizeof idfile);
