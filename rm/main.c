@@ -2,6 +2,7 @@
  * rm/rmserver.c). */
 #include "common/config.h"
 #include "common/daemonopt.h"
+#include "common/zlimit.h"
 #include "common/err.h"
 #include "common/log.h"
 #include "rm/rmconf.h"
@@ -47,6 +48,7 @@ int main(int argc, char **argv)
         }
     }
     log_init("paddock-rm");
+    zlimit_raise(); /* a descriptor per connected JM, PN or client: not the shell's 1,024 */
     if (o.print_schema)
         return config_print_schema(rmconf_schema, stdout) == 0 ? 0 : 1;
     rmconf_t cfg;
