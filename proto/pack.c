@@ -1,7 +1,6 @@
 /* pack.c - the packed envelope (see pack.h). */
 #include "proto/pack.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <zlib.h>
@@ -48,20 +47,6 @@ static int proto__grow(proto_buf_t *b, size_t cap)
     return 0;
 }
 
-static int proto__fail(char *err, size_t cap, int rc, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static int proto__fail(char *err, size_t cap, int rc, const char *fmt, ...)
-{
-    if (err != NULL && cap > 0) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, cap, fmt, ap);
-        va_end(ap);
-    }
-    return rc;
-}
-
 int proto_encode_packed(const proto_msg_t *msg, proto_buf_t *buf, char *err, size_t errcap)
 {
     if (!proto_type_packable(msg->type))
@@ -81,7 +66,7 @@ int proto_encode_packed(const proto_msg_t *msg, proto_buf_t *buf, char *err, siz
        times less CPU than the default level (docs/benchmarks.md "Views for a thousand JMs") */
     if (deflateInit2(&z, 1, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
         proto_buf_close(&plain);
-        return proto__fail(err, errcap, ERR_NOMEM, "packed: no memory for deflate");
+        return err_fmt(err, errcap, ERR_NOMEM, "packed: no memory for deflate");
     }
     /* header: fixarray 4, version, type (uint8 form covers every type), req_id as uint64,
        bin32 length; fixed widths so the length can be written after compressing */
@@ -94,11 +79,11 @@ int proto_encode_packed(const proto_msg_t *msg, proto_buf_t *buf, char *err, siz
         z.next_out = buf->data + HDR;
         z.avail_out = (uInt)(bound - HDR);
         if (deflate(&z, Z_FINISH) != Z_STREAM_END)
-            rc = proto__fail(err, errcap, ERR_NOMEM, "packed: deflate did not finish");
+            rc = err_fmt(err, errcap, ERR_NOMEM, "packed: deflate did not finish");
     }
     if (rc == 0 && HDR + z.total_out > PROTO_MAX_MSG_BYTES)
-        rc = proto__fail(err, errcap, ERR_TOOBIG, "packed: %lu bytes, limit %u",
-                         (unsigned long)(HDR + z.total_out), PROTO_MAX_MSG_BYTES);
+        rc = err_fmt(err, errcap, ERR_TOOBIG, "packed: %lu bytes, limit %u",
+                     (unsigned long)(HDR + z.total_out), PROTO_MAX_MSG_BYTES);
     if (rc == 0) {
         uint8_t *h = buf->data;
         uint32_t n = (uint32_t)z.total_out;
@@ -149,44 +134,42 @@ int proto__unpack(const uint8_t *buf, size_t len, proto_buf_t *inner, uint32_t *
     *type = 0;
     *req_id = 0;
     if (len < 2 || p[0] != 0x94 || p[1] != PROTO_VERSION_PACKED)
-        return proto__fail(err, errcap, PROTO__REJ(PROTO_REJ_ENVELOPE),
-                           "packed: not [2, type, req_id, bin]");
+        return err_fmt(err, errcap, PROTO__REJ(PROTO_REJ_ENVELOPE),
+                       "packed: not [2, type, req_id, bin]");
     p += 2;
     if (!proto__uint(&p, end, &t) || !proto__uint(&p, end, &id))
-        return proto__fail(err, errcap, PROTO__REJ(PROTO_REJ_ENVELOPE),
-                           "packed: type or req_id not an unsigned integer");
+        return err_fmt(err, errcap, PROTO__REJ(PROTO_REJ_ENVELOPE),
+                       "packed: type or req_id not an unsigned integer");
     if (t > UINT32_MAX || !proto_type_valid((uint32_t)t))
-        return proto__fail(err, errcap, PROTO__REJ(PROTO_REJ_UNKNOWN_TYPE),
-                           "packed: unknown message type %llu", (unsigned long long)t);
+        return err_fmt(err, errcap, PROTO__REJ(PROTO_REJ_UNKNOWN_TYPE),
+                       "packed: unknown message type %llu", (unsigned long long)t);
     *type = (uint32_t)t;
     *req_id = id;
     /* version 2 is nothing but this envelope: anything else in it is a version this end does
        not speak */
     if (!proto_type_packable((proto_type_t)t))
-        return proto__fail(err, errcap, PROTO__REJ(PROTO_REJ_VERSION),
-                           "packed: version 2, and type %llu never travels packed",
-                           (unsigned long long)t);
+        return err_fmt(err, errcap, PROTO__REJ(PROTO_REJ_VERSION),
+                       "packed: version 2, and type %llu never travels packed",
+                       (unsigned long long)t);
     size_t n = 0, lw = 0;
     if (p < end)
         lw = *p == 0xc4 ? 1 : *p == 0xc5 ? 2 : *p == 0xc6 ? 4 : 0;
     if (lw == 0 || (size_t)(end - p) < 1 + lw)
-        return proto__fail(err, errcap, PROTO__REJ(PROTO_REJ_VERSION),
-                           "packed: version 2, and the payload is not a bin");
+        return err_fmt(err, errcap, PROTO__REJ(PROTO_REJ_VERSION),
+                       "packed: version 2, and the payload is not a bin");
     for (size_t i = 0; i < lw; i++)
         n = n << 8 | p[1 + i];
     p += 1 + lw;
     if (n != (size_t)(end - p))
-        return proto__fail(
-            err, errcap,
-            PROTO__REJ(n > (size_t)(end - p) ? PROTO_REJ_MALFORMED : PROTO_REJ_TRAILING),
-            "packed: a %zu-byte payload in %zu bytes", n, (size_t)(end - p));
+        return err_fmt(err, errcap,
+                       PROTO__REJ(n > (size_t)(end - p) ? PROTO_REJ_MALFORMED : PROTO_REJ_TRAILING),
+                       "packed: a %zu-byte payload in %zu bytes", n, (size_t)(end - p));
     z_stream z;
     memset(&z, 0, sizeof z);
     z.zalloc = proto__zalloc;
     z.zfree = proto__zfree;
     if (inflateInit2(&z, -15) != Z_OK)
-        return proto__fail(err, errcap, PROTO__REJ(PROTO_REJ_NOMEM),
-                           "packed: no memory for inflate");
+        return err_fmt(err, errcap, PROTO__REJ(PROTO_REJ_NOMEM), "packed: no memory for inflate");
     /* grow the output as it comes, never past the limit + 1 (that byte tells a bomb) */
     size_t cap = n * 8 < 65536 ? 65536 : n * 8;
     if (cap > PROTO_MAX_MSG_BYTES + 1u)
@@ -197,8 +180,8 @@ int proto__unpack(const uint8_t *buf, size_t len, proto_buf_t *inner, uint32_t *
     inner->len = 0;
     while (rc == 0) {
         if (proto__grow(inner, cap) != 0) {
-            rc = proto__fail(err, errcap, PROTO__REJ(PROTO_REJ_NOMEM),
-                             "packed: no memory for %zu bytes", cap);
+            rc = err_fmt(err, errcap, PROTO__REJ(PROTO_REJ_NOMEM),
+                         "packed: no memory for %zu bytes", cap);
             break;
         }
         z.next_out = inner->data + z.total_out;
@@ -208,27 +191,26 @@ int proto__unpack(const uint8_t *buf, size_t len, proto_buf_t *inner, uint32_t *
         if (zr == Z_STREAM_END)
             break;
         if (zr == Z_MEM_ERROR) {
-            rc = proto__fail(err, errcap, PROTO__REJ(PROTO_REJ_NOMEM), "packed: inflate: %s",
-                             "out of memory");
+            rc = err_fmt(err, errcap, PROTO__REJ(PROTO_REJ_NOMEM), "packed: inflate: %s",
+                         "out of memory");
         } else if (zr != Z_OK && zr != Z_BUF_ERROR) {
-            rc = proto__fail(err, errcap, PROTO__REJ(PROTO_REJ_MALFORMED), "packed: inflate: %s",
-                             z.msg != NULL ? z.msg : "corrupt");
+            rc = err_fmt(err, errcap, PROTO__REJ(PROTO_REJ_MALFORMED), "packed: inflate: %s",
+                         z.msg != NULL ? z.msg : "corrupt");
         } else if (z.avail_out != 0) { /* input exhausted before the end of the stream */
-            rc = proto__fail(err, errcap, PROTO__REJ(PROTO_REJ_MALFORMED),
-                             "packed: payload truncated");
+            rc = err_fmt(err, errcap, PROTO__REJ(PROTO_REJ_MALFORMED), "packed: payload truncated");
         } else if (cap > PROTO_MAX_MSG_BYTES) {
-            rc = proto__fail(err, errcap, PROTO__REJ(PROTO_REJ_SIZE),
-                             "packed: inflates past %u bytes", PROTO_MAX_MSG_BYTES);
+            rc = err_fmt(err, errcap, PROTO__REJ(PROTO_REJ_SIZE), "packed: inflates past %u bytes",
+                         PROTO_MAX_MSG_BYTES);
         } else {
             cap = cap * 2 > PROTO_MAX_MSG_BYTES + 1u ? PROTO_MAX_MSG_BYTES + 1u : cap * 2;
         }
     }
     if (rc == 0 && z.avail_in != 0)
-        rc = proto__fail(err, errcap, PROTO__REJ(PROTO_REJ_TRAILING),
-                         "packed: %u bytes after the deflate stream", z.avail_in);
+        rc = err_fmt(err, errcap, PROTO__REJ(PROTO_REJ_TRAILING),
+                     "packed: %u bytes after the deflate stream", z.avail_in);
     if (rc == 0 && inner->len > PROTO_MAX_MSG_BYTES)
-        rc = proto__fail(err, errcap, PROTO__REJ(PROTO_REJ_SIZE), "packed: inflates past %u bytes",
-                         PROTO_MAX_MSG_BYTES);
+        rc = err_fmt(err, errcap, PROTO__REJ(PROTO_REJ_SIZE), "packed: inflates past %u bytes",
+                     PROTO_MAX_MSG_BYTES);
     inflateEnd(&z);
     return rc;
 }

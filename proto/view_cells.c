@@ -1,7 +1,6 @@
 /* view_cells.c - VIEW_CELLS, the compact delta (see view_cells.h). */
 #include "proto/view_cells.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <zlib.h>
@@ -172,20 +171,6 @@ int proto_view_cells_is(const uint8_t *buf, size_t len)
            memcmp(buf, PROTO_VIEW_TOPIC_CELLS, PROTO_VIEW_TOPIC_LEN) == 0;
 }
 
-static int cells__fail(char *err, size_t cap, int rc, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static int cells__fail(char *err, size_t cap, int rc, const char *fmt, ...)
-{
-    if (err != NULL && cap > 0) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, cap, fmt, ap);
-        va_end(ap);
-    }
-    return rc;
-}
-
 static int cells__get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
 {
     *v = 0;
@@ -212,14 +197,14 @@ static int cells__inflate(const uint8_t *in, size_t inlen, size_t max, uint8_t *
     cap = cap < max + 1 ? cap : max + 1;
     uint8_t *body = mem_alloc(cap);
     if (body == NULL)
-        return cells__fail(err, errcap, ERR_NOMEM, "view cells: no memory");
+        return err_fmt(err, errcap, ERR_NOMEM, "view cells: no memory");
     z_stream z;
     memset(&z, 0, sizeof z);
     z.zalloc = cells__zalloc;
     z.zfree = cells__zfree;
     if (inflateInit2(&z, -15) != Z_OK) {
         mem_free(body);
-        return cells__fail(err, errcap, ERR_NOMEM, "view cells: no memory for inflate");
+        return err_fmt(err, errcap, ERR_NOMEM, "view cells: no memory for inflate");
     }
     z.next_in = (Bytef *)in;
     z.avail_in = (uInt)inlen;
@@ -232,7 +217,7 @@ static int cells__inflate(const uint8_t *in, size_t inlen, size_t max, uint8_t *
         if (p == NULL) {
             inflateEnd(&z);
             mem_free(body);
-            return cells__fail(err, errcap, ERR_NOMEM, "view cells: no memory");
+            return err_fmt(err, errcap, ERR_NOMEM, "view cells: no memory");
         }
         body = p;
         z.next_out = body + z.total_out;
@@ -243,8 +228,8 @@ static int cells__inflate(const uint8_t *in, size_t inlen, size_t max, uint8_t *
     inflateEnd(&z);
     if (zr != Z_STREAM_END || n > max || z.avail_in != 0) {
         mem_free(body);
-        return cells__fail(err, errcap, ERR_INVAL,
-                           "view cells: body does not inflate within %zu bytes", max);
+        return err_fmt(err, errcap, ERR_INVAL, "view cells: body does not inflate within %zu bytes",
+                       max);
     }
     *out = body;
     *outlen = n;
@@ -256,7 +241,7 @@ int proto_view_cells_decode(const uint8_t *buf, size_t len, struct proto_view_ce
 {
     memset(out, 0, sizeof *out);
     if (!proto_view_cells_is(buf, len) || len < PROTO_VIEW_CELLS_HDR)
-        return cells__fail(err, errcap, ERR_INVAL, "view cells: not a VIEW_CELLS frame");
+        return err_fmt(err, errcap, ERR_INVAL, "view cells: not a VIEW_CELLS frame");
     const uint8_t *h = buf + PROTO_VIEW_TOPIC_LEN;
     struct proto_view_cells c = {0};
     c.rm_id = cells__rd(h, 8);
@@ -267,8 +252,8 @@ int proto_view_cells_decode(const uint8_t *buf, size_t len, struct proto_view_ce
     c.nmem = h[33];
     c.nnodes = (uint32_t)cells__rd(h + 34, 2);
     if (!cells__dims_ok(c.ncpu, c.nmem, c.nnodes))
-        return cells__fail(err, errcap, ERR_INVAL, "view cells: %ux%u cells, %u nodes", c.ncpu,
-                           c.nmem, c.nnodes);
+        return err_fmt(err, errcap, ERR_INVAL, "view cells: %ux%u cells, %u nodes", c.ncpu, c.nmem,
+                       c.nnodes);
     uint32_t ncells = c.ncpu * c.nmem;
     uint8_t *body = NULL;
     size_t blen = 0;
@@ -283,7 +268,7 @@ int proto_view_cells_decode(const uint8_t *buf, size_t len, struct proto_view_ce
     uint8_t *mem = mem_alloc(nodes_b + cells_b + names_b + 1);
     if (mem == NULL) {
         mem_free(body);
-        return cells__fail(err, errcap, ERR_NOMEM, "view cells: no memory");
+        return err_fmt(err, errcap, ERR_NOMEM, "view cells: no memory");
     }
     c.nodes = (struct proto_view_cells_node *)(void *)mem;
     uint32_t *cells = (uint32_t *)(void *)(mem + nodes_b);
@@ -293,7 +278,7 @@ int proto_view_cells_decode(const uint8_t *buf, size_t len, struct proto_view_ce
         struct proto_view_cells_node *n = &c.nodes[i];
         uint32_t nl = p < end ? *p++ : 0;
         if (nl == 0 || (size_t)(end - p) < nl || memchr(p, 0, nl) != NULL) {
-            rc = cells__fail(err, errcap, ERR_INVAL, "view cells: node %u: bad name", i);
+            rc = err_fmt(err, errcap, ERR_INVAL, "view cells: node %u: bad name", i);
             break;
         }
         memcpy(name, p, nl);
@@ -304,7 +289,7 @@ int proto_view_cells_decode(const uint8_t *buf, size_t len, struct proto_view_ce
         if (cells__get_varint(&p, end, &n->seq) != 0 ||
             cells__get_varint(&p, end, &n->age_ms) != 0 || n->age_ms > PROTO_MAX_DURATION_MS ||
             (size_t)(end - p) < ncells) {
-            rc = cells__fail(err, errcap, ERR_INVAL, "view cells: node %u: truncated", i);
+            rc = err_fmt(err, errcap, ERR_INVAL, "view cells: node %u: truncated", i);
             break;
         }
         uint32_t *nc = cells + (size_t)i * ncells;
@@ -316,8 +301,8 @@ int proto_view_cells_decode(const uint8_t *buf, size_t len, struct proto_view_ce
         n->cells_ms = nc;
     }
     if (rc == 0 && p != end)
-        rc = cells__fail(err, errcap, ERR_INVAL, "view cells: %zu bytes after the last node",
-                         (size_t)(end - p));
+        rc = err_fmt(err, errcap, ERR_INVAL, "view cells: %zu bytes after the last node",
+                     (size_t)(end - p));
     mem_free(body);
     if (rc != 0) {
         mem_free(mem);
