@@ -137,3 +137,26 @@ int rm_replica_register_nodes(zsock_t *d, int n, int timeout_ms)
     zpoller_destroy(&p);
     return acked;
 }
+
+rmclient_t *rm_replica_boot(const struct rm_replica *r, pid_t *pid)
+{
+    char log[512], msg[256];
+    snprintf(log, sizeof log, "%s/rm.log", r->dir);
+    char *boot[] = {"--bootstrap", NULL};
+    pid_t p = rm_replica_spawn(r, boot, log);
+    if (pid != NULL)
+        *pid = p;
+    if (p <= 0)
+        return NULL;
+    rm_harness_child(p);
+    rmclient_t *c = NULL;
+    if (rmclient_open(&c, NULL, r->api, r->keys, msg, sizeof msg) != 0)
+        return NULL;
+    json_t *leader = rm_harness_wait_leader(c, 15000);
+    if (leader == NULL) {
+        rmclient_destroy(&c);
+        return NULL;
+    }
+    json_decref(leader);
+    return c;
+}

@@ -1,7 +1,7 @@
 /* rm_replica.h - the fixture of the tests that drive one real paddock-rm replica by hand
- * (test_rm_daemon, test_rm_view_join, test_rm_view_joiners): its directory and CURVE keys (through
- * rm_harness), two free ports for its API and publisher, its configuration file, starting it, and a
- * client socket that speaks to it.
+ * (test_rm_daemon, test_rm_view_join, test_rm_view_joiners, test_rm_view_backlog): its directory
+ * and CURVE keys (through rm_harness), two free ports for its API and publisher, its configuration
+ * file, starting it, and a client socket that speaks to it.
  *
  * The replica started by rm_replica_spawn is the caller's child: hand it to rm_harness_child()
  * so that it is stopped at rm_harness_fini() or on a crash. */
@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "proto/proto.h"
+#include "rm/rmclient.h"
 
 struct rm_replica {
     char dir[256];  /* the test's directory (rm_harness_dir) */
@@ -32,6 +33,11 @@ int rm_replica_setup(struct rm_replica *r, const char *tag, const char *ledger,
 /* Starts paddock-rm --config CONF with up to 12 extra arguments (NULL-terminated; extra may be
  * NULL), stdout and stderr appended to `log`. Its pid, or -1. */
 pid_t rm_replica_spawn(const struct rm_replica *r, char *const extra[], const char *log);
+
+/* Starts the replica with --bootstrap, its output in DIR/rm.log, hands it to rm_harness_child and
+ * waits up to 15 s for it to lead (its view socket is bound by then). A client of its API, or NULL;
+ * *pid (may be NULL) gets the replica's pid. */
+rmclient_t *rm_replica_boot(const struct rm_replica *r, pid_t *pid);
 
 /* Makes z a CURVE client with the certificate in `keys` (a keys directory), checking the
  * server's key against server_key (NULL: the cluster's own): 0 or an error. */

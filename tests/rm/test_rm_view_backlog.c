@@ -90,17 +90,9 @@ static int handshakes(int port, int *fds, int n, int ms)
 static void test_view_socket_takes_a_crowd(void **state)
 {
     (void)state;
-    char log[512], msg[256];
-    snprintf(log, sizeof log, "%s/rm.log", g_rm.dir);
-    char *boot[] = {"--bootstrap", NULL};
-    pid_t pid = rm_replica_spawn(&g_rm, boot, log);
-    assert_true(pid > 0);
-    rm_harness_child(pid);
-    rmclient_t *c = NULL;
-    assert_int_equal(rmclient_open(&c, NULL, g_rm.api, g_rm.keys, msg, sizeof msg), 0);
-    json_t *leader = rm_harness_wait_leader(c, 15000); /* the view socket is bound by now */
-    assert_non_null(leader);
-    json_decref(leader);
+    pid_t pid = -1;
+    rmclient_t *c = rm_replica_boot(&g_rm, &pid); /* leading: the view socket is bound */
+    assert_non_null(c);
     const char *colon = strrchr(g_rm.pub, ':');
     assert_non_null(colon);
     int port = atoi(colon + 1);

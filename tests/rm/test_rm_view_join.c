@@ -227,17 +227,8 @@ static uint64_t snapshots_published(rmclient_t *c)
 static void test_late_join_then_deltas(void **state)
 {
     (void)state;
-    char log[512], msg[256];
-    snprintf(log, sizeof log, "%s/rm.log", g_rm.dir);
-    char *boot[] = {"--bootstrap", NULL};
-    g_pid = rm_replica_spawn(&g_rm, boot, log);
-    assert_true(g_pid > 0);
-    rm_harness_child(g_pid);
-    rmclient_t *c = NULL;
-    assert_int_equal(rmclient_open(&c, NULL, g_rm.api, g_rm.keys, msg, sizeof msg), 0);
-    json_t *leader = rm_harness_wait_leader(c, 15000);
-    assert_non_null(leader);
-    json_decref(leader);
+    rmclient_t *c = rm_replica_boot(&g_rm, &g_pid);
+    assert_non_null(c);
     /* register every node (pipelined on one DEALER), then heartbeat them */
     g_hb = rm_replica_dealer(&g_rm, g_rm.keys, NULL);
     assert_non_null(g_hb);

@@ -129,17 +129,8 @@ static void register_nodes(void)
 static void test_joiners_served_at_once(void **state)
 {
     (void)state;
-    char log[512], msg[256];
-    snprintf(log, sizeof log, "%s/rm.log", g_rm.dir);
-    char *boot[] = {"--bootstrap", NULL};
-    pid_t pid = rm_replica_spawn(&g_rm, boot, log);
-    assert_true(pid > 0);
-    rm_harness_child(pid);
-    rmclient_t *c = NULL;
-    assert_int_equal(rmclient_open(&c, NULL, g_rm.api, g_rm.keys, msg, sizeof msg), 0);
-    json_t *leader = rm_harness_wait_leader(c, 15000);
-    assert_non_null(leader);
-    json_decref(leader);
+    rmclient_t *c = rm_replica_boot(&g_rm, NULL);
+    assert_non_null(c);
     register_nodes();
 
     /* a JM, then another right after it is whole: both at once, far before a delta tick */
