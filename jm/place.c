@@ -11,6 +11,16 @@ struct place__stage {
     size_t n, cap;
 };
 
+/* What the JM keeps per node (cfg.fill) besides its room this round. */
+struct place__node {
+    uint32_t room_stamp; /* the round `room` was computed in */
+    double claim_cpu, claim_mem;
+    int64_t claim_ms; /* the last claim's time, INT64_MIN for none */
+    /* the job's regular tasks queued there, their cores and highest priority
+       (place_queued_update) */
+    double queued_cpu, queued_prio;
+};
+
 struct place {
     const struct spec *spec;
     struct place_config cfg;
@@ -31,14 +41,9 @@ struct place {
     size_t *prio_at;           /* per batch task: its match (place__priority_first) */
     /* per node (cfg.fill), nnode entries: room this round (stamped), claims since the view */
     size_t nnode;
-    struct matcher_room *room;
-    uint32_t *room_stamp;
+    struct matcher_room *room; /* the matcher's input */
+    struct place__node *ns;
     uint32_t stamp;
-    double *claim_cpu, *claim_mem;
-    int64_t *claim_ms; /* the last claim's time, INT64_MIN for none */
-    /* per node: the job's regular tasks queued there, their cores and highest priority
-       (place_queued_update) */
-    double *queued_cpu, *queued_prio;
     int queued_any; /* some queued_cpu is not 0 */
 };
 
@@ -167,12 +172,7 @@ void place_destroy(place_t **pp)
     mem_free(p->need);
     mem_free(p->prio_at);
     mem_free(p->room);
-    mem_free(p->room_stamp);
-    mem_free(p->claim_cpu);
-    mem_free(p->claim_mem);
-    mem_free(p->claim_ms);
-    mem_free(p->queued_cpu);
-    mem_free(p->queued_prio);
+    mem_free(p->ns);
     mem_free(p);
     *pp = NULL;
 }
@@ -276,36 +276,12 @@ static int place__grow_nodes(place_t *p, size_t n)
     if (r == NULL)
         return ERR_NOMEM;
     p->room = r;
-    uint32_t *rs = mem_reallocarray(p->room_stamp, nc, sizeof *rs);
-    if (rs == NULL)
+    struct place__node *ns = mem_reallocarray(p->ns, nc, sizeof *ns);
+    if (ns == NULL)
         return ERR_NOMEM;
-    p->room_stamp = rs;
-    double *cc = mem_reallocarray(p->claim_cpu, nc, sizeof *cc);
-    if (cc == NULL)
-        return ERR_NOMEM;
-    p->claim_cpu = cc;
-    double *cm = mem_reallocarray(p->claim_mem, nc, sizeof *cm);
-    if (cm == NULL)
-        return ERR_NOMEM;
-    p->claim_mem = cm;
-    int64_t *ct = mem_reallocarray(p->claim_ms, nc, sizeof *ct);
-    if (ct == NULL)
-        return ERR_NOMEM;
-    p->claim_ms = ct;
-    double *qc = mem_reallocarray(p->queued_cpu, nc, sizeof *qc);
-    if (qc == NULL)
-        return ERR_NOMEM;
-    p->queued_cpu = qc;
-    double *qp = mem_reallocarray(p->queued_prio, nc, sizeof *qp);
-    if (qp == NULL)
-        return ERR_NOMEM;
-    p->queued_prio = qp;
-    for (size_t i = p->nnode; i < nc; i++) {
-        p->room_stamp[i] = 0;
-        p->claim_cpu[i] = p->claim_mem[i] = 0;
-        p->queued_cpu[i] = p->queued_prio[i] = 0;
-        p->claim_ms[i] = INT64_MIN;
-    }
+    p->ns = ns;
+    for (size_t i = p->nnode; i < nc; i++)
+        p->ns[i] = (struct place__node){.claim_ms = INT64_MIN};
     p->nnode = nc;
     return 0;
 }
@@ -353,12 +329,12 @@ static struct matcher_room place__room(place_t *p, const struct view_node *vn, u
         if (r.mem_mb > (double)vn->mem_mb)
             r.mem_mb = (double)vn->mem_mb;
     }
-    if (p->claim_ms[node] != INT64_MIN && vn->info_ms > p->claim_ms[node]) {
-        p->claim_cpu[node] = p->claim_mem[node] = 0; /* the node has told since */
-        p->claim_ms[node] = INT64_MIN;
+    if (p->ns[node].claim_ms != INT64_MIN && vn->info_ms > p->ns[node].claim_ms) {
+        p->ns[node].claim_cpu = p->ns[node].claim_mem = 0; /* the node has told since */
+        p->ns[node].claim_ms = INT64_MIN;
     }
-    r.cpu -= p->claim_cpu[node];
-    r.mem_mb -= p->claim_mem[node];
+    r.cpu -= p->ns[node].claim_cpu;
+    r.mem_mb -= p->ns[node].claim_mem;
     if (r.cpu < 0 || r.mem_mb < 0)
         r.cpu = r.mem_mb = 0;
     return r;
@@ -373,12 +349,12 @@ static double place__claimed_wait(place_t *p, const struct view_node *vn, uint32
                                   const struct estimator_task *t, struct estimate *e,
                                   int64_t now_ms)
 {
-    if (vn == NULL || p->claim_ms[node] == INT64_MIN || vn->info_ms > p->claim_ms[node] ||
-        (p->claim_cpu[node] <= 0 && p->claim_mem[node] <= 0))
+    if (vn == NULL || p->ns[node].claim_ms == INT64_MIN || vn->info_ms > p->ns[node].claim_ms ||
+        (p->ns[node].claim_cpu <= 0 && p->ns[node].claim_mem <= 0))
         return e->c_s;
     double age = p->cfg.age_waits ? place__age_s(vn, now_ms) : 0;
     double w = place__aged(
-        view_wait(vn, t->cpu + p->claim_cpu[node], t->mem_mb + p->claim_mem[node], 0), age);
+        view_wait(vn, t->cpu + p->ns[node].claim_cpu, t->mem_mb + p->ns[node].claim_mem, 0), age);
     if (w < 0) {
         /* more than the node holds at once: it waits for one of them to end at least; their
            run times are not known here, its own stands in */
@@ -414,10 +390,10 @@ int place_claim(place_t *p, size_t task, uint32_t node, int64_t now_ms)
     int rc = place__grow_nodes(p, (size_t)node + 1);
     if (rc != 0)
         return rc;
-    p->claim_cpu[node] += p->tasks[task].cpu;
-    p->claim_mem[node] += p->tasks[task].mem_mb;
-    if (now_ms > p->claim_ms[node])
-        p->claim_ms[node] = now_ms;
+    p->ns[node].claim_cpu += p->tasks[task].cpu;
+    p->ns[node].claim_mem += p->tasks[task].mem_mb;
+    if (now_ms > p->ns[node].claim_ms)
+        p->ns[node].claim_ms = now_ms;
     return 0;
 }
 
@@ -425,7 +401,7 @@ int place_queued_update(place_t *p, const attempt_t *a, const double *prio)
 {
     if (p->queued_any)
         for (size_t i = 0; i < p->nnode; i++)
-            p->queued_cpu[i] = p->queued_prio[i] = 0;
+            p->ns[i].queued_cpu = p->ns[i].queued_prio = 0;
     p->queued_any = 0;
     if (dispatch_regular(attempt_dispatch(a)) == 0)
         return 0; /* none in flight: spare the walk over every task */
@@ -438,9 +414,9 @@ int place_queued_update(place_t *p, const attempt_t *a, const double *prio)
         if (rc != 0)
             return rc;
         size_t n = (size_t)at->node;
-        if (p->queued_cpu[n] <= 0 || prio[t] > p->queued_prio[n])
-            p->queued_prio[n] = prio[t];
-        p->queued_cpu[n] += p->tasks[t].cpu;
+        if (p->ns[n].queued_cpu <= 0 || prio[t] > p->ns[n].queued_prio)
+            p->ns[n].queued_prio = prio[t];
+        p->ns[n].queued_cpu += p->tasks[t].cpu;
         p->queued_any = 1;
     }
     return 0;
@@ -448,10 +424,10 @@ int place_queued_update(place_t *p, const attempt_t *a, const double *prio)
 
 int place_overtakes(const place_t *p, const struct place_match *m, const double *prio)
 {
-    if (m->task >= p->spec->ntasks || m->node >= p->nnode || !(p->queued_cpu[m->node] > 0))
+    if (m->task >= p->spec->ntasks || m->node >= p->nnode || !(p->ns[m->node].queued_cpu > 0))
         return 0;
-    return p->queued_cpu[m->node] + 1e-9 >= p->tasks[m->task].cpu &&
-           prio[m->task] > p->queued_prio[m->node];
+    return p->ns[m->node].queued_cpu + 1e-9 >= p->tasks[m->task].cpu &&
+           prio[m->task] > p->ns[m->node].queued_prio;
 }
 
 int place_room(place_t *p, const view_t *view, uint32_t node, struct matcher_room *out)
@@ -558,7 +534,7 @@ int place_round(place_t *p, const view_t *view, const estimator_t *est, const si
         return rc;
     if (p->cfg.fill && ++p->stamp == 0) { /* wrapped: every stamp is stale */
         for (size_t i = 0; i < p->nnode; i++)
-            p->room_stamp[i] = 0;
+            p->ns[i].room_stamp = 0;
         p->stamp = 1;
     }
     double draws[1 + 16];
@@ -578,9 +554,9 @@ int place_round(place_t *p, const view_t *view, const estimator_t *est, const si
         p->need[i] = (struct matcher_room){et.cpu, et.mem_mb};
         for (size_t c = 0; c < nc; c++) {
             uint32_t cn = p->cnodes[c];
-            if (p->cfg.fill && p->room_stamp[cn] != p->stamp) {
+            if (p->cfg.fill && p->ns[cn].room_stamp != p->stamp) {
                 p->room[cn] = place__room(p, view_node(view, cn), cn, now_ms);
-                p->room_stamp[cn] = p->stamp;
+                p->ns[cn].room_stamp = p->stamp;
             }
             /* I = 0 where the node advertises the task's files (a cache it did not get from
                this JM) */
