@@ -1,6 +1,10 @@
 /* round.c - a JM's scheduling round: the ready queue's entries and a round's batch (round.h). */
 #include "jm/round.h"
 
+#include <string.h>
+
+#include "common/mem.h"
+
 #include "common/err.h"
 
 int round_ready_add(readyq_t *rq, const attempt_t *att, const struct spec *sp, const double *prio,
@@ -38,4 +42,18 @@ size_t round_batch(const dispatch_t *d, uint64_t yieldable, size_t max_batch)
     uint64_t head = f.regular + f.opportunistic + yieldable;
     return max_batch > ROUND_SLACK && head < max_batch - ROUND_SLACK ? (size_t)head + ROUND_SLACK
                                                                      : max_batch;
+}
+
+void round_job_close(struct round_job *rj)
+{
+    attempt_destroy(&rj->att);
+    place_destroy(&rj->place);
+    readyq_destroy(&rj->rq);
+    dispatch_destroy(&rj->disp);
+    estimator_destroy(&rj->est);
+    dag_destroy(&rj->dag);
+    mem_free(rj->task_bl);
+    mem_free(rj->stage_prio);
+    mem_free(rj->matches);
+    memset(rj, 0, sizeof *rj);
 }

@@ -15,8 +15,27 @@
 #include "jm/attempt.h"
 #include "jm/dag.h"
 #include "jm/dispatch.h"
+#include "jm/estimator.h"
+#include "jm/place.h"
 #include "jm/readyq.h"
 #include "jm/spec.h"
+
+/* The scheduling state one job's JM holds, embedded alike by the daemon (jm/daemon/jmd.h) and
+ * the simulated JM (tools/sim/cluster_internal.h). */
+struct round_job {
+    dag_t *dag;
+    estimator_t *est;
+    dispatch_t *disp;
+    place_t *place;
+    readyq_t *rq;                 /* the DAG's ready tasks in priority order (round_ready_add) */
+    attempt_t *att;               /* the attempts' lifecycle (jm/attempt.h) */
+    double *task_bl, *stage_prio; /* bottom levels (jm/priority.h) */
+    struct place_match *matches;  /* one round's matches */
+};
+
+/* Frees what `rj` holds, the attempt machine first (it refers to the DAG and the dispatcher),
+ * and zeroes it. */
+void round_job_close(struct round_job *rj);
 
 /* A batch offers this many tasks beyond the free units: the matches are offered in quality
  * order, so a few more than fit let the better placed go first. */

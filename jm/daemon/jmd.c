@@ -278,7 +278,7 @@ int jmd_run(const struct jmd_opts *opts, char *msg, size_t cap)
     jmd_rm_tick(j); /* the first token request */
     if (j->resume_end[0])
         jmd_end(j, JMD_FAILED, j->resume_end);
-    else if (opts->resume && dag_done(j->dag)) /* it had ended, but the RM had not heard */
+    else if (opts->resume && dag_done(j->core.dag)) /* it had ended, but the RM had not heard */
         jmd_end(j, JMD_SUCCEEDED, "");
     JMD__PHASE(); /* 6: timers, first state.json, first token request */
 #undef JMD__PHASE
@@ -294,7 +294,7 @@ int jmd_run(const struct jmd_opts *opts, char *msg, size_t cap)
     rc = j->fenced ? JMD_EXIT_FENCED : j->outcome == JMD_SUCCEEDED ? 0 : 1;
 
 out:
-    if (rc < 0 && j->spec && j->dag) {
+    if (rc < 0 && j->spec && j->core.dag) {
         /* A daemon that cannot run still leaves a state.json saying why. */
         j->outcome = JMD_FAILED;
         j->end_wall = clock_wall_ms();

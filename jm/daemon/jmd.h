@@ -42,6 +42,7 @@
 #include "jm/place.h"
 #include "jm/profile.h"
 #include "jm/readyq.h"
+#include "jm/round.h"
 #include "jm/spec.h"
 #include "jm/usage.h"
 #include "jm/view.h"
@@ -209,24 +210,17 @@ typedef struct jmd {
 
     /* job */
     struct spec *spec;
-    dag_t *dag;
-    estimator_t *est;
-    dispatch_t *disp;
-    place_t *place;
+    struct round_job core; /* dag, estimator, dispatcher, placement, ready queue, attempts */
     view_t *view;
     size_t view_nodes_resolved;
     int view_dirty;
     int view_whole; /* a whole snapshot arrived (or JMD_VIEW_GRACE_MS passed): placing may start */
     struct jmd_task *tasks;
-    double *task_bl, *stage_prio;
     double *remaining_buf; /* per task: expected remaining run time (downgrade order) */
     double *estimate_buf;  /* per task: its run-time estimate (downgrade grace) */
-    readyq_t *rq;          /* the DAG's ready tasks in priority order (jmd_sched.c keeps it) */
     size_t *ready_buf;     /* one round's batch, taken from rq */
-    struct place_match *matches;
-    attempt_t *att;       /* the attempts' lifecycle (jm/attempt.h) over tasks[].at */
-    uint64_t rng;         /* the job's random seed (Jockey's simulations seed from it) */
-    struct rng place_rng; /* placement's random term (common/rng.h), seeded from rng */
+    uint64_t rng;          /* the job's random seed (Jockey's simulations seed from it) */
+    struct rng place_rng;  /* placement's random term (common/rng.h), seeded from rng */
     int sched_pending;
     int holding; /* a round held ready tasks back (jm/place.h place_hold): the tick rounds again */
     enum jmd_outcome outcome;

@@ -19,7 +19,7 @@ static void jmd_sched__create(jmd_t *j, const struct attempt_action *x, int64_t 
     t->disp_wall = clock_wall_ms();
     t->queued_wall = t->start_wall = 0;
     t->queue_s = (double)(now - t->ready_mono) / 1000.0;
-    int rc = place_claim(j->place, x->task, node, now);
+    int rc = place_claim(j->core.place, x->task, node, now);
     if (rc)
         log_warn("%s: the claim on node %u was not recorded (%s)", j->spec->tasks[x->task].id, node,
                  err_text(rc));
@@ -103,10 +103,11 @@ static void jmd_sched__done(jmd_t *j, const struct attempt_action *x, double exe
     size_t task = x->task;
     const struct spec_task *sp = &j->spec->tasks[task];
     struct jmd_task *t = &j->tasks[task];
-    estimator_observe_est(j->est, sp->stage, sp->input_bytes, exec_s, t->est.io_s, sp->runtime_s);
+    estimator_observe_est(j->core.est, sp->stage, sp->input_bytes, exec_s, t->est.io_s,
+                          sp->runtime_s);
     jmd_spec_succeeded(j, task, x->node, exec_s);
     if (x->node >= 0) {
-        int rc = place_note_cached(j->place, sp->stage, (uint32_t)x->node);
+        int rc = place_note_cached(j->core.place, sp->stage, (uint32_t)x->node);
         if (rc)
             log_warn("%s: node %d's cache not noted (%s)", sp->id, x->node, err_text(rc));
     }
@@ -117,15 +118,15 @@ static void jmd_sched__done(jmd_t *j, const struct attempt_action *x, double exe
        looked at directly; a stage barrier that opened (more released than found) costs one
        pass over the ready list, once per stage. */
     size_t found = 0, nd;
-    const size_t *dep = x->released ? dag_dependents(j->dag, task, &nd) : NULL;
+    const size_t *dep = x->released ? dag_dependents(j->core.dag, task, &nd) : NULL;
     for (size_t i = 0; dep && i < nd; i++)
-        if (dag_state(j->dag, dep[i]) == DAG_READY && !readyq_contains(j->rq, dep[i])) {
+        if (dag_state(j->core.dag, dep[i]) == DAG_READY && !readyq_contains(j->core.rq, dep[i])) {
             jmd_sched_ready_add(j, dep[i], now);
             found++;
         }
     if (found < x->released)
         jmd_sched_ready_sync(j, now);
-    if (dag_done(j->dag))
+    if (dag_done(j->core.dag))
         jmd_end(j, JMD_SUCCEEDED, "");
 }
 
@@ -135,13 +136,13 @@ void jmd_sched_event(jmd_t *j, struct attempt_event *ev, const proto_task_status
     int64_t now = jmd_now(j);
     int tracked = j->tasks[ev->task].inflight;
     int success = ev->kind == ATTEMPT_EV_STATUS && ev->state == PROTO_TASK_SUCCEEDED &&
-                  attempt_tracks(j->att, ev->task, ev->attempt);
+                  attempt_tracks(j->core.att, ev->task, ev->attempt);
     if (tracked && (success || ev->kind == ATTEMPT_EV_JOB_END || j->outcome != JMD_RUNNING))
         jmd_spec_outcome(j, ev->task, success ? PROTO_TASK_SUCCEEDED : PROTO_TASK_CANCELLED,
                          reason); /* the extra attempts go first */
     ev->extra = jmd_spec_extra(j, ev->task) > 0;
     struct attempt_action act[ATTEMPT_MAX_ACTIONS];
-    int n = attempt_step(j->att, ev, now, act, ATTEMPT_MAX_ACTIONS);
+    int n = attempt_step(j->core.att, ev, now, act, ATTEMPT_MAX_ACTIONS);
     if (n < 0) {
         log_error("%s: event %d refused by the attempt machine: %s", j->spec->tasks[ev->task].id,
                   ev->kind, err_text(n));
@@ -182,7 +183,7 @@ void jmd_sched_event(jmd_t *j, struct attempt_event *ev, const proto_task_status
             jmd_sched__done(j, x, exec_s, now);
             break;
         case ATTEMPT_ACT_AVOID:
-            place_note_failed(j->place, x->task, (uint32_t)x->node);
+            place_note_failed(j->core.place, x->task, (uint32_t)x->node);
             break;
         case ATTEMPT_ACT_RETRY:
             if (x->at_ms <= now)

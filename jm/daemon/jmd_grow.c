@@ -80,7 +80,7 @@ static void jmd_grow__mark_ancestors(jmd_t *j, size_t task)
         const struct spec_task *t = &j->spec->tasks[g->stack[--top]];
         for (size_t k = 0; k < t->nafter; k++) {
             size_t p = t->after[k];
-            if (g->bound[p] || g->want_skip[p] || !dag_held(j->dag, p))
+            if (g->bound[p] || g->want_skip[p] || !dag_held(j->core.dag, p))
                 continue;
             g->want_skip[p] = 1;
             g->nwant++;
@@ -105,7 +105,7 @@ static void jmd_grow__bind(jmd_t *j, const char *id)
         g->want_skip[ti] = 0;
         g->nwant--;
     }
-    if (dag_release(j->dag, (size_t)ti) != 0)
+    if (dag_release(j->core.dag, (size_t)ti) != 0)
         log_warn("open job: task \"%s\" was not held", id);
     g->open[g->nopen++] = (size_t)ti;
     jmd_grow__mark_ancestors(j, (size_t)ti);
@@ -153,12 +153,12 @@ static int jmd_grow__skips(jmd_t *j)
     if (g->nwant == 0)
         return 0;
     size_t nt, skipped = 0;
-    const size_t *topo = dag_topo(j->dag, &nt);
+    const size_t *topo = dag_topo(j->core.dag, &nt);
     for (size_t k = 0; k < nt && g->nwant > 0; k++) {
         size_t t = topo[k];
-        if (!g->want_skip[t] || dag_pending(j->dag, t) != 1)
+        if (!g->want_skip[t] || dag_pending(j->core.dag, t) != 1)
             continue;
-        if (dag_skip(j->dag, t, NULL) != 0)
+        if (dag_skip(j->core.dag, t, NULL) != 0)
             continue;
         g->want_skip[t] = 0;
         g->nwant--;
@@ -177,7 +177,7 @@ static void jmd_grow__statuses(jmd_t *j)
     size_t w = 0;
     for (size_t i = 0; i < g->nopen; i++) {
         size_t t = g->open[i];
-        enum dag_state st = dag_state(j->dag, t);
+        enum dag_state st = dag_state(j->core.dag, t);
         char text[700];
         if (st == DAG_SUCCEEDED) {
             jmd_grow__status(j, t, "success\n");
@@ -217,12 +217,12 @@ int jmd_grow_init(jmd_t *j, char *msg, size_t cap)
         (mkdir(path, 0700) != 0 && errno != EEXIST))
         return err_fmt(msg, cap, ERR_IO, "open job: cannot make %s: %s", path, strerror(errno));
     for (size_t i = 0; i < n; i++) {
-        int rc = dag_hold(j->dag, i);
+        int rc = dag_hold(j->core.dag, i);
         if (rc != 0)
             return err_fmt(msg, cap, rc, "open job: cannot hold task \"%s\": %s",
                            j->spec->tasks[i].id, err_text(rc));
     }
-    readyq_clear(j->rq); /* nothing is ready until it is bound */
+    readyq_clear(j->core.rq); /* nothing is ready until it is bound */
     jmd_grow__read(j);
     jmd_grow__skips(j);
     g->idle_mono = jmd_now(j);
@@ -239,24 +239,24 @@ void jmd_grow_tick(jmd_t *j)
     if (j->outcome == JMD_RUNNING) {
         int changed = jmd_grow__read(j);
         changed |= jmd_grow__skips(j);
-        size_t done = dag_count(j->dag, DAG_SUCCEEDED);
-        if (changed || done != g->done_seen || dag_count(j->dag, DAG_RUNNING) > 0) {
+        size_t done = dag_count(j->core.dag, DAG_SUCCEEDED);
+        if (changed || done != g->done_seen || dag_count(j->core.dag, DAG_RUNNING) > 0) {
             g->idle_mono = now;
             g->done_seen = done;
         }
         if (changed)
             jmd_sched_request(j);
-        if (dag_done(j->dag)) { /* the last tasks were skipped: nothing else will end it */
+        if (dag_done(j->core.dag)) { /* the last tasks were skipped: nothing else will end it */
             jmd_grow__statuses(j);
             jmd_end(j, JMD_SUCCEEDED, "");
-        } else if (dag_nheld(j->dag) > 0 && dag_count(j->dag, DAG_READY) == 0 &&
-                   dag_count(j->dag, DAG_RUNNING) == 0 &&
+        } else if (dag_nheld(j->core.dag) > 0 && dag_count(j->core.dag, DAG_READY) == 0 &&
+                   dag_count(j->core.dag, DAG_RUNNING) == 0 &&
                    (double)(now - g->idle_mono) >= j->spec->open_idle_s * 1000.0) {
             char why[200];
             snprintf(why, sizeof why,
                      "open job idle for %.0f s with %zu tasks never bound: the workflow stopped "
                      "submitting",
-                     j->spec->open_idle_s, dag_nheld(j->dag));
+                     j->spec->open_idle_s, dag_nheld(j->core.dag));
             jmd_end(j, JMD_CANCELLED, why);
         }
     }
@@ -268,7 +268,7 @@ void jmd_grow_close(jmd_t *j)
     struct jmd_grow *g = j->grow;
     if (!g)
         return;
-    if (g->open && j->dag)
+    if (g->open && j->core.dag)
         jmd_grow__statuses(j);
     log_info("open job: %zu tasks bound, %zu skipped, %zu bad bind lines, %zu statuses written",
              g->st.bound, g->st.skipped, g->st.bad_binds, g->st.statuses);

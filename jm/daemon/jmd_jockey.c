@@ -19,7 +19,7 @@
  * regular tasks then displaced. At most max_tokens. */
 static int jmd_jockey__fixed(jmd_t *j)
 {
-    return (int)grant_width(j->spec, j->disp, GRAIN_UNITS,
+    return (int)grant_width(j->spec, j->core.disp, GRAIN_UNITS,
                             j->o.max_tokens > 0 ? (uint32_t)j->o.max_tokens : 1);
 }
 
@@ -164,7 +164,8 @@ static void jmd_jockey__tail(jmd_t *j)
 {
     if (j->target <= 1)
         return;
-    uint32_t left = grant_tail(j->dag, j->disp, j->spec->ntasks, GRAIN_UNITS, (uint32_t)j->target);
+    uint32_t left =
+        grant_tail(j->core.dag, j->core.disp, j->spec->ntasks, GRAIN_UNITS, (uint32_t)j->target);
     if (left == (uint32_t)j->target)
         return;
     log_info("%u tokens left: asking for that many instead of %d", left, j->target);
@@ -190,7 +191,7 @@ static double jmd_jockey__quantile(const double *v, int n, double q)
 static void jmd_jockey__observe(jmd_t *j, struct controller_obs *obs)
 {
     for (size_t s = 0; s < j->spec->nstages; s++)
-        j->done_buf[s] = (int)dag_stage_count(j->dag, s, DAG_SUCCEEDED);
+        j->done_buf[s] = (int)dag_stage_count(j->core.dag, s, DAG_SUCCEEDED);
     memset(obs, 0, sizeof *obs);
     obs->t_r = jmd_elapsed_s(j);
     obs->progress = progress_eval(&j->plan.progress, j->done_buf);
@@ -213,7 +214,7 @@ static double jmd_jockey__speed(const jmd_t *j)
 static int jmd_jockey__capacity(const jmd_t *j)
 {
     uint64_t g = j->granted > 0 ? j->granted : (uint64_t)(j->target > 0 ? j->target : 1);
-    uint64_t a = g + dispatch_allowance(j->disp) / GRAIN_UNITS;
+    uint64_t a = g + dispatch_allowance(j->core.disp) / GRAIN_UNITS;
     if (j->capacity > 0 && a > j->capacity)
         a = j->capacity;
     return a < 1 ? 1 : a > INT32_MAX ? INT32_MAX : (int)a;
@@ -239,7 +240,7 @@ static int jmd_jockey__eta_sim(jmd_t *j, double *p50, double *p95)
     int64_t now = jmd_now(j);
     for (size_t i = 0; i < n; i++) {
         const struct jmd_task *t = &j->tasks[i];
-        if (dag_state(j->dag, i) == DAG_SUCCEEDED) {
+        if (dag_state(j->core.dag, i) == DAG_SUCCEEDED) {
             state[i] = JSIM_REST_DONE;
         } else if (t->inflight && t->running) {
             double want = jsim_plan_task_expected(&j->plan, j->spec, i) * speed;
@@ -295,7 +296,7 @@ void jmd_jockey_eta(jmd_t *j)
         return;
     struct controller_obs obs;
     jmd_jockey__observe(j, &obs);
-    j->eta_done = dag_count(j->dag, DAG_SUCCEEDED);
+    j->eta_done = dag_count(j->core.dag, DAG_SUCCEEDED);
     j->eta_mono = jmd_now(j);
     double p50, p95;
     int rc = jmd_jockey__eta_sim(j, &p50, &p95);
@@ -330,7 +331,7 @@ void jmd_jockey_tick(jmd_t *j)
 {
     if (!j->have_plan || j->outcome != JMD_RUNNING)
         return;
-    size_t done = dag_count(j->dag, DAG_SUCCEEDED);
+    size_t done = dag_count(j->core.dag, DAG_SUCCEEDED);
     /* Fresh when tasks finished since the last one, at most every tick and, for a large job,
        no more often than its size makes cheap (a simulated task costs well under a
        microsecond; a refresh of a 100,000-task job every 2 s). */
@@ -388,7 +389,8 @@ void jmd_jockey_allowance(jmd_t *j)
        capacity no token covers (from the view). */
     uint32_t beyond =
         j->capacity > 0 ? grant_beyond(j->view, j->token_cpu, j->token_mem_mb, j->capacity) : 0;
-    j->opp_allowance = grant_allowance(j->disp, j->o.opp_factor, j->granted, j->capacity, beyond);
+    j->opp_allowance =
+        grant_allowance(j->core.disp, j->o.opp_factor, j->granted, j->capacity, beyond);
 }
 
 void jmd_jockey_deadline(jmd_t *j, double deadline_s)

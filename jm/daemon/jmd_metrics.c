@@ -129,8 +129,8 @@ void jmd_metrics_write(jmd_t *j, struct metrics *m)
     size_t n = j->spec ? j->spec->ntasks : 0;
     double st[6] = {0}; /* waiting ready queued running succeeded failed */
     double started = 0, placements = 0;
-    for (size_t i = 0; i < n && j->dag; i++) {
-        enum dag_state d = dag_state(j->dag, i);
+    for (size_t i = 0; i < n && j->core.dag; i++) {
+        enum dag_state d = dag_state(j->core.dag, i);
         const struct jmd_task *t = &j->tasks[i];
         placements += t->attempt;
         switch (d) {

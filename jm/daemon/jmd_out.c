@@ -258,7 +258,7 @@ void jmd_out_tokens(jmd_t *j)
     if (j->ntoks >= JMD_OUT__MAX_SAMPLES)
         return;
     struct jmd_tok_sample s = {jmd_elapsed_s(j), (int)j->granted, j->target, j->oracle,
-                               (int)(dispatch_allowance(j->disp) / GRAIN_UNITS)};
+                               (int)(dispatch_allowance(j->core.disp) / GRAIN_UNITS)};
     if (j->ntoks > 0) {
         struct jmd_tok_sample *l = &j->toks[j->ntoks - 1];
         if (l->granted == s.granted && l->target == s.target && l->oracle == s.oracle &&
@@ -280,7 +280,7 @@ void jmd_out_progress(jmd_t *j)
 {
     if (j->nprogs >= JMD_OUT__MAX_SAMPLES)
         return;
-    size_t done = dag_count(j->dag, DAG_SUCCEEDED);
+    size_t done = dag_count(j->core.dag, DAG_SUCCEEDED);
     struct jmd_prog_sample s = {jmd_elapsed_s(j), done,
                                 j->spec->ntasks ? (double)done / (double)j->spec->ntasks : 1.0};
     if (j->nprogs == j->capprogs) {
@@ -455,7 +455,7 @@ void jmd_out_state(jmd_t *j)
     if (j->fenced || jmd_out__newer(j))
         return;
     size_t n;
-    dag_ready(j->dag, &n);
+    dag_ready(j->core.dag, &n);
     json_t *o = json_pack(
         "{s:i, s:s, s:s, s:I, s:s, s:s, s:I, s:f, s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:i, s:I, "
         "s:o, s:o}",
@@ -464,13 +464,13 @@ void jmd_out_state(jmd_t *j)
         "elapsed_s", jmd_out__makespan(j), "deadline_s",
         j->has_deadline ? json_real(j->deadline_s) : json_null(), "tasks_total",
         (json_int_t)j->spec->ntasks, "tasks_succeeded",
-        (json_int_t)dag_count(j->dag, DAG_SUCCEEDED), "tasks_running",
-        (json_int_t)(dispatch_regular(j->disp) + dispatch_opportunistic(j->disp)), "tasks_ready",
-        (json_int_t)n, "attempts_failed", (json_int_t)j->attempts_failed, "tokens_granted",
-        (json_int_t)j->granted, "tokens_target", j->target, "opportunistic_allowance",
-        (json_int_t)(dispatch_allowance(j->disp) / GRAIN_UNITS), "makespan_s",
-        j->outcome == JMD_RUNNING ? json_null() : json_real(jmd_out__makespan(j)), "deadline_met",
-        jmd_out__deadline_met(j));
+        (json_int_t)dag_count(j->core.dag, DAG_SUCCEEDED), "tasks_running",
+        (json_int_t)(dispatch_regular(j->core.disp) + dispatch_opportunistic(j->core.disp)),
+        "tasks_ready", (json_int_t)n, "attempts_failed", (json_int_t)j->attempts_failed,
+        "tokens_granted", (json_int_t)j->granted, "tokens_target", j->target,
+        "opportunistic_allowance", (json_int_t)(dispatch_allowance(j->core.disp) / GRAIN_UNITS),
+        "makespan_s", j->outcome == JMD_RUNNING ? json_null() : json_real(jmd_out__makespan(j)),
+        "deadline_met", jmd_out__deadline_met(j));
     if (o) {
         json_object_set_new(o, "attempts_moved", json_integer((json_int_t)j->attempts_moved));
         json_object_set_new(o, "attempts_preempted",
@@ -640,14 +640,14 @@ void jmd_out_report(jmd_t *j)
         json_array_append_new(prog, json_pack("{s:f, s:I, s:f}", "t_s", j->progs[i].t_s, "done",
                                               (json_int_t)j->progs[i].done, "fraction",
                                               j->progs[i].fraction));
-    json_t *o = json_pack("{s:i, s:s, s:s, s:s, s:s, s:I, s:f, s:o, s:o, s:I, s:I, s:o, s:o}",
-                          "version", 1, "job_id", j->o.job_id, "name", j->spec->name, "state",
-                          jmd_out__state(j), "reason", j->reason, "started_ms",
-                          (json_int_t)j->t0_wall, "makespan_s", jmd_out__makespan(j), "deadline_s",
-                          j->has_deadline ? json_real(j->deadline_s) : json_null(), "deadline_met",
-                          jmd_out__deadline_met(j), "tasks_total", (json_int_t)j->spec->ntasks,
-                          "tasks_succeeded", (json_int_t)dag_count(j->dag, DAG_SUCCEEDED), "tokens",
-                          tok ? tok : json_array(), "progress", prog ? prog : json_array());
+    json_t *o = json_pack(
+        "{s:i, s:s, s:s, s:s, s:s, s:I, s:f, s:o, s:o, s:I, s:I, s:o, s:o}", "version", 1, "job_id",
+        j->o.job_id, "name", j->spec->name, "state", jmd_out__state(j), "reason", j->reason,
+        "started_ms", (json_int_t)j->t0_wall, "makespan_s", jmd_out__makespan(j), "deadline_s",
+        j->has_deadline ? json_real(j->deadline_s) : json_null(), "deadline_met",
+        jmd_out__deadline_met(j), "tasks_total", (json_int_t)j->spec->ntasks, "tasks_succeeded",
+        (json_int_t)dag_count(j->core.dag, DAG_SUCCEEDED), "tokens", tok ? tok : json_array(),
+        "progress", prog ? prog : json_array());
     if (o) {
         /* the usage skyline the ending LEASE_RENEW carries (jm/usage.h), in token-seconds */
         uint32_t milli[USAGE_MAX_STEPS];

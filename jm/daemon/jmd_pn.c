@@ -148,7 +148,7 @@ static bool jmd_pn__urgent(const jmd_t *j)
    I/O at the placement), so the PN's queue simulation uses its best estimate. */
 static uint64_t jmd_pn__r_ms(jmd_t *j, size_t task, uint32_t attempt)
 {
-    double r = estimator_cpu_s(j->est, place_task(j->place, task));
+    double r = estimator_cpu_s(j->core.est, place_task(j->core.place, task));
     if (attempt == j->tasks[task].attempt && j->tasks[task].est.io_s > 0)
         r += j->tasks[task].est.io_s;
     if (!(r > 0) || r > SPEC_MAX_RUNTIME_S)
@@ -160,7 +160,7 @@ size_t jmd_pn_estimates(jmd_t *j)
 {
     size_t seen = 0;
     for (size_t s = 0; s < j->spec->nstages; s++)
-        seen += estimator_observed(j->est, s);
+        seen += estimator_observed(j->core.est, s);
     if (seen == j->est_observed)
         return 0;
     j->est_observed = seen;
@@ -219,7 +219,7 @@ int jmd_pn_create_attempt(jmd_t *j, size_t task, uint32_t attempt, int cls, uint
     c->weight = oppweight_job_weight(j->granted, 1.0);
     c->urgent = c->task_class == PROTO_CLASS_REGULAR && jmd_pn__urgent(j);
     /* its bottom level: the PN starts this job's queued tasks highest first (pn/queue.h) */
-    double bl = j->task_bl ? j->task_bl[task] : 0;
+    double bl = j->core.task_bl ? j->core.task_bl[task] : 0;
     c->priority = bl > 0 && bl <= PROTO_MAX_PRIORITY ? bl : bl > 0 ? PROTO_MAX_PRIORITY : 0;
     c->stage = j->spec->stages[t->stage].name;
     c->argv = t->cmd;

@@ -41,8 +41,8 @@ int jmd_resume_query(jmd_t *j, int64_t now)
         log_warn("resume: %zu nodes did not answer within %d ms: going on without them",
                  j->query_pending, JMD_RESUME__QUERY_MS);
     log_info("resume: %zu attempts adopted, %zu tasks succeeded, %zu in flight", j->adopted,
-             dag_count(j->dag, DAG_SUCCEEDED),
-             dispatch_regular(j->disp) + dispatch_opportunistic(j->disp));
+             dag_count(j->core.dag, DAG_SUCCEEDED),
+             dispatch_regular(j->core.disp) + dispatch_opportunistic(j->core.disp));
     j->query_phase = JMD_QUERY_NONE;
     j->query_linked = 0;
     return 1;
@@ -73,7 +73,7 @@ int jmd_sched_replay(jmd_t *j, const struct journal *jr, char *msg, size_t cap)
                            i + 1, jrec->task);
         }
         int moved = strncmp(jrec->reason, "moved", 5) == 0;
-        attempt_replayed(j->att, (size_t)ti, jrec->attempt, jrec->state, moved);
+        attempt_replayed(j->core.att, (size_t)ti, jrec->attempt, jrec->state, moved);
         if (jrec->state == PROTO_TASK_SUCCEEDED)
             ok[ti] = 1;
         else if (jrec->state == PROTO_TASK_FAILED)
@@ -102,32 +102,33 @@ int jmd_sched_replay(jmd_t *j, const struct journal *jr, char *msg, size_t cap)
         if (jrec->state == PROTO_TASK_SUCCEEDED) {
             const struct spec_task *sp = &j->spec->tasks[ti];
             double exec_s = jrec->end_s > jrec->start_s ? jrec->end_s - jrec->start_s : 0;
-            estimator_observe(j->est, sp->stage, sp->input_bytes, exec_s, 0);
+            estimator_observe(j->core.est, sp->stage, sp->input_bytes, exec_s, 0);
             j->run_actual_s += exec_s;
         }
     }
     /* The DAG in topological order: each task that succeeded is ready by the time it comes (its
        parents succeeded before it, and the writer journals them first). */
     size_t nt, done = 0, orphans = 0;
-    const size_t *topo = dag_topo(j->dag, &nt);
+    const size_t *topo = dag_topo(j->core.dag, &nt);
     for (size_t k = 0; k < nt; k++) {
         size_t ti = topo[k];
         if (!ok[ti])
             continue;
-        if (dag_state(j->dag, ti) != DAG_READY || dag_start(j->dag, ti) != 0 ||
-            dag_succeed(j->dag, ti, NULL) != 0) {
+        if (dag_state(j->core.dag, ti) != DAG_READY || dag_start(j->core.dag, ti) != 0 ||
+            dag_succeed(j->core.dag, ti, NULL) != 0) {
             orphans++;
             continue;
         }
         done++;
     }
     mem_free(ok);
-    readyq_clear(j->rq); /* what replay started is no longer ready */
+    readyq_clear(j->core.rq); /* what replay started is no longer ready */
     jmd_sched_ready_sync(j, jmd_now(j));
     if (orphans > 0)
         log_warn("journal: %zu tasks succeeded before a parent of theirs did (run again)", orphans);
     for (size_t i = 0; i < n && !j->resume_end[0]; i++)
-        if ((int)j->tasks[i].failures >= j->o.max_attempts && dag_state(j->dag, i) != DAG_SUCCEEDED)
+        if ((int)j->tasks[i].failures >= j->o.max_attempts &&
+            dag_state(j->core.dag, i) != DAG_SUCCEEDED)
             snprintf(j->resume_end, sizeof j->resume_end, "task \"%s\" failed %u times",
                      j->spec->tasks[i].id, j->tasks[i].failures);
     log_info("journal replayed: version %d, %zu attempts, %zu of %zu tasks succeeded%s",
@@ -143,13 +144,13 @@ void jmd_resume_adopt(jmd_t *j, size_t ti, const proto_task_status_t *st, long n
     int cls =
         st->task_class == PROTO_CLASS_OPPORTUNISTIC ? DISPATCH_OPPORTUNISTIC : DISPATCH_REGULAR;
     int64_t now = jmd_now(j);
-    int rc = attempt_adopt(j->att, ti, st->attempt, (int)n, cls, now);
+    int rc = attempt_adopt(j->core.att, ti, st->attempt, (int)n, cls, now);
     if (rc) {
         log_warn("cannot adopt %s attempt %u: %s", j->spec->tasks[ti].id, st->attempt,
                  err_text(rc));
         return;
     }
-    (void)readyq_remove(j->rq, ti); /* ERR_NOTFOUND: it was not queued */
+    (void)readyq_remove(j->core.rq, ti); /* ERR_NOTFOUND: it was not queued */
     t->pn_wait_s = -1;
     t->disp_mono = now;
     t->run_mono = 0;

@@ -182,7 +182,7 @@ static void jmd_rm__check_fit(jmd_t *j)
     uint64_t mem = 0;
     int fits = 1;
     for (size_t i = 0; i < j->spec->ntasks; i++) {
-        enum dag_state st = dag_state(j->dag, i);
+        enum dag_state st = dag_state(j->core.dag, i);
         if (st != DAG_WAITING && st != DAG_READY)
             continue;
         const struct spec_task *t = &j->spec->tasks[i];
@@ -494,7 +494,7 @@ void jmd_rm_note_outcome(jmd_t *j, uint32_t node, int ok)
 /* The demand a renewal carries: jm/grant.h's rule. */
 static uint32_t jmd_rm__demand(const jmd_t *j)
 {
-    return grant_demand(j->dag, j->disp, GRAIN_UNITS, PROTO_MAX_TOKENS);
+    return grant_demand(j->core.dag, j->core.disp, GRAIN_UNITS, PROTO_MAX_TOKENS);
 }
 
 /* A new renewal takes what is counted: whatever an earlier one carried without an ack (its key
@@ -545,10 +545,10 @@ static void jmd_rm__send(jmd_t *j, struct jmd_call *c)
                    : j->outcome == JMD_CANCELLED ? PROTO_JOB_CANCELLED
                                                  : PROTO_JOB_RUNNING;
         r->tasks_total = (uint32_t)j->spec->ntasks;
-        r->tasks_succeeded = (uint32_t)dag_count(j->dag, DAG_SUCCEEDED);
-        r->tasks_failed = (uint32_t)dag_count(j->dag, DAG_FAILED);
-        r->running_regular = (uint32_t)dispatch_regular(j->disp);
-        r->running_opportunistic = (uint32_t)dispatch_opportunistic(j->disp);
+        r->tasks_succeeded = (uint32_t)dag_count(j->core.dag, DAG_SUCCEEDED);
+        r->tasks_failed = (uint32_t)dag_count(j->core.dag, DAG_FAILED);
+        r->running_regular = (uint32_t)dispatch_regular(j->core.disp);
+        r->running_opportunistic = (uint32_t)dispatch_opportunistic(j->core.disp);
         r->deadline_ms = j->has_deadline ? (uint64_t)(j->deadline_s * 1000.0 + 0.5) : 0;
         r->eta_ms = j->eta_s > 0 ? (uint64_t)(j->eta_s * 1000.0 + 0.5) : 0;
         r->eta_p95_ms = j->eta_p95_s > 0 ? (uint64_t)(j->eta_p95_s * 1000.0 + 0.5) : 0;

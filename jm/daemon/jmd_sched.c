@@ -27,7 +27,8 @@
  * it is dispatched or adopted. Keyed by its stage's priority and its input (jm/priority.h). */
 void jmd_sched_ready_add(jmd_t *j, size_t task, int64_t now)
 {
-    int rc = round_ready_add(j->rq, j->att, j->spec, j->task_bl, task); /* jm/round.h */
+    int rc =
+        round_ready_add(j->core.rq, j->core.att, j->spec, j->core.task_bl, task); /* jm/round.h */
     if (rc == 1)
         j->tasks[task].ready_mono = now;
     else if (rc < 0)
@@ -39,9 +40,9 @@ void jmd_sched_ready_add(jmd_t *j, size_t task, int64_t now)
 void jmd_sched_ready_sync(jmd_t *j, int64_t now)
 {
     size_t n;
-    const size_t *ready = dag_ready(j->dag, &n);
+    const size_t *ready = dag_ready(j->core.dag, &n);
     for (size_t i = 0; i < n; i++)
-        if (!readyq_contains(j->rq, ready[i]))
+        if (!readyq_contains(j->core.rq, ready[i]))
             jmd_sched_ready_add(j, ready[i], now);
 }
 
@@ -50,15 +51,15 @@ void jmd_sched_ready_sync(jmd_t *j, int64_t now)
  * back to waiting): the queue is rebuilt from the ready list, keeping the ready times. */
 static void jmd_sched__ready_check(jmd_t *j, int64_t now)
 {
-    if (readyq_count(j->rq) + attempt_held(j->att) == dag_count(j->dag, DAG_READY))
+    if (readyq_count(j->core.rq) + attempt_held(j->core.att) == dag_count(j->core.dag, DAG_READY))
         return;
-    log_debug("ready queue: %zu tasks, the DAG has %zu ready: rebuilt", readyq_count(j->rq),
-              dag_count(j->dag, DAG_READY));
+    log_debug("ready queue: %zu tasks, the DAG has %zu ready: rebuilt", readyq_count(j->core.rq),
+              dag_count(j->core.dag, DAG_READY));
     size_t n;
-    const size_t *ready = dag_ready(j->dag, &n);
-    readyq_clear(j->rq);
+    const size_t *ready = dag_ready(j->core.dag, &n);
+    readyq_clear(j->core.rq);
     for (size_t i = 0; i < n; i++) {
-        int rc = round_ready_add(j->rq, j->att, j->spec, j->task_bl, ready[i]);
+        int rc = round_ready_add(j->core.rq, j->core.att, j->spec, j->core.task_bl, ready[i]);
         if (rc < 0)
             log_error("%s cannot enter the ready queue: %s", j->spec->tasks[ready[i]].id,
                       err_text(rc));
@@ -71,49 +72,49 @@ int jmd_sched_init(jmd_t *j, char *msg, size_t cap)
 {
     size_t n = j->spec->ntasks;
     usage_init(&j->usage, PROTO_MAX_SKYLINE);
-    int rc = dag_new(j->spec, &j->dag);
+    int rc = dag_new(j->spec, &j->core.dag);
     if (!rc)
-        rc = estimator_new(NULL, j->spec->nstages, &j->est);
+        rc = estimator_new(NULL, j->spec->nstages, &j->core.est);
     struct dispatch_config dc;
     dispatch_config_default(&dc);
     dc.opp_factor = j->o.opp_factor;
     if (!rc)
-        rc = dispatch_new(&dc, n, &j->disp);
+        rc = dispatch_new(&dc, n, &j->core.disp);
     struct place_config pc;
     place_config_daemon(&pc);
     if (!rc)
-        rc = place_new(j->spec, &pc, &j->place);
+        rc = place_new(j->spec, &pc, &j->core.place);
     if (!rc)
-        rc = readyq_new(n, &j->rq);
+        rc = readyq_new(n, &j->core.rq);
     if (!rc)
         rc = view_new(&j->view);
     if (rc)
         return err_fmt(msg, cap, rc, "cannot set up the job's state: %s", err_text(rc));
     j->tasks = mem_calloc(n, sizeof *j->tasks);
-    j->task_bl = mem_calloc(n, sizeof *j->task_bl);
-    j->stage_prio = mem_calloc(j->spec->nstages, sizeof *j->stage_prio);
+    j->core.task_bl = mem_calloc(n, sizeof *j->core.task_bl);
+    j->core.stage_prio = mem_calloc(j->spec->nstages, sizeof *j->core.stage_prio);
     j->ready_buf = mem_calloc(JMD_SCHED__BATCH, sizeof *j->ready_buf);
     j->remaining_buf = mem_calloc(n, sizeof *j->remaining_buf);
     j->estimate_buf = mem_calloc(n, sizeof *j->estimate_buf);
-    j->matches = mem_calloc(JMD_SCHED__BATCH, sizeof *j->matches);
-    if (!j->tasks || !j->task_bl || !j->stage_prio || !j->ready_buf || !j->remaining_buf ||
-        !j->estimate_buf || !j->matches)
+    j->core.matches = mem_calloc(JMD_SCHED__BATCH, sizeof *j->core.matches);
+    if (!j->tasks || !j->core.task_bl || !j->core.stage_prio || !j->ready_buf ||
+        !j->remaining_buf || !j->estimate_buf || !j->core.matches)
         return err_fmt(msg, cap, ERR_NOMEM, "out of memory for %zu tasks", n);
     struct attempt_config ac;
     attempt_config_default(&ac);
     ac.max_attempts = j->o.max_attempts;
     ac.node_timeout_s = (double)j->o.node_timeout_ms / 1000.0;
-    rc = attempt_new(&ac, n, j->dag, j->disp, j->tasks, sizeof *j->tasks, &j->att);
+    rc = attempt_new(&ac, n, j->core.dag, j->core.disp, j->tasks, sizeof *j->tasks, &j->core.att);
     if (rc)
         return err_fmt(msg, cap, rc, "cannot set up the job's attempts: %s", err_text(rc));
-    if (priority_compute(j->dag, NULL, j->task_bl, j->stage_prio) != 0)
+    if (priority_compute(j->core.dag, NULL, j->core.task_bl, j->core.stage_prio) != 0)
         return err_fmt(msg, cap, ERR_NOMEM, "out of memory computing priorities");
     int64_t now = jmd_now(j);
     for (size_t i = 0; i < n; i++)
         j->tasks[i].ready_mono = now;
     j->token_cpu = ARBITER_TOKEN_CPU_DEFAULT;
     j->token_mem_mb = ARBITER_TOKEN_MEM_MB_DEFAULT;
-    if (grant_set_costs(j->disp, j->spec, j->token_cpu, j->token_mem_mb) != 0)
+    if (grant_set_costs(j->core.disp, j->spec, j->token_cpu, j->token_mem_mb) != 0)
         return err_fmt(msg, cap, ERR_STATE, "cannot set the tasks' token costs");
     if (id_random_u64(&j->rng) != 0 || j->rng == 0)
         j->rng = (uint64_t)clock_mono_ns() | 1;
@@ -125,25 +126,15 @@ int jmd_sched_init(jmd_t *j, char *msg, size_t cap)
 void jmd_sched_close(jmd_t *j)
 {
     jmd_spec_close(j);
-    attempt_destroy(&j->att);
-    place_destroy(&j->place);
-    readyq_destroy(&j->rq);
-    dispatch_destroy(&j->disp);
-    estimator_destroy(&j->est);
-    dag_destroy(&j->dag);
+    round_job_close(&j->core);
     view_destroy(&j->view);
     mem_free(j->tasks);
-    mem_free(j->task_bl);
-    mem_free(j->stage_prio);
     mem_free(j->ready_buf);
     mem_free(j->remaining_buf);
     mem_free(j->estimate_buf);
-    j->remaining_buf = j->estimate_buf = NULL;
-    mem_free(j->matches);
     j->tasks = NULL;
-    j->task_bl = j->stage_prio = NULL;
     j->ready_buf = NULL;
-    j->matches = NULL;
+    j->remaining_buf = j->estimate_buf = NULL;
 }
 
 double jmd_sched_prio(const jmd_t *j, size_t task)
@@ -153,7 +144,7 @@ double jmd_sched_prio(const jmd_t *j, size_t task)
        the 7 s task, on the critical path, three seconds late. Ties keep the stage's order
        (input size, then spec order). */
     const struct spec_task *sp = &j->spec->tasks[task];
-    return j->task_bl ? j->task_bl[task] : j->stage_prio[sp->stage];
+    return j->core.task_bl ? j->core.task_bl[task] : j->core.stage_prio[sp->stage];
 }
 
 void jmd_sched_request(jmd_t *j)
@@ -164,7 +155,7 @@ void jmd_sched_request(jmd_t *j)
 void jmd_sched_view_changed(jmd_t *j)
 {
     if (view_count(j->view) != j->view_nodes_resolved) {
-        if (place_resolve(j->place, j->view) == 0)
+        if (place_resolve(j->core.place, j->view) == 0)
             j->view_nodes_resolved = view_count(j->view);
     }
     view_refresh_light(j->view, JMD_SCHED__LIGHT);
@@ -178,7 +169,7 @@ void jmd_sched_upgrades(jmd_t *j)
 {
     struct attempt_action act[64];
     size_t k;
-    while ((k = attempt_upgrades(j->att, j->task_bl, jmd_now(j), act, 64)) > 0) {
+    while ((k = attempt_upgrades(j->core.att, j->core.task_bl, jmd_now(j), act, 64)) > 0) {
         for (size_t i = 0; i < k; i++) {
             size_t task = act[i].task;
             if (jmd_spec_upgrade(j, task))
@@ -207,8 +198,8 @@ static void jmd_sched__downgrades(jmd_t *j)
     }
     struct attempt_action act[64];
     size_t k;
-    while ((k = attempt_downgrades(j->att, j->task_bl, j->remaining_buf, j->estimate_buf, now, act,
-                                   64)) > 0) {
+    while ((k = attempt_downgrades(j->core.att, j->core.task_bl, j->remaining_buf, j->estimate_buf,
+                                   now, act, 64)) > 0) {
         for (size_t i = 0; i < k; i++) {
             size_t task = act[i].task;
             const struct jmd_task *t = &j->tasks[task];
@@ -238,7 +229,7 @@ void jmd_sched_token_size(jmd_t *j, double token_cpu, uint64_t token_mem_mb, uin
              (unsigned long long)token_mem_mb, j->token_cpu, (unsigned long long)j->token_mem_mb);
     j->token_cpu = token_cpu;
     j->token_mem_mb = token_mem_mb;
-    if (grant_set_costs(j->disp, j->spec, token_cpu, token_mem_mb) != 0)
+    if (grant_set_costs(j->core.disp, j->spec, token_cpu, token_mem_mb) != 0)
         log_error("cannot set the tasks' token costs at the new token size");
     jmd_jockey_resize(j);
 }
@@ -246,9 +237,9 @@ void jmd_sched_token_size(jmd_t *j, double token_cpu, uint64_t token_mem_mb, uin
 void jmd_sched_tokens(jmd_t *j, uint32_t granted)
 {
     j->granted = granted;
-    dispatch_set_tokens(j->disp, jmd_spec_tokens(j, granted));
+    dispatch_set_tokens(j->core.disp, jmd_spec_tokens(j, granted));
     jmd_jockey_allowance(j);
-    int due = grant_take(j->disp); /* jm/grant.h */
+    int due = grant_take(j->core.disp); /* jm/grant.h */
     if (due & GRANT_DOWNGRADE)
         jmd_sched__downgrades(j);
     if (due & GRANT_UPGRADE)
@@ -261,7 +252,8 @@ void jmd_sched_tokens(jmd_t *j, uint32_t granted)
  * ready queue, with their keys and their ready time unchanged (jm/round.h). */
 static void jmd_sched__ready_back(jmd_t *j, size_t n)
 {
-    int rc = round_ready_back(j->rq, j->dag, j->att, j->spec, j->task_bl, j->ready_buf, n);
+    int rc = round_ready_back(j->core.rq, j->core.dag, j->core.att, j->spec, j->core.task_bl,
+                              j->ready_buf, n);
     if (rc)
         log_error("a task cannot go back into the ready queue: %s", err_text(rc));
 }
@@ -271,9 +263,9 @@ static void jmd_sched__ready_back(jmd_t *j, size_t n)
 /* The units waiting regular tasks could yield to a match on a node with room (place_yield). */
 static uint64_t jmd_sched__yieldable(jmd_t *j, int64_t now)
 {
-    if (!place_get_config(j->place)->yield)
+    if (!place_get_config(j->core.place)->yield)
         return 0;
-    return attempt_yieldable(j->att, JMD_SCHED__YIELD_MS, now);
+    return attempt_yieldable(j->core.att, JMD_SCHED__YIELD_MS, now);
 }
 
 /* Waiting regular tasks yield their units to `task`, whose node can start it now (place_yield,
@@ -282,7 +274,7 @@ static uint64_t jmd_sched__yieldable(jmd_t *j, int64_t now)
 static size_t jmd_sched__yield(jmd_t *j, size_t task, int64_t now)
 {
     struct attempt_action act[64];
-    size_t k = attempt_yield(j->att, task, j->task_bl, JMD_SCHED__YIELD_MS, now, act, 64);
+    size_t k = attempt_yield(j->core.att, task, j->core.task_bl, JMD_SCHED__YIELD_MS, now, act, 64);
     for (size_t i = 0; i < k; i++) {
         if (act[i].node >= 0)
             jmd_pn_downgrade(j, act[i].task, (uint32_t)act[i].node, 0);
@@ -317,26 +309,26 @@ void jmd_sched_round(jmd_t *j)
     jmd_out_flush(j);
     jmd_sched__ready_check(j, now);
     for (int round = 0; round < JMD_SCHED__ROUNDS; round++) {
-        dispatch_round(j->disp);
+        dispatch_round(j->core.disp);
         uint64_t yieldable = jmd_sched__yieldable(j, now);
-        if (!round_can_place(j->disp, yieldable))
+        if (!round_can_place(j->core.disp, yieldable))
             return;
         /* The batch: the first ready tasks in priority order, as many as the token units free
            now and a few more (jm/round.h). */
-        size_t batch = round_batch(j->disp, yieldable, JMD_SCHED__BATCH);
-        size_t got = readyq_pop(j->rq, j->ready_buf, batch), n = 0;
+        size_t batch = round_batch(j->core.disp, yieldable, JMD_SCHED__BATCH);
+        size_t got = readyq_pop(j->core.rq, j->ready_buf, batch), n = 0;
         if (got == 0)
             return;
         for (size_t i = 0; i < got; i++) /* none should be otherwise: a guard, not a path */
-            if (dag_state(j->dag, j->ready_buf[i]) == DAG_READY)
+            if (dag_state(j->core.dag, j->ready_buf[i]) == DAG_READY)
                 j->ready_buf[n++] = j->ready_buf[i];
         if (n == 0)
             continue;
         size_t nm = 0; /* its regular tasks queued at each node, for place_overtakes */
-        int rc = place_queued_update(j->place, j->att, j->task_bl);
+        int rc = place_queued_update(j->core.place, j->core.att, j->core.task_bl);
         if (rc == 0)
-            rc = place_round(j->place, j->view, j->est, j->ready_buf, n, now, rng_draw,
-                             &j->place_rng, j->matches, &nm);
+            rc = place_round(j->core.place, j->view, j->core.est, j->ready_buf, n, now, rng_draw,
+                             &j->place_rng, j->core.matches, &nm);
         if (rc) {
             jmd_sched__ready_back(j, n);
             log_error("placement failed: %s", err_text(rc));
@@ -344,22 +336,23 @@ void jmd_sched_round(jmd_t *j)
         }
         size_t placed = 0, held = 0;
         for (size_t i = 0; i < nm; i++) {
-            struct place_match *pm = &j->matches[i];
+            struct place_match *pm = &j->core.matches[i];
             /* held unless it would start ahead of its own job's queued work (place.h) */
-            if (!place_overtakes(j->place, pm, j->task_bl) &&
-                place_hold(place_get_config(j->place), pm,
+            if (!place_overtakes(j->core.place, pm, j->core.task_bl) &&
+                place_hold(place_get_config(j->core.place), pm,
                            (double)(now - j->tasks[pm->task].ready_mono) / 1000.0)) {
                 held++; /* stays ready: a node with room, or the hold's end, places it */
                 log_debug("%s held: best %s waits ~%.2f s", j->spec->tasks[pm->task].id,
                           view_node(j->view, pm->node)->name, pm->est.w_s);
                 continue;
             }
-            int cls = dispatch_place(j->disp, pm->task);
-            if (cls == DISPATCH_NONE && place_yield(place_get_config(j->place), pm) &&
+            int cls = dispatch_place(j->core.disp, pm->task);
+            if (cls == DISPATCH_NONE && place_yield(place_get_config(j->core.place), pm) &&
                 jmd_sched__yield(j, pm->task, now) > 0)
-                cls = dispatch_place(j->disp, pm->task); /* the units its node can start now */
+                cls = dispatch_place(j->core.disp, pm->task); /* the units its node can start now */
             if (cls == DISPATCH_NONE) { /* this one does not fit; a smaller one may */
-                if (dispatch_next(j->disp) == DISPATCH_NONE && jmd_sched__yieldable(j, now) == 0) {
+                if (dispatch_next(j->core.disp) == DISPATCH_NONE &&
+                    jmd_sched__yieldable(j, now) == 0) {
                     jmd_sched__ready_back(j, n);
                     return;
                 }
@@ -408,17 +401,17 @@ void jmd_sched_status(jmd_t *j, const proto_task_status_t *st, long link)
     struct jmd_task *t = &j->tasks[ti];
     int live = st->state == PROTO_TASK_QUEUED || st->state == PROTO_TASK_STAGING ||
                st->state == PROTO_TASK_RUNNING;
-    attempt_note_seen(j->att, (size_t)ti, st->attempt);
+    attempt_note_seen(j->core.att, (size_t)ti, st->attempt);
     if (jmd_spec_status(j, (size_t)ti, st))
         return; /* an extra attempt's (jmd_spec.c) */
-    if (!attempt_tracks(j->att, (size_t)ti, st->attempt)) {
+    if (!attempt_tracks(j->core.att, (size_t)ti, st->attempt)) {
         /* Not the attempt we track. A resumed JM adopts what an earlier incarnation left at the
            nodes: an attempt above any journaled one, of a task ready here. Any other live one
            is a stray (journaled as ended, or beside the attempt we track): cancelled. Outside a
            resume this is an earlier attempt, or a repeat after the outcome: ignored. */
         long n = link >= 0 ? link : (st->node ? view_find(j->view, st->node) : -1);
         if (j->o.resume && n >= 0 && !t->inflight && st->attempt > t->attempt &&
-            dag_state(j->dag, (size_t)ti) == DAG_READY && j->outcome == JMD_RUNNING) {
+            dag_state(j->core.dag, (size_t)ti) == DAG_READY && j->outcome == JMD_RUNNING) {
             jmd_resume_adopt(j, (size_t)ti, st, n);
         } else {
             if (j->o.resume && live && n >= 0 && j->outcome == JMD_RUNNING)
@@ -458,7 +451,7 @@ void jmd_sched_create_refused(jmd_t *j, uint64_t req_id, int code, const char *w
     size_t task;
     uint32_t attempt;
     jmd_pn_req_split(req_id, &task, &attempt);
-    if (task >= j->spec->ntasks || !attempt_tracks(j->att, task, attempt))
+    if (task >= j->spec->ntasks || !attempt_tracks(j->core.att, task, attempt))
         return;
     char reason[256];
     snprintf(reason, sizeof reason, "refused by the node: %s", why);
@@ -478,7 +471,7 @@ enum attempt_node jmd_sched_node_check(const jmd_t *j, uint32_t n, int64_t place
         .heard_ms = n < j->nlinks ? j->links[n].heard_mono : now, /* no link: never silent */
         .placed_ms = placed_ms,
     };
-    return attempt_node_check(attempt_get_config(j->att), &o, now);
+    return attempt_node_check(attempt_get_config(j->core.att), &o, now);
 }
 
 void jmd_sched_tick(jmd_t *j)
@@ -512,7 +505,7 @@ void jmd_sched_tick(jmd_t *j)
             return;
     }
     size_t due[64], k;
-    while ((k = attempt_due(j->att, now, due, 64)) > 0) { /* back-offs that ended */
+    while ((k = attempt_due(j->core.att, now, due, 64)) > 0) { /* back-offs that ended */
         for (size_t i = 0; i < k; i++)
             jmd_sched_ready_add(j, due[i], now);
         jmd_sched_request(j);

@@ -102,7 +102,7 @@ void jmd_spec__units(jmd_t *j, int cls, uint32_t cost, int add)
     else
         *u = *u >= cost ? *u - cost : 0;
     if (cls == DISPATCH_REGULAR)
-        dispatch_set_tokens(j->disp, jmd_spec_tokens(j, j->granted));
+        dispatch_set_tokens(j->core.disp, jmd_spec_tokens(j, j->granted));
 }
 
 int jmd_spec__node_down(const jmd_t *j, uint32_t n)
@@ -204,7 +204,7 @@ void jmd_spec__swap(jmd_t *j, size_t task, size_t k)
         .est = t->est,
     };
     int64_t now = jmd_now(j);
-    int rc = attempt_takeover(j->att, task, e->attempt, e->node, e->cls, e->running, now);
+    int rc = attempt_takeover(j->core.att, task, e->attempt, e->node, e->cls, e->running, now);
     if (rc)
         log_error("%s: attempt %u cannot take over: %s", j->spec->tasks[task].id, e->attempt,
                   err_text(rc));
@@ -327,7 +327,7 @@ int jmd_spec_status(jmd_t *j, size_t task, const proto_task_status_t *st)
     }
     default: {
         int state = (int)st->state;
-        attempt_extra_ended(j->att, task, state);
+        attempt_extra_ended(j->core.att, task, state);
         if (state == PROTO_TASK_FAILED)
             j->attempts_failed++;
         (void)speculate_task_failed(&jt->x->st, e->attempt);

@@ -51,7 +51,7 @@ static int jmd_spec__start(jmd_t *j, size_t task, uint32_t node, int cls, int du
         if (t->running)
             (void)speculate_task_started(&jt->x->st, t->attempt, 0, NULL, 0);
     }
-    uint32_t attempt = attempt_reserve(j->att, task);
+    uint32_t attempt = attempt_reserve(j->core.att, task);
     int rc = speculate_task_add(&jt->x->st, attempt, (int32_t)node, 1);
     if (rc) {
         if (jt->x->n == 0) {
@@ -68,14 +68,14 @@ static int jmd_spec__start(jmd_t *j, size_t task, uint32_t node, int cls, int du
     e->dup = dup;
     e->disp_mono = now;
     e->disp_wall = clock_wall_ms();
-    e->cost = dispatch_cost(j->disp, task);
+    e->cost = dispatch_cost(j->core.disp, task);
     e->est = *est;
     if (!dup) {
         s->inflight++;
         s->stage_inflight[j->spec->tasks[task].stage]++;
     }
     jmd_spec__units(j, cls, e->cost, 1);
-    if ((rc = place_claim(j->place, task, node, now)) != 0)
+    if ((rc = place_claim(j->core.place, task, node, now)) != 0)
         log_warn("%s: the claim on node %u was not recorded (%s)", j->spec->tasks[task].id, node,
                  err_text(rc));
     return 0;
@@ -107,7 +107,7 @@ static size_t jmd_spec__flight(jmd_t *j, const size_t **out)
 {
     struct jmd_spec *s = j->sp;
     size_t n;
-    const size_t *r = dag_running(j->dag, &n);
+    const size_t *r = dag_running(j->core.dag, &n);
     if (n > s->capflight) {
         size_t c = n < 64 ? 64 : 2 * n;
         size_t *p = mem_reallocarray(s->flight, c, sizeof *p);
@@ -142,8 +142,8 @@ static void jmd_spec__stragglers(jmd_t *j, int64_t now)
         const struct spec_task *sp = &j->spec->tasks[i];
         const struct speculate_dist *d = &s->dist[sp->stage];
         struct jmd_spec__other o = {j, i};
-        struct judge_where wh = {j->est, j->view,         place_task(j->place, i),
-                                 now,    jmd_spec__taken, &o};
+        struct judge_where wh = {j->core.est, j->view,         place_task(j->core.place, i),
+                                 now,         jmd_spec__taken, &o};
         struct judge_running jr = {
             .elapsed_s = (double)(now - t->run_mono) / 1000.0,
             .io_s = t->est.io_s,
@@ -169,7 +169,7 @@ static void jmd_spec__stragglers(jmd_t *j, int64_t now)
         double r = 0;
         if (judge_running(&s->scfg, &wh, &jr, &to, &e, &in, &why, &r) != SPECULATE_COPY)
             continue;
-        enum dispatch_class cls = attempt_copy_class(j->disp, i, sp->speculate, s->opp_units);
+        enum dispatch_class cls = attempt_copy_class(j->core.disp, i, sp->speculate, s->opp_units);
         if (cls == DISPATCH_NONE) {
             log_debug("%s: a copy would save %.1f s, but no token or allowance is free", sp->id,
                       why.saving_s);
@@ -233,15 +233,15 @@ static void jmd_spec__lost_outputs(jmd_t *j, int64_t now)
     for (size_t q = 0; q < s->nlocal; q++) {
         size_t p = s->local[q];
         struct jmd_spec_task *jt = &s->t[p];
-        if (jt->done_node < 0 || dag_state(j->dag, p) != DAG_SUCCEEDED ||
+        if (jt->done_node < 0 || dag_state(j->core.dag, p) != DAG_SUCCEEDED ||
             !jmd_spec__node_down(j, (uint32_t)jt->done_node))
             continue;
         size_t nd;
-        const size_t *dep = dag_dependents(j->dag, p, &nd);
+        const size_t *dep = dag_dependents(j->core.dag, p, &nd);
         size_t need = 0;
         const char *child = NULL;
         for (size_t i = 0; i < nd; i++)
-            if (dag_state(j->dag, dep[i]) != DAG_SUCCEEDED) {
+            if (dag_state(j->core.dag, dep[i]) != DAG_SUCCEEDED) {
                 need++;
                 child = j->spec->tasks[dep[i]].id;
             }
@@ -256,14 +256,14 @@ static void jmd_spec__lost_outputs(jmd_t *j, int64_t now)
         for (size_t i = 0; i < nd; i++) {
             size_t c = dep[i];
             struct jmd_task *ct = &j->tasks[c];
-            if (dag_state(j->dag, c) != DAG_RUNNING || !ct->inflight)
+            if (dag_state(j->core.dag, c) != DAG_RUNNING || !ct->inflight)
                 continue;
             struct attempt_event ev = {.kind = ATTEMPT_EV_CANCEL, .task = c};
             jmd_sched_event(j, &ev, NULL, why);
             if (j->outcome != JMD_RUNNING)
                 return;
         }
-        int rc = dag_redo(j->dag, p);
+        int rc = dag_redo(j->core.dag, p);
         if (rc != 0) {
             log_warn("%s: its node-local outputs were lost with %s, but it cannot run again (%s)",
                      j->spec->tasks[p].id, node, err_text(rc));
@@ -271,10 +271,10 @@ static void jmd_spec__lost_outputs(jmd_t *j, int64_t now)
             continue;
         }
         for (size_t i = 0; i < nd; i++)
-            if (dag_state(j->dag, dep[i]) == DAG_WAITING)
-                (void)readyq_remove(j->rq, dep[i]); /* ERR_NOTFOUND: it was not queued */
+            if (dag_state(j->core.dag, dep[i]) == DAG_WAITING)
+                (void)readyq_remove(j->core.rq, dep[i]); /* ERR_NOTFOUND: it was not queued */
         const struct spec_task *sp = &j->spec->tasks[p];
-        rc = readyq_push(j->rq, p, jmd_sched_prio(j, p), sp->input_bytes);
+        rc = readyq_push(j->core.rq, p, jmd_sched_prio(j, p), sp->input_bytes);
         if (rc == 0)
             j->tasks[p].ready_mono = now;
         else
@@ -322,8 +322,8 @@ void jmd_spec_correct(jmd_t *j, int64_t now)
         looked++;
         const struct spec_task *sp = &j->spec->tasks[i];
         struct jmd_spec__other o = {j, i};
-        struct judge_where wh = {j->est, j->view,         place_task(j->place, i),
-                                 now,    jmd_spec__taken, &o};
+        struct judge_where wh = {j->core.est, j->view,         place_task(j->core.place, i),
+                                 now,         jmd_spec__taken, &o};
         struct judge_queued q = {
             .node = (uint32_t)t->node,
             .waited_s = (double)(now - t->disp_mono) / 1000.0,
@@ -335,7 +335,7 @@ void jmd_spec_correct(jmd_t *j, int64_t now)
             .moves = t->moves,
             .dups = jt->dups,
             .speculate = sp->speculate,
-            .no_room = attempt_copy_class(j->disp, i, 1, s->opp_units) == DISPATCH_NONE,
+            .no_room = attempt_copy_class(j->core.disp, i, 1, s->opp_units) == DISPATCH_NONE,
         };
         struct correct_dup_input in;
         struct estimate e;
@@ -366,7 +366,7 @@ void jmd_spec_correct(jmd_t *j, int64_t now)
             if (j->outcome != JMD_RUNNING)
                 return;
         } else if (act == CORRECT_ACT_DUPLICATE) {
-            enum dispatch_class cls = attempt_copy_class(j->disp, i, 1, s->opp_units);
+            enum dispatch_class cls = attempt_copy_class(j->core.disp, i, 1, s->opp_units);
             if (cls == DISPATCH_NONE)
                 continue;
             if (jmd_spec__start(j, i, (uint32_t)to, cls, 1, &e, now) != 0)
@@ -396,12 +396,13 @@ int jmd_spec_upgrade(jmd_t *j, size_t task)
         return 0; /* called for an upgrade: the task is regular already (jm/attempt.h) */
     int64_t now = jmd_now(j);
     struct jmd_spec__other o = {j, task};
-    struct judge_where wh = {j->est, j->view, place_task(j->place, task), now, jmd_spec__taken, &o};
+    struct judge_where wh = {j->core.est, j->view,         place_task(j->core.place, task),
+                             now,         jmd_spec__taken, &o};
     struct estimate alt;
     long to;
     double here_s;
-    if (!judge_upgrade(&s->ccfg, &wh, (uint32_t)t->node, j->task_bl ? j->task_bl[task] : 0, &to,
-                       &alt, &here_s))
+    if (!judge_upgrade(&s->ccfg, &wh, (uint32_t)t->node,
+                       j->core.task_bl ? j->core.task_bl[task] : 0, &to, &alt, &here_s))
         return 0; /* upgraded in place (jm/judge.h) */
     /* Re-placed as regular on the other node: a new regular attempt there takes the task's
        place at once and the opportunistic one is cancelled. */

@@ -157,7 +157,7 @@ static void succeed(struct h *h, const char *id)
     int64_t w = clock_wall_ms();
     status(h, t, jt->attempt, jt->node, PROTO_TASK_RUNNING, w - 1000, 0);
     status(h, t, jt->attempt, jt->node, PROTO_TASK_SUCCEEDED, w - 1000, w);
-    assert_int_equal(dag_state(h->j.dag, t), DAG_SUCCEEDED);
+    assert_int_equal(dag_state(h->j.core.dag, t), DAG_SUCCEEDED);
 }
 
 /* Makes `id` a running straggler of `ran_s` seconds. */
@@ -206,9 +206,9 @@ static void test_copy_wins_and_late_success_ignored(void **state)
     int64_t w = clock_wall_ms();
     /* the copy's statuses are accepted although the task's attempt is the original */
     status(h, m0, copy, copy_node, PROTO_TASK_RUNNING, w - 900, 0);
-    assert_int_equal(dag_state(j->dag, m0), DAG_RUNNING);
+    assert_int_equal(dag_state(j->core.dag, m0), DAG_RUNNING);
     status(h, m0, copy, copy_node, PROTO_TASK_SUCCEEDED, w - 900, w);
-    assert_int_equal(dag_state(j->dag, m0), DAG_SUCCEEDED);
+    assert_int_equal(dag_state(j->core.dag, m0), DAG_SUCCEEDED);
     assert_int_equal(j->spec_stats.copies_won, 1);
     assert_int_equal(jmd_spec_extra(j, m0), 0);
     assert_int_equal(count_recs(h, m0, PROTO_TASK_SUCCEEDED), 1);
@@ -242,14 +242,14 @@ static void test_original_fails_copy_goes_on(void **state)
     int64_t w = clock_wall_ms();
     status(h, m0, orig, orig_node, PROTO_TASK_FAILED, w - 30000, w);
     /* not retried: the copy is now the task's attempt */
-    assert_int_equal(dag_state(j->dag, m0), DAG_RUNNING);
+    assert_int_equal(dag_state(j->core.dag, m0), DAG_RUNNING);
     assert_int_equal(j->tasks[m0].attempt, copy);
     assert_int_equal(jmd_spec_extra(j, m0), 0);
     assert_int_equal(j->tasks[m0].failures, 1);
     int copy_node = j->tasks[m0].node;
     assert_int_not_equal(copy_node, orig_node);
     status(h, m0, copy, copy_node, PROTO_TASK_SUCCEEDED, w - 900, w);
-    assert_int_equal(dag_state(j->dag, m0), DAG_SUCCEEDED);
+    assert_int_equal(dag_state(j->core.dag, m0), DAG_SUCCEEDED);
     assert_int_equal(count_recs(h, m0, PROTO_TASK_FAILED), 1);
     assert_int_equal(count_recs(h, m0, PROTO_TASK_SUCCEEDED), 1);
 }
@@ -278,13 +278,13 @@ static void test_lost_output_reruns_producer(void **state)
     /* another node going down changes nothing */
     view_node_set(h, (node + 1) % NODES, 0);
     jmd_spec_tick(j, jmd_now(j));
-    assert_int_equal(dag_state(j->dag, p), DAG_SUCCEEDED);
+    assert_int_equal(dag_state(j->core.dag, p), DAG_SUCCEEDED);
     /* the producer's node goes down (the RM's verdict, no newer heartbeat): run again */
     view_node_set(h, node, 0);
     jmd_spec_tick(j, jmd_now(j));
     assert_int_equal(j->spec_stats.reruns, 1);
-    assert_int_equal(dag_state(j->dag, p), DAG_READY);
-    assert_int_equal(dag_state(j->dag, c), DAG_WAITING);
+    assert_int_equal(dag_state(j->core.dag, p), DAG_READY);
+    assert_int_equal(dag_state(j->core.dag, c), DAG_WAITING);
     assert_int_equal(j->attempts_failed, 0);
     /* it is placed again, elsewhere, and succeeds; once */
     jmd_sched_round(j);

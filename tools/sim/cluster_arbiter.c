@@ -233,12 +233,12 @@ static void ca__grant(struct ca *c, struct cl_world *w, size_t i, uint32_t token
 /* The renewal's demand and the tail's smaller target: the daemon's rules (jm/grant.h). */
 static uint32_t ca__demand(const struct cl_job *j)
 {
-    return grant_demand(j->dag, j->disp, GRAIN_UNITS, LEDGER_MAX_TOKENS);
+    return grant_demand(j->core.dag, j->core.disp, GRAIN_UNITS, LEDGER_MAX_TOKENS);
 }
 
 static uint32_t ca__tail(const struct cl_job *j, uint32_t target)
 {
-    return grant_tail(j->dag, j->disp, j->spec->ntasks, GRAIN_UNITS, target);
+    return grant_tail(j->core.dag, j->core.disp, j->spec->ntasks, GRAIN_UNITS, target);
 }
 
 static int ca__request(struct ca *c, struct cl_world *w, size_t i, uint32_t target)
@@ -276,7 +276,7 @@ static void ca__renew_ev(engine_t *e, void *ctx, uint64_t job)
         ledger_cmd_init(&cmd, LEDGER_CMD_LEASE_RENEW);
         cmd.job = x->id;
         size_t nt = j->spec->ntasks ? j->spec->ntasks : 1;
-        cmd.done_permille = (uint32_t)(1000 * dag_count(j->dag, DAG_SUCCEEDED) / nt);
+        cmd.done_permille = (uint32_t)(1000 * dag_count(j->core.dag, DAG_SUCCEEDED) / nt);
         cmd.count = ca__demand(j);
         rc = ca__apply(c, &cmd, now, &r);
     }
@@ -355,7 +355,7 @@ static int ca__arrive(void *ctx, void *world, size_t i)
         if ((rc = ca__apply(c, &cmd, now, &r)) != 0)
             return rc;
     }
-    dispatch_set_tokens(w->jobs[i].disp, 0);
+    dispatch_set_tokens(w->jobs[i].core.disp, 0);
     if ((rc = ca__request(c, w, i, sj->width)) != 0)
         return rc;
     return engine_after(w->eng, CA_RENEW_S, ca__renew_ev, w, i);

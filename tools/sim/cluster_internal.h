@@ -12,6 +12,7 @@
 #include "jm/estimator.h"
 #include "jm/place.h"
 #include "jm/readyq.h"
+#include "jm/round.h"
 #include "jm/view.h"
 #include "pn/matrix.h"
 #include "pn/queue.h"
@@ -65,16 +66,9 @@ struct cl_task {
 struct cl_job {
     size_t idx;
     const struct spec *spec;
-    dag_t *dag;
-    estimator_t *est;
-    dispatch_t *disp;
-    place_t *place;
+    struct round_job core; /* as the daemon's (jm/round.h): the same modules, driven alike */
     struct cl_task *tasks;
-    attempt_t *att; /* the attempts' lifecycle: jm/attempt.h, as the daemon drives it */
-    double *stage_prio, *task_bl;
-    readyq_t *rq;  /* ready tasks in the daemon's order (task bottom level, bytes, index) */
     size_t *ready; /* scratch: a round's batch */
-    struct place_match *matches;
     struct rng rng;
     struct cl_jockey *jk; /* Jockey's loop (cluster_jockey.c) or NULL: cfg.tokens throughout */
     const double *run_s;  /* cluster_job.run_s (borrowed) or NULL */

@@ -46,32 +46,33 @@ int cl_job_init(struct cl_world *w, struct cl_job *j, const struct cluster_job *
     ac.max_attempts = w->cfg.max_attempts;
     ac.node_timeout_s = w->cfg.node_timeout_s;
     int rc;
-    if ((rc = dag_new(j->spec, &j->dag)) != 0 ||
-        (rc = estimator_new(&ec, j->spec->nstages, &j->est)) != 0 ||
-        (rc = dispatch_new(&dc, nt, &j->disp)) != 0 ||
-        (rc = place_new(j->spec, &pc, &j->place)) != 0 || (rc = readyq_new(nt, &j->rq)) != 0 ||
-        (rc = attempt_new(&ac, nt, j->dag, j->disp, NULL, 0, &j->att)) != 0)
+    if ((rc = dag_new(j->spec, &j->core.dag)) != 0 ||
+        (rc = estimator_new(&ec, j->spec->nstages, &j->core.est)) != 0 ||
+        (rc = dispatch_new(&dc, nt, &j->core.disp)) != 0 ||
+        (rc = place_new(j->spec, &pc, &j->core.place)) != 0 ||
+        (rc = readyq_new(nt, &j->core.rq)) != 0 ||
+        (rc = attempt_new(&ac, nt, j->core.dag, j->core.disp, NULL, 0, &j->core.att)) != 0)
         return rc;
     if (w->cfg.grain) { /* costs at the default token size (jm/grant.h, as the daemon's) */
-        if ((rc = grant_set_costs(j->disp, j->spec, 0, 0)) != 0)
+        if ((rc = grant_set_costs(j->core.disp, j->spec, 0, 0)) != 0)
             return rc;
         uint32_t tokens = w->cfg.tokens;
         if (w->cfg.width_first && src->jockey == NULL) /* the daemon's first request */
-            tokens = grant_width(j->spec, j->disp, GRAIN_UNITS, tokens);
-        dispatch_set_tokens(j->disp, (uint32_t)grain_units(tokens));
+            tokens = grant_width(j->spec, j->core.disp, GRAIN_UNITS, tokens);
+        dispatch_set_tokens(j->core.disp, (uint32_t)grain_units(tokens));
     } else {
-        dispatch_set_tokens(j->disp, w->cfg.tokens);
+        dispatch_set_tokens(j->core.disp, w->cfg.tokens);
     }
     j->tasks = mem_calloc(nt, sizeof *j->tasks);
-    j->stage_prio = mem_calloc(j->spec->nstages, sizeof *j->stage_prio);
-    j->task_bl = mem_calloc(nt ? nt : 1, sizeof *j->task_bl);
+    j->core.stage_prio = mem_calloc(j->spec->nstages, sizeof *j->core.stage_prio);
+    j->core.task_bl = mem_calloc(nt ? nt : 1, sizeof *j->core.task_bl);
     j->ready = mem_calloc(w->cfg.max_batch, sizeof *j->ready);
-    j->matches = mem_calloc(w->cfg.max_batch, sizeof *j->matches);
-    if (j->tasks == NULL || j->stage_prio == NULL || j->task_bl == NULL || j->ready == NULL ||
-        j->matches == NULL)
+    j->core.matches = mem_calloc(w->cfg.max_batch, sizeof *j->core.matches);
+    if (j->tasks == NULL || j->core.stage_prio == NULL || j->core.task_bl == NULL ||
+        j->ready == NULL || j->core.matches == NULL)
         return ERR_NOMEM;
     rng_seed_stream(&j->rng, w->cfg.seed, 0x200000000ull + idx);
-    if ((rc = priority_compute(j->dag, NULL, j->task_bl, j->stage_prio)) != 0)
+    if ((rc = priority_compute(j->core.dag, NULL, j->core.task_bl, j->core.stage_prio)) != 0)
         return rc;
     if ((rc = cl_sg_init(w, j, src)) != 0)
         return rc;
@@ -82,17 +83,9 @@ void cl_job_close(struct cl_job *j)
 {
     cl_jockey_close(j);
     cl_sg_close(j);
-    attempt_destroy(&j->att);
-    readyq_destroy(&j->rq);
-    place_destroy(&j->place);
-    dispatch_destroy(&j->disp);
-    estimator_destroy(&j->est);
-    dag_destroy(&j->dag);
+    round_job_close(&j->core);
     mem_free(j->tasks);
-    mem_free(j->stage_prio);
-    mem_free(j->task_bl);
     mem_free(j->ready);
-    mem_free(j->matches);
     memset(j, 0, sizeof *j);
 }
 
@@ -118,8 +111,8 @@ static int64_t cl__yield_ms(void)
 /* Waiting regular tasks could yield their units to a match on a node with room (place_yield). */
 static int cl__may_yield(struct cl_world *w, const struct cl_job *j)
 {
-    return place_get_config(j->place)->yield &&
-           attempt_yieldable(j->att, cl__yield_ms(), cl__ms(engine_now(w->eng))) > 0;
+    return place_get_config(j->core.place)->yield &&
+           attempt_yieldable(j->core.att, cl__yield_ms(), cl__ms(engine_now(w->eng))) > 0;
 }
 
 void cl_job_kick(struct cl_world *w, struct cl_job *j)
@@ -127,8 +120,8 @@ void cl_job_kick(struct cl_world *w, struct cl_job *j)
     if (j->round_pending || j->done || !j->arrived)
         return;
     size_t n;
-    dag_ready(j->dag, &n);
-    if (n == 0 || (dispatch_next(j->disp) == DISPATCH_NONE && !cl__may_yield(w, j)))
+    dag_ready(j->core.dag, &n);
+    if (n == 0 || (dispatch_next(j->core.disp) == DISPATCH_NONE && !cl__may_yield(w, j)))
         return;
     j->round_pending = 1;
     int rc = engine_after(w->eng, w->cfg.round_s, cl_job_round_ev, w, j->idx);
@@ -140,7 +133,7 @@ void cl_job_arrive_ev(engine_t *e, void *ctx, uint64_t job)
 {
     struct cl_world *w = ctx;
     struct cl_job *j = &w->jobs[job];
-    int rc = place_resolve(j->place, w->view);
+    int rc = place_resolve(j->core.place, w->view);
     if (rc != 0) {
         cl__stop(w, rc);
         return;
@@ -186,9 +179,9 @@ static void cl_job_tick_ev(engine_t *e, void *ctx, uint64_t job)
 static int cl__ready_sync(struct cl_job *j, double now)
 {
     size_t nready;
-    const size_t *ready = dag_ready(j->dag, &nready);
+    const size_t *ready = dag_ready(j->core.dag, &nready);
     for (size_t i = 0; i < nready; i++) {
-        int rc = round_ready_add(j->rq, j->att, j->spec, j->task_bl, ready[i]);
+        int rc = round_ready_add(j->core.rq, j->core.att, j->spec, j->core.task_bl, ready[i]);
         if (rc < 0)
             return rc;
         if (rc == 1)
@@ -202,7 +195,7 @@ static int cl__ready_sync(struct cl_job *j, double now)
 static size_t cl__yield(struct cl_world *w, struct cl_job *j, size_t task, int64_t now_ms)
 {
     struct attempt_action act[64];
-    size_t n = attempt_yield(j->att, task, j->task_bl, cl__yield_ms(), now_ms, act, 64);
+    size_t n = attempt_yield(j->core.att, task, j->core.task_bl, cl__yield_ms(), now_ms, act, 64);
     for (size_t i = 0; i < n; i++) {
         struct cl_task *t = &j->tasks[act[i].task];
         t->klass = (t->klass & 0x100) | QUEUE_OPPORTUNISTIC;
@@ -234,21 +227,21 @@ static void cl_job_round_ev(engine_t *e, void *ctx, uint64_t job)
         cl__stop(w, rc);
         return;
     }
-    dispatch_round(j->disp); /* a reservation its task was not offered for lapses */
-    uint64_t yieldable = place_get_config(j->place)->yield
-                             ? attempt_yieldable(j->att, cl__yield_ms(), cl__ms(now))
+    dispatch_round(j->core.disp); /* a reservation its task was not offered for lapses */
+    uint64_t yieldable = place_get_config(j->core.place)->yield
+                             ? attempt_yieldable(j->core.att, cl__yield_ms(), cl__ms(now))
                              : 0;
-    if (readyq_count(j->rq) == 0 || !round_can_place(j->disp, yieldable))
+    if (readyq_count(j->core.rq) == 0 || !round_can_place(j->core.disp, yieldable))
         return;
-    size_t batch = round_batch(j->disp, yieldable, w->cfg.max_batch);
-    size_t n = readyq_pop(j->rq, j->ready, batch);
+    size_t batch = round_batch(j->core.disp, yieldable, w->cfg.max_batch);
+    size_t n = readyq_pop(j->core.rq, j->ready, batch);
     int64_t now_ms = (int64_t)(now * 1000.0 + 0.5);
     size_t nm = 0;
     double t0 = cl__wall();
-    rc = place_queued_update(j->place, j->att, j->task_bl); /* for place_overtakes */
+    rc = place_queued_update(j->core.place, j->core.att, j->core.task_bl); /* for place_overtakes */
     if (rc == 0)
-        rc = place_round(j->place, w->view, j->est, j->ready, n, now_ms, rng_draw, &j->rng,
-                         j->matches, &nm);
+        rc = place_round(j->core.place, w->view, j->core.est, j->ready, n, now_ms, rng_draw,
+                         &j->rng, j->core.matches, &nm);
     w->res->place_wall_s += cl__wall() - t0;
     if (rc != 0) {
         cl__stop(w, rc);
@@ -256,34 +249,35 @@ static void cl_job_round_ev(engine_t *e, void *ctx, uint64_t job)
     }
     size_t placed = 0, held = 0;
     for (size_t i = 0; i < nm; i++) {
-        const struct place_match *m = &j->matches[i];
-        if (!place_overtakes(j->place, m, j->task_bl) && /* as the daemon holds (place.h) */
-            place_hold(place_get_config(j->place), m, now - j->tasks[m->task].ready_at)) {
+        const struct place_match *m = &j->core.matches[i];
+        if (!place_overtakes(j->core.place, m,
+                             j->core.task_bl) && /* as the daemon holds (place.h) */
+            place_hold(place_get_config(j->core.place), m, now - j->tasks[m->task].ready_at)) {
             held++; /* stays ready: a node with room, or the hold's end, places it */
             continue;
         }
-        int cls = dispatch_place(j->disp, m->task);
-        if (cls == DISPATCH_NONE && place_yield(place_get_config(j->place), m) &&
+        int cls = dispatch_place(j->core.disp, m->task);
+        if (cls == DISPATCH_NONE && place_yield(place_get_config(j->core.place), m) &&
             cl__yield(w, j, m->task, now_ms) > 0)
-            cls = dispatch_place(j->disp, m->task); /* the units its node can start now */
+            cls = dispatch_place(j->core.disp, m->task); /* the units its node can start now */
         if (cls < 0) {
             cl__stop(w, cls);
             return;
         }
         if (cls == DISPATCH_NONE) { /* this one does not fit; a smaller one may */
-            if (dispatch_next(j->disp) == DISPATCH_NONE && !cl__may_yield(w, j))
+            if (dispatch_next(j->core.disp) == DISPATCH_NONE && !cl__may_yield(w, j))
                 break;
             continue;
         }
         struct attempt_event ev = {
             .kind = ATTEMPT_EV_PLACED, .task = m->task, .node = (int)m->node, .cls = cls};
         struct attempt_action act[ATTEMPT_MAX_ACTIONS];
-        int na = attempt_step(j->att, &ev, now_ms, act, ATTEMPT_MAX_ACTIONS);
+        int na = attempt_step(j->core.att, &ev, now_ms, act, ATTEMPT_MAX_ACTIONS);
         if (na < 0) {
             cl__stop(w, na);
             return;
         }
-        if ((rc = place_claim(j->place, m->task, m->node, now_ms)) != 0) {
+        if ((rc = place_claim(j->core.place, m->task, m->node, now_ms)) != 0) {
             cl__stop(w, rc);
             return;
         }
@@ -312,7 +306,8 @@ static void cl_job_round_ev(engine_t *e, void *ctx, uint64_t job)
             return;
         }
     }
-    if ((rc = round_ready_back(j->rq, j->dag, j->att, j->spec, j->task_bl, j->ready, n)) != 0) {
+    if ((rc = round_ready_back(j->core.rq, j->core.dag, j->core.att, j->spec, j->core.task_bl,
+                               j->ready, n)) != 0) {
         cl__stop(w, rc);
         return;
     }
@@ -337,7 +332,7 @@ void cl_job_started(struct cl_world *w, size_t job, size_t task, uint32_t attemp
     struct attempt_event ev = {
         .kind = ATTEMPT_EV_STATUS, .task = task, .attempt = attempt, .state = PROTO_TASK_RUNNING};
     struct attempt_action act[ATTEMPT_MAX_ACTIONS];
-    int n = attempt_step(j->att, &ev, cl__ms(engine_now(w->eng)), act, ATTEMPT_MAX_ACTIONS);
+    int n = attempt_step(j->core.att, &ev, cl__ms(engine_now(w->eng)), act, ATTEMPT_MAX_ACTIONS);
     if (n < 0)
         cl__stop(w, n);
 }
@@ -371,7 +366,7 @@ static void cl_job_due_ev(engine_t *e, void *ctx, uint64_t job)
     struct cl_world *w = ctx;
     struct cl_job *j = &w->jobs[job];
     size_t due[64];
-    while (attempt_due(j->att, cl__ms(engine_now(e)), due, 64) == 64)
+    while (attempt_due(j->core.att, cl__ms(engine_now(e)), due, 64) == 64)
         ;
     cl_job_kick(w, j);
 }
@@ -382,7 +377,8 @@ size_t cl_job_upgrade(struct cl_world *w, struct cl_job *j)
 {
     struct attempt_action up[32];
     size_t k, total = 0;
-    while ((k = attempt_upgrades(j->att, j->task_bl, cl__ms(engine_now(w->eng)), up, 32)) > 0) {
+    while ((k = attempt_upgrades(j->core.att, j->core.task_bl, cl__ms(engine_now(w->eng)), up,
+                                 32)) > 0) {
         for (size_t u = 0; u < k; u++) {
             if (cl_sg_upgrade(w, j, up[u].task))
                 continue; /* re-placed as regular on a better node (jm/judge.h) */
@@ -418,8 +414,8 @@ size_t cl_job_downgrade(struct cl_world *w, struct cl_job *j, double *remaining,
     }
     struct attempt_action act[64];
     size_t n, total = 0;
-    while ((n = attempt_downgrades(j->att, j->task_bl, remaining, estimate, cl__ms(now), act, 64)) >
-           0) {
+    while ((n = attempt_downgrades(j->core.att, j->core.task_bl, remaining, estimate, cl__ms(now),
+                                   act, 64)) > 0) {
         for (size_t i = 0; i < n; i++) {
             struct cl_task *t = &j->tasks[act[i].task];
             total++;
@@ -467,14 +463,14 @@ static void cl__act(struct cl_world *w, struct cl_job *j, const struct attempt_a
             cl_sg_done(w, j, x->task, exec_s);
             if (j->jk != NULL)
                 cl_jockey_done(w, j, x->task, exec_s);
-            estimator_observe_est(j->est, st->stage, st->input_bytes, exec_s,
+            estimator_observe_est(j->core.est, st->stage, st->input_bytes, exec_s,
                                   j->tasks[x->task].io_s, st->runtime_s);
-            rc = place_note_cached(j->place, st->stage, (uint32_t)x->node);
-            if (rc == 0 && dag_done(j->dag))
+            rc = place_note_cached(j->core.place, st->stage, (uint32_t)x->node);
+            if (rc == 0 && dag_done(j->core.dag))
                 cl__job_end(w, j, 0);
             break;
         case ATTEMPT_ACT_AVOID:
-            place_note_failed(j->place, x->task, (uint32_t)x->node);
+            place_note_failed(j->core.place, x->task, (uint32_t)x->node);
             break;
         case ATTEMPT_ACT_RETRY:
             if ((double)x->at_ms / 1000.0 > now)
@@ -505,8 +501,8 @@ size_t cl_job_grant(struct cl_world *w, struct cl_job *j, uint32_t units, double
                     double *estimate, size_t *upgraded)
 {
     size_t down = 0, up = 0;
-    dispatch_set_tokens(j->disp, units);
-    int due = grant_take(j->disp); /* the daemon's order (jm/grant.h) */
+    dispatch_set_tokens(j->core.disp, units);
+    int due = grant_take(j->core.disp); /* the daemon's order (jm/grant.h) */
     if (due & GRANT_DOWNGRADE)
         down = cl_job_downgrade(w, j, remaining, estimate);
     if (due & GRANT_UPGRADE)
@@ -521,7 +517,7 @@ int cl_job_event(struct cl_world *w, struct cl_job *j, struct attempt_event *ev)
 {
     ev->extra = cl_sg_extra(j, ev->task) > 0;
     struct attempt_action act[ATTEMPT_MAX_ACTIONS];
-    int n = attempt_step(j->att, ev, cl__ms(engine_now(w->eng)), act, ATTEMPT_MAX_ACTIONS);
+    int n = attempt_step(j->core.att, ev, cl__ms(engine_now(w->eng)), act, ATTEMPT_MAX_ACTIONS);
     if (n < 0)
         return n;
     cl__act(w, j, act, n, 0);
@@ -537,7 +533,7 @@ void cl_job_report(struct cl_world *w, size_t job, size_t task, uint32_t attempt
     struct attempt_event ev = {.task = task, .attempt = attempt};
     ev.extra = cl_sg_extra(j, task) > 0;
     if (outcome == CL_NODE_LOST) {
-        if (!attempt_tracks(j->att, task, attempt))
+        if (!attempt_tracks(j->core.att, task, attempt))
             return;
         ev.kind = ATTEMPT_EV_NODE;
         ev.state = ATTEMPT_NODE_DOWN;
@@ -549,7 +545,7 @@ void cl_job_report(struct cl_world *w, size_t job, size_t task, uint32_t attempt
                                            : PROTO_TASK_PREEMPTED;
     }
     struct attempt_action act[ATTEMPT_MAX_ACTIONS];
-    int n = attempt_step(j->att, &ev, cl__ms(engine_now(w->eng)), act, ATTEMPT_MAX_ACTIONS);
+    int n = attempt_step(j->core.att, &ev, cl__ms(engine_now(w->eng)), act, ATTEMPT_MAX_ACTIONS);
     if (n < 0) {
         cl__stop(w, n);
         return;

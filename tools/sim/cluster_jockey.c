@@ -130,7 +130,8 @@ static void cl_jk__grant(struct cl_world *w, struct cl_job *j, int tokens)
     /* the allowance by the daemon's rule (jm/grant.h): the virtual cluster is max_tokens, the
        nodes' tokens beyond it come from the view at the default token size */
     uint32_t cap = (uint32_t)k->cfg.max_tokens;
-    grant_allowance(j->disp, w->cfg.opp_factor, k->granted, cap, grant_beyond(w->view, 0, 0, cap));
+    grant_allowance(j->core.disp, w->cfg.opp_factor, k->granted, cap,
+                    grant_beyond(w->view, 0, 0, cap));
     size_t up = 0;
     k->downgrades += cl_job_grant(w, j, w->cfg.grain ? grain_units(k->granted) : k->granted,
                                   k->remaining, k->estimate, &up);
@@ -144,7 +145,7 @@ static void cl_jk__step(struct cl_world *w, struct cl_job *j)
     if (k->ctrl == NULL || (k->cfg.policy == CLUSTER_JOCKEY_NOADAPT && k->first_done))
         return;
     for (size_t s = 0; s < j->spec->nstages; s++)
-        k->done[s] = (int)dag_stage_count(j->dag, s, DAG_SUCCEEDED);
+        k->done[s] = (int)dag_stage_count(j->core.dag, s, DAG_SUCCEEDED);
     struct controller_obs obs;
     memset(&obs, 0, sizeof obs);
     obs.t_r = engine_now(w->eng) - j->arrival;

@@ -320,7 +320,7 @@ static void cl__traded(struct cl_world *w, uint32_t n, uint64_t up, uint64_t dow
             .traded = 1,
         };
         struct attempt_action act[ATTEMPT_MAX_ACTIONS];
-        int rc = attempt_step(j->att, &ev, (int64_t)(engine_now(w->eng) * 1000.0 + 0.5), act,
+        int rc = attempt_step(j->core.att, &ev, (int64_t)(engine_now(w->eng) * 1000.0 + 0.5), act,
                               ATTEMPT_MAX_ACTIONS);
         if (rc < 0)
             cl__fail(w, rc);
@@ -351,7 +351,7 @@ static void cl__swapped(struct cl_world *w, uint32_t n, const uint64_t *up, size
                                    .state = PROTO_TASK_RUNNING,
                                    .cls = DISPATCH_REGULAR};
         struct attempt_action act[ATTEMPT_MAX_ACTIONS];
-        int rc = attempt_step(j->att, &ev, now_ms, act, ATTEMPT_MAX_ACTIONS);
+        int rc = attempt_step(j->core.att, &ev, now_ms, act, ATTEMPT_MAX_ACTIONS);
         if (rc < 0)
             cl__fail(w, rc);
     }
@@ -476,7 +476,7 @@ void cl_node_loss_ev(engine_t *e, void *ctx, uint64_t arg)
             continue;
         for (size_t t = 0; t < jb->spec->ntasks; t++) {
             struct cl_task *tk = &jb->tasks[t];
-            if (tk->node != n || dispatch_class_of(jb->disp, t) == DISPATCH_NONE)
+            if (tk->node != n || dispatch_class_of(jb->core.disp, t) == DISPATCH_NONE)
                 continue;
             tk->running = 0;
             tk->klass &= 0xff;
@@ -531,7 +531,7 @@ void cl_task_create_ev(engine_t *e, void *ctx, uint64_t key)
     t.mem_mb = (double)st->mem_mb;
     t.est_s = tk->est_s;
     t.job = (uint64_t)job + 1; /* as the daemon's TASK_CREATE: the PN starts a job's queued tasks */
-    t.prio = j->task_bl[task]; /* highest bottom level first (pn/queue.h) */
+    t.prio = j->core.task_bl[task]; /* highest bottom level first (pn/queue.h) */
     t.klass = (queue_class_t)(tk->klass & 0xff);
     if (!nd->up || queue_push(nd->q, &t) != 0) {
         /* Refused or the node is gone: the JM hears it one message later and re-places. */

@@ -143,7 +143,8 @@ static int64_t cr__running(const struct cl_job *j)
 /* The renewal's demand: the daemon's rule (jm/grant.h). */
 static uint32_t cr__demand(const struct cr *c, const struct cl_job *j)
 {
-    return grant_demand(j->dag, j->disp, c->w->cfg.grain ? GRAIN_UNITS : 1, LEDGER_MAX_TOKENS);
+    return grant_demand(j->core.dag, j->core.disp, c->w->cfg.grain ? GRAIN_UNITS : 1,
+                        LEDGER_MAX_TOKENS);
 }
 
 /* What the run's JM asks for. Without a controller the daemon's JM asks for its width and, in
@@ -153,11 +154,11 @@ static uint32_t cr__demand(const struct cr *c, const struct cl_job *j)
 static uint32_t cr__ask(const struct cr *c, struct cr_run *r, const struct cl_job *j)
 {
     uint32_t width = r->shape.width > 0 ? r->shape.width : 1;
-    size_t nt = j->spec->ntasks, ok = dag_count(j->dag, DAG_SUCCEEDED);
+    size_t nt = j->spec->ntasks, ok = dag_count(j->core.dag, DAG_SUCCEEDED);
     if (c->pol != RECURRING_SIM_LOWCOST_REPROV || r->deadline <= 0) {
         uint32_t target = r->asked > 0 ? r->asked : width;
-        return r->asked =
-                   grant_tail(j->dag, j->disp, nt, c->w->cfg.grain ? GRAIN_UNITS : 1, target);
+        return r->asked = grant_tail(j->core.dag, j->core.disp, nt,
+                                     c->w->cfg.grain ? GRAIN_UNITS : 1, target);
     }
     double now = engine_now(c->w->eng), tl = (r->deadline - now) / c->cfg->slack;
     double done = nt ? (double)ok / (double)nt : 1;
@@ -266,7 +267,8 @@ static void cr__tick_ev(engine_t *e, void *ctx, uint64_t arg)
         ledger_cmd_init(&cmd, LEDGER_CMD_LEASE_RENEW);
         cmd.job = r->id;
         size_t nt = j->spec->ntasks;
-        cmd.done_permille = nt ? (uint32_t)(dag_count(j->dag, DAG_SUCCEEDED) * 1000 / nt) : 1000;
+        cmd.done_permille =
+            nt ? (uint32_t)(dag_count(j->core.dag, DAG_SUCCEEDED) * 1000 / nt) : 1000;
         cmd.count = cr__demand(c, j);
         rc = cr__apply(c, &cmd, NULL);
         uint32_t was = r->asked, ask = rc == 0 ? cr__ask(c, r, j) : was;
@@ -374,7 +376,7 @@ static int cr__arrive(void *ctx, void *world, size_t job)
             return rc;
     }
     r->granted = 0;
-    dispatch_set_tokens(c->w->jobs[job].disp, 0);
+    dispatch_set_tokens(c->w->jobs[job].core.disp, 0);
     if (r->periodic) {
         char name[24];
         cr__name(name, sizeof name, r->idx);

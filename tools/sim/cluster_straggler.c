@@ -99,7 +99,7 @@ int cl_sg_init(struct cl_world *w, struct cl_job *j, const struct cluster_job *s
         return ERR_NOMEM;
     for (size_t k = 0; k < ns; k++)
         speculate_dist_init(&s->dist[k]);
-    s->granted = dispatch_tokens(j->disp);
+    s->granted = dispatch_tokens(j->core.disp);
     return 0;
 }
 
@@ -141,7 +141,7 @@ struct cl_task *cl_attempt_at(struct cl_job *j, size_t task, uint32_t node)
 
 int cl_attempt_live(const struct cl_job *j, size_t task, const struct cl_task *tk)
 {
-    return tk != &j->tasks[task] || attempt_tracks(j->att, task, tk->attempt);
+    return tk != &j->tasks[task] || attempt_tracks(j->core.att, task, tk->attempt);
 }
 
 /* Units an extra attempt takes (add) or gives back; regular ones change the dispatcher's tokens. */
@@ -151,7 +151,7 @@ static void cl_sg__units(struct cl_job *j, int cls, uint32_t cost, int add)
     uint64_t *u = cls == DISPATCH_REGULAR ? &s->reg_units : &s->opp_units;
     *u = add ? *u + cost : *u >= cost ? *u - cost : 0;
     if (cls == DISPATCH_REGULAR)
-        dispatch_set_tokens(j->disp,
+        dispatch_set_tokens(j->core.disp,
                             (uint32_t)(s->granted > s->reg_units ? s->granted - s->reg_units : 0));
 }
 
@@ -205,8 +205,8 @@ static int cl_sg__swap(struct cl_world *w, struct cl_job *j, size_t task, size_t
 {
     struct cl_sg_att *e = &j->sg->t[task].x[k];
     struct cl_task *p = &j->tasks[task];
-    int old_cls = attempt_get(j->att, task)->cls;
-    int rc = attempt_takeover(j->att, task, e->t.attempt, (int)e->t.node, e->cls, e->t.running,
+    int old_cls = attempt_get(j->core.att, task)->cls;
+    int rc = attempt_takeover(j->core.att, task, e->t.attempt, (int)e->t.node, e->cls, e->t.running,
                               cl_sg__ms(engine_now(w->eng)));
     if (rc != 0)
         return rc;
@@ -271,7 +271,7 @@ int cl_sg_report(struct cl_world *w, struct cl_job *j, size_t task, uint32_t att
     int state = outcome == CL_FAILED      ? PROTO_TASK_FAILED
                 : outcome == CL_PREEMPTED ? PROTO_TASK_PREEMPTED
                                           : PROTO_TASK_LOST;
-    attempt_extra_ended(j->att, task, state);
+    attempt_extra_ended(j->core.att, task, state);
     if (outcome == CL_FAILED)
         w->res->failures++;
     (void)speculate_task_failed(&x->st, x->x[k].t.attempt);
@@ -392,7 +392,7 @@ static int cl_sg__start(struct cl_world *w, struct cl_job *j, size_t task, uint3
         if (p->running)
             (void)speculate_task_started(&x->st, p->attempt, 0, NULL, 0);
     }
-    uint32_t a = attempt_reserve(j->att, task);
+    uint32_t a = attempt_reserve(j->core.att, task);
     int rc = speculate_task_add(&x->st, a, (int32_t)node, 1);
     if (rc != 0)
         return rc;
@@ -409,13 +409,13 @@ static int cl_sg__start(struct cl_world *w, struct cl_job *j, size_t task, uint3
     c->t.placed_wait = e->w_s;
     c->cls = cls;
     c->dup = dup;
-    c->cost = dispatch_cost(j->disp, task);
+    c->cost = dispatch_cost(j->core.disp, task);
     if (!dup) {
         s->inflight++;
         s->stage_inflight[j->spec->tasks[task].stage]++;
     }
     cl_sg__units(j, cls, c->cost, 1);
-    if ((rc = place_claim(j->place, task, node, cl_sg__ms(now))) != 0)
+    if ((rc = place_claim(j->core.place, task, node, cl_sg__ms(now))) != 0)
         return rc;
     if (dup == 1) {
         x->dups++;
@@ -450,15 +450,15 @@ int cl_sg_upgrade(struct cl_world *w, struct cl_job *j, size_t task)
     struct cl_strag *s = j->sg;
     struct cl_task *p = &j->tasks[task];
     if (s == NULL || !w->cfg.correct || p->running || s->t[task].n > 0 ||
-        !attempt_get(j->att, task)->inflight)
+        !attempt_get(j->core.att, task)->inflight)
         return 0;
     double now = engine_now(w->eng);
     struct cl_sg__where o = {j, task};
-    struct judge_where wh = {j->est,         w->view,     place_task(j->place, task),
+    struct judge_where wh = {j->core.est,    w->view,     place_task(j->core.place, task),
                              cl_sg__ms(now), cl_sg__busy, &o};
     struct estimate alt;
     long to;
-    if (!judge_upgrade(&s->ccfg, &wh, p->node, j->task_bl[task], &to, &alt, NULL))
+    if (!judge_upgrade(&s->ccfg, &wh, p->node, j->core.task_bl[task], &to, &alt, NULL))
         return 0;
     int rc = cl_sg__start(w, j, task, (uint32_t)to, DISPATCH_REGULAR, 2, &alt, now);
     if (rc == ERR_FULL)
@@ -486,7 +486,7 @@ static enum speculate_verdict cl_sg__judge(struct cl_world *w, struct cl_job *j,
     const struct cl_task *p = &j->tasks[i];
     const struct spec_task *sp = &j->spec->tasks[i];
     struct cl_sg__where o = {j, i};
-    struct judge_where wh = {j->est,         w->view,     place_task(j->place, i),
+    struct judge_where wh = {j->core.est,    w->view,     place_task(j->core.place, i),
                              cl_sg__ms(now), cl_sg__busy, &o};
     struct judge_running jr = {
         .elapsed_s = now - p->started_at,
@@ -512,13 +512,13 @@ static void cl_sg__stragglers(struct cl_world *w, struct cl_job *j, double now)
 {
     struct cl_strag *s = j->sg;
     size_t nfl, k = 0, looked = 0;
-    const size_t *fl = dag_running(j->dag, &nfl);
+    const size_t *fl = dag_running(j->core.dag, &nfl);
     uint32_t running = (uint32_t)s->inflight;
     for (size_t f = 0; f < nfl; f++)
         running += j->tasks[fl[f]].running != 0;
     for (; k < nfl && looked < CL_SG_CHECK && !j->done; k++) {
         size_t i = fl[(s->next + k) % nfl];
-        if (!attempt_get(j->att, i)->inflight || !j->tasks[i].running || s->t[i].n > 0)
+        if (!attempt_get(j->core.att, i)->inflight || !j->tasks[i].running || s->t[i].n > 0)
             continue;
         looked++;
         long to = -1;
@@ -527,7 +527,7 @@ static void cl_sg__stragglers(struct cl_world *w, struct cl_job *j, double now)
         if (cl_sg__judge(w, j, i, running, now, &to, &e) != SPECULATE_COPY)
             continue;
         enum dispatch_class cls =
-            attempt_copy_class(j->disp, i, j->spec->tasks[i].speculate, s->opp_units);
+            attempt_copy_class(j->core.disp, i, j->spec->tasks[i].speculate, s->opp_units);
         if (cls == DISPATCH_NONE) {
             w->res->copies_gated++;
             continue;
@@ -553,7 +553,7 @@ static enum correct_action cl_sg__requeue(struct cl_world *w, struct cl_job *j, 
     const struct cl_task *p = &j->tasks[i];
     const struct spec_task *sp = &j->spec->tasks[i];
     struct cl_sg__where o = {j, i};
-    struct judge_where wh = {j->est,         w->view,     place_task(j->place, i),
+    struct judge_where wh = {j->core.est,    w->view,     place_task(j->core.place, i),
                              cl_sg__ms(now), cl_sg__busy, &o};
     struct judge_queued q = {
         .node = p->node,
@@ -563,10 +563,10 @@ static enum correct_action cl_sg__requeue(struct cl_world *w, struct cl_job *j, 
         .since_report_s = now - p->pn_wait_at,
         .stage_wait_sum_s = s->wait_sum[sp->stage],
         .stage_wait_n = s->wait_n[sp->stage],
-        .moves = attempt_get(j->att, i)->moves,
+        .moves = attempt_get(j->core.att, i)->moves,
         .dups = s->t[i].dups,
         .speculate = sp->speculate,
-        .no_room = attempt_copy_class(j->disp, i, 1, s->opp_units) == DISPATCH_NONE,
+        .no_room = attempt_copy_class(j->core.disp, i, 1, s->opp_units) == DISPATCH_NONE,
     };
     enum correct_mode mode = (enum correct_mode)(w->cfg.correct - 1);
     return judge_queued(&s->ccfg, mode, &wh, &q, to, e, NULL, NULL, NULL);
@@ -577,11 +577,11 @@ static void cl_sg__correct(struct cl_world *w, struct cl_job *j, double now)
 {
     struct cl_strag *s = j->sg;
     size_t nfl, k = 0, looked = 0;
-    const size_t *fl = dag_running(j->dag, &nfl);
+    const size_t *fl = dag_running(j->core.dag, &nfl);
     for (; k < nfl && looked < CL_SG_QUEUED && !j->done; k++) {
         size_t i = fl[(s->cnext + k) % nfl];
         struct cl_task *p = &j->tasks[i];
-        const struct attempt_task *at = attempt_get(j->att, i);
+        const struct attempt_task *at = attempt_get(j->core.att, i);
         if (!at->inflight || p->running || at->cls != DISPATCH_REGULAR ||
             p->pushed_at < p->placed_at || s->t[i].n > 0)
             continue; /* not queued at its node (yet), or not regular */
@@ -600,7 +600,7 @@ static void cl_sg__correct(struct cl_world *w, struct cl_job *j, double now)
                 return;
             }
         } else if (act == CORRECT_ACT_DUPLICATE) {
-            enum dispatch_class cls = attempt_copy_class(j->disp, i, 1, s->opp_units);
+            enum dispatch_class cls = attempt_copy_class(j->core.disp, i, 1, s->opp_units);
             if (cls == DISPATCH_NONE) {
                 w->res->copies_gated++;
                 continue;
