@@ -7,6 +7,7 @@
 
 #include "common/err.h"
 #include "common/mem.h"
+#include "proto/zraw.h"
 
 const uint8_t PROTO_VIEW_TOPIC_SNAPSHOT[PROTO_VIEW_TOPIC_LEN] = {0x94, PROTO_VERSION_PACKED, 0xcc,
                                                                  PROTO_VIEW_SNAPSHOT};
@@ -20,19 +21,6 @@ const uint8_t PROTO_VIEW_TOPIC_PLAIN_DELTA[PROTO_VIEW_TOPIC_PLAIN_LEN] = {0x94, 
 bool proto_type_packable(proto_type_t type)
 {
     return type == PROTO_VIEW_SNAPSHOT || type == PROTO_VIEW_DELTA;
-}
-
-/* zlib allocates through the project's hook, so a test can fail any allocation. */
-static voidpf proto__zalloc(voidpf opaque, uInt items, uInt size)
-{
-    (void)opaque;
-    return mem_calloc(items, size);
-}
-
-static void proto__zfree(voidpf opaque, voidpf p)
-{
-    (void)opaque;
-    mem_free(p);
 }
 
 static int proto__grow(proto_buf_t *b, size_t cap)
@@ -59,12 +47,7 @@ int proto_encode_packed(const proto_msg_t *msg, proto_buf_t *buf, char *err, siz
         return rc;
     }
     z_stream z;
-    memset(&z, 0, sizeof z);
-    z.zalloc = proto__zalloc;
-    z.zfree = proto__zfree;
-    /* level 1: the RM deflates each publication once; a few percent more bytes for several
-       times less CPU than the default level (docs/benchmarks.md "Views for a thousand JMs") */
-    if (deflateInit2(&z, 1, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+    if (proto_zraw_deflate_init(&z) != Z_OK) {
         proto_buf_close(&plain);
         return err_fmt(err, errcap, ERR_NOMEM, "packed: no memory for deflate");
     }
@@ -165,10 +148,7 @@ int proto__unpack(const uint8_t *buf, size_t len, proto_buf_t *inner, uint32_t *
                        PROTO__REJ(n > (size_t)(end - p) ? PROTO_REJ_MALFORMED : PROTO_REJ_TRAILING),
                        "packed: a %zu-byte payload in %zu bytes", n, (size_t)(end - p));
     z_stream z;
-    memset(&z, 0, sizeof z);
-    z.zalloc = proto__zalloc;
-    z.zfree = proto__zfree;
-    if (inflateInit2(&z, -15) != Z_OK)
+    if (proto_zraw_inflate_init(&z) != Z_OK)
         return err_fmt(err, errcap, PROTO__REJ(PROTO_REJ_NOMEM), "packed: no memory for inflate");
     /* grow the output as it comes, never past the limit + 1 (that byte tells a bomb) */
     size_t cap = n * 8 < 65536 ? 65536 : n * 8;

@@ -7,6 +7,7 @@
 
 #include "common/err.h"
 #include "common/mem.h"
+#include "proto/zraw.h"
 
 const uint8_t PROTO_VIEW_TOPIC_CELLS[PROTO_VIEW_TOPIC_LEN] = {0x94, PROTO_VERSION_PACKED, 0xcc,
                                                               PROTO_VIEW_CELLS_TYPE};
@@ -62,18 +63,6 @@ static size_t cells__varint(uint8_t *p, uint64_t v)
     return n;
 }
 
-static voidpf cells__zalloc(voidpf opaque, uInt items, uInt size)
-{
-    (void)opaque;
-    return mem_calloc(items, size);
-}
-
-static void cells__zfree(voidpf opaque, voidpf p)
-{
-    (void)opaque;
-    mem_free(p);
-}
-
 /* The most bytes one node takes in the body. */
 static size_t cells__node_max(uint32_t ncells)
 {
@@ -121,10 +110,7 @@ int proto_view_cells_encode(const struct proto_view_cells *c, proto_buf_t *buf)
         }
     }
     z_stream z;
-    memset(&z, 0, sizeof z);
-    z.zalloc = cells__zalloc;
-    z.zfree = cells__zfree;
-    if (deflateInit2(&z, 1, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+    if (proto_zraw_deflate_init(&z) != Z_OK) {
         mem_free(body);
         return ERR_NOMEM;
     }
@@ -199,10 +185,7 @@ static int cells__inflate(const uint8_t *in, size_t inlen, size_t max, uint8_t *
     if (body == NULL)
         return err_fmt(err, errcap, ERR_NOMEM, "view cells: no memory");
     z_stream z;
-    memset(&z, 0, sizeof z);
-    z.zalloc = cells__zalloc;
-    z.zfree = cells__zfree;
-    if (inflateInit2(&z, -15) != Z_OK) {
+    if (proto_zraw_inflate_init(&z) != Z_OK) {
         mem_free(body);
         return err_fmt(err, errcap, ERR_NOMEM, "view cells: no memory for inflate");
     }
