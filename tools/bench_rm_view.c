@@ -31,6 +31,16 @@ struct bench_pub {
     uint64_t gen; /* the snapshots' number (req_id), as the RM numbers them */
 };
 
+/* The encoded part in p->buf is counted and, with a socket, published. */
+static int bench_pub_sent(struct bench_pub *p)
+{
+    p->bytes += p->buf.len;
+    p->parts++;
+    if (p->pub != NULL)
+        zsock_send(p->pub, "b", p->buf.data, p->buf.len);
+    return 0;
+}
+
 static int bench_emit(void *arg, const proto_msg_t *msg)
 {
     struct bench_pub *p = arg;
@@ -39,11 +49,7 @@ static int bench_emit(void *arg, const proto_msg_t *msg)
         m->req_id = p->gen;
     if (bench_encode(m, &p->buf) != 0)
         return ERR_RANGE;
-    p->bytes += p->buf.len;
-    p->parts++;
-    if (p->pub != NULL)
-        zsock_send(p->pub, "b", p->buf.data, p->buf.len);
-    return 0;
+    return bench_pub_sent(p);
 }
 
 /* A compact delta as the RM publishes it (rm/rmserver.c rmserver__emit_cells). */
@@ -52,11 +58,7 @@ static int bench_emit_cells(void *arg, const struct proto_view_cells *c)
     struct bench_pub *p = arg;
     if (proto_view_cells_encode(c, &p->buf) != 0)
         return ERR_RANGE;
-    p->bytes += p->buf.len;
-    p->parts++;
-    if (p->pub != NULL)
-        zsock_send(p->pub, "b", p->buf.data, p->buf.len);
-    return 0;
+    return bench_pub_sent(p);
 }
 
 /* The header of a view message without decoding its nodes: a receiver holding hundreds of
