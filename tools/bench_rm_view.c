@@ -409,6 +409,58 @@ static void bench_receiver(int n, int port, int fd, int64_t quiet_ms, int proc)
     free(s);
 }
 
+/* The machine's CPU time (all CPUs, in clock ticks) from /proc/stat: *busy all but idle and
+ * iowait. False where it cannot be read. */
+static bool bench_stat_cpu(uint64_t *busy, uint64_t *total)
+{
+    FILE *f = fopen("/proc/stat", "r");
+    unsigned long long v[8] = {0};
+    int n = f != NULL ? fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1],
+                               &v[2], &v[3], &v[4], &v[5], &v[6], &v[7])
+                      : 0;
+    if (f != NULL)
+        fclose(f);
+    if (n < 5)
+        return false;
+    *total = 0;
+    for (int i = 0; i < 8; i++)
+        *total += v[i];
+    *busy = *total - v[3] - v[4];
+    return true;
+}
+
+/* The machine's busy share by second from the bench's start (percent; -1: not sampled): the
+ * publisher, the receivers and whatever else runs. A join whose snapshots saturate the cores
+ * shows as seconds near 100 before the steady share of the deltas. */
+struct bench_busy {
+    int32_t pct[BENCH_FRESH_S];
+    int64_t sec;
+    uint64_t busy, total;
+};
+
+static void bench_busy_init(struct bench_busy *b)
+{
+    for (int k = 0; k < BENCH_FRESH_S; k++)
+        b->pct[k] = -1;
+    b->sec = -1;
+    b->busy = b->total = 0;
+}
+
+static void bench_busy_sample(struct bench_busy *b, int64_t now)
+{
+    int64_t sec = (now - g_t0) / 1000;
+    if (sec == b->sec)
+        return;
+    uint64_t busy, total;
+    if (!bench_stat_cpu(&busy, &total))
+        return;
+    /* the share since the last sample (a second, or more while the loop waited longer), filed
+     * under the second that sample was taken in */
+    if (b->sec >= 0 && b->sec < BENCH_FRESH_S && total > b->total)
+        b->pct[b->sec] = (int32_t)(100 * (busy - b->busy) / (total - b->total));
+    b->sec = sec, b->busy = busy, b->total = total;
+}
+
 /* CPU seconds (user + system) of this process or of its waited-for children. */
 static double bench_cpu_s(int who)
 {
@@ -482,7 +534,7 @@ static int bench_cmp_done(const void *a, const void *b)
 }
 
 static void bench_view_slowest(struct bench_sub_result *all, size_t n, const double *snap_at,
-                               int snapshots)
+                               int snapshots, const struct bench_busy *busy)
 {
     size_t slow = 0, late_first = 0, broken = 0, retried = 0, never = 0;
     for (size_t i = 0; i < n; i++) {
@@ -516,6 +568,14 @@ static void bench_view_slowest(struct bench_sub_result *all, size_t n, const dou
     printf("view: latest arrival after whole (ms), by second of publication from the start:");
     for (int k = 0; k <= last; k++)
         printf(" %d", by_s[k]);
+    printf("\n");
+    int busy_last = -1;
+    for (int k = 0; k < BENCH_FRESH_S; k++)
+        busy_last = busy->pct[k] >= 0 ? k : busy_last;
+    printf("view: machine CPU busy (%%, every process: the bench's and any other), by second from "
+           "the start (-1: not sampled):");
+    for (int k = 0; k <= busy_last; k++)
+        printf(" %d", busy->pct[k]);
     printf("\n");
     printf("view: snapshots at (ms after the first subscription):");
     for (int i = 0; i < snapshots && i < BENCH_SNAP_AT; i++)
@@ -621,6 +681,8 @@ void bench_view(int nodes, int subscribers, int procs, double seconds)
     int snap_every = g_snapshot_ms / 250 > 0 ? g_snapshot_ms / 250 : 1;
     size_t deltas = 0, join_snaps = 0;
     double snap_at[BENCH_SNAP_AT];
+    struct bench_busy busy;
+    bench_busy_init(&busy);
     zpoller_t *jp = zpoller_new(p.pub, NULL);
     p.bytes = p.parts = 0;
     /* the publisher's CPU (its loop and ZeroMQ's I/O thread, which writes to every socket)
@@ -634,6 +696,7 @@ void bench_view(int nodes, int subscribers, int procs, double seconds)
             until = wanted_at;
         if (until > now)
             zpoller_wait(jp, (int)(until - now));
+        bench_busy_sample(&busy, (int64_t)clock_mono_ms());
         zframe_t *f;
         bool asked = false;
         while ((f = zframe_recv_nowait(p.pub)) != NULL) {
@@ -761,7 +824,7 @@ void bench_view(int nodes, int subscribers, int procs, double seconds)
         join_snaps, (long long)base, g_snapshot_ms, retries, after, gaps, snap_after,
         (long long)lag_max, (long long)fresh_max, fresh_none, rx_mib, rx_mib / pub_s, cpu_pub,
         cpu_rx);
-    bench_view_slowest(all, nres, snap_at, snapshots);
+    bench_view_slowest(all, nres, snap_at, snapshots, &busy);
     json_t *o = json_object();
     json_object_set_new(o, "nodes", json_integer(nodes));
     json_object_set_new(o, "parts", json_integer((json_int_t)parts));
