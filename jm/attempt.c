@@ -20,6 +20,11 @@ struct attempt {
     void *own;    /* base when the machine allocated it */
     size_t *held; /* tasks backing off */
     size_t nheld;
+    /* The tasks queued at their node (attempt_queued): qtask[0..nq) in no order, and per task
+       its place there plus one (0: not in it). Both sized for every task at the start, so that
+       no transition can fail to keep them. */
+    uint32_t *qtask, *qpos;
+    size_t nq;
     size_t buf[64]; /* downgrade/upgrade batch */
 };
 
@@ -51,7 +56,7 @@ int attempt_new(const struct attempt_config *cfg, size_t ntasks, dag_t *dag, dis
         attempt_config_default(&c);
     if (!dag || !dispatch || c.max_attempts < 1 || c.replace_factor < 1 || !(c.backoff_s >= 0) ||
         !(c.backoff_max_s >= c.backoff_s) || !(c.grace_max_s >= 0) || !(c.grace_frac >= 0) ||
-        (base && stride < sizeof(struct attempt_task)))
+        (base && stride < sizeof(struct attempt_task)) || ntasks >= UINT32_MAX)
         return ERR_INVAL;
     attempt_t *a = mem_calloc(1, sizeof *a);
     if (!a)
@@ -61,13 +66,17 @@ int attempt_new(const struct attempt_config *cfg, size_t ntasks, dag_t *dag, dis
     a->disp = dispatch;
     a->n = ntasks;
     a->held = mem_calloc(ntasks ? ntasks : 1, sizeof *a->held);
+    a->qtask = mem_calloc(ntasks ? ntasks : 1, sizeof *a->qtask);
+    a->qpos = mem_calloc(ntasks ? ntasks : 1, sizeof *a->qpos);
     if (!base) {
         a->own = mem_calloc(ntasks ? ntasks : 1, sizeof(struct attempt_task));
         base = a->own;
         stride = sizeof(struct attempt_task);
     }
-    if (!a->held || !base) {
+    if (!a->held || !a->qtask || !a->qpos || !base) {
         mem_free(a->held);
+        mem_free(a->qtask);
+        mem_free(a->qpos);
         mem_free(a->own);
         mem_free(a);
         return ERR_NOMEM;
@@ -89,6 +98,8 @@ void attempt_destroy(attempt_t **p)
     if (!p || !*p)
         return;
     mem_free((*p)->held);
+    mem_free((*p)->qtask);
+    mem_free((*p)->qpos);
     mem_free((*p)->own);
     mem_free(*p);
     *p = NULL;
@@ -119,6 +130,38 @@ void attempt_note_seen(attempt_t *a, size_t task, uint32_t attempt)
 {
     if (task < a->n && attempt > attempt__t(a, task)->seen)
         attempt__t(a, task)->seen = attempt;
+}
+
+/* Queued at its node: what place_queued_update sums per node (attempt_queued). */
+static int attempt__is_queued(const struct attempt_task *t)
+{
+    return t->inflight && !t->running && t->cls == DISPATCH_REGULAR && t->node >= 0;
+}
+
+/* Brings `task`'s entry in the queued index in line with its record: called after every change
+ * of inflight, running, cls or node (each public entry that changes a record ends with it, on
+ * its error paths too), so the index never needs a walk over every task. O(1). */
+static void attempt__sync(attempt_t *a, size_t task)
+{
+    int in = a->qpos[task] != 0;
+    if (in == attempt__is_queued(attempt__t(a, task)))
+        return;
+    if (!in) {
+        a->qtask[a->nq++] = (uint32_t)task;
+        a->qpos[task] = (uint32_t)a->nq;
+        return;
+    }
+    size_t at = a->qpos[task] - 1;
+    uint32_t last = a->qtask[--a->nq];
+    a->qtask[at] = last;
+    a->qpos[last] = (uint32_t)at + 1;
+    a->qpos[task] = 0;
+}
+
+size_t attempt_queued(const attempt_t *a, const uint32_t **tasks)
+{
+    *tasks = a->qtask;
+    return a->nq;
 }
 
 static uint32_t attempt__next(struct attempt_task *t)
@@ -376,13 +419,9 @@ static int attempt__status(attempt_t *a, const struct attempt_event *ev, int64_t
     return rc;
 }
 
-int attempt_step(attempt_t *a, const struct attempt_event *ev, int64_t now_ms,
-                 struct attempt_action *out, size_t cap)
+static int attempt__step(attempt_t *a, const struct attempt_event *ev, int64_t now_ms,
+                         struct attempt_action *out, size_t cap)
 {
-    if (!ev || ev->task >= a->n)
-        return ERR_RANGE;
-    if (!out || cap < ATTEMPT_MAX_ACTIONS)
-        return ERR_INVAL;
     struct attempt__out o = {out, 0, cap, 0};
     struct attempt_task *t = attempt__t(a, ev->task);
     int rc = 0;
@@ -447,6 +486,18 @@ int attempt_step(attempt_t *a, const struct attempt_event *ev, int64_t now_ms,
     return rc ? rc : (int)o.n;
 }
 
+int attempt_step(attempt_t *a, const struct attempt_event *ev, int64_t now_ms,
+                 struct attempt_action *out, size_t cap)
+{
+    if (!ev || ev->task >= a->n)
+        return ERR_RANGE;
+    if (!out || cap < ATTEMPT_MAX_ACTIONS)
+        return ERR_INVAL;
+    int rc = attempt__step(a, ev, now_ms, out, cap);
+    attempt__sync(a, ev->task); /* an event changes its own task's record only */
+    return rc;
+}
+
 int attempt_adopt(attempt_t *a, size_t task, uint32_t attempt, int node, int cls, int64_t now_ms)
 {
     if (task >= a->n || node < 0)
@@ -470,6 +521,7 @@ int attempt_adopt(attempt_t *a, size_t task, uint32_t attempt, int node, int cls
     t->node = node;
     t->cls = cls;
     t->placed_ms = t->cls_ms = now_ms;
+    attempt__sync(a, task);
     return 0;
 }
 
@@ -491,6 +543,7 @@ int attempt_takeover(attempt_t *a, size_t task, uint32_t attempt, int node, int 
     t->cls = cls;
     t->cls_ms = now_ms;
     t->running = running;
+    attempt__sync(a, task);
     if (running && !dispatch_running(a->disp, task) && (rc = dispatch_started(a->disp, task)) != 0)
         return rc;
     return 0;
@@ -510,6 +563,7 @@ size_t attempt_downgrades(attempt_t *a, const double *prio, const double *remain
         struct attempt_task *t = attempt__t(a, task);
         t->cls = DISPATCH_OPPORTUNISTIC;
         t->cls_ms = now_ms;
+        attempt__sync(a, task);
         struct attempt_action *x = attempt__emit(&o, ATTEMPT_ACT_RECLASS, task, t);
         x->grace_ms = attempt_grace_ms(&a->cfg, t->running, remaining ? remaining[task] : 0,
                                        estimate ? estimate[task] : 0);
@@ -527,6 +581,7 @@ size_t attempt_upgrades(attempt_t *a, const double *prio, int64_t now_ms,
         struct attempt_task *t = attempt__t(a, a->buf[i]);
         t->cls = DISPATCH_REGULAR;
         t->cls_ms = now_ms;
+        attempt__sync(a, a->buf[i]);
         attempt__emit(&o, ATTEMPT_ACT_RECLASS, a->buf[i], t);
     }
     return o.n;
@@ -557,6 +612,7 @@ size_t attempt_yield(attempt_t *a, size_t task, const double *prio, int64_t min_
         struct attempt_task *t = attempt__t(a, a->buf[i]);
         t->cls = DISPATCH_OPPORTUNISTIC;
         t->cls_ms = now_ms;
+        attempt__sync(a, a->buf[i]);
         attempt__emit(&o, ATTEMPT_ACT_RECLASS, a->buf[i], t);
     }
     return o.n;

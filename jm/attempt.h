@@ -56,7 +56,9 @@
  * Storage: the per-task records (struct attempt_task) live in the caller's array (base, stride)
  * or, with base NULL, in the machine. dag and dispatch are borrowed: the machine keeps their
  * states in step with the attempts (dag_start/succeed/requeue/fail, dispatch_finished/started/
- * reclass), checking every return. Pure: no clock, no I/O; `now` in ms from the caller.
+ * reclass), checking every return. Beside the records the machine keeps an index of the tasks
+ * queued at their node (attempt_queued), 8 bytes per task. Pure: no clock, no I/O; `now` in ms
+ * from the caller.
  */
 #ifndef PADDOCK_JM_ATTEMPT_H
 #define PADDOCK_JM_ATTEMPT_H
@@ -186,7 +188,8 @@ typedef struct attempt attempt_t;
 /* New machine for ntasks tasks over `dag` and `dispatch` (borrowed for its life). base: the
  * caller's array whose elements, stride bytes apart, each hold a struct attempt_task at offset 0
  * (NULL: the machine allocates its own). Every record starts idle with node -1. cfg copied
- * (NULL: defaults). 0, ERR_INVAL, ERR_NOMEM. Caller owns *out; attempt_destroy. */
+ * (NULL: defaults). 0, ERR_INVAL (also ntasks of UINT32_MAX or more), ERR_NOMEM. Caller owns
+ * *out; attempt_destroy. */
 int attempt_new(const struct attempt_config *cfg, size_t ntasks, dag_t *dag, dispatch_t *dispatch,
                 void *base, size_t stride, attempt_t **out);
 void attempt_destroy(attempt_t **p);
@@ -206,6 +209,13 @@ int attempt_step(attempt_t *a, const struct attempt_event *ev, int64_t now_ms,
 
 /* 1 when `attempt` is the tracked attempt of `task` in flight. */
 int attempt_tracks(const attempt_t *a, size_t task, uint32_t attempt);
+
+/* The tasks queued at their node: tracked attempt in flight, regular, at a node (node >= 0), not
+ * yet said running. Kept in step with the records by every call above and below that changes
+ * them, O(1) each, so that place_queued_update, once per placement round, walks these and not
+ * every task (issue 24: a million-task job). Sets *tasks to them, in no particular order
+ * (borrowed until the next call that changes the machine), and returns how many. */
+size_t attempt_queued(const attempt_t *a, const uint32_t **tasks);
 
 /* Notes a wire attempt number seen for `task` (journal, nodes): new ones are numbered above. */
 void attempt_note_seen(attempt_t *a, size_t task, uint32_t attempt);

@@ -140,7 +140,8 @@ int place_claim(place_t *p, size_t task, uint32_t node, int64_t now_ms);
  * machine (every tracked attempt in flight, regular, not yet said running, at its node: its
  * task's cores and the highest priority among them, prio[] being the job's task priorities,
  * jm/priority.h's bottom levels). The daemon and the simulator call it before each place_round,
- * for place_overtakes. 0, ERR_NOMEM. */
+ * for place_overtakes. It reads the machine's index of those tasks (attempt_queued): O(q log q)
+ * for q queued, not O(tasks). 0, ERR_NOMEM. */
 int place_queued_update(place_t *p, const attempt_t *a, const double *prio);
 
 /* Whether the match `m` only waits behind its own job's queued work at its node: the job's
