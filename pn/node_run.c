@@ -374,6 +374,7 @@ void node__schedule(node_t *n)
     if (n->scheduling)
         return;
     n->scheduling = 1;
+    spawner_defer(n->spawner); /* the pass's spawns wake a spawner thread once, below */
     for (;;) {
         queue_task_t qt;
         queue_pick_info_t info;
@@ -408,6 +409,7 @@ void node__schedule(node_t *n)
         }
         break;
     }
+    spawner_kick(n->spawner);
     n->scheduling = 0;
     if (n->nunsent)
         node__send_unsent(n);

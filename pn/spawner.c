@@ -32,45 +32,86 @@ struct spawner {
     pthread_cond_t idle; /* a result posted (spawner_flush waits on it) */
     spawner_req_t *head, *tail;
     spawner_req_t *dhead, *dtail;
-    size_t pending;  /* submitted, result not yet delivered */
-    size_t inflight; /* submitted, result not yet posted */
+    size_t pending;    /* submitted, result not yet delivered */
+    size_t inflight;   /* submitted, result not yet posted */
+    size_t queued;     /* in head..tail */
+    unsigned sleeping; /* threads waiting on `work` */
+    unsigned deferred; /* spawner_defer's depth: submits do not wake a thread */
+    int unwoken;       /* a request submitted while deferred */
     int stopping;
     unsigned nthreads;
     pthread_t threads[SPAWNER_MAX_THREADS];
 };
 
+/* Results a thread holds before posting them: one wake-up of the loop for a batch. */
+#define SPAWNER_POST_BATCH 16
+/* Requests left queued above which a thread that takes one wakes a sleeping peer. */
+#define SPAWNER_PEER_QUEUE 4
+
+static void spawner__post(spawner_t *s, spawner_req_t *h, spawner_req_t *t, size_t k)
+{
+    pthread_mutex_lock(&s->mu);
+    if (s->dtail)
+        s->dtail->next = h;
+    else
+        s->dhead = h;
+    s->dtail = t;
+    s->inflight -= k;
+    if (s->inflight == 0)
+        pthread_cond_broadcast(&s->idle);
+    pthread_mutex_unlock(&s->mu);
+    uv_async_send(s->async); /* coalesced by libuv: one wake-up for a burst */
+}
+
 static void *spawner__thread(void *arg)
 {
     spawner_t *s = arg;
     pthread_setname_np(pthread_self(), "pn-spawn"); /* bench_pn finds its CPU time by name */
+    spawner_req_t *rh = NULL, *rt = NULL;           /* results not posted yet */
+    size_t nr = 0;
     pthread_mutex_lock(&s->mu);
     for (;;) {
-        while (!s->head && !s->stopping)
+        if (!s->head && nr > 0) { /* nothing more to spawn: the batch's results go out */
+            pthread_mutex_unlock(&s->mu);
+            spawner__post(s, rh, rt, nr);
+            rh = rt = NULL;
+            nr = 0;
+            pthread_mutex_lock(&s->mu);
+            continue;
+        }
+        while (!s->head && !s->stopping) {
+            s->sleeping++;
             pthread_cond_wait(&s->work, &s->mu);
+            s->sleeping--;
+        }
         spawner_req_t *q = s->head;
         if (!q)
             break; /* stopping and nothing left */
         s->head = q->next;
         if (!s->head)
             s->tail = NULL;
+        s->queued--;
+        /* a long queue is shared: a peer woken by this thread, not by the loop for each */
+        int peer = s->queued >= SPAWNER_PEER_QUEUE && s->sleeping > 0;
         pthread_mutex_unlock(&s->mu);
+        if (peer)
+            pthread_cond_signal(&s->work);
 
         spawner_result_t *r = &q->r;
         r->t0_ns = clock_mono_ns();
         r->rc = exec_spawn_timed(&q->spec, &r->pid, &r->at, r->msg, sizeof r->msg);
         r->t1_ns = clock_mono_ns();
-        pthread_mutex_lock(&s->mu);
         q->next = NULL;
-        if (s->dtail)
-            s->dtail->next = q;
+        if (rt)
+            rt->next = q;
         else
-            s->dhead = q;
-        s->dtail = q;
-        s->inflight--;
-        if (s->inflight == 0)
-            pthread_cond_broadcast(&s->idle);
-        pthread_mutex_unlock(&s->mu);
-        uv_async_send(s->async); /* coalesced by libuv: one wake-up for a burst */
+            rh = q;
+        rt = q;
+        if (++nr >= SPAWNER_POST_BATCH) {
+            spawner__post(s, rh, rt, nr);
+            rh = rt = NULL;
+            nr = 0;
+        }
         pthread_mutex_lock(&s->mu);
     }
     pthread_mutex_unlock(&s->mu);
@@ -164,9 +205,31 @@ int spawner_submit(spawner_t *s, uint64_t id, const exec_spec_t *spec)
     s->tail = q;
     s->pending++;
     s->inflight++;
-    pthread_cond_signal(&s->work);
+    s->queued++;
+    int wake = !s->deferred && s->sleeping > 0;
+    s->unwoken |= s->deferred > 0;
     pthread_mutex_unlock(&s->mu);
+    if (wake)
+        pthread_cond_signal(&s->work);
     return 0;
+}
+
+void spawner_defer(spawner_t *s)
+{
+    if (s)
+        s->deferred++; /* only the loop thread changes it */
+}
+
+void spawner_kick(spawner_t *s)
+{
+    if (!s || s->deferred == 0 || --s->deferred > 0)
+        return;
+    pthread_mutex_lock(&s->mu);
+    int wake = s->unwoken && s->sleeping > 0;
+    s->unwoken = 0;
+    pthread_mutex_unlock(&s->mu);
+    if (wake) /* one thread for the batch; it wakes a peer when the queue is long */
+        pthread_cond_signal(&s->work);
 }
 
 size_t spawner_pending(const spawner_t *s)
@@ -186,9 +249,7 @@ size_t spawner_drain(spawner_t *s)
             break;
         while (d) {
             spawner_req_t *next = d->next;
-            pthread_mutex_lock(&s->mu);
-            s->pending--;
-            pthread_mutex_unlock(&s->mu);
+            s->pending--; /* only the loop thread changes and reads it */
             s->done(s->arg, &d->r);
             mem_free(d->out);
             mem_free(d->err);
@@ -204,6 +265,8 @@ void spawner_flush(spawner_t *s)
 {
     if (!s)
         return;
+    while (s->deferred > 0) /* what was deferred cannot wait */
+        spawner_kick(s);
     pthread_mutex_lock(&s->mu);
     while (s->inflight > 0)
         pthread_cond_wait(&s->idle, &s->mu);

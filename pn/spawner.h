@@ -5,7 +5,9 @@
  * task sits between two spawns). A spawner owns S threads, each blocked on one shared queue of
  * requests; the loop thread submits a request (exec_spawn_timed's spec, its strings borrowed
  * until the completion comes back, and the task's local id), a thread spawns it, and the result
- * goes onto a completion list that a uv_async hands to `done` on the loop thread, in batches.
+ * goes onto a completion list that a uv_async hands to `done` on the loop thread, in batches:
+ * a thread posts its results when its queue runs dry or every 16 spawns, and the requests of
+ * one scheduling pass wake one thread, not one each (spawner_defer).
  *
  * What stays with the loop thread: reaping (SIGCHLD, wait4(-1)), kills, renices, cgroups and
  * every task state. A child can exit and be reaped before its completion reaches the loop; the
@@ -43,6 +45,10 @@ spawner_t *spawner_new(uv_loop_t *loop, unsigned threads, spawner_done_fn *done,
 /* Queues a spawn. spec's argv, envp, cwd and shim stay valid until the result for `id` is
  * delivered; the two output paths are copied. 0 or ERR_NOMEM/ERR_INVAL. */
 int spawner_submit(spawner_t *s, uint64_t id, const exec_spec_t *spec);
+/* Between spawner_defer and spawner_kick (nested, the loop thread's) submits wake no thread:
+ * the kick wakes one for the whole batch, which wakes a peer while the queue is long. */
+void spawner_defer(spawner_t *s);
+void spawner_kick(spawner_t *s);
 /* Requests submitted whose results were not delivered yet. */
 size_t spawner_pending(const spawner_t *s);
 /* Delivers the results ready now (as the async would) and returns how many. */

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/err.h"
@@ -126,6 +127,55 @@ static void test_flush(void **state)
     assert_int_equal(uv_loop_close(&loop), 0);
 }
 
+static void nap_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* Submits between spawner_defer and its spawner_kick (nested) wake no thread: nothing is
+ * spawned until the outer kick, and then all of them are. */
+static void test_defer(void **state)
+{
+    (void)state;
+    uv_loop_t loop;
+    assert_int_equal(uv_loop_init(&loop), 0);
+    static got_t g;
+    memset(&g, 0, sizeof g);
+    g.loop_thread = pthread_self();
+    char msg[256];
+    spawner_t *s = spawner_new(&loop, 2, on_done, &g, msg, sizeof msg);
+    assert_non_null(s);
+    exec_spec_t sp = spec_of(true_argv);
+    assert_int_equal(spawner_submit(s, 100, &sp), 0); /* not deferred: spawned at once */
+    spawner_flush(s);
+    assert_int_equal(g.n, 1);
+    nap_ms(200); /* both threads asleep on the queue */
+    spawner_defer(s);
+    spawner_defer(s);
+    for (uint64_t i = 0; i < 3; i++)
+        assert_int_equal(spawner_submit(s, i + 1, &sp), 0);
+    spawner_kick(s); /* inner: still deferred */
+    nap_ms(300);
+    assert_int_equal(spawner_drain(s), 0);
+    assert_int_equal(g.n, 1);
+    assert_int_equal(spawner_pending(s), 3);
+    spawner_kick(s);
+    for (int i = 0; i < 100000 && g.n < 4; i++)
+        uv_run(&loop, UV_RUN_ONCE); /* the batch's results wake the loop */
+    assert_int_equal(g.n, 4);
+    assert_int_equal(spawner_pending(s), 0);
+    for (size_t i = 0; i < g.n; i++) {
+        int st;
+        assert_int_equal(g.r[i].rc, 0);
+        assert_int_equal(waitpid(g.r[i].pid, &st, 0), g.r[i].pid);
+    }
+    spawner_kick(s); /* unbalanced: ignored */
+    spawner_free(&s);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    assert_int_equal(uv_loop_close(&loop), 0);
+}
+
 static void test_bad_count(void **state)
 {
     (void)state;
@@ -144,6 +194,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_many),
         cmocka_unit_test(test_flush),
+        cmocka_unit_test(test_defer),
         cmocka_unit_test(test_bad_count),
     };
     return cmocka_run_group_tests_name("pn spawner", tests, NULL, NULL);
