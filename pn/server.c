@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/signalfd.h>
 #include <unistd.h>
 
 #include "common/clock.h"
@@ -46,6 +47,8 @@ typedef struct server {
     int separate_hb;
     uv_timer_t hb_timer, mem_timer, refresh_timer, drain_timer;
     uv_signal_t sigchld, sigterm, sigint, sigusr1;
+    int chld_fd; /* signalfd of SIGCHLD, or -1 (then sigchld, libuv's handler) */
+    uv_poll_t chld_poll;
     uv_work_t pool_start; /* starts libuv's thread pool with the loop's signals blocked */
     int registered;
     int draining;               /* no new tasks; exit once queued and running ones are done */
@@ -409,6 +412,21 @@ static void server__on_sigchld(uv_signal_t *h, int sig)
     node_reap(s->node);
 }
 
+/* SIGCHLD through a signalfd: the signal stays blocked in every thread, so a task's exit
+ * interrupts nobody (no handler, no write to libuv's signal pipe, no read of it); the loop
+ * finds the descriptor readable when it next polls, and exits that come meanwhile add
+ * nothing, as one SIGCHLD is pending at a time. One reaping pass takes them all. */
+static void server__on_chld_fd(uv_poll_t *h, int status, int events)
+{
+    server_t *s = h->data;
+    (void)status;
+    (void)events;
+    struct signalfd_siginfo si[8];
+    while (read(s->chld_fd, si, sizeof si) == (ssize_t)sizeof si)
+        ;
+    node_reap(s->node);
+}
+
 /* Draining ends when nothing is queued or running, or at the deadline. */
 static void server__on_drain(uv_timer_t *t)
 {
@@ -620,6 +638,7 @@ int server_run(pnconf_t *cfg, bool insecure, char *msg, size_t cap)
     if (!s)
         return err_fmt(msg, cap, ERR_NOMEM, "out of memory");
     s->cfg = cfg;
+    s->chld_fd = -1;
     proto_buf_init(&s->buf);
     proto_stats_init(&s->rm_stats);
     map_init(&s->replies);
@@ -716,7 +735,22 @@ int server_run(pnconf_t *cfg, bool insecure, char *msg, size_t cap)
         if (cfg->status_refresh_ms > 0)
             uv_timer_start(&s->refresh_timer, server__on_refresh, (uint64_t)cfg->status_refresh_ms,
                            (uint64_t)cfg->status_refresh_ms);
-        uv_signal_start(&s->sigchld, server__on_sigchld, SIGCHLD);
+        sigset_t chld;
+        sigemptyset(&chld);
+        sigaddset(&chld, SIGCHLD);
+        s->chld_fd = masked ? signalfd(-1, &chld, SFD_NONBLOCK | SFD_CLOEXEC) : -1;
+        if (s->chld_fd >= 0 && uv_poll_init(&s->loop, &s->chld_poll, s->chld_fd) != 0) {
+            log_warn("SIGCHLD: no poll on its signalfd, using a handler");
+            close(s->chld_fd);
+            s->chld_fd = -1;
+        }
+        s->chld_poll.data = s;
+        if (s->chld_fd >= 0) {
+            uv_poll_start(&s->chld_poll, UV_READABLE, server__on_chld_fd);
+            sigaddset(&old_sigs, SIGCHLD); /* kept blocked below: the signalfd takes it */
+        } else {
+            uv_signal_start(&s->sigchld, server__on_sigchld, SIGCHLD);
+        }
         uv_signal_start(&s->sigterm, server__on_stop, SIGTERM);
         uv_signal_start(&s->sigint, server__on_stop, SIGINT);
         uv_signal_start(&s->sigusr1, server__on_drain_signal, SIGUSR1);
@@ -748,6 +782,8 @@ int server_run(pnconf_t *cfg, bool insecure, char *msg, size_t cap)
         uv_close((uv_handle_t *)&s->drain_timer, server__close_cb);
         uv_close((uv_handle_t *)&s->sigusr1, server__close_cb);
         uv_close((uv_handle_t *)&s->sigchld, server__close_cb);
+        if (s->chld_fd >= 0)
+            uv_close((uv_handle_t *)&s->chld_poll, server__close_cb);
         uv_close((uv_handle_t *)&s->sigterm, server__close_cb);
         uv_close((uv_handle_t *)&s->sigint, server__close_cb);
     }
@@ -768,6 +804,13 @@ int server_run(pnconf_t *cfg, bool insecure, char *msg, size_t cap)
     if (loop_ok) {
         uv_run(&s->loop, UV_RUN_DEFAULT);
         uv_loop_close(&s->loop);
+    }
+    if (s->chld_fd >= 0) { /* SIGCHLD back to this thread as it was before */
+        close(s->chld_fd);
+        sigset_t chld;
+        sigemptyset(&chld);
+        sigaddset(&chld, SIGCHLD);
+        pthread_sigmask(SIG_UNBLOCK, &chld, NULL);
     }
     curve_auth_stop();
     curve_destroy(&s->curve);
