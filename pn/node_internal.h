@@ -174,6 +174,7 @@ struct node {
     uint32_t hb_filter_len;
     uint64_t hb_filter_gen; /* stage_generation it was built at, + 1 (0: never built) */
     uint64_t io_mono_ms;    /* when the memory poll last read the tasks' /proc/PID/io */
+    uint64_t mem_next_ms;   /* no /proc pass of the memory poll before this (its cost bound) */
     proto_buf_t buf;
     /* statuses held to the end of the loop pass for one job (sb_job), sent as one message
        (proto_batch_t) then, or sooner when another job's status or another message comes */

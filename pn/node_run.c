@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/clock.h"
@@ -541,7 +542,7 @@ void node_poll_memory(node_t *n)
     void *v0;
     while (!old && map_next(&n->bypid, &it0, NULL, NULL, &v0))
         old = now - ((node__task_t *)v0)->start_mono_ms >= young;
-    if (!old)
+    if (!old || now < n->mem_next_ms)
         return;
     pid_t *pg = mem_calloc(cnt, sizeof *pg);
     exec_usage_t *use = mem_calloc(cnt, sizeof *use);
@@ -558,7 +559,17 @@ void node_poll_memory(node_t *n)
         int io = now - n->io_mono_ms >= 1000;
         if (io)
             n->io_mono_ms = now;
-        if (exec_usage_scan(pg, use, k, io) == 0) {
+        /* The pass reads every process of the machine: its cost grows with what else runs
+           there, not with the PN's tasks. It is held to about a twentieth of the loop thread's
+           time: the next pass waits twenty times what this one took of its CPU. */
+        struct timespec c0, c1;
+        int timed = clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0) == 0;
+        int scanned = exec_usage_scan(pg, use, k, io) == 0;
+        if (timed && clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1) == 0) {
+            int64_t ns = (int64_t)(c1.tv_sec - c0.tv_sec) * 1000000000 + (c1.tv_nsec - c0.tv_nsec);
+            n->mem_next_ms = now + (ns > 0 ? (uint64_t)ns * 20 / 1000000 : 0);
+        }
+        if (scanned) {
             for (size_t i = 0; i < k; i++) {
                 node__task_t *t = ts[i];
                 uint64_t rss = use[i].rss_kb;
