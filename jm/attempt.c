@@ -10,6 +10,14 @@
 #include "jm/speculate.h"
 #include "proto/proto.h"
 
+/* A set of task indices: task[0..n) in no order, and per task its place there plus one (0: not
+ * in it). Both arrays are sized for every task at the start, so that no transition can fail to
+ * keep the set; add and remove are O(1). */
+struct attempt__set {
+    uint32_t *task, *pos;
+    size_t n;
+};
+
 struct attempt {
     struct attempt_config cfg;
     dag_t *dag;
@@ -20,11 +28,9 @@ struct attempt {
     void *own;    /* base when the machine allocated it */
     size_t *held; /* tasks backing off */
     size_t nheld;
-    /* The tasks queued at their node (attempt_queued): qtask[0..nq) in no order, and per task
-       its place there plus one (0: not in it). Both sized for every task at the start, so that
-       no transition can fail to keep them. */
-    uint32_t *qtask, *qpos;
-    size_t nq;
+    /* Indexes kept in step with the records (attempt__sync): the tasks in flight
+       (attempt_inflight) and those of them queued at their node (attempt_queued). */
+    struct attempt__set fly, queued;
     size_t buf[64]; /* downgrade/upgrade batch */
 };
 
@@ -66,17 +72,22 @@ int attempt_new(const struct attempt_config *cfg, size_t ntasks, dag_t *dag, dis
     a->disp = dispatch;
     a->n = ntasks;
     a->held = mem_calloc(ntasks ? ntasks : 1, sizeof *a->held);
-    a->qtask = mem_calloc(ntasks ? ntasks : 1, sizeof *a->qtask);
-    a->qpos = mem_calloc(ntasks ? ntasks : 1, sizeof *a->qpos);
+    size_t slots = ntasks ? ntasks : 1;
+    a->fly.task = mem_calloc(slots, sizeof *a->fly.task);
+    a->fly.pos = mem_calloc(slots, sizeof *a->fly.pos);
+    a->queued.task = mem_calloc(slots, sizeof *a->queued.task);
+    a->queued.pos = mem_calloc(slots, sizeof *a->queued.pos);
     if (!base) {
         a->own = mem_calloc(ntasks ? ntasks : 1, sizeof(struct attempt_task));
         base = a->own;
         stride = sizeof(struct attempt_task);
     }
-    if (!a->held || !a->qtask || !a->qpos || !base) {
+    if (!a->held || !a->fly.task || !a->fly.pos || !a->queued.task || !a->queued.pos || !base) {
         mem_free(a->held);
-        mem_free(a->qtask);
-        mem_free(a->qpos);
+        mem_free(a->fly.task);
+        mem_free(a->fly.pos);
+        mem_free(a->queued.task);
+        mem_free(a->queued.pos);
         mem_free(a->own);
         mem_free(a);
         return ERR_NOMEM;
@@ -98,8 +109,10 @@ void attempt_destroy(attempt_t **p)
     if (!p || !*p)
         return;
     mem_free((*p)->held);
-    mem_free((*p)->qtask);
-    mem_free((*p)->qpos);
+    mem_free((*p)->fly.task);
+    mem_free((*p)->fly.pos);
+    mem_free((*p)->queued.task);
+    mem_free((*p)->queued.pos);
     mem_free((*p)->own);
     mem_free(*p);
     *p = NULL;
@@ -132,36 +145,45 @@ void attempt_note_seen(attempt_t *a, size_t task, uint32_t attempt)
         attempt__t(a, task)->seen = attempt;
 }
 
-/* Queued at its node: what place_queued_update sums per node (attempt_queued). */
-static int attempt__is_queued(const struct attempt_task *t)
+/* Puts `task` in the set or takes it out, as `in` says. */
+static void attempt__set_put(struct attempt__set *s, size_t task, int in)
 {
-    return t->inflight && !t->running && t->cls == DISPATCH_REGULAR && t->node >= 0;
-}
-
-/* Brings `task`'s entry in the queued index in line with its record: called after every change
- * of inflight, running, cls or node (each public entry that changes a record ends with it, on
- * its error paths too), so the index never needs a walk over every task. O(1). */
-static void attempt__sync(attempt_t *a, size_t task)
-{
-    int in = a->qpos[task] != 0;
-    if (in == attempt__is_queued(attempt__t(a, task)))
+    if ((s->pos[task] != 0) == (in != 0))
         return;
-    if (!in) {
-        a->qtask[a->nq++] = (uint32_t)task;
-        a->qpos[task] = (uint32_t)a->nq;
+    if (in) {
+        s->task[s->n++] = (uint32_t)task;
+        s->pos[task] = (uint32_t)s->n;
         return;
     }
-    size_t at = a->qpos[task] - 1;
-    uint32_t last = a->qtask[--a->nq];
-    a->qtask[at] = last;
-    a->qpos[last] = (uint32_t)at + 1;
-    a->qpos[task] = 0;
+    size_t at = s->pos[task] - 1;
+    uint32_t last = s->task[--s->n];
+    s->task[at] = last;
+    s->pos[last] = (uint32_t)at + 1;
+    s->pos[task] = 0;
+}
+
+/* Brings `task`'s entries in the indexes in line with its record: called after every change of
+ * inflight, running, cls or node (each public entry that changes a record ends with it, on its
+ * error paths too), so that neither index needs a walk over every task. O(1). */
+static void attempt__sync(attempt_t *a, size_t task)
+{
+    const struct attempt_task *t = attempt__t(a, task);
+    attempt__set_put(&a->fly, task, t->inflight);
+    /* queued at its node: what place_queued_update sums per node */
+    attempt__set_put(&a->queued, task,
+                     t->inflight && !t->running && t->cls == DISPATCH_REGULAR && t->node >= 0);
+}
+
+size_t attempt_inflight(const attempt_t *a, const uint32_t **tasks)
+{
+    *tasks = a->fly.task;
+    return a->fly.n;
 }
 
 size_t attempt_queued(const attempt_t *a, const uint32_t **tasks)
 {
-    *tasks = a->qtask;
-    return a->nq;
+    *tasks = a->queued.task;
+    return a->queued.n;
 }
 
 static uint32_t attempt__next(struct attempt_task *t)

@@ -56,8 +56,9 @@
  * Storage: the per-task records (struct attempt_task) live in the caller's array (base, stride)
  * or, with base NULL, in the machine. dag and dispatch are borrowed: the machine keeps their
  * states in step with the attempts (dag_start/succeed/requeue/fail, dispatch_finished/started/
- * reclass), checking every return. Beside the records the machine keeps an index of the tasks
- * queued at their node (attempt_queued), 8 bytes per task. Pure: no clock, no I/O; `now` in ms
+ * reclass), checking every return. Beside the records the machine keeps an index of the tasks in
+ * flight and of those queued at their node (attempt_inflight, attempt_queued), 16 bytes per
+ * task. Pure: no clock, no I/O; `now` in ms
  * from the caller.
  */
 #ifndef PADDOCK_JM_ATTEMPT_H
@@ -216,6 +217,10 @@ int attempt_tracks(const attempt_t *a, size_t task, uint32_t attempt);
  * every task (issue 24: a million-task job). Sets *tasks to them, in no particular order
  * (borrowed until the next call that changes the machine), and returns how many. */
 size_t attempt_queued(const attempt_t *a, const uint32_t **tasks);
+/* The tasks whose tracked attempt is in flight, kept and returned the same way: for the
+ * caller's periodic looks at what is in flight (lost nodes, new estimates) without a walk over
+ * every task. */
+size_t attempt_inflight(const attempt_t *a, const uint32_t **tasks);
 
 /* Notes a wire attempt number seen for `task` (journal, nodes): new ones are numbered above. */
 void attempt_note_seen(attempt_t *a, size_t task, uint32_t attempt);

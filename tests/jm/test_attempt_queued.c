@@ -1,12 +1,14 @@
-/* test_attempt_queued.c - the attempt machine's index of queued regular attempts (jm/attempt.h
- * attempt_queued) and place_queued_update, which walks it instead of every task (issue 24: a
- * million-task job's JM walked every task's record once per placement round).
+/* test_attempt_queued.c - the attempt machine's indexes of the tasks in flight and of the
+ * regular ones queued at their node (jm/attempt.h attempt_inflight, attempt_queued), and
+ * place_queued_update, which walks the latter instead of every task (issue 24: a million-task
+ * job's JM walked every task's record once per placement round).
  *
  * Random transitions of every kind the machine has (placements, statuses of every state and
  * class, refusals, lost and silent nodes, moves, cancels, takeovers, adoptions, downgrades,
- * upgrades, yields, back-offs, the job's end) on a fixed seed; after each one the index must
- * hold exactly the tasks a walk over every record finds (in flight, regular, at a node, not
- * said running), and place_overtakes must answer as the per-node sums of that walk say. */
+ * upgrades, yields, back-offs, the job's end) on fixed seeds; after each one the indexes must
+ * hold exactly the tasks a walk over every record finds (in flight; in flight, regular, at a
+ * node, not said running), and place_overtakes must answer as the per-node sums of that walk
+ * say. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -111,21 +113,33 @@ static int queued_by_walk(const struct attempt_task *t)
     return t->inflight && !t->running && t->cls == DISPATCH_REGULAR && t->node >= 0;
 }
 
-/* The index against a walk over every record, then place_queued_update against the walk's
+/* Marks the index's tasks in `in`, failing on a bad or repeated entry. */
+static void index_marks(size_t n, const uint32_t *q, unsigned char *in, const char *which,
+                        const char *what, int step)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (q[i] >= NTASKS || in[q[i]])
+            fail_msg("step %d (%s): %s entry %zu is %u (bad or twice)", step, what, which, i, q[i]);
+        in[q[i]] = 1;
+    }
+}
+
+/* The indexes against a walk over every record, then place_queued_update against the walk's
  * per-node sums (in task order, as place.c did before the index). */
 static void check(struct fixture *f, const char *what, int step)
 {
     const uint32_t *q = NULL;
-    size_t nq = attempt_queued(f->a, &q);
-    unsigned char in[NTASKS] = {0};
-    for (size_t i = 0; i < nq; i++) {
-        if (q[i] >= NTASKS || in[q[i]])
-            fail_msg("step %d (%s): index entry %zu is %u (bad or twice)", step, what, i, q[i]);
-        in[q[i]] = 1;
-    }
+    unsigned char in[NTASKS] = {0}, fly[NTASKS] = {0};
+    size_t n = attempt_queued(f->a, &q);
+    index_marks(n, q, in, "queued", what, step);
+    n = attempt_inflight(f->a, &q);
+    index_marks(n, q, fly, "in-flight", what, step);
     double cpu[NNODES] = {0}, top[NNODES] = {0};
     for (size_t t = 0; t < NTASKS; t++) {
         const struct attempt_task *at = attempt_get(f->a, t);
+        if ((at->inflight != 0) != fly[t])
+            fail_msg("step %d (%s): task %zu %s the in-flight index", step, what, t,
+                     fly[t] ? "wrongly in" : "missing from");
         int want = queued_by_walk(at);
         if (want != in[t])
             fail_msg("step %d (%s): task %zu %s the index (inflight %d running %d cls %d node %d)",
@@ -138,13 +152,14 @@ static void check(struct fixture *f, const char *what, int step)
         cpu[at->node] += f->spec->tasks[t].cpu;
     }
     assert_int_equal(place_queued_update(f->place, f->a, f->prio), 0);
-    for (uint32_t n = 0; n < NNODES; n++)
+    for (uint32_t nd = 0; nd < NNODES; nd++)
         for (size_t t = 0; t < NTASKS; t++) {
-            struct place_match m = {.task = t, .node = n};
-            int want = cpu[n] > 0 && cpu[n] + 1e-9 >= f->spec->tasks[t].cpu && f->prio[t] > top[n];
+            struct place_match m = {.task = t, .node = nd};
+            int want =
+                cpu[nd] > 0 && cpu[nd] + 1e-9 >= f->spec->tasks[t].cpu && f->prio[t] > top[nd];
             if (place_overtakes(f->place, &m, f->prio) != want)
-                fail_msg("step %d (%s): place_overtakes(task %zu, node %u) != %d", step, what, t, n,
-                         want);
+                fail_msg("step %d (%s): place_overtakes(task %zu, node %u) != %d", step, what, t,
+                         nd, want);
         }
 }
 
@@ -286,6 +301,7 @@ static void test_random_walk(void **state)
         check(f, "the job's end", NSTEPS + 1);
         const uint32_t *q;
         assert_int_equal(attempt_queued(f->a, &q), 0);
+        assert_int_equal(attempt_inflight(f->a, &q), 0);
     }
 }
 
