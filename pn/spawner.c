@@ -43,8 +43,11 @@ struct spawner {
     pthread_t threads[SPAWNER_MAX_THREADS];
 };
 
-/* Results a thread holds before posting them: one wake-up of the loop for a batch. */
+/* Results a thread holds before posting them: one wake-up of the loop for a batch, held no
+ * longer than SPAWNER_POST_NS after the first, checked around each spawn (so a result waits at
+ * most that or one more spawn: slow spawns do not hold back a RUNNING). */
 #define SPAWNER_POST_BATCH 16
+#define SPAWNER_POST_NS    2000000u
 /* Requests left queued above which a thread that takes one wakes a sleeping peer. */
 #define SPAWNER_PEER_QUEUE 4
 
@@ -99,6 +102,11 @@ static void *spawner__thread(void *arg)
 
         spawner_result_t *r = &q->r;
         r->t0_ns = clock_mono_ns();
+        if (nr > 0 && r->t0_ns - rh->r.t1_ns >= SPAWNER_POST_NS) { /* held long enough */
+            spawner__post(s, rh, rt, nr);
+            rh = rt = NULL;
+            nr = 0;
+        }
         r->rc = exec_spawn_timed(&q->spec, &r->pid, &r->at, r->msg, sizeof r->msg);
         r->t1_ns = clock_mono_ns();
         q->next = NULL;
@@ -107,7 +115,7 @@ static void *spawner__thread(void *arg)
         else
             rh = q;
         rt = q;
-        if (++nr >= SPAWNER_POST_BATCH) {
+        if (++nr >= SPAWNER_POST_BATCH || r->t1_ns - rh->r.t1_ns >= SPAWNER_POST_NS) {
             spawner__post(s, rh, rt, nr);
             rh = rt = NULL;
             nr = 0;
