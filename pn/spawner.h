@@ -6,7 +6,8 @@
  * requests; the loop thread submits a request (exec_spawn_timed's spec, its strings borrowed
  * until the completion comes back, and the task's local id), a thread spawns it, and the result
  * goes onto a completion list that a uv_async hands to `done` on the loop thread, in batches:
- * a thread posts its results when its queue runs dry or every 16 spawns, and the requests of
+ * a thread posts its results when its queue runs dry, every 16 spawns or 2 ms past the first
+ * it holds, and the requests of
  * one scheduling pass wake one thread, not one each (spawner_defer).
  *
  * What stays with the loop thread: reaping (SIGCHLD, wait4(-1)), kills, renices, cgroups and
