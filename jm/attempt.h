@@ -58,8 +58,7 @@
  * states in step with the attempts (dag_start/succeed/requeue/fail, dispatch_finished/started/
  * reclass), checking every return. Beside the records the machine keeps an index of the tasks in
  * flight and of those queued at their node (attempt_inflight, attempt_queued), 16 bytes per
- * task. Pure: no clock, no I/O; `now` in ms
- * from the caller.
+ * task. Pure: no clock, no I/O; `now` in ms from the caller.
  */
 #ifndef PADDOCK_JM_ATTEMPT_H
 #define PADDOCK_JM_ATTEMPT_H
