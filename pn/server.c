@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/signalfd.h>
 #include <unistd.h>
 
 #include "common/clock.h"
@@ -20,6 +19,7 @@
 #include "common/metrics.h"
 #include "common/notify.h"
 #include "common/zuv.h"
+#include "pn/chld.h"
 #include "pn/exec.h"
 #include "pn/metrics_http.h"
 #include "pn/node.h"
@@ -46,9 +46,8 @@ typedef struct server {
     size_t nrm, nhb;
     int separate_hb;
     uv_timer_t hb_timer, mem_timer, refresh_timer, drain_timer;
-    uv_signal_t sigchld, sigterm, sigint, sigusr1;
-    int chld_fd; /* signalfd of SIGCHLD, or -1 (then sigchld, libuv's handler) */
-    uv_poll_t chld_poll;
+    uv_signal_t sigterm, sigint, sigusr1;
+    chld_t chld;          /* tasks' exits */
     uv_work_t pool_start; /* starts libuv's thread pool with the loop's signals blocked */
     int registered;
     int draining;               /* no new tasks; exit once queued and running ones are done */
@@ -405,25 +404,9 @@ static void server__on_mem(uv_timer_t *t)
     node_poll_memory(s->node);
 }
 
-static void server__on_sigchld(uv_signal_t *h, int sig)
+static void server__reap(void *arg)
 {
-    server_t *s = h->data;
-    (void)sig;
-    node_reap(s->node);
-}
-
-/* SIGCHLD through a signalfd: the signal stays blocked in every thread, so a task's exit
- * interrupts nobody (no handler, no write to libuv's signal pipe, no read of it); the loop
- * finds the descriptor readable when it next polls, and exits that come meanwhile add
- * nothing, as one SIGCHLD is pending at a time. One reaping pass takes them all. */
-static void server__on_chld_fd(uv_poll_t *h, int status, int events)
-{
-    server_t *s = h->data;
-    (void)status;
-    (void)events;
-    struct signalfd_siginfo si[8];
-    while (read(s->chld_fd, si, sizeof si) == (ssize_t)sizeof si)
-        ;
+    server_t *s = arg;
     node_reap(s->node);
 }
 
@@ -638,7 +621,7 @@ int server_run(pnconf_t *cfg, bool insecure, char *msg, size_t cap)
     if (!s)
         return err_fmt(msg, cap, ERR_NOMEM, "out of memory");
     s->cfg = cfg;
-    s->chld_fd = -1;
+    s->chld.fd = -1;
     proto_buf_init(&s->buf);
     proto_stats_init(&s->rm_stats);
     map_init(&s->replies);
@@ -723,34 +706,18 @@ int server_run(pnconf_t *cfg, bool insecure, char *msg, size_t cap)
         uv_timer_init(&s->loop, &s->mem_timer);
         uv_timer_init(&s->loop, &s->refresh_timer);
         uv_timer_init(&s->loop, &s->drain_timer);
-        uv_signal_init(&s->loop, &s->sigchld);
         uv_signal_init(&s->loop, &s->sigterm);
         uv_signal_init(&s->loop, &s->sigint);
         uv_signal_init(&s->loop, &s->sigusr1);
         s->hb_timer.data = s->mem_timer.data = s->refresh_timer.data = s->drain_timer.data = s;
-        s->sigchld.data = s->sigterm.data = s->sigint.data = s->sigusr1.data = s;
+        s->sigterm.data = s->sigint.data = s->sigusr1.data = s;
         uv_timer_start(&s->hb_timer, server__on_hb, 0, (uint64_t)cfg->heartbeat_ms);
         uv_timer_start(&s->mem_timer, server__on_mem, (uint64_t)cfg->memory_poll_ms,
                        (uint64_t)cfg->memory_poll_ms);
         if (cfg->status_refresh_ms > 0)
             uv_timer_start(&s->refresh_timer, server__on_refresh, (uint64_t)cfg->status_refresh_ms,
                            (uint64_t)cfg->status_refresh_ms);
-        sigset_t chld;
-        sigemptyset(&chld);
-        sigaddset(&chld, SIGCHLD);
-        s->chld_fd = masked ? signalfd(-1, &chld, SFD_NONBLOCK | SFD_CLOEXEC) : -1;
-        if (s->chld_fd >= 0 && uv_poll_init(&s->loop, &s->chld_poll, s->chld_fd) != 0) {
-            log_warn("SIGCHLD: no poll on its signalfd, using a handler");
-            close(s->chld_fd);
-            s->chld_fd = -1;
-        }
-        s->chld_poll.data = s;
-        if (s->chld_fd >= 0) {
-            uv_poll_start(&s->chld_poll, UV_READABLE, server__on_chld_fd);
-            sigaddset(&old_sigs, SIGCHLD); /* kept blocked below: the signalfd takes it */
-        } else {
-            uv_signal_start(&s->sigchld, server__on_sigchld, SIGCHLD);
-        }
+        chld_start(&s->chld, &s->loop, masked, &old_sigs, server__reap, s);
         uv_signal_start(&s->sigterm, server__on_stop, SIGTERM);
         uv_signal_start(&s->sigint, server__on_stop, SIGINT);
         uv_signal_start(&s->sigusr1, server__on_drain_signal, SIGUSR1);
@@ -781,9 +748,7 @@ int server_run(pnconf_t *cfg, bool insecure, char *msg, size_t cap)
         uv_close((uv_handle_t *)&s->refresh_timer, server__close_cb);
         uv_close((uv_handle_t *)&s->drain_timer, server__close_cb);
         uv_close((uv_handle_t *)&s->sigusr1, server__close_cb);
-        uv_close((uv_handle_t *)&s->sigchld, server__close_cb);
-        if (s->chld_fd >= 0)
-            uv_close((uv_handle_t *)&s->chld_poll, server__close_cb);
+        chld_close(&s->chld, server__close_cb);
         uv_close((uv_handle_t *)&s->sigterm, server__close_cb);
         uv_close((uv_handle_t *)&s->sigint, server__close_cb);
     }
@@ -805,13 +770,7 @@ int server_run(pnconf_t *cfg, bool insecure, char *msg, size_t cap)
         uv_run(&s->loop, UV_RUN_DEFAULT);
         uv_loop_close(&s->loop);
     }
-    if (s->chld_fd >= 0) { /* SIGCHLD back to this thread as it was before */
-        close(s->chld_fd);
-        sigset_t chld;
-        sigemptyset(&chld);
-        sigaddset(&chld, SIGCHLD);
-        pthread_sigmask(SIG_UNBLOCK, &chld, NULL);
-    }
+    chld_release(&s->chld); /* SIGCHLD back to this thread as it was before */
     curve_auth_stop();
     curve_destroy(&s->curve);
     proto_buf_close(&s->buf);
