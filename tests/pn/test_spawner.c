@@ -48,19 +48,26 @@ static exec_spec_t spec_of(char *const *argv)
     return sp;
 }
 
+/* A loop and a spawner of `threads` threads delivering to g (cleared) on this thread. */
+static spawner_t *spawner_up(uv_loop_t *loop, got_t *g, unsigned threads)
+{
+    assert_int_equal(uv_loop_init(loop), 0);
+    memset(g, 0, sizeof *g);
+    g->loop_thread = pthread_self();
+    char msg[256];
+    spawner_t *s = spawner_new(loop, threads, on_done, g, msg, sizeof msg);
+    assert_non_null(s);
+    return s;
+}
+
 /* 200 spawns over 4 threads: every result arrives once, on the loop's thread, with a distinct
  * pid that exits 0; a command that does not exist comes back as ERR_NOTFOUND. */
 static void test_many(void **state)
 {
     (void)state;
     uv_loop_t loop;
-    assert_int_equal(uv_loop_init(&loop), 0);
     static got_t g;
-    memset(&g, 0, sizeof g);
-    g.loop_thread = pthread_self();
-    char msg[256];
-    spawner_t *s = spawner_new(&loop, 4, on_done, &g, msg, sizeof msg);
-    assert_non_null(s);
+    spawner_t *s = spawner_up(&loop, &g, 4);
     enum { N = 200 };
     exec_spec_t sp = spec_of(true_argv);
     for (uint64_t i = 0; i < N; i++)
@@ -105,13 +112,8 @@ static void test_flush(void **state)
 {
     (void)state;
     uv_loop_t loop;
-    assert_int_equal(uv_loop_init(&loop), 0);
     static got_t g;
-    memset(&g, 0, sizeof g);
-    g.loop_thread = pthread_self();
-    char msg[256];
-    spawner_t *s = spawner_new(&loop, 2, on_done, &g, msg, sizeof msg);
-    assert_non_null(s);
+    spawner_t *s = spawner_up(&loop, &g, 2);
     exec_spec_t sp = spec_of(true_argv);
     for (uint64_t i = 0; i < 20; i++)
         assert_int_equal(spawner_submit(s, i, &sp), 0);
@@ -139,13 +141,8 @@ static void test_defer(void **state)
 {
     (void)state;
     uv_loop_t loop;
-    assert_int_equal(uv_loop_init(&loop), 0);
     static got_t g;
-    memset(&g, 0, sizeof g);
-    g.loop_thread = pthread_self();
-    char msg[256];
-    spawner_t *s = spawner_new(&loop, 2, on_done, &g, msg, sizeof msg);
-    assert_non_null(s);
+    spawner_t *s = spawner_up(&loop, &g, 2);
     exec_spec_t sp = spec_of(true_argv);
     assert_int_equal(spawner_submit(s, 100, &sp), 0); /* not deferred: spawned at once */
     spawner_flush(s);
