@@ -162,9 +162,12 @@ static void test_profile_then_deadline_changes(void **state)
     closedir(pd);
     assert_int_equal(nprof, 1);
 
-    /* Run 2: 40 tasks of 0.5 s (20 task-seconds) against 30 s: a token or two will do. */
+    /* Run 2: 80 tasks of 0.5 s (40 task-seconds) against 30 s: a few tokens will do. Long enough
+       that, after the deadline is doubled halfway through, several control periods (1 s at 30 s)
+       remain for the controller to lower its request: with 40 tasks the job once ended 0.9 s
+       after the doubling, before a period had passed. */
     assert_int_equal(jmf_new_job(&g_f, "job2"), 0);
-    assert_int_equal(jmf_start_jm(&g_f, job_spec("jmd-jockey", 40, 0.5, 30.0), ""), 0);
+    assert_int_equal(jmf_start_jm(&g_f, job_spec("jmd-jockey", 80, 0.5, 30.0), ""), 0);
     json_t *st = wait_done(6, 60);
     assert_non_null(st);
     assert_string_equal(state_of(st), "running");
@@ -186,7 +189,7 @@ static void test_profile_then_deadline_changes(void **state)
     /* Halve the deadline. */
     double halved_at = (double)(wall_ms() - started) / 1000.0;
     assert_int_equal(set_deadline(job_id, "15s"), 0);
-    st = wait_done(26, 60);
+    st = wait_done(40, 60);
     assert_non_null(st);
     json_decref(st);
     /* Double it (from 15 s to 30 s). */
