@@ -26,16 +26,6 @@
 
 #define RMSERVER__POLL_MS 10
 #define RMSERVER__TICK_MS 100
-/* A joining subscriber's snapshot comes at once unless one was published less than a window
- * ago, else at the window's end, one encode shared by the joiners within it: 5 ms per 512 nodes
- * begun, at most 100 ms. One that served joiners who came within its window (or within
- * RMSERVER__SNAP_JOIN_QUIET_MS of the last) doubles the window, up to RMSERVER__SNAP_JOIN_STORM_MS
- * (a thousand JMs starting at once); a quiet second brings it back. Deltas go on meanwhile. */
-#define RMSERVER__SNAP_JOIN_MIN_MS   5
-#define RMSERVER__SNAP_JOIN_MAX_MS   100
-#define RMSERVER__SNAP_JOIN_STORM_MS RMVIEW_XPUB_JOIN_STORM_MS
-#define RMSERVER__SNAP_JOIN_QUIET_MS 1000
-
 const char *rmserver_role_name(int role)
 {
     switch (role) {
@@ -384,39 +374,25 @@ static int rmserver__emit_cells(void *arg, const struct proto_view_cells *c)
     return rc;
 }
 
-static int64_t rmserver__snap_join_ms(struct rmserver *s);
-
 static void rmserver__snapshot(struct rmserver *s)
 {
+    uint64_t t0 = clock_mono_ns();
     /* the ledger may have been replaced by a Raft snapshot: resync durable facts */
     ledger_t *l = fsm_ledger(s->fsm);
     for (size_t i = 0; i < ledger_node_count(l); i++)
         rmview_note(s->view, ledger_node_at(l, i));
-    s->snap_last_ms = (int64_t)clock_mono_ms();
-    if (s->snap_wanted) { /* joiners came within the window: widen the next one */
-        int64_t w = 2 * (s->snap_join_ms > 0 ? s->snap_join_ms : rmserver__snap_join_ms(s));
-        s->snap_join_ms = w < RMSERVER__SNAP_JOIN_STORM_MS ? w : RMSERVER__SNAP_JOIN_STORM_MS;
-    }
-    s->snap_wanted = false;
+    int64_t now = (int64_t)(t0 / 1000000);
     s->snapshots++;
     s->snap_gen++;
-    rmview_publish_snapshot(s->view, s->snap_last_ms, s->id, rmserver__emit, s);
-}
-
-/* The join window after a snapshot of the current view (RMSERVER__SNAP_JOIN_MIN_MS above). */
-static int64_t rmserver__snap_join_ms(struct rmserver *s)
-{
-    size_t nodes = ledger_node_count(fsm_ledger(s->fsm));
-    size_t parts = nodes / PROTO_MAX_VIEW_NODES + 1;
-    int64_t ms = (int64_t)parts * RMSERVER__SNAP_JOIN_MIN_MS;
-    ms = ms < RMSERVER__SNAP_JOIN_MAX_MS ? ms : RMSERVER__SNAP_JOIN_MAX_MS;
-    return s->snap_join_ms > ms ? s->snap_join_ms : ms;
+    rmview_publish_snapshot(s->view, now, s->id, rmserver__emit, s);
+    joinwin_published(&s->join, now, ledger_node_count(l),
+                      (int64_t)((clock_mono_ns() - t0) / 1000));
 }
 
 static void rmserver__on_join(uv_timer_t *t)
 {
     struct rmserver *s = t->data;
-    if (s->snap_wanted) /* else a delta tick served the joiners first */
+    if (s->join.wanted) /* else a delta tick served the joiners first */
         rmserver__snapshot(s);
 }
 
@@ -424,7 +400,7 @@ static void rmserver__on_delta(uv_timer_t *t)
 {
     struct rmserver *s = t->data;
     /* joiners are served at the window's end (join_timer); deltas keep going until then */
-    if (s->snap_wanted && (int64_t)clock_mono_ms() >= s->snap_last_ms + rmserver__snap_join_ms(s))
+    if (joinwin_due(&s->join, (int64_t)clock_mono_ms(), ledger_node_count(fsm_ledger(s->fsm))))
         rmserver__snapshot(s);
     else /* compact deltas while every subscriber of deltas takes them (rmview_xpub_count) */
         rmview_publish_delta_cells(
@@ -498,7 +474,7 @@ static void rmserver__on_signal(uv_signal_t *h, int sig)
  * unsubscription, each from one subscriber, applied here (rmview_xpub.h). A subscription to
  * snapshots (a JM starting, or one that missed a delta) gets one numbered for it, so it never
  * places a job on part of the cluster: at once, or shared by the joins within the join window
- * of the last snapshot (rmserver__snap_join_ms) at the window's end or the next delta tick.
+ * of the last snapshot (rm/joinwin.h) at the window's end or the next delta tick.
  * Deltas alone ask for nothing. */
 static void rmserver__on_pub(zuv_sock_t *zs, zmsg_t **msg, void *arg)
 {
@@ -519,19 +495,12 @@ static void rmserver__on_pub(zuv_sock_t *zs, zmsg_t **msg, void *arg)
     s->snap_subs[len]++;
     if (s->stopping)
         return;
-    int64_t wait = s->snap_last_ms + rmserver__snap_join_ms(s) - (int64_t)clock_mono_ms();
-    if (wait <= 0) {
-        /* joiners still coming within a second of the last snapshot (the loop's own encode and
-         * publication outlast a 100 ms window): widen it; a quiet second: back to the base */
-        int64_t since = (int64_t)clock_mono_ms() - s->snap_last_ms;
-        s->snap_wanted = since < RMSERVER__SNAP_JOIN_QUIET_MS;
-        if (!s->snap_wanted)
-            s->snap_join_ms = 0;
+    int64_t wait =
+        joinwin_join(&s->join, (int64_t)clock_mono_ms(), ledger_node_count(fsm_ledger(s->fsm)));
+    if (wait == 0)
         rmserver__snapshot(s);
-    } else if (!s->snap_wanted) {
-        s->snap_wanted = true;
+    else if (wait > 0)
         uv_timer_start(&s->join_timer, rmserver__on_join, (uint64_t)wait, 0);
-    }
 }
 
 static int rmserver__lock_dir(struct rmserver *s, char *msg, size_t cap)
@@ -729,6 +698,7 @@ static int rmserver__start(struct rmserver *s, bool insecure, bool bootstrap, bo
     rmserver__timer(s, &s->tick_timer, rmserver__on_tick, RMSERVER__TICK_MS);
     rmserver__timer(s, &s->delta_timer, rmserver__on_delta, (uint64_t)cfg->view_delta_ms);
     rmserver__timer(s, &s->snap_timer, rmserver__on_snapshot, (uint64_t)cfg->view_snapshot_ms);
+    joinwin_init(&s->join, RMVIEW_XPUB_JOIN_STORM_MS);
     uv_timer_init(&s->loop, &s->join_timer); /* one-shot, started by a joiner (rmserver__on_pub) */
     s->join_timer.data = s;
     s->handles_open++;

@@ -11,6 +11,7 @@
 #include "proto/pack.h"
 #include "proto/proto.h"
 #include "rm/fsm.h"
+#include "rm/joinwin.h"
 #include "rm/rmconf.h"
 #include "rm/rmserver.h"
 #include "rm/rmview.h"
@@ -133,9 +134,7 @@ struct rmserver {
 
     uv_timer_t poll_timer, tick_timer, delta_timer, snap_timer;
     uv_timer_t join_timer; /* one-shot: the snapshot for joiners within the join window */
-    int64_t snap_last_ms;  /* monotonic time of the last VIEW_SNAPSHOT */
-    bool snap_wanted;      /* a subscriber joined since: at join_timer or the next delta tick */
-    int64_t snap_join_ms;  /* the join window now: grows while joiners keep coming (0: base) */
+    struct joinwin join;   /* when joiners get their snapshot (the last one's time and cost) */
     /* [L]: subscriptions to the snapshot topic's first L bytes (counted one per subscriber: the
        view socket is manual, rmview_xpub.h); [PROTO_VIEW_TOPIC_LEN]: JMs asking for one */
     uint32_t snap_subs[PROTO_VIEW_TOPIC_LEN + 1];

@@ -21,7 +21,7 @@
  * seconds, and asked for its snapshot again and again meanwhile. */
 #define RMVIEW_XPUB_BACKLOG 4096
 
-/* The longest join window (rm/rmserver.c): while JMs keep joining, each snapshot served to joiners
+/* The longest join window (rm/joinwin.h): while JMs keep joining, each snapshot served to joiners
  * doubles the window before the next, up to this. It was 3.2 s when every snapshot went to every
  * JM still taking one; now that each joiner takes its own (rmview_xpub_apply), the window only
  * shares one encode between joiners, and a joiner who came just after a snapshot waited up to

@@ -6,6 +6,7 @@
 #include "proto/pack.h"
 #include "proto/proto.h"
 #include "proto/view_cells.h"
+#include "rm/joinwin.h"
 #include "rm/rmview.h"
 #include "rm/rmview_xpub.h"
 #include "tools/bench_rm.h"
@@ -312,23 +313,21 @@ void bench_view(int nodes, int subscribers, int procs, double seconds)
         close(to[k]);
     }
     /* The RM's rules (rm/rmserver.c), from the first subscription on, as JMs join a running
-     * RM: a subscription to snapshots gets one at once unless one was published less than a
-     * join window ago (5 ms per 512 nodes begun, at most 100 ms: rmserver__snap_join_ms), else
-     * at the window's end, one shared by every joiner within it, or at the next delta tick if
-     * that comes first (rmserver__on_pub, __on_join, __on_delta); a delta every 250 ms naming
+     * RM: a subscription to snapshots gets one at once unless the last was published less than a
+     * join window ago and is worth sharing (rm/joinwin.h), else at the window's end, one shared
+     * by every joiner within it, or at the next delta tick if that comes first
+     * (rmserver__on_pub, __on_join, __on_delta); a delta every 250 ms naming
      * the nodes whose heartbeats changed what a JM uses (every PN heartbeats each second); a
      * whole snapshot every 2 s only while someone subscribes to everything (legacy JMs). The
      * publication runs --seconds after the last receiver's subscription arrived. */
-    int64_t window = (int64_t)((size_t)nodes / PROTO_MAX_VIEW_NODES + 1) * 5;
-    if (window > 100)
-        window = 100;
-    int64_t base = window; /* doubled by a snapshot for joiners within it, up to --storm-ms */
+    struct joinwin jw; /* the RM's join window, from the first subscription on */
+    joinwin_init(&jw, g_storm_ms);
+    int64_t base = joinwin_window_ms(&jw, (size_t)nodes); /* widened up to --storm-ms */
     int joined = 0, snapshots = 0, n = 0, next_node = 0;
     uint32_t topics = 0;
     uint64_t tj = clock_mono_ms(), end = UINT64_MAX, tick = 0, seq = 2;
     double join_ms = -1, first_ms = -1;
-    bool wanted = false;
-    int64_t wanted_at = 0, snap_last = INT64_MIN / 2;
+    int64_t wanted_at = 0;
     int changed = g_delta_nodes >= 0 ? g_delta_nodes : nodes / 4;
     int snap_every = g_snapshot_ms / 250 > 0 ? g_snapshot_ms / 250 : 1;
     size_t deltas = 0, join_snaps = 0;
@@ -344,7 +343,7 @@ void bench_view(int nodes, int subscribers, int procs, double seconds)
     while (clock_mono_ms() < end && (joined > 0 || clock_mono_ms() - tj < 30000)) {
         int64_t now = (int64_t)clock_mono_ms();
         int64_t until = tick > 0 ? (int64_t)tick : now + 1000;
-        if (wanted && wanted_at < until)
+        if (jw.wanted && wanted_at < until)
             until = wanted_at;
         if (until > now)
             zpoller_wait(jp, (int)(until - now));
@@ -373,25 +372,21 @@ void bench_view(int nodes, int subscribers, int procs, double seconds)
         if (tick == 0 && joined > 0)
             tick = (uint64_t)now + 250; /* the RM's delta timer, running before anyone joined */
         bool snap = false;
-        if (asked) {
-            if (now >= snap_last + window) {
-                wanted = now - snap_last < 1000; /* rmserver__on_pub: joiners still coming */
-                if (!wanted)
-                    window = base;
+        if (asked) { /* rmserver__on_pub */
+            int64_t wait = joinwin_join(&jw, now, (size_t)nodes);
+            if (wait == 0)
                 snap = true;
-            } else if (!wanted) {
-                wanted = true;
-                wanted_at = snap_last + window;
-            }
+            else if (wait > 0)
+                wanted_at = now + wait;
         }
-        if (wanted && now >= wanted_at)
+        if (jw.wanted && now >= wanted_at)
             snap = true;
         if (tick > 0 && (uint64_t)now >= tick) {
             tick += 250;
             n++;
             bench_touch(v, nodes, changed, &next_node, seq++, now);
             /* a snapshot served at once above does not take the tick's delta's place */
-            if ((wanted && now >= wanted_at) ||
+            if (joinwin_due(&jw, now, (size_t)nodes) ||
                 (n % snap_every == 0 && (topics & ~(1u << PROTO_VIEW_TOPIC_LEN)) != 0)) {
                 snap = true;
             } else {
@@ -412,11 +407,8 @@ void bench_view(int nodes, int subscribers, int procs, double seconds)
             if (snapshots < BENCH_SNAP_AT)
                 snap_at[snapshots] = (double)(clock_mono_ms() - tj);
             snapshots++;
-            join_snaps += asked || wanted;
-            if (wanted) /* rmserver__snapshot: joiners within the window widen the next */
-                window = 2 * window < g_storm_ms ? 2 * window : g_storm_ms;
-            snap_last = now;
-            wanted = false;
+            join_snaps += asked || jw.wanted;
+            joinwin_published(&jw, now, (size_t)nodes, (int64_t)((clock_mono_ns() - ts) / 1000));
         }
     }
     zpoller_destroy(&jp);
