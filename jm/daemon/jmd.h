@@ -371,8 +371,9 @@ void jmd_pn_cancel_attempt(jmd_t *j, size_t task, uint32_t attempt, uint32_t nod
 void jmd_pn_check(jmd_t *j);
 /* TASK_ESTIMATE to the node of every in-flight tracked attempt whose R (the estimator's, as
  * TASK_CREATE sends it) moved past JMD_PN_ESTIMATE_FRAC of what its PN has and at least
- * JMD_PN_ESTIMATE_MIN_MS; walks the tasks only when the estimator learnt something since the
- * last walk. Returns how many were sent. Called by jmd_pn_check (every tick). */
+ * JMD_PN_ESTIMATE_MIN_MS; looks at the attempts in flight (attempt_inflight), only when the
+ * estimator learnt something since the last look. Returns how many were sent. Called by
+ * jmd_pn_check (every tick). */
 #define JMD_PN_ESTIMATE_FRAC   0.25
 #define JMD_PN_ESTIMATE_MIN_MS 1000
 size_t jmd_pn_estimates(jmd_t *j);

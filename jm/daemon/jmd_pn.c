@@ -165,7 +165,10 @@ size_t jmd_pn_estimates(jmd_t *j)
         return 0;
     j->est_observed = seen;
     size_t sent = 0;
-    for (size_t i = 0; i < j->spec->ntasks; i++) {
+    const uint32_t *fl;
+    size_t nf = attempt_inflight(j->core.att, &fl); /* not every task: a look per new outcome */
+    for (size_t k = 0; k < nf; k++) {
+        size_t i = fl[k];
         struct jmd_task *t = &j->tasks[i];
         if (!t->inflight || t->node < 0 || t->attempt == 0 || t->sent_r_ms == 0)
             continue;
