@@ -23,6 +23,7 @@
 #include "rm/rmclient.h"
 #include "tools/cli.h"
 #include "tools/spawn.h"
+#include "tools/submit_jm.h"
 #include "tools/submit_price.h"
 #include "tools/jobdir.h"
 
@@ -41,7 +42,6 @@
 #include <unistd.h>
 
 #define SUBMIT_RM_TIMEOUT_MS 5000
-#define SUBMIT_JM_START_S    10
 #define SUBMIT_POLL_MS       100
 #define SUBMIT_TTY_MS        250  /* progress line refresh on a terminal */
 #define SUBMIT_PLAIN_MS      5000 /* plain progress lines when not a terminal */
@@ -376,77 +376,6 @@ static int submit__sync_file(const char *dir, const char *name)
     return ok ? 0 : -1;
 }
 
-/* Starts paddock-jm in its own session, output to DIR/jm.log. Returns its pid or -1. */
-static pid_t submit__spawn(const char *jm, const struct submit_opts *o, const char *job_dir,
-                           const char *job_id, const char *jobs_root)
-{
-    char cluster[PATH_MAX] = "", keys[PATH_MAX] = "", profiles[JOBDIR_PATH + 256] = "";
-    const char *argv[20];
-    int n = 0;
-    argv[n++] = jm;
-    argv[n++] = "--job-dir";
-    argv[n++] = job_dir;
-    argv[n++] = "--job-id";
-    argv[n++] = job_id;
-    if (o->d.cluster != NULL && o->d.rm == NULL) {
-        if (realpath(o->d.cluster, cluster) == NULL)
-            return -1;
-        argv[n++] = "--cluster";
-        argv[n++] = cluster;
-    } else {
-        argv[n++] = "--rm";
-        argv[n++] = o->d.rm;
-        if (o->pub != NULL) {
-            argv[n++] = "--pub";
-            argv[n++] = o->pub;
-        }
-        if (o->d.keys != NULL) {
-            if (realpath(o->d.keys, keys) == NULL)
-                return -1;
-            argv[n++] = "--keys";
-            argv[n++] = keys;
-        }
-    }
-    if (cluster[0] == '\0' || o->d.jobs_dir != NULL) {
-        /* outside paddock-jm's default (<cluster>/profiles): the very directory jobdir_shape
-         * read the profile from */
-        if (jobdir_profile_dir(&o->d, jobs_root, profiles, sizeof profiles) != 0)
-            return -1;
-        mkdir(profiles, 0700);
-        argv[n++] = "--profile-dir";
-        argv[n++] = profiles;
-    }
-    if (o->log_level != NULL) {
-        argv[n++] = "--log-level";
-        argv[n++] = o->log_level;
-    }
-    argv[n] = NULL;
-    char log[JOBDIR_PATH + 256];
-    snprintf(log, sizeof log, "%s/jm.log", job_dir);
-    return spawn_detached((char *const *)argv, log);
-}
-
-/* Waits until the JM shows it runs (jm.pid or state.json) or exits. 0 when it runs. The polls
- * start 1 ms apart and double up to 20 ms: a JM starts in 5-40 ms, and a fixed 20 ms poll added
- * up to 20 ms to every `paddock submit`. */
-static int submit__await_start(pid_t pid, const char *job_dir, int *status)
-{
-    char a[JOBDIR_PATH + 256], b[JOBDIR_PATH + 256];
-    snprintf(a, sizeof a, "%s/jm.pid", job_dir);
-    snprintf(b, sizeof b, "%s/state.json", job_dir);
-    int64_t end = (int64_t)clock_mono_ms() + 1000 * SUBMIT_JM_START_S;
-    useconds_t pause = 1000;
-    while ((int64_t)clock_mono_ms() < end) {
-        if (access(a, F_OK) == 0 || access(b, F_OK) == 0)
-            return 0;
-        if (waitpid(pid, status, WNOHANG) == pid)
-            return -1;
-        usleep(pause);
-        pause = pause < 10 * 1000 ? pause * 2 : 20 * 1000;
-    }
-    return 0; /* slow to start but alive: --wait keeps watching it */
-}
-
 static const char *const submit__result_keys[] = {
     "state",      "reason",       "tasks_total", "tasks_succeeded", "attempts_failed", "makespan_s",
     "deadline_s", "deadline_met", "started_ms",  "eta_s",           "eta_p95_s"};
@@ -666,9 +595,13 @@ static int submit_main(int argc, char **argv)
         free(text);
         return 1;
     }
+    struct submit_jm_opts jo = {.d = &o.d, .pub = o.pub, .log_level = o.log_level};
+    struct submit_early early;
+    submit_jm_early(&early, jm, &jo, root);
     rmclient_t *c = NULL;
     if (rmclient_open(&c, o.d.cluster, o.d.rm, o.d.keys, msg, sizeof msg) != 0) {
         fprintf(stderr, "paddock submit: %s\n", msg);
+        submit_jm_call_off(&early);
         spec_destroy(&spec);
         free(text);
         return 1;
@@ -714,6 +647,7 @@ static int submit_main(int argc, char **argv)
     if (rc == 0)
         rc = submit__register(c, &o, spec, &sh, submit_ms, job_id);
     if (rc != 0) {
+        submit_jm_call_off(&early);
         rmclient_destroy(&c);
         spec_destroy(&spec);
         free(text);
@@ -724,6 +658,7 @@ static int submit_main(int argc, char **argv)
     snprintf(job_dir, sizeof job_dir, "%s/%s", root, job_id);
     if (mkdir(job_dir, 0700) != 0 && errno != EEXIST) {
         fprintf(stderr, "paddock submit: %s: %s\n", job_dir, strerror(errno));
+        submit_jm_call_off(&early);
         spec_destroy(&spec);
         free(text);
         return 1;
@@ -731,17 +666,18 @@ static int submit_main(int argc, char **argv)
     if (submit__write_file(job_dir, "spec.json", text) != 0) {
         fprintf(stderr, "paddock submit: cannot write %s/spec.json: %s\n", job_dir,
                 strerror(errno));
+        submit_jm_call_off(&early);
         spec_destroy(&spec);
         free(text);
         return 1;
     }
     free(text);
-    pid_t pid = submit__spawn(jm, &o, job_dir, job_id, root);
+    pid_t pid = submit_jm_go(&early, jm, &jo, job_dir, job_id, root);
     if (submit__sync_file(job_dir, "spec.json") != 0)
         fprintf(stderr, "paddock submit: warning: %s/spec.json may not be on disk: %s\n", job_dir,
                 strerror(errno));
     int status = 0;
-    if (pid < 0 || submit__await_start(pid, job_dir, &status) != 0) {
+    if (pid < 0 || submit_jm_await_start(pid, job_dir, &status) != 0) {
         fprintf(stderr, "paddock submit: paddock-jm for %s did not start (see %s/jm.log)\n", job_id,
                 job_dir);
         spec_destroy(&spec);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "common/err.h"
@@ -43,6 +44,39 @@ pid_t spawn_detached(char *const argv[], const char *logfile)
         dup2(out, 1);
         dup2(out, 2);
     }
+    signal(SIGPIPE, SIG_DFL);
+    signal(SIGINT, SIG_DFL);
+    execvp(argv[0], argv);
+    fprintf(stderr, "cannot run %s: %s\n", argv[0], strerror(errno));
+    _exit(127);
+}
+
+pid_t spawn_detached_waiting(char *const argv[], int fd_no, int *go)
+{
+    int p[2]; /* a socket pair, not a pipe: the caller sends with MSG_NOSIGNAL */
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p) != 0)
+        return -1;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid != 0) {
+        close(p[0]);
+        if (pid < 0) {
+            close(p[1]);
+            return -1;
+        }
+        *go = p[1];
+        return pid;
+    }
+    setsid();
+    int in = open("/dev/null", O_RDWR);
+    if (in >= 0) {
+        dup2(in, 0);
+        dup2(in, 1);
+    }
+    if (p[0] == fd_no)
+        fcntl(fd_no, F_SETFD, 0); /* dup2 onto itself would keep close-on-exec */
+    else
+        dup2(p[0], fd_no);
     signal(SIGPIPE, SIG_DFL);
     signal(SIGINT, SIG_DFL);
     execvp(argv[0], argv);

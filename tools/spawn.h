@@ -17,6 +17,14 @@ int spawn_bin_dir(char *out, size_t cap);
  * pid, or -1 when fork fails. */
 pid_t spawn_detached(char *const argv[], const char *logfile);
 
+/* As spawn_detached, for a process told later what to work on: stdout goes to /dev/null and
+ * stderr stays the caller's until the process moves them (paddock-jm --job-from-fd), and one
+ * end of a Unix socket pair is its descriptor fd_no (above 2), whose other end is returned in
+ * *go (close-on-exec; the caller sends the go line with MSG_NOSIGNAL and closes it, or closes it
+ * to call the process off).
+ * Returns the child's pid, or -1 when pipe or fork fails. */
+pid_t spawn_detached_waiting(char *const argv[], int fd_no, int *go);
+
 /* Writes "PID\n" to `path`. 0 or ERR_IO. */
 int spawn_write_pid(const char *path, pid_t pid);
 

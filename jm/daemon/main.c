@@ -47,6 +47,7 @@ static void usage(FILE *out)
         "                  [--node-timeout MS] [--control-period S] [--max-tokens N]\n"
         "                  [--opp-factor C]\n"
         "                  [--recurring NAME --period N] [--deadline-at ABS_MS] [--resume]\n"
+        "                  [--job-from-fd FD]\n"
         "Runs one job: DIR/spec.json, writes DIR/jm.log, journal, state.json, report.json\n"
         "and the job's profile. Exits 0 when the job succeeded, 1 otherwise.\n"
         "Without --job-id the JM registers the job itself and prints its id. Then:\n"
@@ -57,6 +58,10 @@ static void usage(FILE *out)
         "  --resume                     take over a registered job (DIR/job.id, or --job-id):\n"
         "                               replay DIR/journal, keep what succeeded; also implied\n"
         "                               when DIR/job.id exists\n"
+        "  --job-from-fd FD             the job directory and id come later, as one line\n"
+        "                               \"ID<TAB>DIR\" on FD (`paddock submit` starts the JM\n"
+        "                               while it registers the job); stdout and stderr then\n"
+        "                               go to DIR/jm.log; end of file: exit 0, nothing done\n"
         "Exit codes: 0 succeeded, 1 failed or cancelled, 2 usage, 3 a newer job manager\n"
         "holds the job (fenced: the job directory is left to it).\n");
 }
@@ -397,6 +402,53 @@ static void discover_pubs(struct jmd_opts *o, char **pubs)
     rmclient_destroy(&c);
 }
 
+/* --job-from-fd: reads "ID<TAB>DIR\n" from fd (at most cap - 1 bytes) into buf, splits it, and
+ * points stdout and stderr at DIR/jm.log. 1 with *id and *dir set (inside buf), 0 at end of
+ * file (the submit gave up: nothing to run), -1 on a malformed line or an error, said on
+ * stderr. The JM's libraries are loaded by now: this start overlaps the submit's registration
+ * (a dynamic load of ZeroMQ and its dependencies is about 10 ms of a 1-task job's 50). */
+static int job_from_fd(int fd, char *buf, size_t cap, const char **id, const char **dir)
+{
+    size_t n = 0;
+    while (n + 1 < cap) {
+        ssize_t r = read(fd, buf + n, cap - 1 - n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        n += (size_t)r;
+        if (memchr(buf, '\n', n) != NULL)
+            break;
+    }
+    close(fd);
+    buf[n] = '\0';
+    if (n == 0)
+        return 0;
+    char *tab = strchr(buf, '\t'), *nl = strchr(buf, '\n');
+    if (tab == NULL || nl == NULL || nl < tab || tab == buf || nl == tab + 1) {
+        fprintf(stderr, "paddock-jm: --job-from-fd: expected \"ID<TAB>DIR\" on one line\n");
+        return -1;
+    }
+    *tab = *nl = '\0';
+    static char idcopy[64];
+    if ((size_t)(tab - buf) >= sizeof idcopy) {
+        fprintf(stderr, "paddock-jm: --job-from-fd: a job id of at most 63 bytes\n");
+        return -1;
+    }
+    memcpy(idcopy, buf, (size_t)(tab - buf) + 1);
+    *id = idcopy;
+    *dir = tab + 1;
+    char log[4200];
+    snprintf(log, sizeof log, "%s/jm.log", *dir);
+    int out = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    if (out < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0) {
+        fprintf(stderr, "paddock-jm: cannot open %s: %s\n", log, strerror(errno));
+        return -1;
+    }
+    close(out);
+    return 1;
+}
+
 int main(int argc, char **argv)
 {
     const char *job_dir = NULL, *job_id = NULL, *cluster = NULL, *rm = NULL, *pub = NULL,
@@ -405,7 +457,7 @@ int main(int argc, char **argv)
     memset(&g, 0, sizeof g);
     struct jmd_opts o;
     jmd_opts_default(&o);
-    int resume = 0;
+    int resume = 0, from_fd = -1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -439,6 +491,8 @@ int main(int argc, char **argv)
             profile_dir = v;
         else if (strcmp(a, "--log-level") == 0)
             level = v;
+        else if (strcmp(a, "--job-from-fd") == 0)
+            from_fd = atoi(v);
         else if (strcmp(a, "--max-attempts") == 0)
             o.max_attempts = atoi(v);
         else if (strcmp(a, "--node-timeout") == 0)
@@ -466,6 +520,15 @@ int main(int argc, char **argv)
             usage(stderr);
             return 2;
         }
+    }
+    static char from_line[4200];
+    if (from_fd >= 0 && !job_dir && !job_id) {
+        int got = job_from_fd(from_fd, from_line, sizeof from_line, &job_id, &job_dir);
+        if (got <= 0)
+            return got == 0 ? 0 : 2;
+    } else if (from_fd >= 0) {
+        fprintf(stderr, "paddock-jm: --job-from-fd replaces --job-dir and --job-id\n");
+        return 2;
     }
     if (!job_dir || (!cluster && !rm) || o.max_attempts < 1 || o.max_tokens < 1 ||
         o.node_timeout_ms < 100 || o.opp_factor < 0) {

@@ -4,7 +4,9 @@
  *   - a usage error (an unknown option) prints the usage on stderr, nothing on stdout, exit 2;
  *   - a command group alone lists its subcommands on stderr and exits 2; with --help, on
  *     stdout with exit 0; an unknown subcommand is named;
- *   - the daemons (paddock-rm, paddock-pn, paddock-jm) follow the same rules.
+ *   - the daemons (paddock-rm, paddock-pn, paddock-jm) follow the same rules;
+ *   - paddock-jm --job-from-fd (how `paddock submit` starts it early): the end of the stream
+ *     exits 0 having done nothing, a malformed line or a job directory given twice exits 2.
  * The commands are read from `paddock help` and `paddock-sim help`, so a command added later is
  * checked too; the table below lists those that must be there. */
 #include <setjmp.h>
@@ -239,13 +241,47 @@ static void test_daemons(void **state)
     }
 }
 
+/* `printf LINE | paddock-jm --job-from-fd 0 ARGS`: exit code, stdout and stderr as run(). */
+static int run_jm_from(const char *line, const char *args)
+{
+    char a[1024];
+    snprintf(a, sizeof a, "--job-from-fd 0 --cluster /nonexistent/cluster %s", args);
+    const char *dir = getenv("PADDOCK_BIN_DIR");
+    assert_non_null(dir);
+    snprintf(err_path, sizeof err_path, "/tmp/paddock-test-cli-help-%ld.err", (long)getpid());
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "printf '%s' | timeout 20 '%s/paddock-jm' %s 2>'%s'", line, dir, a,
+             err_path);
+    int rc = capture_run(cmd, out_buf, sizeof out_buf);
+    FILE *f = fopen(err_path, "r");
+    size_t n = f != NULL ? fread(err_buf, 1, sizeof err_buf - 1, f) : 0;
+    err_buf[n] = '\0';
+    if (f != NULL)
+        fclose(f);
+    unlink(err_path);
+    return rc;
+}
+
+static void test_jm_job_from_fd(void **state)
+{
+    (void)state;
+    assert_int_equal(run_jm_from("", ""), 0); /* the submit gave up: nothing done, nothing said */
+    assert_string_equal(out_buf, "");
+    assert_string_equal(err_buf, "");
+    assert_int_equal(run_jm_from("no-tab-here\\n", ""), 2);
+    assert_non_null(strstr(err_buf, "expected \"ID<TAB>DIR\" on one line"));
+    assert_int_equal(run_jm_from("j-1\\t/nonexistent/job\\n", ""), 2); /* no such directory */
+    assert_non_null(strstr(err_buf, "cannot open /nonexistent/job/jm.log"));
+    assert_int_equal(run_jm_from("", "--job-dir /tmp"), 2);
+    assert_non_null(strstr(err_buf, "--job-from-fd replaces --job-dir and --job-id"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_paddock_commands),
-        cmocka_unit_test(test_sim_commands),
-        cmocka_unit_test(test_groups),
-        cmocka_unit_test(test_daemons),
+        cmocka_unit_test(test_paddock_commands), cmocka_unit_test(test_sim_commands),
+        cmocka_unit_test(test_groups),           cmocka_unit_test(test_daemons),
+        cmocka_unit_test(test_jm_job_from_fd),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,7 +8,9 @@
  *   - `submit --wait` prints plain lines when stdout is not a terminal and exits 1 when a task
  *     runs out of attempts, naming it;
  *   - with --rm/--keys/--pub/--jobs-dir instead of a cluster directory, the same works;
- *   - `job deadline` moves the RM's deadline, `job cancel` ends a running job as cancelled.
+ *   - `job deadline` moves the RM's deadline, `job cancel` ends a running job as cancelled;
+ *   - a submit refused after its JM was started early (tools/submit_jm.h: a task larger than the
+ *     cluster's largest node, an impossible deadline) leaves no JM behind and registers nothing.
  * Skipped while paddock-jm is not built. */
 #include "tests/e2e/e2e.h"
 
@@ -22,6 +24,7 @@
 #include <time.h>
 
 #include <cmocka.h>
+#include <dirent.h>
 
 static int group_setup(void **state)
 {
@@ -266,6 +269,93 @@ static void test_submit_with_rm_endpoints(void **state)
     e2e_run_close(&r);
 }
 
+/* Processes whose command line holds both `a` and `b` (from /proc/PID/cmdline). */
+static int processes_with(const char *a, const char *b)
+{
+    DIR *d = opendir("/proc");
+    assert_non_null(d);
+    struct dirent *e;
+    int n = 0;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9')
+            continue;
+        char path[300], buf[8192];
+        snprintf(path, sizeof path, "/proc/%s/cmdline", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (f == NULL)
+            continue;
+        size_t len = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        for (size_t i = 0; i < len; i++)
+            buf[i] = buf[i] == '\0' ? ' ' : buf[i];
+        buf[len] = '\0';
+        n += strstr(buf, a) != NULL && strstr(buf, b) != NULL;
+    }
+    closedir(d);
+    return n;
+}
+
+/* `paddock submit` starts the JM before asking the RM anything (tools/submit_jm.h); a submit
+ * the RM's answers refuse calls it off: exit 1 or 3 with the reason, no JM left waiting, no job
+ * registered, no job directory made. */
+static void test_refused_after_jm_start(void **state)
+{
+    (void)state;
+    skip_without_jm();
+    e2e_jobs_stop(); /* the earlier tests' JMs, started the same way */
+    assert_int_equal(processes_with("--job-from-fd", e2e_dir()), 0);
+    struct e2e_run r;
+    e2e_paddock(&r, 30, "jobs --json");
+    assert_int_equal(r.status, 0);
+    json_t *jobs = json_loads(r.out, 0, NULL);
+    assert_non_null(jobs);
+    size_t known = json_array_size(json_object_get(jobs, "jobs"));
+    json_decref(jobs);
+    e2e_run_close(&r);
+    char spec[1200], root[1200];
+    snprintf(root, sizeof root, "%s/cluster/jobs", e2e_dir());
+    DIR *jd = opendir(root);
+    size_t dirs_before = 0;
+    for (struct dirent *e; jd != NULL && (e = readdir(jd)) != NULL;)
+        dirs_before += e->d_name[0] != '.';
+    if (jd != NULL)
+        closedir(jd);
+    /* larger than any node of this cluster (2,048 MiB each): known only from the RM's limits */
+    snprintf(spec, sizeof spec, "%s/too-big.json", e2e_dir());
+    e2e_write_file(spec, "{\"version\":1,\"name\":\"too-big\",\"tasks\":[{\"id\":\"a\","
+                         "\"cmd\":[\"true\"],\"mem_mb\":4096}]}\n");
+    e2e_paddock(&r, 30, "submit '%s'", spec);
+    if (r.status != 1)
+        fprintf(stderr, "too big: exit %d\n%s\n%s\n", r.status, r.out, r.err);
+    assert_int_equal(r.status, 1);
+    assert_non_null(strstr(r.err, "larger than any node could hold"));
+    e2e_run_close(&r);
+    assert_int_equal(processes_with("--job-from-fd", e2e_dir()), 0);
+    /* an hour of work on the cluster's 6 cpus against a one-second deadline: admission refuses */
+    snprintf(spec, sizeof spec, "%s/too-late.json", e2e_dir());
+    e2e_write_file(spec, "{\"version\":1,\"name\":\"too-late\",\"tasks\":[{\"id\":\"a\","
+                         "\"cmd\":[\"sleep\",\"3600\"],\"runtime_s\":3600}]}\n");
+    e2e_paddock(&r, 30, "submit '%s' --deadline 1s", spec);
+    if (r.status != 3)
+        fprintf(stderr, "too late: exit %d\n%s\n%s\n", r.status, r.out, r.err);
+    assert_int_equal(r.status, 3);
+    e2e_run_close(&r);
+    assert_int_equal(processes_with("--job-from-fd", e2e_dir()), 0);
+    e2e_paddock(&r, 30, "jobs --json");
+    jobs = json_loads(r.out, 0, NULL);
+    assert_non_null(jobs);
+    assert_int_equal(json_array_size(json_object_get(jobs, "jobs")), known);
+    json_decref(jobs);
+    e2e_run_close(&r);
+    jd = opendir(root);
+    size_t dirs_after = 0;
+    for (struct dirent *e; jd != NULL && (e = readdir(jd)) != NULL;)
+        dirs_after += e->d_name[0] != '.';
+    if (jd != NULL)
+        closedir(jd);
+    assert_int_equal(dirs_after, dirs_before);
+}
+
 static void test_job_deadline_and_cancel(void **state)
 {
     (void)state;
@@ -346,6 +436,7 @@ int main(void)
         cmocka_unit_test(test_submit_wait_text_and_failure),
         cmocka_unit_test(test_submit_with_rm_endpoints),
         cmocka_unit_test(test_job_deadline_and_cancel),
+        cmocka_unit_test(test_refused_after_jm_start),
     };
     return cmocka_run_group_tests(tests, group_setup, e2e_group_teardown);
 }
