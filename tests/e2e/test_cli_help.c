@@ -27,6 +27,17 @@ static char out_buf[1 << 16];
 static char err_buf[1 << 16];
 static char err_path[256];
 
+/* The run's stderr, from err_path into err_buf; removes the file. */
+static void read_err(void)
+{
+    FILE *f = fopen(err_path, "r");
+    size_t n = f != NULL ? fread(err_buf, 1, sizeof err_buf - 1, f) : 0;
+    err_buf[n] = '\0';
+    if (f != NULL)
+        fclose(f);
+    unlink(err_path);
+}
+
 /* Runs `BIN ARGS` from the source directory without a cluster in the environment: stdout into
  * out_buf, stderr into err_buf; returns the exit code. */
 static int run(const char *bin, const char *args)
@@ -40,12 +51,7 @@ static int run(const char *bin, const char *args)
              "2>'%s' </dev/null",
              getenv("PADDOCK_SOURCE_DIR"), dir, bin, args, err_path);
     int rc = capture_run(cmd, out_buf, sizeof out_buf);
-    FILE *f = fopen(err_path, "r");
-    size_t n = f != NULL ? fread(err_buf, 1, sizeof err_buf - 1, f) : 0;
-    err_buf[n] = '\0';
-    if (f != NULL)
-        fclose(f);
-    unlink(err_path);
+    read_err();
     return rc;
 }
 
@@ -253,12 +259,7 @@ static int run_jm_from(const char *line, const char *args)
     snprintf(cmd, sizeof cmd, "printf '%s' | timeout 20 '%s/paddock-jm' %s 2>'%s'", line, dir, a,
              err_path);
     int rc = capture_run(cmd, out_buf, sizeof out_buf);
-    FILE *f = fopen(err_path, "r");
-    size_t n = f != NULL ? fread(err_buf, 1, sizeof err_buf - 1, f) : 0;
-    err_buf[n] = '\0';
-    if (f != NULL)
-        fclose(f);
-    unlink(err_path);
+    read_err();
     return rc;
 }
 

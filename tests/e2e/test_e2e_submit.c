@@ -295,6 +295,18 @@ static int processes_with(const char *a, const char *b)
     return n;
 }
 
+/* Entries of a directory but . and .. (0 when it cannot be read). */
+static size_t entries(const char *path)
+{
+    DIR *d = opendir(path);
+    size_t n = 0;
+    for (struct dirent *e; d != NULL && (e = readdir(d)) != NULL;)
+        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+    if (d != NULL)
+        closedir(d);
+    return n;
+}
+
 /* `paddock submit` starts the JM before asking the RM anything (tools/submit_jm.h); a submit
  * the RM's answers refuse calls it off: exit 1 or 3 with the reason, no JM left waiting, no job
  * registered, no job directory made. */
@@ -314,12 +326,7 @@ static void test_refused_after_jm_start(void **state)
     e2e_run_close(&r);
     char spec[1200], root[1200];
     snprintf(root, sizeof root, "%s/cluster/jobs", e2e_dir());
-    DIR *jd = opendir(root);
-    size_t dirs_before = 0;
-    for (struct dirent *e; jd != NULL && (e = readdir(jd)) != NULL;)
-        dirs_before += e->d_name[0] != '.';
-    if (jd != NULL)
-        closedir(jd);
+    size_t dirs_before = entries(root);
     /* larger than any node of this cluster (2,048 MiB each): known only from the RM's limits */
     snprintf(spec, sizeof spec, "%s/too-big.json", e2e_dir());
     e2e_write_file(spec, "{\"version\":1,\"name\":\"too-big\",\"tasks\":[{\"id\":\"a\","
@@ -347,13 +354,7 @@ static void test_refused_after_jm_start(void **state)
     assert_int_equal(json_array_size(json_object_get(jobs, "jobs")), known);
     json_decref(jobs);
     e2e_run_close(&r);
-    jd = opendir(root);
-    size_t dirs_after = 0;
-    for (struct dirent *e; jd != NULL && (e = readdir(jd)) != NULL;)
-        dirs_after += e->d_name[0] != '.';
-    if (jd != NULL)
-        closedir(jd);
-    assert_int_equal(dirs_after, dirs_before);
+    assert_int_equal(entries(root), dirs_before);
 }
 
 static void test_job_deadline_and_cancel(void **state)
