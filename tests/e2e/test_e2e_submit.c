@@ -307,6 +307,26 @@ static size_t entries(const char *path)
     return n;
 }
 
+/* Submits a one-task job NAME whose task is `{"id":"a",TASK}` with ARGS: exit `status` with
+ * `why` on stderr, and no JM left waiting for it. */
+static void submit_refused(const char *name, const char *task, const char *args, int status,
+                           const char *why)
+{
+    char spec[1200], text[1024];
+    snprintf(spec, sizeof spec, "%s/%s.json", e2e_dir(), name);
+    snprintf(text, sizeof text, "{\"version\":1,\"name\":\"%s\",\"tasks\":[{\"id\":\"a\",%s}]}\n",
+             name, task);
+    e2e_write_file(spec, text);
+    struct e2e_run r;
+    e2e_paddock(&r, 30, "submit '%s' %s", spec, args);
+    if (r.status != status || strstr(r.err, why) == NULL)
+        fprintf(stderr, "%s: exit %d\n%s\n%s\n", name, r.status, r.out, r.err);
+    assert_int_equal(r.status, status);
+    assert_non_null(strstr(r.err, why));
+    e2e_run_close(&r);
+    assert_int_equal(processes_with("--job-from-fd", e2e_dir()), 0);
+}
+
 /* `paddock submit` starts the JM before asking the RM anything (tools/submit_jm.h); a submit
  * the RM's answers refuse calls it off: exit 1 or 3 with the reason, no JM left waiting, no job
  * registered, no job directory made. */
@@ -324,30 +344,15 @@ static void test_refused_after_jm_start(void **state)
     size_t known = json_array_size(json_object_get(jobs, "jobs"));
     json_decref(jobs);
     e2e_run_close(&r);
-    char spec[1200], root[1200];
+    char root[1200];
     snprintf(root, sizeof root, "%s/cluster/jobs", e2e_dir());
     size_t dirs_before = entries(root);
     /* larger than any node of this cluster (2,048 MiB each): known only from the RM's limits */
-    snprintf(spec, sizeof spec, "%s/too-big.json", e2e_dir());
-    e2e_write_file(spec, "{\"version\":1,\"name\":\"too-big\",\"tasks\":[{\"id\":\"a\","
-                         "\"cmd\":[\"true\"],\"mem_mb\":4096}]}\n");
-    e2e_paddock(&r, 30, "submit '%s'", spec);
-    if (r.status != 1)
-        fprintf(stderr, "too big: exit %d\n%s\n%s\n", r.status, r.out, r.err);
-    assert_int_equal(r.status, 1);
-    assert_non_null(strstr(r.err, "larger than any node could hold"));
-    e2e_run_close(&r);
-    assert_int_equal(processes_with("--job-from-fd", e2e_dir()), 0);
+    submit_refused("too-big", "\"cmd\":[\"true\"],\"mem_mb\":4096", "", 1,
+                   "larger than any node could hold");
     /* an hour of work on the cluster's 6 cpus against a one-second deadline: admission refuses */
-    snprintf(spec, sizeof spec, "%s/too-late.json", e2e_dir());
-    e2e_write_file(spec, "{\"version\":1,\"name\":\"too-late\",\"tasks\":[{\"id\":\"a\","
-                         "\"cmd\":[\"sleep\",\"3600\"],\"runtime_s\":3600}]}\n");
-    e2e_paddock(&r, 30, "submit '%s' --deadline 1s", spec);
-    if (r.status != 3)
-        fprintf(stderr, "too late: exit %d\n%s\n%s\n", r.status, r.out, r.err);
-    assert_int_equal(r.status, 3);
-    e2e_run_close(&r);
-    assert_int_equal(processes_with("--job-from-fd", e2e_dir()), 0);
+    submit_refused("too-late", "\"cmd\":[\"sleep\",\"3600\"],\"runtime_s\":3600", "--deadline 1s",
+                   3, "");
     e2e_paddock(&r, 30, "jobs --json");
     jobs = json_loads(r.out, 0, NULL);
     assert_non_null(jobs);
