@@ -319,7 +319,7 @@ typedef struct jmd {
     struct jmd_out_rec *recs; /* every finished attempt, compact (jmd_out.c) */
     size_t nrecs, caprecs;
     struct intern strs;       /* the records' node names and reasons, each stored once */
-    FILE *rep_f;              /* report.json.tmp while a periodic report is being written */
+    FILE *rep_f;              /* report.json.tmp.PID while a periodic report is being written */
     size_t rep_next, rep_end; /* its next attempt, and the attempts it holds */
     struct jmd_tok_sample *toks;
     size_t ntoks, captoks;

@@ -108,6 +108,12 @@ int jmd_out_open(jmd_t *j, size_t keep, char *msg, size_t cap)
     return 0;
 }
 
+/* report.json's temporary file, this process's own (as jmd_out__write_at's). */
+static void jmd_out__report_tmp(const jmd_t *j, char *tmp, size_t size)
+{
+    snprintf(tmp, size, "%s/report.json.tmp.%ld", j->o.job_dir, (long)getpid());
+}
+
 static void jmd_out__report_abort(jmd_t *j);
 
 void jmd_out_close(jmd_t *j)
@@ -294,14 +300,34 @@ void jmd_out_progress(jmd_t *j)
     j->progs[j->nprogs++] = s;
 }
 
-/* Writes `o` (stolen) to DIR/name atomically: a temporary file, fsync'd when `sync`, renamed. */
-static void jmd_out__write_at(const char *dir, const char *name, json_t *o, int sync)
+/* state.json written by a newer incarnation (a higher epoch) means this JM is stale: it stops
+ * before it overwrites the newer one's state. 1 when fenced so. */
+static int jmd_out__newer(jmd_t *j)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/state.json", j->o.job_dir);
+    json_t *st = json_load_file(path, 0, NULL);
+    const json_t *e = json_object_get(st, "epoch");
+    json_int_t epoch = json_is_integer(e) ? json_integer_value(e) : 0;
+    json_decref(st);
+    if (epoch > (json_int_t)j->epoch && epoch <= UINT32_MAX) {
+        jmd_fenced(j, (uint32_t)epoch);
+        return 1;
+    }
+    return 0;
+}
+
+/* Writes `o` (stolen) to DIR/name atomically: a temporary file of this process's own (a stale
+ * JM paused mid-write shares no file with its successor), fsync'd when `sync`, renamed. With
+ * `fence`, the rename waits for a last look at state.json: a newer incarnation's there means the
+ * directory is no longer this JM's, even where the first look came before a pause. */
+static void jmd_out__write_at(const char *dir, const char *name, json_t *o, int sync, jmd_t *fence)
 {
     if (!o)
         return;
     char path[4096], tmp[4200];
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
     char *s = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(9));
     json_decref(o);
     if (!s)
@@ -324,6 +350,11 @@ static void jmd_out__write_at(const char *dir, const char *name, json_t *o, int 
         ok = 0;
     if (fd >= 0)
         close(fd);
+    if (ok && fence && jmd_out__newer(fence)) {
+        unlink(tmp);
+        free(s);
+        return;
+    }
     if (ok && rename(tmp, path) != 0)
         ok = 0;
     if (!ok) {
@@ -339,7 +370,7 @@ static void jmd_out__write(jmd_t *j, const char *name, json_t *o, int sync)
         json_decref(o);
         return;
     }
-    jmd_out__write_at(j->o.job_dir, name, o, sync);
+    jmd_out__write_at(j->o.job_dir, name, o, sync, j);
 }
 
 /* This process's resident set now and its peak, in KiB (0 where unknown). */
@@ -369,7 +400,7 @@ void jmd_out_failed_state(const char *job_dir, const char *job_id, int64_t start
         json_object_set_new(o, "makespan_s", json_null());
         json_object_set_new(o, "deadline_met", json_null());
     }
-    jmd_out__write_at(job_dir, "state.json", o, 1);
+    jmd_out__write_at(job_dir, "state.json", o, 1, NULL);
 }
 
 /* Issue 15's corrections (jmd_spec.c): speculative copies, duplicates, re-matched upgrades and
@@ -399,23 +430,6 @@ static json_t *jmd_out__deadline_met(const jmd_t *j)
     if (j->outcome == JMD_RUNNING || !j->has_deadline)
         return json_null();
     return json_boolean(j->outcome == JMD_SUCCEEDED && jmd_out__makespan(j) <= j->deadline_s);
-}
-
-/* state.json written by a newer incarnation (a higher epoch) means this JM is stale: it stops
- * before it overwrites the newer one's state. 1 when fenced so. */
-static int jmd_out__newer(jmd_t *j)
-{
-    char path[4200];
-    snprintf(path, sizeof path, "%s/state.json", j->o.job_dir);
-    json_t *st = json_load_file(path, 0, NULL);
-    const json_t *e = json_object_get(st, "epoch");
-    json_int_t epoch = json_is_integer(e) ? json_integer_value(e) : 0;
-    json_decref(st);
-    if (epoch > (json_int_t)j->epoch && epoch <= UINT32_MAX) {
-        jmd_fenced(j, (uint32_t)epoch);
-        return 1;
-    }
-    return 0;
 }
 
 /* The ETA at half the tasks done and its error once the job succeeded (jm/eta.h, issue 22): the
@@ -530,7 +544,7 @@ static void jmd_out__report_abort(jmd_t *j)
     fclose(j->rep_f);
     j->rep_f = NULL;
     char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s/report.json.tmp", j->o.job_dir);
+    jmd_out__report_tmp(j, tmp, sizeof tmp);
     unlink(tmp);
 }
 
@@ -563,7 +577,7 @@ static void jmd_out__report_more(jmd_t *j, size_t limit, int sync)
         return; /* more on the next tick */
     char path[4096], tmp[4200];
     snprintf(path, sizeof path, "%s/report.json", j->o.job_dir);
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    jmd_out__report_tmp(j, tmp, sizeof tmp);
     if (ok && fputs("]}\n", f) < 0)
         ok = 0;
     if (ok && fflush(f) != 0)
@@ -573,6 +587,10 @@ static void jmd_out__report_more(jmd_t *j, size_t limit, int sync)
     if (fclose(f) != 0)
         ok = 0;
     j->rep_f = NULL;
+    if (ok && jmd_out__newer(j)) { /* a newer incarnation took the job while this was written */
+        unlink(tmp);
+        return;
+    }
     if (ok && rename(tmp, path) != 0)
         ok = 0;
     if (!ok) {
@@ -589,7 +607,7 @@ static void jmd_out__write_report(jmd_t *j, json_t *o, int final)
         return;
     }
     char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s/report.json.tmp", j->o.job_dir);
+    jmd_out__report_tmp(j, tmp, sizeof tmp);
     char *head = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(9));
     json_decref(o);
     size_t hlen = head ? strlen(head) : 0;
