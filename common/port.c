@@ -4,12 +4,70 @@
 #include "common/clock.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+static char port__owner[PATH_MAX]; /* the cluster directory ports are claimed for; "": none */
+
+void port_claim_for(const char *dir)
+{
+    port__owner[0] = '\0';
+    if (dir && !realpath(dir, port__owner))
+        port__owner[0] = '\0';
+}
+
+/* The claim file of a port. */
+static void port__claim_path(int port, char *path, size_t cap)
+{
+    snprintf(path, cap, "/tmp/paddock-ports-%u/%d", (unsigned)getuid(), port);
+}
+
+int port_claimed(int port)
+{
+    char path[64], owner[PATH_MAX];
+    port__claim_path(port, path, sizeof path);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, owner, sizeof owner - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    owner[n] = '\0';
+    struct stat st;
+    return strcmp(owner, port__owner) != 0 && stat(owner, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Writes this process's claim on a port it holds bound (best effort: no claim, no harm beyond
+ * the old behaviour). */
+static void port__claim(int port)
+{
+    if (!port__owner[0])
+        return;
+    char dir[64], path[64], tmp[96];
+    snprintf(dir, sizeof dir, "/tmp/paddock-ports-%u", (unsigned)getuid());
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+        return;
+    port__claim_path(port, path, sizeof path);
+    snprintf(tmp, sizeof tmp, "%s.%ld", path, (long)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return;
+    size_t len = strlen(port__owner);
+    int ok = write(fd, port__owner, len) == (ssize_t)len;
+    close(fd);
+    if (!ok || rename(tmp, path) != 0)
+        unlink(tmp);
+}
 
 /* First port of the kernel's ephemeral range. */
 static int port__ephemeral_low(void)
@@ -49,8 +107,18 @@ int port_reserve(int *fd)
         unsigned span = (unsigned)(limit - PORT_LOW);
         if (next == 0)
             next = ((unsigned)getpid() * 2654435761u) ^ (unsigned)clock_wall_ns();
-        for (int tries = 0; tries < 512 && port < 0; tries++)
+        for (int tries = 0; tries < 512 && port < 0; tries++) {
             port = port__bind(*fd, PORT_LOW + (int)(next++ % span));
+            if (port >= 0 && port_claimed(port)) { /* another cluster's, its daemon down now */
+                close(*fd);
+                *fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+                if (*fd < 0)
+                    return -1;
+                port = -1;
+            }
+        }
+        if (port >= 0)
+            port__claim(port);
     }
     if (port < 0)
         port = port__bind(*fd, 0);

@@ -225,6 +225,7 @@ static bool cluster_metrics_url(const char *dir, const char *kind, int i, char *
 static int cluster_make_files(const struct cluster_opts *o, bool pn_metrics)
 {
     char path[CLUSTER_PATH], msg[512];
+    port_claim_for(o->dir); /* its ports stay this cluster's while a daemon is down */
     snprintf(path, sizeof path, "%s/keys", o->dir);
     struct stat st;
     if (stat(path, &st) != 0 &&

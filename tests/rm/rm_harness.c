@@ -83,6 +83,7 @@ int rm_harness_init(const char *tag)
         rm_harness__dir[0] = '\0';
         return -1;
     }
+    port_claim_for(rm_harness__dir); /* a replica stopped and started again keeps its ports */
     signal(SIGABRT, rm_harness__on_crash);
     signal(SIGSEGV, rm_harness__on_crash);
     signal(SIGTERM, rm_harness__on_crash); /* ctest's timeout */
