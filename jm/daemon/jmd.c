@@ -157,9 +157,73 @@ static void jmd__close_cb(uv_handle_t *h, void *arg)
         uv_close(h, NULL);
 }
 
+/* The keys, the event loop and the RM's sockets on it. */
+static int jmd__open_rm(jmd_t *j, char *msg, size_t cap)
+{
+    if (j->o.keys_dir) {
+        int rc = curve_load(&j->curve, j->o.keys_dir, j->o.key_name ? j->o.key_name : "paddock",
+                            NULL, msg, cap);
+        if (rc)
+            return rc;
+    }
+    if (uv_loop_init(&j->loop) != 0)
+        return err_fmt(msg, cap, ERR_SYS, "cannot make an event loop");
+    j->loop_ok = 1;
+    return jmd_rm_open(j, msg, cap);
+}
+
+/* Everything a JM holds, in any state of its set-up. */
+static void jmd__free(jmd_t *j)
+{
+    jmd_pn_close(j);
+    jmd_rm_close(j);
+    jmd_metrics_stop(j); /* its handles close with their own callbacks */
+    if (j->loop_ok) {
+        uv_walk(&j->loop, jmd__close_cb, NULL);
+        uv_run(&j->loop, UV_RUN_DEFAULT);
+        uv_loop_close(&j->loop);
+    }
+    jmd_grow_close(j);
+    jmd_jockey_close(j);
+    jmd_out_close(j);
+    jmd_sched_close(j);
+    curve_destroy(&j->curve);
+    spec_destroy(&j->spec);
+    mem_free(j);
+}
+
+int jmd_early(const struct jmd_opts *opts, jmd_t **out, char *msg, size_t cap)
+{
+    *out = NULL;
+    jmd_t *j = mem_calloc(1, sizeof *j);
+    if (!j)
+        return err_fmt(msg, cap, ERR_NOMEM, "out of memory");
+    j->o = *opts;
+    j->journal_fd = -1;
+    int rc = jmd__open_rm(j, msg, cap);
+    if (rc) {
+        jmd__free(j);
+        return rc;
+    }
+    *out = j;
+    return 0;
+}
+
+void jmd_early_close(jmd_t **p)
+{
+    if (*p)
+        jmd__free(*p);
+    *p = NULL;
+}
+
 int jmd_run(const struct jmd_opts *opts, char *msg, size_t cap)
 {
-    jmd_t *j = mem_calloc(1, sizeof *j);
+    return jmd_run_early(NULL, opts, msg, cap);
+}
+
+int jmd_run_early(jmd_t *early, const struct jmd_opts *opts, char *msg, size_t cap)
+{
+    jmd_t *j = early ? early : mem_calloc(1, sizeof *j);
     if (!j)
         return err_fmt(msg, cap, ERR_NOMEM, "out of memory");
     j->o = *opts;
@@ -169,7 +233,7 @@ int jmd_run(const struct jmd_opts *opts, char *msg, size_t cap)
     j->t0_mono = jmd_now(j);
     j->rm_heard_mono = j->t0_mono;
     j->last_tick_mono = j->t0_mono;
-    int rc = 0, loop_ok = 0;
+    int rc = 0;
     uv_check_t check;
     /* where the start goes (issue 24, lean job start): logged once running */
     uint64_t ph[8], ph0 = clock_mono_ns();
@@ -228,24 +292,14 @@ int jmd_run(const struct jmd_opts *opts, char *msg, size_t cap)
     if ((rc = jmd_out_open(j, keep, msg, cap)) != 0)
         goto out;
     JMD__PHASE(); /* 2: the journal */
-    if (opts->keys_dir) {
-        rc = curve_load(&j->curve, opts->keys_dir, opts->key_name ? opts->key_name : "paddock",
-                        NULL, msg, cap);
-        if (rc)
-            goto out;
-    }
-    JMD__PHASE(); /* 3: keys */
+    JMD__PHASE(); /* 3: (the keys load with the RM's sockets) */
     /* The RM's sockets first: their connections, CURVE handshakes and the view's first snapshot
        proceed in the socket layer's thread while the job's model is built (a C(p, a) table is
-       tens of ms even for one task), so the view is there when it is done. */
-    if (uv_loop_init(&j->loop) != 0) {
-        rc = err_fmt(msg, cap, ERR_SYS, "cannot make an event loop");
+       tens of ms even for one task), so the view is there when it is done. A JM started before
+       its job was known opened them then (jmd_early). */
+    if (!j->loop_ok && (rc = jmd__open_rm(j, msg, cap)) != 0)
         goto out;
-    }
-    loop_ok = 1;
-    if ((rc = jmd_rm_open(j, msg, cap)) != 0)
-        goto out;
-    JMD__PHASE(); /* 4: RM sockets */
+    JMD__PHASE(); /* 4: keys and RM sockets */
     if ((rc = jmd_jockey_init(j)) != 0) {
         err_fmt(msg, cap, rc, "cannot set up Jockey: %s", err_text(rc));
         goto out;
@@ -283,12 +337,12 @@ int jmd_run(const struct jmd_opts *opts, char *msg, size_t cap)
     JMD__PHASE(); /* 6: timers, first state.json, first token request */
 #undef JMD__PHASE
     log_info("running: %zu RM replicas, profile dir %s; started in %.1f ms (spec %.1f, task "
-             "records %.1f, journal %.1f, keys %.1f, RM sockets %.1f, model %.1f, first request "
+             "records %.1f, journal %.1f, keys and RM sockets %.1f%s, model %.1f, first request "
              "%.1f)",
              opts->nrm, opts->profile_dir ? opts->profile_dir : "(none)",
              (double)(ph[6] - ph0) / 1e6, (double)(ph[0] - ph0) / 1e6,
              (double)(ph[1] - ph[0]) / 1e6, (double)(ph[2] - ph[1]) / 1e6,
-             (double)(ph[3] - ph[2]) / 1e6, (double)(ph[4] - ph[3]) / 1e6,
+             (double)(ph[4] - ph[2]) / 1e6, early ? ", opened before the job was known" : "",
              (double)(ph[5] - ph[4]) / 1e6, (double)(ph[6] - ph[5]) / 1e6);
     uv_run(&j->loop, UV_RUN_DEFAULT);
     rc = j->fenced ? JMD_EXIT_FENCED : j->outcome == JMD_SUCCEEDED ? 0 : 1;
@@ -303,21 +357,7 @@ out:
     }
     if (rc < 0 && !j->spec) /* the spec itself was refused: state failed with the reason */
         jmd_out_failed_state(opts->job_dir, opts->job_id, j->t0_wall, msg);
-    jmd_pn_close(j);
-    jmd_rm_close(j);
-    jmd_metrics_stop(j); /* its handles close with their own callbacks */
-    if (loop_ok) {
-        uv_walk(&j->loop, jmd__close_cb, NULL);
-        uv_run(&j->loop, UV_RUN_DEFAULT);
-        uv_loop_close(&j->loop);
-    }
-    jmd_grow_close(j);
-    jmd_jockey_close(j);
-    jmd_out_close(j);
-    jmd_sched_close(j);
-    curve_destroy(&j->curve);
-    spec_destroy(&j->spec);
-    mem_free(j);
+    jmd__free(j);
     return rc;
 }
 

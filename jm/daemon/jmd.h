@@ -93,7 +93,22 @@ const char *jmd_outcome_name(enum jmd_outcome o);
 /* Runs the job to its end. Returns 0 when it succeeded, 1 when it failed or was cancelled,
  * JMD_EXIT_FENCED when a newer job manager holds the job, and a negative ERR_* code (reason in
  * msg) when the daemon could not start at all. */
+typedef struct jmd jmd_t;
 int jmd_run(const struct jmd_opts *opts, char *msg, size_t cap);
+
+/* A JM started before its job is known (`paddock-jm --job-from-fd`): the RM's sockets opened
+ * now, from opts' endpoints and keys (job_dir and job_id may be NULL), so that their CURVE
+ * handshakes and the view's first snapshot proceed while the submit registers the job; the view
+ * followed is chosen by the process id instead of the job id. Returns 0 with *out set, or an
+ * ERR_* code with the reason in msg (jmd_run then opens them itself). */
+int jmd_early(const struct jmd_opts *opts, jmd_t **out, char *msg, size_t cap);
+
+/* jmd_run on a JM from jmd_early (taken over and freed, whatever the outcome). */
+int jmd_run_early(jmd_t *early, const struct jmd_opts *opts, char *msg, size_t cap);
+
+/* Frees a JM from jmd_early that will not run (the submit called it off) and nullifies the
+ * reference. NULL-safe. */
+void jmd_early_close(jmd_t **p);
 
 /* ---- internals shared by the jmd_*.c files ---- */
 
@@ -202,6 +217,7 @@ enum jmd_query_phase {
 typedef struct jmd {
     struct jmd_opts o;
     uv_loop_t loop;
+    int loop_ok; /* the loop is initialised (and the RM's sockets opened on it) */
     uv_timer_t tick, lease, control, stop_timer;
     uv_signal_t sigterm, sigint;
     int stopping; /* the loop is winding down */

@@ -1,6 +1,7 @@
 /* jmd_rm.c - the JM's link to the resource monitor: the view from every replica's PUB, token
  * requests, lease renewals and the final release over one DEALER per replica. */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -711,9 +712,12 @@ int jmd_rm_open(jmd_t *j, char *msg, size_t cap)
         if (rc)
             return rc;
     }
-    /* JMs spread over the replicas by job id: each follows one view */
+    /* JMs spread over the replicas by job id (by process id where the job is not known yet,
+       jmd_early): each follows one view */
+    char pid[24];
+    snprintf(pid, sizeof pid, "%ld", (long)getpid());
     uint64_t h = 1469598103934665603ull;
-    for (const char *c = j->o.job_id ? j->o.job_id : ""; *c; c++)
+    for (const char *c = j->o.job_id ? j->o.job_id : pid; *c; c++)
         h = (h ^ (uint8_t)*c) * 1099511628211ull;
     j->vfollow = (size_t)(h % j->o.nrm);
     for (size_t k = 0; k < j->o.nrm && !j->sub[j->vfollow]; k++)

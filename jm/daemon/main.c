@@ -32,6 +32,7 @@
 #include "common/zlimit.h"
 #include "common/zuv.h"
 #include "jm/daemon/jmd.h"
+#include "jm/daemon/jmd_endpoints.h"
 #include "jm/jobreg.h"
 #include "jm/journal.h"
 #include "jm/spec.h"
@@ -64,15 +65,6 @@ static void usage(FILE *out)
         "                               go to DIR/jm.log; end of file: exit 0, nothing done\n"
         "Exit codes: 0 succeeded, 1 failed or cancelled, 2 usage, 3 a newer job manager\n"
         "holds the job (fenced: the job directory is left to it).\n");
-}
-
-/* Splits "a,b,c" in place into at most max parts. */
-static size_t split(char *s, const char **out, size_t max)
-{
-    size_t n = 0;
-    for (char *p = strtok(s, ","); p && n < max; p = strtok(NULL, ","))
-        out[n++] = p;
-    return n;
 }
 
 /* What the JM registers a job with when it registers it itself. */
@@ -360,47 +352,8 @@ static int resume_job(const char *cluster, const char *rm, const char *keys, con
     return rc;
 }
 
-/* With --rm and no --pub: asks each replica (admin "rm_status") where it publishes its view. A
- * wildcard host ("*", "0.0.0.0") is replaced by the host of the replica's API endpoint. An
- * unreachable replica gets no SUB (the others' views cover it; it is logged). */
-static void discover_pubs(struct jmd_opts *o, char **pubs)
-{
-    rmclient_t *c = NULL;
-    char msg[512];
-    if (rmclient_new(&c, o->rm_api, o->nrm, o->keys_dir, o->key_name, msg, sizeof msg) != 0) {
-        log_warn("cannot ask the RM where it publishes its view: %s", msg);
-        return;
-    }
-    for (size_t i = 0; i < o->nrm; i++) {
-        char *doc = NULL;
-        if (rmclient_admin(c, (int)i, PROTO_ADMIN_RM_STATUS, NULL, 0, 2000, &doc, msg,
-                           sizeof msg) != 0) {
-            log_warn("replica %s: no view endpoint (%s)", o->rm_api[i], msg);
-            continue;
-        }
-        json_t *j = json_loads(doc, 0, NULL);
-        mem_free(doc);
-        const char *pub = json_string_value(json_object_get(j, "pub"));
-        if (pub && strncmp(pub, "tcp://", 6) == 0) {
-            const char *port = strrchr(pub + 6, ':');
-            const char *host = pub + 6;
-            char buf[512];
-            if (port && (strncmp(host, "*:", 2) == 0 || strncmp(host, "0.0.0.0:", 8) == 0)) {
-                const char *ahost = o->rm_api[i] + (strncmp(o->rm_api[i], "tcp://", 6) ? 0 : 6);
-                const char *aport = strrchr(ahost, ':');
-                int hl = aport ? (int)(aport - ahost) : (int)strlen(ahost);
-                snprintf(buf, sizeof buf, "tcp://%.*s%s", hl, ahost, port);
-                pubs[i] = mem_strdup(buf);
-            } else {
-                pubs[i] = mem_strdup(pub);
-            }
-            o->rm_pub[i] = pubs[i];
-            log_info("replica %s publishes its view at %s", o->rm_api[i], pubs[i] ? pubs[i] : "?");
-        }
-        json_decref(j);
-    }
-    rmclient_destroy(&c);
-}
+static struct endpoints g_ep;
+static jmd_t *g_early; /* the RM's sockets opened before the job was known (--job-from-fd) */
 
 /* --job-from-fd: reads "ID<TAB>DIR\n" from fd (at most cap - 1 bytes) into buf, splits it, and
  * points stdout and stderr at DIR/jm.log. 1 with *id and *dir set (inside buf), 0 at end of
@@ -449,7 +402,7 @@ static int job_from_fd(int fd, char *buf, size_t cap, const char **id, const cha
     return 1;
 }
 
-int main(int argc, char **argv)
+static int jm_main(int argc, char **argv)
 {
     const char *job_dir = NULL, *job_id = NULL, *cluster = NULL, *rm = NULL, *pub = NULL,
                *keys = NULL, *profile_dir = NULL, *level = NULL, *period = NULL;
@@ -521,8 +474,17 @@ int main(int argc, char **argv)
             return 2;
         }
     }
+    zlimit_raise(); /* a link per node the job uses: more than czmq's default 1,024 sockets */
     static char from_line[4200];
     if (from_fd >= 0 && !job_dir && !job_id) {
+        /* The RM's sockets now: their handshakes and the view's first snapshot overlap the
+           submit's registration. Where that fails, they are opened again once the job is known,
+           and the reason is logged then. */
+        char why[1024];
+        if ((cluster || (rm && pub)) &&
+            endpoints_load(&g_ep, &o, cluster, rm, pub, keys, &profile_dir, why, sizeof why) == 0 &&
+            zuv_global_init() == 0 && jmd_early(&o, &g_early, why, sizeof why) != 0)
+            g_early = NULL;
         int got = job_from_fd(from_fd, from_line, sizeof from_line, &job_id, &job_dir);
         if (got <= 0)
             return got == 0 ? 0 : 2;
@@ -548,7 +510,6 @@ int main(int argc, char **argv)
         fprintf(stderr, "paddock-jm: --recurring and --period go together\n");
         return 2;
     }
-    zlimit_raise(); /* a link per node the job uses: more than czmq's default 1,024 sockets */
     /* DIR/job.id: the job was this directory's before (a restart): resume it. */
     char idfile[64] = "";
     int have_id = read_job_id(job_dir, idfile, sizeof idfile);
@@ -705,52 +666,27 @@ int main(int argc, char **argv)
     o.job_dir = job_dir;
     o.job_id = job_id;
 
-    struct rmclient_cluster cl;
-    memset(&cl, 0, sizeof cl);
-    char *rm_copy = NULL, *pub_copy = NULL, *pubs[JMD_MAX_RM] = {NULL};
-    char profiles[4096];
-    if (cluster) {
-        rc = rmclient_cluster_load(cluster, &cl, msg, sizeof msg);
-        if (rc) {
-            log_error("%s", msg);
-            fprintf(stderr, "paddock-jm: %s\n", msg);
-            return 1;
-        }
-        o.nrm = cl.n < JMD_MAX_RM ? cl.n : JMD_MAX_RM;
-        for (size_t i = 0; i < o.nrm; i++) {
-            o.rm_api[i] = cl.api[i];
-            o.rm_pub[i] = cl.pub[i];
-        }
-        o.keys_dir = cl.keys_dir;
-        o.key_name = cl.key_name;
-        if (!profile_dir) {
-            snprintf(profiles, sizeof profiles, "%s/profiles", cluster);
-            mkdir(profiles, 0755);
-            profile_dir = profiles;
-        }
-    } else {
-        rm_copy = mem_strdup(rm);
-        pub_copy = pub ? mem_strdup(pub) : NULL;
-        if (!rm_copy || (pub && !pub_copy))
-            return 1;
-        o.nrm = split(rm_copy, o.rm_api, JMD_MAX_RM);
-        if (pub_copy)
-            split(pub_copy, o.rm_pub, JMD_MAX_RM);
-        o.keys_dir = keys;
-        o.key_name = CURVE_DEFAULT_NAME;
-        if (!pub_copy)
-            discover_pubs(&o, pubs);
+    if (!g_ep.loaded &&
+        endpoints_load(&g_ep, &o, cluster, rm, pub, keys, &profile_dir, msg, sizeof msg) != 0) {
+        log_error("%s", msg);
+        fprintf(stderr, "paddock-jm: %s\n", msg);
+        return 1;
     }
     o.profile_dir = profile_dir;
-    rc = jmd_run(&o, msg, sizeof msg);
+    jmd_t *early = g_early;
+    g_early = NULL; /* jmd_run_early's from here, whatever the outcome */
+    rc = jmd_run_early(early, &o, msg, sizeof msg);
     if (rc < 0) {
         log_error("%s", msg);
         fprintf(stderr, "paddock-jm: %s\n", msg);
     }
-    rmclient_cluster_close(&cl);
-    mem_free(rm_copy);
-    mem_free(pub_copy);
-    for (size_t i = 0; i < JMD_MAX_RM; i++)
-        mem_free(pubs[i]);
     return rc == 0 ? 0 : rc == JMD_EXIT_FENCED ? JMD_EXIT_FENCED : 1;
+}
+
+int main(int argc, char **argv)
+{
+    int rc = jm_main(argc, argv);
+    jmd_early_close(&g_early);
+    endpoints_close(&g_ep);
+    return rc;
 }

@@ -3,8 +3,9 @@
  *   - every malformed spec of tests/specs/bad/ is refused by `paddock submit` with the reason
  *     EXPECTED.tsv names (exit 1, nothing on stdout, nothing registered with the RM), while a
  *     valid job submitted first on the same cluster runs unharmed to success;
- *   - `submit --wait --json` prints exactly one JSON object with the documented fields, and the
- *     job directory holds the spec with --name/--deadline applied;
+ *   - `submit --wait --json` prints exactly one JSON object with the documented fields, the
+ *     job directory holds the spec with --name/--deadline applied, and its JM opened its RM
+ *     sockets before it was told its job;
  *   - `submit --wait` prints plain lines when stdout is not a terminal and exits 1 when a task
  *     runs out of attempts, naming it;
  *   - with --rm/--keys/--pub/--jobs-dir instead of a cluster directory, the same works;
@@ -150,6 +151,17 @@ static void test_submit_wait_json_shape(void **state)
     assert_string_equal(json_string_value(json_object_get(spec, "name")), "shape-check");
     assert_true(json_number_value(json_object_get(spec, "deadline_s")) == 120.0);
     json_decref(spec);
+    /* its JM was started before the registration and opened its RM sockets then, before it was
+       told its job (jm/daemon/jmd.h jmd_early): the log says so */
+    char log[1200];
+    snprintf(log, sizeof log, "%s", json_string_value(json_object_get(doc, "job_dir")));
+    strncat(log, "/jm.log", sizeof log - strlen(log) - 1);
+    char *text = e2e_read_file(log, NULL);
+    assert_non_null(text);
+    if (!strstr(text, "opened before the job was known"))
+        fprintf(stderr, "%s:\n%s\n", log, text);
+    assert_non_null(strstr(text, "opened before the job was known"));
+    free(text);
     /* and `job show` agrees */
     char jid[64];
     snprintf(jid, sizeof jid, "%s", id);
