@@ -329,6 +329,7 @@ static int first_task(int runs, int gap_ms, int rms, int pns, double pn_cpus, in
         char *argv[] = {exe, "submit", spec, "--wait", "--json", "--cluster", g_cluster, NULL};
         int64_t t0 = wall_ms();
         double m0 = now_s();
+        fflush(stdout); /* the child's copy of an unwritten line would print it again */
         pid_t pid = fork();
         if (pid < 0)
             goto out;

@@ -144,6 +144,7 @@ static void jmd__on_signal(uv_signal_t *h, int sig)
 static void jmd__on_check(uv_check_t *h)
 {
     jmd_t *j = h->data;
+    uv_idle_stop(&j->wake); /* a round that asks for another starts it again */
     if (j->sched_pending && j->outcome == JMD_RUNNING)
         jmd_sched_round(j);
     if (j->outcome != JMD_RUNNING && !uv_is_active((uv_handle_t *)&j->stop_timer))
@@ -168,6 +169,7 @@ static int jmd__open_rm(jmd_t *j, char *msg, size_t cap)
     }
     if (uv_loop_init(&j->loop) != 0)
         return err_fmt(msg, cap, ERR_SYS, "cannot make an event loop");
+    uv_idle_init(&j->loop, &j->wake);
     j->loop_ok = 1;
     return jmd_rm_open(j, msg, cap);
 }

@@ -238,6 +238,8 @@ typedef struct jmd {
     uint64_t rng;          /* the job's random seed (Jockey's simulations seed from it) */
     struct rng place_rng;  /* placement's random term (common/rng.h), seeded from rng */
     int sched_pending;
+    uv_idle_t wake; /* active while a round is pending: the loop's poll does not block before the
+                       check that runs it (a request from zuv's idle drain came after it) */
     int holding; /* a round held ready tasks back (jm/place.h place_hold): the tick rounds again */
     enum jmd_outcome outcome;
     char reason[512];

@@ -147,9 +147,16 @@ double jmd_sched_prio(const jmd_t *j, size_t task)
     return j->core.task_bl ? j->core.task_bl[task] : j->core.stage_prio[sp->stage];
 }
 
+static void jmd_sched__wake(uv_idle_t *h)
+{
+    (void)h; /* its being active is the point: the check handle runs the round */
+}
+
 void jmd_sched_request(jmd_t *j)
 {
     j->sched_pending = 1;
+    if (j->loop_ok && !uv_is_active((uv_handle_t *)&j->wake))
+        uv_idle_start(&j->wake, jmd_sched__wake);
 }
 
 void jmd_sched_view_changed(jmd_t *j)
