@@ -575,29 +575,36 @@ static int submit_main(int argc, char **argv)
     int rc = submit__parse(argc, argv, &o);
     if (rc != 0)
         return rc;
+    char msg[1024], root[JOBDIR_PATH], jm[PATH_MAX + 16];
+    submit__jm_path(jm, sizeof jm);
+    struct submit_jm_opts jo = {.d = &o.d, .pub = o.pub, .log_level = o.log_level};
+    struct submit_early early = {.pid = -1, .go = -1};
+    /* the JM first, before anything here uses ZeroMQ (tools/submit_jm.h): where the jobs'
+     * directory is not known yet, the errors below come in their usual order */
+    int root_rc = jobdir_root(&o.d, true, root, sizeof root, msg, sizeof msg);
+    if (root_rc == 0)
+        submit_jm_early(&early, jm, &jo, root);
     struct spec_limits lim;
     spec_limits_default(&lim);
     struct spec *spec = NULL;
     char *text = submit__prepare(&o, &lim, &spec);
-    if (text == NULL)
+    if (text == NULL) {
+        submit_jm_call_off(&early);
         return 1;
-    char msg[1024], root[JOBDIR_PATH], jm[PATH_MAX + 16];
-    if (jobdir_root(&o.d, true, root, sizeof root, msg, sizeof msg) != 0) {
+    }
+    if (root_rc != 0) {
         fprintf(stderr, "paddock submit: %s\n", msg);
         spec_destroy(&spec);
         free(text);
         return 1;
     }
-    submit__jm_path(jm, sizeof jm);
     if (strchr(jm, '/') == NULL && system("command -v paddock-jm >/dev/null 2>&1") != 0) {
         fprintf(stderr, "paddock submit: paddock-jm not found beside paddock nor on PATH\n");
+        submit_jm_call_off(&early);
         spec_destroy(&spec);
         free(text);
         return 1;
     }
-    struct submit_jm_opts jo = {.d = &o.d, .pub = o.pub, .log_level = o.log_level};
-    struct submit_early early;
-    submit_jm_early(&early, jm, &jo, root);
     rmclient_t *c = NULL;
     if (rmclient_open(&c, o.d.cluster, o.d.rm, o.d.keys, msg, sizeof msg) != 0) {
         fprintf(stderr, "paddock submit: %s\n", msg);

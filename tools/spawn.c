@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -51,7 +52,43 @@ pid_t spawn_detached(char *const argv[], const char *logfile)
     _exit(127);
 }
 
-pid_t spawn_detached_waiting(char *const argv[], int fd_no, int *go)
+/* Rewrites this process's command line, as ps and /proc/PID/cmdline show it, to argv (argv[0]
+ * as its last path component), in the space the command line it was started with holds (as
+ * setproctitle does); its short name (comm) too. 0, or -1 when argv does not fit, with nothing
+ * changed. */
+static int spawn__retitle(char *const argv[])
+{
+    char *area = program_invocation_name; /* argv[0] as the kernel laid the arguments out */
+    FILE *f = fopen("/proc/self/cmdline", "r");
+    if (f == NULL || area == NULL) {
+        if (f != NULL)
+            fclose(f);
+        return -1;
+    }
+    size_t room = 0, n;
+    char buf[4096];
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+        room += n;
+    fclose(f);
+    const char *name = strrchr(argv[0], '/') != NULL ? strrchr(argv[0], '/') + 1 : argv[0];
+    size_t need = strlen(name) + 1;
+    for (size_t i = 1; argv[i] != NULL; i++)
+        need += strlen(argv[i]) + 1;
+    if (need > room)
+        return -1;
+    memset(area, 0, room);
+    char *at = area;
+    for (size_t i = 0; argv[i] != NULL; i++) {
+        const char *a = i == 0 ? name : argv[i];
+        size_t len = strlen(a) + 1;
+        memcpy(at, a, len);
+        at += len;
+    }
+    prctl(PR_SET_NAME, name, 0, 0, 0);
+    return 0;
+}
+
+pid_t spawn_detached_waiting(char *const argv[], spawn_main_fn in_image, int fd_no, int *go)
 {
     int p[2]; /* a socket pair, not a pipe: the caller sends with MSG_NOSIGNAL */
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p) != 0)
@@ -79,6 +116,23 @@ pid_t spawn_detached_waiting(char *const argv[], int fd_no, int *go)
         dup2(p[0], fd_no);
     signal(SIGPIPE, SIG_DFL);
     signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    /* argv's strings may lie in the command line's space, which the new title takes: copied */
+    char **copy = NULL;
+    int argc = 0;
+    while (in_image != NULL && argv[argc] != NULL)
+        argc++;
+    if (in_image != NULL && (copy = calloc((size_t)argc + 1, sizeof *copy)) != NULL) {
+        for (int i = 0; i < argc && copy != NULL; i++)
+            if ((copy[i] = strdup(argv[i])) == NULL)
+                copy = NULL; /* out of memory in a new child: exec below */
+    }
+    if (copy != NULL && spawn__retitle(copy) == 0) {
+        /* no exec closes what the caller had open: the other end of the pair above all, whose
+         * end of file calls this process off */
+        close_range((unsigned)fd_no + 1, ~0U, 0);
+        exit(in_image(argc, copy));
+    }
     execvp(argv[0], argv);
     fprintf(stderr, "cannot run %s: %s\n", argv[0], strerror(errno));
     _exit(127);

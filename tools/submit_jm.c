@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "common/clock.h"
+#include "jm/daemon/jmd_main.h"
 #include "tools/spawn.h"
 
 #define SUBMIT_JM__START_S   10 /* how long a JM may take to show it runs */
@@ -76,10 +77,12 @@ static int submit_jm__argv(struct submit_jm *a, const char *jm, const struct sub
     return 0;
 }
 
-/* Starts paddock-jm before the RM is asked anything: its load (ZeroMQ and its dependencies,
- * about 10 ms on 2 cores) overlaps the limits, shape and registration round trips. It waits on
- * SUBMIT_JM__GO_FD for the job (submit_jm_go). Nothing started when that fails: the JM is then
- * started once the job is registered, as before. */
+/* Starts the JM before the spec is read and the RM asked anything, forked from this process's
+ * image (jmd_main, not an exec of paddock-jm: the exec's load of ZeroMQ and its dependencies
+ * cost about 10 ms of CPU, and 20-25 ms of a first task on 2 cores, where it competed with this
+ * process's own round trips). It opens its RM sockets while the submit reads the spec and
+ * registers the job, and waits on SUBMIT_JM__GO_FD for the job (submit_jm_go). Nothing started
+ * when that fails: the JM is then started once the job is registered, as before. */
 void submit_jm_early(struct submit_early *e, const char *jm, const struct submit_jm_opts *o,
                      const char *jobs_root)
 {
@@ -87,7 +90,7 @@ void submit_jm_early(struct submit_early *e, const char *jm, const struct submit
     e->pid = -1;
     e->go = -1;
     if (submit_jm__argv(&a, jm, o, NULL, NULL, jobs_root) == 0)
-        e->pid = spawn_detached_waiting((char *const *)a.argv, SUBMIT_JM__GO_FD, &e->go);
+        e->pid = spawn_detached_waiting((char *const *)a.argv, jmd_main, SUBMIT_JM__GO_FD, &e->go);
 }
 
 /* Calls the early JM off (it exits at the end of file, having done nothing) and reaps it. */

@@ -1,9 +1,10 @@
 /* submit_jm.h - how `paddock submit` starts the job's JM.
  *
- * The JM is started before the RM is asked anything (submit_jm_early), with --job-from-fd: its
- * dynamic load (ZeroMQ and its dependencies, about 10 ms of a one-task job's submit to first task
- * on 2 cores) overlaps the submit's limits, shape and registration round trips, and it waits for
- * the job's id and directory (submit_jm_go), or exits at the end of file when the submit gives up
+ * The JM is started first (submit_jm_early), forked from `paddock`'s own image and running
+ * paddock-jm's command line with --job-from-fd (jm/daemon/jmd_main.h), so no second dynamic load
+ * of ZeroMQ and its dependencies: it opens its RM sockets while the submit reads the spec and
+ * makes its limits, shape and registration round trips, and it waits for the job's id and
+ * directory (submit_jm_go), or exits at the end of file when the submit gives up
  * (submit_jm_call_off). Where the early start failed, or the JM died before it was told, one is
  * started the usual way, with --job-dir and --job-id.
  */
@@ -26,7 +27,8 @@ struct submit_early {
     int go;
 };
 
-/* Starts the JM `jm` (a path) waiting for its job; e->pid -1 when that fails. */
+/* Starts a JM waiting for its job, before this process uses ZeroMQ (ps shows it as `jm`, a
+ * path, which it execs where its command line does not fit); e->pid -1 when that fails. */
 void submit_jm_early(struct submit_early *e, const char *jm, const struct submit_jm_opts *o,
                      const char *jobs_root);
 
