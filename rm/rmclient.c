@@ -11,6 +11,7 @@
 #include <czmq.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
 
 struct rmclient {
@@ -410,6 +411,74 @@ int rmclient_admin_until(rmclient_t *c, const char *kind, const char *const *arg
     }
     zpoller_destroy(&p);
     return answered;
+}
+
+int rmclient_admin_many(rmclient_t *c, const char *const *kinds, size_t n, int timeout_ms,
+                        char **json)
+{
+    uint64_t ids[RMCLIENT_MAX_MANY];
+    bool done[RMCLIENT_MAX_MANY];
+    for (size_t i = 0; i < n; i++)
+        json[i] = NULL;
+    if (n == 0 || n > RMCLIENT_MAX_MANY)
+        return 0;
+    memset(done, 0, sizeof done);
+    size_t left = n, answered = 0;
+    int64_t end = (int64_t)clock_mono_ms() + timeout_ms;
+    size_t target = c->leader >= 0 ? (size_t)c->leader : 0;
+    zpoller_t *p = NULL;
+    /* every query sent before any reply is awaited: one round trip for all; a replica that
+       answers none of them within a second, the next */
+    for (size_t tries = 0; tries < c->n && left > 0; tries++, target = (target + 1) % c->n) {
+        zsock_t *z = c->sock[target];
+        char msg[256];
+        for (size_t i = 0; i < n; i++) {
+            if (done[i])
+                continue;
+            proto_msg_t q;
+            proto_msg_init(&q, PROTO_ADMIN_QUERY);
+            q.admin_query.kind = (char *)kinds[i];
+            if (rmclient__encode(c, &q, msg, sizeof msg) != 0 ||
+                zsock_send(z, "b", c->buf.data, c->buf.len) != 0) {
+                done[i] = true; /* not sendable: left unanswered */
+                left--;
+                continue;
+            }
+            ids[i] = c->cur_req;
+        }
+        zpoller_destroy(&p);
+        if (left == 0 || (p = zpoller_new(z, NULL)) == NULL)
+            break;
+        int64_t try_end = (int64_t)clock_mono_ms() + 1000;
+        try_end = try_end < end ? try_end : end;
+        bool heard = false;
+        while (left > 0) {
+            int64_t wait = try_end - (int64_t)clock_mono_ms();
+            if (wait <= 0 || zpoller_wait(p, (int)wait) == NULL)
+                break;
+            zframe_t *f = zframe_recv(z);
+            if (f == NULL)
+                break;
+            proto_msg_t r;
+            int d = proto_decode(zframe_data(f), zframe_size(f), &r, NULL, NULL, 0);
+            zframe_destroy(&f);
+            if (d != 0)
+                continue;
+            for (size_t i = 0; i < n; i++) {
+                if (!done[i] && r.req_id == ids[i]) {
+                    json[i] = rmclient__admin_doc(&r); /* NULL for a refusal */
+                    answered += json[i] != NULL;
+                    done[i] = heard = true;
+                    left--;
+                }
+            }
+            proto_msg_close(&r);
+        }
+        if (heard || (int64_t)clock_mono_ms() >= end)
+            break;
+    }
+    zpoller_destroy(&p);
+    return (int)answered;
 }
 
 int rmclient_admin(rmclient_t *c, int replica, const char *kind, const char *const *args,

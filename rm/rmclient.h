@@ -80,6 +80,15 @@ int rmclient_call(rmclient_t *c, proto_msg_t *req, proto_msg_t *reply, int try_m
 int rmclient_call_at(rmclient_t *c, size_t i, proto_msg_t *req, proto_msg_t *reply, int timeout_ms,
                      char *msg, size_t cap);
 
+/* Admin queries of kinds[0..n) without arguments (n <= RMCLIENT_MAX_MANY), all sent to one
+ * replica (the leader when known, else the first) before any reply is awaited: one round trip
+ * for all. A replica that answers none within a second, the next, within timeout_ms in all.
+ * json[i] is query i's document (caller frees with mem_free), or NULL where it was refused or
+ * not answered. Returns how many were answered. */
+#define RMCLIENT_MAX_MANY 8
+int rmclient_admin_many(rmclient_t *c, const char *const *kinds, size_t n, int timeout_ms,
+                        char **json);
+
 /* An admin query: on replica `replica` (or, with replica < 0, on the leader following
  * redirects). On 0 *json is the reply document (caller frees with mem_free). A refusal
  * returns its ERR_* code with the RM's reason in msg. */

@@ -210,9 +210,12 @@ static int quote_main(int argc, char **argv)
         fprintf(stderr, "paddock quote: %s\n", msg);
         return 1;
     }
-    jobdir_cluster_limits(c, &lim);
+    struct jobdir_cluster k;
+    jobdir_cluster_ask(c, &k);
+    jobdir_cluster_limits(&k, &lim);
     if (spec_load(o.spec, &lim, &spec, msg, sizeof msg) != 0) {
         fprintf(stderr, "paddock quote: %s: %s\n", o.spec, msg);
+        jobdir_cluster_close(&k);
         rmclient_destroy(&c);
         return 1;
     }
@@ -225,7 +228,8 @@ static int quote_main(int argc, char **argv)
         jobdir_profile_dir(&o.d, root, profiles, sizeof profiles) == 0)
         pdir = profiles;
     struct jobdir_shape sh;
-    rc = jobdir_shape(c, spec, pdir, &sh, msg, sizeof msg);
+    rc = jobdir_shape(&k, spec, pdir, &sh, msg, sizeof msg);
+    jobdir_cluster_close(&k);
     if (rc != 0) {
         fprintf(stderr, "paddock quote: %s: %s\n", o.spec, msg);
         rmclient_destroy(&c);

@@ -613,7 +613,9 @@ static int submit_main(int argc, char **argv)
         free(text);
         return 1;
     }
-    jobdir_cluster_limits(c, &lim);
+    struct jobdir_cluster k;
+    jobdir_cluster_ask(c, &k);
+    jobdir_cluster_limits(&k, &lim);
     /* again, against the cluster's largest node: a check of the parsed tasks, not a new parse */
     if (spec_check_limits(spec, &lim, msg, sizeof msg) != 0) {
         fprintf(stderr, "paddock submit: %s: %s\n", o.spec, msg);
@@ -626,11 +628,12 @@ static int submit_main(int argc, char **argv)
     memset(&sh, 0, sizeof sh);
     rc = text == NULL ? 1 : 0;
     if (rc == 0 && jobdir_profile_dir(&o.d, root, profiles, sizeof profiles) == 0 &&
-        jobdir_shape(c, spec, profiles, &sh, msg, sizeof msg) != 0) {
+        jobdir_shape(&k, spec, profiles, &sh, msg, sizeof msg) != 0) {
         /* the RM then admits without a check (proto.h); say so rather than fail the submit */
         fprintf(stderr, "paddock submit: warning: no shape for the arbiter: %s\n", msg);
         memset(&sh, 0, sizeof sh);
     }
+    jobdir_cluster_close(&k);
     if (rc == 0 && o.max_price != NULL) { /* issue 25: a deadline chosen by its price */
         char *end = NULL;
         double p = strtod(o.max_price, &end), d = 0, paid = 0;

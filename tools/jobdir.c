@@ -311,42 +311,47 @@ void jobdir_token_size(const json_t *tokens, const char *vc, double *token_cpu,
 
 #define JOBDIR_RM_TIMEOUT_MS 3000
 
-void jobdir_cluster_limits(struct rmclient *c, struct spec_limits *lim)
+void jobdir_cluster_ask(struct rmclient *c, struct jobdir_cluster *k)
 {
-    char msg[256], *text = NULL;
-    if (rmclient_admin(c, -1, PROTO_ADMIN_NODES, NULL, 0, JOBDIR_RM_TIMEOUT_MS, &text, msg,
-                       sizeof msg) != 0)
-        return;
-    json_t *doc = json_loads(text, 0, NULL);
-    mem_free(text);
+    static const char *const kinds[2] = {PROTO_ADMIN_NODES, PROTO_ADMIN_TOKENS};
+    char *text[2];
+    rmclient_admin_many(c, kinds, 2, JOBDIR_RM_TIMEOUT_MS, text);
+    k->nodes = text[0] != NULL ? json_loads(text[0], 0, NULL) : NULL;
+    k->tokens = text[1] != NULL ? json_loads(text[1], 0, NULL) : NULL;
+    mem_free(text[0]);
+    mem_free(text[1]);
+}
+
+void jobdir_cluster_close(struct jobdir_cluster *k)
+{
+    json_decref(k->nodes);
+    json_decref(k->tokens);
+    k->nodes = k->tokens = NULL;
+}
+
+void jobdir_cluster_limits(const struct jobdir_cluster *k, struct spec_limits *lim)
+{
     double cpu = 0, mem = 0;
     size_t i;
     json_t *n;
-    json_array_foreach(json_object_get(doc, "nodes"), i, n)
+    json_array_foreach(json_object_get(k->nodes, "nodes"), i, n)
     {
         double c1 = jobdir_num(n, "cpus", 0), m1 = jobdir_num(n, "mem_mb", 0);
         cpu = c1 > cpu ? c1 : cpu;
         mem = m1 > mem ? m1 : mem;
     }
-    json_decref(doc);
     if (cpu > 0 && mem > 0) {
         lim->max_cpu = cpu;
         lim->max_mem_mb = (uint64_t)mem;
     }
 }
 
-int jobdir_shape(struct rmclient *c, const struct spec *spec, const char *profile_dir,
+int jobdir_shape(const struct jobdir_cluster *k, const struct spec *spec, const char *profile_dir,
                  struct jobdir_shape *out, char *msg, size_t cap)
 {
     struct jobdir_shape sh;
     memset(&sh, 0, sizeof sh);
-    char why[512], *text = NULL;
-    json_t *tokens = NULL;
-    if (c != NULL && rmclient_admin(c, -1, PROTO_ADMIN_TOKENS, NULL, 0, JOBDIR_RM_TIMEOUT_MS, &text,
-                                    why, sizeof why) == 0) {
-        tokens = json_loads(text, 0, NULL);
-        mem_free(text);
-    }
+    const json_t *tokens = k != NULL ? k->tokens : NULL;
     jobdir_token_size(tokens, spec->virtual_cluster, &sh.token_cpu, &sh.token_mem_mb);
     size_t i;
     json_t *v;
@@ -358,7 +363,6 @@ int jobdir_shape(struct rmclient *c, const struct spec *spec, const char *profil
             capacity <= UINT32_MAX)
             sh.capacity = (uint32_t)capacity;
     }
-    json_decref(tokens);
     /* the very computation a JM that registers itself makes (jm/jobreg.h) */
     struct jobreg_shape js;
     int rc =

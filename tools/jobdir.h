@@ -95,11 +95,20 @@ void jobdir_token_size(const json_t *tokens, const char *vc, double *token_cpu,
 struct spec;
 struct rmclient;
 
-/* The largest node the RM (`c`) knows bounds what a task may ask for: sets lim->max_cpu and
- * lim->max_mem_mb from its "nodes" admin query; leaves them as they are when the RM knows no
- * node (a job manager waits for one) or does not answer. */
+/* What `paddock submit` and `paddock quote` ask the RM before a job is registered or quoted,
+ * asked at once (one round trip, rmclient_admin_many): its "nodes" and "tokens" admin documents,
+ * each NULL when the RM did not answer. */
+struct jobdir_cluster {
+    json_t *nodes, *tokens;
+};
+void jobdir_cluster_ask(struct rmclient *c, struct jobdir_cluster *k);
+void jobdir_cluster_close(struct jobdir_cluster *k);
+
+/* The largest node the RM knows bounds what a task may ask for: sets lim->max_cpu and
+ * lim->max_mem_mb from k's nodes; leaves them as they are when the RM knows no node (a job
+ * manager waits for one) or did not answer. */
 struct spec_limits;
-void jobdir_cluster_limits(struct rmclient *c, struct spec_limits *lim);
+void jobdir_cluster_limits(const struct jobdir_cluster *k, struct spec_limits *lim);
 
 /* A job's shape as `paddock submit` and `paddock quote` send it to the RM (JOB_REGISTER's shape
  * fields, the "quote" admin query): public value. */
@@ -116,15 +125,15 @@ struct jobdir_shape {
 };
 
 /* Computes the shape of `spec` (borrowed, validated) for the RM: the token size and capacity of
- * the spec's virtual cluster from the RM's "tokens" admin query on `c` (defaults when the RM
- * does not say), the job's list schedule at that capacity (shape_alpha; skipped when the
- * capacity is unknown), its spread only from a profile (a spec's estimates carry none: the
- * cluster's calibrated error model, rm/calib.h, stands for their error),
- * and the job's profile from profile_dir (jm/profile.h profile_load_job: the merge of its last
- * successful runs, or the single <name>.profile.json of older versions) when there is one; a
- * profile that does not read is passed over (has_profile false), as the JM does.
- * profile_dir may be NULL (no profile). Returns 0, or an ERR_* code with the reason in msg. */
-int jobdir_shape(struct rmclient *c, const struct spec *spec, const char *profile_dir,
+ * the spec's virtual cluster from k's tokens (k may be NULL; defaults when the RM did not say), the
+ * job's list schedule at that capacity (shape_alpha; skipped when the capacity is unknown), its
+ * spread only from a profile (a spec's estimates carry none: the cluster's calibrated error model,
+ * rm/calib.h, stands for their error), and the job's profile from profile_dir (jm/profile.h
+ * profile_load_job: the merge of its last successful runs, or the single <name>.profile.json of
+ * older versions) when there is one; a profile that does not read is passed over (has_profile
+ * false), as the JM does. profile_dir may be NULL (no profile). Returns 0, or an ERR_* code with
+ * the reason in msg. */
+int jobdir_shape(const struct jobdir_cluster *k, const struct spec *spec, const char *profile_dir,
                  struct jobdir_shape *out, char *msg, size_t cap);
 
 /* Writes `text` and a newline to `path` ("-": standard output): to a temporary file beside it,

@@ -352,6 +352,35 @@ static void test_bad_requests_refused_and_counted(void **state)
     rmclient_destroy(&c);
 }
 
+/* Several admin queries sent at once (what `paddock submit` asks before it registers): each
+ * answer goes to its own query, and a refused one leaves its slot empty, not its neighbours'. */
+static void test_admin_many(void **state)
+{
+    (void)state;
+    char msg[256];
+    rmclient_t *c = NULL;
+    assert_int_equal(rmclient_open(&c, NULL, g_rm.api, g_rm.keys, msg, sizeof msg), 0);
+    const char *kinds[3] = {"nodes", "frobnicate", "tokens"};
+    char *json[3];
+    assert_int_equal(rmclient_admin_many(c, kinds, 3, 3000, json), 2);
+    json_t *nodes = json_loads(json[0], 0, NULL), *tokens = json_loads(json[2], 0, NULL);
+    assert_true(json_is_array(json_object_get(nodes, "nodes")));
+    assert_null(json[1]);
+    assert_true(json_is_array(json_object_get(tokens, "virtual_clusters")));
+    json_decref(nodes);
+    json_decref(tokens);
+    mem_free(json[0]);
+    mem_free(json[2]);
+    /* more than a batch holds: nothing asked */
+    const char *many[RMCLIENT_MAX_MANY + 1];
+    char *out[RMCLIENT_MAX_MANY + 1];
+    for (size_t i = 0; i <= RMCLIENT_MAX_MANY; i++)
+        many[i] = "nodes";
+    assert_int_equal(rmclient_admin_many(c, many, RMCLIENT_MAX_MANY + 1, 1000, out), 0);
+    assert_null(out[0]);
+    rmclient_destroy(&c);
+}
+
 static void test_unknown_clients_get_nothing(void **state)
 {
     (void)state;
@@ -481,6 +510,7 @@ int main(void)
         cmocka_unit_test(test_bootstrap_and_lock),
         cmocka_unit_test(test_liveness_and_view),
         cmocka_unit_test(test_bad_requests_refused_and_counted),
+        cmocka_unit_test(test_admin_many),
         cmocka_unit_test(test_unknown_clients_get_nothing),
         cmocka_unit_test(test_lease_expiry_and_restart),
     };
