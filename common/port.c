@@ -25,10 +25,18 @@ void port_claim_for(const char *dir)
         port__owner[0] = '\0';
 }
 
+/* The directory of this user's claims. */
+static void port__claims_dir(char *dir, size_t cap)
+{
+    snprintf(dir, cap, "/tmp/paddock-ports-%u", (unsigned)getuid());
+}
+
 /* The claim file of a port. */
 static void port__claim_path(int port, char *path, size_t cap)
 {
-    snprintf(path, cap, "/tmp/paddock-ports-%u/%d", (unsigned)getuid(), port);
+    char dir[48];
+    port__claims_dir(dir, sizeof dir);
+    snprintf(path, cap, "%s/%d", dir, port);
 }
 
 int port_claimed(int port)
@@ -54,7 +62,7 @@ static void port__claim(int port)
     if (!port__owner[0])
         return;
     char dir[64], path[64], tmp[96];
-    snprintf(dir, sizeof dir, "/tmp/paddock-ports-%u", (unsigned)getuid());
+    port__claims_dir(dir, sizeof dir);
     if (mkdir(dir, 0700) != 0 && errno != EEXIST)
         return;
     port__claim_path(port, path, sizeof path);

@@ -466,7 +466,7 @@ static void jmd_out__eta(const jmd_t *j, json_t *o)
 
 void jmd_out_state(jmd_t *j)
 {
-    if (j->fenced || jmd_out__newer(j))
+    if (j->fenced) /* a newer incarnation's state.json is looked for just before the rename */
         return;
     size_t n;
     dag_ready(j->core.dag, &n);
