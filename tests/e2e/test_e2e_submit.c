@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <time.h>
 
 #include <cmocka.h>
@@ -342,6 +343,57 @@ static void submit_refused(const char *name, const char *task, const char *args,
 /* `paddock submit` starts the JM before asking the RM anything (tools/submit_jm.h); a submit
  * the RM's answers refuse calls it off: exit 1 or 3 with the reason, no JM left waiting, no job
  * registered, no job directory made. */
+/* The JM `paddock submit` starts is forked from the submit's own image (no second load of
+ * ZeroMQ), yet ps and the job tools see paddock-jm: its short name and its command line. */
+static void test_jm_forked_titled(void **state)
+{
+    (void)state;
+    skip_without_jm();
+    char spec[1200], id[64], path[1400];
+    snprintf(spec, sizeof spec, "%s/forked.json", e2e_dir());
+    e2e_write_file(spec, "{\"version\": 1, \"name\": \"forked\", \"tasks\": [{\"id\": \"t\", "
+                         "\"cmd\": [\"sleep\", \"30\"], \"runtime_s\": 30}]}");
+    e2e_submit(spec, id);
+    snprintf(path, sizeof path, "%s/jobs/%s/jm.pid", e2e_dir(), id);
+    char *text = NULL;
+    for (int i = 0; i < 100 && (text = e2e_read_file(path, NULL)) == NULL; i++)
+        e2e_sleep_ms(50);
+    assert_non_null(text);
+    long pid = strtol(text, NULL, 10);
+    free(text);
+    assert_true(pid > 0);
+    char proc[64], exe[1200] = "";
+    snprintf(proc, sizeof proc, "/proc/%ld/exe", pid);
+    ssize_t n = readlink(proc, exe, sizeof exe - 1);
+    assert_true(n > 0);
+    exe[n] = '\0';
+    assert_non_null(strstr(exe, "/paddock")); /* the submit's binary, not paddock-jm's */
+    assert_null(strstr(exe, "paddock-jm"));
+    snprintf(proc, sizeof proc, "/proc/%ld/comm", pid);
+    text = e2e_read_file(proc, NULL);
+    assert_non_null(text);
+    assert_string_equal(text, "paddock-jm\n");
+    free(text);
+    size_t len = 0;
+    snprintf(proc, sizeof proc, "/proc/%ld/cmdline", pid);
+    text = e2e_read_file(proc, &len);
+    assert_non_null(text);
+    assert_true(len > 25);
+    assert_memory_equal(text, "paddock-jm\0--job-from-fd\0", 25);
+    for (size_t i = 0; i + 1 < len; i++)
+        text[i] = text[i] == '\0' ? ' ' : text[i];
+    assert_non_null(strstr(text, e2e_dir()));
+    free(text);
+    struct e2e_run r;
+    e2e_paddock(&r, 30, "job cancel %s", id);
+    assert_int_equal(r.status, 0);
+    e2e_run_close(&r);
+    json_t *st = e2e_job_wait(id, 60);
+    assert_non_null(st);
+    assert_string_equal(json_string_value(json_object_get(st, "state")), "cancelled");
+    json_decref(st);
+}
+
 static void test_refused_after_jm_start(void **state)
 {
     (void)state;
@@ -357,8 +409,9 @@ static void test_refused_after_jm_start(void **state)
     json_decref(jobs);
     e2e_run_close(&r);
     char root[1200];
-    snprintf(root, sizeof root, "%s/cluster/jobs", e2e_dir());
+    snprintf(root, sizeof root, "%s/jobs", e2e_dir());
     size_t dirs_before = entries(root);
+    assert_true(dirs_before > 0); /* the earlier tests' job directories */
     /* larger than any node of this cluster (2,048 MiB each): known only from the RM's limits */
     submit_refused("too-big", "\"cmd\":[\"true\"],\"mem_mb\":4096", "", 1,
                    "larger than any node could hold");
@@ -454,6 +507,7 @@ int main(void)
         cmocka_unit_test(test_submit_wait_text_and_failure),
         cmocka_unit_test(test_submit_with_rm_endpoints),
         cmocka_unit_test(test_job_deadline_and_cancel),
+        cmocka_unit_test(test_jm_forked_titled),
         cmocka_unit_test(test_refused_after_jm_start),
     };
     return cmocka_run_group_tests(tests, group_setup, e2e_group_teardown);
