@@ -197,7 +197,11 @@ void jmd_sched_upgrades(jmd_t *j)
 static void jmd_sched__downgrades(jmd_t *j)
 {
     int64_t now = jmd_now(j);
-    for (size_t i = 0; i < j->spec->ntasks; i++) {
+    /* only tasks in flight can be downgraded: their time left, not every task's */
+    const uint32_t *fl;
+    size_t nf = attempt_inflight(j->core.att, &fl);
+    for (size_t f = 0; f < nf; f++) {
+        size_t i = fl[f];
         const struct jmd_task *t = &j->tasks[i];
         j->remaining_buf[i] =
             grant_left(t->est.r_s, j->spec->tasks[i].runtime_s, t->inflight && t->running,
