@@ -334,9 +334,22 @@ static void test_page_in_chromium_during_a_job(void **state)
     assert_true(njobs >= 1);
     assert_int_equal(count(dom, "data-job=\""), (int)njobs);
     assert_int_equal(app_attr(dom, "data-jobs"), (long)njobs);
-    char want[128];
+    /* ours active; the document was taken after the page's, so a job still active in it was
+     * active on the page too, and one that ended meanwhile (a slow browser under load) is shown
+     * active or as it ended */
+    const char *now_state = "";
+    size_t ji;
+    json_t *jv;
+    json_array_foreach(json_object_get(doc, "jobs"), ji, jv)
+    {
+        if (strcmp(str(jv, "job_id"), job) == 0)
+            now_state = str(jv, "state");
+    }
+    char want[128], ended[160];
     snprintf(want, sizeof want, "data-job=\"%s\" data-state=\"active\"", job);
-    assert_non_null(strstr(dom, want));
+    snprintf(ended, sizeof ended, "data-job=\"%s\" data-state=\"%s\"", job, now_state);
+    if (strcmp(now_state, "active") == 0 || strstr(dom, ended) == NULL)
+        assert_non_null(strstr(dom, want));
     /* heatmaps: a cell per matrix cell of every node */
     size_t i, cells = 0;
     json_t *v;
