@@ -8,8 +8,9 @@
  * computes the job's shape in the virtual cluster's sized tokens (jm/shape.h, from its profile
  * when an earlier run left one), registers the job (JOB_REGISTER, which gives the id, or refuses
  * a deadline the RM cannot admit: exit 3 with the earliest feasible finish; --best-effort runs
- * without admission), creates the job directory, writes spec.json, starts paddock-jm detached and
- * prints the job id once the JM is up. With --wait it follows state.json: a live progress line
+ * without admission), creates the job directory, writes spec.json, tells the job to the JM it
+ * started first (detached, forked from this image: tools/submit_jm.h) and prints the job id once
+ * the JM is up. With --wait it follows state.json: a live progress line
  * with the JM's ETA on a terminal, a plain line every few seconds otherwise, and exits 0 only
  * when the job succeeded; --wait --json ends with one JSON object (progress then goes to
  * stderr). */
