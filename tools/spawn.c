@@ -54,8 +54,8 @@ pid_t spawn_detached(char *const argv[], const char *logfile)
 
 /* Rewrites this process's command line, as ps and /proc/PID/cmdline show it, to argv (argv[0]
  * as its last path component), in the space the command line it was started with holds (as
- * setproctitle does); its short name (comm) too. 0, or -1 when argv does not fit, with nothing
- * changed. */
+ * setproctitle does): the arguments that fit, whole, in order; its short name (comm) too. 0, or
+ * -1 when not even argv[0]'s name fits, with nothing changed. */
 static int spawn__retitle(char *const argv[])
 {
     char *area = program_invocation_name; /* argv[0] as the kernel laid the arguments out */
@@ -71,18 +71,17 @@ static int spawn__retitle(char *const argv[])
         room += n;
     fclose(f);
     const char *name = strrchr(argv[0], '/') != NULL ? strrchr(argv[0], '/') + 1 : argv[0];
-    size_t need = strlen(name) + 1;
-    for (size_t i = 1; argv[i] != NULL; i++)
-        need += strlen(argv[i]) + 1;
-    if (need > room)
+    if (strlen(name) + 1 > room)
         return -1;
     memset(area, 0, room);
-    char *at = area;
+    size_t used = 0;
     for (size_t i = 0; argv[i] != NULL; i++) {
         const char *a = i == 0 ? name : argv[i];
         size_t len = strlen(a) + 1;
-        memcpy(at, a, len);
-        at += len;
+        if (used + len > room)
+            break;
+        memcpy(area + used, a, len);
+        used += len;
     }
     prctl(PR_SET_NAME, name, 0, 0, 0);
     return 0;

@@ -29,8 +29,9 @@ typedef int (*spawn_main_fn)(int argc, char **argv);
  * exec'ing argv[0]: the libraries this process has loaded are not loaded again (a ZeroMQ
  * program's dynamic load is about 10 ms of CPU). Call it so only before this process starts
  * threads or uses ZeroMQ. The child closes every descriptor above fd_no and takes argv as its
- * command line, as ps shows it (argv[0] by its last path component); where that does not fit in
- * the space of this process's own command line it execs argv[0] after all.
+ * command line, as ps shows it (argv[0] by its last path component; the arguments that fit in
+ * the space of this process's own command line, whole); where not even that name fits it execs
+ * argv[0] after all.
  * Returns the child's pid, or -1 when pipe or fork fails. */
 pid_t spawn_detached_waiting(char *const argv[], spawn_main_fn in_image, int fd_no, int *go);
 

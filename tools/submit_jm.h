@@ -28,7 +28,7 @@ struct submit_early {
 };
 
 /* Starts a JM waiting for its job, before this process uses ZeroMQ (ps shows it as `jm`, a
- * path, which it execs where its command line does not fit); e->pid -1 when that fails. */
+ * path, which it execs where not even that name fits); e->pid -1 when that fails. */
 void submit_jm_early(struct submit_early *e, const char *jm, const struct submit_jm_opts *o,
                      const char *jobs_root);
 
