@@ -222,6 +222,18 @@ int rmclient_new_key(char *out, size_t cap)
     return 0;
 }
 
+/* The next message on z, decoded into *r: 0, 1 when it did not decode (dropped), -1 when no
+ * frame came. */
+static int rmclient__recv(zsock_t *z, proto_msg_t *r)
+{
+    zframe_t *f = zframe_recv(z);
+    if (f == NULL)
+        return -1;
+    int d = proto_decode(zframe_data(f), zframe_size(f), r, NULL, NULL, 0);
+    zframe_destroy(&f);
+    return d != 0 ? 1 : 0;
+}
+
 /* One try on replica i: 0 with *reply, or ERR_TIMEOUT. Late replies to earlier tries (another
  * req_id) are dropped. */
 static int rmclient__try(rmclient_t *c, size_t i, int timeout_ms, proto_msg_t *reply)
@@ -241,12 +253,10 @@ static int rmclient__try(rmclient_t *c, size_t i, int timeout_ms, proto_msg_t *r
             break;
         if (zpoller_wait(p, (int)left) == NULL)
             break;
-        zframe_t *f = zframe_recv(z);
-        if (f == NULL)
+        int d = rmclient__recv(z, reply);
+        if (d < 0)
             break;
-        int d = proto_decode(zframe_data(f), zframe_size(f), reply, NULL, NULL, 0);
-        zframe_destroy(&f);
-        if (d != 0)
+        if (d > 0)
             continue;
         if (reply->req_id == req_id) {
             rc = 0;
@@ -382,13 +392,11 @@ int rmclient_admin_until(rmclient_t *c, const char *kind, const char *const *arg
         zsock_t *z = zpoller_wait(p, (int)left);
         if (z == NULL)
             break;
-        zframe_t *f = zframe_recv(z);
-        if (f == NULL)
-            break;
         proto_msg_t r;
-        int d = proto_decode(zframe_data(f), zframe_size(f), &r, NULL, NULL, 0);
-        zframe_destroy(&f);
-        if (d != 0)
+        int d = rmclient__recv(z, &r);
+        if (d < 0)
+            break;
+        if (d > 0)
             continue;
         if (r.req_id == c->cur_req) {
             for (size_t i = 0; i < c->n; i++) {
@@ -456,13 +464,11 @@ int rmclient_admin_many(rmclient_t *c, const char *const *kinds, size_t n, int t
             int64_t wait = try_end - (int64_t)clock_mono_ms();
             if (wait <= 0 || zpoller_wait(p, (int)wait) == NULL)
                 break;
-            zframe_t *f = zframe_recv(z);
-            if (f == NULL)
-                break;
             proto_msg_t r;
-            int d = proto_decode(zframe_data(f), zframe_size(f), &r, NULL, NULL, 0);
-            zframe_destroy(&f);
-            if (d != 0)
+            int d = rmclient__recv(z, &r);
+            if (d < 0)
+                break;
+            if (d > 0)
                 continue;
             for (size_t i = 0; i < n; i++) {
                 if (!done[i] && r.req_id == ids[i]) {
