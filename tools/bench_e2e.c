@@ -580,6 +580,8 @@ int main(int argc, char **argv)
            wall_to_floor = sf.one_median > 0 ? rate_wall / sf.one_median : 0,
            wall_to_best = sf.best_median > 0 ? rate_wall / sf.best_median : 0,
            to_fork = fork_rate > 0 ? rate / fork_rate : 0;
+    double pn_us = ok > 0 ? pn_cpu * 1e6 / (double)ok : 0,
+           pn_to_floor_cpu = sf.cpu_us_median > 0 ? pn_us / sf.cpu_us_median : 0;
     if (json) {
         printf("{\"fork_exec_per_s\": %.0f, ", fork_rate);
         spawnfloor_series_json(stdout, &sf);
@@ -591,10 +593,10 @@ int main(int argc, char **argv)
                "\"ratio_to_fork_exec\": %.3f, \"chain\": %d, "
                "\"ready_to_running_ms\": {\"p50\": %.3f, \"p99\": %.3f, \"samples\": %zu}, "
                "\"array\": %s, \"jm_rss_kb\": %.0f, \"jm_rss_peak_kb\": %.0f, "
-               "\"pn_cpu_us_per_task\": %.1f}\n",
+               "\"pn_cpu_us_per_task\": %.1f, \"pn_cpu_to_floor_cpu\": %.3f}\n",
                ntasks, ok, json_string_value(json_object_get(flat, "state")), ms, rate, rate_wall,
                to_floor, to_best, wall_to_floor, wall_to_best, to_fork, nchain, l50, l99, nlat,
-               array ? "true" : "false", jm_rss_kb, jm_peak_kb, ok > 0 ? pn_cpu * 1e6 / ok : 0);
+               array ? "true" : "false", jm_rss_kb, jm_peak_kb, pn_us, pn_to_floor_cpu);
     } else {
         printf("posix_spawn floor:            %d in flight (%g slots capped at %ld cores), %d "
                "spawns per configuration\n",
@@ -613,8 +615,9 @@ int main(int argc, char **argv)
                "target p99 <= 5 ms)\n",
                l50, l99, nlat);
         printf("PN CPU:                       %.1f us per task (the %d PNs' own threads, user + "
-               "system, over the submit command; their tasks not counted)\n",
-               ok > 0 ? pn_cpu * 1e6 / (double)ok : 0, pns);
+               "system, over the submit command; their tasks not counted) = %.2f x the floor's "
+               "own spawning CPU (%.1f us per spawn)\n",
+               pn_us, pns, pn_to_floor_cpu, sf.cpu_us_median);
         printf("JM memory (%s spec):       %.1f MiB at the end, %.1f MiB peak = %.0f bytes per "
                "task\n",
                array ? "array" : "written-out", jm_rss_kb / 1024, jm_peak_kb / 1024,

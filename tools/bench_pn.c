@@ -381,6 +381,9 @@ int main(int argc, char **argv)
     spawnfloor_series_finish(&sf);
     double to_floor = sf.one_median > 0 ? pn_rate / sf.one_median : 0;
     double to_best = sf.best_median > 0 ? pn_rate / sf.best_median : 0;
+    /* what posix_spawn and the reaping alone cost the floor's spawning process per task: no
+       runner spawns for less, and it moves with the machine (five-fold between sessions) */
+    double to_floor_cpu = sf.cpu_us_median > 0 && cpu_us >= 0 ? cpu_us / sf.cpu_us_median : 0;
     if (json) {
         printf("{\"fork_exec_per_s\":%.0f,", fork_rate);
         spawnfloor_series_json(stdout, &sf);
@@ -389,9 +392,11 @@ int main(int argc, char **argv)
                "\"succeeded\":%d,\"pn_idle_rss_kb\":%ld,\"pn_idle_rss_after_kb\":%ld,"
                "\"start_latency_p50_ms\":%.3f,\"start_latency_p99_ms\":%.3f,"
                "\"pn_cpu_us_per_task\":%.1f,\"pn_spawner_cpu_us_per_task\":%.1f,"
+               "\"pn_cpu_to_floor_cpu\":%.3f,\"pn_cpu_over_floor_us\":%.1f,"
                "\"status_messages_per_task\":%.3f,\"batch\":%s}\n",
                pn_rate, pn_rate / fork_rate, to_floor, to_best, ntasks, ok, idle_before, idle_after,
-               p50, p99, cpu_us, spawn_us, msgs_per_task, batch ? "true" : "false");
+               p50, p99, cpu_us, spawn_us, to_floor_cpu, cpu_us - sf.cpu_us_median, msgs_per_task,
+               batch ? "true" : "false");
     } else {
         printf("posix_spawn floor:     %d in flight (%g slots capped at %ld cores), %d spawns "
                "per configuration\n",
@@ -413,8 +418,11 @@ int main(int argc, char **argv)
                "paddock-pn CPU:        %8.1f us per task (its own threads, user + system, "
                "during the run; its tasks not counted), of which %.1f us in its spawner "
                "threads\n"
+               "                       = %.2f x the floor's own spawning CPU (%.1f us per spawn, "
+               "median); %.1f us per task above it\n"
                "status messages:       %8.3f per task (%s)\n",
-               p50, p99, NLAT, cpu_us, spawn_us, msgs_per_task,
+               p50, p99, NLAT, cpu_us, spawn_us, to_floor_cpu, sf.cpu_us_median,
+               cpu_us - sf.cpu_us_median, msgs_per_task,
                batch ? "TASK_STATUS_BATCH taken" : "--no-batch: one TASK_STATUS each");
     rc = ok == ntasks ? 0 : 1;
 out:

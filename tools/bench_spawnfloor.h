@@ -26,6 +26,9 @@ typedef struct spawnfloor_result {
     long spawned;   /* processes started */
     long succeeded; /* of them, exited with status 0 */
     int in_flight;  /* processes kept running at once */
+    double cpu_us;  /* the spawning process's (or processes') own CPU, user + system, per process
+                       spawned: posix_spawn and the reaping, not the spawned processes' own CPU.
+                       What any runner pays per task at least; 0 when unknown */
 } spawnfloor_result_t;
 
 /* The number of processes to keep in flight for a runner with `slots` task slots: slots capped
@@ -53,6 +56,7 @@ typedef struct spawnfloor_pair {
     double best_per_s;       /* the best of P processes x in_flight / P, P >= 1 dividing
                                 in_flight (P = 1 is `one`) */
     int best_procs;          /* its P */
+    double best_cpu_us;      /* the spawning processes' own CPU per spawn at that P */
 } spawnfloor_pair_t;
 
 /* Fills *out with `count` spawns per configuration. Same precondition as spawnfloor_measure.
@@ -67,8 +71,9 @@ typedef struct spawnfloor_series {
     spawnfloor_pair_t runs[SPAWNFLOOR_MAX_RUNS];
     char when[SPAWNFLOOR_MAX_RUNS]; /* 'b': before the system under test, 'a': after */
     int n;
-    double one_median;  /* median of runs[].one.per_s (set by spawnfloor_series_finish) */
-    double best_median; /* median of runs[].best_per_s */
+    double one_median;    /* median of runs[].one.per_s (set by spawnfloor_series_finish) */
+    double best_median;   /* median of runs[].best_per_s */
+    double cpu_us_median; /* median of runs[].one.cpu_us: the floor's own CPU per spawn */
 } spawnfloor_series_t;
 
 /* Adds `runs` pairs marked `when` (at most SPAWNFLOOR_MAX_RUNS in all). Returns 0 or -1. */
@@ -81,8 +86,9 @@ void spawnfloor_series_finish(spawnfloor_series_t *s);
 void spawnfloor_series_print(FILE *f, const spawnfloor_series_t *s);
 
 /* The series as JSON members (no braces): "spawn_floor_per_s" (the one-process median),
- * "spawn_floor_best_per_s", "spawn_floor_in_flight" and "spawn_floor_runs" (every run:
- * when, one_per_s, best_per_s, best_procs). */
+ * "spawn_floor_best_per_s", "spawn_floor_cpu_us" (the one-process median of its own CPU per
+ * spawn), "spawn_floor_in_flight" and "spawn_floor_runs" (every run: when, one_per_s,
+ * best_per_s, best_procs, one_cpu_us, best_cpu_us). */
 void spawnfloor_series_json(FILE *f, const spawnfloor_series_t *s);
 
 #endif
