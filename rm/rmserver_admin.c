@@ -95,6 +95,23 @@ static json_t *rmserver__node_json(struct rmserver *s, const struct ledger_node 
     return o;
 }
 
+/* The most cores and the most memory of any registered node, whatever its state (they may be
+ * of two nodes): what `paddock submit` and `quote` check a task's size against, sent with the
+ * tokens so that a submit need not fetch every node's document (megabytes at 20,000 nodes). */
+static json_t *rmserver__largest_node(const ledger_t *l)
+{
+    uint32_t cpus_milli = 0, mem_mb = 0;
+    for (size_t i = 0; i < ledger_node_count(l); i++) {
+        const struct ledger_node *n = ledger_node_at(l, i);
+        cpus_milli = n->cpus_milli > cpus_milli ? n->cpus_milli : cpus_milli;
+        mem_mb = n->mem_mb > mem_mb ? n->mem_mb : mem_mb;
+    }
+    json_t *o = json_object();
+    json_object_set_new(o, "cpus", json_real(cpus_milli / 1000.0));
+    json_object_set_new(o, "mem_mb", json_integer(mem_mb));
+    return o;
+}
+
 static json_t *rmserver__job_json(struct rmserver *s, const ledger_t *l, const struct ledger_job *j)
 {
     char jid[ID_JOB_SIZE];
@@ -524,6 +541,7 @@ char *rmserver_admin_json(struct rmserver *s, const proto_admin_query_t *q, int 
         json_t *vcs = rmserver_admin_vcs(l);
         doc = json_object();
         json_object_set_new(doc, "virtual_clusters", vcs);
+        json_object_set_new(doc, "largest_node", rmserver__largest_node(l));
     } else if (strcmp(q->kind, PROTO_ADMIN_JOBS) == 0) {
         json_t *arr = json_array();
         for (size_t i = 0; i < ledger_job_count(l); i++)

@@ -313,11 +313,15 @@ void jobdir_token_size(const json_t *tokens, const char *vc, double *token_cpu,
 
 void jobdir_cluster_ask(struct rmclient *c, struct jobdir_cluster *k)
 {
-    static const char *const kinds[2] = {PROTO_ADMIN_NODES, PROTO_ADMIN_TOKENS};
-    char *text[2];
-    rmclient_admin_many(c, kinds, 2, JOBDIR_RM_TIMEOUT_MS, text);
-    k->nodes = text[0] != NULL ? json_loads(text[0], 0, NULL) : NULL;
-    k->tokens = text[1] != NULL ? json_loads(text[1], 0, NULL) : NULL;
+    static const char *const kinds[2] = {PROTO_ADMIN_TOKENS, PROTO_ADMIN_NODES};
+    char *text[2] = {NULL, NULL};
+    rmclient_admin_many(c, kinds, 1, JOBDIR_RM_TIMEOUT_MS, text);
+    k->tokens = text[0] != NULL ? json_loads(text[0], 0, NULL) : NULL;
+    k->nodes = NULL;
+    if (k->tokens != NULL && json_object_get(k->tokens, "largest_node") == NULL) {
+        rmclient_admin_many(c, kinds + 1, 1, JOBDIR_RM_TIMEOUT_MS, text + 1);
+        k->nodes = text[1] != NULL ? json_loads(text[1], 0, NULL) : NULL;
+    }
     mem_free(text[0]);
     mem_free(text[1]);
 }
@@ -331,7 +335,8 @@ void jobdir_cluster_close(struct jobdir_cluster *k)
 
 void jobdir_cluster_limits(const struct jobdir_cluster *k, struct spec_limits *lim)
 {
-    double cpu = 0, mem = 0;
+    const json_t *big = json_object_get(k->tokens, "largest_node");
+    double cpu = jobdir_num(big, "cpus", 0), mem = jobdir_num(big, "mem_mb", 0);
     size_t i;
     json_t *n;
     json_array_foreach(json_object_get(k->nodes, "nodes"), i, n)

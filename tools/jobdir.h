@@ -95,9 +95,10 @@ void jobdir_token_size(const json_t *tokens, const char *vc, double *token_cpu,
 struct spec;
 struct rmclient;
 
-/* What `paddock submit` and `paddock quote` ask the RM before a job is registered or quoted,
- * asked at once (one round trip, rmclient_admin_many): its "nodes" and "tokens" admin documents,
- * each NULL when the RM did not answer. */
+/* What `paddock submit` and `paddock quote` ask the RM before a job is registered or quoted: its
+ * "tokens" admin document, which carries the largest node's size ("largest_node"); NULL when
+ * the RM did not answer. Only from an RM whose document lacks that (an older one) is the whole
+ * "nodes" document asked as well (megabytes at 20,000 nodes); else nodes is NULL. */
 struct jobdir_cluster {
     json_t *nodes, *tokens;
 };
@@ -105,8 +106,8 @@ void jobdir_cluster_ask(struct rmclient *c, struct jobdir_cluster *k);
 void jobdir_cluster_close(struct jobdir_cluster *k);
 
 /* The largest node the RM knows bounds what a task may ask for: sets lim->max_cpu and
- * lim->max_mem_mb from k's nodes; leaves them as they are when the RM knows no node (a job
- * manager waits for one) or did not answer. */
+ * lim->max_mem_mb from k's tokens' largest_node (or its nodes); leaves them as they are when the RM
+ * knows no node (a job manager waits for one) or did not answer. */
 struct spec_limits;
 void jobdir_cluster_limits(const struct jobdir_cluster *k, struct spec_limits *lim);
 

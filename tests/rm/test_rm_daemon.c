@@ -367,6 +367,7 @@ static void test_admin_many(void **state)
     assert_true(json_is_array(json_object_get(nodes, "nodes")));
     assert_null(json[1]);
     assert_true(json_is_array(json_object_get(tokens, "virtual_clusters")));
+    assert_true(json_is_object(json_object_get(tokens, "largest_node")));
     json_decref(nodes);
     json_decref(tokens);
     mem_free(json[0]);

@@ -1,8 +1,9 @@
 /* test_rm_small_nodes.c - `paddock cluster up` with PNs smaller than a 1-core token (2 PNs of
  * 0.25 cpu): the default virtual cluster gets one token per PN, each the PN's size (before, the
- * sum 0.5 cpu rounded down to 0 tokens and no job was ever granted one), and a job of 0.25-cpu
- * tasks runs to the end. Skipped when paddock-pn or paddock-jm is not built. Kills only pids
- * from the cluster's own pid files (rm_harness_fini). */
+ * sum 0.5 cpu rounded down to 0 tokens and no job was ever granted one), a task larger than
+ * the largest node is refused at submit, and a job of 0.25-cpu tasks runs to the end. Skipped when
+ * paddock-pn or paddock-jm is not built. Kills only pids from the cluster's own pid files
+ * (rm_harness_fini). */
 #include "common/clock.h"
 #include "tests/rm/rm_harness.h"
 
@@ -75,9 +76,28 @@ static void test_small_nodes(void **state)
     assert_string_equal(json_string_value(json_object_get(vc, "name")), "default");
     assert_int_equal(json_integer_value(json_object_get(vc, "capacity")), 2);
     assert_true(json_number_value(json_object_get(vc, "token_cpu")) == 0.25);
+    /* the largest node's size comes with the tokens, so a submit need not fetch every node */
+    json_t *big = json_object_get(t, "largest_node");
+    assert_true(json_number_value(json_object_get(big, "cpus")) == 0.25);
+    assert_int_equal(json_integer_value(json_object_get(big, "mem_mb")), 512);
     json_decref(t);
 
+    /* a task larger than any node is refused at submit, by cores and by memory */
     char spec[1100];
+    snprintf(spec, sizeof spec, "%s/big.json", rm_harness_dir());
+    static const char *const too_big[2] = {"\"cpu\": 0.5, \"mem_mb\": 64",
+                                           "\"cpu\": 0.25, \"mem_mb\": 513"};
+    for (int i = 0; i < 2; i++) {
+        FILE *bf = fopen(spec, "w");
+        assert_non_null(bf);
+        fprintf(bf,
+                "{\"version\": 1, \"name\": \"big\", \"tasks\": [{\"id\": \"a\", "
+                "\"cmd\": [\"true\"], %s}]}\n",
+                too_big[i]);
+        assert_int_equal(fclose(bf), 0);
+        assert_int_not_equal(rm_harness_run("submit %s --cluster %s", spec, rm_harness_dir()), 0);
+    }
+
     snprintf(spec, sizeof spec, "%s/small.json", rm_harness_dir());
     FILE *f = fopen(spec, "w");
     assert_non_null(f);
