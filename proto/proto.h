@@ -583,7 +583,7 @@ typedef struct proto_task_output { /* PN -> CLI: the bytes asked for, as far as 
 
 /* Admin query kinds (the RM answers with a JSON document; the names below are the contract
  * between the CLI and the RM, arguments in order). */
-#define PROTO_ADMIN_NODES        "nodes"        /* no args */
+#define PROTO_ADMIN_NODES        "nodes"        /* no args, or FROM COUNT (a page) */
 #define PROTO_ADMIN_NODE         "node"         /* name */
 #define PROTO_ADMIN_TOKENS       "tokens"       /* no args */
 #define PROTO_ADMIN_JOBS         "jobs"         /* no args */

@@ -95,6 +95,41 @@ static json_t *rmserver__node_json(struct rmserver *s, const struct ledger_node 
     return o;
 }
 
+/* "nodes", or "nodes FROM COUNT": the registered nodes in the ledger's order, all of them or the
+ * COUNT (1..RMSERVER_NODES_PAGE_MAX) from index FROM, with "total" and "next" (the index of the
+ * next page, null after the last). The whole list outgrows a reply (PROTO_MAX_JSON) past about
+ * 10,000 nodes; the CLI asks in pages. */
+#define RMSERVER_NODES_PAGE_MAX 5000u
+
+static json_t *rmserver__nodes(struct rmserver *s, const ledger_t *l, const proto_admin_query_t *q,
+                               int *code, char *why, size_t cap)
+{
+    size_t total = ledger_node_count(l), from = 0, count = total;
+    if (q->nargs != 0) {
+        char *e0 = NULL, *e1 = NULL;
+        long long f = q->nargs == 2 ? strtoll(q->args[0], &e0, 10) : -1;
+        long long n = q->nargs == 2 ? strtoll(q->args[1], &e1, 10) : -1;
+        if (q->nargs != 2 || e0 == q->args[0] || *e0 != '\0' || e1 == q->args[1] || *e1 != '\0' ||
+            f < 0 || n < 1 || n > RMSERVER_NODES_PAGE_MAX) {
+            *code = ERR_INVAL;
+            err_fmt(why, cap, *code, "usage: nodes [FROM COUNT], COUNT 1..%u",
+                    RMSERVER_NODES_PAGE_MAX);
+            return NULL;
+        }
+        from = (unsigned long long)f < total ? (size_t)f : total;
+        count = (size_t)n < total - from ? (size_t)n : total - from;
+    }
+    json_t *arr = json_array();
+    for (size_t i = from; i < from + count; i++)
+        json_array_append_new(arr, rmserver__node_json(s, ledger_node_at(l, i), false));
+    json_t *doc = json_object();
+    json_object_set_new(doc, "nodes", arr);
+    json_object_set_new(doc, "total", json_integer((json_int_t)total));
+    json_object_set_new(
+        doc, "next", from + count < total ? json_integer((json_int_t)(from + count)) : json_null());
+    return doc;
+}
+
 /* The most cores and the most memory of any registered node, whatever its state (they may be
  * of two nodes): what `paddock submit` and `quote` check a task's size against, sent with the
  * tokens so that a submit need not fetch every node's document (megabytes at 20,000 nodes). */
@@ -523,11 +558,9 @@ char *rmserver_admin_json(struct rmserver *s, const proto_admin_query_t *q, int 
     if (strcmp(q->kind, PROTO_ADMIN_RM_STATUS) == 0) {
         doc = rmserver__status(s);
     } else if (strcmp(q->kind, PROTO_ADMIN_NODES) == 0) {
-        json_t *arr = json_array();
-        for (size_t i = 0; i < ledger_node_count(l); i++)
-            json_array_append_new(arr, rmserver__node_json(s, ledger_node_at(l, i), false));
-        doc = json_object();
-        json_object_set_new(doc, "nodes", arr);
+        doc = rmserver__nodes(s, l, q, code, why, cap);
+        if (doc == NULL)
+            return NULL;
     } else if (strcmp(q->kind, PROTO_ADMIN_NODE) == 0) {
         const struct ledger_node *n = q->nargs == 1 ? ledger_node_find(l, q->args[0]) : NULL;
         if (n == NULL) {
@@ -593,10 +626,12 @@ char *rmserver_admin_json(struct rmserver *s, const proto_admin_query_t *q, int 
         err_fmt(why, cap, *code, "out of memory");
         return NULL;
     }
-    if (strlen(text) > PROTO_MAX_JSON) {
+    size_t len = strlen(text);
+    if (len > PROTO_MAX_JSON) {
         free(text);
         *code = ERR_TOOBIG;
-        err_fmt(why, cap, *code, "reply too large");
+        err_fmt(why, cap, *code, "reply too large (%zu bytes, at most %u in one reply)", len,
+                PROTO_MAX_JSON);
         return NULL;
     }
     return text;

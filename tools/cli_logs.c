@@ -20,6 +20,7 @@
 #include "proto/proto.h"
 #include "rm/rmclient.h"
 #include "tools/cli.h"
+#include "tools/cli_rm.h"
 #include "tools/jobdir.h"
 
 #include <czmq.h>
@@ -141,19 +142,11 @@ static json_t *logs__nodes(const struct logs_opts *o)
         fprintf(stderr, "paddock logs: %s\n", msg);
         return NULL;
     }
-    char *text = NULL;
-    int rc = rmclient_admin(c, -1, PROTO_ADMIN_NODES, NULL, 0, LOGS_RM_TIMEOUT_MS, &text, msg,
-                            sizeof msg);
+    json_t *doc = NULL;
+    int rc = cli_rm_nodes(c, -1, LOGS_RM_TIMEOUT_MS, &doc, msg, sizeof msg);
     rmclient_destroy(&c);
     if (rc != 0) {
         fprintf(stderr, "paddock logs: the RM: %s\n", msg);
-        return NULL;
-    }
-    json_t *doc = json_loads(text, 0, NULL);
-    mem_free(text);
-    if (!json_is_array(json_object_get(doc, "nodes"))) {
-        fprintf(stderr, "paddock logs: bad reply from the RM\n");
-        json_decref(doc);
         return NULL;
     }
     return doc;

@@ -3,6 +3,7 @@
  * the options and queries they share with `paddock rm add` / `paddock rm remove`
  * (cli_rm_member.c, tools/cli_rm.h). Every command takes --cluster DIR (default PADDOCK_CLUSTER)
  * or --rm ENDPOINTS [--keys DIR], and --json. */
+#include "common/err.h"
 #include "common/mem.h"
 #include "rm/rmclient.h"
 #include "tools/cli.h"
@@ -145,6 +146,57 @@ int cli_rm_statuses(rmclient_t *c, json_t **st, int *leader)
 }
 
 /* Runs an admin query on the leader when one answers, else on any replica that does. */
+int cli_rm_nodes(rmclient_t *c, int replica, int timeout_ms, json_t **doc, char *msg, size_t cap)
+{
+    json_t *all = json_array(), *seen = json_object();
+    long long from = 0, total = 0;
+    int rc = 0;
+    *doc = NULL;
+    while (rc == 0 && from >= 0) {
+        char a0[24], a1[24], *text = NULL;
+        snprintf(a0, sizeof a0, "%lld", from);
+        snprintf(a1, sizeof a1, "%d", CLI_RM_NODES_PAGE);
+        const char *args[2] = {a0, a1};
+        rc = rmclient_admin(c, replica, "nodes", args, 2, timeout_ms, &text, msg, cap);
+        if (rc != 0)
+            break;
+        json_t *page = json_loads(text, 0, NULL);
+        mem_free(text);
+        json_t *list = json_object_get(page, "nodes"), *n;
+        if (!json_is_array(list)) {
+            json_decref(page);
+            rc = err_fmt(msg, cap, ERR_PARSE, "bad reply from the RM");
+            break;
+        }
+        size_t i;
+        json_array_foreach(list, i, n)
+        {
+            const char *name = json_string_value(json_object_get(n, "name"));
+            if (name != NULL && json_object_get(seen, name) != NULL)
+                continue;
+            if (name != NULL)
+                json_object_set_new(seen, name, json_true());
+            json_array_append(all, n);
+        }
+        json_t *next = json_object_get(page, "next"), *tot = json_object_get(page, "total");
+        total = json_is_integer(tot) ? json_integer_value(tot) : (long long)json_array_size(all);
+        /* an older RM: no "total", the whole list at once */
+        from = json_is_integer(tot) && json_is_integer(next) && json_integer_value(next) > from
+                   ? json_integer_value(next)
+                   : -1;
+        json_decref(page);
+    }
+    json_decref(seen);
+    if (rc != 0) {
+        json_decref(all);
+        return rc;
+    }
+    *doc = json_object();
+    json_object_set_new(*doc, "nodes", all);
+    json_object_set_new(*doc, "total", json_integer(total));
+    return 0;
+}
+
 int cli_rm_query(const struct cli_rm_opts *o, const char *kind, const char *const *args,
                  size_t nargs, json_t **doc)
 {
@@ -167,8 +219,13 @@ int cli_rm_query(const struct cli_rm_opts *o, const char *kind, const char *cons
         fprintf(stderr, "paddock: no RM replica answered\n");
     } else {
         char *text = NULL;
-        if (rmclient_admin(c, target, kind, args, nargs, CLI_RM_TIMEOUT_MS, &text, msg,
-                           sizeof msg) != 0) {
+        if (strcmp(kind, "nodes") == 0 && nargs == 0) {
+            if (cli_rm_nodes(c, target, CLI_RM_TIMEOUT_MS, doc, msg, sizeof msg) != 0)
+                fprintf(stderr, "paddock: %s\n", msg);
+            else
+                rc = 0;
+        } else if (rmclient_admin(c, target, kind, args, nargs, CLI_RM_TIMEOUT_MS, &text, msg,
+                                  sizeof msg) != 0) {
             fprintf(stderr, "paddock: %s\n", msg);
         } else {
             json_error_t jerr;

@@ -382,6 +382,95 @@ static void test_admin_many(void **state)
     rmclient_destroy(&c);
 }
 
+/* Past about 10,000 nodes the whole "nodes" document outgrows a reply: the RM answers it in
+ * pages ("nodes FROM COUNT", with "total" and "next") and `paddock nodes` joins them; the
+ * tokens document carries the largest node's size. 2,050 nodes, pipelined registrations. */
+static void test_nodes_in_pages(void **state)
+{
+    (void)state;
+    enum { N = 2050 };
+    zsock_t *z = dealer(g_rm.keys, NULL);
+    zsock_set_sndhwm(z, 0);
+    zsock_set_rcvhwm(z, 0);
+    char name[32], key[48];
+    for (int i = 0; i < N; i++) {
+        proto_msg_t m;
+        proto_msg_init(&m, PROTO_NODE_REGISTER);
+        snprintf(name, sizeof name, "pg-%04d", i);
+        snprintf(key, sizeof key, "pg-%d", i);
+        m.req_id = (uint64_t)i + 1;
+        m.node_register.key = key;
+        m.node_register.name = name;
+        m.node_register.rack = "r2";
+        m.node_register.endpoint = "tcp://127.0.0.1:9";
+        m.node_register.boot_id = 5000 + (uint64_t)i;
+        m.node_register.cpu = i == 1234 ? 48 : 2;       /* the most cores here, */
+        m.node_register.mem_mb = i == 77 ? 777777 : 64; /* the most memory there */
+        send_msg(z, &m);
+    }
+    int acked = 0;
+    proto_msg_t r;
+    while (acked < N && recv_msg(z, &r, 10000)) {
+        acked += r.type == PROTO_NODE_REGISTER_ACK &&
+                 r.node_register_ack.verdict == PROTO_VERDICT_ACCEPTED;
+        proto_msg_close(&r);
+    }
+    zsock_destroy(&z);
+    assert_int_equal(acked, N);
+
+    char msg[256];
+    rmclient_t *c = NULL;
+    assert_int_equal(rmclient_open(&c, NULL, g_rm.api, g_rm.keys, msg, sizeof msg), 0);
+    json_t *tok = status(c, "tokens", NULL);
+    json_t *big = json_object_get(tok, "largest_node");
+    assert_true(json_number_value(json_object_get(big, "cpus")) == 48);
+    assert_int_equal(json_integer_value(json_object_get(big, "mem_mb")), 777777);
+    json_decref(tok);
+    /* pages: the slice, the total and where the next one starts; past the end, empty */
+    char *text = NULL;
+    const char *p1[2] = {"1000", "1000"};
+    assert_int_equal(rmclient_admin(c, 0, "nodes", p1, 2, 3000, &text, msg, sizeof msg), 0);
+    json_t *page = json_loads(text, 0, NULL);
+    mem_free(text);
+    size_t total = (size_t)json_integer_value(json_object_get(page, "total"));
+    assert_true(total >= N);
+    assert_int_equal(json_array_size(json_object_get(page, "nodes")), 1000);
+    assert_int_equal(json_integer_value(json_object_get(page, "next")), 2000);
+    json_decref(page);
+    const char *last[2] = {"2000", "5000"};
+    assert_int_equal(rmclient_admin(c, 0, "nodes", last, 2, 3000, &text, msg, sizeof msg), 0);
+    page = json_loads(text, 0, NULL);
+    mem_free(text);
+    assert_int_equal(json_array_size(json_object_get(page, "nodes")), total - 2000);
+    assert_true(json_is_null(json_object_get(page, "next")));
+    json_decref(page);
+    /* refused with the usage: not decimal, a count of 0 or above the page limit, one argument */
+    const char *bad[4][2] = {{"x", "10"}, {"0", "0"}, {"0", "5001"}, {"0", NULL}};
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(rmclient_admin(c, 0, "nodes", bad[i], bad[i][1] != NULL ? 2 : 1, 3000,
+                                        &text, msg, sizeof msg),
+                         ERR_INVAL);
+        assert_non_null(strstr(msg, "nodes [FROM COUNT]"));
+    }
+    rmclient_destroy(&c);
+    /* `paddock nodes` joins the pages: every node once */
+    json_t *all = rm_harness_json("nodes --rm %s --keys %s --json", g_rm.api, g_rm.keys);
+    assert_non_null(all);
+    json_t *list = json_object_get(all, "nodes"), *n;
+    assert_int_equal(json_array_size(list), total);
+    assert_int_equal(json_integer_value(json_object_get(all, "total")), total);
+    json_t *seen = json_object();
+    size_t i;
+    json_array_foreach(list, i, n)
+    {
+        json_object_set(seen, json_string_value(json_object_get(n, "name")), json_true());
+    }
+    assert_int_equal(json_object_size(seen), total);
+    assert_non_null(json_object_get(seen, "pg-2049"));
+    json_decref(seen);
+    json_decref(all);
+}
+
 static void test_unknown_clients_get_nothing(void **state)
 {
     (void)state;
@@ -512,6 +601,7 @@ int main(void)
         cmocka_unit_test(test_liveness_and_view),
         cmocka_unit_test(test_bad_requests_refused_and_counted),
         cmocka_unit_test(test_admin_many),
+        cmocka_unit_test(test_nodes_in_pages),
         cmocka_unit_test(test_unknown_clients_get_nothing),
         cmocka_unit_test(test_lease_expiry_and_restart),
     };
