@@ -1,5 +1,7 @@
 #include "common/mem.h"
 
+#include <limits.h>
+#include <malloc.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,6 +70,15 @@ char *mem_strndup(const char *s, size_t n)
 void mem_free(void *p)
 {
     free(p);
+}
+
+void mem_keep_top(size_t bytes)
+{
+#ifdef M_TOP_PAD
+    (void)mallopt(M_TOP_PAD, bytes < (size_t)INT_MAX ? (int)bytes : INT_MAX);
+#else
+    (void)bytes;
+#endif
 }
 
 void mem_fail_after(long n)

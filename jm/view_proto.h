@@ -13,6 +13,12 @@
 #include "jm/view.h"
 #include "proto/proto.h"
 
+/* What a process that takes the view keeps free at its heap's top between messages
+ * (mem_keep_top, common/mem.h): a 20,000-node snapshot's parts are about 1 MiB each inflated;
+ * with glibc's default (128 KiB) each part's decode faulted its pages in again, and a JM's first
+ * snapshot decoded 3 x slower on a VM where page faults are dear (docs/benchmarks.md). */
+#define VIEW_PROTO_HEAP_PAD (4u << 20)
+
 /* Merges one node of an RM view snapshot or delta received at now_ms (freshness rules of
  * view_update). Returns view_update's result. */
 int view_update_from_proto(view_t *v, const proto_view_node_t *n, int64_t now_ms);

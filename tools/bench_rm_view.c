@@ -3,6 +3,7 @@
  * processes following the RM's schedule of snapshots and deltas on an XPUB. */
 #include "common/clock.h"
 #include "common/err.h"
+#include "common/mem.h"
 #include "proto/pack.h"
 #include "proto/proto.h"
 #include "proto/view_cells.h"
@@ -252,6 +253,7 @@ static void bench_touch(rmview_t *v, int nodes, int k, int *next, uint64_t seq, 
 void bench_view(int nodes, int subscribers, int procs, double seconds)
 {
     g_t0 = (int64_t)clock_mono_ms();
+    mem_keep_top(VIEW_PROTO_HEAP_PAD); /* as a JM's heap (jmd_main), and its forked receivers' */
     rmview_t *v = rmview_new();
     char name[32];
     for (int i = 0; i < nodes; i++) {

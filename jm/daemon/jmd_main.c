@@ -38,6 +38,7 @@
 #include "jm/jobreg.h"
 #include "jm/journal.h"
 #include "jm/spec.h"
+#include "jm/view_proto.h"
 #include "rm/rmclient.h"
 
 static void usage(FILE *out)
@@ -687,6 +688,7 @@ static int jm_main(int argc, char **argv)
 
 int jmd_main(int argc, char **argv)
 {
+    mem_keep_top(VIEW_PROTO_HEAP_PAD); /* the view's parts, decoded one after another */
     int rc = jm_main(argc, argv);
     jmd_early_close(&g_early);
     endpoints_close(&g_ep);
