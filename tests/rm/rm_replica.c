@@ -100,20 +100,27 @@ int rm_replica_send(zsock_t *z, proto_msg_t *m)
 
 int rm_replica_register_nodes(zsock_t *d, int n, int timeout_ms)
 {
-    char name[32], key[32];
+    return rm_replica_register_nodes_as(d, "pn", n, NULL, timeout_ms);
+}
+
+int rm_replica_register_nodes_as(zsock_t *d, const char *prefix, int n,
+                                 struct rm_replica_size (*size)(int i), int timeout_ms)
+{
+    char name[64], key[80];
     for (int i = 0; i < n; i++) {
+        struct rm_replica_size sz = size != NULL ? size(i) : (struct rm_replica_size){4, 4096};
         proto_msg_t m;
         proto_msg_init(&m, PROTO_NODE_REGISTER);
-        snprintf(name, sizeof name, "pn-%03d", i);
-        snprintf(key, sizeof key, "reg-%d", i);
+        snprintf(name, sizeof name, "%s-%03d", prefix, i);
+        snprintf(key, sizeof key, "reg-%s-%d", prefix, i);
         m.req_id = (uint64_t)i + 1;
         m.node_register.key = key;
         m.node_register.name = name;
         m.node_register.rack = "r1";
         m.node_register.endpoint = "tcp://127.0.0.1:9";
         m.node_register.boot_id = 1000 + (uint64_t)i;
-        m.node_register.cpu = 4;
-        m.node_register.mem_mb = 4096;
+        m.node_register.cpu = sz.cpu;
+        m.node_register.mem_mb = sz.mem_mb;
         if (rm_replica_send(d, &m) != 0)
             return -1;
     }

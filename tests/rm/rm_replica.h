@@ -55,4 +55,12 @@ int rm_replica_send(zsock_t *z, proto_msg_t *m);
  * waits up to timeout_ms for their acks: how many were accepted, or -1. */
 int rm_replica_register_nodes(zsock_t *d, int n, int timeout_ms);
 
+/* The same for nodes PREFIX-000 .. PREFIX-(n-1), node i of size(i) (NULL: 4 cpus, 4 GiB). */
+struct rm_replica_size {
+    double cpu;
+    uint64_t mem_mb;
+};
+int rm_replica_register_nodes_as(zsock_t *d, const char *prefix, int n,
+                                 struct rm_replica_size (*size)(int i), int timeout_ms);
+
 #endif

@@ -382,6 +382,12 @@ static void test_admin_many(void **state)
     rmclient_destroy(&c);
 }
 
+/* The most cores on one node, the most memory on another. */
+static struct rm_replica_size page_node_size(int i)
+{
+    return (struct rm_replica_size){i == 1234 ? 48 : 2, i == 77 ? 777777 : 64};
+}
+
 /* Past about 10,000 nodes the whole "nodes" document outgrows a reply: the RM answers it in
  * pages ("nodes FROM COUNT", with "total" and "next") and `paddock nodes` joins them; the
  * tokens document carries the largest node's size. 2,050 nodes, pipelined registrations. */
@@ -392,31 +398,8 @@ static void test_nodes_in_pages(void **state)
     zsock_t *z = dealer(g_rm.keys, NULL);
     zsock_set_sndhwm(z, 0);
     zsock_set_rcvhwm(z, 0);
-    char name[32], key[48];
-    for (int i = 0; i < N; i++) {
-        proto_msg_t m;
-        proto_msg_init(&m, PROTO_NODE_REGISTER);
-        snprintf(name, sizeof name, "pg-%04d", i);
-        snprintf(key, sizeof key, "pg-%d", i);
-        m.req_id = (uint64_t)i + 1;
-        m.node_register.key = key;
-        m.node_register.name = name;
-        m.node_register.rack = "r2";
-        m.node_register.endpoint = "tcp://127.0.0.1:9";
-        m.node_register.boot_id = 5000 + (uint64_t)i;
-        m.node_register.cpu = i == 1234 ? 48 : 2;       /* the most cores here, */
-        m.node_register.mem_mb = i == 77 ? 777777 : 64; /* the most memory there */
-        send_msg(z, &m);
-    }
-    int acked = 0;
-    proto_msg_t r;
-    while (acked < N && recv_msg(z, &r, 10000)) {
-        acked += r.type == PROTO_NODE_REGISTER_ACK &&
-                 r.node_register_ack.verdict == PROTO_VERDICT_ACCEPTED;
-        proto_msg_close(&r);
-    }
+    assert_int_equal(rm_replica_register_nodes_as(z, "pg", N, page_node_size, 10000), N);
     zsock_destroy(&z);
-    assert_int_equal(acked, N);
 
     char msg[256];
     rmclient_t *c = NULL;
