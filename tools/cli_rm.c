@@ -145,7 +145,6 @@ int cli_rm_statuses(rmclient_t *c, json_t **st, int *leader)
     return cli_rm_statuses_ex(c, st, leader, false);
 }
 
-/* Runs an admin query on the leader when one answers, else on any replica that does. */
 int cli_rm_nodes(rmclient_t *c, int replica, int timeout_ms, json_t **doc, char *msg, size_t cap)
 {
     json_t *all = json_array(), *seen = json_object();
@@ -197,6 +196,8 @@ int cli_rm_nodes(rmclient_t *c, int replica, int timeout_ms, json_t **doc, char 
     return 0;
 }
 
+/* Runs an admin query on the leader when one answers, else on any replica that does ("nodes"
+ * in pages, cli_rm_nodes). */
 int cli_rm_query(const struct cli_rm_opts *o, const char *kind, const char *const *args,
                  size_t nargs, json_t **doc)
 {
