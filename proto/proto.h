@@ -585,7 +585,8 @@ typedef struct proto_task_output { /* PN -> CLI: the bytes asked for, as far as 
  * between the CLI and the RM, arguments in order). */
 #define PROTO_ADMIN_NODES        "nodes"        /* no args, or FROM COUNT (a page) */
 #define PROTO_ADMIN_NODE         "node"         /* name */
-#define PROTO_ADMIN_TOKENS       "tokens"       /* no args */
+#define PROTO_ADMIN_TOKENS       "tokens"       /* no args, or PROTO_ADMIN_TOKENS_BRIEF */
+#define PROTO_ADMIN_TOKENS_BRIEF "brief"        /* tokens without each virtual cluster's jobs */
 #define PROTO_ADMIN_JOBS         "jobs"         /* no args */
 #define PROTO_ADMIN_JOB          "job"          /* job id */
 #define PROTO_ADMIN_JOB_CANCEL   "job_cancel"   /* job id */

@@ -261,7 +261,7 @@ char *rm_page_json(struct rmserver *s, const struct rm_page_stats *stats)
         json_array_append_new(nodes, rm_page__node(s, ledger_node_at(l, i), mono));
     json_object_set_new(doc, "nodes", nodes);
     json_object_set_new(doc, "jobs", rm_page__jobs(l));
-    json_object_set_new(doc, "virtual_clusters", rmserver_admin_vcs(l));
+    json_object_set_new(doc, "virtual_clusters", rmserver_admin_vcs(l, true));
     json_object_set_new(doc, "calibration", rmserver_calibration_json(l));
     if (stats != NULL) {
         json_t *st = json_object();

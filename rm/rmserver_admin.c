@@ -431,7 +431,7 @@ static json_t *rmserver__status(struct rmserver *s)
 }
 
 /* The virtual clusters and the active jobs' tokens in each (`paddock tokens`, the cluster page). */
-json_t *rmserver_admin_vcs(const ledger_t *l)
+json_t *rmserver_admin_vcs(const ledger_t *l, bool with_jobs)
 {
     json_t *vcs = json_array();
     for (size_t v = 0; v < ledger_vc_count(l); v++) {
@@ -446,7 +446,7 @@ json_t *rmserver_admin_vcs(const ledger_t *l)
         json_object_set_new(o, "spare", json_integer(vc->spare));
         json_object_set_new(o, "spare_grants", json_integer((json_int_t)vc->spare_grants));
         json_object_set_new(o, "spare_reclaims", json_integer((json_int_t)vc->spare_reclaims));
-        for (size_t i = 0; i < ledger_job_count(l); i++) {
+        for (size_t i = 0; with_jobs && i < ledger_job_count(l); i++) {
             const struct ledger_job *j = ledger_job_at(l, i);
             if (j->vc != v || j->state != LEDGER_JOB_ACTIVE)
                 continue;
@@ -463,7 +463,10 @@ json_t *rmserver_admin_vcs(const ledger_t *l)
             json_object_set_new(g, "best_effort", json_boolean(j->best_effort));
             json_array_append_new(jobs, g);
         }
-        json_object_set_new(o, "jobs", jobs);
+        if (with_jobs)
+            json_object_set_new(o, "jobs", jobs);
+        else
+            json_decref(jobs);
         json_array_append_new(vcs, o);
     }
     return vcs;
@@ -571,7 +574,13 @@ char *rmserver_admin_json(struct rmserver *s, const proto_admin_query_t *q, int 
         }
         doc = rmserver__node_json(s, n, true);
     } else if (strcmp(q->kind, PROTO_ADMIN_TOKENS) == 0) {
-        json_t *vcs = rmserver_admin_vcs(l);
+        bool brief = q->nargs == 1 && strcmp(q->args[0], PROTO_ADMIN_TOKENS_BRIEF) == 0;
+        if (q->nargs != 0 && !brief) {
+            *code = ERR_INVAL;
+            err_fmt(why, cap, *code, "usage: tokens [%s]", PROTO_ADMIN_TOKENS_BRIEF);
+            return NULL;
+        }
+        json_t *vcs = rmserver_admin_vcs(l, !brief);
         doc = json_object();
         json_object_set_new(doc, "virtual_clusters", vcs);
         json_object_set_new(doc, "largest_node", rmserver__largest_node(l));

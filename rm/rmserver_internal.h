@@ -216,8 +216,10 @@ uint64_t rmserver_key_hash(const char *key);
 void rmserver_job_id(uint64_t id, char out[ID_JOB_SIZE]);
 /* {"name","capacity","granted","free","token_cpu","token_mem_mb","spare","spare_grants",
  * "spare_reclaims","jobs":[active jobs' {"job_id","name","tokens","wanted","minimum",
- * "deadline_ms","best_effort"}]} per virtual cluster (`tokens` admin query, cluster page). */
-struct json_t *rmserver_admin_vcs(const ledger_t *l);
+ * "deadline_ms","best_effort"}]} per virtual cluster (`tokens` admin query, cluster page);
+ * without "jobs" unless with_jobs (`tokens brief`: what a submit needs, a few hundred bytes
+ * where the jobs' lines are ~150 B each active job). */
+struct json_t *rmserver_admin_vcs(const ledger_t *l, bool with_jobs);
 char *rmserver_admin_json(struct rmserver *s, const proto_admin_query_t *q, int *code, char *why,
                           size_t cap);
 /* The JSON reply of an admin write, once applied. Caller frees with free(). */

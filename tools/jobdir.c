@@ -313,13 +313,16 @@ void jobdir_token_size(const json_t *tokens, const char *vc, double *token_cpu,
 
 void jobdir_cluster_ask(struct rmclient *c, struct jobdir_cluster *k)
 {
-    static const char *const kinds[2] = {PROTO_ADMIN_TOKENS, PROTO_ADMIN_NODES};
-    char *text[2] = {NULL, NULL};
-    rmclient_admin_many(c, kinds, 1, JOBDIR_RM_TIMEOUT_MS, text);
+    static const char *const brief[1] = {PROTO_ADMIN_TOKENS_BRIEF};
+    static const char *const nodes[1] = {PROTO_ADMIN_NODES};
+    char *text[2] = {NULL, NULL}, msg[256];
+    /* an older RM ignores "brief" and answers the whole document */
+    rmclient_admin(c, -1, PROTO_ADMIN_TOKENS, brief, 1, JOBDIR_RM_TIMEOUT_MS, &text[0], msg,
+                   sizeof msg);
     k->tokens = text[0] != NULL ? json_loads(text[0], 0, NULL) : NULL;
     k->nodes = NULL;
     if (k->tokens != NULL && json_object_get(k->tokens, "largest_node") == NULL) {
-        rmclient_admin_many(c, kinds + 1, 1, JOBDIR_RM_TIMEOUT_MS, text + 1);
+        rmclient_admin_many(c, nodes, 1, JOBDIR_RM_TIMEOUT_MS, text + 1);
         k->nodes = text[1] != NULL ? json_loads(text[1], 0, NULL) : NULL;
     }
     mem_free(text[0]);

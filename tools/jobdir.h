@@ -96,9 +96,10 @@ struct spec;
 struct rmclient;
 
 /* What `paddock submit` and `paddock quote` ask the RM before a job is registered or quoted: its
- * "tokens" admin document, which carries the largest node's size ("largest_node"); NULL when
- * the RM did not answer. Only from an RM whose document lacks that (an older one) is the whole
- * "nodes" document asked as well (megabytes at 20,000 nodes); else nodes is NULL. */
+ * "tokens" admin document, brief (without the active jobs' lines), which carries the largest
+ * node's size ("largest_node"); NULL when the RM did not answer. Only from an RM whose document
+ * lacks that (an older one) is the whole "nodes" document asked as well (megabytes at 20,000
+ * nodes); else nodes is NULL. */
 struct jobdir_cluster {
     json_t *nodes, *tokens;
 };

@@ -382,6 +382,38 @@ static void test_admin_many(void **state)
     rmclient_destroy(&c);
 }
 
+/* `tokens brief`, what a submit asks: the virtual clusters and the largest node without the
+ * active jobs' lines (~150 B each: a thousand jobs made every submit read 150 KB); anything
+ * else after "tokens" is refused with the usage. */
+static void test_tokens_brief(void **state)
+{
+    (void)state;
+    char msg[256], *text = NULL;
+    rmclient_t *c = NULL;
+    assert_int_equal(rmclient_open(&c, NULL, g_rm.api, g_rm.keys, msg, sizeof msg), 0);
+    json_t *full = status(c, "tokens", NULL);
+    json_t *vc = json_array_get(json_object_get(full, "virtual_clusters"), 0);
+    assert_true(json_is_array(json_object_get(vc, "jobs")));
+    const char *brief[1] = {"brief"};
+    assert_int_equal(rmclient_admin(c, 0, "tokens", brief, 1, 3000, &text, msg, sizeof msg), 0);
+    json_t *b = json_loads(text, 0, NULL);
+    mem_free(text);
+    json_t *bvc = json_array_get(json_object_get(b, "virtual_clusters"), 0);
+    assert_string_equal(json_string_value(json_object_get(bvc, "name")),
+                        json_string_value(json_object_get(vc, "name")));
+    assert_int_equal(json_integer_value(json_object_get(bvc, "capacity")),
+                     json_integer_value(json_object_get(vc, "capacity")));
+    assert_null(json_object_get(bvc, "jobs"));
+    assert_true(json_is_object(json_object_get(b, "largest_node")));
+    json_decref(b);
+    json_decref(full);
+    const char *bad[1] = {"everything"};
+    assert_int_equal(rmclient_admin(c, 0, "tokens", bad, 1, 3000, &text, msg, sizeof msg),
+                     ERR_INVAL);
+    assert_non_null(strstr(msg, "usage: tokens [brief]"));
+    rmclient_destroy(&c);
+}
+
 /* The most cores on one node, the most memory on another. */
 static struct rm_replica_size page_node_size(int i)
 {
@@ -584,6 +616,7 @@ int main(void)
         cmocka_unit_test(test_liveness_and_view),
         cmocka_unit_test(test_bad_requests_refused_and_counted),
         cmocka_unit_test(test_admin_many),
+        cmocka_unit_test(test_tokens_brief),
         cmocka_unit_test(test_nodes_in_pages),
         cmocka_unit_test(test_unknown_clients_get_nothing),
         cmocka_unit_test(test_lease_expiry_and_restart),
