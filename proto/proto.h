@@ -587,7 +587,7 @@ typedef struct proto_task_output { /* PN -> CLI: the bytes asked for, as far as 
 #define PROTO_ADMIN_NODE         "node"         /* name */
 #define PROTO_ADMIN_TOKENS       "tokens"       /* no args, or PROTO_ADMIN_TOKENS_BRIEF */
 #define PROTO_ADMIN_TOKENS_BRIEF "brief"        /* tokens without each virtual cluster's jobs */
-#define PROTO_ADMIN_JOBS         "jobs"         /* no args */
+#define PROTO_ADMIN_JOBS         "jobs"         /* no args, or FROM COUNT (a page) */
 #define PROTO_ADMIN_JOB          "job"          /* job id */
 #define PROTO_ADMIN_JOB_CANCEL   "job_cancel"   /* job id */
 #define PROTO_ADMIN_JOB_DEADLINE "job_deadline" /* job id, deadline in ms (decimal) */

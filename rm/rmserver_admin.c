@@ -95,41 +95,6 @@ static json_t *rmserver__node_json(struct rmserver *s, const struct ledger_node 
     return o;
 }
 
-/* "nodes", or "nodes FROM COUNT": the registered nodes in the ledger's order, all of them or the
- * COUNT (1..RMSERVER_NODES_PAGE_MAX) from index FROM, with "total" and "next" (the index of the
- * next page, null after the last). The whole list outgrows a reply (PROTO_MAX_JSON) past about
- * 10,000 nodes; the CLI asks in pages. */
-#define RMSERVER_NODES_PAGE_MAX 5000u
-
-static json_t *rmserver__nodes(struct rmserver *s, const ledger_t *l, const proto_admin_query_t *q,
-                               int *code, char *why, size_t cap)
-{
-    size_t total = ledger_node_count(l), from = 0, count = total;
-    if (q->nargs != 0) {
-        char *e0 = NULL, *e1 = NULL;
-        long long f = q->nargs == 2 ? strtoll(q->args[0], &e0, 10) : -1;
-        long long n = q->nargs == 2 ? strtoll(q->args[1], &e1, 10) : -1;
-        if (q->nargs != 2 || e0 == q->args[0] || *e0 != '\0' || e1 == q->args[1] || *e1 != '\0' ||
-            f < 0 || n < 1 || n > RMSERVER_NODES_PAGE_MAX) {
-            *code = ERR_INVAL;
-            err_fmt(why, cap, *code, "usage: nodes [FROM COUNT], COUNT 1..%u",
-                    RMSERVER_NODES_PAGE_MAX);
-            return NULL;
-        }
-        from = (unsigned long long)f < total ? (size_t)f : total;
-        count = (size_t)n < total - from ? (size_t)n : total - from;
-    }
-    json_t *arr = json_array();
-    for (size_t i = from; i < from + count; i++)
-        json_array_append_new(arr, rmserver__node_json(s, ledger_node_at(l, i), false));
-    json_t *doc = json_object();
-    json_object_set_new(doc, "nodes", arr);
-    json_object_set_new(doc, "total", json_integer((json_int_t)total));
-    json_object_set_new(
-        doc, "next", from + count < total ? json_integer((json_int_t)(from + count)) : json_null());
-    return doc;
-}
-
 /* The most cores and the most memory of any registered node, whatever its state (they may be
  * of two nodes): what `paddock submit` and `quote` check a task's size against, sent with the
  * tokens so that a submit need not fetch every node's document (megabytes at 20,000 nodes). */
@@ -201,6 +166,48 @@ static json_t *rmserver__job_json(struct rmserver *s, const ledger_t *l, const s
     json_object_set_new(o, "jm_pid", j->jm_pid != 0 ? json_integer(j->jm_pid) : json_null());
     json_object_set_new(o, "job_dir", json_string(j->job_dir));
     return o;
+}
+
+/* "nodes" and "jobs", or "nodes FROM COUNT" and "jobs FROM COUNT": the ledger's list in its
+ * order, all of it or the COUNT (1..RMSERVER_PAGE_MAX) items from index FROM, with "total" and
+ * "next" (the index of the next page, null after the last). A whole list outgrows a reply
+ * (PROTO_MAX_JSON) past about 10,000 nodes or 6,000 jobs; the CLI asks in pages. */
+#define RMSERVER_PAGE_MAX 5000u
+
+static json_t *rmserver__item(struct rmserver *s, const ledger_t *l, bool nodes, size_t i)
+{
+    return nodes ? rmserver__node_json(s, ledger_node_at(l, i), false)
+                 : rmserver__job_json(s, l, ledger_job_at(l, i));
+}
+
+static json_t *rmserver__list(struct rmserver *s, const ledger_t *l, const proto_admin_query_t *q,
+                              int *code, char *why, size_t cap)
+{
+    bool nodes = strcmp(q->kind, PROTO_ADMIN_NODES) == 0;
+    size_t total = nodes ? ledger_node_count(l) : ledger_job_count(l), from = 0, count = total;
+    if (q->nargs != 0) {
+        char *e0 = NULL, *e1 = NULL;
+        long long f = q->nargs == 2 ? strtoll(q->args[0], &e0, 10) : -1;
+        long long n = q->nargs == 2 ? strtoll(q->args[1], &e1, 10) : -1;
+        if (q->nargs != 2 || e0 == q->args[0] || *e0 != '\0' || e1 == q->args[1] || *e1 != '\0' ||
+            f < 0 || n < 1 || n > RMSERVER_PAGE_MAX) {
+            *code = ERR_INVAL;
+            err_fmt(why, cap, *code, "usage: %s [FROM COUNT], COUNT 1..%u", q->kind,
+                    RMSERVER_PAGE_MAX);
+            return NULL;
+        }
+        from = (unsigned long long)f < total ? (size_t)f : total;
+        count = (size_t)n < total - from ? (size_t)n : total - from;
+    }
+    json_t *arr = json_array();
+    for (size_t i = from; i < from + count; i++)
+        json_array_append_new(arr, rmserver__item(s, l, nodes, i));
+    json_t *doc = json_object();
+    json_object_set_new(doc, q->kind, arr);
+    json_object_set_new(doc, "total", json_integer((json_int_t)total));
+    json_object_set_new(
+        doc, "next", from + count < total ? json_integer((json_int_t)(from + count)) : json_null());
+    return doc;
 }
 
 static int rmserver__arg_u64(const char *a, uint64_t *out)
@@ -561,7 +568,7 @@ char *rmserver_admin_json(struct rmserver *s, const proto_admin_query_t *q, int 
     if (strcmp(q->kind, PROTO_ADMIN_RM_STATUS) == 0) {
         doc = rmserver__status(s);
     } else if (strcmp(q->kind, PROTO_ADMIN_NODES) == 0) {
-        doc = rmserver__nodes(s, l, q, code, why, cap);
+        doc = rmserver__list(s, l, q, code, why, cap);
         if (doc == NULL)
             return NULL;
     } else if (strcmp(q->kind, PROTO_ADMIN_NODE) == 0) {
@@ -585,11 +592,9 @@ char *rmserver_admin_json(struct rmserver *s, const proto_admin_query_t *q, int 
         json_object_set_new(doc, "virtual_clusters", vcs);
         json_object_set_new(doc, "largest_node", rmserver__largest_node(l));
     } else if (strcmp(q->kind, PROTO_ADMIN_JOBS) == 0) {
-        json_t *arr = json_array();
-        for (size_t i = 0; i < ledger_job_count(l); i++)
-            json_array_append_new(arr, rmserver__job_json(s, l, ledger_job_at(l, i)));
-        doc = json_object();
-        json_object_set_new(doc, "jobs", arr);
+        doc = rmserver__list(s, l, q, code, why, cap);
+        if (doc == NULL)
+            return NULL;
     } else if (strncmp(q->kind, "recurring_", 10) == 0 ||
                strcmp(q->kind, PROTO_ADMIN_HISTORY) == 0 ||
                strcmp(q->kind, PROTO_ADMIN_PLAN) == 0) {

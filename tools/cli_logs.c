@@ -143,7 +143,7 @@ static json_t *logs__nodes(const struct logs_opts *o)
         return NULL;
     }
     json_t *doc = NULL;
-    int rc = cli_rm_nodes(c, -1, LOGS_RM_TIMEOUT_MS, &doc, msg, sizeof msg);
+    int rc = cli_rm_list(c, -1, "nodes", "name", LOGS_RM_TIMEOUT_MS, &doc, msg, sizeof msg);
     rmclient_destroy(&c);
     if (rc != 0) {
         fprintf(stderr, "paddock logs: the RM: %s\n", msg);

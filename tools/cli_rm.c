@@ -145,7 +145,8 @@ int cli_rm_statuses(rmclient_t *c, json_t **st, int *leader)
     return cli_rm_statuses_ex(c, st, leader, false);
 }
 
-int cli_rm_nodes(rmclient_t *c, int replica, int timeout_ms, json_t **doc, char *msg, size_t cap)
+int cli_rm_list(rmclient_t *c, int replica, const char *kind, const char *id_key, int timeout_ms,
+                json_t **doc, char *msg, size_t cap)
 {
     json_t *all = json_array(), *seen = json_object();
     long long from = 0, total = 0;
@@ -154,14 +155,14 @@ int cli_rm_nodes(rmclient_t *c, int replica, int timeout_ms, json_t **doc, char 
     while (rc == 0 && from >= 0) {
         char a0[24], a1[24], *text = NULL;
         snprintf(a0, sizeof a0, "%lld", from);
-        snprintf(a1, sizeof a1, "%d", CLI_RM_NODES_PAGE);
+        snprintf(a1, sizeof a1, "%d", CLI_RM_PAGE);
         const char *args[2] = {a0, a1};
-        rc = rmclient_admin(c, replica, "nodes", args, 2, timeout_ms, &text, msg, cap);
+        rc = rmclient_admin(c, replica, kind, args, 2, timeout_ms, &text, msg, cap);
         if (rc != 0)
             break;
         json_t *page = json_loads(text, 0, NULL);
         mem_free(text);
-        json_t *list = json_object_get(page, "nodes"), *n;
+        json_t *list = json_object_get(page, kind), *n;
         if (!json_is_array(list)) {
             json_decref(page);
             rc = err_fmt(msg, cap, ERR_PARSE, "bad reply from the RM");
@@ -170,7 +171,7 @@ int cli_rm_nodes(rmclient_t *c, int replica, int timeout_ms, json_t **doc, char 
         size_t i;
         json_array_foreach(list, i, n)
         {
-            const char *name = json_string_value(json_object_get(n, "name"));
+            const char *name = json_string_value(json_object_get(n, id_key));
             if (name != NULL && json_object_get(seen, name) != NULL)
                 continue;
             if (name != NULL)
@@ -191,13 +192,13 @@ int cli_rm_nodes(rmclient_t *c, int replica, int timeout_ms, json_t **doc, char 
         return rc;
     }
     *doc = json_object();
-    json_object_set_new(*doc, "nodes", all);
+    json_object_set_new(*doc, kind, all);
     json_object_set_new(*doc, "total", json_integer(total));
     return 0;
 }
 
 /* Runs an admin query on the leader when one answers, else on any replica that does ("nodes"
- * in pages, cli_rm_nodes). */
+ * and "jobs" in pages, cli_rm_list). */
 int cli_rm_query(const struct cli_rm_opts *o, const char *kind, const char *const *args,
                  size_t nargs, json_t **doc)
 {
@@ -220,8 +221,10 @@ int cli_rm_query(const struct cli_rm_opts *o, const char *kind, const char *cons
         fprintf(stderr, "paddock: no RM replica answered\n");
     } else {
         char *text = NULL;
-        if (strcmp(kind, "nodes") == 0 && nargs == 0) {
-            if (cli_rm_nodes(c, target, CLI_RM_TIMEOUT_MS, doc, msg, sizeof msg) != 0)
+        bool nodes = strcmp(kind, "nodes") == 0;
+        if ((nodes || strcmp(kind, "jobs") == 0) && nargs == 0) {
+            if (cli_rm_list(c, target, kind, nodes ? "name" : "job_id", CLI_RM_TIMEOUT_MS, doc, msg,
+                            sizeof msg) != 0)
                 fprintf(stderr, "paddock: %s\n", msg);
             else
                 rc = 0;

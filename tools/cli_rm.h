@@ -40,14 +40,15 @@ int cli_rm_statuses(rmclient_t *c, json_t **st, int *leader);
  * with *doc (caller owns: json_decref), or 1 after printing why. */
 int cli_rm_query(const struct cli_rm_opts *o, const char *kind, const char *const *args,
                  size_t nargs, json_t **doc);
-/* The RM's "nodes" document however many nodes it knows, from replica `replica` (-1: any): asked
- * in pages ("nodes FROM COUNT", CLI_RM_NODES_PAGE at a time; the whole list outgrows one reply
- * past about 10,000 nodes), the pages joined into {"nodes": [...], "total": N}. A node listed on
- * two pages (the list moved between them) is kept once. An older RM answers the whole list to
- * the first page's query, which is then all there is. Returns 0 with *doc (caller owns), or an
- * ERR_* with msg. */
-#define CLI_RM_NODES_PAGE 2000
-int cli_rm_nodes(rmclient_t *c, int replica, int timeout_ms, json_t **doc, char *msg, size_t cap);
+/* The RM's "nodes" or "jobs" document (kind) however long the list, from replica `replica` (-1:
+ * any): asked in pages ("KIND FROM COUNT", CLI_RM_PAGE at a time; a whole list outgrows one
+ * reply past about 10,000 nodes or 6,000 jobs), the pages joined into {KIND: [...], "total": N}.
+ * An item listed on two pages (the list moved between them) is kept once, by its id_key ("name",
+ * "job_id"). An older RM answers the whole list to the first page's query, which is then all
+ * there is. Returns 0 with *doc (caller owns), or an ERR_* with msg. */
+#define CLI_RM_PAGE 2000
+int cli_rm_list(rmclient_t *c, int replica, const char *kind, const char *id_key, int timeout_ms,
+                json_t **doc, char *msg, size_t cap);
 /* Prints doc as indented JSON on stdout. Returns 0, or 1 when it cannot be serialised. */
 int cli_rm_print_json(json_t *doc);
 /* Field k of o as a string, "-" when absent or not a string (borrowed from o). */

@@ -465,8 +465,35 @@ static void test_nodes_in_pages(void **state)
         assert_int_equal(rmclient_admin(c, 0, "nodes", bad[i], bad[i][1] != NULL ? 2 : 1, 3000,
                                         &text, msg, sizeof msg),
                          ERR_INVAL);
-        assert_non_null(strstr(msg, "nodes [FROM COUNT]"));
+        assert_non_null(strstr(msg, "usage: nodes [FROM COUNT]"));
     }
+    /* jobs likewise: three registered, two pages of two */
+    for (int i = 0; i < 3; i++) {
+        proto_msg_t req, rep;
+        char key[64];
+        proto_msg_init(&req, PROTO_JOB_REGISTER);
+        rmclient_new_key(key, sizeof key);
+        req.job_register.key = key;
+        req.job_register.name = "paged";
+        req.job_register.virtual_cluster = "default";
+        assert_int_equal(rmclient_call(c, &req, &rep, 1000, 5000, msg, sizeof msg), 0);
+        proto_msg_close(&rep);
+    }
+    const char *j0[2] = {"0", "2"};
+    assert_int_equal(rmclient_admin(c, 0, "jobs", j0, 2, 3000, &text, msg, sizeof msg), 0);
+    page = json_loads(text, 0, NULL);
+    mem_free(text);
+    size_t jobs = (size_t)json_integer_value(json_object_get(page, "total"));
+    assert_true(jobs >= 3);
+    assert_int_equal(json_array_size(json_object_get(page, "jobs")), 2);
+    assert_int_equal(json_integer_value(json_object_get(page, "next")), 2);
+    json_decref(page);
+    assert_int_equal(rmclient_admin(c, 0, "jobs", bad[1], 2, 3000, &text, msg, sizeof msg),
+                     ERR_INVAL);
+    assert_non_null(strstr(msg, "jobs [FROM COUNT]"));
+    json_t *alljobs = rm_harness_json("jobs --rm %s --keys %s --json", g_rm.api, g_rm.keys);
+    assert_int_equal(json_array_size(json_object_get(alljobs, "jobs")), jobs);
+    json_decref(alljobs);
     rmclient_destroy(&c);
     /* `paddock nodes` joins the pages: every node once */
     json_t *all = rm_harness_json("nodes --rm %s --keys %s --json", g_rm.api, g_rm.keys);
