@@ -56,6 +56,23 @@ static json_t *status(rmclient_t *c, const char *kind, const char *arg)
     return doc;
 }
 
+/* Registers a job of that name in the default virtual cluster (no deadline): asserts it is
+ * accepted. */
+static void register_job(rmclient_t *c, const char *name)
+{
+    char msg[256], key[64];
+    proto_msg_t req, rep;
+    proto_msg_init(&req, PROTO_JOB_REGISTER);
+    rmclient_new_key(key, sizeof key);
+    req.job_register.key = key;
+    req.job_register.name = (char *)name;
+    req.job_register.virtual_cluster = "default";
+    assert_int_equal(rmclient_call(c, &req, &rep, 1000, 5000, msg, sizeof msg), 0);
+    assert_int_equal(rep.type, PROTO_JOB_REGISTER_REPLY);
+    assert_int_equal(rep.job_register_reply.code, 0);
+    proto_msg_close(&rep);
+}
+
 static bool wait_ready(rmclient_t *c)
 {
     uint64_t end = clock_mono_ms() + 10000;
@@ -468,17 +485,8 @@ static void test_nodes_in_pages(void **state)
         assert_non_null(strstr(msg, "usage: nodes [FROM COUNT]"));
     }
     /* jobs likewise: three registered, two pages of two */
-    for (int i = 0; i < 3; i++) {
-        proto_msg_t req, rep;
-        char key[64];
-        proto_msg_init(&req, PROTO_JOB_REGISTER);
-        rmclient_new_key(key, sizeof key);
-        req.job_register.key = key;
-        req.job_register.name = "paged";
-        req.job_register.virtual_cluster = "default";
-        assert_int_equal(rmclient_call(c, &req, &rep, 1000, 5000, msg, sizeof msg), 0);
-        proto_msg_close(&rep);
-    }
+    for (int i = 0; i < 3; i++)
+        register_job(c, "paged");
     const char *j0[2] = {"0", "2"};
     assert_int_equal(rmclient_admin(c, 0, "jobs", j0, 2, 3000, &text, msg, sizeof msg), 0);
     page = json_loads(text, 0, NULL);
@@ -583,15 +591,8 @@ static void test_lease_expiry_and_restart(void **state)
     assert_int_equal(json_integer_value(json_object_get(vc, "granted")), 0);
     json_decref(tok);
     /* enough entries for Raft snapshots (threshold 16), so the restart restores one from disk */
-    for (int i = 0; i < 40; i++) {
-        proto_msg_init(&req, PROTO_JOB_REGISTER);
-        rmclient_new_key(key, sizeof key);
-        req.job_register.key = key;
-        req.job_register.name = "filler";
-        req.job_register.virtual_cluster = "default";
-        assert_int_equal(rmclient_call(c, &req, &rep, 1000, 5000, msg, sizeof msg), 0);
-        proto_msg_close(&rep);
-    }
+    for (int i = 0; i < 40; i++)
+        register_job(c, "filler");
     json_t *st = status(c, "rm_status", NULL);
     assert_true(json_integer_value(json_object_get(json_object_get(st, "fsm"), "snapshots")) > 0);
     json_decref(st);
