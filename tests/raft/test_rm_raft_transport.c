@@ -85,19 +85,7 @@ static bool counted(int i, const char *reason, long long above)
 
 static int register_job(const char *name)
 {
-    char key[64], msg[256];
-    proto_msg_t req, rep;
-    proto_msg_init(&req, PROTO_JOB_REGISTER);
-    rmclient_new_key(key, sizeof key);
-    req.job_register.key = key;
-    req.job_register.name = (char *)name;
-    req.job_register.virtual_cluster = "default";
-    int rc = rmclient_call(g_c, &req, &rep, 500, 10000, msg, sizeof msg);
-    if (rc == 0 && (rep.type != PROTO_JOB_REGISTER_REPLY || rep.job_register_reply.code != 0))
-        rc = ERR_STATE;
-    if (rc == 0)
-        proto_msg_close(&rep);
-    return rc;
+    return rm_harness_register_job(g_c, name);
 }
 
 /* Every replica of g_c answers with the same last_applied, at least `min` (10 s at most). */

@@ -2,8 +2,10 @@
 #include "tests/rm/rm_harness.h"
 
 #include "common/clock.h"
+#include "common/err.h"
 #include "common/mem.h"
 #include "common/port.h"
+#include "proto/proto.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -294,4 +296,22 @@ void rm_harness_ports_release(void)
 {
     while (rm_harness__nports > 0)
         close(rm_harness__port_fds[--rm_harness__nports]);
+}
+
+int rm_harness_register_job(rmclient_t *c, const char *name)
+{
+    char key[64], msg[256];
+    proto_msg_t req, rep;
+    proto_msg_init(&req, PROTO_JOB_REGISTER);
+    rmclient_new_key(key, sizeof key);
+    req.job_register.key = key;
+    req.job_register.name = (char *)name;
+    req.job_register.virtual_cluster = "default";
+    int rc = rmclient_call(c, &req, &rep, 500, 10000, msg, sizeof msg);
+    if (rc != 0)
+        return rc;
+    if (rep.type != PROTO_JOB_REGISTER_REPLY || rep.job_register_reply.code != 0)
+        rc = ERR_STATE;
+    proto_msg_close(&rep);
+    return rc;
 }

@@ -63,6 +63,10 @@ long rm_harness_rm_pid(uint64_t id);
  * its JSON answer (caller owns it), or NULL when it did not answer. */
 json_t *rm_harness_admin(rmclient_t *c, int replica, const char *kind, int timeout_ms);
 
+/* Registers a job of that name in the default virtual cluster (no deadline) through c, tries of
+ * 500 ms for up to 10 s: 0 when accepted, the client's error, or ERR_STATE when refused. */
+int rm_harness_register_job(rmclient_t *c, const char *name);
+
 /* Polls every replica (`rm_status`, 1 s each) until one is a ready leader: its status (caller
  * owns it), or NULL after MS milliseconds. */
 json_t *rm_harness_wait_leader(rmclient_t *c, int ms);

@@ -56,21 +56,10 @@ static json_t *status(rmclient_t *c, const char *kind, const char *arg)
     return doc;
 }
 
-/* Registers a job of that name in the default virtual cluster (no deadline): asserts it is
- * accepted. */
+/* Registers a job of that name: asserts it is accepted. */
 static void register_job(rmclient_t *c, const char *name)
 {
-    char msg[256], key[64];
-    proto_msg_t req, rep;
-    proto_msg_init(&req, PROTO_JOB_REGISTER);
-    rmclient_new_key(key, sizeof key);
-    req.job_register.key = key;
-    req.job_register.name = (char *)name;
-    req.job_register.virtual_cluster = "default";
-    assert_int_equal(rmclient_call(c, &req, &rep, 1000, 5000, msg, sizeof msg), 0);
-    assert_int_equal(rep.type, PROTO_JOB_REGISTER_REPLY);
-    assert_int_equal(rep.job_register_reply.code, 0);
-    proto_msg_close(&rep);
+    assert_int_equal(rm_harness_register_job(c, name), 0);
 }
 
 static bool wait_ready(rmclient_t *c)
