@@ -6,6 +6,7 @@
 
 #include "common/bloom.h"
 #include "common/err.h"
+#include "common/map.h"
 #include "common/mem.h"
 
 struct view__rack {
@@ -41,6 +42,7 @@ struct view {
     size_t tcap;     /* power of two, > 2n */
     struct view__rack *racks;
     size_t nracks, rcap;
+    struct map rack_ix; /* rack name -> index + 1 (a snapshot's every new node looks its rack up) */
     uint32_t *light;
     size_t nlight;
 };
@@ -119,6 +121,7 @@ int view_new(view_t **out)
     view_t *v = mem_calloc(1, sizeof *v);
     if (v == NULL)
         return ERR_NOMEM;
+    map_init(&v->rack_ix);
     v->tcap = 64;
     v->table = mem_calloc(v->tcap, sizeof *v->table);
     if (v->table == NULL) {
@@ -141,6 +144,7 @@ void view_destroy(view_t **p)
         mem_free(v->racks[i].nodes);
     }
     mem_free(v->racks);
+    map_close(&v->rack_ix);
     mem_free(v->nodes);
     mem_free(v->table);
     mem_free(v->light);
@@ -176,10 +180,22 @@ static void view__insert(uint32_t *table, size_t tcap, const struct view_node *n
 
 static long view__rack_find(const view_t *v, const char *name)
 {
-    for (size_t i = 0; i < v->nracks; i++)
-        if (strcmp(v->racks[i].name, name) == 0)
-            return (long)i;
-    return -1;
+    void *r = map_get(&v->rack_ix, name);
+    return r != NULL ? (long)((uintptr_t)r - 1) : -1;
+}
+
+/* A new rack at the end of the table (room reserved by view__reserve). Its index, or ERR_NOMEM. */
+static long view__rack_add(view_t *v, const char *rack)
+{
+    char *nm = mem_strdup(rack);
+    if (nm == NULL)
+        return ERR_NOMEM;
+    if (map_put(&v->rack_ix, rack, (void *)(uintptr_t)(v->nracks + 1), NULL) != 0) {
+        mem_free(nm);
+        return ERR_NOMEM;
+    }
+    v->racks[v->nracks] = (struct view__rack){nm, NULL, 0, 0};
+    return (long)v->nracks++;
 }
 
 /* Reserves room for one more node, one more rack and the hash table (no state change). */
@@ -382,13 +398,8 @@ static int view__update(view_t *v, const struct view_entry *e, int64_t now_ms, b
             long r = view__rack_find(v, rack);
             if ((rc = view__reserve(v, 0, r < 0, 0)) != 0)
                 return rc;
-            if (r < 0) {
-                char *nm = mem_strdup(rack);
-                if (nm == NULL)
-                    return ERR_NOMEM;
-                v->racks[v->nracks] = (struct view__rack){nm, NULL, 0, 0};
-                r = (long)v->nracks++;
-            }
+            if (r < 0 && (r = view__rack_add(v, rack)) < 0)
+                return (int)r;
             struct view__rack *nr = &v->racks[r];
             if (nr->n == nr->cap) {
                 size_t c = nr->cap == 0 ? 16 : nr->cap * 2;
@@ -422,11 +433,8 @@ static int view__update(view_t *v, const struct view_entry *e, int64_t now_ms, b
     if (r < 0) {
         if ((rc = view__reserve(v, 1, 1, 0)) != 0)
             return rc;
-        char *nm = mem_strdup(rack);
-        if (nm == NULL)
-            return ERR_NOMEM;
-        v->racks[v->nracks] = (struct view__rack){nm, NULL, 0, 0};
-        r = (long)v->nracks++;
+        if ((r = view__rack_add(v, rack)) < 0)
+            return (int)r;
     }
     if ((rc = view__reserve(v, 1, 0, (uint32_t)r)) != 0)
         return rc;

@@ -122,6 +122,32 @@ static void test_view_racks_and_lookup(void **state)
     assert_int_equal(l[1], 998);
     assert_int_equal(l[2], 997);
     view_destroy(&v);
+
+    /* many racks (looked up by name, not scanned): every node filed in its own, in order */
+    assert_int_equal(view_new(&v), 0);
+    char rack[32];
+    for (int i = 0; i < 2000; i++) {
+        snprintf(name, sizeof name, "node-%d", i);
+        snprintf(rack, sizeof rack, "dc1-row-%02d-rack-%03d", i / 400, (i / 8) % 50);
+        fx_node(v, name, rack, 1, 1, 0);
+    }
+    assert_int_equal(view_rack_count(v), 250);
+    for (uint32_t i = 0; i < 2000; i++) {
+        snprintf(rack, sizeof rack, "dc1-row-%02u-rack-%03u", i / 400, (i / 8) % 50);
+        assert_string_equal(view_rack_name(v, view_node(v, i)->rack), rack);
+        const uint32_t *in = view_rack_nodes(v, view_node(v, i)->rack, &n);
+        assert_int_equal(n, 8);
+        assert_int_equal(in[i % 8], i);
+    }
+    /* a node moved to a rack never seen gets a new one, found again by name */
+    fx_node(v, "node-5", "spare-rack", 1, 2, 0);
+    assert_int_equal(view_rack_count(v), 251);
+    assert_string_equal(view_rack_name(v, view_node(v, 5)->rack), "spare-rack");
+    fx_node(v, "node-6", "spare-rack", 1, 2, 0);
+    assert_int_equal(view_node(v, 6)->rack, view_node(v, 5)->rack);
+    view_rack_nodes(v, view_node(v, 0)->rack, &n);
+    assert_int_equal(n, 6);
+    view_destroy(&v);
 }
 
 static void test_view_wait_lookup(void **state)
