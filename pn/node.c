@@ -71,6 +71,7 @@ node_t *node_new(const pnconf_t *cfg, uv_loop_t *loop, uint64_t boot_id, uid_t u
     rng_seed(&n->rng, boot_id);
     n->uid = uid;
     n->gid = gid;
+    n->dir_uid = uid != (uid_t)-1 ? uid : geteuid(); /* asked once, not per ended task */
     n->caller.uid = (uid_t)-1;
     n->caller.gid = (gid_t)-1;
     n->caller.admin = 1;
@@ -239,6 +240,7 @@ void node_destroy(node_t **np)
     }
     node__statuses_flush(n); /* no pass end comes now */
     if (n->pgids_fd >= 0) {  /* every task was killed above: nothing for the next boot */
+        n->pgids_len = 0;
         if (ftruncate(n->pgids_fd, 0) != 0)
             log_warn("cannot empty the list of task process groups");
         close(n->pgids_fd);

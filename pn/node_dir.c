@@ -370,7 +370,7 @@ int node__give_back_quiet(node_t *n, const char *dir)
             break;
     }
     struct stat st;
-    uid_t want = n->uid != (uid_t)-1 ? n->uid : geteuid();
+    uid_t want = n->dir_uid;
     int rc = NODE__DIR_KEEP;
     if (!other && seen == 2) {
         /* left nothing: reused here, one rename, when everything is as a new directory's */
@@ -423,7 +423,7 @@ static void node__trash_done(uv_work_t *w, int status)
  * (the caller removes it). */
 static int node__recycle(const node_t *n, const char *dir, uint64_t seq)
 {
-    uid_t want = n->uid != (uid_t)-1 ? n->uid : geteuid();
+    uid_t want = n->dir_uid;
     int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (dfd < 0)
         return -1;

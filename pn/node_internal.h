@@ -112,6 +112,7 @@ struct node {
     struct rng rng; /* the queue's opportunistic pick (common/rng.h) */
     uid_t uid;
     gid_t gid;
+    uid_t dir_uid; /* who owns a reusable directory's files: uid, or the PN's own when -1 */
     node_send_fn *send;
     void *send_arg;
     queue_t *queue;
@@ -167,6 +168,8 @@ struct node {
     orphan_t *orphan; /* jobs the RM says ended, expired or unknown, until reaped */
     int pgids_fd;     /* WORK/tasks.pgids: a line per task started, for the next boot */
     size_t pgids_lines;
+    char pgids_buf[2048]; /* the lines of this loop pass's starts, written at its end */
+    size_t pgids_len;
     int start_check;    /* start times from the clock: 0 not checked yet, 1 agree, -1 /proc */
     char **hb_jobs;     /* PROTO_MAX_NODE_JOBS ids borrowed from the jobs map, for a heartbeat */
     uint64_t hb_round;  /* heartbeats filled */
@@ -214,6 +217,7 @@ void node__running(node_t *n, node__task_t *t);
 /* What waits for the end of the loop pass: held RUNNING statuses, the trash for the pool. */
 void node__pass_end_arm(node_t *n);
 void node__pass_flush(node_t *n);
+void node__pgids_flush(node_t *n);
 void node__task_free(node__task_t *t);
 double node__now_s(void);
 void node__grace_tick(node_t *n); /* a downgrade's grace ended: preempt if regular work waits */

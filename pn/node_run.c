@@ -117,15 +117,27 @@ int node__prepare(node_t *n, node__task_t *t, const proto_task_create_t *tc, cha
     return 0;
 }
 
+/* The lines noted since the last write, in one write (a pass's starts come in batches). */
+void node__pgids_flush(node_t *n)
+{
+    if (n->pgids_len > 0 && n->pgids_fd >= 0 &&
+        write(n->pgids_fd, n->pgids_buf, n->pgids_len) != (ssize_t)n->pgids_len)
+        log_warn("tasks.pgids: %s: a later boot may not find every task to kill", strerror(errno));
+    n->pgids_len = 0;
+}
+
 /* WORK/tasks.pgids: the process group of every task started, with its start time, so that
  * the next boot of the PN kills what an unclean stop (SIGKILL, a crash) left running: tasks
  * nobody tracks any more would finish their work a second time beside the re-run (issue 14).
- * Appended without fsync (a machine crash kills the tasks too); truncated when no task runs. */
+ * Appended without fsync (a machine crash kills the tasks too) at the end of the loop pass that
+ * started them (a PN killed within the pass loses that pass's lines: microseconds); truncated
+ * when no task runs. */
 static void node__note_pgid(node_t *n, pid_t pid, const exec_started_t *at)
 {
     if (n->pgids_fd < 0)
         return;
     if (n->bypid.len <= 1 && n->pgids_lines > 1024) { /* nothing else runs: start afresh */
+        n->pgids_len = 0;                             /* the pass's other starts have ended too */
         if (ftruncate(n->pgids_fd, 0) == 0)
             n->pgids_lines = 0;
     }
@@ -143,10 +155,17 @@ static void node__note_pgid(node_t *n, pid_t pid, const exec_started_t *at)
         if (n->start_check < 0)
             b.lo = b.hi = start;
     }
-    char line[96];
-    int len = snprintf(line, sizeof line, "%d %llu %llu\n", (int)pid, b.lo, b.hi);
-    if (write(n->pgids_fd, line, (size_t)len) == len)
+    if (sizeof n->pgids_buf - n->pgids_len < 96)
+        node__pgids_flush(n);
+    int len = snprintf(n->pgids_buf + n->pgids_len, sizeof n->pgids_buf - n->pgids_len,
+                       "%d %llu %llu\n", (int)pid, b.lo, b.hi);
+    if (len > 0 && (size_t)len < sizeof n->pgids_buf - n->pgids_len) {
+        n->pgids_len += (size_t)len;
         n->pgids_lines++;
+    }
+    node__pass_end_arm(n);
+    if (!n->pass_end_armed) /* no handle (or stopping): at once */
+        node__pgids_flush(n);
 }
 
 /* The second half of a start, on the loop thread: the spawn's outcome (from exec_spawn_timed
@@ -344,6 +363,7 @@ void node__pass_flush(node_t *n)
         node__send_status(n, t);
     }
     n->nrunq = 0;
+    node__pgids_flush(n);
     node__statuses_flush(n);
     node__trash_flush(n, 0);
 }

@@ -453,6 +453,49 @@ static void test_task_dir_at_start_cancel(void **state)
     assert_int_equal(c.cancelled, 2);
 }
 
+/* Every running task's process group is in WORK/tasks.pgids once its start is reported (the
+ * lines of one loop pass's starts are written together at the pass's end), for a later boot
+ * to kill should this one die uncleanly: one line per task, each a live group of a task. */
+static void test_pgids_noted(void **state)
+{
+    fixture_t *f = *state;
+    enum { N = 6 };
+    char ids[N][16];
+    for (int i = 0; i < N; i++) {
+        snprintf(ids[i], sizeof ids[i], "p%d", i);
+        const char *sl[] = {"/bin/sleep", "30"};
+        create_argv(f, "j", ids[i], sl, 2);
+    }
+    for (int i = 0; i < N; i++)
+        wait_state(f, "j", ids[i], PROTO_TASK_RUNNING);
+    char path[600];
+    snprintf(path, sizeof path, "%s/work/tasks.pgids", f->dir);
+    FILE *fh = fopen(path, "r");
+    assert_non_null(fh);
+    int pids[N + 1], n = 0, pid;
+    unsigned long long lo, hi;
+    while (n <= N && fscanf(fh, "%d %llu %llu", &pid, &lo, &hi) == 3) {
+        assert_true(pid > 1 && lo <= hi);
+        assert_int_equal(kill(-pid, 0), 0); /* a live group: the task's */
+        char cmd[64] = "", p[64];
+        snprintf(p, sizeof p, "/proc/%d/comm", pid);
+        FILE *c = fopen(p, "r");
+        assert_non_null(c);
+        assert_non_null(fgets(cmd, sizeof cmd, c));
+        fclose(c);
+        assert_string_equal(cmd, "sleep\n");
+        for (int k = 0; k < n; k++)
+            assert_int_not_equal(pids[k], pid);
+        pids[n++] = pid;
+    }
+    fclose(fh);
+    assert_int_equal(n, N);
+    for (int i = 0; i < N; i++)
+        cancel(f, "A", "j", ids[i], 0);
+    for (int i = 0; i < N; i++)
+        wait_state(f, "j", ids[i], PROTO_TASK_CANCELLED);
+}
+
 /* With the loop thread spawning (spawn_threads=0), the same tasks behave the same. */
 static int setup_inline(void **state)
 {
@@ -479,6 +522,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_spawners_short_tasks, setup_spawners, teardown),
         cmocka_unit_test_setup_teardown(test_spawners_cancel_in_flight, setup_spawners, teardown),
         cmocka_unit_test_setup_teardown(test_spawners_short_tasks, setup_inline, teardown),
+        cmocka_unit_test_setup_teardown(test_pgids_noted, setup_spawners, teardown),
+        cmocka_unit_test_setup_teardown(test_pgids_noted, setup_inline, teardown),
     };
     int rc = cmocka_run_group_tests_name("node spawner threads", spawners, NULL, NULL);
     return rc | cmocka_run_group_tests_name("node task directories", dirs, NULL, NULL);
