@@ -170,6 +170,7 @@ struct node {
     size_t pgids_lines;
     char pgids_buf[2048]; /* the lines of this loop pass's starts, written at its end */
     size_t pgids_len;
+    unsigned pgids_warned;
     int start_check;    /* start times from the clock: 0 not checked yet, 1 agree, -1 /proc */
     char **hb_jobs;     /* PROTO_MAX_NODE_JOBS ids borrowed from the jobs map, for a heartbeat */
     uint64_t hb_round;  /* heartbeats filled */

@@ -121,7 +121,8 @@ int node__prepare(node_t *n, node__task_t *t, const proto_task_create_t *tc, cha
 void node__pgids_flush(node_t *n)
 {
     if (n->pgids_len > 0 && n->pgids_fd >= 0 &&
-        write(n->pgids_fd, n->pgids_buf, n->pgids_len) != (ssize_t)n->pgids_len)
+        write(n->pgids_fd, n->pgids_buf, n->pgids_len) != (ssize_t)n->pgids_len &&
+        !n->pgids_warned++) /* once: a full disk would say it every pass */
         log_warn("tasks.pgids: %s: a later boot may not find every task to kill", strerror(errno));
     n->pgids_len = 0;
 }
