@@ -182,6 +182,10 @@ static void rm_metrics__traffic(struct rmserver *s, struct metrics *m)
     metrics_counter1(m, "paddock_rm_log_entries_appended_total",
                      "Raft log entries this replica appended as leader.",
                      (double)s->entries_appended);
+    metrics_family(m, "paddock_rm_commit_seconds", METRICS_HISTOGRAM,
+                   "Time from a log entry's append as leader to its commit (a quorum's write), "
+                   "per entry (a batch of commands).");
+    metrics_histogram(m, NULL, &s->commit_hist);
     metrics_gauge1(m, "paddock_rm_commands_pending", "Commands waiting for a log entry.",
                    (double)s->pending.len);
     metrics_gauge1(m, "paddock_rm_entries_inflight", "Log entries appended and not yet applied.",

@@ -120,6 +120,8 @@ static void rmserver__batch_done(struct rmserver *s, struct rmserver_batch *b, i
             s->writes_committed++;
         rmserver_reply(s, c, code, &res);
     }
+    if (status == 0)
+        metrics_hist_observe(&s->commit_hist, (double)(clock_mono_ns() - b->t0_ns) / 1e9);
     for (size_t i = 0; i < b->n; i++)
         rmserver__cmd_free(&b->cmds[i]);
     mem_free(b->cmds);
@@ -187,6 +189,7 @@ static void rmserver__flush(struct rmserver *s)
         memmove(s->pending.items, s->pending.items + n, (s->pending.len - n) * sizeof *cmds);
         vec_truncate(&s->pending, s->pending.len - n);
         s->inflight++;
+        b->t0_ns = clock_mono_ns();
         int rc = raft_apply(&s->raft, &b->req, &buf, 1, rmserver__apply_cb);
         if (rc != 0) {
             raft_free(buf.base);
@@ -734,6 +737,9 @@ int rmserver_run(const rmconf_t *cfg, bool insecure, bool bootstrap, bool join, 
     proto_buf_init(&s->buf);
     proto_stats_init(&s->api_stats);
     proto_stats_init(&s->hb_stats);
+    static const double commit_b[] = {0.0005, 0.001, 0.002, 0.005, 0.01, 0.02,
+                                      0.05,   0.1,   0.25,  0.5,   1,    2.5};
+    metrics_hist_init(&s->commit_hist, commit_b, sizeof commit_b / sizeof *commit_b);
     int rc = zuv_global_init();
     if (rc == 0 && uv_loop_init(&s->loop) != 0)
         rc = ERR_SYS;

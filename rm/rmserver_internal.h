@@ -6,6 +6,7 @@
 
 #include "common/curve.h"
 #include "common/id.h"
+#include "common/metrics.h"
 #include "common/vec.h"
 #include "common/zuv.h"
 #include "proto/pack.h"
@@ -76,6 +77,7 @@ struct rmserver_batch {
     struct rmserver *s;
     size_t n;
     struct rmserver_cmd *cmds; /* n entries, owned */
+    uint64_t t0_ns;            /* clock_mono_ns when handed to raft_apply */
 };
 
 enum rmserver_reject {
@@ -168,6 +170,7 @@ struct rmserver {
     uint64_t denied[RMSERVER_DENY_COUNT];
     struct rmserver_caller caller; /* of the request being handled */
     uint64_t requests, heartbeats, heartbeats_stale, writes_committed, entries_appended;
+    struct metrics_hist commit_hist;  /* a log entry's raft_apply to its commit here, seconds */
     uint64_t heartbeats_unregistered; /* refused: node unknown, or another boot id */
     char msg[512];
 

@@ -472,6 +472,14 @@ static void test_prometheus_scrapes_a_running_job(void **state)
             break;
     assert_true(done == 1);
     assert_true(prom_query("min(paddock_rm_raft_term)") >= 1);
+    /* The leader timed its log entries' commits: some, none more than it appended, each counted
+     * in a bucket, and together taking time. */
+    assert_true(prom_query("sum(paddock_rm_commit_seconds_count)") > 0);
+    assert_true(prom_query("sum(paddock_rm_log_entries_appended_total) - "
+                           "sum(paddock_rm_commit_seconds_count)") >= 0);
+    assert_true(prom_query("sum(paddock_rm_commit_seconds_bucket{le=\"+Inf\"}) - "
+                           "sum(paddock_rm_commit_seconds_count)") == 0);
+    assert_true(prom_query("sum(paddock_rm_commit_seconds_sum)") > 0);
 }
 
 int main(void)
