@@ -264,6 +264,7 @@ typedef struct jmd {
 
     /* RM */
     zuv_sock_t *sub[JMD_MAX_RM];
+    int sub_linked[JMD_MAX_RM]; /* sub[i] connected: only once followed (jmd_rm__follow) */
     struct view_stream vstream[JMD_MAX_RM]; /* each replica's view stream (jmd_rm.c) */
     int vsnap[JMD_MAX_RM];                  /* sub[i] subscribes to snapshots */
     int64_t vsnap_ms[JMD_MAX_RM];           /* since when (jmd_now), to ask again */

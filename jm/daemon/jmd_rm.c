@@ -95,6 +95,16 @@ static void jmd_rm__follow(jmd_t *j, size_t i, int on)
 {
     if (!j->sub[i])
         return;
+    /* a replica's view socket is connected when first followed: a JM takes one view, and each
+       connection it never uses would cost a CURVE handshake at its start (on its first task's
+       path) and the replica a connection to keep */
+    if (on && !j->sub_linked[i]) {
+        if (zsock_connect(zuv_sock_zsock(j->sub[i]), "%s", j->o.rm_pub[i]) != 0) {
+            log_warn("view of RM replica %zu: cannot connect to %s", i, j->o.rm_pub[i]);
+            return;
+        }
+        j->sub_linked[i] = 1;
+    }
     void *z = zsock_resolve(zuv_sock_zsock(j->sub[i]));
     int opt = on ? ZMQ_SUBSCRIBE : ZMQ_UNSUBSCRIBE;
     zmq_setsockopt(z, opt, PROTO_VIEW_TOPIC_DELTA, PROTO_VIEW_TOPIC_LEN);
@@ -677,6 +687,7 @@ void jmd_rm_finish(jmd_t *j)
     jmd_rm__start(j, &j->call_lease, PROTO_LEASE_RENEW, 0, 0);
 }
 
+/* endpoint NULL: connected later (a SUB, by jmd_rm__follow) */
 static int jmd_rm__socket(jmd_t *j, int type, const char *endpoint, zuv_sock_t **out,
                           zuv_recv_fn *fn, char *msg, size_t cap)
 {
@@ -685,7 +696,7 @@ static int jmd_rm__socket(jmd_t *j, int type, const char *endpoint, zuv_sock_t *
         return err_fmt(msg, cap, ERR_SYS, "cannot create a socket");
     int rc = curve_apply(z, j->curve, CURVE_CLIENT, NULL, msg, cap);
     /* a SUB subscribes to nothing here: jmd_rm__follow */
-    if (!rc && zsock_connect(z, "%s", endpoint) != 0)
+    if (!rc && endpoint && zsock_connect(z, "%s", endpoint) != 0)
         rc = err_fmt(msg, cap, ERR_CONFIG, "cannot connect to %s", endpoint);
     if (!rc)
         rc = zuv_sock_new(out, &j->loop, &z, NULL, fn, j);
@@ -705,7 +716,8 @@ int jmd_rm_open(jmd_t *j, char *msg, size_t cap)
         int rc =
             jmd_rm__socket(j, ZMQ_DEALER, j->o.rm_api[i], &j->api[i], jmd_rm__on_api, msg, cap);
         if (!rc && j->o.rm_pub[i]) {
-            rc = jmd_rm__socket(j, ZMQ_SUB, j->o.rm_pub[i], &j->sub[i], jmd_rm__on_view, msg, cap);
+            rc = jmd_rm__socket(j, ZMQ_SUB, NULL, &j->sub[i], jmd_rm__on_view, msg, cap);
+            j->sub_linked[i] = 0;
             memset(&j->vstream[i], 0, sizeof j->vstream[i]);
             j->vsnap[i] = 0;
         }

@@ -1,13 +1,16 @@
 /* test_rm_view_follow.c - a JM follows one replica's view, not every replica's: on `paddock
  * cluster up --rm 3 --pn 1` one JM makes one replica publish one snapshot (it took three, one
- * from each replica, before), and when that replica is killed the JM follows another within a
- * few seconds (the replicas publish an empty delta a second, rm/rmview.h RMVIEW_KEEPALIVE_MS, so
- * a silent one is a stopped one) and is whole again from it. Checked through `paddock rm status
- * --json` and the job's state.json. Skipped when paddock-pn is not built. Kills only pids from
- * the cluster's own pid files. */
+ * from each replica, before) and holds a connection to that replica's view socket alone (it
+ * connected to all three, a CURVE handshake each, before), and when that replica is killed the
+ * JM follows another within a few seconds (the replicas publish an empty delta a second,
+ * rm/rmview.h RMVIEW_KEEPALIVE_MS, so a silent one is a stopped one) and is whole again from it.
+ * Checked through `paddock rm status --json`, the job's state.json and the JM's sockets. Skipped
+ * when paddock-pn is not built. Kills only pids from the cluster's own pid files. */
 #include "common/clock.h"
+#include "rm/rmclient.h"
 #include "tests/rm/rm_harness.h"
 
+#include <dirent.h>
 #include <jansson.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -15,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -53,6 +57,59 @@ static long snapshots_by_replica(long out[4])
     }
     json_decref(st);
     return sum;
+}
+
+/* The JM's established TCP connections to each replica's view (PUB) endpoint, into out[id]
+ * (ids 1..3 in cluster.conf's order): its sockets' inodes (/proc/PID/fd) found in /proc/net/tcp
+ * with the remote port of a replica's pub endpoint. */
+static void view_links(long jm_pid, long out[4])
+{
+    for (int i = 0; i < 4; i++)
+        out[i] = 0;
+    struct rmclient_cluster cl;
+    char msg[256];
+    assert_int_equal(rmclient_cluster_load(rm_harness_dir(), &cl, msg, sizeof msg), 0);
+    unsigned ports[4] = {0};
+    for (size_t i = 0; i < cl.n && i < 3; i++) {
+        const char *colon = strrchr(cl.pub[i], ':');
+        assert_non_null(colon);
+        ports[i + 1] = (unsigned)strtoul(colon + 1, NULL, 10);
+    }
+    rmclient_cluster_close(&cl);
+    unsigned long inodes[256];
+    size_t ni = 0;
+    char path[64], link[64];
+    snprintf(path, sizeof path, "/proc/%ld/fd", jm_pid);
+    DIR *d = opendir(path);
+    assert_non_null(d);
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL && ni < 256) {
+        char fd[320];
+        snprintf(fd, sizeof fd, "%s/%s", path, de->d_name);
+        ssize_t n = readlink(fd, link, sizeof link - 1);
+        if (n <= 0)
+            continue;
+        link[n] = 0;
+        unsigned long ino;
+        if (sscanf(link, "socket:[%lu]", &ino) == 1)
+            inodes[ni++] = ino;
+    }
+    closedir(d);
+    FILE *t = fopen("/proc/net/tcp", "r");
+    assert_non_null(t);
+    char line[512];
+    while (fgets(line, sizeof line, t) != NULL) {
+        unsigned rport = 0, st = 0;
+        unsigned long ino = 0;
+        if (sscanf(line, " %*d: %*x:%*x %*x:%x %x %*x:%*x %*x:%*x %*x %*u %*u %lu", &rport, &st,
+                   &ino) != 3 ||
+            st != 1) /* TCP_ESTABLISHED */
+            continue;
+        for (size_t i = 0; i < ni; i++)
+            for (int id = 1; id <= 3; id++)
+                out[id] += inodes[i] == ino && rport == ports[id];
+    }
+    fclose(t);
 }
 
 /* The job's state.json view_wholes (-1: not readable yet). */
@@ -97,7 +154,9 @@ static void test_one_view_then_another(void **state)
     assert_non_null(sub);
     char job_dir[1200];
     snprintf(job_dir, sizeof job_dir, "%s", json_string_value(json_object_get(sub, "job_dir")));
+    long jm = (long)json_integer_value(json_object_get(sub, "jm_pid"));
     json_decref(sub);
+    assert_true(jm > 0);
 
     /* whole once, from one replica: one snapshot published in the cluster, not three */
     assert_true(until_wholes(job_dir, 1, 15000));
@@ -109,6 +168,13 @@ static void test_one_view_then_another(void **state)
     for (int id = 1; id <= 3; id++)
         followed = snaps[id] == 1 ? id : followed;
     assert_true(followed >= 1);
+    /* ... and connected to that replica's view alone (the others' never: a handshake each) */
+    long links[4];
+    view_links(jm, links);
+    fprintf(stderr, "JM %ld view links by replica: %ld %ld %ld (following %d)\n", jm, links[1],
+            links[2], links[3], followed);
+    for (int id = 1; id <= 3; id++)
+        assert_int_equal(links[id], id == followed ? 1 : 0);
 
     /* the followed replica stops: the JM follows another and is whole again from it */
     long pid = rm_harness_rm_pid((uint64_t)followed);
@@ -124,6 +190,12 @@ static void test_one_view_then_another(void **state)
     for (int id = 1; id <= 3; id++)
         others += id != followed && after[id] > 0 ? after[id] : 0;
     assert_int_equal(others, 1); /* one snapshot, from the one replica it follows now */
+    view_links(jm, links);
+    long linked = 0;
+    for (int id = 1; id <= 3; id++)
+        linked += id != followed ? links[id] : 0;
+    assert_int_equal(linked, 1); /* linked to the one it follows now */
+    assert_int_equal(links[followed], 0);
 }
 
 int main(void)
