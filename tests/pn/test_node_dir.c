@@ -24,6 +24,13 @@
 
 /* ---- task directories ---- */
 
+/* Processes started, both classes. */
+static uint64_t started(const fixture_t *f)
+{
+    node_counters_t c = counters(f);
+    return c.starts[0] + c.starts[1];
+}
+
 static void create_argv(fixture_t *f, const char *job, const char *task, const char **argv,
                         uint32_t argc)
 {
@@ -324,7 +331,7 @@ static void test_spawners_short_tasks(void **state)
     }
     node_counters_t c = counters(f);
     assert_int_equal(c.running_unsent, merged);
-    assert_int_equal(c.starts[0] + c.starts[1], N);
+    assert_int_equal(started(f), N);
     assert_int_equal(c.spawn_failures, 0);
     assert_int_equal(node_spawning(f->n), 0);
 }
@@ -348,16 +355,13 @@ static void test_spawners_cancel_in_flight(void **state)
             const char *sl[] = {"/bin/sleep", "30"};
             create_argv(f, "j", ids[i], sl, 2);
         }
-        node_counters_t c = counters(f);
-        uint64_t before = c.starts[0] + c.starts[1];
-        for (int i = 0; i < 10000 && (in_flight = node_spawning(f->n)) == 0 &&
-                        counters(f).starts[0] + counters(f).starts[1] < before + N;
-             i++) {
+        uint64_t before = started(f);
+        for (int i = 0;
+             i < 10000 && (in_flight = node_spawning(f->n)) == 0 && started(f) < before + N; i++) {
             uv_run(&f->loop, UV_RUN_NOWAIT);
             pause_ms(1);
         }
-        c = counters(f);
-        uint64_t started = c.starts[0] + c.starts[1];
+        uint64_t taken = started(f);
         for (int i = 0; i < N; i++)
             cancel(f, "A", "j", ids[i], 0);
         for (int i = 0; i < N; i++) {
@@ -365,11 +369,10 @@ static void test_spawners_cancel_in_flight(void **state)
             assert_non_null(strstr(st->text, "cancelled"));
         }
         cancelled += N;
-        c = counters(f);
         /* those in flight started, then were killed and reaped; the rest never started (those
            whose results the loop had taken count as started already) */
-        assert_int_equal(c.starts[0] + c.starts[1], started + in_flight);
-        assert_int_equal(c.cancelled, cancelled);
+        assert_int_equal(started(f), taken + in_flight);
+        assert_int_equal(counters(f).cancelled, cancelled);
         assert_int_equal(node_spawning(f->n), 0);
     }
     assert_true(in_flight > 0);
@@ -437,7 +440,7 @@ static void test_task_dir_at_start(void **state)
     assert_int_equal(tasks, LOUD);               /* the quiet ones gave theirs back */
     assert_true(tasks + spares < N - QUIET / 2); /* 40 before: one per task */
     c = counters(f);
-    assert_int_equal(c.starts[0] + c.starts[1], N);
+    assert_int_equal(started(f), N);
     assert_int_equal(c.spawn_failures, 0);
     /* a quiet task's end and the next start in one loop pass: its directory, renamed once */
     assert_true(c.dirs_handed > 0);
@@ -462,7 +465,7 @@ static void test_task_dir_at_start_cancel(void **state)
     const sent_t *st = wait_state(f, "j", "s1", PROTO_TASK_CANCELLED);
     assert_non_null(strstr(st->text, "cancelled"));
     node_counters_t c = counters(f);
-    assert_int_equal(c.starts[0] + c.starts[1], 1);
+    assert_int_equal(started(f), 1);
     assert_int_equal(c.cancelled, 2);
 }
 
