@@ -9,16 +9,21 @@
 #include "common/mem.h"
 
 #include <czmq.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <stdbool.h>
 #include <string.h>
+#include <unistd.h>
 
 struct rmclient {
     size_t n;
     zsock_t *sock[RMCLIENT_MAX_REPLICAS];
+    bool linked[RMCLIENT_MAX_REPLICAS]; /* sock[i] connected (rmclient__link) */
     char *endpoint[RMCLIENT_MAX_REPLICAS];
     int leader;
+    int hint;        /* the replica the cluster directory's leader file named, or -1 */
+    char *hint_path; /* that file, rewritten when another replica proves to lead; NULL: none */
     uint64_t next_req;
     uint64_t cur_req; /* req_id of the request in c->buf */
     proto_buf_t buf;
@@ -97,8 +102,60 @@ void rmclient_cluster_close(struct rmclient_cluster *c)
 
 /* ---- sockets ---- */
 
-int rmclient_new(rmclient_t **out, const char *const *endpoints, size_t n, const char *keys_dir,
-                 const char *key_name, char *msg, size_t cap)
+/* Replica i's socket connected: on its first use, but for the replicas linked at the start. */
+static int rmclient__link(rmclient_t *c, size_t i)
+{
+    if (c->linked[i])
+        return 0;
+    if (zsock_connect(c->sock[i], "%s", c->endpoint[i]) != 0)
+        return ERR_INVAL;
+    c->linked[i] = true;
+    return 0;
+}
+
+int rmclient_leader_hint(const char *cluster_dir, const char *const *api, size_t n)
+{
+    char path[PATH_MAX], line[512];
+    if (cluster_dir == NULL ||
+        snprintf(path, sizeof path, "%s/%s", cluster_dir, RMCLIENT_LEADER_FILE) >= (int)sizeof path)
+        return -1;
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return -1;
+    char *got = fgets(line, sizeof line, f);
+    fclose(f);
+    if (got == NULL)
+        return -1;
+    line[strcspn(line, "\r\n")] = '\0';
+    for (size_t i = 0; i < n; i++)
+        if (api[i] != NULL && strcmp(api[i], line) == 0)
+            return (int)i;
+    return -1;
+}
+
+/* The cluster directory's leader file names replica i: written to a temporary file and renamed,
+ * so a reader sees one whole line; a directory this user may not write keeps the old hint. */
+static void rmclient__note_leader(rmclient_t *c, size_t i)
+{
+    c->leader = (int)i;
+    if (c->hint_path == NULL || c->hint == (int)i)
+        return;
+    c->hint = (int)i;
+    char tmp[PATH_MAX + 32];
+    snprintf(tmp, sizeof tmp, "%s.%ld", c->hint_path, (long)getpid());
+    FILE *f = fopen(tmp, "w");
+    if (f == NULL)
+        return;
+    bool ok = fprintf(f, "%s\n", c->endpoint[i]) > 0;
+    if (fclose(f) != 0 || !ok || rename(tmp, c->hint_path) != 0)
+        unlink(tmp);
+}
+
+/* rmclient_new, with the replica a leader file named (-1: none): only that one is connected
+ * now, the others when first asked; without a hint, all of them. */
+static int rmclient__new(rmclient_t **out, const char *const *endpoints, size_t n,
+                         const char *keys_dir, const char *key_name, int hint, char *msg,
+                         size_t cap)
 {
     *out = NULL;
     if (n == 0 || n > RMCLIENT_MAX_REPLICAS)
@@ -117,7 +174,8 @@ int rmclient_new(rmclient_t **out, const char *const *endpoints, size_t n, const
         curve_destroy(&curve);
         return err_fmt(msg, cap, ERR_NOMEM, "out of memory");
     }
-    c->leader = -1;
+    c->leader = hint;
+    c->hint = hint;
     proto_buf_init(&c->buf);
     uint64_t r = 0;
     (void)id_random_u64(&r); /* without the OS's random source, request ids start at 1 */
@@ -135,7 +193,7 @@ int rmclient_new(rmclient_t **out, const char *const *endpoints, size_t n, const
         c->endpoint[i] = mem_strdup(endpoints[i]);
         c->n++;
         rc = curve_apply(z, curve, CURVE_CLIENT, NULL, msg, cap);
-        if (rc == 0 && zsock_connect(z, "%s", endpoints[i]) != 0)
+        if (rc == 0 && (hint < 0 || (size_t)hint == i) && rmclient__link(c, i) != 0)
             rc = err_fmt(msg, cap, ERR_INVAL, "cannot connect to %s", endpoints[i]);
     }
     curve_destroy(&curve);
@@ -147,6 +205,12 @@ int rmclient_new(rmclient_t **out, const char *const *endpoints, size_t n, const
     return 0;
 }
 
+int rmclient_new(rmclient_t **out, const char *const *endpoints, size_t n, const char *keys_dir,
+                 const char *key_name, char *msg, size_t cap)
+{
+    return rmclient__new(out, endpoints, n, keys_dir, key_name, -1, msg, cap);
+}
+
 int rmclient_open(rmclient_t **out, const char *cluster_dir, const char *rm_endpoints,
                   const char *keys_dir, char *msg, size_t cap)
 {
@@ -156,10 +220,17 @@ int rmclient_open(rmclient_t **out, const char *cluster_dir, const char *rm_endp
     if (cluster_dir != NULL && cluster_dir[0] != '\0') {
         struct rmclient_cluster cl;
         int rc = rmclient_cluster_load(cluster_dir, &cl, msg, cap);
+        int hint =
+            rc == 0 ? rmclient_leader_hint(cluster_dir, (const char *const *)cl.api, cl.n) : -1;
         if (rc == 0)
-            rc = rmclient_new(out, (const char *const *)cl.api, cl.n,
-                              keys_dir != NULL ? keys_dir : cl.keys_dir, cl.key_name, msg, cap);
+            rc = rmclient__new(out, (const char *const *)cl.api, cl.n,
+                               keys_dir != NULL ? keys_dir : cl.keys_dir, cl.key_name, hint, msg,
+                               cap);
         rmclient_cluster_close(&cl);
+        char path[PATH_MAX];
+        if (rc == 0 && snprintf(path, sizeof path, "%s/%s", cluster_dir, RMCLIENT_LEADER_FILE) <
+                           (int)sizeof path)
+            (*out)->hint_path = mem_strdup(path); /* NULL when out of memory: no hint kept */
         return rc;
     }
     if (rm_endpoints == NULL)
@@ -192,6 +263,7 @@ void rmclient_destroy(rmclient_t **cp)
         zsock_destroy(&c->sock[i]);
         mem_free(c->endpoint[i]);
     }
+    mem_free(c->hint_path);
     proto_buf_close(&c->buf);
     mem_free(c);
     *cp = NULL;
@@ -239,7 +311,7 @@ static int rmclient__recv(zsock_t *z, proto_msg_t *r)
 static int rmclient__try(rmclient_t *c, size_t i, int timeout_ms, proto_msg_t *reply)
 {
     zsock_t *z = c->sock[i];
-    if (zsock_send(z, "b", c->buf.data, c->buf.len) != 0)
+    if (rmclient__link(c, i) != 0 || zsock_send(z, "b", c->buf.data, c->buf.len) != 0)
         return ERR_SYS;
     uint64_t req_id = c->cur_req;
     int64_t end = (int64_t)clock_mono_ms() + timeout_ms;
@@ -336,7 +408,11 @@ int rmclient_call(rmclient_t *c, proto_msg_t *req, proto_msg_t *reply, int try_m
             target = (target + 1) % c->n;
             continue;
         }
-        c->leader = (int)target;
+        /* any replica answers an admin query (its reads); any other answer is the leader's */
+        if (req->type == PROTO_ADMIN_QUERY)
+            c->leader = (int)target;
+        else
+            rmclient__note_leader(c, target);
         return 0;
     }
     return err_fmt(msg, cap, ERR_TIMEOUT, "no RM leader answered within %d ms", deadline_ms);
@@ -379,7 +455,8 @@ int rmclient_admin_until(rmclient_t *c, const char *kind, const char *const *arg
         return ERR_NOMEM;
     size_t pending = 0;
     for (size_t i = 0; i < c->n; i++) {
-        if (zsock_send(c->sock[i], "b", c->buf.data, c->buf.len) == 0 &&
+        if (rmclient__link(c, i) == 0 &&
+            zsock_send(c->sock[i], "b", c->buf.data, c->buf.len) == 0 &&
             zpoller_add(p, c->sock[i]) == 0)
             pending++;
     }
@@ -440,6 +517,8 @@ int rmclient_admin_many(rmclient_t *c, const char *const *kinds, size_t n, int t
     for (size_t tries = 0; tries < c->n && left > 0; tries++, target = (target + 1) % c->n) {
         zsock_t *z = c->sock[target];
         char msg[256];
+        if (rmclient__link(c, target) != 0)
+            continue;
         for (size_t i = 0; i < n; i++) {
             if (done[i])
                 continue;

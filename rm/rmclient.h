@@ -27,6 +27,7 @@
 
 #define RMCLIENT_MAX_REPLICAS 7
 #define RMCLIENT_CLUSTER_FILE "cluster.conf"
+#define RMCLIENT_LEADER_FILE  "leader" /* a cluster directory's hint: the last leader seen */
 
 typedef struct rmclient rmclient_t;
 
@@ -57,9 +58,20 @@ int rmclient_new(rmclient_t **out, const char *const *endpoints, size_t n, const
                  const char *key_name, char *msg, size_t cap);
 
 /* The CLI's way: `cluster_dir` (else PADDOCK_CLUSTER) names a cluster directory; otherwise
- * `rm_endpoints` ("tcp://a:1,tcp://b:2") with `keys_dir` (may be NULL). */
+ * `rm_endpoints` ("tcp://a:1,tcp://b:2") with `keys_dir` (may be NULL).
+ *
+ * With a cluster directory, its file RMCLIENT_LEADER_FILE (one line: the API endpoint of the
+ * replica last seen to lead) is a hint: only that replica is connected now and asked first, the
+ * others when a call turns to them, and a call answered by another leader rewrites the file.
+ * Each connection is a CURVE handshake on both sides, on the path of every command, and a
+ * client talks to the leader alone unless it fails over. Without the file (or when it names no
+ * replica of the cluster, or with `rm_endpoints`), every replica is connected at once. */
 int rmclient_open(rmclient_t **out, const char *cluster_dir, const char *rm_endpoints,
                   const char *keys_dir, char *msg, size_t cap);
+
+/* The index among api[0..n) of the replica DIR/RMCLIENT_LEADER_FILE names, or -1: no file, or
+ * it names none of them. */
+int rmclient_leader_hint(const char *cluster_dir, const char *const *api, size_t n);
 
 /* Closes the sockets; nullifies the caller's reference. */
 void rmclient_destroy(rmclient_t **c);

@@ -664,6 +664,7 @@ static int submit_main(int argc, char **argv)
         free(text);
         return rc;
     }
+    int leader = rmclient_leader(c); /* the replica that registered the job: the JM's first */
     rmclient_destroy(&c);
     char job_dir[JOBDIR_PATH + SUBMIT_ID_SIZE + 2];
     snprintf(job_dir, sizeof job_dir, "%s/%s", root, job_id);
@@ -683,7 +684,7 @@ static int submit_main(int argc, char **argv)
         return 1;
     }
     free(text);
-    pid_t pid = submit_jm_go(&early, jm, &jo, job_dir, job_id, root);
+    pid_t pid = submit_jm_go(&early, jm, &jo, job_dir, job_id, root, leader);
     if (submit__sync_file(job_dir, "spec.json") != 0)
         fprintf(stderr, "paddock submit: warning: %s/spec.json may not be on disk: %s\n", job_dir,
                 strerror(errno));

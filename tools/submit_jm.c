@@ -106,11 +106,13 @@ void submit_jm_call_off(struct submit_early *e)
 
 /* The JM for job_id in job_dir: the early one, told the job, or one started now. Its pid or -1. */
 pid_t submit_jm_go(struct submit_early *e, const char *jm, const struct submit_jm_opts *o,
-                   const char *job_dir, const char *job_id, const char *jobs_root)
+                   const char *job_dir, const char *job_id, const char *jobs_root, int leader)
 {
     if (e->pid >= 0) {
-        char line[JOBDIR_PATH + 64 + 8];
-        int n = snprintf(line, sizeof line, "%s\t%s\n", job_id, job_dir);
+        char line[JOBDIR_PATH + 64 + 16], lead[16] = "";
+        if (leader >= 0 && strchr(job_dir, '\t') == NULL) /* the JM asks that replica first */
+            snprintf(lead, sizeof lead, "\t%d", leader);
+        int n = snprintf(line, sizeof line, "%s\t%s%s\n", job_id, job_dir, lead);
         bool sent = n > 0 && (size_t)n < sizeof line &&
                     send(e->go, line, (size_t)n, MSG_NOSIGNAL) == (ssize_t)n;
         if (sent) {

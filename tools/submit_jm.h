@@ -35,10 +35,11 @@ void submit_jm_early(struct submit_early *e, const char *jm, const struct submit
 /* Calls the early JM off (it exits having done nothing) and reaps it. Safe without one. */
 void submit_jm_call_off(struct submit_early *e);
 
-/* The JM for job_id in job_dir (spec.json written): the early one, told the job, or one started
- * now with its output appended to job_dir/jm.log. Its pid, or -1. */
+/* The JM for job_id in job_dir (spec.json written): the early one, told the job and the index of
+ * the RM replica that registered it (`leader`, -1: not known), or one started now with its
+ * output appended to job_dir/jm.log. Its pid, or -1. */
 pid_t submit_jm_go(struct submit_early *e, const char *jm, const struct submit_jm_opts *o,
-                   const char *job_dir, const char *job_id, const char *jobs_root);
+                   const char *job_dir, const char *job_id, const char *jobs_root, int leader);
 
 /* Waits until the JM shows it runs (job_dir/jm.pid or state.json) or exits (*status set). 0 when
  * it runs or is slow to show it but alive; -1 when it exited. */

@@ -20,8 +20,11 @@
 
 void jmd_opts_default(struct jmd_opts *o)
 {
-    *o = (struct jmd_opts){
-        .max_attempts = 3, .node_timeout_ms = 15000, .opp_factor = 1.0, .max_tokens = 100};
+    *o = (struct jmd_opts){.max_attempts = 3,
+                           .node_timeout_ms = 15000,
+                           .opp_factor = 1.0,
+                           .max_tokens = 100,
+                           .rm_leader = -1};
 }
 
 const char *jmd_outcome_name(enum jmd_outcome o)
@@ -235,6 +238,8 @@ int jmd_run_early(jmd_t *early, const struct jmd_opts *opts, char *msg, size_t c
     j->t0_mono = jmd_now(j);
     j->rm_heard_mono = j->t0_mono;
     j->last_tick_mono = j->t0_mono;
+    if (early) /* its sockets were opened on the cluster's hint: the submit has just seen it */
+        jmd_rm_leader(j, opts->rm_leader);
     int rc = 0;
     uv_check_t check;
     /* where the start goes (issue 24, lean job start): logged once running */

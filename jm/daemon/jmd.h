@@ -58,6 +58,7 @@ struct jmd_opts {
     const char *rm_api[JMD_MAX_RM]; /* API endpoints */
     const char *rm_pub[JMD_MAX_RM]; /* view PUB endpoints */
     size_t nrm;
+    int rm_leader;        /* the replica believed to lead, connected first; -1: all at once */
     const char *keys_dir; /* NULL: no CURVE */
     const char *key_name;
     const char *profile_dir; /* NULL: no profile */
@@ -272,6 +273,7 @@ typedef struct jmd {
     int64_t vheard_ms[JMD_MAX_RM];          /* its latest view message, or since followed */
     zuv_sock_t *api[JMD_MAX_RM];
     int api_answered[JMD_MAX_RM]; /* anything received on api[i] since it was made */
+    int api_linked[JMD_MAX_RM];   /* api[i] connected: at the start only the believed leader's */
     int leader;
     uint64_t next_req;
     struct jmd_call call_tok, call_lease, call_rel;
@@ -362,8 +364,10 @@ double jmd_wall_rel_s(const jmd_t *j, int64_t wall_ms);
 /* jmd_rm.c */
 int jmd_rm_open(jmd_t *j, char *msg, size_t cap);
 void jmd_rm_close(jmd_t *j);
-void jmd_rm_tick(jmd_t *j);  /* retries, token target changes */
-void jmd_rm_renew(jmd_t *j); /* one LEASE_RENEW */
+int jmd_rm_link(jmd_t *j, size_t i); /* api[i] connected, when it was not yet: 0 or -1 */
+void jmd_rm_leader(jmd_t *j, int l); /* replica l leads (the submit's word): asked first */
+void jmd_rm_tick(jmd_t *j);          /* retries, token target changes */
+void jmd_rm_renew(jmd_t *j);         /* one LEASE_RENEW */
 /* Counts an attempt that succeeded (ok) or failed on view node `node`, for the next renewal. */
 void jmd_rm_note_outcome(jmd_t *j, uint32_t node, int ok);
 void jmd_rm_finish(jmd_t *j); /* terminal renewal + release all */

@@ -73,6 +73,7 @@ int endpoints_load(struct endpoints *e, struct jmd_opts *o, const char *cluster,
             o->rm_api[i] = e->cl.api[i];
             o->rm_pub[i] = e->cl.pub[i];
         }
+        o->rm_leader = rmclient_leader_hint(cluster, o->rm_api, o->nrm);
         o->keys_dir = e->cl.keys_dir;
         o->key_name = e->cl.key_name;
         if (!*profile_dir) {

@@ -358,13 +358,16 @@ static int resume_job(const char *cluster, const char *rm, const char *keys, con
 static struct endpoints g_ep;
 static jmd_t *g_early; /* the RM's sockets opened before the job was known (--job-from-fd) */
 
-/* --job-from-fd: reads "ID<TAB>DIR\n" from fd (at most cap - 1 bytes) into buf, splits it, and
- * points stdout and stderr at DIR/jm.log. 1 with *id and *dir set (inside buf), 0 at end of
- * file (the submit gave up: nothing to run), -1 on a malformed line or an error, said on
+/* --job-from-fd: reads "ID<TAB>DIR\n" or "ID<TAB>DIR<TAB>LEADER\n" from fd (at most cap - 1 bytes)
+ * into buf, splits it, and points stdout and stderr at DIR/jm.log. LEADER, the index of the RM
+ * replica that registered the job, sets *leader (else -1). 1 with *id and *dir set (inside buf), 0
+ * at end of file (the submit gave up: nothing to run), -1 on a malformed line or an error, said on
  * stderr. The JM's libraries are loaded by now: this start overlaps the submit's registration
  * (a dynamic load of ZeroMQ and its dependencies is about 10 ms of a 1-task job's 50). */
-static int job_from_fd(int fd, char *buf, size_t cap, const char **id, const char **dir)
+static int job_from_fd(int fd, char *buf, size_t cap, const char **id, const char **dir,
+                       int *leader)
 {
+    *leader = -1;
     size_t n = 0;
     while (n + 1 < cap) {
         ssize_t r = read(fd, buf + n, cap - 1 - n);
@@ -386,6 +389,12 @@ static int job_from_fd(int fd, char *buf, size_t cap, const char **id, const cha
         return -1;
     }
     *tab = *nl = '\0';
+    char *last = strrchr(tab + 1, '\t');
+    if (last != NULL && last > tab + 1 && last[1] != '\0' &&
+        strspn(last + 1, "0123456789") == strlen(last + 1) && strlen(last + 1) <= 2) {
+        *leader = atoi(last + 1);
+        *last = '\0';
+    }
     static char idcopy[64];
     if ((size_t)(tab - buf) >= sizeof idcopy) {
         fprintf(stderr, "paddock-jm: --job-from-fd: a job id of at most 63 bytes\n");
@@ -488,9 +497,12 @@ static int jm_main(int argc, char **argv)
             endpoints_load(&g_ep, &o, cluster, rm, pub, keys, &profile_dir, why, sizeof why) == 0 &&
             zuv_global_init() == 0 && jmd_early(&o, &g_early, why, sizeof why) != 0)
             g_early = NULL;
-        int got = job_from_fd(from_fd, from_line, sizeof from_line, &job_id, &job_dir);
+        int leader = -1;
+        int got = job_from_fd(from_fd, from_line, sizeof from_line, &job_id, &job_dir, &leader);
         if (got <= 0)
             return got == 0 ? 0 : 2;
+        if (leader >= 0 && (size_t)leader < o.nrm)
+            o.rm_leader = leader;
     } else if (from_fd >= 0) {
         fprintf(stderr, "paddock-jm: --job-from-fd replaces --job-dir and --job-id\n");
         return 2;

@@ -600,7 +600,7 @@ static void jmd_rm__send(jmd_t *j, struct jmd_call *c)
     char err[256];
     if (proto_encode(&m, &b, err, sizeof err) == 0) {
         int l = j->leader >= 0 && (size_t)j->leader < j->o.nrm ? j->leader : 0;
-        if (j->api[l])
+        if (j->api[l] && jmd_rm_link(j, (size_t)l) == 0)
             zuv_send_bytes(j->api[l], NULL, 0, b.data, b.len);
         c->sent_mono = jmd_now(j);
     } else {
@@ -630,9 +630,37 @@ static void jmd_rm__reopen(jmd_t *j, size_t i)
 {
     char msg[256];
     zuv_sock_close(&j->api[i]);
+    j->api_linked[i] = 0;
     if (jmd_rm__socket(j, ZMQ_DEALER, j->o.rm_api[i], &j->api[i], jmd_rm__on_api, msg,
                        sizeof msg) != 0)
         log_warn("RM replica %s: %s", j->o.rm_api[i], msg);
+    else
+        j->api_linked[i] = 1;
+}
+
+/* A replica's API socket is connected when first asked: at the start only the replica believed
+   to lead (the cluster directory's hint, then the submit's word), the others on a redirect or a
+   failover. Each connection is a CURVE handshake on the first task's path, and a thousand JMs
+   connected to every replica would keep two thousand links to followers for nothing. */
+int jmd_rm_link(jmd_t *j, size_t i)
+{
+    if (j->api_linked[i])
+        return 0;
+    if (zsock_connect(zuv_sock_zsock(j->api[i]), "%s", j->o.rm_api[i]) != 0) {
+        log_warn("RM replica %zu: cannot connect to %s", i, j->o.rm_api[i]);
+        return -1;
+    }
+    j->api_linked[i] = 1;
+    zuv_kick(j->api[i]);
+    return 0;
+}
+
+void jmd_rm_leader(jmd_t *j, int l)
+{
+    if (l < 0 || (size_t)l >= j->o.nrm || !j->api[l])
+        return;
+    j->leader = l;
+    jmd_rm_link(j, (size_t)l);
 }
 
 void jmd_rm_tick(jmd_t *j)
@@ -687,7 +715,7 @@ void jmd_rm_finish(jmd_t *j)
     jmd_rm__start(j, &j->call_lease, PROTO_LEASE_RENEW, 0, 0);
 }
 
-/* endpoint NULL: connected later (a SUB, by jmd_rm__follow) */
+/* endpoint NULL: connected later (a SUB by jmd_rm__follow, a DEALER by jmd_rm_link) */
 static int jmd_rm__socket(jmd_t *j, int type, const char *endpoint, zuv_sock_t **out,
                           zuv_recv_fn *fn, char *msg, size_t cap)
 {
@@ -712,9 +740,12 @@ int jmd_rm_open(jmd_t *j, char *msg, size_t cap)
 {
     if (j->o.nrm == 0 || j->o.nrm > JMD_MAX_RM)
         return err_fmt(msg, cap, ERR_CONFIG, "need 1..%d RM replicas", JMD_MAX_RM);
+    int hint = j->o.rm_leader >= 0 && (size_t)j->o.rm_leader < j->o.nrm ? j->o.rm_leader : -1;
     for (size_t i = 0; i < j->o.nrm; i++) {
-        int rc =
-            jmd_rm__socket(j, ZMQ_DEALER, j->o.rm_api[i], &j->api[i], jmd_rm__on_api, msg, cap);
+        bool now = hint < 0 || (size_t)hint == i; /* the others: jmd_rm_link */
+        int rc = jmd_rm__socket(j, ZMQ_DEALER, now ? j->o.rm_api[i] : NULL, &j->api[i],
+                                jmd_rm__on_api, msg, cap);
+        j->api_linked[i] = now;
         if (!rc && j->o.rm_pub[i]) {
             rc = jmd_rm__socket(j, ZMQ_SUB, NULL, &j->sub[i], jmd_rm__on_view, msg, cap);
             j->sub_linked[i] = 0;
@@ -735,7 +766,7 @@ int jmd_rm_open(jmd_t *j, char *msg, size_t cap)
     for (size_t k = 0; k < j->o.nrm && !j->sub[j->vfollow]; k++)
         j->vfollow = (j->vfollow + 1) % j->o.nrm;
     jmd_rm__follow(j, j->vfollow, 1);
-    j->leader = 0;
+    j->leader = hint >= 0 ? hint : 0;
     return 0;
 }
 

@@ -8,6 +8,7 @@
 #include "proto/proto.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <netinet/in.h>
@@ -314,4 +315,61 @@ int rm_harness_register_job(rmclient_t *c, const char *name)
         rc = ERR_STATE;
     proto_msg_close(&rep);
     return rc;
+}
+
+void rm_harness_tcp_links(long pid, const unsigned *ports, size_t n, long *out)
+{
+    for (size_t i = 0; i < n; i++)
+        out[i] = 0;
+    unsigned long inodes[256];
+    size_t ni = 0;
+    char path[64], link[64];
+    snprintf(path, sizeof path, "/proc/%ld/fd", pid);
+    DIR *d = opendir(path);
+    if (d == NULL)
+        return;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL && ni < 256) {
+        char fd[320];
+        snprintf(fd, sizeof fd, "%s/%s", path, de->d_name);
+        ssize_t len = readlink(fd, link, sizeof link - 1);
+        if (len <= 0)
+            continue;
+        link[len] = 0;
+        unsigned long ino;
+        if (sscanf(link, "socket:[%lu]", &ino) == 1)
+            inodes[ni++] = ino;
+    }
+    closedir(d);
+    FILE *t = fopen("/proc/net/tcp", "r");
+    if (t == NULL)
+        return;
+    char line[512];
+    while (fgets(line, sizeof line, t) != NULL) {
+        unsigned rport = 0, st = 0;
+        unsigned long ino = 0;
+        if (sscanf(line, " %*d: %*x:%*x %*x:%x %x %*x:%*x %*x:%*x %*x %*u %*u %lu", &rport, &st,
+                   &ino) != 3 ||
+            st != 1) /* TCP_ESTABLISHED */
+            continue;
+        for (size_t i = 0; i < ni; i++)
+            for (size_t k = 0; k < n; k++)
+                out[k] += inodes[i] == ino && rport == ports[k];
+    }
+    fclose(t);
+}
+
+void rm_harness_ports(const char *kind, unsigned ports[4])
+{
+    memset(ports, 0, 4 * sizeof *ports);
+    struct rmclient_cluster cl;
+    char msg[256];
+    if (rmclient_cluster_load(rm_harness_dir(), &cl, msg, sizeof msg) != 0)
+        return;
+    for (size_t i = 0; i < cl.n && i < 3; i++) {
+        const char *ep = strcmp(kind, "pub") == 0 ? cl.pub[i] : cl.api[i];
+        const char *colon = ep != NULL ? strrchr(ep, ':') : NULL;
+        ports[i + 1] = colon != NULL ? (unsigned)strtoul(colon + 1, NULL, 10) : 0;
+    }
+    rmclient_cluster_close(&cl);
 }

@@ -71,6 +71,14 @@ int rm_harness_register_job(rmclient_t *c, const char *name);
  * owns it), or NULL after MS milliseconds. */
 json_t *rm_harness_wait_leader(rmclient_t *c, int ms);
 
+/* The established TCP connections of process PID to each of ports[0..n) on the remote side,
+ * into out[0..n): its sockets' inodes (/proc/PID/fd) found in /proc/net/tcp. */
+void rm_harness_tcp_links(long pid, const unsigned *ports, size_t n, long *out);
+
+/* The ports of the replicas' endpoints of one kind ("api", "pub") in cluster.conf's order, ids
+ * 1..3 into ports[1..3] (ports[0] 0). */
+void rm_harness_ports(const char *kind, unsigned ports[4]);
+
 /* A port free right now on 127.0.0.1 (the kernel's pick), or -1. Its socket stays bound, so the
  * next call gets a different port, until rm_harness_ports_release(): call that before a daemon
  * is to bind the ports. At most 16 are held; more are picked but not held. */

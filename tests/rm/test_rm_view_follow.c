@@ -10,7 +10,6 @@
 #include "rm/rmclient.h"
 #include "tests/rm/rm_harness.h"
 
-#include <dirent.h>
 #include <jansson.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -60,56 +59,14 @@ static long snapshots_by_replica(long out[4])
 }
 
 /* The JM's established TCP connections to each replica's view (PUB) endpoint, into out[id]
- * (ids 1..3 in cluster.conf's order): its sockets' inodes (/proc/PID/fd) found in /proc/net/tcp
- * with the remote port of a replica's pub endpoint. */
+ * (ids 1..3 in cluster.conf's order). */
 static void view_links(long jm_pid, long out[4])
 {
-    for (int i = 0; i < 4; i++)
-        out[i] = 0;
-    struct rmclient_cluster cl;
-    char msg[256];
-    assert_int_equal(rmclient_cluster_load(rm_harness_dir(), &cl, msg, sizeof msg), 0);
-    unsigned ports[4] = {0};
-    for (size_t i = 0; i < cl.n && i < 3; i++) {
-        const char *colon = strrchr(cl.pub[i], ':');
-        assert_non_null(colon);
-        ports[i + 1] = (unsigned)strtoul(colon + 1, NULL, 10);
-    }
-    rmclient_cluster_close(&cl);
-    unsigned long inodes[256];
-    size_t ni = 0;
-    char path[64], link[64];
-    snprintf(path, sizeof path, "/proc/%ld/fd", jm_pid);
-    DIR *d = opendir(path);
-    assert_non_null(d);
-    struct dirent *de;
-    while ((de = readdir(d)) != NULL && ni < 256) {
-        char fd[320];
-        snprintf(fd, sizeof fd, "%s/%s", path, de->d_name);
-        ssize_t n = readlink(fd, link, sizeof link - 1);
-        if (n <= 0)
-            continue;
-        link[n] = 0;
-        unsigned long ino;
-        if (sscanf(link, "socket:[%lu]", &ino) == 1)
-            inodes[ni++] = ino;
-    }
-    closedir(d);
-    FILE *t = fopen("/proc/net/tcp", "r");
-    assert_non_null(t);
-    char line[512];
-    while (fgets(line, sizeof line, t) != NULL) {
-        unsigned rport = 0, st = 0;
-        unsigned long ino = 0;
-        if (sscanf(line, " %*d: %*x:%*x %*x:%x %x %*x:%*x %*x:%*x %*x %*u %*u %lu", &rport, &st,
-                   &ino) != 3 ||
-            st != 1) /* TCP_ESTABLISHED */
-            continue;
-        for (size_t i = 0; i < ni; i++)
-            for (int id = 1; id <= 3; id++)
-                out[id] += inodes[i] == ino && rport == ports[id];
-    }
-    fclose(t);
+    unsigned ports[4];
+    rm_harness_ports("pub", ports);
+    assert_true(ports[1] != 0 && ports[2] != 0 && ports[3] != 0);
+    rm_harness_tcp_links(jm_pid, ports, 4, out);
+    out[0] = 0;
 }
 
 /* The job's state.json view_wholes (-1: not readable yet). */
