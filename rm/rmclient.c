@@ -284,6 +284,12 @@ int rmclient_leader(const rmclient_t *c)
     return c->leader;
 }
 
+void rmclient_set_leader(rmclient_t *c, size_t i)
+{
+    if (i < c->n)
+        rmclient__note_leader(c, i);
+}
+
 int rmclient_new_key(char *out, size_t cap)
 {
     uint8_t b[16];
@@ -384,10 +390,12 @@ int rmclient_call(rmclient_t *c, proto_msg_t *req, proto_msg_t *reply, int try_m
         return rc;
     int64_t end = (int64_t)clock_mono_ms() + deadline_ms;
     size_t target = c->leader >= 0 ? (size_t)c->leader : 0;
+    bool hint_silent = false; /* the hinted replica did not answer: any that does is better */
     while ((int64_t)clock_mono_ms() < end) {
         int64_t left = end - (int64_t)clock_mono_ms();
         rc = rmclient__try(c, target, (int)(left < try_ms ? left : try_ms), reply);
         if (rc == ERR_TIMEOUT) {
+            hint_silent |= (int)target == c->hint;
             c->leader = -1;
             target = (target + 1) % c->n;
             continue;
@@ -409,7 +417,7 @@ int rmclient_call(rmclient_t *c, proto_msg_t *req, proto_msg_t *reply, int try_m
             continue;
         }
         /* any replica answers an admin query (its reads); any other answer is the leader's */
-        if (req->type == PROTO_ADMIN_QUERY)
+        if (req->type == PROTO_ADMIN_QUERY && !hint_silent)
             c->leader = (int)target;
         else
             rmclient__note_leader(c, target);

@@ -62,7 +62,9 @@ int rmclient_new(rmclient_t **out, const char *const *endpoints, size_t n, const
  *
  * With a cluster directory, its file RMCLIENT_LEADER_FILE (one line: the API endpoint of the
  * replica last seen to lead) is a hint: only that replica is connected now and asked first, the
- * others when a call turns to them, and a call answered by another leader rewrites the file.
+ * others when a call turns to them, and a call answered by another leader rewrites the file, as
+ * does an admin query another replica answered where the hinted one was silent (that one is
+ * alive at least; a write there is redirected to the leader, which corrects the file).
  * Each connection is a CURVE handshake on both sides, on the path of every command, and a
  * client talks to the leader alone unless it fails over. Without the file (or when it names no
  * replica of the cluster, or with `rm_endpoints`), every replica is connected at once. */
@@ -130,5 +132,9 @@ int rmclient_new_key(char *out, size_t cap);
 
 /* Index of the replica the client currently believes leads (-1: unknown). */
 int rmclient_leader(const rmclient_t *c);
+
+/* Replica i leads, as the caller learned (its rm_status says so): asked first from now on, and
+ * named in the cluster directory's leader file. */
+void rmclient_set_leader(rmclient_t *c, size_t i);
 
 #endif

@@ -137,6 +137,8 @@ static int cli_rm_statuses_ex(rmclient_t *c, json_t **st, int *leader, bool lead
             json_is_true(json_object_get(st[i], "ready")))
             *leader = (int)i;
     }
+    if (*leader >= 0) /* the cluster directory's hint follows what the replicas say */
+        rmclient_set_leader(c, (size_t)*leader);
     return answered;
 }
 

@@ -1,13 +1,15 @@
 /* test_rm_leader_hint.c - clients connect to the RM leader alone (rm/rmclient.h, the cluster
  * directory's "leader" file): on `paddock cluster up --rm 3 --pn 1`,
+ *   - `paddock rm status` writes the file with the leader its replicas report;
  *   - without the file, a submit's JM connects its API socket to every replica (as before), and
  *     the submit writes the file with the leader's endpoint;
  *   - with it, a JM holds one API connection, to the leader, and so does an rmclient;
  *   - a file naming a follower costs the submit a redirect and rewrites it; its JM, told the
  *     leader by the submit, asks the follower nothing and never connects to the third replica;
  *   - when the leader is killed, a running JM that held one API connection connects to the new
- *     leader and keeps its job (its lease renewed there), and the next submit finds the new
- *     leader from a file that names the dead one.
+ *     leader and keeps its job (its lease renewed there); `rm status` names the new leader in
+ *     the file; a file naming the dead replica is moved by a query to a live one, and the next
+ *     submit names the new leader in it.
  * Connections are read from the processes' sockets (/proc/PID/fd and /proc/net/tcp). Skipped
  * when paddock-pn is not built. Kills only pids from the cluster's own pid files. */
 #include "common/clock.h"
@@ -141,7 +143,11 @@ static void test_leader_alone(void **state)
     fclose(f);
     long links[4];
 
-    /* no file: every replica, and the submit leaves the leader's name */
+    /* no file (`rm status` wrote one: it names the leader its replicas report): every
+       replica, and the submit leaves the leader's name */
+    assert_int_equal(hinted(), lead);
+    snprintf(path, sizeof path, "%s/%s", rm_harness_dir(), RMCLIENT_LEADER_FILE);
+    assert_int_equal(unlink(path), 0);
     assert_int_equal(hinted(), 0);
     long jm = submit(spec);
     assert_int_equal(hinted(), lead);
@@ -169,8 +175,8 @@ static void test_leader_alone(void **state)
 
     /* the file names a follower: rewritten; the JM reaches the leader, never the third */
     int fol = lead % 3 + 1, third = fol % 3 + 1;
+    long refused = not_leader(fol); /* first: `rm status` names the leader in the file */
     write_hint(fol);
-    long refused = not_leader(fol);
     long jm_stale = submit(spec);
     assert_int_equal(hinted(), lead);
     api_links(jm_stale, links);
@@ -202,7 +208,15 @@ static void test_leader_alone(void **state)
             links[1], links[2], links[3]);
     assert_true(moved);
     assert_true(rm_harness_running(jm));
-    assert_int_equal(hinted(), lead);
+    assert_int_equal(hinted(), next); /* `rm status` found the new leader */
+    /* a file naming the dead replica: a query any replica answers moves it to one that does */
+    write_hint(lead);
+    assert_int_equal(rmclient_open(&c, rm_harness_dir(), NULL, NULL, msg, sizeof msg), 0);
+    st = rm_harness_admin(c, -1, "tokens", 10000);
+    assert_non_null(st);
+    json_decref(st);
+    rmclient_destroy(&c);
+    assert_true(hinted() >= 1 && hinted() != lead);
     long jm_after = submit(spec);
     assert_true(jm_after > 0);
     assert_int_equal(hinted(), next);
