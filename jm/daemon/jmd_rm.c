@@ -756,13 +756,19 @@ int jmd_rm_open(jmd_t *j, char *msg, size_t cap)
             return rc;
     }
     /* JMs spread over the replicas by job id (by process id where the job is not known yet,
-       jmd_early): each follows one view */
+       jmd_early): each follows one view, a follower's where the leader is known (every replica
+       takes every PN's heartbeats, so a follower's view is as fresh; the leader keeps its CPU
+       for the log and the JMs' requests) */
     char pid[24];
     snprintf(pid, sizeof pid, "%ld", (long)getpid());
     uint64_t h = 1469598103934665603ull;
     for (const char *c = j->o.job_id ? j->o.job_id : pid; *c; c++)
         h = (h ^ (uint8_t)*c) * 1099511628211ull;
     j->vfollow = (size_t)(h % j->o.nrm);
+    if (hint >= 0 && j->o.nrm >= 2) {
+        j->vfollow = (size_t)(h % (j->o.nrm - 1));
+        j->vfollow += j->vfollow >= (size_t)hint;
+    }
     for (size_t k = 0; k < j->o.nrm && !j->sub[j->vfollow]; k++)
         j->vfollow = (j->vfollow + 1) % j->o.nrm;
     jmd_rm__follow(j, j->vfollow, 1);

@@ -3,7 +3,8 @@
  *   - `paddock rm status` writes the file with the leader its replicas report;
  *   - without the file, a submit's JM connects its API socket to every replica (as before), and
  *     the submit writes the file with the leader's endpoint;
- *   - with it, a JM holds one API connection, to the leader, and so does an rmclient;
+ *   - with it, a JM holds one API connection, to the leader, and so does an rmclient, and the
+ *     JM takes its view from a follower;
  *   - a file naming a follower costs the submit a redirect and rewrites it; its JM, told the
  *     leader by the submit, asks the follower nothing and never connects to the third replica;
  *   - when the leader is killed, a running JM that held one API connection connects to the new
@@ -162,6 +163,13 @@ static void test_leader_alone(void **state)
     fprintf(stderr, "hint right: JM API links %ld %ld %ld\n", links[1], links[2], links[3]);
     for (int id = 1; id <= 3; id++)
         assert_int_equal(links[id], id == lead ? 1 : 0);
+    /* ... and it takes its view from a follower: the leader serves none */
+    unsigned pub[4];
+    long views[4];
+    rm_harness_ports("pub", pub);
+    rm_harness_tcp_links(jm, pub, 4, views);
+    assert_int_equal(views[lead], 0);
+    assert_int_equal(views[1] + views[2] + views[3], 1);
     rmclient_t *c = NULL;
     char msg[256];
     assert_int_equal(rmclient_open(&c, rm_harness_dir(), NULL, NULL, msg, sizeof msg), 0);
