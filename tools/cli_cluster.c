@@ -415,6 +415,7 @@ static int cluster_wait(const struct cluster_opts *o, json_t **status)
         rmclient_destroy(&c);
         return 1;
     }
+    rmclient_set_leader(c, (size_t)leader); /* the first submit connects to it alone */
     end = (int64_t)clock_mono_ms() + 1000 * CLUSTER_UP_PN_S;
     int up = -1;
     json_t *nodes = NULL;
