@@ -373,3 +373,16 @@ void rm_harness_ports(const char *kind, unsigned ports[4])
     }
     rmclient_cluster_close(&cl);
 }
+
+void rm_harness_sleep_spec(const char *name, char *path, size_t cap)
+{
+    snprintf(path, cap, "%s/%s.json", rm_harness_dir(), name);
+    FILE *f = fopen(path, "w");
+    if (f == NULL)
+        return;
+    fprintf(f,
+            "{\"version\": 1, \"name\": \"%s\", \"tasks\": [{\"id\": \"s\", \"cmd\": "
+            "[\"sleep\", \"60\"], \"cpu\": 0.1, \"mem_mb\": 16, \"runtime_s\": 60}]}\n",
+            name);
+    fclose(f);
+}

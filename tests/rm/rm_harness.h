@@ -71,6 +71,10 @@ int rm_harness_register_job(rmclient_t *c, const char *name);
  * owns it), or NULL after MS milliseconds. */
 json_t *rm_harness_wait_leader(rmclient_t *c, int ms);
 
+/* Writes DIR/NAME.json, a job NAME of one task sleeping 60 s (cpu 0.1, 16 MB), and its path into
+ * path[cap]: a JM that stays up while a test looks at it. */
+void rm_harness_sleep_spec(const char *name, char *path, size_t cap);
+
 /* The established TCP connections of process PID to each of ports[0..n) on the remote side,
  * into out[0..n): its sockets' inodes (/proc/PID/fd) found in /proc/net/tcp. */
 void rm_harness_tcp_links(long pid, const unsigned *ports, size_t n, long *out);

@@ -136,12 +136,7 @@ static void test_leader_alone(void **state)
     int lead = leader_id(15000);
     assert_true(lead >= 1);
     char spec[1200];
-    snprintf(spec, sizeof spec, "%s/sleep.json", rm_harness_dir());
-    FILE *f = fopen(spec, "w");
-    assert_non_null(f);
-    fprintf(f, "{\"version\": 1, \"name\": \"hint\", \"tasks\": [{\"id\": \"s\", \"cmd\": "
-               "[\"sleep\", \"60\"], \"cpu\": 0.1, \"mem_mb\": 16, \"runtime_s\": 60}]}\n");
-    fclose(f);
+    rm_harness_sleep_spec("hint", spec, sizeof spec);
     long links[4];
 
     /* no file (`rm status` wrote one: it names the leader its replicas report): every

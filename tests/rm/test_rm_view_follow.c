@@ -101,12 +101,7 @@ static void test_one_view_then_another(void **state)
         skip();
     assert_int_equal(rm_harness_cluster("up --rm 3 --pn 1"), 0);
     char spec[1200];
-    snprintf(spec, sizeof spec, "%s/sleep.json", rm_harness_dir());
-    FILE *f = fopen(spec, "w");
-    assert_non_null(f);
-    fprintf(f, "{\"version\": 1, \"name\": \"follow\", \"tasks\": [{\"id\": \"s\", \"cmd\": "
-               "[\"sleep\", \"60\"], \"cpu\": 0.1, \"mem_mb\": 16, \"runtime_s\": 60}]}\n");
-    fclose(f);
+    rm_harness_sleep_spec("follow", spec, sizeof spec);
     json_t *sub = rm_harness_json("submit %s --cluster %s --json", spec, rm_harness_dir());
     assert_non_null(sub);
     char job_dir[1200];
