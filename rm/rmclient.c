@@ -416,11 +416,15 @@ int rmclient_call(rmclient_t *c, proto_msg_t *req, proto_msg_t *reply, int try_m
             target = (target + 1) % c->n;
             continue;
         }
-        /* any replica answers an admin query (its reads); any other answer is the leader's */
-        if (req->type == PROTO_ADMIN_QUERY && !hint_silent)
-            c->leader = (int)target;
-        else
+        /* Any replica answers an admin query (its reads) and a heartbeat, and refuses what it
+           refuses (a malformed request, an unknown key); any other answer is the leader's. A
+           replica that answers where the hinted one was silent is a better hint in any case. */
+        bool leads = req->type != PROTO_ADMIN_QUERY && req->type != PROTO_HEARTBEAT &&
+                     reply->type != PROTO_ERROR;
+        if (leads || hint_silent)
             rmclient__note_leader(c, target);
+        else
+            c->leader = (int)target;
         return 0;
     }
     return err_fmt(msg, cap, ERR_TIMEOUT, "no RM leader answered within %d ms", deadline_ms);
