@@ -273,6 +273,11 @@ static void test_jm_job_from_fd(void **state)
     assert_non_null(strstr(err_buf, "expected \"ID<TAB>DIR\" on one line"));
     assert_int_equal(run_jm_from("j-1\\t/nonexistent/job\\n", ""), 2); /* no such directory */
     assert_non_null(strstr(err_buf, "cannot open /nonexistent/job/jm.log"));
+    /* the replica that registered the job, after a third tab: not part of the directory */
+    assert_int_equal(run_jm_from("j-1\\t/nonexistent/job\\t2\\n", ""), 2);
+    assert_non_null(strstr(err_buf, "cannot open /nonexistent/job/jm.log"));
+    assert_int_equal(run_jm_from("j-1\\t/nonexistent/job\\tx2\\n", ""), 2); /* not a replica */
+    assert_non_null(strstr(err_buf, "cannot open /nonexistent/job\tx2/jm.log"));
     assert_int_equal(run_jm_from("", "--job-dir /tmp"), 2);
     assert_non_null(strstr(err_buf, "--job-from-fd replaces --job-dir and --job-id"));
 }
