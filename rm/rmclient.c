@@ -113,12 +113,10 @@ static int rmclient__link(rmclient_t *c, size_t i)
     return 0;
 }
 
-int rmclient_leader_hint(const char *cluster_dir, const char *const *api, size_t n)
+/* The index among api[0..n) of the replica the leader file at `path` names, or -1. */
+static int rmclient__hint_at(const char *path, const char *const *api, size_t n)
 {
-    char path[PATH_MAX], line[512];
-    if (cluster_dir == NULL ||
-        snprintf(path, sizeof path, "%s/%s", cluster_dir, RMCLIENT_LEADER_FILE) >= (int)sizeof path)
-        return -1;
+    char line[512];
     FILE *f = fopen(path, "r");
     if (f == NULL)
         return -1;
@@ -131,6 +129,15 @@ int rmclient_leader_hint(const char *cluster_dir, const char *const *api, size_t
         if (api[i] != NULL && strcmp(api[i], line) == 0)
             return (int)i;
     return -1;
+}
+
+int rmclient_leader_hint(const char *cluster_dir, const char *const *api, size_t n)
+{
+    char path[PATH_MAX];
+    if (cluster_dir == NULL ||
+        snprintf(path, sizeof path, "%s/%s", cluster_dir, RMCLIENT_LEADER_FILE) >= (int)sizeof path)
+        return -1;
+    return rmclient__hint_at(path, api, n);
 }
 
 /* The cluster directory's leader file names replica i: written to a temporary file and renamed,
@@ -220,16 +227,17 @@ int rmclient_open(rmclient_t **out, const char *cluster_dir, const char *rm_endp
     if (cluster_dir != NULL && cluster_dir[0] != '\0') {
         struct rmclient_cluster cl;
         int rc = rmclient_cluster_load(cluster_dir, &cl, msg, cap);
+        char path[PATH_MAX];
+        bool fits = snprintf(path, sizeof path, "%s/%s", cluster_dir, RMCLIENT_LEADER_FILE) <
+                    (int)sizeof path;
         int hint =
-            rc == 0 ? rmclient_leader_hint(cluster_dir, (const char *const *)cl.api, cl.n) : -1;
+            rc == 0 && fits ? rmclient__hint_at(path, (const char *const *)cl.api, cl.n) : -1;
         if (rc == 0)
             rc = rmclient__new(out, (const char *const *)cl.api, cl.n,
                                keys_dir != NULL ? keys_dir : cl.keys_dir, cl.key_name, hint, msg,
                                cap);
         rmclient_cluster_close(&cl);
-        char path[PATH_MAX];
-        if (rc == 0 && snprintf(path, sizeof path, "%s/%s", cluster_dir, RMCLIENT_LEADER_FILE) <
-                           (int)sizeof path)
+        if (rc == 0 && fits)
             (*out)->hint_path = mem_strdup(path); /* NULL when out of memory: no hint kept */
         return rc;
     }

@@ -623,19 +623,18 @@ static void jmd_rm__start(jmd_t *j, struct jmd_call *c, int type, uint32_t token
     jmd_rm__send(j, c);
 }
 
-static int jmd_rm__socket(jmd_t *j, int type, const char *endpoint, zuv_sock_t **out,
-                          zuv_recv_fn *fn, char *msg, size_t cap);
+static int jmd_rm__socket(jmd_t *j, int type, zuv_sock_t **out, zuv_recv_fn *fn, char *msg,
+                          size_t cap);
 
 static void jmd_rm__reopen(jmd_t *j, size_t i)
 {
     char msg[256];
     zuv_sock_close(&j->api[i]);
     j->api_linked[i] = 0;
-    if (jmd_rm__socket(j, ZMQ_DEALER, j->o.rm_api[i], &j->api[i], jmd_rm__on_api, msg,
-                       sizeof msg) != 0)
+    if (jmd_rm__socket(j, ZMQ_DEALER, &j->api[i], jmd_rm__on_api, msg, sizeof msg) != 0)
         log_warn("RM replica %s: %s", j->o.rm_api[i], msg);
     else
-        j->api_linked[i] = 1;
+        jmd_rm_link(j, i);
 }
 
 /* A replica's API socket is connected when first asked: at the start only the replica believed
@@ -715,17 +714,15 @@ void jmd_rm_finish(jmd_t *j)
     jmd_rm__start(j, &j->call_lease, PROTO_LEASE_RENEW, 0, 0);
 }
 
-/* endpoint NULL: connected later (a SUB by jmd_rm__follow, a DEALER by jmd_rm_link) */
-static int jmd_rm__socket(jmd_t *j, int type, const char *endpoint, zuv_sock_t **out,
-                          zuv_recv_fn *fn, char *msg, size_t cap)
+/* A socket of the RM's, not connected yet: a SUB by jmd_rm__follow, a DEALER by jmd_rm_link */
+static int jmd_rm__socket(jmd_t *j, int type, zuv_sock_t **out, zuv_recv_fn *fn, char *msg,
+                          size_t cap)
 {
     zsock_t *z = zuv_socket(type, PROTO_MAX_MSG_BYTES);
     if (!z)
         return err_fmt(msg, cap, ERR_SYS, "cannot create a socket");
     int rc = curve_apply(z, j->curve, CURVE_CLIENT, NULL, msg, cap);
     /* a SUB subscribes to nothing here: jmd_rm__follow */
-    if (!rc && endpoint && zsock_connect(z, "%s", endpoint) != 0)
-        rc = err_fmt(msg, cap, ERR_CONFIG, "cannot connect to %s", endpoint);
     if (!rc)
         rc = zuv_sock_new(out, &j->loop, &z, NULL, fn, j);
     if (rc) {
@@ -742,12 +739,13 @@ int jmd_rm_open(jmd_t *j, char *msg, size_t cap)
         return err_fmt(msg, cap, ERR_CONFIG, "need 1..%d RM replicas", JMD_MAX_RM);
     int hint = j->o.rm_leader >= 0 && (size_t)j->o.rm_leader < j->o.nrm ? j->o.rm_leader : -1;
     for (size_t i = 0; i < j->o.nrm; i++) {
-        bool now = hint < 0 || (size_t)hint == i; /* the others: jmd_rm_link */
-        int rc = jmd_rm__socket(j, ZMQ_DEALER, now ? j->o.rm_api[i] : NULL, &j->api[i],
-                                jmd_rm__on_api, msg, cap);
-        j->api_linked[i] = now;
+        int rc = jmd_rm__socket(j, ZMQ_DEALER, &j->api[i], jmd_rm__on_api, msg, cap);
+        j->api_linked[i] = 0;
+        /* the believed leader now, the others when first asked (jmd_rm_link) */
+        if (!rc && (hint < 0 || (size_t)hint == i) && jmd_rm_link(j, i) != 0)
+            rc = err_fmt(msg, cap, ERR_CONFIG, "cannot connect to %s", j->o.rm_api[i]);
         if (!rc && j->o.rm_pub[i]) {
-            rc = jmd_rm__socket(j, ZMQ_SUB, NULL, &j->sub[i], jmd_rm__on_view, msg, cap);
+            rc = jmd_rm__socket(j, ZMQ_SUB, &j->sub[i], jmd_rm__on_view, msg, cap);
             j->sub_linked[i] = 0;
             memset(&j->vstream[i], 0, sizeof j->vstream[i]);
             j->vsnap[i] = 0;
