@@ -39,6 +39,11 @@ void cli_register(const struct cli_command *cmd);
 /* Where usage text goes: stdout while the dispatcher answers --help, stderr otherwise. */
 FILE *cli_usage_out(void);
 
+/* The JSON the commands print: reals with at most 15 significant digits, so that a makespan of
+ * 43.978 s reads 43.978, not 43.978000000000002 (a double holds 15 such digits exactly; an epoch
+ * in seconds keeps its milliseconds). OR it into json_dumps's flags. */
+#define CLI_JSON_REALS JSON_REAL_PRECISION(15)
+
 #define CLI__CAT2(a, b) a##b
 #define CLI__CAT(a, b)  CLI__CAT2(a, b)
 /* CLI_COMMAND(NAME, SUMMARY, HANDLER) or CLI_COMMAND(NAME, SUMMARY, HANDLER, USAGE). */

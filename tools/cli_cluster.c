@@ -590,7 +590,7 @@ static int cluster_up_main(int argc, char **argv)
         json_object_set_new(st, "page", json_string(url));
     }
     if (o.json) {
-        char *t = json_dumps(st, JSON_INDENT(2));
+        char *t = json_dumps(st, JSON_INDENT(2) | CLI_JSON_REALS);
         printf("%s\n", t != NULL ? t : "{}");
         free(t);
     } else {

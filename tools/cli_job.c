@@ -136,7 +136,7 @@ static void job__kv(const char *k, json_t *v)
     } else if (json_is_real(v)) {
         printf("  %-22s %.3f\n", k, json_real_value(v));
     } else {
-        char *t = json_dumps(v, JSON_ENCODE_ANY);
+        char *t = json_dumps(v, JSON_ENCODE_ANY | CLI_JSON_REALS);
         printf("  %-22s %s\n", k, t != NULL ? t : "?");
         free(t);
     }
@@ -267,7 +267,9 @@ static int job_show_main(int argc, char **argv)
         if (o.json) {
             json_t *doc = json_pack("{s:s, s:s, s:s, s:s}", "job_id", id, "job_dir", dir, "state",
                                     "starting", "rm_error", rmmsg);
-            char *t = doc != NULL ? json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+            char *t = doc != NULL
+                          ? json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER | CLI_JSON_REALS)
+                          : NULL;
             printf("%s\n", t != NULL ? t : "{}");
             free(t);
             json_decref(doc);
@@ -305,7 +307,7 @@ static int job_show_main(int argc, char **argv)
         json_object_set_new(doc, "metrics", json_is_string(murl) ? json_incref(murl) : json_null());
         if (rm == NULL)
             json_object_set_new(doc, "rm_error", json_string(rmmsg));
-        char *t = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        char *t = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER | CLI_JSON_REALS);
         printf("%s\n", t != NULL ? t : "{}");
         free(t);
         json_decref(doc);
@@ -371,7 +373,7 @@ static int job_write(const struct job_opts *o, const char *kind, const char *con
         return 1;
     }
     if (o->json) {
-        char *t = json_dumps(doc, JSON_INDENT(2));
+        char *t = json_dumps(doc, JSON_INDENT(2) | CLI_JSON_REALS);
         printf("%s\n", t != NULL ? t : "{}");
         free(t);
     } else {

@@ -285,7 +285,7 @@ static int quote_main(int argc, char **argv)
         /* the RM's document, with the job's own list schedule beside it */
         if (sh.list_s > 0)
             json_object_set_new(doc, "list_schedule_s", json_real(sh.list_s));
-        char *out = json_dumps(doc, JSON_COMPACT);
+        char *out = json_dumps(doc, JSON_COMPACT | CLI_JSON_REALS);
         printf("%s\n", out != NULL ? out : text);
         free(out);
     } else

@@ -90,7 +90,7 @@ int cli_admin_ask(const struct cli_admin_opts *o, const char *cmd, const char *k
 
 int cli_admin_print_json(const json_t *doc)
 {
-    char *text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    char *text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER | CLI_JSON_REALS);
     if (text == NULL)
         return 1;
     printf("%s\n", text);

@@ -249,7 +249,7 @@ int cli_rm_query(const struct cli_rm_opts *o, const char *kind, const char *cons
 
 int cli_rm_print_json(json_t *doc)
 {
-    char *text = json_dumps(doc, JSON_INDENT(2));
+    char *text = json_dumps(doc, JSON_INDENT(2) | CLI_JSON_REALS);
     if (text == NULL)
         return 1;
     printf("%s\n", text);
@@ -266,6 +266,18 @@ const char *cli_rm_str(json_t *o, const char *k)
 long long cli_rm_int(json_t *o, const char *k)
 {
     return (long long)json_integer_value(json_object_get(o, k));
+}
+
+int cli_rm_col(json_t *rows, const char *k, int min)
+{
+    size_t i, w = min > 0 ? (size_t)min : 0;
+    json_t *o;
+    json_array_foreach(rows, i, o)
+    {
+        size_t n = strlen(cli_rm_str(o, k));
+        w = n > w ? n : w;
+    }
+    return w > CLI_RM_COL_MAX ? CLI_RM_COL_MAX : (int)w;
 }
 
 /* An integer field as text, "-" when absent or null (an unreachable replica). */
@@ -435,18 +447,20 @@ static int rm_status_main(int argc, char **argv)
 
 static void nodes_table(json_t *doc)
 {
-    printf("%-20s %-10s %-9s %6s %9s %7s %7s %9s  %s\n", "NAME", "RACK", "STATE", "CPUS", "MEM_MB",
-           "RUNNING", "QUEUED", "AGE_MS", "METRICS");
+    json_t *rows = json_object_get(doc, "nodes");
+    int wn = cli_rm_col(rows, "name", 20), wr = cli_rm_col(rows, "rack", 10);
+    printf("%-*s %-*s %-9s %6s %9s %7s %7s %9s  %s\n", wn, "NAME", wr, "RACK", "STATE", "CPUS",
+           "MEM_MB", "RUNNING", "QUEUED", "AGE_MS", "METRICS");
     size_t i;
     json_t *n;
-    json_array_foreach(json_object_get(doc, "nodes"), i, n)
+    json_array_foreach(rows, i, n)
     {
         json_t *age = json_object_get(n, "age_ms");
         char agebuf[32];
         snprintf(agebuf, sizeof agebuf, json_is_integer(age) ? "%lld" : "never",
                  (long long)json_integer_value(age));
         const char *murl = json_string_value(json_object_get(n, "metrics"));
-        printf("%-20s %-10s %-9s %6.2f %9lld %7lld %7lld %9s  %s\n", cli_rm_str(n, "name"),
+        printf("%-*s %-*s %-9s %6.2f %9lld %7lld %7lld %9s  %s\n", wn, cli_rm_str(n, "name"), wr,
                cli_rm_str(n, "rack"), cli_rm_str(n, "state"),
                json_number_value(json_object_get(n, "cpus")), cli_rm_int(n, "mem_mb"),
                cli_rm_int(n, "running"), cli_rm_int(n, "queued"), agebuf, murl ? murl : "-");
@@ -466,7 +480,7 @@ static void node_show_table(json_t *doc)
     {
         if (json_is_object(v) || json_is_array(v))
             continue;
-        char *t = json_dumps(v, JSON_ENCODE_ANY);
+        char *t = json_dumps(v, JSON_ENCODE_ANY | CLI_JSON_REALS);
         printf("%-22s %s\n", k, t != NULL ? t : "?");
         free(t);
     }
@@ -501,25 +515,32 @@ static int node_show_main(int argc, char **argv)
 
 static void tokens_table(json_t *doc)
 {
-    printf("%-20s %9s %9s %9s %9s  %-16s %s\n", "VIRTUAL CLUSTER", "CAPACITY", "GRANTED", "FREE",
-           "SPARE", "TOKEN", "SPARE GRANTED/RECLAIMED");
+    json_t *rows = json_object_get(doc, "virtual_clusters");
+    int wv = cli_rm_col(rows, "name", 20), wj = 20;
     size_t i, j;
     json_t *vc, *g;
-    json_array_foreach(json_object_get(doc, "virtual_clusters"), i, vc)
+    json_array_foreach(rows, i, vc)
+    {
+        int w = cli_rm_col(json_object_get(vc, "jobs"), "name", 20);
+        wj = w > wj ? w : wj;
+    }
+    printf("%-*s %9s %9s %9s %9s  %-16s %s\n", wv, "VIRTUAL CLUSTER", "CAPACITY", "GRANTED", "FREE",
+           "SPARE", "TOKEN", "SPARE GRANTED/RECLAIMED");
+    json_array_foreach(rows, i, vc)
     {
         char size[40];
         snprintf(size, sizeof size, "%g CPU / %lld MiB",
                  json_number_value(json_object_get(vc, "token_cpu")),
                  cli_rm_int(vc, "token_mem_mb"));
-        printf("%-20s %9lld %9lld %9lld %9lld  %-16s %lld/%lld\n", cli_rm_str(vc, "name"),
+        printf("%-*s %9lld %9lld %9lld %9lld  %-16s %lld/%lld\n", wv, cli_rm_str(vc, "name"),
                cli_rm_int(vc, "capacity"), cli_rm_int(vc, "granted"), cli_rm_int(vc, "free"),
                cli_rm_int(vc, "spare"), size, cli_rm_int(vc, "spare_grants"),
                cli_rm_int(vc, "spare_reclaims"));
         json_array_foreach(json_object_get(vc, "jobs"), j, g)
         {
             long long tok = cli_rm_int(g, "tokens"), min = cli_rm_int(g, "minimum");
-            printf("  %-16s %-20s tokens %lld (minimum %lld, spare %lld; wants %lld)%s%s\n",
-                   cli_rm_str(g, "job_id"), cli_rm_str(g, "name"), tok, min,
+            printf("  %-16s %-*s tokens %lld (minimum %lld, spare %lld; wants %lld)%s%s\n",
+                   cli_rm_str(g, "job_id"), wj, cli_rm_str(g, "name"), tok, min,
                    tok > min ? tok - min : 0, cli_rm_int(g, "wanted"),
                    json_is_integer(json_object_get(g, "deadline_ms")) ? ", deadline" : "",
                    json_is_true(json_object_get(g, "best_effort")) ? " (best effort)" : "");
@@ -553,12 +574,14 @@ static const char *jobs_eta(json_t *j, char *out, size_t cap)
 
 static void jobs_table(json_t *doc)
 {
-    printf("%-16s %-20s %-12s %-10s %7s %7s %9s %-17s\n", "JOB", "NAME", "VC", "STATE", "TOKENS",
+    json_t *rows = json_object_get(doc, "jobs");
+    int wn = cli_rm_col(rows, "name", 20), wv = cli_rm_col(rows, "virtual_cluster", 12);
+    printf("%-16s %-*s %-*s %-10s %7s %7s %9s %s\n", "JOB", wn, "NAME", wv, "VC", "STATE", "TOKENS",
            "WANTED", "DEADLINE", "ETA/P95");
     size_t i;
     json_t *j;
     bool any_be = false;
-    json_array_foreach(json_object_get(doc, "jobs"), i, j)
+    json_array_foreach(rows, i, j)
     {
         char eta[2 * JOBDIR_DURATION_SIZE + 4], dl[JOBDIR_DURATION_SIZE] = "-";
         /* deadline_ms is a wall-clock time: shown from submission, as --deadline takes it */
@@ -566,8 +589,8 @@ static void jobs_table(json_t *doc)
         if (d > 0 && d > sub)
             jobdir_format_duration((d - sub) / 1000.0, false, dl, sizeof dl);
         any_be = any_be || json_is_true(json_object_get(j, "best_effort"));
-        printf("%-16s %-20s %-12s %-10s %7lld %7lld %9s %-17s\n", cli_rm_str(j, "job_id"),
-               cli_rm_str(j, "name"), cli_rm_str(j, "virtual_cluster"), cli_rm_str(j, "state"),
+        printf("%-16s %-*s %-*s %-10s %7lld %7lld %9s %s\n", cli_rm_str(j, "job_id"), wn,
+               cli_rm_str(j, "name"), wv, cli_rm_str(j, "virtual_cluster"), cli_rm_str(j, "state"),
                cli_rm_int(j, "tokens"), cli_rm_int(j, "wanted"), dl, jobs_eta(j, eta, sizeof eta));
     }
     if (any_be)

@@ -55,5 +55,10 @@ int cli_rm_print_json(json_t *doc);
 const char *cli_rm_str(json_t *o, const char *k);
 /* Field k of o as an integer, 0 when absent or not an integer. */
 long long cli_rm_int(json_t *o, const char *k);
+/* The width of a table column of field k over the objects of array rows: the longest value
+ * (cli_rm_str's, in bytes), at least min, at most CLI_RM_COL_MAX, so that long job, node and
+ * rack names keep the columns after them aligned. */
+#define CLI_RM_COL_MAX 64
+int cli_rm_col(json_t *rows, const char *k, int min);
 
 #endif

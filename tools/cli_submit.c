@@ -545,7 +545,7 @@ static int submit__wait(const struct submit_opts *o, const char *job_id, const c
     json_decref(eta95);
     bool ok = strcmp(state, "succeeded") == 0;
     if (o->json) {
-        char *out = json_dumps(res, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        char *out = json_dumps(res, JSON_INDENT(2) | JSON_PRESERVE_ORDER | CLI_JSON_REALS);
         printf("%s\n", out != NULL ? out : "{}");
         free(out);
     } else {

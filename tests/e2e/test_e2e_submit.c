@@ -3,9 +3,10 @@
  *   - every malformed spec of tests/specs/bad/ is refused by `paddock submit` with the reason
  *     EXPECTED.tsv names (exit 1, nothing on stdout, nothing registered with the RM), while a
  *     valid job submitted first on the same cluster runs unharmed to success;
- *   - `submit --wait --json` prints exactly one JSON object with the documented fields, the
- *     job directory holds the spec with --name/--deadline applied, and its JM opened its RM
- *     sockets before it was told its job;
+ *   - `submit --wait --json` prints exactly one JSON object with the documented fields (no real
+ *     with more than 15 significant digits), the job directory holds the spec with
+ *     --name/--deadline applied, and its JM opened its RM sockets before it was told its job;
+ *     `paddock jobs` keeps its columns aligned under a name longer than the NAME column;
  *   - `submit --wait` prints plain lines when stdout is not a terminal and exits 1 when a task
  *     runs out of attempts, naming it;
  *   - with --rm/--keys/--pub/--jobs-dir instead of a cluster directory, the same works;
@@ -114,6 +115,37 @@ static void test_bad_specs_refused_valid_job_unharmed(void **state)
     json_decref(rep);
 }
 
+/* The most digits of any number in text (a number: digits and one '.' between them): a real
+ * printed as 43.978000000000002 has 17, one printed as 43.978 five. */
+static int most_digits(const char *text)
+{
+    int most = 0, n = 0;
+    for (const char *p = text; *p != '\0'; p++) {
+        if (*p >= '0' && *p <= '9')
+            n++;
+        else if (!(*p == '.' && n > 0 && p[1] >= '0' && p[1] <= '9'))
+            n = 0;
+        most = n > most ? n : most;
+    }
+    return most;
+}
+
+/* The byte offset of `word` in the first line of text that contains `in`, or -1. */
+static long column_of(const char *text, const char *in, const char *word)
+{
+    for (const char *line = text; line != NULL && *line != '\0';) {
+        const char *end = strchr(line, '\n');
+        size_t len = end != NULL ? (size_t)(end - line) : strlen(line);
+        char buf[512];
+        snprintf(buf, sizeof buf, "%.*s", (int)(len < sizeof buf ? len : sizeof buf - 1), line);
+        const char *at = strstr(buf, in) != NULL ? strstr(buf, word) : NULL;
+        if (at != NULL)
+            return at - buf;
+        line = end != NULL ? end + 1 : NULL;
+    }
+    return -1;
+}
+
 static void test_submit_wait_json_shape(void **state)
 {
     (void)state;
@@ -146,6 +178,9 @@ static void test_submit_wait_json_shape(void **state)
     assert_true(json_number_value(json_object_get(doc, "deadline_s")) == 120.0);
     assert_true(json_is_boolean(json_object_get(doc, "deadline_met")));
     assert_true(json_is_true(json_object_get(doc, "deadline_met")) == (makespan <= 120.0));
+    if (most_digits(r.out) > 15)
+        fprintf(stderr, "a number with more than 15 digits:\n%s\n", r.out);
+    assert_true(most_digits(r.out) <= 15); /* the ETA, the makespan: 15 significant digits */
     /* the job directory holds the spec as submitted, overrides applied */
     json_t *spec = e2e_job_file(id, "spec.json");
     assert_non_null(spec);
@@ -176,6 +211,32 @@ static void test_submit_wait_json_shape(void **state)
                         "shape-check");
     json_decref(show);
     json_decref(doc);
+    e2e_run_close(&r);
+    /* `paddock jobs`: a name longer than the NAME column's 20 bytes widens it, so every row's
+       VC, STATE and DEADLINE start where the header's do */
+    const char *longname = "a-job-name-longer-than-the-name-column";
+    e2e_paddock(&r, 120,
+                "submit '%s/tests/specs/valid/minimal.json' --wait --deadline 2m --name %s",
+                e2e_src(), longname);
+    assert_int_equal(r.status, 0);
+    e2e_run_close(&r);
+    e2e_paddock(&r, 30, "jobs");
+    assert_int_equal(r.status, 0);
+    /* VC and STATE are left-aligned: a row's value starts where the header's word does;
+       DEADLINE is right-aligned: the row's "2m" ends where the header's word ends */
+    const char *cols[][2] = {{"VC", "default"}, {"STATE", "done"}, {"DEADLINE", "2m"}};
+    for (size_t k = 0; k < sizeof cols / sizeof cols[0]; k++) {
+        long head = column_of(r.out, "ETA/P95", cols[k][0]);
+        long row = column_of(r.out, longname, cols[k][1]);
+        if (k == 2) {
+            head += (long)strlen(cols[k][0]);
+            row += (long)strlen(cols[k][1]);
+        }
+        if (head != row)
+            fprintf(stderr, "%s: header at %ld, row at %ld\n%s\n", cols[k][0], head, row, r.out);
+        assert_true(head > (long)strlen(longname));
+        assert_int_equal(head, row);
+    }
     e2e_run_close(&r);
 }
 
