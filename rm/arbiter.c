@@ -34,6 +34,15 @@ double arbiter_time_avg(const struct arbiter_shape *s, double k)
     return (arbiter_time_low(s, k) + arbiter_time_up(s, k)) / 2;
 }
 
+double arbiter_time_p50(const struct arbiter_shape *s, double k)
+{
+    double w = s->width >= 1 ? (double)s->width : 1;
+    k = k > w ? w : k;
+    double low = arbiter_time_low(s, k), up = arbiter_time_up(s, k);
+    double a = arbiter_shape_alpha(s);
+    return low + (a >= 0 ? a : 0.5) * (up - low);
+}
+
 uint32_t arbiter_min_tokens(const struct arbiter_shape *s, double left)
 {
     if (!(s->work > 0) || s->width == 0)

@@ -106,6 +106,11 @@ double arbiter_time_low(const struct arbiter_shape *s, double k);
 double arbiter_time_up(const struct arbiter_shape *s, double k);
 double arbiter_time_avg(const struct arbiter_shape *s, double k);
 
+/* The median time on k tokens held throughout (k may be fractional; clamped to [1, width]): the
+ * shape's place alpha between ARIA's bounds, halfway without one, as the joint plan runs a
+ * job's median. Means only (work, path; no scale, no sd); 0 for an empty shape. */
+double arbiter_time_p50(const struct arbiter_shape *s, double k);
+
 /* The shape as admission bounds it: its conservative work and path, scale x mean + k x sd; and
  * its place between ARIA's bounds, alpha clamped to [0, 1], -1 when it has none. Shared by the
  * fluid model (arbiter_admit) and the joint plan (arbiter_admit_joint). */

@@ -2,6 +2,7 @@
 #include "rm/calib.h"
 
 #include "common/err.h"
+#include "rm/arbiter.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -39,6 +40,17 @@ int calib_add_spread(struct calib *c, double actual, double predicted, double sp
             c->own_n++;
     }
     return 0;
+}
+
+double calib_predicted(const struct arbiter_shape *s, double actual, double held, double used)
+{
+    if (!(actual > 0) || !isfinite(actual) || !(held > 0) || !isfinite(held))
+        return 0;
+    double k = held / actual;
+    if (!(k >= 1) || (used > 0 && used > held * (1 + CALIB_OPP_MAX)))
+        return 0;
+    double p = arbiter_time_p50(s, k);
+    return p > 0 && isfinite(p) ? p : 0;
 }
 
 double calib_bound_factor(const struct calib_factors *f, double spread)

@@ -126,6 +126,23 @@ int calib_add(struct calib *c, double actual, double predicted);
  * is calib_add): the ratio's ring as calib_add, and u = ratio / spread in the own ring. */
 int calib_add_spread(struct calib *c, double actual, double predicted, double spread);
 
+/* What a finished run is measured against (entries from version 10 on; rm/ledger.h
+ * ledger_cmd.calib_at_p50). Its median at registration (the plan's, on the tokens the plan
+ * gave it then) is no measure of the model's error once the arbiter stretched it towards its
+ * deadline for jobs that came later, or its controller held fewer tokens because its deadline
+ * allowed: such a run is late by design, and measured against its registration's median it
+ * widened the bound with every deadline that had slack (four deadline jobs sharing 8 tokens
+ * moved a new cluster's factor from 1.50 to 1.95). So a run is measured against the model's
+ * median on the guaranteed tokens it held on average over its life: arbiter_time_p50(s, held /
+ * actual), s its registered shape (unscaled). Returns that, in actual's unit, or 0 when the run
+ * teaches nothing: it held less than one token on average, or its tasks ran more than
+ * CALIB_OPP_MAX of the token-time it held beyond it (used > held x (1 + CALIB_OPP_MAX):
+ * opportunistic tasks on spare machines, faster than anything admission can count on; used <= 0:
+ * not known, not checked). actual in seconds, held and used in token-seconds. */
+#define CALIB_OPP_MAX 0.10
+struct arbiter_shape;
+double calib_predicted(const struct arbiter_shape *s, double actual, double held, double used);
+
 /* The bound's factor for a job with its own spread (0: none): spread x hi_own, never below 1
  * x p50; without one, hi. */
 double calib_bound_factor(const struct calib_factors *f, double spread);

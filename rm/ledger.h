@@ -366,6 +366,10 @@ struct ledger_cmd {
      * profile, as entries up to version 8 were, instead of the job's own history and its spread
      * alone (rm/calib.h, issue 22); set by the decoder for those entries. Not encoded. */
     bool pooled_calib;
+    /* JOB_END: the run is measured against its median at registration, as entries up to
+     * version 9 were, instead of the model's median on the tokens it held (rm/calib.h
+     * calib_predicted); set by the decoder for those entries. Not encoded. */
+    bool calib_at_p50;
     /* Borrowed: valid while the command is applied or encoded (decoding points them into the
      * iterator's scratch). text: RECUR_ADD spec, JOB_REGISTER inputs (newline-separated),
      * RECUR_NOTE/RECUR_MODEL/JOB_END reason; text2: RECUR_ADD outputs. vals: JOB_END skyline,

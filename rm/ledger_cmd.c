@@ -8,9 +8,10 @@
 
 #define LEDGER_CMD__MAGIC 0x50444c45u /* "PDLE" */
 #define LEDGER_CMD__VERSION                                                                        \
-    9 /* 1: before the arbiter, 2: before recurring jobs, 3: before calibrated admission, 4:       \
-         before tenants, 5: before the raw allocation, 6: before own spreads, 7: before the        \
-         joint plan's admission, 8: before a job's own history in its bound (all still read) */
+    10 /* 1: before the arbiter, 2: before recurring jobs, 3: before calibrated admission, 4:      \
+          before tenants, 5: before the raw allocation, 6: before own spreads, 7: before the       \
+          joint plan's admission, 8: before a job's own history in its bound, 9: before outcomes   \
+          measured on the tokens held (all still read) */
 
 /* An array into the iterator's scratch (LEDGER_VALS_MAX values). */
 static uint32_t ledger_cmd__get_vals(struct enc_reader *r, uint32_t *out)
@@ -410,6 +411,7 @@ int ledger_cmd_next(struct ledger_cmd_iter *it, struct ledger_cmd *c, char *msg,
         enc_get_str(r, c->user, sizeof c->user);
     c->fluid_admission = it->version < 8; /* judged as it was when it was written */
     c->pooled_calib = it->version < 9;
+    c->calib_at_p50 = it->version < 10;
     if (enc_reader_err(r) != 0)
         return err_fmt(msg, cap, ERR_PARSE, "log entry: truncated %s command",
                        ledger_cmd_name(c->type));

@@ -45,9 +45,20 @@ static void ledger__job_finish(ledger_t *l, struct ledger_job *j, uint8_t state,
      * itself. A job without a deadline, or best effort, behind admitted ones and beside its
      * peers measures the sharing, not the model. */
     bool modelled = j->deadline_ms != 0 && !j->best_effort ? true : !j->shared;
-    if (state == LEDGER_JOB_DONE && j->pred_p50_ms > 0 && modelled && !j->reserved_run)
-        calib_add_spread(&l->calib, (double)(j->finished_ms - j->submitted_ms),
-                         (double)j->pred_p50_ms, (double)j->spread_milli / 1000.0);
+    if (state == LEDGER_JOB_DONE && j->pred_p50_ms > 0 && modelled && !j->reserved_run) {
+        double actual = (double)(j->finished_ms - j->submitted_ms), pred = (double)j->pred_p50_ms;
+        if (end == NULL || !end->calib_at_p50) { /* on the tokens it held (rm/calib.h) */
+            struct arbiter_shape s = {.work = (double)j->work_ms / 1000.0,
+                                      .path = (double)j->path_ms / 1000.0,
+                                      .width = j->width,
+                                      .has_alpha = j->has_alpha,
+                                      .alpha = (double)j->alpha_milli / 1000.0};
+            double used = end != NULL ? (double)end->token_ms / 1000.0 : 0;
+            pred = 1000.0 * calib_predicted(&s, actual / 1000.0, (double)j->held_ms / 1000.0, used);
+        }
+        if (pred > 0)
+            calib_add_spread(&l->calib, actual, pred, (double)j->spread_milli / 1000.0);
+    }
     l->nfinished++;
     ledger__history_job(l, j, end);
     ledger__usage_job(l, j, end); /* issue 25: accounting */

@@ -1,6 +1,8 @@
 /* test_calib.c - admission's error model (rm/calib.h): a new cluster is conservative, the
- * factors follow the outcomes, one absurd outcome is clamped, a decoded model is checked. */
+ * factors follow the outcomes, one absurd outcome is clamped, a decoded model is checked, a run
+ * is measured on the tokens it held. */
 #include "common/err.h"
+#include "rm/arbiter.h"
 #include "rm/calib.h"
 
 #include <setjmp.h>
@@ -21,6 +23,30 @@ static void test_new_cluster_is_conservative(void **state)
     assert_float_equal(f.hi, CALIB_PRIOR_HI, 1e-12);
     assert_float_equal(f.p50, CALIB_PRIOR_P50, 1e-12);
     assert_int_equal(calib_check(&c), 0);
+}
+
+/* calib_predicted: the model's median on the tokens held on average (held / actual) */
+static void test_predicted_on_tokens_held(void **state)
+{
+    (void)state;
+    /* W 100, L 10, width 10, alpha 0.25: on 10 tokens 10 + 0.25 x 9 = 12.25 s; on 4 tokens
+       25 + 0.25 x 7.5 = 26.875 s; without alpha halfway: 28.75 s */
+    struct arbiter_shape s = {
+        .work = 100, .path = 10, .width = 10, .has_alpha = true, .alpha = 0.25};
+    assert_float_equal(arbiter_time_p50(&s, 10), 12.25, 1e-9);
+    assert_float_equal(arbiter_time_p50(&s, 40), 12.25, 1e-9); /* no more than its width */
+    assert_float_equal(calib_predicted(&s, 28, 4 * 28, 0), 26.875, 1e-9);
+    assert_float_equal(calib_predicted(&s, 28, 4 * 28, 4 * 28 * 1.1), 26.875, 1e-9);
+    assert_float_equal(calib_predicted(&s, 13, 10 * 13, 90), 12.25, 1e-9);
+    s.has_alpha = false;
+    assert_float_equal(calib_predicted(&s, 28, 4 * 28, 0), 28.75, 1e-9);
+    /* teaches nothing: under one token held on average, tasks beyond what it held, nonsense */
+    assert_true(calib_predicted(&s, 28, 20, 0) == 0);
+    assert_true(calib_predicted(&s, 28, 4 * 28, 4 * 28 * 1.11) == 0);
+    assert_true(calib_predicted(&s, 0, 10, 0) == 0);
+    assert_true(calib_predicted(&s, 28, -1, 0) == 0);
+    struct arbiter_shape empty = {.width = 1};
+    assert_true(calib_predicted(&empty, 28, 28, 0) == 0);
 }
 
 static void test_tightens_as_jobs_finish(void **state)
@@ -135,6 +161,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_new_cluster_is_conservative),
         cmocka_unit_test(test_tightens_as_jobs_finish),
+        cmocka_unit_test(test_predicted_on_tokens_held),
         cmocka_unit_test(test_window_and_clamp),
         cmocka_unit_test(test_history),
     };

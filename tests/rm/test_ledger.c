@@ -41,15 +41,6 @@ static int teardown(void **state)
     return 0;
 }
 
-static void vc_set(ledger_t *l, const char *vc, uint32_t cap, int64_t now)
-{
-    struct ledger_cmd c;
-    ledger_cmd_init(&c, LEDGER_CMD_VC_SET);
-    snprintf(c.vc, sizeof c.vc, "%s", vc);
-    c.count = cap;
-    assert_int_equal(ledger_fx_apply(l, &c, now).code, 0);
-}
-
 static uint64_t job_register(ledger_t *l, const char *name, const char *vc, int64_t lease,
                              int64_t now)
 {
@@ -89,7 +80,7 @@ static void node_register(ledger_t *l, const char *name, const char *rack, int64
 static void test_grants_shared_by_the_arbiter(void **state)
 {
     struct fixture *f = *state;
-    vc_set(f->l, "default", 10, 1);
+    ledger_fx_vc_set(f->l, "default", 10, 1);
     uint64_t a = job_register(f->l, "a", "default", 0, 1);
     uint64_t b = job_register(f->l, "b", "default", 0, 1);
     assert_int_not_equal(a, b);
@@ -114,7 +105,7 @@ static void test_grants_shared_by_the_arbiter(void **state)
     assert_int_equal(ledger_fx_apply(f->l, &c, 8).code, ERR_NOTFOUND);
     /* shrinking capacity claws back from the newest job first */
     assert_int_equal(tokens(f->l, LEDGER_CMD_TOKEN_REQUEST, b, 8, 9).value, 8);
-    vc_set(f->l, "default", 5, 10);
+    ledger_fx_vc_set(f->l, "default", 5, 10);
     assert_int_equal(ledger_job_find(f->l, b)->tokens, 3);
     assert_int_equal(ledger_job_find(f->l, a)->tokens, 2);
 }
@@ -139,7 +130,7 @@ static struct ledger_result deadline_job(ledger_t *l, const char *name, int64_t 
 static void test_deadline_jobs_arbitrated_and_admitted(void **state)
 {
     struct fixture *f = *state;
-    vc_set(f->l, "default", 10, 0);
+    ledger_fx_vc_set(f->l, "default", 10, 0);
     uint64_t flood = job_register(f->l, "flood", "default", 0, 0);
     assert_int_equal(tokens(f->l, LEDGER_CMD_TOKEN_REQUEST, flood, 10, 0).value, 10);
     /* due in 60 s: admitted; ARIA's minimum for 60 s is 2 (avg(2) = 52.5 s), the rest of its
@@ -229,7 +220,7 @@ static void snapshot_bytes(const ledger_t *l, struct enc_buf *b);
 static void test_raw_allocation_is_the_minimum(void **state)
 {
     struct fixture *f = *state;
-    vc_set(f->l, "default", 10, 0);
+    ledger_fx_vc_set(f->l, "default", 10, 0);
     struct ledger_result r1 = deadline_job(f->l, "early", 60000, LEDGER_JOB_HAS_PROFILE, 0);
     struct ledger_result r2 = deadline_job(f->l, "late", 120000, LEDGER_JOB_HAS_PROFILE, 0);
     assert_int_equal(r1.code, 0);
@@ -277,7 +268,7 @@ static void test_raw_allocation_is_the_minimum(void **state)
 static void test_calibration_tightens_after_outcomes(void **state)
 {
     struct fixture *f = *state;
-    vc_set(f->l, "default", 10, 0);
+    ledger_fx_vc_set(f->l, "default", 10, 0);
     /* W 100 token-s, L 10 s, width 10, its list schedule at alpha 0.25: the model says 12.25 s */
     struct ledger_cmd q;
     ledger_cmd_init(&q, LEDGER_CMD_JOB_REGISTER);
@@ -296,7 +287,8 @@ static void test_calibration_tightens_after_outcomes(void **state)
     assert_int_equal(ledger_quote(f->l, &q, now, &a, curve, &np), 0);
     assert_false(a.admit); /* 1.5 x: bounds 15 and 28.5, a quarter in: 18.4 s */
     assert_float_equal(a.finish, 15 + 0.25 * 13.5, 1e-6);
-    /* twenty such jobs without a deadline each run 1.04-1.08 x their prediction */
+    /* twenty such jobs without a deadline, each holding the 10 tokens it asked for, each run
+       1.04-1.08 x their prediction */
     for (int i = 0; i < 20; i++) {
         struct ledger_cmd c = q;
         snprintf(c.name, sizeof c.name, "run-%d", i);
@@ -306,6 +298,7 @@ static void test_calibration_tightens_after_outcomes(void **state)
         const struct ledger_job *j = ledger_job_find(f->l, r.value);
         assert_int_equal(j->pred_p50_ms, 12250);
         assert_true(j->pred_bound_ms > j->pred_p50_ms);
+        assert_int_equal(tokens(f->l, LEDGER_CMD_TOKEN_REQUEST, r.value, 10, now).value, 10);
         struct ledger_cmd e;
         ledger_cmd_init(&e, LEDGER_CMD_JOB_END);
         e.job = r.value;
@@ -368,7 +361,7 @@ static void test_calibration_tightens_after_outcomes(void **state)
 static void test_job_end_releases_and_refuses_more(void **state)
 {
     struct fixture *f = *state;
-    vc_set(f->l, "default", 4, 1);
+    ledger_fx_vc_set(f->l, "default", 4, 1);
     uint64_t a = job_register(f->l, "a", "default", 0, 1);
     assert_int_equal(tokens(f->l, LEDGER_CMD_TOKEN_REQUEST, a, 4, 2).value, 4);
     struct ledger_cmd c;
@@ -388,7 +381,7 @@ static void test_job_end_releases_and_refuses_more(void **state)
 static void test_leases_expire_and_reclaim(void **state)
 {
     struct fixture *f = *state;
-    vc_set(f->l, "default", 10, 0);
+    ledger_fx_vc_set(f->l, "default", 10, 0);
     uint64_t a = job_register(f->l, "a", "default", 1000, 0);
     uint64_t b = job_register(f->l, "b", "default", 1000, 0);
     tokens(f->l, LEDGER_CMD_TOKEN_REQUEST, a, 4, 100);
@@ -425,7 +418,7 @@ static void test_leases_expire_and_reclaim(void **state)
 static void test_idempotency_keys(void **state)
 {
     struct fixture *f = *state;
-    vc_set(f->l, "default", 10, 0);
+    ledger_fx_vc_set(f->l, "default", 10, 0);
     struct ledger_cmd c;
     ledger_cmd_init(&c, LEDGER_CMD_JOB_REGISTER);
     snprintf(c.name, sizeof c.name, "a");
@@ -518,8 +511,8 @@ static void test_node_liveness_and_psucc(void **state)
 /* Builds a ledger touching every kind of state. */
 static void populate(ledger_t *l)
 {
-    vc_set(l, "default", 20, 1);
-    vc_set(l, "batch", 5, 1);
+    ledger_fx_vc_set(l, "default", 20, 1);
+    ledger_fx_vc_set(l, "batch", 5, 1);
     for (int i = 0; i < 50; i++) {
         char name[16];
         snprintf(name, sizeof name, "pn-%d", i);
@@ -627,7 +620,7 @@ static void test_restore_rejects_bad_bytes(void **state)
 static void test_allocation_failure_leaves_state(void **state)
 {
     struct fixture *f = *state;
-    vc_set(f->l, "default", 3, 0);
+    ledger_fx_vc_set(f->l, "default", 3, 0);
     struct enc_buf before, after;
     snapshot_bytes(f->l, &before);
     struct ledger_cmd c;
@@ -657,7 +650,7 @@ static void test_job_resume_epochs(void **state)
     (void)state;
     ledger_t *l = ledger_new();
     assert_non_null(l);
-    vc_set(l, "default", 10, 1000);
+    ledger_fx_vc_set(l, "default", 10, 1000);
     uint64_t id = job_register(l, "etl", "default", 2000, 1000);
     assert_int_equal(ledger_job_find(l, id)->epoch, 1);
     struct ledger_cmd c;

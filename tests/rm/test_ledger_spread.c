@@ -1,7 +1,8 @@
 /* test_ledger_spread.c - admission with a job's own spread (issue 22): the ledger bounds a job
  * that registered its own finish-time spread by that spread times what the cluster learned own
  * spreads miss (rm/calib.h), so a narrow job and a wide one with the same median get different
- * verdicts; the model of own spreads tightens after outcomes and survives a snapshot. */
+ * verdicts; the model of own spreads tightens after outcomes and survives a snapshot; a run is
+ * measured on the tokens it held. */
 #include "common/err.h"
 #include "common/mem.h"
 #include "rm/arbiter.h"
@@ -49,6 +50,17 @@ static struct ledger_cmd shape(const char *name, uint32_t spread_milli, int64_t 
     q.spread_milli = spread_milli;
     q.deadline_ms = deadline_ms;
     return q;
+}
+
+/* The job holds the 10 tokens its width asks for (an outcome is measured on the tokens held,
+ * rm/calib.h calib_predicted: on 10, the median above). */
+static void hold_all(ledger_t *l, uint64_t job, int64_t now)
+{
+    struct ledger_cmd t;
+    ledger_cmd_init(&t, LEDGER_CMD_TOKEN_REQUEST);
+    t.job = job;
+    t.count = 10;
+    assert_int_equal(ledger_fx_apply(l, &t, now).value, 10);
 }
 
 static void test_narrow_admitted_wide_refused(void **state)
@@ -112,6 +124,7 @@ static void test_own_model_tightens(void **state)
         snprintf(c.name, sizeof c.name, "run-%d", i);
         struct ledger_result r = ledger_fx_apply(l, &c, now);
         assert_int_equal(r.code, 0);
+        hold_all(l, r.value, now);
         struct ledger_cmd e;
         ledger_cmd_init(&e, LEDGER_CMD_JOB_END);
         e.job = r.value;
@@ -133,6 +146,7 @@ static void test_own_model_tightens(void **state)
     /* a job without a spread of its own teaches the ratio's ring only */
     struct ledger_cmd c = shape("plain", 0, 0);
     struct ledger_result r = ledger_fx_apply(l, &c, now);
+    hold_all(l, r.value, now);
     struct ledger_cmd e;
     ledger_cmd_init(&e, LEDGER_CMD_JOB_END);
     e.job = r.value;
@@ -168,6 +182,7 @@ static void run_one(ledger_t *l, const char *name, uint32_t spread_milli, double
     struct ledger_cmd c = shape(name, spread_milli, 0);
     struct ledger_result r = ledger_fx_apply(l, &c, *now);
     assert_int_equal(r.code, 0);
+    hold_all(l, r.value, *now);
     struct ledger_cmd e;
     ledger_cmd_init(&e, LEDGER_CMD_JOB_END);
     e.job = r.value;
@@ -265,6 +280,91 @@ static void test_calib_bound_factor(void **state)
     assert_int_equal(calib_check(&c), ERR_PARSE);
 }
 
+/* A TOKEN_REQUEST of `count`; returns the tokens the job holds after it. */
+static uint64_t request(ledger_t *l, uint64_t job, uint32_t count, int64_t now)
+{
+    struct ledger_cmd t;
+    ledger_cmd_init(&t, LEDGER_CMD_TOKEN_REQUEST);
+    t.job = job;
+    t.count = count;
+    return ledger_fx_apply(l, &t, now).value;
+}
+
+/* A run is measured on the tokens it held (rm/calib.h calib_predicted), not against its median
+ * at registration: a deadline job the arbiter or its controller held to 4 of 10 tokens because
+ * its deadline allowed ran 2.5x its registration's median, by design, and reads as the model's
+ * error only in an entry written before version 10. A run that held no token, or whose tasks ran
+ * far beyond what it held (opportunistic), teaches nothing. */
+static void test_calibration_on_tokens_held(void **state)
+{
+    (void)state;
+    ledger_t *l = cluster();
+    /* the shape: 12.25 s on 10 tokens; on 4: bounds 25 and 32.5, 26.875 s */
+    struct ledger_cmd q = shape("slack", 0, 0);
+    int64_t now = 1000;
+    struct calib_factors cf;
+    for (int i = 0; i < 4; i++) {
+        struct ledger_cmd c = q;
+        snprintf(c.name, sizeof c.name, "slack-%d", i);
+        c.deadline_ms = now + 120000;
+        ledger_fx_vc_set(l, "default", 10, now);
+        struct ledger_result r = ledger_fx_apply(l, &c, now);
+        assert_int_equal(r.code, 0);
+        assert_int_equal(ledger_job_find(l, r.value)->pred_p50_ms, 12250);
+        /* then the cluster lends it 4 of the 10 (others came; its deadline allows) */
+        ledger_fx_vc_set(l, "default", 4, now);
+        assert_int_equal(request(l, r.value, 4, now), 4);
+        struct ledger_cmd e;
+        ledger_cmd_init(&e, LEDGER_CMD_JOB_END);
+        e.job = r.value;
+        e.state = LEDGER_JOB_DONE;
+        e.token_ms = 100000; /* its tasks' token-time: within what it held */
+        now += 26875 * 105 / 100;
+        e.calib_at_p50 = i == 3; /* the last as a version-9 entry replays */
+        assert_int_equal(ledger_fx_apply(l, &e, now).code, 0);
+        ledger_calibration(l, &cf);
+        assert_int_equal(cf.n, (uint32_t)i + 1);
+        if (i < 3) /* 1.05 x the model on 4 tokens, not 2.30 x 12.25 s */
+            assert_float_equal(cf.sample_hi, 1.05, 2e-3);
+    }
+    assert_true(cf.sample_hi > 2.0); /* the version-9 entry: 2.30 against 12.25 s */
+    /* held nothing, or ran mostly on tokens it did not hold: nothing learned */
+    for (int i = 0; i < 2; i++) {
+        struct ledger_cmd c = q;
+        snprintf(c.name, sizeof c.name, "unheld-%d", i);
+        struct ledger_result r = ledger_fx_apply(l, &c, now);
+        assert_int_equal(r.code, 0);
+        if (i == 1)
+            assert_int_equal(request(l, r.value, 2, now), 2);
+        struct ledger_cmd e;
+        ledger_cmd_init(&e, LEDGER_CMD_JOB_END);
+        e.job = r.value;
+        e.state = LEDGER_JOB_DONE;
+        e.token_ms = 100000; /* 100 token-s in 13 s: more than twice the 2 tokens held */
+        now += 13000;
+        assert_int_equal(ledger_fx_apply(l, &e, now).code, 0);
+    }
+    ledger_calibration(l, &cf);
+    assert_int_equal(cf.n, 4);
+    /* the version flag is the decoder's: an entry written now is measured on the tokens held */
+    struct ledger_cmd e;
+    ledger_cmd_init(&e, LEDGER_CMD_JOB_END);
+    e.job = 1;
+    e.state = LEDGER_JOB_DONE;
+    e.calib_at_p50 = true;
+    struct enc_buf b;
+    enc_buf_init(&b);
+    ledger_cmd_encode(&b, &e, 1, 3);
+    char msg[160];
+    struct ledger_cmd_iter it;
+    struct ledger_cmd d;
+    assert_int_equal(ledger_cmd_iter_init(&it, b.data, b.len, msg, sizeof msg), 0);
+    assert_int_equal(ledger_cmd_next(&it, &d, msg, sizeof msg), 1);
+    assert_false(d.calib_at_p50);
+    enc_buf_close(&b);
+    ledger_destroy(&l);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -272,6 +372,7 @@ int main(void)
         cmocka_unit_test(test_own_model_tightens),
         cmocka_unit_test(test_calib_bound_factor),
         cmocka_unit_test(test_own_history_by_entry_version),
+        cmocka_unit_test(test_calibration_on_tokens_held),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

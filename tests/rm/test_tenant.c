@@ -39,15 +39,6 @@ static int teardown(void **state)
     return 0;
 }
 
-static void vc_set(ledger_t *l, const char *vc, uint32_t cap)
-{
-    struct ledger_cmd c;
-    ledger_cmd_init(&c, LEDGER_CMD_VC_SET);
-    snprintf(c.vc, sizeof c.vc, "%s", vc);
-    c.count = cap;
-    assert_int_equal(ledger_fx_apply(l, &c, 0).code, 0);
-}
-
 /* A job of 40 token-s over a 10 s path, 4 wide; deadline_s 0: none. */
 static struct ledger_result submit(ledger_t *l, const char *user, const char *vc, double deadline_s,
                                    int64_t now)
@@ -112,8 +103,8 @@ static struct ledger_result deadline(ledger_t *l, uint64_t job, double from_subm
 static void test_owner_roles_grants(void **state)
 {
     struct fixture *f = *state;
-    vc_set(f->l, "default", 8);
-    vc_set(f->l, "batch", 8);
+    ledger_fx_vc_set(f->l, "default", 8, 0);
+    ledger_fx_vc_set(f->l, "batch", 8, 0);
     struct ledger_result r = submit(f->l, "alice", "default", 0, 1000);
     assert_int_equal(r.code, 0);
     assert_string_equal(ledger_job_find(f->l, r.value)->user, "alice");
@@ -140,7 +131,7 @@ static void test_owner_roles_grants(void **state)
 static void test_quotas_refuse_and_name_the_quota(void **state)
 {
     struct fixture *f = *state;
-    vc_set(f->l, "default", 16);
+    ledger_fx_vc_set(f->l, "default", 16, 0);
     /* tokens held at once: 5 for bob; a job needs 1 without a deadline */
     assert_int_equal(rule(f->l, LEDGER_CMD_QUOTA_SET, "paddock", "bob", "default", 5, 0).code, 0);
     struct ledger_result a = submit(f->l, "bob", "default", 0, 1000);
@@ -180,7 +171,7 @@ static void test_quotas_refuse_and_name_the_quota(void **state)
 static void test_quota_caps_grants(void **state)
 {
     struct fixture *f = *state;
-    vc_set(f->l, "default", 10);
+    ledger_fx_vc_set(f->l, "default", 10, 0);
     assert_int_equal(rule(f->l, LEDGER_CMD_QUOTA_SET, "paddock", "bob", "default", 3, 0).code, 0);
     uint64_t b1 = submit(f->l, "bob", "default", 0, 1000).value;
     uint64_t b2 = submit(f->l, "bob", "default", 0, 1000).value;
@@ -215,7 +206,7 @@ static void test_quota_caps_grants(void **state)
 static void test_quota_counts_running_jobs(void **state)
 {
     struct fixture *f = *state;
-    vc_set(f->l, "default", 8);
+    ledger_fx_vc_set(f->l, "default", 8, 0);
     assert_int_equal(rule(f->l, LEDGER_CMD_QUOTA_SET, "paddock", "bob", "default", 0, 100000).code,
                      0);
     uint64_t b = submit(f->l, "bob", "default", 0, 1000).value;
@@ -238,7 +229,7 @@ static void test_quota_counts_running_jobs(void **state)
 static void test_audit_and_usage(void **state)
 {
     struct fixture *f = *state;
-    vc_set(f->l, "default", 8);
+    ledger_fx_vc_set(f->l, "default", 8, 0);
     struct ledger_result a = submit(f->l, "alice", "default", 30, 1000);
     assert_int_equal(a.code, 0);
     const struct ledger_job *j = ledger_job_find(f->l, a.value);
@@ -299,7 +290,7 @@ static void test_audit_and_usage(void **state)
 static void test_tighter_deadline_through_admission(void **state)
 {
     struct fixture *f = *state;
-    vc_set(f->l, "default", 4);
+    ledger_fx_vc_set(f->l, "default", 4, 0);
     struct ledger_result a = submit(f->l, "alice", "default", 100, 1000);
     assert_int_equal(a.code, 0);
     int64_t was = ledger_job_find(f->l, a.value)->deadline_ms;
@@ -332,7 +323,7 @@ static void test_tighter_deadline_through_admission(void **state)
 static void test_snapshot_and_entries(void **state)
 {
     struct fixture *f = *state;
-    vc_set(f->l, "default", 8);
+    ledger_fx_vc_set(f->l, "default", 8, 0);
     struct ledger_result a = submit(f->l, "alice", "default", 30, 1000);
     assert_int_equal(rule(f->l, LEDGER_CMD_GRANT_SET, "paddock", "alice", "default", 1, 0).code, 0);
     assert_int_equal(rule(f->l, LEDGER_CMD_QUOTA_SET, "paddock", "*", "default", 6, 9000).code, 0);

@@ -153,8 +153,11 @@ static double field(json_t *doc, const char *policy, const char *key)
 
 /* Issue 22, on CI-sized Facebook runs (docs/arbiter.md, "Calibrated admission"), each figure the
  * mean of eight seeds (one 200-job draw moves admitted_missed_fraction between 0 and 0.19):
- *  - the ledger's rule (learn from admitted deadline jobs and from jobs alone) admits more than
- *    learning from every job without a deadline too, whose waits are not admission's error;
+ *  - a run is measured on the tokens it held (rm/calib.h calib_predicted), so the jobs that
+ *    shared the cluster and waited for tokens no longer read as the model's error: learning
+ *    from every job admits about as much as the ledger's rule (learn from admitted deadline
+ *    jobs and from jobs alone), and no more. Measured against their medians at registration,
+ *    every job's waits counted as error, and learning from all admitted 0.065 against 0.415;
  *  - admission keeps most of its promises: fewer admitted jobs miss than minedf_wc misses
  *    without admission;
  *  - deadlines from the estimates (the default) leave admission fewer false refusals than
@@ -202,8 +205,9 @@ static void test_calibrated_admission(void **state)
     }
     enum { ADM, MISS, FREF };
     for (int p = 0; p < 2; p++) {
-        /* the ledger's rule against learning from every job */
-        assert_true(m[0][p][ADM] > m[1][p][ADM] + 0.1);
+        /* the ledger's rule against learning from every job: about the same, no less */
+        assert_true(m[1][p][ADM] > m[0][p][ADM] - 0.05);
+        assert_true(m[0][p][ADM] >= m[1][p][ADM]);
         /* fewer broken promises than without admission */
         assert_true(m[0][p][MISS] < wc_missed);
         /* deadlines on the true time alone forgive every job its own slowness */

@@ -465,6 +465,9 @@ static bool asr__teaches(const struct asr *r, size_t i)
     }
 }
 
+static void asr__admission_shape(const struct asr *r, const struct arbiter_sim_job *j,
+                                 struct arbiter_shape *sh);
+
 static void asr__finish_ev(engine_t *e, void *ctx, uint64_t arg)
 {
     struct asr *r = ctx;
@@ -494,10 +497,16 @@ static void asr__finish_ev(engine_t *e, void *ctx, uint64_t arg)
     if (x->ndone == j->n) {
         x->finished = 1;
         x->finish = now;
-        if (r->pred[i] > 0 && asr__teaches(r, i))
-            calib_add(&r->calib, now - j->arrival, r->pred[i]);
         x->grant_acc += x->grant * (now - x->last_t);
         x->grant = 0;
+        if (r->pred[i] > 0 && asr__teaches(r, i)) {
+            /* measured on the tokens it held, as the ledger does (rm/calib.h calib_predicted) */
+            struct arbiter_shape sh = {.work = j->work_est, .path = j->path_est, .width = j->width};
+            asr__admission_shape(r, j, &sh);
+            double pred = calib_predicted(&sh, now - j->arrival, x->grant_acc, x->done_true);
+            if (pred > 0)
+                calib_add(&r->calib, now - j->arrival, pred);
+        }
         for (size_t a = 0; a < r->nact; a++)
             if (r->act[a] == i) {
                 memmove(r->act + a, r->act + a + 1, (r->nact - a - 1) * sizeof *r->act);
