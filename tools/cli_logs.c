@@ -340,8 +340,15 @@ static int logs__stream(struct logs_node *n, const struct logs_opts *o)
             return 1;
         }
         if (m.type == PROTO_ERROR) {
-            fprintf(stderr, "paddock logs: %s: %s\n", n->name,
-                    m.error.text != NULL ? m.error.text : "refused");
+            /* a PN names itself in its refusals: said once */
+            const char *t = m.error.text != NULL ? m.error.text : "refused";
+            size_t nl = strlen(n->name);
+            bool named = strncmp(t, n->name, nl) == 0 && t[nl] == ':';
+            fprintf(stderr, "paddock logs: %s%s%s%s\n", named ? "" : n->name, named ? "" : ": ", t,
+                    m.error.code == ERR_NOTFOUND
+                        ? " (a PN keeps a finished task's output for [tasks] retain, 10 minutes "
+                          "by default)"
+                        : "");
             proto_msg_close(&m);
             return 1;
         }

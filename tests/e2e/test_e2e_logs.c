@@ -169,6 +169,14 @@ static void test_failure_reason_and_attempts(void **state)
     assert_int_equal(r.status, 1);
     assert_non_null(strstr(r.err, "no node has attempt 7"));
     e2e_run_close(&r);
+    /* asked one node: its refusal, the node named once, and how long a PN keeps output */
+    e2e_paddock(&r, 20, "logs %s b --attempt 7 --node pn-1", id);
+    assert_int_equal(r.status, 1);
+    if (strstr(r.err, "paddock logs: pn-1: no attempt 7") == NULL)
+        fprintf(stderr, "logs --node pn-1: %s\n", r.err);
+    assert_non_null(strstr(r.err, "paddock logs: pn-1: no attempt 7"));
+    assert_non_null(strstr(r.err, "[tasks] retain"));
+    e2e_run_close(&r);
     e2e_paddock(&r, 20, "logs %s nosuch", id);
     assert_int_equal(r.status, 1);
     e2e_run_close(&r);
