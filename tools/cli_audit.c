@@ -176,6 +176,10 @@ static int user_list(int argc, char **argv)
         return rc;
     if (json) {
         rc = cli_admin_print_json(doc);
+    } else if (json_array_size(json_object_get(doc, "rules")) == 0) {
+        /* an empty table would read as "nobody may do anything": the opposite holds */
+        printf("no roles, grants or quotas: only the cluster's key is an admin, every virtual "
+               "cluster is open to every user, and no user has a quota\n");
     } else {
         printf("%-16s %-16s %-8s %-8s %s\n", "USER", "VC", "ROLE", "GRANTED", "QUOTA");
         size_t i;

@@ -220,6 +220,10 @@ static void test_submit_wait_json_shape(void **state)
                 e2e_src(), longname);
     assert_int_equal(r.status, 0);
     e2e_run_close(&r);
+    e2e_paddock(&r, 30, "user list");
+    assert_int_equal(r.status, 0); /* no rules: said, not an empty table */
+    assert_non_null(strstr(r.out, "open to every user"));
+    e2e_run_close(&r);
     e2e_paddock(&r, 30, "jobs");
     assert_int_equal(r.status, 0);
     /* VC and STATE are left-aligned: a row's value starts where the header's word does;
