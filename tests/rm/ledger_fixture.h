@@ -35,4 +35,17 @@ static inline void ledger_fx_vc_set(ledger_t *l, const char *vc, uint32_t cap, i
     assert_int_equal(ledger_fx_apply(l, &c, now).code, 0);
 }
 
+/* c as a replica applies it: encoded as a log entry and decoded again into *d, whose strings
+ * point into *buf (enc_buf_close it after reading d). */
+static inline void ledger_fx_roundtrip(const struct ledger_cmd *c, struct enc_buf *buf,
+                                       struct ledger_cmd *d)
+{
+    enc_buf_init(buf);
+    ledger_cmd_encode(buf, c, 1, 3);
+    char msg[160];
+    struct ledger_cmd_iter it;
+    assert_int_equal(ledger_cmd_iter_init(&it, buf->data, buf->len, msg, sizeof msg), 0);
+    assert_int_equal(ledger_cmd_next(&it, d, msg, sizeof msg), 1);
+}
+
 #endif

@@ -242,15 +242,11 @@ static void test_raw_allocation_is_the_minimum(void **state)
     assert_int_equal(ledger_job_find(f->l, early)->minimum, 3);
     /* the log and a snapshot keep it */
     struct enc_buf b;
-    enc_buf_init(&b);
-    ledger_cmd_encode(&b, &c, 1, 3);
-    char msg[160];
-    struct ledger_cmd_iter it;
     struct ledger_cmd d;
-    assert_int_equal(ledger_cmd_iter_init(&it, b.data, b.len, msg, sizeof msg), 0);
-    assert_int_equal(ledger_cmd_next(&it, &d, msg, sizeof msg), 1);
+    ledger_fx_roundtrip(&c, &b, &d);
     assert_int_equal(d.raw, 6);
     enc_buf_close(&b);
+    char msg[160];
     snapshot_bytes(f->l, &b);
     ledger_t *rl = NULL;
     assert_int_equal(ledger_restore(b.data, b.len, &rl, msg, sizeof msg), 0);

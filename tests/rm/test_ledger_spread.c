@@ -353,13 +353,8 @@ static void test_calibration_on_tokens_held(void **state)
     e.state = LEDGER_JOB_DONE;
     e.calib_at_p50 = true;
     struct enc_buf b;
-    enc_buf_init(&b);
-    ledger_cmd_encode(&b, &e, 1, 3);
-    char msg[160];
-    struct ledger_cmd_iter it;
     struct ledger_cmd d;
-    assert_int_equal(ledger_cmd_iter_init(&it, b.data, b.len, msg, sizeof msg), 0);
-    assert_int_equal(ledger_cmd_next(&it, &d, msg, sizeof msg), 1);
+    ledger_fx_roundtrip(&e, &b, &d);
     assert_false(d.calib_at_p50);
     enc_buf_close(&b);
     ledger_destroy(&l);
