@@ -436,6 +436,9 @@ size_t ledger_job_count(const ledger_t *l);
 const struct ledger_job *ledger_job_at(const ledger_t *l, size_t i);
 const struct ledger_job *ledger_job_find(const ledger_t *l, uint64_t id);
 const char *ledger_job_state_name(uint8_t state);
+/* The guaranteed token-ms the job has held from its registration to the ledger's now (held_ms,
+ * and its tokens since held_since_ms while it holds them). */
+uint64_t ledger_job_held_ms(const ledger_t *l, const struct ledger_job *j);
 /* Earliest lease expiry among active jobs, or INT64_MAX when none: the leader appends a TICK
  * once `now` passes it. */
 int64_t ledger_next_expiry(const ledger_t *l);

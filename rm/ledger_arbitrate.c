@@ -21,15 +21,21 @@ void ledger__job_set_tokens(ledger_t *l, struct ledger_job *j, uint32_t tokens)
     j->tokens = tokens;
 }
 
+uint64_t ledger_job_held_ms(const ledger_t *l, const struct ledger_job *j)
+{
+    return j->held_ms + (j->held_since_ms > 0 && l->now > j->held_since_ms
+                             ? (uint64_t)j->tokens * (uint64_t)(l->now - j->held_since_ms)
+                             : 0);
+}
+
 static double ledger__done(const struct ledger_job *j)
 {
     return 1.0 - (double)(j->done_permille > 1000 ? 1000 : j->done_permille) / 1000.0;
 }
 
 /* What is left of a job's registered shape, in seconds and token-seconds. */
-struct arbiter_shape ledger__remain(const struct ledger_job *j)
+struct arbiter_shape ledger__shape_of(const struct ledger_job *j, double left)
 {
-    double left = ledger__done(j);
     struct arbiter_shape s = {.work = (double)j->work_ms / 1000.0 * left,
                               .work_sd = (double)j->work_sd_ms / 1000.0 * left,
                               .path = (double)j->path_ms / 1000.0 * left,
@@ -38,6 +44,11 @@ struct arbiter_shape ledger__remain(const struct ledger_job *j)
                               .has_alpha = j->has_alpha,
                               .alpha = (double)j->alpha_milli / 1000.0};
     return s;
+}
+
+struct arbiter_shape ledger__remain(const struct ledger_job *j)
+{
+    return ledger__shape_of(j, ledger__done(j));
 }
 
 /* The conservative scale a shape gets now: its own spread (x 1000; 0: none) times what the error

@@ -90,6 +90,9 @@ int ledger__job_cmd(ledger_t *l, const struct ledger_cmd *c, uint64_t *value);
 void ledger__job_set_tokens(ledger_t *l, struct ledger_job *j, uint32_t tokens);
 /* What is left of a job's registered shape, in seconds and token-seconds. */
 struct arbiter_shape ledger__remain(const struct ledger_job *j);
+/* The job's registered shape times `left` (1: whole, as registered; ledger__remain: what is
+ * left of it). */
+struct arbiter_shape ledger__shape_of(const struct ledger_job *j, double left);
 /* A deadline job's minimum now (0 without a deadline). */
 uint32_t ledger__minimum(const ledger_t *l, const struct ledger_job *j);
 /* A registration's shape, at the error model's conservative scale. */

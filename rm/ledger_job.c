@@ -48,11 +48,7 @@ static void ledger__job_finish(ledger_t *l, struct ledger_job *j, uint8_t state,
     if (state == LEDGER_JOB_DONE && j->pred_p50_ms > 0 && modelled && !j->reserved_run) {
         double actual = (double)(j->finished_ms - j->submitted_ms), pred = (double)j->pred_p50_ms;
         if (end == NULL || !end->calib_at_p50) { /* on the tokens it held (rm/calib.h) */
-            struct arbiter_shape s = {.work = (double)j->work_ms / 1000.0,
-                                      .path = (double)j->path_ms / 1000.0,
-                                      .width = j->width,
-                                      .has_alpha = j->has_alpha,
-                                      .alpha = (double)j->alpha_milli / 1000.0};
+            struct arbiter_shape s = ledger__shape_of(j, 1);
             double used = end != NULL ? (double)end->token_ms / 1000.0 : 0;
             pred = 1000.0 * calib_predicted(&s, actual / 1000.0, (double)j->held_ms / 1000.0, used);
         }

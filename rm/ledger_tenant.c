@@ -187,10 +187,7 @@ int ledger__quota_check(const ledger_t *l, const struct ledger_cmd *c, size_t vc
         for (size_t i = 0; i < l->njobs; i++) {
             const struct ledger_job *j = &l->jobs[i];
             if (j->vc == vci && j->state == LEDGER_JOB_ACTIVE && strcmp(j->user, c->user) == 0)
-                used +=
-                    j->held_ms + (j->held_since_ms > 0 && l->now > j->held_since_ms
-                                      ? (uint64_t)j->tokens * (uint64_t)(l->now - j->held_since_ms)
-                                      : 0);
+                used += ledger_job_held_ms(l, j);
         }
         for (size_t k = 0; k < l->usage_n; k++) {
             const struct ledger_usage *u = &l->usage[(l->usage_head + k) % LEDGER_USAGE_CAP];

@@ -149,10 +149,7 @@ static json_t *rmserver__job_json(struct rmserver *s, const ledger_t *l, const s
        and the guaranteed tokens it held over time (up to now while it runs) */
     json_object_set_new(o, "predicted_p50_s",
                         j->pred_p50_ms > 0 ? json_real(j->pred_p50_ms / 1000.0) : json_null());
-    uint64_t held = j->held_ms;
-    if (j->state == LEDGER_JOB_ACTIVE && j->held_since_ms > 0 && ledger_now(l) > j->held_since_ms)
-        held += (uint64_t)j->tokens * (uint64_t)(ledger_now(l) - j->held_since_ms);
-    json_object_set_new(o, "held_token_s", json_real((double)held / 1000.0));
+    json_object_set_new(o, "held_token_s", json_real((double)ledger_job_held_ms(l, j) / 1000.0));
     json_object_set_new(o, "progress", json_real(j->done_permille / 1000.0));
     json_object_set_new(o, "demand", j->demand ? json_integer(j->demand - 1) : json_null());
     /* a run of a recurring job (Morpheus): its reservation now and reprovisioning */
