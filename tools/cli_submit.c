@@ -246,7 +246,7 @@ static void submit__refused(const struct submit_opts *o, const struct spec *spec
         json_object_set_new(doc, "eff_p50_s", r->eff_p50_ms > 0 ? json_real(p50) : json_null());
         json_object_set_new(doc, "reason",
                             json_string(reason != NULL ? reason : err_text(r->code)));
-        char *t = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        char *t = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER | CLI_JSON_REALS);
         printf("%s\n", t != NULL ? t : "{}");
         free(t);
         json_decref(doc);
